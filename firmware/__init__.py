@@ -1,0 +1,1 @@
+"""The table clock: the pure WESPA clock core and the firmware around it."""

@@ -1,0 +1,1 @@
+"""The hardware layer: pin maps, gpiozero wiring, display drivers and the simulated board."""

@@ -1,0 +1,1 @@
+"""The challenge station: the word-lookup core, adjudication, and the touchscreen kiosk."""

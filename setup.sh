@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Sets up Rackside in .venv beside this script. Safe to run again: it only installs what is missing.
+#
+#   ./setup.sh          runtime: the clock, the kiosk, the default lexicon (on a Pi, also the GPIO back-end)
+#   ./setup.sh --dev    the same, plus what the tests and benchmarks need
+#
+# Needs only python3 (3.11 or newer) with its venv module; on a Raspberry Pi it also uses apt for the
+# lgpio C library. Every failure says what went wrong and what to do.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+venv="$here/.venv"
+dev=0
+for arg in "$@"; do
+    case "$arg" in
+        --dev) dev=1 ;;
+        -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "setup.sh: unknown option '$arg' (allowed: --dev, --help)" >&2; exit 2 ;;
+    esac
+done
+
+say() { printf 'setup.sh: %s\n' "$*"; }
+die() { printf 'setup.sh: error: %s\n' "$*" >&2; exit 1; }
+
+# --- Python ------------------------------------------------------------------------------------
+python="${PYTHON:-python3}"
+command -v "$python" >/dev/null 2>&1 || die "python3 not found. On Debian or Raspberry Pi OS: sudo apt install python3 python3-venv"
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+    || die "Rackside needs Python 3.11 or newer (it uses tomllib); found $("$python" -V 2>&1)"
+
+if [ ! -x "$venv/bin/python" ]; then
+    say "creating $venv"
+    if ! "$python" -m venv "$venv" 2>/tmp/rackside-venv.err; then
+        rm -rf "$venv"
+        cat /tmp/rackside-venv.err >&2
+        die "could not create a virtual environment. On Debian or Raspberry Pi OS: sudo apt install python3-venv"
+    fi
+fi
+vpy="$venv/bin/python"
+pip=("$vpy" -m pip --disable-pip-version-check --quiet)
+
+# --- Is this a Raspberry Pi? ---------------------------------------------------------------------
+pi_model=""
+if [ -r /proc/device-tree/model ]; then
+    pi_model="$(tr -d '\0' </proc/device-tree/model)"
+fi
+case "$pi_model" in Raspberry\ Pi*) on_pi=1 ;; *) on_pi=0 ;; esac
+
+# --- Dependencies ------------------------------------------------------------------------------
+reqs=(-r requirements.txt)
+[ "$dev" = 1 ] && reqs=(-r requirements-dev.txt)
+if [ "$on_pi" = 1 ]; then
+    say "found a $pi_model: installing the lgpio GPIO back-end"
+    # pip builds lgpio against the lg C library, which Raspberry Pi OS packages.
+    if ! dpkg -s liblgpio-dev swig >/dev/null 2>&1; then
+        sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+        $sudo apt-get install -y liblgpio-dev swig \
+            || die "could not install liblgpio-dev and swig with apt; install them, then run ./setup.sh again"
+    fi
+    reqs+=(-r requirements-pi.txt)
+fi
+say "installing pinned dependencies"
+"${pip[@]}" install "${reqs[@]}" || die "pip could not install the dependencies (see above). Check the network, then run ./setup.sh again"
+"${pip[@]}" install --no-deps -e . || die "pip could not install Rackside itself (see above)"
+
+# --- The default lexicon -----------------------------------------------------------------------
+if "$venv/bin/rackside" lexicon --help >/dev/null 2>&1; then
+    "$venv/bin/rackside" lexicon install-default || die "could not compile the default lexicon (see above)"
+fi
+
+say "ready. Start the simulated table clock with: .venv/bin/rackside clock --simulate"
