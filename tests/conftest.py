@@ -1,0 +1,20 @@
+"""Settings every test shares: no real screen, sound card, GPIO or home directory is ever touched."""
+
+import os
+
+# Set before anything imports pygame or gpiozero: pygame runs for real on SDL's dummy drivers, and
+# gpiozero's default pin factory is its own MockFactory.
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+os.environ["GPIOZERO_PIN_FACTORY"] = "mock"
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _private_dirs(tmp_path_factory, monkeypatch):
+    """Each test gets its own state and config directories, so nothing lands in $HOME or /etc."""
+    root = tmp_path_factory.mktemp("rackside")
+    monkeypatch.setenv("RACKSIDE_STATE_DIR", str(root / "state"))
+    monkeypatch.setenv("RACKSIDE_CONFIG_DIR", str(root / "config"))
