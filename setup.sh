@@ -29,13 +29,29 @@ command -v "$python" >/dev/null 2>&1 || die "python3 not found. On Debian or Ras
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
     || die "Rackside needs Python 3.11 or newer (it uses tomllib); found $("$python" -V 2>&1)"
 
+sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+apt_install() {  # apt_install PACKAGE...: Debian's packages, when apt is there and we may use it
+    command -v apt-get >/dev/null 2>&1 || return 1
+    say "installing $* with apt-get"
+    $sudo apt-get install -y "$@" >/dev/null || { $sudo apt-get update -qq && $sudo apt-get install -y "$@" >/dev/null; }
+}
+
+make_venv() { "$python" -m venv "$venv" 2>"$venv.err"; }
 if [ ! -x "$venv/bin/python" ]; then
     say "creating $venv"
-    if ! "$python" -m venv "$venv" 2>/tmp/rackside-venv.err; then
+    if ! make_venv; then
+        # Debian and Raspberry Pi OS ship venv's pip bootstrap separately (python3-venv).
         rm -rf "$venv"
-        cat /tmp/rackside-venv.err >&2
-        die "could not create a virtual environment. On Debian or Raspberry Pi OS: sudo apt install python3-venv"
+        if apt_install python3-venv && make_venv; then
+            :
+        else
+            rm -rf "$venv"
+            cat "$venv.err" >&2
+            rm -f "$venv.err"
+            die "could not create a virtual environment. On Debian or Raspberry Pi OS: sudo apt install python3-venv"
+        fi
     fi
+    rm -f "$venv.err"
 fi
 vpy="$venv/bin/python"
 pip=("$vpy" -m pip --disable-pip-version-check --quiet)
@@ -54,15 +70,24 @@ if [ "$on_pi" = 1 ]; then
     say "found a $pi_model: installing the lgpio GPIO back-end"
     # pip builds lgpio against the lg C library, which Raspberry Pi OS packages.
     if ! dpkg -s liblgpio-dev swig >/dev/null 2>&1; then
-        sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-        $sudo apt-get install -y liblgpio-dev swig \
+        apt_install liblgpio-dev swig \
             || die "could not install liblgpio-dev and swig with apt; install them, then run ./setup.sh again"
     fi
     reqs+=(-r requirements-pi.txt)
 fi
-say "installing pinned dependencies"
-"${pip[@]}" install "${reqs[@]}" || die "pip could not install the dependencies (see above). Check the network, then run ./setup.sh again"
-"${pip[@]}" install --no-deps -e . || die "pip could not install Rackside itself (see above)"
+# Skip pip when nothing it would install has changed since the last run (fast, and works offline).
+stamp="$venv/.rackside-installed"
+hash="$(cat pyproject.toml requirements*.txt | sha256sum | cut -d' ' -f1)"
+installed="$(cat "$stamp" 2>/dev/null || true)"
+# A --dev install also satisfies a plain one.
+if [ "$installed" = "$hash dev=$dev pi=$on_pi" ] || [ "$installed" = "$hash dev=1 pi=$on_pi" ]; then
+    say "dependencies already installed"
+else
+    say "installing pinned dependencies"
+    "${pip[@]}" install "${reqs[@]}" || die "pip could not install the dependencies (see above). Check the network, then run ./setup.sh again"
+    "${pip[@]}" install --no-deps -e . || die "pip could not install Rackside itself (see above)"
+    echo "$hash dev=$dev pi=$on_pi" >"$stamp"
+fi
 
 # --- The default lexicon -----------------------------------------------------------------------
 if "$venv/bin/rackside" lexicon --help >/dev/null 2>&1; then
