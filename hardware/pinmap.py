@@ -1,0 +1,152 @@
+"""Pin maps: which BCM GPIO each button, display and the buzzer is wired to.
+
+A pin map is a TOML table (`hardware/pins.toml` holds the reference build's defaults; the clock's
+config may carry its own copy)::
+
+    [buttons]            # wired to ground; the Pi's internal pull-ups hold them high
+    left = 17
+    right = 27
+    neutralise = 22
+    [displays.left]      # any table `hardware.display.open_display` accepts
+    driver = "tm1637"
+    clk = 5
+    dio = 6
+    [displays.right]
+    driver = "tm1637"
+    clk = 23
+    dio = 24
+    [buzzer]             # optional; `enabled = false` (or no table) for none
+    pin = 13
+
+Loading refuses, naming the key and the allowed values: an unknown key, a number outside the
+header's BCM GPIO 2-27, and a pin used twice (naming both uses). A serial display on the Pi's own
+UART claims BCM 14 and 15, so a button there is refused too.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_PATH = Path(__file__).with_name("pins.toml")
+
+# BCM 0 and 1 are the HAT ID EEPROM's I2C bus (ID_SD/ID_SC), which the firmware reserves; 28 and up
+# are not on the 40-pin header.
+BCM_MIN, BCM_MAX = 2, 27
+BUTTONS = ("left", "right", "neutralise")
+DISPLAYS = ("left", "right")
+# Device names of the Pi's own UART on GPIO 14 (TXD) and 15 (RXD).
+PI_UART_PORTS = ("/dev/serial0", "/dev/ttyAMA0", "/dev/ttyS0")
+UART_PINS = {"TXD": 14, "RXD": 15}
+
+
+class PinMapError(ValueError):
+    """A pin map (or a display table in it) that cannot be used; the message names the key."""
+
+
+def check_bcm(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not BCM_MIN <= value <= BCM_MAX:
+        raise PinMapError(f"{where}: {value!r} is not a usable pin (allowed: BCM GPIO numbers {BCM_MIN}-{BCM_MAX})")
+    return value
+
+
+@dataclass(frozen=True)
+class PinMap:
+    buttons: dict[str, int]
+    displays: dict[str, dict[str, Any]]
+    buzzer: int | None
+    uses: tuple[tuple[str, int], ...] = field(default=())  # (use, BCM) for every claimed pin
+
+    def use_of(self, bcm: int) -> str | None:
+        return next((use for use, pin in self.uses if pin == bcm), None)
+
+
+def _table(raw: dict, key: str, where: str, required: bool = True) -> dict:
+    value = raw.get(key)
+    if value is None and not required:
+        return {}
+    if not isinstance(value, dict):
+        raise PinMapError(f"{where}{key}: {'missing' if value is None else 'must be a table'}")
+    return value
+
+
+def _unknown(table: dict, allowed: tuple[str, ...], where: str) -> None:
+    for key in table:
+        if key not in allowed:
+            raise PinMapError(f"{where}{key}: unknown key (allowed: {', '.join(allowed)})")
+
+
+def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "") -> PinMap:
+    """Validate a pin-map table (as `tomllib` gives it). `prefix` is the table's own name in a
+    bigger config (e.g. "pins."), so errors name the key as the user wrote it."""
+    from hardware.display import check_display_spec
+
+    p = prefix
+    try:
+        _unknown(raw, ("buttons", "displays", "buzzer"), p)
+        uses: list[tuple[str, int]] = []
+
+        buttons_raw = _table(raw, "buttons", p)
+        _unknown(buttons_raw, BUTTONS, f"{p}buttons.")
+        buttons = {}
+        for name in BUTTONS:
+            if name not in buttons_raw:
+                raise PinMapError(f"{p}buttons.{name}: missing (needed: {', '.join(BUTTONS)})")
+            buttons[name] = check_bcm(buttons_raw[name], f"{p}buttons.{name}")
+            uses.append((f"{p}buttons.{name}", buttons[name]))
+
+        displays_raw = _table(raw, "displays", p)
+        _unknown(displays_raw, DISPLAYS, f"{p}displays.")
+        displays = {}
+        for name in DISPLAYS:
+            where = f"{p}displays.{name}"
+            if name not in displays_raw:
+                raise PinMapError(f"{where}: missing (needed: {', '.join(DISPLAYS)}; use driver = \"none\" for no display)")
+            spec = check_display_spec(displays_raw[name], where)
+            displays[name] = spec
+            if spec["driver"] == "tm1637":
+                uses += [(f"{where}.clk", spec["clk"]), (f"{where}.dio", spec["dio"])]
+            elif spec["driver"] == "serial" and spec["url"] in PI_UART_PORTS:
+                uses += [(f"{where}.url ({spec['url']} {sig})", bcm) for sig, bcm in UART_PINS.items()]
+
+        buzzer_raw = _table(raw, "buzzer", p, required=False)
+        _unknown(buzzer_raw, ("pin", "enabled"), f"{p}buzzer.")
+        enabled = buzzer_raw.get("enabled", bool(buzzer_raw))
+        if not isinstance(enabled, bool):
+            raise PinMapError(f"{p}buzzer.enabled: {enabled!r} (allowed: true, false)")
+        buzzer = None
+        if enabled:
+            if "pin" not in buzzer_raw:
+                raise PinMapError(f"{p}buzzer.pin: missing (or set {p}buzzer.enabled = false)")
+            buzzer = check_bcm(buzzer_raw["pin"], f"{p}buzzer.pin")
+            uses.append((f"{p}buzzer.pin", buzzer))
+
+        seen: dict[int, str] = {}
+        for use, bcm in uses:
+            if bcm in seen:
+                raise PinMapError(f"BCM {bcm} is used twice: {seen[bcm]} and {use}")
+            seen[bcm] = use
+        urls: dict[str, str] = {}
+        for name, spec in displays.items():
+            if spec["driver"] == "serial":
+                if spec["url"] in urls:
+                    raise PinMapError(f"serial port {spec['url']!r} is used twice: {urls[spec['url']]} and {p}displays.{name}.url")
+                urls[spec["url"]] = f"{p}displays.{name}.url"
+    except PinMapError as exc:
+        raise PinMapError(f"{source}: {exc}") from None
+    return PinMap(buttons=buttons, displays=displays, buzzer=buzzer, uses=tuple(uses))
+
+
+def load_pinmap(path: str | Path | None = None) -> PinMap:
+    """Load and validate a pin-map file (default: the reference build's `hardware/pins.toml`)."""
+    path = Path(path) if path is not None else DEFAULT_PATH
+    try:
+        with path.open("rb") as f:
+            raw = tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise PinMapError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise PinMapError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_pinmap(raw, source=str(path))

@@ -1,0 +1,143 @@
+"""TM1637 4-digit clock modules, bit-banged on two gpiozero pins (CLK and DIO).
+
+Why our own ~80 lines rather than a library: the TM1637 libraries on PyPI (raspberrypi-tm1637,
+rpi-tm1637) drive RPi.GPIO directly, which does not work on a Pi 5 and must never be installed
+beside rpi-lgpio; the newer ones (python-tm1637, gpiod-tm1637, tm1637-rpi5-gpiod) go straight to
+libgpiod. None goes through gpiozero's pin factories, so none would share gpiozero's pin
+reservations or run on its MockFactory, where our tests read the wire. The protocol is small.
+
+The protocol (TM1637 datasheet): a transaction is START (DIO falls while CLK is high), bytes sent
+least significant bit first (DIO is set while CLK is low and read by the chip on CLK's rising
+edge), each followed by a 9th clock during which the chip pulls DIO low to acknowledge, then STOP
+(DIO rises while CLK is high). A frame is three transactions: 0x40 (write display registers,
+address auto-increment), 0xC0 then the four digit bytes (from address 0), and 0x88|brightness
+(display on). On these modules the colon is bit 7 of the second digit.
+
+The missing acknowledgement is how an unplugged module is noticed: GPIO writes themselves never
+fail. Python's own speed (a few microseconds per pin change through lgpio) is well within the
+chip's limits; `half_period_us` slows the clock for modules with large filter capacitors.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Callable
+
+from hardware import sevenseg
+from hardware.display import DeviceDisplay
+
+log = logging.getLogger(__name__)
+
+CMD_WRITE_AUTO = 0x40
+CMD_ADDRESS_0 = 0xC0
+CMD_DISPLAY_ON = 0x88
+COLON_BIT = 0x80
+
+
+class DisplayNotAnswering(OSError):
+    """The module did not acknowledge a byte: unplugged, unpowered or mis-wired."""
+
+
+class TM1637Display(DeviceDisplay):
+    def __init__(
+        self,
+        *,
+        clk: int,
+        dio: int,
+        brightness: int = 7,
+        half_period_us: int = 0,
+        refresh_s: float = 5.0,
+        name: str = "display",
+        pin_factory: Any = None,
+        clock_ns: Callable[[], int] = time.monotonic_ns,
+    ) -> None:
+        super().__init__(name, clock_ns=clock_ns, refresh_s=refresh_s)
+        if not 0 <= brightness <= 7:
+            raise ValueError(f"brightness: {brightness!r} (allowed: 0-7)")
+        self.clk_bcm, self.dio_bcm = clk, dio
+        self._brightness = brightness
+        self._half_period_s = half_period_us / 1e6
+        self._pin_factory = pin_factory
+        self._clk: Any = None
+        self._dio: Any = None
+
+    def __repr__(self) -> str:
+        return f"<TM1637Display {self.name} CLK=BCM{self.clk_bcm} DIO=BCM{self.dio_bcm}>"
+
+    def _encode(self, text: str) -> bytes:
+        frame = sevenseg.encode(text)
+        return bytes(
+            cell | (COLON_BIT if frame.colon and i == sevenseg.COLON_AFTER else 0) for i, cell in enumerate(frame.cells)
+        )
+
+    def _open(self) -> None:
+        from gpiozero import GPIODevice  # imported here: importing this module must not load GPIO back-ends
+
+        try:
+            self._clk = GPIODevice(self.clk_bcm, pin_factory=self._pin_factory)
+            self._dio = GPIODevice(self.dio_bcm, pin_factory=self._pin_factory)
+            clk, dio = self._clk.pin, self._dio.pin
+            dio.function = "input"
+            dio.pull = "up"  # the acknowledgement is read with the pull-up holding DIO high
+            for pin in (clk, dio):
+                pin.function = "output"
+                pin.state = 1  # idle bus: both high
+        except Exception:
+            self._release()
+            raise
+
+    def _release(self) -> None:
+        for dev in (self._clk, self._dio):
+            if dev is not None:
+                dev.close()
+        self._clk = self._dio = None
+
+    def _write(self, data: bytes) -> None:
+        self._transaction([CMD_WRITE_AUTO])
+        self._transaction([CMD_ADDRESS_0, *data])
+        self._transaction([CMD_DISPLAY_ON | self._brightness])
+
+    # --- the wire -------------------------------------------------------------------------------
+    def _wait(self) -> None:
+        if self._half_period_s:
+            time.sleep(self._half_period_s)
+
+    def _transaction(self, data: list[int]) -> None:
+        clk, dio = self._clk.pin, self._dio.pin
+        # START: DIO falls while CLK is high.
+        dio.state = 1
+        clk.state = 1
+        self._wait()
+        dio.state = 0
+        self._wait()
+        clk.state = 0
+        missing = None
+        for byte in data:
+            for bit in range(8):
+                dio.state = (byte >> bit) & 1
+                self._wait()
+                clk.state = 1
+                self._wait()
+                clk.state = 0
+            # 9th clock: release DIO and read the chip's acknowledgement (low).
+            dio.function = "input"
+            self._wait()
+            clk.state = 1
+            self._wait()
+            acked = not dio.state
+            clk.state = 0
+            dio.function = "output"
+            dio.state = 0
+            if not acked and missing is None:
+                missing = byte
+        # STOP: DIO rises while CLK is high.
+        self._wait()
+        clk.state = 1
+        self._wait()
+        dio.state = 1
+        if missing is not None:
+            raise DisplayNotAnswering(
+                f"no acknowledgement from the TM1637 on CLK=BCM{self.clk_bcm} DIO=BCM{self.dio_bcm} "
+                f"(byte 0x{missing:02X}): unplugged or mis-wired?"
+            )
