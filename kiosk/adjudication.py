@@ -166,6 +166,8 @@ def adjudicate(words: Sequence[str], lexicon: Container[str]) -> Adjudication:
     words = tuple(words)
     if not words:
         raise ChallengeInputError("Enter at least one word to challenge")
+    if getattr(lexicon, "closed", False):
+        raise ValueError("the lexicon has been closed; open it again to adjudicate")
     per_word = tuple(word in lexicon for word in words)
     return Adjudication(words=words, acceptable=all(per_word), per_word=per_word)
 
