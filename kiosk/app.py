@@ -1,0 +1,447 @@
+"""The touchscreen challenge station: pygame in, kiosk.flow in the middle, engine and printer out.
+
+`KioskApp` translates real pygame events (keys, fingers, mouse) into kiosk.flow events stamped
+with an injected monotonic clock, carries out the effects the flow asks for (adjudicate, log,
+print, director's choices), and redraws only when what is shown changed. The main loop sleeps in
+`pygame.event.wait` until the next input or the next deadline (a timeout, the result hold, the
+lockout countdown), so an idle station uses no CPU.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+from kiosk import flow
+from kiosk.flow import (Close, Key, LexiconChoice, LexiconInfo, LogRow, ReadjudicationView, Screen, Station, Tap,
+                        Tick, Verdict)
+from kiosk.layout import Geometry, buttons, check_touch_targets, hit
+from kiosk.station_config import StationConfig, verify_pin
+
+log = logging.getLogger(__name__)
+
+WINDOW_TITLE = "Rackside challenge station"
+
+
+@dataclass
+class Paths:
+    """Where the station reads and writes; defaults come from rackside.state_dir()."""
+
+    settings: Path | None = None
+    log: Path | None = None
+    lexicons: Path | None = None
+    exports: Path | None = None
+
+
+@dataclass
+class _Pointer:
+    """The one press in progress: a tap counts when it is released on the target it began on."""
+
+    source: tuple | None = None
+    target: str | None = None
+
+
+class KioskApp:
+    def __init__(self, config: StationConfig, *, size: tuple[int, int] | None = None, fullscreen: bool | None = None,
+                 mode: str | None = None, clock_ns: Callable[[], int] = time.monotonic_ns,
+                 paths: Paths | None = None, timing: flow.Timing | None = None):
+        self.config = config
+        self.clock_ns = clock_ns
+        self.fullscreen = config.fullscreen if fullscreen is None else fullscreen
+        self.size = size or config.size
+        self.paths = paths or Paths()
+        mode = mode or config.mode
+        self.station = Station(mode=mode, verify_pin=lambda pin: verify_pin(pin, config.pin_hash),
+                               timing=timing or flow.Timing(), printer_configured=bool(config.printer_url))
+        self.printer = None
+        if config.printer_url:
+            from kiosk.docket import DocketPrinter
+
+            self.printer = DocketPrinter(config.printer_url, config.printer_baudrate, config.printer_write_timeout,
+                                         config.printer_status_check)
+        self.lexicon = None
+        self.settings = None
+        self.challenge_log = None
+        self.running = False
+        self.frames = 0
+        self._pointer = _Pointer()
+        self._shown_key = None
+        self.surface = None
+        self.renderer = None
+        self.geo: Geometry | None = None
+
+    # -- start-up -----------------------------------------------------------------------------
+
+    def load_engine(self) -> None:
+        """Settings, lexicon and log. A missing or corrupt lexicon is shown on the idle screen
+        (the director fixes it from director mode); corrupt settings refuse to start."""
+        from kiosk.adjudication import ChallengeRule
+        from kiosk.challenge_log import ChallengeLog, default_log_path
+        from kiosk.settings import load_settings
+
+        self.settings = load_settings(self.paths.settings)
+        self.station.rules = tuple((r.value, r.label) for r in ChallengeRule)
+        self.station.show_rule(self.settings.challenge_rule.value, self.settings.challenge_rule.label)
+        self.station.max_words = max(1, min(self.settings.max_words, flow.MAX_WORDS))
+        self._open_lexicon()
+        path = self.paths.log or self.config.log_path or default_log_path()
+        self.challenge_log = ChallengeLog(path, self.config.name)
+
+    def _open_lexicon(self) -> None:
+        from kiosk.lexicon import LexiconError
+        from kiosk.settings import open_configured_lexicon
+
+        try:
+            lexicon = open_configured_lexicon(self.settings)
+        except (LexiconError, OSError) as exc:
+            log.error("no lexicon: %s", exc)
+            self.station.show_lexicon(None, str(exc))
+            return
+        self._use_lexicon(lexicon)
+
+    def _use_lexicon(self, lexicon) -> None:
+        old, self.lexicon = self.lexicon, lexicon
+        if old is not None and old is not lexicon:
+            old.close()
+        self.station.show_lexicon(LexiconInfo(lexicon.name, lexicon.word_count, lexicon.short_checksum))
+
+    def open_window(self) -> None:
+        os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+        import pygame
+
+        # Only the display and fonts: no audio or joystick start-up on the Pi.
+        pygame.display.init()
+        pygame.font.init()
+        if self.fullscreen:
+            self.surface = pygame.display.set_mode((0, 0), pygame.FULLSCREEN)
+            pygame.mouse.set_visible(False)
+        else:
+            self.surface = pygame.display.set_mode(self.size)
+        pygame.display.set_caption(WINDOW_TITLE)
+        # Keys arrive as KEYDOWN; text input stays off so no IME or OS text field ever appears.
+        pygame.key.stop_text_input()
+        pygame.event.set_blocked(None)
+        pygame.event.set_allowed([
+            pygame.QUIT, pygame.KEYDOWN, pygame.MOUSEBUTTONDOWN, pygame.MOUSEBUTTONUP, pygame.FINGERDOWN,
+            pygame.FINGERUP, pygame.WINDOWEXPOSED, pygame.WINDOWSIZECHANGED, pygame.WINDOWCLOSE,
+        ])
+        self._relayout()
+
+    def _relayout(self) -> None:
+        from kiosk.screens import Renderer
+
+        w, h = self.surface.get_size()
+        self.geo = Geometry.for_display(w, h, self.config.width_mm, self.config.height_mm)
+        check_touch_targets(self.geo)
+        self.renderer = Renderer(self.surface, self.geo)
+        self._shown_key = None
+
+    def start(self) -> None:
+        self.load_engine()
+        self.open_window()
+        self.station.last_input_ns = self.clock_ns()
+        self.render()
+        self.running = True
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    def run(self) -> int:
+        import pygame
+
+        self.start()
+        try:
+            while self.running:
+                now = self.clock_ns()
+                deadline = self.station.next_deadline_ns(now)
+                # 0 = wait for input with no timeout; else wake at the next deadline.
+                timeout = 0 if deadline is None else max(1, math.ceil((deadline - now) / 1e6))
+                first = pygame.event.wait(timeout)
+                self.step([first] + pygame.event.get())
+        finally:
+            self.shutdown()
+        return 0
+
+    def step(self, events=None) -> None:
+        """Translate and handle pending pygame events (or `events`), pass time, redraw if changed."""
+        import pygame
+
+        if events is None:
+            events = pygame.event.get()
+        for ev in events:
+            t = self.clock_ns()
+            if ev.type in (pygame.WINDOWEXPOSED,):
+                self._shown_key = None
+            elif ev.type == pygame.WINDOWSIZECHANGED:
+                self._relayout()
+            for fev in self.translate(ev, t):
+                self.feed(fev)
+            if not self.running:
+                return
+        self.feed(Tick(self.clock_ns()))
+        self.render()
+
+    def translate(self, ev, t_ns: int) -> list:
+        """A pygame event as kiosk.flow events (usually none or one)."""
+        import pygame
+
+        if ev.type in (pygame.QUIT, pygame.WINDOWCLOSE):
+            return [Close(t_ns)]
+        if ev.type == pygame.KEYDOWN:
+            if ev.key == pygame.K_F4 and ev.mod & pygame.KMOD_ALT:
+                return [Close(t_ns)]
+            name = _key_name(pygame, ev.key)
+            return [Key(name, t_ns)] if name else []
+        if ev.type in (pygame.MOUSEBUTTONDOWN, pygame.MOUSEBUTTONUP):
+            if getattr(ev, "touch", False) or ev.button != 1:
+                return []  # SDL's mouse copy of a touch: the FINGER event already counts
+            return self._pointer_event(("mouse",), ev.type == pygame.MOUSEBUTTONDOWN, ev.pos, t_ns)
+        if ev.type in (pygame.FINGERDOWN, pygame.FINGERUP):
+            w, h = self.surface.get_size()
+            pos = (ev.x * w, ev.y * h)
+            return self._pointer_event(("finger", ev.touch_id, ev.finger_id), ev.type == pygame.FINGERDOWN, pos, t_ns)
+        return []
+
+    def _pointer_event(self, source: tuple, down: bool, pos, t_ns: int) -> list:
+        target = hit(buttons(self.station, self.geo), *pos)
+        if self.station.screen == Screen.RESULT:
+            target = "dismiss"  # the whole result screen is one target
+        if self.station.screen == Screen.IDLE and target is None:
+            target = "start"  # anywhere on the idle screen starts a challenge
+        p = self._pointer
+        if down:
+            if p.source is None:
+                p.source, p.target = source, target
+            return []
+        if p.source != source:
+            return []
+        began_on, p.source, p.target = p.target, None, None
+        if target is not None and target == began_on:
+            return [Tap(target, t_ns)]
+        return []
+
+    def feed(self, event) -> None:
+        for effect in self.station.handle(event):
+            self.carry_out(effect)
+
+    # -- effects ------------------------------------------------------------------------------
+
+    def carry_out(self, effect) -> None:
+        getattr(self, f"_do_{type(effect).__name__.lower()}")(effect)
+
+    def _do_judge(self, eff: flow.Judge) -> None:
+        from kiosk.adjudication import ChallengeInputError, adjudicate, normalise_words, penalty_guidance
+
+        if self.lexicon is None:
+            self.station.reject_words("No lexicon is loaded: call the director")
+            return
+        try:
+            words = normalise_words(eff.words, max_words=self.station.max_words)
+        except ChallengeInputError as exc:
+            self.station.reject_words(str(exc))
+            return
+        adjudication = adjudicate(words, self.lexicon)
+        table = eff.table or self.config.table
+        try:
+            # Durable (fsync'd) before anyone sees the verdict.
+            record = self.challenge_log.record(adjudication, self.lexicon, table=table, kind=eff.kind)
+        except OSError as exc:
+            log.error("challenge not logged: %s", exc)
+            self.station.reject_words(f"The challenge could not be logged ({exc.strerror or exc}): call the director")
+            return
+        verdict = Verdict(
+            acceptable=adjudication.acceptable,
+            words=words,
+            lexicon=f"{self.lexicon.name} ({self.lexicon.short_checksum})",
+            guidance=penalty_guidance(self.settings.challenge_rule, adjudication),
+            challenge_id=record.id,
+            kind=eff.kind,
+        )
+        printing = self.printer is not None and eff.kind == "runner"
+        self.station.show_verdict(verdict, self.clock_ns(), printing=printing)
+        self.render()  # the verdict is on screen before the printer is touched
+        if printing:
+            from kiosk.docket import Docket
+
+            ok, why = self.printer.print_docket(Docket(
+                record.id, _docket_time(record.time), record.table, verdict.lexicon, record.words, record.acceptable))
+            self.station.docket_done(ok, why)
+
+    def _do_listlexicons(self, eff) -> None:
+        from kiosk.lexicon import Lexicon, LexiconError, lexicon_dir
+
+        folder = self.paths.lexicons or lexicon_dir()
+        choices = []
+        for path in sorted(folder.glob("*.rlex")) if folder.is_dir() else []:
+            try:
+                with Lexicon.open(path) as lex:
+                    label = LexiconInfo(lex.name, lex.word_count, lex.short_checksum).label
+                choices.append(LexiconChoice(str(path), label))
+            except (LexiconError, OSError) as exc:
+                choices.append(LexiconChoice(str(path), f"{path.name}: unreadable", str(exc)))
+        self.station.show_lexicons(choices)
+        if not choices:
+            self.station.note(f"No compiled lexicons in {folder}")
+
+    def _do_chooselexicon(self, eff: flow.ChooseLexicon) -> None:
+        from kiosk.lexicon import Lexicon, LexiconError
+        from kiosk.settings import save_settings
+
+        try:
+            lexicon = Lexicon.open(eff.path)
+        except (LexiconError, OSError) as exc:
+            self.station.note(f"Lexicon not changed: {exc}")
+            return
+        self.settings.lexicon_path = Path(eff.path)
+        try:
+            save_settings(self.settings, self.paths.settings)
+        except OSError as exc:
+            lexicon.close()
+            self.station.note(f"Lexicon not changed: cannot save the settings ({exc})")
+            return
+        self._use_lexicon(lexicon)
+        self.station.note(f"Now judging with {lexicon.name}")
+        log.info("director chose lexicon %s (%s)", lexicon.name, eff.path)
+
+    def _do_chooserule(self, eff: flow.ChooseRule) -> None:
+        from kiosk.adjudication import ChallengeRule
+        from kiosk.settings import save_settings
+
+        rule = ChallengeRule.parse(eff.value)
+        previous = self.settings.challenge_rule
+        self.settings.challenge_rule = rule
+        try:
+            save_settings(self.settings, self.paths.settings)
+        except OSError as exc:
+            self.settings.challenge_rule = previous
+            self.station.note(f"Rule not changed: cannot save the settings ({exc})")
+            return
+        self.station.show_rule(rule.value, rule.label)
+        self.station.note(f"Challenge rule: {rule.label}")
+
+    def _rows(self) -> list[LogRow]:
+        return [LogRow(r.id, r.time, r.kind, r.table, f"{r.lexicon_name} ({r.lexicon_sha256[:8]})", r.words,
+                       r.acceptable, r.per_word) for r in reversed(self.challenge_log.records())]
+
+    def _do_loadlog(self, eff) -> None:
+        try:
+            self.station.show_log(self._rows())
+        except OSError as exc:
+            self.station.note(f"Cannot read the log: {exc}")
+
+    def _do_exportlog(self, eff) -> None:
+        from kiosk.challenge_log import export_csv
+        import rackside
+
+        folder = self.paths.exports or self.config.export_dir or rackside.state_dir() / "exports"
+        # Wall-clock time only names the file for humans.
+        out = folder / f"challenges-{self.config.name}-{datetime.now():%Y%m%d-%H%M%S}.csv"
+        tmp = out.with_suffix(".csv.tmp")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                count = export_csv(self.challenge_log.records(), fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, out)
+        except OSError as exc:
+            self.station.note(f"Export failed: {exc}")
+            return
+        self.station.note(f"Exported {count} challenges to {out}")
+
+    def _do_readjudicate(self, eff: flow.Readjudicate) -> None:
+        from kiosk.challenge_log import readjudicate
+
+        if self.lexicon is None:
+            self.station.show_readjudication(None, "No lexicon is loaded: choose one first")
+            return
+        wanted = eff.challenge_id.strip()
+        record = self.challenge_log.find(wanted)
+        if record is None:  # ids are typed on an upper-case keyboard
+            record = next((r for r in self.challenge_log.records() if r.id.lower() == wanted.lower()), None)
+        if record is None:
+            self.station.show_readjudication(None, f"No challenge with id {wanted} in this station's log")
+            return
+        r = readjudicate(record, self.lexicon)
+        row = LogRow(record.id, record.time, record.kind, record.table,
+                     f"{record.lexicon_name} ({record.lexicon_sha256[:8]})", record.words, record.acceptable,
+                     record.per_word)
+        self.station.show_readjudication(ReadjudicationView(
+            row, r.now.acceptable, r.now.per_word, r.differs, r.message,
+            f"{self.lexicon.name} ({self.lexicon.short_checksum})"))
+        log.info("re-adjudicated %s: %s", record.id, r.message)
+
+    def _do_quit(self, eff) -> None:
+        log.info("director quit the station")
+        self.running = False
+
+    # -- drawing ------------------------------------------------------------------------------
+
+    def _view_key(self, now: int) -> tuple:
+        st = self.station
+        locked_secs = (st.lock_until_ns - now + flow.NS - 1) // flow.NS if st.screen == Screen.LOCKED else 0
+        return (st.screen, st.count, tuple(st.words), st.message, st.table, len(st.pin), st.pin_message, st.docket,
+                st.verdict, st.page, st.selected, st.readj_id, st.readj, st.director_note, st.lexicon,
+                st.lexicon_error, st.rule_value, locked_secs, self._pointer.target, len(st.log_rows),
+                st.lexicon_choices)
+
+    def render(self, force: bool = False) -> bool:
+        """Redraw if what is shown changed; returns whether it drew."""
+        import pygame
+
+        now = self.clock_ns()
+        key = self._view_key(now)
+        if not force and key == self._shown_key:
+            return False
+        self.renderer.draw(self.station, now, self._pointer.target)
+        pygame.display.flip()
+        self._shown_key = key
+        self.frames += 1
+        return True
+
+    def save_screenshot(self, path: Path) -> None:
+        import pygame
+
+        self.render(force=True)
+        pygame.image.save(self.surface, str(path))
+
+    def shutdown(self) -> None:
+        import pygame
+
+        if self.printer is not None:
+            self.printer.close()
+        if self.lexicon is not None:
+            self.lexicon.close()
+            self.lexicon = None
+        pygame.display.quit()
+
+
+def _docket_time(iso: str) -> str:
+    """'2026-11-29T12:00:03+00:00' -> '2026-11-29 12:00:03 UTC' for the slip."""
+    try:
+        dt = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    return dt.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if dt.utcoffset() is not None and not dt.utcoffset() else "")
+
+
+def _key_name(pygame, key: int) -> str:
+    if pygame.K_a <= key <= pygame.K_z:
+        return chr(key).upper()
+    if pygame.K_0 <= key <= pygame.K_9:
+        return chr(key)
+    if pygame.K_KP_1 <= key <= pygame.K_KP_9:
+        return str(key - pygame.K_KP_1 + 1)
+    if key == pygame.K_KP_0:
+        return "0"
+    return {
+        pygame.K_SPACE: "SPACE", pygame.K_RETURN: "ENTER", pygame.K_KP_ENTER: "ENTER",
+        pygame.K_BACKSPACE: "BACKSPACE", pygame.K_DELETE: "BACKSPACE", pygame.K_TAB: "TAB",
+        pygame.K_ESCAPE: "ESCAPE", pygame.K_UP: "UP", pygame.K_DOWN: "DOWN", pygame.K_PAGEUP: "UP",
+        pygame.K_PAGEDOWN: "DOWN", pygame.K_MINUS: "-", pygame.K_KP_MINUS: "-", pygame.K_PERIOD: ".",
+    }.get(key, "")

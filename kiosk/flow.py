@@ -1,0 +1,581 @@
+"""The challenge station's flow as a pure state machine.
+
+Inputs are plain events, each carrying a `time.monotonic_ns()` timestamp; the machine never reads
+a clock, opens a file or draws. What it needs done outside (adjudicate and log a challenge, save
+a director's choice, read the log) it returns as effect objects; the app carries them out and
+reports back through the `show_*` methods. So every timeout, the touch-ignore window after a
+verdict and the PIN lockout are tested with made-up timestamps and no sleeping.
+
+Screens and why:
+- IDLE: lexicon, rule, "Touch to challenge" (3.10.9).
+- TABLE (runner mode): the table number from the challenge slip (3.10.7(c)).
+- COUNT: how many words, 1-8; ENTRY: the challenger types them, the opponent checks the spelling
+  and presses JUDGE (3.10.9(a)(v)-(vi)).
+- RESULT: the verdict for the play as a whole, never per word (3.10.7(a)(ii), 3.10.7(b)).
+- PIN / LOCKED / DIRECTOR*: the director's screens; the only way out of the kiosk.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+NS = 1_000_000_000
+MAX_WORDS = 8
+MAX_LETTERS = 15
+MAX_TABLE_DIGITS = 4
+MAX_ID_CHARS = 48
+PIN_MAX = 8
+PIN_TRIES = 5
+
+
+@dataclass(frozen=True)
+class Timing:
+    inactivity_ns: int = 15 * NS  # any player step: forget the words after 15 s without input
+    result_hold_ns: int = 10 * NS  # the verdict stays up 10 s ...
+    touch_ignore_ns: int = NS // 2  # ... and ignores input for the first 0.5 s
+    lockout_ns: int = 60 * NS  # five wrong PINs lock director mode for 60 s
+    director_idle_ns: int = 60 * NS  # an abandoned director screen falls back to the station
+
+
+class Screen(enum.Enum):
+    IDLE = "idle"
+    TABLE = "table"
+    COUNT = "count"
+    ENTRY = "entry"
+    RESULT = "result"
+    PIN = "pin"
+    LOCKED = "locked"
+    DIRECTOR = "director"
+    LEXICONS = "lexicons"
+    RULES = "rules"
+    LOG = "log"
+    READJ_ENTRY = "readj-entry"
+    READJ_RESULT = "readj-result"
+
+
+PLAYER_SCREENS = {Screen.TABLE, Screen.COUNT, Screen.ENTRY, Screen.PIN}
+DIRECTOR_SCREENS = {
+    Screen.DIRECTOR, Screen.LEXICONS, Screen.RULES, Screen.LOG, Screen.READJ_ENTRY, Screen.READJ_RESULT,
+}
+
+
+# --- Events (inputs) -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Key:
+    """A physical key: "A".."Z", "0".."9", "-", or SPACE ENTER BACKSPACE TAB ESCAPE UP DOWN."""
+
+    key: str
+    t_ns: int
+
+
+@dataclass(frozen=True)
+class Tap:
+    """An on-screen target was pressed and released (see kiosk.layout for target names)."""
+
+    target: str
+    t_ns: int
+
+
+@dataclass(frozen=True)
+class Close:
+    """Window close or Alt+F4: leads to the PIN screen, never out of the kiosk."""
+
+    t_ns: int
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Time passed with no input."""
+
+    t_ns: int
+
+
+Event = Key | Tap | Close | Tick
+
+
+# --- Effects (outputs for the app to carry out) ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Judge:
+    words: tuple[str, ...]
+    table: str | None
+    kind: str  # "self" or "runner"
+
+
+@dataclass(frozen=True)
+class ListLexicons:
+    pass
+
+
+@dataclass(frozen=True)
+class ChooseLexicon:
+    path: str
+
+
+@dataclass(frozen=True)
+class ChooseRule:
+    value: str
+
+
+@dataclass(frozen=True)
+class LoadLog:
+    pass
+
+
+@dataclass(frozen=True)
+class ExportLog:
+    pass
+
+
+@dataclass(frozen=True)
+class Readjudicate:
+    challenge_id: str
+
+
+@dataclass(frozen=True)
+class Quit:
+    pass
+
+
+Effect = Judge | ListLexicons | ChooseLexicon | ChooseRule | LoadLog | ExportLog | Readjudicate | Quit
+
+
+# --- Views the app hands in --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LexiconInfo:
+    name: str
+    word_count: int
+    short_checksum: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} · {self.word_count:,} words · {self.short_checksum}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the result screen shows. No per-word results: players never see them (3.10.7(b))."""
+
+    acceptable: bool
+    words: tuple[str, ...]
+    lexicon: str
+    guidance: str
+    challenge_id: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class LexiconChoice:
+    path: str
+    label: str
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class LogRow:
+    """One challenge in the director's log view; per-word results appear only here."""
+
+    challenge_id: str
+    time: str
+    kind: str
+    table: str | None
+    lexicon: str
+    words: tuple[str, ...]
+    acceptable: bool
+    per_word: tuple[bool, ...]
+
+
+@dataclass(frozen=True)
+class ReadjudicationView:
+    row: LogRow
+    now_acceptable: bool
+    now_per_word: tuple[bool, ...]
+    differs: bool
+    message: str
+    lexicon: str
+
+
+# --- The machine -------------------------------------------------------------------------------
+
+
+@dataclass
+class Station:
+    """The station's whole state. Feed events to `handle`; it returns the effects to carry out."""
+
+    mode: str = "self"
+    verify_pin: Callable[[str], bool] = field(default=lambda pin: False, repr=False)
+    timing: Timing = field(default_factory=Timing)
+    rules: tuple[tuple[str, str], ...] = ()  # (value, label) for the RULES screen
+    rule_value: str = ""
+    rule_label: str = ""
+    lexicon: LexiconInfo | None = None
+    lexicon_error: str | None = None
+    printer_configured: bool = False
+    max_words: int = MAX_WORDS
+
+    screen: Screen = Screen.IDLE
+    last_input_ns: int = 0
+    table: str = ""
+    count: int = 0
+    words: list[str] = field(default_factory=lambda: [""])
+    message: str = ""
+    verdict: Verdict | None = None
+    verdict_ns: int = 0
+    docket: str = ""  # "", "printing", "printed", or "failed: why"
+    pin: str = ""
+    pin_message: str = ""
+    wrong_tries: int = 0
+    lock_until_ns: int = 0
+    director_note: str = ""
+    lexicon_choices: tuple[LexiconChoice, ...] = ()
+    log_rows: tuple[LogRow, ...] = ()
+    page: int = 0
+    selected: str = ""
+    readj_id: str = ""
+    readj: ReadjudicationView | None = None
+
+    # -- queries ------------------------------------------------------------------------------
+
+    @property
+    def typed_words(self) -> tuple[str, ...]:
+        return tuple(w for w in self.words if w)
+
+    @property
+    def ready_to_judge(self) -> bool:
+        return self.count > 0 and len(self.typed_words) == self.count
+
+    def locked(self, t_ns: int) -> bool:
+        return t_ns < self.lock_until_ns
+
+    def next_deadline_ns(self, now_ns: int) -> int | None:
+        """The earliest time a Tick could change what is shown (the event wait's timeout)."""
+        t = self.timing
+        if self.screen == Screen.RESULT:
+            return self.verdict_ns + t.result_hold_ns
+        if self.screen == Screen.LOCKED:
+            # Redraw the countdown each second; leave when the lock lifts or nobody is there.
+            remaining = self.lock_until_ns - now_ns
+            next_second = now_ns + (remaining % NS or NS)
+            return min(self.lock_until_ns, self.last_input_ns + t.inactivity_ns, next_second)
+        if self.screen in PLAYER_SCREENS:
+            return self.last_input_ns + t.inactivity_ns
+        if self.screen in DIRECTOR_SCREENS:
+            return self.last_input_ns + t.director_idle_ns
+        return None
+
+    # -- transitions --------------------------------------------------------------------------
+
+    def handle(self, event: Event) -> list[Effect]:
+        if isinstance(event, Tick):
+            self._tick(event.t_ns)
+            return []
+        self._tick(event.t_ns)  # a late event still sees the timeouts that passed before it
+        if isinstance(event, Close):
+            self._to_pin(event.t_ns)
+            return []
+        if self.screen == Screen.RESULT:
+            if isinstance(event, Key) and event.key == "ESCAPE":
+                self._to_pin(event.t_ns)
+            elif event.t_ns - self.verdict_ns >= self.timing.touch_ignore_ns:
+                self._reset(Screen.IDLE, event.t_ns)
+            return []
+        self.last_input_ns = event.t_ns
+        if isinstance(event, Key) and event.key == "ESCAPE" and self.screen not in DIRECTOR_SCREENS:
+            self._to_pin(event.t_ns)
+            return []
+        handler = getattr(self, f"_on_{self.screen.name.lower()}")
+        return handler(event) or []
+
+    def _tick(self, t_ns: int) -> None:
+        t = self.timing
+        s = self.screen
+        if s == Screen.RESULT and t_ns - self.verdict_ns >= t.result_hold_ns:
+            self._reset(Screen.IDLE, t_ns)
+        elif s == Screen.LOCKED and (not self.locked(t_ns) or t_ns - self.last_input_ns >= t.inactivity_ns):
+            self._reset(Screen.IDLE, t_ns)
+        elif s in PLAYER_SCREENS and t_ns - self.last_input_ns >= t.inactivity_ns:
+            self._reset(Screen.IDLE, t_ns)
+        elif s in DIRECTOR_SCREENS and t_ns - self.last_input_ns >= t.director_idle_ns:
+            self._reset(Screen.IDLE, t_ns)
+
+    def _reset(self, screen: Screen, t_ns: int) -> None:
+        """Go to `screen`, forgetting the words, the table and any PIN digits."""
+        self.screen = screen
+        self.last_input_ns = t_ns
+        self.table, self.count, self.words, self.message = "", 0, [""], ""
+        self.pin, self.pin_message = "", ""
+        if screen == Screen.IDLE:
+            self.verdict, self.docket = None, ""
+            self.readj, self.readj_id, self.selected, self.director_note = None, "", "", ""
+
+    def _to_pin(self, t_ns: int) -> None:
+        self._reset(Screen.LOCKED if self.locked(t_ns) else Screen.PIN, t_ns)
+
+    def _start(self, t_ns: int) -> None:
+        self._reset(Screen.TABLE if self.mode == "runner" else Screen.COUNT, t_ns)
+
+    # IDLE
+    def _on_idle(self, ev: Key | Tap) -> None:
+        if isinstance(ev, Tap) and ev.target == "director":
+            self._to_pin(ev.t_ns)
+        elif isinstance(ev, Key) and self.mode == "self" and ev.key.isdigit() and 1 <= int(ev.key) <= self.max_words:
+            self._start(ev.t_ns)
+            self._set_count(int(ev.key))
+        elif isinstance(ev, Key) and self.mode == "runner" and ev.key.isdigit() and len(ev.key) == 1:
+            self._start(ev.t_ns)
+            self.table = ev.key
+        elif isinstance(ev, Tap) or _action(ev):
+            self._start(ev.t_ns)
+
+    # TABLE (runner mode)
+    def _on_table(self, ev: Key | Tap) -> None:
+        action = _action(ev)
+        if action == "cancel":
+            self._reset(Screen.IDLE, ev.t_ns)
+        elif action in {"enter", "next"}:
+            self.screen = Screen.COUNT
+        elif action == "backspace":
+            self.table = self.table[:-1]
+        elif action.startswith("digit:") and len(self.table) < MAX_TABLE_DIGITS:
+            self.table += action[6:]
+
+    # COUNT
+    def _on_count(self, ev: Key | Tap) -> None:
+        action = _action(ev)
+        if action == "cancel":
+            self._reset(Screen.IDLE, ev.t_ns)
+        elif action.startswith(("count:", "digit:")):
+            n = int(action.split(":")[1])
+            if 1 <= n <= self.max_words:
+                self._set_count(n)
+
+    def _set_count(self, n: int) -> None:
+        self.count = n
+        self.message = ""
+        self.screen = Screen.ENTRY
+
+    # ENTRY
+    def _on_entry(self, ev: Key | Tap) -> list[Effect] | None:
+        action = _action(ev)
+        self.message = ""
+        if action == "cancel":
+            self._reset(Screen.IDLE, ev.t_ns)
+        elif action == "count":
+            self.screen = Screen.COUNT
+        elif action.startswith("letter:"):
+            if len(self.words[-1]) < MAX_LETTERS:
+                self.words[-1] += action[7:]
+            else:
+                self.message = f"A word has at most {MAX_LETTERS} letters"
+        elif action in {"space", "enter"}:
+            if self.words[-1] and len(self.words) < self.count:
+                self.words.append("")
+            elif self.words[-1]:
+                self.message = self._count_message()
+        elif action == "backspace":
+            if self.words[-1]:
+                self.words[-1] = self.words[-1][:-1]
+            elif len(self.words) > 1:
+                self.words.pop()
+        elif action == "judge":
+            return self._judge()
+        return None
+
+    def _count_message(self) -> str:
+        n = len(self.typed_words)
+        want = f"{self.count} word" + ("s" if self.count != 1 else "")
+        return f"The challenge is for {want}: {n} typed"
+
+    def _judge(self) -> list[Effect] | None:
+        # JUDGE works only when the number of typed words matches the count (3.10.9(a)(vi)).
+        if not self.ready_to_judge:
+            self.message = self._count_message() + (" (press COUNT to change it)" if self.typed_words else "")
+            return None
+        return [Judge(self.typed_words, self.table or None, "runner" if self.mode == "runner" else "self")]
+
+    def reject_words(self, message: str) -> None:
+        """The engine refused the words (e.g. a one-letter word): say why, keep them for editing."""
+        self.message = message
+
+    def show_verdict(self, verdict: Verdict, t_ns: int, printing: bool = False) -> None:
+        """The challenge is logged; show the verdict from t_ns (the hold and touch-ignore start)."""
+        self._reset(Screen.RESULT, t_ns)
+        self.verdict, self.verdict_ns = verdict, t_ns
+        self.docket = "printing" if printing else ""
+
+    def docket_done(self, ok: bool, why: str = "") -> None:
+        if self.screen == Screen.RESULT:
+            self.docket = "printed" if ok else f"failed: {why}" if why else "failed"
+
+    # PIN and LOCKED
+    def _on_pin(self, ev: Key | Tap) -> None:
+        action = _action(ev)
+        if action == "cancel":
+            self._reset(Screen.IDLE, ev.t_ns)
+        elif action == "backspace":
+            self.pin = self.pin[:-1]
+        elif action.startswith("digit:"):
+            if len(self.pin) < PIN_MAX:
+                self.pin += action[6:]
+            self.pin_message = ""
+        elif action in {"enter", "ok"}:
+            self._check_pin(ev.t_ns)
+
+    def _check_pin(self, t_ns: int) -> None:
+        if self.locked(t_ns):
+            self._reset(Screen.LOCKED, t_ns)
+            return
+        pin, self.pin = self.pin, ""
+        if pin and self.verify_pin(pin):
+            self.wrong_tries = 0
+            self._reset(Screen.DIRECTOR, t_ns)
+            return
+        self.wrong_tries += 1
+        if self.wrong_tries >= PIN_TRIES:
+            self.wrong_tries = 0
+            self.lock_until_ns = t_ns + self.timing.lockout_ns
+            self._reset(Screen.LOCKED, t_ns)
+        else:
+            left = PIN_TRIES - self.wrong_tries
+            self.pin_message = f"Wrong PIN: {left} {'try' if left == 1 else 'tries'} left"
+
+    def _on_locked(self, ev: Key | Tap) -> None:
+        if _action(ev) in {"cancel", "ok", "enter"}:
+            self._reset(Screen.IDLE, ev.t_ns)
+
+    # DIRECTOR
+    def _back_to_menu(self) -> None:
+        self.screen, self.page, self.readj = Screen.DIRECTOR, 0, None
+
+    def _on_director(self, ev: Key | Tap) -> list[Effect] | None:
+        action = _action(ev)
+        self.director_note = "" if action else self.director_note
+        if action in {"resume", "escape"}:
+            self._reset(Screen.IDLE, ev.t_ns)
+        elif action == "lexicons":
+            self.screen, self.page = Screen.LEXICONS, 0
+            return [ListLexicons()]
+        elif action == "rules":
+            self.screen = Screen.RULES
+        elif action == "log":
+            self.screen, self.page, self.selected = Screen.LOG, 0, ""
+            return [LoadLog()]
+        elif action == "readj":
+            self.screen, self.readj_id = Screen.READJ_ENTRY, self.selected
+        elif action == "quit":
+            return [Quit()]
+        return None
+
+    def note(self, text: str) -> None:
+        """A line for the director (what a choice did, or why it failed)."""
+        self.director_note = text
+
+    def _page_move(self, action: str, total: int, per_page: int) -> bool:
+        pages = max(1, -(-total // per_page))
+        if action in {"prev", "up"}:
+            self.page = max(0, self.page - 1)
+        elif action in {"next", "down"}:
+            self.page = min(pages - 1, self.page + 1)
+        else:
+            return False
+        return True
+
+    def _on_lexicons(self, ev: Key | Tap) -> list[Effect] | None:
+        action = _action(ev)
+        if action in {"back", "escape"}:
+            self._back_to_menu()
+        elif self._page_move(action, len(self.lexicon_choices), LEXICONS_PER_PAGE):
+            pass
+        elif action.startswith("pick:"):
+            i = int(action[5:])
+            if 0 <= i < len(self.lexicon_choices) and not self.lexicon_choices[i].error:
+                self._back_to_menu()
+                return [ChooseLexicon(self.lexicon_choices[i].path)]
+        return None
+
+    def show_lexicons(self, choices: Sequence[LexiconChoice]) -> None:
+        self.lexicon_choices = tuple(choices)
+
+    def _on_rules(self, ev: Key | Tap) -> list[Effect] | None:
+        action = _action(ev)
+        if action in {"back", "escape"}:
+            self._back_to_menu()
+        elif action.startswith("rule:"):
+            value = action[5:]
+            if any(v == value for v, _ in self.rules):
+                self._back_to_menu()
+                return [ChooseRule(value)]
+        return None
+
+    def _on_log(self, ev: Key | Tap) -> list[Effect] | None:
+        action = _action(ev)
+        if action in {"back", "escape"}:
+            self._back_to_menu()
+        elif self._page_move(action, len(self.log_rows), LOG_ROWS_PER_PAGE):
+            pass
+        elif action.startswith("row:"):
+            self.selected = action[4:]
+        elif action == "export":
+            return [ExportLog()]
+        elif action == "readj" and self.selected:
+            self.readj_id = self.selected
+            return [Readjudicate(self.selected)]
+        return None
+
+    def show_log(self, rows: Sequence[LogRow]) -> None:
+        self.log_rows = tuple(rows)
+
+    def _on_readj_entry(self, ev: Key | Tap) -> list[Effect] | None:
+        action = _action(ev)
+        if action in {"back", "escape"}:
+            self._back_to_menu()
+        elif action == "backspace":
+            self.readj_id = self.readj_id[:-1]
+        elif action.startswith(("letter:", "digit:", "char:")) and len(self.readj_id) < MAX_ID_CHARS:
+            self.readj_id += action.split(":", 1)[1]
+        elif action in {"enter", "find", "judge"} and self.readj_id:
+            return [Readjudicate(self.readj_id)]
+        return None
+
+    def show_readjudication(self, view: ReadjudicationView | None, error: str = "") -> None:
+        if view is None:
+            self.director_note = error
+            return
+        self.readj, self.director_note = view, ""
+        self.screen = Screen.READJ_RESULT
+
+    def _on_readj_result(self, ev: Key | Tap) -> None:
+        if _action(ev) in {"back", "escape", "enter"}:
+            self._back_to_menu()
+
+    def show_rule(self, value: str, label: str) -> None:
+        self.rule_value, self.rule_label = value, label
+
+    def show_lexicon(self, info: LexiconInfo | None, error: str | None = None) -> None:
+        self.lexicon, self.lexicon_error = info, error
+
+
+LEXICONS_PER_PAGE = 4
+LOG_ROWS_PER_PAGE = 5
+
+
+def _action(ev: Key | Tap) -> str:
+    """One vocabulary for keys and taps: 'letter:Q', 'digit:3', 'space', 'judge', 'escape', ..."""
+    if isinstance(ev, Tap):
+        return ev.target
+    k = ev.key
+    if len(k) == 1 and "A" <= k <= "Z":
+        return f"letter:{k}"
+    if len(k) == 1 and k.isdigit():
+        return f"digit:{k}"
+    if k in {"-", "."}:
+        return f"char:{k}"
+    return {"SPACE": "space", "ENTER": "enter", "BACKSPACE": "backspace", "TAB": "judge",
+            "ESCAPE": "escape", "UP": "up", "DOWN": "down"}.get(k, "")

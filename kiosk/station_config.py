@@ -1,0 +1,204 @@
+"""The challenge station's configuration file (TOML) and the director's PIN hash.
+
+A bad file is refused whole with a message that names the key and the allowed values; nothing
+starts half-configured.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_CONFIG_NAME = "station.toml"
+MODES = ("self", "runner")
+BAUDRATES = (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200)
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")  # as kiosk.challenge_log accepts
+_SIZE_RE = re.compile(r"^(\d{3,5})x(\d{3,5})$")
+
+# scrypt parameters for new PIN hashes: ~16 MiB and well under a second on a Pi 4, which makes
+# guessing a 4-8 digit PIN from a stolen config file slow; the lockout guards the screen itself.
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
+
+
+class ConfigError(ValueError):
+    """A bad station config: the message names the file, the key and what is allowed."""
+
+
+@dataclass(frozen=True)
+class StationConfig:
+    name: str = "station-1"
+    mode: str = "self"
+    table: str | None = None
+    fullscreen: bool = True
+    size: tuple[int, int] = (800, 480)
+    width_mm: float = 155.0
+    height_mm: float = 86.0
+    pin_hash: str = ""
+    printer_url: str | None = None
+    printer_baudrate: int = 19200
+    printer_write_timeout: float = 0.5
+    printer_status_check: bool = True
+    log_path: Path | None = None
+    export_dir: Path | None = None
+
+
+def default_config_path() -> Path:
+    import rackside
+
+    return rackside.config_dir() / DEFAULT_CONFIG_NAME
+
+
+def template_path() -> Path:
+    return Path(__file__).with_name("default-station.toml")
+
+
+def parse_size(text: str, key: str = "display.size") -> tuple[int, int]:
+    m = _SIZE_RE.match(text.strip()) if isinstance(text, str) else None
+    if not m:
+        raise ConfigError(f"{key} = {text!r}: expected WIDTHxHEIGHT in pixels, e.g. \"800x480\" or \"1920x1080\"")
+    w, h = int(m.group(1)), int(m.group(2))
+    if not (320 <= w <= 7680 and 240 <= h <= 4320):
+        raise ConfigError(f"{key} = {text!r}: width must be 320-7680 and height 240-4320 pixels")
+    return w, h
+
+
+def load_config(path: Path) -> StationConfig:
+    """Read and validate a station config; raise ConfigError naming the bad key."""
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{path}: no station config. Copy {template_path()} there and set director.pin_hash "
+            "(make one with: rackside kiosk --hash-pin)"
+        ) from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the config: {exc}") from None
+    try:
+        return parse_config(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+_KEYS = {
+    "station": {"name", "mode", "table"},
+    "display": {"fullscreen", "size", "width_mm", "height_mm"},
+    "director": {"pin_hash"},
+    "printer": {"url", "baudrate", "write_timeout", "status_check"},
+    "log": {"path", "export_dir"},
+}
+
+
+def parse_config(data: dict) -> StationConfig:
+    for section, value in data.items():
+        if section not in _KEYS:
+            raise ConfigError(f"unknown section [{section}] (allowed: {', '.join(sorted(_KEYS))})")
+        if not isinstance(value, dict):
+            raise ConfigError(f"{section} must be a [{section}] table")
+        for key in value:
+            if key not in _KEYS[section]:
+                raise ConfigError(f"unknown key {section}.{key} (allowed: {', '.join(sorted(_KEYS[section]))})")
+
+    def get(section: str, key: str, kind, default):
+        value = data.get(section, {}).get(key, default)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ConfigError(f"{section}.{key} = {value!r}: must be {kind.__name__}")
+        return value
+
+    name = get("station", "name", str, "station-1")
+    if not _NAME_RE.match(name):
+        raise ConfigError(f"station.name = {name!r}: allowed are 1-32 letters, digits, '.', '-' or '_', starting with a letter or digit")
+    mode = get("station", "mode", str, "self")
+    if mode not in MODES:
+        raise ConfigError(f"station.mode = {mode!r}: allowed values are {', '.join(map(repr, MODES))}")
+    table = get("station", "table", str, "").strip() or None
+    if table is not None and len(table) > 16:
+        raise ConfigError(f"station.table = {table!r}: at most 16 characters")
+
+    fullscreen = get("display", "fullscreen", bool, True)
+    size = parse_size(get("display", "size", str, "800x480"))
+    width_mm = get("display", "width_mm", float, 155.0)
+    height_mm = get("display", "height_mm", float, 86.0)
+    for key, mm in (("width_mm", width_mm), ("height_mm", height_mm)):
+        if not 40.0 <= mm <= 2000.0:
+            raise ConfigError(f"display.{key} = {mm!r}: must be the visible picture's size in mm, 40-2000")
+
+    pin_hash = get("director", "pin_hash", str, "").strip()
+    if pin_hash:
+        try:
+            _split_hash(pin_hash)
+        except ValueError as exc:
+            raise ConfigError(f"director.pin_hash: {exc} (make one with: rackside kiosk --hash-pin)") from None
+
+    url = get("printer", "url", str, "").strip() or None
+    baud = get("printer", "baudrate", int, 19200)
+    if baud not in BAUDRATES:
+        raise ConfigError(f"printer.baudrate = {baud}: allowed values are {', '.join(map(str, BAUDRATES))}")
+    write_timeout = get("printer", "write_timeout", float, 0.5)
+    if not 0.05 <= write_timeout <= 2.0:
+        raise ConfigError(f"printer.write_timeout = {write_timeout}: allowed 0.05-2.0 seconds")
+
+    status_check = get("printer", "status_check", bool, True)
+
+    log_path = get("log", "path", str, "").strip()
+    export_dir = get("log", "export_dir", str, "").strip()
+    return StationConfig(
+        name=name,
+        mode=mode,
+        table=table,
+        fullscreen=fullscreen,
+        size=size,
+        width_mm=width_mm,
+        height_mm=height_mm,
+        pin_hash=pin_hash,
+        printer_url=url,
+        printer_baudrate=baud,
+        printer_write_timeout=write_timeout,
+        printer_status_check=status_check,
+        log_path=Path(log_path).expanduser() if log_path else None,
+        export_dir=Path(export_dir).expanduser() if export_dir else None,
+    )
+
+
+# --- PIN hashing -------------------------------------------------------------------------------
+# Format: scrypt$N$r$p$<salt hex>$<hash hex>. The parameters travel with the hash so they can be
+# raised later without invalidating old configs.
+
+PIN_RE = re.compile(r"^\d{4,8}$")
+
+
+def hash_pin(pin: str, *, n: int = SCRYPT_N, r: int = SCRYPT_R, p: int = SCRYPT_P) -> str:
+    if not PIN_RE.match(pin):
+        raise ValueError("the PIN must be 4 to 8 digits")
+    salt = secrets.token_bytes(16)
+    digest = hashlib.scrypt(pin.encode(), salt=salt, n=n, r=r, p=p, dklen=32, maxmem=256 * 1024 * 1024)
+    return f"scrypt${n}${r}${p}${salt.hex()}${digest.hex()}"
+
+
+def _split_hash(stored: str) -> tuple[int, int, int, bytes, bytes]:
+    parts = stored.split("$")
+    if len(parts) != 6 or parts[0] != "scrypt":
+        raise ValueError("expected scrypt$N$r$p$salt$hash")
+    try:
+        n, r, p = int(parts[1]), int(parts[2]), int(parts[3])
+        salt, digest = bytes.fromhex(parts[4]), bytes.fromhex(parts[5])
+    except ValueError:
+        raise ValueError("expected scrypt$N$r$p$salt$hash with numbers and hex") from None
+    if n < 2 or n & (n - 1) or n > 2**20 or not 1 <= r <= 32 or not 1 <= p <= 16 or len(salt) < 8 or len(digest) != 32:
+        raise ValueError("scrypt parameters out of range")
+    return n, r, p, salt, digest
+
+
+def verify_pin(pin: str, stored: str) -> bool:
+    """True when `pin` matches the stored hash (constant-time comparison)."""
+    if not stored or not PIN_RE.match(pin):
+        return False
+    n, r, p, salt, digest = _split_hash(stored)
+    got = hashlib.scrypt(pin.encode(), salt=salt, n=n, r=r, p=p, dklen=32, maxmem=256 * 1024 * 1024)
+    return hmac.compare_digest(got, digest)
