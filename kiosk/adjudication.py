@@ -45,8 +45,7 @@ def normalise_words(raw: Sequence[str], max_words: int = DEFAULT_MAX_WORDS) -> t
             raise ChallengeInputError(f"Word {index} '{shown}' contains a space: enter one word at a time")
         if not all("A" <= ch <= "Z" for ch in word):
             bad = next(ch for ch in word if not "A" <= ch <= "Z")
-            what = "a digit" if bad.isdigit() else "a letter outside A-Z" if bad.isalpha() else "a character"
-            raise ChallengeInputError(f"Word {index} '{shown}' has {what} that is not a letter A-Z: {bad!r}")
+            raise ChallengeInputError(f"Word {index} '{shown}' has a character that is not a letter A-Z: {bad!r}")
         if len(word) < MIN_LETTERS:
             raise ChallengeInputError(f"Word {index} '{shown}' is too short: words have {MIN_LETTERS} to {MAX_LETTERS} letters")
         if len(word) > MAX_LETTERS:
