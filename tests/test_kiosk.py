@@ -1,0 +1,664 @@
+"""Shared fixtures for the kiosk tests: the real pygame event queue under SDL's dummy driver, an
+injected clock, and small compiled lexicons in a temporary folder."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["SDL_VIDEODRIVER"] = "dummy"  # before pygame initialises anything
+os.environ["SDL_AUDIODRIVER"] = "dummy"
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+
+from pathlib import Path
+
+import pygame
+
+from kiosk.app import KioskApp, Paths
+from kiosk.flow import NS
+from kiosk.layout import buttons
+from kiosk.lexicon import compile_lexicon
+from kiosk.station_config import StationConfig, hash_pin
+
+PIN = "2468"
+# Cheap scrypt cost for tests only; the format carries the parameters, verify_pin is the real one.
+PIN_HASH = hash_pin(PIN, n=2**8)
+WORDS = ["QI", "ZA", "CAT", "DOG", "QUIXOTIC", "JINX"]
+
+
+class Clock:
+    """A monotonic-ns clock the test moves by hand."""
+
+    def __init__(self, t: int = 1_000 * NS):
+        self.t = t
+
+    def __call__(self) -> int:
+        return self.t
+
+    def advance(self, seconds: float) -> None:
+        self.t += round(seconds * NS)
+
+
+def make_lexicon(folder: Path, name: str, words: list[str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    src = folder / f"{name}.txt"
+    src.write_text("\n".join(words) + "\n", encoding="utf-8")
+    out = folder / f"{name.lower()}.rlex"
+    compile_lexicon(src, out, name)
+    src.unlink()
+    return out
+
+
+def make_app(tmp_path: Path, monkeypatch, *, mode: str = "self", size=(800, 480), **config) -> tuple[KioskApp, Clock]:
+    monkeypatch.setenv("RACKSIDE_STATE_DIR", str(tmp_path / "state"))
+    lexicons = tmp_path / "lexicons"
+    path = make_lexicon(lexicons, "TINY", WORDS)
+    (tmp_path / "station.json").write_text(f'{{"lexicon_path": "{path}"}}\n', encoding="utf-8")
+    clock = Clock()
+    cfg = StationConfig(name="hall-a", mode=mode, fullscreen=False, size=size, pin_hash=PIN_HASH, **config)
+    app = KioskApp(cfg, clock_ns=clock, paths=Paths(settings=tmp_path / "station.json", log=tmp_path / "log.jsonl",
+                                                    lexicons=lexicons, exports=tmp_path / "exports"))
+    app.start()
+    pygame.event.clear()
+    return app, clock
+
+
+KEYS = {"SPACE": pygame.K_SPACE, "ENTER": pygame.K_RETURN, "TAB": pygame.K_TAB, "BACKSPACE": pygame.K_BACKSPACE,
+        "ESCAPE": pygame.K_ESCAPE, "F4": pygame.K_F4}
+
+
+def post_keys(*names: str, mod: int = 0) -> None:
+    """Post KEYDOWN events: single letters/digits, or names from KEYS."""
+    for name in names:
+        if name in KEYS:
+            code = KEYS[name]
+        elif len(name) == 1:
+            code = ord(name.lower())
+        else:
+            raise ValueError(name)
+        pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=code, mod=mod, unicode="", scancode=0))
+
+
+def type_text(text: str) -> None:
+    for ch in text:
+        post_keys("SPACE" if ch == " " else ch)
+
+
+def centre_of(app: KioskApp, target: str) -> tuple[int, int]:
+    for b in buttons(app.station, app.geo):
+        if b.target == target:
+            return b.rect.center
+    raise AssertionError(f"no {target!r} on the {app.station.screen} screen")
+
+
+def post_finger_tap(app: KioskApp, target: str | None = None, pos=None, *, with_synthetic_mouse: bool = True) -> None:
+    """A finger tap as SDL delivers it: FINGERDOWN/UP (normalised) plus SDL's mouse copies (touch=True)."""
+    x, y = pos if pos is not None else centre_of(app, target)
+    w, h = app.surface.get_size()
+    for down in (True, False):
+        pygame.event.post(pygame.event.Event(pygame.FINGERDOWN if down else pygame.FINGERUP,
+                                             x=x / w, y=y / h, dx=0.0, dy=0.0, touch_id=1, finger_id=7, pressure=1.0))
+        if with_synthetic_mouse:
+            pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN if down else pygame.MOUSEBUTTONUP,
+                                                 pos=(x, y), button=1, touch=True))
+
+
+def post_mouse_click(app: KioskApp, target: str) -> None:
+    x, y = centre_of(app, target)
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=(x, y), button=1, touch=False))
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, pos=(x, y), button=1, touch=False))
+
+
+def tap(app: KioskApp, *targets: str) -> None:
+    """Tap each target in turn, stepping the app after each (targets move between screens)."""
+    for target in targets:
+        post_finger_tap(app, target)
+        app.step()
+
+
+# =============================================================================================
+# The self-adjudication flow (3.10.9)
+
+import csv
+import json
+import threading
+
+import pytest
+
+from kiosk import flow
+from kiosk.challenge_log import ChallengeLog
+from kiosk.docket import Docket, encode_docket
+from kiosk.flow import Screen
+
+
+@pytest.fixture
+def app(tmp_path, monkeypatch):
+    a, clock = make_app(tmp_path, monkeypatch)
+    a.clock = clock
+    yield a
+    a.shutdown()
+
+
+def records(tmp_path):
+    return ChallengeLog(tmp_path / "log.jsonl", "hall-a").records()
+
+
+def test_keyboard_challenge_acceptable(app, tmp_path):
+    post_keys("2")
+    app.step()
+    assert app.station.screen == Screen.ENTRY and app.station.count == 2
+    type_text("qi za")
+    post_keys("TAB")
+    app.step()
+    st = app.station
+    assert st.screen == Screen.RESULT
+    assert st.verdict.acceptable and st.verdict.words == ("QI", "ZA")
+    assert "10 points" in st.verdict.guidance  # 5 per word, 2 words (3.10.15(b)(ii))
+    assert not hasattr(st.verdict, "per_word")  # players never see per-word results (3.10.7(b))
+    [rec] = records(tmp_path)
+    assert rec.words == ("QI", "ZA") and rec.acceptable and rec.kind == "self" and rec.id == st.verdict.challenge_id
+
+
+def test_one_bad_word_makes_the_play_unacceptable_without_saying_which(app, tmp_path):
+    post_keys("3")
+    type_text("qi xyz cat")
+    post_keys("TAB")
+    app.step()
+    assert app.station.screen == Screen.RESULT and not app.station.verdict.acceptable
+    assert "loses the turn" in app.station.verdict.guidance
+    assert records(tmp_path)[0].per_word == (True, False, True)  # only in the director's log
+
+
+def test_judge_works_only_when_the_word_count_matches(app, tmp_path):
+    post_keys("3")
+    type_text("qi za")
+    post_keys("TAB")
+    app.step()
+    assert app.station.screen == Screen.ENTRY
+    assert "3 words: 2 typed" in app.station.message
+    assert records(tmp_path) == []
+    # Space at the last word does not open a ninth slot; Backspace walks back into the previous word.
+    type_text(" ca")
+    post_keys("BACKSPACE", "BACKSPACE", "BACKSPACE")
+    app.step()
+    assert app.station.words == ["QI", "ZA"]
+
+
+def test_engine_refusal_is_shown_and_words_kept(app, tmp_path):
+    post_keys("2")
+    type_text("q za")
+    post_keys("TAB")
+    app.step()
+    assert app.station.screen == Screen.ENTRY
+    assert app.station.message  # the engine's own words, e.g. a one-letter word
+    assert app.station.words == ["Q", "ZA"]
+    assert records(tmp_path) == []
+
+
+def test_verdict_is_logged_and_fsynced_before_it_is_shown(app, monkeypatch):
+    seen = []
+    real = ChallengeLog.record
+
+    def spy(self, *a, **kw):
+        seen.append(app.station.screen)
+        rec = real(self, *a, **kw)
+        seen.append(self.find(rec.id) is not None)  # readable from disk already
+        return rec
+
+    monkeypatch.setattr(ChallengeLog, "record", spy)
+    post_keys("1")
+    type_text("qi")
+    post_keys("TAB")
+    app.step()
+    assert seen == [Screen.ENTRY, True] and app.station.screen == Screen.RESULT
+
+
+def test_touch_flow_one_tap_is_one_press(app):
+    tap(app, "start")
+    assert app.station.screen == Screen.COUNT
+    tap(app, "count:1", "letter:J", "letter:I", "letter:N", "letter:X")
+    assert app.station.words == ["JINX"]  # SDL's mouse copies of the touches were ignored
+    assert app.station.ready_to_judge
+    tap(app, "judge")
+    assert app.station.screen == Screen.RESULT and app.station.verdict.acceptable
+
+
+def test_real_mouse_clicks_work(app):
+    post_mouse_click(app, "start")
+    app.step()
+    post_mouse_click(app, "count:2")
+    app.step()
+    assert app.station.screen == Screen.ENTRY and app.station.count == 2
+
+
+def test_tap_counts_only_when_released_on_the_same_key(app):
+    tap(app, "start", "count:1")
+    w, h = app.surface.get_size()
+    qx, qy = centre_of(app, "letter:Q")
+    px, py = centre_of(app, "letter:P")
+    pygame.event.post(pygame.event.Event(pygame.FINGERDOWN, x=qx / w, y=qy / h, touch_id=1, finger_id=1))
+    pygame.event.post(pygame.event.Event(pygame.FINGERUP, x=px / w, y=py / h, touch_id=1, finger_id=1))
+    app.step()
+    assert app.station.words == [""]
+
+
+def test_finger_positions_scale_with_the_window(tmp_path, monkeypatch):
+    big, _ = make_app(tmp_path, monkeypatch, size=(1920, 1080))
+    try:
+        tap(big, "start", "count:1", "letter:Z", "letter:A")
+        assert big.station.words == ["ZA"]
+    finally:
+        big.shutdown()
+
+
+def test_result_ignores_touches_for_half_a_second_then_any_touch_returns_to_idle(app):
+    post_keys("1")
+    type_text("qi")
+    post_keys("TAB")
+    app.step()
+    assert app.station.screen == Screen.RESULT
+    app.clock.advance(0.4)
+    post_finger_tap(app, pos=(400, 240))
+    app.step()
+    assert app.station.screen == Screen.RESULT
+    app.clock.advance(0.2)
+    post_finger_tap(app, pos=(400, 240))
+    app.step()
+    assert app.station.screen == Screen.IDLE and app.station.verdict is None
+
+
+def test_result_stays_ten_seconds(app):
+    post_keys("1")
+    type_text("qi")
+    post_keys("TAB")
+    app.step()
+    app.clock.advance(9.99)
+    app.step()
+    assert app.station.screen == Screen.RESULT
+    app.clock.advance(0.01)
+    app.step()
+    assert app.station.screen == Screen.IDLE
+
+
+def test_fifteen_seconds_without_input_forgets_the_words(app):
+    post_keys("2")
+    type_text("qi z")
+    app.step()
+    app.clock.advance(14.9)
+    app.step()
+    assert app.station.screen == Screen.ENTRY and app.station.words == ["QI", "Z"]
+    post_keys("A")
+    app.step()
+    app.clock.advance(14.9)
+    app.step()
+    assert app.station.words == ["QI", "ZA"]  # each input restarts the 15 s
+    app.clock.advance(0.1)
+    app.step()
+    assert app.station.screen == Screen.IDLE and app.station.typed_words == ()
+
+
+def test_deadline_matches_the_next_timeout(app):
+    assert app.station.next_deadline_ns(app.clock()) is None  # idle: sleep until input
+    post_keys("1")
+    app.step()
+    assert app.station.next_deadline_ns(app.clock()) == app.clock() + 15 * flow.NS
+
+
+def test_redraws_only_when_something_changed(app):
+    frames = app.frames
+    for _ in range(5):
+        app.clock.advance(1)
+        app.step()
+    assert app.frames == frames
+    post_keys("1")
+    app.step()
+    assert app.frames == frames + 1
+
+
+@pytest.mark.parametrize("how", ["escape", "quit", "alt-f4", "windowclose"])
+def test_no_way_out_but_the_pin(app, how):
+    post_keys("2")
+    type_text("qi")
+    if how == "escape":
+        post_keys("ESCAPE")
+    elif how == "quit":
+        pygame.event.post(pygame.event.Event(pygame.QUIT))
+    elif how == "windowclose":
+        pygame.event.post(pygame.event.Event(pygame.WINDOWCLOSE))
+    else:
+        post_keys("F4", mod=pygame.KMOD_LALT)
+    app.step()
+    assert app.running and app.station.screen == Screen.PIN
+    assert app.station.typed_words == ()  # the challenge in progress is forgotten
+
+
+def enter_pin(app, pin):
+    for d in pin:
+        post_keys(d)
+    post_keys("ENTER")
+    app.step()
+
+
+def test_pin_lockout_after_five_wrong_tries(app):
+    post_keys("ESCAPE")
+    app.step()
+    for i in range(4):
+        enter_pin(app, "1111")
+        assert app.station.screen == Screen.PIN
+        assert f"{4 - i} tr" in app.station.pin_message
+    enter_pin(app, "1111")
+    assert app.station.screen == Screen.LOCKED
+    # The right PIN does not help during the lockout, whichever way the PIN screen is reached.
+    app.clock.advance(30)
+    post_keys("ESCAPE")
+    app.step()
+    assert app.station.screen == Screen.LOCKED
+    app.clock.advance(29.9)
+    post_keys("ESCAPE")
+    app.step()
+    assert app.station.screen == Screen.LOCKED
+    app.clock.advance(0.1)
+    app.step()
+    assert app.station.screen == Screen.IDLE
+    post_keys("ESCAPE")
+    app.step()
+    enter_pin(app, PIN)
+    assert app.station.screen == Screen.DIRECTOR
+
+
+def test_pin_entry_by_touch(app):
+    tap(app, "director")
+    assert app.station.screen == Screen.PIN
+    tap(app, *(f"digit:{d}" for d in PIN), "ok")
+    assert app.station.screen == Screen.DIRECTOR
+
+
+def test_locked_countdown_wakes_each_second(app):
+    post_keys("ESCAPE")
+    app.step()
+    for _ in range(5):
+        enter_pin(app, "0000")
+    now = app.clock()
+    assert app.station.next_deadline_ns(now) == now + flow.NS
+    frames = app.frames
+    app.clock.advance(1)
+    app.step()
+    assert app.frames == frames + 1  # "Try again in 59 s"
+
+
+# =============================================================================================
+# Director mode
+
+
+@pytest.fixture
+def director(app):
+    post_keys("ESCAPE")
+    app.step()
+    enter_pin(app, PIN)
+    assert app.station.screen == Screen.DIRECTOR
+    return app
+
+
+def judge(app, words: str):
+    post_keys(str(len(words.split())))
+    type_text(words)
+    post_keys("TAB")
+    app.step()
+    v = app.station.verdict
+    app.clock.advance(11)
+    app.step()
+    return v
+
+
+def test_director_chooses_the_rule(director, tmp_path):
+    tap(director, "rules", "rule:single")
+    assert director.station.screen == Screen.DIRECTOR
+    assert json.loads((tmp_path / "station.json").read_text())["challenge_rule"] == "single"
+    tap(director, "resume")
+    v = judge(director, "qi")
+    assert "No penalty" in v.guidance
+
+
+def test_director_chooses_the_lexicon(director, tmp_path):
+    make_lexicon(tmp_path / "lexicons", "BIGGER", WORDS + ["ZZZ"])
+    tap(director, "lexicons")
+    labels = [c.label for c in director.station.lexicon_choices]
+    assert len(labels) == 2 and labels[0].startswith("BIGGER · 7 words")
+    tap(director, "pick:0")
+    assert director.lexicon.name == "BIGGER" and director.station.lexicon.word_count == 7
+    assert json.loads((tmp_path / "station.json").read_text())["lexicon_path"].endswith("bigger.rlex")
+    tap(director, "resume")
+    assert judge(director, "zzz").acceptable
+
+
+def test_corrupt_lexicon_is_listed_but_not_chosen(director, tmp_path):
+    (tmp_path / "lexicons" / "broken.rlex").write_bytes(b"not a lexicon")
+    tap(director, "lexicons")
+    broken = [c for c in director.station.lexicon_choices if c.error]
+    assert len(broken) == 1
+    i = director.station.lexicon_choices.index(broken[0])
+    tap(director, f"pick:{i}")
+    assert director.station.screen == Screen.LEXICONS and director.lexicon.name == "TINY"
+
+
+def test_log_view_export_and_readjudication(director, tmp_path):
+    tap(director, "resume")
+    first = judge(director, "qi xyz")
+    second = judge(director, "cat")
+    post_keys("ESCAPE")
+    director.step()
+    enter_pin(director, PIN)
+    tap(director, "log")
+    rows = director.station.log_rows
+    assert [r.challenge_id for r in rows] == [second.challenge_id, first.challenge_id]  # newest first
+    assert rows[1].per_word == (True, False)  # per-word results: only here
+    tap(director, "export")
+    [csv_file] = (tmp_path / "exports").glob("*.csv")
+    lines = list(csv.reader(csv_file.open()))
+    assert len(lines) == 3 and "Exported 2 challenges" in director.station.director_note
+    tap(director, f"row:{first.challenge_id}", "readj")
+    assert director.station.screen == Screen.READJ_RESULT
+    assert director.station.readj.now_per_word == (True, False) and not director.station.readj.differs
+
+
+def test_readjudicate_by_typed_id(director, tmp_path):
+    tap(director, "resume")
+    v = judge(director, "jinx")
+    post_keys("ESCAPE")
+    director.step()
+    enter_pin(director, PIN)
+    tap(director, "readj")
+    assert director.station.screen == Screen.READJ_ENTRY
+    for ch in v.challenge_id.upper():
+        post_keys({"-": "-", ".": "."}.get(ch, ch)) if ch not in "-." else pygame.event.post(
+            pygame.event.Event(pygame.KEYDOWN, key=pygame.K_MINUS if ch == "-" else pygame.K_PERIOD, mod=0))
+    post_keys("ENTER")
+    director.step()
+    assert director.station.screen == Screen.READJ_RESULT
+    assert director.station.readj.row.challenge_id == v.challenge_id
+    tap(director, "back", "readj")
+    tap(director, "digit:9", "find")
+    assert director.station.screen == Screen.READJ_ENTRY and "No challenge" in director.station.director_note
+
+
+def test_director_quits(director):
+    tap(director, "quit")
+    assert not director.running
+
+
+def test_run_loop_processes_the_queue_and_quits(tmp_path, monkeypatch):
+    """The real loop (event.wait with a deadline timeout) with the real clock."""
+    a, _ = make_app(tmp_path, monkeypatch)
+    a.clock_ns = __import__("time").monotonic_ns
+    a.start = lambda: None  # already started by make_app
+    a.running = True
+    post_keys("ESCAPE")
+    for d in PIN:
+        post_keys(d)
+    post_keys("ENTER")
+    x, y = centre_of_screen(a, Screen.DIRECTOR, "quit")
+    w, h = a.surface.get_size()
+    pygame.event.post(pygame.event.Event(pygame.FINGERDOWN, x=x / w, y=y / h, touch_id=1, finger_id=1))
+    pygame.event.post(pygame.event.Event(pygame.FINGERUP, x=x / w, y=y / h, touch_id=1, finger_id=1))
+    assert a.run() == 0
+
+
+def centre_of_screen(app, screen, target):
+    saved = app.station.screen
+    app.station.screen = screen
+    try:
+        return centre_of(app, target)
+    finally:
+        app.station.screen = saved
+
+
+# =============================================================================================
+# Runner mode (3.10.7) and the docket printer
+
+
+def runner_judge(app, table: str, words: str):
+    tap(app, "start")
+    assert app.station.screen == Screen.TABLE
+    for d in table:
+        post_keys(d)
+    post_keys("ENTER")
+    post_keys(str(len(words.split())))
+    type_text(words)
+    post_keys("TAB")
+    app.step()
+
+
+def test_runner_mode_prints_the_exact_docket(tmp_path, monkeypatch):
+    app, clock = make_app(tmp_path, monkeypatch, mode="runner", printer_url="loop://", printer_status_check=False)
+    try:
+        runner_judge(app, "12", "qi za")
+        st = app.station
+        assert st.screen == Screen.RESULT and st.verdict.kind == "runner" and st.docket == "printed"
+        rec = records(tmp_path)[0]
+        assert rec.table == "12" and rec.kind == "runner" and st.verdict.challenge_id == rec.id
+        port = app.printer._port
+        got = port.read(port.in_waiting)
+        from kiosk.app import _docket_time
+        assert got == encode_docket(Docket(rec.id, _docket_time(rec.time), "12", st.verdict.lexicon, ("QI", "ZA"), True))
+        assert b"Table     12\n" in got and b"\xfb ACCEPTABLE" in got and got.endswith(b"\x1dV\x42\x00")
+    finally:
+        app.shutdown()
+
+
+def test_unplugged_printer_never_blocks_the_verdict(tmp_path, monkeypatch):
+    app, clock = make_app(tmp_path, monkeypatch, mode="runner", printer_url=str(tmp_path / "no-such-tty"))
+    try:
+        import time as _t
+        t0 = _t.perf_counter()
+        runner_judge(app, "3", "qi zzq")
+        assert _t.perf_counter() - t0 < 1.0
+        st = app.station
+        assert st.screen == Screen.RESULT and not st.verdict.acceptable
+        assert st.docket.startswith("failed") and "no printer" in st.docket
+        assert records(tmp_path)[0].table == "3"  # logged all the same
+    finally:
+        app.shutdown()
+
+
+def test_switched_off_printer_on_a_pty_is_reported(tmp_path, monkeypatch):
+    master, slave = os.openpty()
+    app, clock = make_app(tmp_path, monkeypatch, mode="runner", printer_url=os.ttyname(slave),
+                          printer_write_timeout=0.1)
+    try:
+        runner_judge(app, "", "cat")
+        assert app.station.docket.startswith("failed") and "did not answer" in app.station.docket
+        assert app.station.verdict.acceptable
+    finally:
+        app.shutdown()
+        os.close(master)
+        os.close(slave)
+
+
+def test_printer_on_a_pty_answers_status_then_gets_the_docket(tmp_path, monkeypatch):
+    master, slave = os.openpty()
+    import tty
+    tty.setraw(slave)
+    received = bytearray()
+
+    def printer():  # a minimal ESC/POS printer: answers DLE EOT 1 "online", keeps the rest
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            received.extend(chunk)
+            if b"\x10\x04\x01" in chunk:
+                os.write(master, b"\x12")
+            if received.endswith(b"\x1dV\x42\x00"):
+                return
+
+    thread = threading.Thread(target=printer, daemon=True)
+    thread.start()
+    app, clock = make_app(tmp_path, monkeypatch, mode="runner", printer_url=os.ttyname(slave))
+    try:
+        runner_judge(app, "7", "dog")
+        thread.join(5)
+        assert app.station.docket == "printed"
+        assert received.startswith(b"\x10\x04\x01\x1b@") and b"Words     DOG\n" in received
+    finally:
+        app.shutdown()
+        os.close(master)
+        os.close(slave)
+
+
+# =============================================================================================
+# Every screen draws at 800x480 and 1920x1080
+
+
+def drive_to(app, screen: Screen) -> None:
+    st = app.station
+    if screen == Screen.IDLE:
+        pass
+    elif screen == Screen.RESULT:
+        judge_keep(app, "qi za")
+    elif screen == Screen.COUNT:
+        tap(app, "start")
+    elif screen == Screen.ENTRY:
+        post_keys("3")
+        type_text("qi za ca")
+        app.step()
+    elif screen == Screen.PIN:
+        post_keys("ESCAPE", "1")
+        app.step()
+    elif screen == Screen.LOCKED:
+        post_keys("ESCAPE")
+        app.step()
+        for _ in range(5):
+            enter_pin(app, "0000")
+    else:
+        post_keys("ESCAPE")
+        app.step()
+        enter_pin(app, PIN)
+        target = {Screen.LEXICONS: "lexicons", Screen.RULES: "rules", Screen.LOG: "log",
+                  Screen.READJ_ENTRY: "readj"}.get(screen)
+        if target:
+            tap(app, target)
+    assert st.screen == screen
+
+
+def judge_keep(app, words):
+    post_keys(str(len(words.split())))
+    type_text(words)
+    post_keys("TAB")
+    app.step()
+
+
+@pytest.mark.parametrize("size", [(800, 480), (1920, 1080)])
+def test_every_screen_draws(tmp_path, monkeypatch, size):
+    for screen in [Screen.IDLE, Screen.COUNT, Screen.ENTRY, Screen.RESULT, Screen.PIN, Screen.LOCKED,
+                   Screen.DIRECTOR, Screen.LEXICONS, Screen.RULES, Screen.LOG, Screen.READJ_ENTRY]:
+        a, _ = make_app(tmp_path / screen.value, monkeypatch, size=size)
+        try:
+            drive_to(a, screen)
+            a.render(force=True)
+            assert a.surface.get_size() == size
+            if screen == Screen.RESULT:  # the verdict fills the screen with its colour
+                assert a.surface.get_at((size[0] // 2, size[1] - 5))[:3] == (18, 122, 54)
+        finally:
+            a.shutdown()
