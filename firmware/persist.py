@@ -1,0 +1,509 @@
+"""Surviving power cuts: the journal on disk, state checkpoints, and restoring after a restart.
+
+`GameStore` owns a state directory:
+
+    DIR/journals/game-000001.jsonl   one journal per game (finished ones stay as the archive)
+    DIR/checkpoint.json              the live game's state, replaced atomically at least once a second
+    DIR/lock                         flock'd while a clock uses DIR, so two clocks never share it
+
+The runner calls `record(event)` BEFORE applying each input: the line is written, flushed and
+fsync'd, so an input the clock acted on is always on disk. A crash mid-append leaves at most one
+torn last line; every earlier line stays readable.
+
+`checkpoint(clock, t_ns)` writes the clock settled at `t_ns` (a timestamp on this boot's monotonic
+clock), the journal position it covers and this boot's id (temp file, fsync, rename, fsync the
+directory), so after a crash the store knows the last moment the clock was seen alive, not just
+the last press. While a player's clock runs, only the time between the last checkpoint and the
+crash is lost: at most the checkpoint interval (the issue's bound: 1 s).
+
+`start(now_ns)` after a restart folds the journal through the core exactly as the replay does
+(skipping, with a logged reason, lines that cannot be used, such as a torn tail), takes the later
+of the last journalled input and a checkpoint that agrees with the journal, and appends
+`resume` with `at_ns` = that moment. Applying it brings the clock back neutralised, marked
+restored, with the times of that moment; the downtime is charged to nobody. Because the resume
+line is journalled, `rackside clock replay` reproduces the restore exactly.
+"""
+
+from __future__ import annotations
+
+import datetime
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import re
+import threading
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from firmware.clock import (
+    Clock,
+    ClockInputError,
+    Ending,
+    Input,
+    Phase,
+    Resume,
+    Rules,
+    apply,
+    new_clock,
+    settle,
+)
+from firmware.journal import JournalError, dumps, input_to_dict, make_header, read_journal
+from firmware.replay import fold
+
+log = logging.getLogger(__name__)
+
+BOOT_ID_PATH = Path("/proc/sys/kernel/random/boot_id")
+CHECKPOINT_KEY = "rackside_clock_checkpoint"
+CHECKPOINT_VERSION = 1
+_JOURNAL_NAME = re.compile(r"^game-(\d{6,})\.jsonl$")
+
+
+class StoreError(RuntimeError):
+    """The state directory cannot be used (another clock holds it, or it cannot be written)."""
+
+
+def read_boot_id(path: Path = BOOT_ID_PATH) -> str | None:
+    """This boot's id (Linux): a monotonic timestamp means something only within one boot."""
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None
+
+
+# --- Durable file primitives -------------------------------------------------------------------
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename or a new file in `directory` durable."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so that a crash leaves either the old file or the new one."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+class JournalWriter:
+    """Appends lines to one journal; each append is written, flushed and fsync'd before it returns."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        data = path.read_bytes()
+        self.size = len(data)
+        self.lines = data.count(b"\n")  # complete lines so far, header included
+        self.torn = bool(data) and not data.endswith(b"\n")
+
+    def append(self, obj: dict) -> int:
+        """Write one line durably; returns its line number. A torn last line left by a crash is
+        first closed with a newline, so it stays a single reported bad line and never swallows
+        this one."""
+        payload = (dumps(obj) + "\n").encode("ascii")
+        if self.torn:
+            payload = b"\n" + payload
+            self.lines += 1
+            self.torn = False
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(self._fd, view) :]
+        os.fsync(self._fd)
+        self.size += len(payload)
+        self.lines += 1
+        return self.lines
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+# --- The clock as JSON (for checkpoints) ---------------------------------------------------------
+
+
+def clock_to_dict(c: Clock) -> dict:
+    d: dict[str, Any] = {}
+    for f in fields(Clock):
+        value = getattr(c, f.name)
+        if f.name == "rules":
+            value = {r.name: getattr(value, r.name) for r in fields(Rules)}
+        elif isinstance(value, (Phase, Ending)):
+            value = value.value
+        elif isinstance(value, tuple):
+            value = list(value)
+        d[f.name] = value
+    return d
+
+
+def clock_from_dict(d: dict) -> Clock:
+    """Rebuild a Clock from `clock_to_dict`'s output. Raises ValueError/TypeError/KeyError for
+    anything else (the caller treats that as a corrupt checkpoint)."""
+    values: dict[str, Any] = {}
+    for f in fields(Clock):
+        value = d[f.name]
+        if f.name == "rules":
+            value = Rules(**value)
+        elif f.name == "phase":
+            value = Phase(value)
+        elif f.name == "ending":
+            value = None if value is None else Ending(value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        values[f.name] = value
+    return Clock(**values)
+
+
+def _digest(body: dict) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def make_checkpoint(journal: str, lines: int, size: int, t_ns: int, boot_id: str | None, clock: Clock) -> bytes:
+    body = {
+        CHECKPOINT_KEY: CHECKPOINT_VERSION,
+        "journal": journal,
+        "lines": lines,
+        "bytes": size,
+        "t_ns": t_ns,
+        "boot_id": boot_id,
+        "state": clock_to_dict(clock),
+    }
+    return (json.dumps({**body, "sha256": _digest(body)}) + "\n").encode("ascii")
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    journal: str
+    lines: int
+    size: int
+    t_ns: int
+    boot_id: str | None
+    clock: Clock
+
+
+def parse_checkpoint(data: bytes) -> Checkpoint:
+    """Raises ValueError (with the reason) for a checkpoint that is corrupt or not ours."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ValueError(f"not valid JSON: {e}") from None
+    if not isinstance(doc, dict) or doc.get(CHECKPOINT_KEY) != CHECKPOINT_VERSION:
+        raise ValueError("not a Rackside clock checkpoint")
+    digest = doc.pop("sha256", None)
+    if digest != _digest(doc):
+        raise ValueError("checksum mismatch")
+    try:
+        checkpoint = Checkpoint(
+            journal=str(doc["journal"]),
+            lines=int(doc["lines"]),
+            size=int(doc["bytes"]),
+            t_ns=int(doc["t_ns"]),
+            boot_id=doc["boot_id"],
+            clock=clock_from_dict(doc["state"]),
+        )
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"malformed state: {e!r}") from None
+    return checkpoint
+
+
+# --- The store ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RestoreInfo:
+    """What `start` found and did, for the runner to show and log."""
+
+    journal: Path
+    at_ns: int  # the last moment known on the old clock; the clock shows its state as of then
+    resumed_ns: int  # the new clock's time at the restart
+    from_checkpoint: bool  # at_ns came from the checkpoint (later than the last input)
+    rebooted: bool | None  # None when the boot id is unknown
+    problems: list[tuple[int, str]] = field(default_factory=list)  # journal lines skipped
+
+    @property
+    def downtime_ns(self) -> int | None:
+        """How long the clock was off (known only without a reboot); never charged to anyone."""
+        return None if self.rebooted is not False else self.resumed_ns - self.at_ns
+
+
+class GameStore:
+    """The journal and checkpoints of the games one table clock plays (see the module docstring)."""
+
+    def __init__(self, directory: Path | str, rules: Rules, config: dict | None = None, *, boot_id: str | None = None) -> None:
+        self.directory = Path(directory)
+        self.journal_dir = self.directory / "journals"
+        self.checkpoint_path = self.directory / "checkpoint.json"
+        self._configured_rules = rules
+        self.rules = rules  # the rules in force: a restored game keeps the ones it was started under
+        self.config = config
+        self.boot_id = boot_id if boot_id is not None else read_boot_id()
+        self.restore_info: RestoreInfo | None = None
+        self._writer: JournalWriter | None = None
+        self._lock_fd = -1
+        self._mutex = threading.Lock()
+        self._last_checkpoint: tuple[int, Clock] | None = None
+
+    # -- life cycle --
+
+    @property
+    def journal_path(self) -> Path | None:
+        return self._writer.path if self._writer else None
+
+    def start(self, now_ns: int) -> Clock:
+        """Restore the unfinished game in the directory, or start a new journal."""
+        with self._mutex:
+            if self._writer is not None:
+                raise StoreError("GameStore.start called twice")
+            self._open_directory()
+            latest = self._latest_journal()
+            if latest is not None:
+                clock = self._restore(latest, now_ns)
+                if clock is not None:
+                    return clock
+            return self._begin(self._configured_rules, now_ns)
+
+    def new_game(self, rules: Rules, now_ns: int) -> Clock:
+        """Leave the current journal in the archive as it is and start a new game's journal."""
+        with self._mutex:
+            if self._lock_fd < 0:
+                self._open_directory()
+            return self._begin(rules, now_ns)
+
+    def close(self) -> None:
+        with self._mutex:
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+            if self._lock_fd >= 0:
+                os.close(self._lock_fd)  # releases the flock
+                self._lock_fd = -1
+
+    def __enter__(self) -> GameStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- the runner's two calls --
+
+    def record(self, event: Input, **extra: Any) -> int:
+        """Append `event` durably (write, flush, fsync); call BEFORE applying it. Returns the line
+        number. `extra` fields are written beside the input's own (documented in docs/journal.md)."""
+        d = input_to_dict(event)
+        d.update(extra)
+        with self._mutex:
+            if self._writer is None:
+                raise StoreError("GameStore.record before start")
+            return self._writer.append(d)
+
+    def checkpoint(self, clock: Clock, t_ns: int) -> bool:
+        """Snapshot `clock` settled at `t_ns` atomically. Call at least once a second while the game
+        is live. A clock whose time is not moving (set up, neutralised, ended) is written only
+        when the journal has grown since the last snapshot, to spare the SD card. Returns whether
+        a checkpoint was written. Never raises for a disk fault: the journal is the record; the
+        checkpoint only narrows the time lost."""
+        with self._mutex:
+            if self._writer is None:
+                return False
+            try:
+                settled = settle(clock, t_ns) if clock.since_ns is not None else clock
+            except ClockInputError as e:
+                log.error("checkpoint at %d ns refused: %s", t_ns, e)
+                return False
+            lines = self._writer.lines
+            moving = settled.phase in (Phase.RUNNING, Phase.LATE)
+            if not moving and self._last_checkpoint is not None and self._last_checkpoint[0] == lines:
+                return False
+            data = make_checkpoint(self._writer.path.name, lines, self._writer.size, t_ns, self.boot_id, settled)
+            try:
+                atomic_write(self.checkpoint_path, data)
+            except OSError as e:
+                log.error("checkpoint not written to %s: %s", self.checkpoint_path, e)
+                return False
+            self._last_checkpoint = (lines, settled)
+            return True
+
+    # -- internals --
+
+    def _open_directory(self) -> None:
+        try:
+            self.journal_dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.directory / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise StoreError(f"cannot use state directory {self.directory}: {e.strerror or e}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise StoreError(f"another clock is using {self.directory}") from None
+        self._lock_fd = fd
+        for stale in self.journal_dir.glob("*.tmp"):  # a journal whose creation was cut short
+            stale.unlink(missing_ok=True)
+
+    def _journals(self) -> list[tuple[int, Path]]:
+        found = []
+        for path in self.journal_dir.iterdir():
+            m = _JOURNAL_NAME.match(path.name)
+            if m:
+                found.append((int(m.group(1)), path))
+        return sorted(found)
+
+    def _latest_journal(self) -> Path | None:
+        journals = self._journals()
+        return journals[-1][1] if journals else None
+
+    def _begin(self, rules: Rules, now_ns: int) -> Clock:
+        """Create the next journal (temp, fsync, rename, fsync dir) and write to it."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        journals = self._journals()
+        number = journals[-1][0] + 1 if journals else 1
+        path = self.journal_dir / f"game-{number:06d}.jsonl"
+        header = make_header(
+            rules,
+            boot_id=self.boot_id,
+            started_ns=now_ns,
+            started_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),  # a label only
+            settings=self.config,
+        )
+        text = json.dumps(header, separators=(",", ":"), default=str) + "\n"
+        atomic_write(path, text.encode("utf-8"))
+        self._writer = JournalWriter(path)
+        self.rules = rules
+        self.restore_info = None
+        self._last_checkpoint = None
+        try:
+            self.checkpoint_path.unlink()
+        except FileNotFoundError:
+            pass
+        log.info("new game journal %s", path)
+        return new_clock(rules)
+
+    def _load_checkpoint(self) -> Checkpoint | None:
+        try:
+            data = self.checkpoint_path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            log.warning("checkpoint %s unreadable, using the journal alone: %s", self.checkpoint_path, e)
+            return None
+        try:
+            return parse_checkpoint(data)
+        except ValueError as e:
+            log.warning("checkpoint %s is corrupt (%s), using the journal alone", self.checkpoint_path, e)
+            return None
+
+    def _restore(self, path: Path, now_ns: int) -> Clock | None:
+        """Restore the game in `path` if it is unfinished; None when a new journal should start."""
+        try:
+            journal = read_journal(path)
+        except (OSError, JournalError) as e:
+            log.error("journal %s cannot be restored (%s); it is kept as it is and a new game starts", path, e)
+            return None
+        result = fold(journal)
+        for number, problem in result.problems:
+            log.warning("%s:%d: %s", path, number, problem)
+        if result.applied == 0:
+            if result.lines_read == 0 and journal.rules == self._configured_rules and not journal.torn:
+                self._writer = JournalWriter(path)  # nothing happened in it yet: keep using it
+                self.rules = journal.rules
+                return new_clock(journal.rules)
+            return None
+        if result.clock.phase is Phase.ENDED:
+            return None
+        if journal.rules != self._configured_rules:
+            log.warning("restoring %s under the rules it was started with, not the configured ones", path)
+
+        # The boot this journal's latest stretch of timestamps belongs to.
+        segment_boot = journal.header.get("boot_id")
+        if result.last_resume_line is not None:
+            resume_line = next(line for line in journal.lines if line.number == result.last_resume_line)
+            segment_boot = (resume_line.data or {}).get("boot_id", segment_boot)
+        at_ns, from_checkpoint = result.last_t_ns, False
+        checkpoint = self._load_checkpoint()
+        if checkpoint is not None:
+            reason = self._checkpoint_mismatch(checkpoint, journal, result, segment_boot)
+            if reason:
+                log.warning("checkpoint ignored: %s", reason)
+            elif checkpoint.t_ns > at_ns:
+                at_ns, from_checkpoint = checkpoint.t_ns, True
+        rebooted = None if (self.boot_id is None or segment_boot is None) else self.boot_id != segment_boot
+
+        self._writer = JournalWriter(path)
+        self.rules = journal.rules
+        resume = Resume(t_ns=now_ns, at_ns=at_ns)
+        self._writer.append(
+            {
+                **input_to_dict(resume),
+                "boot_id": self.boot_id,
+                "rebooted": rebooted,
+                "from_checkpoint": from_checkpoint,
+                "skipped_lines": [n for n, _ in result.problems if n > 1],
+            }
+        )
+        clock = apply(result.clock, resume)
+        self.restore_info = RestoreInfo(
+            journal=path,
+            at_ns=at_ns,
+            resumed_ns=now_ns,
+            from_checkpoint=from_checkpoint,
+            rebooted=rebooted,
+            problems=list(result.problems),
+        )
+        log.warning(
+            "restored %s as of %d ns (%s), neutralised; downtime not charged",
+            path.name,
+            at_ns,
+            "checkpoint" if from_checkpoint else "last input",
+        )
+        return clock
+
+    @staticmethod
+    def _checkpoint_mismatch(cp: Checkpoint, journal, result, segment_boot) -> str | None:
+        """Why this checkpoint cannot vouch for the journal's latest moment, or None if it can."""
+        if cp.journal != journal.path.name:
+            return f"it is for {cp.journal}, not {journal.path.name}"
+        if cp.size > journal.size:
+            return f"it covers {cp.size} bytes but the journal has {journal.size}"
+        if result.last_resume_line is not None and cp.lines < result.last_resume_line:
+            return "it predates the last restore (its times are on an older clock)"
+        if cp.boot_id != segment_boot:
+            return "it was written on another boot"
+        upto = fold(journal, upto_line=cp.lines)
+        try:
+            expected = settle(upto.clock, cp.t_ns) if upto.clock.since_ns is not None else upto.clock
+        except ClockInputError as e:
+            return f"its time is before the inputs it covers ({e})"
+        if expected != cp.clock:
+            return "its state disagrees with the journal it covers"
+        return None
+
+
+__all__ = [
+    "GameStore",
+    "JournalWriter",
+    "RestoreInfo",
+    "StoreError",
+    "atomic_write",
+    "clock_from_dict",
+    "clock_to_dict",
+    "fsync_dir",
+    "parse_checkpoint",
+    "read_boot_id",
+]
