@@ -53,6 +53,8 @@ _TRAILER_CRC = struct.Struct("<I")
 _TRAILER_CRC_AT = TRAILER_SIZE - _TRAILER_CRC.size
 assert _TRAILER.size <= _TRAILER_CRC_AT
 
+# Every marisa-trie serialisation, and so every compiled lexicon, starts with these bytes.
+_BODY_MAGIC = b"We love Marisa.\x00"
 _CHUNK = 1 << 18  # read-through buffer for the body checksum
 
 _DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -300,7 +302,13 @@ def _parse_trailer(raw: bytes, path: Path, file_size: int) -> LexiconInfo:
 def _read_trailer(fd: int, path: Path) -> tuple[LexiconInfo, os.stat_result]:
     st = os.fstat(fd)
     raw = os.pread(fd, TRAILER_SIZE, max(st.st_size - TRAILER_SIZE, 0)) if st.st_size > TRAILER_SIZE else b""
-    return _parse_trailer(raw, path, st.st_size), st
+    try:
+        return _parse_trailer(raw, path, st.st_size), st
+    except LexiconError:
+        # A file that starts like a compiled lexicon but ends wrong was cut short or damaged.
+        if os.pread(fd, len(_BODY_MAGIC), 0) == _BODY_MAGIC and (len(raw) < TRAILER_SIZE or raw[:8] != MAGIC):
+            raise LexiconError(f"{path}: truncated or damaged: the lexicon trailer at its end is missing") from None
+        raise
 
 
 def read_info(path: Path) -> LexiconInfo:

@@ -232,8 +232,10 @@ def test_wrong_version_says_so(good_bytes):
 
 
 def test_wrong_magic_says_so(good_bytes):
-    with pytest.raises(LexiconError, match="not a compiled Rackside lexicon"):
+    with pytest.raises(LexiconError, match="trailer at its end is missing"):
         _open_bytes(_with_trailer_field(good_bytes, 0, "<8s", b"NOTALEX!"))
+    with pytest.raises(LexiconError, match="not a compiled Rackside lexicon"):
+        _open_bytes(b"\x00" * 16 + _with_trailer_field(good_bytes, 0, "<8s", b"NOTALEX!")[16:])
 
 
 def test_wrong_word_count_is_refused_even_with_a_valid_checksum(good_bytes):
