@@ -16,7 +16,7 @@ config may carry its own copy)::
     clk = 23
     dio = 24
     [buzzer]             # optional; `enabled = false` (or no table) for none
-    pin = 13
+    pin = 12
 
 Loading refuses, naming the key and the allowed values: an unknown key, a number outside the
 header's BCM GPIO 2-27, and a pin used twice (naming both uses). A serial display on the Pi's own

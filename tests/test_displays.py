@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -376,6 +377,9 @@ def decode_s7s(data: bytes, digits: list[int] | None = None) -> tuple[str, dict]
     return segments_to_text(digits, 1 if info["decimals"] & 0x10 else None), info
 
 
+INIT, FRAME = 3, 10  # bytes: clear + brightness when opened; 4 digits + colon per text
+
+
 class Pty:
     """A pty standing in for a USB-serial adapter, reached through a symlink that can vanish."""
 
@@ -397,12 +401,16 @@ class Pty:
         self.master = None
         self.link.unlink()
 
-    def read(self) -> bytes:
-        os.set_blocking(self.master, False)
-        try:
-            return os.read(self.master, 4096)
-        except BlockingIOError:
-            return b""
+    def read(self, expect: int) -> bytes:
+        """Read `expect` bytes: the tty layer hands written bytes to the master asynchronously, so
+        wait for them to arrive (select, up to 5 s), then check nothing more is pending."""
+        data = b""
+        while len(data) < expect:
+            ready, _, _ = select.select([self.master], [], [], 5)
+            assert ready, f"only {len(data)} of {expect} bytes arrived"
+            data += os.read(self.master, 4096)
+        assert not select.select([self.master], [], [], 0)[0], "more bytes than expected"
+        return data
 
     def close(self) -> None:
         if self.master is not None:
@@ -420,7 +428,7 @@ def pty(tmp_path):
 def test_serial_shows_text_at_the_wire(pty, clock, text):
     display = open_display({"driver": "serial", "url": str(pty.link), "brightness": 60}, pin_factory=None, clock_ns=clock)
     display.show(text)
-    shown, info = decode_s7s(pty.read())
+    shown, info = decode_s7s(pty.read(INIT + FRAME))
     assert shown == text
     assert info["clears"] == 1 and info["brightness"] == 60
     display.close()
@@ -439,7 +447,7 @@ def test_serial_port_that_fails_then_comes_back(pty, clock, caplog):
     display = open_display({"driver": "serial", "url": str(pty.link)}, name="right display", clock_ns=clock)
     display.show("24:59")
     screen = [0, 0, 0, 0]
-    assert decode_s7s(pty.read(), screen)[0] == "24:59"
+    assert decode_s7s(pty.read(INIT + FRAME), screen)[0] == "24:59"
 
     pty.unplug()  # write fails (EIO), then the device node is gone, so opening fails too
     for second in range(58, 30, -1):
@@ -453,7 +461,7 @@ def test_serial_port_that_fails_then_comes_back(pty, clock, caplog):
     clock.advance(DeviceDisplay.RETRY_MAX_S)
     display.show("24:30")
     assert display.ok
-    shown, info = decode_s7s(pty.read(), [0, 0, 0, 0])
+    shown, info = decode_s7s(pty.read(INIT + FRAME), [0, 0, 0, 0])
     assert shown == "24:30" and info["clears"] == 1  # reopened and re-initialised
     display.close()
 
