@@ -205,11 +205,13 @@ def penalty_points(overtime_s: int, per_minute: int = 10) -> int:
 def display_text(remaining_ns: int) -> str:
     """What a time display shows (1.4.2(a)). Remaining time is rounded *up* to the second, so the
     display never shows 0:00 while time remains; overtime counts up in whole seconds past 0:00 with
-    a minus sign, fractions ignored (5.3), so the penalty can be read off the display."""
+    a minus sign, fractions ignored (5.3), so the penalty can be read off the display: the first
+    0.999 s of overtime is no whole second and still shows 0:00 (penalty 0), 1 s shows -0:01."""
     if remaining_ns > 0:
         seconds, sign = -(-remaining_ns // NS_PER_S), ""
     else:
-        seconds, sign = overtime_seconds(remaining_ns), "-" if remaining_ns < 0 else ""
+        seconds = overtime_seconds(remaining_ns)
+        sign = "-" if seconds else ""
     return f"{sign}{seconds // 60}:{seconds % 60:02d}"
 
 
@@ -278,8 +280,13 @@ def apply(c: Clock, event: Input) -> Clock:
     if isinstance(event, Resume):
         return _resume(c, event)
     c = settle(c, event.t_ns)
-    if c.restored:
-        c = replace(c, restored=False)
+    n = _apply_settled(c, event)
+    if n.restored and n != c:  # the "restored" notice stays until an input changes something
+        n = replace(n, restored=False)
+    return n
+
+
+def _apply_settled(c: Clock, event: Input) -> Clock:
     if c.phase is Phase.ENDED:
         return c
     t = event.t_ns
@@ -292,7 +299,7 @@ def apply(c: Clock, event: Input) -> Clock:
             return replace(c, phase=Phase.RUNNING, switched_ns=t)
         return c
     if isinstance(event, End):
-        return replace(c, phase=Phase.ENDED, ending=Ending.END, absent=(False, False))
+        return replace(_stop_lateness(c, t), phase=Phase.ENDED, ending=Ending.END)
     if isinstance(event, Adjust):
         return _adjust(c, _check_player(event.player), event.remaining_ms, t)
     if isinstance(event, LateStart):
@@ -335,6 +342,15 @@ def _late_start(c: Clock, players, t: int) -> Clock:
     return replace(c, phase=Phase.LATE, absent=absent, late_since_ns=t)
 
 
+def _stop_lateness(c: Clock, t: int) -> Clock:
+    """Charge each absent player's lateness so far to their allotted time and stop it running, so
+    ending the game while someone is absent never gives their lost time back (2.3.2, 2.3.3)."""
+    allotted = c.allotted_ns
+    for p in PLAYERS:
+        allotted = _set(allotted, p, allotted[p - 1] - _lateness_ns(c, p, t))
+    return replace(c, allotted_ns=allotted, absent=(False, False))
+
+
 def _arrive(c: Clock, player: int, t: int) -> Clock:
     if c.phase is not Phase.LATE or not c.absent[player - 1]:
         return c
@@ -350,13 +366,23 @@ def _arrive(c: Clock, player: int, t: int) -> Clock:
     return c
 
 
+def _may_forfeit(c: Clock, player: int, t: int) -> bool:
+    """2.3.4: a late player who has arrived (2.3.1(b)), before play starts (also while the opponent
+    is still absent, 2.3.2(b)), whose assigned time is less than 15 minutes."""
+    i = player - 1
+    return (
+        c.phase in (Phase.SETUP, Phase.LATE)
+        and c.late[i]
+        and not c.absent[i]
+        and _remaining_ns(c, player, t) < c.rules.optional_forfeit_below_ms * NS_PER_MS
+    )
+
+
 def _optional_forfeit(c: Clock, player: int, t: int) -> Clock:
-    """2.3.4: only a late player, only before play starts, only if assigned under 15 minutes."""
-    if c.phase is not Phase.SETUP or not c.late[player - 1]:
+    """2.3.4: the late player elects to forfeit; the opponent wins by the lateness margin (2.3.6)."""
+    if not _may_forfeit(c, player, t):
         return c
-    if _remaining_ns(c, player, t) >= c.rules.optional_forfeit_below_ms * NS_PER_MS:
-        return c
-    return replace(c, phase=Phase.ENDED, ending=Ending.OPTIONAL_FORFEIT, forfeits=(player,))
+    return replace(_stop_lateness(c, t), phase=Phase.ENDED, ending=Ending.OPTIONAL_FORFEIT, forfeits=(player,))
 
 
 def _resume(c: Clock, event: Resume) -> Clock:
@@ -441,9 +467,7 @@ def view(c: Clock, t_ns: int) -> View:
             and c.side == opponent(p)
             and t_ns - c.pressed[1] >= c.rules.courtesy_draw_after_ms * NS_PER_MS
         )
-        may_forfeit = (
-            c.phase is Phase.SETUP and c.late[i] and remaining < c.rules.optional_forfeit_below_ms * NS_PER_MS
-        )
+        may_forfeit = _may_forfeit(c, p, t_ns)
         players.append(
             PlayerView(
                 player=p,
