@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Installs Rackside's systemd services on a Raspberry Pi: run by setup.sh on a Pi, or by hand.
+# Safe to run again: it changes only what differs, and never overwrites a director's config.
+#
+#   deploy/install-pi.sh              the table clock (rackside-clock.service)
+#   deploy/install-pi.sh kiosk        the challenge station (rackside-kiosk.service)
+#   deploy/install-pi.sh clock kiosk  both
+#   deploy/install-pi.sh none         install both units, enable neither
+#
+# It installs both units in /etc/systemd/system with this checkout's path filled in, copies the
+# default configs to /etc/rackside/ when they are absent, enables and starts the chosen services
+# (restarting them if their unit changed) and says what it did. Needs root: it re-runs itself
+# through sudo. The services run as the owner of this checkout. See docs/deploy.md.
+#
+# For tests: RACKSIDE_DESTDIR=DIR installs under DIR instead of / (no root needed), and
+# RACKSIDE_SYSTEMCTL=CMD runs CMD instead of systemctl.
+set -euo pipefail
+
+say() { printf 'install-pi.sh: %s\n' "$*"; }
+die() { printf 'install-pi.sh: error: %s\n' "$*" >&2; exit 1; }
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+dest="${RACKSIDE_DESTDIR:-}"
+read -r -a systemctl <<<"${RACKSIDE_SYSTEMCTL:-systemctl}"
+
+roles=()
+for arg in "${@:-clock}"; do
+    case "$arg" in
+        clock|kiosk) roles+=("$arg") ;;
+        none) ;;
+        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) die "unknown service '$arg' (allowed: clock, kiosk, none, --help)" ;;
+    esac
+done
+
+if [ -z "$dest" ] && [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null 2>&1 || die "needs root, and sudo is not installed: run it as root"
+    exec sudo --preserve-env=RACKSIDE_SYSTEMCTL "$0" "$@"
+fi
+
+# systemd unit paths are unquoted: refuse a checkout path that would need quoting or escaping.
+[[ "$repo" =~ ^/[A-Za-z0-9._/+-]+$ ]] || die "the checkout's path '$repo' has spaces or special characters; move it (e.g. to /opt/rackside)"
+[ -x "$repo/.venv/bin/rackside" ] || die "$repo/.venv/bin/rackside is missing: run ./setup.sh first"
+
+user="$(stat -c %U "$repo")"
+[ "$user" = root ] && say "warning: $repo belongs to root, so the services will run as root; a checkout owned by an ordinary user is safer"
+# The groups that give access to GPIO, serial ports, the screen and touch input, where they exist.
+groups=()
+for g in gpio dialout video render input; do
+    getent group "$g" >/dev/null 2>&1 && groups+=("$g")
+done
+[ "${#groups[@]}" -gt 0 ] || groups=("$(id -gn "$user")")
+
+unitdir="$dest/etc/systemd/system"
+confdir="$dest/etc/rackside"
+mkdir -p "$unitdir" "$confdir"
+
+changed_units=()
+for name in clock kiosk; do
+    unit="rackside-$name.service"
+    tmp="$(mktemp)"
+    sed -e "s|@REPO@|$repo|g" -e "s|@USER@|$user|g" -e "s|@GROUPS@|${groups[*]}|g" "$repo/deploy/$unit" >"$tmp"
+    if cmp -s "$tmp" "$unitdir/$unit"; then
+        say "unchanged: $unitdir/$unit"
+        rm -f "$tmp"
+    else
+        install -m 0644 "$tmp" "$unitdir/$unit"
+        rm -f "$tmp"
+        say "installed: $unitdir/$unit (runs as $user, groups ${groups[*]})"
+        changed_units+=("$unit")
+    fi
+done
+
+# Default configs, only where the director has none yet.
+while read -r src target; do
+    if [ ! -f "$repo/$src" ]; then
+        say "skipped: $repo/$src does not exist in this checkout"
+    elif [ -e "$confdir/$target" ]; then
+        say "kept: $confdir/$target (already there; the default is $repo/$src)"
+    else
+        install -m 0644 "$repo/$src" "$confdir/$target"
+        say "copied: $repo/$src -> $confdir/$target"
+    fi
+done <<'CONFIGS'
+firmware/clock.toml clock.toml
+hardware/pins.toml pins.toml
+kiosk/default-station.toml station.toml
+CONFIGS
+
+if [ "${#changed_units[@]}" -gt 0 ]; then
+    "${systemctl[@]}" daemon-reload
+    say "reloaded systemd"
+fi
+for name in clock kiosk; do
+    unit="rackside-$name.service"
+    wanted=0
+    for r in "${roles[@]+"${roles[@]}"}"; do [ "$r" = "$name" ] && wanted=1; done
+    if [ "$wanted" = 1 ]; then
+        # A running service whose unit changed is restarted (the clock comes back from its journal).
+        if [[ " ${changed_units[*]+"${changed_units[*]}"} " == *" $unit "* ]] \
+            && "${systemctl[@]}" is-active --quiet "$unit"; then
+            "${systemctl[@]}" restart "$unit"
+            say "restarted: $unit (its unit changed)"
+        fi
+        "${systemctl[@]}" enable --now "$unit"
+        say "enabled and started: $unit (logs: journalctl -u $unit)"
+    else
+        say "not enabled: $unit (deploy/install-pi.sh $name enables it)"
+    fi
+done
+say "done. Config: $confdir/  State: /var/lib/rackside/"

@@ -1,0 +1,171 @@
+"""The systemd units and deploy/install-pi.sh: structure always, `systemd-analyze verify` where
+systemd is installed, and the installer run for real into a scratch root with a fake systemctl."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import grp
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from hardware.sdnotify import Notifier
+
+REPO = Path(__file__).resolve().parents[1]
+UNITS = {"clock": REPO / "deploy" / "rackside-clock.service", "kiosk": REPO / "deploy" / "rackside-kiosk.service"}
+INSTALL = REPO / "deploy" / "install-pi.sh"
+
+
+def parse_unit(text: str) -> dict[str, list[tuple[str, str]]]:
+    """systemd's unit syntax: [Section], Key=Value, '#'/';' comments; keys may repeat."""
+    sections: dict[str, list[tuple[str, str]]] = {}
+    current = None
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = sections.setdefault(line[1:-1], [])
+            continue
+        assert current is not None and "=" in line, f"line {n}: {line!r} is not Key=Value inside a section"
+        key, value = line.split("=", 1)
+        current.append((key.strip(), value.strip()))
+    return sections
+
+
+def values(unit, section, key) -> list[str]:
+    return [v for k, v in unit.get(section, []) if k == key]
+
+
+def one(unit, section, key) -> str:
+    found = values(unit, section, key)
+    assert len(found) == 1, f"[{section}] {key}= appears {len(found)} times"
+    return found[0]
+
+
+@pytest.mark.parametrize("name", ["clock", "kiosk"])
+def test_unit_structure(name):
+    unit = parse_unit(UNITS[name].read_text())
+    assert set(unit) == {"Unit", "Service", "Install"}
+    assert one(unit, "Unit", "Description")
+    assert one(unit, "Unit", "StartLimitIntervalSec") == "0"  # never give up restarting
+    assert one(unit, "Unit", "RequiresMountsFor") == "/var/lib/rackside"
+    assert one(unit, "Service", "Type") == "notify"
+    assert one(unit, "Service", "NotifyAccess") == "main"
+    assert one(unit, "Service", "Restart") == "always"
+    assert one(unit, "Service", "StateDirectory") == "rackside"
+    assert one(unit, "Service", "ConfigurationDirectory") == "rackside"
+    env = values(unit, "Service", "Environment")
+    assert "RACKSIDE_STATE_DIR=/var/lib/rackside" in env and "RACKSIDE_CONFIG_DIR=/etc/rackside" in env
+    watchdog = one(unit, "Service", "WatchdogSec")
+    assert re.fullmatch(r"\d+", watchdog) and 5 <= int(watchdog) <= 60
+    # What the program will be told, and how often it must then ping: half of it.
+    assert Notifier({"WATCHDOG_USEC": str(int(watchdog) * 1_000_000)}).watchdog_period_ns() == int(watchdog) * 500_000_000
+    assert one(unit, "Service", "ExecStart") == f"@REPO@/.venv/bin/rackside {name}"
+    assert one(unit, "Service", "User") == "@USER@"
+    for key, value in [("NoNewPrivileges", "yes"), ("ProtectSystem", "strict"), ("ProtectHome", "read-only"),
+                       ("PrivateTmp", "yes"), ("RestrictSUIDSGID", "yes")]:
+        assert one(unit, "Service", key) == value
+    assert one(unit, "Install", "WantedBy") == "multi-user.target"
+
+
+def test_execstart_is_the_console_script_setup_sh_installs():
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert "rackside" in scripts  # setup.sh's `pip install -e .` creates .venv/bin/rackside from this
+    venv_script = REPO / ".venv" / "bin" / "rackside"
+    if (REPO / ".venv").exists():
+        assert os.access(venv_script, os.X_OK), f"{venv_script} missing: run ./setup.sh"
+
+
+def test_pi_requirements_never_pair_rpigpio_with_rpi_lgpio():
+    names = {line.split("==")[0].strip().lower() for line in (REPO / "requirements-pi.txt").read_text().splitlines()
+             if line.strip() and not line.startswith("#")}
+    assert "lgpio" in names
+    assert not {"rpi.gpio", "rpi-lgpio"} <= names
+
+
+def fake_systemctl(tmp_path: Path, active: bool = False) -> tuple[str, Path]:
+    log = tmp_path / "systemctl.log"
+    script = tmp_path / "systemctl"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'echo "$*" >> "{log}"\n'
+        f'case "$1" in is-active) exit {0 if active else 3};; esac\n'
+    )
+    script.chmod(0o755)
+    return str(script), log
+
+
+def run_install(tmp_path: Path, *args: str, active: bool = False) -> tuple[subprocess.CompletedProcess, list[str]]:
+    systemctl, log = fake_systemctl(tmp_path, active)
+    log.unlink(missing_ok=True)
+    env = {**os.environ, "RACKSIDE_DESTDIR": str(tmp_path / "root"), "RACKSIDE_SYSTEMCTL": systemctl}
+    result = subprocess.run(["bash", str(INSTALL), *args], capture_output=True, text=True, env=env, timeout=60)
+    calls = log.read_text().splitlines() if log.exists() else []
+    return result, calls
+
+
+needs_venv = pytest.mark.skipif(not (REPO / ".venv" / "bin" / "rackside").exists(), reason="needs ./setup.sh's .venv")
+
+
+@needs_venv
+def test_install_is_idempotent_and_keeps_the_directors_config(tmp_path):
+    root = tmp_path / "root"
+    first, calls = run_install(tmp_path)
+    assert first.returncode == 0, first.stderr
+    for name in ("clock", "kiosk"):
+        installed = (root / "etc/systemd/system" / f"rackside-{name}.service").read_text()
+        assert not re.search(r"@[A-Z]+@", installed), "a placeholder was left unfilled"
+        assert f"ExecStart={REPO}/.venv/bin/rackside {name}" in installed
+        assert f"User={pwd.getpwuid(REPO.stat().st_uid).pw_name}" in installed
+    assert (root / "etc/rackside/pins.toml").read_text() == (REPO / "hardware/pins.toml").read_text()
+    assert calls == ["daemon-reload", "is-active --quiet rackside-clock.service", "enable --now rackside-clock.service"]
+    assert "installed:" in first.stdout and "copied:" in first.stdout
+
+    (root / "etc/rackside/pins.toml").write_text("# the director's own pins\n")
+    second, calls = run_install(tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert "unchanged: " in second.stdout and "kept: " in second.stdout and "installed:" not in second.stdout
+    assert (root / "etc/rackside/pins.toml").read_text() == "# the director's own pins\n"
+    assert calls == ["enable --now rackside-clock.service"]  # no reload, no restart
+
+    # A changed unit is reinstalled, and a running service restarted.
+    unit = root / "etc/systemd/system/rackside-kiosk.service"
+    unit.write_text(unit.read_text() + "# edited\n")
+    third, calls = run_install(tmp_path, "clock", "kiosk", active=True)
+    assert third.returncode == 0, third.stderr
+    assert calls == ["daemon-reload", "enable --now rackside-clock.service", "is-active --quiet rackside-kiosk.service",
+                     "restart rackside-kiosk.service", "enable --now rackside-kiosk.service"]
+
+
+def test_install_refuses_an_unknown_service(tmp_path):
+    result, calls = run_install(tmp_path, "judge")
+    assert result.returncode == 1
+    assert "unknown service 'judge' (allowed: clock, kiosk, none, --help)" in result.stderr
+    assert calls == []
+
+
+def _filled(tmp_path: Path) -> list[Path]:
+    user = pwd.getpwuid(os.getuid()).pw_name
+    group = grp.getgrgid(os.getgid()).gr_name
+    out = []
+    for name, path in UNITS.items():
+        target = tmp_path / path.name
+        target.write_text(path.read_text().replace("@REPO@", str(REPO)).replace("@USER@", user).replace("@GROUPS@", group))
+        out.append(target)
+    return out
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed here")
+@needs_venv
+def test_systemd_analyze_verify(tmp_path):
+    units = _filled(tmp_path)
+    result = subprocess.run(["systemd-analyze", "verify", "--man=no", *map(str, units)],
+                            capture_output=True, text=True, timeout=120)
+    # verify exits 0 even for ignored settings, so any message at all is a failure.
+    assert result.returncode == 0 and result.stderr.strip() == "", result.stderr
