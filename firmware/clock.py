@@ -256,14 +256,16 @@ def settle(c: Clock, t_ns: int) -> Clock:
     if c.phase is Phase.LATE:
         expired = tuple(p for p in PLAYERS if c.absent[p - 1] and _remaining_ns(c, p, t_ns) <= 0)
         if expired:
-            allotted = c.allotted_ns
-            for p in expired:  # the whole assigned time was lost to lateness
-                allotted = _set(allotted, p, c.played_ns[p - 1])
+            stopped = _stop_lateness(c, t_ns)  # anyone still absent keeps the lateness charged so far
+            allotted = stopped.allotted_ns
+            for p in expired:  # the time stops where it ran out: at 0:00, or where a director
+                # adjustment had already put it at or below 0:00 (remaining never rises by itself)
+                stop = min(0, _remaining_ns(c, p, c.since_ns))
+                allotted = _set(allotted, p, c.played_ns[p - 1] + stop)
             return replace(
-                c,
+                stopped,
                 phase=Phase.ENDED,
                 allotted_ns=allotted,
-                absent=(False, False),
                 neutral_ns=c.neutral_ns + dt,
                 since_ns=t_ns,
                 ending=Ending.LATENESS_FORFEIT,

@@ -469,3 +469,21 @@ def test_rules_refuse_non_positive_times():
         Rules(game_time_ms=0)
     with pytest.raises(ValueError):
         Rules(penalty_per_minute=-1)
+
+
+def test_2_3_5_expiry_keeps_the_other_absent_players_lateness_charged():
+    """Bug fixed in the core (found by the Hypothesis property): when one absent player's time ran
+    out, the other absent player's lateness was given back."""
+    c = run([LateStart(0, (1, 2)), Adjust(60 * S, 2, 60_000)])  # player 2 now has 1:00 left
+    v = view(c, 120 * S)
+    assert v.ending is Ending.LATENESS_FORFEIT and v.forfeits == (2,)
+    assert remaining(c, 300 * S) == (GAME - 120 * S, 0)  # player 1 was 2:00 late when it ended
+
+
+def test_2_3_5_expiry_of_a_time_adjusted_below_zero_keeps_it_there():
+    """Bug fixed in the core (found by the Hypothesis property): the expiry reset a remaining time
+    the director had put below 0:00 back up to 0:00."""
+    c = run([LateStart(0, (1,)), Adjust(1 * S, 1, -30_000)])
+    v = view(c, 2 * S)
+    assert v.ending is Ending.LATENESS_FORFEIT
+    assert v.players[0].remaining_ns == -30 * S
