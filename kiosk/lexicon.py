@@ -55,7 +55,9 @@ assert _TRAILER.size <= _TRAILER_CRC_AT
 
 # Every marisa-trie serialisation, and so every compiled lexicon, starts with these bytes.
 _BODY_MAGIC = b"We love Marisa.\x00"
-_CHUNK = 1 << 18  # read-through buffer for the body checksum
+# Read-through buffer for the body checksum: 64 KiB measured fastest in a fresh process (a
+# larger buffer costs more in first-touch page faults than it saves in read calls).
+_CHUNK = 1 << 16
 
 _DATA_DIR = Path(__file__).resolve().parent / "data"
 DEFAULT_SOURCE = _DATA_DIR / "enable.txt.xz"
