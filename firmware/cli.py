@@ -1,5 +1,199 @@
-"""Placeholder until its issue lands."""
+"""`rackside clock`: the table clock firmware, on a Pi's pins or on the simulated board.
+
+    rackside clock                       run on the GPIO pins of the pin map (a Pi)
+    rackside clock --simulate            the same firmware on gpiozero's mock pins, in a window
+                                         (or in the terminal when no display is available)
+    rackside clock --simulate --terminal force the terminal
+    rackside clock replay FILE [--json]  audit a game from its journal
+
+The config is `--config FILE`, else `clock.toml` in the config directory (rackside.config_dir())
+when there is one, else the defaults shipped in firmware/clock.toml. A bad config exits 2 with one
+line naming the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+EXIT_CONFIG = 2
 
 
-def register(sub) -> None:
-    return None
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "clock",
+        help="the table clock (use --simulate on a laptop)",
+        description=__doc__.splitlines()[0],
+        epilog="Simulator keys: Left Shift or z = left player, Right Shift or m = right player, "
+        "Space = centre (neutralise), d = director's menu, e = end the game, q or Esc = quit.",
+    )
+    p.add_argument("--simulate", action="store_true", help="run on gpiozero's mock pins with a window or terminal")
+    p.add_argument("--terminal", action="store_true", help="with --simulate: draw in this terminal, not a window")
+    p.add_argument("--config", type=Path, metavar="FILE", help="clock config (TOML)")
+    p.add_argument("--state-dir", type=Path, metavar="DIR", help="where journals and checkpoints go")
+    p.set_defaults(func=run_clock)
+    clock_sub = p.add_subparsers(dest="clock_command", metavar="SUBCOMMAND")
+    from firmware import replay
+
+    r = clock_sub.add_parser("replay", help="audit a game from its journal", description=replay.__doc__.splitlines()[0])
+    replay.add_arguments(r)
+    r.set_defaults(func=replay.run)
+
+
+def config_path(arg: Path | None) -> Path | None:
+    if arg is not None:
+        return arg
+    import rackside
+
+    candidate = rackside.config_dir() / "clock.toml"
+    return candidate if candidate.is_file() else None
+
+
+def state_path(arg: Path | None) -> Path:
+    if arg is not None:
+        return arg
+    import rackside
+
+    return rackside.state_dir() / "clock"
+
+
+class Clock:
+    """One assembled table clock: config, board, displays, journal store and runner."""
+
+    def __init__(self, args: argparse.Namespace, *, clock_ns=time.monotonic_ns, pin_factory: Any = None) -> None:
+        from firmware.config import load_config
+        from firmware.persist import GameStore
+        from firmware.runner import Runner
+        from hardware.board import Board
+        from hardware.display import RecordingDisplay, open_display
+        from hardware.sdnotify import Notifier
+
+        self.config = load_config(config_path(args.config))  # ConfigError: the caller exits 2
+        fw, pins = self.config.firmware, self.config.pins
+        self.simulated = bool(args.simulate)
+        if self.simulated and pin_factory is None:
+            from gpiozero.pins.mock import MockFactory
+
+            pin_factory = MockFactory()
+        self.board = Board(
+            pins.buttons,
+            buzzer_pin=pins.buzzer if fw.buzzer else None,
+            pin_factory=pin_factory,
+            clock_ns=clock_ns,
+        )
+        try:
+            if self.simulated:
+                self.displays = [RecordingDisplay("left"), RecordingDisplay("right")]
+            else:
+                self.displays = [
+                    open_display(dict(pins.displays[side]), name=f"{side} display", pin_factory=self.board.factory, clock_ns=clock_ns)
+                    for side in ("left", "right")
+                ]
+            settings = {**asdict(fw), "simulated": self.simulated, "pins": dict(pins.buttons)}
+            self.store = GameStore(state_path(args.state_dir), self.config.rules, config=settings)
+            self.runner = Runner(
+                rules=self.config.rules,
+                store=self.store,
+                displays=self.displays,
+                events=self.board.events,
+                clock_ns=clock_ns,
+                board=self.board,
+                buzzer=fw.buzzer,
+                notifier=Notifier(),
+                settle_ns=fw.settle_ms * 1_000_000,
+                hold_ns=fw.long_press_ms * 1_000_000,
+                chord_ns=fw.chord_ms * 1_000_000,
+                restored_banner_ns=fw.restored_s * 1_000_000_000,
+                initially_down=self.board.initially_down(),
+            )
+        except BaseException:
+            self.board.close()
+            raise
+
+    def start(self) -> None:
+        self.runner.start()
+
+    def close(self) -> None:
+        for display in getattr(self, "displays", []):
+            try:
+                display.close()
+            except Exception as exc:  # noqa: BLE001 - release the rest anyway
+                log.debug("closing display: %s", exc)
+        self.board.close()
+        self.store.close()
+
+
+def run_clock(args: argparse.Namespace) -> int:
+    from firmware.config import ConfigError
+    from firmware.persist import StoreError
+
+    try:
+        clock = Clock(args)
+    except ConfigError as exc:
+        print(f"rackside clock: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    try:
+        clock.start()
+    except StoreError as exc:
+        print(f"rackside clock: {exc}", file=sys.stderr)
+        clock.close()
+        return 1
+    try:
+        if args.simulate:
+            return simulate(clock, terminal=args.terminal)
+        return run_on_pins(clock)
+    finally:
+        clock.close()
+
+
+def run_on_pins(clock: Clock) -> int:
+    """The clock on a Pi: the runner's loop in this thread; SIGTERM (systemd stop) ends it cleanly."""
+    previous = signal.signal(signal.SIGTERM, lambda *_: clock.runner.stop())
+    try:
+        clock.runner.run()
+    except KeyboardInterrupt:
+        clock.runner.close()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return 0
+
+
+def display_available() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def simulate(clock: Clock, *, terminal: bool = False) -> int:
+    """The runner on its own thread (as on a Pi, where it is the one consumer of the queue); the
+    window or terminal in this one, pressing the mock pins and drawing what the displays were told."""
+    thread = threading.Thread(target=clock.runner.run, name="runner", daemon=True)
+    thread.start()
+    try:
+        ui = None
+        if not terminal and display_available():
+            try:
+                from hardware.sim_window import SimWindow
+
+                ui = SimWindow(clock.board, clock.displays)
+            except Exception as exc:  # noqa: BLE001 - no usable window: fall back to the terminal
+                log.warning("no simulator window (%s); drawing in the terminal", exc)
+        if ui is None:
+            from hardware.terminal import TerminalSim
+
+            ui = TerminalSim(clock.board, clock.displays)
+        ui.run(lambda: not thread.is_alive())
+    except KeyboardInterrupt:
+        pass
+    finally:
+        clock.runner.stop()
+        thread.join(timeout=5)
+    return 0

@@ -107,15 +107,71 @@ def rules_to_table(rules: Rules) -> dict:
     }
 
 
+# The firmware's own sections: key -> (low, high, default).
+INPUT_KEYS = {
+    "settle_ms": (1, 100, 15),  # debounce: the line must be released this long before a press
+    "long_press_ms": (1000, 10_000, 3000),  # centre held: end the game; both players held: menu
+    "chord_ms": (50, 2000, 400),  # both player buttons within this of each other start the chord
+}
+DISPLAY_KEYS = {
+    "restored_s": (1, 120, 10),  # how long the displays say a game was restored after a power cut
+}
+SOUND_KEYS = {"buzzer": False}  # sound the buzzer at 0:00 and at forfeit (tournament halls are quiet)
+PINMAP_SECTIONS = ("buttons", "displays", "buzzer")  # the pin map, as in hardware/pins.toml
+SECTIONS = ("clock", "input", "display", "sound", *PINMAP_SECTIONS)
+
+
+@dataclass(frozen=True)
+class Firmware:
+    """The [input], [display] and [sound] sections: how the firmware around the core behaves."""
+
+    settle_ms: int = 15
+    long_press_ms: int = 3000
+    chord_ms: int = 400
+    restored_s: int = 10
+    buzzer: bool = False
+
+
+def firmware_from_data(data: dict) -> Firmware:
+    values: dict[str, Any] = {}
+    for section, keys in (("input", INPUT_KEYS), ("display", DISPLAY_KEYS)):
+        table = check_keys(section, data.get(section, {}), set(keys))
+        for key, (low, high, default) in keys.items():
+            values[key] = _int(f"{section}.{key}", table.get(key, default), low, high)
+    sound = check_keys("sound", data.get("sound", {}), set(SOUND_KEYS))
+    buzzer = sound.get("buzzer", SOUND_KEYS["buzzer"])
+    if not isinstance(buzzer, bool):
+        raise ConfigError(f"sound.buzzer = {buzzer!r}: allowed are true and false")
+    return Firmware(buzzer=buzzer, **values)
+
+
+def pinmap_from_data(data: dict, source: str) -> Any:
+    """The pin map: the config's own [buttons]/[displays]/[buzzer] tables when it has any (all are
+    then checked together, as in hardware/pins.toml), else the reference build's defaults.
+    A pin used twice is refused, naming both uses."""
+    from hardware.pinmap import PinMapError, load_pinmap, parse_pinmap
+
+    try:
+        if any(section in data for section in PINMAP_SECTIONS):
+            return parse_pinmap({k: data[k] for k in PINMAP_SECTIONS if k in data}, source=source)
+        return load_pinmap()
+    except PinMapError as e:
+        raise ConfigError(str(e)) from None
+
+
 @dataclass(frozen=True)
 class LoadedConfig:
     path: Path
     data: dict  # the whole parsed file, for the sections other modules own
     rules: Rules
+    firmware: Firmware = Firmware()
+    pins: Any = None  # hardware.pinmap.PinMap
 
 
 def load_config(path: Path | None = None) -> LoadedConfig:
-    """Read and check a clock config file; `None` means the defaults shipped beside this module."""
+    """Read and check a clock config file; `None` means the defaults shipped beside this module.
+    Every section is checked before anything starts; the first problem raises ConfigError naming
+    the file, the key and what is allowed."""
     path = Path(path) if path is not None else DEFAULT_CONFIG
     try:
         with open(path, "rb") as f:
@@ -125,7 +181,12 @@ def load_config(path: Path | None = None) -> LoadedConfig:
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
     try:
+        unknown = sorted(set(data) - set(SECTIONS))
+        if unknown:
+            raise ConfigError(f"unknown section [{unknown[0]}]: allowed sections are {', '.join(SECTIONS)}")
         rules = rules_from_table(data.get("clock"))
+        firmware = firmware_from_data(data)
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}") from None
-    return LoadedConfig(path=path, data=data, rules=rules)
+    pins = pinmap_from_data(data, str(path))
+    return LoadedConfig(path=path, data=data, rules=rules, firmware=firmware, pins=pins)

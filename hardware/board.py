@@ -1,0 +1,174 @@
+"""The clock's buttons and buzzer on gpiozero: every edge, timestamped, into one queue.
+
+The buttons are gpiozero `Button`s on the pin map's BCM pins, wired to ground against the Pi's
+pull-ups (`pull_up=True`), created with `bounce_time=None`: debouncing is ours (`firmware.debounce`),
+done from edge timestamps, because gpiozero's bounce_time drops the edges we need to date a press.
+
+On a Pi the pin back-end calls us on its own threads. The callback does the least it can: date the
+edge and put ``("edge", t_ns, button, down)`` on ONE `queue.SimpleQueue`, which the runner's single
+thread consumes. Commands from a simulator's keyboard go into the same queue as
+``("cmd", t_ns, name)``, so the runner never needs a lock.
+
+Dating an edge: gpiozero reports each pin change with the back-end's `ticks` (lgpio: the kernel's
+CLOCK_MONOTONIC timestamp of the GPIO event; MockFactory: `time.monotonic()` when the pin was
+driven). We convert it with the factory's public API, as the age of the edge subtracted from now:
+``edge_ns = now_ns - round(factory.ticks_diff(factory.ticks(), ticks) * 1e9)``, so the time charged
+does not include however long the back-end thread took to call us.
+
+No gpiozero import happens at module import time.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import time
+from typing import Any, Callable
+
+log = logging.getLogger(__name__)
+
+BUTTONS = ("left", "right", "neutralise")
+MAX_EDGE_AGE_NS = 5_000_000_000  # an older "edge" is nonsense from the back-end: date it now
+
+_edge_button_class = None
+
+
+def edge_button_class():
+    """`gpiozero.Button` that also reports every pin change with its ticks.
+
+    Why a subclass overriding `_fire_events`: gpiozero's `when_pressed` callbacks carry no
+    timestamp, and `pin.when_changed` (which does) already belongs to the Button itself
+    (`DigitalInputDevice._pin_changed`); replacing or chaining it would break the device's own
+    state and events. `EventsMixin._fire_events(ticks, new_active)` is gpiozero's documented hook
+    for descendants ("should be called by descendents whenever the is_active property is likely to
+    have changed ... *ticks* must be set to the time when the change occurred"), it receives the
+    back-end's ticks for every change, and it is the same in gpiozero 1.6 and 2.0. We see the
+    change first, then let gpiozero handle it as usual.
+    """
+    global _edge_button_class
+    if _edge_button_class is None:
+        from gpiozero import Button
+
+        class EdgeButton(Button):
+            def __init__(self, pin: Any, *, on_edge: Callable[[float, bool], None], **kwargs: Any) -> None:
+                self._on_edge = None  # the initial state report during __init__ is not an edge
+                super().__init__(pin, **kwargs)
+                self._on_edge = on_edge
+
+            def _fire_events(self, ticks, new_active):  # noqa: ANN001 - gpiozero's signature
+                on_edge = self._on_edge
+                if on_edge is not None:
+                    on_edge(ticks, bool(new_active))
+                super()._fire_events(ticks, new_active)
+
+        _edge_button_class = EdgeButton
+    return _edge_button_class
+
+
+class Board:
+    """The three buttons (and the optional buzzer) of one table clock.
+
+    `pins` maps "left", "right", "neutralise" to BCM numbers; `buzzer_pin` is a BCM number or None.
+    `pin_factory` None means gpiozero's default (GPIOZERO_PIN_FACTORY, e.g. "mock" or "lgpio").
+    """
+
+    def __init__(
+        self,
+        pins: dict[str, int],
+        *,
+        buzzer_pin: int | None = None,
+        pin_factory: Any = None,
+        clock_ns: Callable[[], int] = time.monotonic_ns,
+        events: "queue.SimpleQueue | None" = None,
+    ) -> None:
+        EdgeButton = edge_button_class()
+        self.events: queue.SimpleQueue = events if events is not None else queue.SimpleQueue()
+        self._clock_ns = clock_ns
+        self._warned = False
+        self.buttons: dict[str, Any] = {}
+        self.buzzer = None
+        self.factory = pin_factory
+        try:
+            for name in BUTTONS:
+                self.buttons[name] = EdgeButton(
+                    pins[name],
+                    pull_up=True,
+                    bounce_time=None,
+                    pin_factory=pin_factory,
+                    on_edge=self._edge_callback(name),
+                )
+                self.factory = self.buttons[name].pin_factory
+            if buzzer_pin is not None:
+                from gpiozero import Buzzer
+
+                self.buzzer = Buzzer(buzzer_pin, pin_factory=self.factory)
+        except Exception:
+            self.close()
+            raise
+
+    def _edge_callback(self, name: str) -> Callable[[float, bool], None]:
+        put = self.events.put
+
+        def on_edge(ticks: float, down: bool) -> None:
+            put(("edge", self.edge_ns(ticks), name, down))
+
+        return on_edge
+
+    def edge_ns(self, ticks: float) -> int:
+        """The monotonic time (ns, on `clock_ns`) of an edge the back-end dated `ticks`."""
+        now = self._clock_ns()
+        f = self.factory
+        age_ns = round(f.ticks_diff(f.ticks(), ticks) * 1e9)
+        if 0 <= age_ns <= MAX_EDGE_AGE_NS:
+            return now - age_ns
+        if not self._warned:  # once: a back-end with broken ticks would otherwise flood the log
+            self._warned = True
+            log.warning("pin back-end reported an edge %.3f s old; dating edges on arrival instead", age_ns / 1e9)
+        return now
+
+    def initially_down(self) -> dict[str, bool]:
+        """Which buttons are held right now (a button held at start-up is not a press)."""
+        return {name: bool(b.is_active) for name, b in self.buttons.items()}
+
+    def command(self, name: str) -> None:
+        """Queue a command (e.g. "menu", "end", "stop") for the runner, dated now."""
+        self.events.put(("cmd", self._clock_ns(), name))
+
+    # --- the simulated board: press the mock pins ----------------------------------------------
+
+    def drive(self, name: str, down: bool) -> None:
+        """Close (`down`) or open a button's contact. Only on gpiozero's MockFactory pins."""
+        pin = self.buttons[name].pin
+        if down:
+            pin.drive_low()
+        else:
+            pin.drive_high()
+
+    def is_down(self, name: str) -> bool:
+        return bool(self.buttons[name].is_active)
+
+    # --- buzzer --------------------------------------------------------------------------------
+
+    def beep(self, kind: str) -> None:
+        """"zero": two short beeps (a player's time reached 0:00); "forfeit": one long beep."""
+        if self.buzzer is None:
+            return
+        try:
+            if kind == "forfeit":
+                self.buzzer.beep(on_time=1.5, off_time=0.1, n=1, background=True)
+            else:
+                self.buzzer.beep(on_time=0.15, off_time=0.15, n=2, background=True)
+        except Exception as exc:  # noqa: BLE001 - a dead buzzer never stops the clock
+            log.warning("buzzer: %s", exc)
+
+    @property
+    def buzzing(self) -> bool:
+        return self.buzzer is not None and bool(self.buzzer.is_active)
+
+    def close(self) -> None:
+        for device in [*self.buttons.values(), self.buzzer]:
+            if device is not None:
+                try:
+                    device.close()
+                except Exception as exc:  # noqa: BLE001 - closing must release the rest
+                    log.debug("closing %r: %s", device, exc)

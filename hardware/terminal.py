@@ -1,0 +1,145 @@
+"""The simulated board in a terminal, for machines without a display (or `--terminal`).
+
+Draws what the display drivers were told to show as large 7-segment digits (through the same
+encoder the real drivers use, `hardware.sevenseg`), redrawing in place with ANSI escapes only when
+a text changes. Reads keys in cbreak mode (Ctrl-C still interrupts).
+
+A terminal reports key presses but not key releases, and not Shift on its own, so the keys are:
+z = left player's button, m = right player's, Space = the centre (neutralise); each key press
+closes the mock pin's contact and opens it again `TAP_S` later. Long presses cannot be held in a
+terminal: d opens the director's menu and e ends the game instead; q quits.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+import time
+from typing import Any, Callable, Sequence
+
+from hardware import sevenseg
+
+KEYS = {"z": "left", "Z": "left", "m": "right", "M": "right", " ": "neutralise"}
+COMMANDS = {"d": "menu", "D": "menu", "e": "end", "E": "end"}
+QUIT = {"q", "Q", "\x1b", "\x03", "\x04"}
+TAP_S = 0.12
+
+RED = "\x1b[1;31m"
+DIM = "\x1b[2m"
+RESET = "\x1b[0m"
+HOME_CLEAR = "\x1b[H\x1b[2J"
+HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
+
+
+def big_digits(text: str) -> list[str]:
+    """Three rows of ASCII 7-segment art for what a 4-digit module shows for `text`."""
+    try:
+        frame = sevenseg.encode(text)
+    except ValueError:
+        frame = sevenseg.Frame(cells=(sevenseg.GLYPHS["-"],) * sevenseg.DIGITS, colon=False)
+    rows = ["", "", ""]
+    for i, bits in enumerate(frame.cells):
+        a, b, c, d, e, f, g = ((bits >> s) & 1 for s in range(7))
+        rows[0] += " " + ("_" if a else " ") + "  "
+        rows[1] += ("|" if f else " ") + ("_" if g else " ") + ("|" if b else " ") + " "
+        rows[2] += ("|" if e else " ") + ("_" if d else " ") + ("|" if c else " ") + " "
+        if i == sevenseg.COLON_AFTER:
+            dot = "o" if frame.colon else " "
+            rows[0] += "  "
+            rows[1] += dot + " "
+            rows[2] += dot + " "
+    return rows
+
+
+def screen(texts: Sequence[str], down: dict[str, bool] | None = None) -> str:
+    """The whole screen for the displays' `texts` (left, right) and which buttons are held."""
+    down = down or {}
+    left, right = big_digits(texts[0]), big_digits(texts[1]) if len(texts) > 1 else big_digits("")
+    lines = [
+        HOME_CLEAR + "  Rackside table clock (simulated board)",
+        "",
+        "   LEFT PLAYER             RIGHT PLAYER",
+    ]
+    for l_row, r_row in zip(left, right):
+        lines.append(f"   {RED}{l_row:<22}{RESET}  {RED}{r_row}{RESET}")
+    marks = {name: ("[#]" if down.get(name) else "[ ]") for name in ("left", "neutralise", "right")}
+    lines += [
+        "",
+        f"   {marks['left']} z               {marks['neutralise']} space          {marks['right']} m",
+        "",
+        f"   {DIM}z: left  m: right  space: neutralise  d: director menu  e: end game  q: quit{RESET}",
+    ]
+    return "\r\n".join(lines) + "\r\n"
+
+
+class TerminalSim:
+    def __init__(self, board: Any, displays: Sequence[Any], *, stdin: Any = None, stdout: Any = None) -> None:
+        self.board = board
+        self.displays = list(displays)
+        self.stdin = stdin or sys.stdin
+        self.stdout = stdout or sys.stdout
+        self.release_at: dict[str, float] = {}
+        self.drawn: tuple | None = None
+
+    def key(self, ch: str) -> bool:
+        """Handle one key; False to quit."""
+        if ch in QUIT:
+            return False
+        if ch in KEYS:
+            button = KEYS[ch]
+            if button not in self.release_at:
+                self.board.drive(button, True)
+            self.release_at[button] = time.monotonic() + TAP_S
+        elif ch in COMMANDS:
+            self.board.command(COMMANDS[ch])
+        return True
+
+    def release_due(self, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        for button, at in list(self.release_at.items()):
+            if now >= at:
+                del self.release_at[button]
+                self.board.drive(button, False)
+
+    def draw(self) -> None:
+        texts = tuple(d.text for d in self.displays)
+        down = {n: n in self.release_at for n in ("left", "right", "neutralise")}
+        state = (texts, tuple(sorted(down.items())))
+        if state != self.drawn:
+            self.drawn = state
+            self.stdout.write(screen(texts, down))
+            self.stdout.flush()
+
+    def run(self, stopped: Callable[[], bool] = lambda: False) -> None:
+        fd = self.stdin.fileno()
+        is_tty = os.isatty(fd)
+        saved = None
+        if is_tty:
+            import termios
+            import tty
+
+            saved = termios.tcgetattr(fd)
+            tty.setcbreak(fd)
+        self.stdout.write(HIDE_CURSOR)
+        try:
+            while not stopped():
+                ready, _, _ = select.select([fd], [], [], 0.05)
+                if ready:
+                    data = os.read(fd, 64).decode("utf-8", "replace")
+                    if not data:
+                        return
+                    if not all([self.key(ch) for ch in data]):
+                        return
+                self.release_due()
+                self.draw()
+        finally:
+            for button in list(self.release_at):
+                self.board.drive(button, False)
+            self.release_at.clear()
+            self.stdout.write(SHOW_CURSOR + RESET + "\r\n")
+            self.stdout.flush()
+            if saved is not None:
+                import termios
+
+                termios.tcsetattr(fd, termios.TCSADRAIN, saved)

@@ -1,0 +1,145 @@
+"""A table clock on gpiozero's mock pins with a fake monotonic clock, shared by the firmware tests.
+
+Nothing here sleeps: MockPin dates its edges with `gpiozero.pins.mock.monotonic`, which the rig
+replaces with the same fake clock the runner reads, so a test sets the time, drives a pin, and
+knows the exact nanosecond the edge happened.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from firmware.clock import NS_PER_MS, Rules, view
+from firmware.persist import GameStore
+from firmware.runner import Runner
+from hardware.board import Board
+from hardware.display import RecordingDisplay
+
+PINS = {"left": 17, "right": 27, "neutralise": 22}
+T0 = 1_000 * 1_000_000_000  # the fake clock starts at 1000 s
+
+
+class FakeClock:
+    def __init__(self, t_ns: int = T0) -> None:
+        self.t_ns = t_ns
+
+    def __call__(self) -> int:
+        return self.t_ns
+
+    def seconds(self) -> float:
+        return self.t_ns / 1e9
+
+
+class Rig:
+    """Board + displays + journal store + runner, all driven by a fake clock."""
+
+    def __init__(self, monkeypatch, state_dir: Path, *, rules: Rules | None = None, buzzer: bool = False, **runner_kwargs) -> None:
+        import gpiozero.pins.mock as mock
+        from gpiozero.pins.mock import MockFactory
+
+        self.clock = FakeClock()
+        monkeypatch.setattr(mock, "monotonic", self.clock.seconds)
+        self.factory = MockFactory()
+        self.rules = rules or Rules()
+        self.board = Board(PINS, buzzer_pin=12 if buzzer else None, pin_factory=self.factory, clock_ns=self.clock)
+        self.displays = [RecordingDisplay("left"), RecordingDisplay("right")]
+        self.state_dir = state_dir
+        self.store = GameStore(state_dir, self.rules, boot_id="test-boot")
+        self.runner = Runner(
+            rules=self.rules,
+            store=self.store,
+            displays=self.displays,
+            events=self.board.events,
+            clock_ns=self.clock,
+            board=self.board,
+            buzzer=buzzer,
+            initially_down=self.board.initially_down(),
+            **runner_kwargs,
+        )
+        self.runner.start()
+
+    # time
+    @property
+    def now(self) -> int:
+        return self.clock.t_ns
+
+    def at(self, t_ns: int) -> "Rig":
+        assert t_ns >= self.clock.t_ns, "the fake clock never goes backwards"
+        self.clock.t_ns = t_ns
+        return self
+
+    def after_ms(self, ms: float) -> "Rig":
+        return self.at(self.clock.t_ns + round(ms * NS_PER_MS))
+
+    # pins
+    def down(self, button: str) -> "Rig":
+        self.board.drive(button, True)
+        return self
+
+    def up(self, button: str) -> "Rig":
+        self.board.drive(button, False)
+        return self
+
+    def tap(self, button: str, hold_ms: float = 80) -> int:
+        """Press and release cleanly; the runner handles both. Returns the press's edge time."""
+        t = self.now
+        self.down(button).pump()
+        self.after_ms(hold_ms).up(button).pump()
+        return t
+
+    def pump(self) -> "Rig":
+        self.runner.pump()
+        return self
+
+    def advance_to(self, t_ns: int) -> "Rig":
+        """Let time pass to `t_ns`, waking the runner at every moment it asked to be woken (as
+        its loop would), so displays and long presses are handled when they are due."""
+        while True:
+            due = self.runner.next_due_ns(self.now)
+            if due is None or due > t_ns:
+                break
+            self.at(max(due, self.now)).pump()
+        return self.at(t_ns).pump()
+
+    def advance_ms(self, ms: float) -> "Rig":
+        return self.advance_to(self.now + round(ms * NS_PER_MS))
+
+    # what the clock shows
+    def view(self):
+        return view(self.runner.clock, max(self.now, self.runner.clock.since_ns or self.now))
+
+    def remaining_ns(self, player: int) -> int:
+        return self.view().players[player - 1].remaining_ns
+
+    def texts(self) -> tuple[str, str]:
+        return self.displays[0].text, self.displays[1].text
+
+    def journal_inputs(self) -> list[dict]:
+        import json
+
+        lines = self.store.journal_path.read_text().splitlines()[1:]
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def close(self) -> None:
+        self.runner.close()
+        self.board.close()
+        self.store.close()
+
+
+@pytest.fixture
+def rig(monkeypatch, tmp_path):
+    r = Rig(monkeypatch, tmp_path / "state")
+    yield r
+    r.close()
+
+
+def make_rig(monkeypatch, tmp_path, **kwargs) -> Rig:
+    return Rig(monkeypatch, tmp_path / "state", **kwargs)
+
+
+def test_rig_edges_carry_the_fake_clock_time(rig):
+    rig.after_ms(12.345678).down("left")
+    kind, t, button, down = rig.board.events.get_nowait()
+    assert (kind, t, button, down) == ("edge", rig.now, "left", True)
