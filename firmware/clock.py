@@ -254,9 +254,12 @@ def settle(c: Clock, t_ns: int) -> Clock:
             )
         return replace(c, played_ns=_set(c.played_ns, c.side, c.played_ns[i] + dt), since_ns=t_ns)
     if c.phase is Phase.LATE:
-        expired = tuple(p for p in PLAYERS if c.absent[p - 1] and _remaining_ns(c, p, t_ns) <= 0)
-        if expired:
-            stopped = _stop_lateness(c, t_ns)  # anyone still absent keeps the lateness charged so far
+        # when each absent player's assigned time runs out (now, if it already has)
+        due = {p: c.since_ns + max(0, _remaining_ns(c, p, c.since_ns)) for p in PLAYERS if c.absent[p - 1]}
+        expiry = min(due.values(), default=None)
+        if expiry is not None and expiry <= t_ns:
+            expired = tuple(p for p in due if due[p] == expiry)
+            stopped = _stop_lateness(c, expiry)  # anyone else absent is charged up to that moment
             allotted = stopped.allotted_ns
             for p in expired:  # the time stops where it ran out: at 0:00, or where a director
                 # adjustment had already put it at or below 0:00 (remaining never rises by itself)

@@ -5,6 +5,7 @@
 - the penalty formula holds at every moment (5.3: 10 points per minute or part thereof of
   overtime in whole seconds), and the display agrees with it;
 - presses from the side not running change nothing (3.4.1): the result equals `settle(clock, t)`.
+- the clock seen at t2 is the same whether or not anyone looked at it in between.
 
 Short games (1 minute) are mixed in so overtime, the 5.3.3 forfeit and lateness forfeits happen.
 """
@@ -195,3 +196,17 @@ def test_an_ended_game_never_changes_again(game):
         if settled is not None and settled.phase is Phase.ENDED and not isinstance(event, Resume):
             assert nxt == settled
         c = nxt
+
+
+@FAST
+@given(games, st.integers(0, 30 * 60 * S), st.floats(0, 1))
+def test_looking_at_the_clock_in_between_changes_nothing(game, later, fraction):
+    """Time-triggered rules (5.3.3, 2.3.5) are derived from timestamps: the clock seen at t2 is the
+    same whether or not it was settled at some t1 in between."""
+    rules, steps = game
+    c = new_clock(rules)
+    for event in build(rules, steps):
+        c = apply(c, event)
+        t2 = c.since_ns + later
+        t1 = c.since_ns + int(later * fraction)
+        assert view(settle(c, t1), t2) == view(c, t2)
