@@ -83,9 +83,25 @@ while read -r src target; do
     fi
 done <<'CONFIGS'
 firmware/clock.toml clock.toml
-hardware/pins.toml pins.toml
 kiosk/default-station.toml station.toml
 CONFIGS
+
+# The state directory (systemd's StateDirectory= would make it at first start; the lexicon needs it now).
+statedir="$dest/var/lib/rackside"
+if [ -z "$dest" ]; then
+    install -d -m 0750 -o "$user" -g "$(id -gn "$user")" "$statedir"
+    as_user=(runuser -u "$user" --)
+else
+    mkdir -p "$statedir"
+    as_user=()
+fi
+for r in "${roles[@]+"${roles[@]}"}"; do
+    if [ "$r" = kiosk ]; then
+        # The station reads its lexicons from the service's state directory, not the user's.
+        "${as_user[@]+"${as_user[@]}"}" env RACKSIDE_STATE_DIR="$statedir" "$repo/.venv/bin/rackside" lexicon install-default \
+            || die "could not compile the default lexicon into $statedir (see above)"
+    fi
+done
 
 if [ "${#changed_units[@]}" -gt 0 ]; then
     "${systemctl[@]}" daemon-reload

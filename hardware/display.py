@@ -102,6 +102,17 @@ class DeviceDisplay:
         """False during an outage (the device failed and has not been written since)."""
         return self._fault_since_ns is None
 
+    @property
+    def due_ns(self) -> int | None:
+        """When (on `clock_ns`) calling `show(self.text)` again would do something: retry after a
+        fault, or refresh unchanged text. A main loop that sleeps until its next event can wake
+        then too. None before anything was shown and after `close()`."""
+        if self._closed or (self._written is None and self._fault_since_ns is None):
+            return None
+        if self._fault_since_ns is not None:
+            return self._retry_at_ns
+        return self._written_at_ns + self._refresh_ns
+
     def show(self, text: str) -> None:
         now = self._clock_ns()
         self.text = text

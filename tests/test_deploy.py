@@ -123,15 +123,15 @@ def test_install_is_idempotent_and_keeps_the_directors_config(tmp_path):
         assert not re.search(r"@[A-Z]+@", installed), "a placeholder was left unfilled"
         assert f"ExecStart={REPO}/.venv/bin/rackside {name}" in installed
         assert f"User={pwd.getpwuid(REPO.stat().st_uid).pw_name}" in installed
-    assert (root / "etc/rackside/pins.toml").read_text() == (REPO / "hardware/pins.toml").read_text()
+    assert (root / "etc/rackside/clock.toml").read_text() == (REPO / "firmware/clock.toml").read_text()
     assert calls == ["daemon-reload", "is-active --quiet rackside-clock.service", "enable --now rackside-clock.service"]
     assert "installed:" in first.stdout and "copied:" in first.stdout
 
-    (root / "etc/rackside/pins.toml").write_text("# the director's own pins\n")
+    (root / "etc/rackside/clock.toml").write_text("# the director's own config\n")
     second, calls = run_install(tmp_path)
     assert second.returncode == 0, second.stderr
     assert "unchanged: " in second.stdout and "kept: " in second.stdout and "installed:" not in second.stdout
-    assert (root / "etc/rackside/pins.toml").read_text() == "# the director's own pins\n"
+    assert (root / "etc/rackside/clock.toml").read_text() == "# the director's own config\n"
     assert calls == ["enable --now rackside-clock.service"]  # no reload, no restart
 
     # A changed unit is reinstalled, and a running service restarted.
@@ -141,6 +141,7 @@ def test_install_is_idempotent_and_keeps_the_directors_config(tmp_path):
     assert third.returncode == 0, third.stderr
     assert calls == ["daemon-reload", "enable --now rackside-clock.service", "is-active --quiet rackside-kiosk.service",
                      "restart rackside-kiosk.service", "enable --now rackside-kiosk.service"]
+    assert (root / "var/lib/rackside/lexicons/enable.rlex").is_file()  # the station's lexicon, in its state dir
 
 
 def test_install_refuses_an_unknown_service(tmp_path):

@@ -274,6 +274,23 @@ def test_tm1637_unplugged_module_is_logged_once_and_retried(tm, clock, caplog):
     assert any("working again" in r.getMessage() for r in caplog.records)
 
 
+def test_due_ns_says_when_a_retry_or_refresh_is_due(tm, clock):
+    display, factory = tm
+    assert display.due_ns is None
+    display.show("1:00")
+    assert display.due_ns == clock.ns + 5_000_000_000  # refresh_s
+    factory.wire.present = False
+    clock.advance(5)
+    display.show("1:00")  # the refresh finds the module gone
+    assert not display.ok and display.due_ns == clock.ns + 500_000_000
+    factory.wire.present = True
+    clock.ns = display.due_ns
+    display.show(display.text)
+    assert display.ok and on_the_wire(factory).text() == "1:00"
+    display.close()
+    assert display.due_ns is None
+
+
 def test_tm1637_backoff_doubles_and_is_capped(tm, clock):
     display, factory = tm
     factory.wire.present = False
