@@ -14,7 +14,6 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
@@ -67,7 +66,7 @@ class KioskApp:
                                          config.printer_status_check)
         self.lexicon = None
         self.settings = None
-        self.challenge_log = None
+        self._challenge_log = None
         self.running = False
         self.frames = 0
         self._pointer = _Pointer()
@@ -79,10 +78,10 @@ class KioskApp:
     # -- start-up -----------------------------------------------------------------------------
 
     def load_engine(self) -> None:
-        """Settings, lexicon and log. A missing or corrupt lexicon is shown on the idle screen
-        (the director fixes it from director mode); corrupt settings refuse to start."""
+        """Settings and lexicon: what the idle screen shows. A missing or corrupt lexicon is shown
+        on the idle screen (the director fixes it from director mode); corrupt settings refuse to
+        start."""
         from kiosk.adjudication import ChallengeRule
-        from kiosk.challenge_log import ChallengeLog, default_log_path
         from kiosk.settings import load_settings
 
         self.settings = load_settings(self.paths.settings)
@@ -90,8 +89,26 @@ class KioskApp:
         self.station.show_rule(self.settings.challenge_rule.value, self.settings.challenge_rule.label)
         self.station.max_words = max(1, min(self.settings.max_words, flow.MAX_WORDS))
         self._open_lexicon()
-        path = self.paths.log or self.config.log_path or default_log_path()
-        self.challenge_log = ChallengeLog(path, self.config.name)
+
+    @property
+    def challenge_log(self):
+        if self._challenge_log is None:
+            from kiosk.challenge_log import ChallengeLog, default_log_path
+
+            path = self.paths.log or self.config.log_path or default_log_path()
+            self._challenge_log = ChallengeLog(path, self.config.name)
+        return self._challenge_log
+
+    def warm_up(self) -> None:
+        """Once the idle screen is up: open the log and load the JUDGE path (engine, printer
+        module, the verdict's fonts), so the first challenge is as quick as every later one."""
+        from kiosk import challenge_log, docket  # noqa: F401  (loaded now, not at the first JUDGE)
+
+        if self.printer is not None:
+            import serial  # noqa: F401
+        _ = self.challenge_log
+        for size in (92, 40, 26, 20, 18):
+            self.renderer.font(size)
 
     def _open_lexicon(self) -> None:
         from kiosk.lexicon import LexiconError
@@ -155,6 +172,7 @@ class KioskApp:
         import pygame
 
         self.start()
+        self.warm_up()
         try:
             while self.running:
                 now = self.clock_ns()
@@ -335,8 +353,10 @@ class KioskApp:
             self.station.note(f"Cannot read the log: {exc}")
 
     def _do_exportlog(self, eff) -> None:
-        from kiosk.challenge_log import export_csv
+        from datetime import datetime
+
         import rackside
+        from kiosk.challenge_log import export_csv
 
         folder = self.paths.exports or self.config.export_dir or rackside.state_dir() / "exports"
         # Wall-clock time only names the file for humans.
@@ -423,6 +443,8 @@ class KioskApp:
 
 def _docket_time(iso: str) -> str:
     """'2026-11-29T12:00:03+00:00' -> '2026-11-29 12:00:03 UTC' for the slip."""
+    from datetime import datetime
+
     try:
         dt = datetime.fromisoformat(iso)
     except ValueError:

@@ -104,7 +104,8 @@ class DocketPrinter:
         except serial.SerialTimeoutException:
             why = "the printer did not take the docket in time"
         except (serial.SerialException, OSError, ValueError) as exc:
-            why = f"no printer at {self.url} ({exc.__class__.__name__})"
+            why = "no printer is connected"
+            log.warning("docket printer %s: %s", self.url, exc)
         log.warning("docket %s not printed: %s", docket.challenge_id, why)
         self.close()
         return False, why

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 NS = 1_000_000_000
 MAX_WORDS = 8
@@ -30,8 +30,7 @@ PIN_MAX = 8
 PIN_TRIES = 5
 
 
-@dataclass(frozen=True)
-class Timing:
+class Timing(NamedTuple):
     inactivity_ns: int = 15 * NS  # any player step: forget the words after 15 s without input
     result_hold_ns: int = 10 * NS  # the verdict stays up 10 s ...
     touch_ignore_ns: int = NS // 2  # ... and ignores input for the first 0.5 s
@@ -64,31 +63,27 @@ DIRECTOR_SCREENS = {
 # --- Events (inputs) -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Key:
+class Key(NamedTuple):
     """A physical key: "A".."Z", "0".."9", "-", or SPACE ENTER BACKSPACE TAB ESCAPE UP DOWN."""
 
     key: str
     t_ns: int
 
 
-@dataclass(frozen=True)
-class Tap:
+class Tap(NamedTuple):
     """An on-screen target was pressed and released (see kiosk.layout for target names)."""
 
     target: str
     t_ns: int
 
 
-@dataclass(frozen=True)
-class Close:
+class Close(NamedTuple):
     """Window close or Alt+F4: leads to the PIN screen, never out of the kiosk."""
 
     t_ns: int
 
 
-@dataclass(frozen=True)
-class Tick:
+class Tick(NamedTuple):
     """Time passed with no input."""
 
     t_ns: int
@@ -100,45 +95,37 @@ Event = Key | Tap | Close | Tick
 # --- Effects (outputs for the app to carry out) ------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Judge:
+class Judge(NamedTuple):
     words: tuple[str, ...]
     table: str | None
     kind: str  # "self" or "runner"
 
 
-@dataclass(frozen=True)
-class ListLexicons:
+class ListLexicons(NamedTuple):
     pass
 
 
-@dataclass(frozen=True)
-class ChooseLexicon:
+class ChooseLexicon(NamedTuple):
     path: str
 
 
-@dataclass(frozen=True)
-class ChooseRule:
+class ChooseRule(NamedTuple):
     value: str
 
 
-@dataclass(frozen=True)
-class LoadLog:
+class LoadLog(NamedTuple):
     pass
 
 
-@dataclass(frozen=True)
-class ExportLog:
+class ExportLog(NamedTuple):
     pass
 
 
-@dataclass(frozen=True)
-class Readjudicate:
+class Readjudicate(NamedTuple):
     challenge_id: str
 
 
-@dataclass(frozen=True)
-class Quit:
+class Quit(NamedTuple):
     pass
 
 
@@ -148,8 +135,7 @@ Effect = Judge | ListLexicons | ChooseLexicon | ChooseRule | LoadLog | ExportLog
 # --- Views the app hands in --------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LexiconInfo:
+class LexiconInfo(NamedTuple):
     name: str
     word_count: int
     short_checksum: str
@@ -159,8 +145,7 @@ class LexiconInfo:
         return f"{self.name} · {self.word_count:,} words · {self.short_checksum}"
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """What the result screen shows. No per-word results: players never see them (3.10.7(b))."""
 
     acceptable: bool
@@ -171,15 +156,13 @@ class Verdict:
     kind: str
 
 
-@dataclass(frozen=True)
-class LexiconChoice:
+class LexiconChoice(NamedTuple):
     path: str
     label: str
     error: str | None = None
 
 
-@dataclass(frozen=True)
-class LogRow:
+class LogRow(NamedTuple):
     """One challenge in the director's log view; per-word results appear only here."""
 
     challenge_id: str
@@ -192,8 +175,7 @@ class LogRow:
     per_word: tuple[bool, ...]
 
 
-@dataclass(frozen=True)
-class ReadjudicationView:
+class ReadjudicationView(NamedTuple):
     row: LogRow
     now_acceptable: bool
     now_per_word: tuple[bool, ...]
@@ -211,7 +193,7 @@ class Station:
 
     mode: str = "self"
     verify_pin: Callable[[str], bool] = field(default=lambda pin: False, repr=False)
-    timing: Timing = field(default_factory=Timing)
+    timing: Timing = Timing()
     rules: tuple[tuple[str, str], ...] = ()  # (value, label) for the RULES screen
     rule_value: str = ""
     rule_label: str = ""

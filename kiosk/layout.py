@@ -9,7 +9,7 @@ screen with the configured physical size and refuses a display on which they wou
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kiosk.flow import LEXICONS_PER_PAGE, LOG_ROWS_PER_PAGE, MAX_WORDS, Screen, Station
 
@@ -24,8 +24,7 @@ class LayoutError(ValueError):
     pass
 
 
-@dataclass(frozen=True)
-class Rect:
+class Rect(NamedTuple):
     x: int
     y: int
     w: int
@@ -39,16 +38,14 @@ class Rect:
         return self.x + self.w // 2, self.y + self.h // 2
 
 
-@dataclass(frozen=True)
-class Button:
+class Button(NamedTuple):
     target: str
     rect: Rect
     label: str
     style: str = "key"  # key, action, primary, danger, selected, ghost
 
 
-@dataclass(frozen=True)
-class Geometry:
+class Geometry(NamedTuple):
     width: int
     height: int
     px_per_mm: float

@@ -18,6 +18,7 @@ GREEN = (18, 122, 54)
 GREEN_TEXT = (92, 214, 128)
 RED = (178, 28, 28)
 RED_TEXT = (255, 112, 112)
+SIZE_LADDER = (10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 34, 40, 46, 54, 64, 76, 92)
 STYLES = {  # fill, text, border
     "key": ((52, 62, 76), TEXT, None),
     "action": ((70, 84, 104), TEXT, None),
@@ -43,7 +44,9 @@ class Renderer:
     # -- text helpers -------------------------------------------------------------------------
 
     def font(self, design_px: float):
-        """The bundled sans (no system fonts needed) at a cap-to-descender height of design_px."""
+        """The bundled sans (no system fonts needed) at a height of about design_px, snapped to a
+        short ladder of sizes so screens share a few loaded fonts (each load costs ~1 ms)."""
+        design_px = next((s for s in reversed(SIZE_LADDER) if s <= design_px), SIZE_LADDER[0])
         size = max(8, round(self.geo.px(design_px) / 0.69))
         f = self._fonts.get(size)
         if f is None:
@@ -157,7 +160,7 @@ class Renderer:
         self.surface.fill(BG)
         getattr(self, f"_draw_{st.screen.name.lower()}")(st, now_ns)
         for b in buttons(st, self.geo):
-            if b.style == "row":
+            if b.target.startswith("row:"):
                 self._log_row(st, b, pressed == b.target)
             else:
                 self.button(b, pressed == b.target)
@@ -167,13 +170,13 @@ class Renderer:
         title = "Challenge station · runner mode" if st.mode == "runner" else "Challenge station"
         self.header(title)
         if st.lexicon is not None:
-            self.draw_text(f"Lexicon: {st.lexicon.label}", g.rect(40, 62, 0, 0).x, g.rect(0, 62, 0, 0).y, 26, TEXT,
+            self.draw_text(f"Lexicon: {st.lexicon.label}", g.rect(40, 62, 0, 0).x, g.rect(0, 62, 0, 0).y, 24, TEXT,
                            max_w=g.px(720))
         else:
             self.draw_paragraph(f"No lexicon: {st.lexicon_error or 'none loaded'}. Call the director.",
                                 g.rect(40, 60, 720, 40), 22, RED_TEXT)
         if st.rule_label:
-            self.draw_text(f"Challenge rule: {st.rule_label}", g.rect(40, 104, 0, 0).x, g.rect(0, 104, 0, 0).y, 22,
+            self.draw_text(f"Challenge rule: {st.rule_label}", g.rect(40, 104, 0, 0).x, g.rect(0, 104, 0, 0).y, 24,
                            MUTED, max_w=g.px(720))
         hint = ("Type the table number, then the words on the slip" if st.mode == "runner"
                 else "Challenger: press the number of words on the keyboard, or touch the screen")
@@ -256,10 +259,10 @@ class Renderer:
         if docket is None:
             docket = f"The docket did not print ({st.docket[8:] or 'printer error'}): mark the slip by hand."
         if docket:
-            strip = g.rect(0, 420, 800, 60)
+            strip = g.rect(0, 416, 800, 64)
             self.box(strip, (0, 0, 0), radius=0)
-            self.draw_text(docket, strip.x + strip.w // 2, strip.y + g.px(16), 22,
-                           AMBER if st.docket.startswith("failed") else TEXT, align="center", max_w=g.px(760))
+            self.draw_paragraph(docket, g.rect(16, 422, 768, 54), 24,
+                                AMBER if st.docket.startswith("failed") else TEXT, align="center")
         else:
             self.draw_text("Touch the screen when you have both seen the result", g.rect(400, 440, 0, 0).x,
                            g.rect(0, 440, 0, 0).y, 18, TEXT, align="center", max_w=g.px(760))
@@ -308,7 +311,7 @@ class Renderer:
             self.draw_paragraph(st.director_note, g.rect(16, 380, 420, 22), 16, AMBER)
 
     def _draw_rules(self, st: Station, now_ns: int) -> None:
-        self.header("Challenge rule (3.10.15)", "5 per word is the WESPA norm")
+        self.header("Challenge rule (3.10.15)", "WESPA norm: 5 per word")
 
     def _draw_log(self, st: Station, now_ns: int) -> None:
         g = self.geo
@@ -360,11 +363,13 @@ class Renderer:
         v = st.readj
         if v is None:
             return
-        self.header("Re-adjudication", v.row.challenge_id)
+        self.header("Re-adjudication (3.10.11)")
+        self.draw_text(f"Challenge {v.row.challenge_id}", g.rect(16, 44, 0, 0).x, g.rect(0, 44, 0, 0).y, 18, MUTED,
+                       max_w=g.px(768))
         was = "ACCEPTABLE" if v.row.acceptable else "UNACCEPTABLE"
         now = "ACCEPTABLE" if v.now_acceptable else "UNACCEPTABLE"
-        self.draw_text(f"Original: {was}  ({v.row.lexicon}, {v.row.time})", g.rect(16, 62, 0, 0).x,
-                       g.rect(0, 62, 0, 0).y, 24, GREEN_TEXT if v.row.acceptable else RED_TEXT, max_w=g.px(768))
+        self.draw_text(f"Original: {was}  ({v.row.lexicon}, {v.row.time})", g.rect(16, 68, 0, 0).x,
+                       g.rect(0, 68, 0, 0).y, 24, GREEN_TEXT if v.row.acceptable else RED_TEXT, max_w=g.px(768))
         self.draw_text(f"Now: {now}  ({v.lexicon})", g.rect(16, 100, 0, 0).x, g.rect(0, 100, 0, 0).y, 30,
                        GREEN_TEXT if v.now_acceptable else RED_TEXT, max_w=g.px(768))
         x, y = g.rect(16, 150, 0, 0).x, g.rect(0, 150, 0, 0).y

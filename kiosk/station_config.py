@@ -6,10 +6,7 @@ starts half-configured.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import re
-import secrets
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,12 +165,16 @@ def parse_config(data: dict) -> StationConfig:
 
 # --- PIN hashing -------------------------------------------------------------------------------
 # Format: scrypt$N$r$p$<salt hex>$<hash hex>. The parameters travel with the hash so they can be
-# raised later without invalidating old configs.
+# raised later without invalidating old configs. hashlib is imported when a PIN is checked, not at
+# start-up (OpenSSL's loading is a measurable part of the station's cold start).
 
 PIN_RE = re.compile(r"^\d{4,8}$")
 
 
 def hash_pin(pin: str, *, n: int = SCRYPT_N, r: int = SCRYPT_R, p: int = SCRYPT_P) -> str:
+    import hashlib
+    import secrets
+
     if not PIN_RE.match(pin):
         raise ValueError("the PIN must be 4 to 8 digits")
     salt = secrets.token_bytes(16)
@@ -197,6 +198,9 @@ def _split_hash(stored: str) -> tuple[int, int, int, bytes, bytes]:
 
 def verify_pin(pin: str, stored: str) -> bool:
     """True when `pin` matches the stored hash (constant-time comparison)."""
+    import hashlib
+    import hmac
+
     if not stored or not PIN_RE.match(pin):
         return False
     n, r, p, salt, digest = _split_hash(stored)
