@@ -120,8 +120,11 @@ class TM1637Display(DeviceDisplay):
                 clk.state = 1
                 self._wait()
                 clk.state = 0
-            # 9th clock: release DIO and read the chip's acknowledgement (low).
+            # 9th clock: release DIO and read the chip's acknowledgement (low). The pull-up is set
+            # again each time because lgpio claims an input without one; without it an unplugged
+            # module's DIO would float and might read as an acknowledgement.
             dio.function = "input"
+            dio.pull = "up"
             self._wait()
             clk.state = 1
             self._wait()

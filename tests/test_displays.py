@@ -106,6 +106,10 @@ class WirePin(MockPin):
         super()._set_function(value)
         self._factory.wire.on_function(self, value)
 
+    def _set_pull(self, value):  # a pull-up is weak: the chip's open drain still holds DIO low
+        super()._set_pull(value)
+        self._factory.wire.on_function(self, self.function)
+
 
 def wire_factory(clk: int = 5, dio: int = 6) -> MockFactory:
     factory = MockFactory(pin_class=WirePin)
