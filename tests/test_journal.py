@@ -1,0 +1,194 @@
+"""The journal line format: inputs <-> JSON objects, the header, and reading a whole journal."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Press, Resume, Rules
+from firmware.journal import (
+    INPUT_NAMES,
+    JournalError,
+    dumps,
+    input_from_dict,
+    input_to_dict,
+    make_header,
+    parse_header,
+    parse_journal,
+    parse_line,
+    rules_from_config,
+    rules_to_config,
+)
+
+EVERY_INPUT = [
+    Press(5, 1),
+    Neutralise(6),
+    End(7),
+    Adjust(8, 2, 60_000),
+    Adjust(8, 1, -61_000),
+    LateStart(9, (1,)),
+    LateStart(9, (1, 2)),
+    Arrive(10, 2),
+    Forfeit(11, 1),
+    Resume(12, at_ns=99),
+]
+
+
+def test_contract_line_formats():
+    """The exact lines firmware-api.md promises."""
+    assert input_to_dict(Press(5, 1)) == {"t_ns": 5, "input": "press", "player": 1}
+    assert input_to_dict(Neutralise(5)) == {"t_ns": 5, "input": "neutralise"}
+    assert input_to_dict(End(5)) == {"t_ns": 5, "input": "end"}
+    assert input_to_dict(Adjust(5, 2, 60000)) == {"t_ns": 5, "input": "adjust", "player": 2, "remaining_ms": 60000}
+    assert input_to_dict(LateStart(5, (1,))) == {"t_ns": 5, "input": "late_start", "players": [1]}
+    assert input_to_dict(Arrive(5, 1)) == {"t_ns": 5, "input": "arrive", "player": 1}
+    assert input_to_dict(Forfeit(5, 1)) == {"t_ns": 5, "input": "forfeit", "player": 1}
+    assert input_to_dict(Resume(5, at_ns=3)) == {"t_ns": 5, "input": "resume", "at_ns": 3}
+    assert set(INPUT_NAMES) == {"press", "neutralise", "end", "adjust", "late_start", "arrive", "forfeit", "resume"}
+
+
+@pytest.mark.parametrize("event", EVERY_INPUT, ids=lambda e: type(e).__name__)
+def test_every_input_round_trips_through_a_line(event):
+    line = dumps(input_to_dict(event))
+    assert "\n" not in line
+    assert parse_line(line) == event
+
+
+def test_extra_fields_are_allowed_and_ignored():
+    assert parse_line('{"t_ns": 1, "input": "resume", "at_ns": 0, "boot_id": "x", "rebooted": true}') == Resume(1, 0)
+
+
+def test_not_an_input_is_refused_on_write():
+    with pytest.raises(JournalError):
+        input_to_dict("press")
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{", "not valid JSON"),
+        ("[1, 2]", "must be a JSON object"),
+        ('{"t_ns": 1}', "lacks the 'input' field"),
+        ('{"t_ns": 1, "input": "pause"}', "unknown input 'pause'"),
+        ('{"input": "press", "player": 1}', "lacks the 't_ns' field"),
+        ('{"t_ns": "5", "input": "end"}', "t_ns must be an integer"),
+        ('{"t_ns": 1.5, "input": "end"}', "t_ns must be an integer"),
+        ('{"t_ns": true, "input": "end"}', "t_ns must be an integer"),
+        ('{"t_ns": 1, "input": "press"}', "lacks the 'player' field"),
+        ('{"t_ns": 1, "input": "press", "player": 3}', "player must be 1 or 2"),
+        ('{"t_ns": 1, "input": "press", "player": true}', "player must be 1 or 2"),
+        ('{"t_ns": 1, "input": "adjust", "player": 1}', "lacks the 'remaining_ms' field"),
+        ('{"t_ns": 1, "input": "adjust", "player": 1, "remaining_ms": 1.5}', "remaining_ms must be an integer"),
+        ('{"t_ns": 1, "input": "late_start", "players": []}', "players must be a list"),
+        ('{"t_ns": 1, "input": "late_start", "players": [1, 1]}', "players must be a list"),
+        ('{"t_ns": 1, "input": "late_start", "players": 1}', "players must be a list"),
+        ('{"t_ns": 1, "input": "resume"}', "lacks the 'at_ns' field"),
+    ],
+)
+def test_malformed_lines_say_what_is_wrong(text, message):
+    with pytest.raises(JournalError, match=message):
+        parse_line(text)
+
+
+# --- Header -----------------------------------------------------------------------------------------
+
+
+def test_header_holds_game_time_s_and_every_rules_field():
+    rules = Rules(game_time_ms=30 * 60_000, penalty_per_minute=5, forfeit_overtime_ms=5 * 60_000, lateness_forfeit_margin=50)
+    header = make_header(rules, boot_id="b", settings={"buzzer": False})
+    assert header["rackside_clock_journal"] == 1
+    config = header["config"]
+    assert config["game_time_s"] == 1800
+    for name in ("game_time_ms", "penalty_per_minute", "forfeit_overtime_ms", "lateness_forfeit_margin",
+                 "optional_forfeit_below_ms", "courtesy_draw_after_ms", "switch_guard_ms"):
+        assert config[name] == getattr(rules, name)
+    parsed, back, notes = parse_header(dumps(header))
+    assert back == rules and notes == [] and parsed["boot_id"] == "b"
+
+
+def test_a_header_with_only_game_time_s_takes_wespa_defaults_and_says_so():
+    rules, notes = rules_from_config({"game_time_s": 1200})
+    assert rules == Rules(game_time_ms=1_200_000)
+    assert any("penalty_per_minute" in n for n in notes)
+
+
+def test_non_whole_second_game_time_survives():
+    rules = Rules(game_time_ms=90_500)
+    assert rules_from_config(rules_to_config(rules))[0] == rules
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"t_ns": 1, "input": "end"}', "not a Rackside clock journal header"),
+        ("not json", "not a journal header"),
+        ('{"rackside_clock_journal": 2, "config": {"game_time_s": 1500}}', "version 2 is not supported"),
+        ('{"rackside_clock_journal": 1}', "lacks 'config'"),
+        ('{"rackside_clock_journal": 1, "config": {}}', "lacks 'game_time_s'"),
+        ('{"rackside_clock_journal": 1, "config": {"game_time_s": -5}}', "positive"),
+        ('{"rackside_clock_journal": 1, "config": {"game_time_s": 1500, "game_time_ms": 1}}', "disagree"),
+        ('{"rackside_clock_journal": 1, "config": {"game_time_s": 1500, "penalty_per_minute": "ten"}}', "must be an integer"),
+        ('{"rackside_clock_journal": 1, "config": {"game_time_s": 1500, "forfeit_overtime_ms": 0}}', "not valid"),
+    ],
+)
+def test_bad_headers_are_refused(text, message):
+    with pytest.raises(JournalError, match=message):
+        parse_header(text)
+
+
+# --- Whole journals -------------------------------------------------------------------------------------
+
+
+HEADER = dumps(make_header(Rules())) + "\n"
+
+
+def test_reading_numbers_lines_and_reports_problems_without_stopping():
+    raw = (HEADER + '{"t_ns":1,"input":"press","player":2}\n' + "garbage\n" + "\n"
+           + '{"t_ns":3,"input":"press","player":1}\n').encode()
+    journal = parse_journal(raw)
+    assert [line.number for line in journal.lines] == [2, 3, 5]  # the blank line 4 is skipped
+    assert journal.lines[0].event == Press(1, 2) and journal.lines[2].event == Press(3, 1)
+    assert journal.problems == [(3, journal.lines[1].problem)]
+    assert "not valid JSON" in journal.lines[1].problem
+    assert not journal.torn
+
+
+def test_a_torn_last_line_is_detected():
+    good = HEADER + '{"t_ns":1,"input":"press","player":2}\n'
+    journal = parse_journal((good + '{"t_ns":2,"inp').encode())
+    assert journal.torn
+    assert journal.problems[0][0] == 3 and "incomplete last line" in journal.problems[0][1]
+    assert journal.lines[0].end == len(good)  # the last good byte
+
+
+def test_a_complete_last_line_missing_only_its_newline_is_kept():
+    journal = parse_journal((HEADER + '{"t_ns":2,"input":"end"}').encode())
+    assert journal.torn and journal.problems == [] and journal.lines[0].event == End(2)
+
+
+def test_bad_bytes_are_a_problem_line_not_a_crash():
+    journal = parse_journal(HEADER.encode() + b"\xff\xfe\x00\n" + b'{"t_ns":2,"input":"end"}\n')
+    assert journal.problems[0][0] == 2 and journal.lines[1].event == End(2)
+
+
+@pytest.mark.parametrize("raw", [b"", b"\n\n", b"\xff\n"])
+def test_empty_or_binary_files_have_no_header(raw):
+    with pytest.raises(JournalError):
+        parse_journal(raw)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.binary(max_size=40), st.text(max_size=40).map(str.encode)), max_size=12))
+def test_reading_never_raises_anything_but_a_header_error(chunks):
+    raw = HEADER.encode() + b"\n".join(chunks)
+    journal = parse_journal(raw)
+    for line in journal.lines:
+        assert (line.event is None) != (line.problem is None)
+
+
+def test_lines_are_plain_ascii_json():
+    line = dumps({"t_ns": 1, "input": "end", "note": "café\n"})
+    assert line.isascii() and "\n" not in line and json.loads(line)["note"] == "café\n"
