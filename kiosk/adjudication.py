@@ -7,7 +7,7 @@ the challenge-penalty clause 3.10.13; this module cites the full text's 3.10.15 
 from __future__ import annotations
 
 import enum
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 
 MIN_LETTERS = 2
@@ -29,7 +29,7 @@ class ChallengeInputError(ValueError):
 def normalise_words(raw: Sequence[str], max_words: int = DEFAULT_MAX_WORDS) -> tuple[str, ...]:
     """Trim and upper-case the challenged words and check them: 1..max_words words, each 2-15
     letters A-Z. Raises ChallengeInputError saying what is wrong and with which word."""
-    if isinstance(raw, str):
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
         raise ChallengeInputError("Give the challenged words as a list, one word each")
     if max_words < 1:
         raise ValueError(f"max_words must be at least 1, got {max_words}")
@@ -37,15 +37,19 @@ def normalise_words(raw: Sequence[str], max_words: int = DEFAULT_MAX_WORDS) -> t
     for index, item in enumerate(raw, start=1):
         if not isinstance(item, str):
             raise ChallengeInputError(f"Word {index} is not text")
-        word = item.strip().upper()
+        word = item.strip()
+        # Upper-case only plain ASCII: "ß".upper() is "SS" and "ı".upper() is "I", which would turn
+        # a mistyped word into a different one.
+        word = word.upper() if word.isascii() else word
         shown = word if len(word) <= 20 else word[:20] + "…"
         if not word:
             raise ChallengeInputError(f"Word {index} is empty")
         if any(ch.isspace() for ch in word):
             raise ChallengeInputError(f"Word {index} '{shown}' contains a space: enter one word at a time")
-        if not all("A" <= ch <= "Z" for ch in word):
-            bad = next(ch for ch in word if not "A" <= ch <= "Z")
+        bad = next((ch for ch in word if not ("A" <= ch <= "Z" or "a" <= ch <= "z")), None)
+        if bad is not None:
             raise ChallengeInputError(f"Word {index} '{shown}' has a character that is not a letter A-Z: {bad!r}")
+        word = word.upper()
         if len(word) < MIN_LETTERS:
             raise ChallengeInputError(f"Word {index} '{shown}' is too short: words have {MIN_LETTERS} to {MAX_LETTERS} letters")
         if len(word) > MAX_LETTERS:

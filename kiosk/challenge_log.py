@@ -115,6 +115,11 @@ class ChallengeRecord:
             raise ValueError(f"missing field {exc.args[0]!r}") from None
         except TypeError as exc:
             raise ValueError(f"malformed field ({exc})") from None
+        for name in ("id", "time", "station", "lexicon_name", "lexicon_sha256", "kind"):
+            if not isinstance(getattr(record, name), str):
+                raise ValueError(f"field {name!r} is not text")
+        if record.table is not None and not isinstance(record.table, str):
+            raise ValueError("field 'table' is not text")
         if not all(isinstance(w, str) for w in words) or not all(isinstance(r, bool) for r in per_word):
             raise ValueError("malformed words or per_word")
         if len(words) != len(per_word) or not isinstance(record.acceptable, bool):

@@ -112,6 +112,9 @@ def decode_word_list(data: bytes, label: str = "word list") -> str:
         encoding = "utf-8-sig"
     else:
         encoding = "utf-8"
+        if b"\x00" in data[:4096]:
+            raise LexiconError(f"{label}: contains NUL bytes: it looks like UTF-16 without a byte-order mark; "
+                               "save it as UTF-8 or UTF-16 with a byte-order mark")
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -132,8 +135,12 @@ def parse_word_list(text: str) -> tuple[list[str], CompileReport]:
     skipped = dict.fromkeys(SKIP_REASONS, 0)
     examples: dict[str, list[tuple[int, str]]] = {r: [] for r in SKIP_REASONS}
     comments = blanks = 0
-    # Split on LF only (str.splitlines would also split on form feeds and Unicode separators).
-    for number, line in enumerate(text.split("\n"), start=1):
+    # Split on LF only (str.splitlines would also split on form feeds and Unicode separators);
+    # a final newline ends the last line rather than starting an empty one.
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for number, line in enumerate(lines, start=1):
         stripped = line.strip()
         if not stripped:
             blanks += 1
@@ -141,14 +148,15 @@ def parse_word_list(text: str) -> tuple[list[str], CompileReport]:
         if stripped.startswith("#"):
             comments += 1
             continue
-        token = stripped.split(None, 1)[0].upper()
+        token = stripped.split(None, 1)[0]
+        # Check before upper-casing: "ß".upper() is "SS" and "ı".upper() is "I".
         if not (token.isascii() and token.isalpha()):
             reason = "not letters"
         elif len(token) < MIN_LETTERS:
             reason = "too short"
         elif len(token) > MAX_LETTERS:
             reason = "too long"
-        elif token in seen:
+        elif (token := token.upper()) in seen:
             reason = "duplicate"
         else:
             seen.add(token)
@@ -157,15 +165,12 @@ def parse_word_list(text: str) -> tuple[list[str], CompileReport]:
         skipped[reason] += 1
         if len(examples[reason]) < 3:
             examples[reason].append((number, stripped[:40]))
-    # A trailing newline yields one empty final "line"; it is not a blank line of the list.
-    if text.endswith("\n") or not text:
-        blanks -= 1
     report = CompileReport(
         words=len(words),
         skipped=skipped,
         source_sha256="",
         comment_lines=comments,
-        blank_lines=max(blanks, 0),
+        blank_lines=blanks,
         examples={r: e for r, e in examples.items() if e},
     )
     return words, report

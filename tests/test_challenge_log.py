@@ -167,10 +167,18 @@ def test_damaged_lines_in_the_middle_are_skipped(tmp_path):
     assert len(log.problems) == 3
 
 
-def test_a_record_whose_verdict_contradicts_its_words_is_refused():
+def test_malformed_records_are_refused():
     rec = ChallengeRecord("s-1", "t", "s", None, "L", "00", ("CAT",), True, (False,))
     with pytest.raises(ValueError, match="verdict"):
         ChallengeRecord.from_json(rec.to_json())
+    good = json.loads(ChallengeRecord("s-1", "t", "s", "3", "L", "00", ("CAT",), True, (True,)).to_json())
+    assert ChallengeRecord.from_json(json.dumps(good)).table == "3"
+    for key, value, message in [("id", 7, "'id' is not text"), ("table", 3, "'table' is not text"),
+                                ("per_word", [1], "malformed"), ("words", 5, "malformed field")]:
+        with pytest.raises(ValueError, match=message):
+            ChallengeRecord.from_json(json.dumps({**good, key: value}))
+    with pytest.raises(ValueError, match="missing field 'words'"):
+        ChallengeRecord.from_json(json.dumps({k: v for k, v in good.items() if k != "words"}))
 
 
 def test_readjudication_agreeing_is_final(tmp_path):

@@ -77,13 +77,25 @@ def test_every_input_format_gives_the_same_words(tmp_path, encoded):
 def test_skipped_lines_are_counted_by_reason(tmp_path):
     text = "cat\nCAT\na\nabcdefghijklmnop\nq1\ncafé\ndog\n# comment\n\nDOG def\n"
     report, _ = compile_text(tmp_path, text)
-    assert report.words == 2
+    assert report.words == 2 and report.blank_lines == 1
     assert report.skipped == {"too short": 1, "too long": 1, "not letters": 2, "duplicate": 2}
     assert report.comment_lines == 1
     summary = report.summary()
     for reason in ("too short: 1", "too long: 1", "not letters: 2", "duplicate: 2"):
         assert reason in summary
     assert "line 4 'abcdefghijklmnop'" in summary
+
+
+def test_non_ascii_letters_are_not_letters_even_when_upper_casing_makes_them_ascii(tmp_path):
+    report, out = compile_text(tmp_path, "straße\nıt\nﬁne\nCAT\n")
+    assert report.words == 1 and report.skipped["not letters"] == 3
+    with Lexicon.open(out) as lex:
+        assert "STRASSE" not in lex and "IT" not in lex and "FINE" not in lex
+
+
+def test_utf16_without_a_bom_is_refused_with_a_hint(tmp_path):
+    with pytest.raises(LexiconError, match="UTF-16 without a byte-order mark"):
+        compile_text(tmp_path, "CAT\nDOG\n".encode("utf-16-le"))
 
 
 def test_invalid_utf8_names_the_line(tmp_path):
