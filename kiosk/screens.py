@@ -364,19 +364,23 @@ class Renderer:
         if v is None:
             return
         self.header("Re-adjudication (3.10.11)")
-        self.draw_text(f"Challenge {v.row.challenge_id}", g.rect(16, 44, 0, 0).x, g.rect(0, 44, 0, 0).y, 18, MUTED,
-                       max_w=g.px(768))
+        self.draw_text(f"Challenge {v.row.challenge_id} · {v.row.time}", g.rect(16, 52, 0, 0).x,
+                       g.rect(0, 52, 0, 0).y, 20, MUTED, max_w=g.px(768))
         was = "ACCEPTABLE" if v.row.acceptable else "UNACCEPTABLE"
         now = "ACCEPTABLE" if v.now_acceptable else "UNACCEPTABLE"
-        self.draw_text(f"Original: {was}  ({v.row.lexicon}, {v.row.time})", g.rect(16, 68, 0, 0).x,
-                       g.rect(0, 68, 0, 0).y, 24, GREEN_TEXT if v.row.acceptable else RED_TEXT, max_w=g.px(768))
-        self.draw_text(f"Now: {now}  ({v.lexicon})", g.rect(16, 100, 0, 0).x, g.rect(0, 100, 0, 0).y, 30,
+        self.draw_text(f"Original: {was} with {v.row.lexicon}", g.rect(16, 84, 0, 0).x, g.rect(0, 84, 0, 0).y, 24,
+                       GREEN_TEXT if v.row.acceptable else RED_TEXT, max_w=g.px(768))
+        self.draw_text(f"Now: {now} with {v.lexicon}", g.rect(16, 118, 0, 0).x, g.rect(0, 118, 0, 0).y, 30,
                        GREEN_TEXT if v.now_acceptable else RED_TEXT, max_w=g.px(768))
-        x, y = g.rect(16, 150, 0, 0).x, g.rect(0, 150, 0, 0).y
+        left, y = g.rect(16, 166, 0, 0).x, g.rect(0, 166, 0, 0).y
+        x, right = left, g.rect(784, 0, 0, 0).x
         for word, ok in zip(v.row.words, v.now_per_word):
+            if x > left and x + self.font(30).size(word)[0] + g.px(30) > right:
+                x, y = left, y + g.px(36)  # eight long words take two lines
             r = self.draw_text(word, x, y, 30, GREEN_TEXT if ok else RED_TEXT)
             mark = g.px(24)
             (self.tick if ok else self.cross)(r.x + r.w + mark // 2 + g.px(4), r.y + r.h // 2, mark,
                                               GREEN_TEXT if ok else RED_TEXT)
             x = r.x + r.w + mark + g.px(24)
-        self.draw_paragraph(v.message, g.rect(16, 210, 768, 180), 26, AMBER if v.differs else TEXT)
+        top = max(222, round((y - g.origin[1]) / g.scale) + 50)
+        self.draw_paragraph(v.message, g.rect(16, top, 768, 392 - top), 26, AMBER if v.differs else TEXT)

@@ -662,3 +662,34 @@ def test_every_screen_draws(tmp_path, monkeypatch, size):
                 assert a.surface.get_at((size[0] // 2, size[1] - 5))[:3] == (18, 122, 54)
         finally:
             a.shutdown()
+
+
+def test_readjudication_that_differs_goes_to_the_director(director, tmp_path):
+    """3.10.11(c): a re-adjudication that differs from the original is not final."""
+    tap(director, "resume")
+    v = judge(director, "zzz")
+    assert not v.acceptable
+    make_lexicon(tmp_path / "lexicons", "BIGGER", WORDS + ["ZZZ"])
+    post_keys("ESCAPE")
+    director.step()
+    enter_pin(director, PIN)
+    tap(director, "lexicons")
+    pick = next(i for i, c in enumerate(director.station.lexicon_choices) if c.label.startswith("BIGGER"))
+    tap(director, f"pick:{pick}", "log", f"row:{v.challenge_id}", "readj")
+    r = director.station.readj
+    assert r.differs and r.now_acceptable and "Tournament Director must decide" in r.message
+    director.render(force=True)
+
+
+def test_eight_words_is_the_most_and_they_all_show(app, tmp_path):
+    post_keys("8")
+    type_text("qi za cat dog jinx qi za cat")
+    app.step()
+    assert len(app.station.typed_words) == 8
+    type_text(" dog")  # no ninth word: Space is refused, the letters go on the eighth
+    app.step()
+    assert len(app.station.words) == 8 and app.station.words[-1] == "CATDOG"
+    post_keys(*["BACKSPACE"] * 3, "TAB")
+    app.step()
+    assert app.station.screen == Screen.RESULT and len(app.station.verdict.words) == 8
+    assert records(tmp_path)[0].words[-1] == "CAT"
