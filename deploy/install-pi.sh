@@ -28,7 +28,7 @@ for arg in "${@:-clock}"; do
     case "$arg" in
         clock|kiosk) roles+=("$arg") ;;
         none) ;;
-        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown service '$arg' (allowed: clock, kiosk, none, --help)" ;;
     esac
 done
