@@ -275,14 +275,14 @@ class GameStore:
                 clock = self._restore(latest, now_ns)
                 if clock is not None:
                     return clock
-            return self._begin(self._configured_rules, now_ns)
+            return self._begin(self._configured_rules, now_ns, source="start")
 
     def new_game(self, rules: Rules, now_ns: int) -> Clock:
         """Leave the current journal in the archive as it is and start a new game's journal."""
         with self._mutex:
             if self._lock_fd < 0:
                 self._open_directory()
-            return self._begin(rules, now_ns)
+            return self._begin(rules, now_ns, source="new_game")
 
     def close(self) -> None:
         with self._mutex:
@@ -367,7 +367,7 @@ class GameStore:
         journals = self._journals()
         return journals[-1][1] if journals else None
 
-    def _begin(self, rules: Rules, now_ns: int) -> Clock:
+    def _begin(self, rules: Rules, now_ns: int, source: str) -> Clock:
         """Create the next journal (temp, fsync, rename, fsync dir) and write to it."""
         if self._writer is not None:
             self._writer.close()
@@ -379,6 +379,7 @@ class GameStore:
             rules,
             boot_id=self.boot_id,
             started_ns=now_ns,
+            source=source,  # "new_game": the director chose these rules for this game
             started_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),  # a label only
             settings=self.config,
         )
@@ -420,7 +421,10 @@ class GameStore:
         for number, problem in result.problems:
             log.warning("%s:%d: %s", path, number, problem)
         if result.applied == 0:
-            if result.lines_read == 0 and journal.rules == self._configured_rules and not journal.torn:
+            # Nothing was played yet: keep using this journal if its rules are still wanted: the
+            # configured ones, or ones the director chose for this game with "new game".
+            wanted = journal.rules == self._configured_rules or journal.header.get("source") == "new_game"
+            if result.lines_read == 0 and wanted and not journal.torn:
                 self._writer = JournalWriter(path)  # nothing happened in it yet: keep using it
                 self.rules = journal.rules
                 return new_clock(journal.rules)

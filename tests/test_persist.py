@@ -1,0 +1,431 @@
+"""GameStore: fsync'd journal, atomic checkpoints, and restoring after a power cut (issue 5).
+
+Times are injected (every call takes its timestamp); boot ids are injected so a reboot can be
+simulated. Real files in tmp_path, real fsync.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from firmware import persist
+from firmware.clock import (
+    Adjust,
+    End,
+    LateStart,
+    Neutralise,
+    Phase,
+    Press,
+    Resume,
+    Rules,
+    apply,
+    new_clock,
+    view,
+)
+from firmware.journal import read_journal
+from firmware.persist import GameStore, StoreError, parse_checkpoint
+from firmware.replay import fold
+
+S = 1_000_000_000
+MS = 1_000_000
+GAME = 25 * 60 * S
+
+
+def play(store: GameStore, clock, events):
+    """What the runner does: record (fsync) each input, then apply it."""
+    for event in events:
+        store.record(event)
+        clock = apply(clock, event)
+    return clock
+
+
+def remaining(clock, t):
+    return tuple(p.remaining_ns for p in view(clock, t).players)
+
+
+def crash(store: GameStore):
+    """Power off: nothing more is written (closing only releases the descriptors and the lock,
+    which the kernel does for a killed process too)."""
+    store.close()
+
+
+@pytest.fixture
+def game(tmp_path):
+    """A game with player 2's time running since 40 s (player 1 has used 30 s)."""
+    store = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    clock = store.start(0)
+    clock = play(store, clock, [Press(10 * S, 2), Press(40 * S, 1)])
+    return store, clock
+
+
+# --- A new game -----------------------------------------------------------------------------------
+
+
+def test_start_in_an_empty_directory_begins_a_journal(tmp_path):
+    store = GameStore(tmp_path, Rules(game_time_ms=20 * 60_000), config={"buzzer": False}, boot_id="boot-A")
+    clock = store.start(123)
+    assert clock == new_clock(Rules(game_time_ms=20 * 60_000))
+    assert store.restore_info is None
+    assert store.journal_path == tmp_path / "journals" / "game-000001.jsonl"
+    header = json.loads(store.journal_path.read_text().splitlines()[0])
+    assert header["rackside_clock_journal"] == 1
+    assert header["config"]["game_time_s"] == 1200
+    assert header["boot_id"] == "boot-A" and header["started_ns"] == 123
+    assert header["settings"] == {"buzzer": False}
+    store.close()
+
+
+def test_record_appends_one_line_and_fsyncs_before_returning(tmp_path, monkeypatch):
+    store = GameStore(tmp_path, Rules(), boot_id="b")
+    store.start(0)
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(persist.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
+    number = store.record(Press(5, 2))
+    assert number == 2 and synced  # written and fsync'd before record returned
+    assert store.journal_path.read_text().splitlines()[1] == '{"t_ns":5,"input":"press","player":2}'
+    store.close()
+
+
+def test_record_before_start_is_refused(tmp_path):
+    with pytest.raises(StoreError):
+        GameStore(tmp_path, Rules()).record(Press(0, 1))
+
+
+def test_two_clocks_cannot_share_a_directory(tmp_path):
+    first = GameStore(tmp_path, Rules())
+    first.start(0)
+    with pytest.raises(StoreError, match="another clock"):
+        GameStore(tmp_path, Rules()).start(0)
+    first.close()
+    second = GameStore(tmp_path, Rules())
+    second.start(0)  # the lock went with the first
+    second.close()
+
+
+def test_start_twice_is_refused(tmp_path):
+    store = GameStore(tmp_path, Rules())
+    store.start(0)
+    with pytest.raises(StoreError):
+        store.start(1)
+    store.close()
+
+
+# --- Restore after a power cut ---------------------------------------------------------------------------
+
+
+def test_restore_from_the_checkpoint_comes_back_neutralised_with_the_last_records_times(game, tmp_path):
+    store, clock = game
+    assert store.checkpoint(clock, 52 * S)  # player 2 seen running at 52 s
+    crash(store)  # power lost at ~52.6 s
+
+    again = GameStore(tmp_path, Rules(), boot_id="boot-B")  # rebooted: a new monotonic clock
+    restored = again.start(7 * S)
+    v = view(restored, 3600 * S)  # however long it sits there: downtime is never charged
+    assert v.phase is Phase.NEUTRALISED and v.restored
+    assert remaining(restored, 3600 * S) == (GAME - 30 * S, GAME - 12 * S)
+    info = again.restore_info
+    assert info.at_ns == 52 * S and info.from_checkpoint and info.rebooted is True
+    assert info.downtime_ns is None  # unknowable across a reboot
+    last = json.loads(again.journal_path.read_text().splitlines()[-1])
+    assert last["input"] == "resume" and last["t_ns"] == 7 * S and last["at_ns"] == 52 * S
+    assert last["boot_id"] == "boot-B" and last["rebooted"] is True and last["from_checkpoint"] is True
+    # the replay reproduces the restore exactly
+    assert fold(read_journal(again.journal_path)).clock == restored
+    # and play carries on from the restored times: the centre button restarts player 2
+    clock = play(again, restored, [Neutralise(10 * S)])
+    assert remaining(clock, 15 * S) == (GAME - 30 * S, GAME - 17 * S)
+    again.close()
+
+
+def test_restore_without_a_checkpoint_uses_the_last_input(game, tmp_path):
+    store, clock = game
+    crash(store)
+    again = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    restored = again.start(100 * S)
+    assert again.restore_info.at_ns == 40 * S and not again.restore_info.from_checkpoint
+    assert again.restore_info.rebooted is False and again.restore_info.downtime_ns == 60 * S
+    assert remaining(restored, 100 * S) == (GAME - 30 * S, GAME)
+    again.close()
+
+
+def test_an_input_after_the_last_checkpoint_wins(game, tmp_path):
+    store, clock = game
+    store.checkpoint(clock, 41 * S)
+    clock = play(store, clock, [Press(45 * S, 2)])
+    crash(store)
+    again = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    restored = again.start(100 * S)
+    assert again.restore_info.at_ns == 45 * S
+    assert remaining(restored, 100 * S) == (GAME - 30 * S, GAME - 5 * S)
+    again.close()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda b: b[: len(b) // 2],  # cut short (should not happen with rename, but disks lie)
+        lambda b: b.replace(b'"t_ns": 52', b'"t_ns": 99'),  # tampered: checksum mismatch
+        lambda b: b"\x00" * len(b),  # zeroed block
+        lambda b: b"",
+        lambda b: b'{"rackside_clock_checkpoint": 7}',
+    ],
+    ids=["truncated", "checksum", "zeroed", "empty", "other-version"],
+)
+def test_a_corrupt_checkpoint_is_ignored_in_favour_of_the_journal(game, tmp_path, damage):
+    store, clock = game
+    store.checkpoint(clock, 52 * S)
+    crash(store)
+    path = tmp_path / "checkpoint.json"
+    path.write_bytes(damage(path.read_bytes()))
+    again = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    restored = again.start(100 * S)
+    assert again.restore_info.at_ns == 40 * S and not again.restore_info.from_checkpoint
+    assert remaining(restored, 100 * S) == (GAME - 30 * S, GAME)
+    again.close()
+
+
+def test_a_checkpoint_that_disagrees_with_the_journal_is_ignored(game, tmp_path):
+    store, clock = game
+    store.checkpoint(apply(clock, Adjust(41 * S, 1, 60_000)), 52 * S)  # never journalled
+    crash(store)
+    again = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    again.start(100 * S)
+    assert again.restore_info.at_ns == 40 * S
+    again.close()
+
+
+def test_a_checkpoint_from_another_boot_is_ignored(game, tmp_path):
+    store, clock = game
+    store.checkpoint(clock, 52 * S)
+    crash(store)
+    path = tmp_path / "checkpoint.json"
+    cp = parse_checkpoint(path.read_bytes())
+    path.write_bytes(persist.make_checkpoint(cp.journal, cp.lines, cp.size, cp.t_ns, "boot-Z", cp.clock))
+    again = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    again.start(100 * S)
+    assert again.restore_info.at_ns == 40 * S
+    again.close()
+
+
+def test_a_checkpoint_older_than_the_last_restore_is_ignored(game, tmp_path):
+    """Crash again before the restored clock wrote a checkpoint: the old checkpoint's time is on
+    the previous boot's clock and must not be compared with the new boot's times."""
+    store, clock = game
+    store.checkpoint(clock, 900 * S)  # boot A's clock read 900 s
+    crash(store)
+    second = GameStore(tmp_path, Rules(), boot_id="boot-B")
+    restored = second.start(5 * S)  # boot B's clock reads 5 s
+    expected = remaining(restored, 5 * S)
+    crash(second)  # before any checkpoint on boot B
+    # restart on boot B again: the checkpoint (written for boot A) is stale
+    third = GameStore(tmp_path, Rules(), boot_id="boot-B")
+    again = third.start(20 * S)
+    assert third.restore_info.at_ns == 5 * S and not third.restore_info.from_checkpoint
+    assert remaining(again, 20 * S) == expected
+    assert fold(read_journal(third.journal_path)).clock == again
+    third.close()
+
+
+def test_restore_twice_in_a_row_loses_nothing(game, tmp_path):
+    store, clock = game
+    store.checkpoint(clock, 52 * S)
+    crash(store)
+    for boot, now in (("boot-B", 3 * S), ("boot-C", 4 * S), ("boot-C", 9 * S)):
+        again = GameStore(tmp_path, Rules(), boot_id=boot)
+        restored = again.start(now)
+        assert remaining(restored, now) == (GAME - 30 * S, GAME - 12 * S)
+        again.checkpoint(restored, now + S)  # neutralised: nothing is lost while it sits
+        crash(again)
+
+
+# --- Torn and corrupt journals -----------------------------------------------------------------------------
+
+
+def test_a_torn_journal_tail_is_detected_and_the_last_good_state_used(game, tmp_path):
+    store, clock = game
+    path = store.journal_path
+    crash(store)
+    with open(path, "ab") as f:
+        f.write(b'{"t_ns":45000000000,"input":"pre')  # the power went mid-append
+    again = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    restored = again.start(100 * S)
+    assert remaining(restored, 100 * S) == (GAME - 30 * S, GAME)
+    assert again.restore_info.problems and again.restore_info.problems[0][0] == 4
+    lines = path.read_text().splitlines()
+    assert lines[3] == '{"t_ns":45000000000,"input":"pre'  # kept as evidence, on its own line
+    resume = json.loads(lines[4])
+    assert resume["input"] == "resume" and resume["skipped_lines"] == [4]
+    replayed = fold(read_journal(path))
+    assert replayed.clock == restored and [n for n, _ in replayed.problems] == [4]
+    clock = play(again, restored, [Neutralise(101 * S), Press(110 * S, 2)])
+    crash(again)
+    final = fold(read_journal(path))
+    assert final.clock == clock and [n for n, _ in final.problems] == [4]
+
+
+def test_a_corrupt_line_mid_journal_is_skipped_alike_by_restore_and_replay(game, tmp_path):
+    store, clock = game
+    path = store.journal_path
+    play(store, clock, [Press(50 * S, 2)])
+    crash(store)
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = b"\x00\x00\x00 bit rot"
+    path.write_bytes(b"\n".join(lines))
+    again = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    restored = again.start(100 * S)
+    assert fold(read_journal(path)).clock == restored
+    again.close()
+
+
+def test_a_crash_at_any_byte_of_the_journal_restores_the_complete_lines_before_it(tmp_path):
+    """Cut the journal at every byte: the restore equals the game of the lines that were whole."""
+    source = tmp_path / "source"
+    store = GameStore(source, Rules(), boot_id="boot-A")
+    clock = store.start(0)
+    events = [LateStart(1 * S, (2,)), Adjust(2 * S, 2, 20 * 60_000), Press(3 * S, 1)]
+    play(store, clock, events)
+    full = store.journal_path.read_bytes()
+    crash(store)
+    header_end = full.index(b"\n") + 1
+    for cut in range(header_end, len(full) + 1):
+        d = tmp_path / f"cut{cut}"
+        (d / "journals").mkdir(parents=True)
+        (d / "journals" / "game-000001.jsonl").write_bytes(full[:cut])
+        whole = full[:cut].count(b"\n") - 1  # complete input lines
+        expected = new_clock(Rules())
+        for event in events[:whole]:
+            expected = apply(expected, event)
+        if full[:cut].endswith(b"}") and whole < len(events):  # a line missing only its newline
+            expected = apply(expected, events[whole])
+        again = GameStore(d, Rules(), boot_id="boot-A")
+        restored = again.start(10 * S)
+        if expected.since_ns is None:
+            assert not view(restored, 10 * S).restored
+        else:
+            assert remaining(restored, 10 * S) == remaining(apply(expected, Resume(10 * S, expected.since_ns)), 10 * S)
+            assert fold(read_journal(again.journal_path)).clock == restored
+        again.close()
+
+
+def test_a_newest_journal_with_a_bad_header_is_kept_and_a_new_game_starts(tmp_path):
+    (tmp_path / "journals").mkdir()
+    bad = tmp_path / "journals" / "game-000004.jsonl"
+    bad.write_bytes(b"not a header\n")
+    store = GameStore(tmp_path, Rules())
+    assert store.start(0) == new_clock(Rules())
+    assert store.journal_path.name == "game-000005.jsonl" and bad.read_bytes() == b"not a header\n"
+    store.close()
+
+
+def test_a_journal_whose_creation_was_cut_short_is_cleaned_up(tmp_path):
+    (tmp_path / "journals").mkdir()
+    (tmp_path / "journals" / "game-000001.jsonl.tmp").write_bytes(b'{"rackside_clock')
+    store = GameStore(tmp_path, Rules())
+    store.start(0)
+    assert [p.name for p in (tmp_path / "journals").iterdir()] == ["game-000001.jsonl"]
+    store.close()
+
+
+# --- Which journal is restored ------------------------------------------------------------------------------
+
+
+def test_a_finished_game_is_not_restored(game, tmp_path):
+    store, clock = game
+    play(store, clock, [End(60 * S)])
+    crash(store)
+    again = GameStore(tmp_path, Rules())
+    assert again.start(0) == new_clock(Rules()) and again.restore_info is None
+    assert again.journal_path.name == "game-000002.jsonl"
+    again.close()
+
+
+def test_a_journal_with_no_inputs_yet_is_reused(tmp_path):
+    store = GameStore(tmp_path, Rules())
+    store.start(0)
+    crash(store)
+    again = GameStore(tmp_path, Rules())
+    again.start(5)
+    assert again.journal_path.name == "game-000001.jsonl" and again.restore_info is None
+    again.close()
+    other_rules = GameStore(tmp_path, Rules(game_time_ms=60_000))
+    other_rules.start(6)  # the configuration changed before play: a new journal with the new rules
+    assert other_rules.journal_path.name == "game-000002.jsonl" and other_rules.rules.game_time_ms == 60_000
+    other_rules.close()
+
+
+def test_a_restored_game_keeps_the_rules_it_was_started_under(game, tmp_path):
+    store, clock = game
+    crash(store)
+    again = GameStore(tmp_path, Rules(game_time_ms=30 * 60_000))
+    restored = again.start(100 * S)
+    assert again.rules == Rules() and restored.rules == Rules()
+    again.close()
+
+
+def test_new_game_archives_the_journal_and_starts_another(game, tmp_path):
+    store, clock = game
+    store.checkpoint(clock, 50 * S)
+    old = store.journal_path
+    clock = store.new_game(Rules(game_time_ms=20 * 60_000), 60 * S)
+    assert clock == new_clock(Rules(game_time_ms=20 * 60_000))
+    assert store.journal_path.name == "game-000002.jsonl" and old.exists()
+    assert not (tmp_path / "checkpoint.json").exists()
+    assert len(read_journal(old).lines) == 2  # the archived game is as it was
+    crash(store)
+    again = GameStore(tmp_path, Rules())
+    # nothing played yet, but the director chose 20:00 for this game: that survives a power cut
+    assert again.start(0) == new_clock(Rules(game_time_ms=20 * 60_000))
+    assert again.journal_path.name == "game-000002.jsonl" and again.rules.game_time_ms == 20 * 60_000
+    again.close()
+
+
+# --- Checkpoints ------------------------------------------------------------------------------------------
+
+
+def test_checkpoint_is_atomic_and_describes_the_journal_position(game, tmp_path):
+    store, clock = game
+    assert store.checkpoint(clock, 52 * S)
+    cp = parse_checkpoint((tmp_path / "checkpoint.json").read_bytes())
+    assert cp.journal == "game-000001.jsonl" and cp.lines == 3 and cp.size == store.journal_path.stat().st_size
+    assert cp.t_ns == 52 * S and cp.boot_id == "boot-A"
+    assert remaining(cp.clock, 52 * S) == (GAME - 30 * S, GAME - 12 * S)
+    assert not list(tmp_path.glob("*.tmp"))
+    store.close()
+
+
+def test_a_still_clock_is_checkpointed_only_when_the_journal_grew(game):
+    store, clock = game
+    clock = play(store, clock, [Neutralise(45 * S)])
+    assert store.checkpoint(clock, 46 * S)
+    assert not store.checkpoint(clock, 47 * S)  # nothing moves: spare the SD card
+    clock = play(store, clock, [Neutralise(48 * S)])
+    assert store.checkpoint(clock, 49 * S) and store.checkpoint(clock, 50 * S)  # running again
+    store.close()
+
+
+def test_a_checkpoint_dated_before_the_last_input_is_refused(game):
+    store, clock = game
+    assert not store.checkpoint(clock, 39 * S)
+    store.close()
+
+
+def test_a_checkpoint_write_failure_does_not_stop_the_clock(game, tmp_path, monkeypatch):
+    store, clock = game
+
+    def full_disk(path, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(persist, "atomic_write", full_disk)
+    assert store.checkpoint(clock, 50 * S) is False
+    store.close()
+
+
+def test_boot_id_is_read_from_proc_when_there_is_one(tmp_path):
+    path = tmp_path / "boot_id"
+    path.write_text("1234-abcd\n")
+    assert persist.read_boot_id(path) == "1234-abcd"
+    assert persist.read_boot_id(tmp_path / "missing") is None
