@@ -94,4 +94,10 @@ if "$venv/bin/rackside" lexicon --help >/dev/null 2>&1; then
     "$venv/bin/rackside" lexicon install-default || die "could not compile the default lexicon (see above)"
 fi
 
+# --- On a Pi: the systemd services (RACKSIDE_SERVICES: "clock", "kiosk", "clock kiosk" or "none") ---
+if [ "$on_pi" = 1 ]; then
+    "$here/deploy/install-pi.sh" ${RACKSIDE_SERVICES:-clock} \
+        || die "could not install the systemd services (see above); run deploy/install-pi.sh again"
+fi
+
 say "ready. Start the simulated table clock with: .venv/bin/rackside clock --simulate"
