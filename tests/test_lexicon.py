@@ -141,14 +141,40 @@ def test_compiled_bytes_do_not_depend_on_input_order(tmp_path):
 # --- Lookups against a set oracle -------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(words=st.sets(words_st, min_size=1, max_size=300), probes=st.lists(st.text(max_size=20), max_size=50),
-       lower=st.booleans())
-def test_round_trip_against_a_set_oracle(words, probes, lower):
-    text = "\n".join(w.lower() if lower else w for w in sorted(words))
+@st.composite
+def word_list_files(draw):
+    """A word list in any of the accepted forms, with the set of words it should yield."""
+    words = draw(st.sets(words_st, min_size=1, max_size=300))
+    order = draw(st.permutations(sorted(words)))
+    lines = []
+    for word in order:
+        case = draw(st.sampled_from(["upper", "lower", "title"]))
+        token = {"upper": word, "lower": word.lower(), "title": word.title()}[case]
+        if draw(st.booleans()):
+            token += " " + draw(st.sampled_from(["a definition [n]", "\tsee OTHER", "(pl. -S)"]))
+        if draw(st.integers(0, 9)) == 0:
+            lines.append(draw(st.sampled_from(["# comment", "#", "   ", ""])))
+        lines.append(draw(st.sampled_from(["", " ", "  "])) + token)
+    newline = draw(st.sampled_from(["\n", "\r\n"]))
+    text = newline.join(lines) + draw(st.sampled_from(["", newline]))
+    encoding = draw(st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-16-le-bom", "utf-16-be-bom"]))
+    if encoding == "utf-16-le-bom":
+        data = ("\ufeff" + text).encode("utf-16-le")
+    elif encoding == "utf-16-be-bom":
+        data = ("\ufeff" + text).encode("utf-16-be")
+    else:
+        data = text.encode(encoding)  # "utf-16" writes a BOM in the machine's byte order
+    return data, words
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(case=word_list_files(), probes=st.lists(st.text(max_size=20), max_size=50))
+def test_round_trip_against_a_set_oracle(case, probes):
+    data, words = case
     with tempfile.TemporaryDirectory() as tmp:
-        report, out = compile_text(Path(tmp), text)
+        report, out = compile_text(Path(tmp), data)
         assert report.words == len(words)
+        assert report.skipped == {"too short": 0, "too long": 0, "not letters": 0, "duplicate": 0}
         with Lexicon.open(out) as lex:
             assert lex.word_count == len(words) == len(lex)
             for w in words:
