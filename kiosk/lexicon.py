@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import lzma
 import os
+import stat
 import struct
 import tempfile
 import zlib
@@ -58,6 +59,8 @@ _BODY_MAGIC = b"We love Marisa.\x00"
 # Read-through buffer for the body checksum: 64 KiB measured fastest in a fresh process (a
 # larger buffer costs more in first-touch page faults than it saves in read calls).
 _CHUNK = 1 << 16
+# O_NONBLOCK so that a FIFO given by mistake is refused instead of hanging the station.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 _DATA_DIR = Path(__file__).resolve().parent / "data"
 DEFAULT_SOURCE = _DATA_DIR / "enable.txt.xz"
@@ -308,6 +311,8 @@ def _parse_trailer(raw: bytes, path: Path, file_size: int) -> LexiconInfo:
 
 def _read_trailer(fd: int, path: Path) -> tuple[LexiconInfo, os.stat_result]:
     st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise LexiconError(f"{path}: not a lexicon file (it is a folder or a device, not a regular file)")
     raw = os.pread(fd, TRAILER_SIZE, max(st.st_size - TRAILER_SIZE, 0)) if st.st_size > TRAILER_SIZE else b""
     try:
         return _parse_trailer(raw, path, st.st_size), st
@@ -323,7 +328,7 @@ def read_info(path: Path) -> LexiconInfo:
     body: `Lexicon.open` does that)."""
     path = Path(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
         raise LexiconError(f"{path}: cannot open the lexicon: {exc.strerror or exc}") from None
     try:
@@ -368,7 +373,7 @@ class Lexicon(marisa_trie.Trie):
     def open(cls, path: Path | str) -> "Lexicon":
         path = Path(path)
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            fd = os.open(path, _OPEN_FLAGS)
         except OSError as exc:
             raise LexiconError(f"{path}: cannot open the lexicon: {exc.strerror or exc}") from None
         try:

@@ -288,8 +288,12 @@ def test_text_files_and_missing_files_are_refused(tmp_path):
         Lexicon.open(text)
     with pytest.raises(LexiconError, match="cannot open"):
         Lexicon.open(tmp_path / "missing.rlex")
-    with pytest.raises(LexiconError, match="Is a directory"):
+    with pytest.raises(LexiconError, match="not a regular file"):
         Lexicon.open(tmp_path)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(LexiconError, match="not a regular file"):
+        Lexicon.open(fifo)  # refused at once, not a hang
 
 
 def test_a_loaded_lexicon_survives_a_failed_open_and_file_replacement(tmp_path, small, good_bytes):
