@@ -83,10 +83,12 @@ class Rig:
         return self
 
     def tap(self, button: str, hold_ms: float = 80) -> int:
-        """Press and release cleanly; the runner handles both. Returns the press's edge time."""
+        """Press and release cleanly, and let the release settle (20 ms); the runner handles both.
+        Returns the press's edge time."""
         t = self.now
         self.down(button).pump()
         self.after_ms(hold_ms).up(button).pump()
+        self.advance_ms(20)
         return t
 
     def pump(self) -> "Rig":
