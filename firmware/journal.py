@@ -99,7 +99,7 @@ def input_from_dict(d: Any) -> Input:
     if not isinstance(d, dict):
         raise JournalError(f"an input line must be a JSON object, got {type(d).__name__}")
     name = d.get("input")
-    if name not in _INPUTS:
+    if not isinstance(name, str) or name not in _INPUTS:
         if "input" not in d:
             raise JournalError("line lacks the 'input' field")
         raise JournalError(f"unknown input {name!r}: known inputs are {', '.join(INPUT_NAMES)}")

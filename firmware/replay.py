@@ -133,7 +133,7 @@ def _phase_text(v: View, c: Clock) -> str:
     return v.phase.value
 
 
-HEAD = f"{'line':>5} {'elapsed':>10}  {'input':<20} {'P1 remaining':>12} {'ot':>4} {'pen':>4}  {'P2 remaining':>12} {'ot':>4} {'pen':>4}  phase"
+HEAD = f"{'line':>5} {'elapsed':>10}  {'input':<22} {'P1 remaining':>12} {'ot':>4} {'pen':>4}  {'P2 remaining':>12} {'ot':>4} {'pen':>4}  phase"
 
 
 def format_step(line: Line, event: Input, c: Clock) -> str:
@@ -141,7 +141,7 @@ def format_step(line: Line, event: Input, c: Clock) -> str:
     elapsed_s = (c.since_ns - c.origin_ns) / 1e9
     p1, p2 = v.players
     return (
-        f"{line.number:>5} {elapsed_s:>10.3f}  {_describe(event):<20} "
+        f"{line.number:>5} {elapsed_s:>10.3f}  {_describe(event):<22} "
         f"{_clock_text(p1.remaining_ns):>12} {p1.overtime_s:>4} {p1.penalty:>4}  "
         f"{_clock_text(p2.remaining_ns):>12} {p2.overtime_s:>4} {p2.penalty:>4}  {_phase_text(v, c)}"
     )

@@ -73,6 +73,8 @@ def test_not_an_input_is_refused_on_write():
         ("[1, 2]", "must be a JSON object"),
         ('{"t_ns": 1}', "lacks the 'input' field"),
         ('{"t_ns": 1, "input": "pause"}', "unknown input 'pause'"),
+        ('{"t_ns": 1, "input": []}', "unknown input"),  # found by the replay fuzz: was a TypeError
+        ('{"t_ns": 1, "input": {"press": 1}}', "unknown input"),
         ('{"input": "press", "player": 1}', "lacks the 't_ns' field"),
         ('{"t_ns": "5", "input": "end"}', "t_ns must be an integer"),
         ('{"t_ns": 1.5, "input": "end"}', "t_ns must be an integer"),
