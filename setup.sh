@@ -68,10 +68,12 @@ reqs=(-r requirements.txt)
 [ "$dev" = 1 ] && reqs=(-r requirements-dev.txt)
 if [ "$on_pi" = 1 ]; then
     say "found a $pi_model: installing the lgpio GPIO back-end"
-    # pip builds lgpio against the lg C library, which Raspberry Pi OS packages.
-    if ! dpkg -s liblgpio-dev swig >/dev/null 2>&1; then
-        apt_install liblgpio-dev swig \
-            || die "could not install liblgpio-dev and swig with apt; install them, then run ./setup.sh again"
+    # pip builds lgpio against the lg C library, which Raspberry Pi OS packages; where PyPI has no
+    # wheel for this board (32-bit Pi OS, for one), marisa-trie is built with g++ too.
+    pi_build_deps=(liblgpio-dev swig python3-dev g++)
+    if ! dpkg -s "${pi_build_deps[@]}" >/dev/null 2>&1; then
+        apt_install "${pi_build_deps[@]}" \
+            || die "could not install ${pi_build_deps[*]} with apt; install them, then run ./setup.sh again"
     fi
     reqs+=(-r requirements-pi.txt)
 fi
