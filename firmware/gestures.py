@@ -135,6 +135,12 @@ class Gestures:
                 return self._flush()
         return []
 
+    def flush(self) -> list[Action]:
+        """Act on every held-back press now (the clock is shutting down: a press that was made
+        is never lost)."""
+        self.chord_at = self.centre_hold_at = None
+        return self._flush()
+
     def _flush(self) -> list[Action]:
         out = []
         for button, t in self.pending:

@@ -131,6 +131,8 @@ class Runner:
             self.notifier.stopping("clock stopped")
         if self.clock is not None:
             now = self.clock_ns()
+            if self.menu is None:
+                self._do(self.gestures.flush())  # a press made before the stop is never lost
             phase = self._phase(now)
             if phase is not Phase.SETUP:
                 try:

@@ -1,0 +1,142 @@
+"""`rackside clock`: bad config refused with one line and exit 2, the replay sub-command, and the
+simulator in a real terminal (a pty)."""
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import rackside
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(args, capsys):
+    code = rackside.main(args)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def write(tmp_path, text):
+    p = tmp_path / "clock.toml"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize(
+    "toml, words",
+    [
+        ('[clock]\ngame_time = "25:99"\n', ["clock.game_time", "1:00 to 99:59"]),
+        ("[input]\nsettle_ms = 500\n", ["input.settle_ms", "1 to 100"]),
+        ("[sound]\nbuzzer = 1\n", ["sound.buzzer", "true and false"]),
+        ("[clocks]\n", ["unknown section [clocks]", "allowed sections"]),
+        ("[input]\nsettle = 5\n", ["unknown key 'settle'", "settle_ms"]),
+        ("[clock\n", ["not valid TOML"]),
+        (
+            '[buttons]\nleft = 17\nright = 17\nneutralise = 22\n[displays.left]\ndriver = "none"\n[displays.right]\ndriver = "none"\n',
+            ["BCM 17 is used twice", "buttons.left", "buttons.right"],
+        ),
+        (
+            '[buttons]\nleft = 17\nright = 40\nneutralise = 22\n[displays.left]\ndriver = "none"\n[displays.right]\ndriver = "none"\n',
+            ["buttons.right", "2-27"],
+        ),
+        (
+            '[buttons]\nleft = 5\nright = 27\nneutralise = 22\n[displays.left]\ndriver = "tm1637"\nclk = 5\ndio = 6\n[displays.right]\ndriver = "none"\n',
+            ["BCM 5 is used twice"],
+        ),
+    ],
+)
+def test_bad_config_names_the_key_and_exits_2_with_one_line(tmp_path, capsys, toml, words):
+    path = write(tmp_path, toml)
+    code, out, err = run_cli(["clock", "--simulate", "--terminal", "--config", str(path)], capsys)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("rackside clock: ")
+    for w in words:
+        assert w in err
+    assert not (tmp_path / "state").exists()
+
+
+def test_missing_config_file(tmp_path, capsys):
+    code, _, err = run_cli(["clock", "--config", str(tmp_path / "nope.toml")], capsys)
+    assert code == 2 and "no such config file" in err
+
+
+def test_bad_config_exit_code_from_the_installed_command(tmp_path):
+    path = write(tmp_path, "[clock]\npenalty_per_minute = -3\n")
+    p = subprocess.run([sys.executable, str(ROOT / "rackside.py"), "clock", "--config", str(path)], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert "clock.penalty_per_minute" in p.stderr and "0 to 100" in p.stderr
+
+
+def test_a_config_with_its_own_pin_map(tmp_path):
+    from firmware.config import load_config
+
+    path = write(tmp_path, '[buttons]\nleft = 4\nright = 25\nneutralise = 26\n[displays.left]\ndriver = "none"\n[displays.right]\ndriver = "none"\n[sound]\nbuzzer = true\n')
+    c = load_config(path)
+    assert c.pins.buttons == {"left": 4, "right": 25, "neutralise": 26}
+    assert c.pins.buzzer is None and c.firmware.buzzer is True
+
+
+def test_replay_subcommand(tmp_path, capsys):
+    from firmware.clock import Press, Rules
+    from firmware.persist import GameStore
+
+    store = GameStore(tmp_path / "state", Rules(), boot_id="t")
+    store.start(0)
+    store.record(Press(0, 2))
+    store.record(Press(5_000_000_000, 1))
+    path = store.journal_path
+    store.close()
+    code, out, _ = run_cli(["clock", "replay", str(path), "--json"], capsys)
+    assert code == 0
+    final = json.loads(out)
+    assert final["players"][0]["remaining_ms"] == 25 * 60_000 - 5_000
+
+
+def read_until(fd, needle: bytes, timeout_s: float = 20.0) -> bytes:
+    """Read the pty until `needle` appears (waiting on I/O, not on time passing)."""
+    buf = b""
+    deadline = time.monotonic() + timeout_s
+    while needle not in buf:
+        left = deadline - time.monotonic()
+        assert left > 0, f"{needle!r} never appeared; got {buf[-600:]!r}"
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            buf += chunk
+    return buf
+
+
+def test_simulator_in_a_terminal_starts_the_clock_and_quits_cleanly(tmp_path):
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the real command in a real terminal
+        env = dict(os.environ, RACKSIDE_STATE_DIR=str(tmp_path / "state"), TERM="xterm")
+        env.pop("DISPLAY", None)
+        env.pop("WAYLAND_DISPLAY", None)
+        os.execve(sys.executable, [sys.executable, str(ROOT / "rackside.py"), "clock", "--simulate"], env)
+    try:
+        screen = read_until(fd, b"RIGHT PLAYER")
+        assert b"space: neutralise" in screen
+        os.write(fd, b"m")  # the right player starts the left player's time
+        read_until(fd, b"[#] m")  # the m key's contact is drawn closed,
+        read_until(fd, b"[ ] m")  # then open again
+        os.write(fd, b"q")
+        read_until(fd, b"\x1b[?25h")  # the cursor is given back
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+    journal = next((tmp_path / "state" / "clock" / "journals").glob("game-*.jsonl"))
+    inputs = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
+    assert inputs and inputs[0]["input"] == "press" and inputs[0]["player"] == 2

@@ -1,0 +1,135 @@
+"""The director's menu, pure: navigation, editing, effects, and texts a 7-segment module can show."""
+
+import pytest
+
+from firmware import menu as menus
+from firmware.clock import LateStart, Arrive, NS_PER_S, Neutralise, Press, Rules, apply, new_clock, view
+from hardware import sevenseg
+
+RULES = Rules()
+GAME_MS = RULES.game_time_ms
+
+
+def neutralised_view(t=10 * NS_PER_S):
+    c = apply(new_clock(RULES), Press(0, 2))
+    c = apply(c, Neutralise(t))
+    return view(c, t)
+
+
+def walk(m, v, *buttons):
+    effects = []
+    for b in buttons:
+        m, e = menus.press(m, b, v, GAME_MS)
+        effects += e
+    return m, effects
+
+
+def test_items_mid_game_and_their_labels():
+    v = neutralised_view()
+    m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
+    assert [i.label for i in m.items] == ["P1", "P2", "LEn", "rSEt", "donE"]
+    assert menus.texts(m, v, 0, GAME_MS) == ("P1", "24:50")
+
+
+def test_navigation_wraps_both_ways():
+    v = neutralised_view()
+    m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
+    m, _ = walk(m, v, "left")
+    assert m.item.label == "donE"
+    m, _ = walk(m, v, "right", "right")
+    assert m.item.label == "P2"
+
+
+def test_adjust_minutes_then_seconds_into_overtime():
+    v = neutralised_view()
+    m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
+    m, _ = walk(m, v, "neutralise")  # edit P1: 24:50
+    m, _ = walk(m, v, *["left"] * 25)  # 24:50 - 25 min = -0:10
+    assert menus.texts(m, v, 0, GAME_MS) == ("P1", "-0:10")
+    assert menus.texts(m, v, 600_000_000, GAME_MS) == ("P1", "  :10")  # the minutes blink
+    m, _ = walk(m, v, "neutralise", "right", "right")
+    assert menus.texts(m, v, 600_000_000, GAME_MS) == ("P1", "-0:  ")  # now the seconds blink
+    m, effects = walk(m, v, "neutralise")
+    assert effects == [("adjust", 1, -8000)]
+    assert m.mode == "list"
+
+
+def test_adjust_is_clamped_inside_the_forfeit_line_and_99_59():
+    v = neutralised_view()
+    m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
+    m, _ = walk(m, v, "neutralise", *["left"] * 60)
+    assert m.value_s == -599
+    m, _ = walk(m, v, *["right"] * 200)
+    assert m.value_s == 99 * 60 + 59
+
+
+def test_late_options_before_the_game_and_while_waiting():
+    c = new_clock(RULES)
+    v = view(c, 0)
+    m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
+    assert [i.label for i in m.items] == ["P1", "P2", "LAtE", "LEn", "rSEt", "donE"]
+    m, effects = walk(m, v, "right", "right", "neutralise", "right", "right", "neutralise")
+    assert effects == [("late_start", (1, 2)), ("exit",)]
+    c = apply(c, LateStart(0, (1, 2)))
+    v = view(c, 5 * NS_PER_S)
+    m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
+    m, _ = walk(m, v, "right", "right", "neutralise")
+    assert menus.texts(m, v, 0, GAME_MS) == ("LAtE", "Arr1")
+    m, effects = walk(m, v, "right", "neutralise")
+    assert effects == [("arrive", 2), ("exit",)]
+
+
+def test_optional_forfeit_offered_to_a_very_late_player():
+    c = apply(new_clock(RULES), LateStart(0, (1,)))
+    c = apply(c, Arrive(11 * 60 * NS_PER_S, 1))  # 14:00 left: may forfeit (2.3.4)
+    v = view(c, 11 * 60 * NS_PER_S)
+    m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
+    late = next(i for i in m.items if i.label == "LAtE")
+    assert [text for text, _ in late.options] == ["P1", "P2", "both", "For1"]
+
+
+def test_new_game_needs_a_yes():
+    v = neutralised_view()
+    m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
+    m, effects = walk(m, v, "right", "right", "right", "neutralise")  # rSEt
+    assert menus.texts(m, v, 0, GAME_MS) == ("rSEt", "no")
+    m, effects = walk(m, v, "neutralise")
+    assert effects == [] and m.mode == "list"
+    m, effects = walk(m, v, "neutralise", "right", "neutralise")
+    assert effects == [("new_game", GAME_MS), ("exit",)]
+
+
+def test_game_length_then_confirm():
+    v = neutralised_view()
+    m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
+    m, _ = walk(m, v, "right", "right", "neutralise", *["left"] * 30)  # LEn, down to the 1:00 floor
+    assert m.value_s == 60
+    m, effects = walk(m, v, "neutralise", "neutralise", "left", "neutralise")
+    assert effects == [("new_game", 60_000), ("exit",)]
+
+
+def test_done_exits():
+    v = neutralised_view()
+    m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
+    _, effects = walk(m, v, "left", "neutralise")
+    assert effects == [("exit",)]
+
+
+@pytest.mark.parametrize("t", [0, 600_000_000])
+def test_every_menu_text_is_drawable_on_the_module(t):
+    c = new_clock(RULES)
+    v = view(c, 0)
+    m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
+    seen = set()
+    for path in (["right"] * k + ["neutralise"] for k in range(len(m.items))):
+        mm = m
+        for b in path:
+            mm, _ = menus.press(mm, b, v, GAME_MS)
+            for side in menus.texts(mm, v, t, GAME_MS):
+                seen.add(side)
+        for b in ["right", "right", "left"]:
+            mm, _ = menus.press(mm, b, v, GAME_MS) if mm.mode != "list" else (mm, [])
+            seen.update(menus.texts(mm, v, t, GAME_MS))
+    for text in seen:
+        sevenseg.encode(text)  # raises if a 4-digit module could not show it
+    assert {"P1", "LAtE", "both", "LEn", "rSEt", "yES", "no", "donE"} <= seen

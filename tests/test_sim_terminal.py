@@ -1,0 +1,59 @@
+"""The terminal simulator's pure parts: 7-segment art, keys, redraw only on change."""
+
+import io
+
+from hardware.display import RecordingDisplay
+from hardware.terminal import TerminalSim, big_digits, screen
+
+
+class FakeBoard:
+    def __init__(self):
+        self.driven, self.commands = [], []
+
+    def drive(self, name, down):
+        self.driven.append((name, down))
+
+    def command(self, name):
+        self.commands.append(name)
+
+
+def test_big_digits_show_the_segments_and_colon():
+    rows = big_digits("24:59")
+    assert rows == [
+        " _         _   _  ",
+        " _| |_| o |_  |_| ",
+        "|_    | o  _|  _| ",
+    ]
+
+
+def test_big_digits_minus_ten_uses_the_shared_minus_one_cell():
+    rows = big_digits("-10:00")
+    assert rows[1].startswith(" _|")  # g and b (the "-1" cell), then a 0
+    assert big_digits("2459")[1][8] == " " and big_digits("24:59")[1][8] == "o"  # the colon off, on
+
+
+def test_keys_tap_the_buttons_and_commands_go_to_the_board():
+    b = FakeBoard()
+    t = TerminalSim(b, [RecordingDisplay(), RecordingDisplay()], stdout=io.StringIO())
+    assert t.key("m") and t.key("m")  # a terminal's key repeat keeps the contact closed
+    assert b.driven == [("right", True)]
+    t.release_due(now=10**9)
+    assert b.driven == [("right", True), ("right", False)]
+    assert t.key("d") and b.commands == ["menu"]
+    assert t.key("q") is False
+
+
+def test_redraws_only_when_a_text_changes():
+    out = io.StringIO()
+    a, b = RecordingDisplay(), RecordingDisplay()
+    a.show("25:00")
+    b.show("25:00")
+    t = TerminalSim(FakeBoard(), [a, b], stdout=out)
+    t.draw()
+    first = out.getvalue()
+    t.draw()
+    assert out.getvalue() == first
+    a.show("24:59")
+    t.draw()
+    assert len(out.getvalue()) > len(first)
+    assert "LEFT PLAYER" in screen(("End", "P 20"))

@@ -1,0 +1,114 @@
+"""The simulator window for real on SDL's dummy video driver: real pygame key events press the
+mock pins, and the window draws what the display drivers were told."""
+
+import pytest
+
+pygame = pytest.importorskip("pygame")
+
+from hardware.display import RecordingDisplay  # noqa: E402
+from hardware.sim_window import LIT, SimWindow  # noqa: E402
+
+from test_firmware_support import make_rig  # noqa: E402
+
+
+@pytest.fixture
+def rig(monkeypatch, tmp_path):
+    r = make_rig(monkeypatch, tmp_path)
+    yield r
+    r.close()
+
+
+@pytest.fixture
+def window(rig):
+    w = SimWindow(rig.board, rig.displays)
+    yield w
+    w.close()
+
+
+def post_key(kind, key):
+    pygame.event.post(pygame.event.Event(kind, key=key, mod=0, unicode="", scancode=0))
+
+
+def lit_pixels(w, panel):
+    width = w.screen.get_width()
+    x0, x1 = (0, width // 2) if panel == 0 else (width // 2, width)
+    count = 0
+    for x in range(x0, x1, 3):
+        for y in range(80, 290, 3):
+            if tuple(w.screen.get_at((x, y)))[:3] == LIT:
+                count += 1
+    return count
+
+
+def test_shift_keys_press_the_mock_pins(rig, window):
+    post_key(pygame.KEYDOWN, pygame.K_RSHIFT)
+    assert window.poll()
+    assert rig.board.buttons["right"].pin.state is False  # the contact pulls the line low
+    post_key(pygame.KEYUP, pygame.K_RSHIFT)
+    post_key(pygame.KEYDOWN, pygame.K_LSHIFT)
+    assert window.poll()
+    assert rig.board.buttons["right"].pin.state is True
+    assert rig.board.buttons["left"].pin.state is False
+    kinds = [rig.board.events.get_nowait()[2:] for _ in range(3)]
+    assert kinds == [("right", True), ("right", False), ("left", True)]
+
+
+def test_keys_drive_the_real_firmware_and_the_window_draws_the_drivers_texts(rig, window):
+    post_key(pygame.KEYDOWN, pygame.K_SPACE)
+    window.poll()
+    rig.after_ms(80)
+    post_key(pygame.KEYUP, pygame.K_SPACE)
+    window.poll()
+    rig.advance_ms(100)
+    post_key(pygame.KEYDOWN, pygame.K_RSHIFT)
+    window.poll()
+    rig.after_ms(80)
+    post_key(pygame.KEYUP, pygame.K_RSHIFT)
+    window.poll()
+    rig.advance_ms(5_000)  # the left player's time runs
+    window.draw()
+    assert window.drawn == ("24:55", "25:00") == rig.texts()
+    assert lit_pixels(window, 0) > 0 and lit_pixels(window, 1) > 0
+
+
+def test_the_window_draws_segments_for_what_it_was_told(rig):
+    a, b = RecordingDisplay("left"), RecordingDisplay("right")
+    w = SimWindow(rig.board, [a, b])
+    try:
+        a.show("88:88")
+        b.show("1:11")
+        w.draw()
+        assert w.drawn == ("88:88", "1:11")
+        assert lit_pixels(w, 0) > 2 * lit_pixels(w, 1) > 0
+        b.show("    ")
+        w.draw()
+        assert lit_pixels(w, 1) == 0
+    finally:
+        w.close()
+
+
+def test_director_and_quit_keys(rig, window):
+    post_key(pygame.KEYDOWN, pygame.K_d)
+    assert window.poll()
+    assert rig.board.events.get_nowait()[::2] == ("cmd", "menu")
+    post_key(pygame.KEYDOWN, pygame.K_q)
+    assert window.poll() is False
+
+
+def test_two_keys_for_one_button_hold_the_contact_until_both_are_up(rig, window):
+    post_key(pygame.KEYDOWN, pygame.K_LSHIFT)
+    post_key(pygame.KEYDOWN, pygame.K_z)
+    post_key(pygame.KEYUP, pygame.K_LSHIFT)
+    window.poll()
+    assert rig.board.is_down("left")
+    post_key(pygame.KEYUP, pygame.K_z)
+    window.poll()
+    assert not rig.board.is_down("left")
+
+
+def test_screenshot_is_a_png(rig, window, tmp_path):
+    rig.displays[0].show("-1:05")
+    rig.displays[1].show("12:34")
+    window.save(str(tmp_path / "shot.png"))
+    img = pygame.image.load(str(tmp_path / "shot.png"))
+    assert img.get_size() == window.screen.get_size()
