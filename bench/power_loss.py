@@ -1,0 +1,386 @@
+#!/usr/bin/env python3
+"""Power-loss fault injection (issue 5): SIGKILL a running clock at random moments, restart it,
+and check every restart.
+
+    python bench/power_loss.py                   # the full run: 200 kills
+    python bench/power_loss.py --kills 20 --max-ms 300 --interval-ms 100   # what CI runs
+
+Each kill: start the driver (a real process: `GameStore` + the clock core on the real monotonic
+clock, playing a scripted random game: presses, stray presses, neutralise/restart, 5.1.3
+restarts, director adjustments, late starts, ends and new games, checkpointing on a timer as the
+runner does), wait a random time, SIGKILL it, snapshot the state directory, and start it again.
+Every restart that got as far as reporting its restored clock is checked against the snapshot:
+
+- the state is restored: a running clock comes back neutralised, marked restored, with exactly
+  the times of the last record (the later of the last journalled input and the checkpoint);
+- the running player lost no more than 1 s (restored remaining minus the true remaining at the
+  kill, computed from the journal and the kill time on the same monotonic clock);
+- the journal is readable by the replay: every problem line is a torn write closed by a restore.
+
+Kills land anywhere, including mid-restore. A SIGKILL cannot tear one small write(), but a power
+cut can tear the append in flight, so after a fraction of the kills (`--tear`) the harness also
+leaves what such a cut leaves: a prefix of an unfinished line, or zeroed bytes, at the journal's
+end (the input it was recording had not been acted on: the runner records before it applies).
+Prints figures; exits 1 on any failure.
+This reads nothing from ../shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import select
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from firmware.clock import (  # noqa: E402
+    Adjust,
+    End,
+    LateStart,
+    Arrive,
+    Neutralise,
+    Phase,
+    Press,
+    Resume,
+    Rules,
+    apply,
+    view,
+)
+from firmware.journal import parse_journal  # noqa: E402
+from firmware.persist import GameStore, parse_checkpoint  # noqa: E402
+from firmware.replay import fold  # noqa: E402
+
+S = 1_000_000_000
+MS = 1_000_000
+LOSS_BOUND_NS = 1 * S  # the issue's bound: the running player loses no more than 1 s
+
+
+# --- The driver: a firmware process ----------------------------------------------------------------
+
+
+def next_input(rng: random.Random, clock, now: int):
+    """The scripted game's next input for the clock as it stands."""
+    v = view(clock, now)
+    if v.phase is Phase.SETUP:
+        if clock.since_ns is None and rng.random() < 0.15:
+            return LateStart(now, rng.choice([(1,), (2,), (1, 2)]))
+        return Press(now, rng.choice([1, 2]))
+    if v.phase is Phase.LATE:
+        return Arrive(now, rng.choice([p.player for p in v.players if p.absent]))
+    side = clock.side
+    r = rng.random()
+    if v.phase is Phase.NEUTRALISED:
+        return Neutralise(now) if r < 0.6 else Press(now, side)  # restart, or 5.1.3
+    if r < 0.78:
+        return Press(now, side)
+    if r < 0.86:
+        return Press(now, 3 - side)  # a stray press from the side not running: nothing happens
+    if r < 0.94:
+        return Neutralise(now)
+    if r < 0.99:
+        return Adjust(now, rng.choice([1, 2]), rng.choice([rng.randint(-5_000, 5_000), rng.randint(60_000, 1_500_000)]))
+    return End(now)
+
+
+def drive(state_dir: Path, seed: int, interval_ns: int, long_gap_ms: int) -> int:
+    rules = Rules()
+    store = GameStore(state_dir, rules, config={"driver": "bench/power_loss.py"})
+    now = time.monotonic_ns()
+    clock = store.start(now)
+    v = view(clock, now)
+    info = store.restore_info
+    report = {
+        "pid": os.getpid(),
+        "t_ns": now,
+        "journal": store.journal_path.name,
+        "restored": v.restored,
+        "phase": v.phase.value,
+        "side": clock.side,
+        "remaining_ns": [p.remaining_ns for p in v.players],
+        "at_ns": info.at_ns if info else None,
+        "from_checkpoint": info.from_checkpoint if info else None,
+    }
+    sys.stdout.write(json.dumps(report) + "\n")
+    sys.stdout.flush()
+    rng = random.Random(seed)
+
+    def gap() -> int:
+        if rng.random() < 0.7:
+            return rng.randint(5, 60) * MS
+        return rng.randint(100, long_gap_ms) * MS  # a player thinking: checkpoints happen meanwhile
+
+    due_input, due_checkpoint = now + gap(), now + interval_ns
+    while True:
+        now = time.monotonic_ns()
+        if now >= due_input:
+            event = next_input(rng, clock, now)
+            after = apply(clock, event)  # checked against the core first, as the runner does
+            store.record(event)  # journalled (fsync) before the clock acts on it
+            clock = after
+            if clock.phase is Phase.ENDED:
+                clock = store.new_game(rules, time.monotonic_ns())
+            due_input = now + gap()
+        if now >= due_checkpoint:
+            store.checkpoint(clock, now)
+            due_checkpoint = now + interval_ns
+        wait = min(due_input, due_checkpoint) - time.monotonic_ns()
+        if wait > 0:
+            time.sleep(wait / S)
+
+
+# --- The harness -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Snapshot:
+    """The state directory right after a kill, and when the kill happened."""
+
+    kill_ns: int
+    journal_name: str | None
+    journal: bytes | None
+    checkpoint: bytes | None
+
+
+@dataclass
+class Results:
+    kills: int = 0
+    checked: int = 0  # restarts that reported their restored clock and were checked
+    died_before_report: int = 0  # killed during start-up/restore (the next restart covers it)
+    restored_running: int = 0  # the clock had been running and came back neutralised
+    from_checkpoint: int = 0
+    tears: int = 0  # kills after which the harness tore the append in flight
+    torn_tails: int = 0  # restarts that found a torn journal tail
+    new_games: int = 0
+    losses_ns: list[int] = field(default_factory=list)  # the counting player's loss at each restore
+    failures: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def tear_journal(state: Path, rng: random.Random, kill_ns: int) -> None:
+    """Leave what a power cut in the middle of an append leaves at the end of the journal."""
+    journals = sorted((state / "journals").glob("game-*.jsonl"))
+    if not journals:
+        return
+    line = json.dumps({"t_ns": kill_ns, "input": "press", "player": rng.choice([1, 2])}, separators=(",", ":"))
+    junk = line.encode()[: rng.randint(1, len(line) - 1)] if rng.random() < 0.7 else b"\x00" * rng.randint(1, 64)
+    with open(journals[-1], "ab") as f:
+        f.write(junk)
+
+
+def snapshot(state: Path, kill_ns: int) -> Snapshot:
+    journals = sorted((state / "journals").glob("game-*.jsonl")) if (state / "journals").is_dir() else []
+    latest = journals[-1] if journals else None
+    cp = state / "checkpoint.json"
+    return Snapshot(
+        kill_ns=kill_ns,
+        journal_name=latest.name if latest else None,
+        journal=latest.read_bytes() if latest else None,
+        checkpoint=cp.read_bytes() if cp.exists() else None,
+    )
+
+
+def check_restart(report: dict, snap: Snapshot, state: Path, results: Results) -> None:
+    """Check one restart against the state its process found on disk."""
+    fail = results.failures.append
+    tag = f"restart pid {report['pid']}"
+    if snap.journal is None:
+        if report["restored"]:
+            fail(f"{tag}: restored from nothing")
+        return
+    journal = parse_journal(snap.journal, snap.journal_name)
+    game = fold(journal)
+    if journal.torn:
+        results.torn_tails += 1
+    # the journal is readable by the replay: a problem line may only be a torn write (the last
+    # line, or a line a restore closed and followed with its resume)
+    numbers = [line.number for line in journal.lines]
+    for number, problem in game.problems:
+        if number == 1:
+            continue
+        following = [line for line in journal.lines if line.number > number]
+        if following and not (following[0].data or {}).get("input") == "resume":
+            fail(f"{tag}: {snap.journal_name}:{number} unreadable mid-journal: {problem}")
+    if game.applied == 0 or game.clock.phase is Phase.ENDED:
+        if report["restored"]:
+            fail(f"{tag}: restored a game that had not started or had ended")
+        results.new_games += report["journal"] != snap.journal_name
+        return
+    if not report["restored"] or report["journal"] != snap.journal_name:
+        fail(f"{tag}: unfinished game in {snap.journal_name} was not restored")
+        return
+
+    # the last record: the later of the last input and a checkpoint covering the current stretch
+    expected_at = game.last_t_ns
+    if snap.checkpoint:
+        try:
+            cp = parse_checkpoint(snap.checkpoint)
+        except ValueError as e:
+            fail(f"{tag}: checkpoint unreadable after a kill (not atomic?): {e}")
+        else:
+            current = cp.journal == snap.journal_name and cp.lines >= (game.last_resume_line or 0) and cp.lines <= max(numbers, default=1)
+            if current and cp.t_ns > expected_at:
+                expected_at = cp.t_ns
+    if report["at_ns"] != expected_at:
+        fail(f"{tag}: restored as of {report['at_ns']} ns, but the last record is {expected_at} ns")
+    results.from_checkpoint += bool(report["from_checkpoint"])
+
+    expected = apply(game.clock, Resume(t_ns=report["t_ns"], at_ns=expected_at))
+    ev = view(expected, report["t_ns"])
+    if [p.remaining_ns for p in ev.players] != report["remaining_ns"]:
+        fail(f"{tag}: times {report['remaining_ns']} differ from the last record's {[p.remaining_ns for p in ev.players]}")
+    was = view(game.clock, game.clock.since_ns).phase
+    want_phase = Phase.NEUTRALISED if was is Phase.RUNNING else was
+    if report["phase"] != want_phase.value:
+        fail(f"{tag}: came back {report['phase']}, expected {want_phase.value}")
+    results.restored_running += was is Phase.RUNNING
+
+    # the loss: restored remaining vs the true remaining at the moment of the kill
+    truth = view(game.clock, max(snap.kill_ns, game.clock.since_ns))
+    for p, restored_ns in zip(truth.players, report["remaining_ns"]):
+        counting = p.running or (truth.phase is Phase.LATE and p.absent)
+        loss = restored_ns - p.remaining_ns
+        if truth.phase is Phase.ENDED:  # time alone ended it (a forfeit) before the kill
+            continue
+        if counting:
+            results.losses_ns.append(loss)
+            if not 0 <= loss <= LOSS_BOUND_NS:
+                fail(f"{tag}: player {p.player} lost {loss / MS:.1f} ms (bound {LOSS_BOUND_NS / MS:.0f} ms)")
+        elif loss != 0:
+            fail(f"{tag}: player {p.player}, not running, changed by {loss / MS:.1f} ms")
+
+
+def run_kills(
+    kills: int,
+    workdir: Path,
+    *,
+    seed: int = 1,
+    min_ms: int = 50,
+    max_ms: int = 300,
+    interval_ms: int = 100,
+    long_gap_ms: int = 400,
+    tear: float = 0.25,
+    progress=None,
+) -> Results:
+    """Kill the driver `kills` times; then start it once more and check that restart too."""
+    state = workdir / "state"
+    state.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    results = Results()
+    started = time.monotonic()
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    snap: Snapshot | None = snapshot(state, time.monotonic_ns())
+    with open(workdir / "driver.log", "ab") as log:
+        for i in range(kills + 1):
+            proc = subprocess.Popen(
+                [sys.executable, str(Path(__file__).resolve()), "drive", "--state-dir", str(state),
+                 "--seed", str(rng.randrange(2**32)), "--interval-ms", str(interval_ms),
+                 "--long-gap-ms", str(long_gap_ms)],
+                stdout=subprocess.PIPE,
+                stderr=log,
+                cwd=ROOT,
+                env=env,
+            )
+            try:
+                if i == kills:  # the last start: let it report, then stop it the same way
+                    select.select([proc.stdout], [], [], 30)
+                else:
+                    time.sleep(rng.uniform(min_ms, max_ms) / 1000)
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(timeout=30)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            kill_ns = time.monotonic_ns()
+            results.kills += i < kills
+            out = proc.stdout.read().decode()
+            proc.stdout.close()
+            line = out.splitlines()[0] if out.strip() else ""
+            if line:
+                try:
+                    report = json.loads(line)
+                except ValueError:
+                    results.failures.append(f"start {i}: unreadable report {line!r}")
+                else:
+                    check_restart(report, snap, state, results)
+                    results.checked += 1
+            else:
+                results.died_before_report += 1
+                if i == kills:
+                    results.failures.append("the final start never reported its restored clock")
+            if i < kills and rng.random() < tear:
+                tear_journal(state, rng, kill_ns)
+                results.tears += 1
+            snap = snapshot(state, kill_ns)
+            if progress and (i + 1) % 20 == 0:
+                progress(f"{i + 1} starts, {len(results.failures)} failures")
+    # every journal the run produced is readable by the replay
+    for path in sorted((state / "journals").glob("game-*.jsonl")):
+        journal = parse_journal(path.read_bytes(), path)
+        fold(journal)
+    results.seconds = time.monotonic() - started
+    return results
+
+
+def percentile(values: list[int], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="mode")
+    d = sub.add_parser("drive", help="(internal) run the firmware process the harness kills")
+    d.add_argument("--state-dir", type=Path, required=True)
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--interval-ms", type=int, default=900)
+    d.add_argument("--long-gap-ms", type=int, default=400)
+    parser.add_argument("--kills", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--min-ms", type=int, default=50, help="earliest kill after a start")
+    parser.add_argument("--max-ms", type=int, default=1500, help="latest kill after a start")
+    parser.add_argument("--interval-ms", type=int, default=900, help="checkpoint interval (the runner's is 900 ms)")
+    parser.add_argument("--long-gap-ms", type=int, default=2500, help="longest think between inputs")
+    parser.add_argument("--tear", type=float, default=0.25, help="fraction of kills that also tear the append in flight")
+    parser.add_argument("--workdir", type=Path, help="keep the state here (default: a temporary directory)")
+    args = parser.parse_args(argv)
+    if args.mode == "drive":
+        return drive(args.state_dir, args.seed, args.interval_ms * MS, args.long_gap_ms)
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="rackside-power-loss-") as tmp:
+        workdir = args.workdir or Path(tmp)
+        print(f"power loss: {args.kills} SIGKILLs {args.min_ms}-{args.max_ms} ms after each start, "
+              f"checkpoint every {args.interval_ms} ms, thinks up to {args.long_gap_ms} ms")
+        r = run_kills(args.kills, workdir, seed=args.seed, min_ms=args.min_ms, max_ms=args.max_ms,
+                      interval_ms=args.interval_ms, long_gap_ms=args.long_gap_ms, tear=args.tear,
+                      progress=lambda s: print("  " + s, flush=True))
+        journals = len(list((workdir / "state" / "journals").glob("game-*.jsonl")))
+        print(f"kills: {r.kills}; restarts checked: {r.checked}; killed before reporting: {r.died_before_report}")
+        print(f"restored while running (came back neutralised): {r.restored_running}; as of a checkpoint: "
+              f"{r.from_checkpoint}; appends torn: {r.tears}, torn tails restored past: {r.torn_tails}; games: {journals}")
+        if r.losses_ns:
+            print(f"running player's loss per restore: p50 {percentile(r.losses_ns, 0.5) / MS:.1f} ms, "
+                  f"p99 {percentile(r.losses_ns, 0.99) / MS:.1f} ms, max {max(r.losses_ns) / MS:.1f} ms "
+                  f"(bound {LOSS_BOUND_NS / MS:.0f} ms; the checkpoint interval is {args.interval_ms} ms)")
+        print(f"failures: {len(r.failures)}; {r.seconds:.1f} s")
+        for f in r.failures[:20]:
+            print("  FAIL " + f)
+    return 1 if r.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
