@@ -121,9 +121,18 @@ class JournalWriter:
             self.lines += 1
             self.torn = False
         view = memoryview(payload)
-        while view:
-            view = view[os.write(self._fd, view) :]
-        os.fsync(self._fd)
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+            os.fsync(self._fd)
+        except OSError:
+            # A failed write (a full or failing card) may have left part of the line: start the
+            # next append on a fresh line, so only this one is lost. The caller hears of it.
+            written = len(payload) - len(view)
+            self.size += written
+            self.lines += payload.count(b"\n", 0, written)
+            self.torn = written > 0 and not payload[:written].endswith(b"\n")
+            raise
         self.size += len(payload)
         self.lines += 1
         return self.lines

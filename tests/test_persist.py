@@ -429,3 +429,27 @@ def test_boot_id_is_read_from_proc_when_there_is_one(tmp_path):
     path.write_text("1234-abcd\n")
     assert persist.read_boot_id(path) == "1234-abcd"
     assert persist.read_boot_id(tmp_path / "missing") is None
+
+
+def test_a_failed_append_does_not_glue_the_next_line_to_its_remains(tmp_path, monkeypatch):
+    store = GameStore(tmp_path, Rules())
+    store.start(0)
+    real_write = os.write
+    calls = []
+
+    def short_then_fail(fd, data):
+        calls.append(1)
+        if len(calls) == 1:
+            return real_write(fd, bytes(data[:10]))  # part of the line reached the file
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(persist.os, "write", short_then_fail)
+    with pytest.raises(OSError):
+        store.record(Press(1 * S, 2))
+    monkeypatch.setattr(persist.os, "write", real_write)
+    store.record(Press(2 * S, 2))  # the card has room again
+    path = store.journal_path
+    store.close()
+    journal = read_journal(path)
+    assert [line.event for line in journal.lines] == [None, Press(2 * S, 2)]
+    assert journal.problems[0][0] == 2
