@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,10 @@ from kiosk.station_config import StationConfig, verify_pin
 log = logging.getLogger(__name__)
 
 WINDOW_TITLE = "Rackside challenge station"
+# Longest sleep in the event wait with nothing due. Python runs signal handlers only when the wait
+# returns, so this bounds how long a SIGTERM from systemd waits; waking twice a second to find
+# nothing changed draws nothing and costs nothing measurable.
+MAX_WAIT_MS = 500
 
 
 @dataclass
@@ -130,6 +135,9 @@ class KioskApp:
 
     def open_window(self) -> None:
         os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+        # SDL would turn SIGTERM and SIGINT into a window-close event, which leads to the PIN
+        # screen; the station must stop when systemd stops it, so Python handles them (see run).
+        os.environ["SDL_NO_SIGNAL_HANDLERS"] = "1"
         import pygame
 
         # Only the display and fonts: no audio or joystick start-up on the Pi.
@@ -169,21 +177,32 @@ class KioskApp:
     # -- the loop -----------------------------------------------------------------------------
 
     def run(self) -> int:
+        """The station until the director quits (exit 0) or the OS stops it (SIGTERM/SIGINT)."""
         import pygame
 
         self.start()
         self.warm_up()
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        log.info("challenge station ready: %s mode, %dx%d", self.station.mode, *self.surface.get_size())
         try:
             while self.running:
                 now = self.clock_ns()
                 deadline = self.station.next_deadline_ns(now)
-                # 0 = wait for input with no timeout; else wake at the next deadline.
-                timeout = 0 if deadline is None else max(1, math.ceil((deadline - now) / 1e6))
-                first = pygame.event.wait(timeout)
+                # Sleep until input or the next deadline (a timeout, the result hold, the lockout).
+                wait_ms = MAX_WAIT_MS if deadline is None else max(1, math.ceil((deadline - now) / 1e6))
+                first = pygame.event.wait(min(wait_ms, MAX_WAIT_MS))
+                if not self.running:
+                    break
                 self.step([first] + pygame.event.get())
         finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
             self.shutdown()
         return 0
+
+    def _on_signal(self, signum, frame) -> None:
+        log.info("stopping on signal %d", signum)
+        self.running = False
 
     def step(self, events=None) -> None:
         """Translate and handle pending pygame events (or `events`), pass time, redraw if changed."""

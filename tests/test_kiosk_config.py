@@ -188,3 +188,36 @@ def test_cli_check_config_and_bad_size(tmp_path):
     small.write_text(cfg.read_text() + "[display]\nwidth_mm = 60.0\nheight_mm = 40.0\n")
     r = run_cli("--config", str(small), "--check-config", tmp_path=tmp_path)
     assert r.returncode == 2 and "9 mm" in r.stderr
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_cli_station_stops_cleanly_when_the_os_stops_it(tmp_path, sig):
+    """systemd's SIGTERM must stop the station (SDL would turn it into a window close, which
+    only leads to the PIN screen)."""
+    import signal
+
+    cfg = tmp_path / "station.toml"
+    words = tmp_path / "w.txt"
+    words.write_text("QI\nZA\n")
+    from kiosk.lexicon import compile_lexicon
+
+    compile_lexicon(words, tmp_path / "state" / "lexicons" / "tiny.rlex", "TINY")
+    (tmp_path / "state" / "station.json").write_text(
+        f'{{"lexicon_path": "{tmp_path / "state" / "lexicons" / "tiny.rlex"}"}}')
+    cfg.write_text(f'[director]\npin_hash = "{hash_pin("2468", n=2**8)}"\n')
+    env = dict(os.environ, SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy", PYTHONPATH=str(REPO),
+               RACKSIDE_STATE_DIR=str(tmp_path / "state"), RACKSIDE_CONFIG_DIR=str(tmp_path / "config"))
+    p = subprocess.Popen([sys.executable, "-m", "rackside", "-v", "kiosk", "--config", str(cfg), "--windowed"],
+                         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env, cwd=REPO)
+    try:
+        for line in p.stderr:
+            if "challenge station ready" in line:
+                break
+        else:
+            pytest.fail(f"station did not start (exit {p.wait()})")
+        p.send_signal(getattr(signal, sig))
+        assert p.wait(timeout=10) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
