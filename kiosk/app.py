@@ -178,10 +178,10 @@ class KioskApp:
 
     def run(self) -> int:
         """The station until the director quits (exit 0) or the OS stops it (SIGTERM/SIGINT)."""
+        self.start()  # sets SDL's environment, then imports pygame
+        self.warm_up()
         import pygame
 
-        self.start()
-        self.warm_up()
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
         log.info("challenge station ready: %s mode, %dx%d", self.station.mode, *self.surface.get_size())
         try:
