@@ -221,3 +221,51 @@ def test_cli_station_stops_cleanly_when_the_os_stops_it(tmp_path, sig):
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+# --- any sequence of inputs ----------------------------------------------------------------------
+
+from hypothesis import given, settings, strategies as hs
+
+_KEYS = list("ABQXZ0123456789-.") + ["SPACE", "ENTER", "BACKSPACE", "TAB", "ESCAPE", "UP", "DOWN", "F13"]
+_TAPS = ["start", "director", "count:1", "count:3", "count:8", "letter:Q", "letter:I", "space", "backspace",
+         "judge", "cancel", "count", "digit:1", "digit:2", "ok", "next", "resume", "rules", "rule:single", "log",
+         "readj", "find", "back", "prev", "quit", "lexicons", "pick:0", "export", "row:x", "dismiss"]
+_events = hs.lists(hs.tuples(
+    hs.sampled_from(["key", "tap", "tick", "close"]),
+    hs.sampled_from(_KEYS), hs.sampled_from(_TAPS), hs.integers(0, 3 * NS), hs.integers(0, 9)), max_size=80)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_events, hs.sampled_from(["self", "runner"]))
+def test_any_input_sequence_keeps_the_flow_consistent(events, mode):
+    st = Station(mode=mode, verify_pin=lambda pin: pin == "1212", rules=(("single", "Single"),))
+    st.log_rows = (flow.LogRow("x", "t", "self", None, "L", ("QI",), True, (True,)),)
+    st.lexicon_choices = (flow.LexiconChoice("/l/a.rlex", "A"),)
+    t = 0
+    for kind, key, target, dt, walk_away in events:
+        t += dt
+        ev = {"key": Key(key, t), "tap": Tap(target, t), "tick": Tick(t), "close": flow.Close(t)}[kind]
+        before = st.screen
+        effects = st.handle(ev)
+        for eff in effects:
+            if isinstance(eff, flow.Judge):
+                assert before == Screen.ENTRY and len(eff.words) == st.count
+                assert all(w.isalpha() and w.isupper() and len(w) <= flow.MAX_LETTERS for w in eff.words)
+                assert eff.kind == mode
+                st.show_verdict(flow.Verdict(True, eff.words, "L", "g", "id", eff.kind), t)
+        if kind == "close":
+            assert st.screen in (Screen.PIN, Screen.LOCKED)
+        assert len(st.pin) <= flow.PIN_MAX and len(st.table) <= flow.MAX_TABLE_DIGITS
+        assert all(len(w) <= flow.MAX_LETTERS for w in st.words)
+        if st.screen == Screen.LOCKED:
+            assert st.lock_until_ns > t
+        deadline = st.next_deadline_ns(t)
+        if st.screen == Screen.IDLE:
+            assert deadline is None and st.typed_words == () and st.pin == ""
+        else:
+            assert deadline is not None and deadline > t - 1
+        if st.screen != Screen.IDLE and walk_away == 0:
+            st.handle(Tick(max(deadline, t) + 61 * NS))  # everything times out eventually...
+            assert st.screen == Screen.IDLE  # ...back to idle, words forgotten
+            t = max(deadline, t) + 61 * NS
