@@ -170,7 +170,7 @@ def buttons(st: Station, geo: Geometry) -> list[Button]:
         start = st.page * LOG_ROWS_PER_PAGE
         for i, row in enumerate(st.log_rows[start:start + LOG_ROWS_PER_PAGE]):
             style = "selected" if row.challenge_id == st.selected else "row"
-            out.append(Button(f"row:{row.challenge_id}", geo.rect(16, 58 + i * 68, 768, 62), row.challenge_id, style))
+            out.append(Button(f"row:{row.challenge_id}", geo.rect(16, 56 + i * 65, 768, 60), row.challenge_id, style))
         out += _pager(geo, len(st.log_rows), LOG_ROWS_PER_PAGE, st.page, wide=False)
         out.append(Button("export", geo.rect(440, 404, 164, 64), "EXPORT CSV", "action"))
         out.append(Button("readj", geo.rect(612, 404, 172, 64), "RE-ADJUDICATE", "primary" if st.selected else "disabled"))

@@ -320,7 +320,7 @@ class Renderer:
         if not st.log_rows:
             self.draw_text("No challenges yet.", g.rect(16, 80, 0, 0).x, g.rect(0, 80, 0, 0).y, 26, MUTED)
         if st.director_note:
-            self.draw_paragraph(st.director_note, g.rect(16, 60 + 5 * 68 - 6, 768, 20), 15, AMBER)
+            self.draw_paragraph(st.director_note, g.rect(16, 378, 768, 24), 18, AMBER)
 
     def _log_row(self, st: Station, b: Button, pressed: bool) -> None:
         g = self.geo
