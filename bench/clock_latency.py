@@ -1,0 +1,340 @@
+"""Table clock benchmark (issue 2): press-to-switch latency, charged-time error, CPU of a running clock.
+
+1. Latency through gpiozero's mock pins, with the runner on its own thread blocked on the queue as in
+   production: from a press's edge (the timestamp MockPin gives `drive_low`, which the board turns
+   into the edge time the core charges from) to the moment the runner has applied the switch,
+   journalled it (fsync) and told the displays. p50/p99/max, idle and with two CPU-burning
+   processes, with the journal on tmpfs (the firmware's own cost) and on the disk (plus fsync).
+   On a 2-core machine two CPU hogs delay the runner's wake-up by the kernel's scheduling slice
+   (~5 ms) at normal priority, nice or not; as a SCHED_FIFO process (systemd's
+   CPUSchedulingPolicy=fifo) it wakes at once. Both are printed; the target is judged on the
+   idle run and the SCHED_FIFO run, the normal-priority and on-disk runs are informative.
+2. Charged-time error: the time charged to each player against the sum of their turns measured edge
+   to edge. On a fake clock, for games from 1 minute to 6 hours (the error must not grow with the
+   length of the game), and on the real clock through the mock pins.
+3. CPU of a running clock over 60 s: a separate process runs the real runner with a game in
+   progress (a display changing every second, checkpoints every 0.9 s, gpiozero's button threads),
+   measured with getrusage; a process that only waits on a queue for the same 60 s is the baseline.
+
+Targets: p99 <= 1 ms; charged-time error <= 1 ms whatever the game length; CPU <= 1% of one core.
+
+    .venv/bin/python bench/clock_latency.py [--presses 1000] [--cpu-seconds 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+MS = 1_000_000
+PINS = {"left": 17, "right": 27, "neutralise": 22}
+BURN_S = 600  # the busy processes stop by themselves after this, whatever happens to us
+
+
+def build(state_dir: Path, *, clock_ns=time.monotonic_ns, rules=None):
+    from gpiozero.pins.mock import MockFactory
+
+    from firmware.clock import Rules
+    from firmware.persist import GameStore
+    from firmware.runner import Runner
+    from hardware.board import Board
+    from hardware.display import RecordingDisplay
+
+    rules = rules or Rules()
+    board = Board(PINS, pin_factory=MockFactory(), clock_ns=clock_ns)
+    displays = [RecordingDisplay("left"), RecordingDisplay("right")]
+    store = GameStore(state_dir, rules, boot_id="bench")
+    runner = Runner(rules=rules, store=store, displays=displays, events=board.events, clock_ns=clock_ns, board=board)
+    return board, displays, store, runner
+
+
+# --- 1. latency ---------------------------------------------------------------------------------
+
+
+def measure_latency(presses: int, state_root: str | None) -> list[float]:
+    """Latencies in ms of `presses` switches, the runner on its own thread."""
+    from firmware.clock import Rules
+    from firmware.runner import Runner
+
+    done: dict[int, int] = {}  # switched_ns -> when the displays had been told
+    switched = threading.Event()
+
+    class TimedRunner(Runner):
+        def refresh(self, now: int) -> None:
+            super().refresh(now)
+            s = self.clock.switched_ns
+            if s is not None and s not in done:
+                done[s] = time.monotonic_ns()
+                switched.set()
+
+    with tempfile.TemporaryDirectory(prefix="rackside-latency-", dir=state_root) as tmp:
+        # switch_guard_ms = 0 lets the bench press every ~25 ms; the guard only ignores presses
+        board, displays, store, runner = build(Path(tmp), rules=Rules(switch_guard_ms=0, game_time_ms=99 * 60_000))
+        timed = TimedRunner(rules=runner.rules, store=store, displays=displays, events=board.events, board=board)
+        timed.start()
+        thread = threading.Thread(target=timed.run, daemon=True)
+        thread.start()
+        rng = random.Random(3)
+        try:
+            board.drive("right", True)  # start the left player's time (held back until release: 2.2)
+            time.sleep(0.03)
+            board.drive("right", False)
+            time.sleep(0.1)
+            running = "left"
+            latencies = []
+            for _ in range(presses):
+                time.sleep(rng.uniform(0.02, 0.03))
+                switched.clear()
+                board.drive(running, True)  # this thread then sleeps: it never competes with the runner
+                if not switched.wait(1.0):
+                    raise RuntimeError("a press did not switch the clock within 1 s")
+                s = timed.clock.switched_ns
+                latencies.append((done[s] - s) / MS)
+                time.sleep(0.002)
+                board.drive(running, False)
+                running = "right" if running == "left" else "left"
+        finally:
+            timed.stop()
+            thread.join(5)
+            board.close()
+            store.close()
+    return latencies
+
+
+def start_burners(n: int) -> list[subprocess.Popen]:
+    code = f"import time\nend = time.monotonic() + {BURN_S}\nwhile time.monotonic() < end:\n    pass\n"
+    return [subprocess.Popen([sys.executable, "-c", code]) for _ in range(n)]
+
+
+def stop_burners(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        p.kill()
+    for p in procs:
+        p.wait()
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(q / 100 * (len(s) - 1))))]
+
+
+# --- 2. charged-time error ----------------------------------------------------------------------
+
+
+def charged_error_fake_clock(game_s: int, seed: int) -> tuple[int, int]:
+    """Play a game of about `game_s` seconds on a fake clock; return (presses, max |error| ns)."""
+    import gpiozero.pins.mock as mock
+
+    from firmware.clock import Rules
+
+    now = [1_000_000 * 1_000_000_000]  # 11.6 days of uptime: float ticks lose precision with uptime
+    saved = mock.monotonic
+    mock.monotonic = lambda: now[0] / 1e9
+    rng = random.Random(seed)
+    rules = Rules(game_time_ms=(99 * 60 + 59) * 1000, forfeit_overtime_ms=99 * 60_000)
+    with tempfile.TemporaryDirectory(prefix="rackside-charged-", dir="/dev/shm" if Path("/dev/shm").is_dir() else None) as tmp:
+        board, _, store, runner = build(Path(tmp), clock_ns=lambda: now[0], rules=rules)
+        try:
+            runner.start()
+            now[0] += 10 * MS
+            board.drive("right", True)
+            now[0] += 50 * MS
+            board.drive("right", False)
+            now[0] += 30 * MS
+            runner.pump()
+            turn_start = runner.clock.switched_ns
+            end = turn_start + game_s * 1_000_000_000
+            expected = [0, 0]
+            running, presses = 1, 0
+            while True:
+                press_t = turn_start + rng.randint(200 * MS, min(90_000 * MS, max(400 * MS, game_s * 1000 * MS // 20)))
+                if press_t > end:
+                    break
+                button = "left" if running == 1 else "right"
+                now[0] = press_t
+                board.drive(button, True)
+                runner.pump()
+                now[0] += rng.randint(30 * MS, 150 * MS)
+                board.drive(button, False)
+                runner.pump()
+                expected[running - 1] += press_t - turn_start
+                running, turn_start, presses = 3 - running, press_t, presses + 1
+            errors = [abs(a - b) for a, b in zip(runner.clock.played_ns, expected)]
+            return presses, max(errors)
+        finally:
+            mock.monotonic = saved
+            board.close()
+            store.close()
+
+
+def charged_error_real_clock(presses: int) -> tuple[int, float]:
+    """Through the mock pins on the real clock: edge-to-edge reference taken just before each
+    drive_low; returns (presses, max |error| in ms over both players)."""
+    with tempfile.TemporaryDirectory(prefix="rackside-charged-real-", dir="/dev/shm" if Path("/dev/shm").is_dir() else None) as tmp:
+        board, _, store, runner = build(Path(tmp))
+        runner.start()
+        thread = threading.Thread(target=runner.run, daemon=True)
+        thread.start()
+        rng = random.Random(5)
+        try:
+            board.drive("right", True)
+            t_start = time.monotonic_ns()
+            time.sleep(0.03)
+            board.drive("right", False)
+            time.sleep(0.15)
+            expected = [0, 0]
+            running, turn_start = 1, t_start
+            for _ in range(presses):
+                time.sleep(rng.uniform(0.11, 0.2))
+                button = "left" if running == 1 else "right"
+                t = time.monotonic_ns()
+                board.drive(button, True)
+                time.sleep(0.02)
+                board.drive(button, False)
+                expected[running - 1] += t - turn_start
+                running, turn_start = 3 - running, t
+            time.sleep(0.1)
+            played = runner.clock.played_ns
+            return presses, max(abs(a - b) for a, b in zip(played, expected)) / MS
+        finally:
+            runner.stop()
+            thread.join(5)
+            board.close()
+            store.close()
+
+
+# --- 3. CPU ---------------------------------------------------------------------------------------
+
+CPU_CHILD = r"""
+import os, resource, sys, tempfile, threading, time
+sys.path.insert(0, sys.argv[1])
+seconds = float(sys.argv[2])
+mode = sys.argv[3]
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+if mode == "baseline":
+    import queue
+    q = queue.SimpleQueue()
+    c0, w0 = cpu(), time.monotonic()
+    try:
+        q.get(timeout=seconds)
+    except queue.Empty:
+        pass
+    print(cpu() - c0, time.monotonic() - w0)
+    sys.exit(0)
+sys.argv = sys.argv[:1]
+from pathlib import Path
+import bench.clock_latency as b
+with tempfile.TemporaryDirectory(prefix="rackside-cpu-") as tmp:
+    board, displays, store, runner = b.build(Path(tmp))
+    runner.start()
+    board.drive("right", True); time.sleep(0.05); board.drive("right", False)
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+    time.sleep(1.0)
+    assert runner.clock.phase.value == "running", runner.clock.phase
+    shown0 = len(displays[0].shown)
+    c0, w0 = cpu(), time.monotonic()
+    time.sleep(seconds)
+    c1, w1 = cpu(), time.monotonic()
+    runner.stop(); thread.join(5)
+    print(c1 - c0, w1 - w0, len(displays[0].shown) - shown0)
+    board.close(); store.close()
+"""
+
+
+def measure_cpu(seconds: float) -> tuple[tuple[float, float, int], tuple[float, float]]:
+    env = dict(os.environ, GPIOZERO_PIN_FACTORY="mock")
+    clock = subprocess.Popen([sys.executable, "-c", CPU_CHILD, str(ROOT), str(seconds), "clock"], stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    base = subprocess.Popen([sys.executable, "-c", CPU_CHILD, str(ROOT), str(seconds), "baseline"], stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    out_c, _ = clock.communicate(timeout=seconds + 60)
+    out_b, _ = base.communicate(timeout=seconds + 60)
+    if clock.returncode or base.returncode:
+        raise RuntimeError(f"CPU measurement failed: {out_c!r} {out_b!r}")
+    c = out_c.split()
+    b = out_b.split()
+    return (float(c[0]), float(c[1]), int(c[2])), (float(b[0]), float(b[1]))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--presses", type=int, default=1000)
+    ap.add_argument("--cpu-seconds", type=float, default=60.0)
+    args = ap.parse_args()
+    ok = True
+    shm = "/dev/shm" if Path("/dev/shm").is_dir() else None
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.2f}")
+
+    print(f"\n1. press-to-switch latency, {args.presses} presses each (edge -> applied, journalled, displays told)")
+    rows = {}
+    runs = [
+        ("idle, journal on tmpfs", shm, 0, False, True),
+        ("2 busy processes, normal priority", shm, 2, False, False),
+        ("2 busy processes, SCHED_FIFO 20", shm, 2, True, True),
+        ("idle, journal on disk (fsync)", None, 0, False, False),
+    ]
+    for label, root, burners, fifo, judged in runs:
+        procs = start_burners(burners)
+        try:
+            time.sleep(0.5 if burners else 0)
+            if fifo:  # after the burners started: they must not inherit it
+                try:
+                    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(20))
+                except PermissionError:
+                    print(f"   {label:<38} skipped: needs CAP_SYS_NICE (systemd's CPUSchedulingPolicy= grants it)")
+                    continue
+            try:
+                lat = measure_latency(args.presses, root)
+            finally:
+                if fifo:
+                    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        finally:
+            stop_burners(procs)
+        p50, p99, mx = statistics.median(lat), pct(lat, 99), max(lat)
+        rows[label] = p99
+        target = p99 <= 1.0
+        if judged:
+            ok &= target
+        verdict = ("PASS" if target else "FAIL") if judged else "(informative)"
+        print(f"   {label:<38} p50 {p50:7.3f} ms  p99 {p99:7.3f} ms  max {mx:7.3f} ms  {verdict}")
+    idle = rows["idle, journal on tmpfs"]
+    print("   p99 relative to idle: " + ", ".join(f"{k}: {v / idle:.1f}x" for k, v in rows.items() if k != "idle, journal on tmpfs"))
+    print("   (the time charged never includes this latency: presses are dated at their edges)")
+
+    print("\n2. charged time vs edge-to-edge time")
+    for minutes in (1, 50, 360):
+        presses, err = charged_error_fake_clock(minutes * 60, seed=minutes)
+        good = err <= MS
+        ok &= good
+        print(f"   fake clock, {minutes:>4} min game, {presses:>5} presses: max error {err} ns  {'PASS' if good else 'FAIL'}")
+    presses, err_ms = charged_error_real_clock(100)
+    good = err_ms <= 1.0
+    ok &= good
+    print(f"   real clock through mock pins, {presses} presses: max error {err_ms:.4f} ms  {'PASS' if good else 'FAIL'}")
+
+    print(f"\n3. CPU of a running clock over {args.cpu_seconds:.0f} s (separate process, real clock)")
+    (c_cpu, c_wall, redraws), (b_cpu, b_wall) = measure_cpu(args.cpu_seconds)
+    share = 100 * c_cpu / c_wall
+    good = share <= 1.0
+    ok &= good
+    print(f"   running clock: {c_cpu:.3f} s CPU in {c_wall:.1f} s = {share:.3f}% of one core ({redraws} redraws of the running display)  {'PASS' if good else 'FAIL'}")
+    print(f"   baseline (a process waiting on a queue): {b_cpu:.3f} s CPU in {b_wall:.1f} s = {100 * b_cpu / b_wall:.3f}%")
+    print("\nOVERALL", "PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
