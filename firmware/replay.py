@@ -222,12 +222,13 @@ def run(args: argparse.Namespace, *, stdout=None, stderr=None) -> int:
         print(f"rackside clock replay: {path}: line 1: bad header: {e}", file=err)
         return EXIT_UNREADABLE
 
-    step = None
+    def print_step(line: Line, event: Input, c: Clock) -> None:
+        print(format_step(line, event, c), file=out)
+
     if not args.json:
         print(f"{path}: {_rules_text(journal)}", file=out)
         print(HEAD, file=out)
-        step = lambda line, event, c: print(format_step(line, event, c), file=out)  # noqa: E731
-    result = fold(journal, on_step=step)
+    result = fold(journal, on_step=None if args.json else print_step)
     for number, problem in result.problems:
         print(f"{path}:{number}: {problem}", file=err)
 
