@@ -14,7 +14,7 @@ import math
 import os
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -62,7 +62,7 @@ class KioskApp:
         self.paths = paths or Paths()
         mode = mode or config.mode
         self.station = Station(mode=mode, verify_pin=lambda pin: verify_pin(pin, config.pin_hash),
-                               timing=timing or flow.Timing(), printer_configured=bool(config.printer_url))
+                               timing=timing or flow.Timing())
         self.printer = None
         if config.printer_url:
             from kiosk.docket import DocketPrinter

@@ -54,6 +54,7 @@ class Screen(enum.Enum):
     READJ_RESULT = "readj-result"
 
 
+# Screens a player leaves behind: 15 s without input returns them to idle, forgetting everything.
 PLAYER_SCREENS = {Screen.TABLE, Screen.COUNT, Screen.ENTRY, Screen.PIN}
 DIRECTOR_SCREENS = {
     Screen.DIRECTOR, Screen.LEXICONS, Screen.RULES, Screen.LOG, Screen.READJ_ENTRY, Screen.READJ_RESULT,
@@ -199,7 +200,6 @@ class Station:
     rule_label: str = ""
     lexicon: LexiconInfo | None = None
     lexicon_error: str | None = None
-    printer_configured: bool = False
     max_words: int = MAX_WORDS
 
     screen: Screen = Screen.IDLE

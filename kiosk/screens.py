@@ -6,7 +6,7 @@ only paints. pygame is imported by the Renderer, never at module import.
 
 from __future__ import annotations
 
-from kiosk.flow import LOG_ROWS_PER_PAGE, NS, Screen, Station
+from kiosk.flow import LOG_ROWS_PER_PAGE, NS, Station
 from kiosk.layout import Button, Geometry, Rect, buttons
 
 BG = (14, 18, 24)

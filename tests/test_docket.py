@@ -63,25 +63,76 @@ def test_loop_port_echo_is_not_mistaken_for_a_printer():
     assert not ok and "did not answer" in why
 
 
-def test_offline_status_is_reported():
-    master, slave = os.openpty()
-    try:
+class PtyPrinter:
+    """A serial ESC/POS printer on a pty: answers DLE EOT 1 with `status`, records every byte."""
+
+    def __init__(self, status: bytes | None):
+        import threading
         import tty
 
-        tty.setraw(slave)
-        os.write(master, b"")  # nothing pending
-        p = DocketPrinter(os.ttyname(slave), 19200, 0.3)
-        # Answer "offline" (bit 3) before the request: the printer drops it after reset, so write
-        # the answer from the read side right after the request arrives.
-        port = p._open()
-        port.reset_input_buffer = lambda: None  # keep the pre-queued answer for this test
-        os.write(master, b"\x1a")
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.slave)
+        self.status, self.received = status, bytearray()
+        self.cut = threading.Event()  # set when a whole docket (ending in the cut) has arrived
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return os.ttyname(self.slave)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.master, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.received.extend(chunk)
+            if b"\x10\x04\x01" in chunk and self.status:
+                os.write(self.master, self.status)
+            if self.received.endswith(b"\x1dV\x42\x00"):
+                self.cut.set()
+
+    def close(self) -> None:
+        os.close(self.slave)
+        os.close(self.master)
+        self.thread.join(2)
+
+
+def test_online_printer_on_a_pty_gets_status_request_then_the_docket():
+    printer = PtyPrinter(b"\x12")
+    try:
+        p = DocketPrinter(printer.url, 19200, 0.5)
+        assert p.print_docket(DOCKET) == (True, "")
+        assert printer.cut.wait(5)
+        p.close()
+    finally:
+        printer.close()
+    assert bytes(printer.received) == b"\x10\x04\x01" + encode_docket(DOCKET)
+
+
+def test_offline_printer_is_reported_and_gets_no_docket():
+    printer = PtyPrinter(b"\x1a")  # bit 3: offline (cover open, paper out)
+    try:
+        p = DocketPrinter(printer.url, 19200, 0.5)
         ok, why = p.print_docket(DOCKET)
         assert not ok and "offline" in why
-        assert os.read(master, 64) == b"\x10\x04\x01"  # the request; no docket followed
     finally:
-        os.close(master)
-        os.close(slave)
+        printer.close()
+    assert bytes(printer.received) == b"\x10\x04\x01"
+
+
+def test_silent_printer_is_reported_within_the_timeout():
+    printer = PtyPrinter(None)  # switched off: nothing answers
+    try:
+        p = DocketPrinter(printer.url, 19200, 0.1)
+        t0 = time.perf_counter()
+        ok, why = p.print_docket(DOCKET)
+        assert not ok and "did not answer" in why and time.perf_counter() - t0 < 1.0
+    finally:
+        printer.close()
 
 
 def test_missing_device_fails_fast_and_retries_next_time(tmp_path):
