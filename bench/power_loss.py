@@ -10,8 +10,8 @@ clock, playing a scripted random game: presses, stray presses, neutralise/restar
 restarts, director adjustments, late starts, ends and new games, checkpointing on a timer as the
 runner does), wait a random time, SIGKILL it, snapshot the state directory, and start it again.
 Most kills land `--min-ms`..`--max-ms` after the clock has started (reported its restored state);
-a fraction (`--early`) land 0..`--max-ms` after the process was launched, so kills during
-start-up and in the middle of a restore are covered too, however slow start-up is.
+a fraction (`--early`) land 0..250 ms after the process was launched, so kills during start-up
+and in the middle of a restore are covered too.
 Every restart that got as far as reporting its restored clock is checked against the snapshot:
 
 - the state is restored: a running clock comes back neutralised, marked restored, with exactly
@@ -71,6 +71,7 @@ from firmware.replay import fold  # noqa: E402
 S = 1_000_000_000
 MS = 1_000_000
 LOSS_BOUND_NS = 1 * S  # the bound: the running player loses no more than 1 s
+EARLY_MAX_MS = 250  # start-up and the restore happen in here
 STALL_SLACK_NS = 150 * MS  # scheduling latency allowed beyond the checkpoint interval
 
 
@@ -335,7 +336,7 @@ def run_kills(
                 if i == kills:  # the last start: let it report, then stop it the same way
                     select.select([proc.stdout], [], [], 30)
                 elif rng.random() < early:  # during start-up or the restore
-                    time.sleep(rng.uniform(0, max_ms) / 1000)
+                    time.sleep(rng.uniform(0, EARLY_MAX_MS) / 1000)
                 else:  # once the clock is going
                     select.select([proc.stdout], [], [], 30)
                     time.sleep(rng.uniform(min_ms, max_ms) / 1000)
@@ -421,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="rackside-power-loss-") as tmp:
         workdir = args.workdir or Path(tmp)
         print(f"power loss: {args.kills} SIGKILLs {args.min_ms}-{args.max_ms} ms after each start "
-              f"({args.early:.0%} timed from the launch instead), "
+              f"({args.early:.0%} 0-{EARLY_MAX_MS} ms after the launch instead), "
               f"checkpoint every {args.interval_ms} ms, thinks up to {args.long_gap_ms} ms")
         r = run_kills(args.kills, workdir, seed=args.seed, min_ms=args.min_ms, max_ms=args.max_ms,
                       interval_ms=args.interval_ms, long_gap_ms=args.long_gap_ms, tear=args.tear, early=args.early,
