@@ -160,9 +160,9 @@ def run_on_pins(clock: Clock) -> int:
     """The clock on a Pi: the runner's loop in this thread; SIGTERM (systemd stop) ends it cleanly."""
     previous = signal.signal(signal.SIGTERM, lambda *_: clock.runner.stop())
     try:
-        clock.runner.run()
+        clock.runner.run()  # closes itself (final checkpoint, STOPPING=1) however it ends
     except KeyboardInterrupt:
-        clock.runner.close()
+        pass
     finally:
         signal.signal(signal.SIGTERM, previous)
     return 0

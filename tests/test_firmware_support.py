@@ -125,6 +125,8 @@ class Rig:
         return [json.loads(line) for line in lines if line.strip()]
 
     def close(self) -> None:
+        for name in PINS:  # open every contact: gpiozero's hold threads then stop at once
+            self.board.drive(name, False)
         self.runner.close()
         self.board.close()
         self.store.close()
