@@ -32,38 +32,40 @@ PIN = "2468"
 
 
 # --- children for the cold-start measurement --------------------------------------------------
+# Each child is a fresh interpreter that runs only this code (not this file's imports), prints
+# "ready" when its first frame is on screen, and waits for the parent to let it go.
+
+BARE_CHILD = """
+import sys
+import pygame
+pygame.display.init()
+pygame.font.init()
+surface = pygame.display.set_mode((800, 480))
+surface.fill((0, 0, 0))
+pygame.display.flip()
+print("ready", flush=True)
+sys.stdin.readline()
+"""
+
+# What `rackside kiosk --windowed` does up to the idle screen being drawn.
+KIOSK_CHILD = """
+import os, sys
+from pathlib import Path
+from kiosk.app import KioskApp
+from kiosk.station_config import load_config
+app = KioskApp(load_config(Path(sys.argv[1])), fullscreen=False)
+app.start()
+print("ready", flush=True)
+if os.environ.get("KIOSK_BENCH_WARM"):  # also time the warm-up that follows the first frame
+    app.warm_up()
+    print("warm", flush=True)
+sys.stdin.readline()
+"""
 
 
-def child_bare() -> None:
-    """The baseline: a bare pygame window with one frame drawn."""
-    import pygame
-
-    pygame.display.init()
-    pygame.font.init()
-    surface = pygame.display.set_mode((800, 480))
-    surface.fill((0, 0, 0))
-    pygame.display.flip()
-    print("ready", flush=True)
-    sys.stdin.readline()
-
-
-def child_kiosk(config: str) -> None:
-    """What `rackside kiosk --windowed` does up to the idle screen being drawn."""
-    from kiosk.app import KioskApp
-    from kiosk.station_config import load_config
-
-    app = KioskApp(load_config(Path(config)), fullscreen=False)
-    app.start()
-    print("ready", flush=True)
-    if os.environ.get("KIOSK_BENCH_WARM"):  # also time the warm-up that follows the first frame
-        app.warm_up()
-        print("warm", flush=True)
-    sys.stdin.readline()
-
-
-def time_child(args: list[str], env: dict, until: str = "ready") -> float:
+def time_child(code: str, args: list[str], env: dict, until: str = "ready") -> float:
     t0 = time.perf_counter()
-    p = subprocess.Popen([sys.executable, __file__, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    p = subprocess.Popen([sys.executable, "-c", code, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          text=True, env=env, cwd=REPO)
     line = p.stdout.readline()
     while line and line.strip() != until:
@@ -291,11 +293,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9, help="cold starts of each kind (alternated)")
     parser.add_argument("--screens", type=Path, metavar="DIR", help="also write the 800x480 screenshots to DIR")
-    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
-        child_bare() if args.child[0] == "bare" else child_kiosk(args.child[1])
-        return 0
 
     with tempfile.TemporaryDirectory(prefix="kiosk-bench-") as tmp:
         work = Path(tmp)
@@ -322,18 +320,20 @@ def main() -> int:
         # PYTHONDONTWRITEBYTECODE is set in this environment.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
-        time_child(["--child", "bare"], env)  # warm the page and bytecode caches for both
-        time_child(["--child", "kiosk", str(config)], env)
+        env["PYTHONPATH"] = str(REPO)
+        env["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"
+        time_child(BARE_CHILD, [], env)  # warm the page and bytecode caches for both
+        time_child(KIOSK_CHILD, [str(config)], env)
         bare, kiosk = [], []
         for _ in range(args.runs):
-            bare.append(time_child(["--child", "bare"], env))
-            kiosk.append(time_child(["--child", "kiosk", str(config)], env))
+            bare.append(time_child(BARE_CHILD, [], env))
+            kiosk.append(time_child(KIOSK_CHILD, [str(config)], env))
         mb, mk = statistics.median(bare), statistics.median(kiosk)
         ratio = mk / mb
         print(f"cold start: bare pygame window median {mb * 1000:.0f} ms, kiosk to idle screen median "
               f"{mk * 1000:.0f} ms, ratio {ratio:.2f} (target <= 1.5) {'OK' if ratio <= 1.5 else 'OVER'}")
         warm_env = dict(env, KIOSK_BENCH_WARM="1")
-        warm = statistics.median(time_child(["--child", "kiosk", str(config)], warm_env, "warm")
+        warm = statistics.median(time_child(KIOSK_CHILD, [str(config)], warm_env, "warm")
                                  for _ in range(max(3, args.runs // 2)))
         print(f"  and to warmed up (log opened, JUDGE path loaded, after the idle screen is shown): median "
               f"{warm * 1000:.0f} ms, ratio {warm / mb:.2f} (for information)")

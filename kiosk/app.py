@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,10 +150,12 @@ class KioskApp:
         pygame.display.set_caption(WINDOW_TITLE)
         # Keys arrive as KEYDOWN; text input stays off so no IME or OS text field ever appears.
         pygame.key.stop_text_input()
-        pygame.event.set_blocked(None)
-        pygame.event.set_allowed([
-            pygame.QUIT, pygame.KEYDOWN, pygame.MOUSEBUTTONDOWN, pygame.MOUSEBUTTONUP, pygame.FINGERDOWN,
-            pygame.FINGERUP, pygame.WINDOWEXPOSED, pygame.WINDOWSIZECHANGED, pygame.WINDOWCLOSE,
+        # Drop the events the station never uses, so moving a finger or the mouse wakes nothing.
+        # (Listing them: set_blocked(None) walks every event type and costs ~4 ms at start-up.)
+        pygame.event.set_blocked([
+            pygame.MOUSEMOTION, pygame.FINGERMOTION, pygame.MOUSEWHEEL, pygame.KEYUP, pygame.TEXTINPUT,
+            pygame.TEXTEDITING, pygame.JOYAXISMOTION, pygame.JOYBALLMOTION, pygame.JOYHATMOTION,
+            pygame.JOYBUTTONDOWN, pygame.JOYBUTTONUP, pygame.AUDIODEVICEADDED, pygame.AUDIODEVICEREMOVED,
         ])
         self._relayout()
 
@@ -180,6 +181,8 @@ class KioskApp:
         """The station until the director quits (exit 0) or the OS stops it (SIGTERM/SIGINT)."""
         self.start()  # sets SDL's environment, then imports pygame
         self.warm_up()
+        import signal
+
         import pygame
 
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}

@@ -18,8 +18,9 @@ Screens and why:
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, Sequence
+
+from kiosk.values import Record
 
 NS = 1_000_000_000
 MAX_WORDS = 8
@@ -30,12 +31,22 @@ PIN_MAX = 8
 PIN_TRIES = 5
 
 
-class Timing(NamedTuple):
-    inactivity_ns: int = 15 * NS  # any player step: forget the words after 15 s without input
-    result_hold_ns: int = 10 * NS  # the verdict stays up 10 s ...
-    touch_ignore_ns: int = NS // 2  # ... and ignores input for the first 0.5 s
-    lockout_ns: int = 60 * NS  # five wrong PINs lock director mode for 60 s
-    director_idle_ns: int = 60 * NS  # an abandoned director screen falls back to the station
+class Timing(Record):
+    """The station's clocks, in monotonic nanoseconds."""
+
+    __slots__ = ("inactivity_ns", "result_hold_ns", "touch_ignore_ns", "lockout_ns", "director_idle_ns")
+    _defaults = {
+        "inactivity_ns": 15 * NS,  # any player step: forget the words after 15 s without input
+        "result_hold_ns": 10 * NS,  # the verdict stays up 10 s ...
+        "touch_ignore_ns": NS // 2,  # ... and ignores input for the first 0.5 s
+        "lockout_ns": 60 * NS,  # five wrong PINs lock director mode for 60 s
+        "director_idle_ns": 60 * NS,  # an abandoned director screen falls back to the station
+    }
+    inactivity_ns: int
+    result_hold_ns: int
+    touch_ignore_ns: int
+    lockout_ns: int
+    director_idle_ns: int
 
 
 class Screen(enum.Enum):
@@ -64,29 +75,33 @@ DIRECTOR_SCREENS = {
 # --- Events (inputs) -------------------------------------------------------------------------
 
 
-class Key(NamedTuple):
+class Key(Record):
     """A physical key: "A".."Z", "0".."9", "-", or SPACE ENTER BACKSPACE TAB ESCAPE UP DOWN."""
 
+    __slots__ = ("key", "t_ns")
     key: str
     t_ns: int
 
 
-class Tap(NamedTuple):
+class Tap(Record):
     """An on-screen target was pressed and released (see kiosk.layout for target names)."""
 
+    __slots__ = ("target", "t_ns")
     target: str
     t_ns: int
 
 
-class Close(NamedTuple):
+class Close(Record):
     """Window close or Alt+F4: leads to the PIN screen, never out of the kiosk."""
 
+    __slots__ = ("t_ns",)
     t_ns: int
 
 
-class Tick(NamedTuple):
+class Tick(Record):
     """Time passed with no input."""
 
+    __slots__ = ("t_ns",)
     t_ns: int
 
 
@@ -96,38 +111,42 @@ Event = Key | Tap | Close | Tick
 # --- Effects (outputs for the app to carry out) ------------------------------------------------
 
 
-class Judge(NamedTuple):
+class Judge(Record):
+    __slots__ = ("words", "table", "kind")
     words: tuple[str, ...]
     table: str | None
     kind: str  # "self" or "runner"
 
 
-class ListLexicons(NamedTuple):
-    pass
+class ListLexicons(Record):
+    __slots__ = ()
 
 
-class ChooseLexicon(NamedTuple):
+class ChooseLexicon(Record):
+    __slots__ = ("path",)
     path: str
 
 
-class ChooseRule(NamedTuple):
+class ChooseRule(Record):
+    __slots__ = ("value",)
     value: str
 
 
-class LoadLog(NamedTuple):
-    pass
+class LoadLog(Record):
+    __slots__ = ()
 
 
-class ExportLog(NamedTuple):
-    pass
+class ExportLog(Record):
+    __slots__ = ()
 
 
-class Readjudicate(NamedTuple):
+class Readjudicate(Record):
+    __slots__ = ("challenge_id",)
     challenge_id: str
 
 
-class Quit(NamedTuple):
-    pass
+class Quit(Record):
+    __slots__ = ()
 
 
 Effect = Judge | ListLexicons | ChooseLexicon | ChooseRule | LoadLog | ExportLog | Readjudicate | Quit
@@ -136,7 +155,8 @@ Effect = Judge | ListLexicons | ChooseLexicon | ChooseRule | LoadLog | ExportLog
 # --- Views the app hands in --------------------------------------------------------------------
 
 
-class LexiconInfo(NamedTuple):
+class LexiconInfo(Record):
+    __slots__ = ("name", "word_count", "short_checksum")
     name: str
     word_count: int
     short_checksum: str
@@ -146,9 +166,10 @@ class LexiconInfo(NamedTuple):
         return f"{self.name} · {self.word_count:,} words · {self.short_checksum}"
 
 
-class Verdict(NamedTuple):
+class Verdict(Record):
     """What the result screen shows. No per-word results: players never see them (3.10.7(b))."""
 
+    __slots__ = ("acceptable", "words", "lexicon", "guidance", "challenge_id", "kind")
     acceptable: bool
     words: tuple[str, ...]
     lexicon: str
@@ -157,15 +178,18 @@ class Verdict(NamedTuple):
     kind: str
 
 
-class LexiconChoice(NamedTuple):
+class LexiconChoice(Record):
+    __slots__ = ("path", "label", "error")
+    _defaults = {"error": None}
     path: str
     label: str
-    error: str | None = None
+    error: str | None
 
 
-class LogRow(NamedTuple):
+class LogRow(Record):
     """One challenge in the director's log view; per-word results appear only here."""
 
+    __slots__ = ("challenge_id", "time", "kind", "table", "lexicon", "words", "acceptable", "per_word")
     challenge_id: str
     time: str
     kind: str
@@ -176,7 +200,8 @@ class LogRow(NamedTuple):
     per_word: tuple[bool, ...]
 
 
-class ReadjudicationView(NamedTuple):
+class ReadjudicationView(Record):
+    __slots__ = ("row", "now_acceptable", "now_per_word", "differs", "message", "lexicon")
     row: LogRow
     now_acceptable: bool
     now_per_word: tuple[bool, ...]
@@ -188,40 +213,56 @@ class ReadjudicationView(NamedTuple):
 # --- The machine -------------------------------------------------------------------------------
 
 
-@dataclass
+def _no_pin(pin: str) -> bool:
+    return False
+
+
 class Station:
-    """The station's whole state. Feed events to `handle`; it returns the effects to carry out."""
+    """The station's whole state. Feed events to `handle`; it returns the effects to carry out.
 
-    mode: str = "self"
-    verify_pin: Callable[[str], bool] = field(default=lambda pin: False, repr=False)
-    timing: Timing = Timing()
-    rules: tuple[tuple[str, str], ...] = ()  # (value, label) for the RULES screen
-    rule_value: str = ""
-    rule_label: str = ""
-    lexicon: LexiconInfo | None = None
-    lexicon_error: str | None = None
-    max_words: int = MAX_WORDS
+    A plain class rather than a dataclass: forty fields made the dataclass cost ~2 ms to define at
+    every start. Keyword arguments beyond the four settings set any state field (for tests)."""
 
-    screen: Screen = Screen.IDLE
-    last_input_ns: int = 0
-    table: str = ""
-    count: int = 0
-    words: list[str] = field(default_factory=lambda: [""])
-    message: str = ""
-    verdict: Verdict | None = None
-    verdict_ns: int = 0
-    docket: str = ""  # "", "printing", "printed", or "failed: why"
-    pin: str = ""
-    pin_message: str = ""
-    wrong_tries: int = 0
-    lock_until_ns: int = 0
-    director_note: str = ""
-    lexicon_choices: tuple[LexiconChoice, ...] = ()
-    log_rows: tuple[LogRow, ...] = ()
-    page: int = 0
-    selected: str = ""
-    readj_id: str = ""
-    readj: ReadjudicationView | None = None
+    def __init__(self, mode: str = "self", verify_pin: Callable[[str], bool] = _no_pin,
+                 timing: Timing = Timing(), rules: tuple[tuple[str, str], ...] = (), **state) -> None:
+        self.mode = mode
+        self.verify_pin = verify_pin
+        self.timing = timing
+        self.rules = rules  # (value, label) for the RULES screen
+        # What the idle and director screens show; the app hands these in.
+        self.rule_value = ""
+        self.rule_label = ""
+        self.lexicon: LexiconInfo | None = None
+        self.lexicon_error: str | None = None
+        self.max_words = MAX_WORDS
+        # The flow.
+        self.screen = Screen.IDLE
+        self.last_input_ns = 0
+        self.table = ""
+        self.count = 0
+        self.words: list[str] = [""]
+        self.message = ""
+        self.verdict: Verdict | None = None
+        self.verdict_ns = 0
+        self.docket = ""  # "", "printing", "printed", or "failed: why"
+        self.pin = ""
+        self.pin_message = ""
+        self.wrong_tries = 0
+        self.lock_until_ns = 0
+        self.director_note = ""
+        self.lexicon_choices: tuple[LexiconChoice, ...] = ()
+        self.log_rows: tuple[LogRow, ...] = ()
+        self.page = 0
+        self.selected = ""
+        self.readj_id = ""
+        self.readj: ReadjudicationView | None = None
+        for name, value in state.items():
+            if name not in self.__dict__:
+                raise TypeError(f"Station has no field {name!r}")
+            setattr(self, name, value)
+
+    def __repr__(self) -> str:
+        return f"Station(mode={self.mode!r}, screen={self.screen}, count={self.count}, words={self.words!r})"
 
     # -- queries ------------------------------------------------------------------------------
 

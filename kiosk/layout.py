@@ -9,9 +9,9 @@ screen with the configured physical size and refuses a display on which they wou
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 from kiosk.flow import LEXICONS_PER_PAGE, LOG_ROWS_PER_PAGE, MAX_WORDS, Screen, Station
+from kiosk.values import Record
 
 DESIGN_W, DESIGN_H = 800, 480
 MIN_TARGET_MM = 9.0
@@ -24,7 +24,8 @@ class LayoutError(ValueError):
     pass
 
 
-class Rect(NamedTuple):
+class Rect(Record):
+    __slots__ = ("x", "y", "w", "h")
     x: int
     y: int
     w: int
@@ -38,14 +39,17 @@ class Rect(NamedTuple):
         return self.x + self.w // 2, self.y + self.h // 2
 
 
-class Button(NamedTuple):
+class Button(Record):
+    __slots__ = ("target", "rect", "label", "style")
+    _defaults = {"style": "key"}
     target: str
     rect: Rect
     label: str
-    style: str = "key"  # key, action, primary, danger, selected, ghost
+    style: str  # key, action, primary, danger, selected, ghost
 
 
-class Geometry(NamedTuple):
+class Geometry(Record):
+    __slots__ = ("width", "height", "px_per_mm")
     width: int
     height: int
     px_per_mm: float
@@ -116,7 +120,7 @@ def buttons(st: Station, geo: Geometry) -> list[Button]:
         label = "Touch to adjudicate a slip" if st.mode == "runner" else "Touch to challenge"
         return [
             Button("start", geo.rect(40, 150, 720, 220), label, "primary"),
-            Button("director", geo.rect(640, 410, 148, 60), "Director", "ghost"),
+            Button("director", geo.rect(600, 408, 188, 62), "Director", "ghost"),
         ]
     if s == Screen.TABLE:
         return _keypad(geo, ("next", "NEXT")) + [cancel_button(geo)]

@@ -6,6 +6,8 @@ only paints. pygame is imported by the Renderer, never at module import.
 
 from __future__ import annotations
 
+import os
+
 from kiosk.flow import LOG_ROWS_PER_PAGE, NS, Station
 from kiosk.layout import Button, Geometry, Rect, buttons
 
@@ -36,6 +38,10 @@ class Renderer:
         import pygame
 
         self.pg = pygame
+        # The font bundled with pygame, by path: Font(None) looks it up through importlib.resources
+        # on every call, which costs a few ms at start-up.
+        bundled = os.path.join(os.path.dirname(pygame.__file__), pygame.font.get_default_font())
+        self._font_file = bundled if os.path.exists(bundled) else None
         self.surface = surface
         self.geo = geo
         self._fonts: dict[int, object] = {}
@@ -47,10 +53,11 @@ class Renderer:
         """The bundled sans (no system fonts needed) at a height of about design_px, snapped to a
         short ladder of sizes so screens share a few loaded fonts (each load costs ~1 ms)."""
         design_px = next((s for s in reversed(SIZE_LADDER) if s <= design_px), SIZE_LADDER[0])
-        size = max(8, round(self.geo.px(design_px) / 0.69))
+        # pygame draws Font(None, n) at 0.6875 n; by path, n is the size itself.
+        size = max(8, round(self.geo.px(design_px) / (1.0 if self._font_file else 0.6875)))
         f = self._fonts.get(size)
         if f is None:
-            f = self._fonts[size] = self.pg.font.Font(None, size)
+            f = self._fonts[size] = self.pg.font.Font(self._font_file, size)
         return f
 
     def text_surface(self, text: str, design_px: float, colour):
@@ -63,10 +70,15 @@ class Renderer:
         return surf
 
     def fit(self, text: str, design_px: float, max_w: int) -> float:
-        """The largest size up to design_px at which text fits max_w window pixels."""
-        size = design_px
+        """The largest size up to design_px at which text fits max_w window pixels. Text width
+        grows about linearly with size, so one measurement usually finds it (each size tried
+        loads a font and its glyphs, which is what a first frame pays for)."""
+        width = self.font(design_px).size(text)[0]
+        if width <= max_w:
+            return design_px
+        size = design_px * max_w / width
         while size > 10 and self.font(size).size(text)[0] > max_w:
-            size *= 0.92
+            size *= 0.95
         return size
 
     def draw_text(self, text: str, x: int, y: int, design_px: float, colour=TEXT, *, align: str = "left",
@@ -178,9 +190,8 @@ class Renderer:
         if st.rule_label:
             self.draw_text(f"Challenge rule: {st.rule_label}", g.rect(40, 104, 0, 0).x, g.rect(0, 104, 0, 0).y, 24,
                            MUTED, max_w=g.px(720))
-        hint = ("Type the table number, then the words on the slip" if st.mode == "runner"
-                else "Challenger: press the number of words on the keyboard, or touch the screen")
-        self.draw_text(hint, g.rect(40, 388, 0, 0).x, g.rect(0, 388, 0, 0).y, 18, MUTED, max_w=g.px(590))
+        hint = "Or type the table number on the keyboard" if st.mode == "runner" else "Or press 1–8 on the keyboard"
+        self.draw_text(hint, g.rect(40, 392, 0, 0).x, g.rect(0, 392, 0, 0).y, 22, MUTED, max_w=g.px(540))
 
     def _draw_table(self, st: Station, now_ns: int) -> None:
         g = self.geo
