@@ -71,7 +71,7 @@ class KioskApp:
         self.lexicon = None
         self.settings = None
         self._challenge_log = None
-        self.running = False
+        self.running = True  # until the director quits or the OS stops the station
         self.frames = 0
         self._pointer = _Pointer()
         self._shown_key = None
@@ -173,21 +173,21 @@ class KioskApp:
         self.open_window()
         self.station.last_input_ns = self.clock_ns()
         self.render()
-        self.running = True
 
     # -- the loop -----------------------------------------------------------------------------
 
     def run(self) -> int:
         """The station until the director quits (exit 0) or the OS stops it (SIGTERM/SIGINT)."""
-        self.start()  # sets SDL's environment, then imports pygame
-        self.warm_up()
         import signal
 
-        import pygame
-
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
-        log.info("challenge station ready: %s mode, %dx%d", self.station.mode, *self.surface.get_size())
         try:
+            self.start()  # sets SDL's environment, then imports pygame
+            log.info("idle screen shown")
+            self.warm_up()
+            import pygame
+
+            log.info("challenge station ready: %s mode, %dx%d", self.station.mode, *self.surface.get_size())
             while self.running:
                 now = self.clock_ns()
                 deadline = self.station.next_deadline_ns(now)
