@@ -693,3 +693,41 @@ def test_eight_words_is_the_most_and_they_all_show(app, tmp_path):
     app.step()
     assert app.station.screen == Screen.RESULT and len(app.station.verdict.words) == 8
     assert records(tmp_path)[0].words[-1] == "CAT"
+
+
+# =============================================================================================
+# Failures are shown, never hidden
+
+
+def test_missing_lexicon_is_shown_and_no_verdict_is_given(tmp_path, monkeypatch):
+    a, _ = make_app(tmp_path, monkeypatch)
+    try:
+        a.lexicon.close()
+        a.lexicon = None
+        (tmp_path / "station.json").write_text(f'{{"lexicon_path": "{tmp_path / "gone.rlex"}"}}\n')
+        a.load_engine()
+        assert a.lexicon is None and "gone.rlex" in a.station.lexicon_error
+        a.render(force=True)
+        post_keys("1")
+        type_text("qi")
+        post_keys("TAB")
+        a.step()
+        assert a.station.screen == Screen.ENTRY and "No lexicon" in a.station.message
+        assert records(tmp_path) == []
+    finally:
+        a.shutdown()
+
+
+def test_unwritable_log_means_no_verdict(tmp_path, monkeypatch):
+    a, _ = make_app(tmp_path, monkeypatch)
+    try:
+        a.paths.log = tmp_path  # a folder: the record cannot be appended
+        a._challenge_log = None
+        post_keys("1")
+        type_text("qi")
+        post_keys("TAB")
+        a.step()
+        assert a.station.screen == Screen.ENTRY and a.station.verdict is None
+        assert "could not be logged" in a.station.message
+    finally:
+        a.shutdown()

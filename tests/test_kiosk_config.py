@@ -268,3 +268,12 @@ def test_any_input_sequence_keeps_the_flow_consistent(events, mode):
             st.handle(Tick(max(deadline, t) + 61 * NS))  # everything times out eventually...
             assert st.screen == Screen.IDLE  # ...back to idle, words forgotten
             t = max(deadline, t) + 61 * NS
+
+
+def test_cli_corrupt_settings_exit_nonzero_naming_the_file(tmp_path):
+    cfg = tmp_path / "station.toml"
+    cfg.write_text(f'[director]\npin_hash = "{hash_pin("2468", n=2**8)}"\n')
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "station.json").write_text("{not json")
+    r = run_cli("--config", str(cfg), "--windowed", tmp_path=tmp_path)
+    assert r.returncode == 2 and "station.json" in r.stderr
