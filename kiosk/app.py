@@ -4,7 +4,7 @@
 with an injected monotonic clock, carries out the effects the flow asks for (adjudicate, log,
 print, director's choices), and redraws only when what is shown changed. The main loop sleeps in
 `pygame.event.wait` until the next input or the next deadline (a timeout, the result hold, the
-lockout countdown), so an idle station uses no CPU.
+lockout countdown, or at most half a second), so an idle station uses next to no CPU.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import logging
 import math
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -32,22 +31,20 @@ WINDOW_TITLE = "Rackside challenge station"
 MAX_WAIT_MS = 500
 
 
-@dataclass
 class Paths:
-    """Where the station reads and writes; defaults come from rackside.state_dir()."""
+    """Where the station reads and writes; None means the default under rackside.state_dir()."""
 
-    settings: Path | None = None
-    log: Path | None = None
-    lexicons: Path | None = None
-    exports: Path | None = None
+    def __init__(self, settings: Path | None = None, log: Path | None = None, lexicons: Path | None = None,
+                 exports: Path | None = None) -> None:
+        self.settings, self.log, self.lexicons, self.exports = settings, log, lexicons, exports
 
 
-@dataclass
 class _Pointer:
     """The one press in progress: a tap counts when it is released on the target it began on."""
 
-    source: tuple | None = None
-    target: str | None = None
+    def __init__(self) -> None:
+        self.source: tuple | None = None
+        self.target: str | None = None
 
 
 class KioskApp:
