@@ -92,9 +92,8 @@ else
 fi
 
 # --- The default lexicon -----------------------------------------------------------------------
-if "$venv/bin/rackside" lexicon --help >/dev/null 2>&1; then
-    "$venv/bin/rackside" lexicon install-default || die "could not compile the default lexicon (see above)"
-fi
+# ENABLE ships compressed in kiosk/data; this compiles it once (a no-op when it is up to date).
+"$venv/bin/rackside" lexicon install-default || die "could not compile the default lexicon (see above)"
 
 # --- On a Pi: the systemd services (RACKSIDE_SERVICES: "clock", "kiosk", "clock kiosk" or "none") ---
 if [ "$on_pi" = 1 ]; then
