@@ -347,3 +347,40 @@ def test_journal_replays_to_the_same_clock(rig, tmp_path):
 def test_stop_command_ends_the_loop(rig):
     rig.runner.stop()
     assert rig.runner.step(0) is False
+
+
+class FakeNotifier:
+    def __init__(self, period_ns):
+        self.period_ns, self.sent = period_ns, []
+
+    def watchdog_period_ns(self):
+        return self.period_ns
+
+    def ready(self, status=None):
+        self.sent.append("READY")
+
+    def watchdog(self):
+        self.sent.append("WATCHDOG")
+
+    def stopping(self, status=None):
+        self.sent.append("STOPPING")
+
+
+def test_systemd_ready_then_watchdog_pings_on_time_even_when_idle(monkeypatch, tmp_path):
+    n = FakeNotifier(5 * NS_PER_S)
+    r = make_rig(monkeypatch, tmp_path, notifier=n)
+    try:
+        assert n.sent[-1] == "READY" and n.sent.count("WATCHDOG") == 1
+        assert r.runner.next_due_ns(r.now) == T0 + 5 * NS_PER_S  # an idle clock still wakes for it
+        r.advance_ms(20_000)
+        assert n.sent.count("WATCHDOG") == 5
+    finally:
+        r.close()
+    assert n.sent[-1] == "STOPPING"
+
+
+def test_a_press_held_back_when_the_clock_stops_is_not_lost(rig):
+    rig.after_ms(10).down("right").pump()  # before the game: held back until release
+    t = rig.now
+    rig.runner.close()
+    assert rig.journal_inputs() == [{"t_ns": t, "input": "press", "player": 2}]
