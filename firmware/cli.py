@@ -43,11 +43,22 @@ def register(sub: Any) -> None:
     p.add_argument("--state-dir", type=Path, metavar="DIR", help="where journals and checkpoints go")
     p.set_defaults(func=run_clock)
     clock_sub = p.add_subparsers(dest="clock_command", metavar="SUBCOMMAND")
+    r = clock_sub.add_parser("replay", help="audit a game from its journal", description="Audit a game from its journal.")
+    add_replay_arguments(r)
+    r.set_defaults(func=run_replay)
+
+
+def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", type=Path, help="a clock journal (.jsonl)")
+    parser.add_argument("--json", action="store_true", help="print the final state as one JSON object")
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    # Imported here, not at start-up: every rackside command builds this parser, and the kiosk's
+    # cold start should not pay for the clock's modules.
     from firmware import replay
 
-    r = clock_sub.add_parser("replay", help="audit a game from its journal", description=replay.__doc__.splitlines()[0])
-    replay.add_arguments(r)
-    r.set_defaults(func=replay.run)
+    return replay.run(args)
 
 
 def config_path(arg: Path | None) -> Path | None:

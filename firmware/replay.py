@@ -198,11 +198,6 @@ def _rules_text(journal: Journal) -> str:
 # --- CLI ------------------------------------------------------------------------------------------
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", type=Path, help="a clock journal (.jsonl)")
-    parser.add_argument("--json", action="store_true", help="print the final state as one JSON object")
-
-
 def run(args: argparse.Namespace, *, stdout=None, stderr=None) -> int:
     out = stdout or sys.stdout
     err = stderr or sys.stderr
@@ -255,7 +250,9 @@ def run(args: argparse.Namespace, *, stdout=None, stderr=None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rackside clock replay", description=__doc__.splitlines()[0])
-    add_arguments(parser)
+    from firmware.cli import add_replay_arguments
+
+    add_replay_arguments(parser)
     return run(parser.parse_args(argv))
 
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from firmware import replay
 from firmware.clock import Neutralise, Press, Rules, apply
 from firmware.journal import dumps, input_to_dict, make_header, read_journal
+from firmware.cli import add_replay_arguments
 from firmware.persist import GameStore
 
 DATA = Path(__file__).parent / "data" / "journals"
@@ -26,7 +27,7 @@ S = 1_000_000_000
 
 def replay_cli(path, *flags):
     parser = argparse.ArgumentParser()
-    replay.add_arguments(parser)
+    add_replay_arguments(parser)
     out, err = io.StringIO(), io.StringIO()
     code = replay.run(parser.parse_args([str(path), *flags]), stdout=out, stderr=err)
     return code, out.getvalue(), err.getvalue()
