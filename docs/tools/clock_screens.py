@@ -1,0 +1,68 @@
+"""Regenerate the simulator screenshots in docs/screens/clock-*.png.
+
+Each picture is a real game played through the pure core (`firmware.clock`), turned into display
+texts by `firmware.render` exactly as the firmware does, handed to `RecordingDisplay`s as the
+drivers would be, and drawn by the simulator window on SDL's dummy video driver.
+
+    .venv/bin/python docs/tools/clock_screens.py [OUT_DIR]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from firmware import render  # noqa: E402
+from firmware.clock import End, Neutralise, Press, new_clock, run, view  # noqa: E402
+from hardware.display import RecordingDisplay  # noqa: E402
+from hardware.sim_window import SimWindow  # noqa: E402
+
+S = 1_000_000_000
+
+
+class IdleBoard:
+    """No button is held in a still picture."""
+
+    buzzing = False
+
+    def is_down(self, name: str) -> bool:
+        return False
+
+
+def game(*presses_s: float):
+    """Alternate presses (the right player starts the left player's time, 2.2) at these times."""
+    return [Press(int(t * S), 2 if i % 2 == 0 else 1) for i, t in enumerate(presses_s)]
+
+
+SCENES = {
+    # t_ns is on a whole second plus 0.2 s, when colons are on and alternating displays show time
+    "clock-running": (game(0, 372.5, 515.0, 618.2), 655.2),
+    "clock-overtime": (game(0, 900, 1000), 1666.2),
+    "clock-neutralised": (game(0, 372.5, 515.0) + [Neutralise(int(600 * S))], 640.2),
+    "clock-ended": (game(0, 1400, 1500, 1620) + [End(int(1700 * S))], 1703.2),  # the penalties
+}
+
+
+def main(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    displays = [RecordingDisplay("left"), RecordingDisplay("right")]
+    window = SimWindow(IdleBoard(), displays)
+    try:
+        for name, (inputs, at_s) in SCENES.items():
+            clock = run(inputs)
+            t = int(at_s * S)
+            for display, text in zip(displays, render.texts(view(clock, t), t)):
+                display.show(text)
+            window.save(str(out / f"{name}.png"))
+            print(f"{out / name}.png: {' | '.join(d.text for d in displays)}")
+    finally:
+        window.close()
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "screens")
