@@ -6,9 +6,14 @@
     DIR/checkpoint.json              the live game's state, replaced atomically at least once a second
     DIR/lock                         flock'd while a clock uses DIR, so two clocks never share it
 
-The runner calls `record(event)` BEFORE applying each input: the line is written, flushed and
-fsync'd, so an input the clock acted on is always on disk. A crash mid-append leaves at most one
-torn last line; every earlier line stays readable.
+The runner calls `record(event, sync=False)` BEFORE applying each input: the line is written
+(`os.write`, so it is in the kernel's page cache and survives a crash or SIGKILL of the process),
+the clock acts on it and the displays are told, and then `sync()` fsyncs the batch, in the same
+loop iteration, milliseconds later. So the fsync never sits between a press and the display; only
+a power cut in that window can lose an input the clock acted on, and the restore then brings the
+clock back neutralised anyway (the time of that last input is lost, at most). `record(event)` on
+its own (`sync=True`) is durable on return. A crash mid-append leaves at most one torn last line;
+every earlier line stays readable.
 
 `checkpoint(clock, t_ns)` writes the clock settled at `t_ns` (a timestamp on this boot's monotonic
 clock), the journal position it covers and this boot's id (temp file, fsync, rename, fsync the
@@ -101,7 +106,8 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 class JournalWriter:
-    """Appends lines to one journal; each append is written, flushed and fsync'd before it returns."""
+    """Appends lines to one journal: each append is written at once, and fsync'd at once or by a
+    later `sync()`."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -110,35 +116,49 @@ class JournalWriter:
         self.size = len(data)
         self.lines = data.count(b"\n")  # complete lines so far, header included
         self.torn = bool(data) and not data.endswith(b"\n")
+        self.unsynced = False  # bytes were written since the last successful fsync
 
-    def append(self, obj: dict) -> int:
-        """Write one line durably; returns its line number. A torn last line left by a crash is
-        first closed with a newline, so it stays a single reported bad line and never swallows
-        this one."""
-        payload = (dumps(obj) + "\n").encode("ascii")
-        if self.torn:
-            payload = b"\n" + payload
-            self.lines += 1
-            self.torn = False
+    def append(self, obj: dict, *, sync: bool = True) -> int:
+        """Write one line (and fsync it when `sync`); returns its line number. A torn last line
+        left by a crash is first closed with a newline, so it stays a single reported bad line and
+        never swallows this one."""
+        payload = (b"\n" if self.torn else b"") + (dumps(obj) + "\n").encode("ascii")
         view = memoryview(payload)
         try:
             while view:
                 view = view[os.write(self._fd, view) :]
-            os.fsync(self._fd)
         except OSError:
             # A failed write (a full or failing card) may have left part of the line: start the
-            # next append on a fresh line, so only this one is lost. The caller hears of it.
+            # next append on a fresh line, so only this one is lost. The caller hears of it. If
+            # nothing reached the file, it ends as it did (torn or not) for the next append.
             written = len(payload) - len(view)
-            self.size += written
-            self.lines += payload.count(b"\n", 0, written)
-            self.torn = written > 0 and not payload[:written].endswith(b"\n")
+            if written:
+                self.size += written
+                self.lines += payload.count(b"\n", 0, written)
+                self.torn = not payload[:written].endswith(b"\n")
+                self.unsynced = True
             raise
         self.size += len(payload)
-        self.lines += 1
+        self.lines += payload.count(b"\n")
+        self.torn = False
+        self.unsynced = True
+        if sync:
+            self.sync()
         return self.lines
+
+    def sync(self) -> None:
+        """fsync what was written since the last fsync; nothing to do if nothing was. A failed
+        fsync raises, and the next call tries again."""
+        if self.unsynced:
+            os.fsync(self._fd)
+            self.unsynced = False
 
     def close(self) -> None:
         if self._fd >= 0:
+            try:
+                self.sync()
+            except OSError as e:
+                log.error("journal %s not fsync'd at close: %s", self.path, e)
             os.close(self._fd)
             self._fd = -1
 
@@ -308,17 +328,27 @@ class GameStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # -- the runner's two calls --
+    # -- the runner's calls --
 
-    def record(self, event: Input, **extra: Any) -> int:
-        """Append `event` durably (write, flush, fsync); call BEFORE applying it. Returns the line
-        number. `extra` fields are written beside the input's own (documented in docs/journal.md)."""
+    def record(self, event: Input, *, sync: bool = True, **extra: Any) -> int:
+        """Append `event` to the journal; call BEFORE applying it. The line is written at once (a
+        crash of the process cannot lose it); it is fsync'd before returning when `sync` is true,
+        else by the next `sync()`. Returns the line number. `extra` fields are written beside the
+        input's own (documented in docs/journal.md). Raises OSError when the card cannot take the
+        line; the next record starts on a fresh line."""
         d = input_to_dict(event)
         d.update(extra)
         with self._mutex:
             if self._writer is None:
                 raise StoreError("GameStore.record before start")
-            return self._writer.append(d)
+            return self._writer.append(d, sync=sync)
+
+    def sync(self) -> None:
+        """fsync the appends `record(..., sync=False)` left pending (nothing to do if none).
+        Raises OSError when the card fails; the next call tries again."""
+        with self._mutex:
+            if self._writer is not None:
+                self._writer.sync()
 
     def checkpoint(self, clock: Clock, t_ns: int) -> bool:
         """Snapshot `clock` settled at `t_ns` atomically. Call at least once a second while the game
@@ -333,6 +363,11 @@ class GameStore:
                 settled = settle(clock, t_ns) if clock.since_ns is not None else clock
             except ClockInputError as e:
                 log.error("checkpoint at %d ns refused: %s", t_ns, e)
+                return False
+            try:
+                self._writer.sync()  # the checkpoint vouches for the journal up to here: make it so
+            except OSError as e:
+                log.error("checkpoint skipped: journal %s not fsync'd: %s", self._writer.path, e)
                 return False
             lines = self._writer.lines
             moving = settled.phase in (Phase.RUNNING, Phase.LATE)

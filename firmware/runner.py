@@ -8,9 +8,15 @@ systemd watchdog ping. It never wakes otherwise (no busy loop, no fixed tick).
 Each wake-up drains the queue and handles the batch in edge-time order, so two buttons pressed a
 fraction of a millisecond apart reach the core in the order they were pressed, whatever order the
 back-end threads delivered them in (the core then resolves the collision: the running player's edge
-wins, see `Rules.switch_guard_ms`). Every input is checked against the core, journalled
-(`GameStore.record`, fsync) and only then applied; while a game is live the state is checkpointed
-at least once a second. A display is told its text only when the text changes.
+wins, see `Rules.switch_guard_ms`). Every input is checked against the core, written to the journal
+(`GameStore.record(sync=False)`: in the page cache, so a crash of this process never loses an input
+the clock acted on) and only then applied; once the batch is applied the displays are told, and
+only then is the journal fsync'd (`GameStore.sync`), in the same iteration, before any checkpoint.
+The fsync never delays a display; only a power cut in those few milliseconds can lose an input,
+and the restore comes back neutralised anyway. A journal write or fsync that fails (a full or
+failing card) never stops the clock: it is logged once per outage and the next input tries again.
+While a game is live the state is checkpointed at least once a second. A display is told its text
+only when the text changes.
 """
 
 from __future__ import annotations
@@ -52,7 +58,7 @@ MAX_WAIT_S = 60.0
 
 class Runner:
     """Runs one table clock. `store` is a `firmware.persist.GameStore` (or anything with its
-    `start`, `record`, `checkpoint`, `new_game`, `close`); `displays` is (left, right)."""
+    `start`, `record`, `sync`, `checkpoint`, `new_game`, `close`); `displays` is (left, right)."""
 
     def __init__(
         self,
@@ -94,6 +100,10 @@ class Runner:
         self._next_watchdog_ns: int | None = None
         self._out = (False, False)  # each player's time is up (for the 0:00 buzzer)
         self._ending: Ending | None = None
+        self._unsynced = False  # inputs written to the journal since the last fsync
+        self._last_write_ok = True  # the latest journal write of this outage succeeded
+        self.journal_outage: str | None = None  # the error, while the journal cannot be written
+        self.unjournalled = 0  # inputs applied but not written during the current outage
 
     # --- life cycle ----------------------------------------------------------------------------
 
@@ -133,6 +143,7 @@ class Runner:
             now = self.clock_ns()
             if self.menu is None:
                 self._do(self.gestures.flush())  # a press made before the stop is never lost
+            self._sync_journal()
             phase = self._phase(now)
             if phase is not Phase.SETUP:
                 try:
@@ -201,7 +212,8 @@ class Runner:
             elif kind == "stop":
                 self.stopped = True
         self._advance(now)
-        self.refresh(now)  # first: the displays never wait for a checkpoint's fsync
+        self.refresh(now)  # first: the displays never wait for an fsync
+        self._sync_journal()  # then every input of the batch is made durable, before any checkpoint
         self._housekeeping(now)
 
     # --- inputs --------------------------------------------------------------------------------
@@ -265,8 +277,9 @@ class Runner:
                 self._open_menu(a.t_ns)
 
     def _apply(self, event: Any) -> bool:
-        """Check `event` against the core, journal it, then apply it. An edge dated before the
-        last input (a back-end that delivered late) is dated at that input instead."""
+        """Check `event` against the core, write it to the journal, then apply it (the batch's
+        fsync follows the displays: `_sync_journal`). An edge dated before the last input (a
+        back-end that delivered late) is dated at that input instead."""
         since = self.clock.since_ns
         if since is not None and event.t_ns < since:
             event = replace(event, t_ns=since)
@@ -275,9 +288,39 @@ class Runner:
         except ClockInputError as exc:
             log.warning("input %r refused: %s", event, exc)
             return False
-        self.store.record(event)
+        try:
+            self.store.record(event, sync=False)
+        except OSError as exc:  # a full or failing card: the clock keeps counting regardless
+            self._journal_failed(exc, "write")
+            self.unjournalled += 1
+        else:
+            self._unsynced = self._last_write_ok = True
         self.clock = after
         return True
+
+    def _sync_journal(self) -> None:
+        """fsync the inputs written since the last call: once per batch, after the displays."""
+        if not self._unsynced:
+            return
+        self._unsynced = False
+        try:
+            self.store.sync()
+        except OSError as exc:
+            self._journal_failed(exc, "fsync")
+            return
+        if self.journal_outage is not None and self._last_write_ok:
+            log.warning(
+                "journal writes work again (after %s); %d input(s) applied meanwhile could not be written",
+                self.journal_outage,
+                self.unjournalled,
+            )
+            self.journal_outage, self.unjournalled = None, 0
+
+    def _journal_failed(self, exc: OSError, what: str) -> None:
+        self._last_write_ok = False
+        if self.journal_outage is None:  # once per outage: a failing card must not flood the log
+            self.journal_outage = f"{what}: {exc}"
+            log.error("journal %s failed (%s); the clock keeps counting and retries on every input", what, exc)
 
     def _phase(self, t: int) -> Phase:
         c = self.clock

@@ -1,4 +1,4 @@
-"""GameStore: fsync'd journal, atomic checkpoints, and restoring after a power cut (issue 5).
+"""GameStore: write-ahead, fsync'd journal, atomic checkpoints, and restoring after a power cut (issue 5).
 
 Times are injected (every call takes its timestamp); boot ids are injected so a reboot can be
 simulated. Real files in tmp_path, real fsync.
@@ -35,7 +35,7 @@ GAME = 25 * 60 * S
 
 
 def play(store: GameStore, clock, events):
-    """What the runner does: record (fsync) each input, then apply it."""
+    """Record (write and fsync) each input, then apply it."""
     for event in events:
         store.record(event)
         clock = apply(clock, event)
@@ -88,6 +88,89 @@ def test_record_appends_one_line_and_fsyncs_before_returning(tmp_path, monkeypat
     assert number == 2 and synced  # written and fsync'd before record returned
     assert store.journal_path.read_text().splitlines()[1] == '{"t_ns":5,"input":"press","player":2}'
     store.close()
+
+
+def spy_fsync(monkeypatch) -> list:
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(persist.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    return synced
+
+
+def test_record_without_sync_writes_at_once_and_sync_fsyncs_it(tmp_path, monkeypatch):
+    store = GameStore(tmp_path, Rules(), boot_id="b")
+    store.start(0)
+    synced = spy_fsync(monkeypatch)
+    assert store.record(Press(5, 2), sync=False) == 2
+    assert store.record(Press(9, 1), sync=False) == 3
+    assert synced == []  # not fsync'd yet ...
+    # ... but written: in the page cache, which a crash of the process does not lose
+    assert store.journal_path.read_text().splitlines()[1:] == [
+        '{"t_ns":5,"input":"press","player":2}',
+        '{"t_ns":9,"input":"press","player":1}',
+    ]
+    store.sync()
+    assert len(synced) == 1  # one fsync for both lines
+    store.sync()
+    assert len(synced) == 1  # nothing pending: nothing to do
+    store.close()
+
+
+def test_sync_before_start_or_with_nothing_written_does_nothing(tmp_path, monkeypatch):
+    synced = spy_fsync(monkeypatch)
+    GameStore(tmp_path, Rules()).sync()
+    store = GameStore(tmp_path, Rules(), boot_id="b")
+    store.start(0)
+    synced.clear()
+    store.sync()
+    assert synced == []
+    store.close()
+
+
+def test_a_failed_fsync_is_raised_and_the_next_sync_tries_again(tmp_path, monkeypatch):
+    store = GameStore(tmp_path, Rules(), boot_id="b")
+    store.start(0)
+    real_fsync = os.fsync
+
+    def failing(fd):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(persist.os, "fsync", failing)
+    with pytest.raises(OSError):
+        store.record(Press(5, 2))  # sync=True: the caller hears the line is not durable
+    with pytest.raises(OSError):
+        store.sync()
+    synced = []
+    monkeypatch.setattr(persist.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    store.sync()
+    assert len(synced) == 1
+    store.sync()
+    assert len(synced) == 1
+    store.close()
+
+
+def test_a_checkpoint_fsyncs_the_journal_it_vouches_for_first(game, monkeypatch):
+    store, clock = game
+    event = Press(45 * S, 2)
+    store.record(event, sync=False)
+    clock = apply(clock, event)
+    order = []
+    real_fsync, real_write = os.fsync, persist.atomic_write
+    journal_fd = store._writer._fd
+    monkeypatch.setattr(persist.os, "fsync", lambda fd: (order.append("journal" if fd == journal_fd else "other"), real_fsync(fd))[1])
+    monkeypatch.setattr(persist, "atomic_write", lambda path, data: (order.append("checkpoint"), real_write(path, data))[1])
+    assert store.checkpoint(clock, 46 * S)
+    assert order[:2] == ["journal", "checkpoint"]
+    store.close()
+
+
+def test_closing_fsyncs_pending_appends(tmp_path, monkeypatch):
+    store = GameStore(tmp_path, Rules(), boot_id="b")
+    store.start(0)
+    store.record(Press(5, 2), sync=False)
+    synced = spy_fsync(monkeypatch)
+    store.close()
+    assert len(synced) == 1
 
 
 def test_record_before_start_is_refused(tmp_path):
@@ -453,3 +536,28 @@ def test_a_failed_append_does_not_glue_the_next_line_to_its_remains(tmp_path, mo
     journal = read_journal(path)
     assert [line.event for line in journal.lines] == [None, Press(2 * S, 2)]
     assert journal.problems[0][0] == 2
+
+
+def test_a_torn_line_stays_one_bad_line_through_several_failed_appends(tmp_path, monkeypatch):
+    store = GameStore(tmp_path, Rules())
+    store.start(0)
+    real_write = os.write
+    calls = []
+
+    def short_then_fail(fd, data):
+        calls.append(1)
+        if len(calls) == 1:
+            return real_write(fd, bytes(data[:10]))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(persist.os, "write", short_then_fail)
+    for t in (1, 2, 3):  # the card stays full for three inputs, the first partly written
+        with pytest.raises(OSError):
+            store.record(Press(t * S, 2), sync=False)
+    monkeypatch.setattr(persist.os, "write", real_write)
+    assert store.record(Press(4 * S, 2)) == 3  # line 1 the header, 2 the torn line, 3 this one
+    path = store.journal_path
+    store.close()
+    journal = read_journal(path)
+    assert [line.event for line in journal.lines] == [None, Press(4 * S, 2)]
+    assert [n for n, _ in journal.problems] == [2]
