@@ -2,14 +2,18 @@
 
 1. Latency through gpiozero's mock pins, with the runner on its own thread blocked on the queue as in
    production: from a press's edge (the timestamp MockPin gives `drive_low`, which the board turns
-   into the edge time the core charges from) to the moment the runner has applied the switch,
-   journalled it (fsync) and told the displays. p50/p99/max, idle and with two CPU-burning
-   processes, with the journal on tmpfs (the firmware's own cost) and on the disk (plus fsync).
-   On a 2-core machine two CPU hogs delay the runner's wake-up by the kernel's scheduling slice
-   (~5 ms) at normal priority, nice or not; as a SCHED_FIFO process (systemd's
-   CPUSchedulingPolicy=fifo) it wakes at once. All are printed, each with the load average (the
-   machine may be shared); the target is judged on the idle runs and the busy SCHED_FIFO run, the
-   busy normal-priority and on-disk runs are informative.
+   into the edge time the core charges from) to the moment the runner has written the input to
+   the journal, applied the switch and told the displays. The journal's fsync follows the displays
+   in the same loop iteration; "edge -> fsync'd" is printed beside it. p50/p99/max, idle and with
+   two CPU-burning processes, with the state directory on the real disk as on a Pi (`--disk-dir`,
+   default: the temp directory, or the repository's file system if that is tmpfs), plus an idle
+   run on tmpfs (the firmware's own cost, no disk) and, as the baseline measured in the same run, an
+   idle on-disk run in the previous order (each input fsync'd before it is applied and shown). On
+   a 2-core machine two CPU hogs delay the runner's wake-up by the kernel's scheduling slice (~5 ms)
+   at normal priority, nice or not; as a SCHED_FIFO process (systemd's CPUSchedulingPolicy=fifo) it
+   wakes at once. All are printed, each with the load average (the machine may be shared); the
+   target is judged on the on-disk idle runs and the busy SCHED_FIFO run; the busy normal-priority,
+   baseline and tmpfs runs are informative.
 2. Charged-time error: the time charged to each player against the sum of their turns measured edge
    to edge. On a fake clock, for games from 1 minute to 6 hours (the error must not grow with the
    length of the game), and on the real clock through the mock pins.
@@ -19,7 +23,7 @@
 
 Targets: p99 <= 1 ms; charged-time error <= 1 ms whatever the game length; CPU <= 1% of one core.
 
-    .venv/bin/python bench/clock_latency.py [--presses 1000] [--cpu-seconds 60]
+    .venv/bin/python bench/clock_latency.py [--presses 1000] [--cpu-seconds 60] [--disk-dir DIR]
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ PINS = {"left": 17, "right": 27, "neutralise": 22}
 BURN_S = 600  # the busy processes stop by themselves after this, whatever happens to us
 
 
-def build(state_dir: Path, *, clock_ns=time.monotonic_ns, rules=None):
+def build(state_dir: Path, *, clock_ns=time.monotonic_ns, rules=None, fsync_first: bool = False):
     from gpiozero.pins.mock import MockFactory
 
     from firmware.clock import Rules
@@ -56,7 +60,17 @@ def build(state_dir: Path, *, clock_ns=time.monotonic_ns, rules=None):
     rules = rules or Rules()
     board = Board(PINS, pin_factory=MockFactory(), clock_ns=clock_ns)
     displays = [RecordingDisplay("left"), RecordingDisplay("right")]
-    store = GameStore(state_dir, rules, boot_id="bench")
+    if fsync_first:
+
+        class FsyncFirstStore(GameStore):
+            """The previous order, as a baseline: every input fsync'd before the clock acts on it."""
+
+            def record(self, event, *, sync=True, **extra):
+                return super().record(event, sync=True, **extra)
+
+        store = FsyncFirstStore(state_dir, rules, boot_id="bench")
+    else:
+        store = GameStore(state_dir, rules, boot_id="bench")
     runner = Runner(rules=rules, store=store, displays=displays, events=board.events, clock_ns=clock_ns, board=board)
     return board, displays, store, runner
 
@@ -64,12 +78,36 @@ def build(state_dir: Path, *, clock_ns=time.monotonic_ns, rules=None):
 # --- 1. latency ---------------------------------------------------------------------------------
 
 
-def measure_latency(presses: int, state_root: str | None) -> list[float]:
-    """Latencies in ms of `presses` switches, the runner on its own thread."""
+def fs_type(path: str) -> str:
+    """The file system `path` is on (from /proc/self/mounts: the longest mount point above it)."""
+    path = os.path.realpath(path)
+    best, kind = "", "unknown"
+    try:
+        with open("/proc/self/mounts") as mounts:
+            for line in mounts:
+                _, point, fs = line.split()[:3]
+                point = point.replace("\\040", " ")
+                if (path == point or path.startswith(point.rstrip("/") + "/")) and len(point) > len(best):
+                    best, kind = point, fs
+    except OSError:
+        pass
+    return kind
+
+
+def default_disk_dir() -> str:
+    """A directory on a real disk: the temp directory unless it is tmpfs, else the repository's."""
+    tmp = tempfile.gettempdir()
+    return tmp if fs_type(tmp) not in ("tmpfs", "ramfs") else str(ROOT)
+
+
+def measure_latency(presses: int, state_root: str | None, fsync_first: bool = False) -> tuple[list[float], list[float]]:
+    """Latencies in ms of `presses` switches, the runner on its own thread: edge -> displays told,
+    and edge -> journal fsync'd."""
     from firmware.clock import Rules
     from firmware.runner import Runner
 
     done: dict[int, int] = {}  # switched_ns -> when the displays had been told
+    durable: dict[int, int] = {}  # switched_ns -> when its journal line had been fsync'd
     switched = threading.Event()
 
     class TimedRunner(Runner):
@@ -80,9 +118,15 @@ def measure_latency(presses: int, state_root: str | None) -> list[float]:
                 done[s] = time.monotonic_ns()
                 switched.set()
 
+        def _sync_journal(self) -> None:
+            super()._sync_journal()
+            s = self.clock.switched_ns
+            if s is not None and s not in durable:
+                durable[s] = time.monotonic_ns()
+
     with tempfile.TemporaryDirectory(prefix="rackside-latency-", dir=state_root) as tmp:
         # switch_guard_ms = 0 lets the bench press every ~25 ms; the guard only ignores presses
-        board, displays, store, runner = build(Path(tmp), rules=Rules(switch_guard_ms=0, game_time_ms=99 * 60_000))
+        board, displays, store, runner = build(Path(tmp), rules=Rules(switch_guard_ms=0, game_time_ms=99 * 60_000), fsync_first=fsync_first)
         timed = TimedRunner(rules=runner.rules, store=store, displays=displays, events=board.events, board=board)
         timed.start()
         thread = threading.Thread(target=timed.run, daemon=True)
@@ -94,7 +138,7 @@ def measure_latency(presses: int, state_root: str | None) -> list[float]:
             board.drive("right", False)
             time.sleep(0.1)
             running = "left"
-            latencies = []
+            latencies, switches = [], []
             for _ in range(presses):
                 time.sleep(rng.uniform(0.02, 0.03))
                 switched.clear()
@@ -103,6 +147,7 @@ def measure_latency(presses: int, state_root: str | None) -> list[float]:
                     raise RuntimeError("a press did not switch the clock within 1 s")
                 s = timed.clock.switched_ns
                 latencies.append((done[s] - s) / MS)
+                switches.append(s)
                 time.sleep(0.002)
                 board.drive(running, False)
                 running = "right" if running == "left" else "left"
@@ -111,7 +156,7 @@ def measure_latency(presses: int, state_root: str | None) -> list[float]:
             thread.join(5)
             board.close()
             store.close()
-    return latencies
+    return latencies, [(durable[s] - s) / MS for s in switches]
 
 
 def start_burners(n: int) -> list[subprocess.Popen]:
@@ -274,21 +319,26 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--presses", type=int, default=1000)
     ap.add_argument("--cpu-seconds", type=float, default=60.0)
+    ap.add_argument("--disk-dir", default=None, help="where the on-disk state directories go (default: the temp directory, or the repository's file system if that is tmpfs)")
     args = ap.parse_args()
     ok = True
     shm = "/dev/shm" if Path("/dev/shm").is_dir() else None
+    disk = args.disk_dir or default_disk_dir()
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.2f}")
+    print(f"journal on disk: {disk} ({fs_type(disk)}); on tmpfs: {shm} ({fs_type(shm) if shm else 'none'})")
 
-    print(f"\n1. press-to-switch latency, {args.presses} presses each (edge -> applied, journalled, displays told)")
+    print(f"\n1. press-to-switch latency, {args.presses} presses each (edge -> written, applied, displays told; the fsync follows)")
     rows = {}
-    runs = [
-        ("idle, journal on tmpfs", shm, 0, False, True),
-        ("idle, SCHED_FIFO 20", shm, 0, True, True),
-        ("2 busy processes, normal priority", shm, 2, False, False),
-        ("2 busy processes, SCHED_FIFO 20", shm, 2, True, True),
-        ("idle, journal on disk (fsync)", None, 0, False, False),
+    runs = [  # label, state directory root, busy processes, SCHED_FIFO, judged, fsync before the display
+        ("idle, journal on disk", disk, 0, False, True, False),
+        ("idle, journal on disk, SCHED_FIFO 20", disk, 0, True, True, False),
+        ("2 busy processes, disk, normal priority", disk, 2, False, False, False),
+        ("2 busy processes, disk, SCHED_FIFO 20", disk, 2, True, True, False),
+        ("baseline: idle, disk, fsync first", disk, 0, False, False, True),
     ]
-    for label, root, burners, fifo, judged in runs:
+    if shm is not None:
+        runs.append(("idle, journal on tmpfs (no disk)", shm, 0, False, False, False))
+    for label, root, burners, fifo, judged, fsync_first in runs:
         procs = start_burners(burners)
         try:
             time.sleep(0.5 if burners else 0)
@@ -296,10 +346,10 @@ def main() -> int:
                 try:
                     os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(20))
                 except PermissionError:
-                    print(f"   {label:<38} skipped: needs CAP_SYS_NICE (systemd's CPUSchedulingPolicy= grants it)")
+                    print(f"   {label:<40} skipped: needs CAP_SYS_NICE (systemd's CPUSchedulingPolicy= grants it)")
                     continue
             try:
-                lat = measure_latency(args.presses, root)
+                lat, synced = measure_latency(args.presses, root, fsync_first)
             finally:
                 if fifo:
                     os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
@@ -311,9 +361,11 @@ def main() -> int:
         if judged:
             ok &= target
         verdict = ("PASS" if target else "FAIL") if judged else "(informative)"
-        print(f"   {label:<38} p50 {p50:7.3f} ms  p99 {p99:7.3f} ms  max {mx:7.3f} ms  {verdict}  (load average {os.getloadavg()[0]:.2f})")
-    idle = rows["idle, journal on tmpfs"]
-    print("   p99 relative to idle: " + ", ".join(f"{k}: {v / idle:.1f}x" for k, v in rows.items() if k != "idle, journal on tmpfs"))
+        print(f"   {label:<40} p50 {p50:7.3f} ms  p99 {p99:7.3f} ms  max {mx:7.3f} ms  target p99 <= 1 ms: {verdict}  (load average {os.getloadavg()[0]:.2f})")
+        print(f"   {'':<40} edge -> fsync'd: p50 {statistics.median(synced):7.3f} ms  p99 {pct(synced, 99):7.3f} ms  max {max(synced):7.3f} ms  (informative)")
+    base = rows["idle, journal on disk"]
+    print("   p99 relative to idle on disk: " + ", ".join(f"{k}: {v / base:.1f}x" for k, v in rows.items() if k != "idle, journal on disk"))
+    print("   (baseline: the previous order, each input fsync'd before the clock acts on it and the displays are told)")
     print("   (the time charged never includes this latency: presses are dated at their edges)")
 
     print("\n2. charged time vs edge-to-edge time")
