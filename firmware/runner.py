@@ -101,7 +101,7 @@ class Runner:
         self._out = (False, False)  # each player's time is up (for the 0:00 buzzer)
         self._ending: Ending | None = None
         self._unsynced = False  # inputs written to the journal since the last fsync
-        self._last_write_ok = True  # the latest journal write of this outage succeeded
+        self._last_write_ok = True  # the latest journal write (or fsync) succeeded
         self.journal_outage: str | None = None  # the error, while the journal cannot be written
         self.unjournalled = 0  # inputs applied but not written during the current outage
 
