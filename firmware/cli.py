@@ -20,7 +20,6 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +81,8 @@ class Clock:
     """One assembled table clock: config, board, displays, journal store and runner."""
 
     def __init__(self, args: argparse.Namespace, *, clock_ns=time.monotonic_ns, pin_factory: Any = None) -> None:
+        from dataclasses import asdict
+
         from firmware.config import load_config
         from firmware.persist import GameStore
         from firmware.runner import Runner
