@@ -286,6 +286,8 @@ class GameStore:
         self._lock_fd = -1
         self._mutex = threading.Lock()
         self._last_checkpoint: tuple[int, Clock] | None = None
+        self.checkpoint_outage: str | None = None  # the first failure, while checkpoints fail
+        self._checkpoint_failures = 0
 
     # -- life cycle --
 
@@ -307,7 +309,9 @@ class GameStore:
             return self._begin(self._configured_rules, now_ns, source="start")
 
     def new_game(self, rules: Rules, now_ns: int) -> Clock:
-        """Leave the current journal in the archive as it is and start a new game's journal."""
+        """Leave the current journal in the archive as it is and start a new game's journal.
+        Raises `StoreError` when the new journal cannot be created; the current one is then
+        still open, and `record` keeps writing to it."""
         with self._mutex:
             if self._lock_fd < 0:
                 self._open_directory()
@@ -362,12 +366,12 @@ class GameStore:
             try:
                 settled = settle(clock, t_ns) if clock.since_ns is not None else clock
             except ClockInputError as e:
-                log.error("checkpoint at %d ns refused: %s", t_ns, e)
+                self._checkpoint_failed(f"checkpoint at {t_ns} ns refused: {e}")
                 return False
             try:
                 self._writer.sync()  # the checkpoint vouches for the journal up to here: make it so
             except OSError as e:
-                log.error("checkpoint skipped: journal %s not fsync'd: %s", self._writer.path, e)
+                self._checkpoint_failed(f"checkpoint skipped: journal {self._writer.path} not fsync'd: {e}")
                 return False
             lines = self._writer.lines
             moving = settled.phase in (Phase.RUNNING, Phase.LATE)
@@ -377,10 +381,23 @@ class GameStore:
             try:
                 atomic_write(self.checkpoint_path, data)
             except OSError as e:
-                log.error("checkpoint not written to %s: %s", self.checkpoint_path, e)
+                self._checkpoint_failed(f"checkpoint not written to {self.checkpoint_path}: {e}")
                 return False
             self._last_checkpoint = (lines, settled)
+            if self.checkpoint_outage is not None:
+                log.warning("checkpoints work again (after %d failed: %s)", self._checkpoint_failures, self.checkpoint_outage)
+                self.checkpoint_outage, self._checkpoint_failures = None, 0
             return True
+
+    def _checkpoint_failed(self, reason: str) -> None:
+        """Log a failed checkpoint once per outage: the runner tries every 0.9 s, and a failing
+        card must not flood the log (the journal is still the record)."""
+        self._checkpoint_failures += 1
+        if self.checkpoint_outage is None:
+            self.checkpoint_outage = reason
+            log.error("%s; the clock keeps counting and retries every checkpoint", reason)
+        else:
+            log.debug("%s (failure %d of this outage)", reason, self._checkpoint_failures)
 
     # -- internals --
 
@@ -412,10 +429,9 @@ class GameStore:
         return journals[-1][1] if journals else None
 
     def _begin(self, rules: Rules, now_ns: int, source: str) -> Clock:
-        """Create the next journal (temp, fsync, rename, fsync dir) and write to it."""
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        """Create the next journal (temp, fsync, rename, fsync dir), and only once it is on the
+        card switch to it and close the old one. If it cannot be created (a full or failing card),
+        nothing changes: the old journal stays open and the error is raised as `StoreError`."""
         journals = self._journals()
         number = journals[-1][0] + 1 if journals else 1
         path = self.journal_dir / f"game-{number:06d}.jsonl"
@@ -428,8 +444,21 @@ class GameStore:
             settings=self.config,
         )
         text = json.dumps(header, separators=(",", ":"), default=str) + "\n"
-        atomic_write(path, text.encode("utf-8"))
-        self._writer = JournalWriter(path)
+        try:
+            atomic_write(path, text.encode("utf-8"))
+            writer = JournalWriter(path)
+        except OSError as e:
+            # Leave no half-made journal behind: an empty newest journal would be taken for this
+            # game at the next start-up and hide the unfinished one before it.
+            for leftover in (path.with_name(path.name + ".tmp"), path):
+                try:
+                    leftover.unlink(missing_ok=True)
+                except OSError:
+                    pass
+            raise StoreError(f"cannot create the new game's journal {path}: {e.strerror or e}") from e
+        old, self._writer = self._writer, writer
+        if old is not None:
+            old.close()
         self.rules = rules
         self.restore_info = None
         self._last_checkpoint = None
@@ -437,6 +466,8 @@ class GameStore:
             self.checkpoint_path.unlink()
         except FileNotFoundError:
             pass
+        except OSError as e:  # harmless: it names the old journal, so a restore ignores it
+            log.warning("old checkpoint %s not removed: %s", self.checkpoint_path, e)
         log.info("new game journal %s", path)
         return new_clock(rules)
 

@@ -7,6 +7,7 @@ simulated. Real files in tmp_path, real fsync.
 from __future__ import annotations
 
 import json
+import logging
 import os
 
 import pytest
@@ -561,3 +562,107 @@ def test_a_torn_line_stays_one_bad_line_through_several_failed_appends(tmp_path,
     journal = read_journal(path)
     assert [line.event for line in journal.lines] == [None, Press(4 * S, 2)]
     assert [n for n, _ in journal.problems] == [2]
+
+
+# --- A card that cannot take a new game's journal ----------------------------------------------------
+
+
+class FailingCreation:
+    """Makes creating a new journal fail at one step: `open` (the temp file cannot be created),
+    `write` (the card is full), `rename`, or `fsync_dir` (the rename is not made durable). Only
+    the new journal's files are affected; the open journal and the checkpoint work normally."""
+
+    def __init__(self, monkeypatch, step: str) -> None:
+        self.step, self.failing, self.fds = step, True, set()
+        real_open, real_write, real_replace, real_fsync_dir = os.open, os.write, os.replace, persist.fsync_dir
+
+        def is_new_journal(path) -> bool:
+            return str(path).endswith(".jsonl.tmp")
+
+        def fake_open(path, flags, *args):
+            if self.failing and self.step == "open" and is_new_journal(path):
+                raise OSError(30, "Read-only file system")
+            fd = real_open(path, flags, *args)
+            (self.fds.add if is_new_journal(path) else self.fds.discard)(fd)  # descriptors are reused
+            return fd
+
+        def fake_write(fd, data):
+            if self.failing and self.step == "write" and fd in self.fds:
+                raise OSError(28, "No space left on device")
+            return real_write(fd, data)
+
+        def fake_replace(src, dst):
+            if self.failing and self.step == "rename" and is_new_journal(src):
+                raise OSError(5, "Input/output error")
+            return real_replace(src, dst)
+
+        def fake_fsync_dir(directory):
+            if self.failing and self.step == "fsync_dir" and directory.name == "journals":
+                raise OSError(5, "Input/output error")
+            return real_fsync_dir(directory)
+
+        monkeypatch.setattr(persist.os, "open", fake_open)
+        monkeypatch.setattr(persist.os, "write", fake_write)
+        monkeypatch.setattr(persist.os, "replace", fake_replace)
+        monkeypatch.setattr(persist, "fsync_dir", fake_fsync_dir)
+
+
+@pytest.mark.parametrize("step", ["open", "write", "rename", "fsync_dir"])
+def test_a_new_game_whose_journal_cannot_be_created_keeps_the_old_journal_open(game, tmp_path, monkeypatch, step):
+    store, clock = game
+    assert store.checkpoint(clock, 50 * S)
+    old = store.journal_path
+    card = FailingCreation(monkeypatch, step)
+    with pytest.raises(StoreError, match="cannot create the new game's journal .*game-000002.jsonl"):
+        store.new_game(Rules(game_time_ms=20 * 60_000), 60 * S)
+    # nothing changed: the old journal is still the one written, its checkpoint still stands, and
+    # no half-made journal is left to be taken for the live game at the next start-up
+    assert store.journal_path == old and store.rules == Rules()
+    assert sorted(p.name for p in (tmp_path / "journals").iterdir()) == ["game-000001.jsonl"]
+    assert (tmp_path / "checkpoint.json").exists()
+    clock = play(store, clock, [Press(70 * S, 2)])
+    assert [line.event for line in read_journal(old).lines][-1] == Press(70 * S, 2)
+    assert store.checkpoint(clock, 71 * S)
+
+    card.failing = False  # the card recovers: the same call now works
+    assert store.new_game(Rules(game_time_ms=20 * 60_000), 80 * S) == new_clock(Rules(game_time_ms=20 * 60_000))
+    assert store.journal_path.name == "game-000002.jsonl"
+    play(store, new_clock(Rules(game_time_ms=20 * 60_000)), [Press(81 * S, 1)])
+    assert len(read_journal(old).lines) == 3 and len(read_journal(store.journal_path).lines) == 1
+    crash(store)
+    # the first game, unfinished when the new one could not be started, is in the archive as it was
+    assert fold(read_journal(old)).clock.phase is Phase.RUNNING
+
+
+# --- Checkpoint outages ------------------------------------------------------------------------------
+
+
+def test_checkpoint_failures_are_logged_once_per_outage(game, tmp_path, monkeypatch, caplog):
+    caplog.set_level(logging.DEBUG, logger="firmware.persist")
+    store, clock = game
+    real_atomic_write = persist.atomic_write
+    failing = {"on": True}
+
+    def card(path, data):
+        if failing["on"]:
+            raise OSError(28, "No space left on device")
+        return real_atomic_write(path, data)
+
+    monkeypatch.setattr(persist, "atomic_write", card)
+
+    def errors():
+        return [r.getMessage() for r in caplog.records if r.name == "firmware.persist" and r.levelno >= logging.ERROR]
+
+    def recovered():
+        return [r.getMessage() for r in caplog.records if "checkpoints work again" in r.getMessage()]
+
+    for i in range(10):  # ten tries, 0.9 s apart: one error
+        assert store.checkpoint(clock, 41 * S + i * 900 * MS) is False
+    assert len(errors()) == 1 and "No space left" in errors()[0] and store.checkpoint_outage is not None
+    failing["on"] = False
+    assert store.checkpoint(clock, 51 * S) and store.checkpoint(clock, 52 * S)
+    assert len(recovered()) == 1 and "after 10 failed" in recovered()[0] and store.checkpoint_outage is None
+    failing["on"] = True  # a second outage is logged again, once
+    assert not store.checkpoint(clock, 53 * S) and not store.checkpoint(clock, 54 * S)
+    assert len(errors()) == 2 and len(recovered()) == 1
+    store.close()
