@@ -172,21 +172,27 @@ def _log(args: argparse.Namespace):
     return ChallengeLog(args.file or default_log_path(), "reader")
 
 
-def _report_problems(challenge_log) -> None:
+def _read_log(args: argparse.Namespace):
+    """(log, records), with unreadable lines warned about on stderr; or (log, None) after saying
+    why the log cannot be read at all."""
+    challenge_log = _log(args)
+    try:
+        records = challenge_log.records()
+    except OSError as exc:
+        _fail(f"{challenge_log.path}: cannot read the log: {exc.strerror or exc}")
+        return challenge_log, None
     for problem in challenge_log.problems:
         print(f"rackside: warning: {challenge_log.path} line {problem.line_number}: {problem.reason}",
               file=sys.stderr)
+    return challenge_log, records
 
 
 def cmd_log_export(args: argparse.Namespace) -> int:
     from kiosk.challenge_log import export_csv
 
-    challenge_log = _log(args)
-    try:
-        records = challenge_log.records()
-    except OSError as exc:
-        return _fail(f"{challenge_log.path}: cannot read the log: {exc.strerror or exc}")
-    _report_problems(challenge_log)
+    challenge_log, records = _read_log(args)
+    if records is None:
+        return EXIT_ERROR
     if args.output:
         try:
             with open(args.output, "w", encoding="utf-8", newline="") as out:
@@ -200,12 +206,9 @@ def cmd_log_export(args: argparse.Namespace) -> int:
 
 
 def cmd_log_show(args: argparse.Namespace) -> int:
-    challenge_log = _log(args)
-    try:
-        records = challenge_log.records()
-    except OSError as exc:
-        return _fail(f"{challenge_log.path}: cannot read the log: {exc.strerror or exc}")
-    _report_problems(challenge_log)
+    challenge_log, records = _read_log(args)
+    if records is None:
+        return EXIT_ERROR
     if args.id:
         matches = [r for r in records if r.id == args.id.strip()]
         if not matches:
