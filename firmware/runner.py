@@ -15,6 +15,9 @@ only then is the journal fsync'd (`GameStore.sync`), in the same iteration, befo
 The fsync never delays a display; only a power cut in those few milliseconds can lose an input,
 and the restore comes back neutralised anyway. A journal write or fsync that fails (a full or
 failing card) never stops the clock: it is logged once per outage and the next input tries again.
+Nor does a new journal that cannot be created at "new game": the new game starts in memory and
+every later input first retries creating its journal (see `new_game`). No exception from the store
+escapes the loop.
 While a game is live the state is checkpointed at least once a second. A display is told its text
 only when the text changes.
 """
@@ -43,6 +46,7 @@ from firmware.clock import (
     Rules,
     View,
     apply,
+    new_clock,
     settle,
     view,
 )
@@ -104,6 +108,8 @@ class Runner:
         self._last_write_ok = True  # the latest journal write (or fsync) succeeded
         self.journal_outage: str | None = None  # the error, while the journal cannot be written
         self.unjournalled = 0  # inputs applied but not written during the current outage
+        self.pending_new_game = False  # a new game runs in memory; its journal is not created yet
+        self._checkpoint_error: str | None = None  # an unexpected checkpoint exception, once per outage
 
     # --- life cycle ----------------------------------------------------------------------------
 
@@ -145,7 +151,7 @@ class Runner:
                 self._do(self.gestures.flush())  # a press made before the stop is never lost
             self._sync_journal()
             phase = self._phase(now)
-            if phase is not Phase.SETUP:
+            if phase is not Phase.SETUP and not self.pending_new_game:
                 try:
                     self.store.checkpoint(self.clock, now)
                 except Exception as exc:  # noqa: BLE001 - closing anyway; the journal has every input
@@ -288,13 +294,16 @@ class Runner:
         except ClockInputError as exc:
             log.warning("input %r refused: %s", event, exc)
             return False
-        try:
-            self.store.record(event, sync=False)
-        except OSError as exc:  # a full or failing card: the clock keeps counting regardless
-            self._journal_failed(exc, "write")
-            self.unjournalled += 1
+        if self.pending_new_game and not self._create_journal(event.t_ns):
+            self.unjournalled += 1  # never written to the previous game's journal
         else:
-            self._unsynced = self._last_write_ok = True
+            try:
+                self.store.record(event, sync=False)
+            except Exception as exc:  # noqa: BLE001 - a full or failing card: the clock keeps counting
+                self._journal_failed(exc, "write")
+                self.unjournalled += 1
+            else:
+                self._unsynced = self._last_write_ok = True
         self.clock = after
         return True
 
@@ -305,7 +314,7 @@ class Runner:
         self._unsynced = False
         try:
             self.store.sync()
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 - the clock keeps counting; the next batch retries
             self._journal_failed(exc, "fsync")
             return
         if self.journal_outage is not None and self._last_write_ok:
@@ -316,11 +325,21 @@ class Runner:
             )
             self.journal_outage, self.unjournalled = None, 0
 
-    def _journal_failed(self, exc: OSError, what: str) -> None:
+    def _journal_failed(self, exc: Exception, what: str) -> None:
         self._last_write_ok = False
         if self.journal_outage is None:  # once per outage: a failing card must not flood the log
             self.journal_outage = f"{what}: {exc}"
             log.error("journal %s failed (%s); the clock keeps counting and retries on every input", what, exc)
+
+    def _create_journal(self, t: int) -> bool:
+        """Start the pending new game's journal; False (logged once per outage) if it cannot be."""
+        try:
+            self.store.new_game(self.rules, t)
+        except Exception as exc:  # noqa: BLE001 - the store kept the previous journal; retried later
+            self._journal_failed(exc, "creation")
+            return False
+        self.pending_new_game = False
+        return True
 
     def _phase(self, t: int) -> Phase:
         c = self.clock
@@ -359,9 +378,17 @@ class Runner:
                 log.info("director's menu closed")
 
     def new_game(self, game_time_ms: int, t: int) -> None:
-        """Close the current game's journal and start a new game with `game_time_ms` a player."""
+        """Close the current game's journal and start a new game with `game_time_ms` a player.
+
+        If the store cannot create the new journal (a full or failing card), the new game still
+        starts, in memory: the director asked for it and the clock must be usable. The outage is
+        logged once, like a failed write; the previous game's journal is left as it was (never
+        given this game's inputs); no checkpoint is written; and every later input first retries
+        creating the journal, the inputs applied meanwhile counted as unjournalled."""
         self.rules = replace(self.rules, game_time_ms=game_time_ms)
-        self.clock = self.store.new_game(self.rules, t)
+        self.pending_new_game = True
+        self.clock = new_clock(self.rules)
+        self._create_journal(t)
         self.restored_until_ns = None
         self._final_checkpoint_done = False
         self._out = (False, False)
@@ -398,12 +425,24 @@ class Runner:
             return not self._final_checkpoint_done
         return phase is not Phase.SETUP
 
+    def _checkpoint(self, now: int) -> None:
+        """The store logs its own disk faults once per outage; anything else it raises is logged
+        here, also once until a checkpoint call succeeds again."""
+        try:
+            self.store.checkpoint(self.clock, now)
+        except Exception as exc:  # noqa: BLE001 - the journal still has every input; keep counting
+            if self._checkpoint_error is None:
+                self._checkpoint_error = repr(exc)
+                log.error("checkpoint failed: %r; the clock keeps counting and retries every checkpoint", exc)
+            return
+        if self._checkpoint_error is not None:
+            log.warning("checkpoints work again (after %s)", self._checkpoint_error)
+            self._checkpoint_error = None
+
     def _housekeeping(self, now: int) -> None:
         if self._checkpointing(now) and now >= self._next_checkpoint_ns:
-            try:
-                self.store.checkpoint(self.clock, now)
-            except Exception as exc:  # noqa: BLE001 - the journal still has every input; keep counting
-                log.error("checkpoint failed: %s", exc)
+            if not self.pending_new_game:  # no journal for this game yet: nothing to vouch for
+                self._checkpoint(now)
             self._next_checkpoint_ns = now + CHECKPOINT_NS
             if self._phase(now) is Phase.ENDED:
                 self._final_checkpoint_done = True

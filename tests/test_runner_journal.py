@@ -225,3 +225,158 @@ def test_a_failing_fsync_never_stops_the_clock_and_the_next_one_catches_up(rig, 
     assert rig.store._writer.unsynced is False  # both lines fsync'd now
     assert [e["t_ns"] for e in rig.journal_inputs()] == [t_start, t_start + 2 * NS_PER_S, t_start + 5 * NS_PER_S]
     assert rig.runner.clock.played_ns == (2 * NS_PER_S, 3 * NS_PER_S)
+
+
+# --- "New game" on a card that cannot take the new journal -----------------------------------------
+
+
+def choose_new_game_from_the_menu(rig) -> None:
+    """The director's menu, as a director uses it: game length 26:00, then yES."""
+    rig.runner.board.command("menu")
+    rig.pump()
+    while rig.texts()[0] != "LEn":
+        rig.after_ms(50).tap("right")
+    rig.after_ms(50).tap("neutralise")
+    rig.after_ms(50).tap("right")  # 26 minutes
+    rig.after_ms(50).tap("neutralise")  # seconds
+    rig.after_ms(50).tap("neutralise")  # done: yES/no
+    rig.after_ms(50).tap("left")
+    assert rig.texts() == ("LEn", "yES")
+    rig.after_ms(50).tap("neutralise")
+
+
+def test_a_new_game_whose_journal_cannot_be_created_still_starts_and_is_journalled_once_it_can(rig, monkeypatch, caplog):
+    caplog.set_level(logging.INFO)
+    t_start = start_left(rig)
+    rig.at(t_start + 3 * NS_PER_S)
+    rig.tap("neutralise")
+    old = rig.store.journal_path
+    old_bytes = old.read_bytes()
+    real_begin = persist.GameStore._begin
+    card = {"full": True}
+
+    def begin(store, *args, **kwargs):  # the card cannot take the new journal's temp file
+        if card["full"]:
+            raise persist.StoreError(f"cannot create the new game's journal {store.journal_dir}/game-000002.jsonl: No space left on device")
+        return real_begin(store, *args, **kwargs)
+
+    monkeypatch.setattr(persist.GameStore, "_begin", begin)
+    checkpoints = []
+    real_checkpoint = rig.store.checkpoint
+    monkeypatch.setattr(rig.store, "checkpoint", lambda c, t: (checkpoints.append(t), real_checkpoint(c, t))[1])
+
+    choose_new_game_from_the_menu(rig)  # no exception escapes the loop
+    assert rig.runner.menu is None and rig.runner.pending_new_game
+    checkpoints.clear()  # (the previous game's, while the menu was open)
+    assert rig.texts() == ("26:00", "26:00") and rig.view().phase is Phase.SETUP
+    # the new game is played: the clock counts as usual
+    t_new = rig.after_ms(500).tap("right")
+    rig.at(t_new + 4 * NS_PER_S)
+    rig.down("left").pump()
+    assert rig.view().players[1].running
+    assert rig.runner.clock.played_ns == (4 * NS_PER_S, 0)
+    rig.after_ms(50).up("left").advance_ms(2_000)
+    # logged once; the previous game's journal is untouched by this game; no checkpoint meanwhile
+    assert len(journal_errors(caplog)) == 1 and "No space left" in journal_errors(caplog)[0]
+    assert old.read_bytes() == old_bytes and rig.store.journal_path == old
+    assert checkpoints == [] and rig.runner.unjournalled == 2
+
+    card["full"] = False  # room again: the next input first creates the journal, then is written
+    t_back = rig.now
+    rig.down("right").pump()
+    assert not rig.runner.pending_new_game and rig.runner.journal_outage is None
+    assert rig.store.journal_path.name == "game-000002.jsonl" and old.read_bytes() == old_bytes
+    journal = read_journal(rig.store.journal_path)
+    assert journal.rules.game_time_ms == 26 * 60_000 and journal.header["source"] == "new_game"
+    assert [(line.data["input"], line.data["t_ns"]) for line in journal.lines] == [("press", t_back)]
+    recovered = [r.getMessage() for r in caplog.records if "work again" in r.getMessage()]
+    assert len(recovered) == 1 and "2 input(s)" in recovered[0]
+    rig.advance_ms(1_000)
+    assert checkpoints  # checkpointing again, for the new journal
+    assert persist.parse_checkpoint((rig.state_dir / "checkpoint.json").read_bytes()).journal == "game-000002.jsonl"
+
+
+def test_a_new_game_with_a_failing_card_is_safe_at_the_real_file_calls(rig, monkeypatch, caplog):
+    """The same through the real store: os.write fails for the new journal's temp file."""
+    caplog.set_level(logging.INFO)
+    start_left(rig)
+    rig.after_ms(1_000).tap("neutralise")
+    real_open, real_write = os.open, os.write
+    temp_fds: set[int] = set()
+
+    def fake_open(path, flags, *args):
+        fd = real_open(path, flags, *args)
+        (temp_fds.add if str(path).endswith(".jsonl.tmp") else temp_fds.discard)(fd)
+        return fd
+
+    def fake_write(fd, data):
+        if fd in temp_fds:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(persist.os, "open", fake_open)
+    monkeypatch.setattr(persist.os, "write", fake_write)
+    rig.runner.new_game(20 * 60_000, rig.now)
+    rig.pump()
+    assert rig.runner.pending_new_game and rig.texts() == ("20:00", "20:00")
+    rig.after_ms(100).tap("left")  # player 1 starts player 2's time (2.2)
+    rig.advance_ms(3_000)
+    assert rig.view().players[1].running and rig.remaining_ns(2) <= (20 * 60 - 3) * NS_PER_S
+    assert len(journal_errors(caplog)) == 1
+    assert sorted(p.name for p in (rig.state_dir / "journals").iterdir()) == ["game-000001.jsonl"]
+    rig.runner.close()  # a stop while the journal is missing: no checkpoint, nothing raised
+    assert persist.parse_checkpoint((rig.state_dir / "checkpoint.json").read_bytes()).journal == "game-000001.jsonl"
+
+
+# --- Checkpoint outages ------------------------------------------------------------------------------
+
+
+def test_checkpoint_failures_are_logged_once_per_outage_while_the_clock_runs(rig, monkeypatch, caplog):
+    caplog.set_level(logging.INFO)
+    start_left(rig)
+    real_replace = os.replace
+    card = {"failing": True}
+
+    def replace(src, dst):
+        if card["failing"] and str(dst).endswith("checkpoint.json"):
+            raise OSError(errno.EIO, "Input/output error")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(persist.os, "replace", replace)
+
+    def errors():
+        return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR and "checkpoint" in r.getMessage()]
+
+    def recovered():
+        return [r.getMessage() for r in caplog.records if "checkpoints work again" in r.getMessage()]
+
+    rig.advance_ms(10_000)  # eleven checkpoints due: one error
+    assert len(errors()) == 1 and "Input/output error" in errors()[0]
+    card["failing"] = False
+    rig.advance_ms(3_000)
+    assert len(recovered()) == 1 and len(errors()) == 1
+    card["failing"] = True
+    rig.advance_ms(3_000)
+    assert len(errors()) == 2 and len(recovered()) == 1
+    assert rig.view().players[0].running  # the clock never stopped
+
+
+def test_an_unexpected_checkpoint_exception_is_logged_once_too(rig, monkeypatch, caplog):
+    caplog.set_level(logging.INFO)
+    start_left(rig)
+    broken = {"on": True}
+    real_checkpoint = rig.store.checkpoint
+
+    def checkpoint(clock, t):
+        if broken["on"]:
+            raise RuntimeError("store bug")
+        return real_checkpoint(clock, t)
+
+    monkeypatch.setattr(rig.store, "checkpoint", checkpoint)
+    rig.advance_ms(5_000)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == [
+        "checkpoint failed: RuntimeError('store bug'); the clock keeps counting and retries every checkpoint"
+    ]
+    broken["on"] = False
+    rig.advance_ms(1_000)
+    assert sum("checkpoints work again" in r.getMessage() for r in caplog.records) == 1
