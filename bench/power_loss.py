@@ -2,13 +2,24 @@
 """Power-loss fault injection (issue 5): SIGKILL a running clock at random moments, restart it,
 and check every restart.
 
-    python bench/power_loss.py                   # the full run: 200 kills
-    python bench/power_loss.py --kills 20 --max-ms 300 --interval-ms 100   # what CI runs
+    python bench/power_loss.py                   # the full run: 200 kills of the real runner
+    python bench/power_loss.py --driver store    # the same, driving GameStore directly
+    python bench/power_loss.py --kills 20 --max-ms 300 --interval-ms 100   # about what CI runs
 
-Each kill: start the driver (a real process: `GameStore` + the clock core on the real monotonic
-clock, playing a scripted random game: presses, stray presses, neutralise/restart, 5.1.3
-restarts, director adjustments, late starts, ends and new games, checkpointing on a timer as the
-runner does), wait a random time, SIGKILL it, snapshot the state directory, and start it again.
+Each kill: start the driver (a real process on the real monotonic clock), wait a random time,
+SIGKILL it, snapshot the state directory, and start it again. Two drivers:
+
+- `runner` (the default): the real `firmware.runner.Runner` loop, headless: the board's buttons
+  on gpiozero's MockFactory pins, `RecordingDisplay`s, the real `GameStore`. A second thread
+  plays a scripted random game on the pins, as players and a director would: taps of the running
+  player's button, stray taps of the other, centre taps (neutralise/restart), 5.1.3 restarts,
+  adjustments and "new game" through the director's menu, ends. So the kill lands in the runner's
+  real order: write-ahead, apply, display, fsync per batch, checkpoint every `--interval-ms`
+  (the runner's CHECKPOINT_NS, 900 ms unless a test asks for a denser run);
+- `store`: `GameStore` + the clock core, with `record(event)` (write and fsync) before acting on
+  each input, and the core's inputs directly: presses, stray presses, neutralise/restart, 5.1.3
+  restarts, director adjustments, late starts, ends and new games, checkpointing on a timer.
+
 Most kills land `--min-ms`..`--max-ms` after the clock has started (reported its restored state);
 a fraction (`--early`) land 0..250 ms after the process was launched, so kills during start-up
 and in the middle of a restore are covered too.
@@ -28,7 +39,7 @@ Every restart that got as far as reporting its restored clock is checked against
 Kills land anywhere, including mid-restore. A SIGKILL cannot tear one small write(), but a power
 cut can tear the append in flight, so after a fraction of the kills (`--tear`) the harness also
 leaves what such a cut leaves: a prefix of an unfinished line, or zeroed bytes, at the journal's
-end (the input it was recording had not been acted on: the runner records before it applies).
+end (the input it was writing had not been acted on: the runner writes each input before applying it).
 Prints figures; exits 1 on any failure.
 This reads nothing from ../shared.
 """
@@ -148,6 +159,119 @@ def drive(state_dir: Path, seed: int, interval_ns: int, long_gap_ms: int) -> int
         wait = min(due_input, due_checkpoint) - time.monotonic_ns()
         if wait > 0:
             time.sleep(wait / S)
+
+
+PINS = {"left": 17, "right": 27, "neutralise": 22}  # any BCM numbers: the pins are gpiozero's mock pins
+BUTTON_OF = {1: "left", 2: "right"}
+SETTLE_S = 0.04  # more than the debounce settle time (15 ms) between one contact change and the next
+
+
+def play_on_the_pins(board, runner, rng: random.Random, long_gap_ms: int) -> None:
+    """The scripted game, as presses on the mock pins (the runner's own thread does the rest).
+    It only reads the runner's state (an immutable Clock, the menu) to choose the next press."""
+
+    def tap(button: str) -> None:
+        board.drive(button, True)
+        time.sleep(rng.uniform(0.03, 0.08))
+        board.drive(button, False)
+        time.sleep(SETTLE_S)
+
+    def director(taps: list[str]) -> None:
+        """Open the director's menu, wait until it is open, and press through it."""
+        board.command("menu")
+        deadline = time.monotonic() + 5
+        while runner.menu is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for button in taps:
+            tap(button)
+
+    while True:
+        if rng.random() < 0.7:
+            time.sleep(rng.uniform(0.005, 0.06))
+        else:
+            time.sleep(rng.randint(100, long_gap_ms) / 1000)  # a player thinking: checkpoints meanwhile
+        if runner.menu is not None:
+            continue
+        clock = runner.clock
+        now = time.monotonic_ns()
+        phase = view(clock, max(now, clock.since_ns or now)).phase
+        r = rng.random()
+        if phase is Phase.SETUP:
+            tap(rng.choice(["left", "right"]))  # the non-starter's press starts the starter's time (2.2)
+            time.sleep(0.45)  # the press acts after the chord window: do not make a chord of it
+        elif phase is Phase.ENDED:
+            director(["right", "neutralise", "left", "neutralise"])  # rSEt, yES: a new game
+        elif phase is Phase.NEUTRALISED:
+            tap("neutralise" if r < 0.6 else BUTTON_OF[clock.side])  # restart, or 5.1.3
+            time.sleep(0.45)
+        elif r < 0.80:
+            tap(BUTTON_OF[clock.side])
+        elif r < 0.88:
+            tap(BUTTON_OF[3 - clock.side])  # a stray press from the side not running: nothing happens
+        elif r < 0.95:
+            tap("neutralise")
+        elif r < 0.99:
+            # the director adjusts a player's time through the menu (which neutralises, 1.4.3):
+            # P1 (the first item) or P2, a minute more or less, seconds as they are, then donE
+            # (left from P1 wraps to the last item)
+            to_item, back = (["neutralise"], ["left"]) if rng.random() < 0.5 else (["right", "neutralise"], ["left", "left"])
+            director(to_item + [rng.choice(["left", "right"]), "neutralise", "neutralise"] + back + ["neutralise"])
+        else:
+            board.command("end")
+
+
+def drive_runner(state_dir: Path, seed: int, interval_ns: int, long_gap_ms: int) -> int:
+    """The real runner, headless, on the real monotonic clock, fed by `play_on_the_pins`."""
+    import threading
+
+    from gpiozero.pins.mock import MockFactory
+
+    import firmware.runner as runner_module
+    from hardware.board import Board
+    from hardware.display import RecordingDisplay
+
+    runner_module.CHECKPOINT_NS = interval_ns  # the runner reads it at each checkpoint
+    rules = Rules()
+    store = GameStore(state_dir, rules, config={"driver": "bench/power_loss.py runner"})
+    board = Board(PINS, pin_factory=MockFactory(), clock_ns=time.monotonic_ns)
+    runner = runner_module.Runner(
+        rules=rules,
+        store=store,
+        displays=[RecordingDisplay("left"), RecordingDisplay("right")],
+        events=board.events,
+        clock_ns=time.monotonic_ns,
+        board=board,
+        initially_down=board.initially_down(),
+    )
+    handle = runner.handle
+
+    def heartbeat_then_handle(items: list, now: int) -> None:
+        sys.stdout.write(f"{now}\n")  # heartbeat: the loop is alive at `now`, before any I/O
+        sys.stdout.flush()
+        handle(items, now)
+
+    runner.handle = heartbeat_then_handle
+    v = runner.start()
+    info = store.restore_info
+    report = {
+        "pid": os.getpid(),
+        "t_ns": info.resumed_ns if info else time.monotonic_ns(),
+        "journal": store.journal_path.name,
+        "restored": v.restored,
+        "phase": v.phase.value,
+        "side": runner.clock.side,
+        "remaining_ns": [p.remaining_ns for p in v.players],
+        "at_ns": info.at_ns if info else None,
+        "from_checkpoint": info.from_checkpoint if info else None,
+    }
+    sys.stdout.write(json.dumps(report) + "\n")
+    sys.stdout.flush()
+    threading.Thread(target=play_on_the_pins, args=(board, runner, random.Random(seed), long_gap_ms), daemon=True).start()
+    runner.run()  # until the SIGKILL
+    return 0
+
+
+DRIVERS = {"runner": drive_runner, "store": drive}
 
 
 # --- The harness -------------------------------------------------------------------------------------
@@ -309,6 +433,7 @@ def run_kills(
     long_gap_ms: int = 400,
     tear: float = 0.25,
     early: float = 0.25,
+    driver: str = "runner",
     progress=None,
 ) -> Results:
     """Kill the driver `kills` times; then start it once more and check that restart too."""
@@ -324,7 +449,7 @@ def run_kills(
     with open(workdir / "driver.log", "ab") as log:
         for i in range(kills + 1):
             proc = subprocess.Popen(
-                [sys.executable, str(Path(__file__).resolve()), "drive", "--state-dir", str(state),
+                [sys.executable, str(Path(__file__).resolve()), "drive", "--driver", driver, "--state-dir", str(state),
                  "--seed", str(rng.randrange(2**32)), "--interval-ms", str(interval_ms),
                  "--long-gap-ms", str(long_gap_ms)],
                 stdout=subprocess.PIPE,
@@ -400,6 +525,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="mode")
     d = sub.add_parser("drive", help="(internal) run the firmware process the harness kills")
+    d.add_argument("--driver", choices=DRIVERS, default="runner")
     d.add_argument("--state-dir", type=Path, required=True)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--interval-ms", type=int, default=900)
@@ -412,20 +538,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--long-gap-ms", type=int, default=2500, help="longest think between inputs")
     parser.add_argument("--tear", type=float, default=0.25, help="fraction of kills that also tear the append in flight")
     parser.add_argument("--early", type=float, default=0.25, help="fraction of kills timed from the launch, not the start")
+    parser.add_argument("--driver", choices=DRIVERS, default="runner",
+                        help="the killed process: the real runner on mock pins, or GameStore driven directly")
     parser.add_argument("--workdir", type=Path, help="keep the state here (default: a temporary directory)")
     args = parser.parse_args(argv)
     if args.mode == "drive":
-        return drive(args.state_dir, args.seed, args.interval_ms * MS, args.long_gap_ms)
+        return DRIVERS[args.driver](args.state_dir, args.seed, args.interval_ms * MS, args.long_gap_ms)
 
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="rackside-power-loss-") as tmp:
         workdir = args.workdir or Path(tmp)
-        print(f"power loss: {args.kills} SIGKILLs {args.min_ms}-{args.max_ms} ms after each start "
+        print(f"power loss ({args.driver} driver): {args.kills} SIGKILLs {args.min_ms}-{args.max_ms} ms after each start "
               f"({args.early:.0%} 0-{EARLY_MAX_MS} ms after the launch instead), "
               f"checkpoint every {args.interval_ms} ms, thinks up to {args.long_gap_ms} ms")
         r = run_kills(args.kills, workdir, seed=args.seed, min_ms=args.min_ms, max_ms=args.max_ms,
                       interval_ms=args.interval_ms, long_gap_ms=args.long_gap_ms, tear=args.tear, early=args.early,
+                      driver=args.driver,
                       progress=lambda s: print("  " + s, flush=True))
         journals = len(list((workdir / "state" / "journals").glob("game-*.jsonl")))
         print(f"kills: {r.kills}; restarts checked: {r.checked}; killed before reporting: {r.died_before_report}")
