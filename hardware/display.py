@@ -61,7 +61,7 @@ class NullDisplay:
         self.text = text
 
     def close(self) -> None:
-        pass
+        """Nothing to release."""
 
 
 class DeviceDisplay:

@@ -120,4 +120,4 @@ class DocketPrinter:
 
 
 class _PrinterProblem(Exception):
-    pass
+    """The printer cannot print: it did not answer its status request, or said it is offline."""

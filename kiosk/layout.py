@@ -21,7 +21,7 @@ ID_ROWS = ("1234567890", "QWERTYUIOP", "ASDFGHJKL-", "ZXCVBNM.")
 
 
 class LayoutError(ValueError):
-    pass
+    """A screen too small for the touch targets (9 mm), worded for the director."""
 
 
 class Rect(Record):
