@@ -45,6 +45,7 @@ class _Pointer:
     def __init__(self) -> None:
         self.source: tuple | None = None
         self.target: str | None = None
+        self.down_ns = 0
 
 
 class KioskApp:
@@ -253,11 +254,14 @@ class KioskApp:
         p = self._pointer
         if down:
             if p.source is None:
-                p.source, p.target = source, target
+                p.source, p.target, p.down_ns = source, target, t_ns
             return []
         if p.source != source:
             return []
         began_on, p.source, p.target = p.target, None, None
+        st = self.station
+        if st.screen == Screen.RESULT and p.down_ns - st.verdict_ns < st.timing.touch_ignore_ns:
+            return []  # the touch began in the result's first 0.5 s: ignored, even if lifted later
         if target is not None and target == began_on:
             return [Tap(target, t_ns)]
         return []
@@ -400,9 +404,13 @@ class KioskApp:
             self.station.show_readjudication(None, "No lexicon is loaded: choose one first")
             return
         wanted = eff.challenge_id.strip()
-        record = self.challenge_log.find(wanted)
-        if record is None:  # ids are typed on an upper-case keyboard
-            record = next((r for r in self.challenge_log.records() if r.id.lower() == wanted.lower()), None)
+        try:
+            record = self.challenge_log.find(wanted)
+            if record is None:  # ids are typed on an upper-case keyboard
+                record = next((r for r in self.challenge_log.records() if r.id.lower() == wanted.lower()), None)
+        except OSError as exc:  # as in the log view: reported, never the end of the station
+            self.station.show_readjudication(None, f"Cannot read the log: {exc}")
+            return
         if record is None:
             self.station.show_readjudication(None, f"No challenge with id {wanted} in this station's log")
             return
