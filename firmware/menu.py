@@ -62,6 +62,8 @@ def open_menu(v: View, game_time_ms: int, forfeit_overtime_ms: int) -> Menu:
         late += [(f"For{p.player}", ("forfeit", p.player)) for p in v.players if p.may_forfeit]
     elif v.phase is Phase.LATE:
         late += [(f"Arr{p.player}", ("arrive", p.player)) for p in v.players if p.absent]
+        # the first of two late players may elect to forfeit before the other arrives (2.3.2(b), 2.3.4)
+        late += [(f"For{p.player}", ("forfeit", p.player)) for p in v.players if p.may_forfeit]
     if late:
         items.append(Item("LAtE", "options", options=tuple(late)))
     items += [Item("LEn", "length"), Item("rSEt", "confirm"), Item("donE", "exit")]
