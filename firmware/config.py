@@ -60,7 +60,8 @@ def check_keys(section: str, table: Any, allowed: set[str]) -> dict:
 CLOCK_KEYS = {
     "game_time": ("duration", 60, 99 * 60 + 59, "25:00"),  # 5.3.5
     "penalty_per_minute": ("int", 0, 100, 10),  # 5.3.2
-    "forfeit_overtime": ("duration", 60, 99 * 60, "10:00"),  # 5.3.3
+    # 5.3.3; at most 19:59, the longest overtime a 4-digit module draws ("-19:59", hardware.sevenseg)
+    "forfeit_overtime": ("duration", 60, 19 * 60 + 59, "10:00"),
     "lateness_forfeit_margin": ("int", 0, 1000, 75),  # 2.3.6(a)
     "optional_forfeit_below": ("duration", 0, 99 * 60, "15:00"),  # 2.3.4
     "courtesy_draw_after": ("duration", 1, 10 * 60, "1:00"),  # 3.10.6(a)
