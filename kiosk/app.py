@@ -312,6 +312,12 @@ class KioskApp:
             ok, why = self.printer.print_docket(Docket(
                 record.id, _docket_time(record.time), record.table, verdict.lexicon, record.words, record.acceptable))
             self.station.docket_done(ok, why)
+            # Touches and keys made while the port was busy would be stamped now, possibly past the
+            # 0.5 s touch-ignore, though they came during it: drop them (a later touch still counts).
+            import pygame
+
+            pygame.event.clear([pygame.KEYDOWN, pygame.FINGERDOWN, pygame.FINGERUP, pygame.MOUSEBUTTONDOWN,
+                                pygame.MOUSEBUTTONUP])
 
     def _do_listlexicons(self, eff) -> None:
         from kiosk.lexicon import Lexicon, LexiconError, lexicon_dir

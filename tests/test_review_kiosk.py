@@ -60,3 +60,29 @@ def test_readjudication_with_an_unreadable_log_is_reported_not_a_crash(app, tmp_
     assert app.running
     assert app.station.screen == Screen.READJ_ENTRY
     assert "Cannot read the log" in app.station.director_note
+
+
+def test_a_tap_made_while_a_slow_docket_prints_does_not_dismiss_the_result(tmp_path, monkeypatch):
+    # Issue 4: the result ignores touches for its first 0.5 s, and a printer never hides the
+    # verdict. A switched-off printer takes a write timeout to fail; a tap made in that time (the
+    # adjudicator's second tap on JUDGE) waits in the queue and used to be stamped when read, after
+    # the print, so it cleared the verdict and the "docket did not print" warning at once.
+    from tests.test_kiosk import runner_judge
+
+    app, clock = make_app(tmp_path, monkeypatch, mode="runner", printer_url="loop://")
+
+    def slow_failure(docket):
+        clock.advance(0.1)
+        _finger(pygame.FINGERDOWN)  # a tap 0.1 s into the result, while the port times out
+        _finger(pygame.FINGERUP)
+        clock.advance(0.5)
+        return False, "the printer did not answer (off or unplugged?)"
+
+    monkeypatch.setattr(app.printer, "print_docket", slow_failure)
+    try:
+        runner_judge(app, "4", "qi")
+        app.step()
+        assert app.station.screen == Screen.RESULT
+        assert app.station.docket.startswith("failed")
+    finally:
+        app.shutdown()
