@@ -383,15 +383,14 @@ class Renderer:
                        GREEN_TEXT if v.row.acceptable else RED_TEXT, max_w=g.px(768))
         self.draw_text(f"Now: {now} with {v.lexicon}", g.rect(16, 118, 0, 0).x, g.rect(0, 118, 0, 0).y, 30,
                        GREEN_TEXT if v.now_acceptable else RED_TEXT, max_w=g.px(768))
+        # The words without per-word results: a re-adjudication is often watched by the players,
+        # and the log view is the only place those appear (3.10.7(b)).
         left, y = g.rect(16, 166, 0, 0).x, g.rect(0, 166, 0, 0).y
         x, right = left, g.rect(784, 0, 0, 0).x
-        for word, ok in zip(v.row.words, v.now_per_word):
+        for word in v.row.words:
             if x > left and x + self.font(30).size(word)[0] + g.px(30) > right:
                 x, y = left, y + g.px(36)  # eight long words take two lines
-            r = self.draw_text(word, x, y, 30, GREEN_TEXT if ok else RED_TEXT)
-            mark = g.px(24)
-            (self.tick if ok else self.cross)(r.x + r.w + mark // 2 + g.px(4), r.y + r.h // 2, mark,
-                                              GREEN_TEXT if ok else RED_TEXT)
-            x = r.x + r.w + mark + g.px(24)
+            r = self.draw_text(word, x, y, 30, TEXT)
+            x = r.x + r.w + g.px(24)
         top = max(222, round((y - g.origin[1]) / g.scale) + 50)
         self.draw_paragraph(v.message, g.rect(16, top, 768, 392 - top), 26, AMBER if v.differs else TEXT)

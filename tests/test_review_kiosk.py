@@ -86,3 +86,29 @@ def test_a_tap_made_while_a_slow_docket_prints_does_not_dismiss_the_result(tmp_p
         assert app.station.docket.startswith("failed")
     finally:
         app.shutdown()
+
+
+def test_readjudication_screen_does_not_show_which_word_failed(app, tmp_path):
+    # 3.10.7(b) and issue 4: the director's log view (and its export) is "the only place per-word
+    # results appear". A re-adjudication is asked for by a player (3.10.11(a)) and is often done
+    # in front of both players, so its screen shows the verdicts, never a tick or cross per word.
+    from kiosk.screens import GREEN_TEXT, RED_TEXT
+
+    post_keys("2")
+    type_text("qi xyz")
+    post_keys("TAB")
+    app.step()
+    app.clock.advance(11)
+    app.step()
+    post_keys("ESCAPE")
+    app.step()
+    enter_pin(app, PIN)
+    [row_id] = [r.id for r in __import__("tests.test_kiosk", fromlist=["records"]).records(tmp_path)]
+    tap(app, "log", f"row:{row_id}", "readj")
+    assert app.station.screen == Screen.READJ_RESULT
+    app.render(force=True)
+    surface = app.surface
+    w = surface.get_width()
+    # The words line of the 800x480 design (y 160-215): nothing in the per-word colours.
+    coloured = {tuple(surface.get_at((x, y))[:3]) for x in range(w) for y in range(160, 216)}
+    assert GREEN_TEXT not in coloured and RED_TEXT not in coloured
