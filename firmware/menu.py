@@ -120,7 +120,8 @@ def texts(m: Menu, v: View, t_ns: int, game_time_ms: int) -> tuple[str, str]:
         text = display_text(m.value_s * NS_PER_S)
         if blink_off:
             mins, _, secs = text.partition(":")
-            text = f"{' ' * len(mins)}:{secs}" if m.mode == "minutes" else f"{mins}:  "
+            # blank as many digits as the minutes fill: at most two ("-1x" shares its first digit)
+            text = f"{' ' * min(len(mins), 2)}:{secs}" if m.mode == "minutes" else f"{mins}:  "
         return item.label, text
     if m.mode == "option":
         return item.label, item.options[m.option][0]

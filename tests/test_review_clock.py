@@ -39,3 +39,20 @@ def test_every_overtime_the_config_allows_can_be_shown_on_the_displays():
     sevenseg.encode(display_text(m.low_s * NS_PER_S))  # the director's lowest editable overtime
     with pytest.raises(ConfigError, match="forfeit_overtime"):
         rules_from_table({"forfeit_overtime": "20:00"})
+
+
+def test_the_blinking_minutes_of_an_overtime_past_ten_minutes_can_be_shown():
+    """With forfeit_overtime above 10:00 the director can edit an overtime such as -15:00; while
+    the minutes blink off, the right display must still be drawable (the "-1" shares one digit,
+    so two blank digits stand for it, as for "-9")."""
+    rules = rules_from_table({"forfeit_overtime": "19:59"})
+    v = view(new_clock(rules), 0)
+    m = menus.open_menu(v, rules.game_time_ms, rules.forfeit_overtime_ms)
+    m, _ = menus.press(m, "neutralise", v, rules.game_time_ms)  # P1: the minutes blink
+    for _ in range(40):  # 25:00 down to -15:00, a minute at a time
+        m, _ = menus.press(m, "left", v, rules.game_time_ms)
+    assert m.mode == "minutes" and m.value_s == -15 * 60
+    blink_off = menus.BLINK_NS  # the second half of the first second
+    for t in (0, blink_off):
+        sevenseg.encode(menus.texts(m, v, t, rules.game_time_ms)[1])
+    assert menus.texts(m, v, blink_off, rules.game_time_ms)[1] == "  :00"
