@@ -253,8 +253,9 @@ class KioskApp:
             target = "start"  # anywhere on the idle screen starts a challenge
         p = self._pointer
         if down:
-            if p.source is None:
-                p.source, p.target, p.down_ns = source, target, t_ns
+            # The latest press wins: a press whose release never came (lost, or dropped while a
+            # docket printed) must not make every later touch wait for it.
+            p.source, p.target, p.down_ns = source, target, t_ns
             return []
         if p.source != source:
             return []

@@ -112,3 +112,21 @@ def test_readjudication_screen_does_not_show_which_word_failed(app, tmp_path):
     # The words line of the 800x480 design (y 160-215): nothing in the per-word colours.
     coloured = {tuple(surface.get_at((x, y))[:3]) for x in range(w) for y in range(160, 216)}
     assert GREEN_TEXT not in coloured and RED_TEXT not in coloured
+
+
+def test_a_press_whose_release_never_came_does_not_leave_the_screen_deaf_to_touch(app):
+    # A FINGERUP can go missing (input dropped while a docket printed, a touch controller reset).
+    # SDL numbers each new contact with a new finger id, so waiting for that finger's release
+    # ignored every later tap for good: a touch-only station would stop answering.
+    tap(app, "start", "count:1")
+    from tests.test_kiosk import centre_of
+
+    w, h = app.surface.get_size()
+    qx, qy = centre_of(app, "letter:Q")
+    pygame.event.post(pygame.event.Event(pygame.FINGERDOWN, x=qx / w, y=qy / h, touch_id=1, finger_id=40))
+    app.step()  # ... and its FINGERUP is lost
+    px, py = centre_of(app, "letter:P")
+    for kind in (pygame.FINGERDOWN, pygame.FINGERUP):
+        pygame.event.post(pygame.event.Event(kind, x=px / w, y=py / h, touch_id=1, finger_id=41))
+    app.step()
+    assert app.station.words == ["P"]
