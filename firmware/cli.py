@@ -149,11 +149,16 @@ def run_clock(args: argparse.Namespace) -> int:
     from firmware.config import ConfigError
     from firmware.persist import StoreError
 
+    from gpiozero.exc import GPIOZeroError
+
     try:
         clock = Clock(args)
     except ConfigError as exc:
         print(f"rackside clock: {exc}", file=sys.stderr)
         return EXIT_CONFIG
+    except GPIOZeroError as exc:  # e.g. no pin back-end on a laptop: one line, not a traceback
+        print(f"rackside clock: cannot use the GPIO pins ({exc}); without them, run `rackside clock --simulate`", file=sys.stderr)
+        return 1
     try:
         clock.start()
     except StoreError as exc:

@@ -56,3 +56,18 @@ def test_the_blinking_minutes_of_an_overtime_past_ten_minutes_can_be_shown():
     for t in (0, blink_off):
         sevenseg.encode(menus.texts(m, v, t, rules.game_time_ms)[1])
     assert menus.texts(m, v, blink_off, rules.game_time_ms)[1] == "  :00"
+
+
+def test_clock_without_a_gpio_back_end_says_so_in_one_line_instead_of_a_traceback(tmp_path, monkeypatch, capsys):
+    """`rackside clock` on a laptop (no pin back-end) must fail with a clear message pointing at
+    --simulate, not a gpiozero traceback."""
+    import gpiozero
+
+    import rackside
+
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "no-such-back-end")
+    monkeypatch.setattr(gpiozero.Device, "pin_factory", None)
+    code = rackside.main(["clock", "--state-dir", str(tmp_path / "state")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.count("\n") == 1 and err.startswith("rackside clock: ") and "--simulate" in err
