@@ -386,7 +386,7 @@ class KioskApp:
         from datetime import datetime
 
         import rackside
-        from kiosk.challenge_log import export_csv
+        from kiosk.challenge_log import export_csv, open_private
 
         folder = self.paths.exports or self.config.export_dir or rackside.state_dir() / "exports"
         # Wall-clock time only names the file for humans.
@@ -394,7 +394,7 @@ class KioskApp:
         tmp = out.with_suffix(".csv.tmp")
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            with open_private(tmp) as fh:
                 count = export_csv(self.challenge_log.records(), fh)
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -237,7 +237,7 @@ class ChallengeLog:
                 if last and torn_tail:
                     # Complete JSON but no newline: the record was not fully made durable.
                     log.warning("%s: line %d is missing its final newline; kept", self.path, number)
-            except (ValueError, UnicodeDecodeError) as exc:
+            except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # deep nesting: damage too
                 reason = "torn last line (a write was interrupted)" if last and torn_tail else f"unreadable ({exc})"
                 problem = LogProblem(number, reason, raw[:80].decode("utf-8", "replace"))
                 problems.append(problem)
@@ -281,6 +281,14 @@ def readjudicate(record: ChallengeRecord, lexicon) -> Readjudication:
 
 CSV_FIELDS = ("id", "time", "station", "table", "kind", "lexicon_name", "lexicon_sha256", "words",
               "verdict", "per_word")
+
+
+def open_private(path: Path) -> TextIO:
+    """Open `path` to write text readable by its owner only, like the log itself: exports hold
+    the per-word results that players must never see (3.10.7(b))."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # O_CREAT's mode does not apply to a file that already existed
+    return open(fd, "w", encoding="utf-8", newline="")
 
 
 def export_csv(records: Iterable[ChallengeRecord], out: TextIO) -> int:

@@ -188,14 +188,14 @@ def _read_log(args: argparse.Namespace):
 
 
 def cmd_log_export(args: argparse.Namespace) -> int:
-    from kiosk.challenge_log import export_csv
+    from kiosk.challenge_log import export_csv, open_private
 
     challenge_log, records = _read_log(args)
     if records is None:
         return EXIT_ERROR
     if args.output:
         try:
-            with open(args.output, "w", encoding="utf-8", newline="") as out:
+            with open_private(args.output) as out:
                 export_csv(records, out)
         except OSError as exc:
             return _fail(f"{args.output}: cannot write: {exc.strerror or exc}")

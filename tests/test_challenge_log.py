@@ -167,6 +167,27 @@ def test_damaged_lines_in_the_middle_are_skipped(tmp_path):
     assert len(log.problems) == 3
 
 
+def test_a_line_of_deeply_nested_brackets_is_skipped_not_a_crash(tmp_path):
+    path = tmp_path / "c.jsonl"
+    log = make_log(path)
+    a = log.record(adjudicate(("CAT",), LEX), LEX)
+    with open(path, "ab") as f:
+        f.write(b"[" * 100_000 + b"\n")
+    b = log.record(adjudicate(("DOG",), LEX), LEX)
+    assert log.records() == [a, b]
+    assert len(log.problems) == 1
+
+
+def test_open_private_makes_even_an_existing_file_owner_only(tmp_path):
+    target = tmp_path / "export.csv"
+    target.write_text("old")
+    target.chmod(0o644)
+    with logmod.open_private(target) as out:
+        out.write("new")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert target.read_text() == "new"
+
+
 def test_malformed_records_are_refused():
     rec = ChallengeRecord("s-1", "t", "s", None, "L", "00", ("CAT",), True, (False,))
     with pytest.raises(ValueError, match="verdict"):

@@ -182,6 +182,7 @@ def test_log_export_csv(capsys, logged, tmp_path):
     target = tmp_path / "export.csv"
     assert run(capsys, "log", "export", "--csv", "-o", str(target))[0] == 0
     assert target.read_text() == out
+    assert target.stat().st_mode & 0o777 == 0o600  # per-word results: the director's eyes only
 
 
 def test_log_reports_a_torn_last_line(capsys, logged):

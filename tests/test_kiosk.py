@@ -453,6 +453,7 @@ def test_log_view_export_and_readjudication(director, tmp_path):
     assert rows[1].per_word == (True, False)  # per-word results: only here
     tap(director, "export")
     [csv_file] = (tmp_path / "exports").glob("*.csv")
+    assert csv_file.stat().st_mode & 0o777 == 0o600  # per-word results: the director's eyes only
     lines = list(csv.reader(csv_file.open()))
     assert len(lines) == 3 and "Exported 2 challenges" in director.station.director_note
     tap(director, f"row:{first.challenge_id}", "readj")
