@@ -336,19 +336,30 @@ class KioskApp:
         if not choices:
             self.station.note(f"No compiled lexicons in {folder}")
 
+    def _save_settings(self, **changes) -> None:
+        """Change only these settings in the file, as it is now: `rackside lexicon use` may have
+        written it since the station started, and a rule change must not undo that."""
+        from kiosk.settings import load_settings, save_settings
+
+        settings = load_settings(self.paths.settings)
+        for name, value in changes.items():
+            setattr(settings, name, value)
+        save_settings(settings, self.paths.settings)
+        for name, value in changes.items():
+            setattr(self.settings, name, value)
+
     def _do_chooselexicon(self, eff: flow.ChooseLexicon) -> None:
         from kiosk.lexicon import Lexicon, LexiconError
-        from kiosk.settings import save_settings
+        from kiosk.settings import SettingsError
 
         try:
             lexicon = Lexicon.open(eff.path)
         except (LexiconError, OSError) as exc:
             self.station.note(f"Lexicon not changed: {exc}")
             return
-        self.settings.lexicon_path = Path(eff.path)
         try:
-            save_settings(self.settings, self.paths.settings)
-        except OSError as exc:
+            self._save_settings(lexicon_path=Path(eff.path))
+        except (OSError, SettingsError) as exc:
             lexicon.close()
             self.station.note(f"Lexicon not changed: cannot save the settings ({exc})")
             return
@@ -358,15 +369,12 @@ class KioskApp:
 
     def _do_chooserule(self, eff: flow.ChooseRule) -> None:
         from kiosk.adjudication import ChallengeRule
-        from kiosk.settings import save_settings
+        from kiosk.settings import SettingsError
 
         rule = ChallengeRule.parse(eff.value)
-        previous = self.settings.challenge_rule
-        self.settings.challenge_rule = rule
         try:
-            save_settings(self.settings, self.paths.settings)
-        except OSError as exc:
-            self.settings.challenge_rule = previous
+            self._save_settings(challenge_rule=rule)
+        except (OSError, SettingsError) as exc:
             self.station.note(f"Rule not changed: cannot save the settings ({exc})")
             return
         self.station.show_rule(rule.value, rule.label)

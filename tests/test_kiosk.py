@@ -409,6 +409,21 @@ def judge(app, words: str):
     return v
 
 
+def test_a_rule_change_keeps_a_lexicon_chosen_since_the_station_started(director, tmp_path):
+    """`rackside lexicon use` may write the settings while the station runs: changing the rule on
+    the station changes only the rule."""
+    from kiosk.settings import load_settings, save_settings
+
+    other = make_lexicon(tmp_path / "lexicons", "OTHER", ["QI", "ZA"])
+    settings = load_settings(tmp_path / "station.json")
+    settings.lexicon_path = other
+    save_settings(settings, tmp_path / "station.json")
+    tap(director, "rules", "rule:single")
+    saved = json.loads((tmp_path / "station.json").read_text())
+    assert saved["challenge_rule"] == "single"
+    assert saved["lexicon_path"] == str(other)
+
+
 def test_director_chooses_the_rule(director, tmp_path):
     tap(director, "rules", "rule:single")
     assert director.station.screen == Screen.DIRECTOR
