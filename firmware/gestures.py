@@ -13,7 +13,8 @@ means depends on the clock's phase when it happens:
   went down too. Because the press is dated at its edge, the time charged is exact; only the
   display follows a fraction of a second later. Then:
   - the centre held `hold_ns`: ends the game if one is in progress (the End gesture); before a game
-    or after one it opens the director's menu instead;
+    (waiting for latecomers included: no tile is drawn until both arrive, 2.3.2, 2.3.3) or after one
+    it opens the director's menu instead, so a director marking an arrival never ends the game;
   - both player buttons pressed within `chord_ns` of each other and held `hold_ns` from the second
     press: the director's menu (as on hardware chess clocks). The two presses are dropped, so
     entering the menu never starts or switches anyone's time.
@@ -126,7 +127,7 @@ class Gestures:
             self.centre_hold_at, self.centre_acted = None, False
             self.pending = [(b, t) for b, t in self.pending if b != "neutralise"]
             self.consumed.add("neutralise")
-            if acted or phase in (Phase.RUNNING, Phase.NEUTRALISED, Phase.LATE):
+            if acted or phase in (Phase.RUNNING, Phase.NEUTRALISED):
                 return [Action("end", t_ns)]
             return [Action("menu", t_ns)]
         if self.pending and self.chord_at is None:

@@ -59,7 +59,9 @@ def test_a_chord_released_early_acts_as_two_presses_in_order():
 
 
 def test_centre_held_before_or_after_a_game_opens_the_menu_and_during_one_ends_it():
-    for phase, kind in ((S, "menu"), (E, "menu"), (N, "end"), (Phase.LATE, "end")):
+    # Waiting for latecomers is before the game: the director marks arrivals through the menu, and
+    # the same long press that opened it must not end the game and lose the lateness counted.
+    for phase, kind in ((S, "menu"), (E, "menu"), (N, "end"), (Phase.LATE, "menu")):
         x = g()
         x.press("neutralise", 0, phase)
         assert x.tick(3000 * MS, phase) == [Action(kind, 3000 * MS)]
