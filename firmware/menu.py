@@ -43,6 +43,7 @@ class Menu:
     index: int = 0
     mode: str = "list"  # "list", "minutes", "seconds", "option", "confirm"
     value_s: int = 0  # the time being edited
+    shown_s: int | None = None  # the time as shown when editing began: unchanged means no adjustment
     option: int = 0
     low_s: int = 0
     high_s: int = MAX_TIME_S
@@ -80,7 +81,7 @@ def press(m: Menu, button: str, v: View, game_time_ms: int) -> tuple[Menu, list[
         item = m.item
         if item.kind == "time":
             remaining_s = _seconds(v.players[item.player - 1].remaining_ns)
-            return replace(m, mode="minutes", value_s=remaining_s, low_s=m.low_s, high_s=MAX_TIME_S), []
+            return replace(m, mode="minutes", value_s=remaining_s, shown_s=remaining_s, low_s=m.low_s, high_s=MAX_TIME_S), []
         if item.kind == "options":
             return replace(m, mode="option", option=0), []
         if item.kind == "length":
@@ -97,6 +98,8 @@ def press(m: Menu, button: str, v: View, game_time_ms: int) -> tuple[Menu, list[
             return replace(m, mode="seconds"), []
         if m.item.kind == "length":
             return replace(m, mode="confirm", option=1, pending=("new_game", m.value_s * 1000)), []
+        if m.value_s == m.shown_s:  # the shown time is rounded: setting it would give time back
+            return replace(m, mode="list"), []
         return replace(m, mode="list"), [("adjust", m.item.player, m.value_s * 1000)]
     if m.mode == "option":
         if step:

@@ -54,6 +54,18 @@ def test_adjust_minutes_then_seconds_into_overtime():
     assert m.mode == "list"
 
 
+def test_confirming_the_shown_time_unchanged_adjusts_nothing():
+    # 24:49.5 remaining shows 24:50 (rounded up): setting 24:50 would give half a second back
+    c = apply(new_clock(RULES), Press(0, 2))
+    t = 10 * NS_PER_S + NS_PER_S // 2
+    v = view(apply(c, Neutralise(t)), t)
+    m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
+    m, effects = walk(m, v, "neutralise", "neutralise", "neutralise")  # edit P1, keep 24:50
+    assert effects == [] and m.mode == "list"
+    m, effects = walk(m, v, "neutralise", "neutralise", "right", "neutralise")  # 24:51: a change
+    assert effects == [("adjust", 1, (24 * 60 + 51) * 1000)]
+
+
 def test_adjust_is_clamped_inside_the_forfeit_line_and_99_59():
     v = neutralised_view()
     m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
