@@ -3,18 +3,9 @@
 from __future__ import annotations
 
 import pygame
-import pytest
 
 from kiosk.flow import Screen
-from tests.test_kiosk import PIN, enter_pin, make_app, post_keys, tap, type_text
-
-
-@pytest.fixture
-def app(tmp_path, monkeypatch):
-    a, clock = make_app(tmp_path, monkeypatch)
-    a.clock = clock
-    yield a
-    a.shutdown()
+from tests.test_kiosk import PIN, app, enter_pin, make_app, post_keys, tap, type_text  # noqa: F401 (app: the fixture)
 
 
 def _finger(kind, x=0.5, y=0.5):
