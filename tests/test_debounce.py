@@ -8,24 +8,11 @@ from hypothesis import strategies as st
 
 from firmware.debounce import Debouncer
 
+from test_bounce import load_bench
+
 MS = 1_000_000
 SETTLE = 15 * MS
-
-
-def bounce_edges(t0: int, final_down: bool, bounce_ns: int, rng: random.Random) -> list[tuple[int, bool]]:
-    """The edges of one contact change at `t0`: it toggles for `bounce_ns`, then settles at
-    `final_down`. The first edge is the change itself; the last leaves the line at `final_down`."""
-    edges = [(t0, final_down)]
-    t, level = t0, final_down
-    while True:
-        t += rng.randint(50_000, 2 * MS)  # 50 us to 2 ms between toggles
-        if t >= t0 + bounce_ns:
-            break
-        level = not level
-        edges.append((t, level))
-    if level != final_down:
-        edges.append((t0 + bounce_ns, final_down))
-    return edges
+contact_edges = load_bench().contact_edges  # the same contact model as the full 10,000-press run
 
 
 def test_first_falling_edge_is_the_press_at_its_exact_time():
@@ -98,9 +85,9 @@ def test_random_bounce_never_doubles_or_misses_a_press(seed, presses):
     for _ in range(presses):
         t += SETTLE + rng.randint(0, 200 * MS)
         expected.append(t)
-        press = bounce_edges(t, True, rng.randint(1 * MS, 10 * MS), rng)
+        press = contact_edges(t, True, rng)
         t += rng.randint(30 * MS, 400 * MS)  # held
-        release = bounce_edges(t, False, rng.randint(1 * MS, 10 * MS), rng)
+        release = contact_edges(t, False, rng)
         for when, level in press + release:
             d.poll(when)
             if d.edge(when, level):
