@@ -515,9 +515,9 @@ def test_boot_id_is_read_from_proc_when_there_is_one(tmp_path):
     assert persist.read_boot_id(tmp_path / "missing") is None
 
 
-def test_a_failed_append_does_not_glue_the_next_line_to_its_remains(tmp_path, monkeypatch):
-    store = GameStore(tmp_path, Rules())
-    store.start(0)
+def fill_the_card(monkeypatch):
+    """From now on the card is full, after the first write got 10 bytes of its line onto it.
+    Returns the real os.write, to put back when the card has room again."""
     real_write = os.write
     calls = []
 
@@ -528,6 +528,13 @@ def test_a_failed_append_does_not_glue_the_next_line_to_its_remains(tmp_path, mo
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(persist.os, "write", short_then_fail)
+    return real_write
+
+
+def test_a_failed_append_does_not_glue_the_next_line_to_its_remains(tmp_path, monkeypatch):
+    store = GameStore(tmp_path, Rules())
+    store.start(0)
+    real_write = fill_the_card(monkeypatch)
     with pytest.raises(OSError):
         store.record(Press(1 * S, 2))
     monkeypatch.setattr(persist.os, "write", real_write)
@@ -542,16 +549,7 @@ def test_a_failed_append_does_not_glue_the_next_line_to_its_remains(tmp_path, mo
 def test_a_torn_line_stays_one_bad_line_through_several_failed_appends(tmp_path, monkeypatch):
     store = GameStore(tmp_path, Rules())
     store.start(0)
-    real_write = os.write
-    calls = []
-
-    def short_then_fail(fd, data):
-        calls.append(1)
-        if len(calls) == 1:
-            return real_write(fd, bytes(data[:10]))
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(persist.os, "write", short_then_fail)
+    real_write = fill_the_card(monkeypatch)
     for t in (1, 2, 3):  # the card stays full for three inputs, the first partly written
         with pytest.raises(OSError):
             store.record(Press(t * S, 2), sync=False)
