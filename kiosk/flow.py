@@ -514,9 +514,10 @@ class Station:
         action = _action(ev)
         if action in {"back", "escape"}:
             self._back_to_menu()
-        elif self._page_move(action, len(self.lexicon_choices), LEXICONS_PER_PAGE):
-            pass
-        elif action.startswith("pick:"):
+            return None
+        if self._page_move(action, len(self.lexicon_choices), LEXICONS_PER_PAGE):
+            return None
+        if action.startswith("pick:"):
             i = int(action[5:])
             if 0 <= i < len(self.lexicon_choices) and not self.lexicon_choices[i].error:
                 self._back_to_menu()
@@ -541,9 +542,10 @@ class Station:
         action = _action(ev)
         if action in {"back", "escape"}:
             self._back_to_menu()
-        elif self._page_move(action, len(self.log_rows), LOG_ROWS_PER_PAGE):
-            pass
-        elif action.startswith("row:"):
+            return None
+        if self._page_move(action, len(self.log_rows), LOG_ROWS_PER_PAGE):
+            return None
+        if action.startswith("row:"):
             self.selected = action[4:]
         elif action == "export":
             return [ExportLog()]
