@@ -77,6 +77,8 @@ if [ "$on_pi" = 1 ]; then
     fi
     reqs+=(-r requirements-pi.txt)
 fi
+# compat mode: the editable install is one .pth line naming this folder (rackside/ links to the
+# subsystems), not an import hook that every process of the venv would pay for at start-up.
 # Skip pip when nothing it would install has changed since the last run (fast, and works offline).
 stamp="$venv/.rackside-installed"
 hash="$(cat pyproject.toml requirements*.txt | sha256sum | cut -d' ' -f1)"
@@ -87,7 +89,7 @@ if [ "$installed" = "$hash dev=$dev pi=$on_pi" ] || [ "$installed" = "$hash dev=
 else
     say "installing pinned dependencies"
     "${pip[@]}" install "${reqs[@]}" || die "pip could not install the dependencies (see above). Check the network, then run ./setup.sh again"
-    "${pip[@]}" install --no-deps -e . || die "pip could not install Rackside itself (see above)"
+    "${pip[@]}" install --no-deps -e . --config-settings editable_mode=compat || die "pip could not install Rackside itself (see above)"
     echo "$hash dev=$dev pi=$on_pi" >"$stamp"
 fi
 

@@ -51,11 +51,11 @@ def run_bounce(presses: int, seed: int = 1, state_dir: Path | None = None) -> di
     import gpiozero.pins.mock as mock
     from gpiozero.pins.mock import MockFactory
 
-    from firmware.clock import Rules
-    from firmware.persist import GameStore
-    from firmware.runner import Runner
-    from hardware.board import Board
-    from hardware.display import RecordingDisplay
+    from rackside.firmware.clock import Rules
+    from rackside.firmware.persist import GameStore
+    from rackside.firmware.runner import Runner
+    from rackside.hardware.board import Board
+    from rackside.hardware.display import RecordingDisplay
 
     rng = random.Random(seed)
     now = [T0]

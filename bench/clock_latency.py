@@ -51,11 +51,11 @@ BURN_S = 600  # the busy processes stop by themselves after this, whatever happe
 def build(state_dir: Path, *, clock_ns=time.monotonic_ns, rules=None, fsync_first: bool = False):
     from gpiozero.pins.mock import MockFactory
 
-    from firmware.clock import Rules
-    from firmware.persist import GameStore
-    from firmware.runner import Runner
-    from hardware.board import Board
-    from hardware.display import RecordingDisplay
+    from rackside.firmware.clock import Rules
+    from rackside.firmware.persist import GameStore
+    from rackside.firmware.runner import Runner
+    from rackside.hardware.board import Board
+    from rackside.hardware.display import RecordingDisplay
 
     rules = rules or Rules()
     board = Board(PINS, pin_factory=MockFactory(), clock_ns=clock_ns)
@@ -103,8 +103,8 @@ def default_disk_dir() -> str:
 def measure_latency(presses: int, state_root: str | None, fsync_first: bool = False) -> tuple[list[float], list[float]]:
     """Latencies in ms of `presses` switches, the runner on its own thread: edge -> displays told,
     and edge -> journal fsync'd."""
-    from firmware.clock import Rules
-    from firmware.runner import Runner
+    from rackside.firmware.clock import Rules
+    from rackside.firmware.runner import Runner
 
     done: dict[int, int] = {}  # switched_ns -> when the displays had been told
     durable: dict[int, int] = {}  # switched_ns -> when its journal line had been fsync'd
@@ -183,7 +183,7 @@ def charged_error_fake_clock(game_s: int, seed: int) -> tuple[int, int]:
     """Play a game of about `game_s` seconds on a fake clock; return (presses, max |error| ns)."""
     import gpiozero.pins.mock as mock
 
-    from firmware.clock import Rules
+    from rackside.firmware.clock import Rules
 
     now = [1_000_000 * 1_000_000_000]  # 11.6 days of uptime: float ticks lose precision with uptime
     saved = mock.monotonic

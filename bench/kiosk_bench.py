@@ -51,8 +51,8 @@ sys.stdin.readline()
 KIOSK_CHILD = """
 import os, sys
 from pathlib import Path
-from kiosk.app import KioskApp
-from kiosk.station_config import load_config
+from rackside.kiosk.app import KioskApp
+from rackside.kiosk.station_config import load_config
 app = KioskApp(load_config(Path(sys.argv[1])), fullscreen=False)
 app.start()
 print("ready", flush=True)
@@ -101,8 +101,8 @@ def time_cli(config: Path, env: dict) -> float:
 
 
 def make_station(workdir: Path, size=(800, 480), mode: str = "self", printer: str | None = None):
-    from kiosk.app import KioskApp, Paths
-    from kiosk.station_config import StationConfig, hash_pin
+    from rackside.kiosk.app import KioskApp, Paths
+    from rackside.kiosk.station_config import StationConfig, hash_pin
 
     config = StationConfig(name="bench", mode=mode, fullscreen=False, size=size,
                            pin_hash=hash_pin(PIN, n=2**8), printer_url=printer, printer_status_check=False)
@@ -115,7 +115,7 @@ def make_station(workdir: Path, size=(800, 480), mode: str = "self", printer: st
 
 
 def write_config(workdir: Path) -> Path:
-    from kiosk.station_config import hash_pin
+    from rackside.kiosk.station_config import hash_pin
 
     cfg = workdir / "station.toml"
     cfg.write_text(f'[director]\npin_hash = "{hash_pin(PIN)}"\n[display]\nfullscreen = false\n'
@@ -142,7 +142,7 @@ def type_challenge(app, words: list[str]) -> None:
 
 
 def judge_latency(workdir: Path, runs: int) -> list[float]:
-    from kiosk.flow import Screen
+    from rackside.kiosk.flow import Screen
 
     app, clock = make_station(workdir)
     plays = [["QI", "ZA"], ["CAT", "XYZZY", "DOG"], ["QUIXOTIC"], ["JINX", "JO", "ZAX", "OX", "AX", "EX", "XI", "XU"]]
@@ -175,7 +175,7 @@ SCREEN_STEPS = {
 
 
 def drive(app, clock, steps: list[str]) -> None:
-    from kiosk.flow import Tap
+    from rackside.kiosk.flow import Tap
 
     for step in steps:
         if step == "start":
@@ -227,7 +227,7 @@ def frame_times(workdir: Path, size, runs: int) -> dict[str, tuple[float, float]
 
 def screenshots(workdir: Path, out_dir: Path) -> list[Path]:
     """Every screen at 800x480 (and one at 1920x1080), as the README shows them."""
-    from kiosk.flow import Screen, Tap
+    from rackside.kiosk.flow import Screen, Tap
 
     out_dir.mkdir(parents=True, exist_ok=True)
     made = []
@@ -318,12 +318,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kiosk-bench-") as tmp:
         work = Path(tmp)
         os.environ["RACKSIDE_STATE_DIR"] = str(work / "state")
-        from kiosk.lexicon import install_default_lexicon
+        from rackside.kiosk.lexicon import install_default_lexicon
 
         lexicon = install_default_lexicon()  # installed once, outside the timings (setup.sh does this)
         print(f"lexicon: {lexicon.name} in {work}")
         if args.screens:
-            from kiosk.lexicon import compile_lexicon
+            from rackside.kiosk.lexicon import compile_lexicon
 
             club = work / "club.txt"  # a second lexicon, so the director's list shows a choice
             club.write_text("\n".join(["QI", "ZA", "JINX", "QUIXOTIC", "CAT", "DOG"]) + "\n")

@@ -62,7 +62,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from firmware.clock import (  # noqa: E402
+from rackside.firmware.clock import (  # noqa: E402
     Adjust,
     End,
     LateStart,
@@ -75,9 +75,9 @@ from firmware.clock import (  # noqa: E402
     apply,
     view,
 )
-from firmware.journal import parse_journal  # noqa: E402
-from firmware.persist import GameStore, parse_checkpoint  # noqa: E402
-from firmware.replay import fold  # noqa: E402
+from rackside.firmware.journal import parse_journal  # noqa: E402
+from rackside.firmware.persist import GameStore, parse_checkpoint  # noqa: E402
+from rackside.firmware.replay import fold  # noqa: E402
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -226,9 +226,9 @@ def drive_runner(state_dir: Path, seed: int, interval_ns: int, long_gap_ms: int)
 
     from gpiozero.pins.mock import MockFactory
 
-    import firmware.runner as runner_module
-    from hardware.board import Board
-    from hardware.display import RecordingDisplay
+    import rackside.firmware.runner as runner_module
+    from rackside.hardware.board import Board
+    from rackside.hardware.display import RecordingDisplay
 
     runner_module.CHECKPOINT_NS = interval_ns  # the runner reads it at each checkpoint
     rules = Rules()

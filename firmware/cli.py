@@ -6,7 +6,7 @@
     rackside clock --simulate --terminal force the terminal
     rackside clock replay FILE [--json]  audit a game from its journal
 
-The config is `--config FILE`, else `clock.toml` in the config directory (rackside.config_dir())
+The config is `--config FILE`, else `clock.toml` in the config directory (paths.config_dir())
 when there is one, else the defaults shipped in firmware/clock.toml. A bad config exits 2 with one
 line naming the key and what is allowed.
 """
@@ -55,7 +55,7 @@ def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
 def run_replay(args: argparse.Namespace) -> int:
     # Imported here, not at start-up: every rackside command builds this parser, and the kiosk's
     # cold start should not pay for the clock's modules.
-    from firmware import replay
+    from rackside.firmware import replay
 
     return replay.run(args)
 
@@ -63,18 +63,18 @@ def run_replay(args: argparse.Namespace) -> int:
 def config_path(arg: Path | None) -> Path | None:
     if arg is not None:
         return arg
-    import rackside
+    from rackside import paths
 
-    candidate = rackside.config_dir() / "clock.toml"
+    candidate = paths.config_dir() / "clock.toml"
     return candidate if candidate.is_file() else None
 
 
 def state_path(arg: Path | None) -> Path:
     if arg is not None:
         return arg
-    import rackside
+    from rackside import paths
 
-    return rackside.state_dir() / "clock"
+    return paths.state_dir() / "clock"
 
 
 class Clock:
@@ -83,12 +83,12 @@ class Clock:
     def __init__(self, args: argparse.Namespace, *, clock_ns=time.monotonic_ns, pin_factory: Any = None) -> None:
         from dataclasses import asdict
 
-        from firmware.config import load_config
-        from firmware.persist import GameStore
-        from firmware.runner import Runner
-        from hardware.board import Board
-        from hardware.display import RecordingDisplay, open_display
-        from hardware.sdnotify import Notifier
+        from rackside.firmware.config import load_config
+        from rackside.firmware.persist import GameStore
+        from rackside.firmware.runner import Runner
+        from rackside.hardware.board import Board
+        from rackside.hardware.display import RecordingDisplay, open_display
+        from rackside.hardware.sdnotify import Notifier
 
         self.config = load_config(config_path(args.config))  # ConfigError: the caller exits 2
         fw, pins = self.config.firmware, self.config.pins
@@ -146,8 +146,8 @@ class Clock:
 
 
 def run_clock(args: argparse.Namespace) -> int:
-    from firmware.config import ConfigError
-    from firmware.persist import StoreError
+    from rackside.firmware.config import ConfigError
+    from rackside.firmware.persist import StoreError
 
     from gpiozero.exc import GPIOZeroError
 
@@ -198,13 +198,13 @@ def simulate(clock: Clock, *, terminal: bool = False) -> int:
         ui = None
         if not terminal and display_available():
             try:
-                from hardware.sim_window import SimWindow
+                from rackside.hardware.sim_window import SimWindow
 
                 ui = SimWindow(clock.board, clock.displays)
             except Exception as exc:  # noqa: BLE001 - no usable window: fall back to the terminal
                 log.warning("no simulator window (%s); drawing in the terminal", exc)
         if ui is None:
-            from hardware.terminal import TerminalSim
+            from rackside.hardware.terminal import TerminalSim
 
             ui = TerminalSim(clock.board, clock.displays)
         ui.run(lambda: not thread.is_alive())

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from firmware.clock import Rules
+from rackside.firmware.clock import Rules
 
 DEFAULT_CONFIG = Path(__file__).with_name("clock.toml")
 
@@ -150,7 +150,7 @@ def pinmap_from_data(data: dict, source: str) -> Any:
     """The pin map: the config's own [buttons]/[displays]/[buzzer] tables when it has any (all are
     then checked together, as in hardware/pins.toml), else the reference build's defaults.
     A pin used twice is refused, naming both uses."""
-    from hardware.pinmap import PinMapError, load_pinmap, parse_pinmap
+    from rackside.hardware.pinmap import PinMapError, load_pinmap, parse_pinmap
 
     try:
         if any(section in data for section in PINMAP_SECTIONS):

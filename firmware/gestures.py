@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from firmware.clock import Phase
+from rackside.firmware.clock import Phase
 
 BUTTONS = ("left", "right", "neutralise")
 PLAYER_OF = {"left": 1, "right": 2}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from firmware.clock import (
+from rackside.firmware.clock import (
     Adjust,
     Arrive,
     End,

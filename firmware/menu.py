@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from firmware.clock import NS_PER_S, Phase, View, display_text
+from rackside.firmware.clock import NS_PER_S, Phase, View, display_text
 
 BLINK_NS = 500_000_000
 MAX_TIME_S = 99 * 60 + 59

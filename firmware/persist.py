@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from firmware.clock import (
+from rackside.firmware.clock import (
     Clock,
     ClockInputError,
     Ending,
@@ -55,8 +55,8 @@ from firmware.clock import (
     new_clock,
     settle,
 )
-from firmware.journal import JournalError, dumps, input_to_dict, make_header, read_journal
-from firmware.replay import fold
+from rackside.firmware.journal import JournalError, dumps, input_to_dict, make_header, read_journal
+from rackside.firmware.replay import fold
 
 log = logging.getLogger(__name__)
 

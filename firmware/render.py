@@ -24,7 +24,7 @@ together.
 
 from __future__ import annotations
 
-from firmware.clock import NS_PER_S, Clock, Phase, View
+from rackside.firmware.clock import NS_PER_S, Clock, Phase, View
 
 BLINK_NS = 500_000_000
 SLOT_NS = 1_000_000_000

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from firmware.clock import (
+from rackside.firmware.clock import (
     NS_PER_MS,
     Adjust,
     Arrive,
@@ -35,7 +35,7 @@ from firmware.clock import (
     new_clock,
     view,
 )
-from firmware.journal import Journal, JournalError, Line, read_journal
+from rackside.firmware.journal import Journal, JournalError, Line, read_journal
 
 EXIT_OK = 0
 EXIT_UNREADABLE = 2
@@ -250,7 +250,7 @@ def run(args: argparse.Namespace, *, stdout=None, stderr=None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rackside clock replay", description=__doc__.splitlines()[0])
-    from firmware.cli import add_replay_arguments
+    from rackside.firmware.cli import add_replay_arguments
 
     add_replay_arguments(parser)
     return run(parser.parse_args(argv))

@@ -30,9 +30,9 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from firmware import menu as menus
-from firmware import render
-from firmware.clock import (
+from rackside.firmware import menu as menus
+from rackside.firmware import render
+from rackside.firmware.clock import (
     Adjust,
     Arrive,
     ClockInputError,
@@ -50,8 +50,8 @@ from firmware.clock import (
     settle,
     view,
 )
-from firmware.debounce import DEFAULT_SETTLE_NS, Debouncer
-from firmware.gestures import BUTTONS, DEFAULT_CHORD_NS, DEFAULT_HOLD_NS, Action, Gestures
+from rackside.firmware.debounce import DEFAULT_SETTLE_NS, Debouncer
+from rackside.firmware.gestures import BUTTONS, DEFAULT_CHORD_NS, DEFAULT_HOLD_NS, Action, Gestures
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ import logging
 import time
 from typing import Any, Callable, Protocol, runtime_checkable
 
-from hardware.pinmap import PinMapError, check_bcm
+from rackside.hardware.pinmap import PinMapError, check_bcm
 
 log = logging.getLogger(__name__)
 
@@ -269,9 +269,9 @@ def open_display(
     if driver == "none":
         return NullDisplay(name)
     if driver == "tm1637":
-        from hardware.tm1637 import TM1637Display
+        from rackside.hardware.tm1637 import TM1637Display
 
         return TM1637Display(name=name, pin_factory=pin_factory, clock_ns=clock_ns, **spec)
-    from hardware.serial_display import SerialDisplay
+    from rackside.hardware.serial_display import SerialDisplay
 
     return SerialDisplay(name=name, clock_ns=clock_ns, **spec)

@@ -81,7 +81,7 @@ def _unknown(table: dict, allowed: tuple[str, ...], where: str) -> None:
 def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "") -> PinMap:
     """Validate a pin-map table (as `tomllib` gives it). `prefix` is the table's own name in a
     bigger config (e.g. "pins."), so errors name the key as the user wrote it."""
-    from hardware.display import check_display_spec
+    from rackside.hardware.display import check_display_spec
 
     p = prefix
     try:

@@ -20,8 +20,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from hardware import sevenseg
-from hardware.display import DeviceDisplay
+from rackside.hardware import sevenseg
+from rackside.hardware.display import DeviceDisplay
 
 CLEAR = 0x76
 BRIGHTNESS = 0x7A

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Sequence
 
-from hardware import sevenseg
+from rackside.hardware import sevenseg
 
 log = logging.getLogger(__name__)
 

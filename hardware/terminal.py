@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
-from hardware import sevenseg
+from rackside.hardware import sevenseg
 
 KEYS = {"z": "left", "Z": "left", "m": "right", "M": "right", " ": "neutralise"}
 COMMANDS = {"d": "menu", "D": "menu", "e": "end", "E": "end"}

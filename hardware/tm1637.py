@@ -24,8 +24,8 @@ import logging
 import time
 from typing import Any, Callable
 
-from hardware import sevenseg
-from hardware.display import DeviceDisplay
+from rackside.hardware import sevenseg
+from rackside.hardware.display import DeviceDisplay
 
 log = logging.getLogger(__name__)
 

@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from kiosk import flow
-from kiosk.flow import (Close, Key, LexiconChoice, LexiconInfo, LogRow, ReadjudicationView, Screen, Station, Tap,
+from rackside.kiosk import flow
+from rackside.kiosk.flow import (Close, Key, LexiconChoice, LexiconInfo, LogRow, ReadjudicationView, Screen, Station, Tap,
                         Tick, Verdict)
-from kiosk.layout import Geometry, buttons, check_touch_targets, hit
-from kiosk.station_config import StationConfig, verify_pin
+from rackside.kiosk.layout import Geometry, buttons, check_touch_targets, hit
+from rackside.kiosk.station_config import StationConfig, verify_pin
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ MAX_WAIT_MS = 500
 
 
 class Paths:
-    """Where the station reads and writes; None means the default under rackside.state_dir()."""
+    """Where the station reads and writes; None means the default under paths.state_dir()."""
 
     def __init__(self, settings: Path | None = None, log: Path | None = None, lexicons: Path | None = None,
                  exports: Path | None = None) -> None:
@@ -62,7 +62,7 @@ class KioskApp:
                                timing=timing or flow.Timing())
         self.printer = None
         if config.printer_url:
-            from kiosk.docket import DocketPrinter
+            from rackside.kiosk.docket import DocketPrinter
 
             self.printer = DocketPrinter(config.printer_url, config.printer_baudrate, config.printer_write_timeout,
                                          config.printer_status_check)
@@ -83,8 +83,8 @@ class KioskApp:
         """Settings and lexicon: what the idle screen shows. A missing or corrupt lexicon is shown
         on the idle screen (the director fixes it from director mode); corrupt settings refuse to
         start."""
-        from kiosk.adjudication import ChallengeRule
-        from kiosk.settings import load_settings
+        from rackside.kiosk.adjudication import ChallengeRule
+        from rackside.kiosk.settings import load_settings
 
         self.settings = load_settings(self.paths.settings)
         self.station.rules = tuple((r.value, r.label) for r in ChallengeRule)
@@ -95,7 +95,7 @@ class KioskApp:
     @property
     def challenge_log(self):
         if self._challenge_log is None:
-            from kiosk.challenge_log import ChallengeLog, default_log_path
+            from rackside.kiosk.challenge_log import ChallengeLog, default_log_path
 
             path = self.paths.log or self.config.log_path or default_log_path()
             self._challenge_log = ChallengeLog(path, self.config.name)
@@ -104,7 +104,7 @@ class KioskApp:
     def warm_up(self) -> None:
         """Once the idle screen is up: open the log and load the JUDGE path (engine, printer
         module, the verdict's fonts), so the first challenge is as quick as every later one."""
-        from kiosk import challenge_log, docket  # noqa: F401  (loaded now, not at the first JUDGE)
+        from rackside.kiosk import challenge_log, docket  # noqa: F401  (loaded now, not at the first JUDGE)
 
         if self.printer is not None:
             import serial  # noqa: F401
@@ -113,8 +113,8 @@ class KioskApp:
             self.renderer.font(size)
 
     def _open_lexicon(self) -> None:
-        from kiosk.lexicon import LexiconError
-        from kiosk.settings import open_configured_lexicon
+        from rackside.kiosk.lexicon import LexiconError
+        from rackside.kiosk.settings import open_configured_lexicon
 
         try:
             lexicon = open_configured_lexicon(self.settings)
@@ -158,7 +158,7 @@ class KioskApp:
         self._relayout()
 
     def _relayout(self) -> None:
-        from kiosk.screens import Renderer
+        from rackside.kiosk.screens import Renderer
 
         w, h = self.surface.get_size()
         self.geo = Geometry.for_display(w, h, self.config.width_mm, self.config.height_mm)
@@ -277,7 +277,7 @@ class KioskApp:
         getattr(self, f"_do_{type(effect).__name__.lower()}")(effect)
 
     def _do_judge(self, eff: flow.Judge) -> None:
-        from kiosk.adjudication import ChallengeInputError, adjudicate, normalise_words, penalty_guidance
+        from rackside.kiosk.adjudication import ChallengeInputError, adjudicate, normalise_words, penalty_guidance
 
         if self.lexicon is None:
             self.station.reject_words("No lexicon is loaded: call the director")
@@ -308,7 +308,7 @@ class KioskApp:
         self.station.show_verdict(verdict, self.clock_ns(), printing=printing)
         self.render()  # the verdict is on screen before the printer is touched
         if printing:
-            from kiosk.docket import Docket
+            from rackside.kiosk.docket import Docket
 
             ok, why = self.printer.print_docket(Docket(
                 record.id, _docket_time(record.time), record.table, verdict.lexicon, record.words, record.acceptable))
@@ -321,7 +321,7 @@ class KioskApp:
                                 pygame.MOUSEBUTTONUP])
 
     def _do_listlexicons(self, eff) -> None:
-        from kiosk.lexicon import Lexicon, LexiconError, lexicon_dir
+        from rackside.kiosk.lexicon import Lexicon, LexiconError, lexicon_dir
 
         folder = self.paths.lexicons or lexicon_dir()
         choices = []
@@ -339,7 +339,7 @@ class KioskApp:
     def _save_settings(self, **changes) -> None:
         """Change only these settings in the file, as it is now: `rackside lexicon use` may have
         written it since the station started, and a rule change must not undo that."""
-        from kiosk.settings import load_settings, save_settings
+        from rackside.kiosk.settings import load_settings, save_settings
 
         settings = load_settings(self.paths.settings)
         for name, value in changes.items():
@@ -349,8 +349,8 @@ class KioskApp:
             setattr(self.settings, name, value)
 
     def _do_chooselexicon(self, eff: flow.ChooseLexicon) -> None:
-        from kiosk.lexicon import Lexicon, LexiconError
-        from kiosk.settings import SettingsError
+        from rackside.kiosk.lexicon import Lexicon, LexiconError
+        from rackside.kiosk.settings import SettingsError
 
         try:
             lexicon = Lexicon.open(eff.path)
@@ -368,8 +368,8 @@ class KioskApp:
         log.info("director chose lexicon %s (%s)", lexicon.name, eff.path)
 
     def _do_chooserule(self, eff: flow.ChooseRule) -> None:
-        from kiosk.adjudication import ChallengeRule
-        from kiosk.settings import SettingsError
+        from rackside.kiosk.adjudication import ChallengeRule
+        from rackside.kiosk.settings import SettingsError
 
         rule = ChallengeRule.parse(eff.value)
         try:
@@ -393,10 +393,10 @@ class KioskApp:
     def _do_exportlog(self, eff) -> None:
         from datetime import datetime
 
-        import rackside
-        from kiosk.challenge_log import export_csv, open_private
+        from rackside import paths
+        from rackside.kiosk.challenge_log import export_csv, open_private
 
-        folder = self.paths.exports or self.config.export_dir or rackside.state_dir() / "exports"
+        folder = self.paths.exports or self.config.export_dir or paths.state_dir() / "exports"
         # Wall-clock time only names the file for humans.
         out = folder / f"challenges-{self.config.name}-{datetime.now():%Y%m%d-%H%M%S}.csv"
         tmp = out.with_suffix(".csv.tmp")
@@ -413,7 +413,7 @@ class KioskApp:
         self.station.note(f"Exported {count} challenges to {out}")
 
     def _do_readjudicate(self, eff: flow.Readjudicate) -> None:
-        from kiosk.challenge_log import readjudicate
+        from rackside.kiosk.challenge_log import readjudicate
 
         if self.lexicon is None:
             self.station.show_readjudication(None, "No lexicon is loaded: choose one first")

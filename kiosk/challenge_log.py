@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
-from kiosk.adjudication import Adjudication, adjudicate
+from rackside.kiosk.adjudication import Adjudication, adjudicate
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +33,10 @@ _STATION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")
 
 
 def default_log_path() -> Path:
-    """Where the station's challenge log lives: `rackside.state_dir() / "challenges.jsonl"`."""
-    import rackside
+    """Where the station's challenge log lives: `paths.state_dir() / "challenges.jsonl"`."""
+    from rackside import paths
 
-    return rackside.state_dir() / "challenges.jsonl"
+    return paths.state_dir() / "challenges.jsonl"
 
 
 def validate_station(station: str) -> str:

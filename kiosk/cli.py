@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 def register(sub) -> None:
-    from kiosk import engine_cli, station_cli
+    from rackside.kiosk import engine_cli, station_cli
 
     engine_cli.register(sub)
     station_cli.register(sub)

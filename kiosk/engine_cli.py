@@ -76,8 +76,8 @@ def register(sub) -> None:
 
 def _open_lexicon(path: Path | None):
     """The lexicon named on the command line, else the configured one (may raise)."""
-    from kiosk.lexicon import Lexicon
-    from kiosk.settings import load_settings, open_configured_lexicon
+    from rackside.kiosk.lexicon import Lexicon
+    from rackside.kiosk.settings import load_settings, open_configured_lexicon
 
     if path is not None:
         return Lexicon.open(path)
@@ -85,9 +85,9 @@ def _open_lexicon(path: Path | None):
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from kiosk.adjudication import ChallengeInputError, ChallengeRule, adjudicate, normalise_words, penalty_guidance
-    from kiosk.lexicon import LexiconError
-    from kiosk.settings import SettingsError, load_settings
+    from rackside.kiosk.adjudication import ChallengeInputError, ChallengeRule, adjudicate, normalise_words, penalty_guidance
+    from rackside.kiosk.lexicon import LexiconError
+    from rackside.kiosk.settings import SettingsError, load_settings
 
     try:
         settings = load_settings()
@@ -107,7 +107,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_compile(args: argparse.Namespace) -> int:
-    from kiosk.lexicon import LexiconError, compile_lexicon
+    from rackside.kiosk.lexicon import LexiconError, compile_lexicon
 
     try:
         report = compile_lexicon(args.src, args.out, args.name)
@@ -120,7 +120,7 @@ def cmd_lexicon_compile(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_info(args: argparse.Namespace) -> int:
-    from kiosk.lexicon import FORMAT_VERSION, Lexicon, LexiconError
+    from rackside.kiosk.lexicon import FORMAT_VERSION, Lexicon, LexiconError
 
     try:
         with Lexicon.open(args.file) as lexicon:
@@ -134,7 +134,7 @@ def cmd_lexicon_info(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_install_default(args: argparse.Namespace) -> int:
-    from kiosk.lexicon import LexiconError, install_default_lexicon
+    from rackside.kiosk.lexicon import LexiconError, install_default_lexicon
 
     try:
         path = install_default_lexicon()
@@ -145,8 +145,8 @@ def cmd_lexicon_install_default(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_use(args: argparse.Namespace) -> int:
-    from kiosk.lexicon import Lexicon, LexiconError
-    from kiosk.settings import SettingsError, load_settings, save_settings
+    from rackside.kiosk.lexicon import Lexicon, LexiconError
+    from rackside.kiosk.settings import SettingsError, load_settings, save_settings
 
     try:
         settings = load_settings()
@@ -166,7 +166,7 @@ def cmd_lexicon_use(args: argparse.Namespace) -> int:
 
 
 def _log(args: argparse.Namespace):
-    from kiosk.challenge_log import ChallengeLog, default_log_path
+    from rackside.kiosk.challenge_log import ChallengeLog, default_log_path
 
     # The station name only matters when writing; reading accepts every station's records.
     return ChallengeLog(args.file or default_log_path(), "reader")
@@ -188,7 +188,7 @@ def _read_log(args: argparse.Namespace):
 
 
 def cmd_log_export(args: argparse.Namespace) -> int:
-    from kiosk.challenge_log import export_csv, open_private
+    from rackside.kiosk.challenge_log import export_csv, open_private
 
     challenge_log, records = _read_log(args)
     if records is None:
@@ -226,9 +226,9 @@ def cmd_log_show(args: argparse.Namespace) -> int:
 
 
 def cmd_log_readjudicate(args: argparse.Namespace) -> int:
-    from kiosk.challenge_log import readjudicate
-    from kiosk.lexicon import LexiconError
-    from kiosk.settings import SettingsError
+    from rackside.kiosk.challenge_log import readjudicate
+    from rackside.kiosk.lexicon import LexiconError
+    from rackside.kiosk.settings import SettingsError
 
     challenge_log = _log(args)
     try:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 from typing import Callable, Sequence
 
-from kiosk.values import Record
+from rackside.kiosk.values import Record
 
 NS = 1_000_000_000
 MAX_WORDS = 8

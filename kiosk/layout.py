@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from kiosk.flow import LEXICONS_PER_PAGE, LOG_ROWS_PER_PAGE, MAX_WORDS, Screen, Station
-from kiosk.values import Record
+from rackside.kiosk.flow import LEXICONS_PER_PAGE, LOG_ROWS_PER_PAGE, MAX_WORDS, Screen, Station
+from rackside.kiosk.values import Record
 
 DESIGN_W, DESIGN_H = 800, 480
 MIN_TARGET_MM = 9.0
@@ -210,7 +210,7 @@ def hit(btns: list[Button], x: float, y: float) -> str | None:
 
 def check_touch_targets(geo: Geometry) -> None:
     """Refuse a display on which any target of any screen would be under 9 mm (LayoutError)."""
-    from kiosk.flow import LexiconChoice, LogRow
+    from rackside.kiosk.flow import LexiconChoice, LogRow
 
     probe = Station(mode="self", rules=tuple((f"r{i}", f"Rule {i}") for i in range(9)))
     probe.lexicon_choices = tuple(LexiconChoice(f"/x/{i}", f"L{i}") for i in range(LEXICONS_PER_PAGE + 1))

@@ -427,9 +427,9 @@ class Lexicon(marisa_trie.Trie):
 
 def lexicon_dir() -> Path:
     """The folder of compiled lexicons the director chooses from."""
-    import rackside
+    from rackside import paths
 
-    return rackside.state_dir() / "lexicons"
+    return paths.state_dir() / "lexicons"
 
 
 def default_lexicon_path() -> Path:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 
-from kiosk.flow import LOG_ROWS_PER_PAGE, NS, Station
-from kiosk.layout import Button, Geometry, Rect, buttons
+from rackside.kiosk.flow import LOG_ROWS_PER_PAGE, NS, Station
+from rackside.kiosk.layout import Button, Geometry, Rect, buttons
 
 BG = (14, 18, 24)
 PANEL = (28, 34, 42)

@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from kiosk.adjudication import DEFAULT_MAX_WORDS, ChallengeRule
-from kiosk.lexicon import Lexicon, install_default_lexicon, lexicon_dir, write_atomically
+from rackside.kiosk.adjudication import DEFAULT_MAX_WORDS, ChallengeRule
+from rackside.kiosk.lexicon import Lexicon, install_default_lexicon, lexicon_dir, write_atomically
 
 SETTINGS_VERSION = 1
 MAX_WORDS_LIMIT = 20
@@ -67,9 +67,9 @@ class StationSettings:
 
 
 def default_settings_path() -> Path:
-    import rackside
+    from rackside import paths
 
-    return rackside.state_dir() / "station.json"
+    return paths.state_dir() / "station.json"
 
 
 def load_settings(path: Path | None = None) -> StationSettings:

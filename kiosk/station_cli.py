@@ -31,7 +31,7 @@ def register(sub) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from kiosk.station_config import ConfigError, default_config_path, load_config, parse_size
+    from rackside.kiosk.station_config import ConfigError, default_config_path, load_config, parse_size
 
     if args.hash_pin:
         return _hash_pin()
@@ -46,8 +46,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"rackside kiosk: {path}: director.pin_hash is not set, so nobody could leave the station. "
               "Make one with: rackside kiosk --hash-pin", file=sys.stderr)
         return 2
-    from kiosk.app import KioskApp
-    from kiosk.layout import Geometry, LayoutError, check_touch_targets
+    from rackside.kiosk.app import KioskApp
+    from rackside.kiosk.layout import Geometry, LayoutError, check_touch_targets
 
     fullscreen = False if args.windowed else config.fullscreen
     try:
@@ -66,7 +66,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"rackside kiosk: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:
-        from kiosk.settings import SettingsError
+        from rackside.kiosk.settings import SettingsError
 
         if isinstance(exc, SettingsError):
             print(f"rackside kiosk: {exc}", file=sys.stderr)
@@ -75,7 +75,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _hash_pin() -> int:
-    from kiosk.station_config import PIN_RE, hash_pin
+    from rackside.kiosk.station_config import PIN_RE, hash_pin
 
     if sys.stdin.isatty():
         pin = getpass.getpass("New director PIN (4-8 digits): ")

@@ -45,9 +45,9 @@ class StationConfig:
 
 
 def default_config_path() -> Path:
-    import rackside
+    from rackside import paths
 
-    return rackside.config_dir() / DEFAULT_CONFIG_NAME
+    return paths.config_dir() / DEFAULT_CONFIG_NAME
 
 
 def template_path() -> Path:

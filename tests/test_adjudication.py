@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kiosk.adjudication import (
+from rackside.kiosk.adjudication import (
     UNACCEPTABLE_GUIDANCE,
     Adjudication,
     ChallengeInputError,

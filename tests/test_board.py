@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from hardware.board import Board
+from rackside.hardware.board import Board
 
 PINS = {"left": 17, "right": 27, "neutralise": 22}
 
@@ -67,7 +67,7 @@ def test_an_edge_is_dated_by_its_ticks_not_by_when_the_callback_ran(board, fake_
 
 
 def test_nonsense_ticks_are_dated_now_and_logged_once(board, fake_time, caplog):
-    with caplog.at_level(logging.WARNING, logger="hardware.board"):
+    with caplog.at_level(logging.WARNING, logger="rackside.hardware.board"):
         assert board.edge_ns(fake_time[0] / 1e9 + 2.0) == fake_time[0]  # from the future
         assert board.edge_ns(fake_time[0] / 1e9 - 60.0) == fake_time[0]  # a minute old
     assert len([r for r in caplog.records if "dating edges on arrival" in r.message]) == 1

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-import rackside
+from rackside import cli as rackside_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_cli(args, capsys):
-    code = rackside.main(args)
+    code = rackside_cli.main(args)
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -69,13 +69,13 @@ def test_missing_config_file(tmp_path, capsys):
 
 def test_bad_config_exit_code_from_the_installed_command(tmp_path):
     path = write(tmp_path, "[clock]\npenalty_per_minute = -3\n")
-    p = subprocess.run([sys.executable, str(ROOT / "rackside.py"), "clock", "--config", str(path)], capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-m", "rackside", "clock", "--config", str(path)], capture_output=True, text=True)
     assert p.returncode == 2
     assert "clock.penalty_per_minute" in p.stderr and "0 to 100" in p.stderr
 
 
 def test_a_config_with_its_own_pin_map(tmp_path):
-    from firmware.config import load_config
+    from rackside.firmware.config import load_config
 
     path = write(tmp_path, '[buttons]\nleft = 4\nright = 25\nneutralise = 26\n[displays.left]\ndriver = "none"\n[displays.right]\ndriver = "none"\n[sound]\nbuzzer = true\n')
     c = load_config(path)
@@ -84,8 +84,8 @@ def test_a_config_with_its_own_pin_map(tmp_path):
 
 
 def test_replay_subcommand(tmp_path, capsys):
-    from firmware.clock import Press, Rules
-    from firmware.persist import GameStore
+    from rackside.firmware.clock import Press, Rules
+    from rackside.firmware.persist import GameStore
 
     store = GameStore(tmp_path / "state", Rules(), boot_id="t")
     store.start(0)
@@ -124,7 +124,7 @@ def test_simulator_in_a_terminal_starts_the_clock_and_quits_cleanly(tmp_path):
         env = dict(os.environ, RACKSIDE_STATE_DIR=str(tmp_path / "state"), TERM="xterm")
         env.pop("DISPLAY", None)
         env.pop("WAYLAND_DISPLAY", None)
-        os.execve(sys.executable, [sys.executable, str(ROOT / "rackside.py"), "clock", "--simulate"], env)
+        os.execve(sys.executable, [sys.executable, "-m", "rackside", "clock", "--simulate"], env)
     try:
         screen = read_until(fd, b"RIGHT PLAYER")
         assert b"space: neutralise" in screen

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from firmware.clock import (
+from rackside.firmware.clock import (
     Adjust,
     Arrive,
     ClockInputError,

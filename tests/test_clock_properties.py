@@ -15,7 +15,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from firmware.clock import (
+from rackside.firmware.clock import (
     Adjust,
     Arrive,
     End,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firmware.debounce import Debouncer
+from rackside.firmware.debounce import Debouncer
 
 from test_bounce import load_bench
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hardware.sdnotify import Notifier
+from rackside.hardware.sdnotify import Notifier
 
 REPO = Path(__file__).resolve().parents[1]
 UNITS = {"clock": REPO / "deploy" / "rackside-clock.service", "kiosk": REPO / "deploy" / "rackside-kiosk.service"}

@@ -20,9 +20,9 @@ import pytest
 from gpiozero.pins.mock import MockFactory, MockPin
 from hypothesis import given, settings, strategies as st
 
-from hardware import sevenseg
-from hardware.display import DeviceDisplay, Display, NullDisplay, RecordingDisplay, open_display
-from hardware.pinmap import PinMapError
+from rackside.hardware import sevenseg
+from rackside.hardware.display import DeviceDisplay, Display, NullDisplay, RecordingDisplay, open_display
+from rackside.hardware.pinmap import PinMapError
 
 # --- the decoder's own idea of what segments spell -------------------------------------------------
 # Written as the segment letters a person sees lit; independent of hardware.sevenseg's bit table.
@@ -258,7 +258,7 @@ def test_tm1637_unplugged_module_is_logged_once_and_retried(tm, clock, caplog):
     display, factory = tm
     display.show("24:59")
     factory.wire.present = False
-    caplog.set_level(logging.DEBUG, logger="hardware.display")
+    caplog.set_level(logging.DEBUG, logger="rackside.hardware.display")
     for second in range(58, 40, -1):  # the clock keeps counting; show() never raises
         clock.advance(1)
         display.show(f"24:{second}")
@@ -532,7 +532,7 @@ def test_open_display_bad_table_names_key_and_allowed_values(spec, message):
 def test_importing_the_hardware_layer_loads_no_hardware_module():
     code = (
         "import sys, hardware.display, hardware.sevenseg, hardware.tm1637, hardware.serial_display, "
-        "hardware.pinmap, hardware.wiring, hardware.sdnotify\n"
+        "rackside.hardware.pinmap, rackside.hardware.wiring, rackside.hardware.sdnotify\n"
         "bad = [m for m in ('gpiozero', 'serial', 'lgpio', 'RPi', 'pygame', 'luma', 'spidev') if m in sys.modules]\n"
         "print(bad); sys.exit(1 if bad else 0)"
     )

@@ -7,7 +7,7 @@ import time
 
 import serial
 
-from kiosk.docket import Docket, DocketPrinter, encode_docket, valid_status
+from rackside.kiosk.docket import Docket, DocketPrinter, encode_docket, valid_status
 
 DOCKET = Docket("hall-a-20261129-120003-0a1b2c", "2026-11-29 12:00:03 UTC", "12", "ENABLE (1a2b3c4d)",
                 ("QI", "ZA"), True)

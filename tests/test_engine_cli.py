@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-import rackside
-from kiosk.adjudication import adjudicate
-from kiosk.challenge_log import ChallengeLog, default_log_path
-from kiosk.lexicon import Lexicon, compile_lexicon, default_lexicon_path
-from kiosk.settings import default_settings_path
+from rackside import cli as rackside_cli
+from rackside.kiosk.adjudication import adjudicate
+from rackside.kiosk.challenge_log import ChallengeLog, default_log_path
+from rackside.kiosk.lexicon import Lexicon, compile_lexicon, default_lexicon_path
+from rackside.kiosk.settings import default_settings_path
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = rackside.main(list(argv))
+    code = rackside_cli.main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -142,7 +142,7 @@ def test_lexicon_compile_errors_exit_2(capsys, state, tmp_path):
     code, _, err = run(capsys, "lexicon", "info", str(junk))
     assert code == 2 and "not a compiled Rackside lexicon" in err
     with pytest.raises(SystemExit):  # argparse: --name is required
-        rackside.main(["lexicon", "compile", str(junk), "-o", str(junk)])
+        rackside_cli.main(["lexicon", "compile", str(junk), "-o", str(junk)])
 
 
 def test_install_default_is_idempotent(capsys, state):

@@ -7,9 +7,9 @@ import stat
 
 import pytest
 
-from kiosk.adjudication import ChallengeRule
-from kiosk.lexicon import LexiconError, compile_lexicon, default_lexicon_path, lexicon_dir
-from kiosk.settings import (
+from rackside.kiosk.adjudication import ChallengeRule
+from rackside.kiosk.lexicon import LexiconError, compile_lexicon, default_lexicon_path, lexicon_dir
+from rackside.kiosk.settings import (
     SettingsError,
     StationSettings,
     default_settings_path,

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from firmware.clock import NS_PER_MS, NS_PER_S, Ending, Phase, Rules
-from firmware.runner import CHECKPOINT_NS
+from rackside.firmware.clock import NS_PER_MS, NS_PER_S, Ending, Phase, Rules
+from rackside.firmware.runner import CHECKPOINT_NS
 
 from test_firmware_support import T0, make_rig, rig  # noqa: F401 - rig is a fixture
 
@@ -333,8 +333,8 @@ def test_the_buzzer_pin_really_beeps(monkeypatch, tmp_path):
 
 
 def test_journal_replays_to_the_same_clock(rig, tmp_path):
-    from firmware.clock import run
-    from firmware.journal import read_journal
+    from rackside.firmware.clock import run
+    from rackside.firmware.journal import read_journal
 
     start_left(rig)
     rig.after_ms(4_000).tap("left")

@@ -1,7 +1,7 @@
 """Long presses, pure: what each press means in each phase, and the moments they complete."""
 
-from firmware.clock import Phase
-from firmware.gestures import Action, Gestures
+from rackside.firmware.clock import Phase
+from rackside.firmware.gestures import Action, Gestures
 
 MS = 1_000_000
 R, N, S, E = Phase.RUNNING, Phase.NEUTRALISED, Phase.SETUP, Phase.ENDED

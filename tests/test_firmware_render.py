@@ -2,8 +2,8 @@
 
 import pytest
 
-from firmware import render
-from firmware.clock import (
+from rackside.firmware import render
+from rackside.firmware.clock import (
     Adjust,
     Arrive,
     End,
@@ -18,7 +18,7 @@ from firmware.clock import (
     run,
     view,
 )
-from hardware import sevenseg
+from rackside.hardware import sevenseg
 
 S = NS_PER_S
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from firmware.clock import NS_PER_MS, Rules, view
-from firmware.persist import GameStore
-from firmware.runner import Runner
-from hardware.board import Board
-from hardware.display import RecordingDisplay
+from rackside.firmware.clock import NS_PER_MS, Rules, view
+from rackside.firmware.persist import GameStore
+from rackside.firmware.runner import Runner
+from rackside.hardware.board import Board
+from rackside.hardware.display import RecordingDisplay
 
 PINS = {"left": 17, "right": 27, "neutralise": 22}
 T0 = 1_000 * 1_000_000_000  # the fake clock starts at 1000 s

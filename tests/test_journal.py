@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Press, Resume, Rules
-from firmware.journal import (
+from rackside.firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Press, Resume, Rules
+from rackside.firmware.journal import (
     INPUT_NAMES,
     JournalError,
     dumps,

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pygame
 
-from kiosk.app import KioskApp, Paths
-from kiosk.flow import NS
-from kiosk.layout import buttons
-from kiosk.lexicon import compile_lexicon
-from kiosk.station_config import StationConfig, hash_pin
+from rackside.kiosk.app import KioskApp, Paths
+from rackside.kiosk.flow import NS
+from rackside.kiosk.layout import buttons
+from rackside.kiosk.lexicon import compile_lexicon
+from rackside.kiosk.station_config import StationConfig, hash_pin
 
 PIN = "2468"
 # Cheap scrypt cost for tests only; the format carries the parameters, verify_pin is the real one.
@@ -124,10 +124,10 @@ import threading
 
 import pytest
 
-from kiosk import flow
-from kiosk.challenge_log import ChallengeLog
-from kiosk.docket import Docket, encode_docket
-from kiosk.flow import Screen
+from rackside.kiosk import flow
+from rackside.kiosk.challenge_log import ChallengeLog
+from rackside.kiosk.docket import Docket, encode_docket
+from rackside.kiosk.flow import Screen
 
 
 @pytest.fixture
@@ -412,7 +412,7 @@ def judge(app, words: str):
 def test_a_rule_change_keeps_a_lexicon_chosen_since_the_station_started(director, tmp_path):
     """`rackside lexicon use` may write the settings while the station runs: changing the rule on
     the station changes only the rule."""
-    from kiosk.settings import load_settings, save_settings
+    from rackside.kiosk.settings import load_settings, save_settings
 
     other = make_lexicon(tmp_path / "lexicons", "OTHER", ["QI", "ZA"])
     settings = load_settings(tmp_path / "station.json")
@@ -553,7 +553,7 @@ def test_runner_mode_prints_the_exact_docket(tmp_path, monkeypatch):
         assert rec.table == "12" and rec.kind == "runner" and st.verdict.challenge_id == rec.id
         port = app.printer._port
         got = port.read(port.in_waiting)
-        from kiosk.app import _docket_time
+        from rackside.kiosk.app import _docket_time
         assert got == encode_docket(Docket(rec.id, _docket_time(rec.time), "12", st.verdict.lexicon, ("QI", "ZA"), True))
         assert b"Table     12\n" in got and b"\xfb ACCEPTABLE" in got and got.endswith(b"\x1dV\x42\x00")
     finally:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from kiosk import flow
-from kiosk.flow import Key, Screen, Station, Tap, Tick
-from kiosk.layout import Geometry, LayoutError, buttons, check_touch_targets
-from kiosk.station_config import (ConfigError, StationConfig, hash_pin, load_config, parse_config, template_path,
+from rackside.kiosk import flow
+from rackside.kiosk.flow import Key, Screen, Station, Tap, Tick
+from rackside.kiosk.layout import Geometry, LayoutError, buttons, check_touch_targets
+from rackside.kiosk.station_config import (ConfigError, StationConfig, hash_pin, load_config, parse_config, template_path,
                                   verify_pin)
 
 REPO = Path(__file__).resolve().parent.parent
@@ -198,7 +198,7 @@ def test_cli_station_stops_cleanly_when_the_os_stops_it(tmp_path, sig):
     cfg = tmp_path / "station.toml"
     words = tmp_path / "w.txt"
     words.write_text("QI\nZA\n")
-    from kiosk.lexicon import compile_lexicon
+    from rackside.kiosk.lexicon import compile_lexicon
 
     compile_lexicon(words, tmp_path / "state" / "lexicons" / "tiny.rlex", "TINY")
     (tmp_path / "state" / "station.json").write_text(

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kiosk import lexicon as lexmod
-from kiosk.adjudication import adjudicate
-from kiosk.lexicon import (
+from rackside.kiosk import lexicon as lexmod
+from rackside.kiosk.adjudication import adjudicate
+from rackside.kiosk.lexicon import (
     DEFAULT_SOURCE,
     DEFAULT_SOURCE_SHA256,
     TRAILER_SIZE,

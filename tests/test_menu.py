@@ -2,9 +2,9 @@
 
 import pytest
 
-from firmware import menu as menus
-from firmware.clock import LateStart, Arrive, NS_PER_S, Neutralise, Press, Rules, apply, new_clock, view
-from hardware import sevenseg
+from rackside.firmware import menu as menus
+from rackside.firmware.clock import LateStart, Arrive, NS_PER_S, Neutralise, Press, Rules, apply, new_clock, view
+from rackside.hardware import sevenseg
 
 RULES = Rules()
 GAME_MS = RULES.game_time_ms

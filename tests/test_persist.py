@@ -12,8 +12,8 @@ import os
 
 import pytest
 
-from firmware import persist
-from firmware.clock import (
+from rackside.firmware import persist
+from rackside.firmware.clock import (
     Adjust,
     End,
     LateStart,
@@ -26,9 +26,9 @@ from firmware.clock import (
     new_clock,
     view,
 )
-from firmware.journal import read_journal
-from firmware.persist import GameStore, StoreError, parse_checkpoint
-from firmware.replay import fold
+from rackside.firmware.journal import read_journal
+from rackside.firmware.persist import GameStore, StoreError, parse_checkpoint
+from rackside.firmware.replay import fold
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -636,7 +636,7 @@ def test_a_new_game_whose_journal_cannot_be_created_keeps_the_old_journal_open(g
 
 
 def test_checkpoint_failures_are_logged_once_per_outage(game, tmp_path, monkeypatch, caplog):
-    caplog.set_level(logging.DEBUG, logger="firmware.persist")
+    caplog.set_level(logging.DEBUG, logger="rackside.firmware.persist")
     store, clock = game
     real_atomic_write = persist.atomic_write
     failing = {"on": True}
@@ -649,7 +649,7 @@ def test_checkpoint_failures_are_logged_once_per_outage(game, tmp_path, monkeypa
     monkeypatch.setattr(persist, "atomic_write", card)
 
     def errors():
-        return [r.getMessage() for r in caplog.records if r.name == "firmware.persist" and r.levelno >= logging.ERROR]
+        return [r.getMessage() for r in caplog.records if r.name == "rackside.firmware.persist" and r.levelno >= logging.ERROR]
 
     def recovered():
         return [r.getMessage() for r in caplog.records if "checkpoints work again" in r.getMessage()]

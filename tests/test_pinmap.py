@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hardware import wiring
-from hardware.pinmap import DEFAULT_PATH, PinMapError, load_pinmap, parse_pinmap
+from rackside.hardware import wiring
+from rackside.hardware.pinmap import DEFAULT_PATH, PinMapError, load_pinmap, parse_pinmap
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT = tomllib.loads(DEFAULT_PATH.read_text())
@@ -112,14 +112,14 @@ def test_load_refuses_bad_files(tmp_path):
 # --- the generated wiring diagram and table ---------------------------------------------------------
 def test_committed_wiring_svg_is_generated_from_pins_toml():
     committed = (REPO / "docs" / "wiring.svg").read_text()
-    assert committed == wiring.render_svg(load_pinmap()), "regenerate: python -m hardware.wiring > docs/wiring.svg"
+    assert committed == wiring.render_svg(load_pinmap()), "regenerate: python -m rackside.hardware.wiring > docs/wiring.svg"
 
 
 def test_readme_wiring_table_is_generated_from_pins_toml():
     readme = (REPO / "hardware" / "README.md").read_text()
     start, end = "<!-- wiring-table:start -->\n", "<!-- wiring-table:end -->"
     table = readme[readme.index(start) + len(start): readme.index(end)]
-    assert table.strip() == wiring.render_table(load_pinmap()).strip(), "regenerate: python -m hardware.wiring --table"
+    assert table.strip() == wiring.render_table(load_pinmap()).strip(), "regenerate: python -m rackside.hardware.wiring --table"
 
 
 def test_svg_shows_every_pin_of_the_map():
@@ -156,9 +156,9 @@ def test_other_maps_draw_too(tmp_path):
 
 
 def test_cli(tmp_path):
-    svg = subprocess.run([sys.executable, "-m", "hardware.wiring"], capture_output=True, text=True, cwd=REPO)
+    svg = subprocess.run([sys.executable, "-m", "rackside.hardware.wiring"], capture_output=True, text=True, cwd=REPO)
     assert svg.returncode == 0 and svg.stdout.startswith("<svg")
     bad = tmp_path / "p.toml"
     bad.write_text("[buttons]\nleft = 1\n")
-    result = subprocess.run([sys.executable, "-m", "hardware.wiring", "--pins", str(bad)], capture_output=True, text=True, cwd=REPO)
+    result = subprocess.run([sys.executable, "-m", "rackside.hardware.wiring", "--pins", str(bad)], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 2 and "buttons.left: 1 is not a usable pin" in result.stderr

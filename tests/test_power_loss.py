@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from firmware.clock import Press, Rules, apply
-from firmware.persist import GameStore
+from rackside.firmware.clock import Press, Rules, apply
+from rackside.firmware.persist import GameStore
 
 ROOT = Path(__file__).resolve().parent.parent
 S = 1_000_000_000

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from firmware import replay
-from firmware.clock import Neutralise, Press, Rules, apply
-from firmware.journal import dumps, input_to_dict, make_header, read_journal
-from firmware.cli import add_replay_arguments
-from firmware.persist import GameStore
+from rackside.firmware import replay
+from rackside.firmware.clock import Neutralise, Press, Rules, apply
+from rackside.firmware.journal import dumps, input_to_dict, make_header, read_journal
+from rackside.firmware.cli import add_replay_arguments
+from rackside.firmware.persist import GameStore
 
 DATA = Path(__file__).parent / "data" / "journals"
 ROOT = Path(__file__).resolve().parent.parent
@@ -174,7 +174,7 @@ def test_replay_of_a_recorded_game_equals_the_firmwares_clock(tmp_path):
 def test_rackside_clock_replay_command_line():
     """The installed command: `rackside clock replay FILE --json` (firmware/cli.py wires it)."""
     result = subprocess.run(
-        [sys.executable, str(ROOT / "rackside.py"), "clock", "replay", str(DATA / "overtime_forfeit.jsonl"), "--json"],
+        [sys.executable, "-m", "rackside", "clock", "replay", str(DATA / "overtime_forfeit.jsonl"), "--json"],
         capture_output=True, text=True, timeout=60, cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr

@@ -2,10 +2,10 @@
 
 import pytest
 
-from firmware import menu as menus
-from firmware.clock import NS_PER_S, Arrive, Ending, Forfeit, LateStart, Phase, Rules, apply, display_text, new_clock, view
-from firmware.config import CLOCK_KEYS, ConfigError, rules_from_table
-from hardware import sevenseg
+from rackside.firmware import menu as menus
+from rackside.firmware.clock import NS_PER_S, Arrive, Ending, Forfeit, LateStart, Phase, Rules, apply, display_text, new_clock, view
+from rackside.firmware.config import CLOCK_KEYS, ConfigError, rules_from_table
+from rackside.hardware import sevenseg
 
 MIN = 60 * NS_PER_S
 
@@ -63,11 +63,11 @@ def test_clock_without_a_gpio_back_end_says_so_in_one_line_instead_of_a_tracebac
     --simulate, not a gpiozero traceback."""
     import gpiozero
 
-    import rackside
+    from rackside import cli as rackside_cli
 
     monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "no-such-back-end")
     monkeypatch.setattr(gpiozero.Device, "pin_factory", None)
-    code = rackside.main(["clock", "--state-dir", str(tmp_path / "state")])
+    code = rackside_cli.main(["clock", "--state-dir", str(tmp_path / "state")])
     err = capsys.readouterr().err
     assert code == 1
     assert err.count("\n") == 1 and err.startswith("rackside clock: ") and "--simulate" in err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pygame
 
-from kiosk.flow import Screen
+from rackside.kiosk.flow import Screen
 from tests.test_kiosk import PIN, app, enter_pin, make_app, post_keys, tap, type_text  # noqa: F401 (app: the fixture)
 
 
@@ -83,7 +83,7 @@ def test_readjudication_screen_does_not_show_which_word_failed(app, tmp_path):
     # 3.10.7(b) and issue 4: the director's log view (and its export) is "the only place per-word
     # results appear". A re-adjudication is asked for by a player (3.10.11(a)) and is often done
     # in front of both players, so its screen shows the verdicts, never a tick or cross per word.
-    from kiosk.screens import GREEN_TEXT, RED_TEXT
+    from rackside.kiosk.screens import GREEN_TEXT, RED_TEXT
 
     post_keys("2")
     type_text("qi xyz")

@@ -13,10 +13,10 @@ import os
 
 import pytest
 
-import firmware.runner as runner_module
-from firmware import persist
-from firmware.clock import NS_PER_MS, NS_PER_S, Phase, run
-from firmware.journal import read_journal
+import rackside.firmware.runner as runner_module
+from rackside.firmware import persist
+from rackside.firmware.clock import NS_PER_MS, NS_PER_S, Phase, run
+from rackside.firmware.journal import read_journal
 
 from test_firmware_support import rig  # noqa: F401 - rig is a fixture
 
@@ -159,7 +159,7 @@ def recorded(rig, monkeypatch) -> list:
 
 
 def journal_errors(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "firmware.runner" and r.levelno == logging.ERROR]
+    return [r.getMessage() for r in caplog.records if r.name == "rackside.firmware.runner" and r.levelno == logging.ERROR]
 
 
 @pytest.mark.parametrize("partial", [False, True], ids=["nothing written", "part of a line written"])

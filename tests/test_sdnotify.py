@@ -8,8 +8,8 @@ import socket
 
 import pytest
 
-from hardware import sdnotify
-from hardware.sdnotify import Notifier
+from rackside.hardware import sdnotify
+from rackside.hardware.sdnotify import Notifier
 
 
 @pytest.fixture

@@ -2,8 +2,8 @@
 
 import io
 
-from hardware.display import RecordingDisplay
-from hardware.terminal import TerminalSim, big_digits, screen
+from rackside.hardware.display import RecordingDisplay
+from rackside.hardware.terminal import TerminalSim, big_digits, screen
 
 
 class FakeBoard:

@@ -5,8 +5,8 @@ import pytest
 
 pygame = pytest.importorskip("pygame")
 
-from hardware.display import RecordingDisplay  # noqa: E402
-from hardware.sim_window import LIT, SimWindow  # noqa: E402
+from rackside.hardware.display import RecordingDisplay  # noqa: E402
+from rackside.hardware.sim_window import LIT, SimWindow  # noqa: E402
 
 from test_firmware_support import make_rig  # noqa: E402
 

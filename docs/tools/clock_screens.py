@@ -17,10 +17,10 @@ os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from firmware import render  # noqa: E402
-from firmware.clock import End, Neutralise, Press, new_clock, run, view  # noqa: E402
-from hardware.display import RecordingDisplay  # noqa: E402
-from hardware.sim_window import SimWindow  # noqa: E402
+from rackside.firmware import render  # noqa: E402
+from rackside.firmware.clock import End, Neutralise, Press, new_clock, run, view  # noqa: E402
+from rackside.hardware.display import RecordingDisplay  # noqa: E402
+from rackside.hardware.sim_window import SimWindow  # noqa: E402
 
 S = 1_000_000_000
 

@@ -38,8 +38,8 @@ def state_dir() -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from firmware import cli as clock_cli
-    from kiosk import cli as kiosk_cli
+    from rackside.firmware import cli as clock_cli
+    from rackside.kiosk import cli as kiosk_cli
 
     parser = argparse.ArgumentParser(prog="rackside", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"rackside {__version__}")
