@@ -63,6 +63,20 @@ if [ -r /proc/device-tree/model ]; then
 fi
 case "$pi_model" in Raspberry\ Pi*) on_pi=1 ;; *) on_pi=0 ;; esac
 
+# --- What the tests start for real (--dev): a Mosquitto broker, headless Chromium, Xvfb ------------
+# Debian's packages, as python3-venv above: the hall tests run a real broker, the console's tests a
+# real browser (Playwright drives /usr/bin/chromium; it never downloads a browser of its own).
+if [ "$dev" = 1 ]; then
+    missing=()
+    [ -x /usr/sbin/mosquitto ] || command -v mosquitto >/dev/null 2>&1 || missing+=(mosquitto)
+    [ -x /usr/bin/chromium ] || missing+=(chromium)
+    command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb)
+    if [ "${#missing[@]}" -gt 0 ]; then
+        apt_install "${missing[@]}" \
+            || die "could not install ${missing[*]} with apt; install them (sudo apt install ${missing[*]}), then run ./setup.sh --dev again"
+    fi
+fi
+
 # --- Dependencies ------------------------------------------------------------------------------
 reqs=(-r requirements.txt)
 [ "$dev" = 1 ] && reqs=(-r requirements-dev.txt)
