@@ -6,7 +6,7 @@ installed Pi sees what the services see (issue 10):
 - configuration: $RACKSIDE_CONFIG_DIR, else /etc/rackside when it exists (an installed Pi),
   else $XDG_CONFIG_HOME/rackside (~/.config/rackside);
 - state (journals, checkpoints, challenge log, compiled lexicons, exports): $RACKSIDE_STATE_DIR,
-  else systemd's $STATE_DIRECTORY, else /var/lib/rackside when it exists and is ours to write,
+  else systemd's $STATE_DIRECTORY, else /var/lib/rackside when it exists (an installed Pi),
   else $XDG_DATA_HOME/rackside (~/.local/share/rackside).
 """
 
@@ -34,4 +34,7 @@ def state_dir() -> Path:
     env = os.environ.get("RACKSIDE_STATE_DIR") or os.environ.get("STATE_DIRECTORY")
     if env:
         return Path(env.split(":")[0])
+    if SYSTEM_STATE_DIR.is_dir():
+        # An installed Pi: the director's shell must see the services' lexicon, log and journals.
+        return SYSTEM_STATE_DIR
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "rackside"
