@@ -83,7 +83,9 @@ class Clock:
     def __init__(self, args: argparse.Namespace, *, clock_ns=time.monotonic_ns, pin_factory: Any = None) -> None:
         from dataclasses import asdict
 
-        from rackside.firmware.config import load_config
+        from rackside.firmware.config import ConfigError, load_config
+        from rackside.firmware.outputs import OutputConfigError, OutputContext
+        from rackside.firmware.outputs import build as build_outputs
         from rackside.firmware.persist import GameStore
         from rackside.firmware.runner import Runner
         from rackside.hardware.board import Board
@@ -113,6 +115,13 @@ class Clock:
                 ]
             settings = {**asdict(fw), "simulated": self.simulated, "pins": dict(pins.buttons)}
             self.store = GameStore(state_path(args.state_dir), self.config.rules, config=settings)
+            try:
+                self.outputs = build_outputs(self.config.outputs, OutputContext(
+                    config=self.config, rules=self.config.rules, board=self.board, clock_ns=clock_ns,
+                    state_dir=state_path(args.state_dir), simulated=self.simulated, submit=self.board.events.put,
+                ))
+            except OutputConfigError as exc:
+                raise ConfigError(f"{self.config.path}: {exc}") from None
             self.runner = Runner(
                 rules=self.config.rules,
                 store=self.store,
@@ -122,6 +131,7 @@ class Clock:
                 board=self.board,
                 buzzer=fw.buzzer,
                 notifier=Notifier(),
+                outputs=self.outputs,
                 settle_ns=fw.settle_ms * 1_000_000,
                 hold_ns=fw.long_press_ms * 1_000_000,
                 chord_ns=fw.chord_ms * 1_000_000,

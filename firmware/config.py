@@ -119,7 +119,7 @@ DISPLAY_KEYS = {
 }
 SOUND_KEYS = {"buzzer": False}  # sound the buzzer at 0:00 and at forfeit (tournament halls are quiet)
 PINMAP_SECTIONS = ("buttons", "displays", "buzzer")  # the pin map, as in hardware/pins.toml
-SECTIONS = ("clock", "input", "display", "sound", *PINMAP_SECTIONS)
+SECTIONS = ("clock", "input", "display", "sound", *PINMAP_SECTIONS, "outputs")
 
 
 @dataclass(frozen=True)
@@ -167,6 +167,7 @@ class LoadedConfig:
     rules: Rules
     firmware: Firmware = Firmware()
     pins: Any = None  # hardware.pinmap.PinMap
+    outputs: tuple = ()  # the [[outputs]] tables, each with a known name (firmware.outputs)
 
 
 def load_config(path: Path | None = None) -> LoadedConfig:
@@ -187,7 +188,21 @@ def load_config(path: Path | None = None) -> LoadedConfig:
             raise ConfigError(f"unknown section [{unknown[0]}]: allowed sections are {', '.join(SECTIONS)}")
         rules = rules_from_table(data.get("clock"))
         firmware = firmware_from_data(data)
+        outputs = outputs_from_data(data)
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}") from None
     pins = pinmap_from_data(data, str(path))
-    return LoadedConfig(path=path, data=data, rules=rules, firmware=firmware, pins=pins)
+    return LoadedConfig(path=path, data=data, rules=rules, firmware=firmware, pins=pins, outputs=outputs)
+
+
+def outputs_from_data(data: dict) -> tuple:
+    """The [[outputs]] tables: each names an output the registry knows (`firmware.outputs`); its
+    factory checks the rest when the clock is assembled."""
+    if "outputs" not in data:
+        return ()
+    from rackside.firmware.outputs import OutputConfigError, check_entries
+
+    try:
+        return check_entries(data["outputs"])
+    except OutputConfigError as e:
+        raise ConfigError(str(e)) from None

@@ -5,9 +5,9 @@ pull-ups (`pull_up=True`), created with `bounce_time=None`: debouncing is ours (
 done from edge timestamps, because gpiozero's bounce_time drops the edges we need to date a press.
 
 On a Pi the pin back-end calls us on its own threads. The callback does the least it can: date the
-edge and put ``("edge", t_ns, button, down)`` on ONE `queue.SimpleQueue`, which the runner's single
-thread consumes. Commands from a simulator's keyboard go into the same queue as
-``("cmd", t_ns, name)``, so the runner never needs a lock.
+edge and put an `Edge(t_ns, button, down)` (`firmware.messages`) on ONE `queue.SimpleQueue`, which
+the runner's single thread consumes. Commands from a simulator's keyboard go into the same queue as
+`Command(t_ns, name)`, so the runner never needs a lock.
 
 Dating an edge: gpiozero reports each pin change with the back-end's `ticks` (lgpio: the kernel's
 CLOCK_MONOTONIC timestamp of the GPIO event; MockFactory: `time.monotonic()` when the pin was
@@ -25,9 +25,10 @@ import queue
 import time
 from typing import Any, Callable
 
+from rackside.firmware.messages import BUTTONS, Command, Edge
+
 log = logging.getLogger(__name__)
 
-BUTTONS = ("left", "right", "neutralise")
 MAX_EDGE_AGE_NS = 5_000_000_000  # an older "edge" is nonsense from the back-end: date it now
 
 _edge_button_class = None
@@ -110,7 +111,7 @@ class Board:
         put = self.events.put
 
         def on_edge(ticks: float, down: bool) -> None:
-            put(("edge", self.edge_ns(ticks), name, down))
+            put(Edge(self.edge_ns(ticks), name, down))
 
         return on_edge
 
@@ -132,7 +133,7 @@ class Board:
 
     def command(self, name: str) -> None:
         """Queue a command (e.g. "menu", "end", "stop") for the runner, dated now."""
-        self.events.put(("cmd", self._clock_ns(), name))
+        self.events.put(Command(self._clock_ns(), name))
 
     # --- the simulated board: press the mock pins ----------------------------------------------
 

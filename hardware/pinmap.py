@@ -30,12 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rackside.firmware.messages import BUTTONS
+
 DEFAULT_PATH = Path(__file__).with_name("pins.toml")
 
 # BCM 0 and 1 are the HAT ID EEPROM's I2C bus (ID_SD/ID_SC), which the firmware reserves; 28 and up
 # are not on the 40-pin header.
 BCM_MIN, BCM_MAX = 2, 27
-BUTTONS = ("left", "right", "neutralise")
 DISPLAYS = ("left", "right")
 # Device names of the Pi's own UART on GPIO 14 (TXD) and 15 (RXD).
 PI_UART_PORTS = ("/dev/serial0", "/dev/ttyAMA0", "/dev/ttyS0")

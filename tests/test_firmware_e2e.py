@@ -6,6 +6,7 @@ import json
 import pytest
 
 from rackside.firmware.clock import NS_PER_MS, NS_PER_S, Ending, Phase, Rules
+from rackside.firmware.messages import Edge
 from rackside.firmware.runner import CHECKPOINT_NS
 
 from test_firmware_support import T0, make_rig, rig  # noqa: F401 - rig is a fixture
@@ -61,8 +62,8 @@ def test_edges_are_fed_to_the_core_in_edge_order_whatever_order_they_were_queued
     t = t_start + 4 * NS_PER_S
     rig.at(t + 5 * NS_PER_MS)
     # the back-end delivered the right player's edge before the left one's, though it came later
-    rig.board.events.put(("edge", t + 300_000, "right", True))
-    rig.board.events.put(("edge", t, "left", True))
+    rig.board.events.put(Edge(t + 300_000, "right", True))
+    rig.board.events.put(Edge(t, "left", True))
     rig.pump()
     assert rig.runner.clock.switched_ns == t
     assert rig.view().players[1].running
