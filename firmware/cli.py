@@ -77,6 +77,15 @@ def state_path(arg: Path | None) -> Path:
     return paths.state_dir() / "clock"
 
 
+SIMULATED_DISPLAY = {"driver": "recording"}  # the simulator draws what the displays were told
+
+
+def display_spec(pins: Any, side: str, simulated: bool) -> dict:
+    """A display's table: the pin map's, or with --simulate the recording driver's (a setting,
+    like gpiozero's mock pin factory: the rest of the clock is the same)."""
+    return dict(SIMULATED_DISPLAY if simulated else pins.displays[side])
+
+
 class Clock:
     """One assembled table clock: config, board, displays, journal store and runner."""
 
@@ -89,7 +98,7 @@ class Clock:
         from rackside.firmware.persist import GameStore
         from rackside.firmware.runner import Runner
         from rackside.hardware.board import Board
-        from rackside.hardware.display import RecordingDisplay, open_display
+        from rackside.hardware.drivers import open_display
         from rackside.hardware.sdnotify import Notifier
 
         self.config = load_config(config_path(args.config))  # ConfigError: the caller exits 2
@@ -106,13 +115,10 @@ class Clock:
             clock_ns=clock_ns,
         )
         try:
-            if self.simulated:
-                self.displays = [RecordingDisplay("left"), RecordingDisplay("right")]
-            else:
-                self.displays = [
-                    open_display(dict(pins.displays[side]), name=f"{side} display", pin_factory=self.board.factory, clock_ns=clock_ns)
-                    for side in ("left", "right")
-                ]
+            self.displays = [
+                open_display(display_spec(pins, side, self.simulated), name=f"{side} display", pin_factory=self.board.factory, clock_ns=clock_ns)
+                for side in ("left", "right")
+            ]
             settings = {**asdict(fw), "simulated": self.simulated, "pins": dict(pins.buttons)}
             self.store = GameStore(state_path(args.state_dir), self.config.rules, config=settings)
             try:
