@@ -93,6 +93,7 @@ class Clock:
         from dataclasses import asdict
 
         from rackside.firmware.config import ConfigError, load_config
+        from rackside.firmware.led_output import TurnLedsOutput
         from rackside.firmware.outputs import OutputConfigError, OutputContext
         from rackside.firmware.outputs import build as build_outputs
         from rackside.firmware.persist import GameStore
@@ -113,6 +114,7 @@ class Clock:
             buzzer_pin=pins.buzzer if fw.buzzer else None,
             pin_factory=pin_factory,
             clock_ns=clock_ns,
+            led_pins=pins.leds,
         )
         try:
             self.displays = [
@@ -128,6 +130,8 @@ class Clock:
                 ))
             except OutputConfigError as exc:
                 raise ConfigError(f"{self.config.path}: {exc}") from None
+            if self.board.leds:  # the turn LEDs, told before the configured outputs
+                self.outputs.insert(0, TurnLedsOutput(self.board))
             self.runner = Runner(
                 rules=self.config.rules,
                 store=self.store,

@@ -118,7 +118,7 @@ DISPLAY_KEYS = {
     "restored_s": (1, 120, 10),  # how long the displays say a game was restored after a power cut
 }
 SOUND_KEYS = {"buzzer": False}  # sound the buzzer at 0:00 and at forfeit (tournament halls are quiet)
-PINMAP_SECTIONS = ("buttons", "displays", "buzzer")  # the pin map, as in hardware/pins.toml
+PINMAP_SECTIONS = ("buttons", "displays", "buzzer", "leds")  # the pin map, as in hardware/pins.toml
 SECTIONS = ("clock", "input", "display", "sound", *PINMAP_SECTIONS, "outputs")
 
 

@@ -34,12 +34,14 @@ class Display(Protocol):
 
 class RecordingDisplay:
     """A display that remembers everything it was told: the fake for tests and the source the
-    simulated board reads back from."""
+    simulated board reads back from. `watchers` are called (on the caller's thread, after each
+    `show`) so a simulator window can sleep until there is something new to draw."""
 
     def __init__(self, name: str = "display") -> None:
         self.name = name
         self.shown: list[str] = []
         self.closed = False
+        self.watchers: list[Callable[[], None]] = []
 
     @property
     def text(self) -> str:
@@ -47,6 +49,8 @@ class RecordingDisplay:
 
     def show(self, text: str) -> None:
         self.shown.append(text)
+        for watcher in self.watchers:
+            watcher()
 
     def close(self) -> None:
         self.closed = True

@@ -17,6 +17,9 @@ config may carry its own copy)::
     dio = 24
     [buzzer]             # optional; `enabled = false` (or no table) for none
     pin = 12
+    [leds]               # turn indicators beside the buttons; optional like the buzzer
+    left = 26
+    right = 16
 
 Loading refuses, naming the key and the allowed values: an unknown key, a number outside the
 header's BCM GPIO 2-27, and a pin used twice (naming both uses). What a display uses is what its
@@ -37,6 +40,7 @@ from rackside.hardware.drivers import check_display_spec, driver_of
 
 DEFAULT_PATH = Path(__file__).with_name("pins.toml")
 DISPLAYS = ("left", "right")
+LEDS = ("left", "right")  # a turn LED beside each player's button
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class PinMap:
     buttons: dict[str, int]
     displays: dict[str, dict[str, Any]]
     buzzer: int | None
+    leds: dict[str, int] = field(default_factory=dict)  # turn LEDs, side -> BCM; empty when not fitted
     uses: tuple[tuple[str, int], ...] = field(default=())  # (use, BCM) for every claimed pin
 
     def use_of(self, bcm: int) -> str | None:
@@ -70,7 +75,7 @@ def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "") -> PinMap
     bigger config (e.g. "pins."), so errors name the key as the user wrote it."""
     p = prefix
     try:
-        _unknown(raw, ("buttons", "displays", "buzzer"), p)
+        _unknown(raw, ("buttons", "displays", "buzzer", "leds"), p)
         uses: list[tuple[str, int]] = []  # (use, BCM)
         devices: list[tuple[str, str]] = []  # (use, a device other than a pin, in words)
 
@@ -107,6 +112,19 @@ def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "") -> PinMap
             buzzer = check_bcm(buzzer_raw["pin"], f"{p}buzzer.pin")
             uses.append((f"{p}buzzer.pin", buzzer))
 
+        leds_raw = _table(raw, "leds", p, required=False)
+        _unknown(leds_raw, (*LEDS, "enabled"), f"{p}leds.")
+        leds_on = leds_raw.get("enabled", bool(leds_raw))
+        if not isinstance(leds_on, bool):
+            raise PinMapError(f"{p}leds.enabled: {leds_on!r} (allowed: true, false)")
+        leds: dict[str, int] = {}
+        if leds_on:
+            for name in LEDS:
+                if name not in leds_raw:
+                    raise PinMapError(f"{p}leds.{name}: missing (needed: {', '.join(LEDS)}; or set {p}leds.enabled = false)")
+                leds[name] = check_bcm(leds_raw[name], f"{p}leds.{name}")
+                uses.append((f"{p}leds.{name}", leds[name]))
+
         seen: dict[int, str] = {}
         for use, bcm in uses:
             if bcm in seen:
@@ -119,7 +137,7 @@ def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "") -> PinMap
             claimed[device] = use
     except PinMapError as exc:
         raise PinMapError(f"{source}: {exc}") from None
-    return PinMap(buttons=buttons, displays=displays, buzzer=buzzer, uses=tuple(uses))
+    return PinMap(buttons=buttons, displays=displays, buzzer=buzzer, leds=leds, uses=tuple(uses))
 
 
 def load_pinmap(path: str | Path | None = None) -> PinMap:

@@ -7,7 +7,8 @@ a text changes. Reads keys in cbreak mode (Ctrl-C still interrupts).
 A terminal reports key presses but not key releases, and not Shift on its own, so the keys are:
 z = left player's button, m = right player's, Space = the centre (neutralise); each key press
 closes the mock pin's contact and opens it again `TAP_S` later. Long presses cannot be held in a
-terminal: d opens the director's menu and e ends the game instead; q quits.
+terminal: d opens the director's menu and e ends the game instead; q quits. The turn LEDs are
+drawn beside the players' keys, `(*)` lit and `( )` dark, as the runner set the board's LED pins.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ QUIT = {"q", "Q", "\x1b", "\x03", "\x04"}
 TAP_S = 0.12
 
 RED = "\x1b[1;31m"
+GREEN = "\x1b[1;32m"
 DIM = "\x1b[2m"
 RESET = "\x1b[0m"
 HOME_CLEAR = "\x1b[H\x1b[2J"
@@ -52,9 +54,11 @@ def big_digits(text: str) -> list[str]:
     return rows
 
 
-def screen(texts: Sequence[str], down: dict[str, bool] | None = None) -> str:
-    """The whole screen for the displays' `texts` (left, right) and which buttons are held."""
+def screen(texts: Sequence[str], down: dict[str, bool] | None = None, leds: Sequence[bool] = (False, False)) -> str:
+    """The whole screen for the displays' `texts` (left, right), which buttons are held and which
+    turn LEDs (left, right) are lit."""
     down = down or {}
+    led = [f"{GREEN}(*){RESET}" if lit else "( )" for lit in leds]
     left, right = big_digits(texts[0]), big_digits(texts[1]) if len(texts) > 1 else big_digits("")
     lines = [
         HOME_CLEAR + "  Rackside table clock (simulated board)",
@@ -66,7 +70,7 @@ def screen(texts: Sequence[str], down: dict[str, bool] | None = None) -> str:
     marks = {name: ("[#]" if down.get(name) else "[ ]") for name in ("left", "neutralise", "right")}
     lines += [
         "",
-        f"   {marks['left']} z               {marks['neutralise']} space          {marks['right']} m",
+        f"   {marks['left']} z {led[0]}           {marks['neutralise']} space      {led[1]} {marks['right']} m",
         "",
         f"   {DIM}z: left  m: right  space: neutralise  d: director menu  e: end game  q: quit{RESET}",
     ]
@@ -105,11 +109,18 @@ class TerminalSim:
     def draw(self) -> None:
         texts = tuple(d.text for d in self.displays)
         down = {n: n in self.release_at for n in ("left", "right", "neutralise")}
-        state = (texts, tuple(sorted(down.items())))
+        leds = tuple(self._led_lit(side) for side in ("left", "right"))
+        state = (texts, tuple(sorted(down.items())), leds)
         if state != self.drawn:
             self.drawn = state
-            self.stdout.write(screen(texts, down))
+            self.stdout.write(screen(texts, down, leds))
             self.stdout.flush()
+
+    def _led_lit(self, side: str) -> bool:
+        try:
+            return bool(self.board.led_lit(side))
+        except Exception:  # noqa: BLE001 - a board without LEDs (or closed): drawn dark
+            return False
 
     def run(self, stopped: Callable[[], bool] = lambda: False) -> None:
         fd = self.stdin.fileno()

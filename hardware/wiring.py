@@ -81,6 +81,11 @@ def parts_of(pinmap: PinMap) -> tuple[list[Part], list[str]]:
         parts.append(Part(f"displays.{name}", title, subtitle, [
             Terminal(label, PHYSICAL[bcm] if bcm is not None else None, kind, note) for label, bcm, kind, note in terminals
         ]))
+    if pinmap.leds:
+        parts.append(Part("leds", "Turn LEDs", "one beside each player's button", [
+            Terminal(f"{side} player's LED via 330 Ω", PHYSICAL[bcm], "signal", "to the anode (long leg)")
+            for side, bcm in pinmap.leds.items()
+        ] + [Terminal("LED cathodes", None, "GND", "both short legs")]))
     if pinmap.buzzer is not None:
         parts.append(Part("buzzer", "Buzzer (optional)", "active piezo, NPN low-side switch", [
             Terminal("NPN base via 1 kΩ", PHYSICAL[pinmap.buzzer], "signal"),
@@ -211,6 +216,8 @@ def render_svg(pinmap: PinMap, source: str = "hardware/pins.toml") -> str:
     legend = [
         "Buttons: one leg to the GPIO, the other to GND; no resistors (the Pi's internal pull-ups are enabled).",
         "Displays: power TM1637 modules from 3.3 V, never 5 V: their on-board pull-ups would put 5 V on the GPIO.",
+        *(["Turn LEDs: 330 Ω from the GPIO to the LED's anode (long leg), cathode to GND; lit while that player's time runs."]
+          if pinmap.leds else []),
         *(["Buzzer: 1 kΩ from the GPIO to the NPN base (2N2222/BC337), emitter to GND, buzzer between 5 V and the collector."]
           if pinmap.buzzer is not None else []),
         *notes,
