@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 from rackside.hardware.bcm import PinMapError
+from rackside.outage import Outage
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,12 @@ class DeviceDisplay:
         self._backoff_s = self.RETRY_MIN_S
         self._bad_texts: set[str] = set()
         self._closed = False
+        self.outage = Outage(
+            log,
+            name,
+            failed_msg="%(what)s: display not working (%(reason)s); the clock keeps running and the display is retried",
+            recovered_msg="%(what)s: working again after %(seconds).1f s (%(failures)d failed tries); showing %(text)r",
+        )
 
     @property
     def ok(self) -> bool:
@@ -146,7 +153,7 @@ class DeviceDisplay:
             return
         self._written, self._written_at_ns = text, now
         if self._fault_since_ns is not None:
-            log.warning("%s: working again after %.1f s; showing %r", self.name, (now - self._fault_since_ns) / 1e9, text)
+            self.outage.recovered(seconds=(now - self._fault_since_ns) / 1e9, text=text)
             self._fault_since_ns = None
             self._backoff_s = self.RETRY_MIN_S
 
@@ -157,12 +164,7 @@ class DeviceDisplay:
     def _fail(self, now: int, exc: BaseException) -> None:
         if self._fault_since_ns is None:
             self._fault_since_ns = now
-            log.warning(
-                "%s: display not working (%s: %s); the clock keeps running and the display is retried",
-                self.name, type(exc).__name__, exc,
-            )
-        else:
-            log.debug("%s: still not working (%s: %s)", self.name, type(exc).__name__, exc)
+        self.outage.failed(f"{type(exc).__name__}: {exc}")  # logged once per outage
         self._written = None
         self._retry_at_ns = now + int(self._backoff_s * 1e9)
         self._backoff_s = min(self._backoff_s * 2, self.RETRY_MAX_S)

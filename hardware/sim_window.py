@@ -29,6 +29,7 @@ import os
 import select
 from typing import Any, Callable, Sequence
 
+from rackside.firmware.messages import BUTTONS
 from rackside.hardware import sevenseg
 
 log = logging.getLogger(__name__)
@@ -122,7 +123,7 @@ class SimWindow:
         self.quit_keys = {getattr(pygame, k) for k in self.QUIT_KEYS}
         self.font = pygame.font.Font(None, 34)
         self.small = pygame.font.Font(None, 24)
-        self.held: dict[str, set[int]] = {"left": set(), "right": set(), "neutralise": set()}
+        self.held: dict[str, set[int]] = {b: set() for b in BUTTONS}
         self.drawn: tuple[str, ...] | None = None  # the texts last drawn, read from the displays
         self._last_state: tuple | None = None
         self.wakeups = 0  # times the loop woke (the idle bench reads /proc; tests read this)
@@ -238,7 +239,7 @@ class SimWindow:
     def _draw_buttons(self, width: int, height: int) -> None:
         pg = self.pg
         y = height - 110
-        down = {name: self._is_down(name) for name in ("left", "right", "neutralise")}
+        down = {name: self._is_down(name) for name in BUTTONS}
         for name, x, radius in (("left", width * 0.25, 44), ("neutralise", width * 0.5, 26), ("right", width * 0.75, 44)):
             if name == "neutralise":
                 colour = CENTRE_DOWN if down[name] else CENTRE
@@ -269,7 +270,7 @@ class SimWindow:
     def _state(self) -> tuple:
         return (
             self.texts(),
-            tuple(self._is_down(n) for n in ("left", "right", "neutralise")),
+            tuple(self._is_down(n) for n in BUTTONS),
             getattr(self.board, "buzzing", False),
             (self._led_lit("left"), self._led_lit("right")),
         )

@@ -19,6 +19,7 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
+from rackside.firmware.messages import BUTTONS
 from rackside.hardware import sevenseg
 
 KEYS = {"z": "left", "Z": "left", "m": "right", "M": "right", " ": "neutralise"}
@@ -108,7 +109,7 @@ class TerminalSim:
 
     def draw(self) -> None:
         texts = tuple(d.text for d in self.displays)
-        down = {n: n in self.release_at for n in ("left", "right", "neutralise")}
+        down = {n: n in self.release_at for n in BUTTONS}
         leds = tuple(self._led_lit(side) for side in ("left", "right"))
         state = (texts, tuple(sorted(down.items())), leds)
         if state != self.drawn:
