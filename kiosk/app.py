@@ -83,8 +83,8 @@ class KioskApp:
         """Settings and lexicon: what the idle screen shows. A missing or corrupt lexicon is shown
         on the idle screen (the director fixes it from director mode); corrupt settings refuse to
         start."""
-        from rackside.kiosk.adjudication import ChallengeRule
-        from rackside.kiosk.settings import load_settings
+        from rackside.judge.adjudication import ChallengeRule
+        from rackside.judge.settings import load_settings
 
         self.settings = load_settings(self.paths.settings)
         self.station.rules = tuple((r.value, r.label) for r in ChallengeRule)
@@ -95,7 +95,7 @@ class KioskApp:
     @property
     def challenge_log(self):
         if self._challenge_log is None:
-            from rackside.kiosk.challenge_log import ChallengeLog, default_log_path
+            from rackside.judge.challenge_log import ChallengeLog, default_log_path
 
             path = self.paths.log or self.config.log_path or default_log_path()
             self._challenge_log = ChallengeLog(path, self.config.name)
@@ -104,7 +104,8 @@ class KioskApp:
     def warm_up(self) -> None:
         """Once the idle screen is up: open the log and load the JUDGE path (engine, printer
         module, the verdict's fonts), so the first challenge is as quick as every later one."""
-        from rackside.kiosk import challenge_log, docket  # noqa: F401  (loaded now, not at the first JUDGE)
+        from rackside.judge import challenge_log  # noqa: F401
+        from rackside.kiosk import docket  # noqa: F401  (loaded now, not at the first JUDGE)
 
         if self.printer is not None:
             import serial  # noqa: F401
@@ -113,8 +114,8 @@ class KioskApp:
             self.renderer.font(size)
 
     def _open_lexicon(self) -> None:
-        from rackside.kiosk.lexicon import LexiconError
-        from rackside.kiosk.settings import open_configured_lexicon
+        from rackside.judge.lexicon import LexiconError
+        from rackside.judge.settings import open_configured_lexicon
 
         try:
             lexicon = open_configured_lexicon(self.settings)
@@ -277,7 +278,7 @@ class KioskApp:
         getattr(self, f"_do_{type(effect).__name__.lower()}")(effect)
 
     def _do_judge(self, eff: flow.Judge) -> None:
-        from rackside.kiosk.adjudication import ChallengeInputError, adjudicate, normalise_words, penalty_guidance
+        from rackside.judge.adjudication import ChallengeInputError, adjudicate, normalise_words, penalty_guidance
 
         if self.lexicon is None:
             self.station.reject_words("No lexicon is loaded: call the director")
@@ -321,7 +322,7 @@ class KioskApp:
                                 pygame.MOUSEBUTTONUP])
 
     def _do_listlexicons(self, eff) -> None:
-        from rackside.kiosk.lexicon import Lexicon, LexiconError, lexicon_dir
+        from rackside.judge.lexicon import Lexicon, LexiconError, lexicon_dir
 
         folder = self.paths.lexicons or lexicon_dir()
         choices = []
@@ -339,7 +340,7 @@ class KioskApp:
     def _save_settings(self, **changes) -> None:
         """Change only these settings in the file, as it is now: `rackside lexicon use` may have
         written it since the station started, and a rule change must not undo that."""
-        from rackside.kiosk.settings import load_settings, save_settings
+        from rackside.judge.settings import load_settings, save_settings
 
         settings = load_settings(self.paths.settings)
         for name, value in changes.items():
@@ -349,8 +350,8 @@ class KioskApp:
             setattr(self.settings, name, value)
 
     def _do_chooselexicon(self, eff: flow.ChooseLexicon) -> None:
-        from rackside.kiosk.lexicon import Lexicon, LexiconError
-        from rackside.kiosk.settings import SettingsError
+        from rackside.judge.lexicon import Lexicon, LexiconError
+        from rackside.judge.settings import SettingsError
 
         try:
             lexicon = Lexicon.open(eff.path)
@@ -368,8 +369,8 @@ class KioskApp:
         log.info("director chose lexicon %s (%s)", lexicon.name, eff.path)
 
     def _do_chooserule(self, eff: flow.ChooseRule) -> None:
-        from rackside.kiosk.adjudication import ChallengeRule
-        from rackside.kiosk.settings import SettingsError
+        from rackside.judge.adjudication import ChallengeRule
+        from rackside.judge.settings import SettingsError
 
         rule = ChallengeRule.parse(eff.value)
         try:
@@ -394,7 +395,7 @@ class KioskApp:
         from datetime import datetime
 
         from rackside import paths
-        from rackside.kiosk.challenge_log import export_csv, open_private
+        from rackside.judge.challenge_log import export_csv, open_private
 
         folder = self.paths.exports or self.config.export_dir or paths.state_dir() / "exports"
         # Wall-clock time only names the file for humans.
@@ -413,7 +414,7 @@ class KioskApp:
         self.station.note(f"Exported {count} challenges to {out}")
 
     def _do_readjudicate(self, eff: flow.Readjudicate) -> None:
-        from rackside.kiosk.challenge_log import readjudicate
+        from rackside.judge.challenge_log import readjudicate
 
         if self.lexicon is None:
             self.station.show_readjudication(None, "No lexicon is loaded: choose one first")

@@ -66,7 +66,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"rackside kiosk: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:
-        from rackside.kiosk.settings import SettingsError
+        from rackside.judge.settings import SettingsError
 
         if isinstance(exc, SettingsError):
             print(f"rackside kiosk: {exc}", file=sys.stderr)

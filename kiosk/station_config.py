@@ -14,7 +14,7 @@ from pathlib import Path
 DEFAULT_CONFIG_NAME = "station.toml"
 MODES = ("self", "runner")
 BAUDRATES = (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200)
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")  # as kiosk.challenge_log accepts
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")  # as judge.challenge_log accepts
 _SIZE_RE = re.compile(r"^(\d{3,5})x(\d{3,5})$")
 
 # scrypt parameters for new PIN hashes: ~16 MiB and well under a second on a Pi 4, which makes

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rackside.kiosk.adjudication import (
+from rackside.judge.adjudication import (
     UNACCEPTABLE_GUIDANCE,
     Adjudication,
     ChallengeInputError,

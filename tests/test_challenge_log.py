@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rackside.kiosk import challenge_log as logmod
-from rackside.kiosk.adjudication import adjudicate
-from rackside.kiosk.challenge_log import (
+from rackside.judge import challenge_log as logmod
+from rackside.judge.adjudication import adjudicate
+from rackside.judge.challenge_log import (
     ChallengeLog,
     ChallengeRecord,
     default_log_path,
@@ -126,7 +126,7 @@ def test_a_torn_last_line_is_reported_ignored_and_the_next_record_reads_back(tmp
     # A crash mid-write: half of a third line reaches the disk, with no newline.
     with open(path, "ab") as f:
         f.write(full.encode()[: len(full) // 2])
-    with caplog.at_level(logging.WARNING, logger="rackside.kiosk.challenge_log"):
+    with caplog.at_level(logging.WARNING, logger="rackside.judge.challenge_log"):
         records = log.records()
     assert records[:2] == [first, second] and len(records) == 3
     assert [p.reason for p in log.problems] == ["torn last line (a write was interrupted)"]

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from rackside import cli as rackside_cli
-from rackside.kiosk.adjudication import adjudicate
-from rackside.kiosk.challenge_log import ChallengeLog, default_log_path
-from rackside.kiosk.lexicon import Lexicon, compile_lexicon, default_lexicon_path
-from rackside.kiosk.settings import default_settings_path
+from rackside.judge.adjudication import adjudicate
+from rackside.judge.challenge_log import ChallengeLog, default_log_path
+from rackside.judge.lexicon import Lexicon, compile_lexicon, default_lexicon_path
+from rackside.judge.settings import default_settings_path
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

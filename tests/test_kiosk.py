@@ -16,7 +16,7 @@ import pygame
 from rackside.kiosk.app import KioskApp, Paths
 from rackside.kiosk.flow import NS
 from rackside.kiosk.layout import buttons
-from rackside.kiosk.lexicon import compile_lexicon
+from rackside.judge.lexicon import compile_lexicon
 from rackside.kiosk.station_config import StationConfig, hash_pin
 
 PIN = "2468"
@@ -125,7 +125,7 @@ import threading
 import pytest
 
 from rackside.kiosk import flow
-from rackside.kiosk.challenge_log import ChallengeLog
+from rackside.judge.challenge_log import ChallengeLog
 from rackside.kiosk.docket import Docket, encode_docket
 from rackside.kiosk.flow import Screen
 
@@ -412,7 +412,7 @@ def judge(app, words: str):
 def test_a_rule_change_keeps_a_lexicon_chosen_since_the_station_started(director, tmp_path):
     """`rackside lexicon use` may write the settings while the station runs: changing the rule on
     the station changes only the rule."""
-    from rackside.kiosk.settings import load_settings, save_settings
+    from rackside.judge.settings import load_settings, save_settings
 
     other = make_lexicon(tmp_path / "lexicons", "OTHER", ["QI", "ZA"])
     settings = load_settings(tmp_path / "station.json")

@@ -198,7 +198,7 @@ def test_cli_station_stops_cleanly_when_the_os_stops_it(tmp_path, sig):
     cfg = tmp_path / "station.toml"
     words = tmp_path / "w.txt"
     words.write_text("QI\nZA\n")
-    from rackside.kiosk.lexicon import compile_lexicon
+    from rackside.judge.lexicon import compile_lexicon
 
     compile_lexicon(words, tmp_path / "state" / "lexicons" / "tiny.rlex", "TINY")
     (tmp_path / "state" / "station.json").write_text(

@@ -36,10 +36,11 @@ def register(sub) -> None:
     judge.add_argument("--prior", type=int, metavar="N",
                        help="the challenger's earlier unsuccessful challenges this game (for dingle, 5-then-10, increasing)")
     judge.add_argument("words", nargs="+", metavar="WORD")
-    judge.set_defaults(func=cmd_judge)
+    judge.set_defaults(func=cmd_judge, logging=False)
 
     lexicon = sub.add_parser("lexicon", help="compile and inspect lexicons",
                              description="Compile word lists into lexicons and inspect them.")
+    lexicon.set_defaults(logging=False)
     lsub = lexicon.add_subparsers(dest="lexicon_command", metavar="ACTION", required=True)
     comp = lsub.add_parser("compile", help="compile a word list into a lexicon file",
                            description="Compile a word list (UTF-8 or UTF-16 with BOM, LF or CRLF, any case, # comments, "
@@ -60,6 +61,7 @@ def register(sub) -> None:
     logp = sub.add_parser("log", help="read and export the challenge log",
                           description="Read the challenge log (director only: it holds per-word results).")
     logp.add_argument("--file", type=Path, metavar="LOG", help="the log file (default: the state folder's challenges.jsonl)")
+    logp.set_defaults(logging=False)
     logsub = logp.add_subparsers(dest="log_command", metavar="ACTION", required=True)
     export = logsub.add_parser("export", help="export the log")
     export.add_argument("--csv", action="store_true", required=True, help="as CSV (the only format)")
@@ -76,8 +78,8 @@ def register(sub) -> None:
 
 def _open_lexicon(path: Path | None):
     """The lexicon named on the command line, else the configured one (may raise)."""
-    from rackside.kiosk.lexicon import Lexicon
-    from rackside.kiosk.settings import load_settings, open_configured_lexicon
+    from rackside.judge.lexicon import Lexicon
+    from rackside.judge.settings import load_settings, open_configured_lexicon
 
     if path is not None:
         return Lexicon.open(path)
@@ -85,9 +87,9 @@ def _open_lexicon(path: Path | None):
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from rackside.kiosk.adjudication import ChallengeInputError, ChallengeRule, adjudicate, normalise_words, penalty_guidance
-    from rackside.kiosk.lexicon import LexiconError
-    from rackside.kiosk.settings import SettingsError, load_settings
+    from rackside.judge.adjudication import ChallengeInputError, ChallengeRule, adjudicate, normalise_words, penalty_guidance
+    from rackside.judge.lexicon import LexiconError
+    from rackside.judge.settings import SettingsError, load_settings
 
     try:
         settings = load_settings()
@@ -107,7 +109,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_compile(args: argparse.Namespace) -> int:
-    from rackside.kiosk.lexicon import LexiconError, compile_lexicon
+    from rackside.judge.lexicon import LexiconError, compile_lexicon
 
     try:
         report = compile_lexicon(args.src, args.out, args.name)
@@ -120,7 +122,7 @@ def cmd_lexicon_compile(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_info(args: argparse.Namespace) -> int:
-    from rackside.kiosk.lexicon import FORMAT_VERSION, Lexicon, LexiconError
+    from rackside.judge.lexicon import FORMAT_VERSION, Lexicon, LexiconError
 
     try:
         with Lexicon.open(args.file) as lexicon:
@@ -134,7 +136,7 @@ def cmd_lexicon_info(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_install_default(args: argparse.Namespace) -> int:
-    from rackside.kiosk.lexicon import LexiconError, install_default_lexicon
+    from rackside.judge.lexicon import LexiconError, install_default_lexicon
 
     try:
         path = install_default_lexicon()
@@ -145,8 +147,8 @@ def cmd_lexicon_install_default(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_use(args: argparse.Namespace) -> int:
-    from rackside.kiosk.lexicon import Lexicon, LexiconError
-    from rackside.kiosk.settings import SettingsError, load_settings, save_settings
+    from rackside.judge.lexicon import Lexicon, LexiconError
+    from rackside.judge.settings import SettingsError, load_settings, save_settings
 
     try:
         settings = load_settings()
@@ -166,7 +168,7 @@ def cmd_lexicon_use(args: argparse.Namespace) -> int:
 
 
 def _log(args: argparse.Namespace):
-    from rackside.kiosk.challenge_log import ChallengeLog, default_log_path
+    from rackside.judge.challenge_log import ChallengeLog, default_log_path
 
     # The station name only matters when writing; reading accepts every station's records.
     return ChallengeLog(args.file or default_log_path(), "reader")
@@ -188,7 +190,7 @@ def _read_log(args: argparse.Namespace):
 
 
 def cmd_log_export(args: argparse.Namespace) -> int:
-    from rackside.kiosk.challenge_log import export_csv, open_private
+    from rackside.judge.challenge_log import export_csv, open_private
 
     challenge_log, records = _read_log(args)
     if records is None:
@@ -226,9 +228,9 @@ def cmd_log_show(args: argparse.Namespace) -> int:
 
 
 def cmd_log_readjudicate(args: argparse.Namespace) -> int:
-    from rackside.kiosk.challenge_log import readjudicate
-    from rackside.kiosk.lexicon import LexiconError
-    from rackside.kiosk.settings import SettingsError
+    from rackside.judge.challenge_log import readjudicate
+    from rackside.judge.lexicon import LexiconError
+    from rackside.judge.settings import SettingsError
 
     challenge_log = _log(args)
     try:

@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from rackside.kiosk.adjudication import DEFAULT_MAX_WORDS, ChallengeRule
-from rackside.kiosk.lexicon import Lexicon, install_default_lexicon, lexicon_dir, write_atomically
+from rackside.judge.adjudication import DEFAULT_MAX_WORDS, ChallengeRule
+from rackside.judge.lexicon import Lexicon, install_default_lexicon, lexicon_dir, write_atomically
 
 SETTINGS_VERSION = 1
 MAX_WORDS_LIMIT = 20

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
-from rackside.kiosk.adjudication import Adjudication, adjudicate
+from rackside.judge.adjudication import Adjudication, adjudicate
 
 log = logging.getLogger(__name__)
 

@@ -65,7 +65,7 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOC
 _DATA_DIR = Path(__file__).resolve().parent / "data"
 DEFAULT_SOURCE = _DATA_DIR / "enable.txt.xz"
 DEFAULT_NAME = "ENABLE"
-# SHA-256 of the decompressed ENABLE list shipped in kiosk/data: lets install_default_lexicon
+# SHA-256 of the decompressed ENABLE list shipped in judge/data: lets install_default_lexicon
 # see that an installed file is current without decompressing, and catches a damaged package.
 DEFAULT_SOURCE_SHA256 = "b819e7b67f8f2c80640ae76f0edbe59a4a1befb6de0f348463642ad49bdd2ad3"
 
@@ -437,7 +437,7 @@ def default_lexicon_path() -> Path:
 
 
 def default_source_bytes() -> bytes:
-    """The decompressed ENABLE list shipped in kiosk/data, checked against its known SHA-256."""
+    """The decompressed ENABLE list shipped in judge/data, checked against its known SHA-256."""
     try:
         data = lzma.decompress(DEFAULT_SOURCE.read_bytes())
     except (OSError, lzma.LZMAError) as exc:
