@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 from typing import Callable, Sequence
 
-from rackside.kiosk.values import Record
+from rackside.values import Record
 
 NS = 1_000_000_000
 MAX_WORDS = 8
@@ -486,7 +486,7 @@ class Station:
             self.screen, self.page = Screen.LEXICONS, 0
             return [ListLexicons()]
         elif action == "rules":
-            self.screen = Screen.RULES
+            self.screen, self.page = Screen.RULES, 0
         elif action == "log":
             self.screen, self.page, self.selected = Screen.LOG, 0, ""
             return [LoadLog()]
@@ -531,6 +531,8 @@ class Station:
         action = _action(ev)
         if action in {"back", "escape"}:
             self._back_to_menu()
+        elif self._page_move(action, len(self.rules), RULES_PER_PAGE):
+            return None
         elif action.startswith("rule:"):
             value = action[5:]
             if any(v == value for v, _ in self.rules):
@@ -588,6 +590,7 @@ class Station:
 
 
 LEXICONS_PER_PAGE = 4
+RULES_PER_PAGE = 9  # three rows of three above the pager: a tenth rule goes to the next page
 LOG_ROWS_PER_PAGE = 5
 
 

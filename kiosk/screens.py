@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from rackside.kiosk.flow import LOG_ROWS_PER_PAGE, NS, Station
+from rackside.kiosk.flow import LOG_ROWS_PER_PAGE, NS, RULES_PER_PAGE, Station
 from rackside.kiosk.layout import Button, Geometry, Rect, buttons
 
 BG = (14, 18, 24)
@@ -322,7 +322,9 @@ class Renderer:
             self.draw_paragraph(st.director_note, g.rect(16, 380, 420, 22), 16, AMBER)
 
     def _draw_rules(self, st: Station, now_ns: int) -> None:
-        self.header("Challenge rule (3.10.15)", "WESPA norm: 5 per word")
+        pages = max(1, -(-len(st.rules) // RULES_PER_PAGE))
+        self.header("Challenge rule (3.10.15)",
+                    "WESPA norm: 5 per word" + (f" · page {st.page + 1} of {pages}" if pages > 1 else ""))
 
     def _draw_log(self, st: Station, now_ns: int) -> None:
         g = self.geo
