@@ -1,7 +1,10 @@
 """The challenge engine's subcommands: `rackside judge`, `rackside lexicon ...`, `rackside log ...`.
 
-Exit codes: 0 success (for `judge`: ACCEPTABLE), 1 UNACCEPTABLE (or a re-adjudication that
-differs), 2 bad input or a bad/missing file, with the reason on stderr.
+Each command is a thin edge over `judge.service`, the one behaviour the station shares.
+
+Exit codes: 0 success (for `judge`: ACCEPTABLE), 1 UNACCEPTABLE (or a re-adjudication that is not
+final: another verdict or another lexicon, 3.10.11(c)), 2 bad input or a bad/missing file, with
+the reason in one line on stderr.
 """
 
 from __future__ import annotations
@@ -49,12 +52,14 @@ def register(sub) -> None:
     comp.add_argument("-o", "--output", type=Path, required=True, metavar="OUT", dest="out")
     comp.add_argument("--name", required=True, help="the lexicon's name, e.g. CSW24")
     comp.set_defaults(func=cmd_lexicon_compile)
-    info = lsub.add_parser("info", help="verify a lexicon file and print its name, word count and source SHA-256")
-    info.add_argument("file", type=Path, metavar="FILE")
+    info = lsub.add_parser("info", help="verify a lexicon file (default: the station's current one) and print its "
+                                            "name, word count and source SHA-256")
+    info.add_argument("file", type=Path, metavar="FILE", nargs="?")
     info.set_defaults(func=cmd_lexicon_info)
     inst = lsub.add_parser("install-default", help="compile the shipped ENABLE lexicon if it is missing or stale")
     inst.set_defaults(func=cmd_lexicon_install_default)
-    use = lsub.add_parser("use", help="set the station's lexicon (a compiled FILE, or 'default' for ENABLE)")
+    use = lsub.add_parser("use", help="copy a compiled FILE into the lexicon folder and make it the station's lexicon "
+                                          "('default' for ENABLE); a running station picks it up at its next idle screen")
     use.add_argument("file", metavar="FILE|default")
     use.set_defaults(func=cmd_lexicon_use)
 
@@ -67,7 +72,7 @@ def register(sub) -> None:
     export.add_argument("--csv", action="store_true", required=True, help="as CSV (the only format)")
     export.add_argument("-o", "--output", type=Path, metavar="OUT", help="write to OUT instead of stdout")
     export.set_defaults(func=cmd_log_export)
-    show = logsub.add_parser("show", help="list the log's challenges, or show one by id")
+    show = logsub.add_parser("show", help="list the log's challenges, or show one by id (any case) or short id")
     show.add_argument("id", nargs="?", metavar="ID")
     show.set_defaults(func=cmd_log_show)
     rej = logsub.add_parser("readjudicate", help="re-judge a logged challenge by its id (3.10.11)")
@@ -76,36 +81,43 @@ def register(sub) -> None:
     rej.set_defaults(func=cmd_log_readjudicate)
 
 
-def _open_lexicon(path: Path | None):
-    """The lexicon named on the command line, else the configured one (may raise)."""
-    from rackside.judge.lexicon import Lexicon
-    from rackside.judge.settings import load_settings, open_configured_lexicon
+def _service(args: argparse.Namespace, **kwargs):
+    from rackside.judge.service import JudgeService
 
-    if path is not None:
-        return Lexicon.open(path)
-    return open_configured_lexicon(load_settings())
+    # Reading accepts every station's records; the CLI reports damaged lines itself, once each.
+    return JudgeService(log_path=getattr(args, "file", None), log_problems=False, **kwargs)
+
+
+def _demonstration_warning(lexicon) -> None:
+    from rackside.judge.lexicon import demonstration_note
+
+    note = demonstration_note(lexicon)
+    if note:
+        print(f"rackside: note: {note}", file=sys.stderr)
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from rackside.judge.adjudication import ChallengeInputError, ChallengeRule, adjudicate, normalise_words, penalty_guidance
-    from rackside.judge.lexicon import LexiconError
-    from rackside.judge.settings import SettingsError, load_settings
+    from rackside.judge.adjudication import ChallengeInputError, ChallengeRule
+    from rackside.judge.service import LexiconError, SettingsError
 
+    service = _service(args)
     try:
-        settings = load_settings()
-        words = normalise_words(args.words, max_words=settings.max_words)
-        rule = ChallengeRule.parse(args.rule) if args.rule else settings.challenge_rule
+        rule = ChallengeRule.parse(args.rule) if args.rule else None
         if args.prior is not None and args.prior < 0:
             raise ValueError(f"--prior must be 0 or more, got {args.prior}")
-        lexicon = _open_lexicon(args.lexicon)
+        service.settings  # a corrupt settings file is refused before any lexicon is opened
+        lexicon = service.open_lexicon(args.lexicon)
+        judgement = service.check(args.words, prior=args.prior, rule=rule)
     except (ChallengeInputError, LexiconError, SettingsError, ValueError) as exc:
         return _fail(str(exc))
-    with lexicon:
-        result = adjudicate(words, lexicon)
-    print(result.verdict)
+    finally:
+        service.close()
+    print(judgement.adjudication.verdict)
     if args.guidance or args.rule:
-        print(penalty_guidance(rule, result, args.prior))
-    return EXIT_OK if result.acceptable else EXIT_UNACCEPTABLE
+        print(judgement.guidance)
+    if args.lexicon is None:
+        _demonstration_warning(lexicon)
+    return EXIT_OK if judgement.adjudication.acceptable else EXIT_UNACCEPTABLE
 
 
 def cmd_lexicon_compile(args: argparse.Namespace) -> int:
@@ -122,15 +134,26 @@ def cmd_lexicon_compile(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_info(args: argparse.Namespace) -> int:
-    from rackside.judge.lexicon import FORMAT_VERSION, Lexicon, LexiconError
+    from rackside.judge.lexicon import FORMAT_VERSION, Lexicon, LexiconError, demonstration_note
+    from rackside.judge.service import SettingsError
 
     try:
-        with Lexicon.open(args.file) as lexicon:
+        if args.file is None:
+            service = _service(args)
+            path = service.configured_lexicon_path()
+            print(f"current        the station's lexicon (set with: rackside lexicon use FILE)")
+        else:
+            path = args.file
+        with Lexicon.open(path) as lexicon:
             print(f"name           {lexicon.name}")
             print(f"words          {lexicon.word_count}")
             print(f"source SHA-256 {lexicon.source_sha256}")
-            print(f"format         version {FORMAT_VERSION}, {args.file.stat().st_size} bytes, checksum OK")
-    except LexiconError as exc:
+            print(f"file           {path}")
+            print(f"format         version {FORMAT_VERSION}, {Path(path).stat().st_size} bytes, checksum OK")
+            note = demonstration_note(lexicon)
+            if note:
+                print(f"note           {note}")
+    except (LexiconError, SettingsError, OSError) as exc:
         return _fail(str(exc))
     return EXIT_OK
 
@@ -147,104 +170,111 @@ def cmd_lexicon_install_default(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_use(args: argparse.Namespace) -> int:
-    from rackside.judge.lexicon import Lexicon, LexiconError
-    from rackside.judge.settings import SettingsError, load_settings, save_settings
+    from rackside.judge.service import LexiconError, SettingsError
 
+    service = _service(args)
     try:
-        settings = load_settings()
-        if args.file == "default":
-            settings.lexicon_path = None
-            label = "the default ENABLE"
-        else:
-            path = Path(args.file).expanduser().resolve()
-            with Lexicon.open(path) as lexicon:  # refuse a file that would not open at the table
-                label = f"{lexicon.name} ({lexicon.word_count} words, {lexicon.short_checksum})"
-            settings.lexicon_path = path
-        saved = save_settings(settings)
+        lexicon, copy = service.use_lexicon_file(None if args.file == "default" else args.file)
+        saved = service.settings_file
     except (LexiconError, SettingsError, OSError) as exc:
         return _fail(str(exc))
-    print(f"station lexicon set to {label} in {saved}")
+    if lexicon is None:
+        print(f"station lexicon set to the default ENABLE in {saved}")
+        print("rackside: note: ENABLE is the bundled demonstration list (no QI, ZA or OK); see rackside lexicon info")
+    else:
+        print(f"station lexicon set to {lexicon.name} ({lexicon.word_count} words, {lexicon.short_checksum}) in {saved}")
+        print(f"copied to the lexicon folder: {copy}")
+    print("a running station picks it up at its next idle screen")
     return EXIT_OK
 
 
-def _log(args: argparse.Namespace):
-    from rackside.judge.challenge_log import ChallengeLog, default_log_path
-
-    # The station name only matters when writing; reading accepts every station's records.
-    return ChallengeLog(args.file or default_log_path(), "reader")
-
-
 def _read_log(args: argparse.Namespace):
-    """(log, records), with unreadable lines warned about on stderr; or (log, None) after saying
-    why the log cannot be read at all."""
-    challenge_log = _log(args)
+    """(service, records), with unreadable lines warned about on stderr, once each; or
+    (service, None) after saying in one line why the log cannot be read at all."""
+    service = _service(args)
+    path = service.challenge_log.path
+    if args.file is not None and not path.exists():
+        _fail(f"{path}: no challenge log there (the station's log is {_default_log()})")
+        return service, None
     try:
-        records = challenge_log.records()
+        records = service.records()
     except OSError as exc:
-        _fail(f"{challenge_log.path}: cannot read the log: {exc.strerror or exc}")
-        return challenge_log, None
-    for problem in challenge_log.problems:
-        print(f"rackside: warning: {challenge_log.path} line {problem.line_number}: {problem.reason}",
-              file=sys.stderr)
-    return challenge_log, records
+        _fail(f"{path}: cannot read the log: {exc.strerror or exc}")
+        return service, None
+    for problem in service.problems:
+        print(f"rackside: warning: {path} line {problem.line_number}: {problem.reason}", file=sys.stderr)
+    return service, records
+
+
+def _default_log() -> Path:
+    from rackside.judge.challenge_log import default_log_path
+
+    return default_log_path()
 
 
 def cmd_log_export(args: argparse.Namespace) -> int:
-    from rackside.judge.challenge_log import export_csv, open_private
+    from rackside.judge.challenge_log import export_csv
 
-    challenge_log, records = _read_log(args)
+    service, records = _read_log(args)
     if records is None:
         return EXIT_ERROR
     if args.output:
         try:
-            with open_private(args.output) as out:
-                export_csv(records, out)
+            count = service.export_csv(args.output)
         except OSError as exc:
             return _fail(f"{args.output}: cannot write: {exc.strerror or exc}")
-        print(f"wrote {len(records)} challenges to {args.output}", file=sys.stderr)
+        print(f"wrote {count} challenges to {args.output}", file=sys.stderr)
     else:
         export_csv(records, sys.stdout)
     return EXIT_OK
 
 
 def cmd_log_show(args: argparse.Namespace) -> int:
-    challenge_log, records = _read_log(args)
+    from rackside.judge.challenge_log import AmbiguousId
+
+    service, records = _read_log(args)
     if records is None:
         return EXIT_ERROR
+    path = service.challenge_log.path
     if args.id:
-        matches = [r for r in records if r.id == args.id.strip()]
-        if not matches:
-            return _fail(f"no challenge with id {args.id!r} in {challenge_log.path}")
-        rec = matches[0]
-        print(f"id        {rec.id}\ntime      {rec.time}\nstation   {rec.station}\ntable     {rec.table or '-'}")
-        print(f"kind      {rec.kind}\nlexicon   {rec.lexicon_name} ({rec.lexicon_sha256})")
+        try:
+            rec = service.find(args.id)
+        except AmbiguousId as exc:
+            return _fail(str(exc))
+        if rec is None:
+            return _fail(f"no challenge with id {args.id!r} in {path}")
+        print(f"id        {rec.id}\nshort id  {rec.short_id}\ntime      {rec.time}\nstation   {rec.station}")
+        print(f"table     {rec.table or '-'}\nkind      {rec.kind}\nlexicon   {rec.lexicon_name} ({rec.lexicon_sha256})")
         print(f"verdict   {rec.verdict}")
         for word, ok in zip(rec.words, rec.per_word):
             print(f"  {word:<15} {'acceptable' if ok else 'NOT acceptable'}")
         return EXIT_OK
+    if not records:
+        where = "does not exist yet" if not path.exists() else "is empty" if not service.problems else "has no readable record"
+        print(f"No challenges: {path} {where}.")
+        return EXIT_OK
     for rec in records:
-        print(f"{rec.id}  {rec.time}  table {rec.table or '-':<4} {rec.verdict:<12} {' '.join(rec.words)}")
+        print(f"{rec.short_id}  {rec.id}  {rec.time}  table {rec.table or '-':<4} {rec.verdict:<12} {' '.join(rec.words)}")
     return EXIT_OK
 
 
 def cmd_log_readjudicate(args: argparse.Namespace) -> int:
-    from rackside.judge.challenge_log import readjudicate
-    from rackside.judge.lexicon import LexiconError
-    from rackside.judge.settings import SettingsError
+    from rackside.judge.challenge_log import AmbiguousId
+    from rackside.judge.service import LexiconError, NotInLog, SettingsError
 
-    challenge_log = _log(args)
+    service, records = _read_log(args)
+    if records is None:
+        return EXIT_ERROR
     try:
-        record = challenge_log.find(args.id)
-    except OSError as exc:
-        return _fail(f"{challenge_log.path}: cannot read the log: {exc.strerror or exc}")
-    if record is None:
-        return _fail(f"no challenge with id {args.id!r} in {challenge_log.path}")
-    try:
-        lexicon = _open_lexicon(args.lexicon)
-    except (LexiconError, SettingsError) as exc:
+        record = service.find(args.id)
+        if record is None:
+            raise NotInLog(f"no challenge with id {args.id!r} in {service.challenge_log.path}")
+        lexicon = service.open_lexicon(args.lexicon)
+        result = service.readjudicate(record.id, lexicon)
+    except (AmbiguousId, NotInLog, LexiconError, SettingsError, OSError) as exc:
         return _fail(str(exc))
-    with lexicon:
-        result = readjudicate(record, lexicon)
-    print(f"{record.id}: {' '.join(record.words)}")
+    finally:
+        service.close()
+    print(f"{record.id} ({record.short_id}): {' '.join(record.words)}")
     print(result.message)
-    return EXIT_UNACCEPTABLE if result.differs else EXIT_OK
+    return EXIT_OK if result.final else EXIT_UNACCEPTABLE

@@ -169,13 +169,15 @@ class LexiconInfo(Record):
 class Verdict(Record):
     """What the result screen shows. No per-word results: players never see them (3.10.7(b))."""
 
-    __slots__ = ("acceptable", "words", "lexicon", "guidance", "challenge_id", "kind")
+    __slots__ = ("acceptable", "words", "lexicon", "guidance", "challenge_id", "kind", "short_id")
+    _defaults = {"short_id": ""}
     acceptable: bool
     words: tuple[str, ...]
     lexicon: str
     guidance: str
     challenge_id: str
     kind: str
+    short_id: str  # 6 characters, unique in the log: what the runner copies onto the slip
 
 
 class LexiconChoice(Record):
@@ -234,6 +236,7 @@ class Station:
         self.rule_label = ""
         self.lexicon: LexiconInfo | None = None
         self.lexicon_error: str | None = None
+        self.lexicon_notice = ""  # e.g. that the bundled demonstration list is judging
         self.max_words = MAX_WORDS
         # The flow.
         self.screen = Screen.IDLE
@@ -585,8 +588,8 @@ class Station:
     def show_rule(self, value: str, label: str) -> None:
         self.rule_value, self.rule_label = value, label
 
-    def show_lexicon(self, info: LexiconInfo | None, error: str | None = None) -> None:
-        self.lexicon, self.lexicon_error = info, error
+    def show_lexicon(self, info: LexiconInfo | None, error: str | None = None, notice: str = "") -> None:
+        self.lexicon, self.lexicon_error, self.lexicon_notice = info, error, notice
 
 
 LEXICONS_PER_PAGE = 4

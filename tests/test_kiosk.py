@@ -554,7 +554,9 @@ def test_runner_mode_prints_the_exact_docket(tmp_path, monkeypatch):
         port = app.printer._port
         got = port.read(port.in_waiting)
         from rackside.kiosk.app import _docket_time
-        assert got == encode_docket(Docket(rec.id, _docket_time(rec.time), "12", st.verdict.lexicon, ("QI", "ZA"), True))
+        assert got == encode_docket(Docket(rec.id, _docket_time(rec.time), "12", st.verdict.lexicon, ("QI", "ZA"), True,
+                                           rec.short_id))
+        assert b"Short id  " + rec.short_id.encode() + b"\n" in got and st.verdict.short_id == rec.short_id
         assert b"Table     12\n" in got and b"\xfb ACCEPTABLE" in got and got.endswith(b"\x1dV\x42\x00")
     finally:
         app.shutdown()
@@ -737,8 +739,7 @@ def test_missing_lexicon_is_shown_and_no_verdict_is_given(tmp_path, monkeypatch)
 def test_unwritable_log_means_no_verdict(tmp_path, monkeypatch):
     a, _ = make_app(tmp_path, monkeypatch)
     try:
-        a.paths.log = tmp_path  # a folder: the record cannot be appended
-        a._challenge_log = None
+        a.service.log_path = tmp_path  # a folder: the record cannot be appended
         post_keys("1")
         type_text("qi")
         post_keys("TAB")
