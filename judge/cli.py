@@ -9,9 +9,11 @@ the reason in one line on stderr.
 
 from __future__ import annotations
 
-import argparse
+import os
 import sys
-from pathlib import Path
+
+# argparse and pathlib are imported by `register` and the commands that need them, not here:
+# `fast` answers `rackside judge --lexicon FILE WORD...` without them (issue 11).
 
 EXIT_OK = 0
 EXIT_UNACCEPTABLE = 1
@@ -23,7 +25,47 @@ def _fail(message: str) -> int:
     return EXIT_ERROR
 
 
+def fast(argv: list[str]) -> int | None:
+    """`rackside judge --lexicon FILE WORD...` (also `--lexicon=FILE`), answered with nothing but
+    the adjudication core and the lexicon reader imported, for a director's whole command to take
+    little more than Python's own start-up. Any other form (another option, no --lexicon, a
+    station.json whose settings apply) returns None and goes through the full parser and
+    `cmd_judge`, which a test holds to the same output for the same arguments."""
+    lexicon_file, words, i = None, [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--lexicon" and lexicon_file is None and i + 1 < len(argv):
+            lexicon_file, i = argv[i + 1], i + 2
+            continue
+        if arg.startswith("--lexicon=") and lexicon_file is None:
+            lexicon_file, i = arg[len("--lexicon="):], i + 1
+            continue
+        if not arg or arg.startswith("-"):
+            return None
+        words.append(arg)
+        i += 1
+    if not lexicon_file or lexicon_file.startswith("-") or not words:
+        return None
+    from rackside import paths
+
+    if os.path.lexists(os.path.join(paths.state_dir_name(), "station.json")):
+        return None  # the director's settings (max words, or a corrupt file to refuse): the full path
+    from rackside.judge.adjudication import ChallengeInputError, adjudicate, normalise_words
+    from rackside.judge.lexicon import Lexicon, LexiconError
+
+    try:
+        checked = normalise_words(words)  # no settings file: the default number of words
+        with Lexicon.open(lexicon_file) as lexicon:
+            result = adjudicate(checked, lexicon)
+    except (ChallengeInputError, LexiconError) as exc:
+        return _fail(str(exc))
+    print(result.verdict)
+    return EXIT_OK if result.acceptable else EXIT_UNACCEPTABLE
+
+
 def register(sub) -> None:
+    from pathlib import Path
+
     judge = sub.add_parser(
         "judge",
         help="adjudicate a challenge: ACCEPTABLE or UNACCEPTABLE for the whole play",
@@ -97,7 +139,8 @@ def _demonstration_warning(lexicon) -> None:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from rackside.judge.adjudication import ChallengeInputError, ChallengeRule
+    from rackside.judge.adjudication import ChallengeInputError
+    from rackside.judge.penalties import ChallengeRule
     from rackside.judge.service import LexiconError, SettingsError
 
     service = _service(args)
@@ -134,6 +177,8 @@ def cmd_lexicon_compile(args: argparse.Namespace) -> int:
 
 
 def cmd_lexicon_info(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from rackside.judge.lexicon import FORMAT_VERSION, Lexicon, LexiconError, demonstration_note
     from rackside.judge.service import SettingsError
 
@@ -206,7 +251,7 @@ def _read_log(args: argparse.Namespace):
     return service, records
 
 
-def _default_log() -> Path:
+def _default_log():
     from rackside.judge.challenge_log import default_log_path
 
     return default_log_path()

@@ -31,15 +31,17 @@ from __future__ import annotations
 import os
 import stat
 import struct
+import sys
 import zlib
-from pathlib import Path
 
 import marisa_trie
 
 from rackside.values import Record
 
-# hashlib and lzma are imported where a word list is compiled or the shipped list read, not here:
-# `rackside judge` opens a compiled lexicon, which needs neither (issue 11: whole-command start-up).
+# pathlib, hashlib and lzma are imported where a path is made, a word list compiled or the shipped
+# list read, not here: `rackside judge --lexicon FILE WORD` opens a compiled lexicon, which needs
+# none of them, and pathlib alone (it brings `re`) costs more than opening a 279k-word lexicon
+# (issue 11: whole-command start-up).
 
 MAGIC = b"RACKLEX\x00"
 FORMAT_VERSION = 1
@@ -63,8 +65,7 @@ _CHUNK = 1 << 16
 # O_NONBLOCK so that a FIFO given by mistake is refused instead of hanging the station.
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
-_DATA_DIR = Path(__file__).resolve().parent / "data"
-DEFAULT_SOURCE = _DATA_DIR / "enable.txt.xz"
+# DEFAULT_SOURCE, the shipped list's Path (judge/data/enable.txt.xz), is made on first use: see __getattr__.
 DEFAULT_NAME = "ENABLE"
 # SHA-256 of the decompressed ENABLE list shipped in judge/data: lets install_default_lexicon
 # see that an installed file is current without decompressing, and catches a damaged package.
@@ -233,7 +234,7 @@ def compile_bytes(data: bytes, out: Path, name: str, label: str = "word list") -
         raise LexiconError(f"{label}: no usable words (2-15 letters A-Z) found")
     blob = build_lexicon_bytes(words, name, sha)
     try:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
         write_atomic(out, blob, mode=0o644)  # a lexicon is no secret; the log and exports are
     except OSError as exc:
         raise LexiconError(f"{out}: cannot write the compiled lexicon: {exc.strerror or exc}") from None
@@ -244,14 +245,14 @@ def compile_bytes(data: bytes, out: Path, name: str, label: str = "word list") -
         comment_lines=report.comment_lines,
         blank_lines=report.blank_lines,
         examples=report.examples,
-        out=Path(out),
+        out=_path(out),
         name=name.strip(),
     )
 
 
 def compile_lexicon(src: Path, out: Path, name: str) -> CompileReport:
     """Compile the word list `src` into the lexicon file `out`, written atomically."""
-    src = Path(src)
+    src = _path(src)
     try:
         data = src.read_bytes()
     except OSError as exc:
@@ -316,7 +317,6 @@ def _read_trailer(fd: int, path: Path) -> tuple[LexiconInfo, os.stat_result]:
 def read_info(path: Path) -> LexiconInfo:
     """The trailer of a compiled lexicon, after checking the trailer and the file size (not the
     body: `Lexicon.open` does that)."""
-    path = Path(path)
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
@@ -361,7 +361,7 @@ class Lexicon(marisa_trie.Trie):
 
     @classmethod
     def open(cls, path: Path | str) -> "Lexicon":
-        path = Path(path)
+        """`path` is kept as given (a str or a Path) in `lexicon.path`."""
         try:
             fd = os.open(path, _OPEN_FLAGS)
         except OSError as exc:
@@ -426,17 +426,37 @@ def default_lexicon_path() -> Path:
     return lexicon_dir() / "enable.rlex"
 
 
+def _path(value) -> Path:
+    from pathlib import Path
+
+    return Path(value)
+
+
+def __getattr__(name: str):
+    # DEFAULT_SOURCE is a module constant made on first use, so that importing this module does
+    # not import pathlib (see the imports above). Once made, it is an ordinary module attribute.
+    if name == "DEFAULT_SOURCE":
+        value = _path(__file__).resolve().parent / "data" / "enable.txt.xz"
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _default_source() -> Path:
+    return sys.modules[__name__].DEFAULT_SOURCE  # through __getattr__, or as a test replaced it
+
+
 def default_source_bytes() -> bytes:
     """The decompressed ENABLE list shipped in judge/data, checked against its known SHA-256."""
     import hashlib
     import lzma
 
     try:
-        data = lzma.decompress(DEFAULT_SOURCE.read_bytes())
+        data = lzma.decompress(_default_source().read_bytes())
     except (OSError, lzma.LZMAError) as exc:
-        raise LexiconError(f"{DEFAULT_SOURCE}: cannot read the shipped ENABLE list: {exc}") from None
+        raise LexiconError(f"{_default_source()}: cannot read the shipped ENABLE list: {exc}") from None
     if hashlib.sha256(data).hexdigest() != DEFAULT_SOURCE_SHA256:
-        raise LexiconError(f"{DEFAULT_SOURCE}: the shipped ENABLE list is damaged (SHA-256 mismatch); "
+        raise LexiconError(f"{_default_source()}: the shipped ENABLE list is damaged (SHA-256 mismatch); "
                            "reinstall Rackside")
     return data
 
@@ -458,8 +478,8 @@ def copy_into_lexicon_dir(path: Path, folder: Path | None = None) -> Path:
     in the folder gets the checksum in the copy's name rather than being overwritten."""
     from rackside.atomic import write_atomic
 
-    path = Path(path).expanduser().resolve()
-    folder = lexicon_dir() if folder is None else Path(folder)
+    path = _path(path).expanduser().resolve()
+    folder = lexicon_dir() if folder is None else _path(folder)
     with Lexicon.open(path) as lexicon:  # refuse a file that would not open at the table
         checksum = lexicon.short_checksum
     if folder.exists() and path.parent == folder.resolve():
@@ -481,7 +501,7 @@ def copy_into_lexicon_dir(path: Path, folder: Path | None = None) -> Path:
 
 def default_is_current(path: Path | None = None) -> bool:
     """Whether the installed default lexicon exists, verifies, and was built from the shipped list."""
-    path = default_lexicon_path() if path is None else Path(path)
+    path = default_lexicon_path() if path is None else _path(path)
     try:
         with Lexicon.open(path) as lexicon:
             return lexicon.source_sha256 == DEFAULT_SOURCE_SHA256 and lexicon.name == DEFAULT_NAME
@@ -494,5 +514,5 @@ def install_default_lexicon() -> Path:
     is already there (so running it again is fast). Returns the path."""
     path = default_lexicon_path()
     if not default_is_current(path):
-        compile_bytes(default_source_bytes(), path, DEFAULT_NAME, label=str(DEFAULT_SOURCE))
+        compile_bytes(default_source_bytes(), path, DEFAULT_NAME, label=str(_default_source()))
     return path

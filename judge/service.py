@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rackside.judge.adjudication import DEFAULT_MAX_WORDS, Adjudication, ChallengeRule
+from rackside.judge.adjudication import DEFAULT_MAX_WORDS, Adjudication
+from rackside.judge.penalties import ChallengeRule
 from rackside.judge.lexicon import Lexicon, LexiconError
 from rackside.judge.settings import SettingsError, StationSettings
 from rackside.values import Record
@@ -238,7 +239,8 @@ class JudgeService:
     def check(self, words, *, prior: int | None = None, rule: ChallengeRule | None = None) -> Judgement:
         """Judge without logging (`rackside judge`): raises ChallengeInputError for bad words,
         NoLexicon when there is none."""
-        from rackside.judge.adjudication import adjudicate, normalise_words, penalty_guidance
+        from rackside.judge.adjudication import adjudicate, normalise_words
+        from rackside.judge.penalties import penalty_guidance
 
         if self.lexicon is None:
             raise NoLexicon("No lexicon is loaded: call the director")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rackside.judge.adjudication import DEFAULT_MAX_WORDS, ChallengeRule
+from rackside.judge.adjudication import DEFAULT_MAX_WORDS
+from rackside.judge.penalties import ChallengeRule
 from rackside.judge.lexicon import Lexicon, install_default_lexicon, lexicon_dir
 
 SETTINGS_VERSION = 1

@@ -85,7 +85,7 @@ class KioskApp:
         """Settings and lexicon: what the idle screen shows. A missing or corrupt lexicon is shown
         on the idle screen (the director fixes it from director mode); corrupt settings refuse to
         start."""
-        from rackside.judge.adjudication import ChallengeRule
+        from rackside.judge.penalties import ChallengeRule
 
         settings = self.service.reload_settings()
         self.station.rules = tuple((r.value, r.label) for r in ChallengeRule)

@@ -1,37 +1,18 @@
 """The `rackside` command: one entry point whose subcommands are Rackside's programs.
 
 Each subsystem registers its own subcommands (`firmware.cli`, `kiosk.cli`, `judge.cli`), so this module
-only composes them, sets up logging, and knows where configuration and state live.
+only composes them and sets up logging.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-from pathlib import Path
 
 __version__ = "0.1.0"
 
-def config_dir() -> Path:
-    """Where a director's configuration lives: $RACKSIDE_CONFIG_DIR, else /etc/rackside on an
-    installed Pi (when it exists), else ~/.config/rackside."""
-    env = os.environ.get("RACKSIDE_CONFIG_DIR")
-    if env:
-        return Path(env)
-    if Path("/etc/rackside").is_dir():
-        return Path("/etc/rackside")
-    return Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "rackside"
-
-
-def state_dir() -> Path:
-    """Where journals, checkpoints, logs and compiled lexicons are written: $RACKSIDE_STATE_DIR
-    (systemd's StateDirectory sets it on a Pi), else ~/.local/share/rackside."""
-    env = os.environ.get("RACKSIDE_STATE_DIR") or os.environ.get("STATE_DIRECTORY")
-    if env:
-        return Path(env.split(":")[0])
-    return Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "rackside"
-
+# Nothing else at import: argparse (with `re` and `enum`) is imported when the full parser is
+# built, so a command with a fast path answers without it (issue 11). Where configuration and
+# state live is `rackside.paths`.
 
 # Which subsystem registers each command. `rackside COMMAND ...` imports only that subsystem's
 # cli module, so a director's `rackside judge WORD` never pays for the clock's or the station's
@@ -55,8 +36,14 @@ def _command_of(argv: list[str]) -> str | None:
     return None
 
 
+# Commands whose subsystem answers their commonest form before argparse is even imported:
+# `fast(argv)` returns an exit code, or None for any other form, which the full parser handles.
+FAST_PATHS = {"judge": "rackside.judge.cli"}
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The `rackside` parser; given a known `command`, with only its subsystem's subcommands."""
+    import argparse
     import importlib
 
     wanted = SUBSYSTEM_CLIS.get(command)
@@ -81,6 +68,11 @@ def _set_up_logging(verbose: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in FAST_PATHS:
+        __import__(FAST_PATHS[argv[0]])  # (importlib itself would cost more than the module)
+        code = sys.modules[FAST_PATHS[argv[0]]].fast(argv[1:])
+        if code is not None:
+            return code
     parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     # A subcommand may set `logging=False`: it reports on stdout/stderr itself.

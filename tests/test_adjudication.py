@@ -1,4 +1,6 @@
-"""Adjudication: input normalisation, whole-play verdicts (3.10.7), penalty guidance (3.10.15)."""
+"""Adjudication: input normalisation, whole-play verdicts (3.10.7), penalty guidance (3.10.15).
+
+The penalty names are also importable from judge.adjudication, where they were before judge.penalties."""
 
 from __future__ import annotations
 
@@ -6,16 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rackside.judge.adjudication import (
-    UNACCEPTABLE_GUIDANCE,
-    Adjudication,
-    ChallengeInputError,
-    ChallengeRule,
-    adjudicate,
-    increasing_penalty,
-    normalise_words,
-    penalty_guidance,
-)
+from rackside.judge.adjudication import Adjudication, ChallengeInputError, adjudicate, normalise_words
+from rackside.judge.penalties import UNACCEPTABLE_GUIDANCE, ChallengeRule, increasing_penalty, penalty_guidance
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 LEXICON = frozenset({"CAT", "CATS", "DOG", "QI", "ZA"})
@@ -223,3 +217,12 @@ def test_negative_history_is_refused():
         penalty_guidance(ChallengeRule.DINGLE, acceptable(1), -1)
     with pytest.raises(ValueError):
         increasing_penalty(0)
+
+
+def test_penalty_names_are_still_importable_from_adjudication():
+    from rackside.judge import adjudication, penalties
+
+    assert adjudication.ChallengeRule is penalties.ChallengeRule
+    assert adjudication.penalty_guidance is penalties.penalty_guidance
+    with pytest.raises(AttributeError):
+        adjudication.NoSuchThing  # noqa: B018

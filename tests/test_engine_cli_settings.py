@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from rackside.judge.adjudication import ChallengeRule
+from rackside.judge.penalties import ChallengeRule
 from rackside.judge.lexicon import LexiconError, compile_lexicon, default_lexicon_path, lexicon_dir
 from rackside.judge.settings import (
     SettingsError,

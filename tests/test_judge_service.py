@@ -276,13 +276,58 @@ def test_no_kiosk_package_data_and_judge_owns_enable():
 
 
 def test_the_judge_command_path_imports_nothing_it_does_not_need(tmp_path, small):
-    """`rackside judge` on its fast path: no dataclasses, logging, tomllib or hashlib (issue 11)."""
+    """`rackside judge --lexicon FILE WORD` imports none of dataclasses, logging, tomllib, hashlib, nor
+    argparse, pathlib, re, enum or json, each of which costs more than the lookup (issue 11)."""
     import subprocess
     import sys
 
     code = ("import sys; from rackside import cli; rc = cli.main(['judge', '--lexicon', sys.argv[1], 'CAT']); "
             "print(' '.join(sorted(m for m in ('dataclasses', 'logging', 'tomllib', 'hashlib', 'tempfile', "
-            "'rackside.firmware.cli', 'rackside.kiosk.cli', 'inspect', 'typing') if m in sys.modules)))")
+            "'rackside.firmware.cli', 'rackside.kiosk.cli', 'inspect', 'typing', 'argparse', 'pathlib', 're', 'enum', "
+            "'json', 'collections') if m in sys.modules)))")
     env = {**os.environ, "RACKSIDE_STATE_DIR": str(tmp_path / "s")}
     out = subprocess.run([sys.executable, "-c", code, str(small)], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.splitlines()[-1] == "", out.stdout
+
+
+@pytest.mark.parametrize("argv", [
+    ["--lexicon", "{small}", "cat"],
+    ["--lexicon={small}", "cat", " Dog ", "qi"],
+    ["cat", "--lexicon", "{small}"],
+    ["--lexicon", "{small}", "cat", "dogz"],
+    ["--lexicon", "{small}", "ca t"],
+    ["--lexicon", "{small}", "c4t"],
+    ["--lexicon", "{small}", "x"],
+    ["--lexicon", "{small}"] + ["cat"] * 9,
+    ["--lexicon", "{missing}", "cat"],
+    ["--lexicon", "{junk}", "cat"],
+])
+def test_the_judge_fast_path_answers_exactly_as_the_full_command(capsys, tmp_path, small, argv):
+    from rackside.judge import cli as judge_cli
+
+    (tmp_path / "junk.rlex").write_bytes(b"junk" * 100)
+    argv = [a.format(small=small, missing=tmp_path / "missing.rlex", junk=tmp_path / "junk.rlex") for a in argv]
+    fast = judge_cli.fast(argv)
+    fast_out = capsys.readouterr()
+    assert fast is not None  # this form has a fast path
+    args = rackside_cli.build_parser("judge").parse_args(["judge", *argv])
+    full = args.func(args)
+    full_out = capsys.readouterr()
+    assert (fast, fast_out.out, fast_out.err) == (full, full_out.out, full_out.err)
+
+
+@pytest.mark.parametrize("argv", [["cat"], ["--guidance", "--lexicon", "x", "cat"], ["--lexicon", "x"],
+                                  ["--lex", "x", "cat"], ["--lexicon", "x", "--lexicon", "y", "cat"], ["--help"]])
+def test_other_forms_of_judge_take_the_full_parser(argv):
+    from rackside.judge import cli as judge_cli
+
+    assert judge_cli.fast(argv) is None
+
+
+def test_settings_send_judge_through_the_full_parser(small):
+    from rackside.judge import cli as judge_cli
+    from rackside.judge.settings import default_settings_path
+
+    default_settings_path().parent.mkdir(parents=True, exist_ok=True)
+    default_settings_path().write_text('{"max_words": 1}\n')
+    assert judge_cli.fast(["--lexicon", str(small), "cat", "dog"]) is None

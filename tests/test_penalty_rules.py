@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rackside.judge.adjudication import Adjudication, ChallengeRule, PenaltyRule, penalty_guidance
+from rackside.judge.adjudication import Adjudication
+from rackside.judge.penalties import ChallengeRule, PenaltyRule, penalty_guidance
 
 
 def acceptable(n: int) -> Adjudication:
@@ -34,7 +35,7 @@ def test_every_rule_is_one_entry_of_the_table():
 def test_adding_a_rule_is_one_entry():
     """A tenth rule (20 points per challenge): one more entry, and parsing, labels, the standard
     flag and the guidance all follow, with nothing else changed."""
-    from rackside.judge.adjudication import PenaltyTable, points_per_turn
+    from rackside.judge.penalties import PenaltyTable, points_per_turn
 
     entries = [(rule.name, rule.spec) for rule in ChallengeRule]
     tenth = PenaltyRule("20-per-turn", "20 points per challenge", "3.10.15(c)(iii)",
