@@ -139,17 +139,17 @@ class JudgeService:
 
     def configured_lexicon_path(self) -> Path:
         """The file the settings choose (installing the default ENABLE when they choose none)."""
-        from rackside.judge.lexicon import install_default_lexicon
-        from rackside.judge.settings import resolve_lexicon_path
+        from rackside.judge.settings import configured_lexicon_path
 
-        return resolve_lexicon_path(self.settings) or install_default_lexicon()
+        return configured_lexicon_path(self.settings)
 
     def open_lexicon(self, path: Path | str | None = None) -> Lexicon:
         """Open `path`, else the configured lexicon, and judge with it from now on. Raises
         LexiconError (or SettingsError): a station never falls back silently to another lexicon
         than the one the director set; the one already open, if any, stays."""
-        path = Path(path) if path is not None else self.configured_lexicon_path()
-        lexicon = Lexicon.open(path)
+        from rackside.judge.settings import open_configured_lexicon
+
+        lexicon = Lexicon.open(path) if path is not None else open_configured_lexicon(self.settings)
         self._use(lexicon)
         return lexicon
 

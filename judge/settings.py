@@ -122,11 +122,13 @@ def resolve_lexicon_path(settings: StationSettings) -> Path | None:
     return path if path.is_absolute() else lexicon_dir() / path
 
 
+def configured_lexicon_path(settings: StationSettings) -> Path:
+    """The director's chosen lexicon file, or the default ENABLE's (installed if needed)."""
+    return resolve_lexicon_path(settings) or install_default_lexicon()
+
+
 def open_configured_lexicon(settings: StationSettings) -> Lexicon:
     """Open the director's chosen lexicon, or the default ENABLE (installing it if needed).
     Raises LexiconError if the chosen file is missing or corrupt: a station never silently
     falls back to another lexicon than the one the director set."""
-    path = resolve_lexicon_path(settings)
-    if path is None:
-        path = install_default_lexicon()
-    return Lexicon.open(path)
+    return Lexicon.open(configured_lexicon_path(settings))
