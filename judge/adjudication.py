@@ -83,17 +83,3 @@ def adjudicate(words: Sequence[str], lexicon: Container[str]) -> Adjudication:
     per_word = tuple(word in lexicon for word in words)
     return Adjudication(words=words, acceptable=all(per_word), per_word=per_word)
 
-
-# Names that lived here before the penalty table had its own module (judge.penalties): still
-# importable from here for code written before the split, loaded only when asked for, so that
-# judging a word never pays for the enum of rules.
-_MOVED = {"ChallengeRule", "PenaltyRule", "PenaltyTable", "penalty_guidance", "increasing_penalty",
-          "points_per_word", "points_per_turn", "INCREASING_PENALTIES", "UNACCEPTABLE_GUIDANCE"}
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        from rackside.judge import penalties
-
-        return getattr(penalties, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

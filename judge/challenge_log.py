@@ -50,10 +50,10 @@ class AmbiguousId(ValueError):
 
 
 def default_log_path() -> Path:
-    """Where the station's challenge log lives: `paths.state_dir() / "challenges.jsonl"`."""
+    """Where the station's challenge log lives (`rackside.paths.challenge_log()`)."""
     from rackside import paths
 
-    return paths.state_dir() / "challenges.jsonl"
+    return paths.challenge_log()
 
 
 def validate_station(station: str) -> str:

@@ -48,6 +48,7 @@ def fast(argv: list[str]) -> int | None:
         return None
     from rackside import paths
 
+    # paths.station_settings() as a str, without pathlib (a test holds the two to the same file)
     if os.path.lexists(os.path.join(paths.state_dir_name(), "station.json")):
         return None  # the director's settings (max words, or a corrupt file to refuse): the full path
     from rackside.judge.adjudication import ChallengeInputError, adjudicate, normalise_words

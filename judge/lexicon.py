@@ -416,10 +416,10 @@ class Lexicon(marisa_trie.Trie):
 
 
 def lexicon_dir() -> Path:
-    """The folder of compiled lexicons the director chooses from."""
+    """The folder of compiled lexicons the director chooses from (`rackside.paths.lexicon_dir()`)."""
     from rackside import paths
 
-    return paths.state_dir() / "lexicons"
+    return paths.lexicon_dir()
 
 
 def default_lexicon_path() -> Path:

@@ -80,7 +80,7 @@ class StationSettings:
 def default_settings_path() -> Path:
     from rackside import paths
 
-    return paths.state_dir() / "station.json"
+    return paths.station_settings()
 
 
 def load_settings(path: Path | None = None) -> StationSettings:

@@ -1,7 +1,7 @@
 """The `rackside` command: one entry point whose subcommands are Rackside's programs.
 
 Each subsystem registers its own subcommands (`firmware.cli`, `kiosk.cli`, `judge.cli`), so this module
-only composes them and sets up logging.
+only composes them and sets up logging; `rackside.paths` knows where configuration and state live.
 """
 
 from __future__ import annotations
@@ -41,6 +41,17 @@ def _command_of(argv: list[str]) -> str | None:
 FAST_PATHS = {"judge": "rackside.judge.cli"}
 
 
+def show_paths(args: argparse.Namespace) -> int:
+    """`rackside paths`: where this machine's configuration and state are, as every command sees them."""
+    from rackside import paths
+
+    width = max(len(k) for k in paths.all_paths())
+    for what, path in paths.all_paths().items():
+        mark = "" if path.exists() else "  (not yet created)"
+        print(f"{what:<{width}}  {path}{mark}")
+    return 0
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The `rackside` parser; given a known `command`, with only its subsystem's subcommands."""
     import argparse
@@ -54,6 +65,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in modules:
         importlib.import_module(name).register(sub)
+    paths_cmd = sub.add_parser("paths", help="where configuration, state, journals, logs and lexicons are")
+    paths_cmd.set_defaults(func=show_paths)
     return parser
 
 

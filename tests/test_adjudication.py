@@ -1,6 +1,4 @@
-"""Adjudication: input normalisation, whole-play verdicts (3.10.7), penalty guidance (3.10.15).
-
-The penalty names are also importable from judge.adjudication, where they were before judge.penalties."""
+"""Adjudication: input normalisation, whole-play verdicts (3.10.7), penalty guidance (3.10.15)."""
 
 from __future__ import annotations
 
@@ -218,11 +216,3 @@ def test_negative_history_is_refused():
     with pytest.raises(ValueError):
         increasing_penalty(0)
 
-
-def test_penalty_names_are_still_importable_from_adjudication():
-    from rackside.judge import adjudication, penalties
-
-    assert adjudication.ChallengeRule is penalties.ChallengeRule
-    assert adjudication.penalty_guidance is penalties.penalty_guidance
-    with pytest.raises(AttributeError):
-        adjudication.NoSuchThing  # noqa: B018

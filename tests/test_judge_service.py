@@ -331,3 +331,11 @@ def test_settings_send_judge_through_the_full_parser(small):
     default_settings_path().parent.mkdir(parents=True, exist_ok=True)
     default_settings_path().write_text('{"max_words": 1}\n')
     assert judge_cli.fast(["--lexicon", str(small), "cat", "dog"]) is None
+
+
+def test_the_fast_path_looks_for_the_settings_where_paths_says_they_are():
+    import os
+
+    from rackside import paths
+
+    assert os.path.join(paths.state_dir_name(), "station.json") == str(paths.station_settings())

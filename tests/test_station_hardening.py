@@ -106,7 +106,9 @@ def test_hash_pin_refuses_a_non_numeric_pin_before_asking_again(monkeypatch, cap
         asked.append(prompt)
         return "12ab"
 
-    monkeypatch.setattr(station_cli.getpass, "getpass", fake_getpass)
+    import getpass
+
+    monkeypatch.setattr(getpass, "getpass", fake_getpass)
     monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
     assert station_cli._hash_pin() == 1
     assert len(asked) == 1  # not asked a second time
