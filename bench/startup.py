@@ -7,6 +7,8 @@ lexicon at open, the lookup, exit), interleaved round-robin so a busy neighbour 
 contender alike, and reports the median and the best of N runs:
 
 - `python -c pass` from the same venv (the floor every Python command pays);
+- a one-liner that imports marisa-trie and loads the same compiled file with no check at all (the
+  floor for any command that answers from a compiled lexicon);
 - a one-liner that loads the word list into a Python set and looks the word up;
 - `rackside judge --lexicon FILE WORD`, with no station settings and with a `station.json`;
 - with --base (a checkout with its own .venv, e.g. before the judge core moved), the same
@@ -37,6 +39,8 @@ SHARED = next((p / "shared" / "lexicons" for p in REPO.parents if (p / "shared" 
               REPO.parent / "shared" / "lexicons")
 TARGET_WORDS = 279_000
 WORD = "QUIXOTIC"  # in both lists; every contender answers the same question
+FLOOR = ("import sys, marisa_trie; t = marisa_trie.Trie(); t.load(sys.argv[1]); "
+         "sys.exit(0 if sys.argv[2] in t else 1)")
 SET_ONE_LINER = ("import sys; s = set(open(sys.argv[1]).read().split()); "
                  "sys.exit(0 if sys.argv[2] in s else 1)")
 
@@ -128,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
         judge = [rackside, "judge", "--lexicon", str(lexicon), WORD]
         commands = {
             "python -c pass": ([py, "-c", "pass"], bare),
+            # The floor for any command that answers from a compiled lexicon: import marisa-trie and
+            # load the trie, with no integrity check, no argument parsing and no Rackside at all.
+            "floor: marisa-trie load": ([py, "-c", FLOOR, str(lexicon), WORD], bare),
             "set one-liner": ([py, "-c", SET_ONE_LINER, str(src), WORD], bare),
             "rackside judge": (judge, bare),
             "rackside judge (station.json)": (judge, configured),
