@@ -61,6 +61,7 @@ def fast(argv: list[str]) -> int | None:
     except (ChallengeInputError, LexiconError) as exc:
         return _fail(str(exc))
     print(result.verdict)
+    _demonstration_warning(lexicon)
     return EXIT_OK if result.acceptable else EXIT_UNACCEPTABLE
 
 
@@ -159,8 +160,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     print(judgement.adjudication.verdict)
     if args.guidance or args.rule:
         print(judgement.guidance)
-    if args.lexicon is None:
-        _demonstration_warning(lexicon)
+    _demonstration_warning(lexicon)
     return EXIT_OK if judgement.adjudication.acceptable else EXIT_UNACCEPTABLE
 
 

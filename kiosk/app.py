@@ -387,6 +387,7 @@ class KioskApp:
         from datetime import datetime
 
         from rackside import paths
+
         folder = self.paths.exports or self.config.export_dir or paths.state_dir() / "exports"
         # Wall-clock time only names the file for humans.
         out = folder / f"challenges-{self.config.name}-{datetime.now():%Y%m%d-%H%M%S}.csv"

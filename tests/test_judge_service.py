@@ -214,6 +214,11 @@ def test_judge_with_a_tournament_lexicon_says_nothing_more(capsys, small):
     assert run(capsys, "judge", "--lexicon", str(small), "qi") == (0, "ACCEPTABLE\n", "")
 
 
+def test_judge_with_the_demonstration_list_named_says_so_too(capsys):
+    code, out, err = run(capsys, "judge", "--lexicon", str(_installed_default()), "qi")
+    assert (code, out) == (1, "UNACCEPTABLE\n") and "demonstration" in err
+
+
 def test_lexicon_info_without_a_file_shows_the_current_one(capsys, small):
     code, out, _ = run(capsys, "lexicon", "info")
     assert code == 0 and "ENABLE" in out and "demonstration" in out
@@ -301,12 +306,15 @@ def test_the_judge_command_path_imports_nothing_it_does_not_need(tmp_path, small
     ["--lexicon", "{small}"] + ["cat"] * 9,
     ["--lexicon", "{missing}", "cat"],
     ["--lexicon", "{junk}", "cat"],
+    ["--lexicon", "{enable}", "qi"],
 ])
 def test_the_judge_fast_path_answers_exactly_as_the_full_command(capsys, tmp_path, small, argv):
     from rackside.judge import cli as judge_cli
 
     (tmp_path / "junk.rlex").write_bytes(b"junk" * 100)
-    argv = [a.format(small=small, missing=tmp_path / "missing.rlex", junk=tmp_path / "junk.rlex") for a in argv]
+    enable = _installed_default()
+    argv = [a.format(small=small, missing=tmp_path / "missing.rlex", junk=tmp_path / "junk.rlex", enable=enable)
+            for a in argv]
     fast = judge_cli.fast(argv)
     fast_out = capsys.readouterr()
     assert fast is not None  # this form has a fast path
