@@ -9,11 +9,16 @@ later is the same whether or not anyone looked in between.
 Clauses (WESPA Game Rules v2.0, and the v5.1 summary for parts 4-6):
 - 1.4.2(a): count down from the game time to 0:00, then count overtime up in minutes and seconds.
 - 1.4.3, 4.1: the centre button neutralises: both times stop.
+- 2.3.2(b)-(c), 2.3.3(b): while waiting for latecomers the arrivals are single presses at the table:
+  with both absent the first to arrive presses their own button (their side stops, the second runs
+  on); the centre press neutralises when the (last) latecomer arrives. Each is assigned the time
+  showing on their side, exactly as displayed (rounded up to the second).
 - 1.4.1(b): the director may adjust either player's remaining time.
 - 2.2: the non-starter starts the starter's time.
 - 2.3.2-2.3.6: late arrivals, optional and compulsory lateness forfeits (75 points to the opponent).
 - 3.1.1(c), 3.4.1: pressing your own button ends your turn and starts your opponent's time.
-- 3.10.3(c), 3.10.6: restart after a challenge; the courtesy draw one minute after pressing.
+- 3.10.3(c), 3.10.6: restart after a challenge; the courtesy draw one minute after pressing, cleared
+  whenever the clock is neutralised (the play may come off the board, 3.10.15(a)).
 - 5.1.2, 5.1.3: playing out neutralises; the player may then restart the opponent's time.
 - 5.3, 5.3.3: 10 points per minute or part thereof of overtime, in whole seconds; 10 minutes of
   overtime is an immediate forfeit, with 100 penalty points.
@@ -299,9 +304,15 @@ def _apply_settled(c: Clock, event: Input) -> Clock:
         return _press(c, _check_player(event.player), t)
     if isinstance(event, Neutralise):
         if c.phase is Phase.RUNNING:  # 1.4.3, 3.10.3(a)(ii), 5.1.2
-            return replace(c, phase=Phase.NEUTRALISED)
+            # 3.10.6: the courtesy draw belongs to a turn that stood; a challenge (or anything
+            # else that neutralises) may take the play off the board (3.10.15(a))
+            return replace(c, phase=Phase.NEUTRALISED, pressed=None)
         if c.phase is Phase.NEUTRALISED:  # 3.10.3(c), 4.1: restart the side that was stopped
             return replace(c, phase=Phase.RUNNING, switched_ns=t)
+        if c.phase is Phase.LATE:  # 2.3.2(c), 2.3.3(b): neutralised when the (last) latecomer arrives
+            for p in PLAYERS:
+                if c.absent[p - 1]:
+                    c = _arrive(c, p, t)
         return c
     if isinstance(event, End):
         return replace(_stop_lateness(c, t), phase=Phase.ENDED, ending=Ending.END)
@@ -327,6 +338,8 @@ def _press(c: Clock, player: int, t: int) -> Clock:
         return replace(c, side=opponent(player), switched_ns=t, pressed=(player, t))
     if c.phase is Phase.NEUTRALISED and c.side == player:  # 5.1.3: restart the opponent's time
         return replace(c, phase=Phase.RUNNING, side=opponent(player), switched_ns=t)
+    if c.phase is Phase.LATE and all(c.absent):  # 2.3.2(b): the first to arrive stops their own
+        return _arrive(c, player, t)  # side and the second side runs on
     return c  # the side not running: nothing happens
 
 
@@ -356,13 +369,25 @@ def _stop_lateness(c: Clock, t: int) -> Clock:
     return replace(c, allotted_ns=allotted, absent=(False, False))
 
 
+def shown_ns(remaining_ns: int) -> int:
+    """The remaining time as the display shows it (`display_text`), in nanoseconds: rounded up to
+    the second while time remains, overtime truncated to the whole second."""
+    if remaining_ns > 0:
+        return -(-remaining_ns // NS_PER_S) * NS_PER_S
+    return -overtime_seconds(remaining_ns) * NS_PER_S
+
+
 def _arrive(c: Clock, player: int, t: int) -> Clock:
+    """2.3.2(b)-(c), 2.3.3(b): the player is assigned the time showing on their side, exactly as
+    the display shows it (rounded up to the second), so 14:59.5 left is an assigned 15:00 and
+    no optional forfeit (2.3.4)."""
     if c.phase is not Phase.LATE or not c.absent[player - 1]:
         return c
-    lateness = _lateness_ns(c, player, t)
+    i = player - 1
+    assigned = shown_ns(_remaining_ns(c, player, t))
     c = replace(
         c,
-        allotted_ns=_set(c.allotted_ns, player, c.allotted_ns[player - 1] - lateness),
+        allotted_ns=_set(c.allotted_ns, player, c.played_ns[i] + assigned),
         absent=_set(c.absent, player, False),
         late=_set(c.late, player, True),
     )
@@ -406,7 +431,8 @@ def _resume(c: Clock, event: Resume) -> Clock:
         origin_ns=moved(c.origin_ns),
         late_since_ns=moved(c.late_since_ns),
         switched_ns=moved(c.switched_ns),
-        pressed=None if c.pressed is None else (c.pressed[0], c.pressed[1] + shift),
+        # 3.10.6: a restored clock is neutralised, and a neutralised clock clears the courtesy draw
+        pressed=None if c.phase is Phase.RUNNING or c.pressed is None else (c.pressed[0], c.pressed[1] + shift),
         restored=True,
     )
 
