@@ -47,7 +47,7 @@ from rackside.firmware.clock import (
     View,
     apply,
     new_clock,
-    settle,
+    phase_at,
     view,
 )
 from rackside.firmware.debounce import DEFAULT_SETTLE_NS, Debouncer
@@ -344,7 +344,7 @@ class Runner:
     def _phase(self, t: int) -> Phase:
         c = self.clock
         if c.since_ns is not None and t >= c.since_ns:
-            c = settle(c, t)
+            return phase_at(c, t)  # settle(c, t).phase without building the settled clock
         return c.phase
 
     # --- the director's menu -------------------------------------------------------------------

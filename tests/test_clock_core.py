@@ -550,3 +550,26 @@ def test_2_3_5_expiry_of_a_time_adjusted_below_zero_keeps_it_there():
     v = view(c, 2 * S)
     assert v.ending is Ending.LATENESS_FORFEIT
     assert v.players[0].remaining_ns == -30 * S
+
+
+def test_2_3_5_an_absent_players_time_adjusted_to_0_00_expires_at_that_moment():
+    """The fast path of `settle` (nothing to account) must not skip an expiry due at once."""
+    c = run([LateStart(0, (2,)), Adjust(60 * S, 2, 0)])
+    v = view(c, 60 * S)
+    assert v.phase is Phase.ENDED and v.ending is Ending.LATENESS_FORFEIT and v.forfeits == (2,)
+    assert settle(c, 60 * S).phase is Phase.ENDED
+
+
+def test_the_clock_is_still_a_frozen_value_after_the_fast_copies():
+    """Issue 11: the core copies clocks without dataclasses.replace; the copies are the same values."""
+    import dataclasses
+
+    c = run([Press(0, 2), Press(10 * S, 1), Neutralise(20 * S)])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.phase = Phase.RUNNING
+    same = dataclasses.replace(c)
+    assert same == c and hash(same) == hash(c) and vars(same) == vars(c)
+    v = view(c, 30 * S)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        v.phase = Phase.RUNNING
+    assert dataclasses.replace(v) == v and dataclasses.replace(v.players[0]) == v.players[0]

@@ -32,6 +32,7 @@ from rackside.firmware.clock import (
     Rules,
     apply,
     new_clock,
+    phase_at,
     settle,
     shown_ns,
     view,
@@ -217,3 +218,16 @@ def test_looking_at_the_clock_in_between_changes_nothing(game, later, fraction):
         t2 = c.since_ns + later
         t1 = c.since_ns + int(later * fraction)
         assert view(settle(c, t1), t2) == view(c, t2)
+
+
+@FAST
+@given(games, st.integers(0, 30 * 60 * S))
+def test_phase_at_is_the_phase_of_the_settled_clock(game, later):
+    """The runner's cheap question (issue 11) has the core's answer."""
+    rules, steps = game
+    c = new_clock(rules)
+    assert phase_at(c, later) is c.phase
+    for event in build(rules, steps):
+        c = apply(c, event)
+        for t in (c.since_ns, c.since_ns + later):
+            assert phase_at(c, t) is settle(c, t).phase
