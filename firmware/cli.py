@@ -200,13 +200,13 @@ def simulate(clock: Clock, *, terminal: bool = False) -> int:
             try:
                 from rackside.hardware.sim_window import SimWindow
 
-                ui = SimWindow(clock.board, clock.displays)
+                ui = SimWindow(clock.board, clock.displays, key_help=clock.runner.menu_help)
             except Exception as exc:  # noqa: BLE001 - no usable window: fall back to the terminal
                 log.warning("no simulator window (%s); drawing in the terminal", exc)
         if ui is None:
             from rackside.hardware.terminal import TerminalSim
 
-            ui = TerminalSim(clock.board, clock.displays)
+            ui = TerminalSim(clock.board, clock.displays, key_help=clock.runner.menu_help)
         ui.run(lambda: not thread.is_alive())
     except KeyboardInterrupt:
         pass

@@ -357,6 +357,12 @@ class Runner:
         self.menu = menus.open_menu(view(self.clock, max(t, self.clock.since_ns or t)), self.rules.game_time_ms, self.rules.forfeit_overtime_ms)
         log.info("director's menu opened")
 
+    def menu_help(self) -> dict[str, str] | None:
+        """What each button does while the director's menu is open, else None: the simulators'
+        key line (any thread may ask; the menu is an immutable value)."""
+        menu = self.menu
+        return None if menu is None else menus.key_help(menu)
+
     def _menu_press(self, button: str, t: int) -> None:
         t = max(t, self.clock.since_ns or t)
         self.menu, effects = menus.press(self.menu, button, view(self.clock, t), self.rules.game_time_ms)
