@@ -80,6 +80,7 @@ class Runner:
         chord_ns: int = DEFAULT_CHORD_NS,
         restored_banner_ns: int = RESTORED_BANNER_NS,
         initially_down: dict[str, bool] | None = None,
+        on_new_game: Callable[[Rules], None] | None = None,
     ) -> None:
         self.rules = rules
         self.store = store
@@ -90,6 +91,7 @@ class Runner:
         self.buzzer = buzzer and board is not None
         self.notifier = notifier
         self.restored_banner_ns = restored_banner_ns
+        self.on_new_game = on_new_game  # keeps the menu's game time for the following games
         down = initially_down or {}
         self.debouncers = {b: Debouncer(settle_ns, raw_down=bool(down.get(b))) for b in BUTTONS}
         self.gestures = Gestures(hold_ns=hold_ns, chord_ns=chord_ns)
@@ -400,6 +402,11 @@ class Runner:
         self._out = (False, False)
         self._ending = None
         log.info("new game: %d:%02d a player", game_time_ms // 60000, game_time_ms // 1000 % 60)
+        if self.on_new_game is not None:
+            try:  # no game time runs in a new game: a small atomic write here delays nobody
+                self.on_new_game(self.rules)
+            except Exception as exc:  # noqa: BLE001 - the new game goes on with its game time
+                log.error("the game time for the following games was not saved: %s", exc)
 
     # --- output --------------------------------------------------------------------------------
 
