@@ -118,7 +118,8 @@ class CoreTimer:
         import rackside.firmware.runner as runner_module
 
         self.module = runner_module
-        self.saved = {name: getattr(runner_module, name) for name in CORE_FUNCTIONS}
+        # whichever of them the runner module uses (an older runner has no phase_at)
+        self.saved = {name: getattr(runner_module, name) for name in CORE_FUNCTIONS if hasattr(runner_module, name)}
         self.total_ns = 0
         self.calls = 0
 
