@@ -12,7 +12,8 @@ in place of its key line). Items:
   ``both``, 2.3.2(a), 2.3.3(a)). While waiting: mark an arrival (``Arr1``, ``Arr2``, 2.3.2(b)).
   After a late arrival with under 15 minutes assigned: that player's optional forfeit (``For1``,
   ``For2``, 2.3.4). Only offered when one of these applies.
-- ``LEn``: the game time (length), then ``yES``/``no``: starts a new game with it.
+- ``LEn``: the game time (length), then ``yES``/``no``: starts a new game with it (the runner's
+  ``on_new_game`` keeps it for the following games: ``config.save_game_time``).
 - ``rSEt``: ``yES``/``no``: a new game with the current game time.
 - ``donE``: back to the clock (still neutralised: the centre restarts it).
 
