@@ -49,7 +49,7 @@ from rackside.firmware.clock import (
     View,
     apply,
     new_clock,
-    settle,
+    phase_at,
     view,
 )
 from rackside.firmware.debounce import DEFAULT_SETTLE_NS, Debouncer
@@ -104,6 +104,7 @@ class Runner:
         chord_ns: int = DEFAULT_CHORD_NS,
         restored_banner_ns: int = RESTORED_BANNER_NS,
         initially_down: dict[str, bool] | None = None,
+        on_new_game: Callable[[Rules], None] | None = None,
     ) -> None:
         self.rules = rules
         self.journal = store if isinstance(store, JournalOutput) else JournalOutput(store, log=log, checkpoint_ns=CHECKPOINT_NS)
@@ -121,6 +122,7 @@ class Runner:
         # The journal last: its flush (fsync, checkpoint) follows every other output's.
         self.outputs: tuple[Output, ...] = (*built_in, *outputs, self.journal)
         self._guarded = [Guarded(o) for o in self.outputs if o is not self.journal]
+        self.on_new_game = on_new_game  # keeps the menu's game time for the following games
         down = initially_down or {}
         self.debouncers = {b: Debouncer(settle_ns, raw_down=bool(down.get(b))) for b in BUTTONS}
         self.gestures = Gestures(hold_ns=hold_ns, chord_ns=chord_ns)
@@ -391,7 +393,7 @@ class Runner:
     def _phase(self, t: int) -> Phase:
         c = self.clock
         if c.since_ns is not None and t >= c.since_ns:
-            c = settle(c, t)
+            return phase_at(c, t)  # settle(c, t).phase without building the settled clock
         return c.phase
 
     # --- the director's menu -------------------------------------------------------------------
@@ -403,6 +405,12 @@ class Runner:
         self.restored_until_ns = None
         self.menu = menus.open_menu(view(self.clock, max(t, self.clock.since_ns or t)), self.rules.game_time_ms, self.rules.forfeit_overtime_ms)
         log.info("director's menu opened")
+
+    def menu_help(self) -> dict[str, str] | None:
+        """What each button does while the director's menu is open, else None: the simulators'
+        key line (any thread may ask; the menu is an immutable value)."""
+        menu = self.menu
+        return None if menu is None else menus.key_help(menu)
 
     def _menu_press(self, button: str, t: int) -> None:
         t = max(t, self.clock.since_ns or t)
@@ -437,6 +445,11 @@ class Runner:
         self.journal.new_game(self.rules, self.clock, t)
         self.restored_until_ns = None
         log.info("new game: %d:%02d a player", game_time_ms // 60000, game_time_ms // 1000 % 60)
+        if self.on_new_game is not None:
+            try:  # no game time runs in a new game: a small atomic write here delays nobody
+                self.on_new_game(self.rules)
+            except Exception as exc:  # noqa: BLE001 - the new game goes on with its game time
+                log.error("the game time for the following games was not saved: %s", exc)
 
     # --- output --------------------------------------------------------------------------------
 

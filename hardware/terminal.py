@@ -55,9 +55,22 @@ def big_digits(text: str) -> list[str]:
     return rows
 
 
-def screen(texts: Sequence[str], down: dict[str, bool] | None = None, leds: Sequence[bool] = (False, False)) -> str:
-    """The whole screen for the displays' `texts` (left, right), which buttons are held and which
-    turn LEDs (left, right) are lit."""
+KEY_NAMES = {"left": "z", "neutralise": "space", "right": "m"}
+KEY_LINE = "z: left  m: right  space: neutralise  d: director menu  e: end game  q: quit"
+
+
+def key_line(help_: dict[str, str] | None) -> str:
+    """The key line: what each key does in the director's menu (`help_`), else the usual one."""
+    if not help_:
+        return KEY_LINE
+    return "director's menu   " + "   ".join(f"{KEY_NAMES[b]}: {help_[b]}" for b in ("left", "neutralise", "right"))
+
+
+def screen(
+    texts: Sequence[str], down: dict[str, bool] | None = None, keys: str = KEY_LINE, leds: Sequence[bool] = (False, False)
+) -> str:
+    """The whole screen for the displays' `texts` (left, right), which buttons are held, the key
+    line, and which turn LEDs (left, right) are lit."""
     down = down or {}
     led = [f"{GREEN}(*){RESET}" if lit else "( )" for lit in leds]
     left, right = big_digits(texts[0]), big_digits(texts[1]) if len(texts) > 1 else big_digits("")
@@ -73,14 +86,15 @@ def screen(texts: Sequence[str], down: dict[str, bool] | None = None, leds: Sequ
         "",
         f"   {marks['left']} z {led[0]}           {marks['neutralise']} space      {led[1]} {marks['right']} m",
         "",
-        f"   {DIM}z: left  m: right  space: neutralise  d: director menu  e: end game  q: quit{RESET}",
+        f"   {DIM}{keys}{RESET}",
     ]
     return "\r\n".join(lines) + "\r\n"
 
 
 class TerminalSim:
-    def __init__(self, board: Any, displays: Sequence[Any], *, stdin: Any = None, stdout: Any = None) -> None:
+    def __init__(self, board: Any, displays: Sequence[Any], *, stdin: Any = None, stdout: Any = None, key_help: Callable[[], dict | None] | None = None) -> None:
         self.board = board
+        self.key_help = key_help or (lambda: None)  # the runner's menu_help: the menu's key line
         self.displays = list(displays)
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
@@ -110,11 +124,12 @@ class TerminalSim:
     def draw(self) -> None:
         texts = tuple(d.text for d in self.displays)
         down = {n: n in self.release_at for n in BUTTONS}
+        keys = key_line(self.key_help())
         leds = tuple(self._led_lit(side) for side in ("left", "right"))
-        state = (texts, tuple(sorted(down.items())), leds)
+        state = (texts, tuple(sorted(down.items())), keys, leds)
         if state != self.drawn:
             self.drawn = state
-            self.stdout.write(screen(texts, down, leds))
+            self.stdout.write(screen(texts, down, keys, leds))
             self.stdout.flush()
 
     def _led_lit(self, side: str) -> bool:
