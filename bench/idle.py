@@ -14,7 +14,9 @@ left to settle for `--settle` seconds, then measured over `--seconds`:
   per second. Each time a thread sleeps and is woken again counts at least once.
 
 Targets (issue 11 item 3): an idle simulator window and an idle station at most 0.5 % of a core and
-at most 50 wake-ups a second. The baselines are measured in the same run: a sleeping Python (the
+at most 50 wake-ups a second. `sim-window-neutralised` holds a blinking window to the same target (a
+neutralised clock redraws at least twice a second: colons, HOLd and the turn LEDs), so the
+figures are not bought by skipping what the screens promise. The baselines are measured in the same run: a sleeping Python (the
 floor) and the clock simulator in a terminal (the same firmware, a different front end). Ratios are
 against the terminal clock. Windows are opened on a private Xvfb display (Unix socket only, no TCP).
 
@@ -63,10 +65,27 @@ def _clock(tmp: Path, env: dict, *extra: str):
     return [_python(), "-m", "rackside", "clock", "--simulate", *extra], env, True
 
 
+def _neutralised_clock(tmp: Path, env: dict):
+    """The window with a game in progress: a journal whose game was running, so the clock restores
+    it neutralised (1.4.3) and blinks (colons, HOLd, both turn LEDs) for the whole measurement."""
+    sys.path.insert(0, str(REPO))
+    from rackside.firmware.clock import Press, Rules
+    from rackside.firmware.persist import GameStore
+
+    with GameStore(tmp / "state" / "clock", Rules()) as store:
+        now = time.monotonic_ns()
+        store.start(now)
+        store.record(Press(now, 2))  # the right player started the left player's time (2.2)
+    return _clock(tmp, env)
+
+
 TARGETS: dict[str, Target] = {
     "sleep": Target("a sleeping Python (the floor)", _sleep, False),
     "sim-terminal": Target("clock simulator in a terminal (baseline)", lambda t, e: _clock(t, e, "--terminal"), False),
-    "sim-window": Target("clock simulator window (Xvfb)", lambda t, e: _clock(t, e), True, needs_x=True),
+    "sim-window": Target("clock simulator window (Xvfb), before a game", lambda t, e: _clock(t, e), True, needs_x=True),
+    "sim-window-neutralised": Target(
+        "clock simulator window (Xvfb), neutralised: colons, HOLd and LEDs blink", _neutralised_clock, True, needs_x=True
+    ),
 }
 BASELINE = "sim-terminal"
 

@@ -124,6 +124,10 @@ class SimWindow:
 
         self.key_help = key_help or (lambda: None)  # the runner's menu_help: the menu's key line
         self.pg = pygame
+        # SDL would otherwise put the window's pixels through OpenGL; without a GPU (Xvfb, many
+        # laptops' remote sessions) that is Mesa's llvmpipe, whose threads cost ~4x the CPU and ~10x
+        # the wake-ups of a redraw. A plain shared-memory framebuffer is plenty for this window.
+        os.environ.setdefault("SDL_FRAMEBUFFER_ACCELERATION", "0")
         pygame.display.init()
         pygame.font.init()
         self.board = board
