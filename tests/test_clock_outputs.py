@@ -225,3 +225,30 @@ def test_requests_from_another_thread_are_applied_in_order_answered_and_journall
     assert answers[3] == (False, "arrive takes player (missing player)")
     assert rig.view().players[0].remaining_ns == 20 * 60 * NS_PER_S
     assert rig.journal_inputs()[-1] == {"t_ns": t_start + 2 * NS_PER_S, "input": "adjust", "player": 1, "remaining_ms": 1_200_000, "source": "hall"}
+
+
+def test_an_output_from_another_package_is_found_by_its_entry_point(monkeypatch, tmp_path):
+    """A separately installed package adds an output by declaring it in the `rackside.outputs`
+    entry-point group (as the hall's publisher may): one module and one packaging line."""
+    (tmp_path / "tally.py").write_text(
+        "from rackside.firmware.outputs import Output\n"
+        "class Tally(Output):\n"
+        "    def __init__(self, context, settings):\n"
+        "        self.inputs = 0\n"
+        "    def applied(self, input, seq, clock, t_ns):\n"
+        "        self.inputs += 1\n"
+    )
+    info = tmp_path / "tally-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tally\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[rackside.outputs]\ntally = tally:Tally\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "tally" in outputs.names()
+    clock, fake = assemble(monkeypatch, tmp_path, '[[outputs]]\nname = "tally"\n')
+    try:
+        clock.start()
+        tap(clock, fake, "right", T0 + 10 * NS_PER_MS)
+    finally:
+        clock.runner.close()
+        clock.close()
+    assert type(clock.outputs[-1]).__name__ == "Tally" and clock.outputs[-1].inputs == 1
