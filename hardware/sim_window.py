@@ -31,6 +31,7 @@ from typing import Any, Callable, Sequence
 
 from rackside.firmware.messages import BUTTONS
 from rackside.hardware import sevenseg
+from rackside.hardware.wake import Waker
 
 log = logging.getLogger(__name__)
 
@@ -145,25 +146,15 @@ class SimWindow:
         self.wakeups = 0  # times the loop woke (the idle bench reads /proc; tests read this)
         self.draws = 0
         # Woken by whoever changes what is drawn (the runner, on its thread): a byte on a pipe.
-        self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        self._announced = True  # every display and the board say when they change
-        for display in self.displays:
-            if isinstance(getattr(display, "watchers", None), list):
-                display.watchers.append(self.wake)
-            else:
-                self._announced = False
-        if callable(getattr(board, "watch", None)):
-            board.watch(self.wake)
+        self.waker = Waker()
+        self.waker.watch(self.displays, board)
         self.x_fd = x_connection_fd(pygame)
         self._expose = {getattr(pygame, name) for name in ("VIDEOEXPOSE", "WINDOWEXPOSED", "WINDOWSHOWN", "WINDOWRESTORED") if hasattr(pygame, name)}
         self._redraw = True
 
     def wake(self) -> None:
         """Make the loop look again (any thread; never blocks)."""
-        try:
-            os.write(self._wake_w, b"\0")
-        except (BlockingIOError, OSError):  # the pipe is full (a wake-up is pending) or closed
-            pass
+        self.waker.wake()
 
     # --- input ---------------------------------------------------------------------------------
 
@@ -325,7 +316,7 @@ class SimWindow:
     def timeout_s(self) -> float:
         """How long the loop may sleep when nothing wakes it."""
         timeout = STOPPED_CHECK_S
-        if self.x_fd is None or not self._announced:
+        if self.x_fd is None or not self.waker.announced:
             timeout = POLL_S
         if getattr(self.board, "buzzing", False):
             timeout = min(timeout, BUZZ_POLL_S)
@@ -333,39 +324,21 @@ class SimWindow:
 
     def sleep(self, timeout_s: float) -> None:
         """Until a key (the X connection is readable), an announced change (the pipe), or the timeout."""
-        fds = [self._wake_r] + ([self.x_fd] if self.x_fd is not None else [])
+        waker = self.waker.fileno()
+        fds = [waker] + ([self.x_fd] if self.x_fd is not None else [])
         ready, _, _ = select.select(fds, [], [], timeout_s)
         self.wakeups += 1
-        if self._wake_r in ready:
-            self._drain_wakes()
+        if waker in ready:
+            self.waker.drain()
             # The runner tells both displays and the LEDs in one go: give it a moment to finish,
             # so one change is drawn once, never half-told.
-            if select.select([self._wake_r], [], [], SETTLE_S)[0]:
-                self._drain_wakes()
-
-    def _drain_wakes(self) -> None:
-        try:
-            while os.read(self._wake_r, 512):
-                pass
-        except BlockingIOError:
-            pass
+            if select.select([waker], [], [], SETTLE_S)[0]:
+                self.waker.drain()
 
     def save(self, path: str) -> None:
         self.draw()
         self.pg.image.save(self.screen, str(path))
 
     def close(self) -> None:
-        for display in self.displays:
-            watchers = getattr(display, "watchers", None)
-            if isinstance(watchers, list) and self.wake in watchers:
-                watchers.remove(self.wake)
-        watchers = getattr(self.board, "watchers", None)
-        if isinstance(watchers, list) and self.wake in watchers:
-            watchers.remove(self.wake)
-        for fd in (self._wake_r, self._wake_w):
-            try:
-                os.close(fd)
-            except OSError:  # closed already (close called twice)
-                pass
-        self._wake_r = self._wake_w = -1
+        self.waker.close()
         self.pg.display.quit()

@@ -21,11 +21,14 @@ from typing import Any, Callable, Sequence
 
 from rackside.firmware.messages import BUTTONS
 from rackside.hardware import sevenseg
+from rackside.hardware.wake import Waker
 
 KEYS = {"z": "left", "Z": "left", "m": "right", "M": "right", " ": "neutralise"}
 COMMANDS = {"d": "menu", "D": "menu", "e": "end", "E": "end"}
 QUIT = {"q", "Q", "\x1b", "\x03", "\x04"}
 TAP_S = 0.12
+STOPPED_CHECK_S = 1.0  # an otherwise idle terminal checks `stopped()` this often
+POLL_S = 0.05  # when a display cannot announce its changes
 
 RED = "\x1b[1;31m"
 GREEN = "\x1b[1;32m"
@@ -149,18 +152,28 @@ class TerminalSim:
             saved = termios.tcgetattr(fd)
             tty.setcbreak(fd)
         self.stdout.write(HIDE_CURSOR)
+        # Sleep until a key, a change the runner announces (hardware.wake), or a tap's release:
+        # never on a poll timer when nothing happens.
+        waker = Waker()
+        waker.watch(self.displays, self.board)
         try:
             while not stopped():
-                ready, _, _ = select.select([fd], [], [], 0.05)
-                if ready:
+                self.release_due()
+                self.draw()
+                timeout = STOPPED_CHECK_S if waker.announced else POLL_S
+                if self.release_at:
+                    timeout = min(timeout, max(0.0, min(self.release_at.values()) - time.monotonic()))
+                ready, _, _ = select.select([fd, waker.fileno()], [], [], timeout)
+                if waker.fileno() in ready:
+                    waker.drain()
+                if fd in ready:
                     data = os.read(fd, 64).decode("utf-8", "replace")
                     if not data:
                         return
                     if not all([self.key(ch) for ch in data]):
                         return
-                self.release_due()
-                self.draw()
         finally:
+            waker.close()
             for button in list(self.release_at):
                 self.board.drive(button, False)
             self.release_at.clear()

@@ -134,3 +134,44 @@ def test_the_window_sleeps_when_idle_wakes_for_keys_at_once_and_still_blinks(xvf
     assert any(":" in a for a, _ in texts) and any(a[:1].isdigit() and ":" not in a for a, _ in texts)  # colons blink
     assert {(left, right) for _, left, right in frames} >= {(True, True), (False, False)}  # both LEDs blink together
     assert all(left == right for _, left, right in frames)
+
+
+def test_the_terminal_sleeps_until_a_change_is_announced_or_a_key_arrives():
+    """The terminal front end has no poll timer either: a display's change wakes it at once, a key
+    is read at once and its tap released on time, and nothing else wakes it."""
+    import io
+    import threading
+
+    from rackside.hardware.display import RecordingDisplay
+    from rackside.hardware.terminal import TerminalSim
+
+    class Board:
+        def __init__(self):
+            self.driven = []
+            self.watchers = []
+
+        def drive(self, name, down):
+            self.driven.append((name, down, time.monotonic()))
+
+    board, displays = Board(), [RecordingDisplay("left"), RecordingDisplay("right")]
+    r, w = os.pipe()
+    out = io.StringIO()
+    sim = TerminalSim(board, displays, stdin=os.fdopen(r), stdout=out)
+    done = threading.Event()
+    thread = threading.Thread(target=sim.run, args=(done.is_set,))
+    thread.start()
+    try:
+        time.sleep(0.2)
+        drawn = out.getvalue()
+        displays[0].show("24:59")  # the runner's thread tells a display
+        time.sleep(0.1)
+        assert len(out.getvalue()) > len(drawn) and sim.drawn[0] == ("24:59", "")
+        os.write(w, b"m")  # a key: the right player's contact closes at once, opens TAP_S later
+        time.sleep(0.4)
+        (name, down, t_down), (_, up, t_up) = board.driven
+        assert (name, down, up) == ("right", True, False) and 0.1 <= t_up - t_down < 0.3
+    finally:
+        done.set()
+        thread.join(3)
+        os.close(w)
+    assert not thread.is_alive() and board.watchers == [] and displays[0].watchers == []
