@@ -383,4 +383,4 @@ def test_a_press_held_back_when_the_clock_stops_is_not_lost(rig):
     rig.after_ms(10).down("right").pump()  # before the game: held back until release
     t = rig.now
     rig.runner.close()
-    assert rig.journal_inputs() == [{"t_ns": t, "input": "press", "player": 2}]
+    assert rig.journal_inputs() == [{"t_ns": t, "input": "press", "player": 2, "seq": 1}]

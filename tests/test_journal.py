@@ -18,6 +18,7 @@ from rackside.firmware.journal import (
     make_header,
     parse_header,
     parse_journal,
+    read_journal,
     parse_line,
     rules_from_config,
     rules_to_config,
@@ -194,3 +195,45 @@ def test_reading_never_raises_anything_but_a_header_error(chunks):
 def test_lines_are_plain_ascii_json():
     line = dumps({"t_ns": 1, "input": "end", "note": "café\n"})
     assert line.isascii() and "\n" not in line and json.loads(line)["note"] == "café\n"
+
+
+# --- Issue 9, item 7: no journal stops a clock --------------------------------------------------------
+
+
+def header_with(game_time_s: str) -> bytes:
+    return ('{"rackside_clock_journal":1,"config":{"game_time_s":' + game_time_s + "}}\n").encode()
+
+
+@pytest.mark.parametrize("number", ["1e400", "-1e400", "NaN", "Infinity", "1" * 5000])
+def test_a_header_with_a_number_no_clock_can_hold_is_a_bad_header(number):
+    with pytest.raises(JournalError, match="header"):
+        parse_journal(header_with(number) + b'{"t_ns":1,"input":"end"}\n')
+
+
+def test_a_deeply_nested_header_is_a_bad_header():
+    with pytest.raises(JournalError, match="header"):
+        parse_journal(b"[" * 100_000 + b"\n")
+
+
+@pytest.mark.parametrize("depth, why", [(100_000, "too long"), (60_000, "nested too deeply")])
+def test_a_deeply_nested_line_is_skipped_with_its_number(depth, why):
+    raw = HEADER.encode() + b"[" * depth + b"\n" + b'{"t_ns":2,"input":"end"}\n'
+    journal = parse_journal(raw)
+    assert journal.problems[0][0] == 2 and why in journal.problems[0][1]
+    assert journal.lines[1].event == End(2)
+
+
+def test_an_endless_line_is_skipped_without_being_held_in_memory(tmp_path):
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(HEADER.encode() + b'{"t_ns":1,"note":"' + b"x" * 5_000_000 + b'"}\n' + b'{"t_ns":2,"input":"end"}\n')
+    journal = read_journal(path)
+    assert [(n, "too long" in p) for n, p in journal.problems] == [(2, True)]
+    assert [line.event for line in journal.lines if line.event] == [End(2)]
+
+
+@pytest.mark.parametrize("value", ["1e400", "1.5", '"12"', "true", "-5", "[1]"])
+def test_a_damaged_sequence_number_is_a_damaged_line(value):
+    raw = HEADER.encode() + ('{"t_ns":1,"input":"end","seq":' + value + "}\n").encode()
+    journal = parse_journal(raw)
+    assert journal.problems and journal.problems[0][0] == 2
+    assert "seq" in journal.problems[0][1] or "too large" in journal.problems[0][1]
