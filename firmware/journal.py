@@ -29,7 +29,7 @@ import math
 import re
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterator, NamedTuple
 
 from rackside.firmware.clock import (
     Adjust,
@@ -354,11 +354,10 @@ def _state_from_dict(d: dict) -> StateRecord:
 # --- Reading a journal, one line at a time ------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
     """One line after the header as read: its 1-based line number, its byte offset, its raw object,
     its sequence number (None in older journals), and either what it holds (a core input or a
-    `StateRecord`) or the problem that kept it out."""
+    `StateRecord`) or the problem that kept it out. (A named tuple: a replay makes millions.)"""
 
     number: int
     offset: int
@@ -372,13 +371,13 @@ class Line:
 # The line the clock writes most, parsed without the JSON decoder: replaying a long journal is
 # mostly this. Only text json.loads would read as the same object matches (no leading zeros, no
 # spaces); anything else takes the general path.
-_PRESS = re.compile(rb'\{"t_ns":(0|[1-9][0-9]{0,24}),"input":"press","player":([12]),"seq":([1-9][0-9]{0,24})\}\r?\n?')
+_PRESS = re.compile(rb'\{"t_ns":(0|[1-9][0-9]{0,24}),"input":"press","player":([12]),"seq":([1-9][0-9]{0,24})\}')
 
 
 def parse_record(chunk: bytes) -> tuple[dict, Input | StateRecord, int | None]:
     """One line's bytes as (object, input or state, seq). Raises JournalError saying why not."""
     m = _PRESS.fullmatch(chunk)
-    if m is not None:
+    if m is not None:  # the common case (also inlined in Journal.iter_lines)
         t_ns, player, seq = int(m.group(1)), int(m.group(2)), int(m.group(3))
         return {"t_ns": t_ns, "input": "press", "player": player, "seq": seq}, Press(t_ns, player), seq
     d = loads(chunk)
@@ -407,37 +406,33 @@ class Journal:
     _open: Callable[[], BinaryIO]
 
     def iter_lines(self) -> Iterator[Line]:
-        """Every non-blank line after the header, in order. A line longer than MAX_LINE_BYTES is
-        reported without being read whole; the tail the file had when opened is the torn one."""
-        with self._open() as f:
-            f.seek(self.header_end)
-            offset, number = self.header_end, 1
-            limit = MAX_LINE_BYTES + 1
-            while offset < self.size:
-                chunk = f.readline(limit)
-                if not chunk:
-                    return
-                number += 1
-                start = offset
-                offset += len(chunk)
-                problem = None
-                if len(chunk) == limit and not chunk.endswith(b"\n"):
-                    while chunk and not chunk.endswith(b"\n"):  # skip the rest, keeping nothing
-                        chunk = f.readline(limit)
-                        offset += len(chunk)
-                    problem, chunk = f"line too long (over {MAX_LINE_BYTES} bytes): damaged", b"x"
-                offset = min(offset, self.size)
-                if not chunk.strip():
-                    continue
-                data = event = seq = None
-                if problem is None:
-                    try:
-                        data, event, seq = parse_record(chunk)
-                    except JournalError as e:
-                        problem = str(e)
-                if problem is not None and offset >= self.size and self.torn:
+        """Every non-blank line after the header, in order, read in 1 MiB blocks. A line longer
+        than MAX_LINE_BYTES is reported without being held whole; a last line with no newline is
+        the torn one (a complete object there is still read)."""
+        number, size = 1, self.size
+        too_long = f"line too long (over {MAX_LINE_BYTES} bytes): damaged"
+        for chunk, start, kind in _split_lines(self._open, self.header_end, size):
+            number += 1
+            end = min(start + len(chunk) + 1, size)
+            m = _PRESS.fullmatch(chunk)  # the common case, inline: no call, no JSON decoder
+            if m is not None:
+                t_ns, player, seq = int(m.group(1)), int(m.group(2)), int(m.group(3))
+                yield Line(number, start, end, {"t_ns": t_ns, "input": "press", "player": player, "seq": seq}, Press(t_ns, player), None, seq)
+                continue
+            if kind == _TOO_LONG:
+                yield Line(number, start, end, None, None, too_long)
+                continue
+            if not chunk.strip():
+                continue
+            try:
+                data, event, seq = parse_record(chunk)
+            except JournalError as e:
+                problem = str(e)
+                if kind == _UNFINISHED:
                     problem = f"incomplete last line (a write cut short): {problem}"
-                yield Line(number=number, offset=start, end=offset, data=data, event=event, problem=problem, seq=seq)
+                yield Line(number, start, end, None, None, problem)
+                continue
+            yield Line(number, start, end, data, event, None, seq)
 
     @property
     def lines(self) -> list[Line]:
@@ -446,6 +441,49 @@ class Journal:
     @property
     def problems(self) -> list[tuple[int, str]]:
         return [(line.number, line.problem) for line in self.iter_lines() if line.problem is not None]
+
+
+_WHOLE, _TOO_LONG, _UNFINISHED = 0, 1, 2  # what `_split_lines` says of each line
+
+
+def _split_lines(opener: Callable[[], BinaryIO], start: int, size: int) -> Iterator[tuple[bytes, int, int]]:
+    """(line without its newline, byte offset, kind) for every line from `start` up to `size`
+    bytes (what the file held when opened: lines appended since are not read), in 1 MiB blocks.
+    A line over MAX_LINE_BYTES comes as (b"", offset, _TOO_LONG), its bytes dropped as read; a last
+    line with no newline as _UNFINISHED."""
+    with opener() as f:
+        f.seek(start)
+        read, carry, skip_start = start, b"", None  # skip_start: a too-long line being dropped
+        while read < size:
+            data = f.read(min(1 << 20, size - read))
+            if not data:
+                break
+            block_start, read = read, read + len(data)
+            if skip_start is not None:
+                nl = data.find(b"\n")
+                if nl < 0:
+                    continue
+                yield b"", skip_start, _TOO_LONG
+                skip_start, data, block_start = None, data[nl + 1 :], block_start + nl + 1
+            if carry:
+                data, block_start, carry = carry + data, block_start - len(carry), b""
+            lines = data.split(b"\n")
+            tail = lines.pop()  # after the last newline: the start of a line the next block ends
+            pos = block_start
+            for line in lines:
+                if len(line) >= MAX_LINE_BYTES:
+                    yield b"", pos, _TOO_LONG
+                else:
+                    yield line, pos, _WHOLE
+                pos += len(line) + 1
+            if len(tail) >= MAX_LINE_BYTES:
+                skip_start = pos
+            else:
+                carry = tail
+        if skip_start is not None:
+            yield b"", skip_start, _TOO_LONG
+        elif carry:
+            yield carry, read - len(carry), _UNFINISHED
 
 
 def _open_journal(path: Path, opener: Callable[[], BinaryIO]) -> Journal:
