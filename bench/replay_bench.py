@@ -106,8 +106,8 @@ PASS = RSS
 READ = "import sys\nwith open(sys.argv[1], 'rb') as f:\n    for line in f: pass\n" + RSS
 READ_JSON = "import sys, json\nwith open(sys.argv[1], 'rb') as f:\n    f.readline()\n    for line in f: json.loads(line)\n" + RSS
 REPLAY = (
-    "import sys, io, contextlib\nfrom rackside.firmware import replay\nbuf = io.StringIO()\n"
-    "with contextlib.redirect_stdout(buf):\n    code = replay.main([sys.argv[1], '--json'])\n"
+    "import sys, io, argparse\nfrom pathlib import Path\nfrom rackside.firmware import replay\nbuf = io.StringIO()\n"
+    "code = replay.run(argparse.Namespace(file=Path(sys.argv[1]), json=True), stdout=buf)\n"
     "import json; d = json.loads(buf.getvalue()); print(d['inputs_applied'], len(d['problems']))\n" + RSS
 )
 RESTORE = (
@@ -122,7 +122,7 @@ RESTORE = (
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=int, default=100)
-    ap.add_argument("--before", type=Path, help="another checkout to measure the same way (e.g. /work/main)")
+    ap.add_argument("--before", type=Path, help="another checkout to measure the same way (e.g. `git archive 683d8f8 | tar -x -C DIR`)")
     ap.add_argument("--dir", type=Path, help="where to write the journal (default: a temporary directory)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="rackside-replay-bench-", dir=args.dir) as tmp:
