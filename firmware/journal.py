@@ -45,6 +45,8 @@ from rackside.firmware.clock import (
     Press,
     Resume,
     Rules,
+    apply,
+    view,
 )
 
 JOURNAL_VERSION = 1
@@ -348,7 +350,21 @@ def _state_from_dict(d: dict) -> StateRecord:
     clock = clock_from_dict(d.get("state"))
     if clock.since_ns != t_ns:
         raise JournalError("state line: its state is not settled at its t_ns")
+    _check_playable(clock)
     return StateRecord(t_ns, seq, clock, tuple(tuple(r) for r in lost))
+
+
+def _check_playable(clock: Clock) -> None:
+    """A state line replaces the clock a replay or a restore carries on from: one whose fields are
+    each well typed but together make no sense (running with no side) would crash the core later,
+    in a running clock. So try it now: shown, and given each input, as the runner would."""
+    t = clock.since_ns
+    try:
+        view(clock, t + 1)
+        for event in (Press(t + 1, 1), Press(t + 1, 2), Neutralise(t + 1), End(t + 1), Arrive(t + 1, 1), Forfeit(t + 1, 2), Adjust(t + 1, 1, 60_000)):
+            view(apply(clock, event), t + 2)
+    except Exception as e:  # noqa: BLE001 - any failure of the core on it means the state is damaged
+        raise JournalError(f"state line: not a state the clock can be in ({type(e).__name__}: {e})") from None
 
 
 # --- Reading a journal, one line at a time ------------------------------------------------------
