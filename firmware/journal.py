@@ -421,13 +421,15 @@ class Journal:
     header_end: int  # byte offset of line 2
     _open: Callable[[], BinaryIO]
 
-    def iter_lines(self) -> Iterator[Line]:
+    def iter_lines(self, after: tuple[int, int] | None = None) -> Iterator[Line]:
         """Every non-blank line after the header, in order, read in 1 MiB blocks. A line longer
         than MAX_LINE_BYTES is reported without being held whole; a last line with no newline is
-        the torn one (a complete object there is still read)."""
-        number, size = 1, self.size
+        the torn one (a complete object there is still read). `after=(line number, byte offset
+        just past it)` starts after that line without reading what comes before."""
+        number, offset = after if after is not None else (1, self.header_end)
+        size = self.size
         too_long = f"line too long (over {MAX_LINE_BYTES} bytes): damaged"
-        for chunk, start, kind in _split_lines(self._open, self.header_end, size):
+        for chunk, start, kind in _split_lines(self._open, offset, size):
             number += 1
             end = min(start + len(chunk) + 1, size)
             m = _PRESS.fullmatch(chunk)  # the common case, inline: no call, no JSON decoder

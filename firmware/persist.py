@@ -123,9 +123,13 @@ class JournalWriter:
         self.path = path
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         self.size = self.lines = 0  # bytes, and complete lines so far, header included
+        # sha256 of every byte in the file: a checkpoint records it, so a restore can tell that the
+        # journal up to the checkpoint is exactly what this store wrote, and read only what follows
+        self.digest = hashlib.sha256()
         last = b"\n"
         with open(path, "rb") as f:  # counted in chunks: a long journal is never held whole
             while chunk := f.read(1 << 20):
+                self.digest.update(chunk)
                 self.size += len(chunk)
                 self.lines += chunk.count(b"\n")
                 last = chunk[-1:]
@@ -148,11 +152,13 @@ class JournalWriter:
             written = len(payload) - len(view)
             if written:
                 self.size += written
+                self.digest.update(payload[:written])
                 self.lines += payload.count(b"\n", 0, written)
                 self.torn = not payload[:written].endswith(b"\n")
                 self.unsynced = True
             raise
         self.size += len(payload)
+        self.digest.update(payload)
         self.lines += payload.count(b"\n")
         self.torn = False
         self.unsynced = True
@@ -185,7 +191,8 @@ def _digest(body: dict) -> str:
 
 
 def make_checkpoint(
-    journal: str, lines: int, size: int, t_ns: int, boot_id: str | None, clock: Clock, *, seq: int | None = None, complete: bool = True
+    journal: str, lines: int, size: int, t_ns: int, boot_id: str | None, clock: Clock, *, seq: int | None = None, complete: bool = True,
+    journal_sha256: str | None = None, position: Clock | None = None,
 ) -> bytes:
     body = {
         CHECKPOINT_KEY: CHECKPOINT_VERSION,
@@ -196,6 +203,9 @@ def make_checkpoint(
         "boot_id": boot_id,
         "seq": seq,  # the last input number the state includes
         "complete": complete,  # the journal's lines up to `lines` give this state (else inputs were lost)
+        "journal_sha256": journal_sha256,  # of the journal's first `bytes` bytes
+        # the clock as of its last input, not settled: the state a restore folds later lines onto
+        "position_state": None if position is None else clock_to_dict(position),
         "state": clock_to_dict(clock),
     }
     return (json.dumps({**body, "sha256": _digest(body)}) + "\n").encode("ascii")
@@ -211,6 +221,8 @@ class Checkpoint:
     clock: Clock
     seq: int | None = None
     complete: bool = True  # False: the journal lacks inputs this state includes (a full card)
+    journal_sha256: str | None = None  # of the journal's first `size` bytes, as the store wrote them
+    position: Clock | None = None  # the clock as of its last input (unsettled), when recorded
 
 
 def parse_checkpoint(data: bytes) -> Checkpoint:
@@ -234,6 +246,8 @@ def parse_checkpoint(data: bytes) -> Checkpoint:
             clock=clock_from_dict(doc["state"]),
             seq=None if doc.get("seq") is None else int(doc["seq"]),
             complete=doc.get("complete", True) is not False,
+            journal_sha256=doc.get("journal_sha256") if isinstance(doc.get("journal_sha256"), str) else None,
+            position=None if doc.get("position_state") is None else clock_from_dict(doc["position_state"]),
         )
     except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"malformed state: {e!r}") from None
@@ -386,13 +400,15 @@ class GameStore:
             except OSError as e:
                 self._checkpoint_failed(f"checkpoint skipped: journal {self._writer.path} not fsync'd: {e}")
                 return False
-            complete = self._journal_gives(settled, t_ns) or self._write_state(settled, t_ns)
+            # the journal's lines give the clock's state (no input was lost), or a state line says it
+            complete = self._journal_clock == clock or self._write_state(clock)
             lines = self._writer.lines
             moving = settled.phase in (Phase.RUNNING, Phase.LATE)
             if complete and not moving and self._last_checkpoint is not None and self._last_checkpoint[0] == lines:
                 return False
             data = make_checkpoint(
-                self._writer.path.name, lines, self._writer.size, t_ns, self.boot_id, settled, seq=self._seq, complete=complete
+                self._writer.path.name, lines, self._writer.size, t_ns, self.boot_id, settled, seq=self._seq, complete=complete,
+                journal_sha256=self._writer.digest.hexdigest(), position=clock,
             )
             try:
                 atomic_write(self.checkpoint_path, data)
@@ -405,30 +421,22 @@ class GameStore:
                 self.checkpoint_outage, self._checkpoint_failures = None, 0
             return True
 
-    def _journal_gives(self, settled: Clock, t_ns: int) -> bool:
-        """Whether the journal's lines alone give the clock's state at `t_ns` (no input was lost)."""
-        jc = self._journal_clock
-        if jc is None:
-            return False
-        try:
-            return (settle(jc, t_ns) if jc.since_ns is not None else jc) == settled
-        except ClockInputError:
-            return False
-
-    def _write_state(self, settled: Clock, t_ns: int) -> bool:
+    def _write_state(self, clock: Clock) -> bool:
         """The clock acted on inputs its journal lacks (a full card): journal its whole state, with
         the numbers of the inputs lost, so a replay and a restore carry on from what the clock
-        showed. False (tried again at the next checkpoint) if the card still cannot take it."""
-        if settled.since_ns != t_ns:
+        showed. The state as of its last input (not settled to now): an edge the board delivers
+        late, dated between that input and now, still applies after it, as it does in the runner.
+        False (tried again at the next checkpoint) if the card still cannot take it."""
+        if clock.since_ns is None:
             return False  # a clock that never started: there is nothing to state
         try:
-            self._writer.append(state_to_dict(t_ns, self._seq, settled, self._lost), sync=True)
+            self._writer.append(state_to_dict(clock.since_ns, self._seq, clock, self._lost), sync=True)
         except OSError as e:
             self.state_outage.failed(f"{self._writer.path}: {e}; the checkpoint says its journal is incomplete")
             return False
         self.state_outage.recovered()
         log.warning("journal %s: the clock's state written after lost inputs %s", self._writer.path.name, self._lost or "(none numbered)")
-        self._journal_clock, self._lost = settled, []
+        self._journal_clock, self._lost = clock, []
         return True
 
     def _checkpoint_failed(self, reason: str) -> None:
@@ -535,6 +543,8 @@ class GameStore:
         checkpoint = self._load_checkpoint()
         try:
             journal = read_journal(path)
+            if self._written_by_us(checkpoint, journal):
+                return self._restore_after(checkpoint, journal, now_ns)
             # the checkpoint's position is checked in the same pass (`at_line`)
             at_line = checkpoint.lines if checkpoint is not None and checkpoint.journal == path.name else None
             result = fold(journal, at_line=at_line)
@@ -562,8 +572,51 @@ class GameStore:
         segment_boot = journal.header.get("boot_id")
         if result.last_resume_data is not None:
             segment_boot = result.last_resume_data.get("boot_id", segment_boot)
+        return self._resume(journal, result, checkpoint, segment_boot, now_ns)
+
+    @staticmethod
+    def _written_by_us(cp: Checkpoint | None, journal) -> bool:
+        """Whether the checkpoint vouches for the journal's first `cp.size` bytes, byte for byte:
+        same file, and the sha256 the store kept of what it wrote matches what is on the card.
+        Then the state at that position is the checkpoint's (the store checked, when it wrote it,
+        that its journal's lines give that state, or says they do not), and a restore reads only
+        the lines after it: a long game restores at the speed of hashing, not of folding."""
+        if cp is None or cp.journal_sha256 is None or cp.position is None or cp.journal != journal.path.name or cp.size > journal.size:
+            return False
+        digest = hashlib.sha256()
+        with open(journal.path, "rb") as f:
+            left = cp.size
+            while left > 0 and (chunk := f.read(min(1 << 20, left))):
+                digest.update(chunk)
+                left -= len(chunk)
+        return left == 0 and digest.hexdigest() == cp.journal_sha256
+
+    def _restore_after(self, cp: Checkpoint, journal, now_ns: int) -> Clock | None:
+        """Restore from a checkpoint that vouches for the journal up to its position (see
+        `_written_by_us`): fold only the lines after it, from its state."""
+        result = fold(journal, start=(cp.lines, cp.position, cp.seq or 0, cp.size))
+        for number, problem in result.problems:
+            log.warning("%s:%d: %s", journal.path, number, problem)
+        if result.clock.phase is Phase.ENDED:
+            return None
+        segment_boot = cp.boot_id  # a checkpoint is written on the boot of the stretch it is in
+        if result.last_resume_data is not None:
+            segment_boot = result.last_resume_data.get("boot_id", segment_boot)
+        return self._resume(journal, result, cp, segment_boot, now_ns, verified=True)
+
+    def _resume(self, journal, result, checkpoint, segment_boot, now_ns: int, *, verified: bool = False) -> Clock:
+        """Journal the resume (after the state restored, when a checkpoint was taken over a
+        journal that lacks inputs) and bring the clock back neutralised."""
+        path = journal.path
         at_ns, from_checkpoint, adopted = result.last_t_ns, False, None
-        if checkpoint is not None:
+        if verified:
+            # the fold began at the checkpoint's position; its time is the last moment known
+            # unless a restore came after it, or an input dated later
+            if result.last_resume_line is None and checkpoint.t_ns > at_ns:
+                at_ns, from_checkpoint = checkpoint.t_ns, True
+            if not checkpoint.complete:
+                adopted = result
+        elif checkpoint is not None:
             reason, adopt = self._checkpoint_mismatch(checkpoint, journal, result, segment_boot)
             if reason:
                 log.warning("checkpoint ignored: %s", reason)
@@ -571,19 +624,23 @@ class GameStore:
                 # A full card: the journal lost inputs the clock acted on, and the checkpoint holds
                 # the state they gave. Trust it, the newest consistent state, and fold the lines
                 # written after it on top.
-                adopted = fold(journal, start=(checkpoint.lines, checkpoint.clock, max(checkpoint.seq or 0, result.at_line_seq)))
+                position = checkpoint.position or checkpoint.clock
+                adopted = fold(journal, start=(checkpoint.lines, position, max(checkpoint.seq or 0, result.at_line_seq)))
                 log.warning("checkpoint taken over the journal: the journal lacks inputs the clock acted on (%s)", path.name)
-                at_ns, from_checkpoint = adopted.last_t_ns, adopted.last_t_ns == checkpoint.t_ns
+                at_ns, from_checkpoint = adopted.last_t_ns, False
+                if adopted.last_resume_line is None and checkpoint.t_ns > at_ns:
+                    at_ns, from_checkpoint = checkpoint.t_ns, True
             elif checkpoint.t_ns > at_ns:
                 at_ns, from_checkpoint = checkpoint.t_ns, True
         rebooted = None if (self.boot_id is None or segment_boot is None) else self.boot_id != segment_boot
-
         self._writer = JournalWriter(path)
         self.rules = journal.rules
         clock, self._seq = result.clock, result.last_seq
         if adopted is not None:
             clock, self._seq = adopted.clock, max(result.last_seq, adopted.last_seq)
             lost = [list(r) for r in result.lost] or ([[result.at_line_seq + 1, checkpoint.seq]] if (checkpoint.seq or 0) > result.at_line_seq else [])
+            if verified:
+                lost = [list(r) for r in result.lost]
             # journal the state restored, so a replay reproduces this restore and shows the gap
             self._writer.append(state_to_dict(clock.since_ns, self._seq, clock, lost, source="checkpoint"))
         resume = Resume(t_ns=now_ns, at_ns=at_ns)

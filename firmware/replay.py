@@ -87,7 +87,7 @@ def fold(
     on_step: Step | None = None,
     on_problem: Callable[[int, str], None] | None = None,
     at_line: int | None = None,
-    start: tuple[int, Clock, int] | None = None,
+    start: tuple[int, Clock, int] | tuple[int, Clock, int, int] | None = None,
 ) -> Replayed:
     """Fold the journal's inputs (up to and including line `upto_line`, if given) into a clock, one
     line at a time. The firmware restores with this too, so a replay reproduces a restore exactly.
@@ -98,7 +98,9 @@ def fold(
     the clock vouched for), reported too when it differs from what the journal alone gives. An
     input whose `seq` does not advance is a damaged or repeated line, skipped.
     `at_line=N` also keeps the clock as it stood after line N (a restore checks a checkpoint with
-    it, in the same pass); `start=(N, clock, seq)` begins after line N from that clock instead."""
+    it, in the same pass); `start=(N, clock, seq)` begins after line N from that clock instead, and
+    `start=(N, clock, seq, offset)` also skips reading the lines before it (offset: the byte just
+    past line N)."""
     result = Replayed(journal=journal, clock=new_clock(journal.rules))
     report = result.problem
     if on_problem is not None:
@@ -109,17 +111,19 @@ def fold(
 
     for note in journal.notes:
         report(1, note)
-    after = 1
+    after, skip_to = 1, None
     if start is not None:
-        after, result.clock, result.last_seq = start
+        after, result.clock, result.last_seq = start[:3]
         result.last_t_ns = result.clock.since_ns
+        if len(start) == 4:
+            skip_to = (after, start[3])
     # The loop keeps its counters in locals and writes them back at the end: a long journal is
     # millions of iterations, and attribute access is most of the cost that is not the core's.
     clock, last_seq, applied, lines_read, last_t_ns = result.clock, result.last_seq, 0, 0, result.last_t_ns
     stop = upto_line if upto_line is not None else float("inf")
     snap = at_line if at_line is not None else float("inf")
     number = 1
-    for line in journal.iter_lines():
+    for line in journal.iter_lines(skip_to):
         number, _, _, data, event, problem, seq = line
         if number <= after:
             continue

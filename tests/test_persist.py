@@ -802,3 +802,30 @@ def test_journal_lines_carry_a_sequence_number_and_old_journals_without_one_stil
     old = (DATA / "full_game.jsonl").read_bytes()
     assert b'"seq"' not in old
     assert fold(read_journal(DATA / "full_game.jsonl")).problems == []
+
+
+@pytest.mark.parametrize("digest", [True, False], ids=["checkpoint vouches for the journal's bytes", "no digest: full fold"])
+def test_a_checkpoint_whose_state_line_could_not_be_written_is_trusted_over_the_journal(tmp_path, monkeypatch, digest):
+    """The card is still full for the journal when the checkpoint is written (its own file fits):
+    the checkpoint says its journal is incomplete, and the restore takes its state, journals it as
+    a state line, and the replay agrees."""
+    store = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    clock = store.start(0)
+    real_write = os.write
+    card = {"full": False}
+
+    def write(fd, data):
+        if card["full"] and fd == store._writer._fd:
+            raise OSError(28, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(persist.os, "write", write)
+    clock, t_cp, lost = _play_through_a_full_card(store, clock, lambda: card.update(full=True), lambda: None, lost_wanted=5)
+    cp = parse_checkpoint((tmp_path / "checkpoint.json").read_bytes())
+    assert not cp.complete and cp.seq == 15
+    if not digest:
+        (tmp_path / "checkpoint.json").write_bytes(persist.make_checkpoint(
+            cp.journal, cp.lines, cp.size, cp.t_ns, cp.boot_id, cp.clock, seq=cp.seq, complete=False, position=cp.position))
+    crash(store)
+    monkeypatch.setattr(persist.os, "write", real_write)
+    _check_full_card_restore(tmp_path, clock, t_cp)
