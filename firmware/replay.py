@@ -120,8 +120,9 @@ def fold(
     # The loop keeps its counters in locals and writes them back at the end: a long journal is
     # millions of iterations, and attribute access is most of the cost that is not the core's.
     clock, last_seq, applied, lines_read, last_t_ns = result.clock, result.last_seq, 0, 0, result.last_t_ns
-    stop = upto_line if upto_line is not None else float("inf")
-    snap = at_line if at_line is not None else float("inf")
+    never = 1 << 62  # a line number no journal reaches (an int: comparing with inf is slower)
+    stop = upto_line if upto_line is not None else never
+    snap = at_line if at_line is not None else never
     number = 1
     for line in journal.iter_lines(skip_to):
         number, _, _, data, event, problem, seq = line
@@ -130,30 +131,30 @@ def fold(
         if number > stop:
             break
         if number > snap:
-            result.at_line_clock, result.at_line_seq, snap = clock, last_seq, float("inf")
+            result.at_line_clock, result.at_line_seq, snap = clock, last_seq, never
         lines_read += 1
-        if event is None:
-            report(number, problem or "unusable line")
-            continue
-        if seq is not None and not isinstance(event, StateRecord):  # a state line repeats its last input's
-            if last_seq and seq <= last_seq:
-                report(number, f"{_describe(event)}: input number {seq} repeats or goes back (last was {last_seq}); skipped")
-                continue
-            if seq > last_seq + 1:
-                gap = (last_seq + 1, seq - 1)
-                result.lost.append(gap)
-                report(
-                    number,
-                    f"inputs {_lost_text([gap])} were not journalled ({gap[1] - gap[0] + 1} the clock acted on while "
-                    "the card could not take them): times from here rely on the next state line",
-                )
-        if isinstance(event, StateRecord):
+        kind = type(event)
+        if kind is StateRecord:
             result.clock, result.last_seq, result.last_t_ns = clock, last_seq, last_t_ns
             _take_state(result, line, event, report)
             clock, last_seq, last_t_ns = result.clock, result.last_seq, result.last_t_ns
             if on_step is not None and clock is event.clock:
                 on_step(line, event, clock)
             continue
+        if event is None:
+            report(number, problem or "unusable line")
+            continue
+        if seq is not None and seq != last_seq + 1:  # not the next input: a gap, or a repeat
+            if last_seq and seq <= last_seq:
+                report(number, f"{_describe(event)}: input number {seq} repeats or goes back (last was {last_seq}); skipped")
+                continue
+            gap = (last_seq + 1, seq - 1)
+            result.lost.append(gap)
+            report(
+                number,
+                f"inputs {_lost_text([gap])} were not journalled ({gap[1] - gap[0] + 1} the clock acted on while "
+                "the card could not take them): times from here rely on the next state line",
+            )
         try:
             clock = apply(clock, event)
         except ClockInputError as e:
@@ -163,7 +164,7 @@ def fold(
             last_seq = seq
         applied += 1
         last_t_ns = event.t_ns
-        if isinstance(event, Resume):
+        if kind is Resume:
             result.resumes += 1
             result.last_resume_line = number
             result.last_resume_data = data
