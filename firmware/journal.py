@@ -292,7 +292,10 @@ def _check_value(name: str, kind: str, value: Any) -> Any:
     if base == "Rules" and isinstance(value, dict):
         if set(value) != set(_RULE_FIELDS) or not all(_is_int(v) for v in value.values()):
             raise JournalError(f"state: rules must hold the integer fields {', '.join(_RULE_FIELDS)}")
-        return Rules(**value)
+        try:
+            return Rules(**value)
+        except ValueError as e:
+            raise JournalError(f"state: rules: {e}") from None
     m = re.fullmatch(r"tuple\[(int|bool)(, \1|, \.\.\.)\]", base)
     if m and isinstance(value, list):
         item = _is_int if m.group(1) == "int" else (lambda v: isinstance(v, bool))

@@ -317,3 +317,15 @@ def test_no_header_raises_anything_but_a_bad_header(config, wrap):
         parse_journal((text + "\n").encode())
     except JournalError:
         pass
+
+
+def test_a_state_line_with_impossible_rules_is_a_damaged_line():
+    from dataclasses import replace
+
+    from rackside.firmware.clock import new_clock
+    from rackside.firmware.journal import state_to_dict
+
+    d = state_to_dict(5, 1, replace(new_clock(), since_ns=5, origin_ns=5))
+    d["state"]["rules"]["game_time_ms"] = -1
+    journal = parse_journal(HEADER.encode() + (dumps(d) + "\n").encode())
+    assert journal.problems and journal.problems[0][0] == 2 and "rules" in journal.problems[0][1]
