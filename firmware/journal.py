@@ -55,6 +55,7 @@ STATE = "state"  # the `input` name of a state line (not a clock input: see `Sta
 # A real line is under 1 KiB (a state line about 700 bytes; a header with its settings a few KiB).
 # Anything longer is damage: it is skipped without ever being held in memory whole.
 MAX_LINE_BYTES = 64 * 1024
+READ_BLOCK = 1 << 20  # journals are read in blocks of this many bytes: memory never grows past a few
 
 
 class JournalError(ValueError):
@@ -476,7 +477,7 @@ def _split_lines(opener: Callable[[], BinaryIO], start: int, size: int) -> Itera
         f.seek(start)
         read, carry, skip_start = start, b"", None  # skip_start: a too-long line being dropped
         while read < size:
-            data = f.read(min(1 << 20, size - read))
+            data = f.read(min(READ_BLOCK, size - read))
             if not data:
                 break
             block_start, read = read, read + len(data)

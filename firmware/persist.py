@@ -56,6 +56,7 @@ from rackside.firmware.clock import (
     new_clock,
     settle,
 )
+from rackside.firmware import journal as journal_format
 from rackside.firmware.journal import (
     JournalError,
     clock_from_dict,
@@ -128,7 +129,7 @@ class JournalWriter:
         self.digest = hashlib.sha256()
         last = b"\n"
         with open(path, "rb") as f:  # counted in chunks: a long journal is never held whole
-            while chunk := f.read(1 << 20):
+            while chunk := f.read(journal_format.READ_BLOCK):
                 self.digest.update(chunk)
                 self.size += len(chunk)
                 self.lines += chunk.count(b"\n")
@@ -586,7 +587,7 @@ class GameStore:
         digest = hashlib.sha256()
         with open(journal.path, "rb") as f:
             left = cp.size
-            while left > 0 and (chunk := f.read(min(1 << 20, left))):
+            while left > 0 and (chunk := f.read(min(journal_format.READ_BLOCK, left))):
                 digest.update(chunk)
                 left -= len(chunk)
         return left == 0 and digest.hexdigest() == cp.journal_sha256
