@@ -161,14 +161,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:<30} {wall:7.2f} s  {lines / wall:>11,.0f} lines/s  peak RSS {rss:7.1f} MB  {out.replace(chr(10), ' ')}", flush=True)
         base_rss = rows[0][2]
         read_speed = lines / rows[1][1]
+        json_speed = lines / rows[2][1]
         failed = False
         for name, wall, rss, _ in rows[3:6]:
             speed = lines / wall
             ok = rss < RSS_TARGET_MB and speed >= SPEED_TARGET
             failed |= not ok
-            print(f"{name}: {speed:,.0f} lines/s ({speed / read_speed:.2f} x raw line reading), peak RSS {rss:.1f} MB "
+            print(f"{name}: {speed:,.0f} lines/s ({speed / read_speed:.2f} x raw line reading, {speed / json_speed:.2f} x "
+                  f"json.loads of each line), peak RSS {rss:.1f} MB "
                   f"({rss - base_rss:+.1f} MB over the bare interpreter); targets: < {RSS_TARGET_MB} MB, >= {SPEED_TARGET:,} lines/s: "
                   f"{'PASS' if ok else 'FAIL'}")
+        if args.before:
+            for now, then in ((rows[3], rows[6]), (rows[4], rows[7])):
+                print(f"{now[0]} vs before: {then[1] / now[1]:.1f}x faster, {then[2] / now[2]:.0f}x less memory")
         return 1 if failed else 0
 
 
