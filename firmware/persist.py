@@ -316,7 +316,16 @@ class GameStore:
             self._open_directory()
             latest = self._latest_journal()
             if latest is not None:
-                clock = self._restore(latest, now_ns)
+                try:
+                    clock = self._restore(latest, now_ns)
+                except Exception:  # noqa: BLE001 - a restore that fails must not keep the clock down
+                    # A bug (or damage nothing above foresaw) would otherwise fail every start under
+                    # systemd's restart-always: keep the journal as it is, say so, play on.
+                    log.exception("journal %s could not be restored; it is kept as it is and a new game starts", latest)
+                    if self._writer is not None:
+                        self._writer.close()
+                        self._writer = None
+                    clock = None
                 if clock is not None:
                     return clock
             return self._begin(self._configured_rules, now_ns, source="start")
@@ -584,6 +593,8 @@ class GameStore:
         the lines after it: a long game restores at the speed of hashing, not of folding."""
         if cp is None or cp.journal_sha256 is None or cp.position is None or cp.journal != journal.path.name or cp.size > journal.size:
             return False
+        if cp.position.since_ns is None:
+            return False  # taken before the first input: there is no game to restore from it
         digest = hashlib.sha256()
         with open(journal.path, "rb") as f:
             left = cp.size

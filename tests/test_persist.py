@@ -829,3 +829,17 @@ def test_a_checkpoint_whose_state_line_could_not_be_written_is_trusted_over_the_
     crash(store)
     monkeypatch.setattr(persist.os, "write", real_write)
     _check_full_card_restore(tmp_path, clock, t_cp)
+
+
+def test_a_checkpoint_of_a_game_not_yet_started_restores_to_it(tmp_path):
+    """Found by bench/power_loss.py --driver store: a checkpoint written before the first input
+    (the driver checkpoints on a timer) vouches for a journal with no input; restoring from it
+    raised (a resume at no moment), at every start, so the clock never came up again."""
+    store = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    clock = store.start(0)
+    store.checkpoint(clock, 5 * S)
+    crash(store)
+    again = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    restored = again.start(100 * S)
+    assert restored == clock and again.journal_path.name == "game-000001.jsonl"
+    again.close()
