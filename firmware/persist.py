@@ -39,7 +39,7 @@ import logging
 import os
 import re
 import threading
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,6 @@ from rackside.outage import Outage
 from rackside.firmware.clock import (
     Clock,
     ClockInputError,
-    Ending,
     Input,
     Phase,
     Resume,
