@@ -95,7 +95,8 @@ fi
 # subsystems), not an import hook that every process of the venv would pay for at start-up.
 # Skip pip when nothing it would install has changed since the last run (fast, and works offline).
 stamp="$venv/.rackside-installed"
-hash="$(cat pyproject.toml requirements*.txt | sha256sum | cut -d' ' -f1)"
+# bin/rackside too: pip installs a copy of it as the venv's `rackside`, which must not go stale.
+hash="$(cat pyproject.toml requirements*.txt bin/rackside | sha256sum | cut -d' ' -f1)"
 installed="$(cat "$stamp" 2>/dev/null || true)"
 # A --dev install also satisfies a plain one.
 if [ "$installed" = "$hash dev=$dev pi=$on_pi" ] || [ "$installed" = "$hash dev=1 pi=$on_pi" ]; then
