@@ -15,15 +15,17 @@ File format (version 1):
 The metadata is a trailer rather than a header because marisa-trie loads a trie from the start of
 a file and ignores what follows it.
 
-Integrity: `Lexicon.open` checks the magic, version, trailer CRC, the exact file size and the
-CRC-32 of the whole body before the trie library sees a byte, then loads the trie into memory from
-the same file and checks it is still the same file with the same word count. A file that fails
-any check is refused whole with a `LexiconError` naming the file and the problem; a caller's
-already-open Lexicon is untouched. The CRC guards against truncation and corruption (a bad copy,
-a failing SD card), not against deliberate tampering.
+Integrity: `Lexicon.open` checks the magic, version, trailer CRC and the exact file size, reads
+the file into memory once, checks the CRC-32 of the whole body in those bytes before the trie
+library sees one, then builds the trie over those same bytes (marisa-trie's `map`, no second read
+and no copy) and checks its word count. A file that fails any check is refused whole with a
+`LexiconError` naming the file and the problem; a caller's already-open Lexicon is untouched. The
+CRC guards against truncation and corruption (a bad copy, a failing SD card), not against
+deliberate tampering.
 
-Because the trie is loaded into memory (not mapped), replacing or even overwriting the file later
-cannot disturb a running station. Files are written atomically (`rackside.atomic.write_atomic`).
+Because the trie lives in the process's memory (the file is not mapped), replacing or even
+overwriting the file later cannot disturb a running station. Files are written atomically
+(`rackside.atomic.write_atomic`).
 """
 
 from __future__ import annotations
