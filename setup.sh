@@ -108,6 +108,11 @@ else
     echo "$hash dev=$dev pi=$on_pi" >"$stamp"
 fi
 
+# setuptools, which venv installs beside pip, adds distutils-precedence.pth: a line that imports
+# its distutils shim at the start of every Python process in the venv, about 0.5 ms each (issue 11).
+# Nothing in Rackside uses distutils, and pip builds in an isolated environment of its own.
+rm -f "$venv"/lib/python3*/site-packages/distutils-precedence.pth
+
 # --- The default lexicon -----------------------------------------------------------------------
 # ENABLE ships compressed in judge/data; this compiles it once (a no-op when it is up to date).
 "$venv/bin/rackside" lexicon install-default || die "could not compile the default lexicon (see above)"

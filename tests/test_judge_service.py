@@ -288,7 +288,7 @@ def test_the_judge_command_path_imports_nothing_it_does_not_need(tmp_path, small
 
     code = ("import sys; from rackside import cli; rc = cli.main(['judge', '--lexicon', sys.argv[1], 'CAT']); "
             "print(' '.join(sorted(m for m in ('dataclasses', 'logging', 'tomllib', 'hashlib', 'tempfile', "
-            "'rackside.firmware.cli', 'rackside.kiosk.cli', 'inspect', 'typing', 'argparse', 'pathlib', 're', 'enum', "
+            "'rackside.firmware.cli', 'rackside.kiosk.cli', 'rackside.judge.cli', 'inspect', 'typing', 'argparse', 'pathlib', 're', 'enum', "
             "'json', 'collections') if m in sys.modules)))")
     env = {**os.environ, "RACKSIDE_STATE_DIR": str(tmp_path / "s")}
     out = subprocess.run([sys.executable, "-c", code, str(small)], capture_output=True, text=True, env=env, check=True)
@@ -391,7 +391,7 @@ def test_a_settings_folder_in_place_of_the_file_takes_the_full_path(small):
 
 
 def test_the_fast_path_knows_the_settings_keys_and_rules_the_full_path_accepts():
-    from rackside.judge import cli as judge_cli
+    from rackside.judge import fastpath as judge_cli
     from rackside.judge import settings
     from rackside.judge.penalties import ChallengeRule
 
