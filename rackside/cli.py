@@ -121,12 +121,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        # The reader went away (`rackside log show | head`): the pipe's business, not a traceback.
-        # Point stdout at /dev/null so the interpreter's own flush at exit cannot fail again.
-        import os
+        return _broken_pipe()
 
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141  # 128 + SIGPIPE, as a shell reports a command killed by the broken pipe
+
+def _broken_pipe() -> int:
+    # The reader went away (`rackside log show | head`): the pipe's business, not a traceback.
+    # Point stdout at /dev/null so the interpreter's own flush at exit cannot fail again.
+    import os
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 141  # 128 + SIGPIPE, as a shell reports a command killed by the broken pipe
 
 
 def run() -> None:
@@ -137,17 +141,22 @@ def run() -> None:
     garbage collection): about 2 ms, a fifth of Python's own start-up, measured in
     bench/startup.py (issue 11). That is safe there and nowhere else: a fast path starts no
     thread, registers no atexit handler, sets up no logging and leaves no file open or buffered
-    but stdout and stderr. If a flush fails (a closed pipe), the process exits the ordinary way,
-    so Python reports it as it would for any command."""
+    but stdout and stderr. A reader that went away gets 141, as from `main`; any other failure to
+    flush exits the ordinary way, so Python reports it as it would for any command."""
     argv = sys.argv[1:]
-    code = _fast(argv)
+    try:
+        code = _fast(argv)
+    except BrokenPipeError:
+        sys.exit(_broken_pipe())
     if code is None:
         sys.exit(main(argv))
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except BaseException:
-        sys.exit(code)
+    except BrokenPipeError:
+        sys.exit(_broken_pipe())
+    except OSError:
+        sys.exit(code)  # the interpreter's own flush at exit reports it, as for any command
     import os
 
     os._exit(code)

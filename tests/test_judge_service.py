@@ -445,3 +445,19 @@ def test_the_rackside_process_answers_as_main_does(tmp_path, small, argv, code, 
                              "print(end='', flush=True); sys.exit(main(sys.argv[1:]))", *argv],
                             capture_output=True, text=True, env=env)
     assert (proc.returncode, proc.stdout, proc.stderr) == (inproc.returncode, inproc.stdout, inproc.stderr)
+
+
+def test_a_reader_that_goes_away_ends_the_fast_path_quietly(tmp_path, small):
+    """As for every other command (`main`): 141, no traceback, when the pipe is closed early."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "RACKSIDE_STATE_DIR": str(tmp_path / "s")}
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before the answer is written
+    try:
+        proc = subprocess.run([sys.executable, "-m", "rackside", "judge", "--lexicon", str(small), "cat"],
+                              stdout=w, stderr=subprocess.PIPE, text=True, env=env)
+    finally:
+        os.close(w)
+    assert proc.returncode == 141 and "Traceback" not in proc.stderr, proc.stderr
