@@ -130,6 +130,7 @@ class Runner:
         self.clock = None
         self.restored_until_ns: int | None = None
         self.stopped = False
+        self._refused = ""  # why the core refused the last input it refused
         self._watchdog_ns = notifier.watchdog_period_ns() if notifier is not None else None
         self._next_watchdog_ns: int | None = None
 
@@ -354,9 +355,8 @@ class Runner:
         except (TypeError, ValueError) as exc:
             return False, str(exc)
         before = self.clock
-        refused = self._apply(event, source=r.source)
-        if refused is not None:
-            return False, refused
+        if not self._apply(event, source=r.source):
+            return False, self._refused
         return (True, "") if self.clock != before else (False, f"{r.name} changes nothing in phase {self._phase(t).value}")
 
     def _do(self, actions: list[Action]) -> None:
@@ -370,11 +370,11 @@ class Runner:
             elif a.kind == "menu":
                 self._open_menu(a.t_ns)
 
-    def _apply(self, event: Any, **extra: Any) -> str | None:
+    def _apply(self, event: Any, **extra: Any) -> bool:
         """Check `event` against the core, write it to the journal (with `extra` fields beside it),
         then apply it and hand it to the outputs (the batch's fsync follows the displays). An edge
         dated before the last input (a back-end that delivered late) is dated at that input
-        instead. None when applied, else why the core refused it."""
+        instead. True when applied; else False, and `_refused` says why."""
         since = self.clock.since_ns
         if since is not None and event.t_ns < since:
             event = replace(event, t_ns=since)
@@ -382,13 +382,14 @@ class Runner:
             after = apply(self.clock, event)
         except ClockInputError as exc:
             log.warning("input %r refused: %s", event, exc)
-            return str(exc) or type(exc).__name__
+            self._refused = str(exc) or type(exc).__name__
+            return False
         seq = self.journal.record(event, **extra)
         self.clock = after
         self.journal.applied(event, seq, after, event.t_ns)
         for g in self._guarded:
             g.call("applied", event, seq, after, event.t_ns)
-        return None
+        return True
 
     def _phase(self, t: int) -> Phase:
         c = self.clock
