@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Callable
 
 from rackside.kiosk import flow
-from rackside.kiosk.flow import (Close, Key, LexiconChoice, LexiconInfo, LogRow, ReadjudicationView, Screen, Station, Tap,
-                        Tick, Verdict)
+from rackside.kiosk.flow import (Activity, Close, Key, LexiconChoice, LexiconInfo, LogRow, ReadjudicationView, Screen,
+                                 Station, Tap, Tick, Verdict)
 from rackside.kiosk.layout import Geometry, buttons, check_touch_targets, hit
 from rackside.kiosk.station_config import StationConfig, verify_pin
 
@@ -29,6 +29,14 @@ WINDOW_TITLE = "Rackside challenge station"
 # returns, so this bounds how long a SIGTERM from systemd waits; waking twice a second to find
 # nothing changed draws nothing and costs nothing measurable.
 MAX_WAIT_MS = 500
+# The exit status of "Quit station" on the director's screen. deploy/rackside-kiosk.service lists
+# it in RestartPreventExitStatus=, so systemd's Restart=always brings back a crashed station but
+# not one the director quit (issue 10 item 2); `sudo systemctl start rackside-kiosk` starts it.
+QUIT_STATUS = 64
+
+
+class NoDisplayError(RuntimeError):
+    """No screen to draw on: SDL would fall back to an invisible (offscreen/dummy) driver."""
 
 
 class Paths:
@@ -70,6 +78,7 @@ class KioskApp:
         self.settings = None
         self._challenge_log = None
         self.running = True  # until the director quits or the OS stops the station
+        self.exit_status = 0  # QUIT_STATUS once the director quits
         self.frames = 0
         self._pointer = _Pointer()
         self._shown_key = None
@@ -135,10 +144,15 @@ class KioskApp:
         # SDL would turn SIGTERM and SIGINT into a window-close event, which leads to the PIN
         # screen; the station must stop when systemd stops it, so Python handles them (see run).
         os.environ["SDL_NO_SIGNAL_HANDLERS"] = "1"
+        check_display()
         import pygame
 
         # Only the display and fonts: no audio or joystick start-up on the Pi.
         pygame.display.init()
+        driver = pygame.display.get_driver()
+        if driver in INVISIBLE_DRIVERS and os.environ.get("SDL_VIDEODRIVER") != driver:
+            pygame.display.quit()
+            raise NoDisplayError(f"SDL found only its {driver!r} driver. {NO_DISPLAY_HINT}")
         pygame.font.init()
         if self.fullscreen:
             self.surface = pygame.display.set_mode((0, 0), pygame.FULLSCREEN)
@@ -175,7 +189,7 @@ class KioskApp:
     # -- the loop -----------------------------------------------------------------------------
 
     def run(self) -> int:
-        """The station until the director quits (exit 0) or the OS stops it (SIGTERM/SIGINT)."""
+        """The station until the director quits (exit QUIT_STATUS) or the OS stops it (SIGTERM/SIGINT: 0)."""
         import signal
 
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
@@ -199,7 +213,7 @@ class KioskApp:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             self.shutdown()
-        return 0
+        return self.exit_status
 
     def _on_signal(self, signum, frame) -> None:
         log.info("stopping on signal %d", signum)
@@ -234,7 +248,7 @@ class KioskApp:
             if ev.key == pygame.K_F4 and ev.mod & pygame.KMOD_ALT:
                 return [Close(t_ns)]
             name = _key_name(pygame, ev.key)
-            return [Key(name, t_ns)] if name else []
+            return [Key(name, t_ns)] if name else [Activity(t_ns)]
         if ev.type in (pygame.MOUSEBUTTONDOWN, pygame.MOUSEBUTTONUP):
             if getattr(ev, "touch", False) or ev.button != 1:
                 return []  # SDL's mouse copy of a touch: the FINGER event already counts
@@ -256,7 +270,7 @@ class KioskApp:
             # The latest press wins: a press whose release never came (lost, or dropped while a
             # docket printed) must not make every later touch wait for it.
             p.source, p.target, p.down_ns = source, target, t_ns
-            return []
+            return [Activity(t_ns)]  # a touch anywhere, even off every key, says someone is there
         if p.source != source:
             return []
         began_on, p.source, p.target = p.target, None, None
@@ -439,8 +453,9 @@ class KioskApp:
         log.info("re-adjudicated %s: %s", record.id, r.message)
 
     def _do_quit(self, eff) -> None:
-        log.info("director quit the station")
+        log.info("director quit the station (exit status %d: systemd does not restart it)", QUIT_STATUS)
         self.running = False
+        self.exit_status = QUIT_STATUS
 
     # -- drawing ------------------------------------------------------------------------------
 
@@ -450,7 +465,7 @@ class KioskApp:
         return (st.screen, st.count, tuple(st.words), st.message, st.table, len(st.pin), st.pin_message, st.docket,
                 st.verdict, st.page, st.selected, st.readj_id, st.readj, st.director_note, st.lexicon,
                 st.lexicon_error, st.rule_value, locked_secs, self._pointer.target, len(st.log_rows),
-                st.lexicon_choices)
+                st.lexicon_choices, st.countdown_s(now))
 
     def render(self, force: bool = False) -> bool:
         """Redraw if what is shown changed; returns whether it drew."""
@@ -481,6 +496,21 @@ class KioskApp:
             self.lexicon.close()
             self.lexicon = None
         pygame.display.quit()
+
+
+INVISIBLE_DRIVERS = ("offscreen", "dummy")
+NO_DISPLAY_HINT = ("Run it on the station's screen (SDL_VIDEODRIVER=kmsdrm, as the service does) or in a desktop "
+                   "session with --windowed; SDL_VIDEODRIVER=dummy runs it headless for a test")
+
+
+def check_display() -> None:
+    """Refuse to start invisibly: with no driver chosen, no X or Wayland session and no DRM device,
+    SDL would fall back to an offscreen window nobody sees (issue 10 item 10)."""
+    if os.environ.get("SDL_VIDEODRIVER") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return
+    if any(Path("/dev/dri").glob("card*")):
+        return
+    raise NoDisplayError(f"no DISPLAY, no WAYLAND_DISPLAY and no /dev/dri. {NO_DISPLAY_HINT}")
 
 
 def _docket_time(iso: str) -> str:

@@ -10,7 +10,8 @@ Screens and why:
 - IDLE: lexicon, rule, "Touch to challenge" (3.10.9).
 - TABLE (runner mode): the table number from the challenge slip (3.10.7(c)).
 - COUNT: how many words, 1-8; ENTRY: the challenger types them, the opponent checks the spelling
-  and presses JUDGE (3.10.9(a)(v)-(vi)).
+  and presses JUDGE (3.10.9(a)(v)-(vi)). A challenge being typed or checked is kept for 60 s
+  after the last input, with a countdown for the last 10 s; any touch or key restarts it.
 - RESULT: the verdict for the play as a whole, never per word (3.10.7(a)(ii), 3.10.7(b)).
 - PIN / LOCKED / DIRECTOR*: the director's screens; the only way out of the kiosk.
 """
@@ -34,15 +35,22 @@ PIN_TRIES = 5
 class Timing(Record):
     """The station's clocks, in monotonic nanoseconds."""
 
-    __slots__ = ("inactivity_ns", "result_hold_ns", "touch_ignore_ns", "lockout_ns", "director_idle_ns")
+    __slots__ = ("inactivity_ns", "entry_idle_ns", "countdown_ns", "result_hold_ns", "touch_ignore_ns",
+                 "lockout_ns", "director_idle_ns")
     _defaults = {
-        "inactivity_ns": 15 * NS,  # any player step: forget the words after 15 s without input
+        "inactivity_ns": 15 * NS,  # table, count (no words yet), PIN: back to idle after 15 s without input
+        # Words typed (entry, or count changed from entry): players may be checking a long play,
+        # so 60 s, and the last 10 s are counted down on screen (issue 10 item 8).
+        "entry_idle_ns": 60 * NS,
+        "countdown_ns": 10 * NS,
         "result_hold_ns": 10 * NS,  # the verdict stays up 10 s ...
         "touch_ignore_ns": NS // 2,  # ... and ignores input for the first 0.5 s
         "lockout_ns": 60 * NS,  # five wrong PINs lock director mode for 60 s
         "director_idle_ns": 60 * NS,  # an abandoned director screen falls back to the station
     }
     inactivity_ns: int
+    entry_idle_ns: int
+    countdown_ns: int
     result_hold_ns: int
     touch_ignore_ns: int
     lockout_ns: int
@@ -65,7 +73,8 @@ class Screen(enum.Enum):
     READJ_RESULT = "readj-result"
 
 
-# Screens a player leaves behind: 15 s without input returns them to idle, forgetting everything.
+# Screens a player leaves behind: 15 s without input (60 s once words are typed) returns them to
+# idle, forgetting everything.
 PLAYER_SCREENS = {Screen.TABLE, Screen.COUNT, Screen.ENTRY, Screen.PIN}
 DIRECTOR_SCREENS = {
     Screen.DIRECTOR, Screen.LEXICONS, Screen.RULES, Screen.LOG, Screen.READJ_ENTRY, Screen.READJ_RESULT,
@@ -98,6 +107,13 @@ class Close(Record):
     t_ns: int
 
 
+class Activity(Record):
+    """Someone touched the screen or pressed a key that means nothing here: they are still there."""
+
+    __slots__ = ("t_ns",)
+    t_ns: int
+
+
 class Tick(Record):
     """Time passed with no input."""
 
@@ -105,7 +121,7 @@ class Tick(Record):
     t_ns: int
 
 
-Event = Key | Tap | Close | Tick
+Event = Key | Tap | Close | Activity | Tick
 
 
 # --- Effects (outputs for the app to carry out) ------------------------------------------------
@@ -277,8 +293,23 @@ class Station:
     def locked(self, t_ns: int) -> bool:
         return t_ns < self.lock_until_ns
 
+    def idle_limit_ns(self) -> int:
+        """How long the current player screen waits for input before returning to idle."""
+        if self.screen == Screen.ENTRY or (self.screen == Screen.COUNT and self.typed_words):
+            return self.timing.entry_idle_ns
+        return self.timing.inactivity_ns
+
+    def countdown_s(self, now_ns: int) -> int | None:
+        """Whole seconds left on the entry's countdown while it is shown (its last 10 s), else None."""
+        if self.idle_limit_ns() != self.timing.entry_idle_ns or self.screen not in PLAYER_SCREENS:
+            return None
+        left = self.last_input_ns + self.timing.entry_idle_ns - now_ns
+        if left > self.timing.countdown_ns or left <= 0:
+            return None
+        return -(-left // NS)
+
     def next_deadline_ns(self, now_ns: int) -> int | None:
-        """The earliest time a Tick could change what is shown (the event wait's timeout)."""
+        """The earliest time a Tick could change what is shown (the loop's sleep ends there)."""
         t = self.timing
         if self.screen == Screen.RESULT:
             return self.verdict_ns + t.result_hold_ns
@@ -288,7 +319,13 @@ class Station:
             next_second = now_ns + (remaining % NS or NS)
             return min(self.lock_until_ns, self.last_input_ns + t.inactivity_ns, next_second)
         if self.screen in PLAYER_SCREENS:
-            return self.last_input_ns + t.inactivity_ns
+            end = self.last_input_ns + self.idle_limit_ns()
+            if self.idle_limit_ns() == t.entry_idle_ns:
+                start = end - t.countdown_ns
+                if now_ns < start:
+                    return start  # the countdown appears
+                return min(end, now_ns + ((end - now_ns) % NS or NS))  # each second of it
+            return end
         if self.screen in DIRECTOR_SCREENS:
             return self.last_input_ns + t.director_idle_ns
         return None
@@ -302,6 +339,10 @@ class Station:
         self._tick(event.t_ns)  # a late event still sees the timeouts that passed before it
         if isinstance(event, Close):
             self._to_pin(event.t_ns)
+            return []
+        if isinstance(event, Activity):
+            if self.screen != Screen.RESULT:  # the result's hold is fixed: a touch there is a Tap
+                self.last_input_ns = event.t_ns
             return []
         if self.screen == Screen.RESULT:
             if isinstance(event, Key) and event.key == "ESCAPE":
@@ -323,7 +364,7 @@ class Station:
             self._reset(Screen.IDLE, t_ns)
         elif s == Screen.LOCKED and (not self.locked(t_ns) or t_ns - self.last_input_ns >= t.inactivity_ns):
             self._reset(Screen.IDLE, t_ns)
-        elif s in PLAYER_SCREENS and t_ns - self.last_input_ns >= t.inactivity_ns:
+        elif s in PLAYER_SCREENS and t_ns - self.last_input_ns >= self.idle_limit_ns():
             self._reset(Screen.IDLE, t_ns)
         elif s in DIRECTOR_SCREENS and t_ns - self.last_input_ns >= t.director_idle_ns:
             self._reset(Screen.IDLE, t_ns)

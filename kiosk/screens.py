@@ -205,14 +205,24 @@ class Renderer:
     def _draw_count(self, st: Station, now_ns: int) -> None:
         g = self.geo
         self.header("How many words are challenged?")
-        self.draw_text(f"Touch a number, or press 1–{min(st.max_words, 8)} on the keyboard",
-                       g.rect(16, 64, 0, 0).x, g.rect(0, 64, 0, 0).y, 22, MUTED)
+        secs = st.countdown_s(now_ns)
+        self.draw_text(self.countdown_text(secs) if secs is not None
+                       else f"Touch a number, or press 1–{min(st.max_words, 8)} on the keyboard",
+                       g.rect(16, 64, 0, 0).x, g.rect(0, 64, 0, 0).y, 22, MUTED if secs is None else AMBER,
+                       max_w=g.px(768))
+
+    @staticmethod
+    def countdown_text(secs: int) -> str:
+        return f"No input: the words are cleared in {secs} s. Touch the screen to keep them"
 
     def _draw_entry(self, st: Station, now_ns: int) -> None:
         g = self.geo
         n = st.count
         typed = len(st.typed_words)
-        if st.message:
+        secs = st.countdown_s(now_ns)
+        if secs is not None:
+            prompt, colour = self.countdown_text(secs), AMBER
+        elif st.message:
             prompt, colour = st.message, AMBER
         elif st.ready_to_judge:
             prompt, colour = "Opponent: check the spelling, then press JUDGE", GREEN_TEXT
@@ -275,8 +285,11 @@ class Renderer:
             self.draw_paragraph(docket, g.rect(16, 422, 768, 54), 24,
                                 AMBER if st.docket.startswith("failed") else TEXT, align="center")
         else:
-            self.draw_text("Touch the screen when you have both seen the result", g.rect(400, 440, 0, 0).x,
-                           g.rect(0, 440, 0, 0).y, 18, TEXT, align="center", max_w=g.px(760))
+            # Runner mode: the adjudicator is at the station, the players are at their table.
+            line = ("Mark the slip, then touch the screen" if v.kind == "runner"
+                    else "Touch the screen when you have both seen the result")
+            self.draw_text(line, g.rect(400, 440, 0, 0).x, g.rect(0, 440, 0, 0).y, 18, TEXT, align="center",
+                           max_w=g.px(760))
 
     def _draw_pin(self, st: Station, now_ns: int) -> None:
         g = self.geo

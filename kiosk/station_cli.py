@@ -46,7 +46,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"rackside kiosk: {path}: director.pin_hash is not set, so nobody could leave the station. "
               "Make one with: rackside kiosk --hash-pin", file=sys.stderr)
         return 2
-    from rackside.kiosk.app import KioskApp
+    from rackside.kiosk.app import KioskApp, NoDisplayError
     from rackside.kiosk.layout import Geometry, LayoutError, check_touch_targets
 
     fullscreen = False if args.windowed else config.fullscreen
@@ -64,6 +64,9 @@ def main(args: argparse.Namespace) -> int:
         return app.run()
     except LayoutError as exc:  # the real screen turned out smaller than the config says
         print(f"rackside kiosk: {exc}", file=sys.stderr)
+        return 2
+    except NoDisplayError as exc:
+        print(f"rackside kiosk: no display: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:
         from rackside.kiosk.settings import SettingsError

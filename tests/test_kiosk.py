@@ -127,6 +127,7 @@ import pytest
 from rackside.kiosk import flow
 from rackside.kiosk.challenge_log import ChallengeLog
 from rackside.kiosk.docket import Docket, encode_docket
+from rackside.kiosk.app import QUIT_STATUS
 from rackside.kiosk.flow import Screen
 
 
@@ -279,26 +280,84 @@ def test_result_stays_ten_seconds(app):
     assert app.station.screen == Screen.IDLE
 
 
-def test_fifteen_seconds_without_input_forgets_the_words(app):
+def test_fifteen_seconds_without_input_leaves_the_count_screen(app):
+    tap(app, "start")
+    app.clock.advance(14.9)
+    app.step()
+    assert app.station.screen == Screen.COUNT
+    app.clock.advance(0.1)
+    app.step()
+    assert app.station.screen == Screen.IDLE
+
+
+def test_entry_keeps_a_challenge_sixty_seconds_with_a_countdown(app):
+    """Issue 10 item 8: the words stay while anyone types or checks; 60 s without input, with a
+    countdown on screen for the last 10 s, returns to idle."""
     post_keys("2")
     type_text("qi z")
     app.step()
-    app.clock.advance(14.9)
+    app.clock.advance(49.9)
     app.step()
-    assert app.station.screen == Screen.ENTRY and app.station.words == ["QI", "Z"]
-    post_keys("A")
+    st = app.station
+    assert st.screen == Screen.ENTRY and st.words == ["QI", "Z"] and st.countdown_s(app.clock()) is None
+    app.clock.advance(0.1)  # 50 s: the last 10 s are counted down, redrawn each second
+    assert app.station.next_deadline_ns(app.clock() - 1) == app.clock()
+    frames = app.frames
     app.step()
-    app.clock.advance(14.9)
+    assert st.countdown_s(app.clock()) == 10 and app.frames == frames + 1
+    app.clock.advance(1)
     app.step()
-    assert app.station.words == ["QI", "ZA"]  # each input restarts the 15 s
+    assert st.countdown_s(app.clock()) == 9 and app.frames == frames + 2
+    post_keys("A")  # any key restarts the 60 s
+    app.step()
+    assert st.words == ["QI", "ZA"] and st.countdown_s(app.clock()) is None
+    app.clock.advance(59.9)
+    app.step()
+    assert st.screen == Screen.ENTRY and st.countdown_s(app.clock()) == 1
     app.clock.advance(0.1)
     app.step()
-    assert app.station.screen == Screen.IDLE and app.station.typed_words == ()
+    assert st.screen == Screen.IDLE and st.typed_words == ()
+
+
+def test_a_touch_anywhere_restarts_the_entry_countdown(app):
+    post_keys("1")
+    type_text("qi")
+    app.step()
+    app.clock.advance(55)
+    app.step()
+    assert app.station.countdown_s(app.clock()) == 5
+    post_finger_tap(app, pos=(app.geo.rect(400, 200, 0, 0).x, app.geo.rect(0, 200, 0, 0).y))  # no key there
+    app.step()
+    assert app.station.countdown_s(app.clock()) is None and app.station.words == ["QI"]
+    post_keys("F4")  # a key that means nothing still says someone is there
+    app.clock.advance(55)
+    app.step()
+    assert app.station.countdown_s(app.clock()) is None
+    app.clock.advance(59.9)
+    app.step()
+    assert app.station.screen == Screen.ENTRY
+
+
+def test_result_timings_are_unchanged(app):
+    judge_keep(app, "qi")
+    app.clock.advance(0.4)
+    post_finger_tap(app, pos=(10, 10))
+    app.step()
+    assert app.station.screen == Screen.RESULT  # the first 0.5 s ignores touches
+    app.clock.advance(9.5)
+    app.step()
+    assert app.station.screen == Screen.RESULT
+    app.clock.advance(0.1)
+    app.step()
+    assert app.station.screen == Screen.IDLE  # 10 s hold
 
 
 def test_deadline_matches_the_next_timeout(app):
     assert app.station.next_deadline_ns(app.clock()) is None  # idle: sleep until input
     post_keys("1")
+    app.step()
+    assert app.station.next_deadline_ns(app.clock()) == app.clock() + 50 * flow.NS  # the countdown starts
+    post_keys("ESCAPE")
     app.step()
     assert app.station.next_deadline_ns(app.clock()) == app.clock() + 15 * flow.NS
 
@@ -498,7 +557,61 @@ def test_readjudicate_by_typed_id(director, tmp_path):
 
 def test_director_quits(director):
     tap(director, "quit")
-    assert not director.running
+    assert not director.running and director.exit_status == QUIT_STATUS
+
+
+def test_quit_station_stays_stopped_under_systemd():
+    """Issue 10 item 2: Restart=always brought a quit station back after 2 s. The director's quit
+    exits with a status systemd is told not to restart on; a crash still restarts."""
+    import configparser
+
+    unit = configparser.ConfigParser(strict=False, interpolation=None)
+    unit.read(Path(__file__).resolve().parent.parent / "deploy" / "rackside-kiosk.service")
+    assert unit["Service"]["Restart"] in {"always", "on-failure"}
+    assert str(QUIT_STATUS) in unit["Service"]["RestartPreventExitStatus"].split()
+    assert QUIT_STATUS not in {0, 1, 2}  # not a normal stop, a crash or a usage error
+
+
+def test_director_quit_is_the_process_exit_status(tmp_path, monkeypatch):
+    """The whole command: PIN, Quit station, and `rackside kiosk` exits QUIT_STATUS."""
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "station.toml"
+    cfg.write_text(f'[director]\npin_hash = "{PIN_HASH}"\n[display]\nfullscreen = false\n'
+                   f'[log]\npath = "{tmp_path / "log.jsonl"}"\n', encoding="utf-8")
+    code = ("import pygame, sys\n"
+            "from rackside.cli import main\n"
+            "from rackside.kiosk import app as A\n"
+            "orig = A.KioskApp.start\n"
+            "def start(self):\n"
+            "    orig(self)\n"
+            "    for k in ['escape'] + list('" + PIN + "') + ['return']:\n"
+            "        pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=pygame.key.key_code(k), mod=0))\n"
+            "    self.carry_out(A.flow.Quit())\n"
+            "A.KioskApp.start = start\n"
+            "sys.exit(main(['kiosk', '--config', sys.argv[1]]))\n")
+    env = dict(os.environ, SDL_VIDEODRIVER="dummy", RACKSIDE_STATE_DIR=str(tmp_path / "state"))
+    r = subprocess.run([sys.executable, "-c", code, str(cfg)], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == QUIT_STATUS, r.stderr
+
+
+def test_no_display_exits_2_with_one_line(tmp_path):
+    """Issue 10 item 10: with no display, `rackside kiosk` used to run invisibly (SDL's offscreen
+    driver). It exits 2 and says where a station can run."""
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "station.toml"
+    cfg.write_text(f'[director]\npin_hash = "{PIN_HASH}"\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"}}
+    env.update(RACKSIDE_STATE_DIR=str(tmp_path / "state"), XDG_RUNTIME_DIR=str(tmp_path))
+    r = subprocess.run([sys.executable, "-m", "rackside", "kiosk", "--config", str(cfg)], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rackside kiosk: no display") and "SDL_VIDEODRIVER" in lines[0]
 
 
 def test_run_loop_processes_the_queue_and_quits(tmp_path, monkeypatch):
@@ -515,7 +628,7 @@ def test_run_loop_processes_the_queue_and_quits(tmp_path, monkeypatch):
     w, h = a.surface.get_size()
     pygame.event.post(pygame.event.Event(pygame.FINGERDOWN, x=x / w, y=y / h, touch_id=1, finger_id=1))
     pygame.event.post(pygame.event.Event(pygame.FINGERUP, x=x / w, y=y / h, touch_id=1, finger_id=1))
-    assert a.run() == 0
+    assert a.run() == QUIT_STATUS
 
 
 def centre_of_screen(app, screen, target):
@@ -556,6 +669,53 @@ def test_runner_mode_prints_the_exact_docket(tmp_path, monkeypatch):
         from rackside.kiosk.app import _docket_time
         assert got == encode_docket(Docket(rec.id, _docket_time(rec.time), "12", st.verdict.lexicon, ("QI", "ZA"), True))
         assert b"Table     12\n" in got and b"\xfb ACCEPTABLE" in got and got.endswith(b"\x1dV\x42\x00")
+    finally:
+        app.shutdown()
+
+
+def texts_drawn(app) -> list[str]:
+    """Every string the renderer draws in one forced frame."""
+    seen = []
+    real = app.renderer.text_surface
+
+    def spy(text, *a, **kw):
+        seen.append(text)
+        return real(text, *a, **kw)
+
+    app.renderer.text_surface = spy
+    try:
+        app.render(force=True)
+    finally:
+        app.renderer.text_surface = real
+    return seen
+
+
+def test_runner_result_speaks_to_the_adjudicator(tmp_path, monkeypatch):
+    """Issue 10 item 9: in runner mode the players are not at the station."""
+    app, clock = make_app(tmp_path, monkeypatch, mode="runner")
+    try:
+        runner_judge(app, "5", "qi")
+        shown = " ".join(texts_drawn(app))
+        assert "both" not in shown and "slip" in shown
+    finally:
+        app.shutdown()
+    app, clock = make_app(tmp_path / "self", monkeypatch)
+    try:
+        judge_keep(app, "qi")
+        assert "both seen" in " ".join(texts_drawn(app))
+    finally:
+        app.shutdown()
+
+
+def test_loop_printer_is_a_dry_run(tmp_path, monkeypatch):
+    """Issue 10 item 9: `url = "loop://"` with the status check on (the default) prints."""
+    app, clock = make_app(tmp_path, monkeypatch, mode="runner", printer_url="loop://")
+    try:
+        for table in ("1", "2"):
+            runner_judge(app, table, "qi")
+            assert app.station.docket == "printed"
+            clock.advance(11)
+            app.step()
     finally:
         app.shutdown()
 
