@@ -631,6 +631,66 @@ def test_run_loop_processes_the_queue_and_quits(tmp_path, monkeypatch):
     assert a.run() == QUIT_STATUS
 
 
+def test_loop_sleeps_until_the_next_poll_or_deadline(app, monkeypatch):
+    """Issue 11 item 3: no `event.wait` (it wakes ~900 times a second); the loop sleeps itself,
+    20 wake-ups a second when idle, and a sleep ends exactly at a deadline (the result's 10 s)."""
+    from rackside.hardware.sdnotify import Notifier
+    from rackside.kiosk import app as app_module
+
+    wakes = []
+
+    def fake_sleep(seconds):
+        assert seconds > 0
+        app.clock.advance(seconds)
+        wakes.append(app.clock())
+        if app.clock() - start > 30 * NS:
+            app.running = False
+
+    monkeypatch.setattr(app_module.time, "sleep", fake_sleep)
+    monkeypatch.setattr(pygame.event, "wait", lambda *a: pytest.fail("event.wait wakes ~900/s"))
+    start = app.clock()
+    post_keys("1")
+    type_text("qi")
+    post_keys("TAB")
+    app._loop(pygame, Notifier({}))
+    st = app.station
+    assert st.screen == Screen.IDLE and st.verdict_ns == start
+    assert start + 10 * NS in wakes  # woke exactly when the result's hold ended
+    idle = [t for t in wakes if t > start + 13 * NS]
+    assert len(idle) <= 17 * 20 + 1  # 20 a second
+
+
+def test_loop_keeps_the_watchdog_fed(app, monkeypatch):
+    """The unit is Type=notify with WatchdogSec=15: the station says READY and pings the watchdog."""
+    import socket
+    from rackside.hardware.sdnotify import Notifier
+    from rackside.kiosk import app as app_module
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    path = str(app.paths.settings.parent / "notify.sock")
+    sock.bind(path)
+    sock.settimeout(1)
+    notifier = Notifier({"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "15000000"})
+
+    def fake_sleep(seconds):
+        app.clock.advance(seconds)
+        if app.clock() - start > 20 * NS:
+            app.running = False
+
+    monkeypatch.setattr(app_module.time, "sleep", fake_sleep)
+    start = app.clock()
+    app._loop(pygame, notifier)
+    got = []
+    sock.settimeout(0.1)
+    try:
+        while True:
+            got.append(sock.recv(100))
+    except socket.timeout:
+        pass
+    sock.close()
+    assert got.count(b"WATCHDOG=1") >= 3  # every 7.5 s over 20 s
+
+
 def centre_of_screen(app, screen, target):
     saved = app.station.screen
     app.station.screen = screen
