@@ -30,6 +30,7 @@ WINDOW_TITLE = "Rackside challenge station"
 POLL_IDLE_NS = 50_000_000
 POLL_ACTIVE_NS = 10_000_000
 ACTIVE_FOR_NS = 2_000_000_000
+IMPORT_REDRAW_NS = 100_000_000  # the import's progress bar moves ten times a second
 # The exit status of "Quit station" on the director's screen. deploy/rackside-kiosk.service lists
 # it in RestartPreventExitStatus=, so systemd's Restart=always brings back a crashed station but
 # not one the director quit (issue 10 item 2); `sudo systemctl start rackside-kiosk` starts it.
@@ -44,8 +45,9 @@ class Paths:
     """Where the station reads and writes; None means the default under paths.state_dir()."""
 
     def __init__(self, settings: Path | None = None, log: Path | None = None, lexicons: Path | None = None,
-                 exports: Path | None = None) -> None:
+                 exports: Path | None = None, media: tuple[Path, ...] | None = None) -> None:
         self.settings, self.log, self.lexicons, self.exports = settings, log, lexicons, exports
+        self.media = media  # where USB sticks are mounted; None: /media and /run/media
 
 
 class _Pointer:
@@ -86,6 +88,7 @@ class KioskApp:
         self.surface = None
         self.renderer = None
         self.geo: Geometry | None = None
+        self._import = None  # the word list being compiled off the UI thread (media_import.ImportJob)
 
     # -- start-up -----------------------------------------------------------------------------
 
@@ -250,8 +253,9 @@ class KioskApp:
         return d is not None and now >= d
 
     def _background_deadline(self, now: int) -> int | None:
-        """When work running off the UI thread next needs the screen redrawn (none yet)."""
-        return None
+        """When work running off the UI thread next needs the screen redrawn: the import's
+        progress bar, ten times a second while it compiles."""
+        return now + IMPORT_REDRAW_NS if self._import is not None else None
 
     def _on_signal(self, signum, frame) -> None:
         log.info("stopping on signal %d", signum)
@@ -273,6 +277,7 @@ class KioskApp:
                 self.feed(fev)
             if not self.running:
                 return
+        self._poll_import()
         self.feed(Tick(self.clock_ns()))
         self.render()
 
@@ -490,6 +495,45 @@ class KioskApp:
             f"{self.lexicon.name} ({self.lexicon.short_checksum})"))
         log.info("re-adjudicated %s: %s", record.id, r.message)
 
+    def _do_scanmedia(self, eff) -> None:
+        from rackside.kiosk.media_import import MEDIA_ROOTS, find_word_lists
+
+        roots = self.paths.media or MEDIA_ROOTS
+        found = find_word_lists(roots)
+        self.station.show_import_choices([LexiconChoice(str(f.path), f.label) for f in found])
+        if not found:
+            log.info("no word lists on removable media under %s", ", ".join(map(str, roots)))
+
+    def _do_importwordlist(self, eff: flow.ImportWordList) -> None:
+        from rackside.kiosk.lexicon import lexicon_dir
+        from rackside.kiosk.media_import import ImportJob, lexicon_name_for
+
+        name = lexicon_name_for(Path(eff.path))
+        out = (self.paths.lexicons or lexicon_dir()) / f"{name.lower()}.rlex"
+        log.info("importing %s as %s into %s", eff.path, name, out)
+        self._import = ImportJob(Path(eff.path), out, name).start()
+
+    def _poll_import(self) -> None:
+        """Hand the compile's progress to the screen; when it is done, switch to the lexicon."""
+        job = self._import
+        if job is None:
+            return
+        result = job.result  # read before the progress: a finished job's progress is final
+        self.station.show_import_progress(*job.progress())
+        if result is None:
+            return
+        self._import = None
+        if result.error:
+            log.warning("import failed: %s", result.error)
+            self.station.show_import_done(flow.ImportView(job.src.name, error=result.error,
+                                                          fraction=job.progress()[0]), self.clock_ns())
+            return
+        log.info("imported %s: %s, %d words, %s", job.src, result.name, result.words, result.checksum)
+        self.carry_out(flow.ChooseLexicon(str(result.out)))  # the same switch as choosing it from the list
+        self.station.show_import_done(flow.ImportView(job.src.name, name=result.name, word_count=result.words,
+                                                      checksum=result.checksum, skipped=result.skipped),
+                                      self.clock_ns())
+
     def _do_quit(self, eff) -> None:
         log.info("director quit the station (exit status %d: systemd does not restart it)", QUIT_STATUS)
         self.running = False
@@ -503,7 +547,7 @@ class KioskApp:
         return (st.screen, st.count, tuple(st.words), st.message, st.table, len(st.pin), st.pin_message, st.docket,
                 st.verdict, st.page, st.selected, st.readj_id, st.readj, st.director_note, st.lexicon,
                 st.lexicon_error, st.rule_value, locked_secs, self._pointer.target, len(st.log_rows),
-                st.lexicon_choices, st.countdown_s(now))
+                st.lexicon_choices, st.countdown_s(now), st.import_choices, st.import_view)
 
     def render(self, force: bool = False) -> bool:
         """Redraw if what is shown changed; returns whether it drew."""

@@ -14,6 +14,8 @@ Screens and why:
   after the last input, with a countdown for the last 10 s; any touch or key restarts it.
 - RESULT: the verdict for the play as a whole, never per word (3.10.7(a)(ii), 3.10.7(b)).
 - PIN / LOCKED / DIRECTOR*: the director's screens; the only way out of the kiosk.
+- IMPORT / IMPORTING: a word list from a USB stick, compiled with a progress bar and switched to
+  (the compile runs off the UI thread; the director's 60 s timeout waits for it to finish).
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ class Screen(enum.Enum):
     LOG = "log"
     READJ_ENTRY = "readj-entry"
     READJ_RESULT = "readj-result"
+    IMPORT = "import"
+    IMPORTING = "importing"
 
 
 # Screens a player leaves behind: 15 s without input (60 s once words are typed) returns them to
@@ -78,6 +82,7 @@ class Screen(enum.Enum):
 PLAYER_SCREENS = {Screen.TABLE, Screen.COUNT, Screen.ENTRY, Screen.PIN}
 DIRECTOR_SCREENS = {
     Screen.DIRECTOR, Screen.LEXICONS, Screen.RULES, Screen.LOG, Screen.READJ_ENTRY, Screen.READJ_RESULT,
+    Screen.IMPORT, Screen.IMPORTING,
 }
 
 
@@ -165,7 +170,21 @@ class Quit(Record):
     __slots__ = ()
 
 
-Effect = Judge | ListLexicons | ChooseLexicon | ChooseRule | LoadLog | ExportLog | Readjudicate | Quit
+class ScanMedia(Record):
+    """List the word lists on removable media (answered with `show_import_choices`)."""
+
+    __slots__ = ()
+
+
+class ImportWordList(Record):
+    """Compile this word list and switch to it (answered with `show_import_progress`/`_done`)."""
+
+    __slots__ = ("path",)
+    path: str
+
+
+Effect = (Judge | ListLexicons | ChooseLexicon | ChooseRule | LoadLog | ExportLog | Readjudicate | Quit | ScanMedia
+          | ImportWordList)
 
 
 # --- Views the app hands in --------------------------------------------------------------------
@@ -200,6 +219,23 @@ class LexiconChoice(Record):
     path: str
     label: str
     error: str | None
+
+
+class ImportView(Record):
+    """The import screen: a progress bar while compiling, then the lexicon it became or why not."""
+
+    __slots__ = ("source", "fraction", "stage", "done", "name", "word_count", "checksum", "skipped", "error")
+    _defaults = {"fraction": 0.0, "stage": "Reading", "done": False, "name": "", "word_count": 0, "checksum": "",
+                 "skipped": (), "error": ""}
+    source: str
+    fraction: float
+    stage: str
+    done: bool
+    name: str
+    word_count: int
+    checksum: str
+    skipped: tuple[str, ...]
+    error: str
 
 
 class LogRow(Record):
@@ -272,6 +308,8 @@ class Station:
         self.selected = ""
         self.readj_id = ""
         self.readj: ReadjudicationView | None = None
+        self.import_choices: tuple[LexiconChoice, ...] = ()
+        self.import_view: ImportView | None = None
         for name, value in state.items():
             if name not in self.__dict__:
                 raise TypeError(f"Station has no field {name!r}")
@@ -289,6 +327,11 @@ class Station:
     @property
     def ready_to_judge(self) -> bool:
         return self.count > 0 and len(self.typed_words) == self.count
+
+    @property
+    def importing(self) -> bool:
+        """A word list is being compiled (the director's timeout waits for it)."""
+        return self.screen == Screen.IMPORTING and self.import_view is not None and not self.import_view.done
 
     def locked(self, t_ns: int) -> bool:
         return t_ns < self.lock_until_ns
@@ -326,6 +369,8 @@ class Station:
                     return start  # the countdown appears
                 return min(end, now_ns + ((end - now_ns) % NS or NS))  # each second of it
             return end
+        if self.importing:
+            return None  # the app redraws the progress bar as the compile reports it
         if self.screen in DIRECTOR_SCREENS:
             return self.last_input_ns + t.director_idle_ns
         return None
@@ -366,7 +411,7 @@ class Station:
             self._reset(Screen.IDLE, t_ns)
         elif s in PLAYER_SCREENS and t_ns - self.last_input_ns >= self.idle_limit_ns():
             self._reset(Screen.IDLE, t_ns)
-        elif s in DIRECTOR_SCREENS and t_ns - self.last_input_ns >= t.director_idle_ns:
+        elif s in DIRECTOR_SCREENS and t_ns - self.last_input_ns >= t.director_idle_ns and not self.importing:
             self._reset(Screen.IDLE, t_ns)
 
     def _reset(self, screen: Screen, t_ns: int) -> None:
@@ -558,6 +603,9 @@ class Station:
             return None
         if self._page_move(action, len(self.lexicon_choices), LEXICONS_PER_PAGE):
             return None
+        if action == "usb":
+            self.screen, self.page, self.import_choices, self.director_note = Screen.IMPORT, 0, (), ""
+            return [ScanMedia()]
         if action.startswith("pick:"):
             i = int(action[5:])
             if 0 <= i < len(self.lexicon_choices) and not self.lexicon_choices[i].error:
@@ -567,6 +615,49 @@ class Station:
 
     def show_lexicons(self, choices: Sequence[LexiconChoice]) -> None:
         self.lexicon_choices = tuple(choices)
+
+    def _to_lexicons(self) -> list[Effect]:
+        self.screen, self.page, self.import_view = Screen.LEXICONS, 0, None
+        return [ListLexicons()]
+
+    # IMPORT (a USB stick's word lists) and IMPORTING (compile, then switch)
+    def _on_import(self, ev: Key | Tap) -> list[Effect] | None:
+        action = _action(ev)
+        if action in {"back", "escape"}:
+            return self._to_lexicons()
+        if self._page_move(action, len(self.import_choices), LEXICONS_PER_PAGE):
+            return None
+        if action == "usb":  # look again (a stick plugged in since)
+            self.import_choices = ()
+            return [ScanMedia()]
+        if action.startswith("pick:"):
+            i = int(action[5:])
+            if 0 <= i < len(self.import_choices):
+                path = self.import_choices[i].path
+                self.screen, self.director_note = Screen.IMPORTING, ""
+                self.import_view = ImportView(path.rsplit("/", 1)[-1])
+                return [ImportWordList(path)]
+        return None
+
+    def show_import_choices(self, choices: Sequence[LexiconChoice]) -> None:
+        self.import_choices = tuple(choices)
+
+    def _on_importing(self, ev: Key | Tap) -> list[Effect] | None:
+        # While compiling, nothing leaves this screen: the result must be seen (and a half-read
+        # stick must not be pulled out because the screen looked finished).
+        if not self.importing and _action(ev) in {"done", "back", "escape", "enter"}:
+            return self._to_lexicons()
+        return None
+
+    def show_import_progress(self, fraction: float, stage: str) -> None:
+        if self.importing:
+            self.import_view = self.import_view.replace(fraction=fraction, stage=stage)
+
+    def show_import_done(self, view: ImportView, t_ns: int) -> None:
+        """The compile finished (or failed); the director's 60 s start now."""
+        if self.screen == Screen.IMPORTING:
+            self.import_view = view.replace(done=True, fraction=1.0 if not view.error else view.fraction)
+            self.last_input_ns = t_ns
 
     def _on_rules(self, ev: Key | Tap) -> list[Effect] | None:
         action = _action(ev)

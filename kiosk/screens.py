@@ -329,10 +329,50 @@ class Renderer:
         g = self.geo
         self.header("Choose the lexicon", f"{len(st.lexicon_choices)} found")
         if not st.lexicon_choices:
-            self.draw_paragraph("No compiled lexicons in the lexicon folder. Compile one with "
-                                "`rackside lexicon compile`.", g.rect(16, 80, 768, 100), 24, AMBER)
+            self.draw_paragraph("No compiled lexicons in the lexicon folder. Import a word list with USB STICK, or "
+                                "compile one with `rackside lexicon compile`.", g.rect(16, 80, 768, 100), 24, AMBER)
         if st.director_note:
             self.draw_paragraph(st.director_note, g.rect(16, 380, 420, 22), 16, AMBER)
+
+    def _draw_import(self, st: Station, now_ns: int) -> None:
+        g = self.geo
+        self.header("Import a word list from a USB stick", f"{len(st.import_choices)} found")
+        if not st.import_choices:
+            self.draw_paragraph("No word lists (.txt files) found on removable media. Plug in the stick, wait a few "
+                                "seconds, then press LOOK AGAIN.", g.rect(16, 80, 768, 100), 24, AMBER)
+        if st.director_note:
+            self.draw_paragraph(st.director_note, g.rect(16, 380, 420, 22), 16, AMBER)
+
+    def _draw_importing(self, st: Station, now_ns: int) -> None:
+        g = self.geo
+        v = st.import_view
+        if v is None:
+            return
+        self.header(f"Importing {v.source}")
+        bar = g.rect(16, 64, 768, 44)
+        self.box(bar, PANEL, (90, 100, 114), radius=6)
+        if v.fraction > 0:
+            fill = Rect(bar.x, bar.y, max(g.px(12), round(bar.w * min(1.0, v.fraction))), bar.h)
+            self.box(fill, AMBER if v.error else (21, 101, 192), radius=6)
+        if not v.done:
+            self.draw_text(f"{v.stage}… {round(v.fraction * 100)} %", g.rect(16, 120, 0, 0).x, g.rect(0, 120, 0, 0).y,
+                           26, TEXT)
+            self.draw_paragraph("Leave the stick in until this finishes.", g.rect(16, 160, 768, 40), 22, MUTED)
+            return
+        if v.error:
+            self.draw_paragraph(f"Not imported: {v.error}", g.rect(16, 120, 768, 150), 24, AMBER)
+            self.draw_paragraph("The station still judges with the lexicon it had.", g.rect(16, 280, 768, 40), 22,
+                                MUTED)
+            return
+        self.draw_text(f"{v.name} · {v.word_count:,} words · checksum {v.checksum}", g.rect(16, 120, 0, 0).x,
+                       g.rect(0, 120, 0, 0).y, 30, GREEN_TEXT, max_w=g.px(768))
+        y = 166
+        for line in v.skipped[:5]:
+            self.draw_text(line, g.rect(16, y, 0, 0).x, g.rect(0, y, 0, 0).y, 20, TEXT if y == 166 else MUTED,
+                           max_w=g.px(768))
+            y += 28
+        if st.director_note:
+            self.draw_paragraph(st.director_note, g.rect(16, 330, 560, 60), 24, AMBER)
 
     def _draw_rules(self, st: Station, now_ns: int) -> None:
         self.header("Challenge rule (3.10.15)", "WESPA norm: 5 per word")

@@ -555,6 +555,105 @@ def test_readjudicate_by_typed_id(director, tmp_path):
     assert director.station.screen == Screen.READJ_ENTRY and "No challenge" in director.station.director_note
 
 
+def usb_stick(tmp_path) -> Path:
+    """A stick as udisks mounts it, with one word list (and things that are not word lists)."""
+    stick = tmp_path / "media" / "director" / "HALL-USB"
+    (stick / "lists").mkdir(parents=True)
+    lines = ["# club list", "qi", "za", "ZA", "cat", "dog", "jinx", "zzz", "x", "ABCDEFGHIJKLMNOPQ", "no-way"]
+    (stick / "lists" / "club26.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (stick / ".hidden.txt").write_text("QI\n")
+    (stick / "readme.md").write_text("not a list\n")
+    return tmp_path / "media"
+
+
+def import_from(director, media: Path, run_media: Path | None = None) -> None:
+    director.paths.media = (media, run_media or media.parent / "run-media")
+    tap(director, "lexicons", "usb")
+    assert director.station.screen == Screen.IMPORT
+
+
+def finish_import(app) -> None:
+    if app._import is not None:  # (a small list may be done by the tap's own step)
+        app._import.join(10)
+    app.step()
+
+
+def test_import_a_word_list_from_a_usb_stick(director, tmp_path):
+    """Issue 10 item 5: list, compile with a progress bar, show what it became, switch to it."""
+    import_from(director, usb_stick(tmp_path))
+    st = director.station
+    assert [c.path.rsplit("/", 1)[-1] for c in st.import_choices] == ["club26.txt"]
+    tap(director, "pick:0")
+    assert st.screen == Screen.IMPORTING
+    finish_import(director)
+    v = st.import_view
+    assert v.done and not v.error and v.name == "CLUB26" and v.word_count == 6
+    assert v.checksum == director.lexicon.short_checksum and len(v.checksum) == 8
+    assert v.skipped[0] == "Skipped 4 lines:" and any(line.startswith("too long: 1") for line in v.skipped)
+    assert any("duplicate: 1" in line for line in v.skipped) and any("not letters: 1" in line for line in v.skipped)
+    assert director.lexicon.name == "CLUB26" and "ZZZ" in director.lexicon
+    from rackside.kiosk.settings import load_settings
+    assert load_settings(tmp_path / "station.json").lexicon_path == tmp_path / "lexicons" / "club26.rlex"
+    assert "Now judging with CLUB26" in st.director_note
+    director.render(force=True)
+    tap(director, "done")
+    assert st.screen == Screen.LEXICONS and any(c.label.startswith("CLUB26 ") for c in st.lexicon_choices)
+
+
+def test_the_ui_never_waits_for_the_compile(director, tmp_path, monkeypatch):
+    from rackside.kiosk import lexicon as lexicon_module
+
+    release, entered = threading.Event(), threading.Event()
+    real = lexicon_module.compile_bytes
+
+    def slow_compile(*a, **kw):
+        entered.set()
+        assert release.wait(10)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(lexicon_module, "compile_bytes", slow_compile)
+    import_from(director, usb_stick(tmp_path))
+    tap(director, "pick:0")
+    assert entered.wait(10)
+    director.clock.advance(0.1)
+    director.step()  # returns at once: the compile is in its thread
+    st = director.station
+    assert st.screen == Screen.IMPORTING and st.import_view.stage == "Compiling" and 0.5 < st.import_view.fraction < 1
+    assert "Compiling… 60 %" in texts_drawn(director)  # the bar and its stage are on screen
+    assert director._background_deadline(director.clock()) == director.clock() + 100_000_000
+    director.clock.advance(120)  # the director's 60 s timeout waits for the compile
+    director.step()
+    assert st.screen == Screen.IMPORTING
+    post_keys("ESCAPE")
+    director.step()
+    assert st.screen == Screen.IMPORTING  # nothing leaves it half-done
+    release.set()
+    finish_import(director)
+    assert st.import_view.done and director.lexicon.name == "CLUB26"
+    director.clock.advance(60)  # then the director's timeout applies again
+    director.step()
+    assert st.screen == Screen.IDLE
+
+
+def test_a_bad_word_list_is_refused_and_the_lexicon_kept(director, tmp_path):
+    media = tmp_path / "media"
+    (media / "STICK").mkdir(parents=True)
+    (media / "STICK" / "utf16.txt").write_bytes("QI\nZA\n".encode("utf-16-le"))  # no BOM
+    import_from(director, media)
+    tap(director, "pick:0")
+    finish_import(director)
+    v = director.station.import_view
+    assert v.done and "UTF-16" in v.error and director.lexicon.name == "TINY"
+    director.render(force=True)
+    assert not (tmp_path / "lexicons" / "utf16.rlex").exists()
+
+
+def test_no_stick_says_so(director, tmp_path):
+    import_from(director, tmp_path / "nothing-mounted")
+    assert director.station.import_choices == ()
+    assert "No word lists" in " ".join(texts_drawn(director))
+
+
 def test_director_quits(director):
     tap(director, "quit")
     assert not director.running and director.exit_status == QUIT_STATUS
