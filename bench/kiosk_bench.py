@@ -127,7 +127,7 @@ def post_key(name: str) -> None:
     import pygame
 
     code = {"TAB": pygame.K_TAB, "SPACE": pygame.K_SPACE, "ESCAPE": pygame.K_ESCAPE,
-            "ENTER": pygame.K_RETURN}.get(name) or ord(name.lower())
+            "ENTER": pygame.K_RETURN, "BACKSPACE": pygame.K_BACKSPACE}.get(name) or ord(name.lower())
     pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=code, mod=0))
 
 
@@ -222,6 +222,172 @@ def frame_times(workdir: Path, size, runs: int) -> dict[str, tuple[float, float]
     return out
 
 
+# --- Xvfb ---------------------------------------------------------------------------------------
+
+
+class Xvfb:
+    """Debian's Xvfb on a display number it picks itself (-displayfd), so parallel runs and other
+    engineers' servers never collide; stopped on exit."""
+
+    def __init__(self, size=(1920, 1080)) -> None:
+        r, w = os.pipe()
+        self.proc = subprocess.Popen(
+            ["Xvfb", "-displayfd", str(w), "-screen", "0", f"{size[0]}x{size[1]}x24", "-nolisten", "tcp",
+             "-noreset"], pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(w)
+        with os.fdopen(r) as fh:
+            number = fh.readline().strip()
+        if not number:
+            self.proc.kill()
+            raise SystemExit("Xvfb did not start (is the xvfb package installed?)")
+        self.display = f":{number}"
+
+    def env(self, base: dict) -> dict:
+        env = dict(base, DISPLAY=self.display, SDL_VIDEODRIVER="x11")
+        env.pop("WAYLAND_DISPLAY", None)
+        return env
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+    def __enter__(self) -> "Xvfb":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+# --- frame times as a user meets them: every frame the station draws, driven through every screen
+
+
+def frame_scenario(workdir: Path, size) -> dict[str, list[float]]:
+    """Drive a station through every screen the way people do (keys, taps, countdowns, the import's
+    progress bar), timing each frame actually drawn (draw + display update). Per screen: the
+    frame times in seconds."""
+    from rackside.kiosk.flow import Screen, Tap
+
+    times: dict[str, list[float]] = {}
+    media = workdir / "media"
+    (media / "STICK").mkdir(parents=True)
+    (media / "STICK" / "club.txt").write_text("\n".join(["QI", "ZA", "JINX", "CAT", "DOG", "TOOLONGWORDFORTHELIST"]))
+    app, clock = make_station(workdir, size)
+    app.paths.media = (media,)
+
+    def timed_render(force: bool = False) -> bool:
+        screen = app.station.screen.value
+        t0, c0 = time.perf_counter(), time.thread_time()
+        drew = type(app).render(app, force)
+        if drew:
+            # wall time, and this thread's CPU time (what the frame costs, without the time the
+            # scheduler of a shared machine gave to other processes in the middle of it)
+            times.setdefault(screen, []).append((time.perf_counter() - t0, time.thread_time() - c0))
+        return drew
+
+    app.render = timed_render
+
+    def tick(seconds: float) -> None:
+        clock[0] += round(seconds * 1e9)
+        app.step([])
+
+    def finger(target: str) -> None:
+        import pygame
+
+        from rackside.kiosk.layout import buttons
+
+        b = next((b for b in buttons(app.station, app.geo) if b.target == target), None)
+        if b is None:
+            raise AssertionError(f"no {target!r} on the {app.station.screen} screen")
+        w, h = app.surface.get_size()
+        x, y = b.rect.center
+        for kind in (pygame.FINGERDOWN, pygame.FINGERUP):
+            pygame.event.post(pygame.event.Event(kind, x=x / w, y=y / h, touch_id=1, finger_id=1))
+            app.step()  # the key lights while pressed: a frame each
+            clock[0] += 80_000_000
+
+    try:
+        for round_ in range(3):
+            app.render(force=True)
+            finger("start")
+            finger("count:3")
+            for ch in "QUIXOTIC JINX CATS":
+                post_key("SPACE" if ch == " " else ch)
+                app.step()
+                clock[0] += 150_000_000
+            post_key("BACKSPACE")
+            app.step()
+            tick(49.9)
+            for _ in range(4):
+                tick(1)  # the countdown's seconds
+            finger("judge")
+            tick(10)  # the result's hold ends
+            post_key("ESCAPE")
+            app.step()
+            for d in PIN:
+                finger(f"digit:{d}")
+            finger("ok")
+            finger("lexicons")
+            finger("usb")
+            finger("pick:0")
+            while app._import is not None:
+                time.sleep(0.01)
+                clock[0] += 100_000_000
+                app.step([])
+            finger("done")
+            finger("back")
+            finger("rules")
+            finger("back")
+            finger("log")
+            rows = app.station.log_rows
+            if rows:
+                app.feed(Tap(f"row:{rows[0].challenge_id}", clock[0]))
+                app.step([])
+                finger("readj")
+            finger("back")  # from the re-adjudication (or the empty log) to the menu
+            finger("readj")
+            for ch in "AB12":
+                post_key(ch)
+                app.step()
+            finger("back")
+            finger("resume")
+            finger("director")
+            for _ in range(5):  # five wrong PINs: the lockout's countdown
+                for d in "1111":
+                    finger(f"digit:{d}")
+                finger("ok")
+            for _ in range(3):
+                tick(1)
+            finger("ok")
+            assert app.station.screen == Screen.IDLE, app.station.screen
+            tick(61)
+    finally:
+        app.shutdown()
+    runner = workdir / "runner"
+    runner.mkdir()
+    app, clock = make_station(runner, size, mode="runner", printer="loop://")
+    app.render = timed_render
+    try:
+        for _ in range(3):
+            finger("start")
+            for d in "12":
+                finger(f"digit:{d}")
+            finger("next")
+            finger("count:2")
+            for ch in "QI ZA":
+                post_key("SPACE" if ch == " " else ch)
+                app.step()
+            finger("judge")
+            tick(10)
+    finally:
+        app.shutdown()
+    return times
+
+
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+
+
 # --- screenshots for docs/ ---------------------------------------------------------------------
 
 
@@ -309,11 +475,39 @@ def screenshots(workdir: Path, out_dir: Path) -> list[Path]:
 # --- main --------------------------------------------------------------------------------------
 
 
+def frames_child(size: tuple[int, int]) -> int:
+    """Run in a child whose environment points SDL at the Xvfb display: print the frame times."""
+    import json
+
+    with tempfile.TemporaryDirectory(prefix="kiosk-frames-") as tmp:
+        os.environ["RACKSIDE_STATE_DIR"] = str(Path(tmp) / "state")
+        from rackside.kiosk.lexicon import install_default_lexicon
+
+        install_default_lexicon()
+        times = frame_scenario(Path(tmp), size)
+    print(json.dumps(times))
+    return 0
+
+
+def xvfb_frames(size: tuple[int, int], env: dict) -> dict[str, list[float]]:
+    import json
+
+    with Xvfb(size) as x:
+        out = subprocess.run([sys.executable, __file__, "--frames-child", f"{size[0]}x{size[1]}"], env=x.env(env),
+                             capture_output=True, text=True, timeout=600)
+    if out.returncode:
+        raise SystemExit(f"frame child failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frames-child", metavar="WxH", help=argparse.SUPPRESS)
     parser.add_argument("--runs", type=int, default=9, help="cold starts of each kind (alternated)")
     parser.add_argument("--screens", type=Path, metavar="DIR", help="also write the 800x480 screenshots to DIR")
     args = parser.parse_args()
+    if args.frames_child:
+        return frames_child(tuple(int(v) for v in args.frames_child.split("x")))
 
     with tempfile.TemporaryDirectory(prefix="kiosk-bench-") as tmp:
         work = Path(tmp)
