@@ -97,6 +97,51 @@ def time_cli(config: Path, env: dict) -> float:
     return elapsed
 
 
+def time_command_to_ready(config: Path, env: dict, workdir: Path) -> float:
+    """The whole `rackside kiosk` command, as systemd starts it (no -v), to its first idle frame:
+    the station says READY=1 on $NOTIFY_SOCKET right after drawing it. Then SIGTERM."""
+    import signal
+    import socket
+
+    path = workdir / "notify.sock"
+    path.unlink(missing_ok=True)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(path))
+    sock.settimeout(30)
+    try:
+        t0 = time.perf_counter()
+        p = subprocess.Popen([sys.executable, "-m", "rackside", "kiosk", "--config", str(config), "--windowed"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             env=dict(env, NOTIFY_SOCKET=str(path)), cwd=REPO)
+        elapsed = None
+        try:
+            while True:
+                msg = sock.recv(4096)
+                if b"READY=1" in msg:
+                    elapsed = time.perf_counter() - t0
+                    break
+        except socket.timeout:
+            pass
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=30)
+    finally:
+        sock.close()
+    if elapsed is None or p.returncode != 0:
+        raise SystemExit(f"rackside kiosk failed (exit {p.returncode}): {err[-1000:]}")
+    return elapsed
+
+
+def startup_ratio(config: Path, env: dict, workdir: Path, runs: int) -> tuple[float, float]:
+    """Medians of a bare pygame-ce window and the whole `rackside kiosk` command, alternated."""
+    time_child(BARE_CHILD, [], env)  # warm the page and bytecode caches for both
+    time_command_to_ready(config, env, workdir)
+    bare, kiosk = [], []
+    for _ in range(runs):
+        bare.append(time_child(BARE_CHILD, [], env))
+        kiosk.append(time_command_to_ready(config, env, workdir))
+    return statistics.median(bare), statistics.median(kiosk)
+
+
 # --- a station to measure in-process -----------------------------------------------------------
 
 

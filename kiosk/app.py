@@ -205,12 +205,12 @@ class KioskApp:
         try:
             self.start()  # sets SDL's environment, then imports pygame
             log.info("idle screen shown")
+            notifier = _notifier()
+            notifier.ready(f"idle screen shown ({self.station.mode} mode)")  # (bench/kiosk_bench.py waits for it)
             self.warm_up()
             import pygame
 
             log.info("challenge station ready: %s mode, %dx%d", self.station.mode, *self.surface.get_size())
-            notifier = _notifier()
-            notifier.ready(f"idle screen shown ({self.station.mode} mode)")
             self._loop(pygame, notifier)
             notifier.stopping()
         finally:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import getpass
 import logging
 import sys
 from pathlib import Path
@@ -78,7 +77,9 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _hash_pin() -> int:
-    from rackside.kiosk.station_config import PIN_RE, hash_pin
+    import getpass
+
+    from rackside.kiosk.station_config import hash_pin, valid_pin
 
     if sys.stdin.isatty():
         pin = getpass.getpass("New director PIN (4-8 digits): ")
@@ -87,7 +88,7 @@ def _hash_pin() -> int:
             return 1
     else:
         pin = sys.stdin.readline().strip()
-    if not PIN_RE.match(pin):
+    if not valid_pin(pin):
         print("rackside kiosk: the PIN must be 4 to 8 digits", file=sys.stderr)
         return 1
     print(f'pin_hash = "{hash_pin(pin)}"')
