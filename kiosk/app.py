@@ -230,13 +230,13 @@ class KioskApp:
         watchdog_ns = notifier.watchdog_period_ns()
         next_watchdog = self.clock_ns()
         last_input = next_watchdog
+        due = None  # when the screen next changes by itself (decided before sleeping, checked after)
         while self.running:
             events = pygame.event.get()
             now = self.clock_ns()
             if events:
                 last_input = now
-            deadline = self.station.next_deadline_ns(now)
-            if events or (deadline is not None and now >= deadline) or self._background_due(now):
+            if events or (due is not None and now >= due):
                 self.step(events)
             if watchdog_ns and now >= next_watchdog:
                 notifier.watchdog()
@@ -244,18 +244,11 @@ class KioskApp:
             if not self.running:
                 break
             now = self.clock_ns()
+            due = _earliest(self.station.next_deadline_ns(now), self._background_deadline(now))
             poll = POLL_ACTIVE_NS if now - last_input < ACTIVE_FOR_NS else POLL_IDLE_NS
-            wake = now + poll
-            for due in (self.station.next_deadline_ns(now), next_watchdog if watchdog_ns else None,
-                        self._background_deadline(now)):
-                if due is not None:
-                    wake = min(wake, due)
+            wake = _earliest(now + poll, due, next_watchdog if watchdog_ns else None)
             if wake > now:
                 time.sleep((wake - now) / 1e9)
-
-    def _background_due(self, now: int) -> bool:
-        d = self._background_deadline(now)
-        return d is not None and now >= d
 
     def _background_deadline(self, now: int) -> int | None:
         """When work running off the UI thread next needs the screen redrawn: the import's
@@ -598,6 +591,10 @@ def check_display() -> None:
     if any(Path("/dev/dri").glob("card*")):
         return
     raise NoDisplayError(f"no DISPLAY, no WAYLAND_DISPLAY and no /dev/dri. {NO_DISPLAY_HINT}")
+
+
+def _earliest(*times: int | None) -> int | None:
+    return min((t for t in times if t is not None), default=None)
 
 
 def _notifier():

@@ -10,7 +10,9 @@ window closes and passing time, checking after every step what the module's docs
   10 s and ignores input for its first 0.5 s (Escape excepted: the director may always come);
 - a player screen left alone returns to idle after its limit (15 s; 60 s once words are typed),
   forgetting the words; a director screen after 60 s;
-- `next_deadline_ns` is honest: a Tick before it changes nothing that is shown.
+- `next_deadline_ns` is honest: a Tick before it changes nothing that is shown;
+- a word list being imported is never abandoned: no input or timeout leaves the import screen
+  until the compile has reported.
 
 The app's side is modelled: a Judge effect is answered with `show_verdict`, as KioskApp does.
 """
@@ -22,7 +24,8 @@ from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from rackside.kiosk.flow import (DIRECTOR_SCREENS, MAX_LETTERS, MAX_WORDS, NS, PLAYER_SCREENS, Activity, Close,
-                                 Judge, Key, LexiconChoice, LogRow, Quit, Screen, Station, Tap, Tick, Verdict)
+                                 ImportView, ImportWordList, Judge, Key, LexiconChoice, LogRow, Quit, Screen, Station,
+                                 Tap, Tick, Verdict)
 from rackside.kiosk.layout import Geometry, buttons
 
 PIN = "2468"
@@ -73,6 +76,8 @@ class StationMachine(RuleBasedStateMachine):
         for eff in effects:
             if isinstance(eff, Quit):
                 assert before == Screen.DIRECTOR
+            if isinstance(eff, ImportWordList):
+                assert before == Screen.IMPORT and after == Screen.IMPORTING and s.importing
             if isinstance(eff, Judge):
                 assert before == Screen.ENTRY
                 assert len(eff.words) == s.count and 1 <= s.count <= MAX_WORDS
@@ -117,6 +122,40 @@ class StationMachine(RuleBasedStateMachine):
             self.feed(Key(ch, self.t))
         self.feed(Key("SPACE", self.t))
 
+    @rule()
+    @precondition(lambda self: self.st.screen == Screen.IDLE)
+    def director_comes(self) -> None:
+        self.feed(Tap("director", self.t))
+        for d in PIN:
+            self.feed(Key(d, self.t))
+        self.feed(Key("ENTER", self.t))
+
+    @rule()
+    @precondition(lambda self: self.st.screen == Screen.DIRECTOR)
+    def usb_stick(self) -> None:
+        self.feed(Tap("lexicons", self.t))
+        self.feed(Tap("usb", self.t))
+
+    @rule(found=st.integers(0, 6))
+    @precondition(lambda self: self.st.screen == Screen.IMPORT)
+    def media_listed(self, found: int) -> None:
+        self.st.show_import_choices([LexiconChoice(f"/media/s/{i}.txt", f"{i}.txt") for i in range(found)])
+
+    @rule(i=st.integers(0, 5))
+    @precondition(lambda self: self.st.screen == Screen.IMPORT and self.st.import_choices)
+    def pick_a_list(self, i: int) -> None:
+        self.feed(Tap(f"pick:{i}", self.t))
+
+    @rule(fraction=st.floats(0, 1), ok=st.booleans())
+    @precondition(lambda self: self.st.importing)
+    def compile_reports(self, fraction: float, ok: bool) -> None:
+        s = self.st
+        s.show_import_progress(fraction, "Compiling")
+        assert s.importing and s.import_view.fraction == fraction
+        if ok:
+            s.show_import_done(ImportView("x.txt", name="X", word_count=2, checksum="abcd1234"), self.t)
+            assert s.import_view.done and not s.importing and s.last_input_ns == self.t
+
     @rule(seconds=st.sampled_from([0.1, 0.49, 0.5, 1, 9.99, 10, 14.99, 15, 49.99, 50, 59.99, 60, 61]))
     def wait(self, seconds: float) -> None:
         s = self.st
@@ -132,6 +171,8 @@ class StationMachine(RuleBasedStateMachine):
             assert (s.screen == Screen.IDLE) == gone, (start_screen, seconds, limit)
             if gone:
                 assert s.typed_words == () and s.count == 0
+        elif start_screen == Screen.IMPORTING and s.importing:
+            assert s.screen == Screen.IMPORTING  # a compile is never abandoned by a timeout
         elif start_screen in DIRECTOR_SCREENS:
             assert (s.screen == Screen.IDLE) == (self.t - last >= s.timing.director_idle_ns)
 

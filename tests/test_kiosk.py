@@ -759,6 +759,34 @@ def test_loop_sleeps_until_the_next_poll_or_deadline(app, monkeypatch):
     assert len(idle) <= 17 * 20 + 1  # 20 a second
 
 
+def test_loop_draws_each_second_of_the_countdown_when_due(app, monkeypatch):
+    from rackside.hardware.sdnotify import Notifier
+    from rackside.kiosk import app as app_module
+
+    drawn = []
+    real_render = type(app).render
+
+    def render(force=False):
+        drew = real_render(app, force)
+        if drew:
+            drawn.append((app.clock(), app.station.screen, app.station.countdown_s(app.clock())))
+        return drew
+
+    def fake_sleep(seconds):
+        app.clock.advance(seconds)
+        if app.station.screen == Screen.IDLE:
+            app.running = False
+
+    monkeypatch.setattr(app, "render", render)
+    monkeypatch.setattr(app_module.time, "sleep", fake_sleep)
+    post_keys("1")
+    start = app.clock()
+    app._loop(pygame, Notifier({}))
+    counted = [(t - start, secs) for t, screen, secs in drawn if secs is not None]
+    assert counted == [((50 + i) * NS, 10 - i) for i in range(10)]  # each second, on time
+    assert drawn[-1][:2] == (start + 60 * NS, Screen.IDLE)
+
+
 def test_loop_keeps_the_watchdog_fed(app, monkeypatch):
     """The unit is Type=notify with WatchdogSec=15: the station says READY and pings the watchdog."""
     import socket
