@@ -495,7 +495,7 @@ def p99(values: list[float]) -> float:
 
 
 def screenshots(workdir: Path, out_dir: Path) -> list[Path]:
-    """Every screen at 800x480 (and one at 1920x1080), as the README shows them."""
+    """Every screen at 800x480 (and one at 1920x1080), as docs/kiosk.md shows them."""
     from rackside.kiosk.flow import Screen, Tap
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -522,6 +522,10 @@ def screenshots(workdir: Path, out_dir: Path) -> list[Path]:
         shot(app, "entry-count-mismatch")
         drive(app, clock, ["key:SPACE", "type:QUIXOTIC"])
         shot(app, "entry-ready")
+        clock[0] += 53 * 10**9  # nobody has touched it for 53 s: 7 s left
+        app.step([])
+        shot(app, "entry-countdown")
+        drive(app, clock, ["key:BACKSPACE", "key:C"])  # any key restarts the 60 s
         drive(app, clock, ["key:TAB"])
         shot(app, "result-acceptable")
         clock[0] += 11 * 10**9
@@ -548,6 +552,28 @@ def screenshots(workdir: Path, out_dir: Path) -> list[Path]:
         shot(app, "director-readjudication")
         drive(app, clock, ["tap:back", "tap:readj"])
         shot(app, "director-readjudicate-by-id")
+        # A word list from a USB stick, as udisks mounts it.
+        stick = workdir / "media" / "director" / "HALL-USB"
+        (stick / "lexicons").mkdir(parents=True)
+        (stick / "lexicons" / "CSW-club.txt").write_text(
+            "# club word list\n" + "\n".join(["QI", "ZA", "JINX", "QUIXOTIC", "CAT", "DOG", "ZA", "Q", "ÉTUDE",
+                                                "SUPERCALIFRAGILISTIC"]) + "\n", encoding="utf-8")
+        (stick / "NWL-sample.txt").write_text("QI\nZA\n", encoding="utf-8")
+        app.paths.media = (workdir / "media", workdir / "run-media")
+        drive(app, clock, ["tap:back", "tap:lexicons", "tap:usb"])
+        shot(app, "director-import")
+        from rackside.kiosk.flow import ImportView
+
+        st = app.station  # the progress bar as the compile reports it (a tiny list is done at once)
+        saved = st.screen
+        st.screen, st.import_view = Screen.IMPORTING, ImportView("CSW-club.txt", fraction=0.64, stage="Compiling")
+        shot(app, "director-importing")
+        st.screen, st.import_view = saved, None
+        drive(app, clock, [f"tap:pick:{[c.path.endswith('CSW-club.txt') for c in st.import_choices].index(True)}"])
+        while app._import is not None:
+            time.sleep(0.01)
+            app.step([])
+        shot(app, "director-imported")
     finally:
         app.shutdown()
 
@@ -625,6 +651,7 @@ def main() -> int:
     parser.add_argument("--frames-child", metavar="WxH", help=argparse.SUPPRESS)
     parser.add_argument("--runs", type=int, default=9, help="cold starts of each kind (alternated)")
     parser.add_argument("--screens", type=Path, metavar="DIR", help="also write the 800x480 screenshots to DIR")
+    parser.add_argument("--screens-only", action="store_true", help="with --screens: only the screenshots")
     parser.add_argument("--idle-seconds", type=float, default=60.0, help="how long to watch an idle station")
     args = parser.parse_args()
     if args.frames_child:
@@ -646,6 +673,8 @@ def main() -> int:
             made = screenshots(work, args.screens)
             for p in made:
                 print(f"screenshot {p} ({p.stat().st_size // 1024} KB)")
+            if args.screens_only:
+                return 0
 
         config = write_config(work)
         env = dict(os.environ)

@@ -28,18 +28,25 @@ READ_SHARE, COMPILE_SHARE = 0.6, 0.3
 
 
 class WordListFile:
-    __slots__ = ("path", "size")
+    __slots__ = ("path", "size", "root")
 
-    def __init__(self, path: Path, size: int) -> None:
-        self.path, self.size = path, size
+    def __init__(self, path: Path, size: int, root: Path) -> None:
+        self.path, self.size, self.root = path, size, root
 
     @property
     def label(self) -> str:
-        return f"{self.path.name} · {_size(self.size)} · {self.path.parent}"
+        """'CSW24.txt · 2.9 MB · on HALL-USB/lexicons' (the folder below the mount root)."""
+        try:
+            where = str(self.path.parent.relative_to(self.root))
+        except ValueError:
+            where = str(self.path.parent)
+        return f"{self.path.name} · {_size(self.size)} · on {where}"
 
 
 def _size(n: int) -> str:
-    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.0f} kB"
+    if n >= 100_000:
+        return f"{n / 1e6:.1f} MB"
+    return f"{n / 1e3:.0f} kB" if n >= 1000 else f"{n} bytes"
 
 
 def find_word_lists(roots=MEDIA_ROOTS) -> list[WordListFile]:
@@ -62,13 +69,13 @@ def find_word_lists(roots=MEDIA_ROOTS) -> list[WordListFile]:
                 elif e.is_file() and e.name.lower().endswith(WORD_LIST_SUFFIXES):
                     size = e.stat().st_size
                     if 0 < size <= MAX_BYTES:
-                        found.append(WordListFile(Path(e.path), size))
+                        found.append(WordListFile(Path(e.path), size, Path(root)))
             except OSError:
                 continue
 
     for root in roots:
         walk(Path(root), 1)
-    return found
+    return sorted(found, key=lambda f: str(f.path).lower())
 
 
 def lexicon_name_for(path: Path) -> str:

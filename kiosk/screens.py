@@ -348,7 +348,7 @@ class Renderer:
         v = st.import_view
         if v is None:
             return
-        self.header(f"Importing {v.source}")
+        self.header(f"{'Importing' if not v.done else 'Not imported:' if v.error else 'Imported'} {v.source}")
         bar = g.rect(16, 64, 768, 44)
         self.box(bar, PANEL, (90, 100, 114), radius=6)
         if v.fraction > 0:
