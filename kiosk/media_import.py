@@ -96,7 +96,7 @@ class ImportResult:
 
 def skipped_lines(report) -> tuple[str, ...]:
     """The compiler's skipped lines, one line of text per reason, with up to three examples."""
-    from rackside.kiosk.lexicon import SKIP_REASONS
+    from rackside.judge.lexicon import SKIP_REASONS
 
     total = sum(report.skipped.values())
     out = [f"Skipped {total:,} line{'s' if total != 1 else ''}" + (":" if total else "")]
@@ -148,7 +148,7 @@ class ImportJob:
             self.result = ImportResult(error=f"{self.src.name}: {exc}")
 
     def _compile(self) -> ImportResult:
-        from rackside.kiosk.lexicon import Lexicon, LexiconError, compile_bytes
+        from rackside.judge.lexicon import Lexicon, LexiconError, compile_bytes
 
         try:
             size = self.src.stat().st_size
