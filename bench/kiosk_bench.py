@@ -213,6 +213,8 @@ def loop_timings(workdir: Path) -> dict[str, float]:
             if st.screen == Screen.IDLE and before[0] == Screen.RESULT:
                 late["result dismissed"] = (now - (st.verdict_ns + st.timing.result_hold_ns)) / NS
                 app.running = False
+            if st.screen == Screen.IDLE and before[0] == Screen.ENTRY:
+                app.running = False  # the entry timed out (measured below)
             secs = st.countdown_s(now)
             if secs is not None:
                 due = st.last_input_ns + st.timing.entry_idle_ns - secs * NS

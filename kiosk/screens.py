@@ -279,7 +279,7 @@ class Renderer:
         y = max(y + 60, round((bottom - g.origin[1]) / g.scale) + 8)
         self.draw_text(f"Lexicon: {v.lexicon}", g.rect(32, min(y, 392), 0, 0).x, g.rect(0, min(y, 392), 0, 0).y, 20,
                        TEXT, max_w=g.px(740))
-        docket = {"": "", "printing": "Printing the docket…", "printed": "Docket printed"}.get(st.docket)
+        docket = {"": "", "printing": "Printing the docket…", "printed": "Docket printed. Touch the screen for the next slip"}.get(st.docket)
         if docket is None:
             docket = f"The docket did not print ({st.docket[8:] or 'printer error'}): mark the slip by hand."
         if docket:
