@@ -39,6 +39,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 PIN = "2468"
+# The command as installed (bin/rackside is the venv's `rackside` script; systemd runs that), not
+# `python -m rackside`, whose runpy costs a few ms the service never pays.
+RACKSIDE = [sys.executable, str(REPO / "bin" / "rackside")]
 
 
 # --- children for the cold-start measurement --------------------------------------------------
@@ -85,7 +88,7 @@ def time_command_to_ready(config: Path, env: dict, workdir: Path) -> float:
     sock.settimeout(30)
     try:
         t0 = time.perf_counter()
-        p = subprocess.Popen([sys.executable, "-m", "rackside", "kiosk", "--config", str(config), "--windowed"],
+        p = subprocess.Popen([*RACKSIDE, "kiosk", "--config", str(config), "--windowed"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                              env=dict(env, NOTIFY_SOCKET=str(path)), cwd=REPO)
         elapsed = None
@@ -166,7 +169,7 @@ def idle_station(config: Path, env: dict, workdir: Path, seconds: float) -> tupl
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(str(path))
     sock.settimeout(30)
-    p = subprocess.Popen([sys.executable, "-m", "rackside", "kiosk", "--config", str(config), "--windowed"],
+    p = subprocess.Popen([*RACKSIDE, "kiosk", "--config", str(config), "--windowed"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(env, NOTIFY_SOCKET=str(path)),
                          cwd=REPO)
     try:

@@ -9,7 +9,6 @@ countdown's next second), so an idle station wakes about 20 times a second and u
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from pathlib import Path
@@ -21,7 +20,20 @@ from rackside.kiosk.flow import (Activity, Close, Key, LexiconChoice, LexiconInf
 from rackside.kiosk.layout import Geometry, buttons, check_touch_targets, hit
 from rackside.kiosk.station_config import StationConfig, verify_pin
 
-log = logging.getLogger(__name__)
+
+
+class _Log:
+    """This module's logger, made at its first message: `logging` costs ~5 ms, and nothing is
+    logged before the first frame unless something is wrong (issue 11). `rackside kiosk` sets up
+    logging right after that frame (station_cli)."""
+
+    def __getattr__(self, name):
+        import logging
+
+        return getattr(logging.getLogger(__name__), name)
+
+
+log = _Log()
 
 WINDOW_TITLE = "Rackside challenge station"
 # How often the loop looks for input: every 50 ms with nobody at the station (20 wake-ups a second,
@@ -214,13 +226,16 @@ class KioskApp:
 
     # -- the loop -----------------------------------------------------------------------------
 
-    def run(self) -> int:
-        """The station until the director quits (exit QUIT_STATUS) or the OS stops it (SIGTERM/SIGINT: 0)."""
+    def run(self, after_first_frame: Callable[[], None] | None = None) -> int:
+        """The station until the director quits (exit QUIT_STATUS) or the OS stops it (SIGTERM/SIGINT: 0).
+        `after_first_frame` runs once the idle screen is up (the command sets up logging there)."""
         import signal
 
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
             self.start()  # sets SDL's environment, then imports pygame
+            if after_first_frame is not None:
+                after_first_frame()
             log.info("idle screen shown")
             notifier = _notifier()
             notifier.ready(f"idle screen shown ({self.station.mode} mode)")  # (bench/kiosk_bench.py waits for it)
