@@ -301,6 +301,7 @@ class KioskApp:
             t = self.clock_ns()
             if ev.type in (pygame.WINDOWEXPOSED,):
                 self._shown_key = None
+                self.renderer.invalidate()
             elif ev.type == pygame.WINDOWSIZECHANGED:
                 self._relayout()
             for fev in self.translate(ev, t):
@@ -559,7 +560,11 @@ class KioskApp:
         if not force and key == self._shown_key:
             return False
         self.renderer.draw(self.station, now, self._pointer.target)
-        pygame.display.flip()
+        areas = self.renderer.changed_areas()
+        if areas is None or force:
+            pygame.display.flip()
+        elif areas:
+            pygame.display.update(areas)
         self._shown_key = key
         self.frames += 1
         return True

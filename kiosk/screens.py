@@ -45,6 +45,8 @@ class Renderer:
         self.surface = surface
         self.geo = geo
         self._fonts: dict[int, object] = {}
+        self._ops: list[tuple] = []  # what this frame drew, and where (see changed_areas)
+        self._previous: list[tuple] | None = None
         self._text: dict[tuple, object] = {}
 
     # -- text helpers -------------------------------------------------------------------------
@@ -91,7 +93,7 @@ class Renderer:
             x -= w // 2
         elif align == "right":
             x -= w
-        self.surface.blit(surf, (x, y))
+        self._mark(("text", text, design_px, colour), self.surface.blit(surf, (x, y)))
         return Rect(x, y, w, h)
 
     def wrap(self, text: str, design_px: float, max_w: int) -> list[str]:
@@ -129,17 +131,17 @@ class Renderer:
     def box(self, r: Rect, fill, border=None, radius: float = 10, width: float = 2) -> None:
         pg = self.pg
         rr = pg.Rect(r.x, r.y, r.w, r.h)
-        pg.draw.rect(self.surface, fill, rr, border_radius=self.geo.px(radius))
+        self._mark(("box", fill, border, radius, width), pg.draw.rect(self.surface, fill, rr, border_radius=self.geo.px(radius)))
         if border:
             pg.draw.rect(self.surface, border, rr, self.geo.px(width), border_radius=self.geo.px(radius))
 
     def tick(self, cx: int, cy: int, size: int, colour) -> None:
         pts = [(cx - size * 0.45, cy), (cx - size * 0.12, cy + size * 0.33), (cx + size * 0.48, cy - size * 0.38)]
-        self.pg.draw.lines(self.surface, colour, False, pts, max(3, size // 7))
+        self._mark(("tick", colour), self.pg.draw.lines(self.surface, colour, False, pts, max(3, size // 7)))
 
     def cross(self, cx: int, cy: int, size: int, colour) -> None:
         d, w = size * 0.38, max(3, size // 7)
-        self.pg.draw.line(self.surface, colour, (cx - d, cy - d), (cx + d, cy + d), w)
+        self._mark(("cross", colour), self.pg.draw.line(self.surface, colour, (cx - d, cy - d), (cx + d, cy + d), w))
         self.pg.draw.line(self.surface, colour, (cx - d, cy + d), (cx + d, cy - d), w)
 
     def button(self, b: Button, pressed: bool) -> None:
@@ -168,7 +170,28 @@ class Renderer:
 
     # -- screens ------------------------------------------------------------------------------
 
+    def _mark(self, what: tuple, area) -> None:
+        """Note one thing drawn and the pygame.Rect it covered (see `changed_areas`)."""
+        self._ops.append((what, (area.x, area.y, area.w, area.h)))
+
+    def invalidate(self) -> None:
+        """The window's contents were lost (exposed, resized): the next frame goes out whole."""
+        self._previous = None
+
+    def changed_areas(self) -> list | None:
+        """Where this frame differs from the last one drawn: the areas of everything drawn in one
+        frame and not the other (a key's highlight, a typed letter, a countdown's digit), or None
+        for the whole window (the first frame, another screen or background). The whole frame is
+        still drawn into the surface (2-4 ms at 1920x1080); only these areas are sent to the
+        display, which on X is most of a frame's cost (issue 11)."""
+        previous, current = self._previous, self._ops
+        self._previous = current
+        if previous is None or previous[0] != current[0]:
+            return None
+        return [area for _, area in set(previous).symmetric_difference(current)]
+
     def draw(self, st: Station, now_ns: int, pressed: str | None = None) -> None:
+        self._ops = [(("screen", st.screen), (0, 0, *self.surface.get_size()))]
         self.surface.fill(BG)
         getattr(self, f"_draw_{st.screen.name.lower()}")(st, now_ns)
         for b in buttons(st, self.geo):
@@ -254,7 +277,8 @@ class Renderer:
                 if not current:
                     self.draw_text("…", wx, y, size * 0.7, MUTED)
             if current:
-                self.pg.draw.rect(self.surface, AMBER, self.pg.Rect(end + g.px(3), y, g.px(4), int(slot_h * 0.8)))
+                self._mark(("cursor",), self.pg.draw.rect(self.surface, AMBER,
+                                                          self.pg.Rect(end + g.px(3), y, g.px(4), int(slot_h * 0.8))))
 
     def _draw_result(self, st: Station, now_ns: int) -> None:
         g = self.geo
@@ -262,7 +286,7 @@ class Renderer:
         if v is None:
             return
         ok = v.acceptable
-        self.surface.fill(GREEN if ok else RED)
+        self._mark(("fill", ok), self.surface.fill(GREEN if ok else RED))
         word = "ACCEPTABLE" if ok else "UNACCEPTABLE"
         icon = g.rect(28, 20, 110, 110)
         (self.tick if ok else self.cross)(icon.center[0], icon.center[1], icon.w, TEXT)
@@ -304,7 +328,7 @@ class Renderer:
             d = g.px(22)
             for i in range(len(st.pin)):
                 cx = field.x + field.w // 2 + int((i - (len(st.pin) - 1) / 2) * d * 2)
-                self.pg.draw.circle(self.surface, TEXT, (cx, field.y + field.h // 2), d // 2 + 2)
+                self._mark(("dot",), self.pg.draw.circle(self.surface, TEXT, (cx, field.y + field.h // 2), d // 2 + 2))
         if st.pin_message:
             self.draw_paragraph(st.pin_message, g.rect(16, 236, 420, 60), 24, AMBER)
         self.draw_paragraph("Director mode only. Players: press CANCEL.", g.rect(16, 310, 420, 60), 20, MUTED)
