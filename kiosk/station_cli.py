@@ -96,7 +96,7 @@ def _hash_pin() -> int:
 
     if sys.stdin.isatty():
         pin = getpass.getpass("New director PIN (4-8 digits): ")
-        if not PIN_RE.match(pin):  # say so now, not after it has been typed twice
+        if not valid_pin(pin):  # say so now, not after it has been typed twice
             print("rackside kiosk: the PIN must be 4 to 8 digits", file=sys.stderr)
             return 1
         if getpass.getpass("Again: ") != pin:
