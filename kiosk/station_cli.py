@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -28,7 +27,7 @@ def register(sub) -> None:
     p.set_defaults(func=main, logging=False)
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args) -> int:  # an argparse.Namespace, or the fast path's SimpleNamespace (kiosk.cli)
     from rackside.kiosk.station_config import ConfigError, default_config_path, load_config, parse_size
 
     if args.hash_pin:

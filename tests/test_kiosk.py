@@ -781,6 +781,52 @@ def test_director_quit_is_the_process_exit_status(tmp_path, monkeypatch):
     assert r.returncode == QUIT_STATUS, r.stderr
 
 
+@pytest.mark.parametrize("argv", [
+    ["--config", "X"], ["--config=X", "--windowed"], ["--windowed", "--runner", "--size", "1920x1080", "--config", "X"],
+    [],
+])
+def test_the_fast_path_takes_the_forms_systemd_and_directors_use(argv, monkeypatch):
+    from rackside.kiosk import cli, station_cli
+
+    got = []
+    monkeypatch.setattr(station_cli, "main", lambda args: got.append(args) or 0)
+    assert cli.fast(argv) == 0
+    [args] = got
+    full = __import__("rackside.cli", fromlist=["build_parser"]).build_parser("kiosk").parse_args(["kiosk", *argv])
+    for name in ("config", "size", "windowed", "runner", "hash_pin", "check_config"):
+        assert getattr(args, name) == getattr(full, name), name  # the same as the full parser's
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--hash-pin"], ["--check-config"], ["--config"], ["--bogus"],
+                                  ["--config", "a", "--config", "b"], ["--size"], ["extra"]])
+def test_other_forms_go_to_the_full_parser(argv):
+    from rackside.kiosk import cli
+
+    assert cli.fast(argv) is None
+
+
+def test_the_station_reaches_its_first_frame_without_argparse(tmp_path):
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "station.toml"
+    cfg.write_text(f'[director]\npin_hash = "{PIN_HASH}"\n[display]\nfullscreen = false\n', encoding="utf-8")
+    code = ("import sys\n"
+            "from rackside.kiosk import app as A\n"
+            "def run(self, after_first_frame=None):\n"
+            "    self.start()\n"
+            "    print(sorted(m for m in ('argparse', 'logging') if m in sys.modules))\n"
+            "    self.shutdown()\n"
+            "    return 0\n"
+            "A.KioskApp.run = run\n"
+            "from rackside.cli import main\n"
+            "sys.exit(main(['kiosk', '--config', sys.argv[1]]))\n")
+    env = dict(os.environ, SDL_VIDEODRIVER="dummy", RACKSIDE_STATE_DIR=str(tmp_path / "state"))
+    r = subprocess.run([sys.executable, "-c", code, str(cfg)], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+
+
 def test_no_display_exits_2_with_one_line(tmp_path):
     """Issue 10 item 10: with no display, `rackside kiosk` used to run invisibly (SDL's offscreen
     driver). It exits 2 and says where a station can run."""
