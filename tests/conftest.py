@@ -18,3 +18,8 @@ def _private_dirs(tmp_path_factory, monkeypatch):
     root = tmp_path_factory.mktemp("rackside")
     monkeypatch.setenv("RACKSIDE_STATE_DIR", str(root / "state"))
     monkeypatch.setenv("RACKSIDE_CONFIG_DIR", str(root / "config"))
+
+
+# Shared rigs whose fixtures (`rig`, `app`) any test module may use without importing them:
+# tests/support/. Helpers live there, never in a test module (tests/test_architecture.py checks).
+pytest_plugins = ["support.firmware_rig", "support.kiosk_rig"]

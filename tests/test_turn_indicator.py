@@ -16,7 +16,7 @@ from rackside.hardware.display import RecordingDisplay
 from rackside.hardware.pinmap import load_pinmap
 from rackside.hardware.terminal import TerminalSim, screen
 
-from test_firmware_support import FakeClock
+from support.clock import FakeClock
 
 S = NS_PER_S
 
@@ -80,19 +80,19 @@ def clock(monkeypatch, tmp_path):
 def tap(clock, button):
     clock.board.drive(button, True)
     clock.runner.pump()
-    clock.fake.t_ns += 80 * NS_PER_MS
+    clock.fake.ns += 80 * NS_PER_MS
     clock.board.drive(button, False)
     clock.runner.pump()
-    clock.fake.t_ns += 20 * NS_PER_MS
+    clock.fake.ns += 20 * NS_PER_MS
     clock.runner.pump()
 
 
 def advance(clock, ms):
-    end = clock.fake.t_ns + ms * NS_PER_MS
-    while (due := clock.runner.next_due_ns(clock.fake.t_ns)) is not None and due <= end:
-        clock.fake.t_ns = max(due, clock.fake.t_ns)
+    end = clock.fake.ns + ms * NS_PER_MS
+    while (due := clock.runner.next_due_ns(clock.fake.ns)) is not None and due <= end:
+        clock.fake.ns = max(due, clock.fake.ns)
         clock.runner.pump()
-    clock.fake.t_ns = end
+    clock.fake.ns = end
     clock.runner.pump()
 
 
