@@ -140,3 +140,16 @@ def test_simulator_in_a_terminal_starts_the_clock_and_quits_cleanly(tmp_path):
     journal = next((tmp_path / "state" / "clock" / "journals").glob("game-*.jsonl"))
     inputs = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
     assert inputs and inputs[0]["input"] == "press" and inputs[0]["player"] == 2
+
+
+def test_clock_without_a_gpio_back_end_says_so_in_one_line_instead_of_a_traceback(tmp_path, monkeypatch, capsys):
+    """`rackside clock` on a laptop (no pin back-end) must fail with a clear message pointing at
+    --simulate, not a gpiozero traceback."""
+    import gpiozero
+
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "no-such-back-end")
+    monkeypatch.setattr(gpiozero.Device, "pin_factory", None)
+    code = rackside_cli.main(["clock", "--state-dir", str(tmp_path / "state")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.count("\n") == 1 and err.startswith("rackside clock: ") and "--simulate" in err

@@ -82,6 +82,11 @@ def centre_of(app: KioskApp, target: str) -> tuple[int, int]:
     raise AssertionError(f"no {target!r} on the {app.station.screen} screen")
 
 
+def post_finger(kind: int, x: float = 0.5, y: float = 0.5) -> None:
+    """One FINGERDOWN or FINGERUP at a normalised position (the screen's centre unless told)."""
+    pygame.event.post(pygame.event.Event(kind, x=x, y=y, dx=0.0, dy=0.0, touch_id=1, finger_id=3, pressure=1.0))
+
+
 def post_finger_tap(app: KioskApp, target: str | None = None, pos=None, *, with_synthetic_mouse: bool = True) -> None:
     """A finger tap as SDL delivers it: FINGERDOWN/UP (normalised) plus SDL's mouse copies (touch=True)."""
     x, y = pos if pos is not None else centre_of(app, target)
