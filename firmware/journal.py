@@ -433,13 +433,21 @@ class Journal:
         number, offset = after if after is not None else (1, self.header_end)
         size = self.size
         too_long = f"line too long (over {MAX_LINE_BYTES} bytes): damaged"
+        match, new_object, new_tuple = _PRESS.fullmatch, object.__new__, tuple.__new__
         for chunk, start, kind in _split_lines(self._open, offset, size):
             number += 1
             end = min(start + len(chunk) + 1, size)
-            m = _PRESS.fullmatch(chunk)  # the common case, inline: no call, no JSON decoder
+            m = match(chunk)  # the common case, inline: no call, no JSON decoder
             if m is not None:
-                t_ns, player, seq = int(m.group(1)), int(m.group(2)), int(m.group(3))
-                yield Line(number, start, end, {"t_ns": t_ns, "input": "press", "player": player, "seq": seq}, Press(t_ns, player), None, seq)
+                t_text, player_text, seq_text = m.groups()
+                t_ns, player, seq = int(t_text), 1 if player_text == b"1" else 2, int(seq_text)
+                # Press(t_ns, player) and Line(...) without their Python-level __init__/__new__:
+                # a replay builds one of each per press, and this is a third of the reader's work
+                event = new_object(Press)
+                d = event.__dict__
+                d["t_ns"] = t_ns
+                d["player"] = player
+                yield new_tuple(Line, (number, start, end, {"t_ns": t_ns, "input": "press", "player": player, "seq": seq}, event, None, seq))
                 continue
             if kind == _TOO_LONG:
                 yield Line(number, start, end, None, None, too_long)
