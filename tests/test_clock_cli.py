@@ -4,15 +4,15 @@ simulator in a real terminal (a pty)."""
 import json
 import os
 import pty
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from rackside import cli as rackside_cli
+
+from support.terminal import read_until
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,25 +97,6 @@ def test_replay_subcommand(tmp_path, capsys):
     assert code == 0
     final = json.loads(out)
     assert final["players"][0]["remaining_ms"] == 25 * 60_000 - 5_000
-
-
-def read_until(fd, needle: bytes, timeout_s: float = 20.0) -> bytes:
-    """Read the pty until `needle` appears (waiting on I/O, not on time passing)."""
-    buf = b""
-    deadline = time.monotonic() + timeout_s
-    while needle not in buf:
-        left = deadline - time.monotonic()
-        assert left > 0, f"{needle!r} never appeared; got {buf[-600:]!r}"
-        ready, _, _ = select.select([fd], [], [], left)
-        if ready:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            buf += chunk
-    return buf
 
 
 def test_simulator_in_a_terminal_starts_the_clock_and_quits_cleanly(tmp_path):

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pygame
 
-from rackside.kiosk.app import KioskApp
 from rackside.kiosk.flow import NS
 
 from support.kiosk_rig import (
