@@ -233,7 +233,9 @@ class KioskApp:
     def run(self, after_first_frame: Callable[[], None] | None = None) -> int:
         """The station until the director quits (exit QUIT_STATUS) or the OS stops it (SIGTERM/SIGINT: 0).
         `after_first_frame` runs once the idle screen is up (the command sets up logging there)."""
-        import signal
+        # The C module behind `signal`: the same handlers, without the enum classes `signal` builds
+        # at import (~0.5 ms before the first frame, issue 11).
+        import _signal as signal
 
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
