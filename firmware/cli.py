@@ -77,17 +77,29 @@ def state_path(arg: Path | None) -> Path:
     return paths.state_dir() / "clock"
 
 
+SIMULATED_DISPLAY = {"driver": "recording"}  # the simulator draws what the displays were told
+
+
+def display_spec(pins: Any, side: str, simulated: bool) -> dict:
+    """A display's table: the pin map's, or with --simulate the recording driver's (a setting,
+    like gpiozero's mock pin factory: the rest of the clock is the same)."""
+    return dict(SIMULATED_DISPLAY if simulated else pins.displays[side])
+
+
 class Clock:
     """One assembled table clock: config, board, displays, journal store and runner."""
 
     def __init__(self, args: argparse.Namespace, *, clock_ns=time.monotonic_ns, pin_factory: Any = None) -> None:
         from dataclasses import asdict
 
-        from rackside.firmware.config import load_config
+        from rackside.firmware.config import ConfigError, load_config
+        from rackside.firmware.led_output import TurnLedsOutput
+        from rackside.firmware.outputs import OutputConfigError, OutputContext
+        from rackside.firmware.outputs import build as build_outputs
         from rackside.firmware.persist import GameStore
         from rackside.firmware.runner import Runner
         from rackside.hardware.board import Board
-        from rackside.hardware.display import RecordingDisplay, open_display
+        from rackside.hardware.drivers import open_display
         from rackside.hardware.sdnotify import Notifier
 
         from rackside.firmware.config import save_game_time
@@ -106,18 +118,25 @@ class Clock:
             buzzer_pin=pins.buzzer if fw.buzzer else None,
             pin_factory=pin_factory,
             clock_ns=clock_ns,
+            led_pins=pins.leds,
         )
         try:
-            if self.simulated:
-                self.displays = [RecordingDisplay("left"), RecordingDisplay("right")]
-            else:
-                self.displays = [
-                    open_display(dict(pins.displays[side]), name=f"{side} display", pin_factory=self.board.factory, clock_ns=clock_ns)
-                    for side in ("left", "right")
-                ]
+            self.displays = [
+                open_display(display_spec(pins, side, self.simulated), name=f"{side} display", pin_factory=self.board.factory, clock_ns=clock_ns)
+                for side in ("left", "right")
+            ]
             settings = {**asdict(fw), "simulated": self.simulated, "pins": dict(pins.buttons)}
             self.store = GameStore(state_dir, self.config.rules, config=settings)
             config_game_time_ms = self.config.config_game_time_ms or self.config.rules.game_time_ms
+            try:
+                self.outputs = build_outputs(self.config.outputs, OutputContext(
+                    config=self.config, rules=self.config.rules, board=self.board, clock_ns=clock_ns,
+                    state_dir=state_dir, simulated=self.simulated, submit=self.board.events.put,
+                ))
+            except OutputConfigError as exc:
+                raise ConfigError(f"{self.config.path}: {exc}") from None
+            if self.board.leds:  # the turn LEDs, told before the configured outputs
+                self.outputs.insert(0, TurnLedsOutput(self.board))
             self.runner = Runner(
                 rules=self.config.rules,
                 store=self.store,
@@ -127,6 +146,7 @@ class Clock:
                 board=self.board,
                 buzzer=fw.buzzer,
                 notifier=Notifier(),
+                outputs=self.outputs,
                 settle_ns=fw.settle_ms * 1_000_000,
                 hold_ns=fw.long_press_ms * 1_000_000,
                 chord_ns=fw.chord_ms * 1_000_000,
