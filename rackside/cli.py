@@ -39,6 +39,7 @@ def state_dir() -> Path:
 
 def build_parser() -> argparse.ArgumentParser:
     from rackside.firmware import cli as clock_cli
+    from rackside.hall import cli as hall_cli
     from rackside.kiosk import cli as kiosk_cli
 
     parser = argparse.ArgumentParser(prog="rackside", description=__doc__.splitlines()[0])
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     clock_cli.register(sub)
     kiosk_cli.register(sub)
+    hall_cli.register(sub)
     return parser
 
 

@@ -134,6 +134,51 @@ class Broker:
         return c
 
 
+class Recorder:
+    """Everything the broker delivers to `user` on `topic_filter` (the director, the whole hall, by
+    default), in arrival order: `messages` is a list of (topic, payload bytes, retained)."""
+
+    def __init__(self, broker: Broker, topic_filter: str | None = None, user: str = "director") -> None:
+        self.messages: list[tuple[str, bytes, bool]] = []
+        self.cond = threading.Condition()
+        subscribed = threading.Event()
+        self.client = broker.client(user)
+        self.client.on_message = self._on_message
+        self.client.on_subscribe = lambda *a: subscribed.set()
+        self.client.subscribe(topic_filter or f"rackside/v1/{broker.hall}/#", qos=1)
+        if not subscribed.wait(5):
+            raise TimeoutError("no SUBACK")
+
+    def _on_message(self, client, userdata, msg) -> None:
+        with self.cond:
+            self.messages.append((msg.topic, msg.payload, bool(msg.retain)))
+            self.cond.notify_all()
+
+    def json(self, leaf: str) -> list[dict]:
+        """The JSON payloads of every message whose topic ends with /`leaf`."""
+        import json
+
+        with self.cond:
+            return [json.loads(p) for t, p, _ in self.messages if t.endswith("/" + leaf)]
+
+    def wait_for(self, predicate, timeout: float = 10.0):
+        """Wait until predicate(self) is truthy; returns its value (raises TimeoutError)."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                value = predicate(self)
+                if value:
+                    return value
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"waited {timeout} s; got {len(self.messages)} message(s)")
+                self.cond.wait(min(left, 0.2))
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
 @pytest.fixture(scope="session")
 def hall_broker(tmp_path_factory):
     broker = Broker(tmp_path_factory.mktemp("hall-broker"))
