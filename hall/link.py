@@ -86,9 +86,9 @@ class Link:
                 self.client.publish(self.status_topic, b"offline", qos=1, retain=True).wait_for_publish(timeout)
             except (RuntimeError, ValueError):
                 pass
+        self._started = False  # a disconnect from here on is ours, not an outage
         self.client.disconnect()
         self.client.loop_stop()
-        self._started = False
 
     # --- paho's thread ---------------------------------------------------------------------------
 

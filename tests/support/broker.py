@@ -103,10 +103,15 @@ class Broker:
 
     # --- clients --------------------------------------------------------------------------------
 
-    def client(self, user: str | None, *, password: str | None = None, client_id: str = "", timeout: float = 5.0, connect: bool = True):
-        """A paho client logged in as `user` (None: anonymous), its network loop running.
+    def client(self, user: str | None, *, password: str | None = None, client_id: str = "", timeout: float = 5.0,
+               connect: bool = True, persistent: bool = False):
+        """A paho client logged in as `user` (None: anonymous), its network loop running (paho
+        reconnects it by itself). `persistent`: a session the broker keeps (and persists) while the
+        client is away, so it misses nothing across a broker restart (needs a `client_id`).
         Raises ConnectionRefusedError with the broker's reason when the login is refused."""
         import paho.mqtt.client as mqtt
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
 
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
         if user is not None:
@@ -121,7 +126,13 @@ class Broker:
             done.set()
 
         c.on_connect = on_connect
-        c.connect("127.0.0.1", self.port)
+        c.reconnect_delay_set(0.2, 1)
+        if persistent:
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = 3600
+            c.connect("127.0.0.1", self.port, clean_start=False, properties=props)
+        else:
+            c.connect("127.0.0.1", self.port)
         c.loop_start()
         if not done.wait(timeout):
             c.loop_stop()
@@ -138,13 +149,15 @@ class Recorder:
     """Everything the broker delivers to `user` on `topic_filter` (the director, the whole hall, by
     default), in arrival order: `messages` is a list of (topic, payload bytes, retained)."""
 
-    def __init__(self, broker: Broker, topic_filter: str | None = None, user: str = "director") -> None:
+    def __init__(self, broker: Broker, topic_filter: str | None = None, user: str = "director", *, client_id: str = "") -> None:
+        """With a `client_id`, the recorder's session is persistent: it survives a broker restart."""
         self.messages: list[tuple[str, bytes, bool]] = []
         self.cond = threading.Condition()
         subscribed = threading.Event()
-        self.client = broker.client(user)
+        self.client = broker.client(user, client_id=client_id, persistent=bool(client_id))
         self.client.on_message = self._on_message
         self.client.on_subscribe = lambda *a: subscribed.set()
+        self.client.on_connect = None
         self.client.subscribe(topic_filter or f"rackside/v1/{broker.hall}/#", qos=1)
         if not subscribed.wait(5):
             raise TimeoutError("no SUBACK")
