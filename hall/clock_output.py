@@ -261,6 +261,10 @@ class HallOutput:
                 self.fault.failed(repr(e))
                 time.sleep(0.5)
         self._deliver()
+        deadline = time.monotonic() + 2  # a clean stop waits briefly for the last acks: no resend
+        while self._inflight and self.link.connected.is_set() and time.monotonic() < deadline:
+            time.sleep(0.02)
+            self._deliver()
         self.outbox.close()
         self.stopped.set()
 
