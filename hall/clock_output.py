@@ -238,7 +238,7 @@ class HallOutput:
         self._inflight: dict[int, int] = {}  # mid -> outbox row id
         self._sent_upto = 0  # the last outbox row handed to paho in this process
         self._state: tuple[bytes, bool] | None = None  # (payload, published)
-        self._seq = 0
+        self._seqs: dict[str, int] = {}  # each game's last journal line seen
         self._resync()
         self._connect()
         stopping = False
@@ -284,6 +284,12 @@ class HallOutput:
     def _game(self, path: Path | None) -> str:
         return path.stem if path is not None else "none"
 
+    def _last_seq(self, game: str) -> int:
+        """The journal line the state of `game` includes up to (the outbox's progress after a restart)."""
+        if game not in self._seqs:
+            self._seqs[game] = self._progress_of(game)[0]
+        return self._seqs[game]
+
     def _progress_of(self, game: str) -> tuple[int, bool]:
         if game not in self._progress:
             self._progress[game] = self.outbox.progress(game)
@@ -305,11 +311,13 @@ class HallOutput:
                         d["source"] = source
                     rows.append((self.topic["event"], event_payload(d, game, seq, wall), 1, 0))
                     self._progress[game] = changed[game] = (seq, result)
-                self._seq = seq if seq is not None else self._seq
-                self._state = (state_payload(clock_view(clock, t_ns), game, self._seq, wall), False)
+                if seq is not None:
+                    self._seqs[game] = seq
+                self._state = (state_payload(clock_view(clock, t_ns), game, self._last_seq(game), wall), False)
             elif kind == "view":
                 _, path, v, wall = item
-                self._state = (state_payload(v, self._game(path), self._seq, wall), False)
+                game = self._game(path)
+                self._state = (state_payload(v, game, self._last_seq(game), wall), False)
             elif kind == "result":
                 _, path, v, wall = item
                 game = self._game(path)
@@ -317,7 +325,7 @@ class HallOutput:
                 if not result:
                     rows.append((self.topic["event"], result_payload(v, game, wall), 1, 0))
                     self._progress[game] = changed[game] = (line, True)
-                self._state = (state_payload(v, game, self._seq, wall), False)
+                self._state = (state_payload(v, game, self._last_seq(game), wall), False)
             elif kind == "ack":
                 _, cid, ok, reason, seq = item
                 payload = dumps({"id": cid, "ok": ok, "reason": reason, "seq": seq, "at": iso(time.time_ns())})

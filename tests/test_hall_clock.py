@@ -132,7 +132,7 @@ def test_commands_late_start_arrive_new_game_and_identify(hall_broker, table3):
     assert ack(rec, "c5")["ok"]
     assert live.runner.rules.game_time_ms == 30 * 60_000 and live.runner.rules.penalty_per_minute == 5
     state = rec.wait_for(lambda r: next((s for s in reversed(r.json("state")) if s["phase"] == "setup" and s["game"] == "game-000002"), None))
-    assert state["players"][0]["remaining_ms"] == 30 * 60_000
+    assert state["players"][0]["remaining_ms"] == 30 * 60_000 and state["seq"] == 0
 
 
 def test_a_redelivered_command_is_acked_again_and_applied_once(hall_broker, table3):

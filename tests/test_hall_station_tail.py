@@ -149,3 +149,27 @@ def test_auto_finds_the_broker_by_mdns_on_loopback(hall_broker, monkeypatch):
         pytest.skip("this machine's loopback does not carry multicast")
     assert (found.host, found.port) == ("127.0.0.1", hall_broker.port)
     assert other is None
+
+
+@pytest.mark.skipif(not __import__("shutil").which("openssl"), reason="openssl is not installed here")
+def test_tls_is_one_setting_away(make_broker, tmp_path):
+    """Provisioned with --tls: a table publishes over TLS (its credentials name the CA), the
+    director reads it, and the plain listener is on 127.0.0.1 only."""
+    broker = make_broker(tables="1-2", stations=0, tls=True)
+    conf = (broker.dir / "mosquitto.conf").read_text()
+    assert f"listener {broker.tls_port} 127.0.0.1" in conf and f"listener {broker.port} 127.0.0.1" in conf
+    creds = hall_config.load_credentials(broker.credentials("table-1"))
+    assert creds.tls_ca and creds.url.startswith("mqtts://")
+    rec = Recorder(broker)
+    from support.hallclock import LiveClock
+
+    cfg = tmp_path / "clock.toml"
+    cfg.write_text(f'[hall]\ncredentials = "{broker.credentials("table-1")}"\n')  # the URL from the credentials
+    live = LiveClock(cfg, tmp_path / "state")
+    try:
+        live.tap("right")
+        event = rec.wait_for(lambda r: r.json("event"))[0]
+        assert event["input"] == "press"
+    finally:
+        live.close()
+        rec.close()
