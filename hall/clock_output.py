@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 STATE_EVERY_NS = 10_000_000_000
 QUEUE_SIZE = 2000
 WINDOW = 50  # messages in flight at once: paho's and the broker's limit
+RESEND_AFTER_S = 10.0  # after a reconnect, rows still unacknowledged this long are handed to paho again
 ANSWERED_KEEP = 256  # command ids remembered, to ack a redelivered command without applying it twice
 
 
@@ -135,6 +136,7 @@ class HallOutput:
         self._acks: collections.deque[int] = collections.deque()
         self._answered: collections.OrderedDict[str, bytes] = collections.OrderedDict()
         self._pending_cmds: set[str] = set()
+        self._hold_since: float | None = None  # reconnected at; in-flight rows are being re-sent
         self._cmd_lock = threading.Lock()
         # the runner thread's own bookkeeping
         self._path: Path | None = None
@@ -146,7 +148,7 @@ class HallOutput:
             subscribe=(self.topic["cmd"],),
             on_message=self._on_message,
             on_ack=self._on_ack,
-            on_connected=lambda: self._put(("connected",), wake=True),
+            on_connected=self._on_connected,
         )
         self.thread = threading.Thread(target=self._run, name="hall-publisher", daemon=True)
         self.published = 0  # outbox rows acknowledged by the broker
@@ -199,6 +201,11 @@ class HallOutput:
             self._put(("resync",), wake=True)
 
     # --- paho's thread ---------------------------------------------------------------------------
+
+    def _on_connected(self) -> None:
+        # Hold new rows back until paho's re-sent in-flight ones are acknowledged: order is kept.
+        self._hold_since = time.monotonic()
+        self._put(("connected",), wake=True)
 
     def _on_ack(self, mid: int) -> None:
         self._acks.append(mid)
@@ -396,6 +403,18 @@ class HallOutput:
         if self._state is not None and not self._state[1]:
             if self.link.publish(self.topic["state"], self._state[0], qos=1, retain=True) is not None:
                 self._state = (self._state[0], True)
+        if self._hold_since is not None:
+            if not self._inflight:
+                self._hold_since = None
+            elif time.monotonic() - self._hold_since > RESEND_AFTER_S:
+                # paho did not re-send what was in flight (a lost session): hand those rows over
+                # again, oldest first; a late ack of the old ones is ignored, duplicates are dropped
+                # by subscribers.
+                self._sent_upto = min(self._inflight.values()) - 1
+                self._inflight.clear()
+                self._hold_since = None
+            else:
+                return
         room = WINDOW - len(self._inflight)
         if room <= 0:
             return
