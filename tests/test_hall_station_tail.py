@@ -173,3 +173,72 @@ def test_tls_is_one_setting_away(make_broker, tmp_path):
     finally:
         live.close()
         rec.close()
+
+
+def test_the_simulator_joins_a_hall_with_dash_dash_hall(hall_broker, tmp_path):
+    """`rackside clock --simulate --hall URL --hall-credentials FILE` in a real terminal: the
+    director sees table 5 come online and its first press."""
+    import os
+    import pty
+    import sys
+
+    from test_clock_cli import read_until
+
+    rec = Recorder(hall_broker)
+    pid, fd = pty.fork()
+    if pid == 0:
+        env = dict(os.environ, RACKSIDE_STATE_DIR=str(tmp_path / "state"), TERM="xterm")
+        env.pop("DISPLAY", None)
+        env.pop("WAYLAND_DISPLAY", None)
+        os.execve(sys.executable, [sys.executable, "-m", "rackside", "clock", "--simulate", "--hall", hall_broker.url,
+                                   "--hall-credentials", str(hall_broker.credentials("table-5"))], env)
+    try:
+        read_until(fd, b"RIGHT PLAYER")
+        rec.wait_for(lambda r: any(t.endswith("table/5/status") and p == b"online" for t, p, _ in r.messages))
+        os.write(fd, b"m")
+        event = rec.wait_for(lambda r: [e for e in r.json("event") if e["input"] == "press"])[0]
+        assert event["player"] == 2 and event["seq"] == 2
+        os.write(fd, b"q")
+        read_until(fd, b"\x1b[?25h")
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+        rec.close()
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert rec.wait_for(lambda r: [p for t, p, _ in r.messages if t.endswith("table/5/status")][-1] == b"offline")
+
+
+def test_rackside_hall_broker_runs_mosquitto_advertises_it_and_a_clock_finds_it_with_auto(tmp_path, monkeypatch):
+    """`rackside hall broker --config DIR` (mDNS on loopback only), a clock with url = "auto"."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from rackside.hall import mdns
+    from support.broker import Broker
+    from support.hallclock import LiveClock
+
+    monkeypatch.setenv("RACKSIDE_MDNS_INTERFACES", "127.0.0.1")
+    broker = Broker(tmp_path / "hall", hall="autohall", tables="1-2", stations=0)  # provisioned, not started
+    proc = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "broker", "--config", str(broker.dir)],
+                            env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        found = mdns.find_broker(hall="autohall", timeout=8)
+        if found is None:
+            pytest.skip("this machine's loopback does not carry multicast")
+        assert found.port == broker.port
+        rec = Recorder(broker)
+        cfg = tmp_path / "clock.toml"
+        cfg.write_text(f'[hall]\nurl = "auto"\ncredentials = "{broker.credentials("table-2")}"\n')
+        live = LiveClock(cfg, tmp_path / "state")
+        try:
+            live.tap("right")
+            assert rec.wait_for(lambda r: r.json("event"))[0]["input"] == "press"
+        finally:
+            live.close()
+            rec.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out = proc.communicate(timeout=15)[0].decode()
+    assert proc.returncode == 0, out
