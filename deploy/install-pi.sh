@@ -72,19 +72,29 @@ for name in clock kiosk broker; do
     fi
 done
 
-# Default configs, only where the director has none yet.
-while read -r src target; do
+# Default configs, only where the director has none yet. station.toml holds the director's PIN
+# hash: readable by root and the service's group only (0640 root:<group>), kept so when it exists.
+service_group="$(id -gn "$user")"
+while read -r src target mode; do
+    owner=()
+    if [ "$mode" = 0640 ] && [ "$(id -u)" = 0 ]; then
+        owner=(-o root -g "$service_group")
+    fi
     if [ ! -f "$repo/$src" ]; then
         say "skipped: $repo/$src does not exist in this checkout"
     elif [ -e "$confdir/$target" ]; then
         say "kept: $confdir/$target (already there; the default is $repo/$src)"
+        if [ "$mode" = 0640 ]; then
+            chmod 0640 "$confdir/$target"
+            [ "${#owner[@]}" -eq 0 ] || chown "root:$service_group" "$confdir/$target"
+        fi
     else
-        install -m 0644 "$repo/$src" "$confdir/$target"
-        say "copied: $repo/$src -> $confdir/$target"
+        install -m "$mode" "${owner[@]+"${owner[@]}"}" "$repo/$src" "$confdir/$target"
+        say "copied: $repo/$src -> $confdir/$target (mode $mode)"
     fi
 done <<'CONFIGS'
-firmware/clock.toml clock.toml
-kiosk/default-station.toml station.toml
+firmware/clock.toml clock.toml 0644
+kiosk/default-station.toml station.toml 0640
 CONFIGS
 
 # The clock may use the network only when its config puts it on a hall ([hall] in clock.toml): a
