@@ -155,7 +155,10 @@ class Clock:
             cfg = from_table(table, "table", url_override=url, base=self.config.path.parent)
         except HallConfigError as e:
             raise ConfigError(f"{self.config.path}: {e}") from None
-        outbox = cfg.outbox or self.store.directory / "hall-outbox.sqlite"
+        from rackside import paths
+
+        # rackside paths' outbox; beside the journals when --state-dir moves them (tests, a second clock)
+        outbox = cfg.outbox or (paths.outbox() if args.state_dir is None else self.store.directory / "hall-outbox.sqlite")
         return HallOutput(cfg, self.store, self.runner.events, outbox_path=outbox, clock_ns=self.runner.clock_ns)
 
     def start(self) -> None:

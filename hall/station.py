@@ -188,7 +188,7 @@ def run(args) -> int:
         return 2
     from rackside import paths
 
-    log_path = station.log_path or paths.state_dir() / "challenges.jsonl"
+    log_path = station.log_path or paths.challenge_log()
     outbox = cfg.outbox or paths.state_dir() / "hall-station-outbox.sqlite"
     pub = StationPublisher(cfg, log_path, outbox).start()
     stop = threading.Event()
