@@ -6,9 +6,10 @@
 #   deploy/install-pi.sh kiosk        the challenge station (rackside-kiosk.service)
 #   deploy/install-pi.sh clock kiosk  both
 #   deploy/install-pi.sh broker       the hall's broker (rackside-broker.service; docs/hall.md)
+#   deploy/install-pi.sh hall-station a station's challenges to the hall (rackside-hall-station.service)
 #   deploy/install-pi.sh none         install every unit, enable none
 #
-# It installs both units in /etc/systemd/system with this checkout's path filled in, copies the
+# It installs every unit in /etc/systemd/system with this checkout's path filled in, copies the
 # default configs to /etc/rackside/ when they are absent, enables and starts the chosen services
 # (restarting them if their unit changed) and says what it did. Needs root: it re-runs itself
 # through sudo. The services run as the owner of this checkout. See docs/deploy.md.
@@ -27,10 +28,10 @@ read -r -a systemctl <<<"${RACKSIDE_SYSTEMCTL:-systemctl}"
 roles=()
 for arg in "${@:-clock}"; do
     case "$arg" in
-        clock|kiosk|broker) roles+=("$arg") ;;
+        clock|kiosk|broker|hall-station) roles+=("$arg") ;;
         none) ;;
-        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) die "unknown service '$arg' (allowed: clock, kiosk, broker, none, --help)" ;;
+        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) die "unknown service '$arg' (allowed: clock, kiosk, broker, hall-station, none, --help)" ;;
     esac
 done
 
@@ -57,7 +58,7 @@ confdir="$dest/etc/rackside"
 mkdir -p "$unitdir" "$confdir"
 
 changed_units=()
-for name in clock kiosk broker; do
+for name in clock kiosk broker hall-station; do
     unit="rackside-$name.service"
     tmp="$(mktemp)"
     sed -e "s|@REPO@|$repo|g" -e "s|@USER@|$user|g" -e "s|@GROUPS@|${groups[*]}|g" "$repo/deploy/$unit" >"$tmp"
@@ -136,7 +137,7 @@ if [ "${#changed_units[@]}" -gt 0 ]; then
     "${systemctl[@]}" daemon-reload
     say "reloaded systemd"
 fi
-for name in clock kiosk broker; do
+for name in clock kiosk broker hall-station; do
     unit="rackside-$name.service"
     wanted=0
     for r in "${roles[@]+"${roles[@]}"}"; do [ "$r" = "$name" ] && wanted=1; done

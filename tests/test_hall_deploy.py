@@ -12,6 +12,13 @@ import pytest
 from test_deploy import REPO, needs_venv, one, parse_unit, run_install
 
 BROKER_UNIT = REPO / "deploy" / "rackside-broker.service"
+STATION_UNIT = REPO / "deploy" / "rackside-hall-station.service"
+
+
+def test_hall_station_unit_runs_rackside_hall_station():
+    unit = parse_unit(STATION_UNIT.read_text())
+    assert one(unit, "Service", "ExecStart") == "@REPO@/.venv/bin/rackside hall station"
+    assert one(unit, "Service", "Restart") == "always"
 
 
 def test_broker_unit_runs_rackside_hall_broker_with_the_provisioned_config():
@@ -26,10 +33,10 @@ def test_broker_unit_runs_rackside_hall_broker_with_the_provisioned_config():
 @needs_venv
 def test_installer_installs_the_broker_and_opens_the_network_to_a_clock_on_a_hall(tmp_path):
     root = tmp_path / "root"
-    first, calls = run_install(tmp_path, "broker")
+    first, calls = run_install(tmp_path, "broker", "hall-station")
     assert first.returncode == 0, first.stderr
     assert (root / "etc/systemd/system/rackside-broker.service").is_file()
-    assert "enable --now rackside-broker.service" in calls
+    assert "enable --now rackside-broker.service" in calls and "enable --now rackside-hall-station.service" in calls
     assert "enable --now rackside-clock.service" not in calls
     dropin = root / "etc/systemd/system/rackside-clock.service.d/hall.conf"
     assert not dropin.exists()  # the default clock.toml has no [hall]: AF_UNIX only
@@ -52,7 +59,10 @@ def test_systemd_analyze_verifies_the_broker_unit(tmp_path):
     import os
     import pwd
 
-    target = tmp_path / BROKER_UNIT.name
-    target.write_text(BROKER_UNIT.read_text().replace("@REPO@", str(REPO)).replace("@USER@", pwd.getpwuid(os.getuid()).pw_name))
-    result = subprocess.run(["systemd-analyze", "verify", "--man=no", str(target)], capture_output=True, text=True, timeout=120)
+    targets = []
+    for unit in (BROKER_UNIT, STATION_UNIT):
+        target = tmp_path / unit.name
+        target.write_text(unit.read_text().replace("@REPO@", str(REPO)).replace("@USER@", pwd.getpwuid(os.getuid()).pw_name))
+        targets.append(str(target))
+    result = subprocess.run(["systemd-analyze", "verify", "--man=no", *targets], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stderr.strip() == "", result.stderr
