@@ -190,6 +190,8 @@ class HallOutput:
         return time.time_ns() - (self.clock_ns() - t_ns)
 
     def _put(self, item: tuple, wake: bool = False) -> None:
+        """Queue `item` for the publisher without waiting. `wake` items (a nudge, a resync) may be
+        dropped silently when the queue is full; anything else dropped is an outage, logged once."""
         try:
             self.queue.put_nowait(item)
         except queue.Full:
@@ -217,11 +219,11 @@ class HallOutput:
             cmd = commands.parse(payload, getattr(self.store, "rules", None))
         except commands.CommandError as e:
             log.warning("hall command refused: %s", e)
-            self._put(("ack", commands.command_id(payload), False, str(e), None), wake=True)
+            self._put(("ack", commands.command_id(payload), False, str(e), None))
             return
         with self._cmd_lock:
             if cmd.id in self._answered:  # redelivered: answer again, apply once
-                self._put(("ack_again", self._answered[cmd.id]), wake=True)
+                self._put(("ack_again", self._answered[cmd.id]))
                 return
             if cmd.id in self._pending_cmds:
                 return
@@ -231,7 +233,7 @@ class HallOutput:
 
     def _reply(self, cmd: commands.Command, ok: bool, reason: str | None, seq: int | None) -> None:
         """Called by the runner once it applied (or refused) a command."""
-        self._put(("ack", cmd.id, ok, reason, seq), wake=True)
+        self._put(("ack", cmd.id, ok, reason, seq))
 
     # --- the publisher's thread ----------------------------------------------------------------
 
