@@ -53,6 +53,25 @@ def show_paths(args: argparse.Namespace) -> int:
     return 0
 
 
+def _subcommand_parser_class():
+    """The parser class of every subcommand (and, inherited, of their own subcommands).
+
+    argparse lets a subcommand's parser keep the arguments it does not know and hands them up to
+    the top-level parser, which reports them with its own usage: `rackside clock --bogus` printed
+    `usage: rackside [-h] [--version] [-v] COMMAND ...`. Everything after a command word belongs to
+    that command, so its parser reports them itself, with its own usage (issue 10, item 11)."""
+    import argparse
+
+    class SubcommandParser(argparse.ArgumentParser):
+        def parse_known_args(self, args=None, namespace=None):
+            namespace, extras = super().parse_known_args(args, namespace)
+            if extras:
+                self.error(f"unrecognized arguments: {' '.join(extras)}")
+            return namespace, extras
+
+    return SubcommandParser
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The `rackside` parser; given a known `command`, with only its subsystem's subcommands."""
     import argparse
@@ -63,7 +82,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rackside", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"rackside {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_subcommand_parser_class())
     for name in modules:
         importlib.import_module(name).register(sub)
     paths_cmd = sub.add_parser("paths", help="where configuration, state, journals, logs and lexicons are")
