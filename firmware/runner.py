@@ -48,6 +48,7 @@ from rackside.firmware.clock import (
     apply,
     new_clock,
     phase_at,
+    settle,
     view,
 )
 from rackside.firmware.debounce import DEFAULT_SETTLE_NS, Debouncer
