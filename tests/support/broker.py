@@ -3,7 +3,8 @@
 Fixtures (registered for every test by tests/conftest.py):
 
 - `hall_broker`: one broker for the whole session (hall "testhall", tables 1-8, stations 1-2, a
-  director). Tests must not stop it; use `make_broker` for that.
+  director). Tests must not stop it; use `make_broker` for that. It keeps what earlier tests left
+  retained (states, statuses): a new subscriber receives those first.
 - `make_broker`: a factory, `make_broker(tables="1-4", stations=1)`, for a test's own broker
   that it may stop, kill and restart (`broker.stop()`, `broker.start()`); each is torn down after
   the test.
