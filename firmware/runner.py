@@ -338,17 +338,18 @@ class Runner:
             log.warning("input %r refused: %s", event, exc)
             self._refused = str(exc)
             return False
-        self._seq = None  # the input's journal line, when it was written
+        self._seq = None  # the input's journal seq (numbered even when the card could not take it)
         if self.pending_new_game and not self._create_journal(event.t_ns):
             self.unjournalled += 1  # never written to the previous game's journal
         else:
             try:
-                self._seq = self.store.record(event, sync=False, **extra)
+                self.store.record(event, sync=False, **extra)
             except Exception as exc:  # noqa: BLE001 - a full or failing card: the clock keeps counting
                 self._journal_failed(exc, "write")
                 self.unjournalled += 1
             else:
                 self._unsynced = self._last_write_ok = True
+            self._seq = getattr(self.store, "last_seq", None)
         self.clock = after
         for output in self.outputs:
             try:

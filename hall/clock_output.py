@@ -7,11 +7,11 @@ so the clock never waits on the disk or the network. The publisher's own thread:
 
 - writes each input as an event, the game's result, and each command's ack into the outbox
   (hall.outbox) first, then publishes them in order at QoS 1 and deletes each only when the broker
-  acknowledged it; `seq` is the input's journal line, so subscribers drop duplicates by
-  (table, game, seq);
+  acknowledged it; `seq` is the input's `seq` in the journal (its number in the game: 1, 2, ...),
+  so subscribers drop duplicates by (table, game, seq);
 - publishes the retained state on every input and at least every 10 s (not via the outbox: only
   the latest state matters, and it is published again on every reconnect);
-- at start-up puts into the outbox every line of the last two journals it has not yet seen, so a
+- at start-up puts into the outbox every input of the last two journals it has not yet seen, so a
   clock killed before its publisher wrote an event still delivers it.
 
 Commands arrive on paho's thread (`_on_message`), are checked whole (hall.commands), and go into
@@ -33,7 +33,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from rackside.firmware.clock import Phase, View, view as clock_view
+from rackside.firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Phase, Press, Resume, View
+from rackside.firmware.clock import view as clock_view
 from rackside.firmware.journal import JournalError, input_to_dict, read_journal
 from rackside.hall import commands, topics
 from rackside.hall.config import HallConfig
@@ -43,6 +44,7 @@ from rackside.outage import Outage
 
 log = logging.getLogger(__name__)
 
+INPUT_TYPES = (Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume)
 STATE_EVERY_NS = 10_000_000_000
 QUEUE_SIZE = 2000
 WINDOW = 50  # messages in flight at once: paho's and the broker's limit
@@ -91,7 +93,7 @@ def result_payload(v: View, game: str, wall_ns: int | None) -> bytes:
         {
             "kind": "result",
             "game": game,
-            "seq": 0,  # no journal line has number 0: the result's own key
+            "seq": 0,  # no input has seq 0 (they count from 1): the result's own key
             "ending": v.ending.value if v.ending else None,
             "players": players(v),
             "forfeits": list(v.forfeits),
@@ -247,7 +249,7 @@ class HallOutput:
         self._inflight: dict[int, int] = {}  # mid -> outbox row id
         self._sent_upto = 0  # the last outbox row handed to paho in this process
         self._state: tuple[bytes, bool] | None = None  # (payload, published)
-        self._seqs: dict[str, int] = {}  # each game's last journal line seen
+        self._seqs: dict[str, int] = {}  # each game's last journal seq seen
         self._resync()
         self._connect()
         stopping = False
@@ -294,7 +296,7 @@ class HallOutput:
         return path.stem if path is not None else "none"
 
     def _last_seq(self, game: str) -> int:
-        """The journal line the state of `game` includes up to (the outbox's progress after a restart)."""
+        """The journal seq the state of `game` includes up to (the outbox's progress after a restart)."""
         if game not in self._seqs:
             self._seqs[game] = self._progress_of(game)[0]
         return self._seqs[game]
@@ -313,8 +315,8 @@ class HallOutput:
             if kind == "input":
                 _, path, clock, inp, seq, t_ns, source, wall = item
                 game = self._game(path)
-                line, result = self._progress_of(game)
-                if seq is not None and seq > line:
+                seen, result = self._progress_of(game)
+                if seq is not None and seq > seen:
                     d = input_to_dict(inp)
                     if source:
                         d["source"] = source
@@ -330,10 +332,10 @@ class HallOutput:
             elif kind == "result":
                 _, path, v, wall = item
                 game = self._game(path)
-                line, result = self._progress_of(game)
+                seen, result = self._progress_of(game)
                 if not result:
                     rows.append((self.topic["event"], result_payload(v, game, wall), 1, 0))
-                    self._progress[game] = changed[game] = (line, True)
+                    self._progress[game] = changed[game] = (seen, True)
                 self._state = (state_payload(v, game, self._last_seq(game), wall), False)
             elif kind == "ack":
                 _, cid, ok, reason, seq = item
@@ -358,8 +360,9 @@ class HallOutput:
         return stopping
 
     def _resync(self) -> None:
-        """Put into the outbox every line of the last two journals it has not seen (and a finished
-        game's result): what a crash, a power cut or a full queue kept from the publisher."""
+        """Put into the outbox every input of the last two journals it has not seen (by `seq`), and a
+        finished game's result: what a crash, a power cut or a full queue kept from the publisher.
+        State lines (the clock's whole state after inputs the card lost) are not inputs: skipped."""
         journal_dir = getattr(self.store, "journal_dir", None)
         if journal_dir is None or not Path(journal_dir).is_dir():
             return
@@ -367,19 +370,21 @@ class HallOutput:
 
         for path in sorted(Path(journal_dir).glob("game-*.jsonl"))[-2:]:
             game = self._game(path)
-            line, result = self._progress_of(game)
+            seen, result = self._progress_of(game)
             try:
                 journal = read_journal(path)
+                lines = journal.lines
             except (OSError, JournalError) as e:
                 log.warning("hall: journal %s not read for the outbox: %s", path, e)
                 continue
             rows = []
-            last = line
-            for jl in journal.lines:
-                if jl.event is not None and jl.number > line:
-                    d = {k: v for k, v in (jl.data or {}).items() if k in ("source",)}
-                    rows.append((self.topic["event"], event_payload({**input_to_dict(jl.event), **d}, game, jl.number, None), 1, 0))
-                    last = jl.number
+            last = seen
+            for jl in lines:
+                if jl.seq is None or jl.seq <= seen or not isinstance(jl.event, INPUT_TYPES):
+                    continue  # before issue 9's seq, already in the outbox, damaged, or a state line
+                d = {k: v for k, v in (jl.data or {}).items() if k in ("source",)}
+                rows.append((self.topic["event"], event_payload({**input_to_dict(jl.event), **d}, game, jl.seq, None), 1, 0))
+                last = max(last, jl.seq)
             done = result
             folded = fold(journal).clock
             if not result and folded.phase is Phase.ENDED and folded.since_ns is not None:
