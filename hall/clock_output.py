@@ -115,7 +115,7 @@ class HallOutput:
         self,
         cfg: HallConfig,
         store: Any,
-        events: Any,
+        submit: Callable[[Any], None],
         *,
         outbox_path: Path,
         clock_ns: Callable[[], int] = time.monotonic_ns,
@@ -125,7 +125,7 @@ class HallOutput:
     ) -> None:
         self.cfg = cfg
         self.store = store
-        self.events = events  # the runner's queue
+        self.submit = submit  # puts a firmware.messages.Request on the runner's queue
         self.clock_ns = clock_ns
         self.state_every_ns = state_every_ns
         self.outbox_path = outbox_path
@@ -142,6 +142,8 @@ class HallOutput:
         self._cmd_lock = threading.Lock()
         # the runner thread's own bookkeeping
         self._path: Path | None = None
+        self._held: list | None = None  # the last applied input, until the runner's next call
+        self.phase = Phase.SETUP  # the latest frame's (read by the command subscriber)
         self._ended_sent = False
         self._last_state_ns: int | None = None
         self.link = Link(
@@ -161,12 +163,31 @@ class HallOutput:
     def start(self) -> None:
         self.thread.start()
 
-    def applied(self, clock, inp, seq, t_ns, source: str | None = None) -> None:
-        self._put(("input", self.store.journal_path, clock, inp, seq, t_ns, source, self._wall(t_ns)))
+    def applied(self, inp, seq, clock, t_ns) -> None:
+        # Held until the runner's next call: if it is the reply to a hall command, the input is
+        # marked "source": "hall" first (the runner answers a request right after applying it).
+        self._release()
+        if seq is not None:  # written: key it by the journal's own seq (issue 9), as the resync does
+            seq = getattr(self.store, "last_seq", seq)
+        self._held = ["input", self._path, clock, inp, seq, t_ns, None, self._wall(t_ns)]
         self._last_state_ns = t_ns
 
-    def view(self, v: View, t_ns: int) -> None:
-        path = self.store.journal_path
+    def flush(self, t_ns: int) -> None:
+        self._release()
+
+    def next_due_ns(self, t_ns: int) -> int | None:
+        return None
+
+    def _release(self) -> None:
+        if self._held is not None:
+            item, self._held = self._held, None
+            self._put(tuple(item))
+
+    def view(self, frame, t_ns: int) -> None:
+        self._release()
+        v = frame.view
+        self.phase = v.phase
+        path = Path(f"game-{frame.game:06d}.jsonl") if frame.game is not None else self._path
         if path != self._path:  # a new game (or the first view)
             self._path, self._ended_sent = path, v.phase is Phase.ENDED
             self._put(("view", path, v, self._wall(t_ns)))
@@ -180,6 +201,7 @@ class HallOutput:
             self._last_state_ns = t_ns
 
     def close(self, timeout: float = 3.0) -> None:
+        self._release()
         if self.thread.is_alive():
             try:
                 self.queue.put(("stop",), timeout=timeout)
@@ -231,10 +253,31 @@ class HallOutput:
                 return
             self._pending_cmds.add(cmd.id)
         log.info("hall command %s: %s", cmd.id, cmd.name)
-        self.events.put(("hall", self.clock_ns(), cmd, lambda ok, reason=None, seq=None: self._reply(cmd, ok, reason, seq)))
+        if cmd.name == "new_game" and self.phase in (Phase.RUNNING, Phase.LATE):
+            self._reply(cmd, False, f"the game is {self.phase.value}: neutralise or end it first", None)
+            return
+        from rackside.firmware.messages import Request
+
+        args = {
+            "adjust": lambda: {"player": cmd.player, "remaining_ms": cmd.remaining_ms},
+            "late_start": lambda: {"players": list(cmd.players)},
+            "arrive": lambda: {"player": cmd.player},
+            "new_game": lambda: {"game_time_ms": cmd.rules.game_time_ms, "rules": cmd.rules},
+            "identify": lambda: {"seconds": cmd.seconds},
+        }[cmd.name]()
+        self.submit(Request(self.clock_ns(), cmd.name, args, source="hall", reply=lambda ok, why: self._replied(cmd, ok, why)))
+
+    def _replied(self, cmd: commands.Command, ok: bool, why: str) -> None:
+        """The runner's answer (on its thread, right after applying the command's input)."""
+        seq = None
+        held = self._held
+        if ok and held is not None and held[3] == cmd.clock_input(held[3].t_ns):
+            held[6] = "hall"  # the input this command became
+            seq = held[4]
+        self._release()
+        self._reply(cmd, ok, why or None, seq)
 
     def _reply(self, cmd: commands.Command, ok: bool, reason: str | None, seq: int | None) -> None:
-        """Called by the runner once it applied (or refused) a command."""
         self._put(("ack", cmd.id, ok, reason, seq))
 
     # --- the publisher's thread ----------------------------------------------------------------
