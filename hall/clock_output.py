@@ -1,9 +1,10 @@
 """The clock on the hall: a clock output that publishes, and the command subscriber.
 
-The runner calls `applied(clock, input, seq, t_ns)` after each input it applied and `view(view,
-t_ns)` after each refresh, on its own thread. Both only put a small tuple on a bounded queue
-(`put_nowait`: never waits; a full queue is logged once per outage and recovered from the journal),
-so the clock never waits on the disk or the network. The publisher's own thread:
+A `firmware.outputs` output, built by `rackside clock` when clock.toml has a `[hall]` section (or
+`--hall`). On the runner's thread, `applied(input, seq, clock, t_ns)` (each input applied),
+`view(frame, t_ns)` (each loop iteration) and `flush(t_ns)` only put a small tuple on a bounded
+queue (`put_nowait`: never waits; a full queue is logged once per outage and recovered from the
+journal), so the clock never waits on the disk or the network. The publisher's own thread:
 
 - writes each input as an event, the game's result, and each command's ack into the outbox
   (hall.outbox) first, then publishes them in order at QoS 1 and deletes each only when the broker
@@ -15,9 +16,11 @@ so the clock never waits on the disk or the network. The publisher's own thread:
   clock killed before its publisher wrote an event still delivers it.
 
 Commands arrive on paho's thread (`_on_message`), are checked whole (hall.commands), and go into
-the runner's queue as ("hall", t_ns, Command, reply): the runner journals the input with
-"source": "hall", applies it exactly as it applies a button, and calls `reply(ok, reason, seq)`,
-which becomes the ack. A refused command is acked with the reason and never reaches the runner.
+the runner's queue as a `firmware.messages.Request` with source "hall": the runner journals the
+input with "source": "hall", applies it exactly as the director's menu would, hands it to the
+outputs (`applied`) and calls the request's `reply(accepted, why)`, which becomes the ack (with the
+input's seq: `applied` holds the input until the runner's next call, so the reply that follows it
+marks it as the hall's). A refused command is acked with the reason and never reaches the runner.
 A command delivered twice (QoS 1 after a reconnect) is acked again, applied once.
 """
 
