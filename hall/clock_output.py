@@ -172,8 +172,16 @@ class HallOutput:
         self._release()
         if seq is not None:  # written: key it by the journal's own seq (issue 9), as the resync does
             seq = getattr(self.store, "last_seq", seq)
-        self._held = ["input", self._path, clock, inp, seq, t_ns, None, self._wall(t_ns)]
+        self._held = ["input", self._game_path(None), clock, inp, seq, t_ns, None, self._wall(t_ns)]
         self._last_state_ns = t_ns
+
+    def _game_path(self, game: int | None) -> Path | None:
+        """The current game's journal: the store's own (it changes the moment a new game's journal
+        is created, before any frame shows it), else the frame's game number, else the last one."""
+        path = getattr(self.store, "journal_path", None)
+        if path is not None:
+            return Path(path)
+        return Path(f"game-{game:06d}.jsonl") if game is not None else self._path
 
     def flush(self, t_ns: int) -> None:
         self._release()
@@ -190,7 +198,7 @@ class HallOutput:
         self._release()
         v = frame.view
         self.phase = v.phase
-        path = Path(f"game-{frame.game:06d}.jsonl") if frame.game is not None else self._path
+        path = self._game_path(frame.game)
         if path != self._path:  # a new game (or the first view)
             self._path, self._ended_sent = path, v.phase is Phase.ENDED
             self._put(("view", path, v, self._wall(t_ns)))

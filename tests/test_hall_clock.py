@@ -172,3 +172,33 @@ def test_a_state_at_least_every_10_s_and_the_result_once(hall_broker, tmp_path):
     while not out.queue.empty():
         kinds.append(out.queue.get_nowait()[0])
     assert kinds == ["view", "view", "view", "view", "result"]  # at 0, 10, 20, 30 s, then the end
+
+
+def test_the_first_inputs_of_a_new_game_are_its_own_before_any_frame_shows_it(hall_broker, tmp_path):
+    """Found by bench/hall_bench.py (67 events lost over 119 games): inputs applied after a new
+    game's journal was created but before the runner's next frame were keyed by the old game, and
+    dropped as already seen. The game comes from the store, which knows at once."""
+    from rackside.firmware.clock import Press, Rules, apply, view
+    from rackside.firmware.outputs import Frame
+    from rackside.firmware.persist import GameStore
+    from rackside.hall import config as hall_config
+    from rackside.hall.clock_output import HallOutput
+
+    store = GameStore(tmp_path / "state", Rules(), boot_id="test")
+    t = 10**12
+    clock = store.start(t)
+    cfg = hall_config.from_table({"url": hall_broker.url, "credentials": str(hall_broker.credentials("table-7"))}, "table")
+    out = HallOutput(cfg, store, lambda message: None, outbox_path=tmp_path / "o.sqlite")  # not started
+    out.view(Frame(view(clock, t), ("", ""), clock, False, 1), t)
+    clock = store.new_game(Rules(), t + 1)  # a new game's journal: game-000002
+    press = Press(t + 2, 2)
+    clock = apply(clock, press)
+    store.record(press)
+    out.applied(press, 1, clock, t + 2)  # before any frame of game 2
+    out.flush(t + 2)
+    items = []
+    while not out.queue.empty():
+        items.append(out.queue.get_nowait())
+    inputs = [i for i in items if i[0] == "input"]
+    assert [i[1].name for i in inputs] == ["game-000002.jsonl"] and inputs[0][4] == 1
+    store.close()
