@@ -658,6 +658,7 @@ def main() -> int:
     parser.add_argument("--screens", type=Path, metavar="DIR", help="also write the 800x480 screenshots to DIR")
     parser.add_argument("--screens-only", action="store_true", help="with --screens: only the screenshots")
     parser.add_argument("--idle-seconds", type=float, default=60.0, help="how long to watch an idle station")
+    parser.add_argument("--startup-only", action="store_true", help="only the start-up section (both drivers)")
     args = parser.parse_args()
     if args.frames_child:
         return frames_child(tuple(int(v) for v in args.frames_child.split("x")))
@@ -709,6 +710,8 @@ def main() -> int:
                                        for _ in range(args.runs))
             show_startup("(Xvfb)", bare, kiosk, f"; against a bare window on SDL's native X framebuffer (as the "
                                                 f"station uses) {native * 1000:.0f} ms: ratio {kiosk / native:.2f}")
+        if args.startup_only:
+            return 0
 
         # 2. Idle (issue 11 item 3): CPU and wake-ups from /proc, against the old event.wait loop.
         late = loop_timings(work)

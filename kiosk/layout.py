@@ -221,8 +221,16 @@ def hit(btns: list[Button], x: float, y: float) -> str | None:
     return None
 
 
+# Geometries already found fit: `rackside kiosk` checks the configured display before opening
+# the window, then the window's real size (usually the same), and each check lays out every
+# screen (~1 ms of start-up, issue 11). The answer depends only on the geometry, so it is kept.
+_FITS: set = set()
+
+
 def check_touch_targets(geo: Geometry) -> None:
     """Refuse a display on which any target of any screen would be under 9 mm (LayoutError)."""
+    if geo in _FITS:
+        return
     from rackside.kiosk.flow import ImportView, LexiconChoice, LogRow
 
     probe = Station(mode="self", rules=tuple((f"r{i}", f"Rule {i}") for i in range(RULES_PER_PAGE + 1)))
@@ -246,3 +254,4 @@ def check_touch_targets(geo: Geometry) -> None:
             f"{side / geo.px_per_mm:.1f} mm; touch targets must be at least {MIN_TARGET_MM:g} mm "
             f"(use a larger display, or check display.width_mm and display.height_mm)"
         )
+    _FITS.add(geo)

@@ -1227,3 +1227,15 @@ def test_unwritable_log_means_no_verdict(tmp_path, monkeypatch):
         assert "could not be logged" in a.station.message
     finally:
         a.shutdown()
+
+
+def test_a_stop_signal_during_the_logging_import_stops_the_station(app, monkeypatch):
+    """systemd's SIGTERM can arrive while `logging` is being imported (it is set up right after
+    READY=1): the handler must not log then, or the half-imported module raises in it."""
+    import signal
+    import sys
+    import types
+
+    monkeypatch.setitem(sys.modules, "logging", types.ModuleType("logging"))  # as mid-import: nothing in it yet
+    app._on_signal(signal.SIGTERM, None)
+    assert not app.running and app.exit_status == 0
