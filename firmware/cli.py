@@ -40,6 +40,8 @@ def register(sub: Any) -> None:
     p.add_argument("--terminal", action="store_true", help="with --simulate: draw in this terminal, not a window")
     p.add_argument("--config", type=Path, metavar="FILE", help="clock config (TOML)")
     p.add_argument("--state-dir", type=Path, metavar="DIR", help="where journals and checkpoints go")
+    p.add_argument("--hall", metavar="URL", help="put this clock on a hall: mqtt://HOST[:PORT], mqtts://... or auto (overrides [hall] url)")
+    p.add_argument("--hall-credentials", type=Path, metavar="FILE", help="this table's credentials file (overrides [hall] credentials)")
     p.set_defaults(func=run_clock)
     clock_sub = p.add_subparsers(dest="clock_command", metavar="SUBCOMMAND")
     r = clock_sub.add_parser("replay", help="audit a game from its journal", description="Audit a game from its journal.")
@@ -135,6 +137,9 @@ class Clock:
                 ))
             except OutputConfigError as exc:
                 raise ConfigError(f"{self.config.path}: {exc}") from None
+            self.hall = self._hall_output(args, clock_ns)  # [hall] or --hall: the hall publisher
+            if self.hall is not None:
+                self.outputs.append(self.hall)
             if self.board.leds:  # the turn LEDs, told before the configured outputs
                 self.outputs.insert(0, TurnLedsOutput(self.board))
             self.runner = Runner(
@@ -158,10 +163,38 @@ class Clock:
             self.board.close()
             raise
 
+    def _hall_output(self, args: argparse.Namespace, clock_ns) -> Any:
+        """The hall publisher when [hall] (or --hall) puts this clock on a hall; None otherwise."""
+        from rackside.firmware.config import ConfigError
+
+        table = self.config.data.get("hall")
+        url, creds = getattr(args, "hall", None), getattr(args, "hall_credentials", None)
+        if table is None and url is None and creds is None:
+            return None
+        from rackside.hall.clock_output import HallOutput
+        from rackside.hall.config import HallConfigError, from_table
+
+        table = dict(table or {})
+        if creds is not None:
+            table["credentials"] = str(creds)
+        try:
+            cfg = from_table(table, "table", url_override=url, base=self.config.path.parent)
+        except HallConfigError as e:
+            raise ConfigError(f"{self.config.path}: {e}") from None
+        from rackside import paths
+
+        # rackside paths' outbox; beside the journals when --state-dir moves them (tests, a second clock)
+        outbox = cfg.outbox or (paths.outbox() if args.state_dir is None else self.store.directory / "hall-outbox.sqlite")
+        return HallOutput(cfg, self.store, self.board.events.put, outbox_path=outbox, clock_ns=clock_ns)
+
     def start(self) -> None:
         self.runner.start()
+        if self.hall is not None:
+            self.hall.start()
 
     def close(self) -> None:
+        if getattr(self, "hall", None) is not None:
+            self.hall.close()
         for display in getattr(self, "displays", []):
             try:
                 display.close()

@@ -341,6 +341,11 @@ class GameStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @property
+    def last_seq(self) -> int:
+        """The `seq` of the last input recorded (numbered whether or not it reached the card)."""
+        return self._seq
+
     # -- the runner's calls --
 
     def record(self, event: Input, *, sync: bool = True, **extra: Any) -> int:

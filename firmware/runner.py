@@ -76,7 +76,9 @@ REQUESTS = {
     "arrive": ("player",),
     "forfeit": ("player",),
     "new_game": ("game_time_ms",),
+    "identify": ("seconds",),  # the hall's director: the displays flash 8888 so the table is found
 }
+OPTIONAL_ARGS = {"new_game": ("rules",)}  # rules: the clock.Rules the new game is played under (the hall)
 
 
 class Runner:
@@ -133,6 +135,7 @@ class Runner:
         self._refused = ""  # why the core refused the last input it refused
         self._watchdog_ns = notifier.watchdog_period_ns() if notifier is not None else None
         self._next_watchdog_ns: int | None = None
+        self.identify_until_ns: int | None = None  # a director's "identify": the displays flash
 
     # The journal's state, read by tests and the status line.
     @property
@@ -234,6 +237,8 @@ class Runner:
         times.append(self.journal.next_due_ns(now))
         times += [g.call("next_due_ns", now) for g in self._guarded]
         times.append(self._next_watchdog_ns)
+        if self.identify_until_ns is not None and now < self.identify_until_ns:
+            times.append(min(self.identify_until_ns, (now // render.BLINK_NS + 1) * render.BLINK_NS))
         times = [t for t in times if t is not None]
         return min(times) if times else None
 
@@ -326,7 +331,7 @@ class Runner:
         if r.name not in REQUESTS:
             return False, f"unknown command (allowed: {', '.join(REQUESTS)})"
         wanted = REQUESTS[r.name]
-        extra = sorted(set(r.args) - set(wanted))
+        extra = sorted(set(r.args) - set(wanted) - set(OPTIONAL_ARGS.get(r.name, ())))
         missing = [k for k in wanted if k not in r.args]
         if extra or missing:
             return False, f"{r.name} takes {', '.join(wanted) or 'no arguments'}" + (f" (missing {missing[0]})" if missing else f" (not {extra[0]})")
@@ -338,10 +343,21 @@ class Runner:
             self._command(r.name, t)
             done = r.name == "stop" or (self.menu, self.clock) != before
             return (True, "") if done else (False, f"{r.name} does nothing in phase {self._phase(t).value}")
+        if r.name == "identify":
+            seconds = a["seconds"]
+            if isinstance(seconds, bool) or not isinstance(seconds, int) or not 1 <= seconds <= 60:
+                return False, f"seconds: {seconds!r} (allowed: 1 to 60)"
+            self.identify_until_ns = t + seconds * 1_000_000_000
+            return True, ""
         if r.name == "new_game":
             ms = a["game_time_ms"]
             if isinstance(ms, bool) or not isinstance(ms, int) or ms <= 0:
                 return False, f"game_time_ms: {ms!r} (allowed: a positive whole number of milliseconds)"
+            rules = a.get("rules")
+            if rules is not None:
+                if not isinstance(rules, Rules):
+                    return False, "rules: allowed is a clock.Rules"
+                self.rules = rules
             self.new_game(ms, t)
             return True, ""
         try:
@@ -457,6 +473,8 @@ class Runner:
     def _texts(self, v: View, now: int) -> tuple[str, str]:
         if self.menu is not None:
             return menus.texts(self.menu, v, now, self.rules.game_time_ms)
+        if self.identify_until_ns is not None and now < self.identify_until_ns:
+            return ("8888", "8888") if (now // render.BLINK_NS) % 2 == 0 else ("", "")
         return render.texts(v, now, restored_until_ns=self.restored_until_ns)
 
     def frame(self, now: int) -> Frame:

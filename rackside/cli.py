@@ -23,6 +23,7 @@ SUBSYSTEM_CLIS = {
     "judge": "rackside.judge.cli",
     "lexicon": "rackside.judge.cli",
     "log": "rackside.judge.cli",
+    "hall": "rackside.hall.cli",
 }
 
 

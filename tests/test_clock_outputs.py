@@ -211,7 +211,7 @@ def test_requests_from_another_thread_are_applied_in_order_answered_and_journall
         reply = lambda ok, why: answers.append((ok, why))  # noqa: E731
         rig.runner.submit(Request(rig.now, "adjust", {"player": 1, "remaining_ms": 20 * 60_000}, reply=reply))
         rig.runner.submit(Request(rig.now, "adjust", {"player": 3, "remaining_ms": 1}, reply=reply))
-        rig.runner.submit(Request(rig.now, "identify", reply=reply))
+        rig.runner.submit(Request(rig.now, "explode", reply=reply))
         rig.runner.submit(Request(rig.now, "arrive", {"players": 1}, reply=reply))
 
     rig.at(t_start + 2 * NS_PER_S)

@@ -94,7 +94,7 @@ def test_install_is_idempotent_and_keeps_the_directors_config(tmp_path):
 def test_install_refuses_an_unknown_service(tmp_path):
     result, calls = run_install(tmp_path, "judge")
     assert result.returncode == 1
-    assert "unknown service 'judge' (allowed: clock, kiosk, none, --help)" in result.stderr
+    assert "unknown service 'judge' (allowed: clock, kiosk, broker, hall-station, none, --help)" in result.stderr
     assert calls == []
 
 

@@ -1,0 +1,235 @@
+"""A real Mosquitto for the tests: provisioned with `rackside hall provision`, on a free loopback port.
+
+Fixtures (registered for every test by tests/conftest.py):
+
+- `hall_broker`: one broker for the whole session (hall "testhall", tables 1-8, stations 1-2, a
+  director). Tests must not stop it; use `make_broker` for that. It keeps what earlier tests left
+  retained (states, statuses): a new subscriber receives those first.
+- `make_broker`: a factory, `make_broker(tables="1-4", stations=1)`, for a test's own broker
+  that it may stop, kill and restart (`broker.stop()`, `broker.start()`); each is torn down after
+  the test.
+
+A `Broker` knows its `url`, `hall`, `dir`, each device's `Device` (`broker.devices["table-3"]`,
+with the password) and credentials file (`broker.credentials("table-3")`), and makes connected
+paho clients: `broker.client("director")`. Nothing is mocked: /usr/sbin/mosquitto runs for real.
+Listening on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from rackside.hall import provision as prov
+
+MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_test_certificates(folder: Path) -> None:
+    """A throw-away CA and a server certificate for 127.0.0.1 (openssl), as a director would make."""
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-subj", "/CN=rackside-test-ca", "-days", "2")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt",
+        "-days", "2", "-extfile", "san.ext")
+
+
+class Broker:
+    def __init__(self, directory: Path, *, hall: str = "testhall", tables: str = "1-8", stations: int = 2, port: int | None = None,
+                 tls: bool = False):
+        """`tls`: the devices' listener is TLS (`url` is mqtts://, on `tls_port`), with a CA and a
+        certificate for 127.0.0.1 made by openssl; `port` stays plain MQTT for `client()`."""
+        self.dir = Path(directory)
+        self.hall = hall
+        self.port = port or free_port()
+        self.tls_port = free_port() if tls else None
+        self.url = f"mqtts://127.0.0.1:{self.tls_port}" if tls else f"mqtt://127.0.0.1:{self.port}"
+        run_as = getpass.getuser() if os.geteuid() == 0 else None  # root would drop to "mosquitto"
+        self.devices = prov.provision(
+            self.dir, hall, prov.parse_tables(tables), stations, port=self.port, bind="127.0.0.1", run_as=run_as, url=self.url,
+            tls=tls, tls_port=self.tls_port or prov.TLS_PORT,
+        )
+        if tls:
+            make_test_certificates(self.dir / "tls")
+        self.proc: subprocess.Popen | None = None
+        self.log_path = self.dir / "mosquitto.log"
+
+    def credentials(self, user: str) -> Path:
+        return self.dir / "credentials" / f"{user}.toml"
+
+    def password(self, user: str) -> str:
+        return self.devices[user].password
+
+    # --- life cycle -----------------------------------------------------------------------------
+
+    def start(self, timeout: float = 10.0) -> "Broker":
+        if self.proc is not None and self.proc.poll() is None:
+            return self
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([MOSQUITTO, "-c", str(self.dir / "mosquitto.conf")], stdout=log, stderr=log)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"mosquitto exited {self.proc.returncode}: {self.log_path.read_text()[-2000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return self
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError(f"mosquitto did not listen on {self.port}: {self.log_path.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        """A clean stop (SIGTERM): the broker saves its persistence file."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    # --- clients --------------------------------------------------------------------------------
+
+    def client(self, user: str | None, *, password: str | None = None, client_id: str = "", timeout: float = 5.0,
+               connect: bool = True, persistent: bool = False):
+        """A paho client logged in as `user` (None: anonymous), its network loop running (paho
+        reconnects it by itself). `persistent`: a session the broker keeps (and persists) while the
+        client is away, so it misses nothing across a broker restart (needs a `client_id`).
+        Raises ConnectionRefusedError with the broker's reason when the login is refused."""
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
+
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+        if user is not None:
+            c.username_pw_set(user, password if password is not None else self.password(user))
+        if not connect:
+            return c
+        done = threading.Event()
+        result: dict = {}
+
+        def on_connect(client, userdata, flags, reason_code, properties):
+            result["rc"] = reason_code
+            done.set()
+
+        c.on_connect = on_connect
+        c.reconnect_delay_set(0.2, 1)
+        if persistent:
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = 3600
+            c.connect("127.0.0.1", self.port, clean_start=False, properties=props)
+        else:
+            c.connect("127.0.0.1", self.port)
+        c.loop_start()
+        if not done.wait(timeout):
+            c.loop_stop()
+            raise TimeoutError("no CONNACK")
+        if result["rc"].is_failure:
+            c.loop_stop()
+            c.disconnect()
+            raise ConnectionRefusedError(str(result["rc"]))
+        c.on_connect = None
+        return c
+
+
+class Recorder:
+    """Everything the broker delivers to `user` on `topic_filter` (the director, the whole hall, by
+    default), in arrival order: `messages` is a list of (topic, payload bytes, retained)."""
+
+    def __init__(self, broker: Broker, topic_filter: str | None = None, user: str = "director", *, client_id: str = "") -> None:
+        """With a `client_id`, the recorder's session is persistent: it survives a broker restart."""
+        self.messages: list[tuple[str, bytes, bool]] = []
+        self.cond = threading.Condition()
+        subscribed = threading.Event()
+        self.client = broker.client(user, client_id=client_id, persistent=bool(client_id))
+        self.client.on_message = self._on_message
+        self.client.on_subscribe = lambda *a: subscribed.set()
+        self.client.on_connect = None
+        self.client.subscribe(topic_filter or f"rackside/v1/{broker.hall}/#", qos=1)
+        if not subscribed.wait(5):
+            raise TimeoutError("no SUBACK")
+
+    def _on_message(self, client, userdata, msg) -> None:
+        with self.cond:
+            self.messages.append((msg.topic, msg.payload, bool(msg.retain)))
+            self.cond.notify_all()
+
+    def json(self, leaf: str) -> list[dict]:
+        """The JSON payloads of every message whose topic ends with /`leaf`."""
+        import json
+
+        with self.cond:
+            return [json.loads(p) for t, p, _ in self.messages if t.endswith("/" + leaf)]
+
+    def wait_for(self, predicate, timeout: float = 10.0):
+        """Wait until predicate(self) is truthy; returns its value (raises TimeoutError)."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                value = predicate(self)
+                if value:
+                    return value
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"waited {timeout} s; got {len(self.messages)} message(s)")
+                self.cond.wait(min(left, 0.2))
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+@pytest.fixture(scope="session")
+def hall_broker(tmp_path_factory):
+    broker = Broker(tmp_path_factory.mktemp("hall-broker"))
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+def make_broker(tmp_path_factory):
+    made: list[Broker] = []
+
+    def make(**kwargs) -> Broker:
+        broker = Broker(tmp_path_factory.mktemp("hall-broker"), **kwargs)
+        made.append(broker)
+        return broker.start()
+
+    yield make
+    for broker in made:
+        broker.stop()
