@@ -1,7 +1,6 @@
 """End to end: gpiozero mock pins -> board queue -> runner (debounce, gestures, core, journal) ->
 recording displays, on a fake clock. Every assertion about time is exact to the nanosecond."""
 
-import json
 
 import pytest
 

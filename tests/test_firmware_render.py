@@ -13,7 +13,6 @@ from rackside.firmware.clock import (
     Press,
     Resume,
     Rules,
-    apply,
     display_text,
     new_clock,
     run,

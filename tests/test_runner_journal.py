@@ -13,7 +13,6 @@ import os
 
 import pytest
 
-import rackside.firmware.runner as runner_module
 from rackside.firmware import persist
 from rackside.firmware.clock import NS_PER_MS, NS_PER_S, Phase, run, settle
 from rackside.firmware.journal import StateRecord, read_journal

@@ -4,7 +4,6 @@ by their short id (issue 10 items 3, 4 and 9)."""
 
 from __future__ import annotations
 
-import pygame
 import pytest
 
 from rackside import cli as rackside_cli
