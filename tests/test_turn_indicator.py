@@ -4,6 +4,8 @@ the clock is neutralised, and the displays alternate with HOLd; the simulator dr
 
 from __future__ import annotations
 
+import logging
+
 import argparse
 import io
 
@@ -157,3 +159,29 @@ def test_a_board_without_leds_draws_them_dark():
     out = io.StringIO()
     TerminalSim(Board(), [RecordingDisplay(), RecordingDisplay()], stdout=out).draw()
     assert "(*)" not in out.getvalue()
+
+
+def test_a_dead_led_is_logged_once_per_outage_and_never_stops_the_clock(clock, caplog, monkeypatch):
+    led = clock.board.leds["left"]
+    broken = {"on": True}
+    real = type(led).value
+
+    def value(self, v):
+        if broken["on"] and self is led:
+            raise OSError(5, "Input/output error")
+        real.fset(self, v)
+
+    monkeypatch.setattr(type(led), "value", property(real.fget, value))
+    caplog.set_level(logging.DEBUG, logger="rackside.hardware.board")
+    tap(clock, "right")  # the left player's time runs: its LED cannot light
+    advance(clock, 1_000)
+    tap(clock, "left")
+    tap(clock, "right")
+    assert clock.runner.clock.phase is Phase.RUNNING  # the clock went on
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR and "turn LED left" in r.getMessage()]
+    assert len(errors) == 1 and "Input/output error" in errors[0].getMessage()
+    broken["on"] = False
+    tap(clock, "left")
+    tap(clock, "right")
+    assert pins(clock)[0] is True
+    assert sum("turn LED left works again" in r.getMessage() for r in caplog.records) == 1
