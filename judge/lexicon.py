@@ -101,15 +101,22 @@ class CompileReport(Record):
     out: Path | None
     name: str
 
-    def summary(self) -> str:
-        lines = [f"{self.name}: {self.words} words"]
-        total = sum(self.skipped.values())
-        lines.append(f"skipped {total} lines" + (":" if total else ""))
+    def skip_details(self) -> list[str]:
+        """One line per reason lines were skipped, with up to three examples and their line
+        numbers: what `rackside lexicon compile` prints and the station's USB import shows."""
+        out = []
         for reason in SKIP_REASONS:
             count = self.skipped.get(reason, 0)
             if count:
                 shown = ", ".join(f"line {n} {text!r}" for n, text in self.examples.get(reason, []))
-                lines.append(f"  {reason}: {count}" + (f" (e.g. {shown})" if shown else ""))
+                out.append(f"{reason}: {count:,}" + (f" (e.g. {shown})" if shown else ""))
+        return out
+
+    def summary(self) -> str:
+        lines = [f"{self.name}: {self.words} words"]
+        total = sum(self.skipped.values())
+        lines.append(f"skipped {total} lines" + (":" if total else ""))
+        lines += [f"  {line}" for line in self.skip_details()]
         if self.comment_lines:
             lines.append(f"ignored {self.comment_lines} comment lines")
         return "\n".join(lines)

@@ -96,15 +96,9 @@ class ImportResult:
 
 def skipped_lines(report) -> tuple[str, ...]:
     """The compiler's skipped lines, one line of text per reason, with up to three examples."""
-    from rackside.judge.lexicon import SKIP_REASONS
-
     total = sum(report.skipped.values())
     out = [f"Skipped {total:,} line{'s' if total != 1 else ''}" + (":" if total else "")]
-    for reason in SKIP_REASONS:
-        count = report.skipped.get(reason, 0)
-        if count:
-            shown = ", ".join(f"line {n} {text!r}" for n, text in report.examples.get(reason, []))
-            out.append(f"{reason}: {count:,}" + (f" (e.g. {shown})" if shown else ""))
+    out += report.skip_details()
     if report.comment_lines:
         out.append(f"{report.comment_lines:,} comment lines ignored")
     return tuple(out)

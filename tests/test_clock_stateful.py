@@ -30,7 +30,6 @@ from rackside.firmware.clock import (
     Phase,
     Press,
     Resume,
-    Rules,
     apply,
     new_clock,
     run,
@@ -38,14 +37,12 @@ from rackside.firmware.clock import (
     view,
 )
 
+from support.clock import sample_rules
+
 S = 1_000_000_000
 MS = 1_000_000
 
-RULES = [
-    Rules(),
-    Rules(game_time_ms=60_000, forfeit_overtime_ms=60_000, optional_forfeit_below_ms=45_000, courtesy_draw_after_ms=5_000),
-    Rules(game_time_ms=90_000, penalty_per_minute=5, forfeit_overtime_ms=150_000, switch_guard_ms=0),
-]
+RULES = sample_rules()
 gaps = st.one_of(st.integers(0, 150 * MS), st.integers(0, 120 * S), st.just(0))
 players = st.sampled_from([1, 2])
 

@@ -25,3 +25,15 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.ns += round(seconds * NS_PER_S)
+
+
+def sample_rules():
+    """The clock rules the core's property tests play under: WESPA's defaults, a short game whose
+    lateness, forfeit and courtesy-draw lines are all reached, and a game with no switch guard."""
+    from rackside.firmware.clock import Rules
+
+    return [
+        Rules(),
+        Rules(game_time_ms=60_000, forfeit_overtime_ms=60_000, optional_forfeit_below_ms=45_000, courtesy_draw_after_ms=5_000),
+        Rules(game_time_ms=90_000, penalty_per_minute=5, forfeit_overtime_ms=150_000, switch_guard_ms=0),
+    ]
