@@ -18,3 +18,7 @@ def _private_dirs(tmp_path_factory, monkeypatch):
     root = tmp_path_factory.mktemp("rackside")
     monkeypatch.setenv("RACKSIDE_STATE_DIR", str(root / "state"))
     monkeypatch.setenv("RACKSIDE_CONFIG_DIR", str(root / "config"))
+
+
+# The hall's real Mosquitto fixtures (hall_broker, make_broker): tests/support/broker.py.
+pytest_plugins = ["support.broker"]

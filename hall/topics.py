@@ -1,0 +1,62 @@
+"""The hall's topic tree, v1 (docs/hall.md documents every topic and field). Pure: names only.
+
+    rackside/v1/<hall>/table/<n>/status          retained "online" / "offline" (the Last Will)
+    rackside/v1/<hall>/table/<n>/state           retained JSON snapshot
+    rackside/v1/<hall>/table/<n>/event           QoS 1: each journal input, and the result
+    rackside/v1/<hall>/table/<n>/cmd             director -> clock, QoS 1
+    rackside/v1/<hall>/table/<n>/ack             clock -> director: applied or refused, and why
+    rackside/v1/<hall>/station/<id>/status       retained "online" / "offline"
+    rackside/v1/<hall>/station/<id>/challenge    each challenge: table, lexicon checksum, verdict
+    rackside/v1/<hall>/station/<id>/detail       per-word results: only the director may read it
+"""
+
+from __future__ import annotations
+
+import re
+
+ROOT = "rackside/v1"
+TABLE_TOPICS = ("status", "state", "event", "cmd", "ack")
+STATION_TOPICS = ("status", "challenge", "detail")
+DIRECTOR = "director"
+
+# A hall or station name is one topic level: no "/", "+", "#", no spaces, nothing a shell or an
+# ACL file would need quoted.
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$")
+
+
+def check_name(kind: str, value: object) -> str:
+    if not isinstance(value, str) or not NAME.match(value):
+        raise ValueError(
+            f"{kind} {value!r}: allowed are 1 to 48 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    return value
+
+
+def hall_root(hall: str) -> str:
+    return f"{ROOT}/{hall}"
+
+
+def table(hall: str, n: int, leaf: str) -> str:
+    assert leaf in TABLE_TOPICS, leaf
+    return f"{ROOT}/{hall}/table/{n}/{leaf}"
+
+
+def station(hall: str, sid: str, leaf: str) -> str:
+    assert leaf in STATION_TOPICS, leaf
+    return f"{ROOT}/{hall}/station/{sid}/{leaf}"
+
+
+def table_user(n: int) -> str:
+    return f"table-{n}"
+
+
+def station_user(sid: str) -> str:
+    return f"station-{sid}"
+
+
+def parse(topic: str) -> tuple[str, str, str, str] | None:
+    """(hall, "table"|"station", id, leaf) for a v1 topic, else None."""
+    parts = topic.split("/")
+    if len(parts) != 6 or "/".join(parts[:2]) != ROOT or parts[3] not in ("table", "station"):
+        return None
+    return parts[2], parts[3], parts[4], parts[5]

@@ -1,0 +1,139 @@
+"""Access control against the real broker (issue 12): no anonymous access, each device only its own
+topics, and only the director sends commands or reads challenge details."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import paho.mqtt.client as mqtt
+import pytest
+
+from rackside.hall import provision as prov
+from rackside.hall import topics
+
+
+def test_password_hash_is_mosquitto_passwds_format():
+    salt = bytes(range(12))
+    hashed = prov.hash_password("secret", salt)
+    # the same salt and password as `mosquitto_passwd` hashes them (checked with Debian's 2.0.11)
+    assert hashed.startswith("$7$101$AAECAwQFBgcICQoL$")
+    assert prov.check_password("secret", hashed) and not prov.check_password("Secret", hashed)
+
+
+@pytest.mark.parametrize("text, tables", [("1-3", [1, 2, 3]), ("1-2,5,7-8", [1, 2, 5, 7, 8]), ("4", [4])])
+def test_table_ranges(text, tables):
+    assert prov.parse_tables(text) == tables
+
+
+@pytest.mark.parametrize("text", ["", "0-3", "3-1", "a", "1-1000"])
+def test_bad_table_ranges_say_what_is_allowed(text):
+    with pytest.raises(ValueError, match="allowed"):
+        prov.parse_tables(text)
+
+
+def test_credentials_are_owner_only(hall_broker):
+    for user in ("director", "table-3", "station-1"):
+        assert hall_broker.credentials(user).stat().st_mode & 0o777 == 0o600
+    assert (hall_broker.dir / "passwords").stat().st_mode & 0o077 == 0
+
+
+def test_anonymous_is_refused(hall_broker):
+    with pytest.raises(ConnectionRefusedError):
+        hall_broker.client(None)
+
+
+def test_a_wrong_password_is_refused(hall_broker):
+    with pytest.raises(ConnectionRefusedError):
+        hall_broker.client("table-3", password="not-it")
+
+
+def test_every_provisioned_device_logs_in(hall_broker):
+    for user in ("director", "table-1", "table-8", "station-2"):
+        c = hall_broker.client(user)
+        c.disconnect()
+        c.loop_stop()
+
+
+class Watch:
+    """The director's view of `topic_filter`: what the broker actually delivered."""
+
+    def __init__(self, broker, topic_filter, user="director"):
+        self.got: list[tuple[str, bytes]] = []
+        self.subscribed = threading.Event()
+        self.client = broker.client(user)
+        self.client.on_message = lambda c, u, m: self.got.append((m.topic, m.payload))
+        self.client.on_subscribe = lambda c, u, mid, rcs, p: (self.codes.extend(rcs), self.subscribed.set())
+        self.codes: list = []
+        self.client.subscribe(topic_filter, qos=1)
+        assert self.subscribed.wait(5)
+
+    def close(self):
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def publish_and_wait(client, topic, payload=b"x"):
+    info = client.publish(topic, payload, qos=1)
+    info.wait_for_publish(5)
+
+
+def settle():
+    time.sleep(0.3)
+
+
+def test_table_3_cannot_publish_to_table_4(hall_broker):
+    h = hall_broker.hall
+    watch = Watch(hall_broker, f"rackside/v1/{h}/table/+/event")
+    t3 = hall_broker.client("table-3")
+    publish_and_wait(t3, topics.table(h, 4, "event"), b"forged")
+    publish_and_wait(t3, topics.table(h, 3, "event"), b"own")
+    settle()
+    assert watch.got == [(topics.table(h, 3, "event"), b"own")]
+    watch.close()
+
+
+def test_table_3_cannot_read_another_tables_commands(hall_broker):
+    h = hall_broker.hall
+    t3 = hall_broker.client("table-3")
+    got = []
+    t3.on_message = lambda c, u, m: got.append(m.topic)
+    codes = []
+    done = threading.Event()
+    t3.on_subscribe = lambda c, u, mid, rcs, p: (codes.extend(rcs), done.set())
+    t3.subscribe([(topics.table(h, 4, "cmd"), 1), (topics.table(h, 3, "cmd"), 1)])
+    assert done.wait(5)
+    director = hall_broker.client("director")
+    publish_and_wait(director, topics.table(h, 4, "cmd"), b"{}")
+    publish_and_wait(director, topics.table(h, 3, "cmd"), b"{}")
+    settle()
+    # Mosquitto 2.0 grants the subscription and checks the read ACL on every delivery instead
+    assert got == [topics.table(h, 3, "cmd")]
+
+
+def test_only_the_director_reads_challenge_details(hall_broker):
+    h = hall_broker.hall
+    detail = topics.station(h, "1", "detail")
+    seen = {}
+    for user in ("table-3", "station-2", "director"):
+        w = Watch(hall_broker, detail, user=user)
+        seen[user] = w
+    station = hall_broker.client("station-1")
+    publish_and_wait(station, detail, b'{"words": []}')
+    settle()
+    assert [t for t, _ in seen["director"].got] == [detail]
+    assert seen["table-3"].got == [] and seen["station-2"].got == []
+    for w in seen.values():
+        w.close()
+
+
+def test_a_station_cannot_send_commands(hall_broker):
+    h = hall_broker.hall
+    watch = Watch(hall_broker, f"rackside/v1/{h}/table/+/cmd")
+    station = hall_broker.client("station-1")
+    publish_and_wait(station, topics.table(hall_broker.hall, 3, "cmd"), b'{"cmd": "identify"}')
+    t5 = hall_broker.client("table-5")
+    publish_and_wait(t5, topics.table(hall_broker.hall, 3, "cmd"), b'{"cmd": "identify"}')
+    settle()
+    assert watch.got == []
+    watch.close()
