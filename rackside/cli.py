@@ -47,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     clock_cli.register(sub)
     kiosk_cli.register(sub)
+    from rackside.hall.console import cli as console_cli
+
+    hall = sub.add_parser("hall", help="the hall network and the director's console")
+    console_cli.register(hall.add_subparsers(dest="hall_command", metavar="COMMAND", required=True))
     return parser
 
 

@@ -8,6 +8,7 @@ their acks come back over the same event stream as everything else.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import secrets
@@ -333,6 +334,7 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
     routes = [
         Route("/", index),
         Route("/login", login_page, methods=["GET"]),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
         Route("/api/csrf", csrf),
         Route("/api/login", login, methods=["POST"]),
         Route("/api/logout", logout, methods=["POST"]),
@@ -348,6 +350,7 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
         Route("/api/export/tsh.txt", export_tsh),
     ]
 
+    @contextlib.asynccontextmanager
     async def lifespan(app):
         console.loop = asyncio.get_running_loop()
         yield

@@ -43,15 +43,15 @@ class ConsoleConfig:
 
 
 def load_credentials(path: Path) -> tuple[str, str]:
-    """A device credentials file: TOML with `username` and `password` (top level or under `[hall]`)."""
+    """A credentials file from `rackside hall provision`: TOML with `user` and `password`."""
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise ConfigError(f"credentials {path}: cannot read: {e}") from None
-    data = data.get("hall", data) if isinstance(data.get("hall"), dict) else data
-    if not isinstance(data.get("username"), str) or not isinstance(data.get("password"), str):
-        raise ConfigError(f"credentials {path}: needs 'username' and 'password' strings")
-    return data["username"], data["password"]
+    user = data.get("user", data.get("username"))
+    if not isinstance(user, str) or not isinstance(data.get("password"), str):
+        raise ConfigError(f"credentials {path}: needs 'user' and 'password' strings (the file `rackside hall provision` wrote)")
+    return user, data["password"]
 
 
 def load(path: Path) -> ConsoleConfig:

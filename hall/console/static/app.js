@@ -30,7 +30,8 @@ function clockText(ms) {
 
 function liveRemaining(state, p) {
   let ms = p.remaining_ms;
-  if (state.phase === "running" && state.running === p.player && state.sent_at) {
+  const ticking = (state.phase === "running" && state.running === p.player) || (state.phase === "late" && p.absent);
+  if (ticking && state.sent_at) {
     ms -= Math.max(0, nowMs() - Date.parse(state.sent_at));
     ms = Math.max(ms, -600000); // the clock forfeits at 10 minutes over (5.3.3)
   }
@@ -99,12 +100,21 @@ function renderTile(n) {
   const players = st ? st.players || [] : [];
   for (const side of [1, 2]) {
     const row = rows[side - 1];
-    row.querySelector(".name").textContent = (t.names && t.names[side - 1]) || `Player ${side}`;
+    const full = (t.names && t.names[side - 1]) || "";
+    const name = row.querySelector(".name");
+    name.textContent = shortName(full) || `Player ${side}`;
+    name.title = full;
     row.classList.toggle("turn", !!st && st.running === side && st.phase === "running");
   }
   d.querySelector(".note").textContent = noteFor(t, cls);
   tickTile(n);
   return d;
+}
+
+// TSH writes "Surname, Given": a tile shows "Surname G" (the detail shows the whole name)
+function shortName(full) {
+  const m = full.match(/^([^,]+),\s*(\S)/);
+  return m ? `${m[1]} ${m[2]}` : full;
 }
 
 function noteFor(t, cls) {
@@ -182,7 +192,7 @@ setInterval(() => {
   for (const n of tables.keys()) {
     const t = tables.get(n);
     const st = t.state;
-    if (st && st.phase === "running") tickTile(n);
+    if (st && (st.phase === "running" || st.phase === "late")) tickTile(n);
     if (tickCount % 4 === 0) {
       const d = tiles.get(n);
       const cls = classify(t);
