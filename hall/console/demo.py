@@ -28,7 +28,7 @@ from .config import ConsoleConfig
 from .serve import ConsoleServer
 from .sim import SimHall, demo_scripts
 
-HALL = "demo"
+HALL = "demo"  # the demo hall's name in the topics
 FIRST = ["Ann", "Bola", "Chen", "Dara", "Eli", "Femi", "Gita", "Hugo", "Ines", "Jude", "Kofi", "Lena", "Mo", "Nell",
          "Omar", "Pia", "Quinn", "Rosa", "Sam", "Tove", "Uma", "Vic", "Wen", "Xan", "Yara", "Zeb"]
 LAST = ["Adeyemi", "Brown", "Castro", "Dubois", "Evans", "Fofana", "Gupta", "Hughes", "Ito", "Jansen", "Kaur", "Lopez",
@@ -106,11 +106,12 @@ class Hall:
 def start_hall(
     *, port: int, devices: dict, tables: list[int], workdir: Path, listen_port: int = 0, scripts: dict | None = None,
     round_start_ago_s: float | None = 360, names: bool = True, password: str | None = None, game_time_s: int = 1500,
+    hall: str = HALL,
 ) -> Hall:
     """The simulated tables and the console on a running broker (`devices` from provision)."""
     password = password or "-".join(secrets.token_hex(2) for _ in range(3))
     director = devices["director"]
-    cfg = ConsoleConfig(hall=HALL, url=f"mqtt://127.0.0.1:{port}", username=director.user, mqtt_password=director.password,
+    cfg = ConsoleConfig(hall=hall, url=f"mqtt://127.0.0.1:{port}", username=director.user, mqtt_password=director.password,
                         password_hash=hash_password(password), listen_port=listen_port or free_port())
     if names:
         t_file = workdir / "demo.t"
@@ -124,7 +125,7 @@ def start_hall(
     server.start()
     from rackside.firmware.clock import Rules
 
-    sim = SimHall(HALL, "127.0.0.1", port, {n: (devices[f"table-{n}"].user, devices[f"table-{n}"].password) for n in tables},
+    sim = SimHall(hall, "127.0.0.1", port, {n: (devices[f"table-{n}"].user, devices[f"table-{n}"].password) for n in tables},
                   workdir / "journals", rules=Rules(game_time_ms=game_time_s * 1000),
                   station=("1", devices["station-1"].user, devices["station-1"].password) if "station-1" in devices else None)
     story: dict[int, str] = {}
