@@ -42,6 +42,7 @@ class Bridge:
         ca_file: str | None = None,
     ) -> None:
         self.hall = hall
+        self.stopping = False
         self.host, self.port, tls = parse_url(url)
         self.deliver = deliver
         self.on_connection = on_connection
@@ -60,6 +61,7 @@ class Bridge:
         self.client.loop_start()
 
     def stop(self) -> None:
+        self.stopping = True
         self.client.disconnect()
         self.client.loop_stop()
 
@@ -75,6 +77,8 @@ class Bridge:
         self.on_connection(True, "connected")
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+        if self.stopping:
+            return
         self.outage.failed(f"disconnected: {reason_code}")
         self.on_connection(False, str(reason_code))
 
