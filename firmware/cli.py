@@ -40,6 +40,8 @@ def register(sub: Any) -> None:
     p.add_argument("--terminal", action="store_true", help="with --simulate: draw in this terminal, not a window")
     p.add_argument("--config", type=Path, metavar="FILE", help="clock config (TOML)")
     p.add_argument("--state-dir", type=Path, metavar="DIR", help="where journals and checkpoints go")
+    p.add_argument("--hall", metavar="URL", help="put this clock on a hall: mqtt://HOST[:PORT], mqtts://... or auto (overrides [hall] url)")
+    p.add_argument("--hall-credentials", type=Path, metavar="FILE", help="this table's credentials file (overrides [hall] credentials)")
     p.set_defaults(func=run_clock)
     clock_sub = p.add_subparsers(dest="clock_command", metavar="SUBCOMMAND")
     r = clock_sub.add_parser("replay", help="audit a game from its journal", description="Audit a game from its journal.")
@@ -128,14 +130,42 @@ class Clock:
                 restored_banner_ns=fw.restored_s * 1_000_000_000,
                 initially_down=self.board.initially_down(),
             )
+            self.hall = self._hall_output(args)
+            if self.hall is not None:
+                self.runner.outputs.append(self.hall)
         except BaseException:
             self.board.close()
             raise
 
+    def _hall_output(self, args: argparse.Namespace) -> Any:
+        """The hall publisher when [hall] (or --hall) puts this clock on a hall; None otherwise."""
+        from rackside.firmware.config import ConfigError
+
+        table = self.config.data.get("hall")
+        url, creds = getattr(args, "hall", None), getattr(args, "hall_credentials", None)
+        if table is None and url is None and creds is None:
+            return None
+        from rackside.hall.clock_output import HallOutput
+        from rackside.hall.config import HallConfigError, from_table
+
+        table = dict(table or {})
+        if creds is not None:
+            table["credentials"] = str(creds)
+        try:
+            cfg = from_table(table, "table", url_override=url, base=self.config.path.parent)
+        except HallConfigError as e:
+            raise ConfigError(f"{self.config.path}: {e}") from None
+        outbox = cfg.outbox or self.store.directory / "hall-outbox.sqlite"
+        return HallOutput(cfg, self.store, self.runner.events, outbox_path=outbox, clock_ns=self.runner.clock_ns)
+
     def start(self) -> None:
         self.runner.start()
+        if self.hall is not None:
+            self.hall.start()
 
     def close(self) -> None:
+        if getattr(self, "hall", None) is not None:
+            self.hall.close()
         for display in getattr(self, "displays", []):
             try:
                 display.close()

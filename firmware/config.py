@@ -119,7 +119,7 @@ DISPLAY_KEYS = {
 }
 SOUND_KEYS = {"buzzer": False}  # sound the buzzer at 0:00 and at forfeit (tournament halls are quiet)
 PINMAP_SECTIONS = ("buttons", "displays", "buzzer")  # the pin map, as in hardware/pins.toml
-SECTIONS = ("clock", "input", "display", "sound", *PINMAP_SECTIONS)
+SECTIONS = ("clock", "input", "display", "sound", "hall", *PINMAP_SECTIONS)  # [hall]: rackside.hall.config
 
 
 @dataclass(frozen=True)

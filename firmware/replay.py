@@ -247,14 +247,3 @@ def run(args: argparse.Namespace, *, stdout=None, stderr=None) -> int:
     )
     return EXIT_OK
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="rackside clock replay", description=__doc__.splitlines()[0])
-    from rackside.firmware.cli import add_replay_arguments
-
-    add_replay_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -52,6 +52,7 @@ from rackside.firmware.clock import (
 )
 from rackside.firmware.debounce import DEFAULT_SETTLE_NS, Debouncer
 from rackside.firmware.gestures import BUTTONS, DEFAULT_CHORD_NS, DEFAULT_HOLD_NS, Action, Gestures
+from rackside.outage import Outage
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,7 @@ class Runner:
         chord_ns: int = DEFAULT_CHORD_NS,
         restored_banner_ns: int = RESTORED_BANNER_NS,
         initially_down: dict[str, bool] | None = None,
+        outputs: Sequence[Any] = (),
     ) -> None:
         self.rules = rules
         self.store = store
@@ -110,6 +112,13 @@ class Runner:
         self.unjournalled = 0  # inputs applied but not written during the current outage
         self.pending_new_game = False  # a new game runs in memory; its journal is not created yet
         self._checkpoint_error: str | None = None  # an unexpected checkpoint exception, once per outage
+        # Clock outputs (the hall's publisher): told each applied input and each refresh's view.
+        # Their faults are logged once per outage and never reach the clock.
+        self.outputs = list(outputs)
+        self._output_fault = Outage(log, "clock output")
+        self.identify_until_ns: int | None = None  # a director's "identify": the displays flash
+        self._seq: int | None = None  # the journal line of the last input applied
+        self._refused: str | None = None  # why the core refused the last input it refused
 
     # --- life cycle ----------------------------------------------------------------------------
 
@@ -195,6 +204,8 @@ class Runner:
         if self._checkpointing(now):
             times.append(self._next_checkpoint_ns)
         times.append(self._next_watchdog_ns)
+        if self.identify_until_ns is not None and now < self.identify_until_ns:
+            times.append(min(self.identify_until_ns, (now // render.BLINK_NS + 1) * render.BLINK_NS))
         times = [t for t in times if t is not None]
         return min(times) if times else None
 
@@ -215,6 +226,8 @@ class Runner:
                 self._edge(button, down, t)
             elif kind == "cmd":
                 self._command(item[2], t)
+            elif kind == "hall":
+                self._hall_command(item[2], item[3], t)
             elif kind == "stop":
                 self.stopped = True
         self._advance(now)
@@ -282,7 +295,34 @@ class Runner:
             elif a.kind == "menu":
                 self._open_menu(a.t_ns)
 
-    def _apply(self, event: Any) -> bool:
+    def _hall_command(self, cmd: Any, reply: Any, t: int) -> None:
+        """A director's command from the hall (rackside.hall.commands.Command, already checked):
+        journalled with "source": "hall" and applied like a button; `reply(ok, reason, seq)` acks it."""
+        ok, reason = True, None
+        if cmd.name == "identify":
+            self.identify_until_ns = t + cmd.seconds * 1_000_000_000
+        elif self.menu is not None:
+            ok, reason = False, "the director's menu is open on the clock"
+        elif cmd.name == "new_game":
+            if self._phase(t) in (Phase.RUNNING, Phase.LATE):
+                ok, reason = False, f"the game is {self._phase(t).value}: neutralise or end it first"
+            else:
+                self.rules = cmd.rules
+                self.new_game(cmd.rules.game_time_ms, t)
+        else:
+            before = self.clock
+            ok = self._apply(cmd.clock_input(t), source="hall")
+            if not ok:
+                reason = self._refused
+            elif self.clock == before or settle(before, max(t, before.since_ns or t)) == self.clock:
+                reason = f"applied; it changed nothing (the game is {self._phase(t).value})"
+
+        try:
+            reply(ok, reason, self._seq if ok and cmd.clock_input(t) is not None else None)
+        except Exception as exc:  # noqa: BLE001 - the ack is the hall's business, never the clock's
+            self._output_fault.failed(exc)
+
+    def _apply(self, event: Any, **extra: Any) -> bool:
         """Check `event` against the core, write it to the journal, then apply it (the batch's
         fsync follows the displays: `_sync_journal`). An edge dated before the last input (a
         back-end that delivered late) is dated at that input instead."""
@@ -293,18 +333,25 @@ class Runner:
             after = apply(self.clock, event)
         except ClockInputError as exc:
             log.warning("input %r refused: %s", event, exc)
+            self._refused = str(exc)
             return False
+        self._seq = None  # the input's journal line, when it was written
         if self.pending_new_game and not self._create_journal(event.t_ns):
             self.unjournalled += 1  # never written to the previous game's journal
         else:
             try:
-                self.store.record(event, sync=False)
+                self._seq = self.store.record(event, sync=False, **extra)
             except Exception as exc:  # noqa: BLE001 - a full or failing card: the clock keeps counting
                 self._journal_failed(exc, "write")
                 self.unjournalled += 1
             else:
                 self._unsynced = self._last_write_ok = True
         self.clock = after
+        for output in self.outputs:
+            try:
+                output.applied(after, event, self._seq, event.t_ns, source=extra.get("source"))
+            except Exception as exc:  # noqa: BLE001 - an output never stops the clock
+                self._output_fault.failed(exc)
         return True
 
     def _sync_journal(self) -> None:
@@ -400,12 +447,19 @@ class Runner:
     def _texts(self, v: View, now: int) -> tuple[str, str]:
         if self.menu is not None:
             return menus.texts(self.menu, v, now, self.rules.game_time_ms)
+        if self.identify_until_ns is not None and now < self.identify_until_ns:
+            return ("8888", "8888") if (now // render.BLINK_NS) % 2 == 0 else ("", "")  # the director's "identify"
         return render.texts(v, now, restored_until_ns=self.restored_until_ns)
 
     def refresh(self, now: int) -> None:
         """Tell each display its text if it changed; sound the buzzer when a time reaches 0:00
         or a game is forfeited."""
         v = view(self.clock, now)
+        for output in self.outputs:
+            try:
+                output.view(v, now)
+            except Exception as exc:  # noqa: BLE001 - an output never stops the clock
+                self._output_fault.failed(exc)
         texts = self._texts(v, now)
         for i, (display, text) in enumerate(zip(self.displays, texts)):
             if text != self.shown[i]:

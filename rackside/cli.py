@@ -1,44 +1,34 @@
 """The `rackside` command: one entry point whose subcommands are Rackside's programs.
 
 Each subsystem registers its own subcommands (`firmware.cli`, `kiosk.cli`), so this module only
-composes them, sets up logging, and knows where configuration and state live.
+composes them and sets up logging; `rackside.paths` knows where configuration and state live.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
-from pathlib import Path
 
 __version__ = "0.1.0"
 
 log = logging.getLogger("rackside")
 
 
-def config_dir() -> Path:
-    """Where a director's configuration lives: $RACKSIDE_CONFIG_DIR, else /etc/rackside on an
-    installed Pi (when it exists), else ~/.config/rackside."""
-    env = os.environ.get("RACKSIDE_CONFIG_DIR")
-    if env:
-        return Path(env)
-    if Path("/etc/rackside").is_dir():
-        return Path("/etc/rackside")
-    return Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "rackside"
+def show_paths(args: argparse.Namespace) -> int:
+    """`rackside paths`: where this machine's configuration and state are, as every command sees them."""
+    from rackside import paths
 
-
-def state_dir() -> Path:
-    """Where journals, checkpoints, logs and compiled lexicons are written: $RACKSIDE_STATE_DIR
-    (systemd's StateDirectory sets it on a Pi), else ~/.local/share/rackside."""
-    env = os.environ.get("RACKSIDE_STATE_DIR") or os.environ.get("STATE_DIRECTORY")
-    if env:
-        return Path(env.split(":")[0])
-    return Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "rackside"
+    width = max(len(k) for k in paths.all_paths())
+    for what, path in paths.all_paths().items():
+        mark = "" if path.exists() else "  (not yet created)"
+        print(f"{what:<{width}}  {path}{mark}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     from rackside.firmware import cli as clock_cli
+    from rackside.hall import cli as hall_cli
     from rackside.kiosk import cli as kiosk_cli
 
     parser = argparse.ArgumentParser(prog="rackside", description=__doc__.splitlines()[0])
@@ -47,10 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     clock_cli.register(sub)
     kiosk_cli.register(sub)
-    from rackside.hall.console import cli as console_cli
-
-    hall = sub.add_parser("hall", help="the hall network and the director's console")
-    console_cli.register(hall.add_subparsers(dest="hall_command", metavar="COMMAND", required=True))
+    hall_cli.register(sub)
+    paths_cmd = sub.add_parser("paths", help="where configuration, state, journals, logs and lexicons are")
+    paths_cmd.set_defaults(func=show_paths)
     return parser
 
 

@@ -38,3 +38,59 @@ def state_dir() -> Path:
         # An installed Pi: the director's shell must see the services' lexicon, log and journals.
         return SYSTEM_STATE_DIR
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "rackside"
+
+
+# Each file's one name. The subsystems ask here, so `rackside paths` and the programs never disagree.
+def clock_config() -> Path:
+    return config_dir() / "clock.toml"
+
+
+def station_config() -> Path:
+    return config_dir() / "station.toml"
+
+
+def hall_dir() -> Path:
+    """Provisioned hall credentials for this device, and the broker's files on the director's machine."""
+    return config_dir() / "hall"
+
+
+def journals_dir() -> Path:
+    return state_dir() / "clock"
+
+
+def challenge_log() -> Path:
+    return state_dir() / "challenges.jsonl"
+
+
+def lexicon_dir() -> Path:
+    return state_dir() / "lexicons"
+
+
+def station_settings() -> Path:
+    return state_dir() / "station.json"
+
+
+def exports_dir() -> Path:
+    return state_dir() / "exports"
+
+
+def outbox() -> Path:
+    """The hall publisher's store-and-forward queue (SQLite)."""
+    return state_dir() / "hall-outbox.sqlite"
+
+
+def all_paths() -> dict[str, Path]:
+    """What `rackside paths` prints, in order."""
+    return {
+        "config": config_dir(),
+        "clock config": clock_config(),
+        "station config": station_config(),
+        "hall credentials": hall_dir(),
+        "state": state_dir(),
+        "journals": journals_dir(),
+        "challenge log": challenge_log(),
+        "lexicons": lexicon_dir(),
+        "station settings": station_settings(),
+        "exports": exports_dir(),
+        "hall outbox": outbox(),
+    }

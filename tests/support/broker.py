@@ -103,10 +103,15 @@ class Broker:
 
     # --- clients --------------------------------------------------------------------------------
 
-    def client(self, user: str | None, *, password: str | None = None, client_id: str = "", timeout: float = 5.0, connect: bool = True):
-        """A paho client logged in as `user` (None: anonymous), its network loop running.
+    def client(self, user: str | None, *, password: str | None = None, client_id: str = "", timeout: float = 5.0,
+               connect: bool = True, persistent: bool = False):
+        """A paho client logged in as `user` (None: anonymous), its network loop running (paho
+        reconnects it by itself). `persistent`: a session the broker keeps (and persists) while the
+        client is away, so it misses nothing across a broker restart (needs a `client_id`).
         Raises ConnectionRefusedError with the broker's reason when the login is refused."""
         import paho.mqtt.client as mqtt
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
 
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
         if user is not None:
@@ -121,7 +126,13 @@ class Broker:
             done.set()
 
         c.on_connect = on_connect
-        c.connect("127.0.0.1", self.port)
+        c.reconnect_delay_set(0.2, 1)
+        if persistent:
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = 3600
+            c.connect("127.0.0.1", self.port, clean_start=False, properties=props)
+        else:
+            c.connect("127.0.0.1", self.port)
         c.loop_start()
         if not done.wait(timeout):
             c.loop_stop()
@@ -132,6 +143,53 @@ class Broker:
             raise ConnectionRefusedError(str(result["rc"]))
         c.on_connect = None
         return c
+
+
+class Recorder:
+    """Everything the broker delivers to `user` on `topic_filter` (the director, the whole hall, by
+    default), in arrival order: `messages` is a list of (topic, payload bytes, retained)."""
+
+    def __init__(self, broker: Broker, topic_filter: str | None = None, user: str = "director", *, client_id: str = "") -> None:
+        """With a `client_id`, the recorder's session is persistent: it survives a broker restart."""
+        self.messages: list[tuple[str, bytes, bool]] = []
+        self.cond = threading.Condition()
+        subscribed = threading.Event()
+        self.client = broker.client(user, client_id=client_id, persistent=bool(client_id))
+        self.client.on_message = self._on_message
+        self.client.on_subscribe = lambda *a: subscribed.set()
+        self.client.on_connect = None
+        self.client.subscribe(topic_filter or f"rackside/v1/{broker.hall}/#", qos=1)
+        if not subscribed.wait(5):
+            raise TimeoutError("no SUBACK")
+
+    def _on_message(self, client, userdata, msg) -> None:
+        with self.cond:
+            self.messages.append((msg.topic, msg.payload, bool(msg.retain)))
+            self.cond.notify_all()
+
+    def json(self, leaf: str) -> list[dict]:
+        """The JSON payloads of every message whose topic ends with /`leaf`."""
+        import json
+
+        with self.cond:
+            return [json.loads(p) for t, p, _ in self.messages if t.endswith("/" + leaf)]
+
+    def wait_for(self, predicate, timeout: float = 10.0):
+        """Wait until predicate(self) is truthy; returns its value (raises TimeoutError)."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                value = predicate(self)
+                if value:
+                    return value
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"waited {timeout} s; got {len(self.messages)} message(s)")
+                self.cond.wait(min(left, 0.2))
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
 
 
 @pytest.fixture(scope="session")

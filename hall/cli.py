@@ -1,0 +1,100 @@
+"""`rackside hall`: provision a hall, run its broker, watch its traffic.
+
+    rackside hall provision --hall NAME --tables 1-60 --stations 3 --out DIR [--tls]
+    rackside hall broker --config DIR
+    rackside hall tail --credentials DIR/credentials/director.toml [--url mqtt://HOST:PORT]
+    rackside hall console [--config FILE]      the director's console (docs/console.md)
+    rackside hall demo --tables 40             a private broker, simulated tables and the console
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("hall", help="the hall network: provision, broker, tail", description=__doc__.splitlines()[0])
+    hs = p.add_subparsers(dest="hall_command", metavar="SUBCOMMAND", required=True)
+
+    pr = hs.add_parser("provision", help="write a hall's Mosquitto config, passwords, ACL and device credentials")
+    pr.add_argument("--hall", required=True, help="the hall's name (letters, digits, . _ -), e.g. open2026")
+    pr.add_argument("--tables", required=True, help="table numbers, e.g. 1-60 or 1-10,15")
+    pr.add_argument("--stations", type=int, default=0, help="how many challenge stations (ids 1..N)")
+    pr.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write the files")
+    pr.add_argument("--tls", action="store_true", help="listen with TLS on 8883 (put ca.crt, server.crt, server.key in DIR/tls)")
+    pr.add_argument("--port", type=int, default=1883, help="the plain MQTT listener's port (default 1883)")
+    pr.add_argument("--bind", metavar="ADDRESS", help="listen on this address only (default: every interface)")
+    pr.add_argument("--data", type=Path, metavar="DIR", help="the broker's persistence folder (default DIR/data)")
+    pr.add_argument("--url", help='the URL written into every credentials file (default: none, so [hall] url or "auto")')
+    pr.add_argument("--run-as", metavar="USER", help="the account Mosquitto drops to when started as root")
+    pr.set_defaults(func=run_provision)
+
+    br = hs.add_parser("broker", help="run Mosquitto with a provisioned hall's config and advertise it by mDNS")
+    br.add_argument("--config", type=Path, required=True, metavar="DIR", help="the folder `provision` wrote")
+    br.add_argument("--no-mdns", action="store_true", help="do not advertise the broker by mDNS")
+    br.set_defaults(func=run_broker)
+
+    tl = hs.add_parser("tail", help="print the hall's traffic as the director reads it")
+    tl.add_argument("--credentials", type=Path, required=True, metavar="FILE", help="the director's credentials file")
+    tl.add_argument("--url", help="mqtt://HOST:PORT (default: the credentials file's url, else auto: mDNS)")
+    tl.add_argument("--raw", action="store_true", help="print topics and payloads as they are")
+    tl.add_argument("--count", type=int, help="exit after this many messages")
+    tl.add_argument("--seconds", type=float, help="exit after this many seconds")
+    tl.set_defaults(func=run_tail)
+
+    from rackside.hall.console import cli as console_cli
+
+    console_cli.register(hs)  # rackside hall console, rackside hall demo
+
+
+def run_provision(args: argparse.Namespace) -> int:
+    from rackside.hall import provision as prov
+
+    try:
+        tables = prov.parse_tables(args.tables)
+        if not 0 <= args.stations <= 99:
+            raise ValueError(f"--stations {args.stations}: allowed are 0 to 99")
+        if args.url:
+            from rackside.hall.config import HallConfigError, parse_url
+
+            try:
+                parse_url(args.url, "--url")
+            except HallConfigError as e:
+                raise ValueError(str(e)) from None
+        devices = prov.provision(args.out, args.hall, tables, args.stations, port=args.port, bind=args.bind,
+                                 tls=args.tls, data_dir=args.data, run_as=args.run_as, url=args.url)
+    except ValueError as e:
+        print(f"rackside hall provision: {e}", file=sys.stderr)
+        return 2
+    out = args.out.absolute()
+    print(f"hall {args.hall!r}: {len(tables)} table(s), {args.stations} station(s), a director: {len(devices)} users")
+    print(f"  broker config: {out / 'mosquitto.conf'} (run: rackside hall broker --config {out})")
+    print(f"  credentials:   {out / 'credentials'}/ (one a device, owner-only; copy each to its Pi)")
+    if args.tls:
+        print(f"  TLS: put ca.crt, server.crt and server.key in {out / 'tls'}/ before starting the broker")
+    return 0
+
+
+def run_broker(args: argparse.Namespace) -> int:
+    from rackside.hall import broker
+
+    return broker.run(args.config, mdns=not args.no_mdns)
+
+
+def run_tail(args: argparse.Namespace) -> int:
+    from rackside.hall import tail
+    from rackside.hall.config import HallConfigError, load_credentials
+
+    try:
+        creds = load_credentials(args.credentials)
+        url = args.url or creds.url or "auto"
+        from rackside.hall.config import parse_url
+
+        parse_url(url, "--url")
+    except HallConfigError as e:
+        print(f"rackside hall tail: {e}", file=sys.stderr)
+        return 2
+    return tail.run(creds, url, raw=args.raw, count=args.count, seconds=args.seconds)

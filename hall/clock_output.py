@@ -1,0 +1,395 @@
+"""The clock on the hall: a clock output that publishes, and the command subscriber.
+
+The runner calls `applied(clock, input, seq, t_ns)` after each input it applied and `view(view,
+t_ns)` after each refresh, on its own thread. Both only put a small tuple on a bounded queue
+(`put_nowait`: never waits; a full queue is logged once per outage and recovered from the journal),
+so the clock never waits on the disk or the network. The publisher's own thread:
+
+- writes each input as an event, the game's result, and each command's ack into the outbox
+  (hall.outbox) first, then publishes them in order at QoS 1 and deletes each only when the broker
+  acknowledged it; `seq` is the input's journal line, so subscribers drop duplicates by
+  (table, game, seq);
+- publishes the retained state on every input and at least every 10 s (not via the outbox: only
+  the latest state matters, and it is published again on every reconnect);
+- at start-up puts into the outbox every line of the last two journals it has not yet seen, so a
+  clock killed before its publisher wrote an event still delivers it.
+
+Commands arrive on paho's thread (`_on_message`), are checked whole (hall.commands), and go into
+the runner's queue as ("hall", t_ns, Command, reply): the runner journals the input with
+"source": "hall", applies it exactly as it applies a button, and calls `reply(ok, reason, seq)`,
+which becomes the ack. A refused command is acked with the reason and never reaches the runner.
+A command delivered twice (QoS 1 after a reconnect) is acked again, applied once.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import json
+import logging
+import queue
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from rackside.firmware.clock import Phase, View, view as clock_view
+from rackside.firmware.journal import JournalError, input_to_dict, read_journal
+from rackside.hall import commands, topics
+from rackside.hall.config import HallConfig
+from rackside.hall.link import Link
+from rackside.hall.outbox import Outbox
+from rackside.outage import Outage
+
+log = logging.getLogger(__name__)
+
+STATE_EVERY_NS = 10_000_000_000
+QUEUE_SIZE = 2000
+WINDOW = 50  # messages in flight at once: paho's and the broker's limit
+ANSWERED_KEEP = 256  # command ids remembered, to ack a redelivered command without applying it twice
+
+
+def iso(wall_ns: int) -> str:
+    return datetime.datetime.fromtimestamp(wall_ns / 1e9, datetime.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def dumps(obj: dict) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def players(v: View) -> list[dict]:
+    return [
+        {
+            "player": p.player,
+            "remaining_ms": p.remaining_ms,
+            "overtime_s": p.overtime_s,
+            "penalty": p.penalty,
+            "forfeit": p.forfeit,
+        }
+        for p in v.players
+    ]
+
+
+def state_payload(v: View, game: str, seq: int, wall_ns: int) -> bytes:
+    running = next((p.player for p in v.players if p.running), None)
+    return dumps(
+        {
+            "seq": seq,
+            "game": game,
+            "phase": v.phase.value,
+            "running": running,
+            "players": players(v),
+            "ending": v.ending.value if v.ending else None,
+            "sent_at": iso(wall_ns),
+        }
+    )
+
+
+def result_payload(v: View, game: str, wall_ns: int | None) -> bytes:
+    return dumps(
+        {
+            "kind": "result",
+            "game": game,
+            "seq": 0,  # no journal line has number 0: the result's own key
+            "ending": v.ending.value if v.ending else None,
+            "players": players(v),
+            "forfeits": list(v.forfeits),
+            "winner_by_forfeit": v.winner_by_forfeit(),
+            "lateness_margin": v.lateness_margin,
+            "at": iso(wall_ns) if wall_ns else None,
+        }
+    )
+
+
+def event_payload(line: dict, game: str, seq: int, wall_ns: int | None) -> bytes:
+    return dumps({"kind": "input", "game": game, "seq": seq, **line, "at": iso(wall_ns) if wall_ns else None})
+
+
+class HallOutput:
+    """Publishes one table clock to the hall and feeds the director's commands into its runner."""
+
+    def __init__(
+        self,
+        cfg: HallConfig,
+        store: Any,
+        events: Any,
+        *,
+        outbox_path: Path,
+        clock_ns: Callable[[], int] = time.monotonic_ns,
+        state_every_ns: int = STATE_EVERY_NS,
+        queue_size: int = QUEUE_SIZE,
+        resolve: Callable[[HallConfig], Any] | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.store = store
+        self.events = events  # the runner's queue
+        self.clock_ns = clock_ns
+        self.state_every_ns = state_every_ns
+        self.outbox_path = outbox_path
+        self.resolve = resolve
+        n = cfg.table
+        self.topic = {leaf: topics.table(cfg.hall, n, leaf) for leaf in topics.TABLE_TOPICS}
+        self.queue: queue.Queue = queue.Queue(queue_size)
+        self.overflow = Outage(log, "hall publisher queue")
+        self.fault = Outage(log, "hall publisher")
+        self._acks: collections.deque[int] = collections.deque()
+        self._answered: collections.OrderedDict[str, bytes] = collections.OrderedDict()
+        self._pending_cmds: set[str] = set()
+        self._cmd_lock = threading.Lock()
+        # the runner thread's own bookkeeping
+        self._path: Path | None = None
+        self._ended_sent = False
+        self._last_state_ns: int | None = None
+        self.link = Link(
+            cfg,
+            self.topic["status"],
+            subscribe=(self.topic["cmd"],),
+            on_message=self._on_message,
+            on_ack=self._on_ack,
+            on_connected=lambda: self._put(("connected",), wake=True),
+        )
+        self.thread = threading.Thread(target=self._run, name="hall-publisher", daemon=True)
+        self.published = 0  # outbox rows acknowledged by the broker
+        self.stopped = threading.Event()
+
+    # --- the runner's side (its thread; never waits) -------------------------------------------
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def applied(self, clock, inp, seq, t_ns, source: str | None = None) -> None:
+        self._put(("input", self.store.journal_path, clock, inp, seq, t_ns, source, self._wall(t_ns)))
+        self._last_state_ns = t_ns
+
+    def view(self, v: View, t_ns: int) -> None:
+        path = self.store.journal_path
+        if path != self._path:  # a new game (or the first view)
+            self._path, self._ended_sent = path, v.phase is Phase.ENDED
+            self._put(("view", path, v, self._wall(t_ns)))
+            self._last_state_ns = t_ns
+        elif v.phase is Phase.ENDED and not self._ended_sent:
+            self._ended_sent = True
+            self._put(("result", path, v, self._wall(t_ns)))
+            self._last_state_ns = t_ns
+        elif self._last_state_ns is None or t_ns - self._last_state_ns >= self.state_every_ns:
+            self._put(("view", path, v, self._wall(t_ns)))
+            self._last_state_ns = t_ns
+
+    def close(self, timeout: float = 3.0) -> None:
+        if self.thread.is_alive():
+            try:
+                self.queue.put(("stop",), timeout=timeout)
+            except queue.Full:
+                pass
+            self.thread.join(timeout)
+        self.link.close()
+
+    def _wall(self, t_ns: int) -> int:
+        return time.time_ns() - (self.clock_ns() - t_ns)
+
+    def _put(self, item: tuple, wake: bool = False) -> None:
+        try:
+            self.queue.put_nowait(item)
+        except queue.Full:
+            if not wake:
+                self.overflow.failed(f"queue full ({self.queue.maxsize}); events will be recovered from the journal")
+            return
+        if self.overflow.active and not wake:
+            self.overflow.recovered()
+            self._put(("resync",), wake=True)
+
+    # --- paho's thread ---------------------------------------------------------------------------
+
+    def _on_ack(self, mid: int) -> None:
+        self._acks.append(mid)
+
+    def _on_message(self, topic: str, payload: bytes) -> None:
+        if topic != self.topic["cmd"]:
+            return
+        try:
+            cmd = commands.parse(payload, getattr(self.store, "rules", None))
+        except commands.CommandError as e:
+            log.warning("hall command refused: %s", e)
+            self._put(("ack", commands.command_id(payload), False, str(e), None), wake=True)
+            return
+        with self._cmd_lock:
+            if cmd.id in self._answered:  # redelivered: answer again, apply once
+                self._put(("ack_again", self._answered[cmd.id]), wake=True)
+                return
+            if cmd.id in self._pending_cmds:
+                return
+            self._pending_cmds.add(cmd.id)
+        log.info("hall command %s: %s", cmd.id, cmd.name)
+        self.events.put(("hall", self.clock_ns(), cmd, lambda ok, reason=None, seq=None: self._reply(cmd, ok, reason, seq)))
+
+    def _reply(self, cmd: commands.Command, ok: bool, reason: str | None, seq: int | None) -> None:
+        """Called by the runner once it applied (or refused) a command."""
+        self._put(("ack", cmd.id, ok, reason, seq), wake=True)
+
+    # --- the publisher's thread ----------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            self.outbox = Outbox(self.outbox_path)
+        except Exception as e:  # noqa: BLE001 - no outbox: the clock runs on, off the hall
+            log.error("hall outbox %s cannot be opened (%s); this clock is not on the hall", self.outbox_path, e)
+            return
+        self._progress: dict[str, tuple[int, bool]] = {}
+        self._inflight: dict[int, int] = {}  # mid -> outbox row id
+        self._sent_upto = 0  # the last outbox row handed to paho in this process
+        self._state: tuple[bytes, bool] | None = None  # (payload, published)
+        self._seq = 0
+        self._resync()
+        self._connect()
+        stopping = False
+        while not stopping:
+            busy = self._inflight or self._acks
+            try:
+                items = [self.queue.get(timeout=0.02 if busy else 0.5)]
+            except queue.Empty:
+                items = []
+            while True:
+                try:
+                    items.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                stopping = self._handle(items)
+                self._deliver()
+                self.fault.recovered()
+            except Exception as e:  # noqa: BLE001 - a disk or network fault: logged once, retried
+                self.fault.failed(repr(e))
+                time.sleep(0.5)
+        self._deliver()
+        self.outbox.close()
+        self.stopped.set()
+
+    def _connect(self) -> None:
+        endpoint = self.cfg.endpoint
+        if endpoint is None:
+            from rackside.hall import mdns
+
+            resolve = self.resolve or mdns.find_broker
+            while endpoint is None:
+                endpoint = resolve(self.cfg)
+                if endpoint is None:
+                    self.fault.failed("no hall broker found by mDNS (_mqtt._tcp); retrying")
+                    time.sleep(2)
+        self.link.start(endpoint)
+
+    def _game(self, path: Path | None) -> str:
+        return path.stem if path is not None else "none"
+
+    def _progress_of(self, game: str) -> tuple[int, bool]:
+        if game not in self._progress:
+            self._progress[game] = self.outbox.progress(game)
+        return self._progress[game]
+
+    def _handle(self, items: list[tuple]) -> bool:
+        rows: list[tuple[str, bytes, int, int]] = []
+        changed: dict[str, tuple[int, bool]] = {}
+        stopping = False
+        for item in items:
+            kind = item[0]
+            if kind == "input":
+                _, path, clock, inp, seq, t_ns, source, wall = item
+                game = self._game(path)
+                line, result = self._progress_of(game)
+                if seq is not None and seq > line:
+                    d = input_to_dict(inp)
+                    if source:
+                        d["source"] = source
+                    rows.append((self.topic["event"], event_payload(d, game, seq, wall), 1, 0))
+                    self._progress[game] = changed[game] = (seq, result)
+                self._seq = seq if seq is not None else self._seq
+                self._state = (state_payload(clock_view(clock, t_ns), game, self._seq, wall), False)
+            elif kind == "view":
+                _, path, v, wall = item
+                self._state = (state_payload(v, self._game(path), self._seq, wall), False)
+            elif kind == "result":
+                _, path, v, wall = item
+                game = self._game(path)
+                line, result = self._progress_of(game)
+                if not result:
+                    rows.append((self.topic["event"], result_payload(v, game, wall), 1, 0))
+                    self._progress[game] = changed[game] = (line, True)
+                self._state = (state_payload(v, game, self._seq, wall), False)
+            elif kind == "ack":
+                _, cid, ok, reason, seq = item
+                payload = dumps({"id": cid, "ok": ok, "reason": reason, "seq": seq, "at": iso(time.time_ns())})
+                rows.append((self.topic["ack"], payload, 1, 0))
+                if cid is not None:
+                    with self._cmd_lock:
+                        self._pending_cmds.discard(cid)
+                        self._answered[cid] = payload
+                        while len(self._answered) > ANSWERED_KEEP:
+                            self._answered.popitem(last=False)
+            elif kind == "ack_again":
+                rows.append((self.topic["ack"], item[1], 1, 0))
+            elif kind == "connected":
+                if self._state is not None:
+                    self._state = (self._state[0], False)
+            elif kind == "resync":
+                self._resync()
+            elif kind == "stop":
+                stopping = True
+        self.outbox.put(rows, changed)
+        return stopping
+
+    def _resync(self) -> None:
+        """Put into the outbox every line of the last two journals it has not seen (and a finished
+        game's result): what a crash, a power cut or a full queue kept from the publisher."""
+        journal_dir = getattr(self.store, "journal_dir", None)
+        if journal_dir is None or not Path(journal_dir).is_dir():
+            return
+        from rackside.firmware.replay import fold
+
+        for path in sorted(Path(journal_dir).glob("game-*.jsonl"))[-2:]:
+            game = self._game(path)
+            line, result = self._progress_of(game)
+            try:
+                journal = read_journal(path)
+            except (OSError, JournalError) as e:
+                log.warning("hall: journal %s not read for the outbox: %s", path, e)
+                continue
+            rows = []
+            last = line
+            for jl in journal.lines:
+                if jl.event is not None and jl.number > line:
+                    d = {k: v for k, v in (jl.data or {}).items() if k in ("source",)}
+                    rows.append((self.topic["event"], event_payload({**input_to_dict(jl.event), **d}, game, jl.number, None), 1, 0))
+                    last = jl.number
+            done = result
+            folded = fold(journal).clock
+            if not result and folded.phase is Phase.ENDED and folded.since_ns is not None:
+                rows.append((self.topic["event"], result_payload(clock_view(folded, folded.since_ns), game, None), 1, 0))
+                done = True
+            if rows:
+                log.info("hall: %d message(s) of %s recovered from the journal into the outbox", len(rows), game)
+                self.outbox.put(rows, {game: (last, done)})
+                self._progress[game] = (last, done)
+
+    def _deliver(self) -> None:
+        """Delete what the broker acknowledged; publish the state and the next outbox rows."""
+        done = []
+        while self._acks:
+            row = self._inflight.pop(self._acks.popleft(), None)
+            if row is not None:
+                done.append(row)
+        if done:
+            self.outbox.delete(done)
+            self.published += len(done)
+        if not self.link.connected.is_set():
+            return
+        if self._state is not None and not self._state[1]:
+            if self.link.publish(self.topic["state"], self._state[0], qos=1, retain=True) is not None:
+                self._state = (self._state[0], True)
+        room = WINDOW - len(self._inflight)
+        if room <= 0:
+            return
+        for row_id, topic, payload, qos, retain in self.outbox.pending(self._sent_upto, room):
+            mid = self.link.publish(topic, payload, qos=qos, retain=bool(retain))
+            if mid is None:
+                break
+            self._inflight[mid] = row_id
+            self._sent_upto = row_id

@@ -1,0 +1,129 @@
+"""The director's commands to a clock (`.../table/<n>/cmd`), checked whole before the clock sees them.
+
+A command is one JSON object, at most MAX_COMMAND_BYTES:
+
+    {"id": "c17", "cmd": "adjust", "player": 1, "remaining_ms": 540000}
+    {"id": "c18", "cmd": "late_start", "players": [2]}
+    {"id": "c19", "cmd": "arrive", "player": 2}
+    {"id": "c20", "cmd": "new_game", "game_time": "25:00", "rules": {"penalty_per_minute": 10}}
+    {"id": "c21", "cmd": "identify"}
+
+`parse` returns a `Command` or raises `CommandError` saying why, which the clock sends back in the
+command's ack; nothing in a command can raise anything else. `rules` takes the keys of clock.toml's
+[clock] section (firmware.config), checked by the same code, so a hall command can set nothing a
+director could not set on the clock itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules
+
+MAX_COMMAND_BYTES = 4096
+NAMES = ("late_start", "arrive", "adjust", "new_game", "identify")
+IDENTIFY_S = 10
+_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+_FIELDS = {
+    "late_start": {"players"},
+    "arrive": {"player"},
+    "adjust": {"player", "remaining_ms"},
+    "new_game": {"game_time", "rules"},
+    "identify": {"seconds"},
+}
+
+
+class CommandError(ValueError):
+    """Why a command is refused, for its ack."""
+
+
+@dataclass(frozen=True)
+class Command:
+    id: str
+    name: str
+    player: int | None = None
+    players: tuple[int, ...] = ()
+    remaining_ms: int | None = None
+    rules: Rules | None = None
+    seconds: int = IDENTIFY_S
+
+    def clock_input(self, t_ns: int):
+        """The core input this command is (None for new_game and identify, which are not inputs)."""
+        if self.name == "adjust":
+            return Adjust(t_ns, self.player, self.remaining_ms)
+        if self.name == "late_start":
+            return LateStart(t_ns, self.players)
+        if self.name == "arrive":
+            return Arrive(t_ns, self.player)
+        return None
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def command_id(payload: bytes) -> str | None:
+    """The id of a command, if one can be read (to address the ack of a refused command)."""
+    try:
+        d = json.loads(payload)
+        cid = d.get("id") if isinstance(d, dict) else None
+    except (ValueError, RecursionError):
+        return None
+    return cid if isinstance(cid, str) and _ID.match(cid) else None
+
+
+def parse(payload: bytes, default_rules: Rules | None = None) -> Command:
+    if len(payload) > MAX_COMMAND_BYTES:
+        raise CommandError(f"command is {len(payload)} bytes: allowed are at most {MAX_COMMAND_BYTES}")
+    try:
+        d = json.loads(payload)
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
+        raise CommandError(f"not a JSON object: {str(e)[:80]}") from None
+    if not isinstance(d, dict):
+        raise CommandError("not a JSON object")
+    cid = d.get("id")
+    if not isinstance(cid, str) or not _ID.match(cid):
+        raise CommandError("id: allowed are 1 to 64 letters, digits, '.', '_', ':' or '-'")
+    name = d.get("cmd")
+    if name not in NAMES:
+        raise CommandError(f"cmd {name!r}: allowed are {', '.join(NAMES)}")
+    unknown = sorted(set(d) - {"id", "cmd"} - _FIELDS[name])
+    if unknown:
+        raise CommandError(f"{name}: unknown field {unknown[0]!r}: allowed are {', '.join(sorted(_FIELDS[name])) or 'none'}")
+    if name in ("arrive", "adjust"):
+        player = d.get("player")
+        if not _int(player) or player not in (1, 2):
+            raise CommandError(f"{name}: player must be 1 or 2")
+        if name == "arrive":
+            return Command(cid, name, player=player)
+        ms = d.get("remaining_ms")
+        if not _int(ms) or not -20 * 60_000 < ms <= 100 * 60_000:
+            raise CommandError("adjust: remaining_ms must be a whole number of milliseconds above -1200000 and at most 6000000")
+        return Command(cid, name, player=player, remaining_ms=ms)
+    if name == "late_start":
+        players = d.get("players")
+        if not isinstance(players, list) or not players or len(players) > 2 or any(not _int(p) or p not in (1, 2) for p in players) or len(set(players)) != len(players):
+            raise CommandError("late_start: players must be a list of 1 and/or 2")
+        return Command(cid, name, players=tuple(sorted(players)))
+    if name == "identify":
+        seconds = d.get("seconds", IDENTIFY_S)
+        if not _int(seconds) or not 1 <= seconds <= 60:
+            raise CommandError("identify: seconds must be a whole number from 1 to 60")
+        return Command(cid, name, seconds=seconds)
+    # new_game
+    from rackside.firmware.config import ConfigError, rules_from_table, rules_to_table
+
+    rules = d.get("rules", {})
+    if not isinstance(rules, dict):
+        raise CommandError("new_game: rules must be an object with clock.toml's [clock] keys")
+    if "game_time" not in d:
+        raise CommandError('new_game: game_time is missing: allowed are "MM:SS" or whole seconds')
+    base = rules_to_table(default_rules) if default_rules is not None else {}
+    table = {**base, **rules, "game_time": d["game_time"]}
+    try:
+        return Command(cid, name, rules=rules_from_table(table))
+    except ConfigError as e:
+        raise CommandError(f"new_game: {e}") from None

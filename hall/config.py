@@ -1,0 +1,158 @@
+"""The `[hall]` section of clock.toml and station.toml, and the credentials file it names.
+
+    [hall]
+    url = "mqtt://director.local:1883"   # or "mqtts://HOST:8883", or "auto": find it by mDNS
+    hall = "open2026"                    # optional: the credentials file says it
+    table = 3                            # (clock.toml) optional likewise; `station = "1"` in station.toml
+    credentials = "/etc/rackside/hall-credentials.toml"
+
+No `[hall]` section: the device is not on a hall and opens no network connection. A bad value
+raises `HallConfigError` naming the key and what is allowed (one line for the director).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from rackside.hall import topics
+
+KEYS = {"url", "hall", "table", "station", "credentials", "outbox"}
+SCHEMES = {"mqtt": 1883, "mqtts": 8883}
+
+
+class HallConfigError(ValueError):
+    """A [hall] problem, worded for the director: the key, and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    host: str
+    port: int
+    tls: bool
+
+    @property
+    def url(self) -> str:
+        return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.port}"
+
+
+def parse_url(url: str, key: str = "hall.url") -> Endpoint | None:
+    """mqtt://HOST[:PORT] or mqtts://HOST[:PORT]; None for "auto" (find the broker by mDNS)."""
+    if url == "auto":
+        return None
+    parts = urlsplit(url) if isinstance(url, str) else None
+    try:
+        port = parts.port if parts else None
+    except ValueError:
+        port = -1
+    if parts is None or parts.scheme not in SCHEMES or not parts.hostname or port == -1 or parts.path not in ("", "/"):
+        raise HallConfigError(
+            f"{key} = {url!r}: allowed are \"auto\" (find the broker by mDNS), mqtt://HOST[:PORT] and mqtts://HOST[:PORT]"
+        )
+    return Endpoint(parts.hostname, port or SCHEMES[parts.scheme], parts.scheme == "mqtts")
+
+
+@dataclass(frozen=True)
+class Credentials:
+    hall: str
+    user: str
+    password: str
+    table: int | None = None
+    station: str | None = None
+    url: str | None = None
+    tls_ca: str | None = None
+
+
+def load_credentials(path: Path | str) -> Credentials:
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise HallConfigError(f"hall.credentials = {str(path)!r}: no such file (copy the device's file from `rackside hall provision --out DIR`/credentials/)") from None
+    except PermissionError:
+        raise HallConfigError(f"hall.credentials = {str(path)!r}: not readable by this user") from None
+    except tomllib.TOMLDecodeError as e:
+        raise HallConfigError(f"hall.credentials = {str(path)!r}: not valid TOML: {e}") from None
+    for key in ("hall", "user", "password"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            raise HallConfigError(f"{path}: {key} is missing; allowed is the file `rackside hall provision` wrote")
+    return Credentials(
+        hall=data["hall"],
+        user=data["user"],
+        password=data["password"],
+        table=data.get("table"),
+        station=data.get("station"),
+        url=data.get("url"),
+        tls_ca=data.get("tls_ca"),
+    )
+
+
+@dataclass(frozen=True)
+class HallConfig:
+    url: str  # "auto" or mqtt(s)://HOST:PORT
+    endpoint: Endpoint | None  # None: find by mDNS
+    hall: str
+    device: str  # "table" or "station"
+    ident: str  # the table's number or the station's id
+    credentials: Credentials
+    outbox: Path | None = None
+
+    @property
+    def table(self) -> int:
+        return int(self.ident)
+
+
+def from_table(table: object, device: str, *, url_override: str | None = None, base: Path | None = None) -> HallConfig | None:
+    """Check a [hall] table (None: not on a hall). `device` is "table" (the clock) or "station"."""
+    if table is None and url_override is None:
+        return None
+    if table is None:
+        table = {}
+    if not isinstance(table, dict):
+        raise HallConfigError("[hall] must be a table")
+    other = "station" if device == "table" else "table"
+    allowed = KEYS - {other}
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise HallConfigError(f"[hall] has unknown key {unknown[0]!r}: allowed keys are {', '.join(sorted(allowed))}")
+    cred_path = table.get("credentials")
+    if not isinstance(cred_path, str) or not cred_path:
+        raise HallConfigError("hall.credentials is missing: allowed is the path of this device's credentials file from `rackside hall provision`")
+    cred_path = Path(cred_path)
+    if base is not None and not cred_path.is_absolute():
+        cred_path = base / cred_path
+    creds = load_credentials(cred_path)
+    url = url_override or table.get("url") or creds.url
+    if not isinstance(url, str):
+        raise HallConfigError(f"hall.url = {url!r}: allowed are \"auto\", mqtt://HOST[:PORT] and mqtts://HOST[:PORT]")
+    endpoint = parse_url(url, "--hall" if url_override else "hall.url")
+    hall = table.get("hall", creds.hall)
+    try:
+        topics.check_name("hall.hall", hall)
+    except ValueError as e:
+        raise HallConfigError(str(e)) from None
+    if hall != creds.hall:
+        raise HallConfigError(f"hall.hall = {hall!r}: allowed is {creds.hall!r}, the hall its credentials file was provisioned for")
+    if device == "table":
+        n = table.get("table", creds.table)
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 999:
+            raise HallConfigError(f"hall.table = {n!r}: allowed are whole numbers from 1 to 999")
+        if creds.table is not None and n != creds.table:
+            raise HallConfigError(f"hall.table = {n}: allowed is {creds.table}, the table its credentials file is for")
+        ident = str(n)
+    else:
+        sid = table.get("station", creds.station)
+        try:
+            topics.check_name("hall.station", sid)
+        except ValueError as e:
+            raise HallConfigError(str(e)) from None
+        if creds.station is not None and sid != creds.station:
+            raise HallConfigError(f"hall.station = {sid!r}: allowed is {creds.station!r}, the station its credentials file is for")
+        ident = sid
+    outbox = table.get("outbox")
+    if outbox is not None and not isinstance(outbox, str):
+        raise HallConfigError(f"hall.outbox = {outbox!r}: allowed is a file path")
+    return HallConfig(url, endpoint, hall, device, ident, creds, Path(outbox) if outbox else None)

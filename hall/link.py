@@ -1,0 +1,124 @@
+"""One device's connection to the hall's broker: paho-mqtt 2.x, its own network thread.
+
+A fixed client id (the device's user name) and a persistent MQTT 5 session (clean_start False, a
+two-day session expiry): the broker keeps the device's subscription and its queued commands while
+it is away, and paho re-sends every unacknowledged QoS 1 message on reconnect. The Last Will
+publishes "offline" on the device's retained status topic; every (re)connect publishes "online".
+paho reconnects by itself (0.5 s to 5 s back-off); failures are logged once per outage.
+`url = "auto"` is resolved by mDNS (hall.mdns) before each connection attempt.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+import threading
+from typing import Callable
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from rackside.hall.config import Endpoint, HallConfig
+from rackside.outage import Outage
+
+log = logging.getLogger(__name__)
+
+SESSION_EXPIRY_S = 2 * 24 * 3600
+KEEPALIVE_S = 15
+
+
+class Link:
+    def __init__(
+        self,
+        cfg: HallConfig,
+        status_topic: str,
+        *,
+        subscribe: tuple[str, ...] = (),
+        on_message: Callable[[str, bytes], None] | None = None,
+        on_ack: Callable[[int], None] | None = None,
+        on_connected: Callable[[], None] | None = None,
+        inflight: int = 50,
+    ) -> None:
+        self.cfg = cfg
+        self.status_topic = status_topic
+        self.topics = subscribe
+        self.on_message = on_message
+        self.on_ack = on_ack
+        self.on_connected = on_connected
+        self.connected = threading.Event()
+        self.outage = Outage(log, f"hall broker ({cfg.url})")
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cfg.credentials.user, protocol=mqtt.MQTTv5)
+        c.username_pw_set(cfg.credentials.user, cfg.credentials.password)
+        c.will_set(status_topic, b"offline", qos=1, retain=True)
+        c.reconnect_delay_set(0.5, 5)
+        c.max_inflight_messages_set(inflight)
+        c.max_queued_messages_set(0)
+        if (cfg.endpoint and cfg.endpoint.tls) or cfg.credentials.tls_ca:
+            c.tls_set(ca_certs=cfg.credentials.tls_ca, tls_version=ssl.PROTOCOL_TLS_CLIENT)
+        c.on_connect = self._on_connect
+        c.on_disconnect = self._on_disconnect
+        c.on_connect_fail = self._on_connect_fail
+        c.on_publish = self._on_publish
+        c.on_message = self._on_message
+        self.client = c
+        self._started = False
+
+    def start(self, endpoint: Endpoint) -> None:
+        props = Properties(PacketTypes.CONNECT)
+        props.SessionExpiryInterval = SESSION_EXPIRY_S
+        self.client.connect_async(endpoint.host, endpoint.port, KEEPALIVE_S, clean_start=False, properties=props)
+        self.client.loop_start()
+        self._started = True
+
+    def publish(self, topic: str, payload: bytes, qos: int = 1, retain: bool = False) -> int | None:
+        """Hand a message to paho; its mid, or None when it was not accepted."""
+        info = self.client.publish(topic, payload, qos=qos, retain=retain)
+        if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
+            return None
+        return info.mid
+
+    def close(self, timeout: float = 2.0) -> None:
+        if not self._started:
+            return
+        if self.connected.is_set():
+            try:
+                self.client.publish(self.status_topic, b"offline", qos=1, retain=True).wait_for_publish(timeout)
+            except (RuntimeError, ValueError):
+                pass
+        self._started = False  # a disconnect from here on is ours, not an outage
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    # --- paho's thread ---------------------------------------------------------------------------
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+        if reason_code.is_failure:
+            self.outage.failed(f"login refused: {reason_code}")
+            return
+        self.outage.recovered()
+        client.publish(self.status_topic, b"online", qos=1, retain=True)
+        for topic in self.topics:
+            client.subscribe(topic, qos=1)
+        self.connected.set()
+        if self.on_connected:
+            self.on_connected()
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+        self.connected.clear()
+        if self._started:
+            self.outage.failed(f"disconnected: {reason_code}")
+
+    def _on_connect_fail(self, client, userdata) -> None:
+        self.outage.failed("cannot connect")
+
+    def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:
+        if self.on_ack:
+            self.on_ack(mid)
+
+    def _on_message(self, client, userdata, msg) -> None:
+        if self.on_message:
+            try:
+                self.on_message(msg.topic, msg.payload)
+            except Exception:  # noqa: BLE001 - a bad message must never stop the network thread
+                log.exception("hall message on %s not handled", msg.topic)

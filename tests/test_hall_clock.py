@@ -1,0 +1,144 @@
+"""A table clock on the hall, end to end against the real broker: a simulated clock plays a game
+through mock pins; the director sees every state, event and the result; director commands are
+journalled, applied and acknowledged; bad commands are refused with an ack (issue 12)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from rackside.hall import topics
+
+from support.broker import Recorder
+from support.hallclock import LiveClock, clock_config
+
+
+@pytest.fixture
+def table3(hall_broker, tmp_path):
+    rec = Recorder(hall_broker)
+    live = LiveClock(clock_config(tmp_path / "clock.toml", hall_broker, 3), tmp_path / "state")
+    rec.wait_for(lambda r: any(t.endswith("table/3/status") and p == b"online" for t, p, _ in r.messages))
+    yield live, rec
+    live.close()
+    rec.close()
+
+
+def director(broker):
+    return broker.client("director")
+
+
+def send(broker, table, payload):
+    c = director(broker)
+    c.publish(topics.table(broker.hall, table, "cmd"), payload if isinstance(payload, bytes) else json.dumps(payload), qos=1).wait_for_publish(5)
+    c.disconnect()
+    c.loop_stop()
+
+
+def ack(rec, cid):
+    return rec.wait_for(lambda r: next((a for a in r.json("ack") if a["id"] == cid), None))
+
+
+def test_a_game_on_the_hall_every_state_event_and_the_result(hall_broker, table3):
+    live, rec = table3
+    live.tap("right")  # 2.2: the non-starter starts the starter's (left) time
+    live.tap("left")
+    live.tap("right")
+    live.tap("neutralise")
+    live.tap("neutralise")
+    # the director sets the left player's time to 0.3 s: it runs into overtime
+    send(hall_broker, 3, {"id": "adj1", "cmd": "adjust", "player": 1, "remaining_ms": 300})
+    a = ack(rec, "adj1")
+    assert a["ok"] is True and a["reason"] is None and isinstance(a["seq"], int)
+    time.sleep(1.5)  # 1.2 s of overtime: one whole second, 10 points (5.3)
+    live.command("end")
+    result = rec.wait_for(lambda r: next((e for e in r.json("event") if e["kind"] == "result"), None))
+    journal = live.journal()
+    events = [e for e in rec.json("event") if e["kind"] == "input"]
+    # every journal input arrived, in order, once, with its journal line as seq
+    assert [e["input"] for e in events] == [j["input"] for j in journal]
+    assert [e["seq"] for e in events] == list(range(2, 2 + len(journal)))
+    assert [e["t_ns"] for e in events] == [j["t_ns"] for j in journal]
+    # the director's adjustment is journalled as an input from the hall
+    adjust = next(j for j in journal if j["input"] == "adjust")
+    assert adjust["source"] == "hall" and adjust["remaining_ms"] == 300
+    assert next(e for e in events if e["input"] == "adjust")["source"] == "hall"
+    assert a["seq"] == next(e["seq"] for e in events if e["input"] == "adjust")
+    # the result: final times, overtime, penalties
+    assert result["ending"] == "end"
+    p1, p2 = result["players"]
+    assert p1["overtime_s"] == 1 and p1["penalty"] == 10 and p1["remaining_ms"] < -1000
+    assert p2["penalty"] == 0 and p2["remaining_ms"] > 55_000
+    # a state on every input, the last one ended, all retained-published by table 3
+    states = rec.wait_for(lambda r: [s for s in r.json("state") if s["phase"] == "ended"] and r.json("state"))
+    assert len(states) >= len(journal)
+    assert {s["phase"] for s in states} >= {"setup", "running", "neutralised", "ended"}
+    assert all(set(s) >= {"seq", "game", "phase", "running", "players", "sent_at"} for s in states)
+    assert states[-1]["phase"] == "ended" and states[-1]["running"] is None
+    running = [s for s in states if s["phase"] == "running"]
+    assert all(s["running"] in (1, 2) for s in running)
+
+
+@pytest.mark.parametrize(
+    "payload, why",
+    [
+        (b"not json", "not a JSON object"),
+        (b'{"id": "x1", "cmd": "explode"}', "allowed are late_start"),
+        (b'{"id": "x2", "cmd": "adjust", "player": 3, "remaining_ms": 1}', "player must be 1 or 2"),
+        (b'{"id": "x3", "cmd": "adjust", "player": 1}', "remaining_ms"),
+        (b'{"id": "x4", "cmd": "new_game", "game_time": "99:99"}', "game_time"),
+        (b'{"id": "x5", "cmd": "arrive", "player": 1, "extra": 1}', "unknown field"),
+        (b'{"id": "x6", "cmd": "identify", "pad": "' + b"x" * 10_000 + b'"}', "allowed are at most 4096"),
+        (b"[" * 100_000, "allowed are at most"),
+    ],
+)
+def test_a_malformed_or_oversized_command_is_refused_with_an_ack_never_a_crash(hall_broker, table3, payload, why):
+    live, rec = table3
+    live.tap("right")
+    send(hall_broker, 3, payload)
+    refusal = rec.wait_for(lambda r: next((a for a in r.json("ack") if not a["ok"]), None))
+    assert why in refusal["reason"]
+    if payload.startswith(b'{"id": "x') and len(payload) < 4096:
+        assert refusal["id"] == json.loads(payload)["id"]
+    assert live.thread.is_alive()
+    assert [j["input"] for j in live.journal()] == ["press"]  # nothing of it reached the clock
+    # and the clock still takes commands
+    send(hall_broker, 3, {"id": "ok1", "cmd": "identify", "seconds": 1})
+    assert ack(rec, "ok1")["ok"] is True
+
+
+def test_commands_late_start_arrive_new_game_and_identify(hall_broker, table3):
+    live, rec = table3
+    send(hall_broker, 3, {"id": "c1", "cmd": "late_start", "players": [2]})
+    assert ack(rec, "c1")["ok"]
+    time.sleep(0.3)
+    send(hall_broker, 3, {"id": "c2", "cmd": "arrive", "player": 2})
+    assert ack(rec, "c2")["ok"]
+    assert [j["input"] for j in live.journal()] == ["late_start", "arrive"]
+    assert all(j["source"] == "hall" for j in live.journal())
+    assert live.runner.clock.allotted_ns[1] < 60 * 10**9  # 2.3.2(b): the lateness is deducted
+    send(hall_broker, 3, {"id": "c3", "cmd": "identify", "seconds": 2})
+    assert ack(rec, "c3")["ok"]
+    time.sleep(0.1)
+    assert {d.text for d in live.clock.displays} <= {"8888", ""}  # the displays flash
+    live.tap("right")
+    send(hall_broker, 3, {"id": "c4", "cmd": "new_game", "game_time": "30:00"})
+    refused = ack(rec, "c4")
+    assert refused["ok"] is False and "running" in refused["reason"]
+    live.command("end")
+    time.sleep(0.2)
+    send(hall_broker, 3, {"id": "c5", "cmd": "new_game", "game_time": "30:00", "rules": {"penalty_per_minute": 5}})
+    assert ack(rec, "c5")["ok"]
+    assert live.runner.rules.game_time_ms == 30 * 60_000 and live.runner.rules.penalty_per_minute == 5
+    state = rec.wait_for(lambda r: next((s for s in reversed(r.json("state")) if s["phase"] == "setup" and s["game"] == "game-000002"), None))
+    assert state["players"][0]["remaining_ms"] == 30 * 60_000
+
+
+def test_a_redelivered_command_is_acked_again_and_applied_once(hall_broker, table3):
+    live, rec = table3
+    live.tap("right")
+    for _ in range(2):
+        send(hall_broker, 3, {"id": "dup", "cmd": "adjust", "player": 1, "remaining_ms": 30_000})
+    rec.wait_for(lambda r: len([a for a in r.json("ack") if a["id"] == "dup"]) == 2)
+    assert [j["input"] for j in live.journal()].count("adjust") == 1
