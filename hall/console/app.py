@@ -394,15 +394,15 @@ def _check_command(body: dict, console: Console) -> tuple[dict, list[int]]:
         cmd["player"] = _int(body.get("player"), "player", 1, 2)
     elif name == "adjust":  # 1.4.1(b)
         cmd["player"] = _int(body.get("player"), "player", 1, 2)
-        cmd["remaining_ms"] = _int(body.get("remaining_ms"), "remaining_ms", -599_999, 180 * 60_000)
+        # above the forfeit line (5.3.3), at most the clock's own limit (hall.commands)
+        cmd["remaining_ms"] = _int(body.get("remaining_ms"), "remaining_ms", -599_999, 100 * 60_000)
         reason = str(body.get("reason") or "").strip()
         if not reason:
             raise ValueError("an adjustment needs a reason (it is logged)")
         cmd["reason"] = reason[:200]
     elif name == "new_game":
         ms = body.get("game_time_ms", console.state.round.game_time_ms)
-        cmd["game_time_ms"] = _int(ms, "game_time_ms", 60_000, 180 * 60_000)
-        cmd["round"] = console.state.round.number
+        cmd["game_time"] = _int(ms, "game_time_ms", 60_000, 180 * 60_000) // 1000  # whole seconds on the wire
     return cmd, tables
 
 

@@ -123,11 +123,11 @@ class HallState:
             if key in self.seen:
                 return []
             self.seen.add(key)
-            entry = {"kind": "result" if _is_result(data) else "input", **data}
+            entry = {"kind": "input", **data}
             t.history.append(entry)
             out: list = [("event", {"table": n, "event": entry})]
             if _is_result(data):
-                t.result = {"game": data.get("game"), **(data.get("result") or data)}
+                t.result = data
                 out.append(("table", t.tile()))
             return out
         if leaf == "ack":
@@ -206,4 +206,4 @@ class HallState:
 
 
 def _is_result(data: dict) -> bool:
-    return data.get("input") == "result" or data.get("type") == "result" or "result" in data
+    return data.get("kind") == "result"

@@ -29,6 +29,8 @@ import paho.mqtt.client as mqtt
 
 from rackside.firmware import clock as C
 from rackside.firmware.journal import input_to_dict, make_header
+from rackside.hall import commands
+from rackside.hall.clock_output import event_payload, result_payload, state_payload
 
 log = logging.getLogger("rackside.hall.sim")
 NS = 1_000_000_000
@@ -267,66 +269,55 @@ class SimHall:
             f.write(json.dumps(line) + "\n")
         t.clock = C.apply(t.clock, event)
         t.seq += 1
-        wall = self.wall_of(event.t_ns)
-        self._publish(t, "event", {"seq": t.seq, "game": t.game, **line, "sent_at": iso(wall)}, qos=1)
+        wall_ns = int(self.wall_of(event.t_ns) * 1e9)
+        self._publish_raw(t, "event", event_payload(line, t.game, t.seq, wall_ns))
         self._publish_state(t, event.t_ns)
         if t.clock.phase is C.Phase.ENDED and not t.resulted:
             t.resulted = True
-            t.seq += 1
-            v = C.view(t.clock, t.clock.since_ns)
-            self._publish(t, "event", {"seq": t.seq, "game": t.game, "input": "result", "sent_at": iso(wall),
-                                       "result": result_of(v)}, qos=1)
+            self._publish_raw(t, "event", result_payload(C.view(t.clock, t.clock.since_ns), t.game, wall_ns))
 
-    def _publish(self, t: SimTable, leaf: str, obj: dict, qos: int = 1, retain: bool = False) -> None:
+    def _publish_raw(self, t: SimTable, leaf: str, payload: bytes, retain: bool = False) -> None:
         if t.offline or t.client is None:
             return
-        t.client.publish(f"rackside/v1/{self.hall}/table/{t.n}/{leaf}", json.dumps(obj, separators=(",", ":")), qos=qos, retain=retain)
+        t.client.publish(f"rackside/v1/{self.hall}/table/{t.n}/{leaf}", payload, qos=1, retain=retain)
+
+    def _ack(self, t: SimTable, cid: str | None, ok: bool, reason: str | None = None) -> None:
+        self._publish_raw(t, "ack", json.dumps({"id": cid, "ok": ok, "reason": reason, "seq": t.seq if ok else None,
+                                                "at": iso(time.time())}).encode())
 
     def _publish_state(self, t: SimTable, t_ns: int) -> None:
         t_ns = max(t_ns, t.clock.since_ns or t_ns)
         v = C.view(t.clock, t_ns) if t.clock.since_ns is not None else C.view(t.clock, 0)
-        running = next((p.player for p in v.players if p.running), None)
-        state = {
-            "seq": t.seq, "game": t.game, "phase": v.phase.value, "running": running,
-            "players": [{"player": p.player, "remaining_ms": p.remaining_ms, "overtime_s": p.overtime_s,
-                         "penalty": p.penalty, "forfeit": p.forfeit, "absent": p.absent} for p in v.players],
-            "sent_at": iso(self.wall_of(t_ns)) if t.clock.since_ns is not None else iso(time.time()),
-        }
+        wall = self.wall_of(t_ns) if t.clock.since_ns is not None else time.time()
+        payload = state_payload(v, t.game, t.seq, int(wall * 1e9))
         t.last_state_wall = time.time()
         t.published[t.seq] = time.time()
-        self._publish(t, "state", state, qos=1, retain=True)
+        self._publish_raw(t, "state", payload, retain=True)
 
     def _command(self, t: SimTable, payload: bytes) -> None:
-        """A director command, as the clock's command subscriber handles it (docs/hall.md)."""
+        """A director command, checked by the clock's own parser (hall.commands) and applied as the
+        clock's runner applies it: journalled with "source": "hall", then acked with its seq."""
         try:
-            d = json.loads(payload)
-            cid, name = d["id"], d["cmd"]
-        except (ValueError, KeyError, TypeError):
-            self._publish(t, "ack", {"id": None, "ok": False, "reason": "not a command"})
+            cmd = commands.parse(payload, t.clock.rules)
+        except commands.CommandError as e:
+            self._ack(t, commands.command_id(payload), False, str(e))
             return
         now = self.now_ns()
-        try:
-            if name == "identify":
-                pass
-            elif name == "new_game":
-                gt = d["game_time"]
-                secs = int(gt) if not isinstance(gt, str) else int(gt.split(":")[0]) * 60 + int(gt.split(":")[1])
-                t.game_no += 1
-                self._new_game(t, C.Rules(**{**self.rules.__dict__, "game_time_ms": secs * 1000}))
-                self._publish_state(t, now)
-            else:
+        if cmd.name == "new_game":
+            t.game_no += 1
+            self._new_game(t, cmd.rules)
+            self._publish_state(t, now)
+        elif cmd.name != "identify":
+            event = cmd.clock_input(now)
+            try:
                 if t.clock.phase is C.Phase.ENDED:
                     raise C.ClockInputError("the game has ended")
-                event = {"adjust": lambda: C.Adjust(now, d["player"], d["remaining_ms"]),
-                         "late_start": lambda: C.LateStart(now, tuple(d["players"])),
-                         "arrive": lambda: C.Arrive(now, d["player"])}[name]()
-                before = t.clock
-                C.apply(before, event)  # refuse what the core refuses, before journalling it
-                self._input(t, event, source="hall", extra={"command": cid})
-        except (C.ClockInputError, KeyError, TypeError, ValueError) as e:
-            self._publish(t, "ack", {"id": cid, "ok": False, "reason": str(e) or type(e).__name__})
-            return
-        self._publish(t, "ack", {"id": cid, "ok": True, "seq": t.seq})
+                C.apply(t.clock, event)  # refuse what the core refuses, before journalling it
+            except C.ClockInputError as e:
+                self._ack(t, cmd.id, False, str(e))
+                return
+            self._input(t, event, source="hall")
+        self._ack(t, cmd.id, True)
 
     # --- the station ------------------------------------------------------------------------------
 
@@ -352,18 +343,6 @@ class SimHall:
         self.station_client.publish(f"{base}/detail", json.dumps(
             {"id": cid, "table": t.n, "words": [{"word": w, "valid": ok} for w, ok in words]}), qos=1)
         self._input(t, C.Neutralise(self.now_ns()))  # 3.10.3(c): restart after the challenge
-
-
-def result_of(v: C.View) -> dict:
-    """The `result` of a finished game (docs/hall.md): final times, overtime, penalties, forfeits,
-    lateness margin, exactly as `rackside clock replay --json` reports them."""
-    return {
-        "ending": v.ending.value if v.ending else None,
-        "forfeits": list(v.forfeits),
-        "lateness_margin": v.lateness_margin,
-        "players": [{"player": p.player, "remaining_ms": p.remaining_ms, "overtime_s": p.overtime_s,
-                     "penalty": p.penalty, "forfeit": p.forfeit} for p in v.players],
-    }
 
 
 # --- scripted games --------------------------------------------------------------------------------

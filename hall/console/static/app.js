@@ -325,7 +325,7 @@ const DESCRIBE = {
   late_start: (b) => `start the clocks of absent side ${b.players.join(" and ")} from the scheduled start`,
   arrive: (b) => `record side ${b.player}'s arrival`,
   adjust: (b) => `set side ${b.player}'s time to ${clockText(b.remaining_ms)} (reason: ${b.reason})`,
-  new_game: (b) => `start a new game with ${b.game_time_ms / 60000} minutes each`,
+  new_game: (b) => `start a new game with ${b.game_time_ms / 60000} minutes each (the round's game time)`,
   identify: () => "flash the displays",
 };
 
@@ -433,7 +433,8 @@ function renderDetailTile() {
 
 function addHistory(h) {
   let text;
-  const at = h.sent_at ? new Date(h.sent_at).toTimeString().slice(0, 8) + " " : "";
+  const when = h.at || h.sent_at;
+  const at = when ? new Date(when).toTimeString().slice(0, 8) + " " : "";
   if (h.kind === "command") text = `${at}COMMAND ${h.cmd} by ${h.by}` + (h.reason ? ` (reason: ${h.reason})` : "") + (h.player ? ` side ${h.player}` : "") + (h.players ? ` sides ${h.players.join(",")}` : "");
   else if (h.kind === "ack") text = `${at}ack ${h.command ? h.command.cmd : h.id}: ${h.ok === false ? "refused: " + (h.reason || "") : "applied"}`;
   else if (h.kind === "result") text = `${at}#${h.seq} RESULT`;
