@@ -178,6 +178,8 @@ def test_a_command_round_trips_and_is_logged_with_who_and_why(hall, browser):
     page.click('.tile[data-table="6"]')
     page.wait_for_selector("#detail-history li.h-command")
     assert "COMMAND adjust by director (reason: clock was started late)" in page.text_content("#detail-history")
+    sent = [json.loads(x) for x in Path(hall.server.console_log_path).read_text().splitlines()]
+    assert any(s["cmd"] == "adjust" and s["table"] == 6 and s["reason"] == "clock was started late" for s in sent)
     # a command the clock refuses shows the refusal: table 3's game is over
     page.click("#open-commands")
     page.select_option("#cmd", "arrive")
@@ -245,4 +247,39 @@ def test_a_phone_gets_a_list(hall, browser):
     page.wait_for_function("document.querySelectorAll('.tile').length === 8")
     widths = page.eval_on_selector_all(".tile", "ts => ts.map(t => t.getBoundingClientRect().width)")
     assert min(widths) > 350
+    page.close()
+
+
+def send_from_dialog(page, cmd, tables, fill=None):
+    page.click("#open-commands")
+    page.select_option("#cmd", cmd)
+    page.fill("#cmd-tables", tables)
+    for selector, value in (fill or {}).items():
+        if selector.startswith("check:"):
+            page.check(selector[6:])
+        elif selector.startswith("select:"):
+            page.select_option(selector[7:], value)
+        else:
+            page.fill(selector, value)
+    page.click("#cmd-next")
+    page.click("#confirm-ok")
+
+
+def test_late_start_arrival_and_next_rounds_game(hall, browser):
+    page = login(browser, hall)
+    send_from_dialog(page, "late_start", "8", {"check:#late2": None})  # 2.3.3(a): side 2 absent
+    page.wait_for_selector(".toast.ok >> text=table 8: late_start acknowledged", timeout=5000)
+    page.wait_for_function("document.querySelector('.tile[data-table=\"8\"] .note').textContent.startsWith('late')")
+    send_from_dialog(page, "arrive", "8", {"select:#cmd-player": "2"})
+    page.wait_for_selector(".toast.ok >> text=table 8: arrive acknowledged", timeout=5000)
+    send_from_dialog(page, "new_game", "7-8", {"#cmd-game": "20"})
+    page.wait_for_selector(".toast.ok >> text=table 7: new_game acknowledged", timeout=5000)
+    page.wait_for_selector(".toast.ok >> text=table 8: new_game acknowledged", timeout=5000)
+    page.wait_for_function("document.querySelector('.tile[data-table=\"7\"] .s1 .time').textContent === '20:00'")
+    assert page.text_content('.tile[data-table="8"] .s2 .time') == "20:00"
+    # the console's own log says who sent each command and why (owner-only)
+    log = Path(hall.server.console_log_path)
+    assert oct(log.stat().st_mode & 0o777) == "0o600"
+    sent = [json.loads(x) for x in log.read_text().splitlines()]
+    assert any(s["cmd"] == "late_start" and s["table"] == 8 and s["players"] == [2] and s["by"] == "director" for s in sent)
     page.close()

@@ -64,6 +64,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
         bridge.command(table, {k: v for k, v in cmd.items() if k in wire_fields})
 
     console.send = send
+    console.command_log = cmdlog.path
     return console, bridge
 
 
@@ -77,6 +78,10 @@ class ConsoleServer:
         self.server = uvicorn.Server(uvicorn.Config(self.app, host=cfg.listen_host, port=cfg.listen_port,
                                                     log_level=log_level, access_log=False, lifespan="on"))
         self.thread: threading.Thread | None = None
+
+    @property
+    def console_log_path(self) -> Path:
+        return self.console.command_log
 
     @property
     def url(self) -> str:
