@@ -152,8 +152,10 @@ function tickTile(n) {
     if (!p) { time.textContent = "–"; continue; }
     const ms = liveRemaining(st, p);
     const pen = Math.max(p.penalty || 0, penaltySoFar(ms));
-    time.textContent = clockText(ms) + (pen ? ` (−${pen})` : "");
+    time.textContent = clockText(ms);
+    time.title = pen ? `penalty so far: ${pen}` : "";
     time.classList.toggle("over", ms <= -1000);
+    if (pen && st.phase !== "ended") d.querySelector(".note").textContent = `side ${side} overtime: −${pen} so far (5.3)`;
   }
 }
 
@@ -235,7 +237,11 @@ function connect() {
     toast(`table ${table}: ${what} ${ok ? "acknowledged" : "REFUSED: " + (ack.reason || ack.error || "no reason given")}`, ok ? "ok" : "bad");
     if (openTable === table) addHistory({ kind: "ack", ...ack, command });
   });
-  es.addEventListener("challenge", (e) => addFeed(JSON.parse(e.data)));
+  es.addEventListener("challenge", (e) => {
+    const c = JSON.parse(e.data);
+    addFeed(c);
+    if (openTable != null && Number(c.table) === openTable) setTimeout(() => openDetail(openTable), 300); // its per-word results follow
+  });
   es.addEventListener("round", (e) => { setRound(JSON.parse(e.data)); for (const n of tables.keys()) renderTile(n); resort(); });
   es.addEventListener("broker", (e) => { const b = JSON.parse(e.data); setBroker(b.up, b.why); });
   es.onerror = () => setBroker(false, "console connection lost, retrying");
@@ -441,8 +447,7 @@ function addHistory(h) {
   else if (h.kind === "challenge") text = `${at}challenge at ${h.station}: ${h.verdict || "in progress"}`;
   else {
     const src = h.source === "hall" ? ` (director${h.by ? " " + h.by : ""})` : "";
-    const t = h.t_ns != null ? ` t=${(h.t_ns / 1e9).toFixed(3)} s` : "";
-    text = `${at}#${h.seq} ${h.input || "input"}${h.player ? " " + h.player : ""}${h.players ? " " + h.players.join(",") : ""}${t}${src}`;
+    text = `${at}#${h.seq} ${h.input || "input"}${h.player ? " " + h.player : ""}${h.players ? " " + h.players.join(",") : ""}${h.remaining_ms != null ? " to " + clockText(h.remaining_ms) : ""}${src}`;
   }
   $("detail-history").prepend(el("li", "h-" + (h.kind || "input"), text));
 }
