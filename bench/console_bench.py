@@ -70,6 +70,20 @@ def pct(values: list[float], q: float) -> float:
 
 
 def main() -> int:
+    procs: list = []
+    try:
+        return run(procs)
+    except Exception as e:  # a target so far off that a step timed out is a failed run, not a crash
+        print(f"console bench FAILED: {type(e).__name__}: {str(e).splitlines()[0]}")
+        return 1
+    finally:
+        for proc in procs:  # never leave the console or the broker behind
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(10)
+
+
+def run(procs: list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", type=int, default=200)
     ap.add_argument("--seconds", type=float, default=60)
@@ -79,6 +93,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="rackside-console-bench-"))
     broker = Mosquitto(tmp / "broker", tables)
     broker.start()
+    procs.append(broker.proc)
     password = "bench-password"
     port = free_port()
     cfg = tmp / "hall.toml"
@@ -87,6 +102,7 @@ def main() -> int:
     env = {**os.environ, "RACKSIDE_STATE_DIR": str(tmp / "state")}
     console = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "console", "--config", str(cfg)], env=env,
                                stdout=subprocess.PIPE, text=True)
+    procs.append(console)
     console.stdout.readline()  # "rackside hall console: http://..."
     url = f"http://127.0.0.1:{port}/"
 
@@ -169,13 +185,13 @@ def main() -> int:
         time.sleep(1)
         seen = page.evaluate("window.__seen")
         browser.close()
+    sub.loop_stop()
     first: dict[tuple[int, int], float] = {}
     for n, seq, at in seen:
         if (n, seq) in probes and (n, seq) in applied and (n, seq) not in first:
             first[(n, seq)] = at - applied[(n, seq)] * 1000
     lat = list(first.values())
     raw = list(raw.values())
-    sub.loop_stop()
     sim.close()
     console.terminate()
     console.wait(10)
