@@ -108,7 +108,7 @@ else
 fi
 
 # --- The default lexicon -----------------------------------------------------------------------
-# ENABLE ships compressed in kiosk/data; this compiles it once (a no-op when it is up to date).
+# ENABLE ships compressed in judge/data; this compiles it once (a no-op when it is up to date).
 "$venv/bin/rackside" lexicon install-default || die "could not compile the default lexicon (see above)"
 
 # --- On a Pi: the systemd services (RACKSIDE_SERVICES: "clock", "kiosk", "clock kiosk" or "none") ---

@@ -318,12 +318,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kiosk-bench-") as tmp:
         work = Path(tmp)
         os.environ["RACKSIDE_STATE_DIR"] = str(work / "state")
-        from rackside.kiosk.lexicon import install_default_lexicon
+        from rackside.judge.lexicon import install_default_lexicon
 
         lexicon = install_default_lexicon()  # installed once, outside the timings (setup.sh does this)
         print(f"lexicon: {lexicon.name} in {work}")
         if args.screens:
-            from rackside.kiosk.lexicon import compile_lexicon
+            from rackside.judge.lexicon import compile_lexicon
 
             club = work / "club.txt"  # a second lexicon, so the director's list shows a choice
             club.write_text("\n".join(["QI", "ZA", "JINX", "QUIXOTIC", "CAT", "DOG"]) + "\n")

@@ -10,7 +10,7 @@ second for hits and for misses. Each figure is printed with its ratio to the set
 with its ratio to marisa-trie, followed by pass/fail against the targets of issue 3.
 
 Word lists: ../shared/lexicons/enable.txt and scowl-large.txt (relative to the repository) when
-that folder exists; otherwise only the ENABLE list shipped in kiosk/data.
+that folder exists; otherwise only the ENABLE list shipped in judge/data.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def _rate(container, sample: list[str], expect: bool) -> float:
 def _open(kind: str, path: str):
     import marisa_trie
 
-    from rackside.kiosk.lexicon import Lexicon
+    from rackside.judge.lexicon import Lexicon
 
     if kind == "set":
         with open(path) as f:
@@ -112,7 +112,7 @@ def worker(kind: str, path: str, word_file: str, first: str, lookups: int) -> No
 
     import marisa_trie  # noqa: F401  (imports are not part of the open time)
 
-    import rackside.kiosk.lexicon  # noqa: F401
+    import rackside.judge.lexicon  # noqa: F401
 
     samples = _samples(word_file, lookups) if lookups else None
     gc.collect()
@@ -153,7 +153,7 @@ def measure(kind: str, path: Path, word_file: Path, first: str, runs: int, looku
 def prepare(name: str, text_file: Path, tmp: Path) -> dict[str, Path]:
     import marisa_trie
 
-    from rackside.kiosk.lexicon import compile_lexicon, parse_word_list
+    from rackside.judge.lexicon import compile_lexicon, parse_word_list
 
     rlex = tmp / f"{name}.rlex"
     start = time.perf_counter()
@@ -229,8 +229,8 @@ def main(argv: list[str] | None = None) -> int:
                 if (SHARED / file).is_file():
                     lists.append((name, SHARED / file))
         if not lists:
-            print(f"{SHARED} not found: benchmarking the ENABLE list shipped in kiosk/data only")
-            from rackside.kiosk.lexicon import DEFAULT_SOURCE
+            print(f"{SHARED} not found: benchmarking the ENABLE list shipped in judge/data only")
+            from rackside.judge.lexicon import DEFAULT_SOURCE
 
             text = tmp / "enable.txt"
             text.write_bytes(lzma.decompress(DEFAULT_SOURCE.read_bytes()))

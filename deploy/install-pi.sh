@@ -5,9 +5,11 @@
 #   deploy/install-pi.sh              the table clock (rackside-clock.service)
 #   deploy/install-pi.sh kiosk        the challenge station (rackside-kiosk.service)
 #   deploy/install-pi.sh clock kiosk  both
-#   deploy/install-pi.sh none         install both units, enable neither
+#   deploy/install-pi.sh broker       the hall's broker (rackside-broker.service; docs/hall.md)
+#   deploy/install-pi.sh hall-station a station's challenges to the hall (rackside-hall-station.service)
+#   deploy/install-pi.sh none         install every unit, enable none
 #
-# It installs both units in /etc/systemd/system with this checkout's path filled in, copies the
+# It installs every unit in /etc/systemd/system with this checkout's path filled in, copies the
 # default configs to /etc/rackside/ when they are absent, enables and starts the chosen services
 # (restarting them if their unit changed) and says what it did. Needs root: it re-runs itself
 # through sudo. The services run as the owner of this checkout. See docs/deploy.md.
@@ -26,10 +28,10 @@ read -r -a systemctl <<<"${RACKSIDE_SYSTEMCTL:-systemctl}"
 roles=()
 for arg in "${@:-clock}"; do
     case "$arg" in
-        clock|kiosk) roles+=("$arg") ;;
+        clock|kiosk|broker|hall-station) roles+=("$arg") ;;
         none) ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) die "unknown service '$arg' (allowed: clock, kiosk, none, --help)" ;;
+        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) die "unknown service '$arg' (allowed: clock, kiosk, broker, hall-station, none, --help)" ;;
     esac
 done
 
@@ -56,7 +58,7 @@ confdir="$dest/etc/rackside"
 mkdir -p "$unitdir" "$confdir"
 
 changed_units=()
-for name in clock kiosk; do
+for name in clock kiosk broker hall-station; do
     unit="rackside-$name.service"
     tmp="$(mktemp)"
     sed -e "s|@REPO@|$repo|g" -e "s|@USER@|$user|g" -e "s|@GROUPS@|${groups[*]}|g" "$repo/deploy/$unit" >"$tmp"
@@ -71,20 +73,48 @@ for name in clock kiosk; do
     fi
 done
 
-# Default configs, only where the director has none yet.
-while read -r src target; do
+# Default configs, only where the director has none yet. station.toml holds the director's PIN
+# hash: readable by root and the service's group only (0640 root:<group>), kept so when it exists.
+service_group="$(id -gn "$user")"
+while read -r src target mode; do
+    owner=()
+    if [ "$mode" = 0640 ] && [ "$(id -u)" = 0 ]; then
+        owner=(-o root -g "$service_group")
+    fi
     if [ ! -f "$repo/$src" ]; then
         say "skipped: $repo/$src does not exist in this checkout"
     elif [ -e "$confdir/$target" ]; then
         say "kept: $confdir/$target (already there; the default is $repo/$src)"
+        if [ "$mode" = 0640 ]; then
+            chmod 0640 "$confdir/$target"
+            [ "${#owner[@]}" -eq 0 ] || chown "root:$service_group" "$confdir/$target"
+        fi
     else
-        install -m 0644 "$repo/$src" "$confdir/$target"
-        say "copied: $repo/$src -> $confdir/$target"
+        install -m "$mode" "${owner[@]+"${owner[@]}"}" "$repo/$src" "$confdir/$target"
+        say "copied: $repo/$src -> $confdir/$target (mode $mode)"
     fi
 done <<'CONFIGS'
-firmware/clock.toml clock.toml
-kiosk/default-station.toml station.toml
+firmware/clock.toml clock.toml 0644
+kiosk/default-station.toml station.toml 0640
 CONFIGS
+
+# The clock may use the network only when its config puts it on a hall ([hall] in clock.toml): a
+# drop-in widens the unit's RestrictAddressFamilies=AF_UNIX; without [hall] it is removed.
+dropin="$unitdir/rackside-clock.service.d/hall.conf"
+if grep -qs '^[[:space:]]*\[hall\]' "$confdir/clock.toml"; then
+    want="$(printf '%s\n' "# Written by deploy/install-pi.sh: clock.toml has a [hall] section (docs/hall.md)." \
+        "[Service]" "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK")"
+    if [ "$(cat "$dropin" 2>/dev/null)" != "$want" ]; then
+        mkdir -p "$(dirname "$dropin")"
+        printf '%s\n' "$want" >"$dropin"
+        say "installed: $dropin (the clock is on a hall: network allowed)"
+        changed_units+=("rackside-clock.service")
+    fi
+elif [ -e "$dropin" ]; then
+    rm -f "$dropin"
+    say "removed: $dropin (no [hall] in clock.toml: the clock stays off the network)"
+    changed_units+=("rackside-clock.service")
+fi
 
 # The state directory (systemd's StateDirectory= would make it at first start; the lexicon needs it now).
 statedir="$dest/var/lib/rackside"
@@ -107,7 +137,7 @@ if [ "${#changed_units[@]}" -gt 0 ]; then
     "${systemctl[@]}" daemon-reload
     say "reloaded systemd"
 fi
-for name in clock kiosk; do
+for name in clock kiosk broker hall-station; do
     unit="rackside-$name.service"
     wanted=0
     for r in "${roles[@]+"${roles[@]}"}"; do [ "$r" = "$name" ] && wanted=1; done

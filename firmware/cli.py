@@ -92,7 +92,11 @@ class Clock:
         from rackside.hardware.display import RecordingDisplay, open_display
         from rackside.hardware.sdnotify import Notifier
 
-        self.config = load_config(config_path(args.config))  # ConfigError: the caller exits 2
+        from rackside.firmware.config import save_game_time
+
+        state_dir = state_path(args.state_dir)
+        # ConfigError: the caller exits 2. The state dir holds the menu's game time (issue 10).
+        self.config = load_config(config_path(args.config), state_dir=state_dir)
         fw, pins = self.config.firmware, self.config.pins
         self.simulated = bool(args.simulate)
         if self.simulated and pin_factory is None:
@@ -114,7 +118,8 @@ class Clock:
                     for side in ("left", "right")
                 ]
             settings = {**asdict(fw), "simulated": self.simulated, "pins": dict(pins.buttons)}
-            self.store = GameStore(state_path(args.state_dir), self.config.rules, config=settings)
+            self.store = GameStore(state_dir, self.config.rules, config=settings)
+            config_game_time_ms = self.config.config_game_time_ms or self.config.rules.game_time_ms
             self.runner = Runner(
                 rules=self.config.rules,
                 store=self.store,
@@ -129,6 +134,7 @@ class Clock:
                 chord_ns=fw.chord_ms * 1_000_000,
                 restored_banner_ns=fw.restored_s * 1_000_000_000,
                 initially_down=self.board.initially_down(),
+                on_new_game=lambda rules: save_game_time(state_dir, rules.game_time_ms, config_game_time_ms),
             )
             self.hall = self._hall_output(args)
             if self.hall is not None:
@@ -155,7 +161,10 @@ class Clock:
             cfg = from_table(table, "table", url_override=url, base=self.config.path.parent)
         except HallConfigError as e:
             raise ConfigError(f"{self.config.path}: {e}") from None
-        outbox = cfg.outbox or self.store.directory / "hall-outbox.sqlite"
+        from rackside import paths
+
+        # rackside paths' outbox; beside the journals when --state-dir moves them (tests, a second clock)
+        outbox = cfg.outbox or (paths.outbox() if args.state_dir is None else self.store.directory / "hall-outbox.sqlite")
         return HallOutput(cfg, self.store, self.runner.events, outbox_path=outbox, clock_ns=self.runner.clock_ns)
 
     def start(self) -> None:
@@ -230,13 +239,13 @@ def simulate(clock: Clock, *, terminal: bool = False) -> int:
             try:
                 from rackside.hardware.sim_window import SimWindow
 
-                ui = SimWindow(clock.board, clock.displays)
+                ui = SimWindow(clock.board, clock.displays, key_help=clock.runner.menu_help)
             except Exception as exc:  # noqa: BLE001 - no usable window: fall back to the terminal
                 log.warning("no simulator window (%s); drawing in the terminal", exc)
         if ui is None:
             from rackside.hardware.terminal import TerminalSim
 
-            ui = TerminalSim(clock.board, clock.displays)
+            ui = TerminalSim(clock.board, clock.displays, key_help=clock.runner.menu_help)
         ui.run(lambda: not thread.is_alive())
     except KeyboardInterrupt:
         pass

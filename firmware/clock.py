@@ -9,11 +9,16 @@ later is the same whether or not anyone looked in between.
 Clauses (WESPA Game Rules v2.0, and the v5.1 summary for parts 4-6):
 - 1.4.2(a): count down from the game time to 0:00, then count overtime up in minutes and seconds.
 - 1.4.3, 4.1: the centre button neutralises: both times stop.
+- 2.3.2(b)-(c), 2.3.3(b): while waiting for latecomers the arrivals are single presses at the table:
+  with both absent the first to arrive presses their own button (their side stops, the second runs
+  on); the centre press neutralises when the (last) latecomer arrives. Each is assigned the time
+  showing on their side, exactly as displayed (rounded up to the second).
 - 1.4.1(b): the director may adjust either player's remaining time.
 - 2.2: the non-starter starts the starter's time.
 - 2.3.2-2.3.6: late arrivals, optional and compulsory lateness forfeits (75 points to the opponent).
 - 3.1.1(c), 3.4.1: pressing your own button ends your turn and starts your opponent's time.
-- 3.10.3(c), 3.10.6: restart after a challenge; the courtesy draw one minute after pressing.
+- 3.10.3(c), 3.10.6: restart after a challenge; the courtesy draw one minute after pressing, cleared
+  whenever the clock is neutralised (the play may come off the board, 3.10.15(a)).
 - 5.1.2, 5.1.3: playing out neutralises; the player may then restart the opponent's time.
 - 5.3, 5.3.3: 10 points per minute or part thereof of overtime, in whole seconds; 10 minutes of
   overtime is an immediate forfeit, with 100 penalty points.
@@ -22,7 +27,7 @@ Clauses (WESPA Game Rules v2.0, and the v5.1 summary for parts 4-6):
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Union
 
 NS_PER_MS = 1_000_000
@@ -169,6 +174,29 @@ class Clock:
     restored: bool = False  # came back from a power cut; cleared by the next input
 
 
+_new = object.__new__
+
+
+def _with(c: Clock, **changes) -> Clock:
+    """`dataclasses.replace` for the core's hot path (issue 11: it was most of the work per press):
+    a copy of `c`'s fields with `changes`, without replace's per-call introspection and __init__
+    (a frozen dataclass's __init__ sets each field through object.__setattr__). Clock has no
+    __post_init__ and no derived fields, so the copy is exactly what replace would build. Plain
+    __dict__ instances, not __slots__: copying one dict is faster than setting 17 slots."""
+    n = _new(Clock)
+    d = n.__dict__
+    d.update(c.__dict__)
+    d.update(changes)
+    return n
+
+
+def _make(cls, **values):
+    """A frozen View/PlayerView without its __init__ (every field given, no __post_init__)."""
+    n = _new(cls)
+    n.__dict__.update(values)
+    return n
+
+
 def new_clock(rules: Rules | None = None) -> Clock:
     rules = rules or Rules()
     allotted = rules.game_time_ms * NS_PER_MS
@@ -234,16 +262,22 @@ def settle(c: Clock, t_ns: int) -> Clock:
     """Account the time from the last input to `t_ns`, applying any rule that time alone triggers:
     the overtime forfeit (5.3.3) and the compulsory lateness forfeit (2.3.5)."""
     if c.since_ns is None:
-        return replace(c, since_ns=t_ns, origin_ns=t_ns)
-    if t_ns < c.since_ns:
-        raise ClockInputError(f"time went backwards: {t_ns} ns after {c.since_ns} ns")
+        return _with(c, since_ns=t_ns, origin_ns=t_ns)
     dt = t_ns - c.since_ns
+    if dt <= 0:
+        # Nothing to account: the same clock will do (it is a value). Not while waiting for
+        # latecomers: an adjustment may have left an absent player's time at or below 0:00, which
+        # expires at once (2.3.5). A running side cannot be at the forfeit line (adjust refuses it).
+        if dt == 0 and c.phase is not Phase.LATE:
+            return c
+        if dt < 0:
+            raise ClockInputError(f"time went backwards: {t_ns} ns after {c.since_ns} ns")
     if c.phase is Phase.RUNNING:
         i = c.side - 1
         limit = c.allotted_ns[i] + c.rules.forfeit_overtime_ms * NS_PER_MS  # played time that forfeits
         if c.played_ns[i] + dt >= limit:
             run = limit - c.played_ns[i]
-            return replace(
+            return _with(
                 c,
                 phase=Phase.ENDED,
                 played_ns=_set(c.played_ns, c.side, limit),
@@ -252,7 +286,7 @@ def settle(c: Clock, t_ns: int) -> Clock:
                 ending=Ending.OVERTIME_FORFEIT,
                 forfeits=(c.side,),
             )
-        return replace(c, played_ns=_set(c.played_ns, c.side, c.played_ns[i] + dt), since_ns=t_ns)
+        return _with(c, played_ns=_set(c.played_ns, c.side, c.played_ns[i] + dt), since_ns=t_ns)
     if c.phase is Phase.LATE:
         # when each absent player's assigned time runs out (now, if it already has)
         due = {p: c.since_ns + max(0, _remaining_ns(c, p, c.since_ns)) for p in PLAYERS if c.absent[p - 1]}
@@ -265,7 +299,7 @@ def settle(c: Clock, t_ns: int) -> Clock:
                 # adjustment had already put it at or below 0:00 (remaining never rises by itself)
                 stop = min(0, _remaining_ns(c, p, c.since_ns))
                 allotted = _set(allotted, p, c.played_ns[p - 1] + stop)
-            return replace(
+            return _with(
                 stopped,
                 phase=Phase.ENDED,
                 allotted_ns=allotted,
@@ -274,7 +308,26 @@ def settle(c: Clock, t_ns: int) -> Clock:
                 ending=Ending.LATENESS_FORFEIT,
                 forfeits=expired,
             )
-    return replace(c, neutral_ns=c.neutral_ns + dt, since_ns=t_ns)
+    return _with(c, neutral_ns=c.neutral_ns + dt, since_ns=t_ns)
+
+
+def phase_at(c: Clock, t_ns: int) -> Phase:
+    """The phase `settle(c, t_ns).phase` would give, without building the settled clock (the
+    runner asks this several times per wake-up). Only a running clock (5.3.3) and one waiting
+    for latecomers (2.3.5) change phase with time alone."""
+    if c.since_ns is None:
+        return c.phase
+    if c.phase is Phase.RUNNING:
+        if t_ns < c.since_ns:
+            raise ClockInputError(f"time went backwards: {t_ns} ns after {c.since_ns} ns")
+        i = c.side - 1
+        limit = c.allotted_ns[i] + c.rules.forfeit_overtime_ms * NS_PER_MS
+        return Phase.ENDED if c.played_ns[i] + (t_ns - c.since_ns) >= limit else Phase.RUNNING
+    if c.phase is Phase.LATE:
+        return settle(c, t_ns).phase
+    if t_ns < c.since_ns:
+        raise ClockInputError(f"time went backwards: {t_ns} ns after {c.since_ns} ns")
+    return c.phase
 
 
 # --- Applying inputs -----------------------------------------------------------------------------
@@ -287,7 +340,7 @@ def apply(c: Clock, event: Input) -> Clock:
     c = settle(c, event.t_ns)
     n = _apply_settled(c, event)
     if n.restored and n != c:  # the "restored" notice stays until an input changes something
-        n = replace(n, restored=False)
+        n = _with(n, restored=False)
     return n
 
 
@@ -299,12 +352,18 @@ def _apply_settled(c: Clock, event: Input) -> Clock:
         return _press(c, _check_player(event.player), t)
     if isinstance(event, Neutralise):
         if c.phase is Phase.RUNNING:  # 1.4.3, 3.10.3(a)(ii), 5.1.2
-            return replace(c, phase=Phase.NEUTRALISED)
+            # 3.10.6: the courtesy draw belongs to a turn that stood; a challenge (or anything
+            # else that neutralises) may take the play off the board (3.10.15(a))
+            return _with(c, phase=Phase.NEUTRALISED, pressed=None)
         if c.phase is Phase.NEUTRALISED:  # 3.10.3(c), 4.1: restart the side that was stopped
-            return replace(c, phase=Phase.RUNNING, switched_ns=t)
+            return _with(c, phase=Phase.RUNNING, switched_ns=t)
+        if c.phase is Phase.LATE:  # 2.3.2(c), 2.3.3(b): neutralised when the (last) latecomer arrives
+            for p in PLAYERS:
+                if c.absent[p - 1]:
+                    c = _arrive(c, p, t)
         return c
     if isinstance(event, End):
-        return replace(_stop_lateness(c, t), phase=Phase.ENDED, ending=Ending.END)
+        return _with(_stop_lateness(c, t), phase=Phase.ENDED, ending=Ending.END)
     if isinstance(event, Adjust):
         return _adjust(c, _check_player(event.player), event.remaining_ms, t)
     if isinstance(event, LateStart):
@@ -318,15 +377,17 @@ def _apply_settled(c: Clock, event: Input) -> Clock:
 
 def _press(c: Clock, player: int, t: int) -> Clock:
     if c.phase is Phase.SETUP:  # 2.2: the non-starter starts the starter's time
-        return replace(c, phase=Phase.RUNNING, side=opponent(player), switched_ns=t, late=(False, False))
+        return _with(c, phase=Phase.RUNNING, side=opponent(player), switched_ns=t, late=(False, False))
     if c.phase is Phase.RUNNING and c.side == player:  # 3.1.1(c), 3.4.1
         if c.switched_ns is not None and t - c.switched_ns < c.rules.switch_guard_ms * NS_PER_MS:
             # This side's time started a moment ago: both buttons went down together. The running
             # player's edge has already switched the clock; the opponent's is part of the collision.
             return c
-        return replace(c, side=opponent(player), switched_ns=t, pressed=(player, t))
+        return _with(c, side=opponent(player), switched_ns=t, pressed=(player, t))
     if c.phase is Phase.NEUTRALISED and c.side == player:  # 5.1.3: restart the opponent's time
-        return replace(c, phase=Phase.RUNNING, side=opponent(player), switched_ns=t)
+        return _with(c, phase=Phase.RUNNING, side=opponent(player), switched_ns=t)
+    if c.phase is Phase.LATE and all(c.absent):  # 2.3.2(b): the first to arrive stops their own
+        return _arrive(c, player, t)  # side and the second side runs on
     return c  # the side not running: nothing happens
 
 
@@ -336,7 +397,7 @@ def _adjust(c: Clock, player: int, remaining_ms: int, t: int) -> Clock:
         raise ClockInputError(f"remaining_ms must be an integer above {floor_ms} (the forfeit line), got {remaining_ms!r}")
     i = player - 1
     allotted = remaining_ms * NS_PER_MS + c.played_ns[i] + _lateness_ns(c, player, t)
-    return replace(c, allotted_ns=_set(c.allotted_ns, player, allotted))
+    return _with(c, allotted_ns=_set(c.allotted_ns, player, allotted))
 
 
 def _late_start(c: Clock, players, t: int) -> Clock:
@@ -344,7 +405,7 @@ def _late_start(c: Clock, players, t: int) -> Clock:
     if c.phase is not Phase.SETUP or not players:
         return c  # only before the game, and only for somebody
     absent = tuple(p in players for p in PLAYERS)
-    return replace(c, phase=Phase.LATE, absent=absent, late_since_ns=t)
+    return _with(c, phase=Phase.LATE, absent=absent, late_since_ns=t)
 
 
 def _stop_lateness(c: Clock, t: int) -> Clock:
@@ -353,21 +414,33 @@ def _stop_lateness(c: Clock, t: int) -> Clock:
     allotted = c.allotted_ns
     for p in PLAYERS:
         allotted = _set(allotted, p, allotted[p - 1] - _lateness_ns(c, p, t))
-    return replace(c, allotted_ns=allotted, absent=(False, False))
+    return _with(c, allotted_ns=allotted, absent=(False, False))
+
+
+def shown_ns(remaining_ns: int) -> int:
+    """The remaining time as the display shows it (`display_text`), in nanoseconds: rounded up to
+    the second while time remains, overtime truncated to the whole second."""
+    if remaining_ns > 0:
+        return -(-remaining_ns // NS_PER_S) * NS_PER_S
+    return -overtime_seconds(remaining_ns) * NS_PER_S
 
 
 def _arrive(c: Clock, player: int, t: int) -> Clock:
+    """2.3.2(b)-(c), 2.3.3(b): the player is assigned the time showing on their side, exactly as
+    the display shows it (rounded up to the second), so 14:59.5 left is an assigned 15:00 and
+    no optional forfeit (2.3.4)."""
     if c.phase is not Phase.LATE or not c.absent[player - 1]:
         return c
-    lateness = _lateness_ns(c, player, t)
-    c = replace(
+    i = player - 1
+    assigned = shown_ns(_remaining_ns(c, player, t))
+    c = _with(
         c,
-        allotted_ns=_set(c.allotted_ns, player, c.allotted_ns[player - 1] - lateness),
+        allotted_ns=_set(c.allotted_ns, player, c.played_ns[i] + assigned),
         absent=_set(c.absent, player, False),
         late=_set(c.late, player, True),
     )
     if not any(c.absent):  # 2.3.2(c), 2.3.3(b): everyone is here; the game proceeds as usual (2.2)
-        c = replace(c, phase=Phase.SETUP)
+        c = _with(c, phase=Phase.SETUP)
     return c
 
 
@@ -387,26 +460,27 @@ def _optional_forfeit(c: Clock, player: int, t: int) -> Clock:
     """2.3.4: the late player elects to forfeit; the opponent wins by the lateness margin (2.3.6)."""
     if not _may_forfeit(c, player, t):
         return c
-    return replace(_stop_lateness(c, t), phase=Phase.ENDED, ending=Ending.OPTIONAL_FORFEIT, forfeits=(player,))
+    return _with(_stop_lateness(c, t), phase=Phase.ENDED, ending=Ending.OPTIONAL_FORFEIT, forfeits=(player,))
 
 
 def _resume(c: Clock, event: Resume) -> Clock:
     if c.since_ns is None:
-        return replace(c, since_ns=event.t_ns, origin_ns=event.t_ns, restored=True)
+        return _with(c, since_ns=event.t_ns, origin_ns=event.t_ns, restored=True)
     c = settle(c, max(event.at_ns, c.since_ns))
     shift = event.t_ns - c.since_ns  # move every stored timestamp onto the new boot's clock
 
     def moved(t: int | None) -> int | None:
         return None if t is None else t + shift
 
-    return replace(
+    return _with(
         c,
         phase=Phase.NEUTRALISED if c.phase is Phase.RUNNING else c.phase,
         since_ns=event.t_ns,
         origin_ns=moved(c.origin_ns),
         late_since_ns=moved(c.late_since_ns),
         switched_ns=moved(c.switched_ns),
-        pressed=None if c.pressed is None else (c.pressed[0], c.pressed[1] + shift),
+        # 3.10.6: a restored clock is neutralised, and a neutralised clock clears the courtesy draw
+        pressed=None if c.phase is Phase.RUNNING or c.pressed is None else (c.pressed[0], c.pressed[1] + shift),
         restored=True,
     )
 
@@ -456,47 +530,65 @@ class View:
 
 
 def view(c: Clock, t_ns: int) -> View:
-    """What the clock shows at `t_ns` (which must not be before the last input)."""
-    c = settle(c, t_ns) if c.since_ns is not None else c
+    """What the clock shows at `t_ns` (which must not be before the last input).
+
+    Called several times per press and per display change (issue 11), so it is written out flat:
+    the same values as `_remaining_ns`, `_may_forfeit`, `overtime_seconds`, `penalty_points` and
+    `display_text` (test_clock_properties and test_clock_stateful hold it to them)."""
+    if c.since_ns is not None:
+        c = settle(c, t_ns)
+    phase, rules = c.phase, c.rules
+    running = c.side if phase is Phase.RUNNING else None
+    courtesy = None  # 3.10.6: the player who pressed, once the interval has passed
+    pressed = c.pressed
+    if running is not None and pressed is not None and pressed[0] != running:
+        if t_ns - pressed[1] >= rules.courtesy_draw_after_ms * NS_PER_MS:
+            courtesy = pressed[0]
+    before_play = phase is Phase.SETUP or phase is Phase.LATE
+    forfeit_below = rules.optional_forfeit_below_ms * NS_PER_MS
+    per_minute = rules.penalty_per_minute
+    late_since = c.late_since_ns
     players = []
-    for p in PLAYERS:
-        i = p - 1
-        remaining = _remaining_ns(c, p, t_ns)
-        overtime = overtime_seconds(remaining)
-        forfeited = p in c.forfeits
-        penalty = penalty_points(overtime, c.rules.penalty_per_minute)
-        courtesy = (
-            c.phase is Phase.RUNNING
-            and c.pressed is not None
-            and c.pressed[0] == p
-            and c.side == opponent(p)
-            and t_ns - c.pressed[1] >= c.rules.courtesy_draw_after_ms * NS_PER_MS
-        )
-        may_forfeit = _may_forfeit(c, p, t_ns)
+    for i in (0, 1):
+        p = i + 1
+        absent = c.absent[i]
+        remaining = c.allotted_ns[i] - c.played_ns[i]
+        if absent and late_since is not None:
+            remaining -= t_ns - late_since
+        if remaining > 0:
+            overtime = 0
+            shown = -(-remaining // NS_PER_S)
+            text = f"{shown // 60}:{shown % 60:02d}"
+        else:
+            overtime = -remaining // NS_PER_S
+            text = f"{'-' if overtime else ''}{overtime // 60}:{overtime % 60:02d}"
         players.append(
-            PlayerView(
+            _make(
+                PlayerView,
                 player=p,
                 remaining_ns=remaining,
-                text=display_text(remaining),
+                text=text,
                 overtime_s=overtime,
-                penalty=penalty,
-                running=c.phase is Phase.RUNNING and c.side == p,
-                absent=c.absent[i],
-                forfeit=forfeited,
-                may_forfeit=may_forfeit,
-                courtesy_draw=courtesy,
+                penalty=-(-overtime // 60) * per_minute,
+                running=running == p,
+                absent=absent,
+                forfeit=p in c.forfeits,
+                may_forfeit=before_play and c.late[i] and not absent and remaining < forfeit_below,
+                courtesy_draw=courtesy == p,
             )
         )
-    return View(
+    ending = c.ending
+    return _make(
+        View,
         t_ns=t_ns,
-        phase=c.phase,
+        phase=phase,
         players=(players[0], players[1]),
-        ending=c.ending,
+        ending=ending,
         forfeits=c.forfeits,
         restored=c.restored,
         neutral_ns=c.neutral_ns,
-        lateness_margin=c.rules.lateness_forfeit_margin
-        if c.ending in (Ending.LATENESS_FORFEIT, Ending.OPTIONAL_FORFEIT)
+        lateness_margin=rules.lateness_forfeit_margin
+        if ending is Ending.LATENESS_FORFEIT or ending is Ending.OPTIONAL_FORFEIT
         else None,
     )
 

@@ -6,14 +6,22 @@ exits non-zero; nothing half-configured ever runs. Times may be written "25:00" 
 
 from __future__ import annotations
 
+import logging
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from rackside.firmware.clock import Rules
 
+log = logging.getLogger(__name__)
+
 DEFAULT_CONFIG = Path(__file__).with_name("clock.toml")
+# The game time the director set in the menu (LEn), kept for the following games (issue 10). A
+# state file in the clock's state directory, not a rewrite of clock.toml: the config may be
+# read-only to the service (/etc/rackside, owned by root) or the defaults shipped in the package,
+# and rewriting a director's commented TOML would lose the comments (tomllib only reads).
+GAME_TIME_FILE = "game_time.toml"
 
 
 class ConfigError(ValueError):
@@ -164,15 +172,72 @@ def pinmap_from_data(data: dict, source: str) -> Any:
 class LoadedConfig:
     path: Path
     data: dict  # the whole parsed file, for the sections other modules own
-    rules: Rules
+    rules: Rules  # the config's rules, with the menu's saved game time when there is one
     firmware: Firmware = Firmware()
     pins: Any = None  # hardware.pinmap.PinMap
+    config_game_time_ms: int | None = None  # the config file's own game time
 
 
-def load_config(path: Path | None = None) -> LoadedConfig:
+def _mmss(ms: int) -> str:
+    s = ms // 1000
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def save_game_time(state_dir: Path | str, game_time_ms: int, config_game_time_ms: int) -> None:
+    """Keep the menu's game time for the following games: written atomically to GAME_TIME_FILE in
+    `state_dir` (or removed when it is the config's own). It records the config's game time it
+    replaces, so a director who later edits clock.toml gets what the file says. Raises OSError."""
+    path = Path(state_dir) / GAME_TIME_FILE
+    if game_time_ms == config_game_time_ms:
+        path.unlink(missing_ok=True)
+        return
+    from rackside.atomic import write_atomic
+
+    Path(state_dir).mkdir(parents=True, exist_ok=True)
+    write_atomic(
+        path,
+        "# The game time set in the clock's director's menu (LEn), kept for the following games.\n"
+        "# It is used while clock.toml's game time is still the one it replaces; delete this file\n"
+        "# (or set the config's game time in the menu) to go back to the config.\n"
+        f'[clock]\ngame_time = "{_mmss(game_time_ms)}"\n\n[menu]\nreplaces = "{_mmss(config_game_time_ms)}"\n',
+    )
+
+
+def _saved_game_time(state_dir: Path, config_game_time_ms: int) -> int | None:
+    """The menu's saved game time, if any and still meant. A damaged file is ignored with one
+    line (the config's game time is used): it is the clock's own state, and nothing stops a clock."""
+    path = Path(state_dir) / GAME_TIME_FILE
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+        clock = check_keys("clock", data.get("clock"), {"game_time"})
+        menu = check_keys("menu", data.get("menu"), {"replaces"})
+        if set(data) != {"clock", "menu"} or "game_time" not in clock or "replaces" not in menu:
+            raise ConfigError("needs [clock] game_time and [menu] replaces")
+        low, high = CLOCK_KEYS["game_time"][1:3]
+        game_time_s = _duration_s("clock.game_time", clock["game_time"], low, high)
+        replaces_s = _duration_s("menu.replaces", menu["replaces"], low, high)
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ConfigError) as e:
+        log.warning("%s: ignored, using the config's game time (%s)", path, e)
+        return None
+    if replaces_s * 1000 != config_game_time_ms:
+        log.info(
+            "%s: the config's game time changed since the menu set %s; using the config's %s",
+            path,
+            _mmss(game_time_s * 1000),
+            _mmss(config_game_time_ms),
+        )
+        return None
+    return game_time_s * 1000
+
+
+def load_config(path: Path | None = None, state_dir: Path | str | None = None) -> LoadedConfig:
     """Read and check a clock config file; `None` means the defaults shipped beside this module.
     Every section is checked before anything starts; the first problem raises ConfigError naming
-    the file, the key and what is allowed."""
+    the file, the key and what is allowed. With `state_dir`, a game time the director set in the
+    menu (`save_game_time`) replaces the config's."""
     path = Path(path) if path is not None else DEFAULT_CONFIG
     try:
         with open(path, "rb") as f:
@@ -190,4 +255,10 @@ def load_config(path: Path | None = None) -> LoadedConfig:
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}") from None
     pins = pinmap_from_data(data, str(path))
-    return LoadedConfig(path=path, data=data, rules=rules, firmware=firmware, pins=pins)
+    config_game_time_ms = rules.game_time_ms
+    if state_dir is not None:
+        saved = _saved_game_time(Path(state_dir), config_game_time_ms)
+        if saved is not None:
+            log.info("game time %s, as set in the director's menu (the config says %s)", _mmss(saved), _mmss(config_game_time_ms))
+            rules = replace(rules, game_time_ms=saved)
+    return LoadedConfig(path=path, data=data, rules=rules, firmware=firmware, pins=pins, config_game_time_ms=config_game_time_ms)

@@ -11,7 +11,9 @@ means depends on the clock's phase when it happens:
   is held back until it is clearly not the start of a long press, then acted on *dated at its edge*:
   a tap acts on release; a player's button acts after `chord_ns` unless the other player's button
   went down too. Because the press is dated at its edge, the time charged is exact; only the
-  display follows a fraction of a second later. Then:
+  display follows a fraction of a second later. (While waiting for latecomers a centre tap is the
+  latecomer's arrival and, with both absent, a player's press is theirs: 2.3.2, 2.3.3, in the core.)
+  Then:
   - the centre held `hold_ns`: ends the game if one is in progress (the End gesture); before a game
     (waiting for latecomers included: no tile is drawn until both arrive, 2.3.2, 2.3.3) or after one
     it opens the director's menu instead, so a director marking an arrival never ends the game;

@@ -1,7 +1,9 @@
 """The director's menu (1.4.1(b), 2.3.2-2.3.6): pure, navigated with the clock's three buttons.
 
 The left display names the item, the right one shows its value. In the list, the left button goes
-to the previous item, the right button to the next, the centre opens the item. Items:
+to the previous item, the right button to the next (the list stops at its ends: no wrapping), the
+centre opens the item. `key_help` says what each button does at the moment (the simulator shows it
+in place of its key line). Items:
 
 - ``P1`` / ``P2``: adjust that player's remaining time (1.4.1(b)). The minutes blink: left/right
   take a minute off/add one; centre moves to the seconds (left/right: one second), centre again
@@ -10,7 +12,8 @@ to the previous item, the right button to the next, the centre opens the item. I
   ``both``, 2.3.2(a), 2.3.3(a)). While waiting: mark an arrival (``Arr1``, ``Arr2``, 2.3.2(b)).
   After a late arrival with under 15 minutes assigned: that player's optional forfeit (``For1``,
   ``For2``, 2.3.4). Only offered when one of these applies.
-- ``LEn``: the game time (length), then ``yES``/``no``: starts a new game with it.
+- ``LEn``: the game time (length), then ``yES``/``no``: starts a new game with it (the runner's
+  ``on_new_game`` keeps it for the following games: ``config.save_game_time``).
 - ``rSEt``: ``yES``/``no``: a new game with the current game time.
 - ``donE``: back to the clock (still neutralised: the centre restarts it).
 
@@ -76,8 +79,8 @@ def press(m: Menu, button: str, v: View, game_time_ms: int) -> tuple[Menu, list[
     """The menu after `button` ("left", "right" or "neutralise") is pressed; `v` is the clock now."""
     step = {"left": -1, "right": 1}.get(button, 0)
     if m.mode == "list":
-        if step:
-            return replace(m, index=(m.index + step) % len(m.items)), []
+        if step:  # the list stops at its ends: a director counting presses never wraps round
+            return replace(m, index=max(0, min(len(m.items) - 1, m.index + step))), []
         item = m.item
         if item.kind == "time":
             remaining_s = _seconds(v.players[item.player - 1].remaining_ns)
@@ -103,11 +106,11 @@ def press(m: Menu, button: str, v: View, game_time_ms: int) -> tuple[Menu, list[
         return replace(m, mode="list"), [("adjust", m.item.player, m.value_s * 1000)]
     if m.mode == "option":
         if step:
-            return replace(m, option=(m.option + step) % len(m.item.options)), []
+            return replace(m, option=max(0, min(len(m.item.options) - 1, m.option + step))), []
         return replace(m, mode="list"), [m.item.options[m.option][1], ("exit",)]
     if m.mode == "confirm":
-        if step:
-            return replace(m, option=1 - m.option), []
+        if step:  # left: yES, right: no (as they are written)
+            return replace(m, option=0 if step < 0 else 1), []
         if m.option == 0:
             return replace(m, mode="list", pending=()), [m.pending, ("exit",)]
         return replace(m, mode="list", pending=()), []
@@ -137,6 +140,41 @@ def texts(m: Menu, v: View, t_ns: int, game_time_ms: int) -> tuple[str, str]:
     if item.kind == "options":
         return item.label, item.options[0][0]
     return item.label, ""
+
+
+_OPEN = {"options": "choose", "length": "set the game time", "confirm": "new game", "exit": "back to the clock"}
+
+
+def key_help(m: Menu) -> dict[str, str]:
+    """What each button does now, for the simulator's key line while the menu is open (issue 10):
+    {"left": ..., "neutralise": ..., "right": ...}."""
+    item = m.item
+    if m.mode == "list":
+        centre = f"adjust {item.label}'s time" if item.kind == "time" else f"{_OPEN[item.kind]}" + (
+            f" ({item.label})" if item.kind == "options" else ""
+        )
+        return {
+            "left": "previous item" if m.index > 0 else "(first item)",
+            "neutralise": centre,
+            "right": "next item" if m.index < len(m.items) - 1 else "(last item)",
+        }
+    if m.mode in ("minutes", "seconds"):
+        unit = "minute" if m.mode == "minutes" else "second"
+        if m.mode == "minutes":
+            centre = "to the seconds"
+        elif item.kind == "length":
+            centre = "on to yES/no"
+        else:
+            centre = f"set {item.label}'s time"
+        return {"left": f"1 {unit} less", "neutralise": centre, "right": f"1 {unit} more"}
+    if m.mode == "option":
+        last = len(item.options) - 1
+        return {
+            "left": "previous choice" if m.option > 0 else "(first choice)",
+            "neutralise": f"choose {item.options[m.option][0]}",
+            "right": "next choice" if m.option < last else "(last choice)",
+        }
+    return {"left": "yES", "neutralise": f"confirm {('yES', 'no')[m.option]}", "right": "no"}
 
 
 def next_change_ns(m: Menu, t_ns: int) -> int | None:

@@ -546,10 +546,10 @@ class GameStore:
             problems=list(result.problems),
         )
         log.warning(
-            "restored %s as of %d ns (%s), neutralised; downtime not charged",
-            path.name,
-            at_ns,
+            "restored from %s (%s) %s, neutralised; downtime not charged",
+            wall_label(at_ns, now_ns, rebooted, self.checkpoint_path if from_checkpoint else path),
             "checkpoint" if from_checkpoint else "last input",
+            path.name,
         )
         return clock
 
@@ -572,6 +572,23 @@ class GameStore:
         if expected != cp.clock:
             return "its state disagrees with the journal it covers"
         return None
+
+
+def wall_label(at_ns: int, now_ns: int, rebooted: bool | None, recorded_in: Path) -> str:
+    """When the monotonic moment `at_ns` was, as a wall-clock time (UTC) for people reading the
+    log (issue 10: never a raw nanosecond count). On the same boot it follows from the monotonic
+    clock; across a reboot (or an unknown boot) from the modification time of the file that
+    recorded that moment. A label only, never used for a duration."""
+    import time
+
+    if rebooted is False:
+        wall = time.time() - (now_ns - at_ns) / 1e9
+    else:
+        try:
+            wall = recorded_in.stat().st_mtime
+        except OSError:
+            return "an unknown time"
+    return datetime.datetime.fromtimestamp(wall, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 __all__ = [

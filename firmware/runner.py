@@ -47,6 +47,7 @@ from rackside.firmware.clock import (
     View,
     apply,
     new_clock,
+    phase_at,
     settle,
     view,
 )
@@ -82,6 +83,7 @@ class Runner:
         restored_banner_ns: int = RESTORED_BANNER_NS,
         initially_down: dict[str, bool] | None = None,
         outputs: Sequence[Any] = (),
+        on_new_game: Callable[[Rules], None] | None = None,
     ) -> None:
         self.rules = rules
         self.store = store
@@ -92,6 +94,7 @@ class Runner:
         self.buzzer = buzzer and board is not None
         self.notifier = notifier
         self.restored_banner_ns = restored_banner_ns
+        self.on_new_game = on_new_game  # keeps the menu's game time for the following games
         down = initially_down or {}
         self.debouncers = {b: Debouncer(settle_ns, raw_down=bool(down.get(b))) for b in BUTTONS}
         self.gestures = Gestures(hold_ns=hold_ns, chord_ns=chord_ns)
@@ -391,7 +394,7 @@ class Runner:
     def _phase(self, t: int) -> Phase:
         c = self.clock
         if c.since_ns is not None and t >= c.since_ns:
-            c = settle(c, t)
+            return phase_at(c, t)  # settle(c, t).phase without building the settled clock
         return c.phase
 
     # --- the director's menu -------------------------------------------------------------------
@@ -403,6 +406,12 @@ class Runner:
         self.restored_until_ns = None
         self.menu = menus.open_menu(view(self.clock, max(t, self.clock.since_ns or t)), self.rules.game_time_ms, self.rules.forfeit_overtime_ms)
         log.info("director's menu opened")
+
+    def menu_help(self) -> dict[str, str] | None:
+        """What each button does while the director's menu is open, else None: the simulators'
+        key line (any thread may ask; the menu is an immutable value)."""
+        menu = self.menu
+        return None if menu is None else menus.key_help(menu)
 
     def _menu_press(self, button: str, t: int) -> None:
         t = max(t, self.clock.since_ns or t)
@@ -441,6 +450,11 @@ class Runner:
         self._out = (False, False)
         self._ending = None
         log.info("new game: %d:%02d a player", game_time_ms // 60000, game_time_ms // 1000 % 60)
+        if self.on_new_game is not None:
+            try:  # no game time runs in a new game: a small atomic write here delays nobody
+                self.on_new_game(self.rules)
+            except Exception as exc:  # noqa: BLE001 - the new game goes on with its game time
+                log.error("the game time for the following games was not saved: %s", exc)
 
     # --- output --------------------------------------------------------------------------------
 

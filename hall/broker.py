@@ -29,8 +29,7 @@ def conf_settings(conf: Path) -> tuple[int | None, bool, str | None]:
     text = conf.read_text()
     ports = [int(p) for p in re.findall(r"^listener\s+(\d+)", text, re.M)]
     tls = bool(re.search(r"^certfile\s", text, re.M))  # uncommented: the TLS listener is on
-    port = next((p for p in ports if p == 8883), None) if tls else None
-    port = port or (ports[0] if ports else None)
+    port = (ports[0] if ports else None)  # with TLS, provision writes the TLS listener first
     hall = None
     acl = re.search(r"^acl_file\s+(.+)$", text, re.M)
     if acl and Path(acl.group(1).strip()).is_file():

@@ -2,6 +2,7 @@
 
     rackside hall provision --hall NAME --tables 1-60 --stations 3 --out DIR [--tls]
     rackside hall broker --config DIR
+    rackside hall station [--config station.toml]
     rackside hall tail --credentials DIR/credentials/director.toml [--url mqtt://HOST:PORT]
     rackside hall console [--config FILE]      the director's console (docs/console.md)
     rackside hall demo --tables 40             a private broker, simulated tables and the console
@@ -36,6 +37,11 @@ def register(sub: Any) -> None:
     br.add_argument("--config", type=Path, required=True, metavar="DIR", help="the folder `provision` wrote")
     br.add_argument("--no-mdns", action="store_true", help="do not advertise the broker by mDNS")
     br.set_defaults(func=run_broker)
+
+    st = hs.add_parser("station", help="publish this challenge station's challenges to the hall (beside `rackside kiosk`)")
+    st.add_argument("--config", type=Path, metavar="FILE", help="the station's config (default: station.toml in the config folder)")
+    st.add_argument("--url", help="mqtt://HOST:PORT or auto (overrides [hall] url)")
+    st.set_defaults(func=run_station)
 
     tl = hs.add_parser("tail", help="print the hall's traffic as the director reads it")
     tl.add_argument("--credentials", type=Path, required=True, metavar="FILE", help="the director's credentials file")
@@ -82,6 +88,12 @@ def run_broker(args: argparse.Namespace) -> int:
     from rackside.hall import broker
 
     return broker.run(args.config, mdns=not args.no_mdns)
+
+
+def run_station(args: argparse.Namespace) -> int:
+    from rackside.hall import station
+
+    return station.run(args)
 
 
 def run_tail(args: argparse.Namespace) -> int:

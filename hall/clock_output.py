@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 STATE_EVERY_NS = 10_000_000_000
 QUEUE_SIZE = 2000
 WINDOW = 50  # messages in flight at once: paho's and the broker's limit
+RESEND_AFTER_S = 10.0  # after a reconnect, rows still unacknowledged this long are handed to paho again
 ANSWERED_KEEP = 256  # command ids remembered, to ack a redelivered command without applying it twice
 
 
@@ -135,6 +136,7 @@ class HallOutput:
         self._acks: collections.deque[int] = collections.deque()
         self._answered: collections.OrderedDict[str, bytes] = collections.OrderedDict()
         self._pending_cmds: set[str] = set()
+        self._hold_since: float | None = None  # reconnected at; in-flight rows are being re-sent
         self._cmd_lock = threading.Lock()
         # the runner thread's own bookkeeping
         self._path: Path | None = None
@@ -146,7 +148,7 @@ class HallOutput:
             subscribe=(self.topic["cmd"],),
             on_message=self._on_message,
             on_ack=self._on_ack,
-            on_connected=lambda: self._put(("connected",), wake=True),
+            on_connected=self._on_connected,
         )
         self.thread = threading.Thread(target=self._run, name="hall-publisher", daemon=True)
         self.published = 0  # outbox rows acknowledged by the broker
@@ -188,6 +190,8 @@ class HallOutput:
         return time.time_ns() - (self.clock_ns() - t_ns)
 
     def _put(self, item: tuple, wake: bool = False) -> None:
+        """Queue `item` for the publisher without waiting. `wake` items (a nudge, a resync) may be
+        dropped silently when the queue is full; anything else dropped is an outage, logged once."""
         try:
             self.queue.put_nowait(item)
         except queue.Full:
@@ -200,6 +204,11 @@ class HallOutput:
 
     # --- paho's thread ---------------------------------------------------------------------------
 
+    def _on_connected(self) -> None:
+        # Hold new rows back until paho's re-sent in-flight ones are acknowledged: order is kept.
+        self._hold_since = time.monotonic()
+        self._put(("connected",), wake=True)
+
     def _on_ack(self, mid: int) -> None:
         self._acks.append(mid)
 
@@ -210,11 +219,11 @@ class HallOutput:
             cmd = commands.parse(payload, getattr(self.store, "rules", None))
         except commands.CommandError as e:
             log.warning("hall command refused: %s", e)
-            self._put(("ack", commands.command_id(payload), False, str(e), None), wake=True)
+            self._put(("ack", commands.command_id(payload), False, str(e), None))
             return
         with self._cmd_lock:
             if cmd.id in self._answered:  # redelivered: answer again, apply once
-                self._put(("ack_again", self._answered[cmd.id]), wake=True)
+                self._put(("ack_again", self._answered[cmd.id]))
                 return
             if cmd.id in self._pending_cmds:
                 return
@@ -224,7 +233,7 @@ class HallOutput:
 
     def _reply(self, cmd: commands.Command, ok: bool, reason: str | None, seq: int | None) -> None:
         """Called by the runner once it applied (or refused) a command."""
-        self._put(("ack", cmd.id, ok, reason, seq), wake=True)
+        self._put(("ack", cmd.id, ok, reason, seq))
 
     # --- the publisher's thread ----------------------------------------------------------------
 
@@ -238,7 +247,7 @@ class HallOutput:
         self._inflight: dict[int, int] = {}  # mid -> outbox row id
         self._sent_upto = 0  # the last outbox row handed to paho in this process
         self._state: tuple[bytes, bool] | None = None  # (payload, published)
-        self._seq = 0
+        self._seqs: dict[str, int] = {}  # each game's last journal line seen
         self._resync()
         self._connect()
         stopping = False
@@ -261,6 +270,10 @@ class HallOutput:
                 self.fault.failed(repr(e))
                 time.sleep(0.5)
         self._deliver()
+        deadline = time.monotonic() + 2  # a clean stop waits briefly for the last acks: no resend
+        while self._inflight and self.link.connected.is_set() and time.monotonic() < deadline:
+            time.sleep(0.02)
+            self._deliver()
         self.outbox.close()
         self.stopped.set()
 
@@ -279,6 +292,12 @@ class HallOutput:
 
     def _game(self, path: Path | None) -> str:
         return path.stem if path is not None else "none"
+
+    def _last_seq(self, game: str) -> int:
+        """The journal line the state of `game` includes up to (the outbox's progress after a restart)."""
+        if game not in self._seqs:
+            self._seqs[game] = self._progress_of(game)[0]
+        return self._seqs[game]
 
     def _progress_of(self, game: str) -> tuple[int, bool]:
         if game not in self._progress:
@@ -301,11 +320,13 @@ class HallOutput:
                         d["source"] = source
                     rows.append((self.topic["event"], event_payload(d, game, seq, wall), 1, 0))
                     self._progress[game] = changed[game] = (seq, result)
-                self._seq = seq if seq is not None else self._seq
-                self._state = (state_payload(clock_view(clock, t_ns), game, self._seq, wall), False)
+                if seq is not None:
+                    self._seqs[game] = seq
+                self._state = (state_payload(clock_view(clock, t_ns), game, self._last_seq(game), wall), False)
             elif kind == "view":
                 _, path, v, wall = item
-                self._state = (state_payload(v, self._game(path), self._seq, wall), False)
+                game = self._game(path)
+                self._state = (state_payload(v, game, self._last_seq(game), wall), False)
             elif kind == "result":
                 _, path, v, wall = item
                 game = self._game(path)
@@ -313,7 +334,7 @@ class HallOutput:
                 if not result:
                     rows.append((self.topic["event"], result_payload(v, game, wall), 1, 0))
                     self._progress[game] = changed[game] = (line, True)
-                self._state = (state_payload(v, game, self._seq, wall), False)
+                self._state = (state_payload(v, game, self._last_seq(game), wall), False)
             elif kind == "ack":
                 _, cid, ok, reason, seq = item
                 payload = dumps({"id": cid, "ok": ok, "reason": reason, "seq": seq, "at": iso(time.time_ns())})
@@ -384,6 +405,18 @@ class HallOutput:
         if self._state is not None and not self._state[1]:
             if self.link.publish(self.topic["state"], self._state[0], qos=1, retain=True) is not None:
                 self._state = (self._state[0], True)
+        if self._hold_since is not None:
+            if not self._inflight:
+                self._hold_since = None
+            elif time.monotonic() - self._hold_since > RESEND_AFTER_S:
+                # paho did not re-send what was in flight (a lost session): hand those rows over
+                # again, oldest first; a late ack of the old ones is ignored, duplicates are dropped
+                # by subscribers.
+                self._sent_upto = min(self._inflight.values()) - 1
+                self._inflight.clear()
+                self._hold_since = None
+            else:
+                return
         room = WINDOW - len(self._inflight)
         if room <= 0:
             return

@@ -114,10 +114,11 @@ def mosquitto_conf(
     tls: bool,
     data_dir: Path,
     run_as: str | None,
+    tls_port: int = TLS_PORT,
 ) -> str:
     where = f" {bind}" if bind else ""
     tls_lines = [
-        f"listener {TLS_PORT}{where}",
+        f"listener {tls_port}{where}",
         f"cafile {out / 'tls' / 'ca.crt'}",
         f"certfile {out / 'tls' / 'server.crt'}",
         f"keyfile {out / 'tls' / 'server.key'}",
@@ -197,6 +198,7 @@ def provision(
     data_dir: Path | str | None = None,
     run_as: str | None = None,
     url: str | None = None,
+    tls_port: int = TLS_PORT,
 ) -> dict[str, Device]:
     """Write a hall's broker files and credentials into `out`; returns the devices by user name.
     Passwords are new random ones each time (re-provisioning replaces every credential)."""
@@ -215,7 +217,7 @@ def provision(
     os.chmod(out / "credentials", 0o700)
     write_atomic(out / "passwords", "".join(f"{d.user}:{hash_password(d.password)}\n" for d in devices))
     write_atomic(out / "acl", acl_text(hall, devices))
-    write_atomic(out / "mosquitto.conf", mosquitto_conf(out, port=port, bind=bind, tls=tls, data_dir=data_dir, run_as=run_as))
+    write_atomic(out / "mosquitto.conf", mosquitto_conf(out, port=port, bind=bind, tls=tls, data_dir=data_dir, run_as=run_as, tls_port=tls_port))
     for d in devices:
         write_atomic(out / "credentials" / f"{d.user}.toml", credentials_text(hall, d, url, tls, out))
     if tls:

@@ -66,9 +66,21 @@ class SimWindow:
     COMMANDS = {"K_d": "menu", "K_e": "end"}
     QUIT_KEYS = ("K_ESCAPE", "K_q")
 
-    def __init__(self, board: Any, displays: Sequence[Any], *, size: tuple[int, int] = (1000, 470), title: str = "Rackside table clock (simulated)") -> None:
+    KEY_NAMES = {"left": "Left Shift / z", "neutralise": "Space", "right": "Right Shift / m"}
+    KEY_LINE = "Left Shift / z: left    Right Shift / m: right    Space: neutralise    d: director menu    e: end game    q: quit"
+
+    def __init__(
+        self,
+        board: Any,
+        displays: Sequence[Any],
+        *,
+        size: tuple[int, int] = (1000, 470),
+        title: str = "Rackside table clock (simulated)",
+        key_help: Callable[[], dict | None] | None = None,
+    ) -> None:
         import pygame
 
+        self.key_help = key_help or (lambda: None)  # the runner's menu_help: the menu's key line
         self.pg = pygame
         pygame.display.init()
         pygame.font.init()
@@ -137,8 +149,7 @@ class SimWindow:
             pg.draw.rect(screen, PANEL, (px, py, panel_w, panel_h), border_radius=12)
             self._draw_digits(text, px + 26, py + 30, panel_w - 52, panel_h - 60)
         self._draw_buttons(width, height)
-        help_text = "Left Shift / z: left    Right Shift / m: right    Space: neutralise    d: director menu    e: end game    q: quit"
-        surf = self.small.render(help_text, True, DIM_TEXT)
+        surf = self.small.render(self.key_line(), True, DIM_TEXT)
         screen.blit(surf, ((width - surf.get_width()) / 2, height - 34))
         if getattr(self.board, "buzzing", False):
             surf = self.font.render("BUZZ", True, BUTTON_DOWN)
@@ -188,8 +199,20 @@ class SimWindow:
         except Exception:  # noqa: BLE001 - a closed board: draw the button up
             return False
 
+    def key_line(self) -> str:
+        """What each key does: in the director's menu, what it does there (issue 10)."""
+        help_ = self.key_help()
+        if not help_:
+            return self.KEY_LINE
+        return "director's menu   " + "   ".join(f"{self.KEY_NAMES[b]}: {help_[b]}" for b in ("left", "neutralise", "right"))
+
     def _state(self) -> tuple:
-        return (self.texts(), tuple(self._is_down(n) for n in ("left", "right", "neutralise")), getattr(self.board, "buzzing", False))
+        return (
+            self.texts(),
+            tuple(self._is_down(n) for n in ("left", "right", "neutralise")),
+            getattr(self.board, "buzzing", False),
+            self.key_line(),
+        )
 
     # --- main loop -----------------------------------------------------------------------------
 

@@ -52,7 +52,18 @@ def big_digits(text: str) -> list[str]:
     return rows
 
 
-def screen(texts: Sequence[str], down: dict[str, bool] | None = None) -> str:
+KEY_NAMES = {"left": "z", "neutralise": "space", "right": "m"}
+KEY_LINE = "z: left  m: right  space: neutralise  d: director menu  e: end game  q: quit"
+
+
+def key_line(help_: dict[str, str] | None) -> str:
+    """The key line: what each key does in the director's menu (`help_`), else the usual one."""
+    if not help_:
+        return KEY_LINE
+    return "director's menu   " + "   ".join(f"{KEY_NAMES[b]}: {help_[b]}" for b in ("left", "neutralise", "right"))
+
+
+def screen(texts: Sequence[str], down: dict[str, bool] | None = None, keys: str = KEY_LINE) -> str:
     """The whole screen for the displays' `texts` (left, right) and which buttons are held."""
     down = down or {}
     left, right = big_digits(texts[0]), big_digits(texts[1]) if len(texts) > 1 else big_digits("")
@@ -68,14 +79,15 @@ def screen(texts: Sequence[str], down: dict[str, bool] | None = None) -> str:
         "",
         f"   {marks['left']} z               {marks['neutralise']} space          {marks['right']} m",
         "",
-        f"   {DIM}z: left  m: right  space: neutralise  d: director menu  e: end game  q: quit{RESET}",
+        f"   {DIM}{keys}{RESET}",
     ]
     return "\r\n".join(lines) + "\r\n"
 
 
 class TerminalSim:
-    def __init__(self, board: Any, displays: Sequence[Any], *, stdin: Any = None, stdout: Any = None) -> None:
+    def __init__(self, board: Any, displays: Sequence[Any], *, stdin: Any = None, stdout: Any = None, key_help: Callable[[], dict | None] | None = None) -> None:
         self.board = board
+        self.key_help = key_help or (lambda: None)  # the runner's menu_help: the menu's key line
         self.displays = list(displays)
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
@@ -105,10 +117,11 @@ class TerminalSim:
     def draw(self) -> None:
         texts = tuple(d.text for d in self.displays)
         down = {n: n in self.release_at for n in ("left", "right", "neutralise")}
-        state = (texts, tuple(sorted(down.items())))
+        keys = key_line(self.key_help())
+        state = (texts, tuple(sorted(down.items())), keys)
         if state != self.drawn:
             self.drawn = state
-            self.stdout.write(screen(texts, down))
+            self.stdout.write(screen(texts, down, keys))
             self.stdout.flush()
 
     def run(self, stopped: Callable[[], bool] = lambda: False) -> None:

@@ -66,9 +66,11 @@ class KioskApp:
 
             self.printer = DocketPrinter(config.printer_url, config.printer_baudrate, config.printer_write_timeout,
                                          config.printer_status_check)
-        self.lexicon = None
-        self.settings = None
-        self._challenge_log = None
+        # The judge core (lexicon, rule, log) is the service the CLI and the hall use too.
+        from rackside.judge.service import JudgeService
+
+        self.service = JudgeService(log_path=self.paths.log or config.log_path, station=config.name,
+                                    settings_path=self.paths.settings, lexicon_folder=self.paths.lexicons)
         self.running = True  # until the director quits or the OS stops the station
         self.frames = 0
         self._pointer = _Pointer()
@@ -83,28 +85,35 @@ class KioskApp:
         """Settings and lexicon: what the idle screen shows. A missing or corrupt lexicon is shown
         on the idle screen (the director fixes it from director mode); corrupt settings refuse to
         start."""
-        from rackside.kiosk.adjudication import ChallengeRule
-        from rackside.kiosk.settings import load_settings
+        from rackside.judge.penalties import ChallengeRule
 
-        self.settings = load_settings(self.paths.settings)
+        settings = self.service.reload_settings()
         self.station.rules = tuple((r.value, r.label) for r in ChallengeRule)
-        self.station.show_rule(self.settings.challenge_rule.value, self.settings.challenge_rule.label)
-        self.station.max_words = max(1, min(self.settings.max_words, flow.MAX_WORDS))
+        self.station.show_rule(settings.challenge_rule.value, settings.challenge_rule.label)
+        self.station.max_words = max(1, min(settings.max_words, flow.MAX_WORDS))
         self._open_lexicon()
 
     @property
-    def challenge_log(self):
-        if self._challenge_log is None:
-            from rackside.kiosk.challenge_log import ChallengeLog, default_log_path
+    def lexicon(self):
+        return self.service.lexicon
 
-            path = self.paths.log or self.config.log_path or default_log_path()
-            self._challenge_log = ChallengeLog(path, self.config.name)
-        return self._challenge_log
+    @lexicon.setter
+    def lexicon(self, lexicon) -> None:
+        self.service.lexicon = lexicon
+
+    @property
+    def settings(self):
+        return self.service.settings
+
+    @property
+    def challenge_log(self):
+        return self.service.challenge_log
 
     def warm_up(self) -> None:
         """Once the idle screen is up: open the log and load the JUDGE path (engine, printer
         module, the verdict's fonts), so the first challenge is as quick as every later one."""
-        from rackside.kiosk import challenge_log, docket  # noqa: F401  (loaded now, not at the first JUDGE)
+        from rackside.judge import challenge_log  # noqa: F401
+        from rackside.kiosk import docket  # noqa: F401  (loaded now, not at the first JUDGE)
 
         if self.printer is not None:
             import serial  # noqa: F401
@@ -113,22 +122,30 @@ class KioskApp:
             self.renderer.font(size)
 
     def _open_lexicon(self) -> None:
-        from rackside.kiosk.lexicon import LexiconError
-        from rackside.kiosk.settings import open_configured_lexicon
+        from rackside.judge.service import LexiconError
 
         try:
-            lexicon = open_configured_lexicon(self.settings)
+            self.service.open_lexicon()
         except (LexiconError, OSError) as exc:
             log.error("no lexicon: %s", exc)
             self.station.show_lexicon(None, str(exc))
             return
-        self._use_lexicon(lexicon)
+        self._show_lexicon()
 
-    def _use_lexicon(self, lexicon) -> None:
-        old, self.lexicon = self.lexicon, lexicon
-        if old is not None and old is not lexicon:
-            old.close()
-        self.station.show_lexicon(LexiconInfo(lexicon.name, lexicon.word_count, lexicon.short_checksum))
+    def _show_lexicon(self) -> None:
+        from rackside.judge.lexicon import DEMONSTRATION_SHORT, is_demonstration
+
+        lexicon = self.service.lexicon
+        self.station.show_lexicon(LexiconInfo(lexicon.name, lexicon.word_count, lexicon.short_checksum),
+                                  notice=DEMONSTRATION_SHORT if is_demonstration(lexicon) else "")
+
+    def _refresh_lexicon(self) -> None:
+        """At the idle screen: judge with a lexicon or rule `rackside lexicon use` chose since."""
+        if self.service.refresh_lexicon():
+            self._show_lexicon()
+        rule = self.service.rule
+        if rule.value != self.station.rule_value:
+            self.station.show_rule(rule.value, rule.label)
 
     def open_window(self) -> None:
         os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
@@ -270,6 +287,8 @@ class KioskApp:
     def feed(self, event) -> None:
         for effect in self.station.handle(event):
             self.carry_out(effect)
+        if self.station.screen == Screen.IDLE:
+            self._refresh_lexicon()  # one stat when nothing changed
 
     # -- effects ------------------------------------------------------------------------------
 
@@ -277,32 +296,28 @@ class KioskApp:
         getattr(self, f"_do_{type(effect).__name__.lower()}")(effect)
 
     def _do_judge(self, eff: flow.Judge) -> None:
-        from rackside.kiosk.adjudication import ChallengeInputError, adjudicate, normalise_words, penalty_guidance
+        from rackside.judge.adjudication import ChallengeInputError
+        from rackside.judge.service import NoLexicon
 
-        if self.lexicon is None:
-            self.station.reject_words("No lexicon is loaded: call the director")
-            return
-        try:
-            words = normalise_words(eff.words, max_words=self.station.max_words)
-        except ChallengeInputError as exc:
-            self.station.reject_words(str(exc))
-            return
-        adjudication = adjudicate(words, self.lexicon)
-        table = eff.table or self.config.table
         try:
             # Durable (fsync'd) before anyone sees the verdict.
-            record = self.challenge_log.record(adjudication, self.lexicon, table=table, kind=eff.kind)
+            judgement = self.service.judge(eff.words, table=eff.table or self.config.table, kind=eff.kind)
+        except (NoLexicon, ChallengeInputError) as exc:
+            self.station.reject_words(str(exc))
+            return
         except OSError as exc:
             log.error("challenge not logged: %s", exc)
             self.station.reject_words(f"The challenge could not be logged ({exc.strerror or exc}): call the director")
             return
+        record, adjudication = judgement.record, judgement.adjudication
         verdict = Verdict(
             acceptable=adjudication.acceptable,
-            words=words,
+            words=adjudication.words,
             lexicon=f"{self.lexicon.name} ({self.lexicon.short_checksum})",
-            guidance=penalty_guidance(self.settings.challenge_rule, adjudication),
+            guidance=judgement.guidance,
             challenge_id=record.id,
             kind=eff.kind,
+            short_id=record.short_id,
         )
         printing = self.printer is not None and eff.kind == "runner"
         self.station.show_verdict(verdict, self.clock_ns(), printing=printing)
@@ -311,7 +326,8 @@ class KioskApp:
             from rackside.kiosk.docket import Docket
 
             ok, why = self.printer.print_docket(Docket(
-                record.id, _docket_time(record.time), record.table, verdict.lexicon, record.words, record.acceptable))
+                record.id, _docket_time(record.time), record.table, verdict.lexicon, record.words, record.acceptable,
+                record.short_id))
             self.station.docket_done(ok, why)
             # Touches and keys made while the port was busy would be stamped now, possibly past the
             # 0.5 s touch-ignore, though they came during it: drop them (a later touch still counts).
@@ -321,59 +337,36 @@ class KioskApp:
                                 pygame.MOUSEBUTTONUP])
 
     def _do_listlexicons(self, eff) -> None:
-        from rackside.kiosk.lexicon import Lexicon, LexiconError, lexicon_dir
-
-        folder = self.paths.lexicons or lexicon_dir()
         choices = []
-        for path in sorted(folder.glob("*.rlex")) if folder.is_dir() else []:
-            try:
-                with Lexicon.open(path) as lex:
-                    label = LexiconInfo(lex.name, lex.word_count, lex.short_checksum).label
-                choices.append(LexiconChoice(str(path), label))
-            except (LexiconError, OSError) as exc:
-                choices.append(LexiconChoice(str(path), f"{path.name}: unreadable", str(exc)))
+        for path, info, error in self.service.list_lexicons():
+            if error is None:
+                choices.append(LexiconChoice(str(path), LexiconInfo(*info).label))
+            else:
+                choices.append(LexiconChoice(str(path), f"{path.name}: unreadable", error))
         self.station.show_lexicons(choices)
         if not choices:
-            self.station.note(f"No compiled lexicons in {folder}")
-
-    def _save_settings(self, **changes) -> None:
-        """Change only these settings in the file, as it is now: `rackside lexicon use` may have
-        written it since the station started, and a rule change must not undo that."""
-        from rackside.kiosk.settings import load_settings, save_settings
-
-        settings = load_settings(self.paths.settings)
-        for name, value in changes.items():
-            setattr(settings, name, value)
-        save_settings(settings, self.paths.settings)
-        for name, value in changes.items():
-            setattr(self.settings, name, value)
+            self.station.note(f"No compiled lexicons in {self.service.lexicon_folder_path}")
 
     def _do_chooselexicon(self, eff: flow.ChooseLexicon) -> None:
-        from rackside.kiosk.lexicon import Lexicon, LexiconError
-        from rackside.kiosk.settings import SettingsError
+        from rackside.judge.service import LexiconError, SettingsError
 
         try:
-            lexicon = Lexicon.open(eff.path)
+            lexicon = self.service.choose_lexicon(eff.path)
         except (LexiconError, OSError) as exc:
             self.station.note(f"Lexicon not changed: {exc}")
             return
-        try:
-            self._save_settings(lexicon_path=Path(eff.path))
-        except (OSError, SettingsError) as exc:
-            lexicon.close()
+        except SettingsError as exc:
             self.station.note(f"Lexicon not changed: cannot save the settings ({exc})")
             return
-        self._use_lexicon(lexicon)
+        self._show_lexicon()
         self.station.note(f"Now judging with {lexicon.name}")
         log.info("director chose lexicon %s (%s)", lexicon.name, eff.path)
 
     def _do_chooserule(self, eff: flow.ChooseRule) -> None:
-        from rackside.kiosk.adjudication import ChallengeRule
-        from rackside.kiosk.settings import SettingsError
+        from rackside.judge.service import SettingsError
 
-        rule = ChallengeRule.parse(eff.value)
         try:
-            self._save_settings(challenge_rule=rule)
+            rule = self.service.choose_rule(eff.value)
         except (OSError, SettingsError) as exc:
             self.station.note(f"Rule not changed: cannot save the settings ({exc})")
             return
@@ -394,47 +387,43 @@ class KioskApp:
         from datetime import datetime
 
         from rackside import paths
-        from rackside.kiosk.challenge_log import export_csv, open_private
 
         folder = self.paths.exports or self.config.export_dir or paths.state_dir() / "exports"
         # Wall-clock time only names the file for humans.
         out = folder / f"challenges-{self.config.name}-{datetime.now():%Y%m%d-%H%M%S}.csv"
-        tmp = out.with_suffix(".csv.tmp")
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            with open_private(tmp) as fh:
-                count = export_csv(self.challenge_log.records(), fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, out)
+            count = self.service.export_csv(out)  # atomic and owner-only, as `rackside log export`
         except OSError as exc:
             self.station.note(f"Export failed: {exc}")
             return
         self.station.note(f"Exported {count} challenges to {out}")
 
     def _do_readjudicate(self, eff: flow.Readjudicate) -> None:
-        from rackside.kiosk.challenge_log import readjudicate
+        from rackside.judge.challenge_log import AmbiguousId
+        from rackside.judge.service import NoLexicon, NotInLog
 
-        if self.lexicon is None:
-            self.station.show_readjudication(None, "No lexicon is loaded: choose one first")
-            return
         wanted = eff.challenge_id.strip()
         try:
-            record = self.challenge_log.find(wanted)
-            if record is None:  # ids are typed on an upper-case keyboard
-                record = next((r for r in self.challenge_log.records() if r.id.lower() == wanted.lower()), None)
+            # The one lookup (full id in any case, or the short id), as `rackside log readjudicate`.
+            r = self.service.readjudicate(wanted)
+        except NoLexicon as exc:
+            self.station.show_readjudication(None, str(exc))
+            return
+        except NotInLog:
+            self.station.show_readjudication(None, f"No challenge with id {wanted} in this station's log")
+            return
+        except AmbiguousId as exc:
+            self.station.show_readjudication(None, str(exc))
+            return
         except OSError as exc:  # as in the log view: reported, never the end of the station
             self.station.show_readjudication(None, f"Cannot read the log: {exc}")
             return
-        if record is None:
-            self.station.show_readjudication(None, f"No challenge with id {wanted} in this station's log")
-            return
-        r = readjudicate(record, self.lexicon)
+        record = r.record
         row = LogRow(record.id, record.time, record.kind, record.table,
                      f"{record.lexicon_name} ({record.lexicon_sha256[:8]})", record.words, record.acceptable,
                      record.per_word)
         self.station.show_readjudication(ReadjudicationView(
-            row, r.now.acceptable, r.now.per_word, r.differs, r.message,
+            row, r.now.acceptable, r.now.per_word, not r.final, r.message,
             f"{self.lexicon.name} ({self.lexicon.short_checksum})"))
         log.info("re-adjudicated %s: %s", record.id, r.message)
 
@@ -477,9 +466,7 @@ class KioskApp:
 
         if self.printer is not None:
             self.printer.close()
-        if self.lexicon is not None:
-            self.lexicon.close()
-            self.lexicon = None
+        self.service.close()
         pygame.display.quit()
 
 

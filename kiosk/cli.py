@@ -1,11 +1,10 @@
-"""Registers the challenge station's subcommands: `judge`, `lexicon`, `log` (the engine) and
-`kiosk` (the touchscreen)."""
+"""Registers the challenge station's subcommand: `kiosk` (the touchscreen). The judge core's
+commands (`judge`, `lexicon`, `log`) are registered by `rackside.judge.cli`."""
 
 from __future__ import annotations
 
 
 def register(sub) -> None:
-    from rackside.kiosk import engine_cli, station_cli
+    from rackside.kiosk import station_cli
 
-    engine_cli.register(sub)
     station_cli.register(sub)

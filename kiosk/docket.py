@@ -37,6 +37,7 @@ class Docket:
     lexicon: str
     words: tuple[str, ...]
     acceptable: bool
+    short_id: str = ""  # printed first: the 6 characters a director types to find the challenge
 
 
 def _text(s: str) -> bytes:
@@ -47,6 +48,8 @@ def encode_docket(d: Docket) -> bytes:
     """The exact bytes of one docket: a big tick or cross, then id, time, table, lexicon, words."""
     mark = TICK + b" ACCEPTABLE" if d.acceptable else b"X UNACCEPTABLE"
     rows = [("Challenge", d.challenge_id), ("Time", d.time), ("Table", d.table or "-"), ("Lexicon", d.lexicon)]
+    if d.short_id:
+        rows.insert(0, ("Short id", d.short_id))
     body = b"".join(_text(f"{k:<10}{v}"[:LINE_WIDTH * 2]) + LF for k, v in rows)
     words = b"".join(_text(f"{'Words' if i == 0 else '':<10}{w}") + LF for i, w in enumerate(d.words))
     return (

@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 from typing import Callable, Sequence
 
-from rackside.kiosk.values import Record
+from rackside.values import Record
 
 NS = 1_000_000_000
 MAX_WORDS = 8
@@ -169,13 +169,15 @@ class LexiconInfo(Record):
 class Verdict(Record):
     """What the result screen shows. No per-word results: players never see them (3.10.7(b))."""
 
-    __slots__ = ("acceptable", "words", "lexicon", "guidance", "challenge_id", "kind")
+    __slots__ = ("acceptable", "words", "lexicon", "guidance", "challenge_id", "kind", "short_id")
+    _defaults = {"short_id": ""}
     acceptable: bool
     words: tuple[str, ...]
     lexicon: str
     guidance: str
     challenge_id: str
     kind: str
+    short_id: str  # 6 characters, unique in the log: what the runner copies onto the slip
 
 
 class LexiconChoice(Record):
@@ -234,6 +236,7 @@ class Station:
         self.rule_label = ""
         self.lexicon: LexiconInfo | None = None
         self.lexicon_error: str | None = None
+        self.lexicon_notice = ""  # e.g. that the bundled demonstration list is judging
         self.max_words = MAX_WORDS
         # The flow.
         self.screen = Screen.IDLE
@@ -486,7 +489,7 @@ class Station:
             self.screen, self.page = Screen.LEXICONS, 0
             return [ListLexicons()]
         elif action == "rules":
-            self.screen = Screen.RULES
+            self.screen, self.page = Screen.RULES, 0
         elif action == "log":
             self.screen, self.page, self.selected = Screen.LOG, 0, ""
             return [LoadLog()]
@@ -531,6 +534,8 @@ class Station:
         action = _action(ev)
         if action in {"back", "escape"}:
             self._back_to_menu()
+        elif self._page_move(action, len(self.rules), RULES_PER_PAGE):
+            return None
         elif action.startswith("rule:"):
             value = action[5:]
             if any(v == value for v, _ in self.rules):
@@ -583,11 +588,12 @@ class Station:
     def show_rule(self, value: str, label: str) -> None:
         self.rule_value, self.rule_label = value, label
 
-    def show_lexicon(self, info: LexiconInfo | None, error: str | None = None) -> None:
-        self.lexicon, self.lexicon_error = info, error
+    def show_lexicon(self, info: LexiconInfo | None, error: str | None = None, notice: str = "") -> None:
+        self.lexicon, self.lexicon_error, self.lexicon_notice = info, error, notice
 
 
 LEXICONS_PER_PAGE = 4
+RULES_PER_PAGE = 9  # three rows of three above the pager: a tenth rule goes to the next page
 LOG_ROWS_PER_PAGE = 5
 
 

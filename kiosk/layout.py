@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from rackside.kiosk.flow import LEXICONS_PER_PAGE, LOG_ROWS_PER_PAGE, MAX_WORDS, Screen, Station
-from rackside.kiosk.values import Record
+from rackside.kiosk.flow import LEXICONS_PER_PAGE, LOG_ROWS_PER_PAGE, MAX_WORDS, RULES_PER_PAGE, Screen, Station
+from rackside.values import Record
 
 DESIGN_W, DESIGN_H = 800, 480
 MIN_TARGET_MM = 9.0
@@ -164,11 +164,12 @@ def buttons(st: Station, geo: Geometry) -> list[Button]:
         return out + _pager(geo, len(st.lexicon_choices), LEXICONS_PER_PAGE, st.page)
     if s == Screen.RULES:
         out = []
-        for i, (value, label) in enumerate(st.rules):
+        start = st.page * RULES_PER_PAGE
+        for i, (value, label) in enumerate(st.rules[start:start + RULES_PER_PAGE]):
             r, c = divmod(i, 3)
             style = "selected" if value == st.rule_value else "key"
             out.append(Button(f"rule:{value}", geo.rect(16 + c * 258, 62 + r * 110, 250, 100), label, style))
-        return out + [Button("back", geo.rect(16, 404, 200, 64), "BACK", "action")]
+        return out + _pager(geo, len(st.rules), RULES_PER_PAGE, st.page)
     if s == Screen.LOG:
         out = []
         start = st.page * LOG_ROWS_PER_PAGE
@@ -212,7 +213,7 @@ def check_touch_targets(geo: Geometry) -> None:
     """Refuse a display on which any target of any screen would be under 9 mm (LayoutError)."""
     from rackside.kiosk.flow import LexiconChoice, LogRow
 
-    probe = Station(mode="self", rules=tuple((f"r{i}", f"Rule {i}") for i in range(9)))
+    probe = Station(mode="self", rules=tuple((f"r{i}", f"Rule {i}") for i in range(RULES_PER_PAGE + 1)))
     probe.lexicon_choices = tuple(LexiconChoice(f"/x/{i}", f"L{i}") for i in range(LEXICONS_PER_PAGE + 1))
     probe.log_rows = tuple(LogRow(f"id{i}", "", "self", None, "L", ("QI",), True, (True,)) for i in range(LOG_ROWS_PER_PAGE + 1))
     smallest = None

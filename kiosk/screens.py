@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from rackside.kiosk.flow import LOG_ROWS_PER_PAGE, NS, Station
+from rackside.kiosk.flow import LOG_ROWS_PER_PAGE, NS, RULES_PER_PAGE, Station
 from rackside.kiosk.layout import Button, Geometry, Rect, buttons
 
 BG = (14, 18, 24)
@@ -190,6 +190,9 @@ class Renderer:
         if st.rule_label:
             self.draw_text(f"Challenge rule: {st.rule_label}", g.rect(40, 104, 0, 0).x, g.rect(0, 104, 0, 0).y, 24,
                            MUTED, max_w=g.px(720))
+        if st.lexicon is not None and st.lexicon_notice:  # e.g. the bundled demonstration list
+            self.draw_text(st.lexicon_notice, g.rect(40, 132, 0, 0).x, g.rect(0, 132, 0, 0).y, 18, AMBER,
+                           max_w=g.px(720))
         hint = "Or type the table number on the keyboard" if st.mode == "runner" else "Or press 1–8 on the keyboard"
         self.draw_text(hint, g.rect(40, 392, 0, 0).x, g.rect(0, 392, 0, 0).y, 22, MUTED, max_w=g.px(540))
 
@@ -256,7 +259,7 @@ class Renderer:
         self.draw_text(word, g.rect(150, 26, 0, 0).x, g.rect(0, 26, 0, 0).y, 92, TEXT, max_w=g.px(630))
         y = 150
         if v.kind == "runner":
-            self.draw_text(f"Challenge {v.challenge_id}", g.rect(32, y, 0, 0).x, g.rect(0, y, 0, 0).y, 30, TEXT,
+            self.draw_text(f"Challenge {v.short_id or v.challenge_id}", g.rect(32, y, 0, 0).x, g.rect(0, y, 0, 0).y, 30, TEXT,
                            max_w=g.px(740))
             y += 44
         words = "  ".join(v.words)
@@ -322,7 +325,9 @@ class Renderer:
             self.draw_paragraph(st.director_note, g.rect(16, 380, 420, 22), 16, AMBER)
 
     def _draw_rules(self, st: Station, now_ns: int) -> None:
-        self.header("Challenge rule (3.10.15)", "WESPA norm: 5 per word")
+        pages = max(1, -(-len(st.rules) // RULES_PER_PAGE))
+        self.header("Challenge rule (3.10.15)",
+                    "WESPA norm: 5 per word" + (f" · page {st.page + 1} of {pages}" if pages > 1 else ""))
 
     def _draw_log(self, st: Station, now_ns: int) -> None:
         g = self.geo

@@ -57,6 +57,12 @@ def main(args: argparse.Namespace) -> int:
         print(f"rackside kiosk: {path}: {exc}", file=sys.stderr)
         return 2
     if args.check_config:
+        from rackside.kiosk.station_config import pin_hash_problem
+
+        problem = pin_hash_problem(config.pin_hash)
+        if problem:
+            print(f"rackside kiosk: {path}: {problem}", file=sys.stderr)
+            return 2
         print(f"{path}: OK ({config.mode} mode, station {config.name})")
         return 0
     app = KioskApp(config, size=size, fullscreen=fullscreen, mode="runner" if args.runner else None)
@@ -66,7 +72,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"rackside kiosk: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:
-        from rackside.kiosk.settings import SettingsError
+        from rackside.judge.settings import SettingsError
 
         if isinstance(exc, SettingsError):
             print(f"rackside kiosk: {exc}", file=sys.stderr)
@@ -79,6 +85,9 @@ def _hash_pin() -> int:
 
     if sys.stdin.isatty():
         pin = getpass.getpass("New director PIN (4-8 digits): ")
+        if not PIN_RE.match(pin):  # say so now, not after it has been typed twice
+            print("rackside kiosk: the PIN must be 4 to 8 digits", file=sys.stderr)
+            return 1
         if getpass.getpass("Again: ") != pin:
             print("rackside kiosk: the two PINs differ; nothing changed", file=sys.stderr)
             return 1

@@ -14,7 +14,7 @@ from pathlib import Path
 DEFAULT_CONFIG_NAME = "station.toml"
 MODES = ("self", "runner")
 BAUDRATES = (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200)
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")  # as kiosk.challenge_log accepts
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")  # as judge.challenge_log accepts
 _SIZE_RE = re.compile(r"^(\d{3,5})x(\d{3,5})$")
 
 # scrypt parameters for new PIN hashes: ~16 MiB and well under a second on a Pi 4, which makes
@@ -73,7 +73,9 @@ def load_config(path: Path) -> StationConfig:
             f"{path}: no station config. Copy {template_path()} there and set director.pin_hash "
             "(make one with: rackside kiosk --hash-pin)"
         ) from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except OSError as exc:  # a folder, no permission, an I/O error: one line, never a traceback
+        raise ConfigError(f"{path}: cannot read the config: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the config: {exc}") from None
     try:
         return parse_config(data)
@@ -87,6 +89,7 @@ _KEYS = {
     "director": {"pin_hash"},
     "printer": {"url", "baudrate", "write_timeout", "status_check"},
     "log": {"path", "export_dir"},
+    "hall": {"url", "hall", "station", "credentials", "outbox"},  # read by `rackside hall station` (rackside.hall.config)
 }
 
 
@@ -134,6 +137,12 @@ def parse_config(data: dict) -> StationConfig:
             raise ConfigError(f"director.pin_hash: {exc} (make one with: rackside kiosk --hash-pin)") from None
 
     url = get("printer", "url", str, "").strip() or None
+    if url and "://" in url:
+        scheme = url.split("://", 1)[0].lower()
+        known = printer_url_schemes()
+        if scheme not in known:
+            raise ConfigError(f"printer.url = {url!r}: pyserial does not know the scheme {scheme!r}; allowed: a device "
+                              f"path such as /dev/ttyUSB0, or {', '.join(s + '://' for s in known)}")
     baud = get("printer", "baudrate", int, 19200)
     if baud not in BAUDRATES:
         raise ConfigError(f"printer.baudrate = {baud}: allowed values are {', '.join(map(str, BAUDRATES))}")
@@ -161,6 +170,29 @@ def parse_config(data: dict) -> StationConfig:
         log_path=Path(log_path).expanduser() if log_path else None,
         export_dir=Path(export_dir).expanduser() if export_dir else None,
     )
+
+
+def printer_url_schemes() -> list[str]:
+    """The URL schemes pyserial opens (`serial_for_url` looks for serial.urlhandler.protocol_<scheme>),
+    asked of pyserial itself so that a new pyserial's schemes are accepted too."""
+    import pkgutil
+
+    import serial.urlhandler
+
+    return sorted(m.name[len("protocol_"):] for m in pkgutil.iter_modules(serial.urlhandler.__path__)
+                  if m.name.startswith("protocol_"))
+
+
+def pin_hash_problem(stored: str) -> str | None:
+    """Why a configured PIN hash is weaker than new hashes (scrypt N=2^14, r=8), or None.
+    `--check-config` refuses such a hash: a stolen config would let a PIN be guessed quickly."""
+    if not stored:
+        return None
+    n, r, _p, _salt, _digest = _split_hash(stored)
+    if n < SCRYPT_N or r < SCRYPT_R:
+        return (f"director.pin_hash: scrypt N={n}, r={r} is weaker than N={SCRYPT_N}, r={SCRYPT_R}; "
+                "make a new one with: rackside kiosk --hash-pin")
+    return None
 
 
 # --- PIN hashing -------------------------------------------------------------------------------

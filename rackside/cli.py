@@ -1,18 +1,45 @@
 """The `rackside` command: one entry point whose subcommands are Rackside's programs.
 
-Each subsystem registers its own subcommands (`firmware.cli`, `kiosk.cli`), so this module only
-composes them and sets up logging; `rackside.paths` knows where configuration and state live.
+Each subsystem registers its own subcommands (`firmware.cli`, `kiosk.cli`, `judge.cli`), so this module
+only composes them and sets up logging; `rackside.paths` knows where configuration and state live.
 """
 
 from __future__ import annotations
 
-import argparse
-import logging
 import sys
 
 __version__ = "0.1.0"
 
-log = logging.getLogger("rackside")
+# Nothing else at import: argparse (with `re` and `enum`) is imported when the full parser is
+# built, so a command with a fast path answers without it (issue 11). Where configuration and
+# state live is `rackside.paths`.
+
+# Which subsystem registers each command. `rackside COMMAND ...` imports only that subsystem's
+# cli module, so a director's `rackside judge WORD` never pays for the clock's or the station's
+# imports (issue 11); `rackside --help` and an unknown command load them all.
+SUBSYSTEM_CLIS = {
+    "clock": "rackside.firmware.cli",
+    "kiosk": "rackside.kiosk.cli",
+    "judge": "rackside.judge.cli",
+    "lexicon": "rackside.judge.cli",
+    "log": "rackside.judge.cli",
+    "hall": "rackside.hall.cli",
+}
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The command word of `argv` (skipping the top-level options), or None."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg
+        if arg == "--":
+            return None
+    return None
+
+
+# Commands whose subsystem answers their commonest form before argparse is even imported:
+# `fast(argv)` returns an exit code, or None for any other form, which the full parser handles.
+FAST_PATHS = {"judge": "rackside.judge.cli"}
 
 
 def show_paths(args: argparse.Namespace) -> int:
@@ -26,28 +53,64 @@ def show_paths(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from rackside.firmware import cli as clock_cli
-    from rackside.hall import cli as hall_cli
-    from rackside.kiosk import cli as kiosk_cli
+def _subcommand_parser_class():
+    """The parser class of every subcommand (and, inherited, of their own subcommands).
 
+    argparse lets a subcommand's parser keep the arguments it does not know and hands them up to
+    the top-level parser, which reports them with its own usage: `rackside clock --bogus` printed
+    `usage: rackside [-h] [--version] [-v] COMMAND ...`. Everything after a command word belongs to
+    that command, so its parser reports them itself, with its own usage (issue 10, item 11)."""
+    import argparse
+
+    class SubcommandParser(argparse.ArgumentParser):
+        def parse_known_args(self, args=None, namespace=None):
+            namespace, extras = super().parse_known_args(args, namespace)
+            if extras:
+                self.error(f"unrecognized arguments: {' '.join(extras)}")
+            return namespace, extras
+
+    return SubcommandParser
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The `rackside` parser; given a known `command`, with only its subsystem's subcommands."""
+    import argparse
+    import importlib
+
+    wanted = SUBSYSTEM_CLIS.get(command)
+    modules = [wanted] if wanted else list(dict.fromkeys(SUBSYSTEM_CLIS.values()))
     parser = argparse.ArgumentParser(prog="rackside", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"rackside {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    clock_cli.register(sub)
-    kiosk_cli.register(sub)
-    hall_cli.register(sub)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_subcommand_parser_class())
+    for name in modules:
+        importlib.import_module(name).register(sub)
     paths_cmd = sub.add_parser("paths", help="where configuration, state, journals, logs and lexicons are")
     paths_cmd.set_defaults(func=show_paths)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]
+def _set_up_logging(verbose: int) -> None:
+    # Imported here: `logging` costs several milliseconds, and the judge's commands report to the
+    # director with print, so they do without it unless asked (-v) (issue 11).
+    import logging
+
+    level = [logging.WARNING, logging.INFO, logging.DEBUG][min(verbose, 2)]
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in FAST_PATHS:
+        __import__(FAST_PATHS[argv[0]])  # (importlib itself would cost more than the module)
+        code = sys.modules[FAST_PATHS[argv[0]]].fast(argv[1:])
+        if code is not None:
+            return code
+    parser = build_parser(_command_of(argv))
+    args = parser.parse_args(argv)
+    # A subcommand may set `logging=False`: it reports on stdout/stderr itself.
+    if args.verbose or getattr(args, "logging", True):
+        _set_up_logging(args.verbose)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -6,16 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rackside.kiosk.adjudication import (
-    UNACCEPTABLE_GUIDANCE,
-    Adjudication,
-    ChallengeInputError,
-    ChallengeRule,
-    adjudicate,
-    increasing_penalty,
-    normalise_words,
-    penalty_guidance,
-)
+from rackside.judge.adjudication import Adjudication, ChallengeInputError, adjudicate, normalise_words
+from rackside.judge.penalties import UNACCEPTABLE_GUIDANCE, ChallengeRule, increasing_penalty, penalty_guidance
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 LEXICON = frozenset({"CAT", "CATS", "DOG", "QI", "ZA"})
@@ -171,7 +163,7 @@ def test_guidance_never_names_a_word(rule, prior, n):
         (ChallengeRule.TEN_PER_WORD, 3, "Challenger loses 30 points: 3 words × 10 (3.10.15(b)(iv))"),
         (ChallengeRule.FIVE_PER_TURN, 3, "Challenger loses 5 points for the challenge, however many words (3.10.15(b)(iii))"),
         (ChallengeRule.TEN_PER_TURN, 3, "Challenger loses 10 points for the challenge, however many words (3.10.15(b)(iv))"),
-        (ChallengeRule.DOUBLE, 1, "Challenger loses their next turn (double challenge, 3.10.15(b)(v))"),
+        (ChallengeRule.DOUBLE, 1, "Challenger loses this turn (double challenge, 3.10.15(b)(v))"),
     ],
 )
 def test_standard_rules(rule, n, expected):
@@ -183,7 +175,7 @@ def test_standard_rules(rule, n, expected):
 @pytest.mark.parametrize(
     "rule, expected",
     [
-        (ChallengeRule.DINGLE, "first unsuccessful challenge in the game is free; each later one loses their next turn"),
+        (ChallengeRule.DINGLE, "first unsuccessful challenge in the game is free; each later one loses the challenger this turn"),
         (ChallengeRule.FIVE_THEN_TEN, "first unsuccessful challenge in the game costs 5 points; each later one costs 10"),
         (ChallengeRule.INCREASING, "cost 5, 5, 10, 20, then 30 points; every one after the fifth also costs 30"),
     ],
@@ -198,7 +190,7 @@ def test_dingle():
     assert "No penalty: this is the challenger's first unsuccessful challenge this game (dingle, 3.10.15(c)(i))" in \
         penalty_guidance(ChallengeRule.DINGLE, acceptable(2), 0)
     for prior in (1, 2, 7):
-        assert "Challenger loses their next turn" in penalty_guidance(ChallengeRule.DINGLE, acceptable(2), prior)
+        assert "Challenger loses this turn" in penalty_guidance(ChallengeRule.DINGLE, acceptable(2), prior)
 
 
 def test_five_then_ten():
@@ -223,3 +215,4 @@ def test_negative_history_is_refused():
         penalty_guidance(ChallengeRule.DINGLE, acceptable(1), -1)
     with pytest.raises(ValueError):
         increasing_penalty(0)
+

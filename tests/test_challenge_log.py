@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rackside.kiosk import challenge_log as logmod
-from rackside.kiosk.adjudication import adjudicate
-from rackside.kiosk.challenge_log import (
+from rackside.judge import challenge_log as logmod
+from rackside.judge.adjudication import adjudicate
+from rackside.judge.challenge_log import (
     ChallengeLog,
     ChallengeRecord,
     default_log_path,
@@ -126,7 +126,7 @@ def test_a_torn_last_line_is_reported_ignored_and_the_next_record_reads_back(tmp
     # A crash mid-write: half of a third line reaches the disk, with no newline.
     with open(path, "ab") as f:
         f.write(full.encode()[: len(full) // 2])
-    with caplog.at_level(logging.WARNING, logger="rackside.kiosk.challenge_log"):
+    with caplog.at_level(logging.WARNING, logger="rackside.judge.challenge_log"):
         records = log.records()
     assert records[:2] == [first, second] and len(records) == 3
     assert [p.reason for p in log.problems] == ["torn last line (a write was interrupted)"]
@@ -178,14 +178,15 @@ def test_a_line_of_deeply_nested_brackets_is_skipped_not_a_crash(tmp_path):
     assert len(log.problems) == 1
 
 
-def test_open_private_makes_even_an_existing_file_owner_only(tmp_path):
+def test_an_export_over_an_existing_file_is_owner_only(tmp_path):
+    from rackside.judge.service import JudgeService
+
     target = tmp_path / "export.csv"
     target.write_text("old")
     target.chmod(0o644)
-    with logmod.open_private(target) as out:
-        out.write("new")
+    JudgeService(log_path=tmp_path / "none.jsonl").export_csv(target)
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
-    assert target.read_text() == "new"
+    assert target.read_text().startswith("id,time,")
 
 
 def test_malformed_records_are_refused():
@@ -208,7 +209,9 @@ def test_readjudication_agreeing_is_final(tmp_path):
     result = readjudicate(log.find(rec.id), LEX)
     assert not result.differs and result.same_lexicon
     assert result.now.acceptable
-    assert result.message == "Re-adjudication agrees: ACCEPTABLE. This result is final (3.10.11(c))."
+    assert result.final
+    assert result.message == ("Re-adjudication agrees with the original: ACCEPTABLE, with the same lexicon "
+                              "TESTLEX (abababab). This result is final (3.10.11(c)).")
 
 
 def test_readjudication_that_differs_goes_to_the_director(tmp_path):
@@ -220,6 +223,7 @@ def test_readjudication_that_differs_goes_to_the_director(tmp_path):
     assert "Re-adjudication gives ACCEPTABLE, the original was UNACCEPTABLE" in result.message
     assert "the Tournament Director must decide (3.10.11(c))" in result.message
     assert "NEWLEX (cdcdcdcd)" in result.message and "TESTLEX (abababab)" in result.message
+    assert not result.final
 
 
 def test_csv_export(tmp_path):

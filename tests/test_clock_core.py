@@ -271,10 +271,62 @@ def test_2_3_3_one_absent_player_is_assigned_the_time_showing_on_their_side():
     assert remaining(c, 10 * 60 * S + 5 * S) == (GAME, 18 * 60 * S - 5 * S)
 
 
-def test_2_3_press_while_waiting_for_a_latecomer_does_nothing():
+def test_2_3_3_press_of_a_player_button_while_one_latecomer_is_awaited_does_nothing():
     c = run([LateStart(0, (2,))])
     assert apply(c, Press(S, 1)) == settle(c, S)
-    assert apply(c, Neutralise(S)) == settle(c, S)
+    assert apply(c, Press(S, 2)) == settle(c, S)
+
+
+def test_2_3_3_b_the_centre_press_records_the_arrival_at_its_edge():
+    """Issue 9: the director neutralises the timer when the late player arrives (2.3.3(b)); that
+    one press is the arrival, and the player is assigned the time showing."""
+    c = run([LateStart(0, (2,)), Neutralise(300 * S), End(400 * S)])
+    v = view(c, 400 * S)
+    assert v.players[1].remaining_ns == 20 * 60 * S and v.players[0].remaining_ns == GAME
+    assert v.ending is Ending.END and v.forfeits == ()
+
+
+def test_2_3_3_b_after_the_centre_press_the_game_proceeds_as_usual():
+    c = run([LateStart(0, (1,)), Neutralise(2 * 60 * S)])
+    v = view(c, 3 * 60 * S)
+    assert v.phase is Phase.SETUP and not v.players[0].absent
+    c = apply(c, Press(3 * 60 * S, 2))  # 2.2: player 2 starts player 1's time
+    assert remaining(c, 3 * 60 * S + 5 * S) == (23 * 60 * S - 5 * S, GAME)
+
+
+def test_2_3_2_b_c_first_arrival_by_their_own_button_second_by_the_centre():
+    """Both absent: the first player to arrive presses their own button (the second side starts,
+    2.3.2(b)); the centre press neutralises when the second arrives (2.3.2(c))."""
+    c = run([LateStart(0, (1, 2)), Press(3 * 60 * S, 2)])
+    v = view(c, 4 * 60 * S)
+    assert v.phase is Phase.LATE and not v.players[1].absent and v.players[0].absent
+    assert texts(c, 8 * 60 * S) == ("17:00", "22:00")
+    c = apply(c, Press(5 * 60 * S, 2))  # the arrived player's button again: nothing
+    assert view(c, 5 * 60 * S).players[0].absent
+    c = apply(c, Neutralise(8 * 60 * S))
+    assert view(c, 9 * 60 * S).phase is Phase.SETUP
+    assert remaining(c, 9 * 60 * S) == (17 * 60 * S, 22 * 60 * S)
+
+
+def test_2_3_2_the_centre_while_both_are_absent_records_both_arrivals():
+    c = run([LateStart(0, (1, 2)), Neutralise(4 * 60 * S)])
+    assert view(c, 5 * 60 * S).phase is Phase.SETUP
+    assert remaining(c, 5 * 60 * S) == (21 * 60 * S, 21 * 60 * S)
+
+
+def test_2_3_3_b_the_time_assigned_is_the_time_showing_rounded_up_as_displayed():
+    """Issue 9: the display rounds up, so 14:59.5 remaining shows 15:00: that is what is assigned,
+    and the optional forfeit (2.3.4, under 15:00) is not offered."""
+    t = 10 * 60 * S + S // 2  # 14:59.5 left: the display shows 15:00
+    c = run([LateStart(0, (2,))])
+    assert texts(c, t)[1] == "15:00"
+    for arrived in (apply(c, Neutralise(t)), apply(c, Arrive(t, 2))):
+        v = view(arrived, t + S)
+        assert v.players[1].remaining_ns == 15 * 60 * S and v.players[1].text == "15:00"
+        assert not v.players[1].may_forfeit
+        assert apply(arrived, Forfeit(t + S, 2)) == settle(arrived, t + S)
+    c = run([LateStart(0, (1, 2)), Press(7 * 60 * S + 1, 1), Neutralise(9 * 60 * S + S // 3)])
+    assert remaining(c, 10 * 60 * S) == (18 * 60 * S, 16 * 60 * S)  # 17:59.99.. and 15:59.66 shown rounded up
 
 
 # --- 2.3.2: both players absent: each is assigned the game time less their own lateness --------------
@@ -294,7 +346,7 @@ def test_2_3_2_both_absent_each_assigned_game_time_less_own_lateness():
 
 
 def test_2_3_4_late_player_assigned_under_15_minutes_may_forfeit():
-    c = run([LateStart(0, (2,)), Arrive(10 * 60 * S + 1, 2)])  # assigned 14:59.999999999
+    c = run([LateStart(0, (2,)), Arrive(10 * 60 * S + S, 2)])  # assigned 14:59
     assert view(c, 11 * 60 * S).players[1].may_forfeit
     assert not view(c, 11 * 60 * S).players[0].may_forfeit
     c = apply(c, Forfeit(11 * 60 * S, 2))
@@ -346,7 +398,7 @@ def test_2_3_5_arriving_as_the_time_expires_is_too_late_a_nanosecond_before_is_n
     assert view(late, GAME).ending is Ending.LATENESS_FORFEIT
     in_time = run([LateStart(0, (2,)), Arrive(GAME - 1, 2)])
     assert view(in_time, GAME).phase is Phase.SETUP
-    assert remaining(in_time, GAME) == (GAME, 1)
+    assert remaining(in_time, GAME) == (GAME, S)  # 1 ns left showed 0:01: that is the time assigned
 
 
 def test_2_3_5_both_absent_both_forfeit():
@@ -379,6 +431,17 @@ def test_3_10_6_a_courtesy_draw_one_minute_after_pressing():
     assert not view(apply(c, Neutralise(71 * S)), 72 * S).players[0].courtesy_draw
     # and it goes when the opponent presses in turn
     assert not view(apply(c, Press(80 * S, 2)), 81 * S).players[0].courtesy_draw
+
+
+def test_3_10_6_the_courtesy_draw_indicator_is_cleared_whenever_the_clock_is_neutralised():
+    """Issue 9: after a challenge (neutralised, then restarted) the play may have come off the
+    board (3.10.15(a)): the indicator belongs to a turn that stood."""
+    c = run([Press(0, 2), Press(10 * S, 1), Neutralise(20 * S), Neutralise(30 * S)])
+    assert view(c, 30 * S).players[1].running
+    assert not any(p.courtesy_draw for p in view(c, 200 * S).players)
+    # the same after a restart from a power cut, which comes back neutralised
+    c = run([Press(0, 2), Press(10 * S, 1), Resume(t_ns=500 * S, at_ns=20 * S), Neutralise(501 * S)])
+    assert not any(p.courtesy_draw for p in view(c, 700 * S).players)
 
 
 def test_3_10_6_the_interval_is_configuration():
@@ -487,3 +550,26 @@ def test_2_3_5_expiry_of_a_time_adjusted_below_zero_keeps_it_there():
     v = view(c, 2 * S)
     assert v.ending is Ending.LATENESS_FORFEIT
     assert v.players[0].remaining_ns == -30 * S
+
+
+def test_2_3_5_an_absent_players_time_adjusted_to_0_00_expires_at_that_moment():
+    """The fast path of `settle` (nothing to account) must not skip an expiry due at once."""
+    c = run([LateStart(0, (2,)), Adjust(60 * S, 2, 0)])
+    v = view(c, 60 * S)
+    assert v.phase is Phase.ENDED and v.ending is Ending.LATENESS_FORFEIT and v.forfeits == (2,)
+    assert settle(c, 60 * S).phase is Phase.ENDED
+
+
+def test_the_clock_is_still_a_frozen_value_after_the_fast_copies():
+    """Issue 11: the core copies clocks without dataclasses.replace; the copies are the same values."""
+    import dataclasses
+
+    c = run([Press(0, 2), Press(10 * S, 1), Neutralise(20 * S)])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.phase = Phase.RUNNING
+    same = dataclasses.replace(c)
+    assert same == c and hash(same) == hash(c) and vars(same) == vars(c)
+    v = view(c, 30 * S)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        v.phase = Phase.RUNNING
+    assert dataclasses.replace(v) == v and dataclasses.replace(v.players[0]) == v.players[0]

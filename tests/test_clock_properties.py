@@ -1,10 +1,13 @@
 """Hypothesis properties of the clock core, for any input sequence with non-decreasing times.
 
 - the players' played times plus neutral time add up to the total elapsed (downtime excluded);
-- remaining time rises only by director adjustment (1.4.1(b));
+- remaining time rises only by director adjustment (1.4.1(b)), or at a late arrival to the whole
+  second the display showed (2.3.3(b): the time showing is the time assigned); the display itself
+  never rises but by adjustment;
 - the penalty formula holds at every moment (5.3: 10 points per minute or part thereof of
   overtime in whole seconds), and the display agrees with it;
-- presses from the side not running change nothing (3.4.1): the result equals `settle(clock, t)`.
+- presses from the side not running change nothing (3.4.1): the result equals `settle(clock, t)`;
+  while waiting for latecomers only a press while both are absent acts (2.3.2(b): an arrival).
 - the clock seen at t2 is the same whether or not anyone looked at it in between.
 
 Short games (1 minute) are mixed in so overtime, the 5.3.3 forfeit and lateness forfeits happen.
@@ -29,7 +32,9 @@ from rackside.firmware.clock import (
     Rules,
     apply,
     new_clock,
+    phase_at,
     settle,
+    shown_ns,
     view,
 )
 
@@ -135,7 +140,9 @@ def test_remaining_time_rises_only_by_director_adjustment(game, later):
                     settle(c, event.t_ns).phase is Phase.ENDED
                 )
                 continue
-            assert after[p - 1] <= before[p - 1], (event, p, before, after)
+            if after[p - 1] > before[p - 1]:  # only an arrival, and only up to the time showing
+                arrived = c.phase is Phase.LATE and c.absent[p - 1] and not nxt.absent[p - 1] and nxt.phase is not Phase.ENDED
+                assert arrived and after[p - 1] == shown_ns(before[p - 1]), (event, p, before, after)
         # and time alone never gives time back
         assert all(a >= b for a, b in zip(after, remaining(nxt, nxt.since_ns + later)))
         c = nxt
@@ -177,7 +184,8 @@ def test_presses_from_the_side_not_running_change_nothing(game, gap, p):
     for event in build(rules, steps) + [Neutralise(0)]:
         if c.since_ns is not None:
             t = c.since_ns + gap
-            if c.phase in (Phase.LATE, Phase.ENDED) or (c.phase in (Phase.RUNNING, Phase.NEUTRALISED) and p != c.side):
+            late = c.phase is Phase.LATE and not all(settle(c, t).absent)
+            if late or c.phase is Phase.ENDED or (c.phase in (Phase.RUNNING, Phase.NEUTRALISED) and p != c.side):
                 assert apply(c, Press(t, p)) == settle(c, t)
                 checked += 1
         if event.t_ns < (c.since_ns or 0):
@@ -210,3 +218,16 @@ def test_looking_at_the_clock_in_between_changes_nothing(game, later, fraction):
         t2 = c.since_ns + later
         t1 = c.since_ns + int(later * fraction)
         assert view(settle(c, t1), t2) == view(c, t2)
+
+
+@FAST
+@given(games, st.integers(0, 30 * 60 * S))
+def test_phase_at_is_the_phase_of_the_settled_clock(game, later):
+    """The runner's cheap question (issue 11) has the core's answer."""
+    rules, steps = game
+    c = new_clock(rules)
+    assert phase_at(c, later) is c.phase
+    for event in build(rules, steps):
+        c = apply(c, event)
+        for t in (c.since_ns, c.since_ns + later):
+            assert phase_at(c, t) is settle(c, t).phase

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from rackside import cli as rackside_cli
-from rackside.kiosk.adjudication import adjudicate
-from rackside.kiosk.challenge_log import ChallengeLog, default_log_path
-from rackside.kiosk.lexicon import Lexicon, compile_lexicon, default_lexicon_path
-from rackside.kiosk.settings import default_settings_path
+from rackside.judge.adjudication import adjudicate
+from rackside.judge.challenge_log import ChallengeLog, default_log_path
+from rackside.judge.lexicon import Lexicon, compile_lexicon, default_lexicon_path, lexicon_dir
+from rackside.judge.settings import default_settings_path
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -90,7 +90,7 @@ def test_judge_bad_or_missing_lexicon_exits_2(capsys, state, small, tmp_path):
 
 def test_a_configured_lexicon_that_disappears_is_an_error_not_a_fallback(capsys, state, small):
     assert run(capsys, "lexicon", "use", str(small))[0] == 0
-    small.unlink()
+    (lexicon_dir() / small.name).unlink()  # the copy `lexicon use` made in the lexicon folder
     code, out, err = run(capsys, "judge", "cat")
     assert (code, out) == (2, "") and "small.rlex: cannot open the lexicon" in err
 
@@ -202,7 +202,7 @@ def test_log_show_one(capsys, logged):
 
 def test_log_readjudicate(capsys, logged, small):
     code, out, _ = run(capsys, "log", "readjudicate", "--lexicon", str(small), logged[1].id)
-    assert code == 0 and "Re-adjudication agrees: UNACCEPTABLE" in out
+    assert code == 0 and "Re-adjudication agrees with the original: UNACCEPTABLE" in out
     # Judged against ENABLE (the configured default), ZYZZYVAS is good: the director decides.
     code, out, _ = run(capsys, "log", "readjudicate", logged[1].id)
     assert code == 1
@@ -215,4 +215,4 @@ def test_log_file_option(capsys, state, tmp_path):
     path = tmp_path / "other.jsonl"
     path.write_text(json.dumps({"x": 1}) + "\n")
     code, out, err = run(capsys, "log", "--file", str(path), "show")
-    assert code == 0 and out == "" and "line 1: unreadable" in err
+    assert code == 0 and out == f"No challenges: {path} has no readable record.\n" and "line 1: unreadable" in err

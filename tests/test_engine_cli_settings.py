@@ -7,9 +7,9 @@ import stat
 
 import pytest
 
-from rackside.kiosk.adjudication import ChallengeRule
-from rackside.kiosk.lexicon import LexiconError, compile_lexicon, default_lexicon_path, lexicon_dir
-from rackside.kiosk.settings import (
+from rackside.judge.penalties import ChallengeRule
+from rackside.judge.lexicon import LexiconError, compile_lexicon, default_lexicon_path, lexicon_dir
+from rackside.judge.settings import (
     SettingsError,
     StationSettings,
     default_settings_path,

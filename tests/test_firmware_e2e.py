@@ -257,7 +257,66 @@ def test_menu_late_start_and_arrival(rig):
     rig.tap("neutralise")
     v = rig.view()
     assert v.phase is Phase.SETUP and not v.players[0].absent
-    assert rig.remaining_ns(1) == GAME_NS - (t_arrive - t_late)
+    # the time showing at the confirm, rounded up as the display shows it (2.3.3(b))
+    assert rig.remaining_ns(1) == -(-(GAME_NS - (t_arrive - t_late)) // NS_PER_S) * NS_PER_S
+
+
+def late_start(rig, option: str) -> int:
+    """Start the absent side(s) from the director's menu before the game; returns when."""
+    rig.runner.board.command("menu")
+    rig.pump()
+    while rig.texts()[0] != "LAtE":
+        rig.after_ms(100).tap("right")
+    rig.after_ms(100).tap("neutralise")
+    while rig.texts()[1] != option:
+        rig.after_ms(100).tap("right")
+    t = rig.after_ms(100).now
+    rig.tap("neutralise")
+    assert rig.runner.menu is None and rig.view().phase is Phase.LATE
+    return t
+
+
+def test_2_3_3_b_the_centre_press_at_the_table_records_the_arrival_at_its_edge(rig):
+    """Issue 9: one centre press, no menu; dated at its edge, not at its release."""
+    t_late = late_start(rig, "P2")
+    rig.advance_to(t_late + 300 * NS_PER_S - 250 * NS_PER_MS)
+    t_arrive = rig.after_ms(250).now
+    rig.tap("neutralise", hold_ms=700)  # a slow press: acted on at release, dated at the edge
+    assert t_arrive == t_late + 300 * NS_PER_S
+    v = rig.view()
+    assert v.phase is Phase.SETUP and not v.players[1].absent and rig.runner.menu is None
+    assert (rig.remaining_ns(1), rig.remaining_ns(2)) == (GAME_NS, 20 * 60 * NS_PER_S)
+    assert rig.journal_inputs()[-1] == {"t_ns": t_arrive, "input": "neutralise"}
+    rig.runner.board.command("end")  # not a game in progress yet: nothing to end
+    rig.after_ms(100).tap("left")  # 2.2: player 1 starts player 2's time
+    assert rig.view().players[1].running
+
+
+def test_2_3_3_b_a_latecomer_arriving_with_2_s_showing_is_not_forfeited(rig):
+    t_late = late_start(rig, "P1")
+    rig.advance_to(t_late + GAME_NS - 2 * NS_PER_S)
+    assert rig.texts()[0] in ("0:02", "LAtE")
+    rig.tap("neutralise")
+    v = rig.view()
+    assert v.phase is Phase.SETUP and v.ending is None
+    assert rig.remaining_ns(1) == 2 * NS_PER_S
+
+
+def test_2_3_2_both_absent_first_arrival_by_own_button_second_by_the_centre(rig):
+    t_late = late_start(rig, "both")
+    rig.advance_to(t_late + 3 * 60 * NS_PER_S)
+    t1 = rig.now
+    rig.tap("right")  # player 2 arrives first: their side stops, player 1's runs on (2.3.2(b))
+    rig.advance_ms(1_000)
+    v = rig.view()
+    assert v.phase is Phase.LATE and v.players[0].absent and not v.players[1].absent
+    assert rig.remaining_ns(2) == GAME_NS - (t1 - t_late)
+    rig.advance_to(t_late + 8 * 60 * NS_PER_S)
+    rig.tap("neutralise")  # player 1 arrives: neutralise (2.3.2(c))
+    v = rig.view()
+    assert v.phase is Phase.SETUP
+    assert (rig.remaining_ns(1), rig.remaining_ns(2)) == (17 * 60 * NS_PER_S, 22 * 60 * NS_PER_S)
+    assert [e["input"] for e in rig.journal_inputs()] == ["late_start", "press", "neutralise"]
 
 
 def test_menu_new_game_with_another_game_time(rig):

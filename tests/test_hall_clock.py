@@ -112,12 +112,12 @@ def test_commands_late_start_arrive_new_game_and_identify(hall_broker, table3):
     live, rec = table3
     send(hall_broker, 3, {"id": "c1", "cmd": "late_start", "players": [2]})
     assert ack(rec, "c1")["ok"]
-    time.sleep(0.3)
+    time.sleep(1.2)  # over a second: the assigned time is what the display shows, rounded up (2.3.2(b))
     send(hall_broker, 3, {"id": "c2", "cmd": "arrive", "player": 2})
     assert ack(rec, "c2")["ok"]
     assert [j["input"] for j in live.journal()] == ["late_start", "arrive"]
     assert all(j["source"] == "hall" for j in live.journal())
-    assert live.runner.clock.allotted_ns[1] < 60 * 10**9  # 2.3.2(b): the lateness is deducted
+    assert live.runner.clock.allotted_ns[1] <= 59 * 10**9  # 2.3.2(b): the lateness is deducted
     send(hall_broker, 3, {"id": "c3", "cmd": "identify", "seconds": 2})
     assert ack(rec, "c3")["ok"]
     time.sleep(0.1)
@@ -132,7 +132,7 @@ def test_commands_late_start_arrive_new_game_and_identify(hall_broker, table3):
     assert ack(rec, "c5")["ok"]
     assert live.runner.rules.game_time_ms == 30 * 60_000 and live.runner.rules.penalty_per_minute == 5
     state = rec.wait_for(lambda r: next((s for s in reversed(r.json("state")) if s["phase"] == "setup" and s["game"] == "game-000002"), None))
-    assert state["players"][0]["remaining_ms"] == 30 * 60_000
+    assert state["players"][0]["remaining_ms"] == 30 * 60_000 and state["seq"] == 0
 
 
 def test_a_redelivered_command_is_acked_again_and_applied_once(hall_broker, table3):

@@ -16,7 +16,7 @@ import pygame
 from rackside.kiosk.app import KioskApp, Paths
 from rackside.kiosk.flow import NS
 from rackside.kiosk.layout import buttons
-from rackside.kiosk.lexicon import compile_lexicon
+from rackside.judge.lexicon import compile_lexicon
 from rackside.kiosk.station_config import StationConfig, hash_pin
 
 PIN = "2468"
@@ -125,7 +125,7 @@ import threading
 import pytest
 
 from rackside.kiosk import flow
-from rackside.kiosk.challenge_log import ChallengeLog
+from rackside.judge.challenge_log import ChallengeLog
 from rackside.kiosk.docket import Docket, encode_docket
 from rackside.kiosk.flow import Screen
 
@@ -412,7 +412,7 @@ def judge(app, words: str):
 def test_a_rule_change_keeps_a_lexicon_chosen_since_the_station_started(director, tmp_path):
     """`rackside lexicon use` may write the settings while the station runs: changing the rule on
     the station changes only the rule."""
-    from rackside.kiosk.settings import load_settings, save_settings
+    from rackside.judge.settings import load_settings, save_settings
 
     other = make_lexicon(tmp_path / "lexicons", "OTHER", ["QI", "ZA"])
     settings = load_settings(tmp_path / "station.json")
@@ -554,7 +554,9 @@ def test_runner_mode_prints_the_exact_docket(tmp_path, monkeypatch):
         port = app.printer._port
         got = port.read(port.in_waiting)
         from rackside.kiosk.app import _docket_time
-        assert got == encode_docket(Docket(rec.id, _docket_time(rec.time), "12", st.verdict.lexicon, ("QI", "ZA"), True))
+        assert got == encode_docket(Docket(rec.id, _docket_time(rec.time), "12", st.verdict.lexicon, ("QI", "ZA"), True,
+                                           rec.short_id))
+        assert b"Short id  " + rec.short_id.encode() + b"\n" in got and st.verdict.short_id == rec.short_id
         assert b"Table     12\n" in got and b"\xfb ACCEPTABLE" in got and got.endswith(b"\x1dV\x42\x00")
     finally:
         app.shutdown()
@@ -737,8 +739,7 @@ def test_missing_lexicon_is_shown_and_no_verdict_is_given(tmp_path, monkeypatch)
 def test_unwritable_log_means_no_verdict(tmp_path, monkeypatch):
     a, _ = make_app(tmp_path, monkeypatch)
     try:
-        a.paths.log = tmp_path  # a folder: the record cannot be appended
-        a._challenge_log = None
+        a.service.log_path = tmp_path  # a folder: the record cannot be appended
         post_keys("1")
         type_text("qi")
         post_keys("TAB")

@@ -178,7 +178,7 @@ def test_cli_refuses_to_start_without_a_pin(tmp_path):
 
 def test_cli_check_config_and_bad_size(tmp_path):
     cfg = tmp_path / "station.toml"
-    cfg.write_text(f'[director]\npin_hash = "{hash_pin("2468", n=2**8)}"\n')
+    cfg.write_text(f'[director]\npin_hash = "{hash_pin("2468")}"\n')  # --check-config wants full strength
     r = run_cli("--config", str(cfg), "--check-config", tmp_path=tmp_path)
     assert r.returncode == 0 and "OK" in r.stdout
     r = run_cli("--config", str(cfg), "--windowed", "--size", "huge", tmp_path=tmp_path)
@@ -198,7 +198,7 @@ def test_cli_station_stops_cleanly_when_the_os_stops_it(tmp_path, sig):
     cfg = tmp_path / "station.toml"
     words = tmp_path / "w.txt"
     words.write_text("QI\nZA\n")
-    from rackside.kiosk.lexicon import compile_lexicon
+    from rackside.judge.lexicon import compile_lexicon
 
     compile_lexicon(words, tmp_path / "state" / "lexicons" / "tiny.rlex", "TINY")
     (tmp_path / "state" / "station.json").write_text(

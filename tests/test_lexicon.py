@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from rackside.kiosk import lexicon as lexmod
-from rackside.kiosk.adjudication import adjudicate
-from rackside.kiosk.lexicon import (
+from rackside.judge import lexicon as lexmod
+from rackside.judge.adjudication import adjudicate
+from rackside.judge.lexicon import (
     DEFAULT_SOURCE,
     DEFAULT_SOURCE_SHA256,
     TRAILER_SIZE,

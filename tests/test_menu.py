@@ -31,13 +31,54 @@ def test_items_mid_game_and_their_labels():
     assert menus.texts(m, v, 0, GAME_MS) == ("P1", "24:50")
 
 
-def test_navigation_wraps_both_ways():
+def test_navigation_stops_at_both_ends():
+    """Issue 10: the menu does not wrap past its ends."""
     v = neutralised_view()
     m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
     m, _ = walk(m, v, "left")
+    assert m.item.label == "P1"
+    m, _ = walk(m, v, *["right"] * 10)
     assert m.item.label == "donE"
-    m, _ = walk(m, v, "right", "right")
-    assert m.item.label == "P2"
+    m, _ = walk(m, v, "left")
+    assert m.item.label == "rSEt"
+
+
+def test_options_and_yes_no_stop_at_their_ends():
+    c = new_clock(RULES)
+    v = view(apply(c, LateStart(0, (1, 2))), 0)
+    m = menus.open_menu(view(c, 0), GAME_MS, RULES.forfeit_overtime_ms)
+    m, _ = walk(m, v, "right", "right", "neutralise")  # LAtE: P1, P2, both
+    assert menus.texts(m, v, 0, GAME_MS) == ("LAtE", "P1")
+    m, _ = walk(m, v, "left")
+    assert menus.texts(m, v, 0, GAME_MS) == ("LAtE", "P1")
+    m, _ = walk(m, v, "right", "right", "right", "right")
+    assert menus.texts(m, v, 0, GAME_MS) == ("LAtE", "both")
+    m = menus.open_menu(neutralised_view(), GAME_MS, RULES.forfeit_overtime_ms)
+    m, _ = walk(m, v, *["right"] * 3, "neutralise")  # rSEt: yES/no, "no" first
+    assert menus.texts(m, v, 0, GAME_MS) == ("rSEt", "no")
+    m, _ = walk(m, v, "right")
+    assert menus.texts(m, v, 0, GAME_MS) == ("rSEt", "no")
+    m, _ = walk(m, v, "left", "left")
+    assert menus.texts(m, v, 0, GAME_MS) == ("rSEt", "yES")
+
+
+def test_key_help_says_what_each_button_does_in_every_mode():
+    """Issue 10: the simulator's key line, while the menu is open, comes from here."""
+    v = neutralised_view()
+    m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
+    assert menus.key_help(m) == {"left": "(first item)", "neutralise": "adjust P1's time", "right": "next item"}
+    m, _ = walk(m, v, "right")
+    assert menus.key_help(m)["left"] == "previous item"
+    m, _ = walk(m, v, "neutralise")
+    assert menus.key_help(m) == {"left": "1 minute less", "neutralise": "to the seconds", "right": "1 minute more"}
+    m, _ = walk(m, v, "neutralise")
+    assert menus.key_help(m) == {"left": "1 second less", "neutralise": "set P2's time", "right": "1 second more"}
+    m, _ = walk(m, v, "neutralise", "right", "neutralise", "neutralise", "neutralise")  # LEn: minutes, seconds, confirm
+    assert m.mode == "confirm"
+    assert menus.key_help(m) == {"left": "yES", "neutralise": "confirm no", "right": "no"}
+    m, _ = walk(m, v, "neutralise", "right", "right")
+    assert m.item.label == "donE" and menus.key_help(m)["neutralise"] == "back to the clock"
+    assert menus.key_help(m)["right"] == "(last item)"
 
 
 def test_adjust_minutes_then_seconds_into_overtime():
@@ -107,7 +148,7 @@ def test_new_game_needs_a_yes():
     assert menus.texts(m, v, 0, GAME_MS) == ("rSEt", "no")
     m, effects = walk(m, v, "neutralise")
     assert effects == [] and m.mode == "list"
-    m, effects = walk(m, v, "neutralise", "right", "neutralise")
+    m, effects = walk(m, v, "neutralise", "left", "neutralise")  # left: yES
     assert effects == [("new_game", GAME_MS), ("exit",)]
 
 
@@ -123,7 +164,7 @@ def test_game_length_then_confirm():
 def test_done_exits():
     v = neutralised_view()
     m = menus.open_menu(v, GAME_MS, RULES.forfeit_overtime_ms)
-    _, effects = walk(m, v, "left", "neutralise")
+    _, effects = walk(m, v, *["right"] * len(m.items), "neutralise")
     assert effects == [("exit",)]
 
 

@@ -57,3 +57,17 @@ def test_redraws_only_when_a_text_changes():
     t.draw()
     assert len(out.getvalue()) > len(first)
     assert "LEFT PLAYER" in screen(("End", "P 20"))
+
+
+def test_the_key_line_says_what_each_key_does_while_the_menu_is_open():
+    """Issue 10: the runner's `menu_help` (None outside the menu) replaces the key line."""
+    out = io.StringIO()
+    help_ = [None]
+    t = TerminalSim(FakeBoard(), [RecordingDisplay(), RecordingDisplay()], stdout=out, key_help=lambda: help_[0])
+    t.draw()
+    assert "d: director menu" in out.getvalue()
+    help_[0] = {"left": "(first item)", "neutralise": "adjust P1's time", "right": "next item"}
+    t.draw()  # nothing else changed: the new key line alone redraws
+    last = out.getvalue().rsplit("Rackside table clock", 1)[1]
+    assert "director's menu   z: (first item)   space: adjust P1's time   m: next item" in last
+    assert "d: director menu" not in last

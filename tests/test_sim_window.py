@@ -112,3 +112,19 @@ def test_screenshot_is_a_png(rig, window, tmp_path):
     window.save(str(tmp_path / "shot.png"))
     img = pygame.image.load(str(tmp_path / "shot.png"))
     assert img.get_size() == window.screen.get_size()
+
+
+def test_the_key_line_follows_the_menu(rig):
+    """Issue 10: while the director's menu is open the window's key line says what each key does."""
+    w = SimWindow(rig.board, rig.displays, key_help=rig.runner.menu_help)
+    try:
+        assert w.key_line().startswith("Left Shift / z: left")
+        rig.runner.board.command("menu")
+        rig.pump()
+        assert w.key_line() == "director's menu   Left Shift / z: (first item)   Space: adjust P1's time   Right Shift / m: next item"
+        before = w._state()
+        rig.after_ms(100).tap("right")
+        assert w._state() != before  # the window redraws for a new key line
+        assert "previous item" in w.key_line()
+    finally:
+        w.close()

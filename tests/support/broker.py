@@ -3,7 +3,8 @@
 Fixtures (registered for every test by tests/conftest.py):
 
 - `hall_broker`: one broker for the whole session (hall "testhall", tables 1-8, stations 1-2, a
-  director). Tests must not stop it; use `make_broker` for that.
+  director). Tests must not stop it; use `make_broker` for that. It keeps what earlier tests left
+  retained (states, statuses): a new subscriber receives those first.
 - `make_broker`: a factory, `make_broker(tables="1-4", stations=1)`, for a test's own broker
   that it may stop, kill and restart (`broker.stop()`, `broker.start()`); each is torn down after
   the test.
@@ -38,16 +39,36 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def make_test_certificates(folder: Path) -> None:
+    """A throw-away CA and a server certificate for 127.0.0.1 (openssl), as a director would make."""
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-subj", "/CN=rackside-test-ca", "-days", "2")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt",
+        "-days", "2", "-extfile", "san.ext")
+
+
 class Broker:
-    def __init__(self, directory: Path, *, hall: str = "testhall", tables: str = "1-8", stations: int = 2, port: int | None = None):
+    def __init__(self, directory: Path, *, hall: str = "testhall", tables: str = "1-8", stations: int = 2, port: int | None = None,
+                 tls: bool = False):
+        """`tls`: the devices' listener is TLS (`url` is mqtts://, on `tls_port`), with a CA and a
+        certificate for 127.0.0.1 made by openssl; `port` stays plain MQTT for `client()`."""
         self.dir = Path(directory)
         self.hall = hall
         self.port = port or free_port()
-        self.url = f"mqtt://127.0.0.1:{self.port}"
+        self.tls_port = free_port() if tls else None
+        self.url = f"mqtts://127.0.0.1:{self.tls_port}" if tls else f"mqtt://127.0.0.1:{self.port}"
         run_as = getpass.getuser() if os.geteuid() == 0 else None  # root would drop to "mosquitto"
         self.devices = prov.provision(
-            self.dir, hall, prov.parse_tables(tables), stations, port=self.port, bind="127.0.0.1", run_as=run_as, url=self.url
+            self.dir, hall, prov.parse_tables(tables), stations, port=self.port, bind="127.0.0.1", run_as=run_as, url=self.url,
+            tls=tls, tls_port=self.tls_port or prov.TLS_PORT,
         )
+        if tls:
+            make_test_certificates(self.dir / "tls")
         self.proc: subprocess.Popen | None = None
         self.log_path = self.dir / "mosquitto.log"
 

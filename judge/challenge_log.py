@@ -5,6 +5,10 @@ Each record is one line, written with a single `write` and flushed to disk (`fsy
 readable by its owner only (0600): it holds per-word results, which are for the director alone
 (3.10.7(b)). A crash mid-write can leave at most one torn last line; reading reports it and
 ignores it, and every earlier record reads back. The next record starts on a fresh line.
+
+Each record's id ends in six random hex digits, unique in the log: that is its short id, which a
+runner copies onto the slip and which `find` (the station, `rackside log show`, re-adjudication)
+accepts in any case, as it accepts the full id in any case.
 """
 
 from __future__ import annotations
@@ -18,25 +22,38 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
-from rackside.kiosk.adjudication import Adjudication, adjudicate
+from rackside.atomic import fsync_dir
+from rackside.judge.adjudication import Adjudication, adjudicate
+from rackside.values import Record
 
 log = logging.getLogger(__name__)
 
 RECORD_VERSION = 1
 KINDS = ("self", "runner")
 _STATION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")
+SHORT_ID_CHARS = 6
+
+
+def short_id(challenge_id: str) -> str:
+    """The 6-character short id of a record: the random end of its id, upper-cased for the
+    station's upper-case keyboard and the runner's slip."""
+    return challenge_id[-SHORT_ID_CHARS:].upper()
+
+
+class AmbiguousId(ValueError):
+    """A short id that matches more than one challenge (only possible in a log written before
+    short ids were kept unique); the message asks for the full id."""
 
 
 def default_log_path() -> Path:
-    """Where the station's challenge log lives: `paths.state_dir() / "challenges.jsonl"`."""
+    """Where the station's challenge log lives (`rackside.paths.challenge_log()`)."""
     from rackside import paths
 
-    return paths.state_dir() / "challenges.jsonl"
+    return paths.challenge_log()
 
 
 def validate_station(station: str) -> str:
@@ -49,8 +66,10 @@ def validate_station(station: str) -> str:
     return station
 
 
-@dataclass(frozen=True)
-class ChallengeRecord:
+class ChallengeRecord(Record):
+    __slots__ = ("id", "time", "station", "table", "lexicon_name", "lexicon_sha256", "words", "acceptable",
+                 "per_word", "kind")
+    _defaults = {"kind": "self"}
     id: str
     time: str
     station: str
@@ -60,7 +79,11 @@ class ChallengeRecord:
     words: tuple[str, ...]
     acceptable: bool
     per_word: tuple[bool, ...]
-    kind: str = "self"
+    kind: str
+
+    @property
+    def short_id(self) -> str:
+        return short_id(self.id)
 
     @property
     def verdict(self) -> str:
@@ -129,44 +152,62 @@ class ChallengeRecord:
         return record
 
 
-@dataclass(frozen=True)
-class LogProblem:
+class LogProblem(Record):
     """A line of the log that could not be read back (a torn last line after a crash, or damage)."""
 
+    __slots__ = ("line_number", "reason", "text")
     line_number: int
     reason: str
     text: str
 
 
-@dataclass(frozen=True)
-class Readjudication:
+class Readjudication(Record):
+    """A re-adjudication (3.10.11): `differs` when the verdict differs from the original's,
+    `same_lexicon` when the lexicon is the original's (by its checksum). Only the same verdict
+    with the same lexicon is `final`; otherwise the Tournament Director decides (3.10.11(c))."""
+
+    __slots__ = ("record", "now", "differs", "message", "lexicon_name", "same_lexicon")
+    _defaults = {"lexicon_name": "", "same_lexicon": True}
     record: ChallengeRecord
     now: Adjudication
     differs: bool
     message: str
-    lexicon_name: str = ""
-    same_lexicon: bool = True
+    lexicon_name: str
+    same_lexicon: bool
+
+    @property
+    def final(self) -> bool:
+        return self.same_lexicon and not self.differs
 
 
 class ChallengeLog:
     """The station's journal of challenges. `clock` returns wall-clock seconds since the epoch;
     it only stamps records for humans (ids are made unique independently of it)."""
 
-    def __init__(self, path: Path, station: str, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, path: Path, station: str, *, clock: Callable[[], float] = time.time,
+                 log_problems: bool = True) -> None:
         self.path = Path(path)
         self.station = validate_station(station)
         self._clock = clock
         self._lock = threading.Lock()
-        self._last_id = ""
+        self._short_ids: set[str] | None = None  # of the records in the file, read at the first record
         self.problems: list[LogProblem] = []
+        # The station logs each damaged line once (it reads the log each time the director opens
+        # it); a command that reports `problems` itself passes log_problems=False, so the director
+        # reads each warning once (issue 9).
+        self._log_problems = log_problems
+        self._warned: set[tuple[int, str, str]] = set()
 
     def _new_id(self, now: datetime) -> str:
         # Station name + UTC second + 24 random bits: unique across stations by the name, and
-        # within a station by the random part; time-ordered to the second for humans.
+        # within the log by the random part, whose 6 hex digits are the short id (kept unique
+        # here); time-ordered to the second for humans.
+        if self._short_ids is None:
+            self._short_ids = {r.short_id for r in self.records()}
         while True:
             candidate = f"{self.station}-{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-            if candidate != self._last_id:
-                self._last_id = candidate
+            if short_id(candidate) not in self._short_ids:
+                self._short_ids.add(short_id(candidate))
                 return candidate
 
     def record(self, adjudication: Adjudication, lexicon, *, table: str | None = None,
@@ -211,7 +252,7 @@ class ChallengeLog:
         finally:
             os.close(fd)
         if created:
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
 
     def records(self) -> list[ChallengeRecord]:
         """Every record that reads back, in order. Lines that do not (a torn last line after a
@@ -241,54 +282,62 @@ class ChallengeLog:
                 reason = "torn last line (a write was interrupted)" if last and torn_tail else f"unreadable ({exc})"
                 problem = LogProblem(number, reason, raw[:80].decode("utf-8", "replace"))
                 problems.append(problem)
-                log.warning("%s: line %d ignored: %s", self.path, number, reason)
+                if self._log_problems and problem.values() not in self._warned:
+                    self._warned.add(problem.values())
+                    log.warning("%s: line %d ignored: %s", self.path, number, reason)
         self.problems = problems
         return records
 
     def find(self, challenge_id: str) -> ChallengeRecord | None:
-        wanted = challenge_id.strip()
-        for rec in self.records():
-            if rec.id == wanted:
-                return rec
+        """The record with this id, in any case, or with this 6-character short id (the one
+        lookup for the station and every command). Raises AmbiguousId for a short id that
+        matches several records."""
+        return find_record(self.records(), challenge_id)
+
+
+def find_record(records: Iterable[ChallengeRecord], challenge_id: str) -> ChallengeRecord | None:
+    """See ChallengeLog.find. Ids are typed on an upper-case keyboard, so case never matters."""
+    wanted = challenge_id.strip().lower()
+    if not wanted:
         return None
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    by_short = []
+    for rec in records:
+        if rec.id.lower() == wanted:
+            return rec
+        if len(wanted) == SHORT_ID_CHARS and rec.id[-SHORT_ID_CHARS:].lower() == wanted:
+            by_short.append(rec)
+    if len(by_short) > 1:
+        raise AmbiguousId(f"short id {challenge_id.strip().upper()} matches {len(by_short)} challenges: "
+                          "give the full id")
+    return by_short[0] if by_short else None
 
 
 def readjudicate(record: ChallengeRecord, lexicon) -> Readjudication:
-    """Re-judge a logged challenge (3.10.11). The re-adjudication is final unless it differs from
-    the original, in which case the Tournament Director decides (3.10.11(c))."""
+    """Re-judge a logged challenge (3.10.11). It is final only when it agrees with the original
+    and used the original's lexicon (the same checksum); a different verdict, or another lexicon,
+    goes to the Tournament Director (3.10.11(c))."""
     now = adjudicate(record.words, lexicon)
     differs = now.acceptable != record.acceptable
     same_lexicon = lexicon.source_sha256 == record.lexicon_sha256
-    note = "" if same_lexicon else (
-        f" Note: judged with {lexicon.name} ({lexicon.source_sha256[:8]}), the original used "
-        f"{record.lexicon_name} ({record.lexicon_sha256[:8]})."
-    )
+    used = f"{lexicon.name} ({lexicon.source_sha256[:8]})"
+    original = f"{record.lexicon_name} ({record.lexicon_sha256[:8]})"
     if differs:
         message = (f"Re-adjudication gives {now.verdict}, the original was {record.verdict}: "
-                   f"the Tournament Director must decide (3.10.11(c)).{note}")
+                   "the Tournament Director must decide (3.10.11(c)).")
+        if not same_lexicon:
+            message += f" It also used another lexicon: {used}, the original {original}."
+    elif not same_lexicon:
+        message = (f"Re-adjudication gives {now.verdict}, as the original did, but with another lexicon: "
+                   f"{used}, the original {original}. A re-adjudication is made with the original's lexicon: "
+                   "the Tournament Director must decide (3.10.11(c)).")
     else:
-        message = f"Re-adjudication agrees: {now.verdict}. This result is final (3.10.11(c)).{note}"
+        message = (f"Re-adjudication agrees with the original: {now.verdict}, with the same lexicon {used}. "
+                   "This result is final (3.10.11(c)).")
     return Readjudication(record, now, differs, message, getattr(lexicon, "name", ""), same_lexicon)
 
 
 CSV_FIELDS = ("id", "time", "station", "table", "kind", "lexicon_name", "lexicon_sha256", "words",
               "verdict", "per_word")
-
-
-def open_private(path: Path) -> TextIO:
-    """Open `path` to write text readable by its owner only, like the log itself: exports hold
-    the per-word results that players must never see (3.10.7(b))."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)  # O_CREAT's mode does not apply to a file that already existed
-    return open(fd, "w", encoding="utf-8", newline="")
 
 
 def export_csv(records: Iterable[ChallengeRecord], out: TextIO) -> int:

@@ -1,4 +1,5 @@
-"""`Record`: small immutable values for the station's events, effects, views and geometry.
+"""`Record`: small immutable values: the station's events, effects, views and geometry, and the judge's
+adjudications, challenge records and lexicon facts. Imports nothing of Rackside.
 
 Why not typing.NamedTuple or frozen dataclasses: defining one costs 0.2-0.5 ms (they generate and
 compile code), and the station defines about twenty of them before its first frame; that was a

@@ -23,22 +23,25 @@ already-open Lexicon is untouched. The CRC guards against truncation and corrupt
 a failing SD card), not against deliberate tampering.
 
 Because the trie is loaded into memory (not mapped), replacing or even overwriting the file later
-cannot disturb a running station. Files are written atomically (temporary file, fsync, rename).
+cannot disturb a running station. Files are written atomically (`rackside.atomic.write_atomic`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import lzma
 import os
 import stat
 import struct
-import tempfile
+import sys
 import zlib
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import marisa_trie
+
+from rackside.values import Record
+
+# pathlib, hashlib and lzma are imported where a path is made, a word list compiled or the shipped
+# list read, not here: `rackside judge --lexicon FILE WORD` opens a compiled lexicon, which needs
+# none of them, and pathlib alone (it brings `re`) costs more than opening a 279k-word lexicon
+# (issue 11: whole-command start-up).
 
 MAGIC = b"RACKLEX\x00"
 FORMAT_VERSION = 1
@@ -62,33 +65,42 @@ _CHUNK = 1 << 16
 # O_NONBLOCK so that a FIFO given by mistake is refused instead of hanging the station.
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
-_DATA_DIR = Path(__file__).resolve().parent / "data"
-DEFAULT_SOURCE = _DATA_DIR / "enable.txt.xz"
+# DEFAULT_SOURCE, the shipped list's Path (judge/data/enable.txt.xz), is made on first use: see __getattr__.
 DEFAULT_NAME = "ENABLE"
-# SHA-256 of the decompressed ENABLE list shipped in kiosk/data: lets install_default_lexicon
+# SHA-256 of the decompressed ENABLE list shipped in judge/data: lets install_default_lexicon
 # see that an installed file is current without decompressing, and catches a damaged package.
 DEFAULT_SOURCE_SHA256 = "b819e7b67f8f2c80640ae76f0edbe59a4a1befb6de0f348463642ad49bdd2ad3"
 
 SKIP_REASONS = ("too short", "too long", "not letters", "duplicate")
+
+# What a director must be told whenever the bundled list is the one judging (issue 10): ENABLE is
+# a demonstration list, not a tournament lexicon, and WESPA play allows words it lacks.
+DEMONSTRATION_NOTE = (
+    "{name} is the demonstration word list bundled with Rackside: it lacks QI, ZA and OK, which "
+    "tournament play allows. Install the tournament's lexicon (CSW or NWL: Rackside never ships them): "
+    "rackside lexicon compile WORDLIST -o CSW24.rlex --name CSW24, then rackside lexicon use CSW24.rlex"
+)
+DEMONSTRATION_SHORT = "Demonstration list: no QI, ZA or OK. Director: install the tournament's CSW or NWL."
 
 
 class LexiconError(Exception):
     """A lexicon file or word list is missing, unreadable, malformed, truncated or corrupt."""
 
 
-@dataclass(frozen=True)
-class CompileReport:
+class CompileReport(Record):
     """What `compile_lexicon` kept and skipped. `skipped` maps each reason in SKIP_REASONS to a count;
     `examples` holds the first few skipped lines per reason (line number, text) for the report."""
 
+    __slots__ = ("words", "skipped", "source_sha256", "comment_lines", "blank_lines", "examples", "out", "name")
+    _defaults = {"comment_lines": 0, "blank_lines": 0, "examples": {}, "out": None, "name": ""}
     words: int
     skipped: dict[str, int]
     source_sha256: str
-    comment_lines: int = 0
-    blank_lines: int = 0
-    examples: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
-    out: Path | None = None
-    name: str = ""
+    comment_lines: int
+    blank_lines: int
+    examples: dict[str, list[tuple[int, str]]]
+    out: Path | None
+    name: str
 
     def summary(self) -> str:
         lines = [f"{self.name}: {self.words} words"]
@@ -209,34 +221,12 @@ def build_lexicon_bytes(words: list[str], name: str, source_sha256: str) -> byte
     return body + bytes(trailer)
 
 
-def write_atomically(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Write `data` to `path` so that readers see either the old file or the whole new one:
-    temporary file in the same folder, fsync, rename over, fsync the folder."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fchmod(f.fileno(), mode)
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
 def compile_bytes(data: bytes, out: Path, name: str, label: str = "word list") -> CompileReport:
     """Compile the raw bytes of a word list to `out` (atomically). See `parse_word_list`."""
+    import hashlib
+
+    from rackside.atomic import write_atomic
+
     text = decode_word_list(data, label)
     words, report = parse_word_list(text)
     sha = hashlib.sha256(data).hexdigest()
@@ -244,7 +234,8 @@ def compile_bytes(data: bytes, out: Path, name: str, label: str = "word list") -
         raise LexiconError(f"{label}: no usable words (2-15 letters A-Z) found")
     blob = build_lexicon_bytes(words, name, sha)
     try:
-        write_atomically(Path(out), blob)
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        write_atomic(out, blob, mode=0o644)  # a lexicon is no secret; the log and exports are
     except OSError as exc:
         raise LexiconError(f"{out}: cannot write the compiled lexicon: {exc.strerror or exc}") from None
     return CompileReport(
@@ -254,14 +245,14 @@ def compile_bytes(data: bytes, out: Path, name: str, label: str = "word list") -
         comment_lines=report.comment_lines,
         blank_lines=report.blank_lines,
         examples=report.examples,
-        out=Path(out),
+        out=_path(out),
         name=name.strip(),
     )
 
 
 def compile_lexicon(src: Path, out: Path, name: str) -> CompileReport:
     """Compile the word list `src` into the lexicon file `out`, written atomically."""
-    src = Path(src)
+    src = _path(src)
     try:
         data = src.read_bytes()
     except OSError as exc:
@@ -272,10 +263,10 @@ def compile_lexicon(src: Path, out: Path, name: str) -> CompileReport:
 # --- Reading compiled files -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LexiconInfo:
+class LexiconInfo(Record):
     """What a compiled lexicon's trailer says about it."""
 
+    __slots__ = ("name", "word_count", "body_size", "body_crc32", "source_sha256")
     name: str
     word_count: int
     body_size: int
@@ -326,7 +317,6 @@ def _read_trailer(fd: int, path: Path) -> tuple[LexiconInfo, os.stat_result]:
 def read_info(path: Path) -> LexiconInfo:
     """The trailer of a compiled lexicon, after checking the trailer and the file size (not the
     body: `Lexicon.open` does that)."""
-    path = Path(path)
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
@@ -371,7 +361,7 @@ class Lexicon(marisa_trie.Trie):
 
     @classmethod
     def open(cls, path: Path | str) -> "Lexicon":
-        path = Path(path)
+        """`path` is kept as given (a str or a Path) in `lexicon.path`."""
         try:
             fd = os.open(path, _OPEN_FLAGS)
         except OSError as exc:
@@ -426,31 +416,92 @@ class Lexicon(marisa_trie.Trie):
 
 
 def lexicon_dir() -> Path:
-    """The folder of compiled lexicons the director chooses from."""
+    """The folder of compiled lexicons the director chooses from (`rackside.paths.lexicon_dir()`)."""
     from rackside import paths
 
-    return paths.state_dir() / "lexicons"
+    return paths.lexicon_dir()
 
 
 def default_lexicon_path() -> Path:
     return lexicon_dir() / "enable.rlex"
 
 
+def _path(value) -> Path:
+    from pathlib import Path
+
+    return Path(value)
+
+
+def __getattr__(name: str):
+    # DEFAULT_SOURCE is a module constant made on first use, so that importing this module does
+    # not import pathlib (see the imports above). Once made, it is an ordinary module attribute.
+    if name == "DEFAULT_SOURCE":
+        value = _path(__file__).resolve().parent / "data" / "enable.txt.xz"
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _default_source() -> Path:
+    return sys.modules[__name__].DEFAULT_SOURCE  # through __getattr__, or as a test replaced it
+
+
 def default_source_bytes() -> bytes:
-    """The decompressed ENABLE list shipped in kiosk/data, checked against its known SHA-256."""
+    """The decompressed ENABLE list shipped in judge/data, checked against its known SHA-256."""
+    import hashlib
+    import lzma
+
     try:
-        data = lzma.decompress(DEFAULT_SOURCE.read_bytes())
+        data = lzma.decompress(_default_source().read_bytes())
     except (OSError, lzma.LZMAError) as exc:
-        raise LexiconError(f"{DEFAULT_SOURCE}: cannot read the shipped ENABLE list: {exc}") from None
+        raise LexiconError(f"{_default_source()}: cannot read the shipped ENABLE list: {exc}") from None
     if hashlib.sha256(data).hexdigest() != DEFAULT_SOURCE_SHA256:
-        raise LexiconError(f"{DEFAULT_SOURCE}: the shipped ENABLE list is damaged (SHA-256 mismatch); "
+        raise LexiconError(f"{_default_source()}: the shipped ENABLE list is damaged (SHA-256 mismatch); "
                            "reinstall Rackside")
     return data
 
 
+def is_demonstration(lexicon) -> bool:
+    """Whether `lexicon` (a Lexicon or LexiconInfo) was built from the bundled ENABLE list."""
+    return getattr(lexicon, "source_sha256", None) == DEFAULT_SOURCE_SHA256
+
+
+def demonstration_note(lexicon) -> str | None:
+    """The plain warning for a director when `lexicon` is the bundled demonstration list, else None."""
+    return DEMONSTRATION_NOTE.format(name=lexicon.name) if is_demonstration(lexicon) else None
+
+
+def copy_into_lexicon_dir(path: Path, folder: Path | None = None) -> Path:
+    """Copy the compiled lexicon `path` into the lexicon folder (atomically, verified first and
+    after), so the station lists it and keeps it when the USB stick is gone. Returns the copy's
+    path; a file already in the folder is used where it is. A different file of the same name
+    in the folder gets the checksum in the copy's name rather than being overwritten."""
+    from rackside.atomic import write_atomic
+
+    path = _path(path).expanduser().resolve()
+    folder = lexicon_dir() if folder is None else _path(folder)
+    with Lexicon.open(path) as lexicon:  # refuse a file that would not open at the table
+        checksum = lexicon.short_checksum
+    if folder.exists() and path.parent == folder.resolve():
+        return path  # already in the folder
+    target = folder / path.name
+    data = path.read_bytes()
+    if target.exists() and target.read_bytes() != data:
+        target = folder / f"{path.stem}-{checksum}{path.suffix or '.rlex'}"
+    if not target.exists() or target.read_bytes() != data:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            write_atomic(target, data, mode=0o644)
+        except OSError as exc:
+            raise LexiconError(f"{target}: cannot copy the lexicon into the lexicon folder: "
+                               f"{exc.strerror or exc}") from None
+    Lexicon.open(target).close()  # the copy verifies as the original did
+    return target
+
+
 def default_is_current(path: Path | None = None) -> bool:
     """Whether the installed default lexicon exists, verifies, and was built from the shipped list."""
-    path = default_lexicon_path() if path is None else Path(path)
+    path = default_lexicon_path() if path is None else _path(path)
     try:
         with Lexicon.open(path) as lexicon:
             return lexicon.source_sha256 == DEFAULT_SOURCE_SHA256 and lexicon.name == DEFAULT_NAME
@@ -463,5 +514,5 @@ def install_default_lexicon() -> Path:
     is already there (so running it again is fast). Returns the path."""
     path = default_lexicon_path()
     if not default_is_current(path):
-        compile_bytes(default_source_bytes(), path, DEFAULT_NAME, label=str(DEFAULT_SOURCE))
+        compile_bytes(default_source_bytes(), path, DEFAULT_NAME, label=str(_default_source()))
     return path

@@ -2,17 +2,16 @@
 
 `station.json` holds which compiled lexicon to judge with (none = the default ENABLE), the
 tournament's challenge rule (3.10.15) and how many words one challenge may name. It is written
-atomically (temporary file, fsync, rename), so a crash leaves either the old or the new choices.
+atomically (`rackside.atomic.write_atomic`), so a crash leaves either the old or the new choices.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from pathlib import Path
 
-from rackside.kiosk.adjudication import DEFAULT_MAX_WORDS, ChallengeRule
-from rackside.kiosk.lexicon import Lexicon, install_default_lexicon, lexicon_dir, write_atomically
+from rackside.judge.adjudication import DEFAULT_MAX_WORDS
+from rackside.judge.penalties import ChallengeRule
+from rackside.judge.lexicon import Lexicon, install_default_lexicon, lexicon_dir
 
 SETTINGS_VERSION = 1
 MAX_WORDS_LIMIT = 20
@@ -23,14 +22,26 @@ class SettingsError(ValueError):
     """The settings file is unreadable or holds a bad value; the message names the key."""
 
 
-@dataclass
 class StationSettings:
     """`lexicon_path` None means the default ENABLE lexicon; a relative path is taken inside
-    `lexicon_dir()`. FIVE_PER_WORD is the preferred international norm (3.10.15(d))."""
+    `lexicon_dir()`. FIVE_PER_WORD is the preferred international norm (3.10.15(d)).
+    A plain class, not a dataclass: `rackside judge` reads it, and importing dataclasses costs
+    more than the whole lookup (issue 11)."""
 
-    lexicon_path: Path | None = None
-    challenge_rule: ChallengeRule = ChallengeRule.FIVE_PER_WORD
-    max_words: int = DEFAULT_MAX_WORDS
+    __slots__ = ("lexicon_path", "challenge_rule", "max_words")
+
+    def __init__(self, lexicon_path: Path | None = None, challenge_rule: ChallengeRule = ChallengeRule.FIVE_PER_WORD,
+                 max_words: int = DEFAULT_MAX_WORDS) -> None:
+        self.lexicon_path = lexicon_path
+        self.challenge_rule = challenge_rule
+        self.max_words = max_words
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other.to_dict() == self.to_dict()
+
+    def __repr__(self) -> str:
+        return (f"StationSettings(lexicon_path={self.lexicon_path!r}, challenge_rule={self.challenge_rule!r}, "
+                f"max_words={self.max_words!r})")
 
     def to_dict(self) -> dict:
         return {
@@ -69,7 +80,7 @@ class StationSettings:
 def default_settings_path() -> Path:
     from rackside import paths
 
-    return paths.state_dir() / "station.json"
+    return paths.station_settings()
 
 
 def load_settings(path: Path | None = None) -> StationSettings:
@@ -81,6 +92,8 @@ def load_settings(path: Path | None = None) -> StationSettings:
         return StationSettings()
     except (OSError, UnicodeDecodeError) as exc:
         raise SettingsError(f"{path}: cannot read the station settings: {exc}") from None
+    import json  # only when there is a file: `rackside judge` on a fresh install never needs it
+
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -90,9 +103,14 @@ def load_settings(path: Path | None = None) -> StationSettings:
 
 def save_settings(settings: StationSettings, path: Path | None = None) -> Path:
     """Write the settings atomically; returns the path."""
+    import json
+
+    from rackside.atomic import write_atomic
+
     path = default_settings_path() if path is None else Path(path)
     StationSettings.from_dict(settings.to_dict())  # refuse to save what could not be loaded back
-    write_atomically(path, (json.dumps(settings.to_dict(), indent=2) + "\n").encode("utf-8"), mode=0o600)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps(settings.to_dict(), indent=2) + "\n", mode=0o600)
     return path
 
 
@@ -104,11 +122,13 @@ def resolve_lexicon_path(settings: StationSettings) -> Path | None:
     return path if path.is_absolute() else lexicon_dir() / path
 
 
+def configured_lexicon_path(settings: StationSettings) -> Path:
+    """The director's chosen lexicon file, or the default ENABLE's (installed if needed)."""
+    return resolve_lexicon_path(settings) or install_default_lexicon()
+
+
 def open_configured_lexicon(settings: StationSettings) -> Lexicon:
     """Open the director's chosen lexicon, or the default ENABLE (installing it if needed).
     Raises LexiconError if the chosen file is missing or corrupt: a station never silently
     falls back to another lexicon than the one the director set."""
-    path = resolve_lexicon_path(settings)
-    if path is None:
-        path = install_default_lexicon()
-    return Lexicon.open(path)
+    return Lexicon.open(configured_lexicon_path(settings))

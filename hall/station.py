@@ -1,0 +1,204 @@
+"""The challenge station on the hall: `rackside hall station [--config station.toml]`.
+
+A process of its own beside the station (`rackside kiosk`), so the station itself never touches the
+network: it follows the station's challenge log (JSON lines, fsync'd before a verdict is shown) and
+publishes, through the same on-disk outbox as a clock (hall.outbox, QoS 1, deleted when acked):
+
+- `.../station/<id>/status`: retained "online" / "offline" (the Last Will);
+- `.../station/<id>/challenge`: each challenge: id, time, table, kind, lexicon name and checksum,
+  how many words, the verdict for the play as a whole (3.10.7(b));
+- `.../station/<id>/detail`: the same challenge with the words and per-word results, on a topic
+  only the director may read (the ACL), for the director's log view.
+
+Where it has got to in the log (a byte offset) is kept in the outbox with the messages, in one
+transaction, so a restart neither skips nor repeats a challenge; a damaged line is skipped and
+logged with its line number.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from pathlib import Path
+
+from rackside.hall import topics
+from rackside.hall.config import HallConfig
+from rackside.hall.link import Link
+from rackside.hall.outbox import Outbox
+from rackside.outage import Outage
+
+log = logging.getLogger(__name__)
+
+POLL_S = 0.25
+WINDOW = 50
+LOG_KEY = "challenge-log"  # the outbox's progress row: `line` holds the byte offset read up to
+
+
+def payloads(record: dict, station: str) -> tuple[bytes, bytes]:
+    summary = {
+        "id": record.get("id"),
+        "time": record.get("time"),
+        "station": station,
+        "table": record.get("table"),
+        "kind": record.get("kind", "self"),
+        "lexicon": record.get("lexicon_name"),
+        "lexicon_checksum": record.get("lexicon_sha256"),
+        "words": len(record.get("words") or []),
+        "verdict": record.get("verdict") or ("ACCEPTABLE" if record.get("acceptable") else "UNACCEPTABLE"),
+    }
+    detail = {
+        **summary,
+        "words": [{"word": w, "valid": bool(ok)} for w, ok in zip(record.get("words") or [], record.get("per_word") or [])],
+    }
+    dump = lambda d: json.dumps(d, separators=(",", ":"), ensure_ascii=False).encode()  # noqa: E731
+    return dump(summary), dump(detail)
+
+
+class StationPublisher:
+    def __init__(self, cfg: HallConfig, log_path: Path, outbox_path: Path, *, poll_s: float = POLL_S) -> None:
+        self.cfg = cfg
+        self.log_path = Path(log_path)
+        self.outbox_path = Path(outbox_path)
+        self.poll_s = poll_s
+        sid = cfg.ident
+        self.topic = {leaf: topics.station(cfg.hall, sid, leaf) for leaf in topics.STATION_TOPICS}
+        self._acks: queue.SimpleQueue[int] = queue.SimpleQueue()
+        self.link = Link(cfg, self.topic["status"], on_ack=self._acks.put)
+        self.fault = Outage(log, f"challenge log {self.log_path}")
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="hall-station", daemon=True)
+        self.published = 0
+
+    def start(self) -> "StationPublisher":
+        self.thread.start()
+        return self
+
+    def close(self, timeout: float = 3.0) -> None:
+        self.stop_event.set()
+        self.thread.join(timeout)
+        self.link.close()
+
+    def _run(self) -> None:
+        outbox = Outbox(self.outbox_path)
+        endpoint = self.cfg.endpoint
+        if endpoint is None:
+            from rackside.hall.mdns import find_broker
+
+            while endpoint is None and not self.stop_event.is_set():
+                endpoint = find_broker(self.cfg)
+        if endpoint is None:
+            return
+        self.link.start(endpoint)
+        self._outbox, self._inflight, self._sent_upto = outbox, {}, 0
+        while not self.stop_event.is_set():
+            try:
+                self._follow(outbox)
+                self.fault.recovered()
+            except OSError as e:
+                self.fault.failed(e)
+            self._deliver()
+            self.stop_event.wait(0.02 if self._inflight else self.poll_s)
+        deadline = time.monotonic() + 2  # a clean stop waits briefly for the last acks: no resend
+        while self._inflight and self.link.connected.is_set() and time.monotonic() < deadline:
+            time.sleep(0.02)
+            self._deliver(publish=False)
+        outbox.close()
+
+    def _deliver(self, publish: bool = True) -> None:
+        done = []
+        while True:
+            try:
+                row = self._inflight.pop(self._acks.get_nowait(), None)
+            except queue.Empty:
+                break
+            if row is not None:
+                done.append(row)
+        self._outbox.delete(done)
+        self.published += len(done)
+        if publish and self.link.connected.is_set():
+            room = max(0, WINDOW - len(self._inflight))
+            for row_id, topic, payload, qos, retain in self._outbox.pending(self._sent_upto, room):
+                mid = self.link.publish(topic, payload, qos, bool(retain))
+                if mid is None:
+                    break
+                self._inflight[mid] = row_id
+                self._sent_upto = row_id
+
+    def _follow(self, outbox: Outbox) -> None:
+        """Put every complete new line of the log into the outbox, with the offset, in one go."""
+        offset, _ = outbox.progress(LOG_KEY)
+        try:
+            size = self.log_path.stat().st_size
+        except FileNotFoundError:
+            return
+        if size < offset:  # the log was replaced (a new tournament): start from its beginning
+            log.warning("challenge log %s is shorter than before: reading it from the start", self.log_path)
+            offset = 0
+        if size == offset:
+            return
+        with open(self.log_path, "rb") as f:
+            f.seek(offset)
+            data = f.read(size - offset)
+        end = data.rfind(b"\n") + 1  # a torn last line waits until it is whole
+        if end == 0:
+            return
+        rows = []
+        for number, line in enumerate(data[:end].splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                if not isinstance(record, dict) or "id" not in record:
+                    raise ValueError("not a challenge record")
+            except ValueError as e:
+                log.warning("%s: a damaged line after byte %d skipped: %s", self.log_path, offset, e)
+                continue
+            summary, detail = payloads(record, self.cfg.ident)
+            rows.append((self.topic["challenge"], summary, 1, 0))
+            rows.append((self.topic["detail"], detail, 1, 0))
+        outbox.put(rows, {LOG_KEY: (offset + end, False)})
+        # progress only grows (max), so a replaced log's new offset is written directly
+        if offset + end < outbox.progress(LOG_KEY)[0]:
+            with outbox.db:
+                outbox.db.execute("UPDATE progress SET line = ? WHERE game = ?", (offset + end, LOG_KEY))
+
+
+def run(args) -> int:
+    """`rackside hall station`: publish this station's challenges until stopped."""
+    import signal
+    import sys
+    import tomllib
+
+    from rackside.hall.config import HallConfigError, from_table
+    from rackside.kiosk.station_config import ConfigError, default_config_path, load_config
+
+    path = args.config or default_config_path()
+    try:
+        station = load_config(path)
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        cfg = from_table(data.get("hall"), "station", url_override=args.url, base=Path(path).parent)
+    except (ConfigError, HallConfigError) as e:
+        print(f"rackside hall station: {path}: {e}", file=sys.stderr)
+        return 2
+    if cfg is None:
+        print(f"rackside hall station: {path} has no [hall] section: this station is not on a hall", file=sys.stderr)
+        return 2
+    from rackside import paths
+
+    log_path = station.log_path or paths.challenge_log()
+    outbox = cfg.outbox or paths.state_dir() / "hall-station-outbox.sqlite"
+    pub = StationPublisher(cfg, log_path, outbox).start()
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        while not stop.wait(1):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        pub.close()
+    return 0

@@ -1,0 +1,244 @@
+"""The station on the hall, `rackside hall tail`, provisioning from the command line, and mDNS
+discovery on loopback, against the real broker (issue 12)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import threading
+import time
+
+import pytest
+
+from rackside.hall import config as hall_config
+from rackside.hall import tail
+from rackside.hall.station import StationPublisher
+
+from support.broker import Recorder
+
+RECORD = {
+    "v": 1, "id": "station-1-20261130-101500-abcdef", "time": "2026-11-30T10:15:00+00:00", "station": "station-1",
+    "table": "3", "kind": "self", "lexicon_name": "ENABLE", "lexicon_sha256": "ab" * 32,
+    "words": ["QI", "ZZXQ"], "verdict": "UNACCEPTABLE", "acceptable": False, "per_word": [True, False],
+}
+
+
+def station_cfg(broker, sid="1"):
+    return hall_config.from_table({"url": broker.url, "credentials": str(broker.credentials(f"station-{sid}"))}, "station")
+
+
+def test_each_challenge_is_published_verdict_to_all_per_word_results_to_the_director(hall_broker, tmp_path):
+    log_path = tmp_path / "challenges.jsonl"
+    log_path.write_text(json.dumps(RECORD) + "\n" + "{damaged\n")
+    rec = Recorder(hall_broker)
+    pub = StationPublisher(station_cfg(hall_broker), log_path, tmp_path / "outbox.sqlite").start()
+    try:
+        summary = rec.wait_for(lambda r: r.json("challenge"))[0]
+        assert summary["verdict"] == "UNACCEPTABLE" and summary["table"] == "3"
+        assert summary["lexicon_checksum"] == "ab" * 32 and summary["words"] == 2
+        assert "QI" not in json.dumps(summary)  # the summary never says which word failed (3.10.7(b))
+        detail = rec.wait_for(lambda r: r.json("detail"))[0]
+        assert detail["words"] == [{"word": "QI", "valid": True}, {"word": "ZZXQ", "valid": False}]
+        # a later challenge, and a torn line that waits until it is whole
+        second = {**RECORD, "id": "station-1-20261130-101600-000001", "acceptable": True, "verdict": "ACCEPTABLE", "per_word": [True, True]}
+        with open(log_path, "a") as f:
+            f.write(json.dumps(second)[:20])
+            f.flush()
+            time.sleep(0.5)
+            f.write(json.dumps(second)[20:] + "\n")
+        rec.wait_for(lambda r: len(r.json("challenge")) == 2)
+        assert rec.wait_for(lambda r: any(t.endswith("station/1/status") and p == b"online" for t, p, _ in r.messages))
+    finally:
+        pub.close()
+    # restarted: nothing is published twice
+    pub = StationPublisher(station_cfg(hall_broker), log_path, tmp_path / "outbox.sqlite").start()
+    time.sleep(1.0)
+    pub.close()
+    assert len(rec.json("challenge")) == 2
+    rec.close()
+
+
+def test_tail_prints_the_hall_as_the_director_reads_it(hall_broker):
+    out = io.StringIO()
+    creds = hall_config.load_credentials(hall_broker.credentials("director"))
+    ready = threading.Event()
+    t = threading.Thread(target=tail.run, args=(creds, hall_broker.url), kwargs={"seconds": 3, "out": out, "ready": ready.set})
+    t.start()
+    assert ready.wait(5)
+    c = hall_broker.client("table-7")
+    h = hall_broker.hall
+    event = {"kind": "input", "game": "game-000001", "seq": 2, "t_ns": 1, "input": "press", "player": 2, "at": None}
+    for _ in range(2):  # sent twice (a reconnect): printed once
+        c.publish(f"rackside/v1/{h}/table/7/event", json.dumps(event), qos=1).wait_for_publish(5)
+    result = {"kind": "result", "game": "game-000001", "seq": 0, "ending": "end", "forfeits": [], "lateness_margin": None,
+              "players": [{"player": 1, "remaining_ms": -61000, "overtime_s": 61, "penalty": 20, "forfeit": False},
+                          {"player": 2, "remaining_ms": 1000, "overtime_s": 0, "penalty": 0, "forfeit": False}]}
+    c.publish(f"rackside/v1/{h}/table/7/event", json.dumps(result), qos=1).wait_for_publish(5)
+    c.publish(f"rackside/v1/{h}/table/7/ack", json.dumps({"id": "c1", "ok": False, "reason": "the game is running"}), qos=1).wait_for_publish(5)
+    c.publish(f"rackside/v1/{h}/table/7/status", b"online", qos=1).wait_for_publish(5)
+    t.join(10)
+    lines = [x for x in out.getvalue().splitlines() if "table 7" in x]  # retained states of other tests come first
+    assert len(lines) == 4, lines
+    assert "table 7" in lines[0] and "event" in lines[0] and "#2 press player=2" in lines[0]
+    assert "RESULT" in lines[1] and "p1 -1:01 overtime 61s penalty 20" in lines[1]
+    assert "REFUSED: the game is running" in lines[2]
+    assert lines[3].endswith("table 7      online")
+
+
+def test_provision_from_the_command_line_and_a_bad_value_is_one_line(tmp_path, capsys):
+    from rackside.cli import main
+
+    assert main(["hall", "provision", "--hall", "open2026", "--tables", "1-60", "--stations", "3", "--out", str(tmp_path / "h")]) == 0
+    creds = sorted(p.name for p in (tmp_path / "h" / "credentials").iterdir())
+    assert len(creds) == 64 and "table-60.toml" in creds and "station-3.toml" in creds and "director.toml" in creds
+    conf = (tmp_path / "h" / "mosquitto.conf").read_text()
+    for line in ("allow_anonymous false", "persistence true", "listener 1883", "# listener 8883"):
+        assert line in conf
+    assert main(["hall", "provision", "--hall", "open/2026", "--tables", "1-6", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "allowed are" in err[0]
+    assert main(["hall", "provision", "--hall", "h", "--tables", "1-6", "--tls", "--out", str(tmp_path / "t")]) == 0
+    tls = (tmp_path / "t" / "mosquitto.conf").read_text()
+    assert "\nlistener 8883\n" in tls and "\ncertfile " in tls and "listener 1883 127.0.0.1" in tls
+
+
+@pytest.mark.parametrize(
+    "table, words",
+    [
+        ({"url": "http://x", "credentials": "C"}, ["hall.url", "mqtt://HOST"]),
+        ({"url": "mqtt://h", "credentials": "C", "table": 4}, ["hall.table = 4", "allowed is 3"]),
+        ({"url": "mqtt://h", "credentials": "C", "hall": "other"}, ["hall.hall", "allowed is"]),
+        ({"url": "mqtt://h", "credentials": "C", "colour": 1}, ["unknown key 'colour'", "allowed keys"]),
+        ({"url": "mqtt://h"}, ["hall.credentials is missing"]),
+        ({"url": "mqtt://h", "credentials": "/nonexistent.toml"}, ["no such file"]),
+    ],
+)
+def test_a_bad_hall_section_names_the_key_and_what_is_allowed(hall_broker, table, words):
+    table = {k: (str(hall_broker.credentials("table-3")) if v == "C" else v) for k, v in table.items()}
+    with pytest.raises(hall_config.HallConfigError) as e:
+        hall_config.from_table(table, "table")
+    assert all(w in str(e.value) for w in words), str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_a_bad_hall_section_stops_the_clock_with_one_line(hall_broker, tmp_path, capsys):
+    from rackside.cli import main
+
+    cfg = tmp_path / "clock.toml"
+    cfg.write_text(f'[hall]\nurl = "mqtt://127.0.0.1:1"\ncredentials = "{hall_broker.credentials("table-3")}"\ntable = 9\n')
+    assert main(["clock", "--simulate", "--config", str(cfg), "--state-dir", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "hall.table = 9: allowed is 3" in err[0]
+
+
+def test_auto_finds_the_broker_by_mdns_on_loopback(hall_broker, monkeypatch):
+    monkeypatch.setenv("RACKSIDE_MDNS_INTERFACES", "127.0.0.1")
+    from rackside.hall import mdns
+
+    try:
+        ad = mdns.Advertisement(hall_broker.hall, hall_broker.port)
+    except OSError as e:
+        pytest.skip(f"no multicast on loopback here: {e}")
+    try:
+        found = mdns.find_broker(hall=hall_broker.hall, timeout=5)
+        other = mdns.find_broker(hall="another-hall", timeout=1)
+    finally:
+        ad.close()
+    if found is None:
+        pytest.skip("this machine's loopback does not carry multicast")
+    assert (found.host, found.port) == ("127.0.0.1", hall_broker.port)
+    assert other is None
+
+
+@pytest.mark.skipif(not __import__("shutil").which("openssl"), reason="openssl is not installed here")
+def test_tls_is_one_setting_away(make_broker, tmp_path):
+    """Provisioned with --tls: a table publishes over TLS (its credentials name the CA), the
+    director reads it, and the plain listener is on 127.0.0.1 only."""
+    broker = make_broker(tables="1-2", stations=0, tls=True)
+    conf = (broker.dir / "mosquitto.conf").read_text()
+    assert f"listener {broker.tls_port} 127.0.0.1" in conf and f"listener {broker.port} 127.0.0.1" in conf
+    creds = hall_config.load_credentials(broker.credentials("table-1"))
+    assert creds.tls_ca and creds.url.startswith("mqtts://")
+    rec = Recorder(broker)
+    from support.hallclock import LiveClock
+
+    cfg = tmp_path / "clock.toml"
+    cfg.write_text(f'[hall]\ncredentials = "{broker.credentials("table-1")}"\n')  # the URL from the credentials
+    live = LiveClock(cfg, tmp_path / "state")
+    try:
+        live.tap("right")
+        event = rec.wait_for(lambda r: r.json("event"))[0]
+        assert event["input"] == "press"
+    finally:
+        live.close()
+        rec.close()
+
+
+def test_the_simulator_joins_a_hall_with_dash_dash_hall(hall_broker, tmp_path):
+    """`rackside clock --simulate --hall URL --hall-credentials FILE` in a real terminal: the
+    director sees table 5 come online and its first press."""
+    import os
+    import pty
+    import sys
+
+    from test_clock_cli import read_until
+
+    rec = Recorder(hall_broker)
+    pid, fd = pty.fork()
+    if pid == 0:
+        env = dict(os.environ, RACKSIDE_STATE_DIR=str(tmp_path / "state"), TERM="xterm")
+        env.pop("DISPLAY", None)
+        env.pop("WAYLAND_DISPLAY", None)
+        os.execve(sys.executable, [sys.executable, "-m", "rackside", "clock", "--simulate", "--hall", hall_broker.url,
+                                   "--hall-credentials", str(hall_broker.credentials("table-5"))], env)
+    try:
+        read_until(fd, b"RIGHT PLAYER")
+        rec.wait_for(lambda r: any(t.endswith("table/5/status") and p == b"online" for t, p, _ in r.messages))
+        os.write(fd, b"m")
+        event = rec.wait_for(lambda r: [e for e in r.json("event") if e["input"] == "press"])[0]
+        assert event["player"] == 2 and event["seq"] == 2
+        os.write(fd, b"q")
+        read_until(fd, b"\x1b[?25h")
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+        rec.close()
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert rec.wait_for(lambda r: [p for t, p, _ in r.messages if t.endswith("table/5/status")][-1] == b"offline")
+
+
+def test_rackside_hall_broker_runs_mosquitto_advertises_it_and_a_clock_finds_it_with_auto(tmp_path, monkeypatch):
+    """`rackside hall broker --config DIR` (mDNS on loopback only), a clock with url = "auto"."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from rackside.hall import mdns
+    from support.broker import Broker
+    from support.hallclock import LiveClock
+
+    monkeypatch.setenv("RACKSIDE_MDNS_INTERFACES", "127.0.0.1")
+    broker = Broker(tmp_path / "hall", hall="autohall", tables="1-2", stations=0)  # provisioned, not started
+    proc = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "broker", "--config", str(broker.dir)],
+                            env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        found = mdns.find_broker(hall="autohall", timeout=8)
+        if found is None:
+            pytest.skip("this machine's loopback does not carry multicast")
+        assert found.port == broker.port
+        rec = Recorder(broker)
+        cfg = tmp_path / "clock.toml"
+        cfg.write_text(f'[hall]\nurl = "auto"\ncredentials = "{broker.credentials("table-2")}"\n')
+        live = LiveClock(cfg, tmp_path / "state")
+        try:
+            live.tap("right")
+            assert rec.wait_for(lambda r: r.json("event"))[0]["input"] == "press"
+        finally:
+            live.close()
+            rec.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out = proc.communicate(timeout=15)[0].decode()
+    assert proc.returncode == 0, out
