@@ -115,6 +115,13 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`rackside log show | head`): the pipe's business, not a traceback.
+        # Point stdout at /dev/null so the interpreter's own flush at exit cannot fail again.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, as a shell reports a command killed by the broken pipe
 
 
 if __name__ == "__main__":

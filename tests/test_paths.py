@@ -54,3 +54,16 @@ def test_rackside_paths_prints_every_location(tmp_path):
     assert lines["config"] == f"{tmp_path / 'etc'}  (not yet created)"
     for what in ("journals", "challenge log", "lexicons", "station config", "clock config", "hall outbox"):
         assert what in lines, what
+
+
+def test_a_reader_that_goes_away_is_not_a_traceback(tmp_path):
+    """`rackside paths | head -1`: the reader closes the pipe; the command must not print a traceback."""
+    env = {**os.environ, "RACKSIDE_STATE_DIR": str(tmp_path / "state"), "RACKSIDE_CONFIG_DIR": str(tmp_path / "etc")}
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line is written: every write fails
+    try:
+        result = subprocess.run([sys.executable, "-m", "rackside", "paths"], stdout=write_end, stderr=subprocess.PIPE, text=True, env=env)
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr, result.stderr
+    assert result.returncode == 141
