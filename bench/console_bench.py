@@ -80,7 +80,11 @@ def main() -> int:
         for proc in procs:  # never leave the console or the broker behind
             if proc.poll() is None:
                 proc.terminate()
-                proc.wait(10)
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
 
 
 def run(procs: list) -> int:

@@ -159,4 +159,18 @@ def test_per_word_results_only_in_the_detail():
     h.on_message(P + "station/1/detail", json.dumps({"id": "c1", "table": 7, "words": [{"word": "JOQ", "valid": False}]}).encode())
     assert h.tables[7].challenge is None
     assert "JOQ" not in json.dumps(h.snapshot())
-    assert h.detail(7)["challenges"][0]["words"] == [{"word": "JOQ", "valid": False}]
+    assert h.detail(7)["challenges"][0]["word_results"] == [{"word": "JOQ", "valid": False}]
+
+
+def test_a_real_stations_payloads():
+    from rackside.hall.station import payloads
+
+    summary, detail = payloads({"id": "c9", "time": "2026-01-01T10:00:00", "table": 4, "words": ["QI", "JOQ"],
+                                "per_word": [True, False], "acceptable": False, "lexicon_name": "ENABLE"}, "2")
+    h = HallState("h")
+    h.on_message(P + "station/2/detail", detail)  # the two may arrive in either order
+    h.on_message(P + "station/2/challenge", summary)
+    (c,) = h.feed
+    assert c["verdict"] == "UNACCEPTABLE" and c["word_count"] == 2 and c["table"] == 4 and "word_results" not in c
+    assert h.detail(4)["challenges"][0]["word_results"][1] == {"word": "JOQ", "valid": False}
+    assert "JOQ" not in json.dumps(h.snapshot())

@@ -46,7 +46,7 @@ class Table:
 
 def _public_challenge(c: dict) -> dict:
     """A challenge without per-word results: what the feed and tiles carry."""
-    return {k: v for k, v in c.items() if k not in ("words", "results")}
+    return {k: v for k, v in c.items() if k != "word_results"}
 
 
 @dataclass
@@ -145,21 +145,25 @@ class HallState:
             c = json.loads(payload)
             if not isinstance(c, dict):
                 raise ValueError("challenge is not a JSON object")
-            c = {"station": sid, **c}
-            cid = str(c.get("id") or f"{sid}:{c.get('seq', len(self.feed))}")
-            c["id"] = cid
-            merged = {**self.challenges.get(cid, {}), **c}
-            self.challenges[cid] = merged
-            out = []
-            table = c.get("table")
-            if table is not None and leaf == "challenge":
-                t = self.table(int(table))
-                t.challenge = merged if merged.get("verdict") in (None, "", "pending") else None
-                t.history.append({"kind": "challenge", **_public_challenge(merged)})
-                out.append(("table", t.tile()))
+            cid = str(c.get("id") or f"{sid}:{len(self.challenges)}")
+            known = self.challenges.setdefault(cid, {"station": sid, "id": cid})
+            if leaf == "detail":
+                known["word_results"] = c.get("words") if isinstance(c.get("words"), list) else []
+                c = {k: v for k, v in c.items() if k != "words"}
+            elif isinstance(c.get("words"), int):
+                c = {**{k: v for k, v in c.items() if k != "words"}, "word_count": c["words"]}
+            known.update({**c, "station": sid, "id": cid})
+            out: list = []
+            table = known.get("table")
             if leaf == "challenge":
-                self.feed.appendleft(_public_challenge(merged))
-                out.append(("challenge", _public_challenge(merged)))
+                if table is not None:
+                    t = self.table(int(table))
+                    # a station publishes once judged; a challenge without a verdict is still in progress
+                    t.challenge = known if known.get("verdict") in (None, "", "pending") else None
+                    t.history.append({"kind": "challenge", **_public_challenge(known)})
+                    out.append(("table", t.tile()))
+                self.feed.appendleft(_public_challenge(known))
+                out.append(("challenge", _public_challenge(known)))
             return out
         return []
 

@@ -31,6 +31,7 @@ from rackside.firmware import clock as C
 from rackside.firmware.journal import input_to_dict, make_header
 from rackside.hall import commands
 from rackside.hall.clock_output import event_payload, result_payload, state_payload
+from rackside.hall.station import payloads as station_payloads
 
 log = logging.getLogger("rackside.hall.sim")
 NS = 1_000_000_000
@@ -322,26 +323,23 @@ class SimHall:
     # --- the station ------------------------------------------------------------------------------
 
     def _challenge(self, t: SimTable, t_ns: int, words, verdict: str, hold_s: float) -> None:
-        if self.station_client is None:
-            return
+        """The players neutralise and go to the station; it publishes once judged, as a real one does."""
         self.challenges += 1
-        sid = self.station[0]
-        cid = f"s{sid}-{self.challenges}"
         self._input(t, C.Neutralise(t_ns))
-        base = f"rackside/v1/{self.hall}/station/{sid}"
-        self.station_client.publish(f"{base}/challenge", json.dumps(
-            {"id": cid, "table": t.n, "lexicon": "ENABLE", "checksum": "demo", "verdict": None, "word_count": len(words),
-             "sent_at": iso(time.time())}), qos=1)
         self._order += 1
+        cid = f"s{self.station[0] if self.station else 0}-{self.challenges}"
         heapq.heappush(self.heap, (self.now_ns() + int(hold_s * NS), self._order, t.n, ("verdict", cid, words, verdict)))
 
     def _verdict(self, t: SimTable, cid: str, words, verdict: str) -> None:
-        base = f"rackside/v1/{self.hall}/station/{self.station[0]}"
-        self.station_client.publish(f"{base}/challenge", json.dumps(
-            {"id": cid, "table": t.n, "lexicon": "ENABLE", "checksum": "demo", "verdict": verdict,
-             "word_count": len(words), "sent_at": iso(time.time())}), qos=1)
-        self.station_client.publish(f"{base}/detail", json.dumps(
-            {"id": cid, "table": t.n, "words": [{"word": w, "valid": ok} for w, ok in words]}), qos=1)
+        if self.station_client is not None:
+            sid = self.station[0]
+            record = {"id": cid, "time": iso(time.time()), "table": t.n, "kind": "self", "lexicon_name": "ENABLE",
+                      "lexicon_sha256": "0" * 64, "words": [w for w, _ in words], "per_word": [ok for _, ok in words],
+                      "verdict": verdict}
+            summary, detail = station_payloads(record, sid)
+            base = f"rackside/v1/{self.hall}/station/{sid}"
+            self.station_client.publish(f"{base}/challenge", summary, qos=1)
+            self.station_client.publish(f"{base}/detail", detail, qos=1)
         self._input(t, C.Neutralise(self.now_ns()))  # 3.10.3(c): restart after the challenge
 
 

@@ -261,7 +261,8 @@ function setRound(r) {
 
 function addFeed(c) {
   const li = el("li", "verdict-" + String(c.verdict || "pending").toLowerCase());
-  const when = c.sent_at ? new Date(c.sent_at).toTimeString().slice(0, 8) + " " : "";
+  const stamp = c.time || c.sent_at;
+  const when = stamp ? new Date(stamp).toTimeString().slice(0, 8) + " " : "";
   li.append(el("span", "", `${when}${c.station}: `));
   const a = el("a", "", `table ${c.table ?? "?"}`);
   a.href = "#";
@@ -401,7 +402,7 @@ async function openDetail(n) {
   for (const h of d.history) addHistory(h);
   for (const c of d.challenges) {
     const li = el("li", "", `${c.station}: ${c.verdict || "in progress"}` + (c.lexicon ? ` (${c.lexicon})` : ""));
-    const words = c.words || c.results || [];
+    const words = c.word_results || [];
     if (words.length) {
       const ul = el("ul", "words");
       for (const w of words) {
@@ -444,6 +445,7 @@ function addHistory(h) {
   if (h.kind === "command") text = `${at}COMMAND ${h.cmd} by ${h.by}` + (h.reason ? ` (reason: ${h.reason})` : "") + (h.player ? ` side ${h.player}` : "") + (h.players ? ` sides ${h.players.join(",")}` : "");
   else if (h.kind === "ack") text = `${at}ack ${h.command ? h.command.cmd : h.id}: ${h.ok === false ? "refused: " + (h.reason || "") : "applied"}`;
   else if (h.kind === "result") text = `${at}#${h.seq} RESULT`;
+  else if (h.kind === "challenge" && h.time && !when) text = `${new Date(h.time).toTimeString().slice(0, 8)} challenge at ${h.station}: ${h.verdict || "in progress"}`;
   else if (h.kind === "challenge") text = `${at}challenge at ${h.station}: ${h.verdict || "in progress"}`;
   else {
     const src = h.source === "hall" ? ` (director${h.by ? " " + h.by : ""})` : "";
