@@ -444,7 +444,7 @@ function addHistory(h) {
   const at = when ? new Date(when).toTimeString().slice(0, 8) + " " : "";
   if (h.kind === "command") text = `${at}COMMAND ${h.cmd} by ${h.by}` + (h.reason ? ` (reason: ${h.reason})` : "") + (h.player ? ` side ${h.player}` : "") + (h.players ? ` sides ${h.players.join(",")}` : "");
   else if (h.kind === "ack") text = `${at}ack ${h.command ? h.command.cmd : h.id}: ${h.ok === false ? "refused: " + (h.reason || "") : "applied"}`;
-  else if (h.kind === "result") text = `${at}#${h.seq} RESULT`;
+  else if (h.kind === "result") text = `${at}RESULT: ${h.ending || "ended"}` + ((h.forfeits || []).length ? `, forfeited by side ${h.forfeits.join(" and ")}` : "");
   else if (h.kind === "challenge" && h.time && !when) text = `${new Date(h.time).toTimeString().slice(0, 8)} challenge at ${h.station}: ${h.verdict || "in progress"}`;
   else if (h.kind === "challenge") text = `${at}challenge at ${h.station}: ${h.verdict || "in progress"}`;
   else {
