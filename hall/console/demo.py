@@ -14,6 +14,7 @@ import os
 import random
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -138,7 +139,12 @@ def start_hall(
     return Hall(server, sim, password, story)
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def run(args) -> int:
+    signal.signal(signal.SIGTERM, _interrupt)  # a stop from a service manager cleans up as Ctrl-C does
     tables = list(range(1, args.tables + 1))
     keep = args.dir is not None
     workdir = Path(args.dir) if keep else Path(tempfile.mkdtemp(prefix="rackside-demo-"))
