@@ -142,3 +142,32 @@ def test_a_redelivered_command_is_acked_again_and_applied_once(hall_broker, tabl
         send(hall_broker, 3, {"id": "dup", "cmd": "adjust", "player": 1, "remaining_ms": 30_000})
     rec.wait_for(lambda r: len([a for a in r.json("ack") if a["id"] == "dup"]) == 2)
     assert [j["input"] for j in live.journal()].count("adjust") == 1
+
+
+def test_a_state_at_least_every_10_s_and_the_result_once(hall_broker, tmp_path):
+    """What the runner's side of the output queues on each refresh (its thread, no network): a
+    state when the game changes, then one every 10 s however often the display refreshes, and the
+    result once when the game ends."""
+    import queue as queue_mod
+    from types import SimpleNamespace
+
+    from rackside.firmware.clock import End, Press, apply, new_clock, view
+    from rackside.hall import config as hall_config
+    from rackside.hall.clock_output import HallOutput
+
+    store = SimpleNamespace(journal_path=tmp_path / "game-000001.jsonl", journal_dir=None, rules=None)
+    cfg = hall_config.from_table({"url": hall_broker.url, "credentials": str(hall_broker.credentials("table-8"))}, "table")
+    out = HallOutput(cfg, store, queue_mod.SimpleQueue(), outbox_path=tmp_path / "o.sqlite")  # not started
+    t = 10**12
+    c = apply(new_clock(), Press(t, 2))
+    kinds = []
+    for second in range(31):  # a refresh a second for 30 s
+        now = t + second * 10**9
+        out.view(view(c, now), now)
+    c = apply(c, End(t + 31 * 10**9))
+    for second in range(31, 34):
+        now = t + second * 10**9
+        out.view(view(c, now), now)
+    while not out.queue.empty():
+        kinds.append(out.queue.get_nowait()[0])
+    assert kinds == ["view", "view", "view", "view", "result"]  # at 0, 10, 20, 30 s, then the end

@@ -176,3 +176,39 @@ def test_retained_states_survive_a_broker_restart_with_persistence(make_broker, 
         assert retained["status"] == b"offline"  # it closed cleanly before the restart
     finally:
         later.close()
+
+
+def test_a_full_publisher_queue_never_blocks_the_clock_and_loses_nothing(hall_broker, tmp_path, caplog):
+    """The runner's side only ever put_nowait()s: with a queue of 3 and the publisher not yet
+    running, ten inputs are all accepted at once, the overflow is logged once, and every input
+    still reaches the director (recovered from the journal)."""
+    import logging
+    import queue as queue_mod
+
+    from rackside.firmware.clock import Press, Rules, apply
+    from rackside.firmware.persist import GameStore
+    from rackside.hall import config as hall_config
+    from rackside.hall.clock_output import HallOutput
+
+    store = GameStore(tmp_path / "state", Rules(), boot_id="test")
+    t = 10**12
+    clock = store.start(t)
+    cfg = hall_config.from_table({"url": hall_broker.url, "credentials": str(hall_broker.credentials("table-6"))}, "table")
+    out = HallOutput(cfg, store, queue_mod.SimpleQueue(), outbox_path=tmp_path / "outbox.sqlite", queue_size=3)
+    caplog.set_level(logging.DEBUG, logger="rackside.hall.clock_output")
+    for i in range(10):
+        t += NS_PER_S
+        inp = Press(t, 2 if i % 2 == 0 else 1)
+        clock = apply(clock, inp)
+        out.applied(clock, inp, store.record(inp), t)
+    full = [r for r in caplog.records if "queue full" in r.getMessage() and r.levelno >= logging.ERROR]
+    assert len(full) == 1  # once per outage, not once per input
+    rec = Recorder(hall_broker, f"rackside/v1/{hall_broker.hall}/table/6/#")
+    out.start()
+    try:
+        rec.wait_for(lambda r: unique(inputs(r)) >= {("game-000001", n) for n in range(2, 12)})
+        assert [e["seq"] for e in inputs(rec)] == list(range(2, 12))  # in order, none twice
+    finally:
+        out.close()
+        store.close()
+        rec.close()
