@@ -26,9 +26,15 @@ TABLE = 7
 
 
 @pytest.fixture
-def console(hall_broker):
-    user, pw = load_credentials(hall_broker.credentials("director"))
-    cfg = ConsoleConfig(hall=hall_broker.hall, url=hall_broker.url, username=user, mqtt_password=pw,
+def broker(make_broker):
+    """A broker of its own: retained states left on the session's broker would surprise other tests."""
+    return make_broker(tables="7", stations=0)
+
+
+@pytest.fixture
+def console(broker):
+    user, pw = load_credentials(broker.credentials("director"))
+    cfg = ConsoleConfig(hall=broker.hall, url=broker.url, username=user, mqtt_password=pw,
                         password_hash=hash_password("pw-for-the-test"), listen_port=free_port())
     server = ConsoleServer(cfg).start()
     yield server
@@ -45,11 +51,11 @@ def wait(predicate, timeout=8.0):
     raise AssertionError("timed out")
 
 
-def test_a_real_clock_on_the_console(hall_broker, console, tmp_path):
+def test_a_real_clock_on_the_console(broker, console, tmp_path):
     h = Http(console.url)
     token = h.csrf()
     token = json.loads(h.call("POST", "/api/login", {"password": "pw-for-the-test", "name": "Sam"}, {"X-CSRF-Token": token})[1])["csrf"]
-    live = LiveClock(clock_config(tmp_path / "clock.toml", hall_broker, TABLE, game_time="1:00"), tmp_path / "state")
+    live = LiveClock(clock_config(tmp_path / "clock.toml", broker, TABLE, game_time="1:00"), tmp_path / "state")
     try:
         tables = console.console.state.tables
         wait(lambda: TABLE in tables and tables[TABLE].status == "online")
