@@ -174,3 +174,24 @@ def test_a_real_stations_payloads():
     assert c["verdict"] == "UNACCEPTABLE" and c["word_count"] == 2 and c["table"] == 4 and "word_results" not in c
     assert h.detail(4)["challenges"][0]["word_results"][1] == {"word": "JOQ", "valid": False}
     assert "JOQ" not in json.dumps(h.snapshot())
+
+
+# --- config ---------------------------------------------------------------------------------------
+
+
+def test_config_loads_credentials_and_names_a_bad_key(tmp_path):
+    from rackside.hall.console import config
+
+    (tmp_path / "director.toml").write_text('hall = "h"\nuser = "director"\npassword = "s3cret"\n')
+    good = auth.hash_password("pw")
+    path = tmp_path / "hall.toml"
+    path.write_text(f'[console]\nhall = "h"\nurl = "mqtt://127.0.0.1:1883"\ncredentials = "director.toml"\npassword = "{good}"\n'
+                    'listen = "0.0.0.0:8081"\n')
+    cfg = config.load(path)
+    assert (cfg.username, cfg.mqtt_password, cfg.listen_host, cfg.listen_port) == ("director", "s3cret", "0.0.0.0", 8081)
+    path.write_text('[console]\nhall = "h"\nurl = "mqtt://x"\ncredentials = "director.toml"\npassword = "hunter2"\n')
+    with pytest.raises(config.ConfigError, match=r"\[console\] password must be 'scrypt:N:R:P:SALT:HASH'"):
+        config.load(path)
+    path.write_text(f'[console]\nhall = "h"\nurl = "mqtt://x"\ncredentials = "director.toml"\npassword = "{good}"\nlisten = "8080"\n')
+    with pytest.raises(config.ConfigError, match="listen must be HOST:PORT"):
+        config.load(path)
