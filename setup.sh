@@ -95,7 +95,8 @@ fi
 # subsystems), not an import hook that every process of the venv would pay for at start-up.
 # Skip pip when nothing it would install has changed since the last run (fast, and works offline).
 stamp="$venv/.rackside-installed"
-hash="$(cat pyproject.toml requirements*.txt | sha256sum | cut -d' ' -f1)"
+# bin/rackside too: pip installs a copy of it as the venv's `rackside`, which must not go stale.
+hash="$(cat pyproject.toml requirements*.txt bin/rackside | sha256sum | cut -d' ' -f1)"
 installed="$(cat "$stamp" 2>/dev/null || true)"
 # A --dev install also satisfies a plain one.
 if [ "$installed" = "$hash dev=$dev pi=$on_pi" ] || [ "$installed" = "$hash dev=1 pi=$on_pi" ]; then
@@ -106,6 +107,11 @@ else
     "${pip[@]}" install --no-deps -e . --config-settings editable_mode=compat || die "pip could not install Rackside itself (see above)"
     echo "$hash dev=$dev pi=$on_pi" >"$stamp"
 fi
+
+# setuptools, which venv installs beside pip, adds distutils-precedence.pth: a line that imports
+# its distutils shim at the start of every Python process in the venv, about 0.5 ms each (issue 11).
+# Nothing in Rackside uses distutils, and pip builds in an isolated environment of its own.
+rm -f "$venv"/lib/python3*/site-packages/distutils-precedence.pth
 
 # --- The default lexicon -----------------------------------------------------------------------
 # ENABLE ships compressed in judge/data; this compiles it once (a no-op when it is up to date).

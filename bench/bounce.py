@@ -5,12 +5,19 @@ Each turn-ending press and its release toggle the contact for a random 1-10 ms (
 own (not running) button, with bounce too. Everything goes through the real firmware path: MockPin
 edges -> the board's queue -> the runner's debounce, gestures and core -> the journal (fsync'd).
 
-Checked: every press switches the clock exactly once (no double switch, no missed press), no
-mashing ever changes anything, and each player is charged exactly the sum of their turns measured
-edge to edge, to the nanosecond. The mock pins are dated by a fake clock the script advances, so
+Checked: every press the players made reached the clock's core exactly once, dated at its first
+edge, and nothing else did (read from the journal, which holds every input the clock acted on: a
+bounce taken for a press is an extra press even when the core ignores it, as it ignores presses
+from the side not running); every press switches the clock exactly once (no double switch, no
+missed press); no mashing ever changes anything; and each player is charged exactly the sum of
+their turns measured edge to edge, to the nanosecond.
+
+The harness tests itself (issue 9): after the run it runs again, shorter, with the debouncer
+switched off (settle time 0) and must see that run fail; if it does not, the harness is blind and
+the script fails. The mock pins are dated by a fake clock the script advances, so
 the run takes as long as the computer needs, not as long as the games would.
 
-    .venv/bin/python bench/bounce.py [--presses 10000] [--seed 1]
+    .venv/bin/python bench/bounce.py [--presses 10000] [--seed 1] [--self-test-presses 500]
 
 tests/test_bounce.py runs the same scenario with 500 presses.
 """
@@ -47,7 +54,7 @@ def contact_edges(t0: int, down: bool, rng: random.Random) -> list[tuple[int, bo
     return edges
 
 
-def run_bounce(presses: int, seed: int = 1, state_dir: Path | None = None) -> dict:
+def run_bounce(presses: int, seed: int = 1, state_dir: Path | None = None, settle_ns: int | None = None) -> dict:
     import gpiozero.pins.mock as mock
     from gpiozero.pins.mock import MockFactory
 
@@ -73,7 +80,8 @@ def run_bounce(presses: int, seed: int = 1, state_dir: Path | None = None) -> di
         board = Board(PINS, pin_factory=MockFactory(), clock_ns=lambda: now[0])
         displays = [RecordingDisplay("left"), RecordingDisplay("right")]
         store = GameStore(state_dir, rules, boot_id="bench")
-        runner = Runner(rules=rules, store=store, displays=displays, events=board.events, clock_ns=lambda: now[0], board=board)
+        runner = Runner(rules=rules, store=store, displays=displays, events=board.events, clock_ns=lambda: now[0], board=board,
+                        **({} if settle_ns is None else {"settle_ns": settle_ns}))
         runner.start()
 
         # The whole timeline first, then every edge of every button played in time order (as the
@@ -92,6 +100,7 @@ def run_bounce(presses: int, seed: int = 1, state_dir: Path | None = None) -> di
         running, turn_start = 1, first
         expected = [0, 0]
         switches_expected = [first]
+        presses_made = [(first, 2)]  # (first edge, player): what the core must be given, once each
         mashes = 0
         for _ in range(presses):
             button = "left" if running == 1 else "right"
@@ -100,9 +109,11 @@ def run_bounce(presses: int, seed: int = 1, state_dir: Path | None = None) -> di
             m0 = max(turn_start, last_settled[waiting_button]) + rng.randint(0, 2000 * MS)
             if rng.random() < 0.3 and m0 + 30 * MS < press_t:  # the waiting player mashes their own button
                 end_mash = add(contact_edges(m0, True, rng), waiting_button)
+                presses_made.append((m0, 3 - running))
                 last_settled[waiting_button] = add(contact_edges(end_mash + rng.randint(20 * MS, 80 * MS), False, rng), waiting_button) + SETTLE_MARGIN
                 mashes += 1
             end_press = add(contact_edges(press_t, True, rng), button)
+            presses_made.append((press_t, running))
             last_settled[button] = add(contact_edges(end_press + rng.randint(20 * MS, 250 * MS), False, rng), button) + SETTLE_MARGIN
             expected[running - 1] += press_t - turn_start
             switches_expected.append(press_t)
@@ -134,10 +145,24 @@ def run_bounce(presses: int, seed: int = 1, state_dir: Path | None = None) -> di
         played = list(runner.clock.played_ns)  # accounted up to the last press, as `expected` is
         ok_time = played == expected
         matched = sum(1 for a, b in zip(switches, switches_expected) if a == b)
+        # every press the core was given, from the journal (it holds every input acted on)
+        from collections import Counter
+
+        from rackside.firmware.clock import Press
+        from rackside.firmware.journal import read_journal
+
+        store.sync()
+        acted = Counter((e.t_ns, e.player) for line in read_journal(store.journal_path).iter_lines()
+                        if isinstance(e := line.event, Press))
+        made = Counter(presses_made)
+        extra = sum((acted - made).values())  # a bounce (or anything else) taken for a press
+        missed = sum((made - acted).values())
         return {
             "presses": presses,
             "switches": len(switches) - 1,
-            "double_or_missed": abs(len(switches) - len(switches_expected)) + (len(switches_expected) - matched),
+            "extra_presses": extra,
+            "missed_presses": missed,
+            "double_or_missed": abs(len(switches) - len(switches_expected)) + (len(switches_expected) - matched) + extra + missed,
             "mashes": mashes,
             "edges": len(timeline),
             "charged_exact": ok_time,
@@ -159,23 +184,44 @@ def run_bounce(presses: int, seed: int = 1, state_dir: Path | None = None) -> di
             tmp.cleanup()
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--presses", type=int, default=10_000)
-    ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args()
-    r = run_bounce(args.presses, args.seed)
+def passed(r: dict) -> bool:
+    want = r["presses"] + r["mashes"] + 1
+    return r["double_or_missed"] == 0 and r["charged_exact"] and r["journal_lines"] == want
+
+
+def report(r: dict) -> None:
     print(f"presses:              {r['presses']}")
     print(f"edges driven:         {r['edges']} (bounce on press and release, 1-10 ms)")
     print(f"mashes by the waiting player: {r['mashes']}")
     print(f"clock switches:       {r['switches']}")
+    print(f"presses the core was given beyond those made (bounce taken for a press): {r['extra_presses']}; "
+          f"presses made that never reached it: {r['missed_presses']}")
     print(f"double or missed:     {r['double_or_missed']}")
     want = r["presses"] + r["mashes"] + 1
     print(f"journal inputs:       {r['journal_lines']} (expected 1 start + 1 per press + 1 per mash = {want})")
     print(f"charged time exact:   {r['charged_exact']} (player 1 {r['charged_ns'][0] / 1e9:.9f} s, player 2 {r['charged_ns'][1] / 1e9:.9f} s)")
     print(f"wall time:            {r['wall_s']:.1f} s; slowest batch {r['worst_pump_ms']:.2f} ms")
-    ok = r["double_or_missed"] == 0 and r["charged_exact"] and r["journal_lines"] == want
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--presses", type=int, default=10_000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--self-test-presses", type=int, default=500, help="presses of the run with debouncing off (0: skip)")
+    args = ap.parse_args()
+    r = run_bounce(args.presses, args.seed)
+    report(r)
+    ok = passed(r)
     print("PASS" if ok else "FAIL")
+    if args.self_test_presses:
+        print(f"\nself-test of the harness: {args.self_test_presses} presses with the debouncer switched off (settle 0 ms)")
+        broken = run_bounce(args.self_test_presses, args.seed, settle_ns=0)
+        report(broken)
+        if passed(broken):
+            print("SELF-TEST FAILED: the harness passed a clock with no debouncing; it cannot see bounce")
+            ok = False
+        else:
+            print("self-test: FAIL as it must be (the harness sees a clock with no debouncing)")
     return 0 if ok else 1
 
 

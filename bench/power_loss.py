@@ -34,7 +34,13 @@ Every restart that got as far as reporting its restored clock is checked against
   not run for longer than the checkpoint interval before the kill (the machine stalled it: CPU
   starvation, a blocked fsync), that kill is counted as a stall and the bound is checked from the
   last heartbeat instead. The loss from the last heartbeat is always checked;
-- the journal is readable by the replay: every problem line is a torn write closed by a restore.
+- the journal is readable by the replay: every problem line is a torn write closed by a restore;
+- every input the clock acted on before the kill is in the journal (issue 9): the driver tells
+  the harness each input it acted on through its pipe (which survives the SIGKILL), and after
+  every kill, a start killed before it reported included, every input acted on so far must be in
+  a journal. The harness tests itself: after the run, `--self-test-kills` kills of a deliberately
+  broken build (`drive --broken`: every other press acted on but not journalled, in the harness's
+  driver only) must fail it.
 
 Kills land anywhere, including mid-restore. A SIGKILL cannot tear one small write(), but a power
 cut can tear the append in flight, so after a fraction of the kills (`--tear`) the harness also
@@ -55,7 +61,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,7 +81,7 @@ from rackside.firmware.clock import (  # noqa: E402
     apply,
     view,
 )
-from rackside.firmware.journal import parse_journal  # noqa: E402
+from rackside.firmware.journal import StateRecord, input_to_dict, parse_journal  # noqa: E402
 from rackside.firmware.persist import GameStore, parse_checkpoint  # noqa: E402
 from rackside.firmware.replay import fold  # noqa: E402
 
@@ -113,9 +119,33 @@ def next_input(rng: random.Random, clock, now: int):
     return End(now)
 
 
-def drive(state_dir: Path, seed: int, interval_ns: int, long_gap_ms: int) -> int:
+def break_the_store(store: GameStore) -> None:
+    """The deliberately broken build of the harness's self-test (`--broken`): every other press is
+    acted on but silently not journalled, as a store with that bug would do. Only here, never in
+    the product."""
+    record, count = store.record, [0]
+
+    def record_or_not(event, **kwargs):
+        if isinstance(event, Press):
+            count[0] += 1
+            if count[0] % 2 == 1:
+                return store._writer.lines  # pretends to have written it
+        return record(event, **kwargs)
+
+    store.record = record_or_not
+
+
+def acted(event) -> None:
+    """Tell the harness the clock acted on `event` (a pipe write: it survives the SIGKILL)."""
+    sys.stdout.write("A " + json.dumps(input_to_dict(event), separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def drive(state_dir: Path, seed: int, interval_ns: int, long_gap_ms: int, broken: bool = False) -> int:
     rules = Rules()
     store = GameStore(state_dir, rules, config={"driver": "bench/power_loss.py"})
+    if broken:
+        break_the_store(store)
     now = time.monotonic_ns()
     clock = store.start(now)
     v = view(clock, now)
@@ -150,6 +180,7 @@ def drive(state_dir: Path, seed: int, interval_ns: int, long_gap_ms: int) -> int
             after = apply(clock, event)  # checked against the core first, as the runner does
             store.record(event)  # journalled (fsync) before the clock acts on it
             clock = after
+            acted(event)
             if clock.phase is Phase.ENDED:
                 clock = store.new_game(rules, time.monotonic_ns())
             due_input = now + gap()
@@ -220,7 +251,7 @@ def play_on_the_pins(board, runner, rng: random.Random, long_gap_ms: int) -> Non
             board.command("end")
 
 
-def drive_runner(state_dir: Path, seed: int, interval_ns: int, long_gap_ms: int) -> int:
+def drive_runner(state_dir: Path, seed: int, interval_ns: int, long_gap_ms: int, broken: bool = False) -> int:
     """The real runner, headless, on the real monotonic clock, fed by `play_on_the_pins`."""
     import threading
 
@@ -251,6 +282,17 @@ def drive_runner(state_dir: Path, seed: int, interval_ns: int, long_gap_ms: int)
         handle(items, now)
 
     runner.handle = heartbeat_then_handle
+    if broken:
+        break_the_store(store)
+    apply_input = runner._apply
+
+    def apply_then_tell(event) -> bool:
+        applied = apply_input(event)
+        if applied:  # as acted on: the runner dates an edge that came late at its last input
+            acted(replace(event, t_ns=runner.clock.since_ns))
+        return applied
+
+    runner._apply = apply_then_tell
     v = runner.start()
     info = store.restore_info
     report = {
@@ -300,6 +342,8 @@ class Results:
     losses_ns: list[int] = field(default_factory=list)  # the counting player's loss at each restore
     alive_losses_ns: list[int] = field(default_factory=list)  # the same, from the last heartbeat
     stalls: int = 0  # kills the driver had not run for more than an interval before (machine stalls)
+    acted: int = 0  # inputs the killed processes reported acting on
+    acted_checked: int = 0  # of those, checked against the journal after the last kill
     failures: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -422,6 +466,30 @@ def check_restart(
                 fail(f"{tag}: player {p.player} lost {loss / MS:.1f} ms from the {name} (bound {LOSS_BOUND_NS / MS:.0f} ms)")
 
 
+def journalled_inputs(state: Path) -> set[str]:
+    """Every input in every journal of the state directory, in one canonical text each."""
+    found = set()
+    for path in sorted((state / "journals").glob("game-*.jsonl")):
+        for line in parse_journal(path.read_bytes(), path).iter_lines():
+            if line.event is not None and not isinstance(line.event, StateRecord):
+                found.add(json.dumps(input_to_dict(line.event), sort_keys=True))
+    return found
+
+
+def check_acted(acted: list[dict], state: Path, tag: str, results: Results) -> None:
+    """Every input a clock acted on before a kill must be in the journal (write-ahead): a press the
+    clock acted on and the journal lacks is a press a restore silently takes back."""
+    results.acted_checked = len(acted)
+    if not acted:
+        return
+    journalled = journalled_inputs(state)
+    missing = [a for a in acted if json.dumps(a, sort_keys=True) not in journalled]
+    for a in missing[:3]:
+        results.failures.append(f"{tag}: {a['input']} at {a['t_ns']} ns acted on before the kill but not in the journal")
+    if missing:
+        acted[:] = [a for a in acted if a not in missing]  # reported once
+
+
 def run_kills(
     kills: int,
     workdir: Path,
@@ -435,6 +503,7 @@ def run_kills(
     early: float = 0.25,
     driver: str = "runner",
     progress=None,
+    broken: bool = False,
 ) -> Results:
     """Kill the driver `kills` times; then start it once more and check that restart too."""
     state = workdir / "state"
@@ -444,6 +513,7 @@ def run_kills(
     started = time.monotonic()
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     snap: Snapshot | None = snapshot(state, time.monotonic_ns())
+    acted_all: list[dict] = []
     alive_ns: int | None = None
     killed_by_ns: int | None = None
     with open(workdir / "driver.log", "ab") as log:
@@ -451,7 +521,7 @@ def run_kills(
             proc = subprocess.Popen(
                 [sys.executable, str(Path(__file__).resolve()), "drive", "--driver", driver, "--state-dir", str(state),
                  "--seed", str(rng.randrange(2**32)), "--interval-ms", str(interval_ms),
-                 "--long-gap-ms", str(long_gap_ms)],
+                 "--long-gap-ms", str(long_gap_ms)] + (["--broken"] if broken else []),
                 stdout=subprocess.PIPE,
                 stderr=log,
                 cwd=ROOT,
@@ -476,7 +546,11 @@ def run_kills(
             results.kills += i < kills
             out = proc.stdout.read().decode().split("\n")[:-1]  # whole lines only
             proc.stdout.close()
-            line = out[0] if out else ""
+            # the driver's pipe: its report (one JSON line, first), heartbeats (integers) and the
+            # inputs the clock acted on ("A {...}"), in the order written
+            line = out[0] if out and out[0].startswith("{") else ""
+            acted_now = [json.loads(x[2:]) for x in out if x.startswith("A ")]
+            results.acted += len(acted_now)
             if line:
                 try:
                     report = json.loads(line)
@@ -496,12 +570,16 @@ def run_kills(
                 kill_ns, alive_ns_now = snap.kill_ns, alive_ns
             else:
                 # the killed process's last heartbeat (only whole lines: a cut one is ignored)
-                beats = [int(b) for b in out[1:]]
+                beats = [int(b) for b in out[1:] if b.isdigit()]
                 alive_ns_now = beats[-1] if beats else (json.loads(line)["t_ns"] if line else None)
             if i < kills and rng.random() < tear:
                 tear_journal(state, rng, kill_ns)
                 results.tears += 1
             snap = snapshot(state, kill_ns)
+            # every input acted on so far, by this process or an earlier one, is in a journal:
+            # checked after every kill, a start killed before it reported included
+            acted_all.extend(acted_now)
+            check_acted(acted_all, state, f"start {i}", results)
             alive_ns = alive_ns_now
             killed_by_ns = dead_ns
             if progress and (i + 1) % 20 == 0:
@@ -530,6 +608,7 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--interval-ms", type=int, default=900)
     d.add_argument("--long-gap-ms", type=int, default=400)
+    d.add_argument("--broken", action="store_true", help="(self-test) skip journalling every other press")
     parser.add_argument("--kills", type=int, default=200)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--min-ms", type=int, default=50, help="earliest kill after a start")
@@ -540,10 +619,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--early", type=float, default=0.25, help="fraction of kills timed from the launch, not the start")
     parser.add_argument("--driver", choices=DRIVERS, default="runner",
                         help="the killed process: the real runner on mock pins, or GameStore driven directly")
+    parser.add_argument("--self-test-kills", type=int, default=10,
+                        help="kills of a deliberately broken build that must fail the harness (0: skip)")
     parser.add_argument("--workdir", type=Path, help="keep the state here (default: a temporary directory)")
     args = parser.parse_args(argv)
     if args.mode == "drive":
-        return DRIVERS[args.driver](args.state_dir, args.seed, args.interval_ms * MS, args.long_gap_ms)
+        return DRIVERS[args.driver](args.state_dir, args.seed, args.interval_ms * MS, args.long_gap_ms, args.broken)
 
     import tempfile
 
@@ -569,10 +650,28 @@ def main(argv: list[str] | None = None) -> int:
                   f"p99 {percentile(r.alive_losses_ns, 0.99) / MS:.1f} ms, max {max(r.alive_losses_ns) / MS:.1f} ms")
         print(f"machine stalls (the clock process did not run for over {args.interval_ms} ms + "
               f"{STALL_SLACK_NS // MS} ms before the kill): {r.stalls}")
+        print(f"inputs acted on by the killed clocks: {r.acted}, every one checked against the journal after each kill "
+              f"(starts killed before reporting included)")
         print(f"failures: {len(r.failures)}; {r.seconds:.1f} s")
         for f in r.failures[:20]:
             print("  FAIL " + f)
-    return 1 if r.failures else 0
+        ok = not r.failures
+        if args.self_test_kills:
+            print(f"\nself-test of the harness: {args.self_test_kills} kills of a deliberately broken build "
+                  f"(every other press acted on but not journalled)")
+            b = run_kills(args.self_test_kills, workdir / "self-test", seed=args.seed, min_ms=400, max_ms=900,
+                          interval_ms=args.interval_ms, long_gap_ms=args.long_gap_ms, tear=0.0, early=0.0,
+                          driver=args.driver, broken=True)
+            caught = [f for f in b.failures if "not in the journal" in f]
+            print(f"inputs acted on: {b.acted}; failures: {len(b.failures)}, of which presses missing from the journal: {len(caught)}")
+            for f in b.failures[:5]:
+                print("  FAIL " + f)
+            if caught:
+                print("self-test: FAIL as it must be (the harness sees presses acted on and not journalled)")
+            else:
+                print("SELF-TEST FAILED: the harness passed a build that loses presses; it cannot see them")
+                ok = False
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -244,6 +244,14 @@ def load_config(path: Path | None = None, state_dir: Path | str | None = None) -
             data = tomllib.load(f)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory, not a config file") from None
+    except PermissionError:
+        raise ConfigError(f"{path}: cannot be read: permission denied") from None
+    except OSError as e:  # any other reason the file cannot be read: one line, never a traceback
+        raise ConfigError(f"{path}: cannot be read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text (bad byte at offset {e.start}); a TOML file must be UTF-8") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
     try:

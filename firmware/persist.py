@@ -39,14 +39,14 @@ import logging
 import os
 import re
 import threading
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rackside.outage import Outage
 from rackside.firmware.clock import (
     Clock,
     ClockInputError,
-    Ending,
     Input,
     Phase,
     Resume,
@@ -55,7 +55,17 @@ from rackside.firmware.clock import (
     new_clock,
     settle,
 )
-from rackside.firmware.journal import JournalError, dumps, input_to_dict, make_header, read_journal
+from rackside.firmware import journal as journal_format
+from rackside.firmware.journal import (
+    JournalError,
+    clock_from_dict,
+    clock_to_dict,
+    dumps,
+    input_to_dict,
+    make_header,
+    read_journal,
+    state_to_dict,
+)
 from rackside.firmware.replay import fold
 
 log = logging.getLogger(__name__)
@@ -112,10 +122,18 @@ class JournalWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-        data = path.read_bytes()
-        self.size = len(data)
-        self.lines = data.count(b"\n")  # complete lines so far, header included
-        self.torn = bool(data) and not data.endswith(b"\n")
+        self.size = self.lines = 0  # bytes, and complete lines so far, header included
+        # sha256 of every byte in the file: a checkpoint records it, so a restore can tell that the
+        # journal up to the checkpoint is exactly what this store wrote, and read only what follows
+        self.digest = hashlib.sha256()
+        last = b"\n"
+        with open(path, "rb") as f:  # counted in chunks: a long journal is never held whole
+            while chunk := f.read(journal_format.READ_BLOCK):
+                self.digest.update(chunk)
+                self.size += len(chunk)
+                self.lines += chunk.count(b"\n")
+                last = chunk[-1:]
+        self.torn = last != b"\n"
         self.unsynced = False  # bytes were written since the last successful fsync
 
     def append(self, obj: dict, *, sync: bool = True) -> int:
@@ -134,11 +152,13 @@ class JournalWriter:
             written = len(payload) - len(view)
             if written:
                 self.size += written
+                self.digest.update(payload[:written])
                 self.lines += payload.count(b"\n", 0, written)
                 self.torn = not payload[:written].endswith(b"\n")
                 self.unsynced = True
             raise
         self.size += len(payload)
+        self.digest.update(payload)
         self.lines += payload.count(b"\n")
         self.torn = False
         self.unsynced = True
@@ -166,43 +186,14 @@ class JournalWriter:
 # --- The clock as JSON (for checkpoints) ---------------------------------------------------------
 
 
-def clock_to_dict(c: Clock) -> dict:
-    d: dict[str, Any] = {}
-    for f in fields(Clock):
-        value = getattr(c, f.name)
-        if f.name == "rules":
-            value = {r.name: getattr(value, r.name) for r in fields(Rules)}
-        elif isinstance(value, (Phase, Ending)):
-            value = value.value
-        elif isinstance(value, tuple):
-            value = list(value)
-        d[f.name] = value
-    return d
-
-
-def clock_from_dict(d: dict) -> Clock:
-    """Rebuild a Clock from `clock_to_dict`'s output. Raises ValueError/TypeError/KeyError for
-    anything else (the caller treats that as a corrupt checkpoint)."""
-    values: dict[str, Any] = {}
-    for f in fields(Clock):
-        value = d[f.name]
-        if f.name == "rules":
-            value = Rules(**value)
-        elif f.name == "phase":
-            value = Phase(value)
-        elif f.name == "ending":
-            value = None if value is None else Ending(value)
-        elif isinstance(value, list):
-            value = tuple(value)
-        values[f.name] = value
-    return Clock(**values)
-
-
 def _digest(body: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def make_checkpoint(journal: str, lines: int, size: int, t_ns: int, boot_id: str | None, clock: Clock) -> bytes:
+def make_checkpoint(
+    journal: str, lines: int, size: int, t_ns: int, boot_id: str | None, clock: Clock, *, seq: int | None = None, complete: bool = True,
+    journal_sha256: str | None = None, position: Clock | None = None,
+) -> bytes:
     body = {
         CHECKPOINT_KEY: CHECKPOINT_VERSION,
         "journal": journal,
@@ -210,6 +201,11 @@ def make_checkpoint(journal: str, lines: int, size: int, t_ns: int, boot_id: str
         "bytes": size,
         "t_ns": t_ns,
         "boot_id": boot_id,
+        "seq": seq,  # the last input number the state includes
+        "complete": complete,  # the journal's lines up to `lines` give this state (else inputs were lost)
+        "journal_sha256": journal_sha256,  # of the journal's first `bytes` bytes
+        # the clock as of its last input, not settled: the state a restore folds later lines onto
+        "position_state": None if position is None else clock_to_dict(position),
         "state": clock_to_dict(clock),
     }
     return (json.dumps({**body, "sha256": _digest(body)}) + "\n").encode("ascii")
@@ -223,13 +219,17 @@ class Checkpoint:
     t_ns: int
     boot_id: str | None
     clock: Clock
+    seq: int | None = None
+    complete: bool = True  # False: the journal lacks inputs this state includes (a full card)
+    journal_sha256: str | None = None  # of the journal's first `size` bytes, as the store wrote them
+    position: Clock | None = None  # the clock as of its last input (unsettled), when recorded
 
 
 def parse_checkpoint(data: bytes) -> Checkpoint:
     """Raises ValueError (with the reason) for a checkpoint that is corrupt or not ours."""
     try:
         doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise ValueError(f"not valid JSON: {e}") from None
     if not isinstance(doc, dict) or doc.get(CHECKPOINT_KEY) != CHECKPOINT_VERSION:
         raise ValueError("not a Rackside clock checkpoint")
@@ -244,6 +244,10 @@ def parse_checkpoint(data: bytes) -> Checkpoint:
             t_ns=int(doc["t_ns"]),
             boot_id=doc["boot_id"],
             clock=clock_from_dict(doc["state"]),
+            seq=None if doc.get("seq") is None else int(doc["seq"]),
+            complete=doc.get("complete", True) is not False,
+            journal_sha256=doc.get("journal_sha256") if isinstance(doc.get("journal_sha256"), str) else None,
+            position=None if doc.get("position_state") is None else clock_from_dict(doc["position_state"]),
         )
     except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"malformed state: {e!r}") from None
@@ -286,6 +290,14 @@ class GameStore:
         self._lock_fd = -1
         self._mutex = threading.Lock()
         self._last_checkpoint: tuple[int, Clock] | None = None
+        # Sequence numbers (issue 9): every input offered to `record` gets the next number, written
+        # or not; `_journal_clock` is what the journal's lines give (the replay's fold, kept as we
+        # write), None once unknown; `_lost` the numbers that could not be written since the last
+        # state line. A checkpoint that finds the clock ahead of its journal writes a state line.
+        self._seq = 0
+        self._journal_clock: Clock | None = None
+        self._lost: list[list[int]] = []
+        self.state_outage = Outage(log, "journal state line (the clock's state after lost inputs)")
         self.checkpoint_outage: str | None = None  # the first failure, while checkpoints fail
         self._checkpoint_failures = 0
 
@@ -303,7 +315,16 @@ class GameStore:
             self._open_directory()
             latest = self._latest_journal()
             if latest is not None:
-                clock = self._restore(latest, now_ns)
+                try:
+                    clock = self._restore(latest, now_ns)
+                except Exception:  # noqa: BLE001 - a restore that fails must not keep the clock down
+                    # A bug (or damage nothing above foresaw) would otherwise fail every start under
+                    # systemd's restart-always: keep the journal as it is, say so, play on.
+                    log.exception("journal %s could not be restored; it is kept as it is and a new game starts", latest)
+                    if self._writer is not None:
+                        self._writer.close()
+                        self._writer = None
+                    clock = None
                 if clock is not None:
                     return clock
             return self._begin(self._configured_rules, now_ns, source="start")
@@ -345,7 +366,22 @@ class GameStore:
         with self._mutex:
             if self._writer is None:
                 raise StoreError("GameStore.record before start")
-            return self._writer.append(d, sync=sync)
+            self._seq += 1  # numbered whether or not it reaches the card: a reader then sees a gap
+            d["seq"] = self._seq
+            try:
+                number = self._writer.append(d, sync=sync)
+            except OSError:
+                if self._lost and self._lost[-1][1] == self._seq - 1:
+                    self._lost[-1][1] = self._seq
+                else:
+                    self._lost.append([self._seq, self._seq])
+                raise
+            if self._journal_clock is not None:
+                try:
+                    self._journal_clock = apply(self._journal_clock, event)
+                except ClockInputError:
+                    self._journal_clock = None  # the replay skips it; the next checkpoint writes the state
+            return number
 
     def sync(self) -> None:
         """fsync the appends `record(..., sync=False)` left pending (nothing to do if none).
@@ -373,11 +409,16 @@ class GameStore:
             except OSError as e:
                 self._checkpoint_failed(f"checkpoint skipped: journal {self._writer.path} not fsync'd: {e}")
                 return False
+            # the journal's lines give the clock's state (no input was lost), or a state line says it
+            complete = self._journal_clock == clock or self._write_state(clock)
             lines = self._writer.lines
             moving = settled.phase in (Phase.RUNNING, Phase.LATE)
-            if not moving and self._last_checkpoint is not None and self._last_checkpoint[0] == lines:
+            if complete and not moving and self._last_checkpoint is not None and self._last_checkpoint[0] == lines:
                 return False
-            data = make_checkpoint(self._writer.path.name, lines, self._writer.size, t_ns, self.boot_id, settled)
+            data = make_checkpoint(
+                self._writer.path.name, lines, self._writer.size, t_ns, self.boot_id, settled, seq=self._seq, complete=complete,
+                journal_sha256=self._writer.digest.hexdigest(), position=clock,
+            )
             try:
                 atomic_write(self.checkpoint_path, data)
             except OSError as e:
@@ -388,6 +429,24 @@ class GameStore:
                 log.warning("checkpoints work again (after %d failed: %s)", self._checkpoint_failures, self.checkpoint_outage)
                 self.checkpoint_outage, self._checkpoint_failures = None, 0
             return True
+
+    def _write_state(self, clock: Clock) -> bool:
+        """The clock acted on inputs its journal lacks (a full card): journal its whole state, with
+        the numbers of the inputs lost, so a replay and a restore carry on from what the clock
+        showed. The state as of its last input (not settled to now): an edge the board delivers
+        late, dated between that input and now, still applies after it, as it does in the runner.
+        False (tried again at the next checkpoint) if the card still cannot take it."""
+        if clock.since_ns is None:
+            return False  # a clock that never started: there is nothing to state
+        try:
+            self._writer.append(state_to_dict(clock.since_ns, self._seq, clock, self._lost), sync=True)
+        except OSError as e:
+            self.state_outage.failed(f"{self._writer.path}: {e}; the checkpoint says its journal is incomplete")
+            return False
+        self.state_outage.recovered()
+        log.warning("journal %s: the clock's state written after lost inputs %s", self._writer.path.name, self._lost or "(none numbered)")
+        self._journal_clock, self._lost = clock, []
+        return True
 
     def _checkpoint_failed(self, reason: str) -> None:
         """Log a failed checkpoint once per outage: the runner tries every 0.9 s, and a failing
@@ -462,6 +521,7 @@ class GameStore:
         self.rules = rules
         self.restore_info = None
         self._last_checkpoint = None
+        self._seq, self._journal_clock, self._lost = 0, new_clock(rules), []
         try:
             self.checkpoint_path.unlink()
         except FileNotFoundError:
@@ -486,22 +546,30 @@ class GameStore:
             return None
 
     def _restore(self, path: Path, now_ns: int) -> Clock | None:
-        """Restore the game in `path` if it is unfinished; None when a new journal should start."""
+        """Restore the game in `path` if it is unfinished; None when a new journal should start.
+        One pass over the journal, one line at a time (a journal of any length restores in
+        constant memory); a second pass only after a full card (from the checkpoint's line on)."""
+        checkpoint = self._load_checkpoint()
         try:
             journal = read_journal(path)
+            if self._written_by_us(checkpoint, journal):
+                return self._restore_after(checkpoint, journal, now_ns)
+            # the checkpoint's position is checked in the same pass (`at_line`)
+            at_line = checkpoint.lines if checkpoint is not None and checkpoint.journal == path.name else None
+            result = fold(journal, at_line=at_line)
         except (OSError, JournalError) as e:
             log.error("journal %s cannot be restored (%s); it is kept as it is and a new game starts", path, e)
             return None
-        result = fold(journal)
         for number, problem in result.problems:
             log.warning("%s:%d: %s", path, number, problem)
-        if result.applied == 0:
+        if result.applied == 0 and result.states == 0:
             # Nothing was played yet: keep using this journal if its rules are still wanted: the
             # configured ones, or ones the director chose for this game with "new game".
             wanted = journal.rules == self._configured_rules or journal.header.get("source") == "new_game"
             if result.lines_read == 0 and wanted and not journal.torn:
                 self._writer = JournalWriter(path)  # nothing happened in it yet: keep using it
                 self.rules = journal.rules
+                self._seq, self._journal_clock, self._lost = 0, new_clock(journal.rules), []
                 return new_clock(journal.rules)
             return None
         if result.clock.phase is Phase.ENDED:
@@ -511,32 +579,95 @@ class GameStore:
 
         # The boot this journal's latest stretch of timestamps belongs to.
         segment_boot = journal.header.get("boot_id")
-        if result.last_resume_line is not None:
-            resume_line = next(line for line in journal.lines if line.number == result.last_resume_line)
-            segment_boot = (resume_line.data or {}).get("boot_id", segment_boot)
-        at_ns, from_checkpoint = result.last_t_ns, False
-        checkpoint = self._load_checkpoint()
-        if checkpoint is not None:
-            reason = self._checkpoint_mismatch(checkpoint, journal, result, segment_boot)
+        if result.last_resume_data is not None:
+            segment_boot = result.last_resume_data.get("boot_id", segment_boot)
+        return self._resume(journal, result, checkpoint, segment_boot, now_ns)
+
+    @staticmethod
+    def _written_by_us(cp: Checkpoint | None, journal) -> bool:
+        """Whether the checkpoint vouches for the journal's first `cp.size` bytes, byte for byte:
+        same file, and the sha256 the store kept of what it wrote matches what is on the card.
+        Then the state at that position is the checkpoint's (the store checked, when it wrote it,
+        that its journal's lines give that state, or says they do not), and a restore reads only
+        the lines after it: a long game restores at the speed of hashing, not of folding."""
+        if cp is None or cp.journal_sha256 is None or cp.position is None or cp.journal != journal.path.name or cp.size > journal.size:
+            return False
+        if cp.position.since_ns is None:
+            return False  # taken before the first input: there is no game to restore from it
+        digest = hashlib.sha256()
+        with open(journal.path, "rb") as f:
+            left = cp.size
+            while left > 0 and (chunk := f.read(min(journal_format.READ_BLOCK, left))):
+                digest.update(chunk)
+                left -= len(chunk)
+        return left == 0 and digest.hexdigest() == cp.journal_sha256
+
+    def _restore_after(self, cp: Checkpoint, journal, now_ns: int) -> Clock | None:
+        """Restore from a checkpoint that vouches for the journal up to its position (see
+        `_written_by_us`): fold only the lines after it, from its state."""
+        result = fold(journal, start=(cp.lines, cp.position, cp.seq or 0, cp.size))
+        for number, problem in result.problems:
+            log.warning("%s:%d: %s", journal.path, number, problem)
+        if result.clock.phase is Phase.ENDED:
+            return None
+        segment_boot = cp.boot_id  # a checkpoint is written on the boot of the stretch it is in
+        if result.last_resume_data is not None:
+            segment_boot = result.last_resume_data.get("boot_id", segment_boot)
+        return self._resume(journal, result, cp, segment_boot, now_ns, verified=True)
+
+    def _resume(self, journal, result, checkpoint, segment_boot, now_ns: int, *, verified: bool = False) -> Clock:
+        """Journal the resume (after the state restored, when a checkpoint was taken over a
+        journal that lacks inputs) and bring the clock back neutralised."""
+        path = journal.path
+        at_ns, from_checkpoint, adopted = result.last_t_ns, False, None
+        if verified:
+            # the fold began at the checkpoint's position; its time is the last moment known
+            # unless a restore came after it, or an input dated later
+            if result.last_resume_line is None and checkpoint.t_ns > at_ns:
+                at_ns, from_checkpoint = checkpoint.t_ns, True
+            if not checkpoint.complete:
+                adopted = result
+        elif checkpoint is not None:
+            reason, adopt = self._checkpoint_mismatch(checkpoint, journal, result, segment_boot)
             if reason:
                 log.warning("checkpoint ignored: %s", reason)
+            elif adopt:
+                # A full card: the journal lost inputs the clock acted on, and the checkpoint holds
+                # the state they gave. Trust it, the newest consistent state, and fold the lines
+                # written after it on top.
+                position = checkpoint.position or checkpoint.clock
+                adopted = fold(journal, start=(checkpoint.lines, position, max(checkpoint.seq or 0, result.at_line_seq)))
+                log.warning("checkpoint taken over the journal: the journal lacks inputs the clock acted on (%s)", path.name)
+                at_ns, from_checkpoint = adopted.last_t_ns, False
+                if adopted.last_resume_line is None and checkpoint.t_ns > at_ns:
+                    at_ns, from_checkpoint = checkpoint.t_ns, True
             elif checkpoint.t_ns > at_ns:
                 at_ns, from_checkpoint = checkpoint.t_ns, True
         rebooted = None if (self.boot_id is None or segment_boot is None) else self.boot_id != segment_boot
-
         self._writer = JournalWriter(path)
         self.rules = journal.rules
+        clock, self._seq = result.clock, result.last_seq
+        if adopted is not None:
+            clock, self._seq = adopted.clock, max(result.last_seq, adopted.last_seq)
+            lost = [list(r) for r in result.lost] or ([[result.at_line_seq + 1, checkpoint.seq]] if (checkpoint.seq or 0) > result.at_line_seq else [])
+            if verified:
+                lost = [list(r) for r in result.lost]
+            # journal the state restored, so a replay reproduces this restore and shows the gap
+            self._writer.append(state_to_dict(clock.since_ns, self._seq, clock, lost, source="checkpoint"))
         resume = Resume(t_ns=now_ns, at_ns=at_ns)
+        self._seq += 1
         self._writer.append(
             {
                 **input_to_dict(resume),
+                "seq": self._seq,
                 "boot_id": self.boot_id,
                 "rebooted": rebooted,
                 "from_checkpoint": from_checkpoint,
-                "skipped_lines": [n for n, _ in result.problems if n > 1],
+                "skipped_lines": [n for n, _ in result.problems if n > 1][:100],
             }
         )
-        clock = apply(result.clock, resume)
+        clock = apply(clock, resume)
+        self._journal_clock, self._lost = clock, []
         self.restore_info = RestoreInfo(
             journal=path,
             at_ns=at_ns,
@@ -554,24 +685,27 @@ class GameStore:
         return clock
 
     @staticmethod
-    def _checkpoint_mismatch(cp: Checkpoint, journal, result, segment_boot) -> str | None:
-        """Why this checkpoint cannot vouch for the journal's latest moment, or None if it can."""
+    def _checkpoint_mismatch(cp: Checkpoint, journal, result, segment_boot) -> tuple[str | None, bool]:
+        """(why this checkpoint cannot vouch for the journal's latest moment, or None if it can;
+        whether its state must replace the journal's at its position: the journal lost inputs)."""
         if cp.journal != journal.path.name:
-            return f"it is for {cp.journal}, not {journal.path.name}"
+            return f"it is for {cp.journal}, not {journal.path.name}", False
         if cp.size > journal.size:
-            return f"it covers {cp.size} bytes but the journal has {journal.size}"
+            return f"it covers {cp.size} bytes but the journal has {journal.size}", False
         if result.last_resume_line is not None and cp.lines < result.last_resume_line:
-            return "it predates the last restore (its times are on an older clock)"
+            return "it predates the last restore (its times are on an older clock)", False
         if cp.boot_id != segment_boot:
-            return "it was written on another boot"
-        upto = fold(journal, upto_line=cp.lines)
+            return "it was written on another boot", False
+        upto = result.at_line_clock
         try:
-            expected = settle(upto.clock, cp.t_ns) if upto.clock.since_ns is not None else upto.clock
+            expected = settle(upto, cp.t_ns) if upto.since_ns is not None else upto
         except ClockInputError as e:
-            return f"its time is before the inputs it covers ({e})"
-        if expected != cp.clock:
-            return "its state disagrees with the journal it covers"
-        return None
+            return f"its time is before the inputs it covers ({e})", False
+        if expected == cp.clock:
+            return None, False
+        if not cp.complete or (cp.seq or 0) > result.at_line_seq:
+            return None, True  # the store knew its journal lacked inputs: the checkpoint has them
+        return "its state disagrees with the journal it covers, which it says is complete", False
 
 
 def wall_label(at_ns: int, now_ns: int, rebooted: bool | None, recorded_in: Path) -> str:

@@ -33,56 +33,178 @@ from rackside.firmware.clock import (
     View,
     apply,
     new_clock,
+    settle,
     view,
 )
-from rackside.firmware.journal import Journal, JournalError, Line, read_journal
+from rackside.firmware.journal import Journal, JournalError, Line, StateRecord, read_journal
 
 EXIT_OK = 0
 EXIT_UNREADABLE = 2
 
 
+MAX_PROBLEMS_KEPT = 1000  # problems beyond this are counted (and streamed to on_problem), not kept
+
+
 @dataclass
 class Replayed:
-    """A journal folded into a clock: the clock after the last usable input, and what was skipped."""
+    """A journal folded into a clock: the clock after the last usable input, and what was skipped.
+    Holds no lines: the journal is read one line at a time, so memory does not grow with it."""
 
     journal: Journal
     clock: Clock
     applied: int = 0  # inputs applied
-    problems: list[tuple[int, str]] = field(default_factory=list)  # (line number, why skipped)
+    problems: list[tuple[int, str]] = field(default_factory=list)  # (line number, why), the first 1000
+    problem_count: int = 0  # every problem, kept or not
     lines_read: int = 0  # input lines seen (usable or not)
     resumes: int = 0
     last_resume_line: int | None = None
+    last_resume_data: dict | None = None  # the last resume line's object (its boot_id)
     last_t_ns: int | None = None  # the last applied input's t_ns, on the current boot's clock
+    last_seq: int = 0  # the highest input number seen (0: none, or a journal from before seq)
+    lost: list[tuple[int, int]] = field(default_factory=list)  # input numbers the journal lacks
+    states: int = 0  # state lines taken (after lost inputs)
+    at_line_clock: Clock | None = None  # with fold(at_line=N): the clock after line N
+    at_line_seq: int = 0
+    last_line: int = 1  # the number of the last line read
+
+    def problem(self, number: int, text: str) -> None:
+        self.problem_count += 1
+        if len(self.problems) < MAX_PROBLEMS_KEPT:
+            self.problems.append((number, text))
 
 
 Step = Callable[[Line, Input, Clock], None]
 
 
-def fold(journal: Journal, *, upto_line: int | None = None, on_step: Step | None = None) -> Replayed:
-    """Fold the journal's inputs (up to and including line `upto_line`, if given) into a clock.
-    The firmware restores with this too, so a replay reproduces a restore exactly."""
+def _lost_text(ranges) -> str:
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in ranges)
+
+
+def fold(
+    journal: Journal,
+    *,
+    upto_line: int | None = None,
+    on_step: Step | None = None,
+    on_problem: Callable[[int, str], None] | None = None,
+    at_line: int | None = None,
+    start: tuple[int, Clock, int] | tuple[int, Clock, int, int] | None = None,
+) -> Replayed:
+    """Fold the journal's inputs (up to and including line `upto_line`, if given) into a clock, one
+    line at a time. The firmware restores with this too, so a replay reproduces a restore exactly.
+
+    Sequence numbers: an input whose `seq` jumps past the last one + 1 follows inputs the clock
+    acted on but could not journal (a full card); that is reported at the line, and the `state`
+    line the store wrote once it could is taken as the clock's state from there (the newest state
+    the clock vouched for), reported too when it differs from what the journal alone gives. An
+    input whose `seq` does not advance is a damaged or repeated line, skipped.
+    `at_line=N` also keeps the clock as it stood after line N (a restore checks a checkpoint with
+    it, in the same pass); `start=(N, clock, seq)` begins after line N from that clock instead, and
+    `start=(N, clock, seq, offset)` also skips reading the lines before it (offset: the byte just
+    past line N)."""
     result = Replayed(journal=journal, clock=new_clock(journal.rules))
-    result.problems.extend((1, note) for note in journal.notes)
-    for line in journal.lines:
-        if upto_line is not None and line.number > upto_line:
+    report = result.problem
+    if on_problem is not None:
+
+        def report(number: int, text: str) -> None:
+            result.problem(number, text)
+            on_problem(number, text)
+
+    for note in journal.notes:
+        report(1, note)
+    after, skip_to = 1, None
+    if start is not None:
+        after, result.clock, result.last_seq = start[:3]
+        result.last_t_ns = result.clock.since_ns
+        if len(start) == 4:
+            skip_to = (after, start[3])
+    # The loop keeps its counters in locals and writes them back at the end: a long journal is
+    # millions of iterations, and attribute access is most of the cost that is not the core's.
+    clock, last_seq, applied, lines_read, last_t_ns = result.clock, result.last_seq, 0, 0, result.last_t_ns
+    never = 1 << 62  # a line number no journal reaches (an int: comparing with inf is slower)
+    stop = upto_line if upto_line is not None else never
+    snap = at_line if at_line is not None else never
+    number = 1
+    for line in journal.iter_lines(skip_to):
+        number, _, _, data, event, problem, seq = line
+        if number <= after:
+            continue
+        if number > stop:
             break
-        result.lines_read += 1
-        if line.event is None:
-            result.problems.append((line.number, line.problem or "unusable line"))
+        if number > snap:
+            result.at_line_clock, result.at_line_seq, snap = clock, last_seq, never
+        lines_read += 1
+        kind = type(event)
+        if kind is StateRecord:
+            result.clock, result.last_seq, result.last_t_ns = clock, last_seq, last_t_ns
+            _take_state(result, line, event, report)
+            clock, last_seq, last_t_ns = result.clock, result.last_seq, result.last_t_ns
+            if on_step is not None and clock is event.clock:
+                on_step(line, event, clock)
             continue
+        if event is None:
+            report(number, problem or "unusable line")
+            continue
+        if seq is not None and seq != last_seq + 1:  # not the next input: a gap, or a repeat
+            if last_seq and seq <= last_seq:
+                report(number, f"{_describe(event)}: input number {seq} repeats or goes back (last was {last_seq}); skipped")
+                continue
+            gap = (last_seq + 1, seq - 1)
+            result.lost.append(gap)
+            report(
+                number,
+                f"inputs {_lost_text([gap])} were not journalled ({gap[1] - gap[0] + 1} the clock acted on while "
+                "the card could not take them): times from here rely on the next state line",
+            )
         try:
-            result.clock = apply(result.clock, line.event)
+            clock = apply(clock, event)
         except ClockInputError as e:
-            result.problems.append((line.number, f"{_describe(line.event)}: {e}; skipped"))
+            report(number, f"{_describe(event)}: {e}; skipped")
             continue
-        result.applied += 1
-        result.last_t_ns = line.event.t_ns
-        if isinstance(line.event, Resume):
+        if seq is not None:
+            last_seq = seq
+        applied += 1
+        last_t_ns = event.t_ns
+        if kind is Resume:
             result.resumes += 1
-            result.last_resume_line = line.number
+            result.last_resume_line = number
+            result.last_resume_data = data
         if on_step is not None:
-            on_step(line, line.event, result.clock)
+            on_step(line, event, clock)
+    result.clock, result.last_seq, result.last_t_ns = clock, last_seq, last_t_ns
+    result.applied, result.lines_read, result.last_line = applied, lines_read, number
+    if at_line is not None and result.at_line_clock is None:
+        result.at_line_clock, result.at_line_seq = clock, last_seq
     return result
+
+
+def _take_state(result: Replayed, line: Line, state: StateRecord, report) -> None:
+    """A state line: the clock's own state after inputs the journal lost. Taken when it is
+    consistent with the journal (its rules, no earlier than the last input, covering every input
+    numbered so far); the difference from the journal alone, if any, is reported."""
+    c = result.clock
+    if state.clock.rules != c.rules:
+        report(line.number, "state line: its rules are not the journal's; skipped")
+        return
+    if c.since_ns is not None and state.t_ns < c.since_ns:
+        report(line.number, f"state line: dated {state.t_ns} ns, before the last input ({c.since_ns} ns); skipped")
+        return
+    if state.seq < result.last_seq:
+        report(line.number, f"state line: covers inputs up to {state.seq}, but input {result.last_seq} came before it; skipped")
+        return
+    try:
+        journal_alone = settle(c, state.t_ns)
+    except ClockInputError:
+        journal_alone = None
+    if journal_alone != state.clock:
+        lost = list(state.lost) or [r for r in result.lost if r[0] <= state.seq] or ([(result.last_seq + 1, state.seq)] if state.seq > result.last_seq else [])
+        known = f"inputs {_lost_text(lost)} were not journalled" if lost else "the journal lacks what the clock acted on"
+        report(line.number, f"state line: {known}; the clock's own state at {state.t_ns} ns is taken from here")
+        if state.seq > result.last_seq and not any(r[1] >= state.seq for r in result.lost):
+            result.lost.append((result.last_seq + 1, state.seq))
+    result.clock = state.clock
+    result.last_seq = max(result.last_seq, state.seq)
+    result.last_t_ns = state.t_ns
+    result.states += 1
 
 
 def final_view(result: Replayed) -> View:
@@ -94,7 +216,9 @@ def final_view(result: Replayed) -> View:
 # --- Text -----------------------------------------------------------------------------------------
 
 
-def _describe(event: Input) -> str:
+def _describe(event: Input | StateRecord) -> str:
+    if isinstance(event, StateRecord):
+        return "state (the clock's own)"
     if isinstance(event, Press):
         return f"press {event.player}"
     if isinstance(event, Neutralise):
@@ -178,6 +302,9 @@ def summary_json(result: Replayed) -> dict:
         "lines_read": result.lines_read,
         "resumes": result.resumes,
         "problems": [{"line": n, "problem": p} for n, p in result.problems],
+        "problem_count": result.problem_count,
+        "lost_inputs": [list(r) for r in result.lost],
+        "state_lines": result.states,
         "journal": str(result.journal.path),
         "config": {k: v for k, v in result.journal.header.get("config", {}).items()},
     }
@@ -223,9 +350,10 @@ def run(args: argparse.Namespace, *, stdout=None, stderr=None) -> int:
     if not args.json:
         print(f"{path}: {_rules_text(journal)}", file=out)
         print(HEAD, file=out)
-    result = fold(journal, on_step=None if args.json else print_step)
-    for number, problem in result.problems:
+    def print_problem(number: int, problem: str) -> None:  # as found: the journal is streamed
         print(f"{path}:{number}: {problem}", file=err)
+
+    result = fold(journal, on_step=None if args.json else print_step, on_problem=print_problem)
 
     if args.json:
         print(json.dumps(summary_json(result)), file=out)
@@ -242,7 +370,8 @@ def run(args: argparse.Namespace, *, stdout=None, stderr=None) -> int:
     )
     print(f"final: {finals}", file=out)
     print(
-        f"{verdict}. {result.applied} inputs applied, {len(result.problems)} problems, {result.resumes} restores.",
+        f"{verdict}. {result.applied} inputs applied, {result.problem_count} problems, {result.resumes} restores"
+        + (f", inputs {_lost_text(result.lost)} not journalled (state lines taken: {result.states})." if result.lost else "."),
         file=out,
     )
     return EXIT_OK

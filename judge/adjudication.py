@@ -12,6 +12,8 @@ from rackside.values import Record
 MIN_LETTERS = 2
 MAX_LETTERS = 15
 DEFAULT_MAX_WORDS = 8
+# The most words a director may allow in one challenge (station.json's max_words).
+MAX_WORDS_LIMIT = 20
 
 
 class ChallengeInputError(ValueError):

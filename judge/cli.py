@@ -12,57 +12,10 @@ from __future__ import annotations
 import os
 import sys
 
-# argparse and pathlib are imported by `register` and the commands that need them, not here:
-# `fast` answers `rackside judge --lexicon FILE WORD...` without them (issue 11).
-
-EXIT_OK = 0
-EXIT_UNACCEPTABLE = 1
-EXIT_ERROR = 2
-
-
-def _fail(message: str) -> int:
-    print(f"rackside: error: {message}", file=sys.stderr)
-    return EXIT_ERROR
-
-
-def fast(argv: list[str]) -> int | None:
-    """`rackside judge --lexicon FILE WORD...` (also `--lexicon=FILE`), answered with nothing but
-    the adjudication core and the lexicon reader imported, for a director's whole command to take
-    little more than Python's own start-up. Any other form (another option, no --lexicon, a
-    station.json whose settings apply) returns None and goes through the full parser and
-    `cmd_judge`, which a test holds to the same output for the same arguments."""
-    lexicon_file, words, i = None, [], 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--lexicon" and lexicon_file is None and i + 1 < len(argv):
-            lexicon_file, i = argv[i + 1], i + 2
-            continue
-        if arg.startswith("--lexicon=") and lexicon_file is None:
-            lexicon_file, i = arg[len("--lexicon="):], i + 1
-            continue
-        if not arg or arg.startswith("-"):
-            return None
-        words.append(arg)
-        i += 1
-    if not lexicon_file or lexicon_file.startswith("-") or not words:
-        return None
-    from rackside import paths
-
-    # paths.station_settings() as a str, without pathlib (a test holds the two to the same file)
-    if os.path.lexists(os.path.join(paths.state_dir_name(), "station.json")):
-        return None  # the director's settings (max words, or a corrupt file to refuse): the full path
-    from rackside.judge.adjudication import ChallengeInputError, adjudicate, normalise_words
-    from rackside.judge.lexicon import Lexicon, LexiconError
-
-    try:
-        checked = normalise_words(words)  # no settings file: the default number of words
-        with Lexicon.open(lexicon_file) as lexicon:
-            result = adjudicate(checked, lexicon)
-    except (ChallengeInputError, LexiconError) as exc:
-        return _fail(str(exc))
-    print(result.verdict)
-    _demonstration_warning(lexicon)
-    return EXIT_OK if result.acceptable else EXIT_UNACCEPTABLE
+# argparse and pathlib are imported by `register` and the commands that need them, not here.
+# `rackside judge --lexicon FILE WORD...` is answered by judge.fastpath without importing this
+# module at all (issue 11); `fast` is also here, for the same answer from `cli.main`'s callers.
+from rackside.judge.fastpath import EXIT_ERROR, EXIT_OK, EXIT_UNACCEPTABLE, _demonstration_warning, _fail, fast
 
 
 def register(sub) -> None:
@@ -130,14 +83,6 @@ def _service(args: argparse.Namespace, **kwargs):
 
     # Reading accepts every station's records; the CLI reports damaged lines itself, once each.
     return JudgeService(log_path=getattr(args, "file", None), log_problems=False, **kwargs)
-
-
-def _demonstration_warning(lexicon) -> None:
-    from rackside.judge.lexicon import demonstration_note
-
-    note = demonstration_note(lexicon)
-    if note:
-        print(f"rackside: note: {note}", file=sys.stderr)
 
 
 def cmd_judge(args: argparse.Namespace) -> int:

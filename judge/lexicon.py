@@ -15,15 +15,17 @@ File format (version 1):
 The metadata is a trailer rather than a header because marisa-trie loads a trie from the start of
 a file and ignores what follows it.
 
-Integrity: `Lexicon.open` checks the magic, version, trailer CRC, the exact file size and the
-CRC-32 of the whole body before the trie library sees a byte, then loads the trie into memory from
-the same file and checks it is still the same file with the same word count. A file that fails
-any check is refused whole with a `LexiconError` naming the file and the problem; a caller's
-already-open Lexicon is untouched. The CRC guards against truncation and corruption (a bad copy,
-a failing SD card), not against deliberate tampering.
+Integrity: `Lexicon.open` checks the magic, version, trailer CRC and the exact file size, reads
+the file into memory once, checks the CRC-32 of the whole body in those bytes before the trie
+library sees one, then builds the trie over those same bytes (marisa-trie's `map`, no second read
+and no copy) and checks its word count. A file that fails any check is refused whole with a
+`LexiconError` naming the file and the problem; a caller's already-open Lexicon is untouched. The
+CRC guards against truncation and corruption (a bad copy, a failing SD card), not against
+deliberate tampering.
 
-Because the trie is loaded into memory (not mapped), replacing or even overwriting the file later
-cannot disturb a running station. Files are written atomically (`rackside.atomic.write_atomic`).
+Because the trie lives in the process's memory (the file is not mapped), replacing or even
+overwriting the file later cannot disturb a running station. Files are written atomically
+(`rackside.atomic.write_atomic`).
 """
 
 from __future__ import annotations
@@ -59,9 +61,6 @@ assert _TRAILER.size <= _TRAILER_CRC_AT
 
 # Every marisa-trie serialisation, and so every compiled lexicon, starts with these bytes.
 _BODY_MAGIC = b"We love Marisa.\x00"
-# Read-through buffer for the body checksum: 64 KiB measured fastest in a fresh process (a
-# larger buffer costs more in first-touch page faults than it saves in read calls).
-_CHUNK = 1 << 16
 # O_NONBLOCK so that a FIFO given by mistake is refused instead of hanging the station.
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
@@ -329,24 +328,13 @@ def read_info(path: Path) -> LexiconInfo:
         os.close(fd)
 
 
-def _body_crc32(fd: int, size: int) -> int:
-    """CRC-32 of the first `size` bytes of the file, read through one small buffer (cheaper than
-    allocating the whole body, and it leaves nothing behind in this process's memory)."""
-    buf = bytearray(min(_CHUNK, size))
-    view = memoryview(buf)
-    crc = 0
-    position = 0
-    while position < size:
-        n = os.preadv(fd, [view[: min(len(buf), size - position)]], position)
-        if not n:
-            break  # the file shrank under us: the CRC will not match
-        crc = zlib.crc32(view[:n], crc)
-        position += n
-    return crc
-
-
-def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
-    return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns) == (b.st_dev, b.st_ino, b.st_size, b.st_mtime_ns)
+def _read_image(fd: int, path: Path, size: int) -> bytes:
+    """The whole file, `size` bytes, in one read: the bytes that are checked are the bytes the
+    trie is built on, so nothing can change between the check and the load."""
+    data = os.pread(fd, size, 0)
+    if len(data) != size:
+        raise LexiconError(f"{path}: the file changed while it was being opened; open it again")
+    return data
 
 
 class Lexicon(marisa_trie.Trie):
@@ -357,7 +345,7 @@ class Lexicon(marisa_trie.Trie):
     Membership is marisa-trie's own C `__contains__` (no Python frame per lookup).
     """
 
-    __slots__ = ("path", "name", "word_count", "source_sha256", "closed")
+    __slots__ = ("path", "name", "word_count", "source_sha256", "closed", "_image")
 
     @classmethod
     def open(cls, path: Path | str) -> "Lexicon":
@@ -369,13 +357,15 @@ class Lexicon(marisa_trie.Trie):
         try:
             try:
                 info, st = _read_trailer(fd, path)
-                if _body_crc32(fd, info.body_size) != info.body_crc32:
+                image = _read_image(fd, path, st.st_size)
+                body = memoryview(image)[: info.body_size]
+                if zlib.crc32(body) != info.body_crc32:
                     raise LexiconError(f"{path}: corrupt: the body checksum does not match the trailer")
                 lexicon = cls()
-                # marisa-trie loads by path; the stat check below proves it read the file we verified.
-                lexicon.load(os.fspath(path))
-                if not _same_file(st, os.stat(path)):
-                    raise LexiconError(f"{path}: the file was replaced while it was being opened; open it again")
+                # The trie is built over the verified bytes in place (`map`: no second read of the
+                # file, no copy); the lexicon holds `image`, which marisa-trie does not keep.
+                lexicon.map(body)
+                lexicon._image = image
             except OSError as exc:
                 raise LexiconError(f"{path}: cannot read the lexicon: {exc.strerror or exc}") from None
             except (RuntimeError, MemoryError) as exc:  # marisa-trie refusing the body

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rackside.judge.adjudication import DEFAULT_MAX_WORDS
+from rackside.judge.adjudication import DEFAULT_MAX_WORDS, MAX_WORDS_LIMIT
 from rackside.judge.penalties import ChallengeRule
 from rackside.judge.lexicon import Lexicon, install_default_lexicon, lexicon_dir
 
 SETTINGS_VERSION = 1
-MAX_WORDS_LIMIT = 20
 _KEYS = ("version", "lexicon_path", "challenge_rule", "max_words")
 
 

@@ -1,7 +1,5 @@
 """`python -m rackside`: the same as the `rackside` command."""
 
-import sys
+from rackside.cli import run
 
-from rackside.cli import main
-
-sys.exit(main())
+run()

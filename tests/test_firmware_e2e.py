@@ -286,7 +286,7 @@ def test_2_3_3_b_the_centre_press_at_the_table_records_the_arrival_at_its_edge(r
     v = rig.view()
     assert v.phase is Phase.SETUP and not v.players[1].absent and rig.runner.menu is None
     assert (rig.remaining_ns(1), rig.remaining_ns(2)) == (GAME_NS, 20 * 60 * NS_PER_S)
-    assert rig.journal_inputs()[-1] == {"t_ns": t_arrive, "input": "neutralise"}
+    assert rig.journal_inputs()[-1] == {"t_ns": t_arrive, "input": "neutralise", "seq": 2}  # seq: issue 9
     rig.runner.board.command("end")  # not a game in progress yet: nothing to end
     rig.after_ms(100).tap("left")  # 2.2: player 1 starts player 2's time
     assert rig.view().players[1].running
@@ -442,4 +442,4 @@ def test_a_press_held_back_when_the_clock_stops_is_not_lost(rig):
     rig.after_ms(10).down("right").pump()  # before the game: held back until release
     t = rig.now
     rig.runner.close()
-    assert rig.journal_inputs() == [{"t_ns": t, "input": "press", "player": 2}]
+    assert rig.journal_inputs() == [{"t_ns": t, "input": "press", "player": 2, "seq": 1}]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from hypothesis import given, settings
@@ -18,6 +19,7 @@ from rackside.firmware.journal import (
     make_header,
     parse_header,
     parse_journal,
+    read_journal,
     parse_line,
     rules_from_config,
     rules_to_config,
@@ -194,3 +196,136 @@ def test_reading_never_raises_anything_but_a_header_error(chunks):
 def test_lines_are_plain_ascii_json():
     line = dumps({"t_ns": 1, "input": "end", "note": "café\n"})
     assert line.isascii() and "\n" not in line and json.loads(line)["note"] == "café\n"
+
+
+# --- Issue 9, item 7: no journal stops a clock --------------------------------------------------------
+
+
+def header_with(game_time_s: str) -> bytes:
+    return ('{"rackside_clock_journal":1,"config":{"game_time_s":' + game_time_s + "}}\n").encode()
+
+
+@pytest.mark.parametrize("number", ["1e400", "-1e400", "NaN", "Infinity", "1" * 5000])
+def test_a_header_with_a_number_no_clock_can_hold_is_a_bad_header(number):
+    with pytest.raises(JournalError, match="header"):
+        parse_journal(header_with(number) + b'{"t_ns":1,"input":"end"}\n')
+
+
+def test_a_deeply_nested_header_is_a_bad_header():
+    with pytest.raises(JournalError, match="header"):
+        parse_journal(b"[" * 100_000 + b"\n")
+
+
+@pytest.mark.parametrize("depth, why", [(100_000, "too long"), (60_000, "nested too deeply")])
+def test_a_deeply_nested_line_is_skipped_with_its_number(depth, why):
+    raw = HEADER.encode() + b"[" * depth + b"\n" + b'{"t_ns":2,"input":"end"}\n'
+    journal = parse_journal(raw)
+    assert journal.problems[0][0] == 2 and why in journal.problems[0][1]
+    assert journal.lines[1].event == End(2)
+
+
+def test_an_endless_line_is_skipped_without_being_held_in_memory(tmp_path):
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(HEADER.encode() + b'{"t_ns":1,"note":"' + b"x" * 5_000_000 + b'"}\n' + b'{"t_ns":2,"input":"end"}\n')
+    journal = read_journal(path)
+    assert [(n, "too long" in p) for n, p in journal.problems] == [(2, True)]
+    assert [line.event for line in journal.lines if line.event] == [End(2)]
+
+
+@pytest.mark.parametrize("value", ["1e400", "1.5", '"12"', "true", "-5", "[1]"])
+def test_a_damaged_sequence_number_is_a_damaged_line(value):
+    raw = HEADER.encode() + ('{"t_ns":1,"input":"end","seq":' + value + "}\n").encode()
+    journal = parse_journal(raw)
+    assert journal.problems and journal.problems[0][0] == 2
+    assert "seq" in journal.problems[0][1] or "too large" in journal.problems[0][1]
+
+
+# --- Fuzzing (issue 9, item 7): Hypothesis, and mutation of the real journals ---------------------------
+
+
+def load_fuzz():
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("rackside_bench_journal_fuzz", Path(__file__).resolve().parent.parent / "bench" / "journal_fuzz.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_300_mutations_of_the_real_journals_never_stop_a_reader(caplog):
+    """bench/journal_fuzz.py runs 3,000; the build before issue 9 failed 18 of 600."""
+    caplog.set_level(logging.CRITICAL)
+    counts, failures = load_fuzz().fuzz(300, seed=2026)
+    assert failures == [], failures[0][2]
+    assert counts["mutants"] == 300 and 0 < counts["bad_header"] < 300
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+FIELDS = ["t_ns", "input", "player", "players", "remaining_ms", "at_ns", "seq", "state", "lost"]
+
+
+@st.composite
+def near_valid_lines(draw):
+    """Objects shaped like journal lines (the right keys, often the right kinds of value), so the
+    fuzzing reaches past the JSON decoder into every input's checks, the state lines' and the core."""
+    d = {}
+    for key in draw(st.lists(st.sampled_from(FIELDS), max_size=6, unique=True)):
+        if key == "input":
+            d[key] = draw(st.sampled_from([*INPUT_NAMES, "state", "bogus"]) | JSON_VALUES)
+        elif key in ("t_ns", "at_ns", "seq", "remaining_ms"):
+            d[key] = draw(st.integers(min_value=-5, max_value=10**13) | JSON_VALUES)
+        elif key == "player":
+            d[key] = draw(st.sampled_from([1, 2, 3, 0, True]) | JSON_VALUES)
+        elif key == "state":
+            from rackside.firmware.clock import new_clock
+            from rackside.firmware.journal import clock_to_dict
+
+            state = clock_to_dict(new_clock())
+            state.update(since_ns=d.get("t_ns"), origin_ns=0, phase=draw(st.sampled_from(["running", "neutralised", "late"])), side=draw(st.sampled_from([1, 2, None])))
+            for name in draw(st.lists(st.sampled_from(sorted(state)), max_size=3)):
+                state[name] = draw(JSON_VALUES)
+            d[key] = state
+        else:
+            d[key] = draw(JSON_VALUES)
+    return json.dumps(d, separators=(",", ":")) if draw(st.booleans()) else json.dumps(d)  # Infinity too
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(near_valid_lines() | st.binary(max_size=30).map(lambda b: b.decode("latin-1")), max_size=15))
+def test_no_sequence_of_lines_stops_the_reader_or_the_replay(lines):
+    from rackside.firmware.replay import fold
+
+    journal = parse_journal((HEADER + "\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+    result = fold(journal)  # never raises: every line is applied, or skipped with its number
+    for line in journal.lines:
+        assert (line.event is None) != (line.problem is None)
+    from rackside.firmware.clock import view
+
+    view(result.clock, result.clock.since_ns or 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSON_VALUES, st.booleans())
+def test_no_header_raises_anything_but_a_bad_header(config, wrap):
+    text = json.dumps({"rackside_clock_journal": 1, "config": config} if wrap else config)
+    try:
+        parse_journal((text + "\n").encode())
+    except JournalError:
+        pass
+
+
+def test_a_state_line_with_impossible_rules_is_a_damaged_line():
+    from dataclasses import replace
+
+    from rackside.firmware.clock import new_clock
+    from rackside.firmware.journal import state_to_dict
+
+    d = state_to_dict(5, 1, replace(new_clock(), since_ns=5, origin_ns=5))
+    d["state"]["rules"]["game_time_ms"] = -1
+    journal = parse_journal(HEADER.encode() + (dumps(d) + "\n").encode())
+    assert journal.problems and journal.problems[0][0] == 2 and "rules" in journal.problems[0][1]

@@ -288,7 +288,7 @@ def test_the_judge_command_path_imports_nothing_it_does_not_need(tmp_path, small
 
     code = ("import sys; from rackside import cli; rc = cli.main(['judge', '--lexicon', sys.argv[1], 'CAT']); "
             "print(' '.join(sorted(m for m in ('dataclasses', 'logging', 'tomllib', 'hashlib', 'tempfile', "
-            "'rackside.firmware.cli', 'rackside.kiosk.cli', 'inspect', 'typing', 'argparse', 'pathlib', 're', 'enum', "
+            "'rackside.firmware.cli', 'rackside.kiosk.cli', 'rackside.judge.cli', 'inspect', 'typing', 'argparse', 'pathlib', 're', 'enum', "
             "'json', 'collections') if m in sys.modules)))")
     env = {**os.environ, "RACKSIDE_STATE_DIR": str(tmp_path / "s")}
     out = subprocess.run([sys.executable, "-c", code, str(small)], capture_output=True, text=True, env=env, check=True)
@@ -332,13 +332,88 @@ def test_other_forms_of_judge_take_the_full_parser(argv):
     assert judge_cli.fast(argv) is None
 
 
-def test_settings_send_judge_through_the_full_parser(small):
+# station.json files: (text, whether the fast path reads it itself); every other file goes the full way.
+SETTINGS_FILES = [
+    ('{"max_words": 1}\n', True),
+    ('{"version": 1, "lexicon_path": null, "challenge_rule": "5-per-word", "max_words": 2}', True),
+    ('{\n  "version": 1,\n  "lexicon_path": "csw.rlex",\n  "challenge_rule": "dingle",\n  "max_words": 20\n}\n', True),
+    (" \r\n{}\t\n", True),
+    ('{"max_words": 1} {"max_words": 2}', False),  # extra data: refused
+    ('{"max_words": 0}', False),
+    ('{"max_words": 21}', False),
+    ('{"max_words": 2.0}', False),
+    ('{"max_words": true}', False),
+    ('{"max_words": NaN}', False),
+    ('{"max_words": 3, "colour": "red"}', False),  # unknown key: refused
+    ('{"version": 2}', False),
+    ('{"version": true, "max_words": 1}', False),  # read as version 1 by the full path
+    ('{"challenge_rule": "FIVE_PER_WORD", "max_words": 1}', False),  # an alias the full path accepts
+    ('{"challenge_rule": "triple"}', False),
+    ('{"lexicon_path": "  "}', False),
+    ('{"lexicon_path": 7}', False),
+    ('[1, 2]', False),
+    ('{"max_words": 1', False),
+    ('{"max_words" 1}', False),
+    ('\ufeff{"max_words": 1}', False),
+    ("", False),
+    (b"\xff\xfe{}", False),
+]
+
+
+@pytest.mark.parametrize("text, plain", SETTINGS_FILES)
+@pytest.mark.parametrize("words", [["cat", "dog"], ["cat"], ["cat", "dogz", "qi"]])
+def test_the_judge_fast_path_applies_settings_exactly_as_the_full_command(capsys, small, text, plain, words):
     from rackside.judge import cli as judge_cli
     from rackside.judge.settings import default_settings_path
 
-    default_settings_path().parent.mkdir(parents=True, exist_ok=True)
-    default_settings_path().write_text('{"max_words": 1}\n')
-    assert judge_cli.fast(["--lexicon", str(small), "cat", "dog"]) is None
+    path = default_settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    argv = ["--lexicon", str(small), *words]
+    fast = judge_cli.fast(argv)
+    fast_out = capsys.readouterr()
+    assert (fast is not None) == plain
+    args = rackside_cli.build_parser("judge").parse_args(["judge", *argv])
+    full = args.func(args)
+    full_out = capsys.readouterr()
+    if plain:
+        assert (fast, fast_out.out, fast_out.err) == (full, full_out.out, full_out.err)
+    else:
+        assert (fast_out.out, fast_out.err) == ("", "")
+
+
+def test_a_settings_folder_in_place_of_the_file_takes_the_full_path(small):
+    from rackside.judge import cli as judge_cli
+    from rackside.judge.settings import default_settings_path
+
+    default_settings_path().mkdir(parents=True)
+    assert judge_cli.fast(["--lexicon", str(small), "cat"]) is None
+
+
+def test_the_fast_path_knows_the_settings_keys_and_rules_the_full_path_accepts():
+    from rackside.judge import fastpath as judge_cli
+    from rackside.judge import settings
+    from rackside.judge.penalties import ChallengeRule
+
+    assert judge_cli._SETTINGS_KEYS == set(settings._KEYS)
+    assert judge_cli._RULE_VALUES == {rule.value for rule in ChallengeRule}
+    for rule in ChallengeRule:  # each is read back as itself
+        assert settings.StationSettings.from_dict({"challenge_rule": rule.value}).challenge_rule is rule
+
+
+def test_judging_with_settings_imports_neither_json_nor_re(tmp_path, small):
+    import subprocess
+    import sys
+
+    state = tmp_path / "s"
+    state.mkdir()
+    (state / "station.json").write_text('{"version": 1, "lexicon_path": null, "challenge_rule": "double", "max_words": 8}')
+    code = ("import sys; from rackside import cli; rc = cli.main(['judge', '--lexicon', sys.argv[1], 'CAT']); "
+            "print(rc, ' '.join(sorted(m for m in ('json', 'json.decoder', 're', 'enum', 'pathlib', 'argparse', "
+            "'rackside.judge.settings', 'rackside.judge.penalties') if m in sys.modules)))")
+    env = {**os.environ, "RACKSIDE_STATE_DIR": str(state)}
+    out = subprocess.run([sys.executable, "-c", code, str(small)], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.splitlines()[-1] == "0 ", out.stdout
 
 
 def test_the_fast_path_looks_for_the_settings_where_paths_says_they_are():
@@ -347,3 +422,42 @@ def test_the_fast_path_looks_for_the_settings_where_paths_says_they_are():
     from rackside import paths
 
     assert os.path.join(paths.state_dir_name(), "station.json") == str(paths.station_settings())
+
+
+@pytest.mark.parametrize("argv, code, out", [
+    (["judge", "--lexicon", "{small}", "cat", "qi"], 0, "ACCEPTABLE\n"),  # the fast path, ended by os._exit
+    (["judge", "--lexicon", "{small}", "catz"], 1, "UNACCEPTABLE\n"),
+    (["judge", "--lexicon", "{small}", "c4t"], 2, ""),
+    (["judge", "--guidance", "--lexicon", "{small}", "cat"], 0, "ACCEPTABLE\n"),  # the full path, sys.exit
+])
+def test_the_rackside_process_answers_as_main_does(tmp_path, small, argv, code, out):
+    """`python -m rackside` (as bin/rackside) ends a fast-path command without finalisation: its
+    output still arrives whole, through a pipe, with the same exit code as `main`."""
+    import subprocess
+    import sys
+
+    argv = [a.format(small=small) for a in argv]
+    env = {**os.environ, "RACKSIDE_STATE_DIR": str(tmp_path / "s")}
+    proc = subprocess.run([sys.executable, "-m", "rackside", *argv], capture_output=True, text=True, env=env)
+    assert proc.returncode == code, proc.stderr
+    assert proc.stdout.startswith(out) and (code != 2 or proc.stderr.startswith("rackside: error: Word 1"))
+    inproc = subprocess.run([sys.executable, "-c", "import sys; from rackside.cli import main; "
+                             "print(end='', flush=True); sys.exit(main(sys.argv[1:]))", *argv],
+                            capture_output=True, text=True, env=env)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (inproc.returncode, inproc.stdout, inproc.stderr)
+
+
+def test_a_reader_that_goes_away_ends_the_fast_path_quietly(tmp_path, small):
+    """As for every other command (`main`): 141, no traceback, when the pipe is closed early."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "RACKSIDE_STATE_DIR": str(tmp_path / "s")}
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before the answer is written
+    try:
+        proc = subprocess.run([sys.executable, "-m", "rackside", "judge", "--lexicon", str(small), "cat"],
+                              stdout=w, stderr=subprocess.PIPE, text=True, env=env)
+    finally:
+        os.close(w)
+    assert proc.returncode == 141 and "Traceback" not in proc.stderr, proc.stderr

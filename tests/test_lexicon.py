@@ -350,3 +350,17 @@ def test_damaged_shipped_list_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(lexmod, "DEFAULT_SOURCE", fake)
     with pytest.raises(LexiconError, match="damaged"):
         install_default_lexicon()
+
+
+def test_the_trie_keeps_its_verified_bytes_for_as_long_as_it_lives(tmp_path):
+    """The trie is mapped over the bytes `open` read and checked (marisa-trie does not keep them):
+    with the file gone and the memory churned, every word still reads back."""
+    import gc
+
+    words = [f"{a}{b}{c}" for a in "ABCDEFGH" for b in "ABCDEFGH" for c in "ABCDEFGHIJ"]
+    path = compile_lexicon(_write(tmp_path / "w.txt", "\n".join(words)), tmp_path / "w.rlex", "W").out
+    lex = Lexicon.open(path)
+    path.unlink()
+    gc.collect()
+    churn = [bytes([i % 251]) * 4096 for i in range(2000)]
+    assert sorted(lex.keys()) == sorted(words) and all(w in lex for w in words) and churn

@@ -24,6 +24,7 @@ from rackside.firmware.clock import (
     Rules,
     apply,
     new_clock,
+    settle,
     view,
 )
 from rackside.firmware.journal import read_journal
@@ -33,6 +34,7 @@ from rackside.firmware.replay import fold
 S = 1_000_000_000
 MS = 1_000_000
 GAME = 25 * 60 * S
+DATA = __import__("pathlib").Path(__file__).resolve().parent / "data" / "journals"
 
 
 def play(store: GameStore, clock, events):
@@ -87,7 +89,7 @@ def test_record_appends_one_line_and_fsyncs_before_returning(tmp_path, monkeypat
     monkeypatch.setattr(persist.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
     number = store.record(Press(5, 2))
     assert number == 2 and synced  # written and fsync'd before record returned
-    assert store.journal_path.read_text().splitlines()[1] == '{"t_ns":5,"input":"press","player":2}'
+    assert store.journal_path.read_text().splitlines()[1] == '{"t_ns":5,"input":"press","player":2,"seq":1}'
     store.close()
 
 
@@ -107,8 +109,8 @@ def test_record_without_sync_writes_at_once_and_sync_fsyncs_it(tmp_path, monkeyp
     assert synced == []  # not fsync'd yet ...
     # ... but written: in the page cache, which a crash of the process does not lose
     assert store.journal_path.read_text().splitlines()[1:] == [
-        '{"t_ns":5,"input":"press","player":2}',
-        '{"t_ns":9,"input":"press","player":1}',
+        '{"t_ns":5,"input":"press","player":2,"seq":1}',
+        '{"t_ns":9,"input":"press","player":1,"seq":2}',
     ]
     store.sync()
     assert len(synced) == 1  # one fsync for both lines
@@ -272,13 +274,28 @@ def test_a_corrupt_checkpoint_is_ignored_in_favour_of_the_journal(game, tmp_path
     again.close()
 
 
-def test_a_checkpoint_that_disagrees_with_the_journal_is_ignored(game, tmp_path):
+def test_a_checkpoint_that_disagrees_with_a_journal_it_calls_complete_is_ignored(game, tmp_path):
     store, clock = game
-    store.checkpoint(apply(clock, Adjust(41 * S, 1, 60_000)), 52 * S)  # never journalled
     crash(store)
+    # a checkpoint file whose state no input explains, yet which says its journal is complete
+    wrong = settle(apply(clock, Adjust(41 * S, 1, 60_000)), 52 * S)
+    (tmp_path / "checkpoint.json").write_bytes(
+        persist.make_checkpoint("game-000001.jsonl", 3, (tmp_path / "journals" / "game-000001.jsonl").stat().st_size,
+                                52 * S, "boot-A", wrong, seq=2, complete=True))
     again = GameStore(tmp_path, Rules(), boot_id="boot-A")
     again.start(100 * S)
     assert again.restore_info.at_ns == 40 * S
+    again.close()
+
+
+def test_a_checkpoint_of_an_input_the_journal_lost_journals_the_state_and_is_trusted(game, tmp_path):
+    store, clock = game
+    truth = apply(clock, Adjust(41 * S, 1, 60_000))  # acted on, never journalled
+    assert store.checkpoint(truth, 52 * S)
+    crash(store)
+    again = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    restored = again.start(100 * S)
+    assert again.restore_info.at_ns == 52 * S and restored == apply(truth, Resume(100 * S, at_ns=52 * S))
     again.close()
 
 
@@ -664,3 +681,165 @@ def test_checkpoint_failures_are_logged_once_per_outage(game, tmp_path, monkeypa
     assert not store.checkpoint(clock, 53 * S) and not store.checkpoint(clock, 54 * S)
     assert len(errors()) == 2 and len(recovered()) == 1
     store.close()
+
+
+# --- Issue 9, item 6: a full card never rewrites a game -----------------------------------------------
+
+
+def _press_times(start_s: float, count: int, step_ms: int = 1_300):
+    """Alternate players' presses, player 2 pressing first (player 1's time starts)."""
+    t = int(start_s * S)
+    for i in range(count):
+        yield Press(t, 2 if i % 2 == 0 else 1)
+        t += step_ms * MS + (i % 7) * 137 * MS  # uneven turns: every lost press matters
+
+
+def _play_through_a_full_card(store, clock, card_full, card_free, *, lost_wanted=52):
+    """What the runner does: write each input, act on it whether or not the write worked. The card
+    fills after 10 presses and stays full until `lost_wanted` presses were lost, then has room again
+    and a checkpoint is written. Returns (the true clock, checkpoint time, presses lost)."""
+    presses = _press_times(1, 10_000)
+    for _ in range(10):
+        event = next(presses)
+        store.record(event)
+        clock = apply(clock, event)
+    card_full()
+    lost = 0
+    while lost < lost_wanted:
+        event = next(presses)
+        try:
+            store.record(event, sync=False)
+            store.sync()
+        except OSError:
+            lost += 1
+        clock = apply(clock, event)
+    card_free()
+    t_cp = clock.since_ns + 700 * MS
+    assert store.checkpoint(clock, t_cp)
+    return clock, t_cp, lost
+
+
+def _check_full_card_restore(state, clock, t_cp):
+    again = GameStore(state, Rules(), boot_id="boot-A")
+    restored = again.start(t_cp + 30 * S)
+    truth = apply(clock, Resume(t_cp + 30 * S, at_ns=t_cp))
+    error_ms = [abs(a - b) / MS for a, b in zip(remaining(restored, t_cp + 30 * S), remaining(truth, t_cp + 30 * S))]
+    assert error_ms == [0, 0], f"restore error {error_ms} ms"
+    assert restored == truth
+    path = again.journal_path
+    again.close()
+    replayed = fold(read_journal(path))
+    assert replayed.clock == truth  # the audit agrees with the clock
+    assert any("not journalled" in p for _, p in replayed.problems), replayed.problems  # and shows the gap
+    return replayed
+
+
+def test_a_full_card_never_rewrites_a_game_with_injected_enospc(tmp_path, monkeypatch):
+    store = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    clock = store.start(0)
+    real_write = os.write
+    card = {"full": False, "first": True}
+
+    def write(fd, data):
+        if card["full"] and fd == store._writer._fd:
+            if card["first"]:  # the first failing append gets part of its line onto the card
+                card["first"] = False
+                return real_write(fd, bytes(data[:10]))
+            raise OSError(28, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(persist.os, "write", write)
+    clock, t_cp, lost = _play_through_a_full_card(store, clock, lambda: card.update(full=True), lambda: card.update(full=False))
+    crash(store)
+    replayed = _check_full_card_restore(tmp_path, clock, t_cp)
+    assert lost == 52 and any("incomplete" in p or "not valid JSON" in p for _, p in replayed.problems)
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    """A real 256 KiB tmpfs (as root, where the machine allows mounting); skipped otherwise."""
+    import subprocess
+
+    mount = tmp_path / "card"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_card_never_rewrites_a_game_on_a_real_256k_tmpfs(small_tmpfs):
+    state = small_tmpfs / "state"
+    store = GameStore(state, Rules(), boot_id="boot-A")
+    clock = store.start(0)
+    filler = small_tmpfs / "filler"
+
+    def fill():
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while os.write(fd, b"\0" * 1024):
+                pass
+        except OSError:  # ENOSPC: the card is full
+            pass
+        finally:
+            os.close(fd)
+
+    clock, t_cp, lost = _play_through_a_full_card(store, clock, fill, filler.unlink)
+    crash(store)
+    _check_full_card_restore(state, clock, t_cp)
+
+
+def test_journal_lines_carry_a_sequence_number_and_old_journals_without_one_still_read(game, tmp_path):
+    store, clock = game
+    lines = [json.loads(x) for x in store.journal_path.read_text().splitlines()[1:]]
+    assert [d["seq"] for d in lines] == [1, 2]
+    store.close()
+    old = (DATA / "full_game.jsonl").read_bytes()
+    assert b'"seq"' not in old
+    assert fold(read_journal(DATA / "full_game.jsonl")).problems == []
+
+
+@pytest.mark.parametrize("digest", [True, False], ids=["checkpoint vouches for the journal's bytes", "no digest: full fold"])
+def test_a_checkpoint_whose_state_line_could_not_be_written_is_trusted_over_the_journal(tmp_path, monkeypatch, digest):
+    """The card is still full for the journal when the checkpoint is written (its own file fits):
+    the checkpoint says its journal is incomplete, and the restore takes its state, journals it as
+    a state line, and the replay agrees."""
+    store = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    clock = store.start(0)
+    real_write = os.write
+    card = {"full": False}
+
+    def write(fd, data):
+        if card["full"] and fd == store._writer._fd:
+            raise OSError(28, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(persist.os, "write", write)
+    clock, t_cp, lost = _play_through_a_full_card(store, clock, lambda: card.update(full=True), lambda: None, lost_wanted=5)
+    cp = parse_checkpoint((tmp_path / "checkpoint.json").read_bytes())
+    assert not cp.complete and cp.seq == 15
+    if not digest:
+        (tmp_path / "checkpoint.json").write_bytes(persist.make_checkpoint(
+            cp.journal, cp.lines, cp.size, cp.t_ns, cp.boot_id, cp.clock, seq=cp.seq, complete=False, position=cp.position))
+    crash(store)
+    monkeypatch.setattr(persist.os, "write", real_write)
+    _check_full_card_restore(tmp_path, clock, t_cp)
+
+
+def test_a_checkpoint_of_a_game_not_yet_started_restores_to_it(tmp_path):
+    """Found by bench/power_loss.py --driver store: a checkpoint written before the first input
+    (the driver checkpoints on a timer) vouches for a journal with no input; restoring from it
+    raised (a resume at no moment), at every start, so the clock never came up again."""
+    store = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    clock = store.start(0)
+    store.checkpoint(clock, 5 * S)
+    crash(store)
+    again = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    restored = again.start(100 * S)
+    assert restored == clock and again.journal_path.name == "game-000001.jsonl"
+    again.close()

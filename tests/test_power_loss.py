@@ -131,3 +131,16 @@ def test_a_torn_append_is_what_a_power_cut_leaves(tmp_path):
     harness.tear_journal(state, random.Random(3), 7 * S)
     after = (state / "journals" / "game-000001.jsonl").read_bytes()
     assert after.startswith(before) and len(after) > len(before) and not after.endswith(b"\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("driver", ["runner", "store"])
+def test_the_harness_fails_a_build_that_acts_on_a_press_without_journalling_it(tmp_path, driver):
+    """Issue 9, item 11: the harness records every input the clock acted on (the driver tells it
+    through its pipe, which survives the SIGKILL) and checks after every kill, restarts killed
+    before reporting included, that each one is in the journal. A deliberately broken build of
+    the driver (every other press acted on, not journalled) must fail it."""
+    r = harness.run_kills(6, tmp_path, seed=7, min_ms=400, max_ms=900, interval_ms=100, tear=0.0, early=0.0,
+                          driver=driver, broken=True)
+    assert r.acted > 0, r
+    assert any("acted on before the kill but not in the journal" in f for f in r.failures), r.failures[:5]

@@ -262,3 +262,52 @@ def test_fuzz_cutting_a_valid_journal_anywhere_keeps_every_whole_line(tmp_path, 
         expected_full.write_bytes(raw[:cut] + b"\n")
         expected, _ = replay_json(expected_full)
     assert state["players"] == expected["players"]
+
+
+def _long_journal(state, inputs: int) -> tuple[Rules, int]:
+    (state / "journals").mkdir(parents=True)
+    rules = Rules(game_time_ms=99 * 60_000)
+    t, lines = 10**12, [dumps(make_header(rules))]
+    for seq in range(1, inputs + 1):
+        t += 200_000_000 + seq % 7
+        lines.append(dumps({**input_to_dict(Press(t, 2 - seq % 2)), "seq": seq}))
+    (state / "journals" / "game-000001.jsonl").write_text("\n".join(lines) + "\n")
+    return rules, t
+
+
+def _peaks(state, rules, t) -> tuple[int, int]:
+    """Peak memory allocated by a replay's fold, and by a restore, of the journal in `state`."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        result = replay.fold(read_journal(state / "journals" / "game-000001.jsonl"))
+        _, fold_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        store = GameStore(state, rules, boot_id="b")
+        store.start(t + 10**9)
+        store.close()
+        _, restore_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.problems == [] and result.clock.phase.value == "running"
+    return fold_peak, restore_peak
+
+
+@pytest.mark.slow
+def test_a_long_journal_replays_and_restores_in_constant_memory(tmp_path, monkeypatch):
+    """Issue 9, item 8: a 100 MB journal took 1.97 GB to replay. Memory, unlike time, is
+    deterministic, so it is tested here (bench/replay_bench.py measures RSS and speed on 100 MB):
+    a journal 4 times as long may not need more memory to replay or to restore (before the fix,
+    about 20 bytes of memory for every byte of journal). Read in 64 KiB blocks here, so both
+    journals are many blocks long."""
+    from rackside.firmware import journal as journal_module
+
+    monkeypatch.setattr(journal_module, "READ_BLOCK", 64 * 1024)
+    short = _peaks(tmp_path / "short", *_long_journal(tmp_path / "short", 8_000))
+    long = _peaks(tmp_path / "long", *_long_journal(tmp_path / "long", 32_000))
+    size = (tmp_path / "long" / "journals" / "game-000001.jsonl").stat().st_size
+    assert size > 1_800_000
+    for what, a, b in (("fold", short[0], long[0]), ("restore", short[1], long[1])):
+        assert b < a + 300_000, f"{what}: {a / 1e6:.2f} MB for 8,000 inputs, {b / 1e6:.2f} MB for 32,000"
+        assert b < 1_000_000, f"{what} peaked at {b / 1e6:.2f} MB for a {size / 1e6:.1f} MB journal"

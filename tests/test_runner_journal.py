@@ -15,8 +15,9 @@ import pytest
 
 import rackside.firmware.runner as runner_module
 from rackside.firmware import persist
-from rackside.firmware.clock import NS_PER_MS, NS_PER_S, Phase, run
-from rackside.firmware.journal import read_journal
+from rackside.firmware.clock import NS_PER_MS, NS_PER_S, Phase, run, settle
+from rackside.firmware.journal import StateRecord, read_journal
+from rackside.firmware.replay import fold
 
 from test_firmware_support import rig  # noqa: F401 - rig is a fixture
 
@@ -197,15 +198,21 @@ def test_a_full_card_never_stops_the_clock_and_writes_resume_when_it_has_room(ri
     lost = [e.t_ns for e, ok in attempts if not ok]
     assert lost == [t_start + s * NS_PER_S for _, s in presses]
     journal = read_journal(rig.store.journal_path)
-    events = [line.event for line in journal.lines if line.event is not None]
+    states = [line.event for line in journal.lines if isinstance(line.event, StateRecord)]
+    events = [line.event for line in journal.lines if line.event is not None and line.event not in states]
     # every complete line is readable; a part-written line is one reported bad line, never glued
     # to the next one; the journal holds exactly the inputs that were written, in order
     assert [n for n, _ in journal.problems] == ([3] if partial else [])
     assert [e.t_ns for e in events] == [t_start, t_start + 6 * NS_PER_S]
     assert events[1:] == [e for e, ok in attempts if ok]
-    # the replay agrees with the clock up to the outage and diverges only from the lost inputs
+    # the inputs alone agree with the clock up to the outage and diverge from the lost inputs ...
     assert run(events[:1], rig.rules) == before
     assert run(events, rig.rules).played_ns != rig.runner.clock.played_ns
+    # ... so once the card had room, the next checkpoint journalled the clock's own state, with the
+    # numbers of the inputs lost (issue 9): the replay shows the gap and agrees with the clock
+    assert len(states) == 1 and states[0].lost == ((2, 4),) and states[0].seq == 5
+    replayed = fold(journal)
+    assert replayed.clock == settle(rig.runner.clock, states[0].t_ns) and replayed.lost == [(2, 4)]
 
 
 def test_a_failing_fsync_never_stops_the_clock_and_the_next_one_catches_up(rig, monkeypatch, caplog):
