@@ -112,14 +112,18 @@ class BareOutput:
     def start(self) -> None:
         pass
 
-    def applied(self, clock, inp, seq, t_ns, source=None) -> None:
+    def flush(self, t_ns) -> None:
+        pass
+
+    def applied(self, inp, seq, clock, t_ns) -> None:
         from rackside.firmware.journal import input_to_dict
         from rackside.hall.clock_output import event_payload
 
         game = self.store.journal_path.stem
         self.client.publish(self.topic, event_payload(input_to_dict(inp), game, seq, time.time_ns()), qos=1)
 
-    def view(self, v, t_ns) -> None:
+    def view(self, frame, t_ns) -> None:
+        v = frame.view
         from rackside.firmware.clock import Phase
         from rackside.hall.clock_output import result_payload, state_payload
 
@@ -173,6 +177,11 @@ def worker(args) -> int:
 
         outbox_mod.Outbox.put = slow_put
 
+    from rackside.firmware.outputs import Frame
+
+    def frame(tab, v):  # what the runner hands its outputs each refresh
+        return Frame(v, ("", ""), tab["clock"], False, tab["store"].games)
+
     rules = Rules()
     tabs = []
     for n in tables:
@@ -181,7 +190,7 @@ def worker(args) -> int:
         if args.phase == "hall":
             from rackside.hall.clock_output import HallOutput
 
-            out = HallOutput(cfg, store, queue.SimpleQueue(), outbox_path=outdir / f"outbox-{n}.sqlite", clock_ns=vclock)
+            out = HallOutput(cfg, store, lambda message: None, outbox_path=outdir / f"outbox-{n}.sqlite", clock_ns=vclock)
         else:
             out = BareOutput(cfg, store)
         out.start()
@@ -203,7 +212,7 @@ def worker(args) -> int:
         if now >= next_view:  # the runner's display refresh: a view a second
             for tab in tabs:
                 t = vclock()
-                tab["out"].view(view(tab["clock"], max(t, tab["clock"].since_ns or t)), t)
+                tab["out"].view(frame(tab, view(tab["clock"], max(t, tab["clock"].since_ns or t))), t)
             next_view += 1.0
         when, i = due[0]
         if when > now:
@@ -225,10 +234,11 @@ def worker(args) -> int:
         inp = {"press": lambda: Press(t, player), "neutralise": lambda: Neutralise(t), "end": lambda: End(t)}[kind]()
         tab["clock"] = apply(tab["clock"], inp)
         tab["seq"] += 1
-        tab["out"].applied(tab["clock"], inp, tab["seq"], t)
+        tab["out"].applied(inp, tab["seq"], tab["clock"], t)
+        tab["out"].flush(t)  # the end of the runner's loop iteration
         events += 1
         if kind == "end":
-            tab["out"].view(view(tab["clock"], t), t)  # the refresh right after the end: the result
+            tab["out"].view(frame(tab, view(tab["clock"], t)), t)  # the refresh right after the end: the result
             tab["games"] += 0
         heapq.heappush(due, (now + gap / SPEED, i))
     cpu1, io1 = os.times(), proc_io()

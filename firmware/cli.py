@@ -79,17 +79,29 @@ def state_path(arg: Path | None) -> Path:
     return paths.state_dir() / "clock"
 
 
+SIMULATED_DISPLAY = {"driver": "recording"}  # the simulator draws what the displays were told
+
+
+def display_spec(pins: Any, side: str, simulated: bool) -> dict:
+    """A display's table: the pin map's, or with --simulate the recording driver's (a setting,
+    like gpiozero's mock pin factory: the rest of the clock is the same)."""
+    return dict(SIMULATED_DISPLAY if simulated else pins.displays[side])
+
+
 class Clock:
     """One assembled table clock: config, board, displays, journal store and runner."""
 
     def __init__(self, args: argparse.Namespace, *, clock_ns=time.monotonic_ns, pin_factory: Any = None) -> None:
         from dataclasses import asdict
 
-        from rackside.firmware.config import load_config
+        from rackside.firmware.config import ConfigError, load_config
+        from rackside.firmware.led_output import TurnLedsOutput
+        from rackside.firmware.outputs import OutputConfigError, OutputContext
+        from rackside.firmware.outputs import build as build_outputs
         from rackside.firmware.persist import GameStore
         from rackside.firmware.runner import Runner
         from rackside.hardware.board import Board
-        from rackside.hardware.display import RecordingDisplay, open_display
+        from rackside.hardware.drivers import open_display
         from rackside.hardware.sdnotify import Notifier
 
         from rackside.firmware.config import save_game_time
@@ -108,18 +120,28 @@ class Clock:
             buzzer_pin=pins.buzzer if fw.buzzer else None,
             pin_factory=pin_factory,
             clock_ns=clock_ns,
+            led_pins=pins.leds,
         )
         try:
-            if self.simulated:
-                self.displays = [RecordingDisplay("left"), RecordingDisplay("right")]
-            else:
-                self.displays = [
-                    open_display(dict(pins.displays[side]), name=f"{side} display", pin_factory=self.board.factory, clock_ns=clock_ns)
-                    for side in ("left", "right")
-                ]
+            self.displays = [
+                open_display(display_spec(pins, side, self.simulated), name=f"{side} display", pin_factory=self.board.factory, clock_ns=clock_ns)
+                for side in ("left", "right")
+            ]
             settings = {**asdict(fw), "simulated": self.simulated, "pins": dict(pins.buttons)}
             self.store = GameStore(state_dir, self.config.rules, config=settings)
             config_game_time_ms = self.config.config_game_time_ms or self.config.rules.game_time_ms
+            try:
+                self.outputs = build_outputs(self.config.outputs, OutputContext(
+                    config=self.config, rules=self.config.rules, board=self.board, clock_ns=clock_ns,
+                    state_dir=state_dir, simulated=self.simulated, submit=self.board.events.put,
+                ))
+            except OutputConfigError as exc:
+                raise ConfigError(f"{self.config.path}: {exc}") from None
+            self.hall = self._hall_output(args, clock_ns)  # [hall] or --hall: the hall publisher
+            if self.hall is not None:
+                self.outputs.append(self.hall)
+            if self.board.leds:  # the turn LEDs, told before the configured outputs
+                self.outputs.insert(0, TurnLedsOutput(self.board))
             self.runner = Runner(
                 rules=self.config.rules,
                 store=self.store,
@@ -129,6 +151,7 @@ class Clock:
                 board=self.board,
                 buzzer=fw.buzzer,
                 notifier=Notifier(),
+                outputs=self.outputs,
                 settle_ns=fw.settle_ms * 1_000_000,
                 hold_ns=fw.long_press_ms * 1_000_000,
                 chord_ns=fw.chord_ms * 1_000_000,
@@ -136,14 +159,11 @@ class Clock:
                 initially_down=self.board.initially_down(),
                 on_new_game=lambda rules: save_game_time(state_dir, rules.game_time_ms, config_game_time_ms),
             )
-            self.hall = self._hall_output(args)
-            if self.hall is not None:
-                self.runner.outputs.append(self.hall)
         except BaseException:
             self.board.close()
             raise
 
-    def _hall_output(self, args: argparse.Namespace) -> Any:
+    def _hall_output(self, args: argparse.Namespace, clock_ns) -> Any:
         """The hall publisher when [hall] (or --hall) puts this clock on a hall; None otherwise."""
         from rackside.firmware.config import ConfigError
 
@@ -165,7 +185,7 @@ class Clock:
 
         # rackside paths' outbox; beside the journals when --state-dir moves them (tests, a second clock)
         outbox = cfg.outbox or (paths.outbox() if args.state_dir is None else self.store.directory / "hall-outbox.sqlite")
-        return HallOutput(cfg, self.store, self.runner.events, outbox_path=outbox, clock_ns=self.runner.clock_ns)
+        return HallOutput(cfg, self.store, self.board.events.put, outbox_path=outbox, clock_ns=clock_ns)
 
     def start(self) -> None:
         self.runner.start()

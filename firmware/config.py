@@ -126,8 +126,8 @@ DISPLAY_KEYS = {
     "restored_s": (1, 120, 10),  # how long the displays say a game was restored after a power cut
 }
 SOUND_KEYS = {"buzzer": False}  # sound the buzzer at 0:00 and at forfeit (tournament halls are quiet)
-PINMAP_SECTIONS = ("buttons", "displays", "buzzer")  # the pin map, as in hardware/pins.toml
-SECTIONS = ("clock", "input", "display", "sound", "hall", *PINMAP_SECTIONS)  # [hall]: rackside.hall.config
+PINMAP_SECTIONS = ("buttons", "displays", "buzzer", "leds")  # the pin map, as in hardware/pins.toml
+SECTIONS = ("clock", "input", "display", "sound", "hall", *PINMAP_SECTIONS, "outputs")  # [hall]: rackside.hall.config
 
 
 @dataclass(frozen=True)
@@ -176,6 +176,7 @@ class LoadedConfig:
     firmware: Firmware = Firmware()
     pins: Any = None  # hardware.pinmap.PinMap
     config_game_time_ms: int | None = None  # the config file's own game time
+    outputs: tuple = ()  # the [[outputs]] tables, each with a known name (firmware.outputs)
 
 
 def _mmss(ms: int) -> str:
@@ -260,6 +261,7 @@ def load_config(path: Path | None = None, state_dir: Path | str | None = None) -
             raise ConfigError(f"unknown section [{unknown[0]}]: allowed sections are {', '.join(SECTIONS)}")
         rules = rules_from_table(data.get("clock"))
         firmware = firmware_from_data(data)
+        outputs = outputs_from_data(data)
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}") from None
     pins = pinmap_from_data(data, str(path))
@@ -269,4 +271,19 @@ def load_config(path: Path | None = None, state_dir: Path | str | None = None) -
         if saved is not None:
             log.info("game time %s, as set in the director's menu (the config says %s)", _mmss(saved), _mmss(config_game_time_ms))
             rules = replace(rules, game_time_ms=saved)
-    return LoadedConfig(path=path, data=data, rules=rules, firmware=firmware, pins=pins, config_game_time_ms=config_game_time_ms)
+    return LoadedConfig(
+        path=path, data=data, rules=rules, firmware=firmware, pins=pins, config_game_time_ms=config_game_time_ms, outputs=outputs
+    )
+
+
+def outputs_from_data(data: dict) -> tuple:
+    """The [[outputs]] tables: each names an output the registry knows (`firmware.outputs`); its
+    factory checks the rest when the clock is assembled."""
+    if "outputs" not in data:
+        return ()
+    from rackside.firmware.outputs import OutputConfigError, check_entries
+
+    try:
+        return check_entries(data["outputs"])
+    except OutputConfigError as e:
+        raise ConfigError(str(e)) from None

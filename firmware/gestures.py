@@ -29,9 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rackside.firmware.clock import Phase
-
-BUTTONS = ("left", "right", "neutralise")
-PLAYER_OF = {"left": 1, "right": 2}
+from rackside.firmware.messages import BUTTONS, PLAYER_OF
 
 DEFAULT_HOLD_NS = 3_000_000_000
 DEFAULT_CHORD_NS = 400_000_000
@@ -64,6 +62,12 @@ class Gestures:
         self.pending.clear()
         self.centre_hold_at = self.chord_at = None
         self.centre_acted = False
+
+    def taken(self, button: str, t_ns: int) -> None:
+        """Someone else (the director's menu) acted on this press: remember the button is down,
+        and let its release do nothing."""
+        self.down[button] = t_ns
+        self.consumed.add(button)
 
     def deadline(self) -> int | None:
         """The next moment `tick` has something to decide, or None."""

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rackside.atomic import fsync_dir, write_atomic
 from rackside.outage import Outage
 from rackside.firmware.clock import (
     Clock,
@@ -91,28 +92,10 @@ def read_boot_id(path: Path = BOOT_ID_PATH) -> str | None:
 # --- Durable file primitives -------------------------------------------------------------------
 
 
-def fsync_dir(directory: Path) -> None:
-    """Make a rename or a new file in `directory` durable."""
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that a crash leaves either the old file or the new one."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
+    """Replace `path` with `data` so that a crash leaves either the old file or the new one (the
+    checkpoint: readable by the director's audit tools, so 0644 as the journals)."""
+    write_atomic(path, data, mode=0o644)
 
 
 class JournalWriter:
@@ -298,8 +281,13 @@ class GameStore:
         self._journal_clock: Clock | None = None
         self._lost: list[list[int]] = []
         self.state_outage = Outage(log, "journal state line (the clock's state after lost inputs)")
-        self.checkpoint_outage: str | None = None  # the first failure, while checkpoints fail
-        self._checkpoint_failures = 0
+        # The runner checkpoints every 0.9 s; a failing card must not flood the log (the journal is
+        # still the record), so a failed checkpoint is logged once per outage.
+        self.checkpoint_outage = Outage(
+            log, "checkpoint",
+            failed_msg="%(reason)s; the clock keeps counting and retries every checkpoint",
+            recovered_msg="checkpoints work again (after %(failures)d failed: %(reason)s)",
+        )
 
     # -- life cycle --
 
@@ -353,6 +341,11 @@ class GameStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @property
+    def last_seq(self) -> int:
+        """The `seq` of the last input recorded (numbered whether or not it reached the card)."""
+        return self._seq
+
     # -- the runner's calls --
 
     def record(self, event: Input, *, sync: bool = True, **extra: Any) -> int:
@@ -402,12 +395,12 @@ class GameStore:
             try:
                 settled = settle(clock, t_ns) if clock.since_ns is not None else clock
             except ClockInputError as e:
-                self._checkpoint_failed(f"checkpoint at {t_ns} ns refused: {e}")
+                self.checkpoint_outage.failed(f"checkpoint at {t_ns} ns refused: {e}")
                 return False
             try:
                 self._writer.sync()  # the checkpoint vouches for the journal up to here: make it so
             except OSError as e:
-                self._checkpoint_failed(f"checkpoint skipped: journal {self._writer.path} not fsync'd: {e}")
+                self.checkpoint_outage.failed(f"checkpoint skipped: journal {self._writer.path} not fsync'd: {e}")
                 return False
             # the journal's lines give the clock's state (no input was lost), or a state line says it
             complete = self._journal_clock == clock or self._write_state(clock)
@@ -422,12 +415,10 @@ class GameStore:
             try:
                 atomic_write(self.checkpoint_path, data)
             except OSError as e:
-                self._checkpoint_failed(f"checkpoint not written to {self.checkpoint_path}: {e}")
+                self.checkpoint_outage.failed(f"checkpoint not written to {self.checkpoint_path}: {e}")
                 return False
             self._last_checkpoint = (lines, settled)
-            if self.checkpoint_outage is not None:
-                log.warning("checkpoints work again (after %d failed: %s)", self._checkpoint_failures, self.checkpoint_outage)
-                self.checkpoint_outage, self._checkpoint_failures = None, 0
+            self.checkpoint_outage.recovered()
             return True
 
     def _write_state(self, clock: Clock) -> bool:
@@ -447,16 +438,6 @@ class GameStore:
         log.warning("journal %s: the clock's state written after lost inputs %s", self._writer.path.name, self._lost or "(none numbered)")
         self._journal_clock, self._lost = clock, []
         return True
-
-    def _checkpoint_failed(self, reason: str) -> None:
-        """Log a failed checkpoint once per outage: the runner tries every 0.9 s, and a failing
-        card must not flood the log (the journal is still the record)."""
-        self._checkpoint_failures += 1
-        if self.checkpoint_outage is None:
-            self.checkpoint_outage = reason
-            log.error("%s; the clock keeps counting and retries every checkpoint", reason)
-        else:
-            log.debug("%s (failure %d of this outage)", reason, self._checkpoint_failures)
 
     # -- internals --
 
@@ -508,12 +489,12 @@ class GameStore:
             writer = JournalWriter(path)
         except OSError as e:
             # Leave no half-made journal behind: an empty newest journal would be taken for this
-            # game at the next start-up and hide the unfinished one before it.
-            for leftover in (path.with_name(path.name + ".tmp"), path):
-                try:
-                    leftover.unlink(missing_ok=True)
-                except OSError:
-                    pass
+            # game at the next start-up and hide the unfinished one before it (write_atomic has
+            # already removed its own temporary file).
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass
             raise StoreError(f"cannot create the new game's journal {path}: {e.strerror or e}") from e
         old, self._writer = self._writer, writer
         if old is not None:

@@ -8,7 +8,8 @@ State                 What the displays show
 ====================  ==========================================================================
 running               the running side counts; both show their time, colon steady
 overtime              a minus sign and the time past 0:00, in whole seconds: ``-1:05`` (5.3)
-neutralised           both colons blink (half a second on, half off) (1.4.3)
+neutralised           both colons blink (half a second on, half off) and both displays alternate
+                      their time with ``HOLd``; the turn LEDs blink too (1.4.3)
 courtesy draw         the waiting player's display alternates its time with ``drAu`` (3.10.6)
 absent (late)         the absent player's display alternates its draining time with ``LAtE``
 may forfeit           a late player assigned under 15:00 alternates with ``oPt`` (2.3.4)
@@ -35,6 +36,7 @@ MAY_FORFEIT = "oPt"
 ENDED = "End"
 FORFEIT = "ForF"
 RESTORED = "rStd"
+HOLD = "HOLd"  # neutralised: legible from across the table
 
 
 def penalty_text(points: int) -> str:
@@ -66,6 +68,8 @@ def texts(v: View, t_ns: int, *, restored_until_ns: int | None = None) -> tuple[
             flags = [MAY_FORFEIT]
         elif p.courtesy_draw:
             flags = [COURTESY]
+        if v.phase is Phase.NEUTRALISED:
+            flags.append(HOLD)
         if banner:
             flags = [RESTORED]
         frames = [time, *flags]

@@ -124,14 +124,17 @@ def fold(
     stop = upto_line if upto_line is not None else never
     snap = at_line if at_line is not None else never
     number = 1
+    watch = min(stop, snap)  # one comparison per line for both
     for line in journal.iter_lines(skip_to):
         number, _, _, data, event, problem, seq = line
         if number <= after:
             continue
-        if number > stop:
-            break
-        if number > snap:
-            result.at_line_clock, result.at_line_seq, snap = clock, last_seq, never
+        if number > watch:
+            if number > stop:
+                break
+            if number > snap:
+                result.at_line_clock, result.at_line_seq, snap = clock, last_seq, never
+            watch = min(stop, snap)
         lines_read += 1
         kind = type(event)
         if kind is StateRecord:

@@ -1,25 +1,26 @@
-"""The runner: the table clock's one loop, between the button queue, the core and the displays.
+"""The runner: the table clock's one loop, between the queue, the core and the clock's outputs.
 
-One thread does everything, so nothing is shared and nothing is locked. It waits on the queue the
-board's callbacks fill (`hardware.board`) with a timeout computed to the next moment something is
-due: a display digit or indicator changes, a release or a long press completes, a checkpoint, a
+One thread does everything, so nothing is shared and nothing is locked. It waits on the one queue
+(`firmware.messages`: the board's button edges, the simulator's commands, requests `submit`ted from
+other threads such as the hall's) with a timeout computed to the next moment something is due: a
+display digit or indicator changes, a release or a long press completes, an output's checkpoint, a
 systemd watchdog ping. It never wakes otherwise (no busy loop, no fixed tick).
 
-Each wake-up drains the queue and handles the batch in edge-time order, so two buttons pressed a
+Each wake-up drains the queue and handles the batch in time order, so two buttons pressed a
 fraction of a millisecond apart reach the core in the order they were pressed, whatever order the
 back-end threads delivered them in (the core then resolves the collision: the running player's edge
 wins, see `Rules.switch_guard_ms`). Every input is checked against the core, written to the journal
-(`GameStore.record(sync=False)`: in the page cache, so a crash of this process never loses an input
-the clock acted on) and only then applied; once the batch is applied the displays are told, and
-only then is the journal fsync'd (`GameStore.sync`), in the same iteration, before any checkpoint.
-The fsync never delays a display; only a power cut in those few milliseconds can lose an input,
-and the restore comes back neutralised anyway. A journal write or fsync that fails (a full or
-failing card) never stops the clock: it is logged once per outage and the next input tries again.
-Nor does a new journal that cannot be created at "new game": the new game starts in memory and
-every later input first retries creating its journal (see `new_game`). No exception from the store
-escapes the loop.
-While a game is live the state is checkpointed at least once a second. A display is told its text
-only when the text changes.
+(`JournalOutput.record`, write-ahead: in the page cache, so a crash of this process never loses an
+input the clock acted on) and only then applied and handed to every output (`applied`); once the
+batch is applied every output is shown the frame (`view`: the displays are told), and only then
+flushed (`flush`: the journal's fsync and checkpoint), in the same iteration. The fsync never
+delays a display; only a power cut in those few milliseconds can lose an input, and the restore
+comes back neutralised anyway.
+
+The runner knows no display, buzzer, file or network: those are outputs (`firmware.outputs`), and
+adding one is a new module and a config entry. The journal never raises into the loop (its faults
+are logged once per outage by `firmware.journal_output`), nor does any other output (each call is
+guarded). A display is told its text only when the text changes.
 """
 
 from __future__ import annotations
@@ -30,14 +31,15 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
+from rackside.firmware import journal_output
 from rackside.firmware import menu as menus
 from rackside.firmware import render
+from rackside.firmware.buzzer_output import BuzzerOutput
 from rackside.firmware.clock import (
     Adjust,
     Arrive,
     ClockInputError,
     End,
-    Ending,
     Forfeit,
     LateStart,
     Neutralise,
@@ -48,104 +50,130 @@ from rackside.firmware.clock import (
     apply,
     new_clock,
     phase_at,
-    settle,
     view,
 )
 from rackside.firmware.debounce import DEFAULT_SETTLE_NS, Debouncer
-from rackside.firmware.gestures import BUTTONS, DEFAULT_CHORD_NS, DEFAULT_HOLD_NS, Action, Gestures
-from rackside.outage import Outage
+from rackside.firmware.display_output import DisplaysOutput
+from rackside.firmware.gestures import DEFAULT_CHORD_NS, DEFAULT_HOLD_NS, Action, Gestures
+from rackside.firmware.journal_output import JournalOutput
+from rackside.firmware.messages import BUTTONS, Command, Edge, Message, Request, Stop
+from rackside.firmware.outputs import Frame, Guarded, Output
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT_NS = 900_000_000  # < 1 s: "at least once a second" even when a wake-up runs late
+CHECKPOINT_NS = journal_output.CHECKPOINT_NS  # read when a Runner is made (bench/power_loss.py sets it)
 RESTORED_BANNER_NS = 10_000_000_000
 MAX_WAIT_S = 60.0
 
+# The requests the runner answers (`Runner.submit(Request(...))`), with the arguments each takes.
+REQUESTS = {
+    "menu": (),
+    "end": (),
+    "stop": (),
+    "neutralise": (),
+    "adjust": ("player", "remaining_ms"),
+    "late_start": ("players",),
+    "arrive": ("player",),
+    "forfeit": ("player",),
+    "new_game": ("game_time_ms",),
+    "identify": ("seconds",),  # the hall's director: the displays flash 8888 so the table is found
+}
+OPTIONAL_ARGS = {"new_game": ("rules",)}  # rules: the clock.Rules the new game is played under (the hall)
+
 
 class Runner:
-    """Runs one table clock. `store` is a `firmware.persist.GameStore` (or anything with its
-    `start`, `record`, `sync`, `checkpoint`, `new_game`, `close`); `displays` is (left, right)."""
+    """Runs one table clock.
+
+    `store` is the journal: a `firmware.persist.GameStore` (wrapped in a `JournalOutput`, which
+    never raises) or a `JournalOutput`. `displays` (left, right) and `buzzer` (with `board`) are
+    the built-in outputs; `outputs` are any others (`firmware.outputs`), told everything after them.
+    """
 
     def __init__(
         self,
         *,
         rules: Rules,
         store: Any,
-        displays: Sequence[Any],
+        displays: Sequence[Any] = (),
         events: "queue.SimpleQueue",
         clock_ns: Callable[[], int] = time.monotonic_ns,
         board: Any = None,
         buzzer: bool = False,
         notifier: Any = None,
+        outputs: Sequence[Output] = (),
         settle_ns: int = DEFAULT_SETTLE_NS,
         hold_ns: int = DEFAULT_HOLD_NS,
         chord_ns: int = DEFAULT_CHORD_NS,
         restored_banner_ns: int = RESTORED_BANNER_NS,
         initially_down: dict[str, bool] | None = None,
-        outputs: Sequence[Any] = (),
         on_new_game: Callable[[Rules], None] | None = None,
     ) -> None:
         self.rules = rules
-        self.store = store
+        self.journal = store if isinstance(store, JournalOutput) else JournalOutput(store, log=log, checkpoint_ns=CHECKPOINT_NS)
+        self.journal.rules = rules
+        self.store = self.journal.store
         self.displays = tuple(displays)
         self.events = events
         self.clock_ns = clock_ns
         self.board = board
-        self.buzzer = buzzer and board is not None
         self.notifier = notifier
         self.restored_banner_ns = restored_banner_ns
+        built_in: list[Output] = [DisplaysOutput(self.displays)]
+        if buzzer and board is not None:
+            built_in.append(BuzzerOutput(board))
+        # The journal last: its flush (fsync, checkpoint) follows every other output's.
+        self.outputs: tuple[Output, ...] = (*built_in, *outputs, self.journal)
+        self._guarded = [Guarded(o) for o in self.outputs if o is not self.journal]
         self.on_new_game = on_new_game  # keeps the menu's game time for the following games
         down = initially_down or {}
         self.debouncers = {b: Debouncer(settle_ns, raw_down=bool(down.get(b))) for b in BUTTONS}
         self.gestures = Gestures(hold_ns=hold_ns, chord_ns=chord_ns)
         self.menu: menus.Menu | None = None
         self.clock = None
-        self.shown: list[str | None] = [None] * len(self.displays)
         self.restored_until_ns: int | None = None
         self.stopped = False
-        self._next_checkpoint_ns: int | None = None
-        self._final_checkpoint_done = False
+        self._refused = ""  # why the core refused the last input it refused
         self._watchdog_ns = notifier.watchdog_period_ns() if notifier is not None else None
         self._next_watchdog_ns: int | None = None
-        self._out = (False, False)  # each player's time is up (for the 0:00 buzzer)
-        self._ending: Ending | None = None
-        self._unsynced = False  # inputs written to the journal since the last fsync
-        self._last_write_ok = True  # the latest journal write (or fsync) succeeded
-        self.journal_outage: str | None = None  # the error, while the journal cannot be written
-        self.unjournalled = 0  # inputs applied but not written during the current outage
-        self.pending_new_game = False  # a new game runs in memory; its journal is not created yet
-        self._checkpoint_error: str | None = None  # an unexpected checkpoint exception, once per outage
-        # Clock outputs (the hall's publisher): told each applied input and each refresh's view.
-        # Their faults are logged once per outage and never reach the clock.
-        self.outputs = list(outputs)
-        self._output_fault = Outage(log, "clock output")
         self.identify_until_ns: int | None = None  # a director's "identify": the displays flash
-        self._seq: int | None = None  # the journal line of the last input applied
-        self._refused: str | None = None  # why the core refused the last input it refused
+
+    # The journal's state, read by tests and the status line.
+    @property
+    def journal_outage(self) -> str | None:
+        """The error, while the journal cannot be written."""
+        return self.journal.outage.reason
+
+    @property
+    def unjournalled(self) -> int:
+        """Inputs applied but not written during the current journal outage."""
+        return self.journal.unjournalled
+
+    @property
+    def pending_new_game(self) -> bool:
+        """A new game runs in memory; its journal could not be created yet."""
+        return self.journal.pending_new_game
 
     # --- life cycle ----------------------------------------------------------------------------
 
     def start(self) -> View:
         now = self.clock_ns()
-        self.clock = self.store.start(now)
-        self.rules = getattr(self.store, "rules", self.rules)  # a restored game keeps its own rules
+        self.clock = self.journal.start(now)
+        self.rules = self.journal.rules or self.rules  # a restored game keeps its own rules
+        self.journal.rules = self.rules
         v = view(self.clock, now)
         if v.restored:
             self.restored_until_ns = now + self.restored_banner_ns
             log.warning("restored an unfinished game after a restart; the clock is neutralised")
-        self._out = tuple(p.remaining_ns <= 0 for p in v.players)
-        self._ending = v.ending
-        self._next_checkpoint_ns = now + CHECKPOINT_NS
         if self._watchdog_ns:
             self._next_watchdog_ns = now
         self.refresh(now)
-        self._housekeeping(now)
+        self.flush(now)
         if self.notifier is not None:
             self.notifier.ready(f"clock {v.phase.value}: {v.players[0].text} {v.players[1].text}")
         return v
 
     def run(self) -> None:
-        """Start, then handle events until a "stop" command (or KeyboardInterrupt)."""
+        """Start, then handle messages until a stop (or KeyboardInterrupt)."""
         if self.clock is None:
             self.start()
         try:
@@ -161,22 +189,24 @@ class Runner:
             now = self.clock_ns()
             if self.menu is None:
                 self._do(self.gestures.flush())  # a press made before the stop is never lost
-            self._sync_journal()
-            phase = self._phase(now)
-            if phase is not Phase.SETUP and not self.pending_new_game:
-                try:
-                    self.store.checkpoint(self.clock, now)
-                except Exception as exc:  # noqa: BLE001 - closing anyway; the journal has every input
-                    log.error("final checkpoint failed: %s", exc)
+            self.journal.close(now)
+        for g in self._guarded:
+            g.call("close")
+
+    def submit(self, message: Message) -> None:
+        """Hand the loop a message from any thread (a `Request` from the hall, a `Command`, an
+        `Edge`): it is handled in time order with the buttons', on the runner's thread. Thread-safe
+        (`queue.SimpleQueue.put`) and never blocks."""
+        self.events.put(message)
 
     def stop(self) -> None:
         """Ask the loop to stop (from any thread)."""
-        self.events.put(("stop", self.clock_ns()))
+        self.submit(Stop(self.clock_ns()))
 
     # --- the loop ------------------------------------------------------------------------------
 
     def step(self, timeout_s: float | None = None) -> bool:
-        """Wait for events (until the next thing due, or `timeout_s`), handle them. False once stopped."""
+        """Wait for messages (until the next thing due, or `timeout_s`), handle them. False once stopped."""
         now = self.clock_ns()
         if timeout_s is None:
             timeout_s = self.wait_s(now)
@@ -204,8 +234,8 @@ class Runner:
             times.append(menus.next_change_ns(self.menu, now))
         else:
             times.append(render.next_change_ns(self.clock, view(self.clock, now), now, restored_until_ns=self.restored_until_ns))
-        if self._checkpointing(now):
-            times.append(self._next_checkpoint_ns)
+        times.append(self.journal.next_due_ns(now))
+        times += [g.call("next_due_ns", now) for g in self._guarded]
         times.append(self._next_watchdog_ns)
         if self.identify_until_ns is not None and now < self.identify_until_ns:
             times.append(min(self.identify_until_ns, (now // render.BLINK_NS + 1) * render.BLINK_NS))
@@ -219,24 +249,24 @@ class Runner:
         return min(MAX_WAIT_S, max(0, due - now) / 1e9)
 
     def handle(self, items: list, now: int) -> None:
-        """Handle a batch of queued items, in time order, then whatever is due at `now`."""
-        items.sort(key=lambda item: item[1])
-        for item in items:
-            kind, t = item[0], min(item[1], now)
+        """Handle a batch of queued messages, in time order, then whatever is due at `now`."""
+        items.sort(key=lambda m: m.t_ns)
+        for m in items:
+            t = min(m.t_ns, now)
             self._advance(t)
-            if kind == "edge":
-                _, _, button, down = item
-                self._edge(button, down, t)
-            elif kind == "cmd":
-                self._command(item[2], t)
-            elif kind == "hall":
-                self._hall_command(item[2], item[3], t)
-            elif kind == "stop":
+            if isinstance(m, Edge):
+                self._edge(m.button, m.down, t)
+            elif isinstance(m, Command):
+                self._command(m.name, t)
+            elif isinstance(m, Request):
+                self._request(m, t)
+            elif isinstance(m, Stop):
                 self.stopped = True
+            else:
+                log.error("message %r ignored: not one of firmware.messages' types", m)
         self._advance(now)
         self.refresh(now)  # first: the displays never wait for an fsync
-        self._sync_journal()  # then every input of the batch is made durable, before any checkpoint
-        self._housekeeping(now)
+        self.flush(now)  # then every input of the batch is made durable, before any checkpoint
 
     # --- inputs --------------------------------------------------------------------------------
 
@@ -268,8 +298,7 @@ class Runner:
         if not d.edge(t, down):
             return
         if self.menu is not None:
-            self.gestures.down[button] = t
-            self.gestures.consumed.add(button)
+            self.gestures.taken(button, t)  # the menu used this press; its release does nothing
             self._menu_press(button, t)
             return
         self._do(self.gestures.press(button, t, self._phase(t)))
@@ -287,6 +316,65 @@ class Runner:
         else:
             log.warning("unknown command %r ignored", name)
 
+    def _request(self, r: Request, t: int) -> None:
+        """A command from off the table: checked, applied like the director's menu would, answered."""
+        ok, why = self._answer(r, t)
+        if not ok:
+            log.warning("%s request %r refused: %s", r.source, r.name, why)
+        if r.reply is not None:
+            try:
+                r.reply(ok, why)
+            except Exception as exc:  # noqa: BLE001 - a requester's bug never stops the clock
+                log.error("reply to %s request %r failed: %r", r.source, r.name, exc)
+
+    def _answer(self, r: Request, t: int) -> tuple[bool, str]:
+        if r.name not in REQUESTS:
+            return False, f"unknown command (allowed: {', '.join(REQUESTS)})"
+        wanted = REQUESTS[r.name]
+        extra = sorted(set(r.args) - set(wanted) - set(OPTIONAL_ARGS.get(r.name, ())))
+        missing = [k for k in wanted if k not in r.args]
+        if extra or missing:
+            return False, f"{r.name} takes {', '.join(wanted) or 'no arguments'}" + (f" (missing {missing[0]})" if missing else f" (not {extra[0]})")
+        if self.menu is not None and r.name not in ("stop",):
+            return False, "the director's menu is open on the clock"
+        a = r.args
+        if r.name in ("menu", "end", "stop"):
+            before = (self.menu, self.clock)
+            self._command(r.name, t)
+            done = r.name == "stop" or (self.menu, self.clock) != before
+            return (True, "") if done else (False, f"{r.name} does nothing in phase {self._phase(t).value}")
+        if r.name == "identify":
+            seconds = a["seconds"]
+            if isinstance(seconds, bool) or not isinstance(seconds, int) or not 1 <= seconds <= 60:
+                return False, f"seconds: {seconds!r} (allowed: 1 to 60)"
+            self.identify_until_ns = t + seconds * 1_000_000_000
+            return True, ""
+        if r.name == "new_game":
+            ms = a["game_time_ms"]
+            if isinstance(ms, bool) or not isinstance(ms, int) or ms <= 0:
+                return False, f"game_time_ms: {ms!r} (allowed: a positive whole number of milliseconds)"
+            rules = a.get("rules")
+            if rules is not None:
+                if not isinstance(rules, Rules):
+                    return False, "rules: allowed is a clock.Rules"
+                self.rules = rules
+            self.new_game(ms, t)
+            return True, ""
+        try:
+            event = {
+                "neutralise": lambda: Neutralise(t),
+                "adjust": lambda: Adjust(t, a["player"], a["remaining_ms"]),
+                "late_start": lambda: LateStart(t, tuple(a["players"])),
+                "arrive": lambda: Arrive(t, a["player"]),
+                "forfeit": lambda: Forfeit(t, a["player"]),
+            }[r.name]()
+        except (TypeError, ValueError) as exc:
+            return False, str(exc)
+        before = self.clock
+        if not self._apply(event, source=r.source):
+            return False, self._refused
+        return (True, "") if self.clock != before else (False, f"{r.name} changes nothing in phase {self._phase(t).value}")
+
     def _do(self, actions: list[Action]) -> None:
         for a in actions:
             if a.kind == "press":
@@ -298,37 +386,11 @@ class Runner:
             elif a.kind == "menu":
                 self._open_menu(a.t_ns)
 
-    def _hall_command(self, cmd: Any, reply: Any, t: int) -> None:
-        """A director's command from the hall (rackside.hall.commands.Command, already checked):
-        journalled with "source": "hall" and applied like a button; `reply(ok, reason, seq)` acks it."""
-        ok, reason = True, None
-        if cmd.name == "identify":
-            self.identify_until_ns = t + cmd.seconds * 1_000_000_000
-        elif self.menu is not None:
-            ok, reason = False, "the director's menu is open on the clock"
-        elif cmd.name == "new_game":
-            if self._phase(t) in (Phase.RUNNING, Phase.LATE):
-                ok, reason = False, f"the game is {self._phase(t).value}: neutralise or end it first"
-            else:
-                self.rules = cmd.rules
-                self.new_game(cmd.rules.game_time_ms, t)
-        else:
-            before = self.clock
-            ok = self._apply(cmd.clock_input(t), source="hall")
-            if not ok:
-                reason = self._refused
-            elif self.clock == before or settle(before, max(t, before.since_ns or t)) == self.clock:
-                reason = f"applied; it changed nothing (the game is {self._phase(t).value})"
-
-        try:
-            reply(ok, reason, self._seq if ok and cmd.clock_input(t) is not None else None)
-        except Exception as exc:  # noqa: BLE001 - the ack is the hall's business, never the clock's
-            self._output_fault.failed(exc)
-
     def _apply(self, event: Any, **extra: Any) -> bool:
-        """Check `event` against the core, write it to the journal, then apply it (the batch's
-        fsync follows the displays: `_sync_journal`). An edge dated before the last input (a
-        back-end that delivered late) is dated at that input instead."""
+        """Check `event` against the core, write it to the journal (with `extra` fields beside it),
+        then apply it and hand it to the outputs (the batch's fsync follows the displays). An edge
+        dated before the last input (a back-end that delivered late) is dated at that input
+        instead. True when applied; else False, and `_refused` says why."""
         since = self.clock.since_ns
         if since is not None and event.t_ns < since:
             event = replace(event, t_ns=since)
@@ -336,59 +398,13 @@ class Runner:
             after = apply(self.clock, event)
         except ClockInputError as exc:
             log.warning("input %r refused: %s", event, exc)
-            self._refused = str(exc)
+            self._refused = str(exc) or type(exc).__name__
             return False
-        self._seq = None  # the input's journal line, when it was written
-        if self.pending_new_game and not self._create_journal(event.t_ns):
-            self.unjournalled += 1  # never written to the previous game's journal
-        else:
-            try:
-                self._seq = self.store.record(event, sync=False, **extra)
-            except Exception as exc:  # noqa: BLE001 - a full or failing card: the clock keeps counting
-                self._journal_failed(exc, "write")
-                self.unjournalled += 1
-            else:
-                self._unsynced = self._last_write_ok = True
+        seq = self.journal.record(event, **extra)
         self.clock = after
-        for output in self.outputs:
-            try:
-                output.applied(after, event, self._seq, event.t_ns, source=extra.get("source"))
-            except Exception as exc:  # noqa: BLE001 - an output never stops the clock
-                self._output_fault.failed(exc)
-        return True
-
-    def _sync_journal(self) -> None:
-        """fsync the inputs written since the last call: once per batch, after the displays."""
-        if not self._unsynced:
-            return
-        self._unsynced = False
-        try:
-            self.store.sync()
-        except Exception as exc:  # noqa: BLE001 - the clock keeps counting; the next batch retries
-            self._journal_failed(exc, "fsync")
-            return
-        if self.journal_outage is not None and self._last_write_ok:
-            log.warning(
-                "journal writes work again (after %s); %d input(s) applied meanwhile could not be written",
-                self.journal_outage,
-                self.unjournalled,
-            )
-            self.journal_outage, self.unjournalled = None, 0
-
-    def _journal_failed(self, exc: Exception, what: str) -> None:
-        self._last_write_ok = False
-        if self.journal_outage is None:  # once per outage: a failing card must not flood the log
-            self.journal_outage = f"{what}: {exc}"
-            log.error("journal %s failed (%s); the clock keeps counting and retries on every input", what, exc)
-
-    def _create_journal(self, t: int) -> bool:
-        """Start the pending new game's journal; False (logged once per outage) if it cannot be."""
-        try:
-            self.store.new_game(self.rules, t)
-        except Exception as exc:  # noqa: BLE001 - the store kept the previous journal; retried later
-            self._journal_failed(exc, "creation")
-            return False
-        self.pending_new_game = False
+        self.journal.applied(event, seq, after, event.t_ns)
+        for g in self._guarded:
+            g.call("applied", event, seq, after, event.t_ns)
         return True
 
     def _phase(self, t: int) -> Phase:
@@ -442,13 +458,9 @@ class Runner:
         given this game's inputs); no checkpoint is written; and every later input first retries
         creating the journal, the inputs applied meanwhile counted as unjournalled."""
         self.rules = replace(self.rules, game_time_ms=game_time_ms)
-        self.pending_new_game = True
         self.clock = new_clock(self.rules)
-        self._create_journal(t)
+        self.journal.new_game(self.rules, self.clock, t)
         self.restored_until_ns = None
-        self._final_checkpoint_done = False
-        self._out = (False, False)
-        self._ending = None
         log.info("new game: %d:%02d a player", game_time_ms // 60000, game_time_ms // 1000 % 60)
         if self.on_new_game is not None:
             try:  # no game time runs in a new game: a small atomic write here delays nobody
@@ -462,60 +474,28 @@ class Runner:
         if self.menu is not None:
             return menus.texts(self.menu, v, now, self.rules.game_time_ms)
         if self.identify_until_ns is not None and now < self.identify_until_ns:
-            return ("8888", "8888") if (now // render.BLINK_NS) % 2 == 0 else ("", "")  # the director's "identify"
+            return ("8888", "8888") if (now // render.BLINK_NS) % 2 == 0 else ("", "")
         return render.texts(v, now, restored_until_ns=self.restored_until_ns)
 
-    def refresh(self, now: int) -> None:
-        """Tell each display its text if it changed; sound the buzzer when a time reaches 0:00
-        or a game is forfeited."""
+    def frame(self, now: int) -> Frame:
+        """What the clock shows at `now`."""
         v = view(self.clock, now)
-        for output in self.outputs:
-            try:
-                output.view(v, now)
-            except Exception as exc:  # noqa: BLE001 - an output never stops the clock
-                self._output_fault.failed(exc)
-        texts = self._texts(v, now)
-        for i, (display, text) in enumerate(zip(self.displays, texts)):
-            if text != self.shown[i]:
-                self.shown[i] = text
-                display.show(text)
-        out = tuple(p.remaining_ns <= 0 for p in v.players)
-        if self.buzzer:
-            if any(o and not was for o, was in zip(out, self._out)) and v.phase is not Phase.ENDED:
-                self.board.beep("zero")
-            if v.ending in (Ending.OVERTIME_FORFEIT, Ending.LATENESS_FORFEIT) and v.ending is not self._ending:
-                self.board.beep("forfeit")
-        self._out, self._ending = out, v.ending
+        return Frame(v, self._texts(v, now), self.clock, self.menu is not None, self.journal.game)
 
-    def _checkpointing(self, now: int) -> bool:
-        phase = self._phase(now)
-        if phase is Phase.ENDED:
-            return not self._final_checkpoint_done
-        return phase is not Phase.SETUP
+    def refresh(self, now: int) -> None:
+        """Show every output the frame at `now`: the displays are told a text that changed, the
+        buzzer sounds when a time reaches 0:00 or a game is forfeited."""
+        frame = self.frame(now)
+        for g in self._guarded:
+            g.call("view", frame, now)
+        self.journal.view(frame, now)
 
-    def _checkpoint(self, now: int) -> None:
-        """The store logs its own disk faults once per outage; anything else it raises is logged
-        here, also once until a checkpoint call succeeds again."""
-        try:
-            self.store.checkpoint(self.clock, now)
-        except Exception as exc:  # noqa: BLE001 - the journal still has every input; keep counting
-            if self._checkpoint_error is None:
-                self._checkpoint_error = repr(exc)
-                log.error("checkpoint failed: %r; the clock keeps counting and retries every checkpoint", exc)
-            return
-        if self._checkpoint_error is not None:
-            log.warning("checkpoints work again (after %s)", self._checkpoint_error)
-            self._checkpoint_error = None
-
-    def _housekeeping(self, now: int) -> None:
-        if self._checkpointing(now) and now >= self._next_checkpoint_ns:
-            if not self.pending_new_game:  # no journal for this game yet: nothing to vouch for
-                self._checkpoint(now)
-            self._next_checkpoint_ns = now + CHECKPOINT_NS
-            if self._phase(now) is Phase.ENDED:
-                self._final_checkpoint_done = True
-        elif not self._checkpointing(now):
-            self._next_checkpoint_ns = max(self._next_checkpoint_ns or now, now)
+    def flush(self, now: int) -> None:
+        """End of an iteration: every output flushes (the journal last: fsync, then a checkpoint
+        if one is due), then the systemd watchdog is pinged if due."""
+        for g in self._guarded:
+            g.call("flush", now)
+        self.journal.flush(now)
         if self._next_watchdog_ns is not None and now >= self._next_watchdog_ns:
             self.notifier.watchdog()
             self._next_watchdog_ns = now + self._watchdog_ns

@@ -1,23 +1,26 @@
 """The clock on the hall: a clock output that publishes, and the command subscriber.
 
-The runner calls `applied(clock, input, seq, t_ns)` after each input it applied and `view(view,
-t_ns)` after each refresh, on its own thread. Both only put a small tuple on a bounded queue
-(`put_nowait`: never waits; a full queue is logged once per outage and recovered from the journal),
-so the clock never waits on the disk or the network. The publisher's own thread:
+A `firmware.outputs` output, built by `rackside clock` when clock.toml has a `[hall]` section (or
+`--hall`). On the runner's thread, `applied(input, seq, clock, t_ns)` (each input applied),
+`view(frame, t_ns)` (each loop iteration) and `flush(t_ns)` only put a small tuple on a bounded
+queue (`put_nowait`: never waits; a full queue is logged once per outage and recovered from the
+journal), so the clock never waits on the disk or the network. The publisher's own thread:
 
 - writes each input as an event, the game's result, and each command's ack into the outbox
   (hall.outbox) first, then publishes them in order at QoS 1 and deletes each only when the broker
-  acknowledged it; `seq` is the input's journal line, so subscribers drop duplicates by
-  (table, game, seq);
+  acknowledged it; `seq` is the input's `seq` in the journal (its number in the game: 1, 2, ...),
+  so subscribers drop duplicates by (table, game, seq);
 - publishes the retained state on every input and at least every 10 s (not via the outbox: only
   the latest state matters, and it is published again on every reconnect);
-- at start-up puts into the outbox every line of the last two journals it has not yet seen, so a
+- at start-up puts into the outbox every input of the last two journals it has not yet seen, so a
   clock killed before its publisher wrote an event still delivers it.
 
 Commands arrive on paho's thread (`_on_message`), are checked whole (hall.commands), and go into
-the runner's queue as ("hall", t_ns, Command, reply): the runner journals the input with
-"source": "hall", applies it exactly as it applies a button, and calls `reply(ok, reason, seq)`,
-which becomes the ack. A refused command is acked with the reason and never reaches the runner.
+the runner's queue as a `firmware.messages.Request` with source "hall": the runner journals the
+input with "source": "hall", applies it exactly as the director's menu would, hands it to the
+outputs (`applied`) and calls the request's `reply(accepted, why)`, which becomes the ack (with the
+input's seq: `applied` holds the input until the runner's next call, so the reply that follows it
+marks it as the hall's). A refused command is acked with the reason and never reaches the runner.
 A command delivered twice (QoS 1 after a reconnect) is acked again, applied once.
 """
 
@@ -33,7 +36,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from rackside.firmware.clock import Phase, View, view as clock_view
+from rackside.firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Phase, Press, Resume, View
+from rackside.firmware.clock import view as clock_view
 from rackside.firmware.journal import JournalError, input_to_dict, read_journal
 from rackside.hall import commands, topics
 from rackside.hall.config import HallConfig
@@ -43,6 +47,7 @@ from rackside.outage import Outage
 
 log = logging.getLogger(__name__)
 
+INPUT_TYPES = (Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume)
 STATE_EVERY_NS = 10_000_000_000
 QUEUE_SIZE = 2000
 WINDOW = 50  # messages in flight at once: paho's and the broker's limit
@@ -91,7 +96,7 @@ def result_payload(v: View, game: str, wall_ns: int | None) -> bytes:
         {
             "kind": "result",
             "game": game,
-            "seq": 0,  # no journal line has number 0: the result's own key
+            "seq": 0,  # no input has seq 0 (they count from 1): the result's own key
             "ending": v.ending.value if v.ending else None,
             "players": players(v),
             "forfeits": list(v.forfeits),
@@ -113,7 +118,7 @@ class HallOutput:
         self,
         cfg: HallConfig,
         store: Any,
-        events: Any,
+        submit: Callable[[Any], None],
         *,
         outbox_path: Path,
         clock_ns: Callable[[], int] = time.monotonic_ns,
@@ -123,7 +128,7 @@ class HallOutput:
     ) -> None:
         self.cfg = cfg
         self.store = store
-        self.events = events  # the runner's queue
+        self.submit = submit  # puts a firmware.messages.Request on the runner's queue
         self.clock_ns = clock_ns
         self.state_every_ns = state_every_ns
         self.outbox_path = outbox_path
@@ -140,6 +145,8 @@ class HallOutput:
         self._cmd_lock = threading.Lock()
         # the runner thread's own bookkeeping
         self._path: Path | None = None
+        self._held: list | None = None  # the last applied input, until the runner's next call
+        self.phase = Phase.SETUP  # the latest frame's (read by the command subscriber)
         self._ended_sent = False
         self._last_state_ns: int | None = None
         self.link = Link(
@@ -159,12 +166,39 @@ class HallOutput:
     def start(self) -> None:
         self.thread.start()
 
-    def applied(self, clock, inp, seq, t_ns, source: str | None = None) -> None:
-        self._put(("input", self.store.journal_path, clock, inp, seq, t_ns, source, self._wall(t_ns)))
+    def applied(self, inp, seq, clock, t_ns) -> None:
+        # Held until the runner's next call: if it is the reply to a hall command, the input is
+        # marked "source": "hall" first (the runner answers a request right after applying it).
+        self._release()
+        if seq is not None:  # written: key it by the journal's own seq (issue 9), as the resync does
+            seq = getattr(self.store, "last_seq", seq)
+        self._held = ["input", self._game_path(None), clock, inp, seq, t_ns, None, self._wall(t_ns)]
         self._last_state_ns = t_ns
 
-    def view(self, v: View, t_ns: int) -> None:
-        path = self.store.journal_path
+    def _game_path(self, game: int | None) -> Path | None:
+        """The current game's journal: the store's own (it changes the moment a new game's journal
+        is created, before any frame shows it), else the frame's game number, else the last one."""
+        path = getattr(self.store, "journal_path", None)
+        if path is not None:
+            return Path(path)
+        return Path(f"game-{game:06d}.jsonl") if game is not None else self._path
+
+    def flush(self, t_ns: int) -> None:
+        self._release()
+
+    def next_due_ns(self, t_ns: int) -> int | None:
+        return None
+
+    def _release(self) -> None:
+        if self._held is not None:
+            item, self._held = self._held, None
+            self._put(tuple(item))
+
+    def view(self, frame, t_ns: int) -> None:
+        self._release()
+        v = frame.view
+        self.phase = v.phase
+        path = self._game_path(frame.game)
         if path != self._path:  # a new game (or the first view)
             self._path, self._ended_sent = path, v.phase is Phase.ENDED
             self._put(("view", path, v, self._wall(t_ns)))
@@ -178,6 +212,7 @@ class HallOutput:
             self._last_state_ns = t_ns
 
     def close(self, timeout: float = 3.0) -> None:
+        self._release()
         if self.thread.is_alive():
             try:
                 self.queue.put(("stop",), timeout=timeout)
@@ -229,10 +264,31 @@ class HallOutput:
                 return
             self._pending_cmds.add(cmd.id)
         log.info("hall command %s: %s", cmd.id, cmd.name)
-        self.events.put(("hall", self.clock_ns(), cmd, lambda ok, reason=None, seq=None: self._reply(cmd, ok, reason, seq)))
+        if cmd.name == "new_game" and self.phase in (Phase.RUNNING, Phase.LATE):
+            self._reply(cmd, False, f"the game is {self.phase.value}: neutralise or end it first", None)
+            return
+        from rackside.firmware.messages import Request
+
+        args = {
+            "adjust": lambda: {"player": cmd.player, "remaining_ms": cmd.remaining_ms},
+            "late_start": lambda: {"players": list(cmd.players)},
+            "arrive": lambda: {"player": cmd.player},
+            "new_game": lambda: {"game_time_ms": cmd.rules.game_time_ms, "rules": cmd.rules},
+            "identify": lambda: {"seconds": cmd.seconds},
+        }[cmd.name]()
+        self.submit(Request(self.clock_ns(), cmd.name, args, source="hall", reply=lambda ok, why: self._replied(cmd, ok, why)))
+
+    def _replied(self, cmd: commands.Command, ok: bool, why: str) -> None:
+        """The runner's answer (on its thread, right after applying the command's input)."""
+        seq = None
+        held = self._held
+        if ok and held is not None and held[3] == cmd.clock_input(held[3].t_ns):
+            held[6] = "hall"  # the input this command became
+            seq = held[4]
+        self._release()
+        self._reply(cmd, ok, why or None, seq)
 
     def _reply(self, cmd: commands.Command, ok: bool, reason: str | None, seq: int | None) -> None:
-        """Called by the runner once it applied (or refused) a command."""
         self._put(("ack", cmd.id, ok, reason, seq))
 
     # --- the publisher's thread ----------------------------------------------------------------
@@ -247,7 +303,7 @@ class HallOutput:
         self._inflight: dict[int, int] = {}  # mid -> outbox row id
         self._sent_upto = 0  # the last outbox row handed to paho in this process
         self._state: tuple[bytes, bool] | None = None  # (payload, published)
-        self._seqs: dict[str, int] = {}  # each game's last journal line seen
+        self._seqs: dict[str, int] = {}  # each game's last journal seq seen
         self._resync()
         self._connect()
         stopping = False
@@ -294,7 +350,7 @@ class HallOutput:
         return path.stem if path is not None else "none"
 
     def _last_seq(self, game: str) -> int:
-        """The journal line the state of `game` includes up to (the outbox's progress after a restart)."""
+        """The journal seq the state of `game` includes up to (the outbox's progress after a restart)."""
         if game not in self._seqs:
             self._seqs[game] = self._progress_of(game)[0]
         return self._seqs[game]
@@ -313,8 +369,8 @@ class HallOutput:
             if kind == "input":
                 _, path, clock, inp, seq, t_ns, source, wall = item
                 game = self._game(path)
-                line, result = self._progress_of(game)
-                if seq is not None and seq > line:
+                seen, result = self._progress_of(game)
+                if seq is not None and seq > seen:
                     d = input_to_dict(inp)
                     if source:
                         d["source"] = source
@@ -330,10 +386,10 @@ class HallOutput:
             elif kind == "result":
                 _, path, v, wall = item
                 game = self._game(path)
-                line, result = self._progress_of(game)
+                seen, result = self._progress_of(game)
                 if not result:
                     rows.append((self.topic["event"], result_payload(v, game, wall), 1, 0))
-                    self._progress[game] = changed[game] = (line, True)
+                    self._progress[game] = changed[game] = (seen, True)
                 self._state = (state_payload(v, game, self._last_seq(game), wall), False)
             elif kind == "ack":
                 _, cid, ok, reason, seq = item
@@ -358,8 +414,9 @@ class HallOutput:
         return stopping
 
     def _resync(self) -> None:
-        """Put into the outbox every line of the last two journals it has not seen (and a finished
-        game's result): what a crash, a power cut or a full queue kept from the publisher."""
+        """Put into the outbox every input of the last two journals it has not seen (by `seq`), and a
+        finished game's result: what a crash, a power cut or a full queue kept from the publisher.
+        State lines (the clock's whole state after inputs the card lost) are not inputs: skipped."""
         journal_dir = getattr(self.store, "journal_dir", None)
         if journal_dir is None or not Path(journal_dir).is_dir():
             return
@@ -367,19 +424,21 @@ class HallOutput:
 
         for path in sorted(Path(journal_dir).glob("game-*.jsonl"))[-2:]:
             game = self._game(path)
-            line, result = self._progress_of(game)
+            seen, result = self._progress_of(game)
             try:
                 journal = read_journal(path)
+                lines = journal.lines
             except (OSError, JournalError) as e:
                 log.warning("hall: journal %s not read for the outbox: %s", path, e)
                 continue
             rows = []
-            last = line
-            for jl in journal.lines:
-                if jl.event is not None and jl.number > line:
-                    d = {k: v for k, v in (jl.data or {}).items() if k in ("source",)}
-                    rows.append((self.topic["event"], event_payload({**input_to_dict(jl.event), **d}, game, jl.number, None), 1, 0))
-                    last = jl.number
+            last = seen
+            for jl in lines:
+                if jl.seq is None or jl.seq <= seen or not isinstance(jl.event, INPUT_TYPES):
+                    continue  # before issue 9's seq, already in the outbox, damaged, or a state line
+                d = {k: v for k, v in (jl.data or {}).items() if k in ("source",)}
+                rows.append((self.topic["event"], event_payload({**input_to_dict(jl.event), **d}, game, jl.seq, None), 1, 0))
+                last = max(last, jl.seq)
             done = result
             folded = fold(journal).clock
             if not result and folded.phase is Phase.ENDED and folded.since_ns is not None:

@@ -5,7 +5,7 @@ SIGKILL leaves it consistent), used by one thread only: the publisher's.
 `synchronous=NORMAL`: a commit survives the process being killed (it is in the WAL, in the page
 cache) but not necessarily a power cut. That is deliberate: the clock's journal is fsync'd, and at
 start-up the publisher puts back into the outbox every journal line the outbox has not seen
-(`progress`), so a power cut loses nothing the journal kept, and the SD card is spared an fsync per
+(`progress`: the last journal `seq` of each game), so a power cut loses nothing the journal kept, and the SD card is spared an fsync per
 event.
 """
 
@@ -24,7 +24,7 @@ CREATE TABLE IF NOT EXISTS outbox (
 );
 CREATE TABLE IF NOT EXISTS progress (
     game TEXT PRIMARY KEY,
-    line INTEGER NOT NULL DEFAULT 0,  -- the last journal line put in the outbox
+    seq INTEGER NOT NULL DEFAULT 0,  -- the journal seq of the last input put in the outbox
     result INTEGER NOT NULL DEFAULT 0  -- the game's result was put in the outbox
 );
 """
@@ -42,22 +42,23 @@ class Outbox:
         self.commits = 0  # transactions written (the bench counts disk writes per game)
 
     def put(self, rows: list[tuple[str, bytes, int, int]], progress: dict[str, tuple[int, bool]] | None = None) -> None:
-        """Append (topic, payload, qos, retain) rows and record games' progress, in one transaction."""
+        """Append (topic, payload, qos, retain) rows and record games' progress (game -> (seq,
+        result put)), in one transaction."""
         if not rows and not progress:
             return
         with self.db:
             self.db.execute("BEGIN")
             self.db.executemany("INSERT INTO outbox (topic, payload, qos, retain) VALUES (?, ?, ?, ?)", rows)
-            for game, (line, result) in (progress or {}).items():
+            for game, (seq, result) in (progress or {}).items():
                 self.db.execute(
-                    "INSERT INTO progress (game, line, result) VALUES (?, ?, ?) "
-                    "ON CONFLICT(game) DO UPDATE SET line=max(line, excluded.line), result=max(result, excluded.result)",
-                    (game, line, int(result)),
+                    "INSERT INTO progress (game, seq, result) VALUES (?, ?, ?) "
+                    "ON CONFLICT(game) DO UPDATE SET seq=max(seq, excluded.seq), result=max(result, excluded.result)",
+                    (game, seq, int(result)),
                 )
         self.commits += 1
 
     def progress(self, game: str) -> tuple[int, bool]:
-        row = self.db.execute("SELECT line, result FROM progress WHERE game = ?", (game,)).fetchone()
+        row = self.db.execute("SELECT seq, result FROM progress WHERE game = ?", (game,)).fetchone()
         return (row[0], bool(row[1])) if row else (0, False)
 
     def pending(self, after_id: int, limit: int) -> list[tuple[int, str, bytes, int, int]]:

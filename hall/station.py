@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 POLL_S = 0.25
 WINDOW = 50
-LOG_KEY = "challenge-log"  # the outbox's progress row: `line` holds the byte offset read up to
+LOG_KEY = "challenge-log"  # the outbox's progress row: its `seq` holds the byte offset read up to
 
 
 def payloads(record: dict, station: str) -> tuple[bytes, bytes]:
@@ -163,7 +163,7 @@ class StationPublisher:
         # progress only grows (max), so a replaced log's new offset is written directly
         if offset + end < outbox.progress(LOG_KEY)[0]:
             with outbox.db:
-                outbox.db.execute("UPDATE progress SET line = ? WHERE game = ?", (offset + end, LOG_KEY))
+                outbox.db.execute("UPDATE progress SET seq = ? WHERE game = ?", (offset + end, LOG_KEY))
 
 
 def run(args) -> int:

@@ -1,13 +1,14 @@
 """The clock's buttons and buzzer on gpiozero: every edge, timestamped, into one queue.
 
-The buttons are gpiozero `Button`s on the pin map's BCM pins, wired to ground against the Pi's
-pull-ups (`pull_up=True`), created with `bounce_time=None`: debouncing is ours (`firmware.debounce`),
+The buttons are gpiozero input devices (a `Button` without its hold thread, see
+`edge_button_class`) on the pin map's BCM pins, wired to ground against the Pi's pull-ups
+(`pull_up=True`), created with `bounce_time=None`: debouncing is ours (`firmware.debounce`),
 done from edge timestamps, because gpiozero's bounce_time drops the edges we need to date a press.
 
 On a Pi the pin back-end calls us on its own threads. The callback does the least it can: date the
-edge and put ``("edge", t_ns, button, down)`` on ONE `queue.SimpleQueue`, which the runner's single
-thread consumes. Commands from a simulator's keyboard go into the same queue as
-``("cmd", t_ns, name)``, so the runner never needs a lock.
+edge and put an `Edge(t_ns, button, down)` (`firmware.messages`) on ONE `queue.SimpleQueue`, which
+the runner's single thread consumes. Commands from a simulator's keyboard go into the same queue as
+`Command(t_ns, name)`, so the runner never needs a lock.
 
 Dating an edge: gpiozero reports each pin change with the back-end's `ticks` (lgpio: the kernel's
 CLOCK_MONOTONIC timestamp of the GPIO event; MockFactory: `time.monotonic()` when the pin was
@@ -25,19 +26,26 @@ import queue
 import time
 from typing import Any, Callable
 
+from rackside.firmware.messages import BUTTONS, Command, Edge
+
 log = logging.getLogger(__name__)
 
-BUTTONS = ("left", "right", "neutralise")
 MAX_EDGE_AGE_NS = 5_000_000_000  # an older "edge" is nonsense from the back-end: date it now
 
 _edge_button_class = None
 
 
 def edge_button_class():
-    """`gpiozero.Button` that also reports every pin change with its ticks.
+    """A gpiozero input device for a button that also reports every pin change with its ticks.
+
+    Why `DigitalInputDevice` and not `Button`: a `Button` is a `DigitalInputDevice` plus
+    `HoldMixin`, whose thread wakes every 100 ms per button, forever, to time `when_held`; we time
+    long presses from the edges ourselves (`firmware.gestures`), so that would be 30 wake-ups a
+    second of an idle clock for nothing. Button's names (`is_pressed`, `when_pressed`, ...) are
+    kept as aliases, as gpiozero's `Button` defines them.
 
     Why a subclass overriding `_fire_events`: gpiozero's `when_pressed` callbacks carry no
-    timestamp, and `pin.when_changed` (which does) already belongs to the Button itself
+    timestamp, and `pin.when_changed` (which does) already belongs to the device itself
     (`DigitalInputDevice._pin_changed`); replacing or chaining it would break the device's own
     state and events. `EventsMixin._fire_events(ticks, new_active)` is gpiozero's documented hook
     for descendants ("should be called by descendents whenever the is_active property is likely to
@@ -47,9 +55,9 @@ def edge_button_class():
     """
     global _edge_button_class
     if _edge_button_class is None:
-        from gpiozero import Button
+        from gpiozero import DigitalInputDevice
 
-        class EdgeButton(Button):
+        class EdgeButton(DigitalInputDevice):
             def __init__(self, pin: Any, *, on_edge: Callable[[float, bool], None], **kwargs: Any) -> None:
                 self._on_edge = None  # the initial state report during __init__ is not an edge
                 super().__init__(pin, **kwargs)
@@ -61,15 +69,25 @@ def edge_button_class():
                     on_edge(ticks, bool(new_active))
                 super()._fire_events(ticks, new_active)
 
+            # gpiozero's Button names for the same things
+            is_pressed = DigitalInputDevice.is_active
+            when_pressed = DigitalInputDevice.when_activated
+            when_released = DigitalInputDevice.when_deactivated
+            wait_for_press = DigitalInputDevice.wait_for_active
+            wait_for_release = DigitalInputDevice.wait_for_inactive
+
         _edge_button_class = EdgeButton
     return _edge_button_class
 
 
 class Board:
-    """The three buttons (and the optional buzzer) of one table clock.
+    """The three buttons (and the optional buzzer and turn LEDs) of one table clock.
 
-    `pins` maps "left", "right", "neutralise" to BCM numbers; `buzzer_pin` is a BCM number or None.
+    `pins` maps "left", "right", "neutralise" to BCM numbers; `buzzer_pin` is a BCM number or None;
+    `led_pins` maps "left", "right" to the turn LEDs' BCM numbers (empty: none fitted).
     `pin_factory` None means gpiozero's default (GPIOZERO_PIN_FACTORY, e.g. "mock" or "lgpio").
+    Whoever draws the board (the simulator) can `watch(callback)`: the callback is called, on the
+    runner's thread, after an LED or the buzzer was switched.
     """
 
     def __init__(
@@ -80,6 +98,7 @@ class Board:
         pin_factory: Any = None,
         clock_ns: Callable[[], int] = time.monotonic_ns,
         events: "queue.SimpleQueue | None" = None,
+        led_pins: dict[str, int] | None = None,
     ) -> None:
         EdgeButton = edge_button_class()
         self.events: queue.SimpleQueue = events if events is not None else queue.SimpleQueue()
@@ -87,6 +106,9 @@ class Board:
         self._warned = False
         self.buttons: dict[str, Any] = {}
         self.buzzer = None
+        self.leds: dict[str, Any] = {}
+        self.watchers: list[Callable[[], None]] = []
+        self._led_warned = False
         self.factory = pin_factory
         try:
             for name in BUTTONS:
@@ -102,6 +124,11 @@ class Board:
                 from gpiozero import Buzzer
 
                 self.buzzer = Buzzer(buzzer_pin, pin_factory=self.factory)
+            if led_pins:
+                from gpiozero import LED
+
+                for side, bcm in led_pins.items():
+                    self.leds[side] = LED(bcm, pin_factory=self.factory)
         except Exception:
             self.close()
             raise
@@ -110,7 +137,7 @@ class Board:
         put = self.events.put
 
         def on_edge(ticks: float, down: bool) -> None:
-            put(("edge", self.edge_ns(ticks), name, down))
+            put(Edge(self.edge_ns(ticks), name, down))
 
         return on_edge
 
@@ -132,7 +159,7 @@ class Board:
 
     def command(self, name: str) -> None:
         """Queue a command (e.g. "menu", "end", "stop") for the runner, dated now."""
-        self.events.put(("cmd", self._clock_ns(), name))
+        self.events.put(Command(self._clock_ns(), name))
 
     # --- the simulated board: press the mock pins ----------------------------------------------
 
@@ -160,13 +187,46 @@ class Board:
                 self.buzzer.beep(on_time=0.15, off_time=0.15, n=2, background=True)
         except Exception as exc:  # noqa: BLE001 - a dead buzzer never stops the clock
             log.warning("buzzer: %s", exc)
+            return
+        self._changed()
 
     @property
     def buzzing(self) -> bool:
         return self.buzzer is not None and bool(self.buzzer.is_active)
 
+    # --- turn LEDs -----------------------------------------------------------------------------
+
+    def set_led(self, side: str, on: bool) -> None:
+        """Light (or put out) the turn LED beside `side`'s button; nothing if none is fitted."""
+        led = self.leds.get(side)
+        if led is None:
+            return
+        try:
+            led.value = bool(on)
+        except Exception as exc:  # noqa: BLE001 - a dead LED never stops the clock
+            if not self._led_warned:  # once: it is retried at every change
+                self._led_warned = True
+                log.warning("turn LED %s: %s", side, exc)
+            return
+        self._changed()
+
+    def led_lit(self, side: str) -> bool:
+        led = self.leds.get(side)
+        try:
+            return led is not None and bool(led.is_lit)
+        except Exception:  # noqa: BLE001 - a closed board: drawn unlit
+            return False
+
+    def watch(self, callback: Callable[[], None]) -> None:
+        """Call `callback()` after every LED or buzzer change (it must not block)."""
+        self.watchers.append(callback)
+
+    def _changed(self) -> None:
+        for callback in self.watchers:
+            callback()
+
     def close(self) -> None:
-        for device in [*self.buttons.values(), self.buzzer]:
+        for device in [*self.buttons.values(), self.buzzer, *self.leds.values()]:
             if device is not None:
                 try:
                     device.close()

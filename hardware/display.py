@@ -1,22 +1,25 @@
-"""The one small interface every time display sits behind, a recording fake of it, the retry
-machinery the real drivers share, and `open_display`, which builds a driver from a config table.
+"""The one small interface every time display sits behind, the recording and null displays, the
+retry machinery the real drivers share, and `Driver`, the declaration each display driver makes.
 
 A display is told a short text and shows it; it never asks the clock anything. Texts are what a
 4-digit 7-segment clock module can show: digits, ':' (the colon segment), '-', ' ' and the
 letters 7-segment displays can draw (for example "24:59", "-1:05", "-10:00", "HOLd", "End"); see
 `hardware.sevenseg`.
 
-Drivers (`hardware.tm1637`, `hardware.serial_display`) import their hardware libraries only when a
-display is opened, so importing this module never touches gpiozero's back-ends or pyserial.
+Drivers are found by name (`hardware.drivers`: one module per driver). Each imports its hardware
+library only when a display is opened, so importing this module, or a driver's, never touches
+gpiozero's back-ends or pyserial.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable, Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
-from rackside.hardware.pinmap import PinMapError, check_bcm
+from rackside.hardware.bcm import PinMapError
+from rackside.outage import Outage
 
 log = logging.getLogger(__name__)
 
@@ -32,12 +35,14 @@ class Display(Protocol):
 
 class RecordingDisplay:
     """A display that remembers everything it was told: the fake for tests and the source the
-    simulated board reads back from."""
+    simulated board reads back from. `watchers` are called (on the caller's thread, after each
+    `show`) so a simulator window can sleep until there is something new to draw."""
 
     def __init__(self, name: str = "display") -> None:
         self.name = name
         self.shown: list[str] = []
         self.closed = False
+        self.watchers: list[Callable[[], None]] = []
 
     @property
     def text(self) -> str:
@@ -45,6 +50,8 @@ class RecordingDisplay:
 
     def show(self, text: str) -> None:
         self.shown.append(text)
+        for watcher in self.watchers:
+            watcher()
 
     def close(self) -> None:
         self.closed = True
@@ -96,6 +103,12 @@ class DeviceDisplay:
         self._backoff_s = self.RETRY_MIN_S
         self._bad_texts: set[str] = set()
         self._closed = False
+        self.outage = Outage(
+            log,
+            name,
+            failed_msg="%(what)s: display not working (%(reason)s); the clock keeps running and the display is retried",
+            recovered_msg="%(what)s: working again after %(seconds).1f s (%(failures)d failed tries); showing %(text)r",
+        )
 
     @property
     def ok(self) -> bool:
@@ -140,7 +153,7 @@ class DeviceDisplay:
             return
         self._written, self._written_at_ns = text, now
         if self._fault_since_ns is not None:
-            log.warning("%s: working again after %.1f s; showing %r", self.name, (now - self._fault_since_ns) / 1e9, text)
+            self.outage.recovered(seconds=(now - self._fault_since_ns) / 1e9, text=text)
             self._fault_since_ns = None
             self._backoff_s = self.RETRY_MIN_S
 
@@ -151,12 +164,7 @@ class DeviceDisplay:
     def _fail(self, now: int, exc: BaseException) -> None:
         if self._fault_since_ns is None:
             self._fault_since_ns = now
-            log.warning(
-                "%s: display not working (%s: %s); the clock keeps running and the display is retried",
-                self.name, type(exc).__name__, exc,
-            )
-        else:
-            log.debug("%s: still not working (%s: %s)", self.name, type(exc).__name__, exc)
+        self.outage.failed(f"{type(exc).__name__}: {exc}")  # logged once per outage
         self._written = None
         self._retry_at_ns = now + int(self._backoff_s * 1e9)
         self._backoff_s = min(self._backoff_s * 2, self.RETRY_MAX_S)
@@ -184,94 +192,70 @@ class DeviceDisplay:
         raise NotImplementedError
 
 
-# --- configuration ------------------------------------------------------------------------------
+# --- what a driver declares ---------------------------------------------------------------------
 
-# For each driver: its keys, and the defaults of the optional ones (None marks a required key).
-DRIVER_KEYS: dict[str, dict[str, Any]] = {
-    "tm1637": {"clk": None, "dio": None, "brightness": 7, "half_period_us": 0, "refresh_s": 5.0},
-    "serial": {"url": None, "baudrate": 9600, "brightness": 100, "refresh_s": 5.0},
-    "none": {},
-}
-BAUDRATES = (2400, 4800, 9600, 14400, 19200, 38400, 57600, 76800, 115200)
+REQUIRED = object()  # a `Key` default meaning the key must be given
 
 
-def check_display_spec(spec: Any, where: str = "display") -> dict[str, Any]:
-    """Validate a display table and return it complete with defaults.
+@dataclass(frozen=True)
+class Key:
+    """One config key of a driver: its default (or REQUIRED) and `check(value, where)`, which
+    returns the value to use or raises PinMapError naming `where` and the allowed values."""
 
-    Raises PinMapError (a ValueError) naming the key (`where.key`) and the allowed values.
+    default: Any
+    check: Callable[[Any, str], Any]
+
+
+@dataclass(frozen=True)
+class Driver:
+    """A display driver, as the registry (`hardware.drivers`) finds it by `name`.
+
+    - `keys`: the config keys beside `driver`, each with its default and check.
+    - `open(settings, name=, pin_factory=, clock_ns=)`: the display (settings checked, defaults in).
+    - `check(settings, where)`: a check across keys (two pins that must differ), or None.
+    - `claims(settings)`: what it uses that nothing else may, as (key, resource): a BCM pin (int)
+      or a device in words (str, e.g. "serial port '/dev/ttyUSB0'"); the pin map refuses doubles.
+    - `wiring(settings, title)`: for the diagram, (subtitle, [(label, bcm or None, kind, note)])
+      with kind "signal", "GND", "3V3" or "5V" (bcm None: any pin of that kind), or a note (str)
+      for a display that is not on the header.
+    - `simulated`: it drives no hardware (the simulator's); listed apart in messages.
+    - `order`: where it is listed among the allowed drivers.
     """
-    if not isinstance(spec, dict):
-        raise PinMapError(f"{where}: must be a table such as {{driver = \"tm1637\", clk = 23, dio = 24}}")
-    allowed_drivers = ", ".join(DRIVER_KEYS)
-    driver = spec.get("driver")
-    if driver not in DRIVER_KEYS:
-        got = "missing" if driver is None else repr(driver)
-        raise PinMapError(f"{where}.driver: {got} (allowed: {allowed_drivers})")
-    keys = DRIVER_KEYS[driver]
-    for key in spec:
-        if key != "driver" and key not in keys:
-            raise PinMapError(
-                f"{where}.{key}: unknown key for driver {driver!r} (allowed: {', '.join(['driver', *keys])})"
-            )
-    out: dict[str, Any] = {"driver": driver}
-    for key, default in keys.items():
-        if key not in spec:
-            if default is None:
-                raise PinMapError(f"{where}.{key}: missing (driver {driver!r} needs {', '.join(k for k, d in keys.items() if d is None)})")
-            out[key] = default
-            continue
-        value = spec[key]
-        name = f"{where}.{key}"
-        if key in ("clk", "dio"):
-            out[key] = check_bcm(value, name)
-        elif key == "brightness":
-            top = 7 if driver == "tm1637" else 100
-            if not _is_int(value) or not 0 <= value <= top:
-                raise PinMapError(f"{name}: {value!r} (allowed: a whole number 0-{top})")
-            out[key] = value
-        elif key == "half_period_us":
-            if not _is_int(value) or not 0 <= value <= 1000:
-                raise PinMapError(f"{name}: {value!r} (allowed: a whole number of microseconds 0-1000)")
-            out[key] = value
-        elif key == "refresh_s":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.5 <= value <= 3600:
-                raise PinMapError(f"{name}: {value!r} (allowed: seconds, 0.5-3600)")
-            out[key] = float(value)
-        elif key == "url":
-            if not isinstance(value, str) or not value:
-                raise PinMapError(f"{name}: {value!r} (allowed: a port such as \"/dev/ttyUSB0\" or a pyserial URL such as \"loop://\")")
-            out[key] = value
-        elif key == "baudrate":
-            if value not in BAUDRATES or isinstance(value, bool):
-                raise PinMapError(f"{name}: {value!r} (allowed: {', '.join(map(str, BAUDRATES))})")
-            out[key] = value
-    if driver == "tm1637" and out["clk"] == out["dio"]:
-        raise PinMapError(f"{where}: clk and dio are both BCM {out['clk']}; they need a pin each")
-    return out
+
+    name: str
+    summary: str
+    keys: Mapping[str, Key]
+    open: Callable[..., Display]
+    check: Callable[[dict, str], None] | None = None
+    claims: Callable[[dict], list[tuple[str, int | str]]] = field(default=lambda settings: [])
+    wiring: Callable[[dict, str], Any] = field(default=lambda settings, title: f"{title}: none fitted.")
+    simulated: bool = False
+    order: int = 50
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+# Checks the drivers share, worded the same everywhere.
+def whole(low: int, high: int, unit: str = "") -> Callable[[Any, str], int]:
+    def check(value: Any, where: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise PinMapError(f"{where}: {value!r} (allowed: a whole number{unit} {low}-{high})")
+        return value
+
+    return check
 
 
-def open_display(
-    spec: dict, *, name: str = "display", pin_factory: Any = None, clock_ns: Callable[[], int] = time.monotonic_ns
-) -> Display:
-    """Build the display a config table describes, e.g. ``{driver = "tm1637", clk = 23, dio = 24}``,
-    ``{driver = "serial", url = "/dev/ttyUSB0", baudrate = 9600}`` or ``{driver = "none"}``.
+def seconds(low: float, high: float) -> Callable[[Any, str], float]:
+    def check(value: Any, where: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+            raise PinMapError(f"{where}: {value!r} (allowed: seconds, {low:g}-{high:g})")
+        return float(value)
 
-    A bad table raises ValueError naming the key and the allowed values. A device that is absent or
-    unplugged does not: the driver logs it and keeps retrying (see `DeviceDisplay`).
-    `pin_factory` is gpiozero's (None: gpiozero's default, which honours GPIOZERO_PIN_FACTORY).
-    """
-    spec = check_display_spec(spec, name)
-    driver = spec.pop("driver")
-    if driver == "none":
-        return NullDisplay(name)
-    if driver == "tm1637":
-        from rackside.hardware.tm1637 import TM1637Display
+    return check
 
-        return TM1637Display(name=name, pin_factory=pin_factory, clock_ns=clock_ns, **spec)
-    from rackside.hardware.serial_display import SerialDisplay
 
-    return SerialDisplay(name=name, clock_ns=clock_ns, **spec)
+def one_of(values: tuple) -> Callable[[Any, str], Any]:
+    def check(value: Any, where: str) -> Any:
+        if isinstance(value, bool) or value not in values:
+            raise PinMapError(f"{where}: {value!r} (allowed: {', '.join(map(str, values))})")
+        return value
+
+    return check

@@ -7,7 +7,7 @@ config may carry its own copy)::
     left = 17
     right = 27
     neutralise = 22
-    [displays.left]      # any table `hardware.display.open_display` accepts
+    [displays.left]      # any table a display driver accepts (`hardware.drivers`)
     driver = "tm1637"
     clk = 5
     dio = 6
@@ -17,10 +17,14 @@ config may carry its own copy)::
     dio = 24
     [buzzer]             # optional; `enabled = false` (or no table) for none
     pin = 12
+    [leds]               # turn indicators beside the buttons; optional like the buzzer
+    left = 26
+    right = 16
 
 Loading refuses, naming the key and the allowed values: an unknown key, a number outside the
-header's BCM GPIO 2-27, and a pin used twice (naming both uses). A serial display on the Pi's own
-UART claims BCM 14 and 15, so a button there is refused too.
+header's BCM GPIO 2-27, and a pin used twice (naming both uses). What a display uses is what its
+driver claims: a TM1637 its CLK and DIO, a serial display on the Pi's own UART BCM 14 and 15 (so
+a button there is refused too) and its port.
 """
 
 from __future__ import annotations
@@ -30,26 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rackside.firmware.messages import BUTTONS
+from rackside.hardware.bcm import PinMapError, check_bcm
+from rackside.hardware.drivers import check_display_spec, driver_of
+
 DEFAULT_PATH = Path(__file__).with_name("pins.toml")
-
-# BCM 0 and 1 are the HAT ID EEPROM's I2C bus (ID_SD/ID_SC), which the firmware reserves; 28 and up
-# are not on the 40-pin header.
-BCM_MIN, BCM_MAX = 2, 27
-BUTTONS = ("left", "right", "neutralise")
 DISPLAYS = ("left", "right")
-# Device names of the Pi's own UART on GPIO 14 (TXD) and 15 (RXD).
-PI_UART_PORTS = ("/dev/serial0", "/dev/ttyAMA0", "/dev/ttyS0")
-UART_PINS = {"TXD": 14, "RXD": 15}
-
-
-class PinMapError(ValueError):
-    """A pin map (or a display table in it) that cannot be used; the message names the key."""
-
-
-def check_bcm(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not BCM_MIN <= value <= BCM_MAX:
-        raise PinMapError(f"{where}: {value!r} is not a usable pin (allowed: BCM GPIO numbers {BCM_MIN}-{BCM_MAX})")
-    return value
+LEDS = ("left", "right")  # a turn LED beside each player's button
 
 
 @dataclass(frozen=True)
@@ -57,6 +48,7 @@ class PinMap:
     buttons: dict[str, int]
     displays: dict[str, dict[str, Any]]
     buzzer: int | None
+    leds: dict[str, int] = field(default_factory=dict)  # turn LEDs, side -> BCM; empty when not fitted
     uses: tuple[tuple[str, int], ...] = field(default=())  # (use, BCM) for every claimed pin
 
     def use_of(self, bcm: int) -> str | None:
@@ -81,12 +73,11 @@ def _unknown(table: dict, allowed: tuple[str, ...], where: str) -> None:
 def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "") -> PinMap:
     """Validate a pin-map table (as `tomllib` gives it). `prefix` is the table's own name in a
     bigger config (e.g. "pins."), so errors name the key as the user wrote it."""
-    from rackside.hardware.display import check_display_spec
-
     p = prefix
     try:
-        _unknown(raw, ("buttons", "displays", "buzzer"), p)
-        uses: list[tuple[str, int]] = []
+        _unknown(raw, ("buttons", "displays", "buzzer", "leds"), p)
+        uses: list[tuple[str, int]] = []  # (use, BCM)
+        devices: list[tuple[str, str]] = []  # (use, a device other than a pin, in words)
 
         buttons_raw = _table(raw, "buttons", p)
         _unknown(buttons_raw, BUTTONS, f"{p}buttons.")
@@ -106,10 +97,8 @@ def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "") -> PinMap
                 raise PinMapError(f"{where}: missing (needed: {', '.join(DISPLAYS)}; use driver = \"none\" for no display)")
             spec = check_display_spec(displays_raw[name], where)
             displays[name] = spec
-            if spec["driver"] == "tm1637":
-                uses += [(f"{where}.clk", spec["clk"]), (f"{where}.dio", spec["dio"])]
-            elif spec["driver"] == "serial" and spec["url"] in PI_UART_PORTS:
-                uses += [(f"{where}.url ({spec['url']} {sig})", bcm) for sig, bcm in UART_PINS.items()]
+            for key, claimed in driver_of(spec).claims(spec):
+                (uses if isinstance(claimed, int) else devices).append((f"{where}.{key}", claimed))
 
         buzzer_raw = _table(raw, "buzzer", p, required=False)
         _unknown(buzzer_raw, ("pin", "enabled"), f"{p}buzzer.")
@@ -123,20 +112,32 @@ def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "") -> PinMap
             buzzer = check_bcm(buzzer_raw["pin"], f"{p}buzzer.pin")
             uses.append((f"{p}buzzer.pin", buzzer))
 
+        leds_raw = _table(raw, "leds", p, required=False)
+        _unknown(leds_raw, (*LEDS, "enabled"), f"{p}leds.")
+        leds_on = leds_raw.get("enabled", bool(leds_raw))
+        if not isinstance(leds_on, bool):
+            raise PinMapError(f"{p}leds.enabled: {leds_on!r} (allowed: true, false)")
+        leds: dict[str, int] = {}
+        if leds_on:
+            for name in LEDS:
+                if name not in leds_raw:
+                    raise PinMapError(f"{p}leds.{name}: missing (needed: {', '.join(LEDS)}; or set {p}leds.enabled = false)")
+                leds[name] = check_bcm(leds_raw[name], f"{p}leds.{name}")
+                uses.append((f"{p}leds.{name}", leds[name]))
+
         seen: dict[int, str] = {}
         for use, bcm in uses:
             if bcm in seen:
                 raise PinMapError(f"BCM {bcm} is used twice: {seen[bcm]} and {use}")
             seen[bcm] = use
-        urls: dict[str, str] = {}
-        for name, spec in displays.items():
-            if spec["driver"] == "serial":
-                if spec["url"] in urls:
-                    raise PinMapError(f"serial port {spec['url']!r} is used twice: {urls[spec['url']]} and {p}displays.{name}.url")
-                urls[spec["url"]] = f"{p}displays.{name}.url"
+        claimed: dict[str, str] = {}
+        for use, device in devices:
+            if device in claimed:
+                raise PinMapError(f"{device} is used twice: {claimed[device]} and {use}")
+            claimed[device] = use
     except PinMapError as exc:
         raise PinMapError(f"{source}: {exc}") from None
-    return PinMap(buttons=buttons, displays=displays, buzzer=buzzer, uses=tuple(uses))
+    return PinMap(buttons=buttons, displays=displays, buzzer=buzzer, leds=leds, uses=tuple(uses))
 
 
 def load_pinmap(path: str | Path | None = None) -> PinMap:

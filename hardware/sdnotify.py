@@ -18,12 +18,25 @@ Use from a program's main loop::
 
 from __future__ import annotations
 
-import logging
 import os
-import socket
+# The C socket module, not `socket`: this module's one datagram needs only socket(), sendto() and
+# close(), and `socket` (with `selectors`, `select`, `array`, enum classes) costs ~2.5 ms on import,
+# which a station pays between its first frame and READY=1 (issue 11).
+import _socket
 from typing import Mapping
 
-log = logging.getLogger(__name__)
+
+class _Log:
+    """This module's logger, made at its first message: `logging` costs ~2-5 ms on import, and a
+    healthy start logs nothing here (READY=1 goes out before the station sets up logging)."""
+
+    def __getattr__(self, name):
+        import logging
+
+        return getattr(logging.getLogger(__name__), name)
+
+
+log = _Log()
 
 
 class Notifier:
@@ -38,7 +51,7 @@ class Notifier:
             self.address = "\0" + raw[1:]
         elif raw:
             log.warning("NOTIFY_SOCKET=%r is not a unix socket path; systemd will not be notified", raw)
-        self._sock: socket.socket | None = None
+        self._sock: _socket.socket | None = None
         self._failing = False
 
     @property
@@ -53,7 +66,7 @@ class Notifier:
         message = "\n".join(fields).encode("utf-8")
         try:
             if self._sock is None:
-                self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+                self._sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_DGRAM | _socket.SOCK_CLOEXEC)
             self._sock.sendto(message, self.address)
         except OSError as exc:
             if not self._failing:

@@ -8,17 +8,30 @@ through the same queue, debounce and runner as on a Pi.
 
 Keys: Left Shift (or z) = left player's button, Right Shift (or m) = right player's, Space = the
 centre (neutralise). Holding works as on the real buttons. d = the director's menu, e = end the
-game (the same as the long presses), q or Esc = quit.
+game (the same as the long presses), q or Esc = quit. Beside each player's button is its turn LED,
+read from the board's (mock) LED pins as the runner set them.
+
+An idle window sleeps. pygame's `event.wait` wakes about 900 times a second whatever its timeout,
+so the window does not use it: it sleeps in `select` on the X server's connection (so a key wakes
+it at once) and on a pipe the displays and the board write to when the runner changes what they
+show, with a timeout only for what nothing announces (a buzz that ends, the runner's thread
+ending). Without an X connection (SDL's dummy or Wayland drivers) it polls the keys every `POLL_S`.
 
 pygame (pygame-ce) is imported when a window is opened, never at module import time.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import logging
+import os
+import select
 from typing import Any, Callable, Sequence
 
+from rackside.firmware.messages import BUTTONS
 from rackside.hardware import sevenseg
+from rackside.hardware.wake import Waker
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +46,36 @@ BUTTON = (70, 76, 88)
 BUTTON_DOWN = (236, 180, 64)
 CENTRE = (150, 40, 36)
 CENTRE_DOWN = (250, 90, 70)
+LED_LIT = (70, 235, 110)
+LED_UNLIT = (24, 48, 30)
+
+POLL_S = 0.04  # without an X connection to sleep on: poll keys 25 times a second
+STOPPED_CHECK_S = 1.0  # how often an otherwise idle window checks `stopped()`
+BUZZ_POLL_S = 0.05  # while the buzzer sounds (its beeps end on gpiozero's own thread, unannounced)
+SETTLE_S = 0.002  # after an announced change, for the rest of the runner's batch
+
+
+def x_connection_fd(pygame: Any) -> int | None:
+    """The X server connection's file descriptor of pygame's window, or None (not X11, or no
+    libX11): what the window sleeps on instead of polling."""
+    try:
+        if pygame.display.get_driver() != "x11":
+            return None
+        capsule = pygame.display.get_wm_info().get("display")
+        if capsule is None:
+            return None
+        get_name = ctypes.pythonapi.PyCapsule_GetName
+        get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        display = get_pointer(capsule, get_name(capsule))
+        libx11 = ctypes.CDLL(ctypes.util.find_library("X11") or "libX11.so.6")
+        libx11.XConnectionNumber.restype, libx11.XConnectionNumber.argtypes = ctypes.c_int, [ctypes.c_void_p]
+        fd = libx11.XConnectionNumber(display)
+        return fd if fd >= 0 else None
+    except Exception as exc:  # noqa: BLE001 - no fd: the window polls instead
+        log.debug("no X connection to sleep on (%s); polling keys", exc)
+        return None
 
 
 def segment_polygons(x: float, y: float, w: float, h: float, t: float) -> list[list[tuple[float, float]]]:
@@ -82,6 +125,10 @@ class SimWindow:
 
         self.key_help = key_help or (lambda: None)  # the runner's menu_help: the menu's key line
         self.pg = pygame
+        # SDL would otherwise put the window's pixels through OpenGL; without a GPU (Xvfb, many
+        # laptops' remote sessions) that is Mesa's llvmpipe, whose threads cost ~4x the CPU and ~10x
+        # the wake-ups of a redraw. A plain shared-memory framebuffer is plenty for this window.
+        os.environ.setdefault("SDL_FRAMEBUFFER_ACCELERATION", "0")
         pygame.display.init()
         pygame.font.init()
         self.board = board
@@ -93,9 +140,21 @@ class SimWindow:
         self.quit_keys = {getattr(pygame, k) for k in self.QUIT_KEYS}
         self.font = pygame.font.Font(None, 34)
         self.small = pygame.font.Font(None, 24)
-        self.held: dict[str, set[int]] = {"left": set(), "right": set(), "neutralise": set()}
+        self.held: dict[str, set[int]] = {b: set() for b in BUTTONS}
         self.drawn: tuple[str, ...] | None = None  # the texts last drawn, read from the displays
         self._last_state: tuple | None = None
+        self.wakeups = 0  # times the loop woke (the idle bench reads /proc; tests read this)
+        self.draws = 0
+        # Woken by whoever changes what is drawn (the runner, on its thread): a byte on a pipe.
+        self.waker = Waker()
+        self.waker.watch(self.displays, board)
+        self.x_fd = x_connection_fd(pygame)
+        self._expose = {getattr(pygame, name) for name in ("VIDEOEXPOSE", "WINDOWEXPOSED", "WINDOWSHOWN", "WINDOWRESTORED") if hasattr(pygame, name)}
+        self._redraw = True
+
+    def wake(self) -> None:
+        """Make the loop look again (any thread; never blocks)."""
+        self.waker.wake()
 
     # --- input ---------------------------------------------------------------------------------
 
@@ -104,6 +163,8 @@ class SimWindow:
         pg = self.pg
         if event.type == pg.QUIT:
             return False
+        if event.type in self._expose:
+            self._redraw = True
         if event.type == pg.KEYDOWN:
             if event.key in self.quit_keys:
                 return False
@@ -184,7 +245,7 @@ class SimWindow:
     def _draw_buttons(self, width: int, height: int) -> None:
         pg = self.pg
         y = height - 110
-        down = {name: self._is_down(name) for name in ("left", "right", "neutralise")}
+        down = {name: self._is_down(name) for name in BUTTONS}
         for name, x, radius in (("left", width * 0.25, 44), ("neutralise", width * 0.5, 26), ("right", width * 0.75, 44)):
             if name == "neutralise":
                 colour = CENTRE_DOWN if down[name] else CENTRE
@@ -192,6 +253,19 @@ class SimWindow:
                 colour = BUTTON_DOWN if down[name] else BUTTON
             pg.draw.circle(self.screen, BEZEL, (x, y), radius + 6)
             pg.draw.circle(self.screen, colour, (x, y), radius)
+        # The turn LEDs, beside each player's button on the side towards the centre.
+        for side, x in (("left", width * 0.25 + 84), ("right", width * 0.75 - 84)):
+            lit = self._led_lit(side)
+            if lit:
+                pg.draw.circle(self.screen, (LED_LIT[0] // 3, LED_LIT[1] // 3, LED_LIT[2] // 3), (x, y), 19)
+            pg.draw.circle(self.screen, BEZEL, (x, y), 14)
+            pg.draw.circle(self.screen, LED_LIT if lit else LED_UNLIT, (x, y), 11)
+
+    def _led_lit(self, side: str) -> bool:
+        try:
+            return bool(self.board.led_lit(side))
+        except Exception:  # noqa: BLE001 - a board without LEDs (or closed): drawn unlit
+            return False
 
     def _is_down(self, name: str) -> bool:
         try:
@@ -209,33 +283,62 @@ class SimWindow:
     def _state(self) -> tuple:
         return (
             self.texts(),
-            tuple(self._is_down(n) for n in ("left", "right", "neutralise")),
+            tuple(self._is_down(n) for n in BUTTONS),
             getattr(self.board, "buzzing", False),
+            (self._led_lit("left"), self._led_lit("right")),
             self.key_line(),
         )
 
     # --- main loop -----------------------------------------------------------------------------
 
     def run(self, stopped: Callable[[], bool] = lambda: False) -> None:
-        """Until the user quits (or `stopped()`): handle keys, redraw when anything shown changed.
-        Waits on pygame's event queue with a short timeout, so an idle window costs next to nothing."""
+        """Until the user quits (or `stopped()`): handle keys, redraw when anything shown changed,
+        and otherwise sleep (see the module docstring)."""
         try:
             while not stopped():
-                event = self.pg.event.wait(20)
-                if event.type != self.pg.NOEVENT and not self.handle(event):
+                if not self.step():
                     return
-                if not self.poll():
-                    return
-                state = self._state()
-                if state != self._last_state:
-                    self._last_state = state
-                    self.draw()
+                self.sleep(self.timeout_s())
         finally:
             self.close()
+
+    def step(self) -> bool:
+        """Handle every pending event and redraw if anything shown changed; False to quit."""
+        if not self.poll():
+            return False
+        state = self._state()
+        if state != self._last_state or self._redraw:
+            self._last_state, self._redraw = state, False
+            self.draw()
+            self.draws += 1
+        return True
+
+    def timeout_s(self) -> float:
+        """How long the loop may sleep when nothing wakes it."""
+        timeout = STOPPED_CHECK_S
+        if self.x_fd is None or not self.waker.announced:
+            timeout = POLL_S
+        if getattr(self.board, "buzzing", False):
+            timeout = min(timeout, BUZZ_POLL_S)
+        return timeout
+
+    def sleep(self, timeout_s: float) -> None:
+        """Until a key (the X connection is readable), an announced change (the pipe), or the timeout."""
+        waker = self.waker.fileno()
+        fds = [waker] + ([self.x_fd] if self.x_fd is not None else [])
+        ready, _, _ = select.select(fds, [], [], timeout_s)
+        self.wakeups += 1
+        if waker in ready:
+            self.waker.drain()
+            # The runner tells both displays and the LEDs in one go: give it a moment to finish,
+            # so one change is drawn once, never half-told.
+            if select.select([waker], [], [], SETTLE_S)[0]:
+                self.waker.drain()
 
     def save(self, path: str) -> None:
         self.draw()
         self.pg.image.save(self.screen, str(path))
 
     def close(self) -> None:
+        self.waker.close()
         self.pg.display.quit()

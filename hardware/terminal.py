@@ -7,7 +7,8 @@ a text changes. Reads keys in cbreak mode (Ctrl-C still interrupts).
 A terminal reports key presses but not key releases, and not Shift on its own, so the keys are:
 z = left player's button, m = right player's, Space = the centre (neutralise); each key press
 closes the mock pin's contact and opens it again `TAP_S` later. Long presses cannot be held in a
-terminal: d opens the director's menu and e ends the game instead; q quits.
+terminal: d opens the director's menu and e ends the game instead; q quits. The turn LEDs are
+drawn beside the players' keys, `(*)` lit and `( )` dark, as the runner set the board's LED pins.
 """
 
 from __future__ import annotations
@@ -18,14 +19,19 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
+from rackside.firmware.messages import BUTTONS
 from rackside.hardware import sevenseg
+from rackside.hardware.wake import Waker
 
 KEYS = {"z": "left", "Z": "left", "m": "right", "M": "right", " ": "neutralise"}
 COMMANDS = {"d": "menu", "D": "menu", "e": "end", "E": "end"}
 QUIT = {"q", "Q", "\x1b", "\x03", "\x04"}
 TAP_S = 0.12
+STOPPED_CHECK_S = 1.0  # an otherwise idle terminal checks `stopped()` this often
+POLL_S = 0.05  # when a display cannot announce its changes
 
 RED = "\x1b[1;31m"
+GREEN = "\x1b[1;32m"
 DIM = "\x1b[2m"
 RESET = "\x1b[0m"
 HOME_CLEAR = "\x1b[H\x1b[2J"
@@ -63,9 +69,13 @@ def key_line(help_: dict[str, str] | None) -> str:
     return "director's menu   " + "   ".join(f"{KEY_NAMES[b]}: {help_[b]}" for b in ("left", "neutralise", "right"))
 
 
-def screen(texts: Sequence[str], down: dict[str, bool] | None = None, keys: str = KEY_LINE) -> str:
-    """The whole screen for the displays' `texts` (left, right) and which buttons are held."""
+def screen(
+    texts: Sequence[str], down: dict[str, bool] | None = None, keys: str = KEY_LINE, leds: Sequence[bool] = (False, False)
+) -> str:
+    """The whole screen for the displays' `texts` (left, right), which buttons are held, the key
+    line, and which turn LEDs (left, right) are lit."""
     down = down or {}
+    led = [f"{GREEN}(*){RESET}" if lit else "( )" for lit in leds]
     left, right = big_digits(texts[0]), big_digits(texts[1]) if len(texts) > 1 else big_digits("")
     lines = [
         HOME_CLEAR + "  Rackside table clock (simulated board)",
@@ -77,7 +87,7 @@ def screen(texts: Sequence[str], down: dict[str, bool] | None = None, keys: str 
     marks = {name: ("[#]" if down.get(name) else "[ ]") for name in ("left", "neutralise", "right")}
     lines += [
         "",
-        f"   {marks['left']} z               {marks['neutralise']} space          {marks['right']} m",
+        f"   {marks['left']} z {led[0]}           {marks['neutralise']} space      {led[1]} {marks['right']} m",
         "",
         f"   {DIM}{keys}{RESET}",
     ]
@@ -116,13 +126,20 @@ class TerminalSim:
 
     def draw(self) -> None:
         texts = tuple(d.text for d in self.displays)
-        down = {n: n in self.release_at for n in ("left", "right", "neutralise")}
+        down = {n: n in self.release_at for n in BUTTONS}
         keys = key_line(self.key_help())
-        state = (texts, tuple(sorted(down.items())), keys)
+        leds = tuple(self._led_lit(side) for side in ("left", "right"))
+        state = (texts, tuple(sorted(down.items())), keys, leds)
         if state != self.drawn:
             self.drawn = state
-            self.stdout.write(screen(texts, down, keys))
+            self.stdout.write(screen(texts, down, keys, leds))
             self.stdout.flush()
+
+    def _led_lit(self, side: str) -> bool:
+        try:
+            return bool(self.board.led_lit(side))
+        except Exception:  # noqa: BLE001 - a board without LEDs (or closed): drawn dark
+            return False
 
     def run(self, stopped: Callable[[], bool] = lambda: False) -> None:
         fd = self.stdin.fileno()
@@ -135,18 +152,28 @@ class TerminalSim:
             saved = termios.tcgetattr(fd)
             tty.setcbreak(fd)
         self.stdout.write(HIDE_CURSOR)
+        # Sleep until a key, a change the runner announces (hardware.wake), or a tap's release:
+        # never on a poll timer when nothing happens.
+        waker = Waker()
+        waker.watch(self.displays, self.board)
         try:
             while not stopped():
-                ready, _, _ = select.select([fd], [], [], 0.05)
-                if ready:
+                self.release_due()
+                self.draw()
+                timeout = STOPPED_CHECK_S if waker.announced else POLL_S
+                if self.release_at:
+                    timeout = min(timeout, max(0.0, min(self.release_at.values()) - time.monotonic()))
+                ready, _, _ = select.select([fd, waker.fileno()], [], [], timeout)
+                if waker.fileno() in ready:
+                    waker.drain()
+                if fd in ready:
                     data = os.read(fd, 64).decode("utf-8", "replace")
                     if not data:
                         return
                     if not all([self.key(ch) for ch in data]):
                         return
-                self.release_due()
-                self.draw()
         finally:
+            waker.close()
             for button in list(self.release_at):
                 self.board.drive(button, False)
             self.release_at.clear()

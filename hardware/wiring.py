@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
-from rackside.hardware.pinmap import PI_UART_PORTS, UART_PINS, PinMap, load_pinmap
+from rackside.hardware.drivers import driver_of
+from rackside.hardware.pinmap import PinMap, load_pinmap
 
 # Physical pin -> (label, BCM number or None), the 40-pin header of every Pi since the B+.
 _GPIO_AT = {3: 2, 5: 3, 7: 4, 8: 14, 10: 15, 11: 17, 12: 18, 13: 27, 15: 22, 16: 23, 18: 24, 19: 10,
@@ -72,23 +73,19 @@ def parts_of(pinmap: PinMap) -> tuple[list[Part], list[str]]:
     ]))
     for name, spec in pinmap.displays.items():
         title = f"{name.capitalize()} display"
-        if spec["driver"] == "tm1637":
-            parts.append(Part(f"displays.{name}", title, "TM1637 4-digit clock module", [
-                Terminal("CLK", PHYSICAL[spec["clk"]], "signal"),
-                Terminal("DIO", PHYSICAL[spec["dio"]], "signal", "module's own pull-up"),
-                Terminal("VCC", None, "3V3", "3.3 V only"),
-                Terminal("GND", None, "GND"),
-            ]))
-        elif spec["driver"] == "serial" and spec["url"] in PI_UART_PORTS:
-            parts.append(Part(f"displays.{name}", title, f"SparkFun Serial 7-Segment, {spec['baudrate']} baud", [
-                Terminal("RX", PHYSICAL[UART_PINS["TXD"]], "signal", f"Pi TXD ({spec['url']})"),
-                Terminal("VCC", None, "3V3"),
-                Terminal("GND", None, "GND"),
-            ]))
-        elif spec["driver"] == "serial":
-            notes.append(f"{title}: SparkFun Serial 7-Segment on {spec['url']} ({spec['baudrate']} baud), not on the header.")
-        else:
-            notes.append(f"{title}: none fitted.")
+        drawn = driver_of(spec).wiring(spec, title)  # the driver says how it is wired
+        if isinstance(drawn, str):
+            notes.append(drawn)
+            continue
+        subtitle, terminals = drawn
+        parts.append(Part(f"displays.{name}", title, subtitle, [
+            Terminal(label, PHYSICAL[bcm] if bcm is not None else None, kind, note) for label, bcm, kind, note in terminals
+        ]))
+    if pinmap.leds:
+        parts.append(Part("leds", "Turn LEDs", "one beside each player's button", [
+            Terminal(f"{side} player's LED via 330 Ω", PHYSICAL[bcm], "signal", "to the anode (long leg)")
+            for side, bcm in pinmap.leds.items()
+        ] + [Terminal("LED cathodes", None, "GND", "both short legs")]))
     if pinmap.buzzer is not None:
         parts.append(Part("buzzer", "Buzzer (optional)", "active piezo, NPN low-side switch", [
             Terminal("NPN base via 1 kΩ", PHYSICAL[pinmap.buzzer], "signal"),
@@ -219,6 +216,8 @@ def render_svg(pinmap: PinMap, source: str = "hardware/pins.toml") -> str:
     legend = [
         "Buttons: one leg to the GPIO, the other to GND; no resistors (the Pi's internal pull-ups are enabled).",
         "Displays: power TM1637 modules from 3.3 V, never 5 V: their on-board pull-ups would put 5 V on the GPIO.",
+        *(["Turn LEDs: 330 Ω from the GPIO to the LED's anode (long leg), cathode to GND; lit while that player's time runs."]
+          if pinmap.leds else []),
         *(["Buzzer: 1 kΩ from the GPIO to the NPN base (2N2222/BC337), emitter to GND, buzzer between 5 V and the collector."]
           if pinmap.buzzer is not None else []),
         *notes,

@@ -1,1 +1,1 @@
-"""The challenge station: the word-lookup core, adjudication, and the touchscreen kiosk."""
+"""The challenge station: the touchscreen kiosk, its pure flow and layout, dockets and USB import."""

@@ -2,41 +2,64 @@
 
 `KioskApp` translates real pygame events (keys, fingers, mouse) into kiosk.flow events stamped
 with an injected monotonic clock, carries out the effects the flow asks for (adjudicate, log,
-print, director's choices), and redraws only when what is shown changed. The main loop sleeps in
-`pygame.event.wait` until the next input or the next deadline (a timeout, the result hold, the
-lockout countdown, or at most half a second), so an idle station uses next to no CPU.
+print, director's choices), and redraws only when what is shown changed. The main loop polls for
+input and sleeps until the next poll or the next deadline (a timeout, the result hold, a
+countdown's next second), so an idle station wakes about 20 times a second and uses next to no CPU.
 """
 
 from __future__ import annotations
 
-import logging
-import math
 import os
 import time
 from pathlib import Path
 from typing import Callable
 
 from rackside.kiosk import flow
-from rackside.kiosk.flow import (Close, Key, LexiconChoice, LexiconInfo, LogRow, ReadjudicationView, Screen, Station, Tap,
-                        Tick, Verdict)
+from rackside.kiosk.flow import (Activity, Close, Key, LexiconChoice, LexiconInfo, LogRow, ReadjudicationView, Screen,
+                                 Station, Tap, Tick, Verdict)
 from rackside.kiosk.layout import Geometry, buttons, check_touch_targets, hit
 from rackside.kiosk.station_config import StationConfig, verify_pin
 
-log = logging.getLogger(__name__)
+
+
+class _Log:
+    """This module's logger, made at its first message: `logging` costs ~5 ms, and nothing is
+    logged before the first frame unless something is wrong (issue 11). `rackside kiosk` sets up
+    logging right after that frame (station_cli)."""
+
+    def __getattr__(self, name):
+        import logging
+
+        return getattr(logging.getLogger(__name__), name)
+
+
+log = _Log()
 
 WINDOW_TITLE = "Rackside challenge station"
-# Longest sleep in the event wait with nothing due. Python runs signal handlers only when the wait
-# returns, so this bounds how long a SIGTERM from systemd waits; waking twice a second to find
-# nothing changed draws nothing and costs nothing measurable.
-MAX_WAIT_MS = 500
+# How often the loop looks for input: every 50 ms with nobody at the station (20 wake-ups a second,
+# and a first touch is seen within 50 ms), every 10 ms for 2 s after any input so typing echoes at
+# once. Deadlines (result hold, countdowns, timeouts) end a sleep early, exactly when due.
+POLL_IDLE_NS = 50_000_000
+POLL_ACTIVE_NS = 10_000_000
+ACTIVE_FOR_NS = 2_000_000_000
+IMPORT_REDRAW_NS = 100_000_000  # the import's progress bar moves ten times a second
+# The exit status of "Quit station" on the director's screen. deploy/rackside-kiosk.service lists
+# it in RestartPreventExitStatus=, so systemd's Restart=always brings back a crashed station but
+# not one the director quit (issue 10 item 2); `sudo systemctl start rackside-kiosk` starts it.
+QUIT_STATUS = 64
+
+
+class NoDisplayError(RuntimeError):
+    """No screen to draw on: SDL would fall back to an invisible (offscreen/dummy) driver."""
 
 
 class Paths:
     """Where the station reads and writes; None means the default under paths.state_dir()."""
 
     def __init__(self, settings: Path | None = None, log: Path | None = None, lexicons: Path | None = None,
-                 exports: Path | None = None) -> None:
+                 exports: Path | None = None, media: tuple[Path, ...] | None = None) -> None:
         self.settings, self.log, self.lexicons, self.exports = settings, log, lexicons, exports
+        self.media = media  # where USB sticks are mounted; None: /media and /run/media
 
 
 class _Pointer:
@@ -72,12 +95,15 @@ class KioskApp:
         self.service = JudgeService(log_path=self.paths.log or config.log_path, station=config.name,
                                     settings_path=self.paths.settings, lexicon_folder=self.paths.lexicons)
         self.running = True  # until the director quits or the OS stops the station
+        self.exit_status = 0  # QUIT_STATUS once the director quits
+        self._stop_signal: int | None = None  # SIGTERM/SIGINT, once one has arrived
         self.frames = 0
         self._pointer = _Pointer()
         self._shown_key = None
         self.surface = None
         self.renderer = None
         self.geo: Geometry | None = None
+        self._import = None  # the word list being compiled off the UI thread (media_import.ImportJob)
 
     # -- start-up -----------------------------------------------------------------------------
 
@@ -152,11 +178,24 @@ class KioskApp:
         # SDL would turn SIGTERM and SIGINT into a window-close event, which leads to the PIN
         # screen; the station must stop when systemd stops it, so Python handles them (see run).
         os.environ["SDL_NO_SIGNAL_HANDLERS"] = "1"
+        check_display()
         import pygame
 
         # Only the display and fonts: no audio or joystick start-up on the Pi.
         pygame.display.init()
+        driver = pygame.display.get_driver()
+        if driver in INVISIBLE_DRIVERS and os.environ.get("SDL_VIDEODRIVER") != driver:
+            pygame.display.quit()
+            raise NoDisplayError(f"SDL found only its {driver!r} driver. {NO_DISPLAY_HINT}")
+        if driver == "x11":
+            # SDL's default on X copies the whole window into a GL texture at every update, even a
+            # 10x10 one (14 ms a frame at 1920x1080 under Xvfb, 2 ms at 800x480); its native XShm
+            # framebuffer updates only the rectangles given (0.4 ms for a whole 1080p frame).
+            os.environ.setdefault("SDL_FRAMEBUFFER_ACCELERATION", "0")
         pygame.font.init()
+        # The station's own window icon, set before the window opens: without one, set_mode loads
+        # pygame's bundled icon through importlib.resources (~3 ms of start-up, issue 11).
+        pygame.display.set_icon(_window_icon(pygame))
         if self.fullscreen:
             self.surface = pygame.display.set_mode((0, 0), pygame.FULLSCREEN)
             pygame.mouse.set_visible(False)
@@ -191,35 +230,76 @@ class KioskApp:
 
     # -- the loop -----------------------------------------------------------------------------
 
-    def run(self) -> int:
-        """The station until the director quits (exit 0) or the OS stops it (SIGTERM/SIGINT)."""
-        import signal
+    def run(self, after_first_frame: Callable[[], None] | None = None) -> int:
+        """The station until the director quits (exit QUIT_STATUS) or the OS stops it (SIGTERM/SIGINT: 0).
+        `after_first_frame` runs once the idle screen is up (the command sets up logging there)."""
+        # The C module behind `signal`: the same handlers, without the enum classes `signal` builds
+        # at import (~0.5 ms before the first frame, issue 11).
+        import _signal as signal
 
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
             self.start()  # sets SDL's environment, then imports pygame
+            # READY=1 as soon as the idle screen is up; logging's set-up (a few ms) comes after it.
+            notifier = _notifier()
+            notifier.ready(f"idle screen shown ({self.station.mode} mode)")  # (bench/kiosk_bench.py waits for it)
+            if after_first_frame is not None:
+                after_first_frame()
             log.info("idle screen shown")
             self.warm_up()
             import pygame
 
             log.info("challenge station ready: %s mode, %dx%d", self.station.mode, *self.surface.get_size())
-            while self.running:
-                now = self.clock_ns()
-                deadline = self.station.next_deadline_ns(now)
-                # Sleep until input or the next deadline (a timeout, the result hold, the lockout).
-                wait_ms = MAX_WAIT_MS if deadline is None else max(1, math.ceil((deadline - now) / 1e6))
-                first = pygame.event.wait(min(wait_ms, MAX_WAIT_MS))
-                if not self.running:
-                    break
-                self.step([first] + pygame.event.get())
+            self._loop(pygame, notifier)
+            if self._stop_signal is not None:
+                log.info("stopping on signal %d", self._stop_signal)
+            notifier.stopping()
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             self.shutdown()
-        return 0
+        return self.exit_status
+
+    def _loop(self, pygame, notifier) -> None:
+        """Poll for input, then sleep until the next poll or the next deadline, whichever is first.
+
+        Why not `pygame.event.wait(timeout)`: SDL implements it by polling every millisecond or so,
+        about 900 wake-ups a second on an idle station whatever the timeout (issue 11). Polling
+        here every 50 ms when nobody is there (10 ms for a few seconds after input, so typing
+        echoes at once) costs ~20 wake-ups a second, and the sleep ends exactly at a deadline (the
+        result's hold, a countdown's next second, a timeout), so every timing still holds."""
+        watchdog_ns = notifier.watchdog_period_ns()
+        next_watchdog = self.clock_ns()
+        last_input = next_watchdog
+        due = None  # when the screen next changes by itself (decided before sleeping, checked after)
+        while self.running:
+            events = pygame.event.get()
+            now = self.clock_ns()
+            if events:
+                last_input = now
+            if events or (due is not None and now >= due):
+                self.step(events)
+            if watchdog_ns and now >= next_watchdog:
+                notifier.watchdog()
+                next_watchdog = now + watchdog_ns
+            if not self.running:
+                break
+            now = self.clock_ns()
+            due = _earliest(self.station.next_deadline_ns(now), self._background_deadline(now))
+            poll = POLL_ACTIVE_NS if now - last_input < ACTIVE_FOR_NS else POLL_IDLE_NS
+            wake = _earliest(now + poll, due, next_watchdog if watchdog_ns else None)
+            if wake > now:
+                time.sleep((wake - now) / 1e9)
+
+    def _background_deadline(self, now: int) -> int | None:
+        """When work running off the UI thread next needs the screen redrawn: the import's
+        progress bar, ten times a second while it compiles."""
+        return now + IMPORT_REDRAW_NS if self._import is not None else None
 
     def _on_signal(self, signum, frame) -> None:
-        log.info("stopping on signal %d", signum)
+        # Only a flag: the signal can arrive while `logging` is half imported (it is set up after
+        # READY=1), and logging from here would then raise. The loop logs it as it ends.
+        self._stop_signal = signum
         self.running = False
 
     def step(self, events=None) -> None:
@@ -232,12 +312,14 @@ class KioskApp:
             t = self.clock_ns()
             if ev.type in (pygame.WINDOWEXPOSED,):
                 self._shown_key = None
+                self.renderer.invalidate()
             elif ev.type == pygame.WINDOWSIZECHANGED:
                 self._relayout()
             for fev in self.translate(ev, t):
                 self.feed(fev)
             if not self.running:
                 return
+        self._poll_import()
         self.feed(Tick(self.clock_ns()))
         self.render()
 
@@ -251,7 +333,7 @@ class KioskApp:
             if ev.key == pygame.K_F4 and ev.mod & pygame.KMOD_ALT:
                 return [Close(t_ns)]
             name = _key_name(pygame, ev.key)
-            return [Key(name, t_ns)] if name else []
+            return [Key(name, t_ns)] if name else [Activity(t_ns)]
         if ev.type in (pygame.MOUSEBUTTONDOWN, pygame.MOUSEBUTTONUP):
             if getattr(ev, "touch", False) or ev.button != 1:
                 return []  # SDL's mouse copy of a touch: the FINGER event already counts
@@ -273,7 +355,7 @@ class KioskApp:
             # The latest press wins: a press whose release never came (lost, or dropped while a
             # docket printed) must not make every later touch wait for it.
             p.source, p.target, p.down_ns = source, target, t_ns
-            return []
+            return [Activity(t_ns)]  # a touch anywhere, even off every key, says someone is there
         if p.source != source:
             return []
         began_on, p.source, p.target = p.target, None, None
@@ -427,9 +509,48 @@ class KioskApp:
             f"{self.lexicon.name} ({self.lexicon.short_checksum})"))
         log.info("re-adjudicated %s: %s", record.id, r.message)
 
+    def _do_scanmedia(self, eff) -> None:
+        from rackside.kiosk.media_import import MEDIA_ROOTS, find_word_lists
+
+        roots = self.paths.media or MEDIA_ROOTS
+        found = find_word_lists(roots)
+        self.station.show_import_choices([LexiconChoice(str(f.path), f.label) for f in found])
+        if not found:
+            log.info("no word lists on removable media under %s", ", ".join(map(str, roots)))
+
+    def _do_importwordlist(self, eff: flow.ImportWordList) -> None:
+        from rackside.kiosk.media_import import ImportJob, lexicon_name_for
+
+        name = lexicon_name_for(Path(eff.path))
+        out = Path(self.service.lexicon_folder_path) / f"{name.lower()}.rlex"
+        log.info("importing %s as %s into %s", eff.path, name, out)
+        self._import = ImportJob(Path(eff.path), out, name).start()
+
+    def _poll_import(self) -> None:
+        """Hand the compile's progress to the screen; when it is done, switch to the lexicon."""
+        job = self._import
+        if job is None:
+            return
+        result = job.result  # read before the progress: a finished job's progress is final
+        self.station.show_import_progress(*job.progress())
+        if result is None:
+            return
+        self._import = None
+        if result.error:
+            log.warning("import failed: %s", result.error)
+            self.station.show_import_done(flow.ImportView(job.src.name, error=result.error,
+                                                          fraction=job.progress()[0]), self.clock_ns())
+            return
+        log.info("imported %s: %s, %d words, %s", job.src, result.name, result.words, result.checksum)
+        self.carry_out(flow.ChooseLexicon(str(result.out)))  # the same switch as choosing it from the list
+        self.station.show_import_done(flow.ImportView(job.src.name, name=result.name, word_count=result.words,
+                                                      checksum=result.checksum, skipped=result.skipped),
+                                      self.clock_ns())
+
     def _do_quit(self, eff) -> None:
-        log.info("director quit the station")
+        log.info("director quit the station (exit status %d: systemd does not restart it)", QUIT_STATUS)
         self.running = False
+        self.exit_status = QUIT_STATUS
 
     # -- drawing ------------------------------------------------------------------------------
 
@@ -439,7 +560,7 @@ class KioskApp:
         return (st.screen, st.count, tuple(st.words), st.message, st.table, len(st.pin), st.pin_message, st.docket,
                 st.verdict, st.page, st.selected, st.readj_id, st.readj, st.director_note, st.lexicon,
                 st.lexicon_error, st.rule_value, locked_secs, self._pointer.target, len(st.log_rows),
-                st.lexicon_choices)
+                st.lexicon_choices, st.countdown_s(now), st.import_choices, st.import_view)
 
     def render(self, force: bool = False) -> bool:
         """Redraw if what is shown changed; returns whether it drew."""
@@ -450,7 +571,11 @@ class KioskApp:
         if not force and key == self._shown_key:
             return False
         self.renderer.draw(self.station, now, self._pointer.target)
-        pygame.display.flip()
+        areas = self.renderer.changed_areas()
+        if areas is None or force:
+            pygame.display.flip()
+        elif areas:
+            pygame.display.update(areas)
         self._shown_key = key
         self.frames += 1
         return True
@@ -468,6 +593,39 @@ class KioskApp:
             self.printer.close()
         self.service.close()
         pygame.display.quit()
+
+
+INVISIBLE_DRIVERS = ("offscreen", "dummy")
+NO_DISPLAY_HINT = ("Run it on the station's screen (SDL_VIDEODRIVER=kmsdrm, as the service does) or in a desktop "
+                   "session with --windowed; SDL_VIDEODRIVER=dummy runs it headless for a test")
+
+
+def check_display() -> None:
+    """Refuse to start invisibly: with no driver chosen, no X or Wayland session and no DRM device,
+    SDL would fall back to an offscreen window nobody sees (issue 10 item 10)."""
+    if os.environ.get("SDL_VIDEODRIVER") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return
+    if any(Path("/dev/dri").glob("card*")):
+        return
+    raise NoDisplayError(f"no DISPLAY, no WAYLAND_DISPLAY and no /dev/dri. {NO_DISPLAY_HINT}")
+
+
+def _earliest(*times: int | None) -> int | None:
+    return min((t for t in times if t is not None), default=None)
+
+
+def _window_icon(pygame):
+    """A 32x32 icon in the station's colours: an amber tile on its dark background."""
+    icon = pygame.Surface((32, 32))
+    icon.fill((14, 18, 24))
+    icon.fill((255, 196, 0), (6, 6, 20, 20))
+    return icon
+
+
+def _notifier():
+    from rackside.hardware.sdnotify import Notifier
+
+    return Notifier()
 
 
 def _docket_time(iso: str) -> str:

@@ -10,9 +10,12 @@ Screens and why:
 - IDLE: lexicon, rule, "Touch to challenge" (3.10.9).
 - TABLE (runner mode): the table number from the challenge slip (3.10.7(c)).
 - COUNT: how many words, 1-8; ENTRY: the challenger types them, the opponent checks the spelling
-  and presses JUDGE (3.10.9(a)(v)-(vi)).
+  and presses JUDGE (3.10.9(a)(v)-(vi)). A challenge being typed or checked is kept for 60 s
+  after the last input, with a countdown for the last 10 s; any touch or key restarts it.
 - RESULT: the verdict for the play as a whole, never per word (3.10.7(a)(ii), 3.10.7(b)).
 - PIN / LOCKED / DIRECTOR*: the director's screens; the only way out of the kiosk.
+- IMPORT / IMPORTING: a word list from a USB stick, compiled with a progress bar and switched to
+  (the compile runs off the UI thread; the director's 60 s timeout waits for it to finish).
 """
 
 from __future__ import annotations
@@ -34,15 +37,22 @@ PIN_TRIES = 5
 class Timing(Record):
     """The station's clocks, in monotonic nanoseconds."""
 
-    __slots__ = ("inactivity_ns", "result_hold_ns", "touch_ignore_ns", "lockout_ns", "director_idle_ns")
+    __slots__ = ("inactivity_ns", "entry_idle_ns", "countdown_ns", "result_hold_ns", "touch_ignore_ns",
+                 "lockout_ns", "director_idle_ns")
     _defaults = {
-        "inactivity_ns": 15 * NS,  # any player step: forget the words after 15 s without input
+        "inactivity_ns": 15 * NS,  # table, count (no words yet), PIN: back to idle after 15 s without input
+        # Words typed (entry, or count changed from entry): players may be checking a long play,
+        # so 60 s, and the last 10 s are counted down on screen (issue 10 item 8).
+        "entry_idle_ns": 60 * NS,
+        "countdown_ns": 10 * NS,
         "result_hold_ns": 10 * NS,  # the verdict stays up 10 s ...
         "touch_ignore_ns": NS // 2,  # ... and ignores input for the first 0.5 s
         "lockout_ns": 60 * NS,  # five wrong PINs lock director mode for 60 s
         "director_idle_ns": 60 * NS,  # an abandoned director screen falls back to the station
     }
     inactivity_ns: int
+    entry_idle_ns: int
+    countdown_ns: int
     result_hold_ns: int
     touch_ignore_ns: int
     lockout_ns: int
@@ -63,12 +73,16 @@ class Screen(enum.Enum):
     LOG = "log"
     READJ_ENTRY = "readj-entry"
     READJ_RESULT = "readj-result"
+    IMPORT = "import"
+    IMPORTING = "importing"
 
 
-# Screens a player leaves behind: 15 s without input returns them to idle, forgetting everything.
+# Screens a player leaves behind: 15 s without input (60 s once words are typed) returns them to
+# idle, forgetting everything.
 PLAYER_SCREENS = {Screen.TABLE, Screen.COUNT, Screen.ENTRY, Screen.PIN}
 DIRECTOR_SCREENS = {
     Screen.DIRECTOR, Screen.LEXICONS, Screen.RULES, Screen.LOG, Screen.READJ_ENTRY, Screen.READJ_RESULT,
+    Screen.IMPORT, Screen.IMPORTING,
 }
 
 
@@ -98,6 +112,13 @@ class Close(Record):
     t_ns: int
 
 
+class Activity(Record):
+    """Someone touched the screen or pressed a key that means nothing here: they are still there."""
+
+    __slots__ = ("t_ns",)
+    t_ns: int
+
+
 class Tick(Record):
     """Time passed with no input."""
 
@@ -105,7 +126,7 @@ class Tick(Record):
     t_ns: int
 
 
-Event = Key | Tap | Close | Tick
+Event = Key | Tap | Close | Activity | Tick
 
 
 # --- Effects (outputs for the app to carry out) ------------------------------------------------
@@ -149,7 +170,21 @@ class Quit(Record):
     __slots__ = ()
 
 
-Effect = Judge | ListLexicons | ChooseLexicon | ChooseRule | LoadLog | ExportLog | Readjudicate | Quit
+class ScanMedia(Record):
+    """List the word lists on removable media (answered with `show_import_choices`)."""
+
+    __slots__ = ()
+
+
+class ImportWordList(Record):
+    """Compile this word list and switch to it (answered with `show_import_progress`/`_done`)."""
+
+    __slots__ = ("path",)
+    path: str
+
+
+Effect = (Judge | ListLexicons | ChooseLexicon | ChooseRule | LoadLog | ExportLog | Readjudicate | Quit | ScanMedia
+          | ImportWordList)
 
 
 # --- Views the app hands in --------------------------------------------------------------------
@@ -186,6 +221,23 @@ class LexiconChoice(Record):
     path: str
     label: str
     error: str | None
+
+
+class ImportView(Record):
+    """The import screen: a progress bar while compiling, then the lexicon it became or why not."""
+
+    __slots__ = ("source", "fraction", "stage", "done", "name", "word_count", "checksum", "skipped", "error")
+    _defaults = {"fraction": 0.0, "stage": "Reading", "done": False, "name": "", "word_count": 0, "checksum": "",
+                 "skipped": (), "error": ""}
+    source: str
+    fraction: float
+    stage: str
+    done: bool
+    name: str
+    word_count: int
+    checksum: str
+    skipped: tuple[str, ...]
+    error: str
 
 
 class LogRow(Record):
@@ -259,6 +311,8 @@ class Station:
         self.selected = ""
         self.readj_id = ""
         self.readj: ReadjudicationView | None = None
+        self.import_choices: tuple[LexiconChoice, ...] = ()
+        self.import_view: ImportView | None = None
         for name, value in state.items():
             if name not in self.__dict__:
                 raise TypeError(f"Station has no field {name!r}")
@@ -277,11 +331,31 @@ class Station:
     def ready_to_judge(self) -> bool:
         return self.count > 0 and len(self.typed_words) == self.count
 
+    @property
+    def importing(self) -> bool:
+        """A word list is being compiled (the director's timeout waits for it)."""
+        return self.screen == Screen.IMPORTING and self.import_view is not None and not self.import_view.done
+
     def locked(self, t_ns: int) -> bool:
         return t_ns < self.lock_until_ns
 
+    def idle_limit_ns(self) -> int:
+        """How long the current player screen waits for input before returning to idle."""
+        if self.screen == Screen.ENTRY or (self.screen == Screen.COUNT and self.typed_words):
+            return self.timing.entry_idle_ns
+        return self.timing.inactivity_ns
+
+    def countdown_s(self, now_ns: int) -> int | None:
+        """Whole seconds left on the entry's countdown while it is shown (its last 10 s), else None."""
+        if self.idle_limit_ns() != self.timing.entry_idle_ns or self.screen not in PLAYER_SCREENS:
+            return None
+        left = self.last_input_ns + self.timing.entry_idle_ns - now_ns
+        if left > self.timing.countdown_ns or left <= 0:
+            return None
+        return -(-left // NS)
+
     def next_deadline_ns(self, now_ns: int) -> int | None:
-        """The earliest time a Tick could change what is shown (the event wait's timeout)."""
+        """The earliest time a Tick could change what is shown (the loop's sleep ends there)."""
         t = self.timing
         if self.screen == Screen.RESULT:
             return self.verdict_ns + t.result_hold_ns
@@ -291,7 +365,15 @@ class Station:
             next_second = now_ns + (remaining % NS or NS)
             return min(self.lock_until_ns, self.last_input_ns + t.inactivity_ns, next_second)
         if self.screen in PLAYER_SCREENS:
-            return self.last_input_ns + t.inactivity_ns
+            end = self.last_input_ns + self.idle_limit_ns()
+            if self.idle_limit_ns() == t.entry_idle_ns:
+                start = end - t.countdown_ns
+                if now_ns < start:
+                    return start  # the countdown appears
+                return min(end, now_ns + ((end - now_ns) % NS or NS))  # each second of it
+            return end
+        if self.importing:
+            return None  # the app redraws the progress bar as the compile reports it
         if self.screen in DIRECTOR_SCREENS:
             return self.last_input_ns + t.director_idle_ns
         return None
@@ -305,6 +387,10 @@ class Station:
         self._tick(event.t_ns)  # a late event still sees the timeouts that passed before it
         if isinstance(event, Close):
             self._to_pin(event.t_ns)
+            return []
+        if isinstance(event, Activity):
+            if self.screen != Screen.RESULT:  # the result's hold is fixed: a touch there is a Tap
+                self.last_input_ns = event.t_ns
             return []
         if self.screen == Screen.RESULT:
             if isinstance(event, Key) and event.key == "ESCAPE":
@@ -326,9 +412,9 @@ class Station:
             self._reset(Screen.IDLE, t_ns)
         elif s == Screen.LOCKED and (not self.locked(t_ns) or t_ns - self.last_input_ns >= t.inactivity_ns):
             self._reset(Screen.IDLE, t_ns)
-        elif s in PLAYER_SCREENS and t_ns - self.last_input_ns >= t.inactivity_ns:
+        elif s in PLAYER_SCREENS and t_ns - self.last_input_ns >= self.idle_limit_ns():
             self._reset(Screen.IDLE, t_ns)
-        elif s in DIRECTOR_SCREENS and t_ns - self.last_input_ns >= t.director_idle_ns:
+        elif s in DIRECTOR_SCREENS and t_ns - self.last_input_ns >= t.director_idle_ns and not self.importing:
             self._reset(Screen.IDLE, t_ns)
 
     def _reset(self, screen: Screen, t_ns: int) -> None:
@@ -520,6 +606,9 @@ class Station:
             return None
         if self._page_move(action, len(self.lexicon_choices), LEXICONS_PER_PAGE):
             return None
+        if action == "usb":
+            self.screen, self.page, self.import_choices, self.director_note = Screen.IMPORT, 0, (), ""
+            return [ScanMedia()]
         if action.startswith("pick:"):
             i = int(action[5:])
             if 0 <= i < len(self.lexicon_choices) and not self.lexicon_choices[i].error:
@@ -529,6 +618,49 @@ class Station:
 
     def show_lexicons(self, choices: Sequence[LexiconChoice]) -> None:
         self.lexicon_choices = tuple(choices)
+
+    def _to_lexicons(self) -> list[Effect]:
+        self.screen, self.page, self.import_view = Screen.LEXICONS, 0, None
+        return [ListLexicons()]
+
+    # IMPORT (a USB stick's word lists) and IMPORTING (compile, then switch)
+    def _on_import(self, ev: Key | Tap) -> list[Effect] | None:
+        action = _action(ev)
+        if action in {"back", "escape"}:
+            return self._to_lexicons()
+        if self._page_move(action, len(self.import_choices), LEXICONS_PER_PAGE):
+            return None
+        if action == "usb":  # look again (a stick plugged in since)
+            self.import_choices = ()
+            return [ScanMedia()]
+        if action.startswith("pick:"):
+            i = int(action[5:])
+            if 0 <= i < len(self.import_choices):
+                path = self.import_choices[i].path
+                self.screen, self.director_note = Screen.IMPORTING, ""
+                self.import_view = ImportView(path.rsplit("/", 1)[-1])
+                return [ImportWordList(path)]
+        return None
+
+    def show_import_choices(self, choices: Sequence[LexiconChoice]) -> None:
+        self.import_choices = tuple(choices)
+
+    def _on_importing(self, ev: Key | Tap) -> list[Effect] | None:
+        # While compiling, nothing leaves this screen: the result must be seen (and a half-read
+        # stick must not be pulled out because the screen looked finished).
+        if not self.importing and _action(ev) in {"done", "back", "escape", "enter"}:
+            return self._to_lexicons()
+        return None
+
+    def show_import_progress(self, fraction: float, stage: str) -> None:
+        if self.importing:
+            self.import_view = self.import_view.replace(fraction=fraction, stage=stage)
+
+    def show_import_done(self, view: ImportView, t_ns: int) -> None:
+        """The compile finished (or failed); the director's 60 s start now."""
+        if self.screen == Screen.IMPORTING:
+            self.import_view = view.replace(done=True, fraction=1.0 if not view.error else view.fraction)
+            self.last_input_ns = t_ns
 
     def _on_rules(self, ev: Key | Tap) -> list[Effect] | None:
         action = _action(ev)

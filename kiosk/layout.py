@@ -161,7 +161,19 @@ def buttons(st: Station, geo: Geometry) -> list[Button]:
         for i, choice in enumerate(st.lexicon_choices[start:start + LEXICONS_PER_PAGE]):
             style = "disabled" if choice.error else "selected" if st.lexicon and choice.label.startswith(st.lexicon.name + " ") else "key"
             out.append(Button(f"pick:{start + i}", geo.rect(16, 62 + i * 84, 768, 76), choice.label, style))
-        return out + _pager(geo, len(st.lexicon_choices), LEXICONS_PER_PAGE, st.page)
+        return out + _pager(geo, len(st.lexicon_choices), LEXICONS_PER_PAGE, st.page) + [
+            Button("usb", geo.rect(224, 404, 208, 64), "USB STICK", "action")]
+    if s == Screen.IMPORT:
+        out = []
+        start = st.page * LEXICONS_PER_PAGE
+        for i, choice in enumerate(st.import_choices[start:start + LEXICONS_PER_PAGE]):
+            out.append(Button(f"pick:{start + i}", geo.rect(16, 62 + i * 84, 768, 76), choice.label, "key"))
+        return out + _pager(geo, len(st.import_choices), LEXICONS_PER_PAGE, st.page) + [
+            Button("usb", geo.rect(224, 404, 208, 64), "LOOK AGAIN", "action")]
+    if s == Screen.IMPORTING:
+        if st.import_view is not None and st.import_view.done:
+            return [Button("done", geo.rect(584, 404, 200, 64), "DONE", "primary")]
+        return []
     if s == Screen.RULES:
         out = []
         start = st.page * RULES_PER_PAGE
@@ -209,12 +221,22 @@ def hit(btns: list[Button], x: float, y: float) -> str | None:
     return None
 
 
+# Geometries already found fit: `rackside kiosk` checks the configured display before opening
+# the window, then the window's real size (usually the same), and each check lays out every
+# screen (~1 ms of start-up, issue 11). The answer depends only on the geometry, so it is kept.
+_FITS: set = set()
+
+
 def check_touch_targets(geo: Geometry) -> None:
     """Refuse a display on which any target of any screen would be under 9 mm (LayoutError)."""
-    from rackside.kiosk.flow import LexiconChoice, LogRow
+    if geo in _FITS:
+        return
+    from rackside.kiosk.flow import ImportView, LexiconChoice, LogRow
 
     probe = Station(mode="self", rules=tuple((f"r{i}", f"Rule {i}") for i in range(RULES_PER_PAGE + 1)))
     probe.lexicon_choices = tuple(LexiconChoice(f"/x/{i}", f"L{i}") for i in range(LEXICONS_PER_PAGE + 1))
+    probe.import_choices = probe.lexicon_choices
+    probe.import_view = ImportView("x.txt", done=True)
     probe.log_rows = tuple(LogRow(f"id{i}", "", "self", None, "L", ("QI",), True, (True,)) for i in range(LOG_ROWS_PER_PAGE + 1))
     smallest = None
     for screen in Screen:
@@ -232,3 +254,4 @@ def check_touch_targets(geo: Geometry) -> None:
             f"{side / geo.px_per_mm:.1f} mm; touch targets must be at least {MIN_TARGET_MM:g} mm "
             f"(use a larger display, or check display.width_mm and display.height_mm)"
         )
+    _FITS.add(geo)

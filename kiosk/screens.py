@@ -45,6 +45,8 @@ class Renderer:
         self.surface = surface
         self.geo = geo
         self._fonts: dict[int, object] = {}
+        self._ops: list[tuple] = []  # what this frame drew, and where (see changed_areas)
+        self._previous: list[tuple] | None = None
         self._text: dict[tuple, object] = {}
 
     # -- text helpers -------------------------------------------------------------------------
@@ -91,7 +93,7 @@ class Renderer:
             x -= w // 2
         elif align == "right":
             x -= w
-        self.surface.blit(surf, (x, y))
+        self._mark(("text", text, design_px, colour), self.surface.blit(surf, (x, y)))
         return Rect(x, y, w, h)
 
     def wrap(self, text: str, design_px: float, max_w: int) -> list[str]:
@@ -129,17 +131,17 @@ class Renderer:
     def box(self, r: Rect, fill, border=None, radius: float = 10, width: float = 2) -> None:
         pg = self.pg
         rr = pg.Rect(r.x, r.y, r.w, r.h)
-        pg.draw.rect(self.surface, fill, rr, border_radius=self.geo.px(radius))
+        self._mark(("box", fill, border, radius, width), pg.draw.rect(self.surface, fill, rr, border_radius=self.geo.px(radius)))
         if border:
             pg.draw.rect(self.surface, border, rr, self.geo.px(width), border_radius=self.geo.px(radius))
 
     def tick(self, cx: int, cy: int, size: int, colour) -> None:
         pts = [(cx - size * 0.45, cy), (cx - size * 0.12, cy + size * 0.33), (cx + size * 0.48, cy - size * 0.38)]
-        self.pg.draw.lines(self.surface, colour, False, pts, max(3, size // 7))
+        self._mark(("tick", colour), self.pg.draw.lines(self.surface, colour, False, pts, max(3, size // 7)))
 
     def cross(self, cx: int, cy: int, size: int, colour) -> None:
         d, w = size * 0.38, max(3, size // 7)
-        self.pg.draw.line(self.surface, colour, (cx - d, cy - d), (cx + d, cy + d), w)
+        self._mark(("cross", colour), self.pg.draw.line(self.surface, colour, (cx - d, cy - d), (cx + d, cy + d), w))
         self.pg.draw.line(self.surface, colour, (cx - d, cy + d), (cx + d, cy - d), w)
 
     def button(self, b: Button, pressed: bool) -> None:
@@ -168,7 +170,28 @@ class Renderer:
 
     # -- screens ------------------------------------------------------------------------------
 
+    def _mark(self, what: tuple, area) -> None:
+        """Note one thing drawn and the pygame.Rect it covered (see `changed_areas`)."""
+        self._ops.append((what, (area.x, area.y, area.w, area.h)))
+
+    def invalidate(self) -> None:
+        """The window's contents were lost (exposed, resized): the next frame goes out whole."""
+        self._previous = None
+
+    def changed_areas(self) -> list | None:
+        """Where this frame differs from the last one drawn: the areas of everything drawn in one
+        frame and not the other (a key's highlight, a typed letter, a countdown's digit), or None
+        for the whole window (the first frame, another screen or background). The whole frame is
+        still drawn into the surface (2-4 ms at 1920x1080); only these areas are sent to the
+        display, which on X is most of a frame's cost (issue 11)."""
+        previous, current = self._previous, self._ops
+        self._previous = current
+        if previous is None or previous[0] != current[0]:
+            return None
+        return [area for _, area in set(previous).symmetric_difference(current)]
+
     def draw(self, st: Station, now_ns: int, pressed: str | None = None) -> None:
+        self._ops = [(("screen", st.screen), (0, 0, *self.surface.get_size()))]
         self.surface.fill(BG)
         getattr(self, f"_draw_{st.screen.name.lower()}")(st, now_ns)
         for b in buttons(st, self.geo):
@@ -208,14 +231,24 @@ class Renderer:
     def _draw_count(self, st: Station, now_ns: int) -> None:
         g = self.geo
         self.header("How many words are challenged?")
-        self.draw_text(f"Touch a number, or press 1–{min(st.max_words, 8)} on the keyboard",
-                       g.rect(16, 64, 0, 0).x, g.rect(0, 64, 0, 0).y, 22, MUTED)
+        secs = st.countdown_s(now_ns)
+        self.draw_text(self.countdown_text(secs) if secs is not None
+                       else f"Touch a number, or press 1–{min(st.max_words, 8)} on the keyboard",
+                       g.rect(16, 64, 0, 0).x, g.rect(0, 64, 0, 0).y, 22, MUTED if secs is None else AMBER,
+                       max_w=g.px(768))
+
+    @staticmethod
+    def countdown_text(secs: int) -> str:
+        return f"No input: the words are cleared in {secs} s. Touch the screen to keep them"
 
     def _draw_entry(self, st: Station, now_ns: int) -> None:
         g = self.geo
         n = st.count
         typed = len(st.typed_words)
-        if st.message:
+        secs = st.countdown_s(now_ns)
+        if secs is not None:
+            prompt, colour = self.countdown_text(secs), AMBER
+        elif st.message:
             prompt, colour = st.message, AMBER
         elif st.ready_to_judge:
             prompt, colour = "Opponent: check the spelling, then press JUDGE", GREEN_TEXT
@@ -244,7 +277,8 @@ class Renderer:
                 if not current:
                     self.draw_text("…", wx, y, size * 0.7, MUTED)
             if current:
-                self.pg.draw.rect(self.surface, AMBER, self.pg.Rect(end + g.px(3), y, g.px(4), int(slot_h * 0.8)))
+                self._mark(("cursor",), self.pg.draw.rect(self.surface, AMBER,
+                                                          self.pg.Rect(end + g.px(3), y, g.px(4), int(slot_h * 0.8))))
 
     def _draw_result(self, st: Station, now_ns: int) -> None:
         g = self.geo
@@ -252,7 +286,7 @@ class Renderer:
         if v is None:
             return
         ok = v.acceptable
-        self.surface.fill(GREEN if ok else RED)
+        self._mark(("fill", ok), self.surface.fill(GREEN if ok else RED))
         word = "ACCEPTABLE" if ok else "UNACCEPTABLE"
         icon = g.rect(28, 20, 110, 110)
         (self.tick if ok else self.cross)(icon.center[0], icon.center[1], icon.w, TEXT)
@@ -269,7 +303,7 @@ class Renderer:
         y = max(y + 60, round((bottom - g.origin[1]) / g.scale) + 8)
         self.draw_text(f"Lexicon: {v.lexicon}", g.rect(32, min(y, 392), 0, 0).x, g.rect(0, min(y, 392), 0, 0).y, 20,
                        TEXT, max_w=g.px(740))
-        docket = {"": "", "printing": "Printing the docket…", "printed": "Docket printed"}.get(st.docket)
+        docket = {"": "", "printing": "Printing the docket…", "printed": "Docket printed. Touch the screen for the next slip"}.get(st.docket)
         if docket is None:
             docket = f"The docket did not print ({st.docket[8:] or 'printer error'}): mark the slip by hand."
         if docket:
@@ -278,8 +312,11 @@ class Renderer:
             self.draw_paragraph(docket, g.rect(16, 422, 768, 54), 24,
                                 AMBER if st.docket.startswith("failed") else TEXT, align="center")
         else:
-            self.draw_text("Touch the screen when you have both seen the result", g.rect(400, 440, 0, 0).x,
-                           g.rect(0, 440, 0, 0).y, 18, TEXT, align="center", max_w=g.px(760))
+            # Runner mode: the adjudicator is at the station, the players are at their table.
+            line = ("Mark the slip, then touch the screen" if v.kind == "runner"
+                    else "Touch the screen when you have both seen the result")
+            self.draw_text(line, g.rect(400, 440, 0, 0).x, g.rect(0, 440, 0, 0).y, 18, TEXT, align="center",
+                           max_w=g.px(760))
 
     def _draw_pin(self, st: Station, now_ns: int) -> None:
         g = self.geo
@@ -291,7 +328,7 @@ class Renderer:
             d = g.px(22)
             for i in range(len(st.pin)):
                 cx = field.x + field.w // 2 + int((i - (len(st.pin) - 1) / 2) * d * 2)
-                self.pg.draw.circle(self.surface, TEXT, (cx, field.y + field.h // 2), d // 2 + 2)
+                self._mark(("dot",), self.pg.draw.circle(self.surface, TEXT, (cx, field.y + field.h // 2), d // 2 + 2))
         if st.pin_message:
             self.draw_paragraph(st.pin_message, g.rect(16, 236, 420, 60), 24, AMBER)
         self.draw_paragraph("Director mode only. Players: press CANCEL.", g.rect(16, 310, 420, 60), 20, MUTED)
@@ -319,10 +356,50 @@ class Renderer:
         g = self.geo
         self.header("Choose the lexicon", f"{len(st.lexicon_choices)} found")
         if not st.lexicon_choices:
-            self.draw_paragraph("No compiled lexicons in the lexicon folder. Compile one with "
-                                "`rackside lexicon compile`.", g.rect(16, 80, 768, 100), 24, AMBER)
+            self.draw_paragraph("No compiled lexicons in the lexicon folder. Import a word list with USB STICK, or "
+                                "compile one with `rackside lexicon compile`.", g.rect(16, 80, 768, 100), 24, AMBER)
         if st.director_note:
             self.draw_paragraph(st.director_note, g.rect(16, 380, 420, 22), 16, AMBER)
+
+    def _draw_import(self, st: Station, now_ns: int) -> None:
+        g = self.geo
+        self.header("Import a word list from a USB stick", f"{len(st.import_choices)} found")
+        if not st.import_choices:
+            self.draw_paragraph("No word lists (.txt files) found on removable media. Plug in the stick, wait a few "
+                                "seconds, then press LOOK AGAIN.", g.rect(16, 80, 768, 100), 24, AMBER)
+        if st.director_note:
+            self.draw_paragraph(st.director_note, g.rect(16, 380, 420, 22), 16, AMBER)
+
+    def _draw_importing(self, st: Station, now_ns: int) -> None:
+        g = self.geo
+        v = st.import_view
+        if v is None:
+            return
+        self.header(f"{'Importing' if not v.done else 'Not imported:' if v.error else 'Imported'} {v.source}")
+        bar = g.rect(16, 64, 768, 44)
+        self.box(bar, PANEL, (90, 100, 114), radius=6)
+        if v.fraction > 0:
+            fill = Rect(bar.x, bar.y, max(g.px(12), round(bar.w * min(1.0, v.fraction))), bar.h)
+            self.box(fill, AMBER if v.error else (21, 101, 192), radius=6)
+        if not v.done:
+            self.draw_text(f"{v.stage}… {round(v.fraction * 100)} %", g.rect(16, 120, 0, 0).x, g.rect(0, 120, 0, 0).y,
+                           26, TEXT)
+            self.draw_paragraph("Leave the stick in until this finishes.", g.rect(16, 160, 768, 40), 22, MUTED)
+            return
+        if v.error:
+            self.draw_paragraph(f"Not imported: {v.error}", g.rect(16, 120, 768, 150), 24, AMBER)
+            self.draw_paragraph("The station still judges with the lexicon it had.", g.rect(16, 280, 768, 40), 22,
+                                MUTED)
+            return
+        self.draw_text(f"{v.name} · {v.word_count:,} words · checksum {v.checksum}", g.rect(16, 120, 0, 0).x,
+                       g.rect(0, 120, 0, 0).y, 30, GREEN_TEXT, max_w=g.px(768))
+        y = 166
+        for line in v.skipped[:5]:
+            self.draw_text(line, g.rect(16, y, 0, 0).x, g.rect(0, y, 0, 0).y, 20, TEXT if y == 166 else MUTED,
+                           max_w=g.px(768))
+            y += 28
+        if st.director_note:
+            self.draw_paragraph(st.director_note, g.rect(16, 330, 560, 60), 24, AMBER)
 
     def _draw_rules(self, st: Station, now_ns: int) -> None:
         pages = max(1, -(-len(st.rules) // RULES_PER_PAGE))

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
-import getpass
-import logging
 import sys
 from pathlib import Path
-
-log = logging.getLogger(__name__)
 
 
 def register(sub) -> None:
@@ -27,10 +22,12 @@ def register(sub) -> None:
     p.add_argument("--hash-pin", action="store_true",
                    help="ask for a new director PIN and print the pin_hash line for the config, then exit")
     p.add_argument("--check-config", action="store_true", help="validate the config and the display, then exit")
-    p.set_defaults(func=main)
+    # logging=False: rackside.cli leaves logging to us; it is set up after the first idle frame,
+    # so its ~5 ms are not spent before the station is on screen (issue 11).
+    p.set_defaults(func=main, logging=False)
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args) -> int:  # an argparse.Namespace, or the fast path's SimpleNamespace (kiosk.cli)
     from rackside.kiosk.station_config import ConfigError, default_config_path, load_config, parse_size
 
     if args.hash_pin:
@@ -46,7 +43,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"rackside kiosk: {path}: director.pin_hash is not set, so nobody could leave the station. "
               "Make one with: rackside kiosk --hash-pin", file=sys.stderr)
         return 2
-    from rackside.kiosk.app import KioskApp
+    from rackside.kiosk.app import KioskApp, NoDisplayError
     from rackside.kiosk.layout import Geometry, LayoutError, check_touch_targets
 
     fullscreen = False if args.windowed else config.fullscreen
@@ -67,9 +64,12 @@ def main(args: argparse.Namespace) -> int:
         return 0
     app = KioskApp(config, size=size, fullscreen=fullscreen, mode="runner" if args.runner else None)
     try:
-        return app.run()
+        return app.run(after_first_frame=lambda: _set_up_logging(args.verbose))
     except LayoutError as exc:  # the real screen turned out smaller than the config says
         print(f"rackside kiosk: {exc}", file=sys.stderr)
+        return 2
+    except NoDisplayError as exc:
+        print(f"rackside kiosk: no display: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:
         from rackside.judge.settings import SettingsError
@@ -80,12 +80,22 @@ def main(args: argparse.Namespace) -> int:
         raise
 
 
+def _set_up_logging(verbose: int) -> None:
+    """As rackside.cli does for every other command (a subsystem may not import it)."""
+    import logging
+
+    level = [logging.WARNING, logging.INFO, logging.DEBUG][min(verbose, 2)]
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
 def _hash_pin() -> int:
-    from rackside.kiosk.station_config import PIN_RE, hash_pin
+    import getpass
+
+    from rackside.kiosk.station_config import hash_pin, valid_pin
 
     if sys.stdin.isatty():
         pin = getpass.getpass("New director PIN (4-8 digits): ")
-        if not PIN_RE.match(pin):  # say so now, not after it has been typed twice
+        if not valid_pin(pin):  # say so now, not after it has been typed twice
             print("rackside kiosk: the PIN must be 4 to 8 digits", file=sys.stderr)
             return 1
         if getpass.getpass("Again: ") != pin:
@@ -93,7 +103,7 @@ def _hash_pin() -> int:
             return 1
     else:
         pin = sys.stdin.readline().strip()
-    if not PIN_RE.match(pin):
+    if not valid_pin(pin):
         print("rackside kiosk: the PIN must be 4 to 8 digits", file=sys.stderr)
         return 1
     print(f'pin_hash = "{hash_pin(pin)}"')

@@ -37,14 +37,10 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, mode: int = 0o600) 
 
 
 def fsync_dir(folder: str | os.PathLike) -> None:
-    """Make a rename or a new file in `folder` durable (best effort where a folder cannot be opened)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
+    """Make a rename or a new file in `folder` durable. Raises OSError when it cannot be: the
+    caller (a journal, a checkpoint) must not believe a file is on the card when it may not be."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
-    except OSError:
-        pass
     finally:
         os.close(fd)

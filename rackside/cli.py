@@ -39,7 +39,7 @@ def _command_of(argv: list[str]) -> str | None:
 
 # Commands whose subsystem answers their commonest form before argparse is even imported:
 # `fast(argv)` returns an exit code, or None for any other form, which the full parser handles.
-FAST_PATHS = {"judge": "rackside.judge.fastpath"}
+FAST_PATHS = {"judge": "rackside.judge.fastpath", "kiosk": "rackside.kiosk.cli"}
 
 
 def show_paths(args: argparse.Namespace) -> int:

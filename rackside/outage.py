@@ -12,17 +12,27 @@ from __future__ import annotations
 import logging
 
 
+FAILED = "%(what)s failed: %(reason)s (logged once until it works again)"
+RECOVERED = "%(what)s works again (after %(failures)d failed: %(reason)s)"
+
+
 class Outage:
     """One thing that can fail and recover: `failed(reason)` on every failed attempt,
-    `recovered()` on every good one. Both are cheap when nothing changes."""
+    `recovered()` on every good one. Both are cheap when nothing changes.
 
-    __slots__ = ("log", "what", "reason", "failures")
+    `failed_msg` / `recovered_msg` reword the two log lines for a user who reads them (the journal's
+    say what the clock does meanwhile); they are %-templates over `what`, `reason`, `failures` and
+    any keyword given to `recovered` (e.g. how many inputs went unwritten)."""
 
-    def __init__(self, log: logging.Logger, what: str):
+    __slots__ = ("log", "what", "reason", "failures", "failed_msg", "recovered_msg")
+
+    def __init__(self, log: logging.Logger, what: str, *, failed_msg: str = FAILED, recovered_msg: str = RECOVERED):
         self.log = log
         self.what = what  # e.g. "journal", "display 'left'", "hall broker"
         self.reason: str | None = None  # the first failure of the current outage
         self.failures = 0  # attempts failed during the current outage
+        self.failed_msg = failed_msg
+        self.recovered_msg = recovered_msg
 
     @property
     def active(self) -> bool:
@@ -33,15 +43,15 @@ class Outage:
         self.failures += 1
         if self.reason is None:
             self.reason = str(reason)
-            self.log.error("%s failed: %s (logged once until it works again)", self.what, self.reason)
+            self.log.error(self.failed_msg, {"what": self.what, "reason": self.reason, "failures": self.failures})
             return True
         self.log.debug("%s failed again: %s (failure %d of this outage)", self.what, reason, self.failures)
         return False
 
-    def recovered(self) -> bool:
+    def recovered(self, **details: object) -> bool:
         """Record a good attempt; True when this ended an outage (and was logged)."""
         if self.reason is None:
             return False
-        self.log.warning("%s works again (after %d failed: %s)", self.what, self.failures, self.reason)
+        self.log.warning(self.recovered_msg, {"what": self.what, "reason": self.reason, "failures": self.failures, **details})
         self.reason, self.failures = None, 0
         return True

@@ -38,6 +38,10 @@ class Record:
     def values(self) -> tuple:
         return tuple(getattr(self, name) for name in self.__slots__)
 
+    def replace(self, **changes):
+        """A copy with these fields changed."""
+        return type(self)(**{**dict(zip(self.__slots__, self.values())), **changes})
+
     def __setattr__(self, name, value):
         raise AttributeError(f"{type(self).__name__} is immutable")
 

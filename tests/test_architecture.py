@@ -112,7 +112,6 @@ def test_the_graph_sees_every_subsystem():
     )
 
 
-@pytest.mark.xfail(reason="TEMPORARY until the display-driver registry lands (seams branch): display <-> pinmap/tm1637/serial_display", strict=False)
 def test_no_import_cycles():
     cycles = find_cycles(import_graph())
     assert cycles == [], "import cycles (function-level imports count):\n" + "\n".join(" <-> ".join(c) for c in cycles)

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -43,14 +44,14 @@ def test_a_config_that_is_a_directory_exits_2_naming_it(tmp_path):
     assert_one_line_naming(run_clock(path), path, "directory")
 
 
-def test_a_config_without_read_permission_exits_2_naming_it(tmp_path):
+def test_a_config_without_read_permission_exits_2_naming_it(request):
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("needs root and setpriv to run the clock as an unprivileged user")
-    # a folder the unprivileged user can enter, holding a file it may not read
-    folder = tmp_path / "etc"
-    folder.mkdir()
-    os.chmod(tmp_path, 0o755)
-    os.chmod(folder, 0o755)
+    # A folder the unprivileged user can reach (pytest's own are 0700 above tmp_path, which would
+    # refuse it at the folder, not at the file), holding a file it may not read.
+    folder = Path(tempfile.mkdtemp(prefix="rackside-clock-perm-"))
+    request.addfinalizer(lambda: shutil.rmtree(folder, ignore_errors=True))
+    folder.chmod(0o755)
     path = folder / "clock.toml"
     path.write_text('[clock]\ngame_time = "25:00"\n')
     os.chmod(path, 0o600)
@@ -58,4 +59,10 @@ def test_a_config_without_read_permission_exits_2_naming_it(tmp_path):
                                                        sys.executable, "-c", "import rackside"],
                                                       capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd="/").returncode:
         pytest.skip("the unprivileged user cannot run this checkout's Python")
+    # The control: the same file readable is read without complaint (the clock stops later, for
+    # other reasons, naming other paths), so the refusal below is the file's own permission bits.
+    os.chmod(path, 0o644)
+    readable = run_clock(path, user="nobody")
+    assert str(path) not in readable.stderr, readable.stderr
+    os.chmod(path, 0o600)
     assert_one_line_naming(run_clock(path, user="nobody"), path, "permission")

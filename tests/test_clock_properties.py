@@ -30,6 +30,7 @@ from rackside.firmware.clock import (
     Press,
     Resume,
     Rules,
+    _apply_general,
     apply,
     new_clock,
     phase_at,
@@ -231,3 +232,28 @@ def test_phase_at_is_the_phase_of_the_settled_clock(game, later):
         c = apply(c, event)
         for t in (c.since_ns, c.since_ns + later):
             assert phase_at(c, t) is settle(c, t).phase
+
+
+def _outcome(f, c, event):
+    try:
+        return f(c, event)
+    except Exception as e:  # noqa: BLE001 - the error itself is the outcome compared
+        return (type(e), str(e))
+
+
+@FAST
+@given(games, st.lists(gaps, min_size=1, max_size=3))
+def test_the_fast_path_of_apply_is_the_general_path(game, probes):
+    """`apply` settles and applies a press or a neutralisation on a running clock in one step
+    (issue 9, item 8: replay speed); it must give exactly the clock (or the error) that settling
+    and then applying gives, for every clock a game reaches and every input after it, including
+    one too early (time going backwards) and one past the forfeit line (5.3.3)."""
+    rules, steps = game
+    c = new_clock(rules)
+    for event in build(rules, steps):
+        t0 = c.since_ns or 0
+        for gap in probes + [-1, (rules.game_time_ms + rules.forfeit_overtime_ms) * MS]:
+            t = t0 + gap
+            for probe in (Press(t, 1), Press(t, 2), Press(t, 3), Neutralise(t)):
+                assert _outcome(apply, c, probe) == _outcome(_apply_general, c, probe)
+        c = apply(c, event)

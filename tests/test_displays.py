@@ -21,7 +21,8 @@ from gpiozero.pins.mock import MockFactory, MockPin
 from hypothesis import given, settings, strategies as st
 
 from rackside.hardware import sevenseg
-from rackside.hardware.display import DeviceDisplay, Display, NullDisplay, RecordingDisplay, open_display
+from rackside.hardware.display import DeviceDisplay, Display, NullDisplay, RecordingDisplay
+from rackside.hardware.drivers import open_display
 from rackside.hardware.pinmap import PinMapError
 
 # --- the decoder's own idea of what segments spell -------------------------------------------------
@@ -531,7 +532,7 @@ def test_open_display_bad_table_names_key_and_allowed_values(spec, message):
 
 def test_importing_the_hardware_layer_loads_no_hardware_module():
     code = (
-        "import sys, hardware.display, hardware.sevenseg, hardware.tm1637, hardware.serial_display, "
+        "import sys, hardware.display, hardware.sevenseg, hardware.drivers.tm1637, hardware.drivers.serial, "
         "rackside.hardware.pinmap, rackside.hardware.wiring, rackside.hardware.sdnotify\n"
         "bad = [m for m in ('gpiozero', 'serial', 'lgpio', 'RPi', 'pygame', 'luma', 'spidev') if m in sys.modules]\n"
         "print(bad); sys.exit(1 if bad else 0)"

@@ -61,13 +61,13 @@ def broker_outage_mid_game(make_broker, tmp_path, outage_s):
         assert max(lags) < 0.5, lags
         broker.start()
         journal = live.journal()
-        rec.wait_for(lambda r: unique(inputs(r)) >= {("game-000001", n) for n in range(2, 2 + len(journal))}, timeout=30)
+        rec.wait_for(lambda r: unique(inputs(r)) >= {("game-000001", n) for n in range(1, 1 + len(journal))}, timeout=30)
         live.tap("neutralise")
         rec.wait_for(lambda r: len(unique(inputs(r))) == len(journal) + 1, timeout=10)
         events = inputs(rec)
         journal = live.journal()
         # every event arrived, in journal order, with its journal line
-        assert sorted(unique(events)) == [("game-000001", n) for n in range(2, 2 + len(journal))]
+        assert sorted(unique(events)) == [("game-000001", j["seq"]) for j in journal]
         firsts = []
         for e in events:
             if (e["game"], e["seq"]) not in {(f["game"], f["seq"]) for f in firsts}:
@@ -148,7 +148,7 @@ def test_clock_killed_while_offline_delivers_its_outbox_after_restart(make_broke
         assert [x["input"] for x in lines] == ["press", "press", "press", "press", "neutralise", "resume"]
         rec.wait_for(lambda r: len(unique(inputs(r))) == len(lines), timeout=30)
         events = inputs(rec)
-        assert sorted(unique(events)) == [("game-000001", n) for n in range(2, 2 + len(lines))]
+        assert sorted(unique(events)) == [("game-000001", x["seq"]) for x in lines]
         assert [e["input"] for e in sorted(events, key=lambda e: e["seq"])][:5] == ["press", "press", "press", "press", "neutralise"]
     finally:
         clock.quit()
@@ -194,20 +194,25 @@ def test_a_full_publisher_queue_never_blocks_the_clock_and_loses_nothing(hall_br
     t = 10**12
     clock = store.start(t)
     cfg = hall_config.from_table({"url": hall_broker.url, "credentials": str(hall_broker.credentials("table-6"))}, "table")
-    out = HallOutput(cfg, store, queue_mod.SimpleQueue(), outbox_path=tmp_path / "outbox.sqlite", queue_size=3)
+    out = HallOutput(cfg, store, lambda message: None, outbox_path=tmp_path / "outbox.sqlite", queue_size=3)
     caplog.set_level(logging.DEBUG, logger="rackside.hall.clock_output")
+    from rackside.firmware.clock import view
+    from rackside.firmware.outputs import Frame
+
+    out.view(Frame(view(clock, t), ("", ""), clock, False, 1), t)  # the runner's first refresh: game 1
     for i in range(10):
         t += NS_PER_S
         inp = Press(t, 2 if i % 2 == 0 else 1)
         clock = apply(clock, inp)
-        out.applied(clock, inp, store.record(inp), t)
+        out.applied(inp, store.record(inp), clock, t)
+        out.flush(t)
     full = [r for r in caplog.records if "queue full" in r.getMessage() and r.levelno >= logging.ERROR]
     assert len(full) == 1  # once per outage, not once per input
     rec = Recorder(hall_broker, f"rackside/v1/{hall_broker.hall}/table/6/#")
     out.start()
     try:
-        rec.wait_for(lambda r: unique(inputs(r)) >= {("game-000001", n) for n in range(2, 12)})
-        assert [e["seq"] for e in inputs(rec)] == list(range(2, 12))  # in order, none twice
+        rec.wait_for(lambda r: unique(inputs(r)) >= {("game-000001", n) for n in range(1, 11)})
+        assert [e["seq"] for e in inputs(rec)] == list(range(1, 11))  # in order, none twice
     finally:
         out.close()
         store.close()

@@ -197,7 +197,7 @@ def test_the_simulator_joins_a_hall_with_dash_dash_hall(hall_broker, tmp_path):
         rec.wait_for(lambda r: any(t.endswith("table/5/status") and p == b"online" for t, p, _ in r.messages))
         os.write(fd, b"m")
         event = rec.wait_for(lambda r: [e for e in r.json("event") if e["input"] == "press"])[0]
-        assert event["player"] == 2 and event["seq"] == 2
+        assert event["player"] == 2 and event["seq"] == 1
         os.write(fd, b"q")
         read_until(fd, b"\x1b[?25h")
     finally:

@@ -329,3 +329,47 @@ def test_a_state_line_with_impossible_rules_is_a_damaged_line():
     d["state"]["rules"]["game_time_ms"] = -1
     journal = parse_journal(HEADER.encode() + (dumps(d) + "\n").encode())
     assert journal.problems and journal.problems[0][0] == 2 and "rules" in journal.problems[0][1]
+
+
+def _general(chunk: bytes):
+    """What the JSON decoder makes of a line (the path every line took before the templates)."""
+    from rackside.firmware.journal import loads
+
+    d = loads(chunk)
+    return d, input_from_dict(d), d.get("seq")
+
+
+_number = st.one_of(st.integers(0, 10**25), st.sampled_from(["0", "00", "01", "-1", "1.0", "1e3", " 1", "true"]))
+_player = st.one_of(st.sampled_from([1, 2]), st.sampled_from(["0", "3", "01", "1.0", '"1"', "true"]))
+
+
+@settings(max_examples=400)
+@given(st.sampled_from(["press", "neutralise"]), _number, _player, _number, st.sampled_from(["", " ", "\r", "}"]))
+def test_the_press_and_neutralise_templates_read_what_the_json_decoder_reads(name, t, p, seq, tail):
+    """Presses and neutralisations are read without the JSON decoder when the line is exactly the
+    clock's own template (issue 9, item 8: replay speed); any line, template or near miss, must
+    read exactly as the decoder reads it: the same object, input and seq, or a damaged line."""
+    from rackside.firmware.journal import parse_record
+
+    fields = f'"t_ns":{t},"input":"{name}",' + (f'"player":{p},' if name == "press" else "") + f'"seq":{seq}'
+    chunk = ("{" + fields + "}" + tail).encode()
+    try:
+        expected = _general(chunk)
+        if not isinstance(expected[2], int) or isinstance(expected[2], bool) or expected[2] < 1:
+            raise JournalError("bad seq")
+    except JournalError:
+        expected = None
+    try:
+        got = parse_record(chunk)
+    except JournalError:
+        got = None
+    assert got == expected
+    # and read in a journal, with its line number and byte offsets
+    raw = make_header_line() + b'{"t_ns":1,"input":"end"}\n' + chunk + b"\n"
+    (line,) = [ln for ln in parse_journal(raw).lines if ln.number == 3]
+    assert (line.data, line.event, line.seq) == (expected if expected else (None, None, None))
+    assert (line.offset, line.end) == (len(raw) - len(chunk) - 1, len(raw))
+
+
+def make_header_line() -> bytes:
+    return (dumps(make_header(Rules())) + "\n").encode()

@@ -127,6 +127,7 @@ import pytest
 from rackside.kiosk import flow
 from rackside.judge.challenge_log import ChallengeLog
 from rackside.kiosk.docket import Docket, encode_docket
+from rackside.kiosk.app import QUIT_STATUS
 from rackside.kiosk.flow import Screen
 
 
@@ -279,28 +280,172 @@ def test_result_stays_ten_seconds(app):
     assert app.station.screen == Screen.IDLE
 
 
-def test_fifteen_seconds_without_input_forgets_the_words(app):
+def test_fifteen_seconds_without_input_leaves_the_count_screen(app):
+    tap(app, "start")
+    app.clock.advance(14.9)
+    app.step()
+    assert app.station.screen == Screen.COUNT
+    app.clock.advance(0.1)
+    app.step()
+    assert app.station.screen == Screen.IDLE
+
+
+def test_entry_keeps_a_challenge_sixty_seconds_with_a_countdown(app):
+    """Issue 10 item 8: the words stay while anyone types or checks; 60 s without input, with a
+    countdown on screen for the last 10 s, returns to idle."""
     post_keys("2")
     type_text("qi z")
     app.step()
-    app.clock.advance(14.9)
+    app.clock.advance(49.9)
     app.step()
-    assert app.station.screen == Screen.ENTRY and app.station.words == ["QI", "Z"]
-    post_keys("A")
+    st = app.station
+    assert st.screen == Screen.ENTRY and st.words == ["QI", "Z"] and st.countdown_s(app.clock()) is None
+    app.clock.advance(0.1)  # 50 s: the last 10 s are counted down, redrawn each second
+    assert app.station.next_deadline_ns(app.clock() - 1) == app.clock()
+    frames = app.frames
     app.step()
-    app.clock.advance(14.9)
+    assert st.countdown_s(app.clock()) == 10 and app.frames == frames + 1
+    app.clock.advance(1)
     app.step()
-    assert app.station.words == ["QI", "ZA"]  # each input restarts the 15 s
+    assert st.countdown_s(app.clock()) == 9 and app.frames == frames + 2
+    post_keys("A")  # any key restarts the 60 s
+    app.step()
+    assert st.words == ["QI", "ZA"] and st.countdown_s(app.clock()) is None
+    app.clock.advance(59.9)
+    app.step()
+    assert st.screen == Screen.ENTRY and st.countdown_s(app.clock()) == 1
     app.clock.advance(0.1)
     app.step()
-    assert app.station.screen == Screen.IDLE and app.station.typed_words == ()
+    assert st.screen == Screen.IDLE and st.typed_words == ()
+
+
+def test_a_touch_anywhere_restarts_the_entry_countdown(app):
+    post_keys("1")
+    type_text("qi")
+    app.step()
+    app.clock.advance(55)
+    app.step()
+    assert app.station.countdown_s(app.clock()) == 5
+    post_finger_tap(app, pos=(app.geo.rect(400, 200, 0, 0).x, app.geo.rect(0, 200, 0, 0).y))  # no key there
+    app.step()
+    assert app.station.countdown_s(app.clock()) is None and app.station.words == ["QI"]
+    post_keys("F4")  # a key that means nothing still says someone is there
+    app.clock.advance(55)
+    app.step()
+    assert app.station.countdown_s(app.clock()) is None
+    app.clock.advance(59.9)
+    app.step()
+    assert app.station.screen == Screen.ENTRY
+
+
+def test_result_timings_are_unchanged(app):
+    judge_keep(app, "qi")
+    app.clock.advance(0.4)
+    post_finger_tap(app, pos=(10, 10))
+    app.step()
+    assert app.station.screen == Screen.RESULT  # the first 0.5 s ignores touches
+    app.clock.advance(9.5)
+    app.step()
+    assert app.station.screen == Screen.RESULT
+    app.clock.advance(0.1)
+    app.step()
+    assert app.station.screen == Screen.IDLE  # 10 s hold
 
 
 def test_deadline_matches_the_next_timeout(app):
     assert app.station.next_deadline_ns(app.clock()) is None  # idle: sleep until input
     post_keys("1")
     app.step()
+    assert app.station.next_deadline_ns(app.clock()) == app.clock() + 50 * flow.NS  # the countdown starts
+    post_keys("ESCAPE")
+    app.step()
     assert app.station.next_deadline_ns(app.clock()) == app.clock() + 15 * flow.NS
+
+
+def test_sends_only_what_changed_to_the_display(tmp_path, monkeypatch):
+    """Issue 11 item 4: a typed letter or a countdown second updates a few small areas of a
+    1920x1080 window; another screen goes out whole."""
+    a, clock = make_app(tmp_path, monkeypatch, size=(1920, 1080))
+    sent = []
+    monkeypatch.setattr(pygame.display, "flip", lambda: sent.append("whole"))
+    monkeypatch.setattr(pygame.display, "update", lambda areas: sent.append(list(areas)))
+    try:
+        post_keys("3")
+        a.step()
+        assert sent == ["whole"]  # idle -> entry
+        for ch in "QIZ":
+            sent.clear()
+            post_keys(ch)
+            a.step()
+            [areas] = sent
+            assert areas and sum(w * h for _, _, w, h in areas) < 0.1 * 1920 * 1080
+        sent.clear()
+        clock.advance(51)  # the countdown appears: only the prompt line changes
+        a.step()
+        [areas] = sent
+        assert sum(w * h for _, _, w, h in areas) < 0.1 * 1920 * 1080
+        assert all(y < 1080 * 0.1 for _, y, _, _ in areas)
+        sent.clear()
+        post_keys("TAB")  # JUDGE refused: 1 of 3 typed; the message line changes
+        a.step()
+        sent.clear()
+        post_keys("ESCAPE")
+        a.step()
+        assert sent == ["whole"]
+    finally:
+        a.shutdown()
+
+
+def test_every_changed_pixel_is_sent(tmp_path, monkeypatch):
+    """Whatever changed between two frames lies inside the areas sent (compared pixel by pixel)."""
+    a, clock = make_app(tmp_path, monkeypatch)
+    sent = []
+    monkeypatch.setattr(pygame.display, "flip", lambda: sent.append(None))
+    monkeypatch.setattr(pygame.display, "update", lambda areas: sent.append(list(areas)))
+    checked = [0]
+
+    def check(keys=(), taps=(), advance=0.0):
+        before = a.surface.copy()
+        sent.clear()
+        post_keys(*keys)
+        for t in taps:
+            post_finger_tap(a, t)
+        clock.advance(advance)
+        a.step()
+        if not sent or sent[-1] is None:
+            return
+        w, h = a.surface.get_size()
+        changed = pygame.mask.Mask((w, h))
+        for one, other in ((a.surface, before), (before, a.surface)):
+            d = one.copy()
+            d.blit(other, (0, 0), special_flags=pygame.BLEND_RGB_SUB)
+            same = pygame.mask.from_threshold(d, (0, 0, 0, 255), (1, 1, 1, 255))
+            same.invert()
+            changed.draw(same, (0, 0))
+        outside = pygame.mask.Mask((w, h), fill=True)
+        for x, y, aw, ah in sent[-1]:
+            outside.erase(pygame.mask.Mask((aw, ah), fill=True), (x, y))
+        assert changed.overlap_area(outside, (0, 0)) == 0, a.station.screen
+        checked[0] += 1
+
+    try:
+        check(keys=["3"])
+        for ch in "QUIXOTIC":
+            check(keys=[ch])
+        check(keys=["SPACE"])
+        check(keys=["J", "O"])
+        check(keys=["BACKSPACE", "BACKSPACE", "BACKSPACE"])
+        check(keys=["TAB"])  # refused: the message
+        check(advance=50)
+        check(advance=1)
+        check(keys=["A"])
+        check(taps=["count"])
+        check(keys=["ESCAPE"])
+        for d in "246":
+            check(keys=[d])
+        assert checked[0] >= 15
+    finally:
+        a.shutdown()
 
 
 def test_redraws_only_when_something_changed(app):
@@ -496,9 +641,208 @@ def test_readjudicate_by_typed_id(director, tmp_path):
     assert director.station.screen == Screen.READJ_ENTRY and "No challenge" in director.station.director_note
 
 
+def usb_stick(tmp_path) -> Path:
+    """A stick as udisks mounts it, with one word list (and things that are not word lists)."""
+    stick = tmp_path / "media" / "director" / "HALL-USB"
+    (stick / "lists").mkdir(parents=True)
+    lines = ["# club list", "qi", "za", "ZA", "cat", "dog", "jinx", "zzz", "x", "ABCDEFGHIJKLMNOPQ", "no-way"]
+    (stick / "lists" / "club26.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (stick / ".hidden.txt").write_text("QI\n")
+    (stick / "readme.md").write_text("not a list\n")
+    return tmp_path / "media"
+
+
+def import_from(director, media: Path, run_media: Path | None = None) -> None:
+    director.paths.media = (media, run_media or media.parent / "run-media")
+    tap(director, "lexicons", "usb")
+    assert director.station.screen == Screen.IMPORT
+
+
+def finish_import(app) -> None:
+    if app._import is not None:  # (a small list may be done by the tap's own step)
+        app._import.join(10)
+    app.step()
+
+
+def test_import_a_word_list_from_a_usb_stick(director, tmp_path):
+    """Issue 10 item 5: list, compile with a progress bar, show what it became, switch to it."""
+    import_from(director, usb_stick(tmp_path))
+    st = director.station
+    assert [c.path.rsplit("/", 1)[-1] for c in st.import_choices] == ["club26.txt"]
+    tap(director, "pick:0")
+    assert st.screen == Screen.IMPORTING
+    finish_import(director)
+    v = st.import_view
+    assert v.done and not v.error and v.name == "CLUB26" and v.word_count == 6
+    assert v.checksum == director.lexicon.short_checksum and len(v.checksum) == 8
+    assert v.skipped[0] == "Skipped 4 lines:" and any(line.startswith("too long: 1") for line in v.skipped)
+    assert any("duplicate: 1" in line for line in v.skipped) and any("not letters: 1" in line for line in v.skipped)
+    assert director.lexicon.name == "CLUB26" and "ZZZ" in director.lexicon
+    from rackside.judge.settings import load_settings
+    assert load_settings(tmp_path / "station.json").lexicon_path == tmp_path / "lexicons" / "club26.rlex"
+    assert "Now judging with CLUB26" in st.director_note
+    director.render(force=True)
+    tap(director, "done")
+    assert st.screen == Screen.LEXICONS and any(c.label.startswith("CLUB26 ") for c in st.lexicon_choices)
+
+
+def test_the_ui_never_waits_for_the_compile(director, tmp_path, monkeypatch):
+    from rackside.judge import lexicon as lexicon_module
+
+    release, entered = threading.Event(), threading.Event()
+    real = lexicon_module.compile_bytes
+
+    def slow_compile(*a, **kw):
+        entered.set()
+        assert release.wait(10)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(lexicon_module, "compile_bytes", slow_compile)
+    import_from(director, usb_stick(tmp_path))
+    tap(director, "pick:0")
+    assert entered.wait(10)
+    director.clock.advance(0.1)
+    director.step()  # returns at once: the compile is in its thread
+    st = director.station
+    assert st.screen == Screen.IMPORTING and st.import_view.stage == "Compiling" and 0.5 < st.import_view.fraction < 1
+    assert "Compiling… 60 %" in texts_drawn(director)  # the bar and its stage are on screen
+    assert director._background_deadline(director.clock()) == director.clock() + 100_000_000
+    director.clock.advance(120)  # the director's 60 s timeout waits for the compile
+    director.step()
+    assert st.screen == Screen.IMPORTING
+    post_keys("ESCAPE")
+    director.step()
+    assert st.screen == Screen.IMPORTING  # nothing leaves it half-done
+    release.set()
+    finish_import(director)
+    assert st.import_view.done and director.lexicon.name == "CLUB26"
+    director.clock.advance(60)  # then the director's timeout applies again
+    director.step()
+    assert st.screen == Screen.IDLE
+
+
+def test_a_bad_word_list_is_refused_and_the_lexicon_kept(director, tmp_path):
+    media = tmp_path / "media"
+    (media / "STICK").mkdir(parents=True)
+    (media / "STICK" / "utf16.txt").write_bytes("QI\nZA\n".encode("utf-16-le"))  # no BOM
+    import_from(director, media)
+    tap(director, "pick:0")
+    finish_import(director)
+    v = director.station.import_view
+    assert v.done and "UTF-16" in v.error and director.lexicon.name == "TINY"
+    director.render(force=True)
+    assert not (tmp_path / "lexicons" / "utf16.rlex").exists()
+
+
+def test_no_stick_says_so(director, tmp_path):
+    import_from(director, tmp_path / "nothing-mounted")
+    assert director.station.import_choices == ()
+    assert "No word lists" in " ".join(texts_drawn(director))
+
+
 def test_director_quits(director):
     tap(director, "quit")
-    assert not director.running
+    assert not director.running and director.exit_status == QUIT_STATUS
+
+
+def test_quit_station_stays_stopped_under_systemd():
+    """Issue 10 item 2: Restart=always brought a quit station back after 2 s. The director's quit
+    exits with a status systemd is told not to restart on; a crash still restarts."""
+    import configparser
+
+    unit = configparser.ConfigParser(strict=False, interpolation=None)
+    unit.read(Path(__file__).resolve().parent.parent / "deploy" / "rackside-kiosk.service")
+    assert unit["Service"]["Restart"] in {"always", "on-failure"}
+    assert str(QUIT_STATUS) in unit["Service"]["RestartPreventExitStatus"].split()
+    assert QUIT_STATUS not in {0, 1, 2}  # not a normal stop, a crash or a usage error
+
+
+def test_director_quit_is_the_process_exit_status(tmp_path, monkeypatch):
+    """The whole command: PIN, Quit station, and `rackside kiosk` exits QUIT_STATUS."""
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "station.toml"
+    cfg.write_text(f'[director]\npin_hash = "{PIN_HASH}"\n[display]\nfullscreen = false\n'
+                   f'[log]\npath = "{tmp_path / "log.jsonl"}"\n', encoding="utf-8")
+    code = ("import pygame, sys\n"
+            "from rackside.cli import main\n"
+            "from rackside.kiosk import app as A\n"
+            "orig = A.KioskApp.start\n"
+            "def start(self):\n"
+            "    orig(self)\n"
+            "    for k in ['escape'] + list('" + PIN + "') + ['return']:\n"
+            "        pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=pygame.key.key_code(k), mod=0))\n"
+            "    self.carry_out(A.flow.Quit())\n"
+            "A.KioskApp.start = start\n"
+            "sys.exit(main(['kiosk', '--config', sys.argv[1]]))\n")
+    env = dict(os.environ, SDL_VIDEODRIVER="dummy", RACKSIDE_STATE_DIR=str(tmp_path / "state"))
+    r = subprocess.run([sys.executable, "-c", code, str(cfg)], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == QUIT_STATUS, r.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    ["--config", "X"], ["--config=X", "--windowed"], ["--windowed", "--runner", "--size", "1920x1080", "--config", "X"],
+    [],
+])
+def test_the_fast_path_takes_the_forms_systemd_and_directors_use(argv, monkeypatch):
+    from rackside.kiosk import cli, station_cli
+
+    got = []
+    monkeypatch.setattr(station_cli, "main", lambda args: got.append(args) or 0)
+    assert cli.fast(argv) == 0
+    [args] = got
+    full = __import__("rackside.cli", fromlist=["build_parser"]).build_parser("kiosk").parse_args(["kiosk", *argv])
+    for name in ("config", "size", "windowed", "runner", "hash_pin", "check_config"):
+        assert getattr(args, name) == getattr(full, name), name  # the same as the full parser's
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--hash-pin"], ["--check-config"], ["--config"], ["--bogus"],
+                                  ["--config", "a", "--config", "b"], ["--size"], ["extra"]])
+def test_other_forms_go_to_the_full_parser(argv):
+    from rackside.kiosk import cli
+
+    assert cli.fast(argv) is None
+
+
+def test_the_station_reaches_its_first_frame_without_argparse(tmp_path):
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "station.toml"
+    cfg.write_text(f'[director]\npin_hash = "{PIN_HASH}"\n[display]\nfullscreen = false\n', encoding="utf-8")
+    code = ("import sys\n"
+            "from rackside.kiosk import app as A\n"
+            "def run(self, after_first_frame=None):\n"
+            "    self.start()\n"
+            "    print(sorted(m for m in ('argparse', 'logging') if m in sys.modules))\n"
+            "    self.shutdown()\n"
+            "    return 0\n"
+            "A.KioskApp.run = run\n"
+            "from rackside.cli import main\n"
+            "sys.exit(main(['kiosk', '--config', sys.argv[1]]))\n")
+    env = dict(os.environ, SDL_VIDEODRIVER="dummy", RACKSIDE_STATE_DIR=str(tmp_path / "state"))
+    r = subprocess.run([sys.executable, "-c", code, str(cfg)], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+
+
+def test_no_display_exits_2_with_one_line(tmp_path):
+    """Issue 10 item 10: with no display, `rackside kiosk` used to run invisibly (SDL's offscreen
+    driver). It exits 2 and says where a station can run."""
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "station.toml"
+    cfg.write_text(f'[director]\npin_hash = "{PIN_HASH}"\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"}}
+    env.update(RACKSIDE_STATE_DIR=str(tmp_path / "state"), XDG_RUNTIME_DIR=str(tmp_path))
+    r = subprocess.run([sys.executable, "-m", "rackside", "kiosk", "--config", str(cfg)], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rackside kiosk: no display") and "SDL_VIDEODRIVER" in lines[0]
 
 
 def test_run_loop_processes_the_queue_and_quits(tmp_path, monkeypatch):
@@ -515,7 +859,95 @@ def test_run_loop_processes_the_queue_and_quits(tmp_path, monkeypatch):
     w, h = a.surface.get_size()
     pygame.event.post(pygame.event.Event(pygame.FINGERDOWN, x=x / w, y=y / h, touch_id=1, finger_id=1))
     pygame.event.post(pygame.event.Event(pygame.FINGERUP, x=x / w, y=y / h, touch_id=1, finger_id=1))
-    assert a.run() == 0
+    assert a.run() == QUIT_STATUS
+
+
+def test_loop_sleeps_until_the_next_poll_or_deadline(app, monkeypatch):
+    """Issue 11 item 3: no `event.wait` (it wakes ~900 times a second); the loop sleeps itself,
+    20 wake-ups a second when idle, and a sleep ends exactly at a deadline (the result's 10 s)."""
+    from rackside.hardware.sdnotify import Notifier
+    from rackside.kiosk import app as app_module
+
+    wakes = []
+
+    def fake_sleep(seconds):
+        assert seconds > 0
+        app.clock.advance(seconds)
+        wakes.append(app.clock())
+        if app.clock() - start > 30 * NS:
+            app.running = False
+
+    monkeypatch.setattr(app_module.time, "sleep", fake_sleep)
+    monkeypatch.setattr(pygame.event, "wait", lambda *a: pytest.fail("event.wait wakes ~900/s"))
+    start = app.clock()
+    post_keys("1")
+    type_text("qi")
+    post_keys("TAB")
+    app._loop(pygame, Notifier({}))
+    st = app.station
+    assert st.screen == Screen.IDLE and st.verdict_ns == start
+    assert start + 10 * NS in wakes  # woke exactly when the result's hold ended
+    idle = [t for t in wakes if t > start + 13 * NS]
+    assert len(idle) <= 17 * 20 + 1  # 20 a second
+
+
+def test_loop_draws_each_second_of_the_countdown_when_due(app, monkeypatch):
+    from rackside.hardware.sdnotify import Notifier
+    from rackside.kiosk import app as app_module
+
+    drawn = []
+    real_render = type(app).render
+
+    def render(force=False):
+        drew = real_render(app, force)
+        if drew:
+            drawn.append((app.clock(), app.station.screen, app.station.countdown_s(app.clock())))
+        return drew
+
+    def fake_sleep(seconds):
+        app.clock.advance(seconds)
+        if app.station.screen == Screen.IDLE:
+            app.running = False
+
+    monkeypatch.setattr(app, "render", render)
+    monkeypatch.setattr(app_module.time, "sleep", fake_sleep)
+    post_keys("1")
+    start = app.clock()
+    app._loop(pygame, Notifier({}))
+    counted = [(t - start, secs) for t, screen, secs in drawn if secs is not None]
+    assert counted == [((50 + i) * NS, 10 - i) for i in range(10)]  # each second, on time
+    assert drawn[-1][:2] == (start + 60 * NS, Screen.IDLE)
+
+
+def test_loop_keeps_the_watchdog_fed(app, monkeypatch):
+    """The unit is Type=notify with WatchdogSec=15: the station says READY and pings the watchdog."""
+    import socket
+    from rackside.hardware.sdnotify import Notifier
+    from rackside.kiosk import app as app_module
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    path = str(app.paths.settings.parent / "notify.sock")
+    sock.bind(path)
+    sock.settimeout(1)
+    notifier = Notifier({"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "15000000"})
+
+    def fake_sleep(seconds):
+        app.clock.advance(seconds)
+        if app.clock() - start > 20 * NS:
+            app.running = False
+
+    monkeypatch.setattr(app_module.time, "sleep", fake_sleep)
+    start = app.clock()
+    app._loop(pygame, notifier)
+    got = []
+    sock.settimeout(0.1)
+    try:
+        while True:
+            got.append(sock.recv(100))
+    except socket.timeout:
+        pass
+    sock.close()
+    assert got.count(b"WATCHDOG=1") >= 3  # every 7.5 s over 20 s
 
 
 def centre_of_screen(app, screen, target):
@@ -558,6 +990,53 @@ def test_runner_mode_prints_the_exact_docket(tmp_path, monkeypatch):
                                            rec.short_id))
         assert b"Short id  " + rec.short_id.encode() + b"\n" in got and st.verdict.short_id == rec.short_id
         assert b"Table     12\n" in got and b"\xfb ACCEPTABLE" in got and got.endswith(b"\x1dV\x42\x00")
+    finally:
+        app.shutdown()
+
+
+def texts_drawn(app) -> list[str]:
+    """Every string the renderer draws in one forced frame."""
+    seen = []
+    real = app.renderer.text_surface
+
+    def spy(text, *a, **kw):
+        seen.append(text)
+        return real(text, *a, **kw)
+
+    app.renderer.text_surface = spy
+    try:
+        app.render(force=True)
+    finally:
+        app.renderer.text_surface = real
+    return seen
+
+
+def test_runner_result_speaks_to_the_adjudicator(tmp_path, monkeypatch):
+    """Issue 10 item 9: in runner mode the players are not at the station."""
+    app, clock = make_app(tmp_path, monkeypatch, mode="runner")
+    try:
+        runner_judge(app, "5", "qi")
+        shown = " ".join(texts_drawn(app))
+        assert "both" not in shown and "slip" in shown
+    finally:
+        app.shutdown()
+    app, clock = make_app(tmp_path / "self", monkeypatch)
+    try:
+        judge_keep(app, "qi")
+        assert "both seen" in " ".join(texts_drawn(app))
+    finally:
+        app.shutdown()
+
+
+def test_loop_printer_is_a_dry_run(tmp_path, monkeypatch):
+    """Issue 10 item 9: `url = "loop://"` with the status check on (the default) prints."""
+    app, clock = make_app(tmp_path, monkeypatch, mode="runner", printer_url="loop://")
+    try:
+        for table in ("1", "2"):
+            runner_judge(app, table, "qi")
+            assert app.station.docket == "printed"
+            clock.advance(11)
+            app.step()
     finally:
         app.shutdown()
 
@@ -748,3 +1227,15 @@ def test_unwritable_log_means_no_verdict(tmp_path, monkeypatch):
         assert "could not be logged" in a.station.message
     finally:
         a.shutdown()
+
+
+def test_a_stop_signal_during_the_logging_import_stops_the_station(app, monkeypatch):
+    """systemd's SIGTERM can arrive while `logging` is being imported (it is set up right after
+    READY=1): the handler must not log then, or the half-imported module raises in it."""
+    import signal
+    import sys
+    import types
+
+    monkeypatch.setitem(sys.modules, "logging", types.ModuleType("logging"))  # as mid-import: nothing in it yet
+    app._on_signal(signal.SIGTERM, None)
+    assert not app.running and app.exit_status == 0

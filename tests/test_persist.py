@@ -12,6 +12,8 @@ import os
 
 import pytest
 
+from rackside import atomic
+
 from rackside.firmware import persist
 from rackside.firmware.clock import (
     Adjust,
@@ -592,7 +594,8 @@ class FailingCreation:
         real_open, real_write, real_replace, real_fsync_dir = os.open, os.write, os.replace, persist.fsync_dir
 
         def is_new_journal(path) -> bool:
-            return str(path).endswith(".jsonl.tmp")
+            # rackside.atomic's temp file beside the new journal: .game-000002.jsonl.<pid>.tmp
+            return str(path).endswith(".tmp") and ".jsonl." in str(path)
 
         def fake_open(path, flags, *args):
             if self.failing and self.step == "open" and is_new_journal(path):
@@ -620,6 +623,7 @@ class FailingCreation:
         monkeypatch.setattr(persist.os, "write", fake_write)
         monkeypatch.setattr(persist.os, "replace", fake_replace)
         monkeypatch.setattr(persist, "fsync_dir", fake_fsync_dir)
+        monkeypatch.setattr(atomic, "fsync_dir", fake_fsync_dir)
 
 
 @pytest.mark.parametrize("step", ["open", "write", "rename", "fsync_dir"])
@@ -673,10 +677,10 @@ def test_checkpoint_failures_are_logged_once_per_outage(game, tmp_path, monkeypa
 
     for i in range(10):  # ten tries, 0.9 s apart: one error
         assert store.checkpoint(clock, 41 * S + i * 900 * MS) is False
-    assert len(errors()) == 1 and "No space left" in errors()[0] and store.checkpoint_outage is not None
+    assert len(errors()) == 1 and "No space left" in errors()[0] and store.checkpoint_outage.active
     failing["on"] = False
     assert store.checkpoint(clock, 51 * S) and store.checkpoint(clock, 52 * S)
-    assert len(recovered()) == 1 and "after 10 failed" in recovered()[0] and store.checkpoint_outage is None
+    assert len(recovered()) == 1 and "after 10 failed" in recovered()[0] and not store.checkpoint_outage.active
     failing["on"] = True  # a second outage is logged again, once
     assert not store.checkpoint(clock, 53 * S) and not store.checkpoint(clock, 54 * S)
     assert len(errors()) == 2 and len(recovered()) == 1

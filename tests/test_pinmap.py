@@ -41,7 +41,8 @@ def test_reference_build_defaults():
     assert (pm.displays["right"]["clk"], pm.displays["right"]["dio"]) == (23, 24)
     assert pm.buzzer == 12
     bcms = [bcm for _, bcm in pm.uses]
-    assert len(bcms) == len(set(bcms)) == 8
+    assert len(bcms) == len(set(bcms)) == 10  # 8, and the two turn LEDs (issue 10 item 6)
+    assert pm.leds == {"left": 26, "right": 16}
     # Kept free: ID EEPROM, I2C, SPI0, UART, PCM.
     assert not set(bcms) & {0, 1, 2, 3, 7, 8, 9, 10, 11, 14, 15, 18, 19, 20, 21}
 
@@ -62,7 +63,11 @@ def test_pin_outside_the_header_gpio_range(value):
 @pytest.mark.parametrize(
     "changes, message",
     [
-        ({"lights": {}}, r"lights: unknown key \(allowed: buttons, displays, buzzer\)"),
+        ({"lights": {}}, r"lights: unknown key \(allowed: buttons, displays, buzzer, leds\)"),
+        ({"leds.middle": 4}, r"leds.middle: unknown key \(allowed: left, right, enabled\)"),
+        ({"leds.right": None}, r"leds.right: missing \(needed: left, right; or set leds.enabled = false\)"),
+        ({"leds.enabled": 1}, r"leds.enabled: 1 \(allowed: true, false\)"),
+        ({"leds.left": 17}, r"BCM 17 is used twice: buttons.left and leds.left"),
         ({"buttons.centre": 16}, r"buttons.centre: unknown key \(allowed: left, right, neutralise\)"),
         ({"buttons.neutralise": None}, r"buttons.neutralise: missing \(needed: left, right, neutralise\)"),
         ({"displays.middle": {"driver": "none"}}, r"displays.middle: unknown key \(allowed: left, right\)"),
@@ -147,7 +152,7 @@ def test_other_maps_draw_too(tmp_path):
     raw = variant(**{
         "displays.left": {"driver": "serial", "url": "/dev/serial0"},
         "displays.right": {"driver": "serial", "url": "/dev/ttyUSB0"},
-        "buttons.left": 4, "buttons.right": 26, "buttons.neutralise": 16, "buzzer": None,
+        "buttons.left": 4, "buttons.right": 26, "buttons.neutralise": 16, "buzzer": None, "leds": None,
     })
     pm = parse_pinmap(raw)
     root = ET.fromstring(wiring.render_svg(pm))

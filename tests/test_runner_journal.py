@@ -313,7 +313,7 @@ def test_a_new_game_with_a_failing_card_is_safe_at_the_real_file_calls(rig, monk
 
     def fake_open(path, flags, *args):
         fd = real_open(path, flags, *args)
-        (temp_fds.add if str(path).endswith(".jsonl.tmp") else temp_fds.discard)(fd)
+        (temp_fds.add if str(path).endswith(".tmp") and ".jsonl." in str(path) else temp_fds.discard)(fd)
         return fd
 
     def fake_write(fd, data):

@@ -8,8 +8,10 @@ from __future__ import annotations
 import grp
 import os
 import pwd
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,11 +22,13 @@ REPO = Path(__file__).resolve().parent.parent
 STRONG = hash_pin("2468")  # the defaults: scrypt N=2^14, r=8
 
 
-def run_kiosk(tmp_path, *args, stdin=""):
+def run_kiosk(tmp_path, *args, stdin="", as_nobody=False):
     env = dict(os.environ, SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy",
                RACKSIDE_STATE_DIR=str(tmp_path / "state"), RACKSIDE_CONFIG_DIR=str(tmp_path / "config"))
-    return subprocess.run([sys.executable, "-m", "rackside", "kiosk", *args], input=stdin, capture_output=True,
-                          text=True, env=env, cwd=REPO, timeout=60)
+    cmd = [sys.executable, "-m", "rackside", "kiosk", *args]
+    if as_nobody:  # root reads any file: the permission case runs as an unprivileged user
+        cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *cmd]
+    return subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
 
 
 def config(tmp_path, body: str = "", pin_hash: str = STRONG) -> Path:
@@ -62,19 +66,30 @@ def test_check_config_refuses_a_printer_scheme_pyserial_does_not_know(tmp_path, 
 
 
 @pytest.mark.parametrize("how", ["undecodable", "directory", "no-permission"])
-def test_a_station_config_that_cannot_be_read_exits_2_with_one_line(tmp_path, how):
+def test_a_station_config_that_cannot_be_read_exits_2_with_one_line(tmp_path, how, request):
     cfg = tmp_path / "station.toml"
+    as_nobody = False
     if how == "undecodable":
         cfg.write_bytes(b"[station]\nname = \"\xff\xfe\"\n")
     elif how == "directory":
         cfg.mkdir()
     else:
-        if os.geteuid() == 0:
-            pytest.skip("root reads any file; the permission case needs an ordinary user")
-        cfg.write_text("[station]\n")
+        if os.geteuid() == 0:  # root reads any file: refuse it to `nobody` instead
+            if shutil.which("setpriv") is None:
+                pytest.skip("root reads any file, and setpriv (to run as nobody) is missing")
+            as_nobody = True
+            # pytest's temporary folders are root's alone (0700): put the file where nobody can
+            # reach it, so what is refused is reading the file itself
+            folder = Path(tempfile.mkdtemp(prefix="rackside-perm-"))
+            request.addfinalizer(lambda: shutil.rmtree(folder, ignore_errors=True))
+            folder.chmod(0o755)
+            cfg = folder / "station.toml"
+        cfg.write_text(f'[director]\npin_hash = "{STRONG}"\n')  # a good config: only the permission is wrong
         cfg.chmod(0)
-    r = run_kiosk(tmp_path, "--config", str(cfg), "--check-config")
+    r = run_kiosk(tmp_path, "--config", str(cfg), "--check-config", as_nobody=as_nobody)
     assert r.returncode == 2 and str(cfg) in r.stderr
+    if how == "no-permission":
+        assert "permission denied" in r.stderr.lower(), r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 
 

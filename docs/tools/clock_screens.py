@@ -1,8 +1,9 @@
 """Regenerate the simulator screenshots in docs/screens/clock-*.png.
 
 Each picture is a real game played through the pure core (`firmware.clock`), turned into display
-texts by `firmware.render` exactly as the firmware does, handed to `RecordingDisplay`s as the
-drivers would be, and drawn by the simulator window on SDL's dummy video driver.
+texts by `firmware.render` and turn LEDs by `firmware.led_output.turn_leds` exactly as the firmware
+does, handed to `RecordingDisplay`s and a still board as the drivers would be, and drawn by the
+simulator window on SDL's dummy video driver.
 
     .venv/bin/python docs/tools/clock_screens.py [OUT_DIR]
 """
@@ -19,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from rackside.firmware import render  # noqa: E402
 from rackside.firmware.clock import End, Neutralise, Press, new_clock, run, view  # noqa: E402
+from rackside.firmware.led_output import turn_leds  # noqa: E402
 from rackside.hardware.display import RecordingDisplay  # noqa: E402
 from rackside.hardware.sim_window import SimWindow  # noqa: E402
 
@@ -26,12 +28,18 @@ S = 1_000_000_000
 
 
 class IdleBoard:
-    """No button is held in a still picture."""
+    """No button is held in a still picture; the turn LEDs are as the scene sets them."""
 
     buzzing = False
 
+    def __init__(self) -> None:
+        self.leds = {"left": False, "right": False}
+
     def is_down(self, name: str) -> bool:
         return False
+
+    def led_lit(self, side: str) -> bool:
+        return self.leds[side]
 
 
 def game(*presses_s: float):
@@ -44,6 +52,10 @@ SCENES = {
     "clock-running": (game(0, 372.5, 515.0, 618.2), 655.2),
     "clock-overtime": (game(0, 900, 1000), 1666.2),
     "clock-neutralised": (game(0, 372.5, 515.0) + [Neutralise(int(600 * S))], 640.2),
+    # the turn LED: the right player's time runs, so the LED beside the right button is lit
+    "clock-turn": (game(0, 372.5), 400.2),
+    # neutralised, the other second: both displays say HOLd and both LEDs blink (here: on)
+    "clock-neutralised-hold": (game(0, 372.5, 515.0) + [Neutralise(int(600 * S))], 641.2),
     "clock-ended": (game(0, 1400, 1500, 1620) + [End(int(1700 * S))], 1703.2),  # the penalties
 }
 
@@ -51,11 +63,13 @@ SCENES = {
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     displays = [RecordingDisplay("left"), RecordingDisplay("right")]
-    window = SimWindow(IdleBoard(), displays)
+    board = IdleBoard()
+    window = SimWindow(board, displays)
     try:
         for name, (inputs, at_s) in SCENES.items():
             clock = run(inputs)
             t = int(at_s * S)
+            board.leds["left"], board.leds["right"] = turn_leds(view(clock, t), t)
             for display, text in zip(displays, render.texts(view(clock, t), t)):
                 display.show(text)
             window.save(str(out / f"{name}.png"))

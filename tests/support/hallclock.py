@@ -44,7 +44,9 @@ class LiveClock:
         time.sleep(0.05)  # the release settles (15 ms debounce)
 
     def command(self, name: str) -> None:
-        self.runner.events.put(("cmd", time.monotonic_ns(), name))
+        from rackside.firmware.messages import Command
+
+        self.runner.submit(Command(time.monotonic_ns(), name))
 
     def journal(self) -> list[dict]:
         import json

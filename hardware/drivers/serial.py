@@ -1,4 +1,5 @@
-"""A SparkFun Serial 7-Segment Display (COM-11441 family, 4 digits with a colon) on a serial port.
+"""`driver = "serial"`: a SparkFun Serial 7-Segment Display (COM-11441 family, 4 digits with a
+colon) on a serial port.
 
 Opened with pyserial's `serial_for_url`, so the port is a setting: "/dev/ttyUSB0" (a USB-serial
 adapter), "/dev/serial0" (the Pi's own UART on BCM 14/15), a pty, or "loop://" in tests.
@@ -21,7 +22,8 @@ import time
 from typing import Any, Callable
 
 from rackside.hardware import sevenseg
-from rackside.hardware.display import DeviceDisplay
+from rackside.hardware.bcm import PI_UART_PORTS, UART_PINS, PinMapError
+from rackside.hardware.display import DeviceDisplay, Driver, Key, REQUIRED, one_of, seconds, whole
 
 CLEAR = 0x76
 BRIGHTNESS = 0x7A
@@ -29,6 +31,7 @@ DIGIT_1 = 0x7B
 DECIMALS = 0x77
 COLON = 0x10
 WRITE_TIMEOUT_S = 0.25  # a wedged port costs the main loop at most this, once per back-off
+BAUDRATES = (2400, 4800, 9600, 14400, 19200, 38400, 57600, 76800, 115200)
 
 
 class SerialDisplay(DeviceDisplay):
@@ -79,3 +82,48 @@ class SerialDisplay(DeviceDisplay):
         port, self.port = self.port, None
         if port is not None:
             port.close()
+
+
+# --- the driver's declaration (hardware.drivers finds it by this module's name) -------------------
+
+
+def _open(settings: dict, *, name: str, pin_factory: Any = None, clock_ns: Callable[[], int] = time.monotonic_ns) -> SerialDisplay:
+    return SerialDisplay(name=name, clock_ns=clock_ns, **settings)
+
+
+def _url(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise PinMapError(f"{where}: {value!r} (allowed: a port such as \"/dev/ttyUSB0\" or a pyserial URL such as \"loop://\")")
+    return value
+
+
+def _claims(s: dict) -> list[tuple[str, int | str]]:
+    """The port; on the Pi's own UART, its two pins too."""
+    pins = [(f"url ({s['url']} {sig})", bcm) for sig, bcm in UART_PINS.items()] if s["url"] in PI_UART_PORTS else []
+    return [*pins, ("url", f"serial port {s['url']!r}")]
+
+
+def _wiring(s: dict, title: str):
+    if s["url"] not in PI_UART_PORTS:
+        return f"{title}: SparkFun Serial 7-Segment on {s['url']} ({s['baudrate']} baud), not on the header."
+    return (f"SparkFun Serial 7-Segment, {s['baudrate']} baud", [
+        ("RX", UART_PINS["TXD"], "signal", f"Pi TXD ({s['url']})"),
+        ("VCC", None, "3V3", ""),
+        ("GND", None, "GND", ""),
+    ])
+
+
+DRIVER = Driver(
+    name="serial",
+    summary="SparkFun Serial 7-Segment Display on a serial port",
+    keys={
+        "url": Key(REQUIRED, _url),
+        "baudrate": Key(9600, one_of(BAUDRATES)),
+        "brightness": Key(100, whole(0, 100)),
+        "refresh_s": Key(5.0, seconds(0.5, 3600)),
+    },
+    open=_open,
+    claims=_claims,
+    wiring=_wiring,
+    order=20,
+)

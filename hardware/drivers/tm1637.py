@@ -1,4 +1,4 @@
-"""TM1637 4-digit clock modules, bit-banged on two gpiozero pins (CLK and DIO).
+"""`driver = "tm1637"`: TM1637 4-digit clock modules, bit-banged on two gpiozero pins (CLK and DIO).
 
 Why our own ~80 lines rather than a library: the TM1637 libraries on PyPI (raspberrypi-tm1637,
 rpi-tm1637) drive RPi.GPIO directly, which does not work on a Pi 5 and must never be installed
@@ -25,7 +25,8 @@ import time
 from typing import Any, Callable
 
 from rackside.hardware import sevenseg
-from rackside.hardware.display import DeviceDisplay
+from rackside.hardware.bcm import PinMapError, check_bcm
+from rackside.hardware.display import DeviceDisplay, Driver, Key, REQUIRED, seconds, whole
 
 log = logging.getLogger(__name__)
 
@@ -144,3 +145,38 @@ class TM1637Display(DeviceDisplay):
                 f"no acknowledgement from the TM1637 on CLK=BCM{self.clk_bcm} DIO=BCM{self.dio_bcm} "
                 f"(byte 0x{missing:02X}): unplugged or mis-wired?"
             )
+
+
+# --- the driver's declaration (hardware.drivers finds it by this module's name) -------------------
+
+
+def _open(settings: dict, *, name: str, pin_factory: Any = None, clock_ns: Callable[[], int] = time.monotonic_ns) -> TM1637Display:
+    return TM1637Display(name=name, pin_factory=pin_factory, clock_ns=clock_ns, **settings)
+
+
+def _check(settings: dict, where: str) -> None:
+    if settings["clk"] == settings["dio"]:
+        raise PinMapError(f"{where}: clk and dio are both BCM {settings['clk']}; they need a pin each")
+
+
+DRIVER = Driver(
+    name="tm1637",
+    summary="TM1637 4-digit clock module",
+    keys={
+        "clk": Key(REQUIRED, check_bcm),
+        "dio": Key(REQUIRED, check_bcm),
+        "brightness": Key(7, whole(0, 7)),
+        "half_period_us": Key(0, whole(0, 1000, " of microseconds")),
+        "refresh_s": Key(5.0, seconds(0.5, 3600)),
+    },
+    open=_open,
+    check=_check,
+    claims=lambda s: [("clk", s["clk"]), ("dio", s["dio"])],
+    wiring=lambda s, title: ("TM1637 4-digit clock module", [
+        ("CLK", s["clk"], "signal", ""),
+        ("DIO", s["dio"], "signal", "module's own pull-up"),
+        ("VCC", None, "3V3", "3.3 V only"),
+        ("GND", None, "GND", ""),
+    ]),
+    order=10,
+)

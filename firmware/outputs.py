@@ -1,0 +1,236 @@
+"""Clock outputs: everything the runner tells about the game goes through this one small protocol.
+
+The runner (`firmware.runner`) knows no display, buzzer, journal or network. It hands
+
+- each input the core accepted to every output's `applied(input, seq, clock, t_ns)` (the journal
+  has already written it: `seq` is its journal number, None while the journal cannot be written),
+- what the clock shows, once per loop iteration, to `view(frame, t_ns)`,
+- the end of the iteration to `flush(t_ns)` (after every output has seen the frame: the journal's
+  fsync never delays a display),
+- and asks `next_due_ns(t_ns)` when it next needs to be woken for an output (a checkpoint, a retry).
+
+`close()` is called once when the runner stops. The built-in outputs are the displays
+(`firmware.display_output`), the buzzer (`firmware.buzzer_output`) and the journal/store
+(`firmware.journal_output`, which also restores and numbers the inputs, so the runner holds it by
+name as well). Later ones (the hall publisher) are found by name:
+
+    [[outputs]]            # in the clock's TOML config, one table per output
+    name = "hall"          # looked up in the registry below; the other keys go to its factory
+    ...
+
+A name is found, in order, in `register()`'d factories (tests, plug-ins that import themselves),
+in `BUILTIN` (lazily imported "module:attribute" strings), and in the `rackside.outputs` entry-point
+group (a separate package adds an output by declaring one, as gpiozero finds its pin factories).
+A factory is called as ``factory(context, settings)`` and returns an output; it refuses bad settings
+with `OutputConfigError` naming the key and what is allowed. Adding an output is a new module and a
+config entry: no change to the runner.
+
+Rules for an output, because the clock never waits on anything: every method returns at once (slow
+work goes to the output's own thread behind a bounded queue) and never raises (faults are logged
+once per outage, `rackside.outage.Outage`). The runner still guards each call, and an output that
+raises is logged once and kept.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Protocol, runtime_checkable
+
+from rackside.outage import Outage
+
+if TYPE_CHECKING:  # annotations only: importing this module costs nothing of the core
+    from rackside.firmware.clock import Clock, Input, Rules, View
+    from rackside.firmware.messages import Message
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "rackside.outputs"
+
+
+class Frame(NamedTuple):
+    """What the clock shows at one moment: the core's `view`, the two displays' `texts` (the
+    director's menu's while it is open), the core `clock` itself (for snapshots), whether the
+    `menu` is open, and the journal's `game` number (None while the new game's journal is pending)."""
+
+    view: "View"
+    texts: tuple[str, str]
+    clock: "Clock"
+    menu: bool
+    game: int | None
+
+
+@runtime_checkable
+class Output(Protocol):
+    """One thing the runner tells about the game. Subclass it to inherit the do-nothing defaults."""
+
+    def applied(self, input: "Input", seq: int | None, clock: "Clock", t_ns: int) -> None:
+        """The core accepted `input` (dated `t_ns`); `clock` is the state after it."""
+
+    def view(self, frame: Frame, t_ns: int) -> None:
+        """What the clock shows at `t_ns`; called every loop iteration, changed or not."""
+
+    def flush(self, t_ns: int) -> None:
+        """The end of a loop iteration: make durable or send what this iteration gave you."""
+
+    def next_due_ns(self, t_ns: int) -> int | None:
+        """When the runner must next call `flush` without any input (None: never)."""
+        return None
+
+    def close(self) -> None:
+        """The runner stops: finish up. Devices are released by whoever opened them."""
+
+
+class OutputConfigError(ValueError):
+    """An `[[outputs]]` entry that cannot be used; the message names the key and what is allowed."""
+
+
+class OutputContext(NamedTuple):
+    """What a factory may use to build its output."""
+
+    config: Any  # the clock's `firmware.config.LoadedConfig` (its `data` has every section)
+    rules: "Rules"
+    board: Any  # `hardware.board.Board`, or None
+    clock_ns: Callable[[], int]
+    state_dir: Any  # pathlib.Path of the clock's state
+    simulated: bool
+    submit: Callable[["Message"], None]  # put a message on the runner's queue (any thread)
+
+
+Factory = Callable[[OutputContext, dict], Output]
+
+# Built-in names, imported only when a config asks for them.
+BUILTIN: dict[str, str] = {
+    "recording": "rackside.firmware.outputs:RecordingOutput",
+}
+_registered: dict[str, Factory] = {}
+
+
+def register(name: str, factory: Factory) -> None:
+    """Make `factory` available as `[[outputs]] name = "<name>"` (replaces an earlier one)."""
+    _registered[name] = factory
+
+
+def unregister(name: str) -> None:
+    _registered.pop(name, None)
+
+
+def _entry_points() -> dict[str, Any]:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def names() -> list[str]:
+    """Every output name that can be configured."""
+    return sorted({*_registered, *BUILTIN, *_entry_points()})
+
+
+def find(name: str) -> Factory:
+    """The factory registered as `name`; OutputConfigError naming the allowed names if none is."""
+    if name in _registered:
+        return _registered[name]
+    if name in BUILTIN:
+        from importlib import import_module
+
+        module, _, attr = BUILTIN[name].partition(":")
+        return getattr(import_module(module), attr)
+    eps = _entry_points()
+    if name in eps:
+        return eps[name].load()
+    raise OutputConfigError(f"outputs: name {name!r} is not a known output (allowed: {', '.join(names())})")
+
+
+def check_entries(raw: Any) -> tuple[dict, ...]:
+    """The config's `outputs` array, checked as far as it can be before anything is built: a list
+    of tables each with a known `name`."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(e, dict) for e in raw):
+        raise OutputConfigError("outputs: must be an array of tables, written [[outputs]] with a name = \"...\"")
+    for i, entry in enumerate(raw):
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise OutputConfigError(f"outputs[{i}].name: {'missing' if name is None else repr(name)} (allowed: {', '.join(names())})")
+        find(name)
+    return tuple(dict(e) for e in raw)
+
+
+def build(entries: Iterable[Mapping], context: OutputContext) -> list[Output]:
+    """Build the configured outputs, in order. A factory's OutputConfigError (or ValueError) is
+    raised naming the entry; nothing half-built is left running."""
+    built: list[Output] = []
+    try:
+        for i, entry in enumerate(entries):
+            settings = {k: v for k, v in entry.items() if k != "name"}
+            name = entry["name"]
+            try:
+                built.append(find(name)(context, settings))
+            except ValueError as exc:
+                raise OutputConfigError(f"outputs[{i}] ({name}): {exc}") from None
+    except BaseException:
+        for output in built:
+            try:
+                output.close()
+            except Exception:  # noqa: BLE001 - closing what was built before the error
+                pass
+        raise
+    return built
+
+
+class Guarded:
+    """Calls an output so that nothing it raises reaches the clock's loop: the first exception of
+    each outage of each method is logged, and the output is kept (the next call may work again)."""
+
+    __slots__ = ("output", "outages")
+
+    def __init__(self, output: Output) -> None:
+        self.output = output
+        self.outages: dict[str, Outage] = {}  # method -> its outage, once one failed
+
+    def call(self, method: str, *args: Any) -> Any:
+        try:
+            result = getattr(self.output, method)(*args)
+        except Exception as exc:  # noqa: BLE001 - an output's bug must never stop the clock
+            outage = self.outages.get(method)
+            if outage is None:
+                outage = self.outages[method] = Outage(log, f"clock output {type(self.output).__name__}.{method}")
+            outage.failed(repr(exc))
+            return None
+        if self.outages:
+            outage = self.outages.get(method)
+            if outage is not None:
+                outage.recovered()
+        return result
+
+
+class RecordingOutput(Output):
+    """`[[outputs]] name = "recording"`: remembers everything it was given (tests, the docs' tools,
+    and the smallest example of an output). `limit` bounds how many of each it keeps."""
+
+    def __init__(self, context: OutputContext | None = None, settings: dict | None = None) -> None:
+        settings = dict(settings or {})
+        limit = settings.pop("limit", 10_000)
+        if settings:
+            raise OutputConfigError(f"unknown key {sorted(settings)[0]!r} (allowed: limit)")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise OutputConfigError(f"limit: {limit!r} (allowed: a whole number of at least 1)")
+        self.limit = limit
+        self.inputs: list[tuple] = []  # (input, seq, clock, t_ns)
+        self.frames: list[tuple[Frame, int]] = []
+        self.flushes = 0
+        self.closed = False
+
+    def applied(self, input: "Input", seq: int | None, clock: "Clock", t_ns: int) -> None:
+        self.inputs.append((input, seq, clock, t_ns))
+        del self.inputs[: -self.limit]
+
+    def view(self, frame: Frame, t_ns: int) -> None:
+        if not self.frames or self.frames[-1][0] != frame:
+            self.frames.append((frame, t_ns))
+            del self.frames[: -self.limit]
+
+    def flush(self, t_ns: int) -> None:
+        self.flushes += 1
+
+    def close(self) -> None:
+        self.closed = True
