@@ -71,6 +71,7 @@ def players(v: View) -> list[dict]:
             "overtime_s": p.overtime_s,
             "penalty": p.penalty,
             "forfeit": p.forfeit,
+            "absent": p.absent,  # not yet arrived after a late start: the page ticks their time (2.3.2(a))
         }
         for p in v.players
     ]
@@ -276,6 +277,7 @@ class HallOutput:
             "new_game": lambda: {"game_time_ms": cmd.rules.game_time_ms, "rules": cmd.rules},
             "identify": lambda: {"seconds": cmd.seconds},
         }[cmd.name]()
+        args.update(cmd.notes())  # journalled beside the input (firmware.runner.NOTES)
         self.submit(Request(self.clock_ns(), cmd.name, args, source="hall", reply=lambda ok, why: self._replied(cmd, ok, why)))
 
     def _replied(self, cmd: commands.Command, ok: bool, why: str) -> None:
@@ -283,7 +285,7 @@ class HallOutput:
         seq = None
         held = self._held
         if ok and held is not None and held[3] == cmd.clock_input(held[3].t_ns):
-            held[6] = "hall"  # the input this command became
+            held[6] = {"source": "hall", **cmd.notes()}  # the input this command became, who sent it and why
             seq = held[4]
         self._release()
         self._reply(cmd, ok, why or None, seq)
@@ -373,7 +375,7 @@ class HallOutput:
                 if seq is not None and seq > seen:
                     d = input_to_dict(inp)
                     if source:
-                        d["source"] = source
+                        d.update(source)
                     rows.append((self.topic["event"], event_payload(d, game, seq, wall), 1, 0))
                     self._progress[game] = changed[game] = (seq, result)
                 if seq is not None:
@@ -436,7 +438,7 @@ class HallOutput:
             for jl in lines:
                 if jl.seq is None or jl.seq <= seen or not isinstance(jl.event, INPUT_TYPES):
                     continue  # before issue 9's seq, already in the outbox, damaged, or a state line
-                d = {k: v for k, v in (jl.data or {}).items() if k in ("source",)}
+                d = {k: v for k, v in (jl.data or {}).items() if k in ("source", *commands.NOTES)}
                 rows.append((self.topic["event"], event_payload({**input_to_dict(jl.event), **d}, game, jl.seq, None), 1, 0))
                 last = max(last, jl.seq)
             done = result

@@ -7,6 +7,10 @@ A command is one JSON object, at most MAX_COMMAND_BYTES:
     {"id": "c19", "cmd": "arrive", "player": 2}
     {"id": "c20", "cmd": "new_game", "game_time": "25:00", "rules": {"penalty_per_minute": 10}}
     {"id": "c21", "cmd": "identify"}
+    {"id": "c22", "cmd": "adjust", "player": 2, "remaining_ms": 60000, "by": "director", "reason": "clock knocked"}
+
+Any command may carry `by` (who sent it, at most 64 characters) and `reason` (why, at most 200):
+the clock journals them beside the input with "source": "hall", so its own journal says who and why.
 
 `parse` returns a `Command` or raises `CommandError` saying why, which the clock sends back in the
 command's ack; nothing in a command can raise anything else. `rules` takes the keys of clock.toml's
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules
@@ -26,6 +30,7 @@ from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules
 MAX_COMMAND_BYTES = 4096
 NAMES = ("late_start", "arrive", "adjust", "new_game", "identify")
 IDENTIFY_S = 10
+NOTES = {"by": 64, "reason": 200}  # optional on every command: the longest each may be
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 _FIELDS = {
     "late_start": {"players"},
@@ -49,6 +54,12 @@ class Command:
     remaining_ms: int | None = None
     rules: Rules | None = None
     seconds: int = IDENTIFY_S
+    by: str | None = None
+    reason: str | None = None
+
+    def notes(self) -> dict[str, str]:
+        """Who sent it and why, as given (for the journal)."""
+        return {k: v for k, v in (("by", self.by), ("reason", self.reason)) if v is not None}
 
     def clock_input(self, t_ns: int):
         """The core input this command is (None for new_game and identify, which are not inputs)."""
@@ -90,9 +101,17 @@ def parse(payload: bytes, default_rules: Rules | None = None) -> Command:
     name = d.get("cmd")
     if name not in NAMES:
         raise CommandError(f"cmd {name!r}: allowed are {', '.join(NAMES)}")
-    unknown = sorted(set(d) - {"id", "cmd"} - _FIELDS[name])
+    unknown = sorted(set(d) - {"id", "cmd"} - set(NOTES) - _FIELDS[name])
     if unknown:
-        raise CommandError(f"{name}: unknown field {unknown[0]!r}: allowed are {', '.join(sorted(_FIELDS[name])) or 'none'}")
+        raise CommandError(f"{name}: unknown field {unknown[0]!r}: allowed are {', '.join(sorted(_FIELDS[name] | set(NOTES)))}")
+    for k, most in NOTES.items():
+        v = d.get(k)
+        if v is not None and (not isinstance(v, str) or not 0 < len(v) <= most):
+            raise CommandError(f"{k}: allowed is a text of 1 to {most} characters")
+    return replace(_parse(d, cid, name, default_rules), by=d.get("by"), reason=d.get("reason"))
+
+
+def _parse(d: dict, cid: str, name: str, default_rules: Rules | None) -> Command:
     if name in ("arrive", "adjust"):
         player = d.get("player")
         if not _int(player) or player not in (1, 2):

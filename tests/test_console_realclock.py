@@ -68,6 +68,11 @@ def test_a_real_clock_on_the_console(broker, console, tmp_path):
         acks = lambda: [x for x in tables[TABLE].history if x["kind"] == "ack"]  # noqa: E731
         a = wait(acks)[-1]
         assert a["ok"] is True and a["command"]["by"] == "Sam" and a["command"]["reason"] == "test"
+        # who and why reached the clock: in its own journal and in the table's history (its event)
+        adj = next(j for j in live.journal() if j["input"] == "adjust")
+        assert (adj["source"], adj["by"], adj["reason"]) == ("hall", "Sam", "test")
+        ev = wait(lambda: [x for x in tables[TABLE].history if x.get("input") == "adjust"])[-1]
+        assert (ev["by"], ev["reason"]) == ("Sam", "test")
         time.sleep(1.5)  # side 1: 0.3 s left, then more than a whole second of overtime (5.3)
         live.command("end")
         wait(lambda: tables[TABLE].result)

@@ -2,7 +2,9 @@
 
 The hash lives in the console's config (`password = "scrypt:16384:8:1:SALT:HASH"`, base64 parts);
 `rackside hall console --hash-password` makes one. stdlib `hashlib.scrypt` does the work, so no new
-dependency. The session cookie itself is signed by Starlette's SessionMiddleware (itsdangerous).
+dependency. The session cookie itself is signed by Starlette's SessionMiddleware (itsdangerous),
+with a secret made once and kept owner-only in the state dir (`session_secret`), so restarting the
+console does not log the director out.
 """
 
 from __future__ import annotations
@@ -11,9 +13,13 @@ import base64
 import hashlib
 import hmac
 import secrets
+import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
+
+from rackside.atomic import write_atomic
 
 N, R, P = 16384, 8, 1  # scrypt's interactive-login parameters (~16 MiB, tens of ms)
 MAX_TRIES = 5
@@ -77,3 +83,21 @@ def new_token() -> str:
 
 def same_token(a: str | None, b: str | None) -> bool:
     return bool(a) and bool(b) and hmac.compare_digest(a, b)
+
+
+_SECRET = re.compile(r"^[0-9a-f]{64}$")
+
+
+def session_secret(path: Path) -> str:
+    """The secret the session cookies are signed with: read from `path`, or made and written there
+    (0600) when it is missing or not one of ours (a damaged file is replaced whole, never used)."""
+    try:
+        text = path.read_text().strip()
+        if _SECRET.match(text):
+            return text
+    except (FileNotFoundError, UnicodeDecodeError):
+        pass
+    secret = secrets.token_hex(32)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    write_atomic(path, secret + "\n", 0o600)
+    return secret

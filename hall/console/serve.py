@@ -22,10 +22,12 @@ from rackside import paths
 
 from . import tsh
 from .app import Console, build_app
+from .auth import session_secret
 from .bridge import Bridge
 from .config import ConsoleConfig
 
 log = logging.getLogger("rackside.hall.console")
+SESSION_KEY = "console-session.key"  # the session-signing secret, in the state dir (auth.session_secret)
 
 
 class CommandLog:
@@ -56,7 +58,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
                     console.connection_threadsafe, ca_file=cfg.ca_file)
     cmdlog = CommandLog(paths.state_dir() / "console-commands.jsonl")
-    wire_fields = ("id", "cmd", "player", "players", "remaining_ms", "game_time", "rules", "seconds")
+    wire_fields = ("id", "cmd", "player", "players", "remaining_ms", "game_time", "rules", "seconds", "by", "reason")
 
     def send(table: int, cmd: dict) -> None:
         cmdlog.append(table, cmd)
@@ -74,7 +76,7 @@ class ConsoleServer:
     def __init__(self, cfg: ConsoleConfig, *, log_level: str = "warning") -> None:
         self.cfg = cfg
         self.console, self.bridge = make_console(cfg)
-        self.app = build_app(self.console)
+        self.app = build_app(self.console, secret_key=session_secret(paths.state_dir() / SESSION_KEY))
         self.server = uvicorn.Server(uvicorn.Config(self.app, host=cfg.listen_host, port=cfg.listen_port,
                                                     log_level=log_level, access_log=False, lifespan="on"))
         self.thread: threading.Thread | None = None
@@ -107,7 +109,7 @@ class ConsoleServer:
 
 def run_foreground(cfg: ConsoleConfig) -> int:
     console, bridge = make_console(cfg)
-    app = build_app(console)
+    app = build_app(console, secret_key=session_secret(paths.state_dir() / SESSION_KEY))
     server = uvicorn.Server(uvicorn.Config(app, host=cfg.listen_host, port=cfg.listen_port, log_level="warning", access_log=False))
     print(f"rackside hall console: http://{cfg.listen_host}:{cfg.listen_port}/ (hall {cfg.hall}, broker {cfg.url})", flush=True)
     bridge.start()

@@ -317,7 +317,7 @@ class SimHall:
             except C.ClockInputError as e:
                 self._ack(t, cmd.id, False, str(e))
                 return
-            self._input(t, event, source="hall")
+            self._input(t, event, source="hall", extra=cmd.notes())  # who sent it and why, as a clock journals them
         self._ack(t, cmd.id, True)
 
     # --- the station ------------------------------------------------------------------------------

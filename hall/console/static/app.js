@@ -448,7 +448,7 @@ function addHistory(h) {
   else if (h.kind === "challenge" && h.time && !when) text = `${new Date(h.time).toTimeString().slice(0, 8)} challenge at ${h.station}: ${h.verdict || "in progress"}`;
   else if (h.kind === "challenge") text = `${at}challenge at ${h.station}: ${h.verdict || "in progress"}`;
   else {
-    const src = h.source === "hall" ? ` (director${h.by ? " " + h.by : ""})` : "";
+    const src = h.source === "hall" ? ` (director${h.by ? " " + h.by : ""}${h.reason ? ", reason: " + h.reason : ""})` : "";
     text = `${at}#${h.seq} ${h.input || "input"}${h.player ? " " + h.player : ""}${h.players ? " " + h.players.join(",") : ""}${h.remaining_ms != null ? " to " + clockText(h.remaining_ms) : ""}${src}`;
   }
   $("detail-history").prepend(el("li", "h-" + (h.kind || "input"), text));

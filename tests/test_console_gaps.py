@@ -1,0 +1,62 @@
+"""The console's known gaps, closed (issue 13): the absent flag in a table's state, who sent a
+command and why on the wire and in the clock's journal, a session secret that outlives a restart."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from rackside.firmware.clock import Arrive, LateStart, Rules, apply, new_clock, view
+from rackside.hall import commands
+from rackside.hall.clock_output import state_payload
+from rackside.hall.console import auth
+
+from support.hallclock import LiveClock, clock_config
+from test_hall_clock import ack, send, table3  # noqa: F401 - the live clock on the real broker
+
+
+def test_the_state_says_which_player_is_absent():
+    """While a late start waits for player 2, the page ticks player 2's time (2.3.2(a))."""
+    c = apply(new_clock(Rules()), LateStart(1_000, (2,)))
+    st = json.loads(state_payload(view(c, 2_000), "game-000001", 1, 0))
+    assert [p["absent"] for p in st["players"]] == [False, True]
+    c = apply(c, Arrive(3_000, 2))
+    st = json.loads(state_payload(view(c, 4_000), "game-000001", 2, 0))
+    assert [p["absent"] for p in st["players"]] == [False, False]
+
+
+def test_by_and_reason_are_optional_strings_on_any_command():
+    cmd = commands.parse(json.dumps({"id": "a1", "cmd": "adjust", "player": 1, "remaining_ms": 6000,
+                                     "by": "director", "reason": "clock knocked"}).encode())
+    assert (cmd.by, cmd.reason) == ("director", "clock knocked")
+    assert commands.parse(b'{"id":"a2","cmd":"identify"}').by is None
+    with pytest.raises(commands.CommandError, match="by"):
+        commands.parse(b'{"id":"a3","cmd":"identify","by":7}')
+    with pytest.raises(commands.CommandError, match="reason"):
+        commands.parse(json.dumps({"id": "a4", "cmd": "identify", "reason": "x" * 201}).encode())
+
+
+def test_who_and_why_are_journalled_with_the_hall_input(hall_broker, table3):  # noqa: F811
+    live, rec = table3
+    send(hall_broker, 3, {"id": "w1", "cmd": "late_start", "players": [1], "by": "director"})
+    assert ack(rec, "w1")["ok"]
+    send(hall_broker, 3, {"id": "w2", "cmd": "adjust", "player": 2, "remaining_ms": 60_000,
+                          "by": "director", "reason": "clock reset by a knock"})
+    assert ack(rec, "w2")["ok"]
+    journal = live.journal()
+    assert [(j["input"], j["source"], j.get("by"), j.get("reason")) for j in journal] == [
+        ("late_start", "hall", "director", None), ("adjust", "hall", "director", "clock reset by a knock")]
+    events = rec.wait_for(lambda r: [e for e in r.json("event") if e.get("input") == "adjust"] or None)
+    assert events[0]["by"] == "director" and events[0]["reason"] == "clock reset by a knock"
+
+
+def test_the_session_secret_is_made_once_owner_only(tmp_path):
+    path = tmp_path / "console" / "session.key"
+    first = auth.session_secret(path)
+    assert len(first) >= 32 and stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert auth.session_secret(path) == first  # a restart signs with the same secret: no one is logged out
+    path.write_text("")  # a damaged file is replaced, never used
+    assert auth.session_secret(path) not in ("", first)
