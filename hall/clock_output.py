@@ -148,6 +148,7 @@ class HallOutput:
         self._path: Path | None = None
         self._held: list | None = None  # the last applied input, until the runner's next call
         self.phase = Phase.SETUP  # the latest frame's (read by the command subscriber)
+        self.remaining_ms = (0, 0)  # ... and its players' remaining times (a late start's limit)
         self._ended_sent = False
         self._last_state_ns: int | None = None
         self.link = Link(
@@ -199,6 +200,7 @@ class HallOutput:
         self._release()
         v = frame.view
         self.phase = v.phase
+        self.remaining_ms = tuple(p.remaining_ms for p in v.players)
         path = self._game_path(frame.game)
         if path != self._path:  # a new game (or the first view)
             self._path, self._ended_sent = path, v.phase is Phase.ENDED
@@ -268,6 +270,11 @@ class HallOutput:
         if cmd.name == "new_game" and self.phase in (Phase.RUNNING, Phase.LATE):
             self._reply(cmd, False, f"the game is {self.phase.value}: neutralise or end it first", None)
             return
+        try:  # a late start from the scheduled start: that moment on this clock
+            t_ns = commands.dated(cmd, self.clock_ns(), time.time_ns(), self.remaining_ms)
+        except commands.CommandError as e:
+            self._reply(cmd, False, str(e), None)
+            return
         from rackside.firmware.messages import Request
 
         args = {
@@ -278,7 +285,7 @@ class HallOutput:
             "identify": lambda: {"seconds": cmd.seconds},
         }[cmd.name]()
         args.update(cmd.notes())  # journalled beside the input (firmware.runner.NOTES)
-        self.submit(Request(self.clock_ns(), cmd.name, args, source="hall", reply=lambda ok, why: self._replied(cmd, ok, why)))
+        self.submit(Request(t_ns, cmd.name, args, source="hall", reply=lambda ok, why: self._replied(cmd, ok, why)))
 
     def _replied(self, cmd: commands.Command, ok: bool, why: str) -> None:
         """The runner's answer (on its thread, right after applying the command's input)."""

@@ -89,3 +89,29 @@ def test_a_real_clock_on_the_console(broker, console, tmp_path):
     assert p1["overtime_s"] >= 1 and p1["penalty"] == 10
     assert row[6:9] == [str(p1["penalty"]), str(p1["overtime_s"]), str(300 - p1["penalty"])]
     assert row[12:15] == [str(p2["penalty"]), str(p2["overtime_s"]), str(280 - p2["penalty"])]
+
+
+def test_start_absent_players_clocks_from_the_rounds_scheduled_start(broker, console, tmp_path):
+    """2.3.2(a), 2.3.3(a): the console sends the round's scheduled start; the clock dates the late
+    start from it, and the state says who is absent, so the tile ticks their time."""
+    h = Http(console.url)
+    token = h.csrf()
+    token = json.loads(h.call("POST", "/api/login", {"password": "pw-for-the-test", "name": "Sam"}, {"X-CSRF-Token": token})[1])["csrf"]
+    live = LiveClock(clock_config(tmp_path / "clock.toml", broker, TABLE, game_time="1:00"), tmp_path / "state")
+    try:
+        tables = console.console.state.tables
+        wait(lambda: TABLE in tables and tables[TABLE].status == "online")
+        status, body, _ = h.call("POST", "/api/round", {"start": time.time() - 20}, {"X-CSRF-Token": token})
+        assert status == 200, body
+        status, body, _ = h.call("POST", "/api/command", {"cmd": "late_start", "tables": [TABLE], "players": [2]},
+                                 {"X-CSRF-Token": token})
+        assert status == 200, body
+        a = wait(lambda: [x for x in tables[TABLE].history if x["kind"] == "ack"])[-1]
+        assert a["ok"] is True, a
+        st = wait(lambda: tables[TABLE].state if tables[TABLE].state and tables[TABLE].state["phase"] == "late" else None)
+        assert [p["absent"] for p in st["players"]] == [False, True]
+        assert 38_000 <= st["players"][1]["remaining_ms"] <= 41_000  # 20 s gone since the scheduled start
+        late = live.journal()[0]
+        assert (late["input"], late["by"]) == ("late_start", "Sam") and late["scheduled_start"]
+    finally:
+        live.close()

@@ -389,7 +389,7 @@ def _check_command(body: dict, console: Console) -> tuple[dict, list[int]]:
             raise ValueError("players must be [1], [2] or [1, 2]: the absent sides")
         cmd["players"] = sorted(set(players))
         if console.state.round.start is not None:
-            cmd["scheduled_start"] = datetime.fromtimestamp(console.state.round.start, timezone.utc).isoformat()
+            cmd["at"] = datetime.fromtimestamp(console.state.round.start, timezone.utc).isoformat()
     elif name == "arrive":
         cmd["player"] = _int(body.get("player"), "player", 1, 2)
     elif name == "adjust":  # 1.4.1(b)

@@ -58,7 +58,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
                     console.connection_threadsafe, ca_file=cfg.ca_file)
     cmdlog = CommandLog(paths.state_dir() / "console-commands.jsonl")
-    wire_fields = ("id", "cmd", "player", "players", "remaining_ms", "game_time", "rules", "seconds", "by", "reason")
+    wire_fields = ("id", "cmd", "player", "players", "remaining_ms", "game_time", "rules", "seconds", "by", "reason", "at")
 
     def send(table: int, cmd: dict) -> None:
         cmdlog.append(table, cmd)

@@ -309,12 +309,13 @@ class SimHall:
             self._new_game(t, cmd.rules)
             self._publish_state(t, now)
         elif cmd.name != "identify":
-            event = cmd.clock_input(now)
             try:
+                v = C.view(t.clock, t.clock.since_ns or now)
+                event = cmd.clock_input(commands.dated(cmd, now, int(self.wall_of(now) * 1e9), tuple(p.remaining_ms for p in v.players)))
                 if t.clock.phase is C.Phase.ENDED:
                     raise C.ClockInputError("the game has ended")
                 C.apply(t.clock, event)  # refuse what the core refuses, before journalling it
-            except C.ClockInputError as e:
+            except (C.ClockInputError, commands.CommandError) as e:
                 self._ack(t, cmd.id, False, str(e))
                 return
             self._input(t, event, source="hall", extra=cmd.notes())  # who sent it and why, as a clock journals them
