@@ -37,7 +37,6 @@ import argparse
 import contextlib
 import os
 import random
-import resource
 import statistics
 import subprocess
 import sys

@@ -31,7 +31,6 @@ import datetime
 import heapq
 import json
 import os
-import queue
 import random
 import shutil
 import socket

@@ -24,7 +24,6 @@ RSS under 64 MB and at least 200,000 lines/s. Exits 1 when a target is missed.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shutil

@@ -12,7 +12,11 @@ contender alike, and reports the median and the best of N runs:
 - a one-liner that loads the word list into a Python set and looks the word up;
 - `rackside judge --lexicon FILE WORD`, with no station settings and with a `station.json`;
 - with --base (a checkout with its own .venv, e.g. before the judge core moved), the same
-  `rackside judge` and `python -c pass` from that checkout's venv: the "before" figures.
+  `rackside judge` and `python -c pass` from that checkout's venv: the "before" figures;
+- with --base, also `rackside kiosk` from each checkout to its first frame under SDL's dummy
+  driver (issue 8: no slower than before). Both are timed the same way: a `sitecustomize` on
+  PYTHONPATH wraps pygame's first `display.flip`/`display.update` and ends the process there, so
+  neither version's own instrumentation (the newer station's READY=1) is needed.
 
 Targets (issue 11 item 1): judge at most 1.3x `python -c pass`, at least 3x faster than the set.
 
@@ -81,6 +85,63 @@ def compile_with(venv_bin: Path, src: Path, out: Path, env: dict) -> None:
                    check=True, env=env, stdout=subprocess.DEVNULL)
 
 
+# Ends a station at its first frame: imported by both checkouts' Pythons through PYTHONPATH.
+FIRST_FRAME_HOOK = """
+import os, sys
+
+
+class _FirstFrame:
+    def find_spec(self, name, path=None, target=None):
+        if name != "pygame":
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+
+        spec = importlib.util.find_spec("pygame")
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            for fn in ("flip", "update"):
+                real = getattr(module.display, fn)
+
+                def first(*a, _real=real, **k):
+                    _real(*a, **k)
+                    os._exit(0)  # the first frame is on screen: that is the time measured
+
+                setattr(module.display, fn, first)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, _FirstFrame())
+"""
+
+
+def kiosk_env(venv_bin: Path, folder: Path, env: dict) -> dict:
+    """A station that can start: a config with a PIN hash, and the default lexicon compiled by that
+    checkout's own `rackside lexicon install-default`."""
+    hook = folder / "hook"
+    hook.mkdir(parents=True, exist_ok=True)
+    (hook / "sitecustomize.py").write_text(FIRST_FRAME_HOOK)
+    config = Path(env["RACKSIDE_CONFIG_DIR"])
+    pin_hash = subprocess.run([str(venv_bin / "python"), "-c",
+                               "from rackside.kiosk.station_config import hash_pin; print(hash_pin('2468'))"],
+                              capture_output=True, text=True, env=env, check=False).stdout.strip()
+    if not pin_hash:  # before the namespace: the station's modules were top-level
+        pin_hash = subprocess.run([str(venv_bin / "python"), "-c",
+                                   "from kiosk.station_config import hash_pin; print(hash_pin('2468'))"],
+                                  capture_output=True, text=True, env=env, check=True).stdout.strip()
+    (config / "station.toml").write_text(
+        f'[station]\nname = "bench"\n[display]\nfullscreen = false\nsize = "800x480"\n'
+        f'[director]\npin_hash = "{pin_hash}"\n')
+    subprocess.run([str(venv_bin / "rackside"), "lexicon", "install-default"], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    return {**env, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy", "PYGAME_HIDE_SUPPORT_PROMPT": "1",
+            "PYTHONPATH": str(hook)}
+
+
 def time_runs(commands: dict[str, tuple[list[str], dict]], runs: int) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {name: [] for name in commands}
     for name, (argv, env) in commands.items():  # warm-up: the page cache and the byte-code cache
@@ -147,6 +208,10 @@ def main(argv: list[str] | None = None) -> int:
             commands["before: python -c pass"] = ([str(base_bin / "python"), "-c", "pass"], base_env)
             commands["before: rackside judge"] = (
                 [str(base_bin / "rackside"), "judge", "--lexicon", str(base_lexicon), WORD], base_env)
+            kiosk_after = kiosk_env(venv_bin, tmp / "kiosk-after", env_for("kiosk-after", False))
+            kiosk_before = kiosk_env(base_bin, tmp / "kiosk-before", env_for("kiosk-before", False))
+            commands["rackside kiosk: first frame"] = ([rackside, "kiosk", "--windowed"], kiosk_after)
+            commands["before: rackside kiosk: first frame"] = ([str(base_bin / "rackside"), "kiosk", "--windowed"], kiosk_before)
         times = time_runs(commands, args.runs)
 
     med = {name: statistics.median(t) * 1000 for name, t in times.items()}
@@ -154,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     floor = med["python -c pass"]
     print(f"{args.runs} runs each, interleaved; ms (median / best); ratio = median / python -c pass (this venv)")
     for name in commands:
-        print(f"  {name:<32} {med[name]:7.1f} / {best[name]:6.1f}   {med[name] / floor:5.2f}x")
+        print(f"  {name:<38} {med[name]:7.1f} / {best[name]:6.1f}   {med[name] / floor:5.2f}x")
     results = []
     for name in ("rackside judge", "rackside judge (station.json)"):
         ratio = med[name] / floor
@@ -165,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
         results.append((f"before -> after: rackside judge {med['before: rackside judge']:.1f} ms -> "
                         f"{med['rackside judge']:.1f} ms (before's own python -c pass "
                         f"{med['before: python -c pass']:.1f} ms)", med["rackside judge"] <= med["before: rackside judge"]))
+        results.append((f"before -> after: rackside kiosk to its first frame {med['before: rackside kiosk: first frame']:.1f} ms "
+                        f"-> {med['rackside kiosk: first frame']:.1f} ms (issue 8: no slower)",
+                        med["rackside kiosk: first frame"] <= med["before: rackside kiosk: first frame"]))
     for text, ok in results:
         print(f"{'PASS' if ok else 'FAIL'}  {text}")
     if args.json:

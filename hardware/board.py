@@ -27,6 +27,7 @@ import time
 from typing import Any, Callable
 
 from rackside.firmware.messages import BUTTONS, Command, Edge
+from rackside.outage import Outage
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +109,9 @@ class Board:
         self.buzzer = None
         self.leds: dict[str, Any] = {}
         self.watchers: list[Callable[[], None]] = []
-        self._led_warned = False
+        # One outage per LED: retried at every change, logged once per outage (a working LED beside
+        # a dead one must not end the dead one's outage).
+        self._led_outages: dict[str, Outage] = {}
         self.factory = pin_factory
         try:
             for name in BUTTONS:
@@ -201,13 +204,13 @@ class Board:
         led = self.leds.get(side)
         if led is None:
             return
+        outage = self._led_outages.get(side) or self._led_outages.setdefault(side, Outage(log, f"turn LED {side}"))
         try:
             led.value = bool(on)
         except Exception as exc:  # noqa: BLE001 - a dead LED never stops the clock
-            if not self._led_warned:  # once: it is retried at every change
-                self._led_warned = True
-                log.warning("turn LED %s: %s", side, exc)
+            outage.failed(exc)
             return
+        outage.recovered()
         self._changed()
 
     def led_lit(self, side: str) -> bool:

@@ -25,6 +25,8 @@ import os
 import _socket
 from typing import Mapping
 
+from rackside.outage import Outage
+
 
 class _Log:
     """This module's logger, made at its first message: `logging` costs ~2-5 ms on import, and a
@@ -52,7 +54,11 @@ class Notifier:
         elif raw:
             log.warning("NOTIFY_SOCKET=%r is not a unix socket path; systemd will not be notified", raw)
         self._sock: _socket.socket | None = None
-        self._failing = False
+        self.outage = Outage(
+            log, "systemd notification",
+            failed_msg="cannot notify systemd at " + repr(raw) + ": %(reason)s (logged once until it works again)",
+            recovered_msg="notifying systemd again (after %(failures)d failed: %(reason)s)",
+        )
 
     @property
     def enabled(self) -> bool:
@@ -69,13 +75,9 @@ class Notifier:
                 self._sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_DGRAM | _socket.SOCK_CLOEXEC)
             self._sock.sendto(message, self.address)
         except OSError as exc:
-            if not self._failing:
-                log.warning("cannot notify systemd at %r: %s", self.address.replace("\0", "@"), exc)
-            self._failing = True
+            self.outage.failed(exc)
             return False
-        if self._failing:
-            log.info("notifying systemd again")
-            self._failing = False
+        self.outage.recovered()
         return True
 
     def ready(self, status: str | None = None) -> bool:

@@ -9,7 +9,11 @@ Imports nothing of Rackside.
 
 from __future__ import annotations
 
-import logging
+# Not `from typing import TYPE_CHECKING`: this module is on the station's path to its first frame,
+# and typing costs milliseconds there (the standard library uses the same idiom).
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # any object with error/warning/debug will do: a module may make its logger lazily
+    import logging
 
 
 FAILED = "%(what)s failed: %(reason)s (logged once until it works again)"

@@ -20,5 +20,7 @@ def _private_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("RACKSIDE_CONFIG_DIR", str(root / "config"))
 
 
-# The hall's real Mosquitto fixtures (hall_broker, make_broker): tests/support/broker.py.
-pytest_plugins = ["support.broker"]
+# Shared rigs whose fixtures any test module may use without importing them (tests/support/): the
+# hall's real Mosquitto (hall_broker, make_broker), the firmware `rig`, the kiosk `app`. Helpers
+# live there, never in a test module (tests/test_architecture.py checks).
+pytest_plugins = ["support.broker", "support.firmware_rig", "support.kiosk_rig"]

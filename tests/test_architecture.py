@@ -153,3 +153,47 @@ def test_product_code_never_imports_the_bare_subsystem_names():
 def test_subsystems_are_links_to_the_top_level_folders(subsystem):
     link = PACKAGE / subsystem
     assert link.is_symlink() and link.resolve() == (ROOT / subsystem).resolve()
+
+
+# --- The tests' own shape (issue 8 item 6): helpers live in tests/support/, never in a test module.
+# Importing a test module runs its module-level code and collects its tests a second time under
+# another name (its fixtures too), and ties one subject's tests to another's.
+
+
+def imports_of_test_modules(source: str) -> list[str]:
+    """The test modules (`test_*`) a source imports: by an import statement anywhere in it, or by
+    name through `__import__` / `importlib.import_module`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""] + [f"{node.module or ''}.{a.name}" for a in node.names]
+        elif (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in ("__import__", "import_module")
+              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            names = [node.args[0].value]
+        else:
+            continue
+        found += [n for n in names if any(part.startswith("test_") for part in n.split("."))]
+    return sorted(set(found))
+
+
+def test_no_test_module_imports_another():
+    sources = sorted([*(ROOT / "tests").rglob("*.py"), *(ROOT / "bench").glob("*.py")])
+    offenders = {str(p.relative_to(ROOT)): found for p in sources if (found := imports_of_test_modules(p.read_text(encoding="utf-8")))}
+    assert offenders == {}, f"move the shared helpers to tests/support/ and import them from there: {offenders}"
+
+
+def test_the_check_finds_imports_of_test_modules():
+    # The checker can fail: every way the tests used to reach into another test module.
+    source = (
+        "from test_firmware_support import rig\n"
+        "def f():\n"
+        "    from tests.test_kiosk import runner_judge\n"
+        "    return __import__('tests.test_kiosk', fromlist=['records'])\n"
+        "import test_bounce\n"
+        "from support.kiosk_rig import make_app\n"
+    )
+    assert imports_of_test_modules(source) == [
+        "test_bounce", "test_firmware_support", "test_firmware_support.rig", "tests.test_kiosk", "tests.test_kiosk.runner_judge",
+    ]

@@ -7,6 +7,8 @@ import pytest
 
 from rackside.hardware.board import Board
 
+from support.clock import FakeClock
+
 PINS = {"left": 17, "right": 27, "neutralise": 22}
 
 
@@ -14,16 +16,16 @@ PINS = {"left": 17, "right": 27, "neutralise": 22}
 def fake_time(monkeypatch):
     import gpiozero.pins.mock as mock
 
-    now = [500_000_000_000]
-    monkeypatch.setattr(mock, "monotonic", lambda: now[0] / 1e9)
-    return now
+    clock = FakeClock(500_000_000_000)
+    monkeypatch.setattr(mock, "monotonic", clock.seconds)
+    return clock
 
 
 @pytest.fixture
 def board(fake_time):
     from gpiozero.pins.mock import MockFactory
 
-    b = Board(PINS, buzzer_pin=12, pin_factory=MockFactory(), clock_ns=lambda: fake_time[0])
+    b = Board(PINS, buzzer_pin=12, pin_factory=MockFactory(), clock_ns=fake_time)
     yield b
     b.close()
 
@@ -39,9 +41,9 @@ def test_buttons_are_pulled_up_with_our_own_debounce(board):
 
 def test_every_edge_goes_into_the_one_queue_with_its_time(board, fake_time):
     board.drive("left", True)
-    fake_time[0] += 1_234_567
+    fake_time.ns += 1_234_567
     board.drive("left", False)
-    fake_time[0] += 1
+    fake_time.ns += 1
     board.drive("right", True)
     items = [board.events.get_nowait() for _ in range(3)]
     assert items == [
@@ -61,15 +63,15 @@ def test_gpiozero_events_still_work_beside_ours(board):
 
 def test_an_edge_is_dated_by_its_ticks_not_by_when_the_callback_ran(board, fake_time):
     """The back-end thread may call us late: the age of the edge is subtracted from now."""
-    edge_ticks = fake_time[0] / 1e9
-    fake_time[0] += 3_500_000  # the callback runs 3.5 ms after the edge
-    assert board.edge_ns(edge_ticks) == fake_time[0] - 3_500_000
+    edge_ticks = fake_time.ns / 1e9
+    fake_time.ns += 3_500_000  # the callback runs 3.5 ms after the edge
+    assert board.edge_ns(edge_ticks) == fake_time.ns - 3_500_000
 
 
 def test_nonsense_ticks_are_dated_now_and_logged_once(board, fake_time, caplog):
     with caplog.at_level(logging.WARNING, logger="rackside.hardware.board"):
-        assert board.edge_ns(fake_time[0] / 1e9 + 2.0) == fake_time[0]  # from the future
-        assert board.edge_ns(fake_time[0] / 1e9 - 60.0) == fake_time[0]  # a minute old
+        assert board.edge_ns(fake_time.ns / 1e9 + 2.0) == fake_time.ns  # from the future
+        assert board.edge_ns(fake_time.ns / 1e9 - 60.0) == fake_time.ns  # a minute old
     assert len([r for r in caplog.records if "dating edges on arrival" in r.message]) == 1
 
 
@@ -82,7 +84,7 @@ def test_buzzer_beeps_on_its_pin(board):
 
 def test_commands_share_the_queue(board, fake_time):
     board.command("menu")
-    assert board.events.get_nowait() == ("cmd", fake_time[0], "menu")
+    assert board.events.get_nowait() == ("cmd", fake_time.ns, "menu")
 
 
 def test_a_pin_in_use_is_refused(fake_time):

@@ -1,17 +1,7 @@
 """Issue 5's bouncing and mashed buttons through gpiozero's mock pins, reduced to 500 presses for
 CI (bench/bounce.py runs the full 10,000 with the same scenario)."""
 
-import importlib.util
-from pathlib import Path
-
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "bounce.py"
-
-
-def load_bench():
-    spec = importlib.util.spec_from_file_location("rackside_bench_bounce", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from support.bench import load_bench
 
 
 def test_500_bouncing_presses_switch_exactly_once_each_and_charge_exact_time():

@@ -4,15 +4,15 @@ simulator in a real terminal (a pty)."""
 import json
 import os
 import pty
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from rackside import cli as rackside_cli
+
+from support.terminal import read_until
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -99,25 +99,6 @@ def test_replay_subcommand(tmp_path, capsys):
     assert final["players"][0]["remaining_ms"] == 25 * 60_000 - 5_000
 
 
-def read_until(fd, needle: bytes, timeout_s: float = 20.0) -> bytes:
-    """Read the pty until `needle` appears (waiting on I/O, not on time passing)."""
-    buf = b""
-    deadline = time.monotonic() + timeout_s
-    while needle not in buf:
-        left = deadline - time.monotonic()
-        assert left > 0, f"{needle!r} never appeared; got {buf[-600:]!r}"
-        ready, _, _ = select.select([fd], [], [], left)
-        if ready:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            buf += chunk
-    return buf
-
-
 def test_simulator_in_a_terminal_starts_the_clock_and_quits_cleanly(tmp_path):
     pid, fd = pty.fork()
     if pid == 0:  # the child: the real command in a real terminal
@@ -140,3 +121,16 @@ def test_simulator_in_a_terminal_starts_the_clock_and_quits_cleanly(tmp_path):
     journal = next((tmp_path / "state" / "clock" / "journals").glob("game-*.jsonl"))
     inputs = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
     assert inputs and inputs[0]["input"] == "press" and inputs[0]["player"] == 2
+
+
+def test_clock_without_a_gpio_back_end_says_so_in_one_line_instead_of_a_traceback(tmp_path, monkeypatch, capsys):
+    """`rackside clock` on a laptop (no pin back-end) must fail with a clear message pointing at
+    --simulate, not a gpiozero traceback."""
+    import gpiozero
+
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "no-such-back-end")
+    monkeypatch.setattr(gpiozero.Device, "pin_factory", None)
+    code = rackside_cli.main(["clock", "--state-dir", str(tmp_path / "state")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.count("\n") == 1 and err.startswith("rackside clock: ") and "--simulate" in err

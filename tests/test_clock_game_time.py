@@ -13,7 +13,7 @@ from rackside.firmware import config as clock_config
 from rackside.firmware.clock import NS_PER_S, Phase
 from rackside.firmware.config import load_config, save_game_time
 
-from test_firmware_support import FakeClock
+from support.clock import FakeClock
 
 
 def test_a_saved_game_time_overrides_the_configs(tmp_path):
@@ -68,13 +68,13 @@ def make_clock(monkeypatch, state_dir, fake):
 
 
 def tap(clock, fake, button, ms=100):
-    fake.t_ns += ms * 1_000_000
+    fake.ns += ms * 1_000_000
     clock.board.drive(button, True)
     clock.runner.pump()
-    fake.t_ns += 80_000_000
+    fake.ns += 80_000_000
     clock.board.drive(button, False)
     clock.runner.pump()
-    fake.t_ns += 30_000_000
+    fake.ns += 30_000_000
     clock.runner.pump()
 
 
@@ -96,14 +96,14 @@ def test_a_game_time_set_in_the_menu_is_kept_for_the_following_games_after_a_res
         tap(clock, fake, "neutralise")
         assert clock.runner.menu is None and clock.runner.rules.game_time_ms == 26 * 60_000
         tap(clock, fake, "right")  # play the game, then end it
-        fake.t_ns += 5 * NS_PER_S
+        fake.ns += 5 * NS_PER_S
         clock.board.command("end")
         clock.runner.pump()
         assert clock.runner.clock.phase is Phase.ENDED
     finally:
         clock.runner.close()
         clock.close()
-    fake.t_ns += 60 * NS_PER_S
+    fake.ns += 60 * NS_PER_S
     clock = make_clock(monkeypatch, state, fake)  # restart: a new game, not the ended one
     try:
         assert clock.runner.clock.phase is Phase.SETUP
@@ -121,11 +121,11 @@ def test_the_restore_is_logged_with_a_wall_time_never_nanoseconds(monkeypatch, t
     fake = FakeClock()
     clock = make_clock(monkeypatch, state, fake)
     tap(clock, fake, "right")  # the game runs
-    fake.t_ns += 7 * NS_PER_S
+    fake.ns += 7 * NS_PER_S
     clock.runner.pump()
     clock.board.close()
     clock.store.close()  # a power cut: no clean shutdown
-    fake.t_ns += 30 * NS_PER_S
+    fake.ns += 30 * NS_PER_S
     with caplog.at_level(logging.INFO):
         clock = make_clock(monkeypatch, state, fake)
     try:

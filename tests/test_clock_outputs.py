@@ -16,7 +16,7 @@ from rackside.firmware.clock import NS_PER_MS, NS_PER_S, Neutralise, Phase, Pres
 from rackside.firmware.messages import BUTTONS, Command, Edge, Request, Stop
 from rackside.firmware.outputs import Frame, Output
 
-from test_firmware_support import T0, FakeClock, rig  # noqa: F401 - rig is a fixture
+from support.clock import T0, FakeClock
 
 
 class SpyOutput(Output):
@@ -68,13 +68,13 @@ def assemble(monkeypatch, tmp_path, toml: str):
 
 
 def tap(clock, fake, button: str, at_ns: int) -> None:
-    fake.t_ns = at_ns
+    fake.ns = at_ns
     clock.board.drive(button, True)
     clock.runner.pump()
-    fake.t_ns += 80 * NS_PER_MS
+    fake.ns += 80 * NS_PER_MS
     clock.board.drive(button, False)
     clock.runner.pump()
-    fake.t_ns += 20 * NS_PER_MS
+    fake.ns += 20 * NS_PER_MS
     clock.runner.pump()
 
 
@@ -91,9 +91,9 @@ def test_a_new_output_is_a_class_and_a_config_entry_and_is_told_everything(monke
         t_start = T0 + 10 * NS_PER_MS
         tap(clock, fake, "right", t_start)  # the right player starts the left player's time (2.2)
         tap(clock, fake, "left", t_start + 3 * NS_PER_S)
-        fake.t_ns += 500 * NS_PER_MS
-        clock.submit_time = fake.t_ns
-        clock.runner.submit(Request(fake.t_ns, "neutralise", source="hall"))
+        fake.ns += 500 * NS_PER_MS
+        clock.submit_time = fake.ns
+        clock.runner.submit(Request(fake.ns, "neutralise", source="hall"))
         clock.runner.pump()
     finally:
         clock.runner.close()
@@ -126,7 +126,7 @@ def test_the_built_in_recording_output_by_name(monkeypatch, tmp_path):
     try:
         clock.start()
         tap(clock, fake, "right", T0 + 10 * NS_PER_MS)
-        fake.t_ns += 10 * NS_PER_S
+        fake.ns += 10 * NS_PER_S
         clock.runner.pump()
     finally:
         clock.runner.close()
@@ -171,7 +171,7 @@ class Broken(Output):
 
 
 def test_an_output_that_raises_is_logged_once_and_the_clock_keeps_counting(monkeypatch, tmp_path, caplog):
-    from test_firmware_support import Rig
+    from support.firmware_rig import Rig
 
     caplog.set_level(logging.INFO)
     broken = Broken()

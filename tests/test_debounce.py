@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from rackside.firmware.debounce import Debouncer
 
-from test_bounce import load_bench
+from support.bench import load_bench
 
 MS = 1_000_000
 SETTLE = 15 * MS

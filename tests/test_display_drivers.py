@@ -18,7 +18,7 @@ from rackside.hardware import drivers, wiring
 from rackside.hardware.bcm import PinMapError, check_bcm
 from rackside.hardware.display import Driver, Key, RecordingDisplay, REQUIRED, whole
 from rackside.hardware.drivers import check_display_spec, open_display
-from rackside.hardware.pinmap import load_pinmap, parse_pinmap
+from rackside.hardware.pinmap import parse_pinmap
 
 REPO = Path(__file__).resolve().parent.parent
 

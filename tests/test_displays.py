@@ -25,6 +25,8 @@ from rackside.hardware.display import DeviceDisplay, Display, NullDisplay, Recor
 from rackside.hardware.drivers import open_display
 from rackside.hardware.pinmap import PinMapError
 
+from support.clock import FakeClock
+
 # --- the decoder's own idea of what segments spell -------------------------------------------------
 # Written as the segment letters a person sees lit; independent of hardware.sevenseg's bit table.
 _SEGMENT_WORDS = {
@@ -181,17 +183,6 @@ def decode_tm1637(transactions, state: ChipState | None = None) -> ChipState:
         else:
             raise AssertionError(f"unknown command 0x{command:02X}")
     return state
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.ns = 1_000_000_000
-
-    def __call__(self) -> int:
-        return self.ns
-
-    def advance(self, seconds: float) -> None:
-        self.ns += int(seconds * 1e9)
 
 
 def on_the_wire(factory: MockFactory) -> ChipState:

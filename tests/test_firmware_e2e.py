@@ -1,7 +1,6 @@
 """End to end: gpiozero mock pins -> board queue -> runner (debounce, gestures, core, journal) ->
 recording displays, on a fake clock. Every assertion about time is exact to the nanosecond."""
 
-import json
 
 import pytest
 
@@ -9,7 +8,8 @@ from rackside.firmware.clock import NS_PER_MS, NS_PER_S, Ending, Phase, Rules
 from rackside.firmware.messages import Edge
 from rackside.firmware.runner import CHECKPOINT_NS
 
-from test_firmware_support import T0, make_rig, rig  # noqa: F401 - rig is a fixture
+from support.clock import T0
+from support.firmware_rig import make_rig
 
 GAME_NS = 25 * 60 * NS_PER_S
 
@@ -20,6 +20,12 @@ def start_left(rig, at_ms: float = 10):
     t = rig.tap("right")
     assert rig.view().phase is Phase.RUNNING and rig.view().players[0].running
     return t
+
+
+def test_rig_edges_carry_the_fake_clock_time(rig):
+    rig.after_ms(12.345678).down("left")
+    kind, t, button, down = rig.board.events.get_nowait()
+    assert (kind, t, button, down) == ("edge", rig.now, "left", True)
 
 
 def test_press_is_charged_from_its_edge_to_the_nanosecond(rig):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rackside.firmware import render
+from rackside.firmware import menu as menus, render
 from rackside.firmware.clock import (
     Adjust,
     Arrive,
@@ -13,11 +13,12 @@ from rackside.firmware.clock import (
     Press,
     Resume,
     Rules,
-    apply,
+    display_text,
     new_clock,
     run,
     view,
 )
+from rackside.firmware.config import CLOCK_KEYS, ConfigError, rules_from_table
 from rackside.hardware import sevenseg
 
 S = NS_PER_S
@@ -131,3 +132,16 @@ def test_next_change_is_never_late():
 def test_nothing_changes_before_the_game():
     c = new_clock(Rules())
     assert render.next_change_ns(c, view(c, 0), 0) is None
+
+
+def test_every_overtime_the_config_allows_can_be_shown_on_the_displays():
+    """1.4.2(a)(ii), 5.3: overtime counts up on the display until the forfeit, which shows the
+    forfeit line itself. A forfeit_overtime the 4-digit module cannot draw ("-20:00") would leave
+    the display frozen on its last drawable text while the clock keeps counting."""
+    high_s = CLOCK_KEYS["forfeit_overtime"][2]
+    sevenseg.encode(display_text(-high_s * NS_PER_S))  # the forfeit moment at the highest setting
+    rules = rules_from_table({"forfeit_overtime": high_s})
+    m = menus.open_menu(view(new_clock(rules), 0), rules.game_time_ms, rules.forfeit_overtime_ms)
+    sevenseg.encode(display_text(m.low_s * NS_PER_S))  # the director's lowest editable overtime
+    with pytest.raises(ConfigError, match="forfeit_overtime"):
+        rules_from_table({"forfeit_overtime": "20:00"})

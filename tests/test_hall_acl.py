@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 import time
 
-import paho.mqtt.client as mqtt
 import pytest
 
 from rackside.hall import provision as prov

@@ -148,7 +148,6 @@ def test_a_state_at_least_every_10_s_and_the_result_once(hall_broker, tmp_path):
     """What the runner's side of the output queues on each refresh (its thread, no network): a
     state when the game changes, then one every 10 s however often the display refreshes, and the
     result once when the game ends."""
-    import queue as queue_mod
     from types import SimpleNamespace
 
     from rackside.firmware.clock import End, Press, apply, new_clock, view

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from test_deploy import REPO, needs_venv, one, parse_unit, run_install
+from support.deploy import REPO, needs_venv, one, parse_unit, run_install
 
 BROKER_UNIT = REPO / "deploy" / "rackside-broker.service"
 STATION_UNIT = REPO / "deploy" / "rackside-hall-station.service"

@@ -183,7 +183,6 @@ def test_a_full_publisher_queue_never_blocks_the_clock_and_loses_nothing(hall_br
     running, ten inputs are all accepted at once, the overflow is logged once, and every input
     still reaches the director (recovered from the journal)."""
     import logging
-    import queue as queue_mod
 
     from rackside.firmware.clock import Press, Rules, apply
     from rackside.firmware.persist import GameStore

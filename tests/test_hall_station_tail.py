@@ -178,11 +178,10 @@ def test_tls_is_one_setting_away(make_broker, tmp_path):
 def test_the_simulator_joins_a_hall_with_dash_dash_hall(hall_broker, tmp_path):
     """`rackside clock --simulate --hall URL --hall-credentials FILE` in a real terminal: the
     director sees table 5 come online and its first press."""
-    import os
     import pty
     import sys
 
-    from test_clock_cli import read_until
+    from support.terminal import read_until
 
     rec = Recorder(hall_broker)
     pid, fd = pty.fork()
@@ -210,7 +209,6 @@ def test_the_simulator_joins_a_hall_with_dash_dash_hall(hall_broker, tmp_path):
 
 def test_rackside_hall_broker_runs_mosquitto_advertises_it_and_a_clock_finds_it_with_auto(tmp_path, monkeypatch):
     """`rackside hall broker --config DIR` (mDNS on loopback only), a clock with url = "auto"."""
-    import os
     import signal
     import subprocess
     import sys

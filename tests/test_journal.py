@@ -244,13 +244,9 @@ def test_a_damaged_sequence_number_is_a_damaged_line(value):
 
 
 def load_fuzz():
-    import importlib.util
-    from pathlib import Path
+    from support.bench import load_bench
 
-    spec = importlib.util.spec_from_file_location("rackside_bench_journal_fuzz", Path(__file__).resolve().parent.parent / "bench" / "journal_fuzz.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("journal_fuzz")
 
 
 def test_300_mutations_of_the_real_journals_never_stop_a_reader(caplog):

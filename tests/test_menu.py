@@ -3,7 +3,8 @@
 import pytest
 
 from rackside.firmware import menu as menus
-from rackside.firmware.clock import LateStart, Arrive, NS_PER_S, Neutralise, Press, Rules, apply, new_clock, view
+from rackside.firmware.clock import LateStart, Arrive, Ending, Forfeit, NS_PER_S, Neutralise, Phase, Press, Rules, apply, new_clock, view
+from rackside.firmware.config import rules_from_table
 from rackside.hardware import sevenseg
 
 RULES = Rules()
@@ -186,3 +187,38 @@ def test_every_menu_text_is_drawable_on_the_module(t):
     for text in seen:
         sevenseg.encode(text)  # raises if a 4-digit module could not show it
     assert {"P1", "LAtE", "both", "LEn", "rSEt", "yES", "no", "donE"} <= seen
+
+
+def test_menu_offers_the_optional_forfeit_of_a_late_player_while_the_opponent_is_still_absent():
+    """2.3.2(b), 2.3.4: both absent; the first arrives with 13:00 assigned (under 15:00) and may
+    elect to forfeit. The display shows `oPt` for them, so the director's LAtE item must offer it
+    beside the other player's arrival."""
+    rules = Rules()
+    c = apply(new_clock(rules), LateStart(0, (1, 2)))
+    c = apply(c, Arrive(12 * 60 * NS_PER_S, 1))
+    v = view(c, 12 * 60 * NS_PER_S)
+    assert v.phase is Phase.LATE and v.players[0].may_forfeit
+    m = menus.open_menu(v, rules.game_time_ms, rules.forfeit_overtime_ms)
+    late = next(i for i in m.items if i.label == "LAtE")
+    assert ("For1", ("forfeit", 1)) in late.options
+    assert ("Arr2", ("arrive", 2)) in late.options
+    c = apply(c, Forfeit(12 * 60 * NS_PER_S, 1))
+    v = view(c, 12 * 60 * NS_PER_S)
+    assert v.ending is Ending.OPTIONAL_FORFEIT and v.winner_by_forfeit() == 2 and v.lateness_margin == 75
+
+
+def test_the_blinking_minutes_of_an_overtime_past_ten_minutes_can_be_shown():
+    """With forfeit_overtime above 10:00 the director can edit an overtime such as -15:00; while
+    the minutes blink off, the right display must still be drawable (the "-1" shares one digit,
+    so two blank digits stand for it, as for "-9")."""
+    rules = rules_from_table({"forfeit_overtime": "19:59"})
+    v = view(new_clock(rules), 0)
+    m = menus.open_menu(v, rules.game_time_ms, rules.forfeit_overtime_ms)
+    m, _ = menus.press(m, "neutralise", v, rules.game_time_ms)  # P1: the minutes blink
+    for _ in range(40):  # 25:00 down to -15:00, a minute at a time
+        m, _ = menus.press(m, "left", v, rules.game_time_ms)
+    assert m.mode == "minutes" and m.value_s == -15 * 60
+    blink_off = menus.BLINK_NS  # the second half of the first second
+    for t in (0, blink_off):
+        sevenseg.encode(menus.texts(m, v, t, rules.game_time_ms)[1])
+    assert menus.texts(m, v, blink_off, rules.game_time_ms)[1] == "  :00"

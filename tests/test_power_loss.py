@@ -12,29 +12,19 @@ tests/test_persist.py.
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
-from pathlib import Path
 
 import pytest
 
 from rackside.firmware.clock import Press, Rules, apply
 from rackside.firmware.persist import GameStore
 
-ROOT = Path(__file__).resolve().parent.parent
+from support.bench import load_bench
+
 S = 1_000_000_000
 
 
-def load_harness():
-    spec = importlib.util.spec_from_file_location("power_loss_bench", ROOT / "bench" / "power_loss.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-harness = load_harness()
+harness = load_bench("power_loss")
 
 
 @pytest.mark.slow

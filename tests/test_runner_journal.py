@@ -1,7 +1,7 @@
 """The runner and its journal: write-ahead, then apply, then the displays, then one fsync per batch;
 and a journal that cannot be written (a full or failing card) never stops the clock.
 
-A fake clock drives gpiozero's mock pins (tests/test_firmware_support.py); the journal is a real
+A fake clock drives gpiozero's mock pins (tests/support/firmware_rig.py); the journal is a real
 file. Faults are injected by replacing os.write / os.fsync for the journal's descriptor only.
 """
 
@@ -13,13 +13,11 @@ import os
 
 import pytest
 
-import rackside.firmware.runner as runner_module
 from rackside.firmware import persist
 from rackside.firmware.clock import NS_PER_MS, NS_PER_S, Phase, run, settle
 from rackside.firmware.journal import StateRecord, read_journal
 from rackside.firmware.replay import fold
 
-from test_firmware_support import rig  # noqa: F401 - rig is a fixture
 
 GAME_NS = 25 * 60 * NS_PER_S
 

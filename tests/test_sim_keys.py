@@ -4,8 +4,6 @@ press or after the end; `d` opens the director's menu at any time, neutralising 
 
 from rackside.firmware.clock import Phase
 
-from test_firmware_support import rig  # noqa: F401 - rig is a fixture
-
 
 def key(rig, name):
     rig.after_ms(10)

@@ -8,7 +8,7 @@ pygame = pytest.importorskip("pygame")
 from rackside.hardware.display import RecordingDisplay  # noqa: E402
 from rackside.hardware.sim_window import LIT, SimWindow  # noqa: E402
 
-from test_firmware_support import make_rig  # noqa: E402
+from support.firmware_rig import make_rig  # noqa: E402
 
 
 @pytest.fixture

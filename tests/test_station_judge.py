@@ -4,22 +4,15 @@ by their short id (issue 10 items 3, 4 and 9)."""
 
 from __future__ import annotations
 
-import pygame
 import pytest
 
 from rackside import cli as rackside_cli
 from rackside.judge.lexicon import DEMONSTRATION_SHORT, compile_lexicon
 from rackside.kiosk.app import KioskApp, Paths
-from rackside.kiosk.flow import NS, Judge, Readjudicate, Screen, Tap
+from rackside.kiosk.flow import Judge, Readjudicate, Screen, Tap
 from rackside.kiosk.station_config import StationConfig, hash_pin
 
-
-class Clock:
-    def __init__(self):
-        self.t = 1_000 * NS
-
-    def __call__(self):
-        return self.t
+from support.clock import FakeClock
 
 
 def lexicon(tmp_path, name, words):
@@ -34,7 +27,7 @@ def lexicon(tmp_path, name, words):
 def station(tmp_path):
     """A station with the default settings (no station.json: the bundled ENABLE list)."""
     cfg = StationConfig(name="hall-b", fullscreen=False, pin_hash=hash_pin("2468", n=2**8))
-    app = KioskApp(cfg, clock_ns=Clock(), paths=Paths(log=tmp_path / "log.jsonl"))
+    app = KioskApp(cfg, clock_ns=FakeClock(), paths=Paths(log=tmp_path / "log.jsonl"))
     app.start()
     yield app
     app.shutdown()

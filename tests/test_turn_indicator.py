@@ -4,6 +4,8 @@ the clock is neutralised, and the displays alternate with HOLd; the simulator dr
 
 from __future__ import annotations
 
+import logging
+
 import argparse
 import io
 
@@ -16,7 +18,7 @@ from rackside.hardware.display import RecordingDisplay
 from rackside.hardware.pinmap import load_pinmap
 from rackside.hardware.terminal import TerminalSim, screen
 
-from test_firmware_support import FakeClock
+from support.clock import FakeClock
 
 S = NS_PER_S
 
@@ -80,19 +82,19 @@ def clock(monkeypatch, tmp_path):
 def tap(clock, button):
     clock.board.drive(button, True)
     clock.runner.pump()
-    clock.fake.t_ns += 80 * NS_PER_MS
+    clock.fake.ns += 80 * NS_PER_MS
     clock.board.drive(button, False)
     clock.runner.pump()
-    clock.fake.t_ns += 20 * NS_PER_MS
+    clock.fake.ns += 20 * NS_PER_MS
     clock.runner.pump()
 
 
 def advance(clock, ms):
-    end = clock.fake.t_ns + ms * NS_PER_MS
-    while (due := clock.runner.next_due_ns(clock.fake.t_ns)) is not None and due <= end:
-        clock.fake.t_ns = max(due, clock.fake.t_ns)
+    end = clock.fake.ns + ms * NS_PER_MS
+    while (due := clock.runner.next_due_ns(clock.fake.ns)) is not None and due <= end:
+        clock.fake.ns = max(due, clock.fake.ns)
         clock.runner.pump()
-    clock.fake.t_ns = end
+    clock.fake.ns = end
     clock.runner.pump()
 
 
@@ -157,3 +159,29 @@ def test_a_board_without_leds_draws_them_dark():
     out = io.StringIO()
     TerminalSim(Board(), [RecordingDisplay(), RecordingDisplay()], stdout=out).draw()
     assert "(*)" not in out.getvalue()
+
+
+def test_a_dead_led_is_logged_once_per_outage_and_never_stops_the_clock(clock, caplog, monkeypatch):
+    led = clock.board.leds["left"]
+    broken = {"on": True}
+    real = type(led).value
+
+    def value(self, v):
+        if broken["on"] and self is led:
+            raise OSError(5, "Input/output error")
+        real.fset(self, v)
+
+    monkeypatch.setattr(type(led), "value", property(real.fget, value))
+    caplog.set_level(logging.DEBUG, logger="rackside.hardware.board")
+    tap(clock, "right")  # the left player's time runs: its LED cannot light
+    advance(clock, 1_000)
+    tap(clock, "left")
+    tap(clock, "right")
+    assert clock.runner.clock.phase is Phase.RUNNING  # the clock went on
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR and "turn LED left" in r.getMessage()]
+    assert len(errors) == 1 and "Input/output error" in errors[0].getMessage()
+    broken["on"] = False
+    tap(clock, "left")
+    tap(clock, "right")
+    assert pins(clock)[0] is True
+    assert sum("turn LED left works again" in r.getMessage() for r in caplog.records) == 1

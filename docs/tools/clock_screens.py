@@ -19,7 +19,7 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from rackside.firmware import render  # noqa: E402
-from rackside.firmware.clock import End, Neutralise, Press, new_clock, run, view  # noqa: E402
+from rackside.firmware.clock import End, Neutralise, Press, run, view  # noqa: E402
 from rackside.firmware.led_output import turn_leds  # noqa: E402
 from rackside.hardware.display import RecordingDisplay  # noqa: E402
 from rackside.hardware.sim_window import SimWindow  # noqa: E402

@@ -1,4 +1,5 @@
-"""A table clock on gpiozero's mock pins with a fake monotonic clock, shared by the firmware tests.
+"""A table clock on gpiozero's mock pins with a fake monotonic clock, shared by the firmware tests
+(registered as a pytest plugin in tests/conftest.py, so the `rig` fixture needs no import).
 
 Nothing here sleeps: MockPin dates its edges with `gpiozero.pins.mock.monotonic`, which the rig
 replaces with the same fake clock the runner reads, so a test sets the time, drives a pin, and
@@ -17,19 +18,9 @@ from rackside.firmware.runner import Runner
 from rackside.hardware.board import Board
 from rackside.hardware.display import RecordingDisplay
 
+from support.clock import FakeClock
+
 PINS = {"left": 17, "right": 27, "neutralise": 22}
-T0 = 1_000 * 1_000_000_000  # the fake clock starts at 1000 s
-
-
-class FakeClock:
-    def __init__(self, t_ns: int = T0) -> None:
-        self.t_ns = t_ns
-
-    def __call__(self) -> int:
-        return self.t_ns
-
-    def seconds(self) -> float:
-        return self.t_ns / 1e9
 
 
 class Rig:
@@ -63,15 +54,15 @@ class Rig:
     # time
     @property
     def now(self) -> int:
-        return self.clock.t_ns
+        return self.clock.ns
 
     def at(self, t_ns: int) -> "Rig":
-        assert t_ns >= self.clock.t_ns, "the fake clock never goes backwards"
-        self.clock.t_ns = t_ns
+        assert t_ns >= self.clock.ns, "the fake clock never goes backwards"
+        self.clock.ns = t_ns
         return self
 
     def after_ms(self, ms: float) -> "Rig":
-        return self.at(self.clock.t_ns + round(ms * NS_PER_MS))
+        return self.at(self.clock.ns + round(ms * NS_PER_MS))
 
     # pins
     def down(self, button: str) -> "Rig":
@@ -141,9 +132,3 @@ def rig(monkeypatch, tmp_path):
 
 def make_rig(monkeypatch, tmp_path, **kwargs) -> Rig:
     return Rig(monkeypatch, tmp_path / "state", **kwargs)
-
-
-def test_rig_edges_carry_the_fake_clock_time(rig):
-    rig.after_ms(12.345678).down("left")
-    kind, t, button, down = rig.board.events.get_nowait()
-    assert (kind, t, button, down) == ("edge", rig.now, "left", True)
