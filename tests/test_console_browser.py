@@ -5,20 +5,19 @@ Playwright. Nothing is mocked."""
 from __future__ import annotations
 
 import csv
-import http.cookiejar
 import io
 import json
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from rackside.hall.console import auth
 from rackside.hall.console.demo import start_hall
+
+from support.console import Http
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -74,33 +73,6 @@ def login(browser, hall, viewport=(1920, 1080)):
     page.click("button[type=submit]")
     page.wait_for_selector("body[data-ready='1']")
     return page
-
-
-class Http:
-    """A cookie-keeping HTTP client for the login and CSRF checks (no browser needed)."""
-
-    def __init__(self, base: str):
-        self.base = base.rstrip("/")
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
-                                                  _NoRedirect())
-
-    def call(self, method, path, body=None, headers=None):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.base + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json", **(headers or {})})
-        try:
-            with self.opener.open(req, timeout=10) as r:
-                return r.status, r.read(), r.headers
-        except urllib.error.HTTPError as e:
-            return e.code, e.read(), e.headers
-
-    def csrf(self):
-        return json.loads(self.call("GET", "/api/csrf")[1])["csrf"]
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *a, **k):
-        return None
 
 
 def test_nothing_without_login_and_csrf_on_every_command(hall):

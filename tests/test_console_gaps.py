@@ -18,8 +18,20 @@ from rackside.hall import commands
 from rackside.hall.clock_output import state_payload
 from rackside.hall.console import auth
 
+from support.broker import Recorder
+from support.console import ack, send
 from support.hallclock import LiveClock, clock_config
-from test_hall_clock import ack, send, table3  # noqa: F401 - the live clock on the real broker
+
+
+@pytest.fixture
+def table3(hall_broker, tmp_path):
+    """Table 3's clock (game time 1:00) on the hall, and a recorder of what it publishes."""
+    rec = Recorder(hall_broker)
+    live = LiveClock(clock_config(tmp_path / "clock.toml", hall_broker, 3), tmp_path / "state")
+    rec.wait_for(lambda r: any(t.endswith("table/3/status") and p == b"online" for t, p, _ in r.messages))
+    yield live, rec
+    live.close()
+    rec.close()
 
 
 def test_the_state_says_which_player_is_absent():
@@ -43,7 +55,7 @@ def test_by_and_reason_are_optional_strings_on_any_command():
         commands.parse(json.dumps({"id": "a4", "cmd": "identify", "reason": "x" * 201}).encode())
 
 
-def test_who_and_why_are_journalled_with_the_hall_input(hall_broker, table3):  # noqa: F811
+def test_who_and_why_are_journalled_with_the_hall_input(hall_broker, table3):
     live, rec = table3
     send(hall_broker, 3, {"id": "w1", "cmd": "late_start", "players": [1], "by": "director"})
     assert ack(rec, "w1")["ok"]
@@ -86,7 +98,7 @@ def test_late_start_takes_a_scheduled_start_in_iso_8601():
         commands.parse(json.dumps({"id": "l4", "cmd": "arrive", "player": 2, "at": _iso(0)}).encode())
 
 
-def test_a_late_start_is_dated_from_the_scheduled_start(hall_broker, table3):  # noqa: F811
+def test_a_late_start_is_dated_from_the_scheduled_start(hall_broker, table3):
     """2.3.2(a), 2.3.3(a): the absent player's time has run since the scheduled start, not since the
     director's command reached the clock (game time 1:00 here)."""
     live, rec = table3

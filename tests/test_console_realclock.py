@@ -20,7 +20,7 @@ from rackside.hall.console.demo import free_port
 from rackside.hall.console.serve import ConsoleServer
 
 from support.hallclock import LiveClock, clock_config
-from test_console_browser import Http
+from support.console import Http
 
 TABLE = 7
 
