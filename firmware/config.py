@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from rackside.firmware.clock import Rules
+from rackside.firmware.debounce import DEFAULT_SETTLE_NS
+from rackside.firmware.gestures import DEFAULT_CHORD_NS, DEFAULT_HOLD_NS
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +75,7 @@ CLOCK_KEYS = {
     "lateness_forfeit_margin": ("int", 0, 1000, 75),  # 2.3.6(a)
     "optional_forfeit_below": ("duration", 0, 99 * 60, "15:00"),  # 2.3.4
     "courtesy_draw_after": ("duration", 1, 10 * 60, "1:00"),  # 3.10.6(a)
-    "switch_guard_ms": ("int", 0, 1000, 100),
+    "switch_guard_ms": ("int", 0, 1000, Rules.switch_guard_ms),  # the core's default
 }
 
 
@@ -116,11 +118,12 @@ def rules_to_table(rules: Rules) -> dict:
     }
 
 
-# The firmware's own sections: key -> (low, high, default).
+# The firmware's own sections: key -> (low, high, default). The timing defaults are the pure
+# modules' own (debounce, gestures), so there is one place for each.
 INPUT_KEYS = {
-    "settle_ms": (1, 100, 15),  # debounce: the line must be released this long before a press
-    "long_press_ms": (1000, 10_000, 3000),  # centre held: end the game; both players held: menu
-    "chord_ms": (50, 2000, 400),  # both player buttons within this of each other start the chord
+    "settle_ms": (1, 100, DEFAULT_SETTLE_NS // 1_000_000),  # the line released this long before a press
+    "long_press_ms": (1000, 10_000, DEFAULT_HOLD_NS // 1_000_000),  # centre held: end; both held: menu
+    "chord_ms": (50, 2000, DEFAULT_CHORD_NS // 1_000_000),  # both player buttons within this: a chord
 }
 DISPLAY_KEYS = {
     "restored_s": (1, 120, 10),  # how long the displays say a game was restored after a power cut
@@ -134,11 +137,11 @@ SECTIONS = ("clock", "input", "display", "sound", "hall", *PINMAP_SECTIONS, "out
 class Firmware:
     """The [input], [display] and [sound] sections: how the firmware around the core behaves."""
 
-    settle_ms: int = 15
-    long_press_ms: int = 3000
-    chord_ms: int = 400
-    restored_s: int = 10
-    buzzer: bool = False
+    settle_ms: int = INPUT_KEYS["settle_ms"][2]
+    long_press_ms: int = INPUT_KEYS["long_press_ms"][2]
+    chord_ms: int = INPUT_KEYS["chord_ms"][2]
+    restored_s: int = DISPLAY_KEYS["restored_s"][2]
+    buzzer: bool = SOUND_KEYS["buzzer"]
 
 
 def firmware_from_data(data: dict) -> Firmware:
