@@ -271,7 +271,18 @@ def format_step(line: Line, event: Input, c: Clock) -> str:
         f"{line.number:>5} {elapsed_s:>10.3f}  {_describe(event):<22} "
         f"{_clock_text(p1.remaining_ns):>12} {p1.overtime_s:>4} {p1.penalty:>4}  "
         f"{_clock_text(p2.remaining_ns):>12} {p2.overtime_s:>4} {p2.penalty:>4}  {_phase_text(v, c)}"
+        + _origin_text(line.data)
     )
+
+
+def _origin_text(data: dict | None) -> str:
+    """A director's command from the hall: who sent it and why, as journalled (docs/journal.md)."""
+    if not data or data.get("source") != "hall":
+        return ""
+    notes = [f"by {data['by']}"] if data.get("by") else []
+    notes += [f"reason: {data['reason']}"] if data.get("reason") else []
+    notes += [f"from {data['scheduled_start']}"] if data.get("scheduled_start") else []
+    return "  (" + ", ".join(["hall", *notes]) + ")"
 
 
 def summary_json(result: Replayed) -> dict:

@@ -79,6 +79,7 @@ REQUESTS = {
     "identify": ("seconds",),  # the hall's director: the displays flash 8888 so the table is found
 }
 OPTIONAL_ARGS = {"new_game": ("rules",)}  # rules: the clock.Rules the new game is played under (the hall)
+NOTES = ("by", "reason", "scheduled_start")  # optional on any request: who sent it, why, from when; journalled beside its input
 
 
 class Runner:
@@ -331,7 +332,7 @@ class Runner:
         if r.name not in REQUESTS:
             return False, f"unknown command (allowed: {', '.join(REQUESTS)})"
         wanted = REQUESTS[r.name]
-        extra = sorted(set(r.args) - set(wanted) - set(OPTIONAL_ARGS.get(r.name, ())))
+        extra = sorted(set(r.args) - set(wanted) - set(OPTIONAL_ARGS.get(r.name, ())) - set(NOTES))
         missing = [k for k in wanted if k not in r.args]
         if extra or missing:
             return False, f"{r.name} takes {', '.join(wanted) or 'no arguments'}" + (f" (missing {missing[0]})" if missing else f" (not {extra[0]})")
@@ -371,7 +372,8 @@ class Runner:
         except (TypeError, ValueError) as exc:
             return False, str(exc)
         before = self.clock
-        if not self._apply(event, source=r.source):
+        notes = {k: str(a[k]) for k in NOTES if a.get(k) is not None}
+        if not self._apply(event, source=r.source, **notes):
             return False, self._refused
         return (True, "") if self.clock != before else (False, f"{r.name} changes nothing in phase {self._phase(t).value}")
 

@@ -4,6 +4,8 @@
     rackside hall broker --config DIR
     rackside hall station [--config station.toml]
     rackside hall tail --credentials DIR/credentials/director.toml [--url mqtt://HOST:PORT]
+    rackside hall console [--config FILE]      the director's console (docs/console.md)
+    rackside hall demo --tables 40             a private broker, simulated tables and the console
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ def register(sub: Any) -> None:
     tl.add_argument("--count", type=int, help="exit after this many messages")
     tl.add_argument("--seconds", type=float, help="exit after this many seconds")
     tl.set_defaults(func=run_tail)
+
+    from rackside.hall.console import cli as console_cli
+
+    console_cli.register(hs)  # rackside hall console, rackside hall demo
 
 
 def run_provision(args: argparse.Namespace) -> int:

@@ -71,6 +71,7 @@ def players(v: View) -> list[dict]:
             "overtime_s": p.overtime_s,
             "penalty": p.penalty,
             "forfeit": p.forfeit,
+            "absent": p.absent,  # not yet arrived after a late start: the page ticks their time (2.3.2(a))
         }
         for p in v.players
     ]
@@ -147,6 +148,7 @@ class HallOutput:
         self._path: Path | None = None
         self._held: list | None = None  # the last applied input, until the runner's next call
         self.phase = Phase.SETUP  # the latest frame's (read by the command subscriber)
+        self.remaining_ms = (0, 0)  # ... and its players' remaining times (a late start's limit)
         self._ended_sent = False
         self._last_state_ns: int | None = None
         self.link = Link(
@@ -198,6 +200,7 @@ class HallOutput:
         self._release()
         v = frame.view
         self.phase = v.phase
+        self.remaining_ms = tuple(p.remaining_ms for p in v.players)
         path = self._game_path(frame.game)
         if path != self._path:  # a new game (or the first view)
             self._path, self._ended_sent = path, v.phase is Phase.ENDED
@@ -267,6 +270,11 @@ class HallOutput:
         if cmd.name == "new_game" and self.phase in (Phase.RUNNING, Phase.LATE):
             self._reply(cmd, False, f"the game is {self.phase.value}: neutralise or end it first", None)
             return
+        try:  # a late start from the scheduled start: that moment on this clock
+            t_ns = commands.dated(cmd, self.clock_ns(), time.time_ns(), self.remaining_ms)
+        except commands.CommandError as e:
+            self._reply(cmd, False, str(e), None)
+            return
         from rackside.firmware.messages import Request
 
         args = {
@@ -276,14 +284,15 @@ class HallOutput:
             "new_game": lambda: {"game_time_ms": cmd.rules.game_time_ms, "rules": cmd.rules},
             "identify": lambda: {"seconds": cmd.seconds},
         }[cmd.name]()
-        self.submit(Request(self.clock_ns(), cmd.name, args, source="hall", reply=lambda ok, why: self._replied(cmd, ok, why)))
+        args.update(cmd.notes())  # journalled beside the input (firmware.runner.NOTES)
+        self.submit(Request(t_ns, cmd.name, args, source="hall", reply=lambda ok, why: self._replied(cmd, ok, why)))
 
     def _replied(self, cmd: commands.Command, ok: bool, why: str) -> None:
         """The runner's answer (on its thread, right after applying the command's input)."""
         seq = None
         held = self._held
         if ok and held is not None and held[3] == cmd.clock_input(held[3].t_ns):
-            held[6] = "hall"  # the input this command became
+            held[6] = {"source": "hall", **cmd.notes()}  # the input this command became, who sent it and why
             seq = held[4]
         self._release()
         self._reply(cmd, ok, why or None, seq)
@@ -373,7 +382,7 @@ class HallOutput:
                 if seq is not None and seq > seen:
                     d = input_to_dict(inp)
                     if source:
-                        d["source"] = source
+                        d.update(source)
                     rows.append((self.topic["event"], event_payload(d, game, seq, wall), 1, 0))
                     self._progress[game] = changed[game] = (seq, result)
                 if seq is not None:
@@ -436,7 +445,7 @@ class HallOutput:
             for jl in lines:
                 if jl.seq is None or jl.seq <= seen or not isinstance(jl.event, INPUT_TYPES):
                     continue  # before issue 9's seq, already in the outbox, damaged, or a state line
-                d = {k: v for k, v in (jl.data or {}).items() if k in ("source",)}
+                d = {k: v for k, v in (jl.data or {}).items() if k in ("source", *commands.NOTES)}
                 rows.append((self.topic["event"], event_payload({**input_to_dict(jl.event), **d}, game, jl.seq, None), 1, 0))
                 last = max(last, jl.seq)
             done = result

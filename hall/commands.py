@@ -3,10 +3,17 @@
 A command is one JSON object, at most MAX_COMMAND_BYTES:
 
     {"id": "c17", "cmd": "adjust", "player": 1, "remaining_ms": 540000}
-    {"id": "c18", "cmd": "late_start", "players": [2]}
+    {"id": "c18", "cmd": "late_start", "players": [2], "at": "2026-11-30T10:00:00+00:00"}
     {"id": "c19", "cmd": "arrive", "player": 2}
     {"id": "c20", "cmd": "new_game", "game_time": "25:00", "rules": {"penalty_per_minute": 10}}
     {"id": "c21", "cmd": "identify"}
+    {"id": "c22", "cmd": "adjust", "player": 2, "remaining_ms": 60000, "by": "director", "reason": "clock knocked"}
+
+Any command may carry `by` (who sent it, at most 64 characters) and `reason` (why, at most 200):
+the clock journals them beside the input with "source": "hall", so its own journal says who and why.
+A late start's optional `at` is the round's scheduled start (ISO 8601 with its time zone): the clock
+dates the late start from it (2.3.2(a), 2.3.3(a)), refusing one in the future or one so long ago that
+an absent player's whole time has already run out (hall.clock_output); without it, from the command.
 
 `parse` returns a `Command` or raises `CommandError` saying why, which the clock sends back in the
 command's ack; nothing in a command can raise anything else. `rules` takes the keys of clock.toml's
@@ -18,7 +25,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules
@@ -26,9 +34,11 @@ from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules
 MAX_COMMAND_BYTES = 4096
 NAMES = ("late_start", "arrive", "adjust", "new_game", "identify")
 IDENTIFY_S = 10
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+NOTES = {"by": 64, "reason": 200}  # optional on every command: the longest each may be
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 _FIELDS = {
-    "late_start": {"players"},
+    "late_start": {"players", "at"},
     "arrive": {"player"},
     "adjust": {"player", "remaining_ms"},
     "new_game": {"game_time", "rules"},
@@ -49,6 +59,14 @@ class Command:
     remaining_ms: int | None = None
     rules: Rules | None = None
     seconds: int = IDENTIFY_S
+    by: str | None = None
+    reason: str | None = None
+    at_ns: int | None = None  # late_start: the scheduled start, wall-clock ns since the epoch
+    at: str | None = None  # ... as sent
+
+    def notes(self) -> dict[str, str]:
+        """Who sent it, why, and a late start's scheduled start, as given (for the journal)."""
+        return {k: v for k, v in (("by", self.by), ("reason", self.reason), ("scheduled_start", self.at)) if v is not None}
 
     def clock_input(self, t_ns: int):
         """The core input this command is (None for new_game and identify, which are not inputs)."""
@@ -59,6 +77,22 @@ class Command:
         if self.name == "arrive":
             return Arrive(t_ns, self.player)
         return None
+
+
+def dated(cmd: Command, now_ns: int, wall_now_ns: int, remaining_ms: tuple[int, int]) -> int:
+    """The monotonic time a command takes effect at: now, or a late start's scheduled start
+    (now_ns - (wall_now - at)). Refuses a scheduled start in the future, and one longer ago than
+    an absent player's whole time (`remaining_ms`, before the game): that player has forfeited (2.3.5)."""
+    if cmd.at_ns is None:
+        return now_ns
+    ago_ns = wall_now_ns - cmd.at_ns
+    if ago_ns < 0:
+        raise CommandError(f"late_start: the scheduled start {cmd.at} is in the future (2.3.2(a), 2.3.3(a))")
+    limit_ms = min(remaining_ms[p - 1] for p in cmd.players)
+    if ago_ns >= limit_ms * 1_000_000:
+        raise CommandError(f"late_start: the scheduled start {cmd.at} is {ago_ns // 10**9} s ago, past the absent "
+                           f"player's whole time ({limit_ms // 1000} s): that player has forfeited (2.3.5)")
+    return now_ns - ago_ns
 
 
 def _int(value: Any) -> bool:
@@ -73,6 +107,16 @@ def command_id(payload: bytes) -> str | None:
     except (ValueError, RecursionError):
         return None
     return cid if isinstance(cid, str) and _ID.match(cid) else None
+
+
+def _epoch_ns(at: Any) -> int:
+    try:
+        when = datetime.fromisoformat(at) if isinstance(at, str) and len(at) <= 40 else None
+    except ValueError:
+        when = None
+    if when is None or when.tzinfo is None:
+        raise CommandError('late_start: at must be a date and time with its zone in ISO 8601, e.g. "2026-11-30T10:00:00+00:00"')
+    return (when - _EPOCH) // timedelta(microseconds=1) * 1000
 
 
 def parse(payload: bytes, default_rules: Rules | None = None) -> Command:
@@ -90,9 +134,17 @@ def parse(payload: bytes, default_rules: Rules | None = None) -> Command:
     name = d.get("cmd")
     if name not in NAMES:
         raise CommandError(f"cmd {name!r}: allowed are {', '.join(NAMES)}")
-    unknown = sorted(set(d) - {"id", "cmd"} - _FIELDS[name])
+    unknown = sorted(set(d) - {"id", "cmd"} - set(NOTES) - _FIELDS[name])
     if unknown:
-        raise CommandError(f"{name}: unknown field {unknown[0]!r}: allowed are {', '.join(sorted(_FIELDS[name])) or 'none'}")
+        raise CommandError(f"{name}: unknown field {unknown[0]!r}: allowed are {', '.join(sorted(_FIELDS[name] | set(NOTES)))}")
+    for k, most in NOTES.items():
+        v = d.get(k)
+        if v is not None and (not isinstance(v, str) or not 0 < len(v) <= most):
+            raise CommandError(f"{k}: allowed is a text of 1 to {most} characters")
+    return replace(_parse(d, cid, name, default_rules), by=d.get("by"), reason=d.get("reason"))
+
+
+def _parse(d: dict, cid: str, name: str, default_rules: Rules | None) -> Command:
     if name in ("arrive", "adjust"):
         player = d.get("player")
         if not _int(player) or player not in (1, 2):
@@ -107,7 +159,8 @@ def parse(payload: bytes, default_rules: Rules | None = None) -> Command:
         players = d.get("players")
         if not isinstance(players, list) or not players or len(players) > 2 or any(not _int(p) or p not in (1, 2) for p in players) or len(set(players)) != len(players):
             raise CommandError("late_start: players must be a list of 1 and/or 2")
-        return Command(cid, name, players=tuple(sorted(players)))
+        at = d.get("at")
+        return Command(cid, name, players=tuple(sorted(players)), at_ns=None if at is None else _epoch_ns(at), at=at)
     if name == "identify":
         seconds = d.get("seconds", IDENTIFY_S)
         if not _int(seconds) or not 1 <= seconds <= 60:

@@ -1,0 +1,225 @@
+"""The director's console under a 200-table hall (issue 13): input-to-tile latency in a real browser,
+the console's CPU and memory, and page load to the first full render.
+
+A private Mosquitto (provisioned as a real hall), 200 simulated tables (the real clock core,
+hall payloads, each table its own MQTT user) playing at human pace, and the console as its own
+process (`rackside hall console`), watched by Debian's headless Chromium. Probe inputs go to a
+random running table every 200 ms; the page marks each tile's change (a MutationObserver on the
+tile's data-seq) and the bench pairs it with the moment the clock applied the input.
+
+Baselines measured in the same run, on the same broker and machine:
+- latency: a plain paho subscriber (the director's user) on the same state topics: what the
+  broker alone costs, so the console's own share is the difference;
+- page load: the login page from the same server (no data): what a page costs at all.
+
+Targets: p99 input -> tile <= 250 ms; console CPU <= 10 % of a core; first full render <= 1 s.
+`--check` exits 1 when a target is missed.
+
+    .venv/bin/python bench/console_bench.py [--tables 200] [--seconds 60] [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import paho.mqtt.client as mqtt  # noqa: E402
+
+from rackside.firmware.clock import Phase, Rules  # noqa: E402
+from rackside.hall.console.auth import hash_password  # noqa: E402
+from rackside.hall.console.demo import Mosquitto, free_port  # noqa: E402
+from rackside.hall.console.sim import SimHall, playing  # noqa: E402
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+OBSERVER = """
+window.__seen = [];
+new MutationObserver((muts) => {
+  const now = performance.timeOrigin + performance.now();
+  for (const m of muts) {
+    if (m.attributeName === 'data-seq' && m.oldValue !== m.target.dataset.seq) window.__seen.push([Number(m.target.dataset.table), Number(m.target.dataset.seq), now]);
+  }
+}).observe(document.getElementById('tiles'), {subtree: true, attributes: true, attributeOldValue: true, attributeFilter: ['data-seq']});
+"""
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def rss_mib(pid: int) -> float:
+    return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_SIZE / 2**20
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(q / 100 * (len(s) - 1))))]
+
+
+def main() -> int:
+    procs: list = []
+    try:
+        return run(procs)
+    except Exception as e:  # a target so far off that a step timed out is a failed run, not a crash
+        print(f"console bench FAILED: {type(e).__name__}: {str(e).splitlines()[0]}")
+        return 1
+    finally:
+        for proc in procs:  # never leave the console or the broker behind
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+
+def run(procs: list) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tables", type=int, default=200)
+    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    args = ap.parse_args()
+    tables = list(range(1, args.tables + 1))
+    tmp = Path(tempfile.mkdtemp(prefix="rackside-console-bench-"))
+    broker = Mosquitto(tmp / "broker", tables)
+    broker.start()
+    procs.append(broker.proc)
+    password = "bench-password"
+    port = free_port()
+    cfg = tmp / "hall.toml"
+    cfg.write_text(f'[console]\nhall = "demo"\nurl = "{broker.url}"\ncredentials = "{broker.dir / "credentials" / "director.toml"}"\n'
+                   f'password = "{hash_password(password)}"\nlisten = "127.0.0.1:{port}"\n')
+    env = {**os.environ, "RACKSIDE_STATE_DIR": str(tmp / "state")}
+    console = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "console", "--config", str(cfg)], env=env,
+                               stdout=subprocess.PIPE, text=True)
+    procs.append(console)
+    console.stdout.readline()  # "rackside hall console: http://..."
+    url = f"http://127.0.0.1:{port}/"
+
+    sim = SimHall("demo", "127.0.0.1", broker.port, {n: (f"table-{n}", broker.devices[f"table-{n}"].password) for n in tables},
+                  tmp / "journals", rules=Rules())
+    applied: dict[tuple[int, int], float] = {}  # (table, seq) -> wall time the clock applied the input
+    original_input = sim._input
+
+    def timed_input(t, event, *a, **k):
+        applied[(t.n, t.seq + 1)] = time.time()  # each input takes the next seq; set before it is published
+        original_input(t, event, *a, **k)
+
+    sim._input = timed_input
+    sim.connect(timeout=60)
+    import random
+
+    rng = random.Random(1)
+    for n in tables:
+        sim.script(n, playing(rng, rng.uniform(1, 15), until_s=args.seconds + 120, mean_turn_s=30))
+    sim.start()
+
+    probes: set[tuple[int, int]] = set()
+    # baseline: a plain subscriber on the same state topics, as the director's user
+    raw: dict[tuple[int, int], float] = {}  # first arrival only: the 10 s refresh repeats a seq
+    sub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="bench-raw")
+    sub.username_pw_set("director", broker.devices["director"].password)
+
+    def on_msg(c, u, msg):
+        now = time.time()
+        n = int(msg.topic.split("/")[4])
+        seq = json.loads(msg.payload)["seq"]
+        if (n, seq) in probes and (n, seq) in applied and (n, seq) not in raw:
+            raw[(n, seq)] = (now - applied[(n, seq)]) * 1000
+
+    sub.on_message = on_msg
+    sub.on_connect = lambda c, *a: c.subscribe("rackside/v1/demo/table/+/state", qos=1)
+    sub.connect("127.0.0.1", broker.port)
+    sub.loop_start()
+
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        page = browser.new_page(viewport={"width": 1920, "height": 1080})
+        page.goto(url + "login")
+        page.fill("#password", password)
+        page.click("button[type=submit]")
+        page.wait_for_selector("body[data-ready='1']")
+        time.sleep(3)  # every table has connected and sent its first state
+
+        # page load to first full render (every tile drawn), and the same server's login page
+        loads, base_loads = [], []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            page.goto(url)
+            page.wait_for_function(f"document.body.dataset.ready === '1' && document.querySelectorAll('.tile').length >= {len(tables)}")
+            loads.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            page.goto(url + "login")
+            page.wait_for_selector("#password")
+            base_loads.append((time.perf_counter() - t0) * 1000)
+        page.goto(url)
+        page.wait_for_function(f"document.querySelectorAll('.tile').length >= {len(tables)}")
+        page.evaluate(OBSERVER)
+
+        cpu0, t0 = cpu_seconds(console.pid), time.monotonic()
+        b0 = cpu_seconds(broker.proc.pid)
+        rss = []
+        deadline = t0 + args.seconds
+        while time.monotonic() < deadline:
+            running = [t for t in sim.tables.values() if t.clock.phase is Phase.RUNNING and not t.offline]
+            if running:
+                t = rng.choice(running)
+                probes.add((t.n, t.seq + 1))
+                sim.act(t.n, ("turn",))
+            rss.append(rss_mib(console.pid))
+            time.sleep(0.2)
+        cpu = (cpu_seconds(console.pid) - cpu0) / (time.monotonic() - t0) * 100
+        bcpu = (cpu_seconds(broker.proc.pid) - b0) / (time.monotonic() - t0) * 100
+        time.sleep(1)
+        seen = page.evaluate("window.__seen")
+        browser.close()
+    sub.loop_stop()
+    first: dict[tuple[int, int], float] = {}
+    for n, seq, at in seen:
+        if (n, seq) in probes and (n, seq) in applied and (n, seq) not in first:
+            first[(n, seq)] = at - applied[(n, seq)] * 1000
+    lat = list(first.values())
+    raw = list(raw.values())
+    sim.close()
+    console.terminate()
+    console.wait(10)
+    broker.stop()
+
+    inputs = len(applied)
+    print(f"console bench: {len(tables)} tables, {args.seconds:.0f} s, {inputs} clock inputs in all, {len(probes)} probes")
+    if not lat or not raw:
+        print(f"no probe reached the page ({len(lat)}) or the plain subscriber ({len(raw)}): FAIL")
+        return 1
+    p50, p99 = statistics.median(lat), pct(lat, 99)
+    r50, r99 = statistics.median(raw), pct(raw, 99)
+    print(f"input -> tile in the browser: p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {max(lat):.1f} ms (n={len(lat)}; target p99 <= 250 ms)")
+    print(f"baseline input -> plain MQTT subscriber: p50 {r50:.1f} ms, p99 {r99:.1f} ms (n={len(raw)}); "
+          f"the console's share: p50 {p50 - r50:+.1f} ms, p99 {p99 - r99:+.1f} ms; ratio p99 {p99 / max(r99, 0.1):.1f}x")
+    print(f"console CPU: {cpu:.1f} % of a core (target <= 10 %); broker CPU {bcpu:.1f} % (baseline, same traffic)")
+    print(f"console memory: RSS {statistics.median(rss):.0f} MiB median, {max(rss):.0f} MiB max")
+    l50 = statistics.median(loads)
+    print(f"page load to first full render ({len(tables)} tiles): median {l50:.0f} ms, max {max(loads):.0f} ms (target <= 1000 ms); "
+          f"baseline login page {statistics.median(base_loads):.0f} ms; ratio {l50 / max(statistics.median(base_loads), 1):.1f}x")
+    ok = p99 <= 250 and cpu <= 10 and max(loads) <= 1000
+    print("targets: " + ("met" if ok else "MISSED"))
+    return 0 if ok or not args.check else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

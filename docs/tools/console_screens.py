@@ -1,0 +1,75 @@
+"""Regenerate the director's console screenshots in docs/screens/console-*.png.
+
+A private Mosquitto (provisioned as a real hall), 100 simulated tables playing the demo's scripted
+games, the console, and Debian's headless Chromium driven by Playwright: what `rackside hall demo`
+shows, 45 seconds in (the challenge judged, a table offline, one in overtime).
+
+    .venv/bin/python docs/tools/console_screens.py [OUT_DIR]
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+from rackside.hall.console.demo import Mosquitto, start_hall  # noqa: E402
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def main() -> int:
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "screens"
+    tables = list(range(1, 101))
+    with tempfile.TemporaryDirectory() as tmp:
+        broker = Mosquitto(Path(tmp) / "broker", tables)
+        broker.start()
+        hall = start_hall(port=broker.port, devices=broker.devices, tables=tables, workdir=Path(tmp), password="screens")
+        try:
+            time.sleep(45)  # the demo's stories play out: challenge judged, table offline, overtime
+            with sync_playwright() as p:
+                b = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                page = b.new_page(viewport={"width": 1920, "height": 1080})
+                page.goto(hall.server.url + "login")
+                page.fill("#password", "screens")
+                page.click("button[type=submit]")
+                page.wait_for_selector("body[data-ready='1']")
+                page.wait_for_timeout(1500)
+                page.screenshot(path=str(out / "console-hall.png"))
+                page.click('.tile[data-table="5"]')  # the challenge table: per-word results
+                page.wait_for_selector("#detail-challenges .words li")
+                page.wait_for_timeout(300)
+                page.screenshot(path=str(out / "console-detail.png"))
+                page.click("#detail .close")
+                page.click('.tile[data-table="1"]')  # the overtime game, finished: type the slip
+                page.wait_for_selector("#detail-result:not([hidden])", timeout=120_000)
+                page.fill("#slip1", "412")
+                page.fill("#slip2", "398")
+                page.click("#result-form button[type=submit]")
+                page.wait_for_selector("#confirm[open]")
+                page.screenshot(path=str(out / "console-result.png"))
+                page.click("#confirm-ok")
+                page.close()
+                phone = b.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
+                phone.goto(hall.server.url + "login")
+                phone.fill("#password", "screens")
+                phone.click("button[type=submit]")
+                phone.wait_for_selector("body[data-ready='1']")
+                phone.wait_for_timeout(1000)
+                phone.screenshot(path=str(out / "console-phone.png"))
+                b.close()
+        finally:
+            hall.stop()
+            broker.stop()
+    print(f"wrote {out}/console-*.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

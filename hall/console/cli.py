@@ -1,0 +1,55 @@
+"""`rackside hall console` and `rackside hall demo`: registered under the `hall` command by
+`register(sub_of_hall)`."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("console", help="the director's console: the whole hall in a browser",
+                       description="Serve the director's console (docs/console.md).")
+    p.add_argument("--config", type=Path, help="the hall config with a [console] section (default: CONFIG_DIR/hall.toml)")
+    p.add_argument("--hash-password", action="store_true", help="ask for a password and print its scrypt hash for [console] password")
+    p.set_defaults(func=_console)
+
+    d = sub.add_parser("demo", help="a private broker, simulated tables and the console, in one command",
+                       description="Start a private Mosquitto, simulated tables playing scripted games and the console.")
+    d.add_argument("--tables", type=int, default=40, help="how many simulated tables (default 40)")
+    d.add_argument("--port", type=int, default=8080, help="the console's port on 127.0.0.1 (default 8080; 0 picks a free one)")
+    d.add_argument("--dir", type=Path, help="keep the broker's files and the journals here (default: a temporary directory)")
+    d.set_defaults(func=_demo)
+
+
+def _console(args) -> int:
+    from . import config, serve
+    from .auth import hash_password
+
+    if args.hash_password:
+        pw = getpass.getpass("director's password: ")
+        if len(pw) < 8 or pw != getpass.getpass("again: "):
+            print("rackside hall console: passwords differ or are shorter than 8 characters", file=sys.stderr)
+            return 2
+        print(hash_password(pw))
+        return 0
+    from rackside import paths
+
+    path = args.config or paths.config_dir() / "hall.toml"
+    try:
+        cfg = config.load(path)
+    except config.ConfigError as e:
+        print(f"rackside hall console: {e}", file=sys.stderr)
+        return 2
+    return serve.run_foreground(cfg)
+
+
+def _demo(args) -> int:
+    from . import demo
+
+    if not 1 <= args.tables <= 999:
+        print("rackside hall demo: --tables must be from 1 to 999", file=sys.stderr)
+        return 2
+    return demo.run(args)

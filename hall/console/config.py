@@ -1,0 +1,98 @@
+"""The console's settings: `[console]` in the hall config (a TOML file), checked whole at start.
+
+    [console]
+    hall = "open2026"                  # the hall name used in the topics
+    url = "mqtt://127.0.0.1:1883"      # the broker (mqtts:// for TLS)
+    credentials = "director.toml"      # the director's broker credentials (from `rackside hall provision`)
+    password = "scrypt:16384:8:1:..."  # the director's login (`rackside hall console --hash-password`)
+    listen = "127.0.0.1:8080"          # where the page is served
+    tsh = ["a.t"]                      # optional: TSH files to import at start
+    round = 1
+    division = "a"
+
+A bad value names its key and what is allowed (one clear line), and the console does not start.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .auth import HashError, check_hash_form
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass
+class ConsoleConfig:
+    hall: str
+    url: str
+    username: str
+    mqtt_password: str
+    password_hash: str
+    listen_host: str = "127.0.0.1"
+    listen_port: int = 8080
+    tsh: list[Path] = field(default_factory=list)
+    round: int = 1
+    division: str = "a"
+    ca_file: str | None = None
+    base: Path = Path(".")
+
+
+def load_credentials(path: Path) -> tuple[str, str]:
+    """A credentials file from `rackside hall provision`: TOML with `user` and `password`."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"credentials {path}: cannot read: {e}") from None
+    user = data.get("user", data.get("username"))
+    if not isinstance(user, str) or not isinstance(data.get("password"), str):
+        raise ConfigError(f"credentials {path}: needs 'user' and 'password' strings (the file `rackside hall provision` wrote)")
+    return user, data["password"]
+
+
+def load(path: Path) -> ConsoleConfig:
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    c = data.get("console")
+    if not isinstance(c, dict):
+        raise ConfigError(f"{path}: no [console] section")
+    base = Path(path).parent
+
+    def need(key: str, kind=str):
+        v = c.get(key)
+        if not isinstance(v, kind) or isinstance(v, bool):
+            raise ConfigError(f"{path}: [console] {key} must be a {kind.__name__}, got {v!r}")
+        return v
+
+    hall = need("hall")
+    url = need("url")
+    pw = need("password")
+    try:
+        check_hash_form(pw)
+    except HashError as e:
+        raise ConfigError(f"{path}: [console] {e}") from None
+    if "credentials" in c:
+        user, mpw = load_credentials(base / need("credentials"))
+    else:
+        user, mpw = need("username"), need("mqtt_password")
+    listen = c.get("listen", "127.0.0.1:8080")
+    host, _, port = str(listen).rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"{path}: [console] listen must be HOST:PORT, got {listen!r}")
+    tsh = c.get("tsh", [])
+    if not isinstance(tsh, list) or not all(isinstance(x, str) for x in tsh):
+        raise ConfigError(f"{path}: [console] tsh must be a list of file names")
+    return ConsoleConfig(
+        hall=hall, url=url, username=user, mqtt_password=mpw, password_hash=pw,
+        listen_host=host.strip("[]"), listen_port=int(port), tsh=[base / x for x in tsh],
+        round=int(c.get("round", 1)), division=str(c.get("division", "a")),
+        ca_file=c.get("ca_file"), base=base,
+    )

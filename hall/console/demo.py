@@ -1,0 +1,174 @@
+"""`rackside hall demo --tables 40`: a private Mosquitto, simulated tables playing scripted games,
+a simulated challenge station, and the console, in one command.
+
+The broker is provisioned exactly as a real hall (`rackside hall provision`: no anonymous access,
+a user and ACL a device) on a free loopback port in a temporary directory; the tables' journals are
+written there too, so `rackside clock replay --json` can audit every demo game. The director's
+password is new each run and printed with the URL.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import random
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rackside.hall import provision as prov
+
+from .auth import hash_password
+from .config import ConsoleConfig
+from .serve import ConsoleServer
+from .sim import SimHall, demo_scripts
+
+HALL = "demo"  # the demo hall's name in the topics
+FIRST = ["Ann", "Bola", "Chen", "Dara", "Eli", "Femi", "Gita", "Hugo", "Ines", "Jude", "Kofi", "Lena", "Mo", "Nell",
+         "Omar", "Pia", "Quinn", "Rosa", "Sam", "Tove", "Uma", "Vic", "Wen", "Xan", "Yara", "Zeb"]
+LAST = ["Adeyemi", "Brown", "Castro", "Dubois", "Evans", "Fofana", "Gupta", "Hughes", "Ito", "Jansen", "Kaur", "Lopez",
+        "Mensah", "Nakamura", "Okafor", "Patel", "Quist", "Rossi", "Silva", "Tan", "Ueda", "Vargas", "Wong", "Young"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def demo_t_file(tables: list[int], seed: int = 3) -> str:
+    """A TSH `.t` division for round 1: two players a table, player 2k-1 v 2k at table k's board."""
+    rng = random.Random(seed)
+    lines = []
+    for i, n in enumerate(tables):
+        a, b = 2 * i + 1, 2 * i + 2
+        for me, opp, first in ((a, b, 1), (b, a, 2)):
+            name = f"{rng.choice(LAST)}, {rng.choice(FIRST)}"
+            lines.append(f"{name} {rng.randint(900, 2100)} {opp}; ; board {n}; p12 {first};")
+    return "\n".join(lines) + "\n"
+
+
+class Mosquitto:
+    """A provisioned Mosquitto on a loopback port, as a child process."""
+
+    def __init__(self, directory: Path, tables: list[int], stations: int = 1) -> None:
+        self.dir = directory
+        self.port = free_port()
+        self.url = f"mqtt://127.0.0.1:{self.port}"
+        run_as = getpass.getuser() if os.geteuid() == 0 else None
+        self.devices = prov.provision(directory, HALL, tables, stations, port=self.port, bind="127.0.0.1", run_as=run_as, url=self.url)
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 10.0) -> None:
+        exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+        if not Path(exe).exists():
+            raise RuntimeError("mosquitto is not installed: run ./setup.sh --dev (or apt-get install mosquitto)")
+        logf = open(self.dir / "mosquitto.log", "ab")
+        self.proc = subprocess.Popen([exe, "-c", str(self.dir / "mosquitto.conf")], stdout=logf, stderr=logf)
+        logf.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"mosquitto exited: {(self.dir / 'mosquitto.log').read_text()[-800:]}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("mosquitto did not start listening")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+@dataclass
+class Hall:
+    server: ConsoleServer
+    sim: SimHall
+    password: str
+    story: dict[int, str]
+
+    def stop(self) -> None:
+        self.sim.close()
+        self.server.stop()
+
+
+def start_hall(
+    *, port: int, devices: dict, tables: list[int], workdir: Path, listen_port: int = 0, scripts: dict | None = None,
+    round_start_ago_s: float | None = 360, names: bool = True, password: str | None = None, game_time_s: int = 1500,
+    hall: str = HALL,
+) -> Hall:
+    """The simulated tables and the console on a running broker (`devices` from provision)."""
+    password = password or "-".join(secrets.token_hex(2) for _ in range(3))
+    director = devices["director"]
+    cfg = ConsoleConfig(hall=hall, url=f"mqtt://127.0.0.1:{port}", username=director.user, mqtt_password=director.password,
+                        password_hash=hash_password(password), listen_port=listen_port or free_port())
+    if names:
+        t_file = workdir / "demo.t"
+        t_file.write_text(demo_t_file(tables))
+        cfg.tsh = [t_file]
+        cfg.division = "demo"
+    server = ConsoleServer(cfg)
+    if round_start_ago_s is not None:
+        server.console.state.round.start = time.time() - round_start_ago_s
+    server.console.state.round.game_time_ms = game_time_s * 1000
+    server.start()
+    from rackside.firmware.clock import Rules
+
+    sim = SimHall(hall, "127.0.0.1", port, {n: (devices[f"table-{n}"].user, devices[f"table-{n}"].password) for n in tables},
+                  workdir / "journals", rules=Rules(game_time_ms=game_time_s * 1000),
+                  station=("1", devices["station-1"].user, devices["station-1"].password) if "station-1" in devices else None)
+    story: dict[int, str] = {}
+    if scripts is None:
+        scripts, story = demo_scripts(tables, game_time_s=game_time_s)
+    sim.connect()
+    for n, steps in scripts.items():
+        sim.script(n, steps)
+    sim.start()
+    return Hall(server, sim, password, story)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def run(args) -> int:
+    signal.signal(signal.SIGTERM, _interrupt)  # a stop from a service manager cleans up as Ctrl-C does
+    tables = list(range(1, args.tables + 1))
+    keep = args.dir is not None
+    workdir = Path(args.dir) if keep else Path(tempfile.mkdtemp(prefix="rackside-demo-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    broker = Mosquitto(workdir / "broker", tables)
+    broker.start()
+    hall = None
+    try:
+        hall = start_hall(port=broker.port, devices=broker.devices, tables=tables, workdir=workdir,
+                          listen_port=args.port or free_port())
+        print(f"Rackside hall demo: {len(tables)} simulated tables on a private Mosquitto ({broker.url})")
+        print(f"  console: {hall.server.url}")
+        print(f"  login:   name director, password {hall.password}")
+        print(f"  journals: {workdir / 'journals'} (audit with: rackside clock replay --json FILE)")
+        for n, what in sorted(hall.story.items()):
+            print(f"  table {n}: {what}")
+        print("Ctrl-C stops the demo.", flush=True)
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if hall is not None:
+            hall.stop()
+        broker.stop()
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)

@@ -1,0 +1,120 @@
+"""Running the console: the hall state, the broker bridge and the web app under uvicorn.
+
+`ConsoleServer` runs it on a thread (the demo and the tests); `rackside hall console` runs it in
+the foreground. Commands the director sends are also appended to an owner-only log
+(`console-commands.jsonl` in the state directory) with who sent them and why: the clock journals
+the command's id, the console's log says who it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+
+import uvicorn
+
+from rackside import paths
+
+from . import tsh
+from .app import Console, build_app
+from .auth import session_secret
+from .bridge import Bridge
+from .config import ConsoleConfig
+
+log = logging.getLogger("rackside.hall.console")
+SESSION_KEY = "console-session.key"  # the session-signing secret, in the state dir (auth.session_secret)
+
+
+class CommandLog:
+    """Append-only, owner-only: every command sent, with who sent it and the reason."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        os.close(fd)
+
+    def append(self, table: int, cmd: dict) -> None:
+        try:
+            with open(self.path, "a") as f:
+                f.write(json.dumps({"table": table, **cmd}) + "\n")
+        except OSError as e:
+            log.error("console: command log %s: %s", self.path, e)
+
+
+def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
+    console = Console(cfg.hall, cfg.password_hash)
+    console.state.round.division = cfg.division
+    console.state.round.number = cfg.round
+    for f in cfg.tsh:
+        problems = console.import_tsh(tsh.load(f))
+        for p in problems:
+            log.warning("TSH: %s", p)
+    bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
+                    console.connection_threadsafe, ca_file=cfg.ca_file)
+    cmdlog = CommandLog(paths.state_dir() / "console-commands.jsonl")
+    wire_fields = ("id", "cmd", "player", "players", "remaining_ms", "game_time", "rules", "seconds", "by", "reason", "at")
+
+    def send(table: int, cmd: dict) -> None:
+        cmdlog.append(table, cmd)
+        # what goes to the clock: only the fields its command parser takes (docs/hall.md)
+        bridge.command(table, {k: v for k, v in cmd.items() if k in wire_fields})
+
+    console.send = send
+    console.command_log = cmdlog.path
+    return console, bridge
+
+
+class ConsoleServer:
+    """The console on a background thread: `start()` returns once the page is being served."""
+
+    def __init__(self, cfg: ConsoleConfig, *, log_level: str = "warning") -> None:
+        self.cfg = cfg
+        self.console, self.bridge = make_console(cfg)
+        self.app = build_app(self.console, secret_key=session_secret(paths.state_dir() / SESSION_KEY))
+        self.server = uvicorn.Server(uvicorn.Config(self.app, host=cfg.listen_host, port=cfg.listen_port,
+                                                    log_level=log_level, access_log=False, lifespan="on"))
+        self.thread: threading.Thread | None = None
+
+    @property
+    def console_log_path(self) -> Path:
+        return self.console.command_log
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.cfg.listen_host}:{self.cfg.listen_port}/"
+
+    def start(self, timeout: float = 15.0) -> "ConsoleServer":
+        self.thread = threading.Thread(target=self.server.run, name="console", daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError(f"the console did not start on {self.url}")
+            time.sleep(0.02)
+        self.bridge.start()
+        return self
+
+    def stop(self) -> None:
+        self.bridge.stop()
+        self.server.should_exit = True
+        if self.thread:
+            self.thread.join(10)
+
+
+def run_foreground(cfg: ConsoleConfig) -> int:
+    console, bridge = make_console(cfg)
+    app = build_app(console, secret_key=session_secret(paths.state_dir() / SESSION_KEY))
+    server = uvicorn.Server(uvicorn.Config(app, host=cfg.listen_host, port=cfg.listen_port, log_level="warning", access_log=False))
+    print(f"rackside hall console: http://{cfg.listen_host}:{cfg.listen_port}/ (hall {cfg.hall}, broker {cfg.url})", flush=True)
+    bridge.start()
+    try:
+        asyncio.run(server.serve())
+    finally:
+        bridge.stop()
+    return 0

@@ -1,0 +1,50 @@
+"""Helpers of the console's tests: an HTTP client that keeps its cookies, a director's command
+sent straight to a clock over the broker, and the wait for its ack."""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import urllib.error
+import urllib.request
+
+from rackside.hall import topics
+
+
+def send(broker, table, payload):
+    """Publish a command to `table`'s cmd topic as the director's MQTT user."""
+    c = broker.client("director")
+    c.publish(topics.table(broker.hall, table, "cmd"), payload if isinstance(payload, bytes) else json.dumps(payload), qos=1).wait_for_publish(5)
+    c.disconnect()
+    c.loop_stop()
+
+
+def ack(rec, cid):
+    return rec.wait_for(lambda r: next((a for a in r.json("ack") if a["id"] == cid), None))
+
+
+class Http:
+    """A cookie-keeping HTTP client for the login and CSRF checks (no browser needed)."""
+
+    def __init__(self, base: str):
+        self.base = base.rstrip("/")
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
+                                                  _NoRedirect())
+
+    def call(self, method, path, body=None, headers=None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json", **(headers or {})})
+        try:
+            with self.opener.open(req, timeout=10) as r:
+                return r.status, r.read(), r.headers
+        except urllib.error.HTTPError as e:
+            return e.code, e.read(), e.headers
+
+    def csrf(self):
+        return json.loads(self.call("GET", "/api/csrf")[1])["csrf"]
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *a, **k):
+        return None

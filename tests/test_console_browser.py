@@ -1,0 +1,257 @@
+"""The director's console end to end: a real Mosquitto (tests/support/broker.py), simulated tables
+running the real clock core, the console under uvicorn, and Debian's headless Chromium driven by
+Playwright. Nothing is mocked."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rackside.hall.console import auth
+from rackside.hall.console.demo import start_hall
+
+from support.console import Http
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+PASSWORD = "test-director-pw"
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (setup.sh --dev)")
+
+SCRIPTS = {
+    1: [(-120, ("press", 2))] + [(s, ("turn",)) for s in range(3, 300, 3)],  # running normally
+    2: [(-300, ("press", 2))],  # the test pulls its plug
+    3: [(-1600, ("press", 2)), (-1.0, ("press", 1)), (0.2, ("end",))],  # side 1: 99 s overtime, penalty 20
+    4: [(-1501, ("late_start", (2,)))],  # side 2 never came: lateness forfeit (2.3.5)
+    5: [(-60, ("press", 2)), (0.5, ("challenge", [("QI", True), ("JOQ", False)], "UNACCEPTABLE", 1.0))],
+    6: [],  # waiting to start: the command test adjusts it
+    7: [(-30, ("press", 2))],
+    8: [],
+}
+
+
+@pytest.fixture(scope="module")
+def hall(tmp_path_factory):
+    from support.broker import Broker
+
+    d = tmp_path_factory.mktemp("console")
+    broker = Broker(d / "broker", tables="1-8", stations=1).start()
+    h = start_hall(port=broker.port, devices=broker.devices, tables=list(range(1, 9)), workdir=d, scripts=SCRIPTS,
+                   round_start_ago_s=None, password=PASSWORD, hall=broker.hall)
+    h.workdir = d
+    yield h
+    h.stop()
+    broker.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def login(browser, hall, viewport=(1920, 1080)):
+    page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.errors = errors
+    page.goto(hall.server.url)
+    assert page.url.endswith("/login")
+    page.fill("#password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_selector("body[data-ready='1']")
+    return page
+
+
+def test_nothing_without_login_and_csrf_on_every_command(hall):
+    h = Http(hall.server.url)
+    assert h.call("GET", "/")[0] == 303
+    for path in ("/api/snapshot", "/api/events", "/api/table/5", "/api/export/round.csv", "/static/app.js"):
+        assert h.call("GET", path)[0] == 401, path
+    assert h.call("POST", "/api/command", {"cmd": "identify", "tables": [1]})[0] == 401
+    assert h.call("POST", "/api/login", {"password": PASSWORD})[0] == 403  # no CSRF token
+    token = h.csrf()
+    status, body, _ = h.call("POST", "/api/login", {"password": PASSWORD}, {"X-CSRF-Token": token})
+    assert status == 200
+    token = json.loads(body)["csrf"]  # a new token for the new session
+    assert h.call("POST", "/api/command", {"cmd": "identify", "tables": [8]})[0] == 403
+    assert h.call("POST", "/api/command", {"cmd": "identify", "tables": [8]}, {"X-CSRF-Token": "forged"})[0] == 403
+    status, body, _ = h.call("POST", "/api/command", {"cmd": "identify", "tables": [8]}, {"X-CSRF-Token": token})
+    assert status == 200, body
+    status, body, _ = h.call("GET", "/api/table/5")
+    assert status == 200
+
+
+def test_five_wrong_passwords_lock_the_login(hall):
+    h = Http(hall.server.url)
+    token = h.csrf()
+    try:
+        for _ in range(5):
+            assert h.call("POST", "/api/login", {"password": "nope"}, {"X-CSRF-Token": token})[0] == 401
+        status, body, _ = h.call("POST", "/api/login", {"password": PASSWORD}, {"X-CSRF-Token": token})
+        assert status == 429 and b"try again in" in body
+    finally:
+        hall.server.console.lockout = auth.Lockout()
+
+
+def test_tiles_appear_and_tick(hall, browser):
+    page = login(browser, hall)
+    page.wait_for_function("document.querySelectorAll('.tile').length === 8")
+    time_1 = page.locator('.tile[data-table="1"] .side.turn .time')
+    first = time_1.text_content()
+    page.wait_for_function("t => document.querySelector('.tile[data-table=\"1\"] .side.turn .time').textContent !== t",
+                           arg=first, timeout=4000)
+    # exceptions first: the forfeit and the finished overtime game come before the running tables
+    order = page.eval_on_selector_all("#tiles .tile", "ts => ts.map(t => t.dataset.cls)")
+    ranks = ["offline", "forfeit", "overtime", "challenge", "notstarted", "finished", "running", "waiting"]
+    assert [ranks.index(c) for c in order] == sorted(ranks.index(c) for c in order)
+    assert page.get_attribute('.tile[data-table="4"]', "data-cls") == "forfeit"
+    assert page.errors == []
+    page.close()
+
+
+def test_a_table_going_offline_turns_its_tile_within_5_s(hall, browser):
+    page = login(browser, hall)
+    page.wait_for_selector('.tile[data-table="2"].running')
+    t0 = time.monotonic()
+    hall.sim.act(2, ("offline",))
+    page.wait_for_selector('.tile[data-table="2"].offline', timeout=5000)
+    took = time.monotonic() - t0
+    assert took < 5
+    assert page.locator('.tile[data-table="2"] .label').text_content() == "OFFLINE"
+    page.close()
+
+
+def test_a_command_round_trips_and_is_logged_with_who_and_why(hall, browser):
+    page = login(browser, hall)
+    page.click("#open-commands")
+    page.select_option("#cmd", "adjust")
+    page.fill("#cmd-tables", "6")
+    page.select_option("#cmd-player", "1")
+    page.fill("#cmd-time", "12:00")
+    page.fill("#cmd-reason", "clock was started late")
+    page.click("#cmd-next")
+    assert "set side 1's time to 12:00" in page.text_content("#confirm-text")
+    page.click("#confirm-ok")
+    page.wait_for_selector(".toast.ok >> text=table 6: adjust acknowledged", timeout=5000)
+    page.wait_for_function("document.querySelector('.tile[data-table=\"6\"] .s1 .time').textContent === '12:00'")
+    page.click('.tile[data-table="6"]')
+    page.wait_for_selector("#detail-history li.h-command")
+    assert "COMMAND adjust by director (reason: clock was started late)" in page.text_content("#detail-history")
+    sent = [json.loads(x) for x in Path(hall.server.console_log_path).read_text().splitlines()]
+    assert any(s["cmd"] == "adjust" and s["table"] == 6 and s["reason"] == "clock was started late" for s in sent)
+    # a command the clock refuses shows the refusal: table 3's game is over
+    page.click("#open-commands")
+    page.select_option("#cmd", "arrive")
+    page.fill("#cmd-tables", "3")
+    page.click("#cmd-next")
+    page.click("#confirm-ok")
+    page.wait_for_selector(".toast.bad >> text=REFUSED", timeout=5000)
+    page.close()
+
+
+def test_per_word_results_for_the_director_only(hall, browser):
+    assert Http(hall.server.url).call("GET", "/api/table/5")[0] == 401
+    page = login(browser, hall)
+    page.wait_for_selector("#feed-list li", state="attached")
+    page.click("#open-feed")
+    page.click("#feed-list a >> text=table 5")
+    page.wait_for_selector("#detail-challenges .words li.invalid")
+    assert "JOQ: not valid" in page.text_content("#detail-challenges")
+    page.close()
+
+
+def replay(journal: Path) -> dict:
+    out = subprocess.run([sys.executable, "-m", "rackside", "clock", "replay", "--json", str(journal)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def test_exports_match_the_clocks_journals(hall, browser):
+    page = login(browser, hall)
+    page.wait_for_selector('.tile[data-table="3"].finished')
+    page.click('.tile[data-table="3"]')
+    page.wait_for_selector("#detail-result:not([hidden])")
+    page.fill("#slip1", "410")
+    page.fill("#slip2", "388")
+    page.click("#result-form button[type=submit]")
+    page.wait_for_selector("#confirm[open]")
+    assert "390 – 388" in page.text_content("#confirm-text")
+    page.click("#confirm-ok")
+    page.wait_for_selector("#result-out >> text=recorded 390 – 388")
+    # the lateness forfeit: no slip, a 75-point win, raised to 80 by the director
+    page.click('.tile[data-table="4"]')
+    page.wait_for_selector("#margin-label:not([hidden])")
+    page.fill("#margin", "80")
+    page.click("#result-form button[type=submit]")
+    page.click("#confirm-ok")
+    page.wait_for_selector("#result-out >> text=recorded 80 – 0")
+    csv_text = page.request.get(hall.server.url + "api/export/round.csv").text()
+    rows = {int(r[2]): r for r in list(csv.reader(io.StringIO(csv_text)))[1:]}
+
+    j3 = replay(hall.workdir / "journals" / "table-3-t3-g1.jsonl")
+    p1 = j3["players"][0]
+    assert (p1["overtime_s"], p1["penalty"]) == (99, 20)  # 1599 s played of 1500
+    assert rows[3][6:9] == [str(p1["penalty"]), str(p1["overtime_s"]), str(410 - p1["penalty"])]
+    j4 = replay(hall.workdir / "journals" / "table-4-t4-g1.jsonl")
+    assert j4["ending"] == "lateness forfeit" and j4["forfeits"] == [2] and j4["lateness_margin"] == 75
+    assert rows[4][8] == "80" and rows[4][14] == "0" and rows[4][15] == "lateness forfeit"
+    assert rows[3][3:5] == ["5", rows[3][4]] and "," in rows[3][4]  # TSH player 5, "Surname, Given"
+    tsh_text = page.request.get(hall.server.url + "api/export/tsh.txt").text()
+    assert tsh_text == "a 1 demo\n5 390 6 388\n7 80 8 0\n"  # the demo's TSH file: table k seats 2k-1 v 2k
+    page.close()
+
+
+def test_a_phone_gets_a_list(hall, browser):
+    page = login(browser, hall, viewport=(390, 844))
+    page.wait_for_function("document.querySelectorAll('.tile').length === 8")
+    widths = page.eval_on_selector_all(".tile", "ts => ts.map(t => t.getBoundingClientRect().width)")
+    assert min(widths) > 350
+    page.close()
+
+
+def send_from_dialog(page, cmd, tables, fill=None):
+    page.click("#open-commands")
+    page.select_option("#cmd", cmd)
+    page.fill("#cmd-tables", tables)
+    for selector, value in (fill or {}).items():
+        if selector.startswith("check:"):
+            page.check(selector[6:])
+        elif selector.startswith("select:"):
+            page.select_option(selector[7:], value)
+        else:
+            page.fill(selector, value)
+    page.click("#cmd-next")
+    page.click("#confirm-ok")
+
+
+def test_late_start_arrival_and_next_rounds_game(hall, browser):
+    page = login(browser, hall)
+    send_from_dialog(page, "late_start", "8", {"check:#late2": None})  # 2.3.3(a): side 2 absent
+    page.wait_for_selector(".toast.ok >> text=table 8: late_start acknowledged", timeout=5000)
+    page.wait_for_function("document.querySelector('.tile[data-table=\"8\"] .note').textContent.startsWith('late')")
+    send_from_dialog(page, "arrive", "8", {"select:#cmd-player": "2"})
+    page.wait_for_selector(".toast.ok >> text=table 8: arrive acknowledged", timeout=5000)
+    send_from_dialog(page, "new_game", "7-8", {"#cmd-game": "20"})
+    page.wait_for_selector(".toast.ok >> text=table 7: new_game acknowledged", timeout=5000)
+    page.wait_for_selector(".toast.ok >> text=table 8: new_game acknowledged", timeout=5000)
+    page.wait_for_function("document.querySelector('.tile[data-table=\"7\"] .s1 .time').textContent === '20:00'")
+    assert page.text_content('.tile[data-table="8"] .s2 .time') == "20:00"
+    # the console's own log says who sent each command and why (owner-only)
+    log = Path(hall.server.console_log_path)
+    assert oct(log.stat().st_mode & 0o777) == "0o600"
+    sent = [json.loads(x) for x in log.read_text().splitlines()]
+    assert any(s["cmd"] == "late_start" and s["table"] == 8 and s["players"] == [2] and s["by"] == "director" for s in sent)
+    page.close()

@@ -1,0 +1,197 @@
+"""The console's pure parts: TSH in, results with penalties, exports, login hashing and lockout,
+and the hall state built from the broker's messages."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rackside.hall.console import auth, results, tsh
+from rackside.hall.console.hallstate import HallState
+from rackside.hall.console.results import ClockResult, ResultError, final_scores
+
+DATA = Path(__file__).parent / "data" / "console"
+
+
+# --- TSH in --------------------------------------------------------------------------------------
+
+
+def test_t_file_players_tables_and_who_starts():
+    (div,) = tsh.load(DATA / "a.t")
+    assert div.name == "a"
+    assert div.players[1].name == "Brown, Ann" and div.players[1].rating == 1500
+    assert div.problems == [f"{DATA / 'a.t'}:8: no name and rating; skipped"]
+    pairs = div.pairings(3)
+    assert {n: (a.name, b.name) for n, (a, b) in pairs.items()} == {
+        1: ("Brown, Ann", "Evans, Dara"),
+        2: ("Fofana, Eli", "Castro, Bola"),  # p12: Eli goes first, so sits at clock side 1
+        3: ("Dubois, Chen", "Gupta, Femi"),
+    }
+
+
+def test_tourney_js_divisions():
+    (div,) = tsh.load(DATA / "tourney.js")
+    assert div.name == "b"
+    pairs = div.pairings(1)
+    assert {n: (a.number, b.number) for n, (a, b) in pairs.items()} == {5: (2, 1), 6: (3, 4)}
+
+
+def test_not_tsh_is_refused_whole(tmp_path):
+    bad = tmp_path / "x.js"
+    bad.write_text("newt = {not json};")
+    with pytest.raises(tsh.TshError, match="not TSH's tourney.js"):
+        tsh.load(bad)
+    with pytest.raises(tsh.TshError, match="no player lines"):
+        tsh.parse_t("# only a comment\n")
+
+
+# --- results --------------------------------------------------------------------------------------
+
+
+def clock_result(ending="end", penalties=(0, 0), overtime=(0, 0), forfeits=(), margin=None):
+    return ClockResult(4, "g", ending, penalties, overtime, (0, 0), forfeits, margin)
+
+
+def test_time_penalty_comes_off_the_offender():
+    f = final_scores(clock_result(penalties=(20, 0), overtime=(95, 0)), (410, 388))
+    assert f.scores == (390, 388) and f.penalties == (20, 0)
+    assert "95 s overtime" in f.note and not f.needs_director
+
+
+def test_overtime_forfeit_is_a_loss_with_100_points_off():
+    f = final_scores(clock_result("overtime forfeit", (100, 0), (600, 0), (1,)), (450, 300))
+    assert f.scores == (350, 300) and f.needs_director  # still ahead: the director decides (5.3.3)
+    f = final_scores(clock_result("overtime forfeit", (0, 100), (0, 600), (2,)), (450, 300))
+    assert f.scores == (450, 200) and not f.needs_director
+
+
+def test_lateness_forfeit_is_a_75_point_win_the_director_may_increase():
+    r = clock_result("lateness forfeit", forfeits=(2,), margin=75)
+    assert final_scores(r, None).scores == (75, 0)
+    assert final_scores(r, None, margin=100).scores == (100, 0)
+    with pytest.raises(ResultError, match="at least 75"):
+        final_scores(r, None, margin=50)
+
+
+def test_bad_scores_are_refused():
+    with pytest.raises(ResultError, match="whole number"):
+        final_scores(clock_result(), ("4x0", 300))
+    with pytest.raises(ResultError, match="both scores"):
+        final_scores(clock_result(), None)
+
+
+def test_exports_csv_and_tsh_score_entry():
+    r1 = clock_result(penalties=(10, 0), overtime=(12, 0))
+    rows = [
+        results.Row("a", 3, 2, r1, (400, 380), final_scores(r1, (400, 380)), (5, 2), ("Fofana, Eli", "Castro, Bola")),
+        results.Row("a", 3, 1, clock_result("lateness forfeit", forfeits=(1,), margin=75),
+                    None, final_scores(clock_result("lateness forfeit", forfeits=(1,), margin=75), None), (1, 4)),
+        results.Row("a", 3, 3, r1, (1, 2), final_scores(r1, (1, 2))),  # no TSH numbers
+    ]
+    ex = results.to_tsh("a", 3, rows)
+    assert ex.text == "a 3 a\n1 0 4 75\n5 390 2 380\n"
+    assert ex.missing == [3]
+    lines = results.to_csv(rows).splitlines()
+    assert lines[0].startswith("division,round,table,player1")
+    assert lines[2].startswith("a,3,2,5,\"Fofana, Eli\",400,10,12,390,2,\"Castro, Bola\",380,0,0,380,end")
+
+
+# --- login ----------------------------------------------------------------------------------------
+
+
+def test_password_hash_round_trip_and_form():
+    h = auth.hash_password("correct horse")
+    assert auth.verify_password("correct horse", h)
+    assert not auth.verify_password("wrong", h)
+    with pytest.raises(auth.HashError, match="scrypt:N:R:P:SALT:HASH"):
+        auth.verify_password("x", "plaintext")
+
+
+def test_five_wrong_tries_lock_for_60_s():
+    now = [100.0]
+    lock = auth.Lockout(clock=lambda: now[0])
+    for _ in range(4):
+        lock.failed()
+    assert lock.locked_for() == 0
+    lock.failed()
+    assert lock.locked_for() == 60
+    now[0] += 59.5
+    assert 0 < lock.locked_for() <= 0.5
+    now[0] += 1
+    assert lock.locked_for() == 0
+
+
+# --- hall state -----------------------------------------------------------------------------------
+
+P = "rackside/v1/h/"
+
+
+def state(seq, game="g1", phase="running"):
+    return json.dumps({"seq": seq, "game": game, "phase": phase, "running": 1, "sent_at": "2026-01-01T00:00:00+00:00",
+                       "players": [{"player": 1, "remaining_ms": 1000}, {"player": 2, "remaining_ms": 2000}]}).encode()
+
+
+def test_events_are_kept_once_and_late_states_ignored():
+    h = HallState("h")
+    ev = json.dumps({"seq": 1, "game": "g1", "input": "press", "player": 2}).encode()
+    assert h.on_message(P + "table/3/event", ev)
+    assert h.on_message(P + "table/3/event", ev) == []  # QoS 1 delivered it twice
+    h.on_message(P + "table/3/state", state(5))
+    assert h.on_message(P + "table/3/state", state(4)) == []
+    assert h.tables[3].state["seq"] == 5
+    h.on_message(P + "table/3/status", b"offline")
+    assert h.tables[3].tile()["status"] == "offline"
+    assert h.on_message("rackside/v1/other/table/3/status", b"online") == []
+
+
+def test_bad_messages_are_noted_not_raised():
+    h = HallState("h")
+    assert h.on_message(P + "table/x/state", b"{}") == []
+    assert h.on_message(P + "table/2/state", b"not json") == []
+    assert len(h.problems) == 2
+
+
+def test_per_word_results_only_in_the_detail():
+    h = HallState("h")
+    h.on_message(P + "station/1/challenge", json.dumps({"id": "c1", "table": 7, "verdict": None}).encode())
+    assert h.tables[7].challenge is not None
+    h.on_message(P + "station/1/challenge", json.dumps({"id": "c1", "table": 7, "verdict": "UNACCEPTABLE"}).encode())
+    h.on_message(P + "station/1/detail", json.dumps({"id": "c1", "table": 7, "words": [{"word": "JOQ", "valid": False}]}).encode())
+    assert h.tables[7].challenge is None
+    assert "JOQ" not in json.dumps(h.snapshot())
+    assert h.detail(7)["challenges"][0]["word_results"] == [{"word": "JOQ", "valid": False}]
+
+
+def test_a_real_stations_payloads():
+    from rackside.hall.station import payloads
+
+    summary, detail = payloads({"id": "c9", "time": "2026-01-01T10:00:00", "table": 4, "words": ["QI", "JOQ"],
+                                "per_word": [True, False], "acceptable": False, "lexicon_name": "ENABLE"}, "2")
+    h = HallState("h")
+    h.on_message(P + "station/2/detail", detail)  # the two may arrive in either order
+    h.on_message(P + "station/2/challenge", summary)
+    (c,) = h.feed
+    assert c["verdict"] == "UNACCEPTABLE" and c["word_count"] == 2 and c["table"] == 4 and "word_results" not in c
+    assert h.detail(4)["challenges"][0]["word_results"][1] == {"word": "JOQ", "valid": False}
+    assert "JOQ" not in json.dumps(h.snapshot())
+
+
+# --- config ---------------------------------------------------------------------------------------
+
+
+def test_config_loads_credentials_and_names_a_bad_key(tmp_path):
+    from rackside.hall.console import config
+
+    (tmp_path / "director.toml").write_text('hall = "h"\nuser = "director"\npassword = "s3cret"\n')
+    good = auth.hash_password("pw")
+    path = tmp_path / "hall.toml"
+    path.write_text(f'[console]\nhall = "h"\nurl = "mqtt://127.0.0.1:1883"\ncredentials = "director.toml"\npassword = "{good}"\n'
+                    'listen = "0.0.0.0:8081"\n')
+    cfg = config.load(path)
+    assert (cfg.username, cfg.mqtt_password, cfg.listen_host, cfg.listen_port) == ("director", "s3cret", "0.0.0.0", 8081)
+    path.write_text('[console]\nhall = "h"\nurl = "mqtt://x"\ncredentials = "director.toml"\npassword = "hunter2"\n')
+    with pytest.raises(config.ConfigError, match=r"\[console\] password must be 'scrypt:N:R:P:SALT:HASH'"):
+        config.load(path)
+    path.write_text(f'[console]\nhall = "h"\nurl = "mqtt://x"\ncredentials = "director.toml"\npassword = "{good}"\nlisten = "8080"\n')
+    with pytest.raises(config.ConfigError, match="listen must be HOST:PORT"):
+        config.load(path)

@@ -1,0 +1,117 @@
+"""The console against a real table clock on the hall (firmware.cli.Clock with its hall output,
+tests/support/hallclock.py), not the simulator: the tile follows the clock, a director command is
+applied and acknowledged by the clock, and the exported result matches `rackside clock replay --json`
+of the clock's own journal."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from rackside.hall.console.auth import hash_password
+from rackside.hall.console.config import ConsoleConfig, load_credentials
+from rackside.hall.console.demo import free_port
+from rackside.hall.console.serve import ConsoleServer
+
+from support.hallclock import LiveClock, clock_config
+from support.console import Http
+
+TABLE = 7
+
+
+@pytest.fixture
+def broker(make_broker):
+    """A broker of its own: retained states left on the session's broker would surprise other tests."""
+    return make_broker(tables="7", stations=0)
+
+
+@pytest.fixture
+def console(broker):
+    user, pw = load_credentials(broker.credentials("director"))
+    cfg = ConsoleConfig(hall=broker.hall, url=broker.url, username=user, mqtt_password=pw,
+                        password_hash=hash_password("pw-for-the-test"), listen_port=free_port())
+    server = ConsoleServer(cfg).start()
+    yield server
+    server.stop()
+
+
+def wait(predicate, timeout=8.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = predicate()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def test_a_real_clock_on_the_console(broker, console, tmp_path):
+    h = Http(console.url)
+    token = h.csrf()
+    token = json.loads(h.call("POST", "/api/login", {"password": "pw-for-the-test", "name": "Sam"}, {"X-CSRF-Token": token})[1])["csrf"]
+    live = LiveClock(clock_config(tmp_path / "clock.toml", broker, TABLE, game_time="1:00"), tmp_path / "state")
+    try:
+        tables = console.console.state.tables
+        wait(lambda: TABLE in tables and tables[TABLE].status == "online")
+        live.tap("right")  # the starter's (left, side 1) time runs
+        wait(lambda: tables[TABLE].state and tables[TABLE].state["phase"] == "running")
+        # a director command through the console, applied and acked by the clock itself
+        status, body, _ = h.call("POST", "/api/command", {"cmd": "adjust", "tables": [TABLE], "player": 1,
+                                                          "remaining_ms": 300, "reason": "test"}, {"X-CSRF-Token": token})
+        assert status == 200, body
+        acks = lambda: [x for x in tables[TABLE].history if x["kind"] == "ack"]  # noqa: E731
+        a = wait(acks)[-1]
+        assert a["ok"] is True and a["command"]["by"] == "Sam" and a["command"]["reason"] == "test"
+        # who and why reached the clock: in its own journal and in the table's history (its event)
+        adj = next(j for j in live.journal() if j["input"] == "adjust")
+        assert (adj["source"], adj["by"], adj["reason"]) == ("hall", "Sam", "test")
+        ev = wait(lambda: [x for x in tables[TABLE].history if x.get("input") == "adjust"])[-1]
+        assert (ev["by"], ev["reason"]) == ("Sam", "test")
+        time.sleep(1.5)  # side 1: 0.3 s left, then more than a whole second of overtime (5.3)
+        live.command("end")
+        wait(lambda: tables[TABLE].result)
+        status, body, _ = h.call("POST", f"/api/result/{TABLE}", {"slip": [300, 280], "confirm": True}, {"X-CSRF-Token": token})
+        assert status == 200, body
+        rows = list(csv.reader(io.StringIO(h.call("GET", "/api/export/round.csv")[1].decode())))
+        row = next(r for r in rows[1:] if r[2] == str(TABLE))
+        journal = live.clock.store.journal_path
+    finally:
+        live.close()
+    replay = json.loads(subprocess.run([sys.executable, "-m", "rackside", "clock", "replay", "--json", str(journal)],
+                                       capture_output=True, text=True, check=True).stdout)
+    p1, p2 = replay["players"]
+    assert p1["overtime_s"] >= 1 and p1["penalty"] == 10
+    assert row[6:9] == [str(p1["penalty"]), str(p1["overtime_s"]), str(300 - p1["penalty"])]
+    assert row[12:15] == [str(p2["penalty"]), str(p2["overtime_s"]), str(280 - p2["penalty"])]
+
+
+def test_start_absent_players_clocks_from_the_rounds_scheduled_start(broker, console, tmp_path):
+    """2.3.2(a), 2.3.3(a): the console sends the round's scheduled start; the clock dates the late
+    start from it, and the state says who is absent, so the tile ticks their time."""
+    h = Http(console.url)
+    token = h.csrf()
+    token = json.loads(h.call("POST", "/api/login", {"password": "pw-for-the-test", "name": "Sam"}, {"X-CSRF-Token": token})[1])["csrf"]
+    live = LiveClock(clock_config(tmp_path / "clock.toml", broker, TABLE, game_time="1:00"), tmp_path / "state")
+    try:
+        tables = console.console.state.tables
+        wait(lambda: TABLE in tables and tables[TABLE].status == "online")
+        status, body, _ = h.call("POST", "/api/round", {"start": time.time() - 20}, {"X-CSRF-Token": token})
+        assert status == 200, body
+        status, body, _ = h.call("POST", "/api/command", {"cmd": "late_start", "tables": [TABLE], "players": [2]},
+                                 {"X-CSRF-Token": token})
+        assert status == 200, body
+        a = wait(lambda: [x for x in tables[TABLE].history if x["kind"] == "ack"])[-1]
+        assert a["ok"] is True, a
+        st = wait(lambda: tables[TABLE].state if tables[TABLE].state and tables[TABLE].state["phase"] == "late" else None)
+        assert [p["absent"] for p in st["players"]] == [False, True]
+        assert 38_000 <= st["players"][1]["remaining_ms"] <= 41_000  # 20 s gone since the scheduled start
+        late = live.journal()[0]
+        assert (late["input"], late["by"]) == ("late_start", "Sam") and late["scheduled_start"]
+    finally:
+        live.close()
