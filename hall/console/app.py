@@ -61,6 +61,9 @@ class Console:
         self.password_hash = password_hash
         self.hub = Hub()
         self.lockout = auth.Lockout()
+        # One login try at a time: the lockout is checked and counted around the scrypt, so tries
+        # sent all at once must queue here, or a burst of any size passes the check before one fails.
+        self.login_lock = asyncio.Lock()
         self.send = send  # (table, command) -> None; set once the bridge exists
         self.divisions: dict[str, tsh.Division] = {}
         self.broker_up = False
@@ -155,21 +158,22 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
     async def login(request: Request) -> Response:
         if not _csrf_ok(request):
             return _bad("missing or wrong CSRF token", 403)
-        wait = console.lockout.locked_for()
-        if wait > 0:
-            return _bad(f"too many wrong passwords: try again in {int(wait) + 1} s", 429)
         try:
             body = await _json(request)
         except ValueError as e:
             return _bad(str(e))
         password = body.get("password")
         name = str(body.get("name") or "director").strip()[:40] or "director"
-        ok = isinstance(password, str) and await asyncio.to_thread(auth.verify_password, password, console.password_hash)
-        if not ok:
-            console.lockout.failed()
-            log.warning("console: wrong password (login as %r)", name)
-            return _bad("wrong password", 401)
-        console.lockout.succeeded()
+        async with console.login_lock:
+            wait = console.lockout.locked_for()
+            if wait > 0:
+                return _bad(f"too many wrong passwords: try again in {int(wait) + 1} s", 429)
+            ok = isinstance(password, str) and await asyncio.to_thread(auth.verify_password, password, console.password_hash)
+            if not ok:
+                console.lockout.failed()
+                log.warning("console: wrong password (login as %r)", name)
+                return _bad("wrong password", 401)
+            console.lockout.succeeded()
         request.session.clear()
         request.session.update({"user": name, "csrf": auth.new_token()})
         log.info("console: %s logged in", name)
