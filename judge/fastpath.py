@@ -44,10 +44,9 @@ def fast(argv: list[str]) -> int | None:
     from rackside.judge.adjudication import ChallengeInputError, adjudicate, normalise_words
     from rackside.judge.lexicon import Lexicon, LexiconError
 
-    try:
-        checked = normalise_words(words, max_words=max_words)
+    try:  # the lexicon before the words, as cmd_judge: with both bad, the same message
         with Lexicon.open(lexicon_file) as lexicon:
-            result = adjudicate(checked, lexicon)
+            result = adjudicate(normalise_words(words, max_words=max_words), lexicon)
     except (ChallengeInputError, LexiconError) as exc:
         return _fail(str(exc))
     print(result.verdict)
