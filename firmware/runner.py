@@ -351,6 +351,10 @@ class Runner:
             self.identify_until_ns = t + seconds * 1_000_000_000
             return True, ""
         if r.name == "new_game":
+            # Checked here, on the clock as it is now: the hall's own check reads the last frame's
+            # phase, which a start pressed a moment before the command has not reached yet.
+            if self._phase(t) in (Phase.RUNNING, Phase.LATE):
+                return False, f"the game is {self._phase(t).value}: neutralise or end it first"
             ms = a["game_time_ms"]
             if isinstance(ms, bool) or not isinstance(ms, int) or ms <= 0:
                 return False, f"game_time_ms: {ms!r} (allowed: a positive whole number of milliseconds)"
