@@ -140,6 +140,9 @@ class HallOutput:
         self.overflow = Outage(log, "hall publisher queue")
         self.fault = Outage(log, "hall publisher")
         self._acks: collections.deque[int] = collections.deque()
+        # Acks that found the queue full: an ack is in no journal (the resync cannot bring it back),
+        # so it is kept here and published with the next batch rather than dropped.
+        self._spilled: collections.deque[tuple] = collections.deque()
         self._answered: collections.OrderedDict[str, bytes] = collections.OrderedDict()
         self._pending_cmds: set[str] = set()
         self._hold_since: float | None = None  # reconnected at; in-flight rows are being re-sent
@@ -233,6 +236,8 @@ class HallOutput:
         try:
             self.queue.put_nowait(item)
         except queue.Full:
+            if item[0] in ("ack", "ack_again"):
+                self._spilled.append(item)
             if not wake:
                 self.overflow.failed(f"queue full ({self.queue.maxsize}); events will be recovered from the journal")
             return
@@ -373,6 +378,8 @@ class HallOutput:
         rows: list[tuple[str, bytes, int, int]] = []
         changed: dict[str, tuple[int, bool]] = {}
         stopping = False
+        while self._spilled:
+            items.append(self._spilled.popleft())
         for item in items:
             kind = item[0]
             if kind == "input":

@@ -1,0 +1,51 @@
+"""A director's command is always acknowledged, also when the publisher's queue is full.
+
+Events dropped from the full queue are recovered from the journal (the resync); an ack is in no
+journal, so one dropped there was never sent: the director's console waited for it for ever, and a
+redelivery of the same command found its id still pending and was ignored. Acks are now kept aside
+when the queue is full and published with the next batch."""
+
+from __future__ import annotations
+
+import json
+
+from rackside.firmware.clock import NS_PER_S, Press, Rules, apply, view
+from rackside.firmware.messages import Request
+from rackside.firmware.outputs import Frame
+
+from support.broker import Recorder
+
+
+def test_an_ack_made_while_the_queue_is_full_is_still_sent(hall_broker, tmp_path):
+    from rackside.firmware.persist import GameStore
+    from rackside.hall import config as hall_config
+    from rackside.hall.clock_output import HallOutput
+
+    store = GameStore(tmp_path / "state", Rules(), boot_id="test")
+    t = 10**12
+    clock = store.start(t)
+    cfg = hall_config.from_table({"url": hall_broker.url, "credentials": str(hall_broker.credentials("table-6"))}, "table")
+    requests: list[Request] = []
+    out = HallOutput(cfg, store, requests.append, outbox_path=tmp_path / "outbox.sqlite", queue_size=3)
+    out.view(Frame(view(clock, t), ("", ""), clock, False, 1), t)
+    for i in range(6):  # the publisher is not running: its queue fills
+        t += NS_PER_S
+        inp = Press(t, 2 if i % 2 == 0 else 1)
+        clock = apply(clock, inp)
+        out.applied(inp, store.record(inp), clock, t)
+        out.flush(t)
+    assert out.queue.full()
+    cmd_topic = f"rackside/v1/{hall_broker.hall}/table/6/cmd"
+    out._on_message(cmd_topic, json.dumps({"id": "c-full", "cmd": "identify"}).encode())  # paho's thread
+    out._on_message(cmd_topic, b"not json")  # a refused one is acked too (without an id)
+    assert [r.name for r in requests] == ["identify"]
+    requests[0].reply(True, "")  # the runner's answer, on its thread
+    rec = Recorder(hall_broker, f"rackside/v1/{hall_broker.hall}/table/6/ack")
+    out.start()
+    try:
+        acks = rec.wait_for(lambda r: r.json("ack") if len(r.json("ack")) >= 2 else None, timeout=10)
+        assert {(a["id"], a["ok"]) for a in acks} == {("c-full", True), (None, False)}
+    finally:
+        out.close()
+        store.close()
+        rec.close()
