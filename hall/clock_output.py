@@ -143,6 +143,7 @@ class HallOutput:
         # Acks that found the queue full: an ack is in no journal (the resync cannot bring it back),
         # so it is kept here and published with the next batch rather than dropped.
         self._spilled: collections.deque[tuple] = collections.deque()
+        self._resync_due = False  # a batch the outbox refused: its inputs come back from the journal
         self._answered: collections.OrderedDict[str, bytes] = collections.OrderedDict()
         self._pending_cmds: set[str] = set()
         self._hold_since: float | None = None  # reconnected at; in-flight rows are being re-sent
@@ -378,6 +379,13 @@ class HallOutput:
         rows: list[tuple[str, bytes, int, int]] = []
         changed: dict[str, tuple[int, bool]] = {}
         stopping = False
+        if self._resync_due:  # before this batch, so events stay in order; retried until it works
+            try:
+                self._resync()
+            except Exception:
+                self._spilled.extend(i for i in items if i[0] in ("ack", "ack_again"))  # its inputs: in the journal
+                raise
+            self._resync_due = False
         while self._spilled:
             items.append(self._spilled.popleft())
         for item in items:
@@ -426,7 +434,16 @@ class HallOutput:
                 self._resync()
             elif kind == "stop":
                 stopping = True
-        self.outbox.put(rows, changed)
+        try:
+            self.outbox.put(rows, changed)
+        except Exception:
+            # Nothing of this batch is stored: forget the progress it marked (re-read from the
+            # outbox), bring its inputs and result back from the journal, and keep its acks.
+            for game in changed:
+                self._progress.pop(game, None)
+            self._resync_due = True
+            self._spilled.extend(i for i in items if i[0] in ("ack", "ack_again"))
+            raise
         return stopping
 
     def _resync(self) -> None:

@@ -49,3 +49,52 @@ def test_an_ack_made_while_the_queue_is_full_is_still_sent(hall_broker, tmp_path
         out.close()
         store.close()
         rec.close()
+
+
+def test_a_batch_the_outbox_could_not_take_is_not_lost(hall_broker, tmp_path):
+    """One failed outbox write (a full or failing card, for a moment): the batch's events come back
+    from the journal and its ack is sent, instead of the publisher believing them stored."""
+    import sqlite3
+    import time
+
+    from rackside.firmware.persist import GameStore
+    from rackside.hall import config as hall_config
+    from rackside.hall.clock_output import HallOutput
+
+    store = GameStore(tmp_path / "state", Rules(), boot_id="test")
+    t = 10**12
+    clock = store.start(t)
+    cfg = hall_config.from_table({"url": hall_broker.url, "credentials": str(hall_broker.credentials("table-7"))}, "table")
+    requests: list[Request] = []
+    out = HallOutput(cfg, store, requests.append, outbox_path=tmp_path / "outbox.sqlite")
+    rec = Recorder(hall_broker, f"rackside/v1/{hall_broker.hall}/table/7/#")
+    out.view(Frame(view(clock, t), ("", ""), clock, False, 1), t)
+    out.start()
+    try:
+        deadline = time.monotonic() + 10
+        while getattr(out, "outbox", None) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        real_put, failed = out.outbox.put, []
+
+        def put_once_failing(rows, progress=None):
+            if rows and not failed:
+                failed.append(len(rows))
+                raise sqlite3.OperationalError("disk I/O error")
+            return real_put(rows, progress)
+
+        out.outbox.put = put_once_failing
+        out._on_message(f"rackside/v1/{hall_broker.hall}/table/7/cmd", json.dumps({"id": "c-io", "cmd": "identify"}).encode())
+        requests[0].reply(True, "")
+        for i in range(4):
+            t += NS_PER_S
+            inp = Press(t, 2 if i % 2 == 0 else 1)
+            clock = apply(clock, inp)
+            out.applied(inp, store.record(inp), clock, t)
+            out.flush(t)
+        rec.wait_for(lambda r: {(e["game"], e["seq"]) for e in r.json("event") if e["kind"] == "input"}
+                     >= {("game-000001", n) for n in range(1, 5)} and any(a["id"] == "c-io" for a in r.json("ack")), timeout=15)
+        assert failed  # the fault happened
+    finally:
+        out.close()
+        store.close()
+        rec.close()
