@@ -260,7 +260,7 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
             if "number" in body:
                 rd.number = _int(body["number"], "round", 1, 999)
             if "start" in body:
-                rd.start = None if body["start"] in (None, "") else float(body["start"])
+                rd.start = None if body["start"] in (None, "") else _start(body["start"])
             if "late_after_s" in body:
                 rd.late_after_s = _int(body["late_after_s"], "late_after_s", 0, 3600)
             if "game_time_ms" in body:
@@ -375,6 +375,17 @@ def _int(v, name: str, lo: int, hi: int) -> int:
     if not lo <= i <= hi:
         raise ValueError(f"{name} must be between {lo} and {hi}, not {i}")
     return i
+
+
+def _start(v) -> float:
+    """A round's scheduled start, epoch seconds: a real moment (not NaN or infinity, which JSON
+    cannot carry and a late start cannot be dated from)."""
+    try:
+        start = float(v)
+        datetime.fromtimestamp(start, timezone.utc)
+    except (TypeError, ValueError, OverflowError, OSError):
+        raise ValueError(f"start must be a time in epoch seconds, not {v!r}") from None
+    return start
 
 
 def _check_command(body: dict, console: Console) -> tuple[dict, list[int]]:

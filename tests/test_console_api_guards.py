@@ -1,9 +1,12 @@
-"""The login's lockout holds when wrong passwords arrive all at once, not only one after another.
+"""The console's API under hostile or mistaken input, driven straight through the ASGI app (no HTTP
+client library is installed).
+
+The login's lockout holds when wrong passwords arrive all at once, not only one after another.
 
 Five wrong tries lock the login for 60 s (issue 13, "Login"). The lockout was checked before the
 password's scrypt ran off the event loop and counted only after, so a burst of concurrent tries all
 passed the check: twenty parallel guesses were twenty guesses, and a burst of any size was let
-through. Driven straight through the ASGI app (no HTTP client library is installed)."""
+through."""
 
 from __future__ import annotations
 
@@ -69,3 +72,30 @@ def test_a_burst_of_wrong_passwords_gets_five_tries_not_all():
     assert statuses.count(401) == auth.MAX_TRIES, statuses  # five passwords tried, the rest refused unheard
     assert statuses.count(429) == 20 - auth.MAX_TRIES, statuses
     assert right == 429  # locked: even the right password waits the 60 s out
+
+
+def test_a_round_start_that_is_not_a_time_is_refused_and_breaks_nothing():
+    """`start` was taken by float(): "nan", "inf" or 1e300 were kept, after which the snapshot could
+    not be written as JSON (every page load failed) and each late start failed with a 500."""
+    console = Console("h", cheap_hash("pw"))
+    app = build_app(console, secret_key="k" * 64)
+
+    async def go():
+        _, headers, body = await call(app, "GET", "/api/csrf", {})
+        cookie = headers["set-cookie"].split(";", 1)[0]
+        h = {"cookie": cookie, "x-csrf-token": json.loads(body)["csrf"], "content-type": "application/json"}
+        status, headers, body = await call(app, "POST", "/api/login", h, json.dumps({"password": "pw"}).encode())
+        h.update(cookie=headers["set-cookie"].split(";", 1)[0], **{"x-csrf-token": json.loads(body)["csrf"]})
+        answers = []
+        for start in ("nan", "inf", "-inf", 1e300, "Infinity"):
+            try:
+                s, _, _ = await call(app, "POST", "/api/round", h, json.dumps({"start": start}).encode())
+            except ValueError as e:  # the response could not even be rendered
+                s = repr(e)
+            answers.append(s)
+        snap, _, _ = await call(app, "GET", "/api/snapshot", h)
+        return answers, snap
+
+    answers, snap = asyncio.run(go())
+    assert answers == [400] * 5
+    assert snap == 200 and console.state.round.start is None
