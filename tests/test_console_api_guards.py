@@ -99,3 +99,20 @@ def test_a_round_start_that_is_not_a_time_is_refused_and_breaks_nothing():
     answers, snap = asyncio.run(go())
     assert answers == [400] * 5
     assert snap == 200 and console.state.round.start is None
+
+
+def test_a_table_sending_nan_cannot_break_the_directors_page():
+    """Python's json reads NaN and Infinity; JSON (the page's JSON.parse, Starlette's JSONResponse)
+    does not. One table's credentials (a faulty or hostile Pi) put a retained state with NaN on
+    the broker, and every snapshot of the whole hall failed to render from then on."""
+    from rackside.hall.console.hallstate import HallState
+
+    s = HallState("h")
+    s.on_message("rackside/v1/h/table/3/state", b'{"seq": 1, "game": "g", "phase": "running", "players": [{"remaining_ms": NaN}]}')
+    s.on_message("rackside/v1/h/table/3/event", b'{"seq": 2, "game": "g", "kind": "input", "t": Infinity}')
+    s.on_message("rackside/v1/h/station/1/challenge", b'{"id": "x", "table": 3, "verdict": -Infinity}')
+    s.on_message("rackside/v1/h/table/3/ack", b'{"id": "c", "ok": true, "seq": 1e400}')  # a float too big: inf
+    s.on_message("rackside/v1/h/table/4/state", b'{"seq": 1, "game": "g", "phase": "setup", "players": []}')
+    json.dumps(s.snapshot(), allow_nan=False)  # what /api/snapshot renders
+    json.dumps(s.detail(3), allow_nan=False)
+    assert len(s.problems) == 4 and all(t["state"] is None for t in s.snapshot()["tables"] if t["table"] == 3)

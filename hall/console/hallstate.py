@@ -9,11 +9,29 @@ Events are kept once per `(device, game, seq)`: QoS 1 may deliver twice.
 from __future__ import annotations
 
 import json
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from .results import ClockResult, Final, Row
+
+def _loads(payload: bytes):
+    """A device's JSON, refusing NaN and Infinity: Python reads them, but the page's JSON.parse and
+    the snapshot's JSONResponse do not, so one device's could break the whole hall's page."""
+    return json.loads(payload, parse_constant=_not_json, parse_float=_finite)
+
+
+def _finite(text: str) -> float:
+    f = float(text)
+    if not math.isfinite(f):  # 1e400
+        raise ValueError(f"{text} is out of range")
+    return f
+
+
+def _not_json(name: str):
+    raise ValueError(f"{name} is not JSON")
+
 
 HISTORY = 2000  # events kept per table (a game has a few hundred inputs)
 FEED = 300  # challenges kept in the feed
@@ -107,7 +125,7 @@ class HallState:
             return [("table", t.tile())]
         if leaf == "cmd":
             return []  # our own commands come back only if the ACL allows it; history records them when sent
-        data = json.loads(payload)
+        data = _loads(payload)
         if leaf == "state":
             if not isinstance(data, dict):
                 raise ValueError("state is not a JSON object")
@@ -142,7 +160,7 @@ class HallState:
             self.stations[sid] = payload.decode(errors="replace").strip()
             return [("station", {"station": sid, "status": self.stations[sid]})]
         if leaf in ("challenge", "detail"):  # detail: the per-word results, for the director alone
-            c = json.loads(payload)
+            c = _loads(payload)
             if not isinstance(c, dict):
                 raise ValueError("challenge is not a JSON object")
             cid = str(c.get("id") or f"{sid}:{len(self.challenges)}")
