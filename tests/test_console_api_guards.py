@@ -116,3 +116,18 @@ def test_a_table_sending_nan_cannot_break_the_directors_page():
     json.dumps(s.snapshot(), allow_nan=False)  # what /api/snapshot renders
     json.dumps(s.detail(3), allow_nan=False)
     assert len(s.problems) == 4 and all(t["state"] is None for t in s.snapshot()["tables"] if t["table"] == 3)
+
+
+def test_a_station_cannot_rewrite_another_stations_challenge():
+    """Challenges were kept by their id alone, so station 2 publishing station 1's id replaced
+    station 1's verdict and per-word results on the director's screen (ids are each station's own:
+    its challenge log's)."""
+    from rackside.hall.console.hallstate import HallState
+
+    s = HallState("h")
+    s.on_message("rackside/v1/h/station/1/challenge", b'{"id": "7", "table": 3, "verdict": "VALID", "words": 1}')
+    s.on_message("rackside/v1/h/station/1/detail", b'{"id": "7", "table": 3, "words": [{"word": "QI", "valid": true}]}')
+    s.on_message("rackside/v1/h/station/2/challenge", b'{"id": "7", "table": 3, "verdict": "INVALID", "words": 1}')
+    s.on_message("rackside/v1/h/station/2/detail", b'{"id": "7", "table": 3, "words": [{"word": "QI", "valid": false}]}')
+    got = sorted((c["station"], c["verdict"], c["word_results"][0]["valid"]) for c in s.detail(3)["challenges"])
+    assert got == [("1", "VALID", True), ("2", "INVALID", False)]

@@ -86,7 +86,7 @@ class HallState:
         self.tables: dict[int, Table] = {}
         self.stations: dict[str, str] = {}
         self.feed: deque = deque(maxlen=FEED)
-        self.challenges: dict[str, dict] = {}  # id -> full challenge (with per-word results)
+        self.challenges: dict[str, dict] = {}  # "station/id" -> full challenge (with per-word results)
         self.seen: set[tuple[str, str, int]] = set()
         self.round = Round()
         self.rows: dict[int, Row] = {}  # table -> confirmed result of this round
@@ -164,7 +164,8 @@ class HallState:
             if not isinstance(c, dict):
                 raise ValueError("challenge is not a JSON object")
             cid = str(c.get("id") or f"{sid}:{len(self.challenges)}")
-            known = self.challenges.setdefault(cid, {"station": sid, "id": cid})
+            # kept by station and id: ids are each station's own, and no station may rewrite another's
+            known = self.challenges.setdefault(f"{sid}/{cid}", {"station": sid, "id": cid})
             if leaf == "detail":
                 known["word_results"] = c.get("words") if isinstance(c.get("words"), list) else []
                 c = {k: v for k, v in c.items() if k != "words"}
