@@ -63,18 +63,23 @@ if [ -r /proc/device-tree/model ]; then
 fi
 case "$pi_model" in Raspberry\ Pi*) on_pi=1 ;; *) on_pi=0 ;; esac
 
-# --- What the tests start for real (--dev): a Mosquitto broker, headless Chromium, Xvfb ------------
+# --- Mosquitto for the hall; and what the tests start for real (--dev): Chromium, Xvfb -----------
 # Debian's packages, as python3-venv above: the hall tests run a real broker, the console's tests a
 # real browser (Playwright drives /usr/bin/chromium; it never downloads a browser of its own).
-if [ "$dev" = 1 ]; then
-    missing=()
+# Off a Pi (a director's laptop), the plain install brings Mosquitto too, so `rackside hall demo`
+# and `rackside hall broker` run from a fresh clone; a Pi gets it with the broker's service
+# (deploy/install-pi.sh broker), since a table's clock only needs the client.
+missing=()
+if [ "$dev" = 1 ] || [ "$on_pi" = 0 ]; then
     [ -x /usr/sbin/mosquitto ] || command -v mosquitto >/dev/null 2>&1 || missing+=(mosquitto)
+fi
+if [ "$dev" = 1 ]; then
     [ -x /usr/bin/chromium ] || missing+=(chromium)
     command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb)
-    if [ "${#missing[@]}" -gt 0 ]; then
-        apt_install "${missing[@]}" \
-            || die "could not install ${missing[*]} with apt; install them (sudo apt install ${missing[*]}), then run ./setup.sh --dev again"
-    fi
+fi
+if [ "${#missing[@]}" -gt 0 ]; then
+    apt_install "${missing[@]}" \
+        || die "could not install ${missing[*]} with apt; install them (sudo apt install ${missing[*]}), then run ./setup.sh again"
 fi
 
 # --- Dependencies ------------------------------------------------------------------------------

@@ -53,6 +53,18 @@ for g in gpio dialout video render input; do
 done
 [ "${#groups[@]}" -gt 0 ] || groups=("$(id -gn "$user")")
 
+# The broker's service runs Debian's Mosquitto with the hall's own config: install the package when
+# the broker is asked for, and stop Debian's own mosquitto.service, which rackside-broker.service
+# replaces (Conflicts=mosquitto.service). Not in a staging run (RACKSIDE_DESTDIR).
+for r in "${roles[@]+"${roles[@]}"}"; do
+    if [ "$r" = broker ] && [ -z "$dest" ] && [ ! -x /usr/sbin/mosquitto ]; then
+        say "installing Debian's mosquitto for the hall's broker"
+        { apt-get install -y mosquitto >/dev/null || { apt-get update -qq && apt-get install -y mosquitto >/dev/null; }; } \
+            || die "could not install mosquitto with apt; install it (sudo apt install mosquitto), then run this again"
+        "${systemctl[@]}" disable --now mosquitto.service >/dev/null 2>&1 || true
+    fi
+done
+
 unitdir="$dest/etc/systemd/system"
 confdir="$dest/etc/rackside"
 mkdir -p "$unitdir" "$confdir"
