@@ -16,7 +16,8 @@ from rackside.firmware.outputs import Frame
 from support.broker import Recorder
 
 
-def test_an_ack_made_while_the_queue_is_full_is_still_sent(hall_broker, tmp_path):
+def test_an_ack_made_while_the_queue_is_full_is_still_sent(make_broker, tmp_path):
+    hall_broker = make_broker(tables="6-7", stations=1)  # its own: no retained state left for others
     from rackside.firmware.persist import GameStore
     from rackside.hall import config as hall_config
     from rackside.hall.clock_output import HallOutput
@@ -51,11 +52,13 @@ def test_an_ack_made_while_the_queue_is_full_is_still_sent(hall_broker, tmp_path
         rec.close()
 
 
-def test_a_batch_the_outbox_could_not_take_is_not_lost(hall_broker, tmp_path):
+def test_a_batch_the_outbox_could_not_take_is_not_lost(make_broker, tmp_path):
     """One failed outbox write (a full or failing card, for a moment): the batch's events come back
     from the journal and its ack is sent, instead of the publisher believing them stored."""
     import sqlite3
     import time
+
+    hall_broker = make_broker(tables="6-7", stations=1)  # its own: no retained state left for others
 
     from rackside.firmware.persist import GameStore
     from rackside.hall import config as hall_config
