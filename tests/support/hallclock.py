@@ -1,7 +1,12 @@
 """A real table clock (firmware.cli.Clock: config, mock pins, journal, runner, hall output) on real
 time, for the hall's tests: in this process (`LiveClock`), or as its own process that a test can
 SIGKILL (`python tests/support/hallclock.py CONFIG STATE_DIR`, driven by lines on stdin:
-`tap left`, `tap right`, `tap neutralise`, `end`, `quit`; it prints `ready` once started)."""
+`tap left`, `tap right`, `tap neutralise`, `end`, `quit`; it prints `ready` once started).
+
+With RACKSIDE_TEST_DIE_AFTER_APPLYING=<command id> in its environment, the process SIGKILLs itself
+once that hall command is applied and journalled, from inside paho's message callback: paho sends
+the command's PUBACK only after the callback returns, so the broker never learns the command was
+received and redelivers it to the restarted clock (a deterministic crash in that window)."""
 
 from __future__ import annotations
 
@@ -60,9 +65,36 @@ class LiveClock:
         self.clock.close()
 
 
+def die_after_applying(live: LiveClock, cid: str) -> None:
+    import json
+    import signal
+
+    hall, on_message, on_reply = live.hall, live.hall.link.on_message, live.hall._replied
+
+    def _replied(cmd, ok, why):
+        if cmd.id == cid:  # applied and journalled (the runner replies after both); not yet acked
+            os.kill(os.getpid(), signal.SIGKILL)
+        on_reply(cmd, ok, why)
+
+    def _on_message(topic, payload):
+        on_message(topic, payload)
+        try:
+            mine = json.loads(payload).get("id") == cid
+        except ValueError:
+            mine = False
+        if mine:  # hold paho's thread: its PUBACK of the command never goes out
+            time.sleep(30)
+
+    hall._replied = _replied
+    hall.link.on_message = _on_message
+
+
 def main() -> int:
     config, state = Path(sys.argv[1]), Path(sys.argv[2])
     live = LiveClock(config, state)
+    die_after = os.environ.get("RACKSIDE_TEST_DIE_AFTER_APPLYING")
+    if die_after:
+        die_after_applying(live, die_after)
     print("ready", flush=True)
     for line in sys.stdin:
         words = line.split()
