@@ -79,7 +79,7 @@ REQUESTS = {
     "identify": ("seconds",),  # the hall's director: the displays flash 8888 so the table is found
 }
 OPTIONAL_ARGS = {"new_game": ("rules",)}  # rules: the clock.Rules the new game is played under (the hall)
-NOTES = ("by", "reason", "scheduled_start")  # optional on any request: who sent it, why, from when; journalled beside its input
+NOTES = ("by", "reason", "scheduled_start", "command")  # optional on any request: who sent it, why, from when, the hall command's id; journalled beside its input
 
 
 class Runner:

@@ -320,6 +320,7 @@ class HallOutput:
         self._state: tuple[bytes, bool] | None = None  # (payload, published)
         self._seqs: dict[str, int] = {}  # each game's last journal seq seen
         self._resync()
+        self._remember_answered()  # before connecting: a redelivered command finds its answer
         self._connect()
         stopping = False
         while not stopping:
@@ -469,7 +470,7 @@ class HallOutput:
             for jl in lines:
                 if jl.seq is None or jl.seq <= seen or not isinstance(jl.event, INPUT_TYPES):
                     continue  # before issue 9's seq, already in the outbox, damaged, or a state line
-                d = {k: v for k, v in (jl.data or {}).items() if k in ("source", *commands.NOTES)}
+                d = {k: v for k, v in (jl.data or {}).items() if k in ("source", "command", *commands.NOTES)}
                 rows.append((self.topic["event"], event_payload({**input_to_dict(jl.event), **d}, game, jl.seq, None), 1, 0))
                 last = max(last, jl.seq)
             done = result
@@ -481,6 +482,31 @@ class HallOutput:
                 log.info("hall: %d message(s) of %s recovered from the journal into the outbox", len(rows), game)
                 self.outbox.put(rows, {game: (last, done)})
                 self._progress[game] = (last, done)
+
+    def _remember_answered(self) -> None:
+        """Seed the answered commands from the last two journals (each hall input carries its
+        command's id): a command applied just before a crash, whose PUBACK or ack never went out,
+        is redelivered by the broker after the restart; it is then acked again with its input's
+        seq, not applied a second time (an `adjust` would set the player's time back)."""
+        journal_dir = getattr(self.store, "journal_dir", None)
+        if journal_dir is None or not Path(journal_dir).is_dir():
+            return
+        for path in sorted(Path(journal_dir).glob("game-*.jsonl"))[-2:]:
+            try:
+                lines = read_journal(path).lines
+            except (OSError, JournalError) as e:
+                log.warning("hall: journal %s not read for the commands it holds: %s", path, e)
+                continue
+            for jl in lines:
+                data = jl.data or {}
+                cid = data.get("command")
+                if data.get("source") != "hall" or not isinstance(cid, str) or not isinstance(jl.event, INPUT_TYPES):
+                    continue
+                payload = dumps({"id": cid, "ok": True, "reason": None, "seq": jl.seq, "at": iso(time.time_ns())})
+                with self._cmd_lock:
+                    self._answered.setdefault(cid, payload)
+                    while len(self._answered) > ANSWERED_KEEP:
+                        self._answered.popitem(last=False)
 
     def _deliver(self) -> None:
         """Delete what the broker acknowledged; publish the state and the next outbox rows."""

@@ -12,8 +12,10 @@ A command is one JSON object, at most MAX_COMMAND_BYTES:
 Any command may carry `by` (who sent it, at most 64 characters) and `reason` (why, at most 200):
 the clock journals them beside the input with "source": "hall", so its own journal says who and why.
 A late start's optional `at` is the round's scheduled start (ISO 8601 with its time zone): the clock
-dates the late start from it (2.3.2(a), 2.3.3(a)), refusing one in the future or one so long ago that
-an absent player's whole time has already run out (hall.clock_output); without it, from the command.
+dates the late start from it (2.3.2(a), 2.3.3(a)), taking one at most 5 s in the future as now (the
+director's machine and the Pi keep slightly different time), refusing one further ahead or one so long
+ago that an absent player's whole time has already run out (hall.clock_output); without it, from the
+command. Every command's `id` is journalled beside the input it became (as "command").
 
 `parse` returns a `Command` or raises `CommandError` saying why, which the clock sends back in the
 command's ack; nothing in a command can raise anything else. `rules` takes the keys of clock.toml's
@@ -34,6 +36,9 @@ from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules
 MAX_COMMAND_BYTES = 4096
 NAMES = ("late_start", "arrive", "adjust", "new_game", "identify")
 IDENTIFY_S = 10
+# A late start's `at` this far ahead of the clock's own time is taken as now: the director's machine
+# and a Pi keep slightly different time (NTP on a hall network without internet is not a given).
+FUTURE_TOLERANCE_NS = 5 * 10**9
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 NOTES = {"by": 64, "reason": 200}  # optional on every command: the longest each may be
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
@@ -65,8 +70,10 @@ class Command:
     at: str | None = None  # ... as sent
 
     def notes(self) -> dict[str, str]:
-        """Who sent it, why, and a late start's scheduled start, as given (for the journal)."""
-        return {k: v for k, v in (("by", self.by), ("reason", self.reason), ("scheduled_start", self.at)) if v is not None}
+        """The command's id, who sent it, why, and a late start's scheduled start, as given (for
+        the journal: the id lets a restarted clock ack a redelivered command without applying it)."""
+        notes = (("command", self.id), ("by", self.by), ("reason", self.reason), ("scheduled_start", self.at))
+        return {k: v for k, v in notes if v is not None}
 
     def clock_input(self, t_ns: int):
         """The core input this command is (None for new_game and identify, which are not inputs)."""
@@ -81,13 +88,17 @@ class Command:
 
 def dated(cmd: Command, now_ns: int, wall_now_ns: int, remaining_ms: tuple[int, int]) -> int:
     """The monotonic time a command takes effect at: now, or a late start's scheduled start
-    (now_ns - (wall_now - at)). Refuses a scheduled start in the future, and one longer ago than
-    an absent player's whole time (`remaining_ms`, before the game): that player has forfeited (2.3.5)."""
+    (now_ns - (wall_now - at)). A scheduled start up to FUTURE_TOLERANCE_NS ahead is now (the
+    director's machine and the Pi keep slightly different time); further ahead is refused, and so
+    is one longer ago than an absent player's whole time (`remaining_ms`, before the game): that
+    player has forfeited (2.3.5)."""
     if cmd.at_ns is None:
         return now_ns
     ago_ns = wall_now_ns - cmd.at_ns
-    if ago_ns < 0:
-        raise CommandError(f"late_start: the scheduled start {cmd.at} is in the future (2.3.2(a), 2.3.3(a))")
+    if ago_ns < -FUTURE_TOLERANCE_NS:
+        raise CommandError(f"late_start: the scheduled start {cmd.at} is {-ago_ns / 1e9:.1f} s in the future on this clock, "
+                           f"more than the {FUTURE_TOLERANCE_NS // 10**9} s allowed for clocks that differ (2.3.2(a), 2.3.3(a))")
+    ago_ns = max(ago_ns, 0)
     limit_ms = min(remaining_ms[p - 1] for p in cmd.players)
     if ago_ns >= limit_ms * 1_000_000:
         raise CommandError(f"late_start: the scheduled start {cmd.at} is {ago_ns // 10**9} s ago, past the absent "
