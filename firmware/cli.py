@@ -67,7 +67,7 @@ def config_path(arg: Path | None) -> Path | None:
         return arg
     from rackside import paths
 
-    candidate = paths.config_dir() / "clock.toml"
+    candidate = paths.clock_config()
     return candidate if candidate.is_file() else None
 
 
@@ -76,7 +76,7 @@ def state_path(arg: Path | None) -> Path:
         return arg
     from rackside import paths
 
-    return paths.state_dir() / "clock"
+    return paths.journals_dir()
 
 
 SIMULATED_DISPLAY = {"driver": "recording"}  # the simulator draws what the displays were told

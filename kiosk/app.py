@@ -470,7 +470,7 @@ class KioskApp:
 
         from rackside import paths
 
-        folder = self.paths.exports or self.config.export_dir or paths.state_dir() / "exports"
+        folder = self.paths.exports or self.config.export_dir or paths.exports_dir()
         # Wall-clock time only names the file for humans.
         out = folder / f"challenges-{self.config.name}-{datetime.now():%Y%m%d-%H%M%S}.csv"
         try:

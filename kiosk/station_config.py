@@ -10,7 +10,6 @@ from pathlib import Path
 
 from rackside.values import Record
 
-DEFAULT_CONFIG_NAME = "station.toml"
 MODES = ("self", "runner")
 BAUDRATES = (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200)
 # Patterns as text, matched with `re` (whose own cache compiles each once, when first used): the
@@ -68,7 +67,7 @@ class StationConfig(Record):
 def default_config_path() -> Path:
     from rackside import paths
 
-    return paths.config_dir() / DEFAULT_CONFIG_NAME
+    return paths.station_config()
 
 
 def template_path() -> Path:
