@@ -18,20 +18,8 @@ from rackside.hall import commands
 from rackside.hall.clock_output import state_payload
 from rackside.hall.console import auth
 
-from support.broker import Recorder
-from support.console import ack, send
-from support.hallclock import LiveClock, clock_config
+from support.hallclock import ack, send
 
-
-@pytest.fixture
-def table3(hall_broker, tmp_path):
-    """Table 3's clock (game time 1:00) on the hall, and a recorder of what it publishes."""
-    rec = Recorder(hall_broker)
-    live = LiveClock(clock_config(tmp_path / "clock.toml", hall_broker, 3), tmp_path / "state")
-    rec.wait_for(lambda r: any(t.endswith("table/3/status") and p == b"online" for t, p, _ in r.messages))
-    yield live, rec
-    live.close()
-    rec.close()
 
 
 def test_the_state_says_which_player_is_absent():

@@ -9,35 +9,8 @@ import time
 
 import pytest
 
-from rackside.hall import topics
 
-from support.broker import Recorder
-from support.hallclock import LiveClock, clock_config
-
-
-@pytest.fixture
-def table3(hall_broker, tmp_path):
-    rec = Recorder(hall_broker)
-    live = LiveClock(clock_config(tmp_path / "clock.toml", hall_broker, 3), tmp_path / "state")
-    rec.wait_for(lambda r: any(t.endswith("table/3/status") and p == b"online" for t, p, _ in r.messages))
-    yield live, rec
-    live.close()
-    rec.close()
-
-
-def director(broker):
-    return broker.client("director")
-
-
-def send(broker, table, payload):
-    c = director(broker)
-    c.publish(topics.table(broker.hall, table, "cmd"), payload if isinstance(payload, bytes) else json.dumps(payload), qos=1).wait_for_publish(5)
-    c.disconnect()
-    c.loop_stop()
-
-
-def ack(rec, cid):
-    return rec.wait_for(lambda r: next((a for a in r.json("ack") if a["id"] == cid), None))
+from support.hallclock import ack, send
 
 
 def test_a_game_on_the_hall_every_state_event_and_the_result(hall_broker, table3):

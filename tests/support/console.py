@@ -1,5 +1,5 @@
-"""Helpers of the console's tests: an HTTP client that keeps its cookies, a director's command
-sent straight to a clock over the broker, and the wait for its ack."""
+"""Helpers of the console's tests: an HTTP client that keeps its cookies (a director's command sent
+straight to a clock, and its ack, are in support.hallclock)."""
 
 from __future__ import annotations
 
@@ -7,20 +7,6 @@ import http.cookiejar
 import json
 import urllib.error
 import urllib.request
-
-from rackside.hall import topics
-
-
-def send(broker, table, payload):
-    """Publish a command to `table`'s cmd topic as the director's MQTT user."""
-    c = broker.client("director")
-    c.publish(topics.table(broker.hall, table, "cmd"), payload if isinstance(payload, bytes) else json.dumps(payload), qos=1).wait_for_publish(5)
-    c.disconnect()
-    c.loop_stop()
-
-
-def ack(rec, cid):
-    return rec.wait_for(lambda r: next((a for a in r.json("ack") if a["id"] == cid), None))
 
 
 class Http:

@@ -111,5 +111,44 @@ def main() -> int:
     return 0
 
 
+
+# --- Shared by the hall's and the console's tests (a plugin: tests/conftest.py) -----------------
+
+def send(broker, table, payload):
+    """Publish a command to `table`'s cmd topic as the director's MQTT user."""
+    import json
+
+    from rackside.hall import topics
+
+    c = broker.client("director")
+    c.publish(topics.table(broker.hall, table, "cmd"), payload if isinstance(payload, bytes) else json.dumps(payload), qos=1).wait_for_publish(5)
+    c.disconnect()
+    c.loop_stop()
+
+
+def ack(rec, cid):
+    """The clock's ack of command `cid`, as `rec` (a support.broker.Recorder) received it."""
+    return rec.wait_for(lambda r: next((a for a in r.json("ack") if a["id"] == cid), None))
+
+
+try:
+    import pytest
+except ImportError:  # run as its own process (the SIGKILL tests) pytest is not needed
+    pytest = None
+
+if pytest is not None:
+
+    @pytest.fixture
+    def table3(hall_broker, tmp_path):
+        """Table 3's clock (game time 1:00) on the hall, and a recorder of what it publishes."""
+        from support.broker import Recorder
+
+        rec = Recorder(hall_broker)
+        live = LiveClock(clock_config(tmp_path / "clock.toml", hall_broker, 3), tmp_path / "state")
+        rec.wait_for(lambda r: any(t.endswith("table/3/status") and p == b"online" for t, p, _ in r.messages))
+        yield live, rec
+        live.close()
+        rec.close()
+
 if __name__ == "__main__":
     sys.exit(main())
