@@ -7,14 +7,15 @@ exits non-zero; nothing half-configured ever runs. Times may be written "25:00" 
 from __future__ import annotations
 
 import logging
-import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rackside import tomlfile
 from rackside.firmware.clock import Rules
 from rackside.firmware.debounce import DEFAULT_SETTLE_NS
 from rackside.firmware.gestures import DEFAULT_CHORD_NS, DEFAULT_HOLD_NS
+from rackside.tomlfile import TomlFileError
 
 log = logging.getLogger(__name__)
 
@@ -212,8 +213,7 @@ def _saved_game_time(state_dir: Path, config_game_time_ms: int) -> int | None:
     line (the config's game time is used): it is the clock's own state, and nothing stops a clock."""
     path = Path(state_dir) / GAME_TIME_FILE
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
+        data = tomlfile.read(path)
         clock = check_keys("clock", data.get("clock"), {"game_time"})
         menu = check_keys("menu", data.get("menu"), {"replaces"})
         if set(data) != {"clock", "menu"} or "game_time" not in clock or "replaces" not in menu:
@@ -221,9 +221,12 @@ def _saved_game_time(state_dir: Path, config_game_time_ms: int) -> int | None:
         low, high = CLOCK_KEYS["game_time"][1:3]
         game_time_s = _duration_s("clock.game_time", clock["game_time"], low, high)
         replaces_s = _duration_s("menu.replaces", menu["replaces"], low, high)
-    except FileNotFoundError:
+    except TomlFileError as e:
+        if e.missing:
+            return None
+        log.warning("%s: ignored, using the config's game time (%s)", path, e)
         return None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ConfigError) as e:
+    except ConfigError as e:
         log.warning("%s: ignored, using the config's game time (%s)", path, e)
         return None
     if replaces_s * 1000 != config_game_time_ms:
@@ -244,20 +247,11 @@ def load_config(path: Path | None = None, state_dir: Path | str | None = None) -
     menu (`save_game_time`) replaces the config's."""
     path = Path(path) if path is not None else DEFAULT_CONFIG
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a directory, not a config file") from None
-    except PermissionError:
-        raise ConfigError(f"{path}: cannot be read: permission denied") from None
-    except OSError as e:  # any other reason the file cannot be read: one line, never a traceback
-        raise ConfigError(f"{path}: cannot be read: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"{path}: not UTF-8 text (bad byte at offset {e.start}); a TOML file must be UTF-8") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+        data = tomlfile.read(path)
+    except TomlFileError as e:
+        if e.missing:
+            raise ConfigError(f"{path}: no such config file") from None
+        raise ConfigError(f"{path}: cannot be read: {e}" if e.io else f"{path}: {e}") from None
     try:
         unknown = sorted(set(data) - set(SECTIONS))
         if unknown:

@@ -12,11 +12,11 @@ raises `HallConfigError` naming the key and what is allowed (one line for the di
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from rackside import tomlfile
 from rackside.hall import topics
 
 KEYS = {"url", "hall", "table", "station", "credentials", "outbox"}
@@ -68,14 +68,11 @@ class Credentials:
 def load_credentials(path: Path | str) -> Credentials:
     path = Path(path)
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
-        raise HallConfigError(f"hall.credentials = {str(path)!r}: no such file (copy the device's file from `rackside hall provision --out DIR`/credentials/)") from None
-    except PermissionError:
-        raise HallConfigError(f"hall.credentials = {str(path)!r}: not readable by this user") from None
-    except tomllib.TOMLDecodeError as e:
-        raise HallConfigError(f"hall.credentials = {str(path)!r}: not valid TOML: {e}") from None
+        data = tomlfile.read(path)
+    except tomlfile.TomlFileError as e:
+        if e.missing:
+            raise HallConfigError(f"hall.credentials = {str(path)!r}: no such file (copy the device's file from `rackside hall provision --out DIR`/credentials/)") from None
+        raise HallConfigError(f"hall.credentials = {str(path)!r}: {e}") from None
     for key in ("hall", "user", "password"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise HallConfigError(f"{path}: {key} is missing; allowed is the file `rackside hall provision` wrote")

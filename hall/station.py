@@ -170,15 +170,12 @@ def run(args) -> int:
     """`rackside hall station`: publish this station's challenges until stopped."""
     import signal
     import sys
-    import tomllib
-
     from rackside.hall.config import HallConfigError, from_table
-    from rackside.kiosk.station_config import ConfigError, default_config_path, load_config
+    from rackside.kiosk.station_config import ConfigError, default_config_path, load_config_and_document
 
     path = args.config or default_config_path()
     try:
-        station = load_config(path)
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        station, data = load_config_and_document(path)
         cfg = from_table(data.get("hall"), "station", url_override=args.url, base=Path(path).parent)
     except (ConfigError, HallConfigError) as e:
         print(f"rackside hall station: {path}: {e}", file=sys.stderr)

@@ -29,11 +29,11 @@ a button there is refused too) and its port.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rackside import tomlfile
 from rackside.firmware.messages import BUTTONS
 from rackside.hardware.bcm import PinMapError, check_bcm
 from rackside.hardware.drivers import check_display_spec, driver_of
@@ -144,10 +144,7 @@ def load_pinmap(path: str | Path | None = None) -> PinMap:
     """Load and validate a pin-map file (default: the reference build's `hardware/pins.toml`)."""
     path = Path(path) if path is not None else DEFAULT_PATH
     try:
-        with path.open("rb") as f:
-            raw = tomllib.load(f)
-    except tomllib.TOMLDecodeError as exc:
-        raise PinMapError(f"{path}: not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise PinMapError(f"{path}: cannot read: {exc.strerror}") from None
+        raw = tomlfile.read(path)
+    except tomlfile.TomlFileError as exc:
+        raise PinMapError(f"{path}: cannot read: {exc}" if exc.io else f"{path}: {exc}") from None
     return parse_pinmap(raw, source=str(path))

@@ -86,21 +86,25 @@ def parse_size(text: str, key: str = "display.size") -> tuple[int, int]:
 
 def load_config(path: Path) -> StationConfig:
     """Read and validate a station config; raise ConfigError naming the bad key."""
-    import tomllib
+    return load_config_and_document(path)[0]
+
+
+def load_config_and_document(path: Path) -> tuple[StationConfig, dict]:
+    """The station config and the TOML document it came from (whose [hall] section
+    `rackside hall station` reads), from one reading of the file."""
+    from rackside import tomlfile
 
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(
-            f"{path}: no station config. Copy {template_path()} there and set director.pin_hash "
-            "(make one with: rackside kiosk --hash-pin)"
-        ) from None
-    except OSError as exc:  # a folder, no permission, an I/O error: one line, never a traceback
-        raise ConfigError(f"{path}: cannot read the config: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomlfile.read(path)
+    except tomlfile.TomlFileError as exc:  # one line, never a traceback
+        if exc.missing:
+            raise ConfigError(
+                f"{path}: no station config. Copy {template_path()} there and set director.pin_hash "
+                "(make one with: rackside kiosk --hash-pin)"
+            ) from None
         raise ConfigError(f"{path}: cannot read the config: {exc}") from None
     try:
-        return parse_config(data)
+        return parse_config(data), data
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
 

@@ -97,16 +97,17 @@ def test_an_unreadable_config_is_one_line_also_when_permission_is_refused(tmp_pa
     """The no-permission case in-process (root reads every file, so refuse the read itself)."""
     from rackside.kiosk import station_config
 
+    import builtins
+
     cfg = config(tmp_path)
-    real = Path.read_bytes
+    real = builtins.open
 
-    def refuse(self):
-        if self == cfg:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
+    def refuse(file, *args, **kwargs):
+        if Path(file) == cfg:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real(file, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
-    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: refuse(self).decode())
+    monkeypatch.setattr(builtins, "open", refuse)
     with pytest.raises(station_config.ConfigError) as err:
         station_config.load_config(cfg)
     assert str(cfg) in str(err.value) and "Permission denied" in str(err.value) and "\n" not in str(err.value)

@@ -15,9 +15,10 @@ A bad value names its key and what is allowed (one clear line), and the console 
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from rackside import tomlfile
 
 from .auth import HashError, check_hash_form
 
@@ -45,8 +46,8 @@ class ConsoleConfig:
 def load_credentials(path: Path) -> tuple[str, str]:
     """A credentials file from `rackside hall provision`: TOML with `user` and `password`."""
     try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as e:
+        data = tomlfile.read(path)
+    except tomlfile.TomlFileError as e:
         raise ConfigError(f"credentials {path}: cannot read: {e}") from None
     user = data.get("user", data.get("username"))
     if not isinstance(user, str) or not isinstance(data.get("password"), str):
@@ -56,11 +57,9 @@ def load_credentials(path: Path) -> tuple[str, str]:
 
 def load(path: Path) -> ConsoleConfig:
     try:
-        data = tomllib.loads(Path(path).read_text())
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+        data = tomlfile.read(path)
+    except tomlfile.TomlFileError as e:
+        raise ConfigError(f"{path}: cannot read: {e}" if e.io else f"{path}: {e}") from None
     c = data.get("console")
     if not isinstance(c, dict):
         raise ConfigError(f"{path}: no [console] section")
