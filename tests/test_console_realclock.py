@@ -53,8 +53,7 @@ def wait(predicate, timeout=8.0):
 
 def test_a_real_clock_on_the_console(broker, console, tmp_path):
     h = Http(console.url)
-    token = h.csrf()
-    token = json.loads(h.call("POST", "/api/login", {"password": "pw-for-the-test", "name": "Sam"}, {"X-CSRF-Token": token})[1])["csrf"]
+    token = h.login("pw-for-the-test")
     live = LiveClock(clock_config(tmp_path / "clock.toml", broker, TABLE, game_time="1:00"), tmp_path / "state")
     try:
         tables = console.console.state.tables
@@ -95,8 +94,7 @@ def test_start_absent_players_clocks_from_the_rounds_scheduled_start(broker, con
     """2.3.2(a), 2.3.3(a): the console sends the round's scheduled start; the clock dates the late
     start from it, and the state says who is absent, so the tile ticks their time."""
     h = Http(console.url)
-    token = h.csrf()
-    token = json.loads(h.call("POST", "/api/login", {"password": "pw-for-the-test", "name": "Sam"}, {"X-CSRF-Token": token})[1])["csrf"]
+    token = h.login("pw-for-the-test")
     live = LiveClock(clock_config(tmp_path / "clock.toml", broker, TABLE, game_time="1:00"), tmp_path / "state")
     try:
         tables = console.console.state.tables

@@ -30,6 +30,13 @@ class Http:
     def csrf(self):
         return json.loads(self.call("GET", "/api/csrf")[1])["csrf"]
 
+    def login(self, password, name="Sam"):
+        """Log in as the director; the session's CSRF token for the commands that follow."""
+        token = self.csrf()
+        status, body, _ = self.call("POST", "/api/login", {"password": password, "name": name}, {"X-CSRF-Token": token})
+        assert status == 200, body
+        return json.loads(body)["csrf"]
+
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *a, **k):
