@@ -28,6 +28,7 @@ from rackside.hall import topics
 from rackside.hall.config import HallConfig
 from rackside.hall.link import Link
 from rackside.hall.outbox import Outbox
+from rackside.judge.challenge_log import ChallengeRecord
 from rackside.outage import Outage
 
 log = logging.getLogger(__name__)
@@ -150,10 +151,11 @@ class StationPublisher:
             if not line.strip():
                 continue
             try:
+                # The log's own reader decides what a challenge record is; the payloads are built
+                # from the line's fields as written.
+                ChallengeRecord.from_json(line.decode("utf-8"))
                 record = json.loads(line)
-                if not isinstance(record, dict) or "id" not in record:
-                    raise ValueError("not a challenge record")
-            except ValueError as e:
+            except ValueError as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors too
                 log.warning("%s: a damaged line after byte %d skipped: %s", self.log_path, offset, e)
                 continue
             summary, detail = payloads(record, self.cfg.ident)

@@ -59,6 +59,22 @@ def test_each_challenge_is_published_verdict_to_all_per_word_results_to_the_dire
     rec.close()
 
 
+def test_a_line_the_challenge_log_would_refuse_is_not_published_half_filled(hall_broker, tmp_path):
+    """The publisher reads the log as the log itself does (ChallengeRecord.from_json): a line that
+    is JSON with an id but no verdict, words or lexicon is skipped, not sent with empty fields."""
+    log_path = tmp_path / "challenges.jsonl"
+    log_path.write_text(json.dumps({"id": "station-1-20261130-101400-000000"}) + "\n" + json.dumps(RECORD) + "\n")
+    rec = Recorder(hall_broker)
+    pub = StationPublisher(station_cfg(hall_broker), log_path, tmp_path / "outbox.sqlite").start()
+    try:
+        rec.wait_for(lambda r: r.json("challenge"))
+        time.sleep(0.5)
+    finally:
+        pub.close()
+    assert [c["id"] for c in rec.json("challenge")] == [RECORD["id"]]
+    rec.close()
+
+
 def test_tail_prints_the_hall_as_the_director_reads_it(hall_broker):
     out = io.StringIO()
     creds = hall_config.load_credentials(hall_broker.credentials("director"))
