@@ -45,6 +45,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from rackside.firmware.outputs import Output  # noqa: E402 (after the path, for a checkout without an install)
+
 SPEED = 10
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -90,8 +92,9 @@ class FakeStore:
         self.journal_path = Path(f"game-{self.games:06d}.jsonl")
 
 
-class BareOutput:
-    """The baseline: publish each event at QoS 1 at once from the caller's thread; nothing on disk."""
+class BareOutput(Output):
+    """The baseline: publish each event at QoS 1 at once from the caller's thread; nothing on disk
+    (the clock-output protocol's do-nothing `flush` is inherited: there is nothing to flush)."""
 
     def __init__(self, cfg, store) -> None:
         import paho.mqtt.client as mqtt
@@ -109,10 +112,7 @@ class BareOutput:
         self._last = None
 
     def start(self) -> None:
-        pass
-
-    def flush(self, t_ns) -> None:
-        pass
+        """Connected in __init__; no thread of its own to start (HallOutput has one)."""
 
     def applied(self, inp, seq, clock, t_ns) -> None:
         from rackside.firmware.journal import input_to_dict
