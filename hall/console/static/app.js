@@ -5,8 +5,8 @@
 //
 // What a page costs must not grow with the hall or the hours (issue 17.6): every message is read
 // into a checked model first (a field of the wrong type is a problem shown on that tile, never an
-// exception that stops the others); only tiles on screen are drawn (an IntersectionObserver), a
-// changed table at the next frame, the ticking times once a second; every list the page keeps is
+// exception that stops the others); only tiles on screen are drawn (an IntersectionObserver), in
+// the page's own frames (FRAME_MS), the ticking times once a second; every list the page keeps is
 // bounded (PAGE_LIMITS, stated in docs/console.md).
 "use strict";
 
@@ -208,9 +208,9 @@ function drawTile(d, t) {
     const cls = t.cls;
     const bad = t.problems.length > 0;
     setAttr(d, "class", "tile " + cls + (bad ? " problem" : ""));
-    d.dataset.cls = cls;
-    if (t.state && t.state.seq !== null) d.dataset.seq = t.state.seq;
-    if (bad) { d.dataset.problem = t.problems.join("; "); d.title = "problem: " + t.problems.join("; "); }
+    setAttr(d, "data-cls", cls);
+    if (t.state && t.state.seq !== null) setAttr(d, "data-seq", String(t.state.seq));
+    if (bad) { setAttr(d, "data-problem", t.problems.join("; ")); setAttr(d, "title", "problem: " + t.problems.join("; ")); }
     else if (d.dataset.problem !== undefined) { delete d.dataset.problem; d.removeAttribute("title"); }
     setText(d.parts.label, (bad ? "⚠ " : "") + LABEL[cls]);
     const st = t.state;
@@ -219,7 +219,8 @@ function drawTile(d, t) {
       const full = t.names[side - 1];
       setText(name, shortName(full) || `Player ${side}`);
       if (name.title !== full) name.title = full;
-      row.classList.toggle("turn", !!st && st.running === side && st.phase === "running");
+      const turn = !!st && st.running === side && st.phase === "running";
+      if (row.classList.contains("turn") !== turn) row.classList.toggle("turn", turn);
     }
     setText(d.parts.note, bad ? `problem: ${t.problems[0]}` : noteFor(t, cls));
     drawTimes(d, t);
@@ -270,27 +271,33 @@ function drawTimes(d, t) {
     setText(time, clockText(ms));
     const tip = pen ? `penalty so far: ${pen}` : "";
     if (time.title !== tip) time.title = tip;
-    time.classList.toggle("over", ms <= -1000);
+    if (time.classList.contains("over") !== ms <= -1000) time.classList.toggle("over", ms <= -1000);
     if (pen && st.phase !== "ended" && !t.problems.length) setText(d.parts.note, `side ${side} overtime: −${pen} so far (5.3)`);
   }
 }
 
-// --- drawing only what is seen, at most once a frame, times once a second -----------------------
+// --- drawing only what is seen, five frames a second at most, times once a second ---------------
+//
+// Every frame the browser draws costs it a paint of what changed and a composite of the screen, so
+// the page draws in frames of its own: every FRAME_MS, the tiles on screen whose table changed, and
+// once a second the times. A change reaches the screen within FRAME_MS; at 300 tables and a turn
+// every 25 s a table, that is five frames a second instead of one a message (docs/console.md).
 
+const FRAME_MS = 200;
 const visible = new Set(); // tables whose tile is on screen (or near it)
 const stale = new Set(); // tables whose tile is behind their data, drawn when seen
+let detailStale = false;
+let sortPending = false;
 const onScreen = new IntersectionObserver((entries) => {
   for (const e of entries) {
     const n = Number(e.target.dataset.table);
     if (e.isIntersecting) { visible.add(n); stale.add(n); } else visible.delete(n);
   }
-  scheduleDraw();
-}, { rootMargin: "200px" });
+}, { rootMargin: "0px" });
 
-let drawPending = false;
-function scheduleDraw() { if (!drawPending) { drawPending = true; requestAnimationFrame(drawStale); } }
+function scheduleSort() { sortPending = true; }
+
 function drawStale() {
-  drawPending = false;
   for (const n of stale) {
     if (!visible.has(n)) continue;
     stale.delete(n);
@@ -300,7 +307,6 @@ function drawStale() {
   if (detailStale) drawDetailTile();
 }
 
-let sortPending = false;
 function resort() {
   sortPending = false;
   const main = $("tiles");
@@ -317,7 +323,6 @@ function resort() {
   for (const t of tables.values()) counts[t.cls] = (counts[t.cls] || 0) + 1;
   setText($("counts"), ORDER.filter((c) => counts[c]).map((c) => `${counts[c]} ${LABEL[c].toLowerCase()}`).join(" · "));
 }
-function scheduleSort() { if (!sortPending) { sortPending = true; requestAnimationFrame(resort); } }
 
 // A table's message: read it, class it, and draw it now if it is on screen (else when it is).
 function updateTable(raw, drawNow) {
@@ -333,19 +338,18 @@ function updateTable(raw, drawNow) {
   const fresh = !tiles.has(n);
   const d = tiles.get(n) || makeTile(n);
   if (fresh || drawNow) drawTile(d, t); // a new tile is drawn once at once: its place in the grid is not known yet
-  else { stale.add(n); scheduleDraw(); }
+  else stale.add(n);
   if (fresh || !before || before.cls !== cls) scheduleSort();
-  if (openTable === n) { detailStale = true; scheduleDraw(); }
+  if (openTable === n) detailStale = true;
 }
 
 // Once a second (a tile's time changes once a second): the classes time alone changes (overtime,
 // not started) for every table, and the times of the tiles on screen.
-setInterval(() => {
-  let moved = false;
+function tick() {
   for (const t of tables.values()) {
     let cls;
     try { cls = classify(t); } catch (e) { continue; }
-    if (cls !== t.cls) { t.cls = cls; stale.add(t.n); moved = true; }
+    if (cls !== t.cls) { t.cls = cls; stale.add(t.n); sortPending = true; }
   }
   for (const n of visible) {
     const t = tables.get(n);
@@ -353,10 +357,16 @@ setInterval(() => {
     const st = t.state;
     if (st && (st.phase === "running" || st.phase === "late")) drawTimes(tiles.get(n), t);
   }
-  if (moved) scheduleSort();
-  if (stale.size) scheduleDraw();
-  if (openTable !== null) { detailStale = true; scheduleDraw(); }
-}, 1000);
+  if (openTable !== null) detailStale = true;
+}
+
+let lastSecond = 0;
+setInterval(() => {
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== lastSecond) { lastSecond = second; tick(); }
+  if (sortPending) resort();
+  drawStale();
+}, FRAME_MS);
 
 // --- the event stream ---------------------------------------------------------------------------
 
@@ -401,7 +411,6 @@ function connect() {
   on(es, "round", (r) => {
     setRound(r);
     for (const t of tables.values()) { t.cls = classify(t); stale.add(t.n); }
-    scheduleDraw();
     resort();
   });
   on(es, "broker", (b) => setBroker(b.up, b.why));
@@ -558,7 +567,6 @@ function commandBody() {
 // --- table detail -------------------------------------------------------------------------------
 
 let detailTile = null; // the open table's tile, drawn by drawTile as the grid's are
-let detailStale = false;
 
 async function openDetail(n) {
   openTable = n;
