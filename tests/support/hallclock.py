@@ -1,12 +1,17 @@
 """A real table clock (firmware.cli.Clock: config, mock pins, journal, runner, hall output) on real
 time, for the hall's tests: in this process (`LiveClock`), or as its own process that a test can
 SIGKILL (`python tests/support/hallclock.py CONFIG STATE_DIR`, driven by lines on stdin:
-`tap left`, `tap right`, `tap neutralise`, `end`, `quit`; it prints `ready` once started).
+`tap left`, `tap right`, `tap neutralise`, `end`, `show` (prints the displays' texts as a JSON
+list), `quit`; it prints `ready` once started).
 
 With RACKSIDE_TEST_DIE_AFTER_APPLYING=<command id> in its environment, the process SIGKILLs itself
 once that hall command is applied and journalled, from inside paho's message callback: paho sends
 the command's PUBACK only after the callback returns, so the broker never learns the command was
-received and redelivers it to the restarted clock (a deterministic crash in that window)."""
+received and redelivers it to the restarted clock (a deterministic crash in that window).
+
+With RACKSIDE_TEST_DIE_BEFORE_APPLYING=<command id>, the command never reaches the runner: the
+process SIGKILLs itself half a second after paho's callback returned (when an automatic PUBACK would
+have gone out), before the command is journalled."""
 
 from __future__ import annotations
 
@@ -89,12 +94,29 @@ def die_after_applying(live: LiveClock, cid: str) -> None:
     hall.link.on_message = _on_message
 
 
+def die_before_applying(live: LiveClock, cid: str) -> None:
+    import signal
+
+    hall, submit = live.hall, live.hall.submit
+
+    def _submit(request):
+        if request.args.get("command") == cid:  # never journalled: killed a moment later
+            threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGKILL)).start()
+            return
+        submit(request)
+
+    hall.submit = _submit
+
+
 def main() -> int:
     config, state = Path(sys.argv[1]), Path(sys.argv[2])
     live = LiveClock(config, state)
     die_after = os.environ.get("RACKSIDE_TEST_DIE_AFTER_APPLYING")
     if die_after:
         die_after_applying(live, die_after)
+    die_before = os.environ.get("RACKSIDE_TEST_DIE_BEFORE_APPLYING")
+    if die_before:
+        die_before_applying(live, die_before)
     print("ready", flush=True)
     for line in sys.stdin:
         words = line.split()
@@ -104,6 +126,10 @@ def main() -> int:
             live.tap(words[1])
         elif words[0] == "end":
             live.command("end")
+        elif words[0] == "show":
+            import json
+
+            print(json.dumps([d.text for d in live.clock.displays]), flush=True)
         elif words[0] == "quit":
             break
         print("ok", flush=True)
