@@ -178,6 +178,12 @@ def journals(state: Path) -> list[list[dict]]:
     return [[json.loads(x) for x in p.read_text().splitlines() if x.strip()] for p in sorted((state / "journals").glob("game-*.jsonl"))]
 
 
+def online(rec, table: int) -> None:
+    """The clock is connected and subscribed (it says online after subscribing)."""
+    rec.wait_for(lambda r: any(t.endswith(f"table/{table}/status") and p == b"online" for t, p, _ in r.messages))
+    time.sleep(0.3)  # its SUBSCRIBE follows the online message
+
+
 def director_sends(broker, table: int, cmd: dict) -> None:
     c = broker.client("director")
     c.publish(topics.table(broker.hall, table, "cmd"), json.dumps(cmd), qos=1).wait_for_publish(5)
@@ -193,6 +199,7 @@ def test_a_clock_killed_before_journalling_a_command_gets_it_again(make_broker, 
     # SIGKILLed once paho's callback has returned, before the runner journals the command
     clock = clock_process(config, state, RACKSIDE_TEST_DIE_BEFORE_APPLYING="adj2")
     try:
+        online(rec, 1)
         director_sends(broker, 1, {"id": "adj2", "cmd": "adjust", "player": 1, "remaining_ms": 300_000})
         assert clock.wait(15) == -9
     finally:
@@ -221,6 +228,7 @@ def test_new_game_and_identify_redelivered_after_a_kill_are_acked_not_done_again
     state = tmp_path / "state"
     clock = clock_process(config, state, RACKSIDE_TEST_DIE_AFTER_APPLYING=cmd["id"])
     try:
+        online(rec, 1)
         director_sends(broker, 1, cmd)
         assert clock.wait(15) == -9  # killed with it applied, before any ack
     finally:

@@ -5,9 +5,9 @@ SIGKILL (`python tests/support/hallclock.py CONFIG STATE_DIR`, driven by lines o
 list), `quit`; it prints `ready` once started).
 
 With RACKSIDE_TEST_DIE_AFTER_APPLYING=<command id> in its environment, the process SIGKILLs itself
-once that hall command is applied and journalled, from inside paho's message callback: paho sends
-the command's PUBACK only after the callback returns, so the broker never learns the command was
-received and redelivers it to the restarted clock (a deterministic crash in that window).
+once that hall command is applied and journalled, in the runner's reply: the clock acknowledges a
+command to the broker only once its ack is in the outbox (paho's manual acknowledgements), so the
+broker redelivers it to the restarted clock (a deterministic crash in that window).
 
 With RACKSIDE_TEST_DIE_BEFORE_APPLYING=<command id>, the command never reaches the runner: the
 process SIGKILLs itself half a second after paho's callback returned (when an automatic PUBACK would
@@ -71,27 +71,16 @@ class LiveClock:
 
 
 def die_after_applying(live: LiveClock, cid: str) -> None:
-    import json
     import signal
 
-    hall, on_message, on_reply = live.hall, live.hall.link.on_message, live.hall._replied
+    hall, on_reply = live.hall, live.hall._replied
 
     def _replied(cmd, ok, why):
         if cmd.id == cid:  # applied and journalled (the runner replies after both); not yet acked
             os.kill(os.getpid(), signal.SIGKILL)
         on_reply(cmd, ok, why)
 
-    def _on_message(topic, payload):
-        on_message(topic, payload)
-        try:
-            mine = json.loads(payload).get("id") == cid
-        except ValueError:
-            mine = False
-        if mine:  # hold paho's thread: its PUBACK of the command never goes out
-            time.sleep(30)
-
     hall._replied = _replied
-    hall.link.on_message = _on_message
 
 
 def die_before_applying(live: LiveClock, cid: str) -> None:
