@@ -17,8 +17,13 @@ DATA = Path(__file__).parent / "data" / "console"
 # --- TSH in --------------------------------------------------------------------------------------
 
 
+def load_tsh(path):
+    """As the console reads a TSH file at start (serve.make_console): tsh itself is pure."""
+    return tsh.parse(path.read_text(encoding="utf-8", errors="replace"), str(path))
+
+
 def test_t_file_players_tables_and_who_starts():
-    (div,) = tsh.load(DATA / "a.t")
+    (div,) = load_tsh(DATA / "a.t")
     assert div.name == "a"
     assert div.players[1].name == "Brown, Ann" and div.players[1].rating == 1500
     assert div.problems == [f"{DATA / 'a.t'}:8: no name and rating; skipped"]
@@ -31,7 +36,7 @@ def test_t_file_players_tables_and_who_starts():
 
 
 def test_tourney_js_divisions():
-    (div,) = tsh.load(DATA / "tourney.js")
+    (div,) = load_tsh(DATA / "tourney.js")
     assert div.name == "b"
     pairs = div.pairings(1)
     assert {n: (a.number, b.number) for n, (a, b) in pairs.items()} == {5: (2, 1), 6: (3, 4)}
@@ -41,7 +46,7 @@ def test_not_tsh_is_refused_whole(tmp_path):
     bad = tmp_path / "x.js"
     bad.write_text("newt = {not json};")
     with pytest.raises(tsh.TshError, match="not TSH's tourney.js"):
-        tsh.load(bad)
+        load_tsh(bad)
     with pytest.raises(tsh.TshError, match="no player lines"):
         tsh.parse_t("# only a comment\n")
 
@@ -204,6 +209,15 @@ def test_a_real_stations_payloads():
     assert c["verdict"] == "UNACCEPTABLE" and c["word_count"] == 2 and c["table"] == 4 and "word_results" not in c
     assert h.detail(4)["challenges"][0]["word_results"][1] == {"word": "JOQ", "valid": False}
     assert "JOQ" not in json.dumps(h.snapshot())
+
+
+def test_the_snapshot_carries_the_clock_cores_default_rules_for_the_page():
+    from rackside.firmware.clock import Rules
+
+    rules = HallState("h").snapshot()["rules"]
+    assert rules == {"game_time_ms": Rules().game_time_ms, "penalty_per_minute": Rules().penalty_per_minute,
+                     "forfeit_overtime_ms": Rules().forfeit_overtime_ms,
+                     "lateness_forfeit_margin": Rules().lateness_forfeit_margin}
 
 
 # --- config ---------------------------------------------------------------------------------------

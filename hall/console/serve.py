@@ -55,7 +55,8 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     console.state.round.division = cfg.division
     console.state.round.number = cfg.round
     for f in cfg.tsh:
-        problems = console.import_tsh(tsh.load(f))
+        text = Path(f).read_text(encoding="utf-8", errors="replace")  # the file is read here: tsh is pure
+        problems = console.import_tsh(tsh.parse(text, str(f)))
         for p in problems:
             log.warning("TSH: %s", p)
     bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
