@@ -26,7 +26,9 @@ from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from . import auth, results, tsh
+from .event import Event, decode_upload
 from .hallstate import HallState
+from .resultstore import ResultStore
 
 log = logging.getLogger("rackside.hall.console")
 STATIC = Path(__file__).parent / "static"
@@ -56,8 +58,11 @@ class Hub:
 class Console:
     """The console's state and its edges: the hall state, the open pages, and a way to send."""
 
-    def __init__(self, hall: str, password_hash: str, send: Callable[[int, dict], None] | None = None) -> None:
+    def __init__(self, hall: str, password_hash: str, send: Callable[[int, dict], None] | None = None,
+                 store: ResultStore | None = None) -> None:
         self.state = HallState(hall)
+        self.event = Event(store or ResultStore(None))  # every division, the seating, the results store
+        self.seating_problems: list[str] = []  # games of the round that cannot be put on a table
         self.password_hash = password_hash
         self.hub = Hub()
         self.lockout = auth.Lockout()
@@ -65,7 +70,6 @@ class Console:
         # sent all at once must queue here, or a burst of any size passes the check before one fails.
         self.login_lock = asyncio.Lock()
         self.send = send  # (table, command) -> None; set once the bridge exists
-        self.divisions: dict[str, tsh.Division] = {}
         self.broker_up = False
         self.loop: asyncio.AbstractEventLoop | None = None
         # the broker connection (serve.Bridge), started by the app's lifespan once the event loop
@@ -89,18 +93,27 @@ class Console:
         if self.loop is not None:
             self.loop.call_soon_threadsafe(self.on_connection, up, why)
 
-    def apply_pairings(self) -> None:
-        div = self.divisions.get(self.state.round.division)
-        if div is None:
-            return
-        for kind, data in self.state.set_players(div.pairings(self.state.round.number)):
+    def apply_pairings(self) -> list[str]:
+        """Seat every division's games of the round (hall-wide tables); returns what cannot be placed."""
+        rd = self.state.round.number
+        seats, problems = self.event.seating(rd)
+        for kind, data in self.state.set_seats(seats, self.event.finals(rd)):
             self.hub.publish(kind, data)
+        self.seating_problems = problems
+        return problems
 
-    def import_tsh(self, divisions: list[tsh.Division]) -> list[str]:
-        for d in divisions:
-            self.divisions[d.name] = d
-        self.apply_pairings()
-        return [p for d in divisions for p in d.problems]
+    def import_tsh(self, files: dict[str, bytes]) -> list[str]:
+        problems = self.event.import_files(files)
+        problems = problems + self.apply_pairings()
+        self.hub.publish("divisions", self.divisions_view())
+        return problems
+
+    def divisions_view(self) -> dict:
+        return {"divisions": self.event.summary(),
+                "problems": (self.event.problems + self.seating_problems)[:500]}
+
+    def snapshot(self) -> dict:
+        return {**self.state.snapshot(), **self.divisions_view()}
 
 
 # --- helpers -----------------------------------------------------------------------------------
@@ -202,7 +215,7 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
             return r
         q: asyncio.Queue = asyncio.Queue(maxsize=20000)
         console.hub.queues.add(q)
-        first = {**console.state.snapshot(), "broker_up": console.broker_up, "user": _user(request), "server_now": _now_iso()}
+        first = {**console.snapshot(), "broker_up": console.broker_up, "user": _user(request), "server_now": _now_iso()}
 
         async def stream():
             try:
@@ -221,7 +234,7 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
     async def snapshot(request: Request) -> Response:
         if (r := _deny(request)) is not None:
             return r
-        return JSONResponse(console.state.snapshot())
+        return JSONResponse(console.snapshot())
 
     async def table_detail(request: Request) -> Response:
         if (r := _deny(request)) is not None:
@@ -258,8 +271,8 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
         try:
             body = await _json(request)
             rd = console.state.round
-            if "division" in body:
-                rd.division = str(body["division"]).strip() or rd.division
+            if "division" in body:  # the division on screen ("" for all): results are never touched
+                rd.division = str(body["division"] or "").strip()[:40]
             if "number" in body:
                 rd.number = _int(body["number"], "round", 1, 999)
             if "start" in body:
@@ -270,7 +283,7 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
                 rd.game_time_ms = _int(body["game_time_ms"], "game_time_ms", 60_000, 180 * 60_000)
         except (ValueError, TypeError) as e:
             return _bad(str(e))
-        console.state.rows = {k: v for k, v in console.state.rows.items() if v.round == rd.number and v.division == rd.division}
+        console.event.save_round(rd.as_dict())
         console.apply_pairings()
         console.hub.publish("round", rd.as_dict())
         return JSONResponse(rd.as_dict())
@@ -280,28 +293,13 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
             return r
         try:
             body = await _json(request)
-            name, text = str(body.get("name") or "a.t"), str(body.get("text") or "")
-            if name.endswith(".js") or text.lstrip().startswith("newt"):
-                divisions = tsh.parse_tourney_js(text, name)
-            else:
-                divisions = [tsh.parse_t(text, name=name.rsplit("/", 1)[-1].removesuffix(".t"), source=name)]
+            items = body.get("files") if "files" in body else [body]
+            if not isinstance(items, list) or not items:
+                raise ValueError("files must be a non-empty list of {name, data}")
+            problems = console.import_tsh(dict(decode_upload(i) for i in items))
         except (ValueError, tsh.TshError) as e:
             return _bad(str(e))
-        problems = console.import_tsh(divisions)
-        return JSONResponse({"divisions": [{"name": d.name, "players": len(d.players)} for d in divisions],
-                             "problems": problems})
-
-    def _final_for(n: int, body: dict) -> tuple[results.Final, tuple | None]:
-        t = console.state.tables.get(n)
-        if t is None or t.result is None:
-            raise results.ResultError(f"table {n} has no clock result yet")
-        res = results.ClockResult.from_event(n, t.result.get("game"), t.result)
-        slip = body.get("slip")
-        slip = None if slip is None else tuple(slip)
-        if slip is not None and len(slip) != 2:
-            raise results.ResultError("type both scores")
-        margin = body.get("margin")
-        return results.final_scores(res, slip, None if margin in (None, "") else int(margin)), slip
+        return JSONResponse({**console.divisions_view(), "problems": problems})
 
     async def result(request: Request) -> Response:
         if (r := _deny(request)) is not None:
@@ -309,34 +307,53 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
         n = int(request.path_params["n"])
         try:
             body = await _json(request)
-            final, slip = _final_for(n, body)
+            out = console.event.result(console.state.table(n), body, _user(request), _now_iso())
         except (ValueError, TypeError, results.ResultError) as e:
-            return _bad(str(e))
-        out = {"scores": list(final.scores), "penalties": list(final.penalties), "note": final.note,
-               "needs_director": final.needs_director}
-        if body.get("confirm"):
-            console.state.confirm(n, slip, final, _user(request))
+            return _bad(str(e), 409 if "decision" in str(e) and "first" in str(e) else 400)
+        if out.get("confirmed"):
             console.hub.publish("table", console.state.tables[n].tile())
-            log.info("console: %s confirmed table %d: %s", _user(request), n, final.scores)
-            out["confirmed"] = True
+            log.info("console: %s recorded table %d (division %s round %s): %s", _user(request), n, out["division"],
+                     out["round"], out["scores"])
         return JSONResponse(out)
+
+    def _export_target(request: Request) -> tuple[str, int]:
+        """?division=&round= (default: the division on screen, the current round)."""
+        rd = console.state.round
+        division = request.query_params.get("division") or rd.division
+        if not division:
+            names = list(console.event.divisions)
+            if len(names) != 1:
+                raise ValueError(f"name the division to export (?division=): one of {', '.join(names) or 'none imported'}")
+            division = names[0]
+        return division[:40], _int(request.query_params.get("round", rd.number), "round", 1, 999)
 
     async def export_csv(request: Request) -> Response:
         if (r := _deny(request)) is not None:
             return r
-        rd = console.state.round
-        return Response(results.to_csv(list(console.state.rows.values())), media_type="text/csv",
-                        headers={"Content-Disposition": f'attachment; filename="{rd.division}-round{rd.number}.csv"'})
+        try:
+            division, rnd = _export_target(request)
+        except ValueError as e:
+            return _bad(str(e))
+        return Response(results.to_csv(console.event.export_rows(division, rnd)), media_type="text/csv",
+                        headers={"Content-Disposition": f'attachment; filename="{division}-round{rnd}.csv"'})
 
     async def export_tsh(request: Request) -> Response:
         if (r := _deny(request)) is not None:
             return r
-        rd = console.state.round
-        ex = results.to_tsh(rd.division, rd.number, list(console.state.rows.values()))
-        headers = {"Content-Disposition": f'attachment; filename="{rd.division}-round{rd.number}.tsh"'}
+        try:
+            division, rnd = _export_target(request)
+        except ValueError as e:
+            return _bad(str(e))
+        ex = results.to_tsh(division, rnd, console.event.export_rows(division, rnd))
+        headers = {"Content-Disposition": f'attachment; filename="{division}-round{rnd}.tsh"'}
         if ex.missing:
             headers["X-Rackside-Missing-Tables"] = ",".join(map(str, ex.missing))
         return PlainTextResponse(ex.text, headers=headers)
+
+    async def audit(request: Request) -> Response:
+        if (r := _deny(request)) is not None:
+            return r
+        return JSONResponse({"audit": console.event.store.audit(request.query_params.get("division") or None)})
 
     routes = [
         Route("/", index),
@@ -355,6 +372,7 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
         Route("/api/result/{n:int}", result, methods=["POST"]),
         Route("/api/export/round.csv", export_csv),
         Route("/api/export/tsh.txt", export_tsh),
+        Route("/api/audit", audit),
     ]
 
     @contextlib.asynccontextmanager
