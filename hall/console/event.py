@@ -14,12 +14,12 @@ import base64
 import binascii
 from pathlib import PurePosixPath
 
-from . import hallplan, results, tsh
+from . import hallplan, limits, results, tsh
 from .hallstate import Table, seat_key
 from .resultstore import ResultStore
 
-MAX_FILE_BYTES = 8 * 1024 * 1024  # one TSH file (a big tourney.js is a few hundred KB)
-MAX_FILES = 64  # files in one import (config.tsh and a .t per division)
+MAX_FILE_BYTES = limits.MAX_BODY_BYTES  # one TSH file: no more than a request may carry
+MAX_FILES = limits.MAX_TSH_FILES
 FILES_KEY = "tsh_files"
 ROUND_KEY = "round"
 
