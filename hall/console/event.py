@@ -119,12 +119,10 @@ class Event:
 
     def result(self, t: Table, body: dict, by: str, at: str) -> dict:
         """Work out (and with `confirm`, record) a table's result. Raises ResultError."""
-        if t.seat is None:
-            raise results.ResultError(f"table {t.n}: no game of this round is seated here (import the TSH files)")
         clock = t.current_result()
         if clock is None:
-            raise results.ResultError(f"table {t.n}: no clock result yet for division {t.seat['division']} round "
-                                      f"{t.seat['round']} ({t.names[0]} v {t.names[1]})")
+            game = f" for division {t.seat['division']} round {t.seat['round']} ({t.names[0]} v {t.names[1]})" if t.seat else ""
+            raise results.ResultError(f"table {t.n}: no clock result yet{game}")
         res = results.ClockResult.from_event(t.n, clock.get("game"), clock)
         slip = body.get("slip")
         if slip is not None and (not isinstance(slip, list) or len(slip) != 2):
@@ -142,11 +140,15 @@ class Event:
             final = results.decide(final, str(decision.get("reason") or ""),
                                    None if scores in (None, "") else tuple(scores) if isinstance(scores, list) else (scores,),
                                    self.limits)
+        seat = t.seat or {}
         out = {"scores": list(final.scores), "penalties": list(final.penalties), "note": final.note,
                "needs_director": final.needs_director, "forfeits": list(final.forfeits),
-               "division": t.seat["division"], "round": t.seat["round"], "label": t.seat["label"]}
-        if not body.get("confirm"):
+               "division": seat.get("division"), "round": seat.get("round"), "label": seat.get("label")}
+        if body.get("confirm") is not True:
             return out
+        if t.seat is None:
+            raise results.ResultError(f"table {t.n}: no TSH game is seated here this round, so the result has no "
+                                      "players to be recorded for: import the division's TSH files")
         if final.needs_director:
             raise results.ResultError(f"table {t.n}: {final.note}. Enter the director's decision with a reason first.")
         rec = results.Recorded.of(t.seat["division"], t.seat["round"], t.n, t.seat["numbers"], t.seat["names"], res,
