@@ -178,7 +178,7 @@ def _parse(d: dict, cid: str, name: str, default_rules: Rules | None) -> Command
             raise CommandError("identify: seconds must be a whole number from 1 to 60")
         return Command(cid, name, seconds=seconds)
     # new_game
-    from rackside.firmware.config import ConfigError, rules_from_table, rules_to_table
+    from rackside.firmware.rules_table import ConfigError, rules_from_table, rules_to_table
 
     rules = d.get("rules", {})
     if not isinstance(rules, dict):
