@@ -34,7 +34,8 @@ def test_bad_table_ranges_say_what_is_allowed(text):
 def test_credentials_are_owner_only(hall_broker):
     for user in ("director", "table-3", "station-1"):
         assert hall_broker.credentials(user).stat().st_mode & 0o777 == 0o600
-    assert (hall_broker.dir / "passwords").stat().st_mode & 0o077 == 0
+    assert (hall_broker.dir / "dynamic-security.json").stat().st_mode & 0o077 == 0
+    assert (hall_broker.dir / "join.toml").stat().st_mode & 0o777 == 0o600
 
 
 def test_anonymous_is_refused(hall_broker):
