@@ -96,12 +96,18 @@ if [ "$on_pi" = 1 ]; then
     fi
     reqs+=(-r requirements-pi.txt)
 fi
-# compat mode: the editable install is one .pth line naming this folder (rackside/ links to the
-# subsystems), not an import hook that every process of the venv would pay for at start-up.
+# compat mode: the editable install is one .pth line, not an import hook that every process of the
+# venv would pay for at start-up. pip's line names this folder, which would make every top-level
+# folder importable too (`firmware.clock` beside `rackside.firmware.clock`: two modules, two
+# `Phase` classes; issue 16). So the line is pointed at $import_root, a folder in the venv holding
+# only a `rackside` link to rackside/ (itself links to the subsystems): `rackside` is then the one
+# importable name, as in the wheel (tests/test_packaging.py checks).
+import_root="$venv/rackside-import"
+editable_layout=2  # bump when the editable layout changes: the stamp then makes existing venvs re-install
 # Skip pip when nothing it would install has changed since the last run (fast, and works offline).
 stamp="$venv/.rackside-installed"
 # bin/rackside too: pip installs a copy of it as the venv's `rackside`, which must not go stale.
-hash="$(cat pyproject.toml requirements*.txt bin/rackside | sha256sum | cut -d' ' -f1)"
+hash="$({ cat pyproject.toml requirements*.txt bin/rackside; echo "editable layout $editable_layout"; } | sha256sum | cut -d' ' -f1)"
 installed="$(cat "$stamp" 2>/dev/null || true)"
 # A --dev install also satisfies a plain one.
 if [ "$installed" = "$hash dev=$dev pi=$on_pi" ] || [ "$installed" = "$hash dev=1 pi=$on_pi" ]; then
@@ -110,6 +116,12 @@ else
     say "installing pinned dependencies"
     "${pip[@]}" install "${reqs[@]}" || die "pip could not install the dependencies (see above). Check the network, then run ./setup.sh again"
     "${pip[@]}" install --no-deps -e . --config-settings editable_mode=compat || die "pip could not install Rackside itself (see above)"
+    pth=("$venv"/lib/python3*/site-packages/__editable__.rackside-*.pth)
+    [ -f "${pth[0]}" ] || die "pip installed Rackside without its __editable__.rackside-*.pth; run ./setup.sh again"
+    rm -rf "$import_root"
+    mkdir -p "$import_root"
+    ln -s "$here/rackside" "$import_root/rackside"
+    printf '%s\n' "$import_root" >"${pth[0]}"
     echo "$hash dev=$dev pi=$on_pi" >"$stamp"
 fi
 

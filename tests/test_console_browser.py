@@ -17,14 +17,12 @@ import pytest
 from rackside.hall.console import auth
 from rackside.hall.console.demo import start_hall
 
+from support import browser as chromium
 from support.console import Http
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PASSWORD = "test-director-pw"
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (setup.sh --dev)")
+pytestmark = pytest.mark.skipif(not chromium.have_chromium(), reason="Debian's chromium is not installed (setup.sh --dev)")
 
 SCRIPTS = {
     1: [(-120, ("press", 2))] + [(s, ("turn",)) for s in range(3, 300, 3)],  # running normally
@@ -57,22 +55,13 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        b = chromium.launch(p)
         yield b
         b.close()
 
 
 def login(browser, hall, viewport=(1920, 1080)):
-    page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.errors = errors
-    page.goto(hall.server.url)
-    assert page.url.endswith("/login")
-    page.fill("#password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_selector("body[data-ready='1']")
-    return page
+    return chromium.login(browser, hall.server.url, PASSWORD, viewport)
 
 
 def test_nothing_without_login_and_csrf_on_every_command(hall):

@@ -176,6 +176,15 @@ def test_a_real_stations_payloads():
     assert "JOQ" not in json.dumps(h.snapshot())
 
 
+def test_the_snapshot_carries_the_clock_cores_default_rules_for_the_page():
+    from rackside.firmware.clock import Rules
+
+    rules = HallState("h").snapshot()["rules"]
+    assert rules == {"game_time_ms": Rules().game_time_ms, "penalty_per_minute": Rules().penalty_per_minute,
+                     "forfeit_overtime_ms": Rules().forfeit_overtime_ms,
+                     "lateness_forfeit_margin": Rules().lateness_forfeit_margin}
+
+
 # --- config ---------------------------------------------------------------------------------------
 
 

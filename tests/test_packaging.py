@@ -4,6 +4,7 @@ setuptools (no build isolation, nothing downloaded)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -64,3 +65,31 @@ def test_every_subsystem_and_its_data_are_inside_rackside(wheel):
 
 def test_the_command_is_installed(wheel):
     assert any(n.endswith(".data/scripts/rackside") for n in wheel.namelist())
+
+
+# --- The development venv (issue 16 item 4): setup.sh's editable install must import as the wheel
+# does. Its .pth once named the repository root, so `firmware.clock` and `rackside.firmware.clock`
+# loaded as two modules (`Phase.RUNNING` of one unequal to the other's).
+
+TOP_LEVEL_FOLDERS = ("firmware", "hall", "judge", "kiosk", "hardware", "bench", "tests", "build", "support", "deploy")
+
+
+def venv_python(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`code` run by this venv's Python from a neutral folder, with no PYTHONPATH: what a user's
+    command or a service sees."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_the_development_venv_imports_rackside_from_this_checkout(tmp_path):
+    done = venv_python("import rackside.firmware.clock as c; print(c.__file__)", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()).resolve() == (ROOT / "firmware" / "clock.py").resolve()
+
+
+@pytest.mark.parametrize("name", TOP_LEVEL_FOLDERS)
+def test_the_development_venv_has_no_bare_top_level_names(tmp_path, name):
+    done = venv_python(f"import {name}", tmp_path)
+    assert done.returncode != 0 and "ModuleNotFoundError" in done.stderr, (
+        f"`import {name}` works in the development venv ({sys.executable}): the editable install puts the "
+        f"repository root on sys.path; re-run ./setup.sh")

@@ -68,6 +68,9 @@ class Console:
         self.divisions: dict[str, tsh.Division] = {}
         self.broker_up = False
         self.loop: asyncio.AbstractEventLoop | None = None
+        # the broker connection (serve.Bridge), started by the app's lifespan once the event loop
+        # runs: messages it delivers before that would have nowhere to go (issue 17.1)
+        self.bridge = None
 
     # called on the event loop (the bridge hands messages over with call_soon_threadsafe)
     def on_message(self, topic: str, payload: bytes) -> None:
@@ -357,7 +360,13 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
     @contextlib.asynccontextmanager
     async def lifespan(app):
         console.loop = asyncio.get_running_loop()
-        yield
+        if console.bridge is not None:
+            console.bridge.start()
+        try:
+            yield
+        finally:
+            if console.bridge is not None:
+                console.bridge.stop()
 
     middleware = [Middleware(SessionMiddleware, secret_key=secret_key or secrets.token_hex(32),
                              session_cookie="rackside_console", max_age=12 * 3600, same_site="strict",

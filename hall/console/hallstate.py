@@ -14,6 +14,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from rackside.firmware.clock import Rules
+
 from .results import ClockResult, Final, Row
 
 def _loads(payload: bytes):
@@ -31,6 +33,17 @@ def _finite(text: str) -> float:
 
 def _not_json(name: str):
     raise ValueError(f"{name} is not JSON")
+
+
+# The rules the page needs to show a live penalty and the forfeit line. A clock's state carries its
+# game's own (`rules`); these, WESPA's defaults from the clock core, are the page's fallback, sent as
+# data in the snapshot so the page's JavaScript holds no rule of its own.
+PAGE_RULES = ("game_time_ms", "penalty_per_minute", "forfeit_overtime_ms", "lateness_forfeit_margin")
+
+
+def default_rules() -> dict:
+    rules = Rules()
+    return {name: getattr(rules, name) for name in PAGE_RULES}
 
 
 HISTORY = 2000  # events kept per table (a game has a few hundred inputs)
@@ -216,6 +229,7 @@ class HallState:
         return {
             "hall": self.hall,
             "round": self.round.as_dict(),
+            "rules": default_rules(),
             "tables": [t.tile() for t in sorted(self.tables.values(), key=lambda t: t.n)],
             "feed": list(self.feed)[:100],
             "stations": self.stations,

@@ -66,6 +66,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
         bridge.command(table, {k: v for k, v in cmd.items() if k in wire_fields})
 
     console.send = send
+    console.bridge = bridge
     console.command_log = cmdlog.path
     return console, bridge
 
@@ -97,12 +98,10 @@ class ConsoleServer:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError(f"the console did not start on {self.url}")
             time.sleep(0.02)
-        self.bridge.start()
         return self
 
     def stop(self) -> None:
-        self.bridge.stop()
-        self.server.should_exit = True
+        self.server.should_exit = True  # the app's lifespan stops the bridge
         if self.thread:
             self.thread.join(10)
 
@@ -110,11 +109,8 @@ class ConsoleServer:
 def run_foreground(cfg: ConsoleConfig) -> int:
     console, bridge = make_console(cfg)
     app = build_app(console, secret_key=session_secret(paths.state_dir() / SESSION_KEY))
-    server = uvicorn.Server(uvicorn.Config(app, host=cfg.listen_host, port=cfg.listen_port, log_level="warning", access_log=False))
+    server = uvicorn.Server(uvicorn.Config(app, host=cfg.listen_host, port=cfg.listen_port, log_level="warning", access_log=False,
+                                           lifespan="on"))
     print(f"rackside hall console: http://{cfg.listen_host}:{cfg.listen_port}/ (hall {cfg.hall}, broker {cfg.url})", flush=True)
-    bridge.start()
-    try:
-        asyncio.run(server.serve())
-    finally:
-        bridge.stop()
+    asyncio.run(server.serve())  # the app's lifespan starts the bridge once the loop runs, and stops it
     return 0

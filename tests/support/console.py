@@ -41,3 +41,81 @@ class Http:
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *a, **k):
         return None
+
+
+def cheap_hash(password: str) -> str:
+    """The console's stored password form with a tiny scrypt N, so a test's login is quick
+    (verify_password reads N from the hash)."""
+    import base64
+    import hashlib
+
+    salt = b"0123456789abcdef"
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=16, r=8, p=1, dklen=32)
+    return f"scrypt:16:8:1:{base64.b64encode(salt).decode()}:{base64.b64encode(digest).decode()}"
+
+
+class ConsoleProcess:
+    """`rackside hall console` as its own process, as the director runs it: a hall.toml written for
+    `broker` (the director's credentials), a free loopback port, the state directory `state_dir`.
+    `start()` returns once the page answers; `stop()` ends it (SIGTERM, then SIGKILL)."""
+
+    def __init__(self, broker, folder, password: str = "director-pw", *, extra: str = "") -> None:
+        from pathlib import Path
+
+        from support.broker import free_port
+
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.password = password
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.config = self.folder / "hall.toml"
+        self.config.write_text(
+            f'[console]\nhall = "{broker.hall}"\nurl = "{broker.url}"\n'
+            f'credentials = "{broker.credentials("director")}"\npassword = "{cheap_hash(password)}"\n'
+            f'listen = "127.0.0.1:{self.port}"\n{extra}'
+        )
+        self.proc = None
+        self.log_path = self.folder / "console.log"
+
+    def start(self, timeout: float = 20.0) -> "ConsoleProcess":
+        import os
+        import socket
+        import subprocess
+        import sys
+        import time
+
+        env = {**os.environ, "RACKSIDE_STATE_DIR": str(self.folder / "state")}
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "console", "--config", str(self.config)],
+                                     stdout=log, stderr=log, env=env)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the console exited {self.proc.returncode}: {self.log_path.read_text()[-2000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"the console did not listen on {self.port}: {self.log_path.read_text()[-2000:]}")
+
+    def rss_mib(self) -> float:
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        raise RuntimeError("no VmRSS")
+
+    def stop(self) -> None:
+        import subprocess
+
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None

@@ -2,20 +2,31 @@
 // State arrives by server-sent events (/api/events): a snapshot, then one update per change.
 // The page derives the running times itself from each state's remaining_ms and sent_at, so the
 // tiles tick without any traffic, and works out each tile's class (exceptions first).
+//
+// What a page costs must not grow with the hall or the hours (issue 17.6): every message is read
+// into a checked model first (a field of the wrong type is a problem shown on that tile, never an
+// exception that stops the others); only tiles on screen are drawn (an IntersectionObserver), a
+// changed table at the next frame, the ticking times once a second; every list the page keeps is
+// bounded (PAGE_LIMITS, stated in docs/console.md).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const tables = new Map(); // n -> tile data from the server
+const tables = new Map(); // n -> the checked model of a table (readTable)
 const tiles = new Map(); // n -> DOM element
 let round = {};
 let csrf = null;
 let skewMs = 0; // console's clock minus this browser's clock
 let openTable = null;
+let serverRules = null; // the clock core's default rules, from the snapshot: a table's own state's rules win
 const ORDER = ["offline", "forfeit", "overtime", "challenge", "notstarted", "finished", "running", "waiting"];
 const LABEL = {
   offline: "OFFLINE", forfeit: "FORFEIT", overtime: "OVERTIME", challenge: "CHALLENGE",
   notstarted: "NOT STARTED", finished: "FINISHED", running: "running", waiting: "waiting",
 };
+// The page's own memory bounds: DOM items kept in the open table's history, the challenge feed and
+// the messages at the bottom left, and the longest text a field may show.
+const PAGE_LIMITS = { history: 500, feed: 300, toasts: 6, text: 200 };
+const RULE_NAMES = ["game_time_ms", "penalty_per_minute", "forfeit_overtime_ms", "lateness_forfeit_margin"];
 
 // --- time ---------------------------------------------------------------------------------------
 
@@ -28,28 +39,121 @@ function clockText(ms) {
   return `${sign}${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
-function liveRemaining(state, p) {
+function liveRemaining(st, p) {
   let ms = p.remaining_ms;
-  const ticking = (state.phase === "running" && state.running === p.player) || (state.phase === "late" && p.absent);
-  if (ticking && state.sent_at) {
-    ms -= Math.max(0, nowMs() - Date.parse(state.sent_at));
-    ms = Math.max(ms, -600000); // the clock forfeits at 10 minutes over (5.3.3)
+  const ticking = (st.phase === "running" && st.running === p.player) || (st.phase === "late" && p.absent);
+  if (ticking && st.sentAt) {
+    ms -= Math.max(0, nowMs() - st.sentAt);
+    if (st.rules) ms = Math.max(ms, -st.rules.forfeit_overtime_ms); // the clock forfeits there (5.3.3)
   }
   return ms;
 }
 
-function penaltySoFar(ms) { // 10 points per minute or part thereof, whole seconds (5.3)
+function penaltySoFar(ms, rules) { // the game's points per minute or part thereof, whole seconds (5.3)
+  if (!rules) return 0;
   const over = ms < 0 ? Math.floor(-ms / 1000) : 0;
-  return Math.ceil(over / 60) * 10;
+  return Math.ceil(over / 60) * rules.penalty_per_minute;
 }
+
+// --- reading a table: every field checked, whatever the server relays ----------------------------
+
+function shown(v) { // a device's text, cut to what a tile can show
+  const s = String(v);
+  return s.length > PAGE_LIMITS.text ? s.slice(0, PAGE_LIMITS.text) + "…" : s;
+}
+function isObj(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
+function isNum(v) { return typeof v === "number" && Number.isFinite(v); }
+function textOf(v, what, problems) {
+  if (v === undefined || v === null) return "";
+  if (typeof v === "string" || isNum(v)) return shown(v);
+  problems.push(`${what} is not text`);
+  return "";
+}
+
+function readRules(r, problems) {
+  if (r === undefined || r === null) return null;
+  if (!isObj(r)) { problems.push("rules is not an object"); return null; }
+  const out = {};
+  for (const k of RULE_NAMES) {
+    if (!isNum(r[k]) || r[k] < 0) { problems.push(`rules.${k} is not a number`); return null; }
+    out[k] = r[k];
+  }
+  return out;
+}
+
+function readPlayers(list, what, problems) {
+  if (list === undefined || list === null) return [];
+  if (!Array.isArray(list)) { problems.push(`${what} is not a list`); return []; }
+  const out = [];
+  for (const p of list.slice(0, 2)) {
+    if (!isObj(p) || (p.player !== 1 && p.player !== 2)) { problems.push(`${what} has an entry that is not a side 1 or 2`); continue; }
+    if (!isNum(p.remaining_ms)) { problems.push(`${what}: side ${p.player} has no remaining_ms`); continue; }
+    out.push({ player: p.player, remaining_ms: p.remaining_ms, penalty: isNum(p.penalty) ? p.penalty : 0,
+      overtime_s: isNum(p.overtime_s) ? p.overtime_s : 0, forfeit: p.forfeit === true, absent: p.absent === true });
+  }
+  if (list.length > 2) problems.push(`${what} has more than two sides`);
+  return out;
+}
+
+function readSides(list, what, problems) { // [1], [2], [1, 2]
+  if (list === undefined || list === null) return [];
+  if (!Array.isArray(list)) { problems.push(`${what} is not a list`); return []; }
+  const out = list.filter((x) => x === 1 || x === 2);
+  if (out.length !== list.length) problems.push(`${what} names something other than side 1 or 2`);
+  return out;
+}
+
+function readState(st, problems) {
+  if (st === undefined || st === null) return null;
+  if (!isObj(st)) { problems.push("state is not an object"); return null; }
+  const phase = typeof st.phase === "string" ? st.phase : "";
+  if (!phase) problems.push("state has no phase");
+  const sentAt = typeof st.sent_at === "string" ? Date.parse(st.sent_at) : NaN;
+  if (st.sent_at !== undefined && Number.isNaN(sentAt)) problems.push("state.sent_at is not a time");
+  const rules = readRules(st.rules, problems) || serverRules;
+  return { phase, running: st.running === 1 || st.running === 2 ? st.running : null, seq: isNum(st.seq) ? st.seq : null,
+    players: readPlayers(st.players, "players", problems), sentAt: Number.isNaN(sentAt) ? null : sentAt, rules };
+}
+
+function readResult(r, problems) {
+  if (r === undefined || r === null) return null;
+  if (!isObj(r)) { problems.push("result is not an object"); return null; }
+  return { ending: textOf(r.ending, "result.ending", problems), players: readPlayers(r.players, "result.players", problems),
+    forfeits: readSides(r.forfeits, "result.forfeits", problems),
+    lateness_margin: isNum(r.lateness_margin) ? r.lateness_margin : null };
+}
+
+function readFinal(f, problems) {
+  if (f === undefined || f === null) return null;
+  if (!isObj(f) || !Array.isArray(f.scores) || f.scores.length !== 2 || !f.scores.every(isNum)) {
+    problems.push("final has no two scores"); return null;
+  }
+  return { scores: f.scores };
+}
+
+// The model every drawing function uses: nothing in it has a type other than the one expected.
+function readTable(t) {
+  const problems = [];
+  const names = Array.isArray(t.names) ? [0, 1].map((i) => textOf(t.names[i], "names", problems)) : ["", ""];
+  if (t.names !== undefined && t.names !== null && !Array.isArray(t.names)) problems.push("names is not a list");
+  let challenge = null;
+  if (isObj(t.challenge)) challenge = { station: textOf(t.challenge.station, "challenge.station", problems) };
+  else if (t.challenge !== undefined && t.challenge !== null) problems.push("challenge is not an object");
+  const status = typeof t.status === "string" ? t.status : null;
+  if (t.status !== undefined && t.status !== null && status === null) problems.push("status is not text");
+  return { n: t.table, status, state: readState(t.state, problems), names, challenge,
+    result: readResult(t.result, problems), final: readFinal(t.final, problems), problems, cls: "waiting" };
+}
+
+function tableNumber(v) { return Number.isSafeInteger(v) && v > 0 ? v : null; }
 
 // --- classification (exceptions first) ----------------------------------------------------------
 
 function classify(t) {
   const st = t.state;
   if (t.status === "offline") return "offline";
-  const players = st ? st.players || [] : [];
-  if (players.some((p) => p.forfeit) || (t.result && (t.result.forfeits || []).length)) return "forfeit";
+  const players = st ? st.players : [];
+  if (players.some((p) => p.forfeit) || (t.result && t.result.forfeits.length)) return "forfeit";
   if (st && st.phase !== "ended" && players.some((p) => liveRemaining(st, p) <= -1000)) return "overtime";
   if (t.challenge || (st && st.phase === "neutralised")) return "challenge";
   const notPlaying = !st || st.phase === "setup" || st.phase === "late";
@@ -68,10 +172,13 @@ function el(tag, cls, text) {
   return e;
 }
 
-function makeTile(n) {
+// Writes only what changed: an unchanged tile costs the browser no style or layout work.
+function setText(e, text) { if (e.textContent !== text) e.textContent = text; }
+function setAttr(e, name, value) { if (e.getAttribute(name) !== value) e.setAttribute(name, value); }
+
+function tileDom(n) {
   const d = el("article", "tile");
   d.dataset.table = n;
-  d.tabIndex = 0;
   const head = el("div", "head");
   head.append(el("span", "num", String(n)), el("span", "label"));
   d.append(head);
@@ -81,34 +188,45 @@ function makeTile(n) {
     d.append(row);
   }
   d.append(el("div", "note"));
-  d.addEventListener("click", () => openDetail(n));
-  d.addEventListener("keydown", (e) => { if (e.key === "Enter") openDetail(n); });
-  tiles.set(n, d);
+  d.parts = { label: head.lastChild, rows: [...d.querySelectorAll(".side")].map((r) => ({ row: r, name: r.firstChild, time: r.lastChild })), note: d.lastChild };
   return d;
 }
 
-function renderTile(n) {
-  const t = tables.get(n);
-  const d = tiles.get(n) || makeTile(n);
-  const cls = classify(t);
-  d.dataset.cls = cls;
-  d.className = "tile " + cls;
-  const st = t.state;
-  if (st) d.dataset.seq = st.seq;
-  d.querySelector(".label").textContent = LABEL[cls];
-  const rows = d.querySelectorAll(".side");
-  const players = st ? st.players || [] : [];
-  for (const side of [1, 2]) {
-    const row = rows[side - 1];
-    const full = (t.names && t.names[side - 1]) || "";
-    const name = row.querySelector(".name");
-    name.textContent = shortName(full) || `Player ${side}`;
-    name.title = full;
-    row.classList.toggle("turn", !!st && st.running === side && st.phase === "running");
-  }
-  d.querySelector(".note").textContent = noteFor(t, cls);
-  tickTile(n);
+function makeTile(n) {
+  const d = tileDom(n);
+  d.tabIndex = 0;
+  d.addEventListener("click", () => openDetail(n));
+  d.addEventListener("keydown", (e) => { if (e.key === "Enter") openDetail(n); });
+  tiles.set(n, d);
+  onScreen.observe(d);
   return d;
+}
+
+// Draw a table's model into a tile element (a tile in the grid, or the open detail's copy).
+function drawTile(d, t) {
+  try {
+    const cls = t.cls;
+    const bad = t.problems.length > 0;
+    setAttr(d, "class", "tile " + cls + (bad ? " problem" : ""));
+    d.dataset.cls = cls;
+    if (t.state && t.state.seq !== null) d.dataset.seq = t.state.seq;
+    if (bad) { d.dataset.problem = t.problems.join("; "); d.title = "problem: " + t.problems.join("; "); }
+    else if (d.dataset.problem !== undefined) { delete d.dataset.problem; d.removeAttribute("title"); }
+    setText(d.parts.label, (bad ? "⚠ " : "") + LABEL[cls]);
+    const st = t.state;
+    for (const side of [1, 2]) {
+      const { row, name } = d.parts.rows[side - 1];
+      const full = t.names[side - 1];
+      setText(name, shortName(full) || `Player ${side}`);
+      if (name.title !== full) name.title = full;
+      row.classList.toggle("turn", !!st && st.running === side && st.phase === "running");
+    }
+    setText(d.parts.note, bad ? `problem: ${t.problems[0]}` : noteFor(t, cls));
+    drawTimes(d, t);
+  } catch (e) { // a defect of the page's own: shown on this tile, the others still drawn
+    d.dataset.problem = `page error: ${e.message}`;
+    setText(d.parts.note, `page error: ${e.message}`);
+  }
 }
 
 // TSH writes "Surname, Given": a tile shows "Surname G" (the detail shows the whole name)
@@ -124,46 +242,69 @@ function noteFor(t, cls) {
   if (cls === "finished" || cls === "forfeit") {
     const r = t.result;
     if (!r) return st ? st.phase : "";
-    const pen = (r.players || []).map((p) => p.penalty || 0);
-    if ((r.forfeits || []).length) return `${r.ending || "forfeit"}: side ${r.forfeits.join("+")}`;
-    return pen.some((x) => x) ? `penalties ${pen[0]} / ${pen[1]}` : "no penalties";
+    const pen = r.players.map((p) => p.penalty);
+    if (r.forfeits.length) return `${r.ending || "forfeit"}: side ${r.forfeits.join("+")}`;
+    return pen.some((x) => x) ? `penalties ${pen.join(" / ")}` : "no penalties";
   }
   if (cls === "challenge") {
     if (t.challenge) return `challenge at ${t.challenge.station || "station"}`;
     return "neutralised";
   }
   if (st && st.phase === "late") {
-    const absent = (st.players || []).filter((p) => p.absent).map((p) => p.player);
+    const absent = st.players.filter((p) => p.absent).map((p) => p.player);
     return absent.length ? `late: waiting for ${absent.join(" and ")}` : "late start";
   }
   if (!st) return "no clock yet";
   return st.phase;
 }
 
-function tickTile(n) {
-  const t = tables.get(n);
-  const d = tiles.get(n);
+function drawTimes(d, t) {
   const st = t.state;
-  const rows = d.querySelectorAll(".side");
-  const players = st ? st.players || [] : [];
+  const players = st ? st.players : [];
   for (const side of [1, 2]) {
     const p = players.find((x) => x.player === side);
-    const time = rows[side - 1].querySelector(".time");
-    if (!p) { time.textContent = "–"; continue; }
+    const time = d.parts.rows[side - 1].time;
+    if (!p) { setText(time, "–"); continue; }
     const ms = liveRemaining(st, p);
-    const pen = Math.max(p.penalty || 0, penaltySoFar(ms));
-    time.textContent = clockText(ms);
-    time.title = pen ? `penalty so far: ${pen}` : "";
+    const pen = Math.max(p.penalty, penaltySoFar(ms, st.rules));
+    setText(time, clockText(ms));
+    const tip = pen ? `penalty so far: ${pen}` : "";
+    if (time.title !== tip) time.title = tip;
     time.classList.toggle("over", ms <= -1000);
-    if (pen && st.phase !== "ended") d.querySelector(".note").textContent = `side ${side} overtime: −${pen} so far (5.3)`;
+    if (pen && st.phase !== "ended" && !t.problems.length) setText(d.parts.note, `side ${side} overtime: −${pen} so far (5.3)`);
   }
+}
+
+// --- drawing only what is seen, at most once a frame, times once a second -----------------------
+
+const visible = new Set(); // tables whose tile is on screen (or near it)
+const stale = new Set(); // tables whose tile is behind their data, drawn when seen
+const onScreen = new IntersectionObserver((entries) => {
+  for (const e of entries) {
+    const n = Number(e.target.dataset.table);
+    if (e.isIntersecting) { visible.add(n); stale.add(n); } else visible.delete(n);
+  }
+  scheduleDraw();
+}, { rootMargin: "200px" });
+
+let drawPending = false;
+function scheduleDraw() { if (!drawPending) { drawPending = true; requestAnimationFrame(drawStale); } }
+function drawStale() {
+  drawPending = false;
+  for (const n of stale) {
+    if (!visible.has(n)) continue;
+    stale.delete(n);
+    const t = tables.get(n);
+    if (t) drawTile(tiles.get(n), t);
+  }
+  if (detailStale) drawDetailTile();
 }
 
 let sortPending = false;
 function resort() {
   sortPending = false;
   const main = $("tiles");
-  const list = [...tables.keys()].map((n) => [ORDER.indexOf(tiles.get(n).dataset.cls), n]);
+  const list = [...tables.values()].map((t) => [ORDER.indexOf(t.cls), t.n]);
   list.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let prev = null;
   for (const [, n] of list) { // move only tiles out of place, so the grid does not flicker
@@ -173,83 +314,103 @@ function resort() {
     prev = d;
   }
   const counts = {};
-  for (const d of tiles.values()) counts[d.dataset.cls] = (counts[d.dataset.cls] || 0) + 1;
-  $("counts").textContent = ORDER.filter((c) => counts[c]).map((c) => `${counts[c]} ${LABEL[c].toLowerCase()}`).join(" · ");
+  for (const t of tables.values()) counts[t.cls] = (counts[t.cls] || 0) + 1;
+  setText($("counts"), ORDER.filter((c) => counts[c]).map((c) => `${counts[c]} ${LABEL[c].toLowerCase()}`).join(" · "));
 }
 function scheduleSort() { if (!sortPending) { sortPending = true; requestAnimationFrame(resort); } }
 
-function updateTable(t) {
-  tables.set(t.table, t);
-  const before = tiles.get(t.table)?.dataset.cls;
-  renderTile(t.table);
-  if (tiles.get(t.table).dataset.cls !== before) scheduleSort();
-  if (openTable === t.table) renderDetailTile();
+// A table's message: read it, class it, and draw it now if it is on screen (else when it is).
+function updateTable(raw, drawNow) {
+  if (!isObj(raw)) return;
+  const n = tableNumber(raw.table);
+  if (n === null) { console.warn("a table message without a table number", raw.table); return; }
+  const t = readTable(raw);
+  const before = tables.get(n);
+  let cls;
+  try { cls = classify(t); } catch (e) { cls = "waiting"; t.problems.push(`page error: ${e.message}`); }
+  t.cls = cls;
+  tables.set(n, t);
+  const fresh = !tiles.has(n);
+  const d = tiles.get(n) || makeTile(n);
+  if (fresh || drawNow) drawTile(d, t); // a new tile is drawn once at once: its place in the grid is not known yet
+  else { stale.add(n); scheduleDraw(); }
+  if (fresh || !before || before.cls !== cls) scheduleSort();
+  if (openTable === n) { detailStale = true; scheduleDraw(); }
 }
 
-// every 250 ms: times tick; once a second, classes that time alone changes (overtime, not started)
-let tickCount = 0;
+// Once a second (a tile's time changes once a second): the classes time alone changes (overtime,
+// not started) for every table, and the times of the tiles on screen.
 setInterval(() => {
-  tickCount++;
   let moved = false;
-  for (const n of tables.keys()) {
+  for (const t of tables.values()) {
+    let cls;
+    try { cls = classify(t); } catch (e) { continue; }
+    if (cls !== t.cls) { t.cls = cls; stale.add(t.n); moved = true; }
+  }
+  for (const n of visible) {
     const t = tables.get(n);
+    if (!t || stale.has(n)) continue;
     const st = t.state;
-    if (st && (st.phase === "running" || st.phase === "late")) tickTile(n);
-    if (tickCount % 4 === 0) {
-      const d = tiles.get(n);
-      const cls = classify(t);
-      if (cls !== d.dataset.cls) { renderTile(n); moved = true; }
-    }
+    if (st && (st.phase === "running" || st.phase === "late")) drawTimes(tiles.get(n), t);
   }
   if (moved) scheduleSort();
-}, 250);
+  if (stale.size) scheduleDraw();
+  if (openTable !== null) { detailStale = true; scheduleDraw(); }
+}, 1000);
 
 // --- the event stream ---------------------------------------------------------------------------
 
+// One handler a kind of event; a message the page cannot read is skipped with a line in the
+// browser's console, and the stream goes on.
+function on(es, kind, fn) {
+  es.addEventListener(kind, (e) => {
+    try { fn(JSON.parse(e.data)); } catch (err) { console.error(`console page: a ${kind} event not shown:`, err); }
+  });
+}
+
 function connect() {
   const es = new EventSource("/api/events");
-  es.addEventListener("snapshot", (e) => {
-    const s = JSON.parse(e.data);
+  on(es, "snapshot", (s) => {
     skewMs = Date.parse(s.server_now) - Date.now();
-    $("hall").textContent = s.hall;
-    $("user").textContent = s.user;
+    if (Number.isNaN(skewMs)) skewMs = 0;
+    serverRules = readRules(s.rules, []);
+    $("hall").textContent = shown(s.hall);
+    $("user").textContent = shown(s.user);
     setRound(s.round);
     setBroker(s.broker_up, s.broker_up ? "connected" : "connecting");
-    for (const t of s.tables) { tables.set(t.table, t); renderTile(t.table); }
+    for (const t of Array.isArray(s.tables) ? s.tables : []) updateTable(t, true);
     resort();
     $("feed-list").replaceChildren();
-    for (const c of s.feed.slice().reverse()) addFeed(c);
+    for (const c of (Array.isArray(s.feed) ? s.feed : []).slice(0, PAGE_LIMITS.feed).reverse()) addFeed(c);
     document.body.dataset.ready = "1";
   });
-  es.addEventListener("table", (e) => updateTable(JSON.parse(e.data)));
-  es.addEventListener("event", (e) => {
-    const { table, event } = JSON.parse(e.data);
-    if (openTable === table) addHistory(event);
+  on(es, "table", (t) => updateTable(t));
+  on(es, "event", ({ table, event }) => { if (openTable === table) addHistory(event); });
+  on(es, "command", ({ table, command }) => { if (openTable === table) addHistory({ ...command, kind: "command" }); });
+  on(es, "ack", ({ table, ack, command }) => {
+    const a = isObj(ack) ? ack : {};
+    const what = isObj(command) ? shown(command.cmd) : "command";
+    const ok = a.ok !== false && !a.refused;
+    toast(`table ${shown(table)}: ${what} ${ok ? "acknowledged" : "REFUSED: " + shown(a.reason || a.error || "no reason given")}`, ok ? "ok" : "bad");
+    if (openTable === table) addHistory({ ...a, kind: "ack", command });
   });
-  es.addEventListener("command", (e) => {
-    const { table, command } = JSON.parse(e.data);
-    if (openTable === table) addHistory({ kind: "command", ...command });
-  });
-  es.addEventListener("ack", (e) => {
-    const { table, ack, command } = JSON.parse(e.data);
-    const what = command ? command.cmd : "command";
-    const ok = ack.ok !== false && !ack.refused;
-    toast(`table ${table}: ${what} ${ok ? "acknowledged" : "REFUSED: " + (ack.reason || ack.error || "no reason given")}`, ok ? "ok" : "bad");
-    if (openTable === table) addHistory({ kind: "ack", ...ack, command });
-  });
-  es.addEventListener("challenge", (e) => {
-    const c = JSON.parse(e.data);
+  on(es, "challenge", (c) => {
     addFeed(c);
     if (openTable != null && Number(c.table) === openTable) setTimeout(() => openDetail(openTable), 300); // its per-word results follow
   });
-  es.addEventListener("round", (e) => { setRound(JSON.parse(e.data)); for (const n of tables.keys()) renderTile(n); resort(); });
-  es.addEventListener("broker", (e) => { const b = JSON.parse(e.data); setBroker(b.up, b.why); });
+  on(es, "round", (r) => {
+    setRound(r);
+    for (const t of tables.values()) { t.cls = classify(t); stale.add(t.n); }
+    scheduleDraw();
+    resort();
+  });
+  on(es, "broker", (b) => setBroker(b.up, b.why));
   es.onerror = () => setBroker(false, "console connection lost, retrying");
 }
 
 function setBroker(up, why) {
   const b = $("broker");
-  b.textContent = up ? "broker: connected" : `broker: ${why}`;
+  b.textContent = up ? "broker: connected" : `broker: ${shown(why)}`;
   b.className = up ? "up" : "down";
 }
 
@@ -259,17 +420,25 @@ function setRound(r) {
   $("round").textContent = `division ${r.division} · round ${r.number} · start ${start}`;
 }
 
+function timeOfDay(stamp) { // "hh:mm:ss " of a device's ISO time, or nothing
+  const ms = typeof stamp === "string" ? Date.parse(stamp) : NaN;
+  return Number.isNaN(ms) ? "" : new Date(ms).toTimeString().slice(0, 8) + " ";
+}
+
 function addFeed(c) {
-  const li = el("li", "verdict-" + String(c.verdict || "pending").toLowerCase());
-  const stamp = c.time || c.sent_at;
-  const when = stamp ? new Date(stamp).toTimeString().slice(0, 8) + " " : "";
-  li.append(el("span", "", `${when}${c.station}: `));
-  const a = el("a", "", `table ${c.table ?? "?"}`);
+  if (!isObj(c)) return;
+  const verdict = typeof c.verdict === "string" && c.verdict ? shown(c.verdict) : "";
+  const li = el("li", "verdict-" + (verdict || "pending").toLowerCase().replace(/[^a-z]/g, ""));
+  li.append(el("span", "", `${timeOfDay(c.time || c.sent_at)}${shown(c.station)}: `));
+  const n = tableNumber(Number(c.table));
+  const a = el("a", "", `table ${n ?? "?"}`);
   a.href = "#";
-  a.addEventListener("click", (e) => { e.preventDefault(); if (c.table != null) openDetail(Number(c.table)); });
-  li.append(a, el("span", "", ` ${c.verdict || "in progress"}` + (c.word_count ? ` (${c.word_count} words)` : "")));
-  $("feed-list").prepend(li);
-  $("feed-count").textContent = $("feed-list").children.length;
+  a.addEventListener("click", (e) => { e.preventDefault(); if (n !== null) openDetail(n); });
+  li.append(a, el("span", "", ` ${verdict || "in progress"}` + (isNum(c.word_count) ? ` (${c.word_count} words)` : "")));
+  const list = $("feed-list");
+  list.prepend(li);
+  while (list.children.length > PAGE_LIMITS.feed) list.lastChild.remove();
+  $("feed-count").textContent = list.children.length;
 }
 
 // --- requests -----------------------------------------------------------------------------------
@@ -294,7 +463,9 @@ async function post(url, body) {
 
 function toast(text, kind) {
   const t = el("div", "toast " + (kind || ""), text);
-  $("toasts").prepend(t);
+  const box = $("toasts");
+  box.prepend(t);
+  while (box.children.length > PAGE_LIMITS.toasts) box.lastChild.remove();
   setTimeout(() => t.remove(), 8000);
 }
 
@@ -386,6 +557,9 @@ function commandBody() {
 
 // --- table detail -------------------------------------------------------------------------------
 
+let detailTile = null; // the open table's tile, drawn by drawTile as the grid's are
+let detailStale = false;
+
 async function openDetail(n) {
   openTable = n;
   $("detail").hidden = false;
@@ -394,20 +568,26 @@ async function openDetail(n) {
   $("detail-history").replaceChildren();
   $("detail-challenges").replaceChildren();
   $("result-out").textContent = "";
-  renderDetailTile();
+  detailTile = tileDom(n);
+  $("detail-tile").replaceChildren(detailTile);
+  drawDetailTile();
   const r = await fetch(`/api/table/${n}`, { credentials: "same-origin" });
   if (!r.ok) return;
   const d = await r.json();
-  if (openTable !== n) return;
-  for (const h of d.history) addHistory(h);
-  for (const c of d.challenges) {
-    const li = el("li", "", `${c.station}: ${c.verdict || "in progress"}` + (c.lexicon ? ` (${c.lexicon})` : ""));
-    const words = c.word_results || [];
+  if (openTable !== n || !isObj(d)) return;
+  // the newest PAGE_LIMITS.history entries, oldest first: addHistory puts each on top
+  const history = Array.isArray(d.history) ? d.history.slice(-PAGE_LIMITS.history) : [];
+  for (const h of history) addHistory(h);
+  for (const c of Array.isArray(d.challenges) ? d.challenges : []) {
+    if (!isObj(c)) continue;
+    const li = el("li", "", `${shown(c.station)}: ${shown(c.verdict || "in progress")}` + (c.lexicon ? ` (${shown(c.lexicon)})` : ""));
+    const words = Array.isArray(c.word_results) ? c.word_results : [];
     if (words.length) {
       const ul = el("ul", "words");
-      for (const w of words) {
+      for (const w of words.slice(0, 64)) {
+        if (!isObj(w)) continue;
         const ok = w.valid ?? w.acceptable ?? w.ok;
-        ul.append(el("li", ok ? "valid" : "invalid", `${w.word}: ${ok ? "valid" : "not valid"}`));
+        ul.append(el("li", ok ? "valid" : "invalid", `${shown(w.word)}: ${ok ? "valid" : "not valid"}`));
       }
       li.append(ul);
     }
@@ -415,43 +595,55 @@ async function openDetail(n) {
   }
 }
 
-function renderDetailTile() {
+function drawDetailTile() {
+  detailStale = false;
   const n = openTable;
   const t = tables.get(n);
-  if (!t) return;
-  const box = $("detail-tile");
-  box.replaceChildren(tiles.get(n).cloneNode(true));
+  if (!t || !detailTile) return;
+  drawTile(detailTile, t);
   const res = $("detail-result");
   res.hidden = !t.result;
   if (t.result) {
     const r = t.result;
-    const ps = r.players || [];
-    $("detail-clock-result").textContent = `${r.ending || "ended"}; ` + ps.map((p) =>
-      `side ${p.player}: ${clockText(p.remaining_ms)}, overtime ${p.overtime_s || 0} s, penalty ${p.penalty || 0}`).join("; ") +
-      ((r.forfeits || []).length ? `; forfeited by side ${r.forfeits.join(" and ")}` : "") +
-      (r.lateness_margin ? `; lateness margin ${r.lateness_margin}` : "");
-    $("slip1-label").textContent = (t.names && t.names[0]) || "Side 1";
-    $("slip2-label").textContent = (t.names && t.names[1]) || "Side 2";
+    setText($("detail-clock-result"), `${r.ending || "ended"}; ` + r.players.map((p) =>
+      `side ${p.player}: ${clockText(p.remaining_ms)}, overtime ${p.overtime_s} s, penalty ${p.penalty}`).join("; ") +
+      (r.forfeits.length ? `; forfeited by side ${r.forfeits.join(" and ")}` : "") +
+      (r.lateness_margin ? `; lateness margin ${r.lateness_margin}` : ""));
+    setText($("slip1-label"), t.names[0] || "Side 1");
+    setText($("slip2-label"), t.names[1] || "Side 2");
     const lateness = ["lateness forfeit", "optional forfeit"].includes(r.ending);
     $("margin-label").hidden = !lateness;
-    if (lateness && !$("margin").value) $("margin").value = r.lateness_margin || 75;
+    const rules = (t.state && t.state.rules) || serverRules;
+    if (lateness && !$("margin").value) $("margin").value = r.lateness_margin || (rules ? rules.lateness_forfeit_margin : "");
   }
 }
 
+function historyText(h) {
+  const p = [];
+  const at = timeOfDay(h.at || h.sent_at);
+  const f = (v) => (v === undefined || v === null ? "" : shown(Array.isArray(v) ? v.join(",") : v));
+  if (h.kind === "command") return `${at}COMMAND ${f(h.cmd)} by ${f(h.by)}` + (h.reason ? ` (reason: ${f(h.reason)})` : "") + (h.player ? ` side ${f(h.player)}` : "") + (h.players ? ` sides ${f(h.players)}` : "");
+  if (h.kind === "ack") return `${at}ack ${isObj(h.command) ? f(h.command.cmd) : f(h.id)}: ${h.ok === false ? "refused: " + f(h.reason) : "applied"}`;
+  if (h.kind === "result") return `${at}RESULT: ${f(h.ending) || "ended"}` + (Array.isArray(h.forfeits) && h.forfeits.length ? `, forfeited by side ${f(h.forfeits).replace(",", " and ")}` : "");
+  if (h.kind === "challenge") return `${at || timeOfDay(h.time)}challenge at ${f(h.station)}: ${f(h.verdict) || "in progress"}`;
+  const src = h.source === "hall" ? ` (director${h.by ? " " + f(h.by) : ""}${h.reason ? ", reason: " + f(h.reason) : ""})` : "";
+  p.push(`${at}#${f(h.seq)} ${f(h.input) || "input"}`);
+  if (h.player) p.push(` ${f(h.player)}`);
+  if (h.players) p.push(` ${f(h.players)}`);
+  if (isNum(h.remaining_ms)) p.push(` to ${clockText(h.remaining_ms)}`);
+  return p.join("") + src;
+}
+
+// The open table's history, newest first, at most PAGE_LIMITS.history items (a flood of one
+// table's events must not grow the page).
 function addHistory(h) {
+  if (!isObj(h)) return;
   let text;
-  const when = h.at || h.sent_at;
-  const at = when ? new Date(when).toTimeString().slice(0, 8) + " " : "";
-  if (h.kind === "command") text = `${at}COMMAND ${h.cmd} by ${h.by}` + (h.reason ? ` (reason: ${h.reason})` : "") + (h.player ? ` side ${h.player}` : "") + (h.players ? ` sides ${h.players.join(",")}` : "");
-  else if (h.kind === "ack") text = `${at}ack ${h.command ? h.command.cmd : h.id}: ${h.ok === false ? "refused: " + (h.reason || "") : "applied"}`;
-  else if (h.kind === "result") text = `${at}RESULT: ${h.ending || "ended"}` + ((h.forfeits || []).length ? `, forfeited by side ${h.forfeits.join(" and ")}` : "");
-  else if (h.kind === "challenge" && h.time && !when) text = `${new Date(h.time).toTimeString().slice(0, 8)} challenge at ${h.station}: ${h.verdict || "in progress"}`;
-  else if (h.kind === "challenge") text = `${at}challenge at ${h.station}: ${h.verdict || "in progress"}`;
-  else {
-    const src = h.source === "hall" ? ` (director${h.by ? " " + h.by : ""}${h.reason ? ", reason: " + h.reason : ""})` : "";
-    text = `${at}#${h.seq} ${h.input || "input"}${h.player ? " " + h.player : ""}${h.players ? " " + h.players.join(",") : ""}${h.remaining_ms != null ? " to " + clockText(h.remaining_ms) : ""}${src}`;
-  }
-  $("detail-history").prepend(el("li", "h-" + (h.kind || "input"), text));
+  try { text = historyText(h); } catch (e) { text = `an entry the page cannot show (${e.message})`; }
+  const kind = typeof h.kind === "string" && /^[a-z]+$/.test(h.kind) ? h.kind : "input";
+  const list = $("detail-history");
+  list.prepend(el("li", "h-" + kind, text));
+  while (list.children.length > PAGE_LIMITS.history) list.lastChild.remove();
 }
 
 // --- results ------------------------------------------------------------------------------------

@@ -1,0 +1,33 @@
+"""Debian's headless Chromium driven by Playwright, for the console's page tests and benches: the
+browser's flags, a module-wide browser fixture's body, and a director's login."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def have_chromium() -> bool:
+    return Path(CHROMIUM).exists()
+
+
+def launch(playwright):
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+
+
+def login(browser, url: str, password: str, viewport=(1920, 1080)):
+    """A new page logged in to the console at `url`, its hall drawn; `page.errors` collects the
+    page's uncaught errors."""
+    page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.errors = errors
+    page.goto(url)
+    assert page.url.endswith("/login")
+    page.fill("#password", password)
+    page.click("button[type=submit]")
+    page.wait_for_selector("body[data-ready='1']")
+    return page

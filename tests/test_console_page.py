@@ -1,0 +1,197 @@
+"""The console's page on its own terms (issues 16.3, 17.2, 17.6): the rules it shows come from each
+game's state (or the console's defaults, sent as data), a field of the wrong type is a problem on
+its own tile and never stops the others, only tiles on screen are drawn (their times once a
+second), and every list the page keeps is bounded.
+
+A real Mosquitto, two simulated tables, the console under uvicorn and Debian's headless Chromium.
+Tables 3 and 4 are not simulated: the tests publish their states by hand as those tables' own MQTT
+users, as a clock with other rules (or a confused one) would. Where a test needs many tables or
+fields no server would relay, it hands them to the page's own `updateTable`, as the event stream does.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+
+import pytest
+
+from rackside.hall.console.demo import start_hall
+
+from support import browser as chromium
+
+PASSWORD = "test-director-pw"
+
+pytestmark = pytest.mark.skipif(not chromium.have_chromium(), reason="Debian's chromium is not installed (setup.sh --dev)")
+
+SCRIPTS = {
+    1: [(-120, ("press", 2))] + [(s, ("turn",)) for s in range(3, 300, 3)],
+    2: [(-60, ("press", 2))],
+}
+
+
+def iso_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def overtime_state(seq: int, rules: dict | None) -> dict:
+    """Side 1's time running, 95 s into overtime, as a clock's retained state (docs/hall.md)."""
+    st = {"seq": seq, "game": "g1", "phase": "running", "running": 1, "ending": None, "sent_at": iso_now(),
+          "players": [{"player": 1, "remaining_ms": -95_000, "overtime_s": 95, "penalty": 0, "forfeit": False},
+                      {"player": 2, "remaining_ms": 300_000, "overtime_s": 0, "penalty": 0, "forfeit": False}]}
+    if rules is not None:
+        st["rules"] = rules
+    return st
+
+
+@pytest.fixture(scope="module")
+def hall(tmp_path_factory):
+    from support.broker import Broker
+
+    d = tmp_path_factory.mktemp("console-page")
+    broker = Broker(d / "broker", tables="1-4", stations=1).start()
+    h = start_hall(port=broker.port, devices=broker.devices, tables=[1, 2], workdir=d, scripts=SCRIPTS,
+                   round_start_ago_s=None, password=PASSWORD, hall=broker.hall)
+    h.broker = broker
+    yield h
+    h.stop()
+    broker.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = chromium.launch(p)
+        yield b
+        b.close()
+
+
+def publish_state(hall, n: int, state) -> None:
+    c = hall.broker.client(f"table-{n}")
+    try:
+        payload = state if isinstance(state, bytes) else json.dumps(state).encode()
+        c.publish(f"rackside/v1/{hall.broker.hall}/table/{n}/state", payload, qos=1, retain=True).wait_for_publish(5)
+    finally:
+        c.disconnect()
+        c.loop_stop()
+
+
+def note(page, n: int) -> str:
+    return page.text_content(f'.tile[data-table="{n}"] .note')
+
+
+def test_a_games_own_penalty_rule_is_shown_and_the_consoles_defaults_otherwise(hall, browser):
+    five = {"game_time_ms": 1_500_000, "penalty_per_minute": 5, "forfeit_overtime_ms": 600_000, "lateness_forfeit_margin": 75}
+    publish_state(hall, 3, overtime_state(7, five))  # 95 s over: 2 minutes or part thereof (5.3)
+    publish_state(hall, 4, overtime_state(7, None))  # no rules in the state: the console's defaults
+    page = chromium.login(browser, hall.server.url, PASSWORD)
+    page.wait_for_selector('.tile[data-table="3"].overtime')
+    page.wait_for_selector('.tile[data-table="4"].overtime')
+    assert note(page, 3) == "side 1 overtime: −10 so far (5.3)"
+    assert note(page, 4) == "side 1 overtime: −20 so far (5.3)"  # WESPA's 10 a minute, from the snapshot
+    assert page.get_attribute('.tile[data-table="3"] .s1 .time', "title") == "penalty so far: 10"
+    # the forfeit line is the game's too: a clock that forfeits at 1 minute over stops the tile there
+    publish_state(hall, 3, overtime_state(8, {**five, "forfeit_overtime_ms": 60_000}))
+    page.wait_for_function("document.querySelector('.tile[data-table=\"3\"] .s1 .time').textContent === '-1:00'")
+    assert page.errors == []
+    page.close()
+
+
+CONFUSED = {  # what a buggy or hostile device could make a server relay, one field at a time
+    901: {"state": {"phase": "running", "running": 1, "players": {"player": 1}}},
+    902: {"state": {"phase": "running", "players": [None]}},
+    903: {"state": {"phase": "ended", "players": []}, "result": {"kind": "result", "forfeits": "1,2", "players": "x"}},
+    904: {"state": "running"},
+    905: {"state": {}},
+    906: {"state": {"phase": "x" * 1_000_000, "players": [{"player": 1, "remaining_ms": "ten"}]}, "names": ["y" * 1_000_000, {"a": 1}]},
+    907: {"state": {"phase": "running", "running": 1, "sent_at": "yesterday", "players": [{"player": 1, "remaining_ms": 1000}],
+                    "rules": {"penalty_per_minute": "ten"}}, "final": {"scores": "390-388"}, "challenge": 5},
+}
+
+
+def test_type_confused_fields_are_a_problem_on_their_own_tile_and_the_others_still_draw(hall, browser):
+    page = chromium.login(browser, hall.server.url, PASSWORD)
+    page.wait_for_selector('.tile[data-table="1"].running')
+    for n, fields in CONFUSED.items():
+        page.evaluate("t => updateTable(t)", {"table": n, "status": "online", **fields})
+    page.evaluate("updateTable({table: 'x'}); updateTable(null); updateTable({table: -3, state: {}})")  # no tile at all
+    for n in CONFUSED:
+        page.wait_for_selector(f'.tile[data-table="{n}"][data-problem]', state="attached")
+        assert note(page, n).startswith("problem: "), n
+        assert len(note(page, n)) < 300
+    assert "players is not a list" in page.get_attribute('.tile[data-table="901"]', "data-problem")
+    assert "result.forfeits is not a list" in page.get_attribute('.tile[data-table="903"]', "data-problem")
+    assert len(page.text_content('.tile[data-table="906"]')) < 1000  # a megabyte of text is cut to what a tile shows
+    assert page.locator(".tile").count() == 4 + len(CONFUSED)
+    # the other tiles still tick
+    first = page.text_content('.tile[data-table="1"] .side.turn .time')
+    page.wait_for_function("t => document.querySelector('.tile[data-table=\"1\"] .side.turn .time').textContent !== t",
+                           arg=first, timeout=4000)
+    # and through the broker: a confused state from a real device breaks nothing either
+    publish_state(hall, 4, {"phase": "running", "players": {"1": "x"}, "rules": [], "sent_at": 5})
+    publish_state(hall, 4, b'{"phase": [' + b"[" * 60 + b"]" * 60 + b"]}")
+    time.sleep(1.0)
+    first = page.text_content('.tile[data-table="1"] .side.turn .time')
+    page.wait_for_function("t => document.querySelector('.tile[data-table=\"1\"] .side.turn .time').textContent !== t",
+                           arg=first, timeout=4000)
+    assert page.errors == []
+    page.close()
+
+
+MANY = """n0 => {
+  const now = new Date(Date.now() + skewMs).toISOString();
+  for (let n = n0; n < n0 + 300; n++) updateTable({table: n, status: "online", names: ["Brown, Ann", "Evans, Dara"],
+    state: {seq: 1, game: "g", phase: "running", running: 1, sent_at: now,
+            players: [{player: 1, remaining_ms: 900000 + n * 7}, {player: 2, remaining_ms: 800000}]}});
+}"""
+WATCH = """() => {
+  window.__ticks = {};
+  new MutationObserver((ms) => { for (const m of ms) {
+    const tile = (m.target.nodeType === 1 ? m.target : m.target.parentNode).closest('#tiles .tile');
+    if (tile && m.target.parentNode && (m.target.classList?.contains('time') || m.target.parentNode.classList?.contains('time'))) {
+      const n = tile.dataset.table; window.__ticks[n] = (window.__ticks[n] || 0) + 1; } } })
+    .observe(document.getElementById('tiles'), {subtree: true, childList: true, characterData: true});
+}"""
+
+
+def test_only_tiles_on_screen_are_redrawn_and_their_times_once_a_second(hall, browser):
+    page = chromium.login(browser, hall.server.url, PASSWORD, viewport=(1000, 600))
+    page.wait_for_selector('.tile[data-table="1"]')
+    page.evaluate(MANY, 2000)
+    page.wait_for_timeout(1500)  # the observer has seen where each tile is
+    page.evaluate(WATCH)
+    page.wait_for_timeout(4000)
+    ticks = page.evaluate("window.__ticks")
+    near = set(page.evaluate("""() => [...document.querySelectorAll('#tiles .tile')].filter((d) => {
+        const r = d.getBoundingClientRect(); return r.bottom > -200 && r.top < innerHeight + 200; }).map((d) => d.dataset.table)"""))
+    assert ticks, "no tile ticked"
+    assert set(ticks) <= near, f"tiles off screen were drawn: {sorted(set(ticks) - near)[:10]}"
+    assert len(near) < 150  # most of the 300 are off screen
+    assert max(ticks.values()) <= 6, ticks  # one time a side, once a second, for 4 s (+ one second's slack)
+    # a tile scrolled into view is drawn at once, with its time of now
+    page.evaluate("document.querySelector('.tile[data-table=\"2299\"]').scrollIntoView()")
+    page.wait_for_function("""() => {
+        const t = tables.get(2299), d = tiles.get(2299);
+        return d.querySelector('.s1 .time').textContent === clockText(liveRemaining(t.state, t.state.players[0])); }""",
+                           timeout=3000)
+    assert page.errors == []
+    page.close()
+
+
+def test_every_list_the_page_keeps_is_bounded(hall, browser):
+    page = chromium.login(browser, hall.server.url, PASSWORD)
+    page.click('.tile[data-table="1"]')
+    page.wait_for_selector("#detail-history li")
+    limits = page.evaluate("PAGE_LIMITS")
+    page.evaluate("""() => { for (let i = 0; i < 3000; i++) addHistory({kind: 'input', seq: 100000 + i, input: 'press', player: 1});
+                           for (let i = 0; i < 1000; i++) addFeed({station: '1', table: 1, verdict: 'ACCEPTABLE', time: new Date().toISOString()});
+                           for (let i = 0; i < 100; i++) toast('message ' + i); }""")
+    assert page.locator("#detail-history li").count() == limits["history"] == 500
+    assert page.text_content("#detail-history li:first-child").endswith("#102999 press 1")  # newest first, oldest dropped
+    assert page.locator("#feed-list li").count() == limits["feed"]
+    assert page.locator("#toasts .toast").count() <= limits["toasts"]
+    assert page.errors == []
+    page.close()
