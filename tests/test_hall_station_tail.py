@@ -93,6 +93,8 @@ def test_tail_prints_the_hall_as_the_director_reads_it(hall_broker):
     c.publish(f"rackside/v1/{h}/table/7/event", json.dumps(result), qos=1).wait_for_publish(5)
     c.publish(f"rackside/v1/{h}/table/7/ack", json.dumps({"id": "c1", "ok": False, "reason": "the game is running"}), qos=1).wait_for_publish(5)
     c.publish(f"rackside/v1/{h}/table/7/status", b"online", qos=1).wait_for_publish(5)
+    c.disconnect()  # table 7's client id is table 7's alone: leave it free for other tests
+    c.loop_stop()
     t.join(10)
     lines = [x for x in out.getvalue().splitlines() if "table 7" in x]  # retained states of other tests come first
     assert len(lines) == 4, lines
