@@ -1,6 +1,6 @@
 """TSH in: the players of a division, each one's table (board) for a round and who starts.
 
-Reads TSH's `.t` division files and the `tourney.js` its JSON command writes
+Parses TSH's `.t` division files and the `tourney.js` its JSON command writes
 (docs/console.md, "TSH in"). A `.t` line is `NAME RATING OPP1 OPP2 ...; SCORE1 ...;` followed by
 annotations `KEY VALUES...;` of which we use `board` (table per round) and `p12` (1 = this player
 went first that round, 2 = second, 0 = bye). A line that cannot be read is skipped and reported
@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 
 class TshError(ValueError):
@@ -136,9 +135,10 @@ def parse_tourney_js(text: str, source: str = "<tourney.js>") -> list[Division]:
     return out
 
 
-def load(path: Path) -> list[Division]:
-    """A `.t` file (one division, named after the file) or a `tourney.js` (all divisions)."""
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
-    if path.name.endswith(".js") or text.lstrip().startswith("newt"):
-        return parse_tourney_js(text, str(path))
-    return [parse_t(text, name=Path(path).stem, source=str(path))]
+def parse(text: str, source: str) -> list[Division]:
+    """A `.t` file (one division, named after the file) or a `tourney.js` (all divisions), given
+    its text and its file name or path `source`. Pure: the console reads the file (serve.py)."""
+    base = source.replace("\\", "/").rpartition("/")[2]
+    if base.endswith(".js") or text.lstrip().startswith("newt"):
+        return parse_tourney_js(text, source)
+    return [parse_t(text, name=base.rpartition(".")[0] or base, source=source)]
