@@ -76,6 +76,15 @@ class Console:
         self.broker_up = up
         self.hub.publish("broker", {"up": up, "why": why})
 
+    def on_dropped(self, device: str, count: int) -> None:
+        kind, _, ident = device.partition(" ")
+        who = (kind, int(ident)) if kind == "table" and ident.isdigit() else (kind, ident)
+        for k, data in self.state.problem(who, f"{count} messages over the rate limit ({limits.DEVICE_RATE:g} a second) dropped"):
+            self.hub.publish(k, data)
+
+    def dropped_threadsafe(self, device: str, count: int) -> None:
+        self.loop.call_soon_threadsafe(self.on_dropped, device, count)
+
     def deliver_threadsafe(self, topic: str, payload: bytes) -> None:
         self.loop.call_soon_threadsafe(self.on_message, topic, payload)
 
@@ -98,7 +107,7 @@ class Console:
 
     def divisions_view(self) -> dict:
         return {"divisions": self.event.summary(),
-                "problems": (self.event.problems + self.seating_problems)[:limits.MAX_PROBLEMS_SHOWN]}
+                "tsh_problems": (self.event.problems + self.seating_problems)[:limits.MAX_PROBLEMS_SHOWN]}
 
     def snapshot(self) -> dict:
         return {**self.state.snapshot(), **self.divisions_view()}
@@ -335,7 +344,10 @@ async def result(request: Request) -> Response:
     try:
         body = await _json(request)
         _check_result_body(body)
-        out = console.event.result(console.state.table(n), body, request.user.display_name, _now_iso())
+        t = console.state.tables.get(n)
+        if t is None:
+            return _bad("no such table", 404)
+        out = console.event.result(t, body, request.user.display_name, _now_iso())
     except (ValueError, results.ResultError) as e:
         return _bad(str(e), 409 if isinstance(e, results.ResultError) and "decision with a reason first" in str(e) else 400)
     if out.get("confirmed"):

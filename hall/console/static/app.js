@@ -407,7 +407,7 @@ function connect() {
   on(es, "divisions", setDivisions);
   on(es, "round", (r) => {
     setRound(r);
-    setDivisions({ divisions, problems: tshProblems });
+    setDivisions({ divisions, tsh_problems: tshProblems });
     for (const [n, d] of tiles) d.hidden = !divisionShown(tables.get(n));
     for (const t of tables.values()) { t.cls = classify(t); stale.add(t.n); }
     scheduleDraw();

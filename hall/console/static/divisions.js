@@ -12,7 +12,7 @@ let tshProblems = []; // what the console could not place (each names its file a
 function setDivisions(v) {
   if (!v || typeof v !== "object") return;
   divisions = Array.isArray(v.divisions) ? v.divisions.filter((d) => d && typeof d.name === "string").slice(0, 100) : [];
-  tshProblems = Array.isArray(v.problems) ? v.problems.filter((p) => typeof p === "string").slice(0, 500) : [];
+  tshProblems = Array.isArray(v.tsh_problems) ? v.tsh_problems.filter((p) => typeof p === "string").slice(0, 500) : [];
   const sel = $("show-division");
   const want = round.division || "";
   sel.replaceChildren(el("option", "", "all divisions"));
