@@ -33,9 +33,11 @@ def clock_result(ending="end", penalties=(0, 0), overtime=(0, 0), forfeits=(), m
 
 
 def result_event(ending="end", penalties=(0, 0), forfeits=(), margin=None, game="g1"):
-    return {"kind": "result", "game": game, "ending": ending, "forfeits": list(forfeits), "lateness_margin": margin,
-            "players": [{"player": 1, "penalty": penalties[0], "overtime_s": penalties[0] // 10 * 60},
-                        {"player": 2, "penalty": penalties[1], "overtime_s": penalties[1] // 10 * 60}]}
+    """A clock's result event as docs/hall.md has it (contract.py checks it)."""
+    players = [{"player": p, "remaining_ms": 1000, "overtime_s": penalties[p - 1] // 10 * 60, "penalty": penalties[p - 1],
+                "forfeit": p in forfeits} for p in (1, 2)]
+    return {"kind": "result", "game": game, "seq": 0, "ending": ending, "players": players, "forfeits": list(forfeits),
+            "winner_by_forfeit": None, "lateness_margin": margin, "at": "2026-11-30T11:02:40.008+00:00"}
 
 
 @pytest.fixture
@@ -50,7 +52,8 @@ def hall(tmp_path):
 
 
 def finish(state: HallState, n: int, **kw) -> None:
-    state.on_message(f"rackside/v1/h/table/{n}/event", json.dumps({**result_event(**kw), "seq": 99}).encode())
+    state.on_message(f"rackside/v1/h/table/{n}/event", json.dumps(result_event(**kw)).encode())
+    assert state.tables[n].result is not None, state.tables[n].problems
 
 
 # --- every division in one hall --------------------------------------------------------------------
