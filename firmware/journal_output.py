@@ -59,6 +59,7 @@ class JournalOutput(Output):
         self._last_write_ok = True  # the latest write (or fsync) succeeded
         self._next_checkpoint_ns: int | None = None
         self._final_checkpoint_done = False
+        self._new_game_notes: dict[str, str] = {}
 
     @property
     def interval_ns(self) -> int:
@@ -89,10 +90,12 @@ class JournalOutput(Output):
         self._unsynced = self._last_write_ok = True
         return seq
 
-    def new_game(self, rules: Rules, clock: Clock, t: int) -> None:
-        """Close the current game's journal and start the new one's; if it cannot be created, the
-        new game runs in memory and later inputs retry (see the module docstring)."""
+    def new_game(self, rules: Rules, clock: Clock, t: int, notes: dict[str, str] | None = None) -> None:
+        """Close the current game's journal and start the new one's (its header holds `notes`: a
+        hall command's id, who, why); if it cannot be created, the new game runs in memory and
+        later inputs retry (see the module docstring)."""
         self.rules = rules
+        self._new_game_notes = dict(notes or {})
         self.clock = clock
         self.pending_new_game = True
         self.game = None
@@ -157,7 +160,7 @@ class JournalOutput(Output):
 
     def _create_journal(self, t: int) -> bool:
         try:
-            self.store.new_game(self.rules, t)
+            self.store.new_game(self.rules, t, **self._new_game_notes)
         except Exception as exc:  # noqa: BLE001 - the store kept the previous journal; retried later
             self._failed(f"creation failed ({exc})")
             return False

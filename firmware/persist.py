@@ -174,14 +174,16 @@ class GameStore:
                     return clock
             return self._begin(self._configured_rules, now_ns, source="start")
 
-    def new_game(self, rules: Rules, now_ns: int) -> Clock:
+    def new_game(self, rules: Rules, now_ns: int, **notes: str) -> Clock:
         """Leave the current journal in the archive as it is and start a new game's journal.
+        `notes` (a hall command's id as `command`, `by`, `reason`) go into its header: the new
+        game's own record of who asked for it, read back so a redelivered command is not done twice.
         Raises `StoreError` when the new journal cannot be created; the current one is then
         still open, and `record` keeps writing to it."""
         with self._mutex:
             if self._lock_fd < 0:
                 self._open_directory()
-            return self._begin(rules, now_ns, source="new_game")
+            return self._begin(rules, now_ns, source="new_game", **notes)
 
     def close(self) -> None:
         with self._mutex:
@@ -330,7 +332,7 @@ class GameStore:
         journals = self._journals()
         return journals[-1][1] if journals else None
 
-    def _begin(self, rules: Rules, now_ns: int, source: str) -> Clock:
+    def _begin(self, rules: Rules, now_ns: int, source: str, **notes: str) -> Clock:
         """Create the next journal (temp, fsync, rename, fsync dir), and only once it is on the
         card switch to it and close the old one. If it cannot be created (a full or failing card),
         nothing changes: the old journal stays open and the error is raised as `StoreError`."""
@@ -344,6 +346,7 @@ class GameStore:
             source=source,  # "new_game": the director chose these rules for this game
             started_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),  # a label only
             settings=self.config,
+            **notes,
         )
         text = json.dumps(header, separators=(",", ":"), default=str) + "\n"
         try:

@@ -363,7 +363,7 @@ class Runner:
                 if not isinstance(rules, Rules):
                     return False, "rules: allowed is a clock.Rules"
                 self.rules = rules
-            self.new_game(ms, t)
+            self.new_game(ms, t, {k: str(a[k]) for k in NOTES if a.get(k) is not None})
             return True, ""
         try:
             event = {
@@ -455,7 +455,7 @@ class Runner:
                 self.gestures.reset()
                 log.info("director's menu closed")
 
-    def new_game(self, game_time_ms: int, t: int) -> None:
+    def new_game(self, game_time_ms: int, t: int, notes: dict[str, str] | None = None) -> None:
         """Close the current game's journal and start a new game with `game_time_ms` a player.
 
         If the store cannot create the new journal (a full or failing card), the new game still
@@ -465,7 +465,7 @@ class Runner:
         creating the journal, the inputs applied meanwhile counted as unjournalled."""
         self.rules = replace(self.rules, game_time_ms=game_time_ms)
         self.clock = new_clock(self.rules)
-        self.journal.new_game(self.rules, self.clock, t)
+        self.journal.new_game(self.rules, self.clock, t, notes)
         self.restored_until_ns = None
         log.info("new game: %d:%02d a player", game_time_ms // 60000, game_time_ms // 1000 % 60)
         if self.on_new_game is not None:

@@ -36,23 +36,34 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from rackside.firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Phase, Press, Resume, View
+from rackside.firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Phase, Press, Resume, Rules, View
 from rackside.firmware.clock import view as clock_view
 from rackside.firmware.journal import JournalError, input_to_dict, read_journal
 from rackside.hall import commands, topics
 from rackside.hall.config import HallConfig
 from rackside.hall.link import Link
+from rackside.firmware.runner import NOTES as RUNNER_NOTES
+from rackside.hall import outbox as outbox_module
 from rackside.hall.outbox import Outbox
 from rackside.outage import Outage
 
 log = logging.getLogger(__name__)
 
+SPILL = ("ack", "ack_again", "resend", "identify")  # queue items no journal holds: kept aside, never dropped
 INPUT_TYPES = (Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume)
 STATE_EVERY_NS = 10_000_000_000
 QUEUE_SIZE = 2000
 WINDOW = 50  # messages in flight at once: paho's and the broker's limit
 RESEND_AFTER_S = 10.0  # after a reconnect, rows still unacknowledged this long are handed to paho again
-ANSWERED_KEEP = 256  # command ids remembered, to ack a redelivered command without applying it twice
+ANSWERED_KEEP = outbox_module.ANSWERED_KEEP  # command ids remembered, to ack a redelivered command without applying it twice
+# `resend` (the console asks for events it missed): answered from the journal, at most this many
+# events a command (the console asks again from where it got to), and at most RESEND_BURST commands
+# at once then one more every RESEND_EVERY_S on this clock (a token bucket): a console, or anyone
+# with the director's login, cannot keep the clock's card and its link busy re-reading journals.
+RESEND_MAX_EVENTS = 500
+RESEND_BURST = 5
+RESEND_EVERY_S = 2.0
+JOURNAL_NOTES = ("source", *RUNNER_NOTES)  # what a journal line carries beside the input, published with it
 
 
 def iso(wall_ns: int) -> str:
@@ -77,19 +88,25 @@ def players(v: View) -> list[dict]:
     ]
 
 
-def state_payload(v: View, game: str, seq: int, wall_ns: int) -> bytes:
+STATE_RULES = ("game_time_ms", "penalty_per_minute", "forfeit_overtime_ms", "lateness_forfeit_margin")
+
+
+def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | None = None) -> bytes:
+    """The retained state; `rules` (the running game's) let a page compute penalties and forfeits
+    under the rules the game is played under (a new_game may set other than WESPA's)."""
     running = next((p.player for p in v.players if p.running), None)
-    return dumps(
-        {
-            "seq": seq,
-            "game": game,
-            "phase": v.phase.value,
-            "running": running,
-            "players": players(v),
-            "ending": v.ending.value if v.ending else None,
-            "sent_at": iso(wall_ns),
-        }
-    )
+    state = {
+        "seq": seq,
+        "game": game,
+        "phase": v.phase.value,
+        "running": running,
+        "players": players(v),
+        "ending": v.ending.value if v.ending else None,
+        "sent_at": iso(wall_ns),
+    }
+    if rules is not None:
+        state["rules"] = {k: getattr(rules, k) for k in STATE_RULES}
+    return dumps(state)
 
 
 def result_payload(v: View, game: str, wall_ns: int | None) -> bytes:
@@ -110,6 +127,14 @@ def result_payload(v: View, game: str, wall_ns: int | None) -> bytes:
 
 def event_payload(line: dict, game: str, seq: int, wall_ns: int | None) -> bytes:
     return dumps({"kind": "input", "game": game, "seq": seq, **line, "at": iso(wall_ns) if wall_ns else None})
+
+
+def journal_event(jl, game: str) -> bytes:
+    """A journal line (firmware.journal.Line) as its event: the input and what was journalled
+    beside it (source, command, by, reason, scheduled_start); `at` null (the journal keeps the
+    monotonic time only)."""
+    d = {k: v for k, v in (jl.data or {}).items() if k in JOURNAL_NOTES}
+    return event_payload({**input_to_dict(jl.event), **d}, game, jl.seq, None)
 
 
 class HallOutput:
@@ -146,6 +171,12 @@ class HallOutput:
         self._resync_due = False  # a batch the outbox refused: its inputs come back from the journal
         self._answered: collections.OrderedDict[str, bytes] = collections.OrderedDict()
         self._pending_cmds: set[str] = set()
+        # each command id's broker acknowledgements to send (paho's (mid, qos)), once its ack row is
+        # in the outbox: a clock killed before that gets the command again
+        self._tokens: dict[str | None, list[tuple[int, int]]] = {}
+        self._flashing: set[str] = set()  # identify commands handed to the runner, not yet answered (publisher's)
+        self._resend_budget = float(RESEND_BURST)
+        self._resend_at = time.monotonic()
         self._hold_since: float | None = None  # reconnected at; in-flight rows are being re-sent
         self._cmd_lock = threading.Lock()
         # the runner thread's own bookkeeping
@@ -162,6 +193,7 @@ class HallOutput:
             on_message=self._on_message,
             on_ack=self._on_ack,
             on_connected=self._on_connected,
+            manual_ack=True,  # a command is acked to the broker once journalled (or refused) and its ack is in the outbox
         )
         self.thread = threading.Thread(target=self._run, name="hall-publisher", daemon=True)
         self.published = 0  # outbox rows acknowledged by the broker
@@ -206,16 +238,17 @@ class HallOutput:
         self.phase = v.phase
         self.remaining_ms = tuple(p.remaining_ms for p in v.players)
         path = self._game_path(frame.game)
+        rules = frame.clock.rules
         if path != self._path:  # a new game (or the first view)
             self._path, self._ended_sent = path, v.phase is Phase.ENDED
-            self._put(("view", path, v, self._wall(t_ns)))
+            self._put(("view", path, v, self._wall(t_ns), rules))
             self._last_state_ns = t_ns
         elif v.phase is Phase.ENDED and not self._ended_sent:
             self._ended_sent = True
-            self._put(("result", path, v, self._wall(t_ns)))
+            self._put(("result", path, v, self._wall(t_ns), rules))
             self._last_state_ns = t_ns
         elif self._last_state_ns is None or t_ns - self._last_state_ns >= self.state_every_ns:
-            self._put(("view", path, v, self._wall(t_ns)))
+            self._put(("view", path, v, self._wall(t_ns), rules))
             self._last_state_ns = t_ns
 
     def close(self, timeout: float = 3.0) -> None:
@@ -237,7 +270,7 @@ class HallOutput:
         try:
             self.queue.put_nowait(item)
         except queue.Full:
-            if item[0] in ("ack", "ack_again"):
+            if item[0] in SPILL:
                 self._spilled.append(item)
             if not wake:
                 self.overflow.failed(f"queue full ({self.queue.maxsize}); events will be recovered from the journal")
@@ -256,23 +289,35 @@ class HallOutput:
     def _on_ack(self, mid: int) -> None:
         self._acks.append(mid)
 
-    def _on_message(self, topic: str, payload: bytes) -> None:
+    def _on_message(self, topic: str, payload: bytes, token: tuple[int, int] | None = None) -> None:
         if topic != self.topic["cmd"]:
+            if token is not None:
+                self.link.ack(token)
             return
         try:
             cmd = commands.parse(payload, getattr(self.store, "rules", None))
         except commands.CommandError as e:
             log.warning("hall command refused: %s", e)
-            self._put(("ack", commands.command_id(payload), False, str(e), None))
+            cid = commands.command_id(payload)
+            with self._cmd_lock:
+                self._tokens.setdefault(cid, []).extend([token] if token else [])
+            self._put(("ack", cid, False, str(e), None))
             return
         with self._cmd_lock:
+            self._tokens.setdefault(cmd.id, []).extend([token] if token else [])
             if cmd.id in self._answered:  # redelivered: answer again, apply once
-                self._put(("ack_again", self._answered[cmd.id]))
+                self._put(("ack_again", cmd.id, self._answered[cmd.id]))
                 return
             if cmd.id in self._pending_cmds:
                 return
             self._pending_cmds.add(cmd.id)
         log.info("hall command %s: %s", cmd.id, cmd.name)
+        if cmd.name == "resend":  # answered from the journal on the publisher's thread
+            self._put(("resend", cmd))
+            return
+        if cmd.name == "identify":  # its id is stored before the displays flash (publisher's thread)
+            self._put(("identify", cmd))
+            return
         if cmd.name == "new_game" and self.phase in (Phase.RUNNING, Phase.LATE):
             self._reply(cmd, False, f"the game is {self.phase.value}: neutralise or end it first", None)
             return
@@ -281,6 +326,9 @@ class HallOutput:
         except commands.CommandError as e:
             self._reply(cmd, False, str(e), None)
             return
+        self._submit(cmd, t_ns)
+
+    def _submit(self, cmd: commands.Command, t_ns: int) -> None:
         from rackside.firmware.messages import Request
 
         args = {
@@ -303,8 +351,8 @@ class HallOutput:
         self._release()
         self._reply(cmd, ok, why or None, seq)
 
-    def _reply(self, cmd: commands.Command, ok: bool, reason: str | None, seq: int | None) -> None:
-        self._put(("ack", cmd.id, ok, reason, seq))
+    def _reply(self, cmd: commands.Command, ok: bool, reason: str | None, seq: int | None, **extra: Any) -> None:
+        self._put(("ack", cmd.id, ok, reason, seq, extra))
 
     # --- the publisher's thread ----------------------------------------------------------------
 
@@ -379,12 +427,14 @@ class HallOutput:
     def _handle(self, items: list[tuple]) -> bool:
         rows: list[tuple[str, bytes, int, int]] = []
         changed: dict[str, tuple[int, bool]] = {}
+        answered: dict[str, bytes] = {}  # stored with the batch: a redelivered command is acked again
+        settled: list[str | None] = []  # commands whose broker acknowledgement may go once the batch is stored
         stopping = False
         if self._resync_due:  # before this batch, so events stay in order; retried until it works
             try:
                 self._resync()
             except Exception:
-                self._spilled.extend(i for i in items if i[0] in ("ack", "ack_again"))  # its inputs: in the journal
+                self._spilled.extend(i for i in items if i[0] in SPILL)  # its inputs: in the journal
                 raise
             self._resync_due = False
         while self._spilled:
@@ -403,31 +453,43 @@ class HallOutput:
                     self._progress[game] = changed[game] = (seq, result)
                 if seq is not None:
                     self._seqs[game] = seq
-                self._state = (state_payload(clock_view(clock, t_ns), game, self._last_seq(game), wall), False)
+                self._state = (state_payload(clock_view(clock, t_ns), game, self._last_seq(game), wall, clock.rules), False)
             elif kind == "view":
-                _, path, v, wall = item
+                _, path, v, wall, rules = item
                 game = self._game(path)
-                self._state = (state_payload(v, game, self._last_seq(game), wall), False)
+                self._state = (state_payload(v, game, self._last_seq(game), wall, rules), False)
             elif kind == "result":
-                _, path, v, wall = item
+                _, path, v, wall, rules = item
                 game = self._game(path)
                 seen, result = self._progress_of(game)
                 if not result:
-                    rows.append((self.topic["event"], result_payload(v, game, wall), 1, 0))
+                    rows.extend(self._result_rows(result_payload(v, game, wall)))
                     self._progress[game] = changed[game] = (seen, True)
-                self._state = (state_payload(v, game, self._last_seq(game), wall), False)
+                self._state = (state_payload(v, game, self._last_seq(game), wall, rules), False)
             elif kind == "ack":
-                _, cid, ok, reason, seq = item
-                payload = dumps({"id": cid, "ok": ok, "reason": reason, "seq": seq, "at": iso(time.time_ns())})
-                rows.append((self.topic["ack"], payload, 1, 0))
-                if cid is not None:
-                    with self._cmd_lock:
-                        self._pending_cmds.discard(cid)
-                        self._answered[cid] = payload
-                        while len(self._answered) > ANSWERED_KEEP:
-                            self._answered.popitem(last=False)
+                _, cid, ok, reason, seq, *extra = item
+                rows.append((self.topic["ack"], self._answer(cid, ok, reason, seq, answered, extra[0] if extra else {}), 1, 0))
+                settled.append(cid)
             elif kind == "ack_again":
-                rows.append((self.topic["ack"], item[1], 1, 0))
+                rows.append((self.topic["ack"], item[2], 1, 0))
+                settled.append(item[1])
+            elif kind == "resend":
+                cmd = item[1]
+                ok, reason, found = self._resend(cmd)
+                rows.extend(found)
+                rows.append((self.topic["ack"], self._answer(cmd.id, ok, reason, None, answered, {"queued": len(found)}), 1, 0))
+                settled.append(cmd.id)
+            elif kind == "identify":
+                # Stored before the displays flash, so a redelivery after a restart is acked and
+                # not flashed again (at most once: a kill between the two leaves it unflashed, and
+                # the stored ack says so); the runner's answer replaces it.
+                cmd = item[1]
+                if cmd.id in self._flashing:  # handed to the runner already (this batch is being retried)
+                    continue
+                taken = dumps({"id": cmd.id, "ok": True, "reason": "taken just before the clock restarted: if the table did not flash, send identify again", "seq": None, "at": iso(time.time_ns())})
+                self.outbox.put([], answered={cmd.id: taken})
+                self._submit(cmd, self.clock_ns())
+                self._flashing.add(cmd.id)
             elif kind == "connected":
                 if self._state is not None:
                     self._state = (self._state[0], False)
@@ -436,16 +498,79 @@ class HallOutput:
             elif kind == "stop":
                 stopping = True
         try:
-            self.outbox.put(rows, changed)
+            self.outbox.put(rows, changed, answered)
         except Exception:
             # Nothing of this batch is stored: forget the progress it marked (re-read from the
             # outbox), bring its inputs and result back from the journal, and keep its acks.
             for game in changed:
                 self._progress.pop(game, None)
             self._resync_due = True
-            self._spilled.extend(i for i in items if i[0] in ("ack", "ack_again"))
+            self._spilled.extend(i for i in items if i[0] in SPILL)
             raise
+        for cid in settled:  # stored: the broker may forget these commands now
+            with self._cmd_lock:
+                tokens = self._tokens.pop(cid, [])
+            for token in tokens:
+                self.link.ack(token)
         return stopping
+
+    def _result_rows(self, payload: bytes) -> list[tuple[str, bytes, int, int]]:
+        """A result: an event, and the same JSON retained on `result` (a console restarted later has it)."""
+        return [(self.topic["event"], payload, 1, 0), (self.topic["result"], payload, 1, 1)]
+
+    def _answer(self, cid: str | None, ok: bool, reason: str | None, seq: int | None, answered: dict, extra: dict) -> bytes:
+        """A command's ack, remembered (in memory, and in the outbox with the batch) so a redelivered
+        command is acked again without being done twice."""
+        payload = dumps({"id": cid, "ok": ok, "reason": reason, "seq": seq, **extra, "at": iso(time.time_ns())})
+        if cid is not None:
+            answered[cid] = payload
+            self._flashing.discard(cid)
+            with self._cmd_lock:
+                self._pending_cmds.discard(cid)
+                self._answered[cid] = payload
+                while len(self._answered) > ANSWERED_KEEP:
+                    self._answered.popitem(last=False)
+        return payload
+
+    def _resend(self, cmd: commands.Command) -> tuple[bool, str | None, list]:
+        """The events of `cmd.game` from its journal (never from memory) with from_seq <= seq <=
+        to_seq, at most RESEND_MAX_EVENTS, and its result if it ended and the range reaches its end;
+        rate-limited (RESEND_BURST, then one every RESEND_EVERY_S)."""
+        now = time.monotonic()
+        self._resend_budget = min(float(RESEND_BURST), self._resend_budget + (now - self._resend_at) / RESEND_EVERY_S)
+        self._resend_at = now
+        if self._resend_budget < 1:
+            wait = (1 - self._resend_budget) * RESEND_EVERY_S
+            return False, (f"resend: at most {RESEND_BURST} at once, then one every {RESEND_EVERY_S:g} s on this clock: "
+                           f"retry in {wait:.1f} s"), []
+        self._resend_budget -= 1
+        journal_dir = getattr(self.store, "journal_dir", None)
+        path = Path(journal_dir) / f"{cmd.game}.jsonl" if journal_dir is not None else None
+        if path is None or not path.is_file():
+            return False, f"resend: {cmd.game} is not in this clock's journals", []
+        try:
+            journal = read_journal(path)
+        except (OSError, JournalError) as e:
+            return False, f"resend: {cmd.game}'s journal cannot be read: {e}", []
+        last = cmd.to_seq
+        rows, more = [], False
+        for jl in journal.iter_lines():
+            if jl.seq is None or jl.seq < cmd.from_seq or (last is not None and jl.seq > last) or not isinstance(jl.event, INPUT_TYPES):
+                continue
+            if len(rows) == RESEND_MAX_EVENTS:
+                more = True
+                break
+            rows.append((self.topic["event"], journal_event(jl, cmd.game), 1, 0))
+        if more:
+            upto = json.loads(rows[-1][1])["seq"]
+            return True, f"resend: at most {RESEND_MAX_EVENTS} events a command: ask again from seq {upto + 1}", rows
+        if last is None:
+            from rackside.firmware.replay import fold
+
+            folded = fold(journal).clock
+            if folded.phase is Phase.ENDED and folded.since_ns is not None:
+                rows.append((self.topic["event"], result_payload(clock_view(folded, folded.since_ns), cmd.game, None), 1, 0))
+        return True, None, rows
 
     def _resync(self) -> None:
         """Put into the outbox every input of the last two journals it has not seen (by `seq`), and a
@@ -470,13 +595,12 @@ class HallOutput:
             for jl in lines:
                 if jl.seq is None or jl.seq <= seen or not isinstance(jl.event, INPUT_TYPES):
                     continue  # before issue 9's seq, already in the outbox, damaged, or a state line
-                d = {k: v for k, v in (jl.data or {}).items() if k in ("source", "command", *commands.NOTES)}
-                rows.append((self.topic["event"], event_payload({**input_to_dict(jl.event), **d}, game, jl.seq, None), 1, 0))
+                rows.append((self.topic["event"], journal_event(jl, game), 1, 0))
                 last = max(last, jl.seq)
             done = result
             folded = fold(journal).clock
             if not result and folded.phase is Phase.ENDED and folded.since_ns is not None:
-                rows.append((self.topic["event"], result_payload(clock_view(folded, folded.since_ns), game, None), 1, 0))
+                rows.extend(self._result_rows(result_payload(clock_view(folded, folded.since_ns), game, None)))
                 done = True
             if rows:
                 log.info("hall: %d message(s) of %s recovered from the journal into the outbox", len(rows), game)
@@ -488,15 +612,22 @@ class HallOutput:
         command's id): a command applied just before a crash, whose PUBACK or ack never went out,
         is redelivered by the broker after the restart; it is then acked again with its input's
         seq, not applied a second time (an `adjust` would set the player's time back)."""
+        with self._cmd_lock:
+            self._answered.update(self.outbox.answered())  # every kind's ack, refusals and identify included
         journal_dir = getattr(self.store, "journal_dir", None)
         if journal_dir is None or not Path(journal_dir).is_dir():
             return
         for path in sorted(Path(journal_dir).glob("game-*.jsonl"))[-2:]:
             try:
-                lines = read_journal(path).lines
+                journal = read_journal(path)
+                lines = journal.lines
             except (OSError, JournalError) as e:
                 log.warning("hall: journal %s not read for the commands it holds: %s", path, e)
                 continue
+            cid = journal.header.get("command")  # a new_game's journal names the command that made it
+            if isinstance(cid, str):
+                with self._cmd_lock:
+                    self._answered.setdefault(cid, dumps({"id": cid, "ok": True, "reason": None, "seq": None, "at": iso(time.time_ns())}))
             for jl in lines:
                 data = jl.data or {}
                 cid = data.get("command")

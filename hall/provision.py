@@ -96,7 +96,7 @@ def acl_text(hall: str, devices: list[Device]) -> str:
             lines.append(f"topic readwrite {topics.hall_root(hall)}/#")
         elif d.kind == "table":
             n = int(d.ident)
-            for leaf in ("status", "state", "event", "ack"):
+            for leaf in topics.TABLE_WRITES:
                 lines.append(f"topic write {topics.table(hall, n, leaf)}")
             lines.append(f"topic read {topics.table(hall, n, 'cmd')}")
         else:

@@ -3,6 +3,7 @@
     rackside/v1/<hall>/table/<n>/status          retained "online" / "offline" (the Last Will)
     rackside/v1/<hall>/table/<n>/state           retained JSON snapshot
     rackside/v1/<hall>/table/<n>/event           QoS 1: each journal input, and the result
+    rackside/v1/<hall>/table/<n>/result          retained: the last finished game's result (as its event)
     rackside/v1/<hall>/table/<n>/cmd             director -> clock, QoS 1
     rackside/v1/<hall>/table/<n>/ack             clock -> director: applied or refused, and why
     rackside/v1/<hall>/station/<id>/status       retained "online" / "offline"
@@ -15,7 +16,8 @@ from __future__ import annotations
 import re
 
 ROOT = "rackside/v1"
-TABLE_TOPICS = ("status", "state", "event", "cmd", "ack")
+TABLE_TOPICS = ("status", "state", "event", "result", "cmd", "ack")
+TABLE_WRITES = ("status", "state", "event", "result", "ack")  # what a table's clock publishes (its ACL)
 STATION_TOPICS = ("status", "challenge", "detail")
 DIRECTOR = "director"
 

@@ -15,7 +15,7 @@ import base64
 import hashlib
 import json
 
-from rackside.hall.console import auth
+from rackside.hall.console import limits
 from rackside.hall.console.app import Console, build_app
 
 
@@ -69,8 +69,8 @@ def test_a_burst_of_wrong_passwords_gets_five_tries_not_all():
         return [s for s, _, _ in burst], right[0]
 
     statuses, right = asyncio.run(go())
-    assert statuses.count(401) == auth.MAX_TRIES, statuses  # five passwords tried, the rest refused unheard
-    assert statuses.count(429) == 20 - auth.MAX_TRIES, statuses
+    assert statuses.count(401) == limits.LOGIN_FREE_TRIES, statuses  # five passwords tried, the rest refused unheard
+    assert statuses.count(429) == 20 - limits.LOGIN_FREE_TRIES, statuses
     assert right == 429  # locked: even the right password waits the 60 s out
 
 

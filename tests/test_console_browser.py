@@ -92,7 +92,7 @@ def test_five_wrong_passwords_lock_the_login(hall):
         status, body, _ = h.call("POST", "/api/login", {"password": PASSWORD}, {"X-CSRF-Token": token})
         assert status == 429 and b"try again in" in body
     finally:
-        hall.server.console.lockout = auth.Lockout()
+        hall.server.console.throttle = auth.Throttle()
 
 
 def test_tiles_appear_and_tick(hall, browser):

@@ -2,11 +2,12 @@
 and the hall state built from the broker's messages."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from rackside.hall.console import auth, results, tsh
+from rackside.hall.console import auth, limits, results, tsh
 from rackside.hall.console.hallstate import HallState
 from rackside.hall.console.results import ClockResult, ResultError, final_scores
 
@@ -112,18 +113,47 @@ def test_password_hash_round_trip_and_form():
         auth.verify_password("x", "plaintext")
 
 
-def test_five_wrong_tries_lock_for_60_s():
+def test_wrong_passwords_back_off_per_address_and_per_name():
+    """Five free tries, then a back-off that doubles (2 s, 4 s, ...), for the address and for the
+    name, each on its own: another address is not held by them (issue 17.4: one global lock let an
+    outsider keep the director out)."""
     now = [100.0]
-    lock = auth.Lockout(clock=lambda: now[0])
+    t = auth.Throttle(clock=lambda: now[0])
     for _ in range(4):
-        lock.failed()
-    assert lock.locked_for() == 0
-    lock.failed()
-    assert lock.locked_for() == 60
-    now[0] += 59.5
-    assert 0 < lock.locked_for() <= 0.5
-    now[0] += 1
-    assert lock.locked_for() == 0
+        t.failed("10.0.0.9", "director")
+    assert t.wait("10.0.0.9", "director") == 0
+    t.failed("10.0.0.9", "director")
+    assert t.wait("10.0.0.9", "director") == limits.LOGIN_BACKOFF_S
+    assert t.wait("10.0.0.9", "sam") == limits.LOGIN_BACKOFF_S  # the address is held, whatever name it types
+    assert t.wait("10.0.0.2", "director") == 0  # the director elsewhere is not held by the name
+    now[0] += limits.LOGIN_BACKOFF_S
+    t.failed("10.0.0.9", "director")
+    assert t.wait("10.0.0.9", "director") == 2 * limits.LOGIN_BACKOFF_S
+    for _ in range(20):
+        t.failed("10.0.0.9", "director")
+    assert t.wait("10.0.0.9", "director") == limits.LOGIN_BACKOFF_MAX_S
+    # guessing one name from many addresses: each address that has failed is held by the name's back-off
+    for i in range(5):
+        t.failed(f"10.0.1.{i}", "guessed")
+    assert t.wait("10.0.1.0", "guessed") > 0 and t.wait("10.0.2.1", "guessed") == 0
+    t.succeeded("10.0.0.9", "director")
+    assert t.wait("10.0.0.9", "director") == 0
+    now[0] += limits.LOGIN_FORGET_S + 1  # long quiet: forgotten
+    assert t.wait("10.0.1.0", "guessed") == 0
+
+
+def test_sessions_are_kept_by_the_console_and_logout_ends_them(tmp_path):
+    path = tmp_path / "sessions.json"
+    s = auth.Sessions(path)
+    sid = s.new("Sam")
+    assert s.get(sid).user == "Sam" and os.stat(path).st_mode & 0o777 == 0o600
+    assert auth.Sessions(path).get(sid).user == "Sam"  # a restart keeps it
+    s.revoke(sid)
+    assert s.get(sid) is None and auth.Sessions(path).get(sid) is None
+    many = [s.new(f"u{i}") for i in range(limits.MAX_SESSIONS + 3)]
+    assert s.get(many[0]) is None and s.get(many[-1]) is not None and len(s.live) == limits.MAX_SESSIONS
+    path.write_text("[[[[")  # damaged: everyone logs in again, nothing breaks
+    assert auth.Sessions(path).live == {}
 
 
 # --- hall state -----------------------------------------------------------------------------------

@@ -37,9 +37,9 @@ def test_an_ack_made_while_the_queue_is_full_is_still_sent(make_broker, tmp_path
         out.flush(t)
     assert out.queue.full()
     cmd_topic = f"rackside/v1/{hall_broker.hall}/table/6/cmd"
-    out._on_message(cmd_topic, json.dumps({"id": "c-full", "cmd": "identify"}).encode())  # paho's thread
+    out._on_message(cmd_topic, json.dumps({"id": "c-full", "cmd": "arrive", "player": 2}).encode())  # paho's thread
     out._on_message(cmd_topic, b"not json")  # a refused one is acked too (without an id)
-    assert [r.name for r in requests] == ["identify"]
+    assert [r.name for r in requests] == ["arrive"]
     requests[0].reply(True, "")  # the runner's answer, on its thread
     rec = Recorder(hall_broker, f"rackside/v1/{hall_broker.hall}/table/6/ack")
     out.start()
@@ -79,14 +79,14 @@ def test_a_batch_the_outbox_could_not_take_is_not_lost(make_broker, tmp_path):
             time.sleep(0.01)
         real_put, failed = out.outbox.put, []
 
-        def put_once_failing(rows, progress=None):
+        def put_once_failing(rows, progress=None, answered=None):
             if rows and not failed:
                 failed.append(len(rows))
                 raise sqlite3.OperationalError("disk I/O error")
-            return real_put(rows, progress)
+            return real_put(rows, progress, answered)
 
         out.outbox.put = put_once_failing
-        out._on_message(f"rackside/v1/{hall_broker.hall}/table/7/cmd", json.dumps({"id": "c-io", "cmd": "identify"}).encode())
+        out._on_message(f"rackside/v1/{hall_broker.hall}/table/7/cmd", json.dumps({"id": "c-io", "cmd": "arrive", "player": 2}).encode())
         requests[0].reply(True, "")
         for i in range(4):
             t += NS_PER_S

@@ -235,9 +235,12 @@ class HallState:
             "stations": self.stations,
         }
 
-    def detail(self, n: int) -> dict:
-        """A table's history, with per-word results of its challenges (the director's eyes only)."""
-        t = self.table(n)
+    def detail(self, n: int) -> dict | None:
+        """A table's history, with per-word results of its challenges (the director's eyes only);
+        None for a table the console does not know (asking adds no tile)."""
+        t = self.tables.get(n)
+        if t is None:
+            return None
         words = [c for c in self.challenges.values() if str(c.get("table")) == str(n)]
         return {"tile": t.tile(), "history": list(t.history), "challenges": words, "numbers": list(t.numbers)}
 

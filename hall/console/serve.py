@@ -21,13 +21,16 @@ import uvicorn
 from rackside import paths
 
 from . import tsh
+from . import limits
 from .app import Console, build_app
-from .auth import session_secret
+from .auth import Sessions, session_secret
 from .bridge import Bridge
 from .config import ConsoleConfig
+from .guard import GuardedH11
 
 log = logging.getLogger("rackside.hall.console")
 SESSION_KEY = "console-session.key"  # the session-signing secret, in the state dir (auth.session_secret)
+SESSIONS = "console-sessions.json"  # the live sessions, in the state dir (auth.Sessions)
 
 
 class CommandLog:
@@ -48,7 +51,7 @@ class CommandLog:
 
 
 def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
-    console = Console(cfg.hall, cfg.password_hash)
+    console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(paths.state_dir() / SESSIONS))
     console.state.round.division = cfg.division
     console.state.round.number = cfg.round
     for f in cfg.tsh:
@@ -72,6 +75,16 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     return console, bridge
 
 
+def server_config(app, cfg: ConsoleConfig, log_level: str) -> uvicorn.Config:
+    """uvicorn with the console's bounds (limits.py): uvicorn's own h11 protocol with a header
+    deadline, a per-address connection cap and a cut-off for clients that stop reading
+    (guard.GuardedH11), its header size, keep-alive and connection limits."""
+    return uvicorn.Config(app, host=cfg.listen_host, port=cfg.listen_port, log_level=log_level, access_log=False,
+                          lifespan="on", http=GuardedH11, ws="none", h11_max_incomplete_event_size=limits.MAX_HEADER_BYTES,
+                          timeout_keep_alive=limits.KEEP_ALIVE_S, limit_concurrency=limits.MAX_CONNECTIONS,
+                          backlog=limits.BACKLOG, server_header=False)
+
+
 class ConsoleServer:
     """The console on a background thread: `start()` returns once the page is being served."""
 
@@ -79,8 +92,7 @@ class ConsoleServer:
         self.cfg = cfg
         self.console, self.bridge = make_console(cfg)
         self.app = build_app(self.console, secret_key=session_secret(paths.state_dir() / SESSION_KEY))
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host=cfg.listen_host, port=cfg.listen_port,
-                                                    log_level=log_level, access_log=False, lifespan="on"))
+        self.server = uvicorn.Server(server_config(self.app, cfg, log_level))
         self.thread: threading.Thread | None = None
 
     @property
@@ -110,8 +122,7 @@ class ConsoleServer:
 def run_foreground(cfg: ConsoleConfig) -> int:
     console, bridge = make_console(cfg)
     app = build_app(console, secret_key=session_secret(paths.state_dir() / SESSION_KEY))
-    server = uvicorn.Server(uvicorn.Config(app, host=cfg.listen_host, port=cfg.listen_port, log_level="warning", access_log=False,
-                                           lifespan="on"))
+    server = uvicorn.Server(server_config(app, cfg, "warning"))
     print(f"rackside hall console: http://{cfg.listen_host}:{cfg.listen_port}/ (hall {cfg.hall}, broker {cfg.url})", flush=True)
     asyncio.run(server.serve())  # the app's lifespan starts the bridge once the loop runs, and stops it
     return 0

@@ -1,12 +1,17 @@
 """A real table clock (firmware.cli.Clock: config, mock pins, journal, runner, hall output) on real
 time, for the hall's tests: in this process (`LiveClock`), or as its own process that a test can
 SIGKILL (`python tests/support/hallclock.py CONFIG STATE_DIR`, driven by lines on stdin:
-`tap left`, `tap right`, `tap neutralise`, `end`, `quit`; it prints `ready` once started).
+`tap left`, `tap right`, `tap neutralise`, `end`, `show` (prints the displays' texts as a JSON
+list), `quit`; it prints `ready` once started).
 
 With RACKSIDE_TEST_DIE_AFTER_APPLYING=<command id> in its environment, the process SIGKILLs itself
-once that hall command is applied and journalled, from inside paho's message callback: paho sends
-the command's PUBACK only after the callback returns, so the broker never learns the command was
-received and redelivers it to the restarted clock (a deterministic crash in that window)."""
+once that hall command is applied and journalled, in the runner's reply: the clock acknowledges a
+command to the broker only once its ack is in the outbox (paho's manual acknowledgements), so the
+broker redelivers it to the restarted clock (a deterministic crash in that window).
+
+With RACKSIDE_TEST_DIE_BEFORE_APPLYING=<command id>, the command never reaches the runner: the
+process SIGKILLs itself half a second after paho's callback returned (when an automatic PUBACK would
+have gone out), before the command is journalled."""
 
 from __future__ import annotations
 
@@ -66,27 +71,30 @@ class LiveClock:
 
 
 def die_after_applying(live: LiveClock, cid: str) -> None:
-    import json
     import signal
 
-    hall, on_message, on_reply = live.hall, live.hall.link.on_message, live.hall._replied
+    hall, on_reply = live.hall, live.hall._replied
 
     def _replied(cmd, ok, why):
         if cmd.id == cid:  # applied and journalled (the runner replies after both); not yet acked
             os.kill(os.getpid(), signal.SIGKILL)
         on_reply(cmd, ok, why)
 
-    def _on_message(topic, payload):
-        on_message(topic, payload)
-        try:
-            mine = json.loads(payload).get("id") == cid
-        except ValueError:
-            mine = False
-        if mine:  # hold paho's thread: its PUBACK of the command never goes out
-            time.sleep(30)
-
     hall._replied = _replied
-    hall.link.on_message = _on_message
+
+
+def die_before_applying(live: LiveClock, cid: str) -> None:
+    import signal
+
+    hall, submit = live.hall, live.hall.submit
+
+    def _submit(request):
+        if request.args.get("command") == cid:  # never journalled: killed a moment later
+            threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGKILL)).start()
+            return
+        submit(request)
+
+    hall.submit = _submit
 
 
 def main() -> int:
@@ -95,6 +103,9 @@ def main() -> int:
     die_after = os.environ.get("RACKSIDE_TEST_DIE_AFTER_APPLYING")
     if die_after:
         die_after_applying(live, die_after)
+    die_before = os.environ.get("RACKSIDE_TEST_DIE_BEFORE_APPLYING")
+    if die_before:
+        die_before_applying(live, die_before)
     print("ready", flush=True)
     for line in sys.stdin:
         words = line.split()
@@ -104,6 +115,10 @@ def main() -> int:
             live.tap(words[1])
         elif words[0] == "end":
             live.command("end")
+        elif words[0] == "show":
+            import json
+
+            print(json.dumps([d.text for d in live.clock.displays]), flush=True)
         elif words[0] == "quit":
             break
         print("ok", flush=True)
