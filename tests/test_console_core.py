@@ -162,13 +162,14 @@ P = "rackside/v1/h/"
 
 
 def state(seq, game="g1", phase="running"):
+    players = [{"player": p, "remaining_ms": 1000 * p, "overtime_s": 0, "penalty": 0, "forfeit": False} for p in (1, 2)]
     return json.dumps({"seq": seq, "game": game, "phase": phase, "running": 1, "sent_at": "2026-01-01T00:00:00+00:00",
-                       "players": [{"player": 1, "remaining_ms": 1000}, {"player": 2, "remaining_ms": 2000}]}).encode()
+                       "players": players, "ending": None}).encode()
 
 
 def test_events_are_kept_once_and_late_states_ignored():
     h = HallState("h")
-    ev = json.dumps({"seq": 1, "game": "g1", "input": "press", "player": 2}).encode()
+    ev = json.dumps({"kind": "input", "seq": 1, "game": "g1", "t_ns": 5, "input": "press", "player": 2, "at": None}).encode()
     assert h.on_message(P + "table/3/event", ev)
     assert h.on_message(P + "table/3/event", ev) == []  # QoS 1 delivered it twice
     h.on_message(P + "table/3/state", state(5))
@@ -181,13 +182,14 @@ def test_events_are_kept_once_and_late_states_ignored():
 
 def test_bad_messages_are_noted_not_raised():
     h = HallState("h")
-    assert h.on_message(P + "table/x/state", b"{}") == []
-    assert h.on_message(P + "table/2/state", b"not json") == []
-    assert len(h.problems) == 2
+    assert h.on_message(P + "table/x/state", b"{}") == [("problem", "rackside/v1/h/table/x/state: table 'x': allowed are 1 to 999")]
+    assert h.on_message(P + "table/2/state", b"not json")[0][0] == "problem"
+    assert len(h.problems) == 2 and h.tables == {}
 
 
 def test_per_word_results_only_in_the_detail():
     h = HallState("h")
+    h.on_message(P + "table/7/status", b"online")
     h.on_message(P + "station/1/challenge", json.dumps({"id": "c1", "table": 7, "verdict": None}).encode())
     assert h.tables[7].challenge is not None
     h.on_message(P + "station/1/challenge", json.dumps({"id": "c1", "table": 7, "verdict": "UNACCEPTABLE"}).encode())
@@ -203,6 +205,7 @@ def test_a_real_stations_payloads():
     summary, detail = payloads({"id": "c9", "time": "2026-01-01T10:00:00", "table": 4, "words": ["QI", "JOQ"],
                                 "per_word": [True, False], "acceptable": False, "lexicon_name": "ENABLE"}, "2")
     h = HallState("h")
+    h.on_message(P + "table/4/status", b"online")
     h.on_message(P + "station/2/detail", detail)  # the two may arrive in either order
     h.on_message(P + "station/2/challenge", summary)
     (c,) = h.feed

@@ -30,6 +30,8 @@ PURE_CORES = {
     "rackside.hall.topics": "hall/topics.py",
     "rackside.hall.commands": "hall/commands.py",
     "rackside.hall.console.hallstate": "hall/console/hallstate.py",
+    "rackside.hall.console.contract": "hall/console/contract.py",
+    "rackside.hall.console.limits": "hall/console/limits.py",
     "rackside.hall.console.results": "hall/console/results.py",
     "rackside.hall.console.tsh": "hall/console/tsh.py",
 }

@@ -73,6 +73,15 @@ class Console:
         self.broker_up = up
         self.hub.publish("broker", {"up": up, "why": why})
 
+    def on_dropped(self, device: str, count: int) -> None:
+        kind, _, ident = device.partition(" ")
+        who = (kind, int(ident)) if kind == "table" and ident.isdigit() else (kind, ident)
+        for k, data in self.state.problem(who, f"{count} messages over the rate limit ({limits.DEVICE_RATE:g} a second) dropped"):
+            self.hub.publish(k, data)
+
+    def dropped_threadsafe(self, device: str, count: int) -> None:
+        self.loop.call_soon_threadsafe(self.on_dropped, device, count)
+
     def deliver_threadsafe(self, topic: str, payload: bytes) -> None:
         self.loop.call_soon_threadsafe(self.on_message, topic, payload)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rackside import tomlfile
+from rackside.hall.config import HallConfigError, parse_url
 
 from .auth import HashError, check_hash_form
 
@@ -73,6 +74,11 @@ def load(path: Path) -> ConsoleConfig:
 
     hall = need("hall")
     url = need("url")
+    try:
+        if parse_url(url, "[console] url") is None:
+            raise HallConfigError('[console] url = "auto": the console needs the broker\'s address, mqtt://HOST[:PORT] or mqtts://HOST[:PORT]')
+    except HallConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
     pw = need("password")
     try:
         check_hash_form(pw)

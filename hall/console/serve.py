@@ -60,7 +60,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
         for p in problems:
             log.warning("TSH: %s", p)
     bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
-                    console.connection_threadsafe, ca_file=cfg.ca_file)
+                    console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
     cmdlog = CommandLog(paths.state_dir() / "console-commands.jsonl")
     wire_fields = ("id", "cmd", "player", "players", "remaining_ms", "game_time", "rules", "seconds", "by", "reason", "at")
 
