@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+from rackside import running_version
+
 
 from support.hallclock import ack, send
 
@@ -48,6 +50,7 @@ def test_a_game_on_the_hall_every_state_event_and_the_result(hall_broker, table3
     assert len(states) >= len(journal)
     assert {s["phase"] for s in states} >= {"setup", "running", "neutralised", "ended"}
     assert all(set(s) >= {"seq", "game", "phase", "running", "players", "sent_at"} for s in states)
+    assert {s["version"] for s in states} == {running_version()}  # which Rackside the table runs (issue 20)
     assert states[-1]["phase"] == "ended" and states[-1]["running"] is None
     running = [s for s in states if s["phase"] == "running"]
     assert all(s["running"] in (1, 2) for s in running)

@@ -22,6 +22,7 @@ PURE_CORES = {
     "rackside.firmware.render": "firmware/render.py",
     "rackside.firmware.messages": "firmware/messages.py",
     "rackside.firmware.rules_table": "firmware/rules_table.py",
+    "rackside.firmware.restore": "firmware/restore.py",
     "rackside.kiosk.flow": "kiosk/flow.py",
     "rackside.kiosk.layout": "kiosk/layout.py",
     "rackside.judge.adjudication": "judge/adjudication.py",
