@@ -34,6 +34,8 @@ PURE_CORES = {
     "rackside.hall.console.limits": "hall/console/limits.py",
     "rackside.hall.console.results": "hall/console/results.py",
     "rackside.hall.console.tsh": "hall/console/tsh.py",
+    "rackside.hall.console.jsliteral": "hall/console/jsliteral.py",
+    "rackside.hall.console.hallplan": "hall/console/hallplan.py",
 }
 
 # Modules that do I/O, run threads or processes, read a clock or randomness, or drive hardware.
