@@ -22,7 +22,6 @@ from rackside.hall import topics
 
 from . import contract, limits
 from .contract import Refused, default_rules
-from .results import ClockResult, Final, Row
 
 
 RESEND_ID = "resend-"  # the ids of the console's own resend requests
@@ -87,27 +86,53 @@ class Table:
     n: int
     status: str | None = None  # "online" / "offline" (the Last Will)
     state: dict | None = None  # the retained snapshot, as checked
-    names: tuple[str, str] = ("", "")
-    numbers: tuple[int | None, int | None] = (None, None)  # TSH player numbers
+    seat: dict | None = None  # this round's game here (hallplan.Seat.as_dict): division, label, players
     challenge: dict | None = None  # a station's challenge in progress for this table
     result: dict | None = None  # the clock's result event, once the game ends
-    final: dict | None = None  # the confirmed result (scores with penalties)
+    result_seat: dict | None = None  # the seat when that result came (a result belongs to one game)
+    final: dict | None = None  # the confirmed result of the seat's game, from the results store
     history: deque = field(default_factory=lambda: deque(maxlen=limits.HISTORY))
     problems: deque = field(default_factory=lambda: deque(maxlen=limits.PROBLEMS_PER_DEVICE))
     seqs: Seqs = field(default_factory=Seqs)
 
+    @property
+    def names(self) -> tuple[str, str]:
+        return tuple(self.seat["names"]) if self.seat else ("", "")
+
+    @property
+    def numbers(self) -> tuple[int | None, int | None]:  # TSH player numbers, clock side 1 and 2
+        return tuple(self.seat["numbers"]) if self.seat else (None, None)
+
+    def current_result(self) -> dict | None:
+        """The clock's result if it is of this round's game here (not a game of another division
+        or round that was seated here before)."""
+        if self.result is None or seat_key(self.result_seat) != seat_key(self.seat):
+            return None
+        return self.result
+
     def tile(self) -> dict:
         """What a tile needs; the page derives the live times and the tile's class itself."""
+        seat = self.seat or {}
         return {
             "table": self.n,
             "status": self.status,
             "state": self.state,
             "names": list(self.names),
+            "division": seat.get("division"),
+            "label": seat.get("label"),
+            "round": seat.get("round"),
             "challenge": None if self.challenge is None else _public_challenge(self.challenge),
-            "result": self.result,
+            "result": self.current_result(),
             "final": self.final,
             "problems": list(self.problems),
         }
+
+
+def seat_key(seat: dict | None) -> tuple | None:
+    """A game's identity: division, round and the two TSH player numbers (the results store's key)."""
+    if not seat:
+        return None
+    return (seat["division"], seat["round"], tuple(sorted(seat["numbers"])))
 
 
 def _public_challenge(c: dict) -> dict:
@@ -123,7 +148,7 @@ class Station:
 
 @dataclass
 class Round:
-    division: str = "a"
+    division: str = ""  # the division on screen; "" shows every division
     number: int = 1
     start: float | None = None  # scheduled start, wall-clock epoch seconds
     late_after_s: int = 300  # a table not started this long after the start is an exception
@@ -141,7 +166,6 @@ class HallState:
         self.feed: deque = deque(maxlen=limits.FEED)
         self.challenges: OrderedDict[str, dict] = OrderedDict()  # "station/id" -> full challenge (with per-word results)
         self.round = Round()
-        self.rows: dict[int, Row] = {}  # table -> confirmed result of this round
         self.pending: OrderedDict[str, dict] = OrderedDict()  # command id -> command, until its ack
         self.problems: deque = deque(maxlen=limits.PROBLEMS)  # the hall's: devices the console does not know
 
@@ -207,7 +231,7 @@ class HallState:
             if old.get("game") == data["game"] and data["seq"] < old.get("seq", 0):
                 return []  # an older snapshot delivered late
             if old.get("game") not in (None, data["game"]):
-                t.result = t.final = None  # a new game on this table
+                t.result = t.result_seat = None  # a new game on this table
             t.state = data
             g = t.seqs.game(data["game"])
             g.known = max(g.known, data["seq"])
@@ -224,7 +248,7 @@ class HallState:
                 return []
             g.result = True
             if (t.state or {}).get("game") in (None, data["game"]):
-                t.result = data
+                t.result, t.result_seat = data, t.seat
             t.history.append(data)
             return [("event", {"table": n, "event": data}), ("table", t.tile())]
         if leaf == "ack":
@@ -296,27 +320,21 @@ class HallState:
         if n in self.tables:
             self.tables[n].history.append({**cmd, "kind": "command"})
 
-    def set_players(self, pairings: dict[int, tuple]) -> list:
-        """TSH pairings for the round: table -> (side 1 player, side 2 player)."""
+    def set_seats(self, seats: dict[int, dict], finals: dict[tuple, dict]) -> list:
+        """The hall's seating for the round (table -> hallplan seat as a dict) and the confirmed
+        results by seat_key. A table no longer seated loses its players and notes: nothing of another
+        division or round stays on it (its clock result stays, shown again if that game returns)."""
         out = []
-        for n, (a, b) in pairings.items():
-            if not 1 <= n <= limits.MAX_TABLE:
-                continue
+        seats = {n: s for n, s in seats.items() if 1 <= n <= limits.MAX_TABLE}
+        for n in sorted(set(seats) | {n for n, t in self.tables.items() if t.seat is not None}):
             t = self.table(n)
-            t.names = (a.name, b.name)
-            t.numbers = (a.number, b.number)
+            seat = seats.get(n)
+            final = finals.get(seat_key(seat)) if seat else None
+            if t.seat == seat and t.final == final:
+                continue
+            t.seat, t.final = seat, final
             out.append(("table", t.tile()))
         return out
-
-    def confirm(self, n: int, slip, final: Final, by: str) -> Row:
-        t = self.tables.get(n)
-        if t is None or t.result is None:
-            raise KeyError(f"table {n} has no result yet")
-        res = ClockResult.from_event(n, t.result["game"], t.result)
-        row = Row(self.round.division, self.round.number, n, res, slip, final, t.numbers, t.names, by)
-        self.rows[n] = row
-        t.final = {"scores": list(final.scores), "penalties": list(final.penalties), "note": final.note, "by": by}
-        return row
 
     def snapshot(self) -> dict:
         return {
@@ -338,4 +356,5 @@ class HallState:
         if t is None:
             return None
         words = [c for c in self.challenges.values() if c.get("table") == n]
-        return {"tile": t.tile(), "history": list(t.history), "challenges": words, "numbers": list(t.numbers)}
+        return {"tile": t.tile(), "history": list(t.history), "challenges": words, "numbers": list(t.numbers),
+                "seat": t.seat}
