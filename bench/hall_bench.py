@@ -103,7 +103,8 @@ class BareOutput(Output):
         self.store = store
         self.topic = topics.table(cfg.hall, cfg.table, "event")
         self.state_topic = topics.table(cfg.hall, cfg.table, "state")
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"bare-{cfg.credentials.user}", protocol=mqtt.MQTTv5)
+        # the table's own client id: the broker binds each table's login to it (the phases run one after the other)
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cfg.credentials.user, protocol=mqtt.MQTTv5)
         c.username_pw_set(cfg.credentials.user, cfg.credentials.password)
         c.connect(cfg.endpoint.host, cfg.endpoint.port)
         c.loop_start()
@@ -390,7 +391,7 @@ def main() -> int:
             port = s.getsockname()[1]
         hall_dir = tmp / "hall"
         run_as = "root" if os.geteuid() == 0 else None
-        prov.provision(hall_dir, "bench", list(range(1, args.tables + 1)), 0, port=port, bind="127.0.0.1", run_as=run_as)
+        prov.provision(hall_dir, "bench", list(range(1, args.tables + 1)), 0, port=port, bind="127.0.0.1", run_as=run_as, tls=False)
         broker = subprocess.Popen([mosquitto_binary(), "-c", str(hall_dir / "mosquitto.conf")], stderr=subprocess.DEVNULL)
         for _ in range(100):
             try:

@@ -4,6 +4,7 @@
     rackside clock --simulate            the same firmware on gpiozero's mock pins, in a window
                                          (or in the terminal when no display is available)
     rackside clock --simulate --terminal force the terminal
+    rackside clock --simulate --headless no window or terminal: run until stopped, as on a Pi
     rackside clock replay FILE [--json]  audit a game from its journal
 
 The config is `--config FILE`, else `clock.toml` in the config directory (paths.config_dir())
@@ -38,6 +39,8 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--simulate", action="store_true", help="run on gpiozero's mock pins with a window or terminal")
     p.add_argument("--terminal", action="store_true", help="with --simulate: draw in this terminal, not a window")
+    p.add_argument("--headless", action="store_true",
+                   help="with --simulate: no window or terminal, run until stopped as on a Pi (the installer's readiness check)")
     p.add_argument("--config", type=Path, metavar="FILE", help="clock config (TOML)")
     p.add_argument("--state-dir", type=Path, metavar="DIR", help="where journals and checkpoints go")
     p.add_argument("--hall", metavar="URL", help="put this clock on a hall: mqtt://HOST[:PORT], mqtts://... or auto (overrides [hall] url)")
@@ -203,7 +206,7 @@ def run_clock(args: argparse.Namespace) -> int:
         clock.close()
         return 1
     try:
-        if args.simulate:
+        if args.simulate and not args.headless:
             return simulate(clock, terminal=args.terminal)
         return run_on_pins(clock)
     finally:

@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
+from rackside import running_version
 from rackside.firmware.clock import Phase, Rules, View
 from rackside.firmware.outputs import Applied, Frame, Output, OutputConfigError, OutputContext
 from rackside.hall import commands, intake, topics
@@ -287,6 +288,7 @@ class _Worker:
         self.resolve = resolve
         self.topic = out.topic
         self.owner = Owner("hall output (worker)")
+        self.version = running_version()  # in every state: which Rackside this table runs
         self.fault = Outage(log, "hall publisher")
         self.intake = intake.CommandIntake()
         self.recovery = JournalRecovery(journal_dir, out.topic)
@@ -421,7 +423,7 @@ class _Worker:
             if not result:
                 rows.extend(self.recovery.result_rows(result_payload(item.view, game, item.wall_ns)))
                 self._progress[game] = changed[game] = (seen, True)
-        self._state = (state_payload(item.view, game, self._last_seq(game), item.wall_ns, item.rules), False)
+        self._state = (state_payload(item.view, game, self._last_seq(game), item.wall_ns, item.rules, self.version), False)
 
     def _command(self, c: CommandIn, rows: list[Row], answered: dict, settled: list) -> None:
         decision = self.intake.receive(c.payload, c.token, self._rules)

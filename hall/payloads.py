@@ -37,9 +37,10 @@ def players(v: View) -> list[dict]:
     ]
 
 
-def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | None = None) -> bytes:
+def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | None = None, version: str | None = None) -> bytes:
     """The retained state; `rules` (the running game's) let a page compute penalties and forfeits
-    under the rules the game is played under (a new_game may set other than WESPA's)."""
+    under the rules the game is played under (a new_game may set other than WESPA's); `version`
+    is the Rackside the clock runs (after an update, the director sees which version each table has)."""
     running = next((p.player for p in v.players if p.running), None)
     state: dict[str, Any] = {
         "seq": seq,
@@ -52,6 +53,8 @@ def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | Non
     }
     if rules is not None:
         state["rules"] = {k: getattr(rules, k) for k in STATE_RULES}
+    if version is not None:
+        state["version"] = version
     return dumps(state)
 
 

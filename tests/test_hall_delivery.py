@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall import commands, intake, provision, recovery, topics
+from rackside.hall import commands, dynsec, intake, recovery, topics
 
 from support.broker import Recorder
 from support.hallclock import LiveClock, ack, clock_config, send
@@ -49,9 +49,8 @@ def inputs(rec) -> list[dict]:
 def test_the_result_topic_is_in_the_topic_tree_and_the_tables_acl():
     assert "result" in topics.TABLE_TOPICS
     assert topics.table("h", 3, "result") == "rackside/v1/h/table/3/result"
-    devices = [provision.Device("director", "director", "", "x"), provision.Device("table-3", "table", "3", "x")]
-    acl = provision.acl_text("h", devices)
-    assert "topic write rackside/v1/h/table/3/result" in acl.split("user table-3")[1]
+    role = dynsec.device_role("h", "table-3")  # the table's role in the broker's dynamic-security plugin
+    assert {"acltype": "publishClientSend", "topic": "rackside/v1/h/table/3/result", "allow": True} in role["acls"]
 
 
 def test_a_restarted_console_gets_the_games_result_retained(table1):
