@@ -27,22 +27,27 @@ class Control:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._waiting: dict[str, tuple[threading.Event, list]] = {}
-        subscribed = threading.Event()
         client.message_callback_add(dynsec.CONTROL_RESPONSE, self._on_response)
-        mid = client.subscribe(dynsec.CONTROL_RESPONSE, qos=1)[1]
-        self._sub_mid = mid
-        self._subscribed = subscribed
+        # the SUBACK may arrive before subscribe() returns its mid: every SUBACK is noted meanwhile
+        acked: set[int] = set()
+        cond = threading.Condition()
         previous = client.on_subscribe
 
         def on_subscribe(c, u, m, rcs, p):
-            if m == mid:
-                subscribed.set()
-            elif previous is not None:
+            with cond:
+                acked.add(m)
+                cond.notify_all()
+            if previous is not None:
                 previous(c, u, m, rcs, p)
 
         client.on_subscribe = on_subscribe
-        if not subscribed.wait(TIMEOUT_S):
-            raise ControlError("the broker did not answer the subscription to the plugin's responses")
+        try:
+            mid = client.subscribe(dynsec.CONTROL_RESPONSE, qos=1)[1]
+            with cond:
+                if not cond.wait_for(lambda: mid in acked, TIMEOUT_S):
+                    raise ControlError("the broker did not answer the subscription to the plugin's responses")
+        finally:
+            client.on_subscribe = previous
 
     def _on_response(self, client, userdata, msg) -> None:
         try:

@@ -213,3 +213,27 @@ def test_a_broker_with_another_ca_is_refused(hall, tmp_path):
     secret = join.load(hall.dir / "join.toml").secret
     with pytest.raises(ssl.SSLError):
         tls_client(hall, "join", secret, "enrol-x", ca=other / "ca.crt")
+
+
+def test_rackside_hall_devices_lists_assigns_and_revokes(hall, tmp_path, capsys):
+    from rackside.cli import main
+
+    creds = str(hall.credentials("director"))
+    url = f"mqtt://127.0.0.1:{hall.port}"
+    dev = Device(hall, tmp_path, "dev-cli", kind="station")
+    director, fleet = director_fleet(hall)
+    assert fleet.wait(lambda f: "dev-cli" in f.devices, 10)
+    stop(director)
+    assert main(["hall", "devices", "--credentials", creds, "--url", url]) == 0
+    out = capsys.readouterr().out.splitlines()
+    row = next(line for line in out if line.startswith("dev-cli"))
+    assert "station" in row and dev.enrolment.code in row and "waiting" in row
+    assert main(["hall", "devices", "--credentials", creds, "--url", url, "assign", "dev-cli", "2"]) == 0
+    assert "device dev-cli is station 2" in capsys.readouterr().out
+    user, cfg = dev.next_change()
+    assert user == "station-2" and cfg.ident == "2"
+    assert main(["hall", "devices", "--credentials", creds, "--url", url, "assign", "nobody", "3"]) == 1
+    assert "has not said hello" in capsys.readouterr().err
+    assert main(["hall", "devices", "--credentials", creds, "--url", url, "revoke", "dev-cli"]) == 0
+    assert dev.next_change() == (None, None)
+    dev.enrolment.close()
