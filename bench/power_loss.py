@@ -82,7 +82,8 @@ from rackside.firmware.clock import (  # noqa: E402
     view,
 )
 from rackside.firmware.journal import StateRecord, input_to_dict, parse_journal  # noqa: E402
-from rackside.firmware.persist import GameStore, parse_checkpoint  # noqa: E402
+from rackside.firmware.checkpoint import parse_checkpoint  # noqa: E402
+from rackside.firmware.persist import GameStore  # noqa: E402
 from rackside.firmware.replay import fold  # noqa: E402
 
 S = 1_000_000_000

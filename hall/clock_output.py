@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from rackside import running_version
 from rackside.firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Phase, Press, Resume, Rules, View
 from rackside.firmware.clock import view as clock_view
 from rackside.firmware.journal import JournalError, input_to_dict, read_journal
@@ -91,9 +92,10 @@ def players(v: View) -> list[dict]:
 STATE_RULES = ("game_time_ms", "penalty_per_minute", "forfeit_overtime_ms", "lateness_forfeit_margin")
 
 
-def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | None = None) -> bytes:
+def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | None = None, version: str | None = None) -> bytes:
     """The retained state; `rules` (the running game's) let a page compute penalties and forfeits
-    under the rules the game is played under (a new_game may set other than WESPA's)."""
+    under the rules the game is played under (a new_game may set other than WESPA's); `version`
+    is the Rackside the clock runs (after an update, the director sees which version each table has)."""
     running = next((p.player for p in v.players if p.running), None)
     state = {
         "seq": seq,
@@ -106,6 +108,8 @@ def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | Non
     }
     if rules is not None:
         state["rules"] = {k: getattr(rules, k) for k in STATE_RULES}
+    if version is not None:
+        state["version"] = version
     return dumps(state)
 
 
@@ -153,6 +157,7 @@ class HallOutput:
         resolve: Callable[[HallConfig], Any] | None = None,
     ) -> None:
         self.cfg = cfg
+        self.version = running_version()  # in every state: which Rackside this table runs
         self.store = store
         self.submit = submit  # puts a firmware.messages.Request on the runner's queue
         self.clock_ns = clock_ns
@@ -453,11 +458,11 @@ class HallOutput:
                     self._progress[game] = changed[game] = (seq, result)
                 if seq is not None:
                     self._seqs[game] = seq
-                self._state = (state_payload(clock_view(clock, t_ns), game, self._last_seq(game), wall, clock.rules), False)
+                self._state = (state_payload(clock_view(clock, t_ns), game, self._last_seq(game), wall, clock.rules, self.version), False)
             elif kind == "view":
                 _, path, v, wall, rules = item
                 game = self._game(path)
-                self._state = (state_payload(v, game, self._last_seq(game), wall, rules), False)
+                self._state = (state_payload(v, game, self._last_seq(game), wall, rules, self.version), False)
             elif kind == "result":
                 _, path, v, wall, rules = item
                 game = self._game(path)
@@ -465,7 +470,7 @@ class HallOutput:
                 if not result:
                     rows.extend(self._result_rows(result_payload(v, game, wall)))
                     self._progress[game] = changed[game] = (seen, True)
-                self._state = (state_payload(v, game, self._last_seq(game), wall, rules), False)
+                self._state = (state_payload(v, game, self._last_seq(game), wall, rules, self.version), False)
             elif kind == "ack":
                 _, cid, ok, reason, seq, *extra = item
                 rows.append((self.topic["ack"], self._answer(cid, ok, reason, seq, answered, extra[0] if extra else {}), 1, 0))

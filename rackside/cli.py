@@ -55,17 +55,6 @@ def show_paths(args: argparse.Namespace) -> int:
     return 0
 
 
-def running_version() -> str:
-    """The version of the Rackside this process runs: the installed package's (a bundle stamps its
-    own, e.g. 0.1.0+g1a2b3c4, so each Pi's /opt/rackside/<version>/ says which), else __version__."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("rackside")
-    except metadata.PackageNotFoundError:
-        return __version__
-
-
 def _version_action():
     """`--version`, asking the package's metadata only when used (importlib.metadata costs
     milliseconds every command would pay if the parser asked it up front, issue 11)."""
@@ -73,6 +62,8 @@ def _version_action():
 
     class Version(argparse.Action):
         def __call__(self, parser, namespace, values, option_string=None):
+            from rackside import running_version
+
             print(f"rackside {running_version()}")
             parser.exit()
 

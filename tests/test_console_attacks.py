@@ -217,3 +217,157 @@ def test_the_director_logs_in_during_a_password_guessing_attack(hall):
         for t in threads:
             t.join(10)
     assert answers.count(401) <= 3 * limits.LOGIN_FREE_TRIES + 6 and answers.count(429) > 0, answers.count(401)
+
+
+# --- a faulty or hostile device ------------------------------------------------------------------
+
+
+def _players(**over):
+    return [{"player": p, "remaining_ms": 60_000, "overtime_s": 0, "penalty": 0, "forfeit": False, "absent": False, **over}
+            for p in (1, 2)]
+
+
+def _state(seq=1, game="game-000001", **over) -> dict:
+    return {"seq": seq, "game": game, "phase": "running", "running": 1, "players": _players(), "ending": None,
+            "sent_at": "2026-11-30T10:31:02.417+00:00", **over}
+
+
+def _events_first(h: Http, hall) -> dict:
+    """The event stream's first message (the snapshot), read off a raw socket with the session's cookie."""
+    cookie = "; ".join(f"{c.name}={c.value}" for c in h.jar)
+    s = socket.create_connection(("127.0.0.1", hall.port), timeout=10)
+    try:
+        s.sendall(f"GET /api/events HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\n\r\n".encode())
+        buf = b""
+        while b"\n\n" not in buf.split(b"\r\n\r\n", 1)[-1] or b"\r\n\r\n" not in buf:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    finally:
+        s.close()
+    head, _, body = buf.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200"), head
+    data = next(line for line in body.decode().splitlines() if line.startswith("data: "))
+    return json.loads(data[6:])
+
+
+def test_no_device_message_breaks_the_snapshot_or_the_stream(hall):
+    """A 2 KB payload nested ~1000 deep used to make every /api/snapshot a 500 and every event
+    stream empty; type-confused fields broke the page; each is refused and shown on its tile."""
+    b, root = hall.broker, f"rackside/v1/{hall.broker.hall}"
+    deep = b'{"seq": 1, "game": "g", "players": ' + b"[" * 1000 + b"]" * 1000 + b"}"
+    publish(b, "table-1", f"{root}/table/1/status", b"online", retain=True)
+    bad = [deep, json.dumps(_state(players={"1": 1})).encode(), json.dumps(_state(players=[None])).encode(),
+           json.dumps(_state(players=_players(remaining_ms="1:00"))).encode(), b"\xff\xfe", b"[]"]
+    for payload in bad:
+        publish(b, "table-1", f"{root}/table/1/state", payload, retain=True)
+    result = {"kind": "result", "game": "game-000001", "seq": 0, "ending": "end", "players": _players(), "forfeits": "1",
+              "winner_by_forfeit": None, "lateness_margin": None, "at": None}
+    publish(b, "table-1", f"{root}/table/1/event", json.dumps(result).encode())
+    h, _ = director(hall)
+
+    def table_1():
+        return next((t for t in json.loads(h.call("GET", "/api/snapshot")[1])["tables"] if t["table"] == 1), None)
+
+    t = wait(lambda: (x := table_1()) and len(x["problems"]) >= len(bad) + 1 and x)
+    assert t and t["state"] is None and t["result"] is None, t
+    assert any("nested deeper" in p for p in t["problems"]) and any("forfeits" in p for p in t["problems"])
+    assert any("players" in p for p in t["problems"]), t["problems"]
+    assert h.call("GET", "/api/table/1")[0] == 200
+    assert _events_first(h, hall)["hall"] == b.hall
+    # and a good state after them is shown, with the clock core's default rules when it sends none
+    publish(b, "table-1", f"{root}/table/1/state", json.dumps(_state(seq=2)).encode(), retain=True)
+    t = wait(lambda: (x := table_1()) and x["state"] and x)
+    assert t["state"]["rules"]["penalty_per_minute"] == 10 and t["state"]["seq"] == 2
+    publish(b, "table-1", f"{root}/table/1/state", b"", retain=True)  # leave no retained state behind
+
+
+def test_a_games_own_rules_are_passed_through_checked(hall):
+    b, root = hall.broker, f"rackside/v1/{hall.broker.hall}"
+    publish(b, "table-2", f"{root}/table/2/status", b"online")
+    rules = {"game_time_ms": 1_200_000, "penalty_per_minute": 5, "forfeit_overtime_ms": 300_000, "lateness_forfeit_margin": 50}
+    publish(b, "table-2", f"{root}/table/2/state", json.dumps(_state(rules=rules)).encode())
+    h, _ = director(hall)
+    tile = wait(lambda: next((t for t in json.loads(h.call("GET", "/api/snapshot")[1])["tables"]
+                              if t["table"] == 2 and t["state"]), None))
+    assert tile["state"]["rules"] == rules
+    publish(b, "table-2", f"{root}/table/2/state", json.dumps(_state(seq=2, rules={**rules, "game_time_ms": -5})).encode())
+    tile = wait(lambda: next((t for t in json.loads(h.call("GET", "/api/snapshot")[1])["tables"]
+                              if t["table"] == 2 and t["problems"]), None))
+    assert "game_time_ms" in tile["problems"][-1] and tile["state"]["seq"] == 1
+
+
+def test_a_station_naming_tables_that_do_not_exist_adds_no_tile(hall):
+    b, root = hall.broker, f"rackside/v1/{hall.broker.hall}"
+    c = b.client("station-1")
+    for n in [5, 8, 999, 3041, 99999, "x", -1, None]:
+        c.publish(f"{root}/station/1/challenge", json.dumps({"id": f"s{n}", "table": n, "verdict": None}), qos=1).wait_for_publish(5)
+    c.disconnect()
+    c.loop_stop()
+    h, _ = director(hall)
+    snap = wait(lambda: (s := json.loads(h.call("GET", "/api/snapshot")[1])) and len(s["feed"]) >= 4 and s)  # 5, 8, 999 and none
+    tables = {t["table"] for t in snap["tables"]}
+    assert not tables & {5, 8, 999, 3041, 99999}, tables
+    assert len([p for p in snap["station_problems"]["1"] if "table" in p]) == 4  # 3041, 99999, "x", -1: refused, on the station
+
+
+def _rss_ok(hall):
+    assert hall.rss_mib() <= 256, hall.rss_mib()
+
+
+def test_one_device_flooding_cannot_delay_the_others(hall):
+    """10,000 messages a second from one table made other tables' updates up to 17.6 s late and grew
+    the console for ever (the `seen` set)."""
+    b, root = hall.broker, f"rackside/v1/{hall.broker.hall}"
+    publish(b, "table-4", f"{root}/table/4/status", b"online")
+    flood = b.client("table-3")
+    for i in range(1, 20_001):
+        ev = {"kind": "input", "game": "game-000009", "seq": i, "t_ns": i, "input": "press", "player": 1 + i % 2, "at": None}
+        flood.publish(f"{root}/table/3/event", json.dumps(ev), qos=0)
+    publish(b, "table-4", f"{root}/table/4/state", json.dumps(_state(seq=7)).encode())
+    t0 = time.monotonic()
+    h, _ = director(hall)
+    assert wait(lambda: any(t["table"] == 4 and t["state"] and t["state"]["seq"] == 7
+                            for t in json.loads(h.call("GET", "/api/snapshot")[1])["tables"]), timeout=5)
+    assert time.monotonic() - t0 < 5
+    flood.disconnect()
+    flood.loop_stop()
+    _rss_ok(hall)
+    three = wait(lambda: next((t for t in json.loads(h.call("GET", "/api/snapshot")[1])["tables"]
+                               if t["table"] == 3 and any("rate limit" in p for p in t["problems"])), None), timeout=10)
+    assert three, "the dropped messages are reported on the flooding table's tile"
+    assert len(json.loads(h.call("GET", "/api/table/3")[1])["history"]) <= limits.HISTORY
+
+
+def test_200_event_streams_and_a_stalled_one_stay_bounded(hall):
+    h, _ = director(hall)
+    cookie = "; ".join(f"{c.name}={c.value}" for c in h.jar)
+    streams, answers = [], []
+    for i in range(200):
+        s = socket.create_connection(("127.0.0.1", hall.port), timeout=10, source_address=(f"127.0.0.{30 + i // 50}", 0))
+        s.sendall(f"GET /api/events HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\n\r\n".encode())
+        streams.append(s)
+    for s in streams:
+        answers.append(s.recv(12))
+    assert answers.count(b"HTTP/1.1 200") == limits.MAX_STREAMS and answers.count(b"HTTP/1.1 503") == 200 - limits.MAX_STREAMS
+    try:
+        # none of the open streams reads from here on: large states from a table fill their queues
+        b, root = hall.broker, f"rackside/v1/{hall.broker.hall}"
+        c = b.client("table-5")
+        c.publish(f"{root}/table/5/status", b"online", qos=1).wait_for_publish(5)
+        pad = _players()
+        for i in range(1, 1_900):
+            st = _state(seq=i, players=pad, game="game-" + ("%06d" % i) + "x" * 50)
+            c.publish(f"{root}/table/5/state", json.dumps(st) + " " * 3000, qos=0)
+        c.disconnect()
+        c.loop_stop()
+        time.sleep(2)
+        _rss_ok(hall)
+        assert h.call("GET", "/api/snapshot")[0] == 200  # the director's other requests are served
+    finally:
+        for s in streams:
+            s.close()
+    # the slots are freed: a new page gets its stream
+    time.sleep(0.5)
+    assert _events_first(h, hall)["hall"] == hall.broker.hall

@@ -19,6 +19,7 @@ from rackside.hardware.board import Board
 from rackside.hardware.display import RecordingDisplay
 
 from support.clock import FakeClock
+from support.disk import Disk
 
 PINS = {"left": 17, "right": 27, "neutralise": 22}
 
@@ -37,7 +38,8 @@ class Rig:
         self.board = Board(PINS, buzzer_pin=12 if buzzer else None, pin_factory=self.factory, clock_ns=self.clock)
         self.displays = [RecordingDisplay("left"), RecordingDisplay("right")]
         self.state_dir = state_dir
-        self.store = GameStore(state_dir, self.rules, boot_id="test-boot")
+        self.disk = Disk()  # the card: faults are injected here (support.disk)
+        self.store = GameStore(state_dir, self.rules, boot_id="test-boot", disk=self.disk)
         self.runner = Runner(
             rules=self.rules,
             store=self.store,

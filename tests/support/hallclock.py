@@ -55,10 +55,16 @@ class LiveClock:
         self.clock.board.drive(button, False)
         time.sleep(0.05)  # the release settles (15 ms debounce)
 
-    def command(self, name: str) -> None:
+    def command(self, name: str, at_ns: int | None = None) -> None:
+        """A simulator command ("end", "menu") now, or dated `at_ns` (this boot's monotonic clock):
+        sent once that moment has passed, so the clock acts on it as on a key pressed then, however
+        late a loaded machine delivers it (the runner applies each input at its own time)."""
         from rackside.firmware.messages import Command
 
-        self.runner.submit(Command(time.monotonic_ns(), name))
+        if at_ns is not None:
+            while (left := at_ns - time.monotonic_ns()) > 0:
+                time.sleep(left / 1e9)
+        self.runner.submit(Command(time.monotonic_ns() if at_ns is None else at_ns, name))
 
     def texts(self) -> tuple[str, str]:
         """What the displays show now."""

@@ -5,6 +5,7 @@ tests/conftest.py, so test modules use it without importing it)."""
 from __future__ import annotations
 
 import os
+import time
 
 os.environ["SDL_VIDEODRIVER"] = "dummy"  # before pygame initialises anything
 os.environ["SDL_AUDIODRIVER"] = "dummy"
@@ -129,6 +130,16 @@ def runner_judge(app, table: str, words: str):
     type_text(words)
     post_keys("TAB")
     app.step()
+
+
+def wait_for_dockets(app: KioskApp, timeout: float = 5.0) -> None:
+    """Step the app until the printer's thread has answered every docket posted: the station never
+    waits for its printer (kiosk/printing.py); a test that checks the answer does."""
+    deadline = time.monotonic() + timeout
+    while app.effects.dockets.pending:
+        assert time.monotonic() < deadline, "the printer's thread did not answer in time"
+        time.sleep(0.002)
+        app.step()
 
 
 def records(tmp_path):
