@@ -45,6 +45,8 @@ def register(sub: Any) -> None:
     p.add_argument("--state-dir", type=Path, metavar="DIR", help="where journals and checkpoints go")
     p.add_argument("--hall", metavar="URL", help="put this clock on a hall: mqtt://HOST[:PORT], mqtts://... or auto (overrides [hall] url)")
     p.add_argument("--hall-credentials", type=Path, metavar="FILE", help="this table's credentials file (overrides [hall] credentials)")
+    p.add_argument("--hall-join", type=Path, metavar="FILE", help="join the hall with its join file: the director numbers this clock (docs/fleet.md)")
+    p.add_argument("--device-id", metavar="ID", help="with --hall-join: this device's id (default: the Pi's serial number, else /etc/machine-id)")
     p.set_defaults(func=run_clock)
     clock_sub = p.add_subparsers(dest="clock_command", metavar="SUBCOMMAND")
     r = clock_sub.add_parser("replay", help="audit a game from its journal", description="Audit a game from its journal.")
@@ -164,11 +166,42 @@ class Clock:
         hall output's factory checks it); None when neither says so."""
         table = self.config.data.get("hall")
         url, creds = getattr(args, "hall", None), getattr(args, "hall_credentials", None)
+        joining = getattr(args, "hall_join", None) or (isinstance(table, dict) and table.get("join"))
+        if joining and creds is None:
+            return self._enrolled_output(args, table if isinstance(table, dict) else {}, clock_ns)
         if table is None and url is None and creds is None:
             return None
         if creds is not None and (table is None or isinstance(table, dict)):
             table = {**(table or {}), "credentials": str(creds)}
         return {"section": table, "url": url, "base": self.config.path.parent, "default_outbox": args.state_dir is None}
+
+    def _enrolled_output(self, args: argparse.Namespace, table: dict, clock_ns) -> Any:
+        """The hall output of a clock joining with the join file: numbered by the director."""
+        from rackside import __version__, paths
+        from rackside.firmware.config import ConfigError
+        from rackside.hall import join
+        from rackside.hall.config import HallConfigError
+        from rackside.hall.enrolled_output import EnrolledOutput
+
+        unknown = sorted(set(table) - {"join", "outbox"})
+        if unknown:
+            raise ConfigError(f"{self.config.path}: [hall] has unknown key {unknown[0]!r} beside join: allowed are join, outbox")
+        path = Path(args.hall_join or table["join"])
+        if not path.is_absolute() and args.hall_join is None:
+            path = self.config.path.parent / path
+        try:
+            joinfile = join.load(path)
+        except HallConfigError as e:
+            raise ConfigError(f"{self.config.path}: {e}") from None
+        outbox = table.get("outbox")
+        if outbox is not None and not isinstance(outbox, str):
+            raise ConfigError(f"{self.config.path}: hall.outbox = {outbox!r}: allowed is a file path")
+        outbox = Path(outbox) if outbox else (paths.outbox() if args.state_dir is None else self.store.directory / "hall-outbox.sqlite")
+        try:
+            return EnrolledOutput(joinfile, self.store.directory, self.store, self.board.events.put, outbox_path=outbox,
+                                  clock_ns=clock_ns, device=getattr(args, "device_id", None), version=__version__)
+        except (HallConfigError, ValueError) as e:
+            raise ConfigError(f"{self.config.path}: {e}") from None
 
     def start(self) -> None:
         self.runner.start()  # restores the game, then starts the outputs (the hall's thread)

@@ -75,7 +75,11 @@ REQUESTS = {
     "forfeit": ("player",),
     "new_game": ("game_time_ms",),
     "identify": ("seconds",),  # the hall's director: the displays flash 8888 so the table is found
+    # the hall's enrolment: (left, right) texts shown before a game's first press (its code while it
+    # waits for a table number, its number once given), for `seconds` (0: until replaced)
+    "notice": ("left", "right", "seconds"),
 }
+MAX_NOTICE_CHARS = 8
 OPTIONAL_ARGS = {"new_game": ("rules",)}  # rules: the clock.Rules the new game is played under (the hall)
 
 
@@ -126,6 +130,7 @@ class Runner:
         self._refused = ""  # why the core refused the last input it refused
         self._watchdog_ns = notifier.watchdog_period_ns() if notifier is not None else None
         self._next_watchdog_ns: int | None = None
+        self.notice: tuple[str, str, int | None] | None = None  # (left, right, until): shown in phase setup
         self.identify_until_ns: int | None = None  # a director's "identify": the displays flash
 
     # The journal's state, read by tests and the status line.
@@ -232,6 +237,8 @@ class Runner:
         times.append(self._next_watchdog_ns)
         if self.identify_until_ns is not None and now < self.identify_until_ns:
             times.append(min(self.identify_until_ns, (now // render.BLINK_NS + 1) * render.BLINK_NS))
+        if self.notice is not None and self.notice[2] is not None and now < self.notice[2]:
+            times.append(self.notice[2])
         times = [t for t in times if t is not None]
         return min(times) if times else None
 
@@ -328,9 +335,17 @@ class Runner:
         missing = [k for k in wanted if k not in r.args]
         if extra or missing:
             return False, f"{r.name} takes {', '.join(wanted) or 'no arguments'}" + (f" (missing {missing[0]})" if missing else f" (not {extra[0]})")
+        a = r.args
+        if r.name == "notice":  # display only: shown whenever the menu is closed again
+            texts, seconds = (a["left"], a["right"]), a["seconds"]
+            if not all(isinstance(x, str) and len(x) <= MAX_NOTICE_CHARS for x in texts):
+                return False, f"left, right: texts of at most {MAX_NOTICE_CHARS} characters"
+            if isinstance(seconds, bool) or not isinstance(seconds, int) or not 0 <= seconds <= 600:
+                return False, f"seconds: {seconds!r} (allowed: 0 to 600)"
+            self.notice = (*texts, t + seconds * 1_000_000_000 if seconds else None)
+            return True, ""
         if self.menu is not None and r.name not in ("stop",):
             return False, "the director's menu is open on the clock"
-        a = r.args
         if r.name in ("menu", "end", "stop"):
             before = (self.menu, self.clock)
             self._command(r.name, t)
@@ -475,6 +490,8 @@ class Runner:
             return menus.texts(self.menu, v, now, self.rules.game_time_ms)
         if self.identify_until_ns is not None and now < self.identify_until_ns:
             return ("8888", "8888") if (now // render.BLINK_NS) % 2 == 0 else ("", "")
+        if self.notice is not None and v.phase is Phase.SETUP and (self.notice[2] is None or now < self.notice[2]):
+            return self.notice[0], self.notice[1]
         return render.texts(v, now, restored_until_ns=self.restored_until_ns)
 
     def frame(self, now: int) -> Frame:
