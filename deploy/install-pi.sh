@@ -16,13 +16,19 @@
 #
 # For tests: RACKSIDE_DESTDIR=DIR installs under DIR instead of / (no root needed), and
 # RACKSIDE_SYSTEMCTL=CMD runs CMD instead of systemctl.
+# For a bundle's install.sh (deploy/bundle-install.sh): RACKSIDE_REPO=PATH is the path the units
+# run from (/opt/rackside/current, the link to the running version; files are read from this
+# script's own checkout), RACKSIDE_USER=NAME the services' user, and RACKSIDE_NO_START=1 enables
+# the chosen services without starting or restarting them (the bundle's switch starts them).
 set -euo pipefail
 
 say() { printf 'install-pi.sh: %s\n' "$*"; }
 die() { printf 'install-pi.sh: error: %s\n' "$*" >&2; exit 1; }
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+src="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"  # the files: templates, default configs, venv
+repo="${RACKSIDE_REPO:-$src}"                                # the path the units name
 dest="${RACKSIDE_DESTDIR:-}"
+no_start="${RACKSIDE_NO_START:-0}"
 read -r -a systemctl <<<"${RACKSIDE_SYSTEMCTL:-systemctl}"
 
 roles=()
@@ -37,15 +43,16 @@ done
 
 if [ -z "$dest" ] && [ "$(id -u)" != 0 ]; then
     command -v sudo >/dev/null 2>&1 || die "needs root, and sudo is not installed: run it as root"
-    exec sudo --preserve-env=RACKSIDE_SYSTEMCTL "$0" "$@"
+    exec sudo --preserve-env=RACKSIDE_SYSTEMCTL,RACKSIDE_REPO,RACKSIDE_USER,RACKSIDE_NO_START "$0" "$@"
 fi
 
 # systemd unit paths are unquoted: refuse a checkout path that would need quoting or escaping.
 [[ "$repo" =~ ^/[A-Za-z0-9._/+-]+$ ]] || die "the checkout's path '$repo' has spaces or special characters; move it (e.g. to /opt/rackside)"
-[ -x "$repo/.venv/bin/rackside" ] || die "$repo/.venv/bin/rackside is missing: run ./setup.sh first"
+[ -x "$src/.venv/bin/rackside" ] || die "$src/.venv/bin/rackside is missing: run ./setup.sh first"
 
-user="$(stat -c %U "$repo")"
-[ "$user" = root ] && say "warning: $repo belongs to root, so the services will run as root; a checkout owned by an ordinary user is safer"
+user="${RACKSIDE_USER:-$(stat -c %U "$src")}"
+id -u "$user" >/dev/null 2>&1 || die "the services' user '$user' does not exist"
+[ "$user" = root ] && say "warning: the services will run as root ($src belongs to root); a checkout owned by an ordinary user is safer"
 # The groups that give access to GPIO, serial ports, the screen and touch input, where they exist.
 groups=()
 for g in gpio dialout video render input; do
@@ -73,7 +80,7 @@ changed_units=()
 for name in clock kiosk broker hall-station; do
     unit="rackside-$name.service"
     tmp="$(mktemp)"
-    sed -e "s|@REPO@|$repo|g" -e "s|@USER@|$user|g" -e "s|@GROUPS@|${groups[*]}|g" "$repo/deploy/$unit" >"$tmp"
+    sed -e "s|@REPO@|$repo|g" -e "s|@USER@|$user|g" -e "s|@GROUPS@|${groups[*]}|g" "$src/deploy/$unit" >"$tmp"
     if cmp -s "$tmp" "$unitdir/$unit"; then
         say "unchanged: $unitdir/$unit"
         rm -f "$tmp"
@@ -88,22 +95,22 @@ done
 # Default configs, only where the director has none yet. station.toml holds the director's PIN
 # hash: readable by root and the service's group only (0640 root:<group>), kept so when it exists.
 service_group="$(id -gn "$user")"
-while read -r src target mode; do
+while read -r default target mode; do
     owner=()
     if [ "$mode" = 0640 ] && [ "$(id -u)" = 0 ]; then
         owner=(-o root -g "$service_group")
     fi
-    if [ ! -f "$repo/$src" ]; then
-        say "skipped: $repo/$src does not exist in this checkout"
+    if [ ! -f "$src/$default" ]; then
+        say "skipped: $src/$default does not exist in this checkout"
     elif [ -e "$confdir/$target" ]; then
-        say "kept: $confdir/$target (already there; the default is $repo/$src)"
+        say "kept: $confdir/$target (already there; the default is $src/$default)"
         if [ "$mode" = 0640 ]; then
             chmod 0640 "$confdir/$target"
             [ "${#owner[@]}" -eq 0 ] || chown "root:$service_group" "$confdir/$target"
         fi
     else
-        install -m "$mode" "${owner[@]+"${owner[@]}"}" "$repo/$src" "$confdir/$target"
-        say "copied: $repo/$src -> $confdir/$target (mode $mode)"
+        install -m "$mode" "${owner[@]+"${owner[@]}"}" "$src/$default" "$confdir/$target"
+        say "copied: $src/$default -> $confdir/$target (mode $mode)"
     fi
 done <<'CONFIGS'
 firmware/clock.toml clock.toml 0644
@@ -140,7 +147,7 @@ fi
 for r in "${roles[@]+"${roles[@]}"}"; do
     if [ "$r" = kiosk ]; then
         # The station reads its lexicons from the service's state directory, not the user's.
-        "${as_user[@]+"${as_user[@]}"}" env RACKSIDE_STATE_DIR="$statedir" "$repo/.venv/bin/rackside" lexicon install-default \
+        "${as_user[@]+"${as_user[@]}"}" env RACKSIDE_STATE_DIR="$statedir" "$src/.venv/bin/rackside" lexicon install-default \
             || die "could not compile the default lexicon into $statedir (see above)"
     fi
 done
@@ -155,6 +162,11 @@ for name in clock kiosk broker hall-station; do
     for r in "${roles[@]+"${roles[@]}"}"; do [ "$r" = "$name" ] && wanted=1; done
     if [ "$wanted" = 1 ]; then
         # A running service whose unit changed is restarted (the clock comes back from its journal).
+        if [ "$no_start" = 1 ]; then
+            "${systemctl[@]}" enable "$unit"
+            say "enabled: $unit (not started here)"
+            continue
+        fi
         if [[ " ${changed_units[*]+"${changed_units[*]}"} " == *" $unit "* ]] \
             && "${systemctl[@]}" is-active --quiet "$unit"; then
             "${systemctl[@]}" restart "$unit"

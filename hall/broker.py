@@ -30,12 +30,8 @@ def conf_settings(conf: Path) -> tuple[int | None, bool, str | None]:
     ports = [int(p) for p in re.findall(r"^listener\s+(\d+)", text, re.M)]
     tls = bool(re.search(r"^certfile\s", text, re.M))  # uncommented: the TLS listener is on
     port = (ports[0] if ports else None)  # with TLS, provision writes the TLS listener first
-    hall = None
-    acl = re.search(r"^acl_file\s+(.+)$", text, re.M)
-    if acl and Path(acl.group(1).strip()).is_file():
-        m = re.search(r"Rackside hall '([^']+)'", Path(acl.group(1).strip()).read_text())
-        hall = m.group(1) if m else None
-    return port, tls, hall
+    m = re.search(r"^# Rackside hall '([^']+)'$", text, re.M)
+    return port, tls, (m.group(1) if m else None)
 
 
 def run(config_dir: Path, *, mdns: bool = True) -> int:

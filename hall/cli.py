@@ -1,9 +1,10 @@
 """`rackside hall`: provision a hall, run its broker, watch its traffic.
 
-    rackside hall provision --hall NAME --tables 1-60 --stations 3 --out DIR [--tls]
+    rackside hall provision --hall NAME --out DIR [--tables 1-60] [--stations 3] [--no-tls]
     rackside hall broker --config DIR
     rackside hall station [--config station.toml]
     rackside hall tail --credentials DIR/credentials/director.toml [--url mqtt://HOST:PORT]
+    rackside hall devices --credentials DIR/credentials/director.toml [assign DEVICE N | revoke DEVICE]
     rackside hall console [--config FILE]      the director's console (docs/console.md)
     rackside hall demo --tables 40             a private broker, simulated tables and the console
 """
@@ -20,12 +21,17 @@ def register(sub: Any) -> None:
     p = sub.add_parser("hall", help="the hall network: provision, broker, tail", description=__doc__.splitlines()[0])
     hs = p.add_subparsers(dest="hall_command", metavar="SUBCOMMAND", required=True)
 
-    pr = hs.add_parser("provision", help="write a hall's Mosquitto config, passwords, ACL and device credentials")
+    pr = hs.add_parser("provision", help="write a hall's broker config, TLS certificates, join file and director's credentials")
     pr.add_argument("--hall", required=True, help="the hall's name (letters, digits, . _ -), e.g. open2026")
-    pr.add_argument("--tables", required=True, help="table numbers, e.g. 1-60 or 1-10,15")
-    pr.add_argument("--stations", type=int, default=0, help="how many challenge stations (ids 1..N)")
+    pr.add_argument("--tables", default="", help="tables made up front with their own credentials files, e.g. 1-60 "
+                    "(default none: devices join with the join file and the director numbers them)")
+    pr.add_argument("--stations", type=int, default=0, help="stations made up front likewise (ids 1..N)")
     pr.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write the files")
-    pr.add_argument("--tls", action="store_true", help="listen with TLS on 8883 (put ca.crt, server.crt, server.key in DIR/tls)")
+    tls = pr.add_mutually_exclusive_group()
+    tls.add_argument("--tls", action="store_true", default=True, help="devices connect with TLS on 8883 (the default)")
+    tls.add_argument("--no-tls", dest="tls", action="store_false", help="plain MQTT for devices too (passwords in clear)")
+    pr.add_argument("--host", action="append", metavar="NAME", help="a host name or address devices and browsers use for "
+                    "this machine, for its certificate (repeat; default: this machine's name, NAME.local, localhost, 127.0.0.1)")
     pr.add_argument("--port", type=int, default=1883, help="the plain MQTT listener's port (default 1883)")
     pr.add_argument("--bind", metavar="ADDRESS", help="listen on this address only (default: every interface)")
     pr.add_argument("--data", type=Path, metavar="DIR", help="the broker's persistence folder (default DIR/data)")
@@ -51,16 +57,20 @@ def register(sub: Any) -> None:
     tl.add_argument("--seconds", type=float, help="exit after this many seconds")
     tl.set_defaults(func=run_tail)
 
+    from rackside.hall import fleet_cli
     from rackside.hall.console import cli as console_cli
+
+    fleet_cli.register(hs)  # rackside hall devices
 
     console_cli.register(hs)  # rackside hall console, rackside hall demo
 
 
 def run_provision(args: argparse.Namespace) -> int:
     from rackside.hall import provision as prov
+    from rackside.hall import tlsfiles
 
     try:
-        tables = prov.parse_tables(args.tables)
+        tables = prov.parse_tables(args.tables) if args.tables else []
         if not 0 <= args.stations <= 99:
             raise ValueError(f"--stations {args.stations}: allowed are 0 to 99")
         if args.url:
@@ -71,16 +81,19 @@ def run_provision(args: argparse.Namespace) -> int:
             except HallConfigError as e:
                 raise ValueError(str(e)) from None
         devices = prov.provision(args.out, args.hall, tables, args.stations, port=args.port, bind=args.bind,
-                                 tls=args.tls, data_dir=args.data, run_as=args.run_as, url=args.url)
-    except ValueError as e:
+                                 tls=args.tls, data_dir=args.data, run_as=args.run_as, url=args.url, names=args.host)
+    except (ValueError, tlsfiles.TlsError) as e:
         print(f"rackside hall provision: {e}", file=sys.stderr)
         return 2
     out = args.out.absolute()
-    print(f"hall {args.hall!r}: {len(tables)} table(s), {args.stations} station(s), a director: {len(devices)} users")
+    print(f"hall {args.hall!r}: a director, {len(tables)} table(s) and {args.stations} station(s) made up front")
     print(f"  broker config: {out / 'mosquitto.conf'} (run: rackside hall broker --config {out})")
-    print(f"  credentials:   {out / 'credentials'}/ (one a device, owner-only; copy each to its Pi)")
+    print(f"  join file:     {out / 'join.toml'} (the same on every device: docs/fleet.md)")
+    print(f"  credentials:   {out / 'credentials'}/ (the director's; owner-only)")
     if args.tls:
-        print(f"  TLS: put ca.crt, server.crt and server.key in {out / 'tls'}/ before starting the broker")
+        print(f"  TLS: the hall's CA and the broker's certificate in {out / 'tls'}/ (devices pin ca.crt from the join file)")
+    else:
+        print("  no TLS: every password crosses the hall's network in clear")
     return 0
 
 

@@ -8,6 +8,11 @@ A command is one JSON object, at most MAX_COMMAND_BYTES:
     {"id": "c20", "cmd": "new_game", "game_time": "25:00", "rules": {"penalty_per_minute": 10}}
     {"id": "c21", "cmd": "identify"}
     {"id": "c22", "cmd": "adjust", "player": 2, "remaining_ms": 60000, "by": "director", "reason": "clock knocked"}
+    {"id": "c30", "cmd": "resend", "game": "game-000003", "from_seq": 12, "to_seq": 20}
+
+`resend` is not a clock input: the clock's hall output answers it from its journal (the events of
+`game` with `from_seq` <= seq <= `to_seq`, and the result if that game ended), never reaching the
+runner (hall.clock_output says how many at most, and how often).
 
 Any command may carry `by` (who sent it, at most 64 characters) and `reason` (why, at most 200):
 the clock journals them beside the input with "source": "hall", so its own journal says who and why.
@@ -34,7 +39,7 @@ from typing import Any
 from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules
 
 MAX_COMMAND_BYTES = 4096
-NAMES = ("late_start", "arrive", "adjust", "new_game", "identify")
+NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend")
 IDENTIFY_S = 10
 # A late start's `at` this far ahead of the clock's own time is taken as now: the director's machine
 # and a Pi keep slightly different time (NTP on a hall network without internet is not a given).
@@ -42,12 +47,17 @@ FUTURE_TOLERANCE_NS = 5 * 10**9
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 NOTES = {"by": 64, "reason": 200}  # optional on every command: the longest each may be
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+# A game is its journal's name on the clock (firmware.persist: journals/game-000003.jsonl), the
+# `game` of every event and state: never a path.
+GAME = re.compile(r"^game-[0-9]{6,12}$")
+MAX_SEQ = 2**53  # a seq as JSON numbers hold it exactly
 _FIELDS = {
     "late_start": {"players", "at"},
     "arrive": {"player"},
     "adjust": {"player", "remaining_ms"},
     "new_game": {"game_time", "rules"},
     "identify": {"seconds"},
+    "resend": {"game", "from_seq", "to_seq"},
 }
 
 
@@ -68,6 +78,9 @@ class Command:
     reason: str | None = None
     at_ns: int | None = None  # late_start: the scheduled start, wall-clock ns since the epoch
     at: str | None = None  # ... as sent
+    game: str | None = None  # resend: the game, and its range of seq (to_seq None: to the end)
+    from_seq: int | None = None
+    to_seq: int | None = None
 
     def notes(self) -> dict[str, str]:
         """The command's id, who sent it, why, and a late start's scheduled start, as given (for
@@ -172,13 +185,23 @@ def _parse(d: dict, cid: str, name: str, default_rules: Rules | None) -> Command
             raise CommandError("late_start: players must be a list of 1 and/or 2")
         at = d.get("at")
         return Command(cid, name, players=tuple(sorted(players)), at_ns=None if at is None else _epoch_ns(at), at=at)
+    if name == "resend":
+        game = d.get("game")
+        if not isinstance(game, str) or not GAME.match(game):
+            raise CommandError('resend: game must name a game as its events do, e.g. "game-000003"')
+        first, last = d.get("from_seq"), d.get("to_seq")
+        if not _int(first) or not 1 <= first <= MAX_SEQ:
+            raise CommandError(f"resend: from_seq must be a whole number from 1 to {MAX_SEQ}")
+        if last is not None and (not _int(last) or not first <= last <= MAX_SEQ):
+            raise CommandError(f"resend: to_seq must be a whole number from from_seq to {MAX_SEQ}")
+        return Command(cid, name, game=game, from_seq=first, to_seq=last)
     if name == "identify":
         seconds = d.get("seconds", IDENTIFY_S)
         if not _int(seconds) or not 1 <= seconds <= 60:
             raise CommandError("identify: seconds must be a whole number from 1 to 60")
         return Command(cid, name, seconds=seconds)
     # new_game
-    from rackside.firmware.config import ConfigError, rules_from_table, rules_to_table
+    from rackside.firmware.rules_table import ConfigError, rules_from_table, rules_to_table
 
     rules = d.get("rules", {})
     if not isinstance(rules, dict):

@@ -9,6 +9,11 @@ A link connects to one endpoint for its whole life: `url = "auto"` is resolved b
 once, by the link's owner before `start` (retrying until a broker is found), and paho's reconnects
 go back to that same host and port. A broker that moves is found again only when the program
 restarts.
+
+With `manual_ack` (paho 2.x's `manual_ack=True`), a QoS 1 message is not acknowledged to the broker
+when the callback returns: `on_message(topic, payload, token)` gets a token, and the owner calls
+`ack(token)` once the message is safe (the clock: its command journalled, its ack in the outbox).
+A device killed before that gets the message again from its persistent session.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ class Link:
         on_ack: Callable[[int], None] | None = None,
         on_connected: Callable[[], None] | None = None,
         inflight: int = 50,
+        manual_ack: bool = False,
     ) -> None:
         self.cfg = cfg
         self.status_topic = status_topic
@@ -49,9 +55,10 @@ class Link:
         self.on_message = on_message
         self.on_ack = on_ack
         self.on_connected = on_connected
+        self.manual_ack = manual_ack
         self.connected = threading.Event()
         self.outage = Outage(log, f"hall broker ({cfg.url})")
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cfg.credentials.user, protocol=mqtt.MQTTv5)
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cfg.credentials.user, protocol=mqtt.MQTTv5, manual_ack=manual_ack)
         c.username_pw_set(cfg.credentials.user, cfg.credentials.password)
         c.will_set(status_topic, b"offline", qos=1, retain=True)
         c.reconnect_delay_set(0.5, 5)
@@ -80,6 +87,12 @@ class Link:
         if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
             return None
         return info.mid
+
+    def ack(self, token: tuple[int, int]) -> None:
+        """Acknowledge a message given to `on_message` with this token (manual_ack; any thread:
+        paho queues the PUBACK under its own lock). After a reconnect the broker has already
+        re-sent the message under the same id, so a late ack still settles it."""
+        self.client.ack(*token)
 
     def close(self, timeout: float = 2.0) -> None:
         if not self._started:
@@ -120,8 +133,14 @@ class Link:
             self.on_ack(mid)
 
     def _on_message(self, client, userdata, msg) -> None:
-        if self.on_message:
-            try:
+        if not self.on_message:
+            return
+        try:
+            if self.manual_ack:
+                self.on_message(msg.topic, msg.payload, (msg.mid, msg.qos))
+            else:
                 self.on_message(msg.topic, msg.payload)
-            except Exception:  # noqa: BLE001 - a bad message must never stop the network thread
-                log.exception("hall message on %s not handled", msg.topic)
+        except Exception:  # noqa: BLE001 - a bad message must never stop the network thread
+            log.exception("hall message on %s not handled", msg.topic)
+            if self.manual_ack:  # never handled: acked so it cannot hold the broker's window
+                client.ack(msg.mid, msg.qos)

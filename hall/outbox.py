@@ -14,6 +14,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+ANSWERED_KEEP = 256  # command ids remembered on disk, to ack a redelivered command without doing it twice
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS outbox (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -21,6 +23,11 @@ CREATE TABLE IF NOT EXISTS outbox (
     payload BLOB NOT NULL,
     qos INTEGER NOT NULL DEFAULT 1,
     retain INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS answered (
+    n INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,  -- a director's command id
+    ack BLOB NOT NULL  -- the ack it was given: sent again if the broker redelivers the command
 );
 CREATE TABLE IF NOT EXISTS progress (
     game TEXT PRIMARY KEY,
@@ -41,10 +48,16 @@ class Outbox:
         self.path.chmod(0o600)
         self.commits = 0  # transactions written (the bench counts disk writes per game)
 
-    def put(self, rows: list[tuple[str, bytes, int, int]], progress: dict[str, tuple[int, bool]] | None = None) -> None:
-        """Append (topic, payload, qos, retain) rows and record games' progress (game -> (seq,
-        result put)), in one transaction."""
-        if not rows and not progress:
+    def put(
+        self,
+        rows: list[tuple[str, bytes, int, int]],
+        progress: dict[str, tuple[int, bool]] | None = None,
+        answered: dict[str, bytes] | None = None,
+    ) -> None:
+        """Append (topic, payload, qos, retain) rows, record games' progress (game -> (seq, result
+        put)) and commands' acks (id -> ack payload; the last ANSWERED_KEEP are kept), in one
+        transaction."""
+        if not rows and not progress and not answered:
             return
         with self.db:
             self.db.execute("BEGIN")
@@ -55,7 +68,17 @@ class Outbox:
                     "ON CONFLICT(game) DO UPDATE SET seq=max(seq, excluded.seq), result=max(result, excluded.result)",
                     (game, seq, int(result)),
                 )
+            if answered:
+                self.db.executemany(
+                    "INSERT INTO answered (id, ack) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET ack=excluded.ack",
+                    list(answered.items()),
+                )
+                self.db.execute("DELETE FROM answered WHERE n <= (SELECT max(n) FROM answered) - ?", (ANSWERED_KEEP,))
         self.commits += 1
+
+    def answered(self) -> dict[str, bytes]:
+        """The commands answered, oldest first (id -> ack payload)."""
+        return dict(self.db.execute("SELECT id, ack FROM answered ORDER BY n").fetchall())
 
     def progress(self, game: str) -> tuple[int, bool]:
         row = self.db.execute("SELECT seq, result FROM progress WHERE game = ?", (game,)).fetchone()

@@ -1,29 +1,31 @@
-"""Provisioning a hall: Mosquitto's config, password file and ACL, and one credentials file a device.
+"""Provisioning a hall: Mosquitto's config, the dynamic-security plugin's initial clients and
+roles, the hall's TLS certificates, the join file every device shares, and credentials files.
 
-    rackside hall provision --hall open2026 --tables 1-60 --stations 3 --out DIR [--tls]
+    rackside hall provision --hall open2026 --out DIR [--tables 1-60] [--stations 3] [--no-tls]
 
 writes
 
-    DIR/mosquitto.conf          listener, persistence, no anonymous access, password and ACL files
-    DIR/passwords               Mosquitto's own format: user:$7$101$salt$hash (PBKDF2-SHA512)
-    DIR/acl                     each device its own topics; the director everything in the hall
-    DIR/credentials/table-3.toml, station-1.toml, director.toml   one a device, owner-only (0600)
+    DIR/mosquitto.conf            TLS listener (8883) for devices, plain 1883 on 127.0.0.1 only,
+                                  persistence, no anonymous access, the dynamic-security plugin
+    DIR/dynamic-security.json     the plugin's config: the director, the join client, and any table
+                                  or station made up front; the broker rewrites it as devices enrol
+    DIR/tls/                      the hall's CA and the broker's certificate (hall.tlsfiles)
+    DIR/join.toml                 the one file for every device: hall, broker URL or "auto", the CA
+                                  certificate, the join secret (hall.join)
+    DIR/credentials/director.toml and, with --tables/--stations, table-3.toml, station-1.toml: owner-only
 
-The password file is written here, not by Debian's `mosquitto_passwd`: its format is small and
-documented (mosquitto's password_mosq.c: `$7$`, 101 iterations of PBKDF2-HMAC-SHA512, a 12-byte salt,
-a 64-byte hash, both base64), hashlib has PBKDF2, and calling `mosquitto_passwd -b` once a device
-would put every password on a command line (visible in `ps`) and need the broker package on the
-machine that provisions. tests/test_hall_acl.py proves the real broker accepts what this writes.
-
-The ACL names each device's topics explicitly (a `user` block a device) rather than with
-`pattern ... %u`: a topic level is the table's number, and Mosquitto's `%u` substitutes the whole
-user name, so a pattern would force users named "3", indistinguishable from station "3".
+Passwords are hashed here as Mosquitto hashes them (`$7$`: 101 iterations of PBKDF2-HMAC-SHA512, a
+12-byte salt, a 64-byte hash; mosquitto's password_mosq.c), so no password ever goes on a command
+line (visible in `ps`) and the machine that provisions needs no broker package.
+tests/test_hall_acl.py checks the hash against `mosquitto_passwd`'s and proves the broker accepts
+every provisioned login. Who may do what is hall.dynsec's.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import re
 import secrets
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rackside.atomic import write_atomic
-from rackside.hall import topics
+from rackside.hall import dynsec, tlsfiles, topics
 
 PBKDF2_ITERATIONS = 101  # what mosquitto_passwd 2.0 writes (PW_DEFAULT_ITERATIONS)
 SALT_BYTES = 12
@@ -42,6 +44,7 @@ TLS_PORT = 8883
 # The broker refuses larger packets outright; the clock refuses a command larger than its own
 # limit (hall.commands.MAX_COMMAND_BYTES) with an ack, so that limit is well below this one.
 MAX_PACKET_BYTES = 256 * 1024
+DYNSEC_FILE = "dynamic-security.json"
 
 
 def hash_password(password: str, salt: bytes | None = None, iterations: int = PBKDF2_ITERATIONS) -> str:
@@ -79,36 +82,15 @@ def parse_tables(text: str) -> list[int]:
 @dataclass(frozen=True)
 class Device:
     user: str
-    kind: str  # "table", "station", "director"
+    kind: str  # "table", "station", "director", "join"
     ident: str  # the table's number or station's id; "" for the director
     password: str
-
-
-def acl_text(hall: str, devices: list[Device]) -> str:
-    lines = [
-        f"# Rackside hall {hall!r}: who may read and write what (written by `rackside hall provision`).",
-        "# Anonymous clients are refused (allow_anonymous false); a user not listed here may do nothing.",
-        "",
-    ]
-    for d in devices:
-        lines.append(f"user {d.user}")
-        if d.kind == "director":
-            lines.append(f"topic readwrite {topics.hall_root(hall)}/#")
-        elif d.kind == "table":
-            n = int(d.ident)
-            for leaf in ("status", "state", "event", "ack"):
-                lines.append(f"topic write {topics.table(hall, n, leaf)}")
-            lines.append(f"topic read {topics.table(hall, n, 'cmd')}")
-        else:
-            for leaf in topics.STATION_TOPICS:
-                lines.append(f"topic write {topics.station(hall, d.ident, leaf)}")
-        lines.append("")
-    return "\n".join(lines)
 
 
 def mosquitto_conf(
     out: Path,
     *,
+    hall: str,
     port: int,
     bind: str | None,
     tls: bool,
@@ -117,20 +99,17 @@ def mosquitto_conf(
     tls_port: int = TLS_PORT,
 ) -> str:
     where = f" {bind}" if bind else ""
-    tls_lines = [
-        f"listener {tls_port}{where}",
-        f"cafile {out / 'tls' / 'ca.crt'}",
-        f"certfile {out / 'tls' / 'server.crt'}",
-        f"keyfile {out / 'tls' / 'server.key'}",
-        "tls_version tlsv1.2",
-    ]
     lines = [
         "# Rackside hall broker (written by `rackside hall provision`; docs/hall.md). Run it with",
         f"#   rackside hall broker --config {out}",
+        f"# Rackside hall {hall!r}",
         "per_listener_settings false",
         "allow_anonymous false",
-        f"password_file {out / 'passwords'}",
-        f"acl_file {out / 'acl'}",
+        "",
+        "# Who may connect, as which client id, and read or write what: the dynamic-security plugin,",
+        "# changed live by the director (devices enrolling, revoked). It rewrites its file itself.",
+        f"plugin {dynsec.plugin_path()}",
+        f"plugin_opt_config_file {out / DYNSEC_FILE}",
         "",
         "# Retained states and the persistent sessions' queued messages survive a broker restart.",
         "persistence true",
@@ -155,13 +134,21 @@ def mosquitto_conf(
     if run_as:
         lines += ["# The account the broker drops to when started as root.", f"user {run_as}", ""]
     if tls:
-        lines += ["# TLS (devices use mqtts://HOST:8883 and the CA in their credentials file)."] + tls_lines
-        lines += ["", "# Plain MQTT only on this machine (for `rackside hall tail` on the broker's host).",
-                  f"listener {port} 127.0.0.1", ""]
+        lines += [
+            "# Devices: TLS, pinning the hall's CA from the join file.",
+            f"listener {tls_port}{where}",
+            f"cafile {out / 'tls' / 'ca.crt'}",
+            f"certfile {out / 'tls' / 'server.crt'}",
+            f"keyfile {out / 'tls' / 'server.key'}",
+            "tls_version tlsv1.2",
+            "",
+            "# Plain MQTT only on this machine (the console, `rackside hall tail` on the broker's host).",
+            f"listener {port} 127.0.0.1",
+            "",
+        ]
     else:
-        lines += [f"listener {port}{where}", ""]
-        lines += ["# TLS: provision with --tls, or uncomment these and put the files in place (docs/hall.md)."]
-        lines += [f"# {x}" for x in tls_lines] + [""]
+        lines += ["# No TLS (provisioned with --no-tls): every password crosses the network in clear.",
+                  f"listener {port}{where}", ""]
     return "\n".join(lines)
 
 
@@ -169,8 +156,7 @@ def credentials_text(hall: str, d: Device, url: str | None, tls: bool, out: Path
     what = {"table": f"table {d.ident}", "station": f"station {d.ident}", "director": "the director"}[d.kind]
     lines = [
         f"# Rackside hall credentials: {what} of hall {hall!r}. Secret: keep it owner-only (0600).",
-        "# Copy it to the device (e.g. /etc/rackside/hall-credentials.toml) and name it in the",
-        "# [hall] section of clock.toml or station.toml: credentials = \"/etc/rackside/hall-credentials.toml\"",
+        "# Devices normally need none of these: they join with the hall's join file (docs/fleet.md).",
         f'hall = "{hall}"',
         f'user = "{d.user}"',
         f'password = "{d.password}"',
@@ -194,32 +180,48 @@ def provision(
     *,
     port: int = DEFAULT_PORT,
     bind: str | None = None,
-    tls: bool = False,
+    tls: bool = True,
     data_dir: Path | str | None = None,
     run_as: str | None = None,
     url: str | None = None,
     tls_port: int = TLS_PORT,
+    names: list[str] | None = None,
 ) -> dict[str, Device]:
-    """Write a hall's broker files and credentials into `out`; returns the devices by user name.
-    Passwords are new random ones each time (re-provisioning replaces every credential)."""
+    """Write a hall's broker files, join file and credentials into `out`; returns the devices by user
+    name (the director, `join`, and the tables and stations made up front). Passwords and the join
+    secret are new random ones each time (re-provisioning replaces every credential and forgets every
+    enrolled device). `names`: the host names and addresses the certificate is for (default: this
+    machine's, hall.tlsfiles.default_names, plus `bind`)."""
+    from rackside.hall import join
+
     topics.check_name("hall", hall)
     out = Path(out).absolute()
     data_dir = Path(data_dir).absolute() if data_dir else out / "data"
     station_ids = [str(i) for i in range(1, stations + 1)] if isinstance(stations, int) else list(stations)
     for sid in station_ids:
         topics.check_name("station", sid)
-    devices = [Device(topics.DIRECTOR, "director", "", secrets.token_urlsafe(18))]
-    devices += [Device(topics.table_user(n), "table", str(n), secrets.token_urlsafe(18)) for n in tables]
+    director = Device(topics.DIRECTOR, "director", "", secrets.token_urlsafe(18))
+    joiner = Device(dynsec.JOIN_USER, "join", "", secrets.token_urlsafe(24))
+    devices = [Device(topics.table_user(n), "table", str(n), secrets.token_urlsafe(18)) for n in tables]
     devices += [Device(topics.station_user(s), "station", s, secrets.token_urlsafe(18)) for s in station_ids]
 
     (out / "credentials").mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(out, 0o700)
     os.chmod(out / "credentials", 0o700)
-    write_atomic(out / "passwords", "".join(f"{d.user}:{hash_password(d.password)}\n" for d in devices))
-    write_atomic(out / "acl", acl_text(hall, devices))
-    write_atomic(out / "mosquitto.conf", mosquitto_conf(out, port=port, bind=bind, tls=tls, data_dir=data_dir, run_as=run_as, tls_port=tls_port))
-    for d in devices:
-        write_atomic(out / "credentials" / f"{d.user}.toml", credentials_text(hall, d, url, tls, out))
     if tls:
-        (out / "tls").mkdir(exist_ok=True)
-    return {d.user: d for d in devices}
+        cert_names = list(names or tlsfiles.default_names())
+        if bind and bind not in cert_names and bind not in ("0.0.0.0", "::"):
+            cert_names.append(bind)
+        tlsfiles.make(out / "tls", hall, cert_names)
+    config = dynsec.initial_config(hall, hash_password(director.password), hash_password(joiner.password),
+                                   {d.user: hash_password(d.password) for d in devices})
+    write_atomic(out / DYNSEC_FILE, json.dumps(config, indent=1) + "\n")
+    write_atomic(out / "mosquitto.conf", mosquitto_conf(out, hall=hall, port=port, bind=bind, tls=tls, data_dir=data_dir,
+                                                        run_as=run_as, tls_port=tls_port))
+    for d in [director, *devices]:
+        write_atomic(out / "credentials" / f"{d.user}.toml", credentials_text(hall, d, url, tls, out))
+    join_url = url or "auto"
+    ca = (out / "tls" / "ca.crt").read_text() if tls else None
+    write_atomic(out / join.FILE_NAME, join.join_text(hall, join_url, joiner.password, ca))
+    return {d.user: d for d in [director, joiner, *devices]}

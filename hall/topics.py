@@ -3,11 +3,14 @@
     rackside/v1/<hall>/table/<n>/status          retained "online" / "offline" (the Last Will)
     rackside/v1/<hall>/table/<n>/state           retained JSON snapshot
     rackside/v1/<hall>/table/<n>/event           QoS 1: each journal input, and the result
+    rackside/v1/<hall>/table/<n>/result          retained: the last finished game's result (as its event)
     rackside/v1/<hall>/table/<n>/cmd             director -> clock, QoS 1
     rackside/v1/<hall>/table/<n>/ack             clock -> director: applied or refused, and why
     rackside/v1/<hall>/station/<id>/status       retained "online" / "offline"
     rackside/v1/<hall>/station/<id>/challenge    each challenge: table, lexicon checksum, verdict
     rackside/v1/<hall>/station/<id>/detail       per-word results: only the director may read it
+    rackside/v1/<hall>/enrol/<device-id>         a device's hello (the join secret), retained; only the director reads it
+    rackside/v1/<hall>/enrol/<device-id>/reply   the director's answer: the table or station it is now, retained
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from __future__ import annotations
 import re
 
 ROOT = "rackside/v1"
-TABLE_TOPICS = ("status", "state", "event", "cmd", "ack")
+TABLE_TOPICS = ("status", "state", "event", "result", "cmd", "ack")
+TABLE_WRITES = ("status", "state", "event", "result", "ack")  # what a table's clock publishes (its ACL)
 STATION_TOPICS = ("status", "challenge", "detail")
 DIRECTOR = "director"
 
@@ -52,6 +56,24 @@ def table_user(n: int) -> str:
 
 def station_user(sid: str) -> str:
     return f"station-{sid}"
+
+
+def enrol_hello(hall: str, device: str) -> str:
+    return f"{ROOT}/{hall}/enrol/{device}"
+
+
+def enrol_reply(hall: str, device: str) -> str:
+    return f"{ROOT}/{hall}/enrol/{device}/reply"
+
+
+def parse_user(user: str) -> tuple[str, str]:
+    """("table", "12") for "table-12", ("station", "1") for "station-1"; ValueError otherwise."""
+    kind, _, ident = user.partition("-")
+    if kind == "table" and ident.isdigit() and ident == str(int(ident)) and 1 <= int(ident) <= 999:
+        return kind, ident
+    if kind == "station" and ident:
+        return kind, check_name("station", ident)
+    raise ValueError(f"user {user!r}: allowed are table-N (N 1 to 999) and station-ID")
 
 
 def parse(topic: str) -> tuple[str, str, str, str] | None:

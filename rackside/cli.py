@@ -24,6 +24,8 @@ SUBSYSTEM_CLIS = {
     "lexicon": "rackside.judge.cli",
     "log": "rackside.judge.cli",
     "hall": "rackside.hall.cli",
+    "bundle": "rackside.bundle",
+    "switch": "rackside.switch",
 }
 
 
@@ -53,6 +55,21 @@ def show_paths(args: argparse.Namespace) -> int:
     return 0
 
 
+def _version_action():
+    """`--version`, asking the package's metadata only when used (importlib.metadata costs
+    milliseconds every command would pay if the parser asked it up front, issue 11)."""
+    import argparse
+
+    class Version(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            from rackside import running_version
+
+            print(f"rackside {running_version()}")
+            parser.exit()
+
+    return Version
+
+
 def _subcommand_parser_class():
     """The parser class of every subcommand (and, inherited, of their own subcommands).
 
@@ -80,7 +97,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     wanted = SUBSYSTEM_CLIS.get(command)
     modules = [wanted] if wanted else list(dict.fromkeys(SUBSYSTEM_CLIS.values()))
     parser = argparse.ArgumentParser(prog="rackside", description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action="version", version=f"rackside {__version__}")
+    parser.add_argument("--version", action=_version_action(), nargs=0, help="show the running version and exit")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_subcommand_parser_class())
     for name in modules:

@@ -21,6 +21,7 @@ def _private_dirs(tmp_path_factory, monkeypatch):
 
 
 # Shared rigs whose fixtures any test module may use without importing them (tests/support/): the
-# hall's real Mosquitto (hall_broker, make_broker), the firmware `rig`, the kiosk `app`. Helpers
+# hall's real Mosquitto (hall_broker, make_broker), the firmware `rig`, the kiosk `app`, the bundles'
+# offline wheels (offline_wheels). Helpers
 # live there, never in a test module (tests/test_architecture.py checks).
-pytest_plugins = ["support.broker", "support.firmware_rig", "support.kiosk_rig", "support.hallclock"]
+pytest_plugins = ["support.broker", "support.firmware_rig", "support.kiosk_rig", "support.hallclock", "support.bundle"]

@@ -15,7 +15,7 @@ import base64
 import hashlib
 import json
 
-from rackside.hall.console import auth
+from rackside.hall.console import limits
 from rackside.hall.console.app import Console, build_app
 
 
@@ -69,8 +69,8 @@ def test_a_burst_of_wrong_passwords_gets_five_tries_not_all():
         return [s for s, _, _ in burst], right[0]
 
     statuses, right = asyncio.run(go())
-    assert statuses.count(401) == auth.MAX_TRIES, statuses  # five passwords tried, the rest refused unheard
-    assert statuses.count(429) == 20 - auth.MAX_TRIES, statuses
+    assert statuses.count(401) == limits.LOGIN_FREE_TRIES, statuses  # five passwords tried, the rest refused unheard
+    assert statuses.count(429) == 20 - limits.LOGIN_FREE_TRIES, statuses
     assert right == 429  # locked: even the right password waits the 60 s out
 
 
@@ -112,10 +112,17 @@ def test_a_table_sending_nan_cannot_break_the_directors_page():
     s.on_message("rackside/v1/h/table/3/event", b'{"seq": 2, "game": "g", "kind": "input", "t": Infinity}')
     s.on_message("rackside/v1/h/station/1/challenge", b'{"id": "x", "table": 3, "verdict": -Infinity}')
     s.on_message("rackside/v1/h/table/3/ack", b'{"id": "c", "ok": true, "seq": 1e400}')  # a float too big: inf
-    s.on_message("rackside/v1/h/table/4/state", b'{"seq": 1, "game": "g", "phase": "setup", "players": []}')
+    s.on_message("rackside/v1/h/table/4/status", b"online")
     json.dumps(s.snapshot(), allow_nan=False)  # what /api/snapshot renders
     json.dumps(s.detail(3), allow_nan=False)
-    assert len(s.problems) == 4 and all(t["state"] is None for t in s.snapshot()["tables"] if t["table"] == 3)
+    snap = s.snapshot()
+    assert [t["table"] for t in snap["tables"]] == [4]  # nothing table 3 said was kept: no tile
+    assert len(snap["problems"]) == 3 and all(p.startswith("table 3: ") for p in snap["problems"])  # the hall's problems
+    s.on_message("rackside/v1/h/table/3/status", b"online")
+    s.on_message("rackside/v1/h/table/3/state", b'{"seq": 1, "game": "g", "phase": "running", "players": [{"remaining_ms": NaN}]}')
+    three = next(t for t in s.snapshot()["tables"] if t["table"] == 3)
+    assert three["state"] is None and len(three["problems"]) == 1  # a known table's on its own tile
+    assert len(s.snapshot()["station_problems"]["1"]) == 1
 
 
 def test_a_station_cannot_rewrite_another_stations_challenge():
@@ -125,6 +132,7 @@ def test_a_station_cannot_rewrite_another_stations_challenge():
     from rackside.hall.console.hallstate import HallState
 
     s = HallState("h")
+    s.on_message("rackside/v1/h/table/3/status", b"online")
     s.on_message("rackside/v1/h/station/1/challenge", b'{"id": "7", "table": 3, "verdict": "VALID", "words": 1}')
     s.on_message("rackside/v1/h/station/1/detail", b'{"id": "7", "table": 3, "words": [{"word": "QI", "valid": true}]}')
     s.on_message("rackside/v1/h/station/2/challenge", b'{"id": "7", "table": 3, "verdict": "INVALID", "words": 1}')

@@ -1,24 +1,18 @@
 """One table's credentials cannot take over another table's MQTT session by using its client id.
 
 Devices connect with their user name as client id (hall.link), and Mosquitto ends an existing
-connection when another connects with the same client id, whoever that is: table 3's credentials
-knock table 4 off (its Last Will says "offline"; paho reconnects and the two flap). The read ACL
-still keeps table 4's commands from table 3. Not fixed here: `use_username_as_clientid true` would
-stop it but makes every director connection (console, `hall tail`, tests) the one client
-"director", kicking each other; the per-client client id of Mosquitto's dynamic-security plugin
-is the fix, a change to provisioning. Left as a known defect (strict xfail: it flips when fixed)."""
+connection when another connects with the same client id. The dynamic-security plugin binds each
+device's client to its own client id (hall.dynsec), so table 3's credentials with table 4's client
+id are refused at login and table 4 stays connected."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-import pytest
-
 from rackside.hall import topics
 
 
-@pytest.mark.xfail(strict=True, reason="Mosquitto's password file and ACL cannot tie a client id to a user (see the module's note)")
 def test_table_3_cannot_take_over_table_4s_session(make_broker):
     hall_broker = make_broker(tables="3-4", stations=1)  # its own: the sessions made here touch no other test
     h = hall_broker.hall

@@ -93,6 +93,8 @@ def test_tail_prints_the_hall_as_the_director_reads_it(hall_broker):
     c.publish(f"rackside/v1/{h}/table/7/event", json.dumps(result), qos=1).wait_for_publish(5)
     c.publish(f"rackside/v1/{h}/table/7/ack", json.dumps({"id": "c1", "ok": False, "reason": "the game is running"}), qos=1).wait_for_publish(5)
     c.publish(f"rackside/v1/{h}/table/7/status", b"online", qos=1).wait_for_publish(5)
+    c.disconnect()  # table 7's client id is table 7's alone: leave it free for other tests
+    c.loop_stop()
     t.join(10)
     lines = [x for x in out.getvalue().splitlines() if "table 7" in x]  # retained states of other tests come first
     assert len(lines) == 4, lines
@@ -109,14 +111,18 @@ def test_provision_from_the_command_line_and_a_bad_value_is_one_line(tmp_path, c
     creds = sorted(p.name for p in (tmp_path / "h" / "credentials").iterdir())
     assert len(creds) == 64 and "table-60.toml" in creds and "station-3.toml" in creds and "director.toml" in creds
     conf = (tmp_path / "h" / "mosquitto.conf").read_text()
-    for line in ("allow_anonymous false", "persistence true", "listener 1883", "# listener 8883"):
+    # TLS by default: devices on 8883 with the hall's own certificates, plain MQTT on 127.0.0.1 only
+    for line in ("allow_anonymous false", "persistence true", "\nlistener 8883\n", "\nlistener 1883 127.0.0.1\n", "\ncertfile ",
+                 "plugin_opt_config_file "):
         assert line in conf
+    assert all((tmp_path / "h" / "tls" / f).is_file() for f in ("ca.crt", "ca.key", "server.crt", "server.key"))
+    assert (tmp_path / "h" / "tls" / "server.key").stat().st_mode & 0o077 == 0
     assert main(["hall", "provision", "--hall", "open/2026", "--tables", "1-6", "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "allowed are" in err[0]
-    assert main(["hall", "provision", "--hall", "h", "--tables", "1-6", "--tls", "--out", str(tmp_path / "t")]) == 0
-    tls = (tmp_path / "t" / "mosquitto.conf").read_text()
-    assert "\nlistener 8883\n" in tls and "\ncertfile " in tls and "listener 1883 127.0.0.1" in tls
+    assert main(["hall", "provision", "--hall", "h", "--no-tls", "--out", str(tmp_path / "t")]) == 0
+    plain = (tmp_path / "t" / "mosquitto.conf").read_text()
+    assert "\nlistener 1883\n" in plain and "certfile" not in plain and not (tmp_path / "t" / "tls").exists()
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,12 @@
 """The console's web app (Starlette): login, the page, server-sent events, commands, results.
 
-Everything except the login page and its stylesheet needs a session; every POST also needs the
-session's CSRF token in the `X-CSRF-Token` header. Commands go to the broker through the bridge and
-their acks come back over the same event stream as everything else.
+Every endpoint is a module-level function; what they share (the hall state, the open streams, the
+login's throttle and sessions, the way to the broker) is the `Console` on `app.state.console`.
+Starlette's AuthenticationMiddleware reads the session (auth.Sessions: the cookie carries only its
+id) and `requires("director")` guards every endpoint but the login page, its script and stylesheet;
+every POST (login included) also needs the session's CSRF token in `X-CSRF-Token` (`CsrfCheck`).
+In front of all of it, guard.BodyLimit and guard.SecurityHeaders, and uvicorn's guard.GuardedH11
+(limits.py has every bound). A new endpoint: a function here and a line in ROUTES.
 """
 
 from __future__ import annotations
@@ -12,121 +16,192 @@ import contextlib
 import json
 import logging
 import secrets
-import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 from starlette.applications import Starlette
+from starlette.authentication import AuthCredentials, AuthenticationBackend, SimpleUser, requires
 from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.middleware.sessions import SessionMiddleware
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from . import auth, results, tsh
-from .hallstate import HallState
+from rackside.hall import commands
+
+from . import auth, limits, results, tsh
+from .event import Event, decode_upload
+from .guard import BodyLimit, SecurityHeaders
+from .hallstate import RESEND_ID, HallState
+from .resultstore import ResultStore
+from .hub import Hub, sse
 
 log = logging.getLogger("rackside.hall.console")
 STATIC = Path(__file__).parent / "static"
 PUBLIC_STATIC = {"login.html", "login.js", "style.css"}
-COMMANDS = ("late_start", "arrive", "adjust", "new_game", "identify")
-KEEPALIVE_S = 15.0
-
-
-class Hub:
-    """The open event streams. Each page has a queue; a page that stops reading is dropped rather
-    than let the console's memory grow."""
-
-    def __init__(self) -> None:
-        self.queues: set[asyncio.Queue] = set()
-
-    def publish(self, kind: str, data: Any) -> None:
-        if not self.queues:
-            return
-        msg = f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
-        for q in list(self.queues):
-            try:
-                q.put_nowait(msg)
-            except asyncio.QueueFull:
-                self.queues.discard(q)  # its stream ends when it next looks
+DIRECTOR = "director"  # the one scope a logged-in session has
 
 
 class Console:
     """The console's state and its edges: the hall state, the open pages, and a way to send."""
 
-    def __init__(self, hall: str, password_hash: str, send: Callable[[int, dict], None] | None = None) -> None:
+    def __init__(self, hall: str, password_hash: str, send: Callable[[int, dict], None] | None = None,
+                 sessions: auth.Sessions | None = None, store: ResultStore | None = None) -> None:
         self.state = HallState(hall)
+        self.event = Event(store or ResultStore(None))  # every division, the seating, the results store
+        self.seating_problems: list[str] = []  # games of the round that cannot be put on a table
         self.password_hash = password_hash
         self.hub = Hub()
-        self.lockout = auth.Lockout()
-        # One login try at a time: the lockout is checked and counted around the scrypt, so tries
-        # sent all at once must queue here, or a burst of any size passes the check before one fails.
+        self.throttle = auth.Throttle()
+        self.sessions = sessions or auth.Sessions()
+        # One password check at a time: the throttle is checked and counted around the scrypt, so
+        # tries sent all at once must queue here, or a burst of any size passes the check before one fails.
         self.login_lock = asyncio.Lock()
         self.send = send  # (table, command) -> None; set once the bridge exists
-        self.divisions: dict[str, tsh.Division] = {}
         self.broker_up = False
         self.loop: asyncio.AbstractEventLoop | None = None
         # the broker connection (serve.Bridge), started by the app's lifespan once the event loop
         # runs: messages it delivers before that would have nowhere to go (issue 17.1)
         self.bridge = None
+        self.gaps_since: dict[tuple, float] = {}  # (table, game, first, last) -> when first seen
+        self.resent_at: dict[int, float] = {}  # table -> when its clock may next be asked to resend
+        self.refusals: dict[int, int] = {}  # table -> resends refused in a row (each doubles the wait)
 
     # called on the event loop (the bridge hands messages over with call_soon_threadsafe)
     def on_message(self, topic: str, payload: bytes) -> None:
         for kind, data in self.state.on_message(topic, payload):
-            self.hub.publish(kind, data)
+            if kind == "resend_ack":
+                self.resend_answered(data["table"], data["ok"])
+            else:
+                self.hub.publish(kind, data)
 
     def on_connection(self, up: bool, why: str) -> None:
         self.broker_up = up
         self.hub.publish("broker", {"up": up, "why": why})
 
+    def on_dropped(self, device: str, count: int) -> None:
+        kind, _, ident = device.partition(" ")
+        who = (kind, int(ident)) if kind == "table" and ident.isdigit() else (kind, ident)
+        for k, data in self.state.problem(who, f"{count} messages over the rate limit ({limits.DEVICE_RATE:g} a second) dropped"):
+            self.hub.publish(k, data)
+
+    def dropped_threadsafe(self, device: str, count: int) -> None:
+        self.loop.call_soon_threadsafe(self.on_dropped, device, count)
+
     def deliver_threadsafe(self, topic: str, payload: bytes) -> None:
-        if self.loop is not None:
-            self.loop.call_soon_threadsafe(self.on_message, topic, payload)
+        self.loop.call_soon_threadsafe(self.on_message, topic, payload)
 
     def connection_threadsafe(self, up: bool, why: str) -> None:
-        if self.loop is not None:
-            self.loop.call_soon_threadsafe(self.on_connection, up, why)
+        self.loop.call_soon_threadsafe(self.on_connection, up, why)
 
-    def apply_pairings(self) -> None:
-        div = self.divisions.get(self.state.round.division)
-        if div is None:
-            return
-        for kind, data in self.state.set_players(div.pairings(self.state.round.number)):
+    def ask_for_gaps(self, now: float) -> list[dict]:
+        """Ask each clock whose events have a gap (or whose state says there are more, or a result)
+        to resend them from its journal (docs/hall.md, `resend`). A gap must have lasted
+        GAP_GRACE_S (events still on their way fill it), a table is asked at most once every
+        RESEND_EVERY_S, and at most RESENDS_AT_ONCE tables a round."""
+        gaps = {g: self.gaps_since.get(g, now) for g in self.state.gaps()}
+        self.gaps_since = gaps
+        sent = []
+        for (n, game, first, last), since in sorted(gaps.items(), key=lambda kv: kv[1]):
+            if len(sent) >= limits.RESENDS_AT_ONCE:
+                break
+            if now - since < limits.GAP_GRACE_S or now < self.resent_at.get(n, 0.0):
+                continue
+            cmd = {"id": f"{RESEND_ID}{uuid.uuid4().hex[:12]}", "cmd": "resend", "game": game, "from_seq": first}
+            if last is not None:
+                cmd["to_seq"] = last
+            try:
+                self.send(n, cmd)
+            except ConnectionError:
+                break
+            wait = min(limits.RESEND_EVERY_S * 2 ** self.refusals.get(n, 0), limits.RESEND_BACKOFF_MAX_S)
+            self.resent_at[n] = now + wait
+            sent.append({"table": n, **cmd})
+        for n in [n for n, t in self.resent_at.items() if t < now and n not in {g[0] for g in gaps}]:
+            del self.resent_at[n]
+        return sent
+
+    def resend_answered(self, n: int, ok: bool) -> None:
+        """A clock that refuses (no such journal, or busy: the ack says when) is asked again later
+        and later, up to RESEND_BACKOFF_MAX_S; one that answers, at the usual pace."""
+        if ok:
+            self.refusals.pop(n, None)
+        elif len(self.refusals) < limits.MAX_TABLE or n in self.refusals:
+            self.refusals[n] = min(self.refusals.get(n, 0) + 1, 16)
+
+    async def watch_gaps(self) -> None:
+        while True:
+            await asyncio.sleep(limits.GAP_CHECK_S)
+            if self.send is not None and self.broker_up:
+                for cmd in self.ask_for_gaps(self.loop.time()):
+                    log.info("console: asked table %d for %s events %s-%s", cmd["table"], cmd["game"], cmd["from_seq"],
+                             cmd.get("to_seq", "end"))
+
+    def apply_pairings(self) -> list[str]:
+        """Seat every division's games of the round (hall-wide tables); returns what cannot be placed."""
+        rd = self.state.round.number
+        seats, self.seating_problems = self.event.seating(rd)
+        for kind, data in self.state.set_seats(seats, self.event.finals(rd)):
             self.hub.publish(kind, data)
+        self.hub.publish("divisions", self.divisions_view())
+        return self.seating_problems
 
-    def import_tsh(self, divisions: list[tsh.Division]) -> list[str]:
-        for d in divisions:
-            self.divisions[d.name] = d
-        self.apply_pairings()
-        return [p for d in divisions for p in d.problems]
+    def import_tsh(self, files: dict[str, bytes]) -> list[str]:
+        """TSH files (name -> bytes) into the event; returns every problem, each naming file and line."""
+        problems = self.event.import_files(files)
+        return problems + self.apply_pairings()
+
+    def divisions_view(self) -> dict:
+        return {"divisions": self.event.summary(),
+                "tsh_problems": (self.event.problems + self.seating_problems)[:limits.MAX_PROBLEMS_SHOWN]}
+
+    def snapshot(self) -> dict:
+        return {**self.state.snapshot(), **self.divisions_view()}
+
+
+def console_of(conn: HTTPConnection) -> Console:
+    return conn.app.state.console
+
+
+# --- who is asking -----------------------------------------------------------------------------
+
+
+class SessionAuth(AuthenticationBackend):
+    """A request is the director's when its cookie names a live session (auth.Sessions)."""
+
+    async def authenticate(self, conn: HTTPConnection):
+        session = console_of(conn).sessions.get(conn.session.get("sid"))
+        if session is None:
+            return None
+        return AuthCredentials([DIRECTOR]), SimpleUser(session.user)
+
+
+class CsrfCheck:
+    """ASGI middleware (inside the authentication): a POST needs the session's CSRF token in
+    `X-CSRF-Token`. Checked for the login and for logged-in sessions; any other POST goes on to its
+    endpoint's `requires`, which answers 401."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and (scope["path"] == "/api/login" or scope["user"].is_authenticated):
+            token = dict(scope["headers"]).get(b"x-csrf-token", b"").decode("latin-1")
+            if not auth.same_token(token, scope["session"].get("csrf")):
+                return await _bad("missing or wrong CSRF token", 403)(scope, receive, send)
+        await self.app(scope, receive, send)
 
 
 # --- helpers -----------------------------------------------------------------------------------
 
 
-def _user(request: Request) -> str | None:
-    return request.session.get("user")
-
-
-def _csrf_ok(request: Request) -> bool:
-    return auth.same_token(request.headers.get("x-csrf-token"), request.session.get("csrf"))
-
-
-def _deny(request: Request) -> Response | None:
-    """None when the request may go on; else the refusal (401 without login, 403 without CSRF)."""
-    if not _user(request):
-        return JSONResponse({"error": "login required"}, status_code=401)
-    if request.method == "POST" and not _csrf_ok(request):
-        return JSONResponse({"error": "missing or wrong CSRF token"}, status_code=403)
-    return None
-
-
 async def _json(request: Request) -> dict:
     try:
         body = await request.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         body = None
     if not isinstance(body, dict):
         raise ValueError("the request body must be a JSON object")
@@ -141,237 +216,293 @@ def _now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-# --- the app -------------------------------------------------------------------------------------
+# --- the endpoints -------------------------------------------------------------------------------
+
+
+async def index(request: Request) -> Response:
+    if not request.user.is_authenticated:
+        return RedirectResponse("/login", status_code=303)
+    return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+
+async def login_page(request: Request) -> Response:
+    request.session.setdefault("csrf", auth.new_token())
+    return FileResponse(STATIC / "login.html", headers={"Cache-Control": "no-store"})
+
+
+async def csrf(request: Request) -> Response:
+    token = request.session.setdefault("csrf", auth.new_token())
+    return JSONResponse({"csrf": token, "user": request.user.display_name if request.user.is_authenticated else None})
+
+
+async def login(request: Request) -> Response:
+    console = console_of(request)
+    try:
+        body = await _json(request)
+    except ValueError as e:
+        return _bad(str(e))
+    password = body.get("password")
+    name = str(body.get("name") or "director").strip()[:auth.NAME_CHARS] or "director"
+    source = request.client.host if request.client else "?"
+    async with console.login_lock:
+        wait = console.throttle.wait(source, name)
+        if wait > 0:
+            return _bad(f"too many wrong passwords: try again in {int(wait) + 1} s", 429)
+        ok = isinstance(password, str) and await asyncio.to_thread(auth.verify_password, password, console.password_hash)
+        if not ok:
+            console.throttle.failed(source, name)
+            log.warning("console: wrong password from %s (login as %r)", source, name)
+            return _bad("wrong password", 401)
+        console.throttle.succeeded(source, name)
+    console.sessions.revoke(request.session.get("sid"))
+    request.session.clear()
+    request.session.update({"sid": console.sessions.new(name), "csrf": auth.new_token()})
+    log.info("console: %s logged in from %s", name, source)
+    return JSONResponse({"ok": True, "csrf": request.session["csrf"]})
+
+
+@requires(DIRECTOR, status_code=401)
+async def logout(request: Request) -> Response:
+    console_of(request).sessions.revoke(request.session.get("sid"))  # a copy of the cookie is worthless from now on
+    request.session.clear()
+    return JSONResponse({"ok": True})
+
+
+async def static(request: Request) -> Response:
+    name = request.path_params["name"]
+    path = STATIC / name
+    if "/" in name or not path.is_file():
+        return PlainTextResponse("not found", status_code=404)
+    if name not in PUBLIC_STATIC and not request.user.is_authenticated:
+        return PlainTextResponse("login required", status_code=401)
+    return FileResponse(path, headers={"Cache-Control": "no-cache"})
+
+
+@requires(DIRECTOR, status_code=401)
+async def events(request: Request) -> Response:
+    console = console_of(request)
+    stream = console.hub.open()
+    if stream is None:
+        return _bad(f"too many event streams open (at most {limits.MAX_STREAMS})", 503)
+    first = {**console.snapshot(), "broker_up": console.broker_up, "user": request.user.display_name,
+             "server_now": _now_iso()}
+
+    async def body():
+        try:
+            yield sse("snapshot", first)
+            while not stream.dropped:
+                try:
+                    await asyncio.wait_for(stream.ready.wait(), limits.KEEPALIVE_S)
+                except asyncio.TimeoutError:
+                    yield ": keepalive\n\n"
+                    continue
+                for msg in stream.take():
+                    yield msg
+            # dropped for falling behind: the stream ends, the page's EventSource reconnects to a snapshot
+        finally:
+            console.hub.close(stream)
+
+    return StreamingResponse(body(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+@requires(DIRECTOR, status_code=401)
+async def snapshot(request: Request) -> Response:
+    return JSONResponse(console_of(request).snapshot())
+
+
+@requires(DIRECTOR, status_code=401)
+async def table_detail(request: Request) -> Response:
+    detail = console_of(request).state.detail(request.path_params["n"])
+    if detail is None:
+        return _bad("no such table", 404)
+    return JSONResponse(detail)
+
+
+@requires(DIRECTOR, status_code=401)
+async def command(request: Request) -> Response:
+    console = console_of(request)
+    try:
+        body = await _json(request)
+        tables = _tables(body)
+        cmd = _command(body, console, request.user.display_name)
+    except ValueError as e:
+        return _bad(str(e))
+    if console.send is None:
+        return _bad("not connected to the broker", 503)
+    sent = []
+    for n in tables:
+        c = {**cmd, "id": uuid.uuid4().hex[:12], "sent_at": _now_iso()}
+        console.state.command_sent(n, c)
+        try:
+            console.send(n, c)
+        except ConnectionError as e:
+            console.state.pending.pop(c["id"], None)
+            return _bad(f"table {n}: not sent: {e}", 503)
+        sent.append({"table": n, "id": c["id"]})
+        console.hub.publish("command", {"table": n, "command": c})
+    log.info("console: %s sent %s to tables %s", request.user.display_name, cmd["cmd"], tables)
+    return JSONResponse({"sent": sent})
+
+
+@requires(DIRECTOR, status_code=401)
+async def set_round(request: Request) -> Response:
+    console = console_of(request)
+    try:
+        body = await _json(request)
+        rd = console.state.round
+        if "division" in body:  # the division on screen ("" for all): results are never touched
+            rd.division = str(body["division"] or "").strip()[:40]
+        if "number" in body:
+            rd.number = _int(body["number"], "round", 1, 999)
+        if "start" in body:
+            rd.start = None if body["start"] in (None, "") else _start(body["start"])
+        if "late_after_s" in body:
+            rd.late_after_s = _int(body["late_after_s"], "late_after_s", 0, 3600)
+        if "game_time_ms" in body:
+            rd.game_time_ms = _int(body["game_time_ms"], "game_time_ms", 60_000, 180 * 60_000)
+    except (ValueError, TypeError) as e:
+        return _bad(str(e))
+    console.event.save_round(rd.as_dict())
+    console.apply_pairings()
+    console.hub.publish("round", rd.as_dict())
+    return JSONResponse(rd.as_dict())
+
+
+@requires(DIRECTOR, status_code=401)
+async def tsh_import(request: Request) -> Response:
+    """`{"files": [{"name", "data" (base64)}, ...]}`: config.tsh with its .t files, .t files, tourney.js."""
+    console = console_of(request)
+    try:
+        body = await _json(request)
+        items = body.get("files") if "files" in body else [body]
+        if not isinstance(items, list) or not items:
+            raise ValueError("files must be a non-empty list of {name, data}")
+        problems = console.import_tsh(dict(decode_upload(i) for i in items))
+    except (ValueError, tsh.TshError) as e:
+        return _bad(str(e))
+    return JSONResponse({**console.divisions_view(), "problems": problems[:limits.MAX_PROBLEMS_SHOWN]})
+
+
+@requires(DIRECTOR, status_code=401)
+async def result(request: Request) -> Response:
+    """A table's result: with `slip` (and `margin`, `decision`, `correction`) it is worked out; with
+    `confirm: true` it is recorded in the store (results.py and event.py say how)."""
+    console = console_of(request)
+    n = request.path_params["n"]
+    try:
+        body = await _json(request)
+        _check_result_body(body)
+        t = console.state.tables.get(n)
+        if t is None:
+            return _bad("no such table", 404)
+        out = console.event.result(t, body, request.user.display_name, _now_iso())
+    except (ValueError, results.ResultError) as e:
+        return _bad(str(e), 409 if isinstance(e, results.ResultError) and "decision with a reason first" in str(e) else 400)
+    if out.get("confirmed"):
+        console.hub.publish("table", console.state.tables[n].tile())
+        log.info("console: %s recorded table %d (division %s round %s): %s (%s)", request.user.display_name, n,
+                 out["division"], out["round"], out["scores"], out["recorded"])
+    return JSONResponse(out)
+
+
+def _export_target(request: Request) -> tuple[str, int]:
+    """?division=&round= (default: the division on screen, the current round)."""
+    console = console_of(request)
+    rd = console.state.round
+    division = request.query_params.get("division") or rd.division
+    if not division:
+        names = list(console.event.divisions)
+        if len(names) != 1:
+            raise ValueError(f"name the division to export (?division=): one of {', '.join(names) or 'none imported'}")
+        division = names[0]
+    return division[:40], _int(request.query_params.get("round", rd.number), "round", 1, 999)
+
+
+@requires(DIRECTOR, status_code=401)
+async def export_csv(request: Request) -> Response:
+    try:
+        division, rnd = _export_target(request)
+    except ValueError as e:
+        return _bad(str(e))
+    rows = console_of(request).event.export_rows(division, rnd)
+    return Response(results.to_csv(rows), media_type="text/csv",
+                    headers={"Content-Disposition": f'attachment; filename="{division}-round{rnd}.csv"'})
+
+
+@requires(DIRECTOR, status_code=401)
+async def export_tsh(request: Request) -> Response:
+    try:
+        division, rnd = _export_target(request)
+    except ValueError as e:
+        return _bad(str(e))
+    ex = results.to_tsh(division, rnd, console_of(request).event.export_rows(division, rnd))
+    headers = {"Content-Disposition": f'attachment; filename="{division}-round{rnd}.tsh"'}
+    if ex.missing:
+        headers["X-Rackside-Missing-Tables"] = ",".join(map(str, ex.missing))
+    return PlainTextResponse(ex.text, headers=headers)
+
+
+@requires(DIRECTOR, status_code=401)
+async def audit(request: Request) -> Response:
+    """Who confirmed or changed which result, when, before and after (newest first)."""
+    division = request.query_params.get("division") or None
+    return JSONResponse({"audit": console_of(request).event.store.audit(division)})
+
+
+async def no_favicon(request: Request) -> Response:
+    return Response(status_code=204)
+
+
+ROUTES = [
+    Route("/", index),
+    Route("/login", login_page, methods=["GET"]),
+    Route("/favicon.ico", no_favicon),
+    Route("/api/csrf", csrf),
+    Route("/api/login", login, methods=["POST"]),
+    Route("/api/logout", logout, methods=["POST"]),
+    Route("/static/{name}", static),
+    Route("/api/events", events),
+    Route("/api/snapshot", snapshot),
+    Route("/api/table/{n:int}", table_detail),
+    Route("/api/command", command, methods=["POST"]),
+    Route("/api/round", set_round, methods=["POST"]),
+    Route("/api/tsh", tsh_import, methods=["POST"]),
+    Route("/api/result/{n:int}", result, methods=["POST"]),
+    Route("/api/export/round.csv", export_csv),
+    Route("/api/export/tsh.txt", export_tsh),
+    Route("/api/audit", audit),
+]
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app: Starlette):
+    console: Console = app.state.console
+    console.loop = asyncio.get_running_loop()
+    gaps = asyncio.create_task(console.watch_gaps())
+    if console.bridge is not None:
+        console.bridge.start()
+    try:
+        yield
+    finally:
+        gaps.cancel()
+        if console.bridge is not None:
+            console.bridge.stop()
 
 
 def build_app(console: Console, *, secret_key: str | None = None, https_only: bool = False) -> Starlette:
-    async def index(request: Request) -> Response:
-        if not _user(request):
-            return RedirectResponse("/login", status_code=303)
-        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
-
-    async def login_page(request: Request) -> Response:
-        request.session.setdefault("csrf", auth.new_token())
-        return FileResponse(STATIC / "login.html", headers={"Cache-Control": "no-store"})
-
-    async def csrf(request: Request) -> Response:
-        token = request.session.setdefault("csrf", auth.new_token())
-        return JSONResponse({"csrf": token, "user": _user(request)})
-
-    async def login(request: Request) -> Response:
-        if not _csrf_ok(request):
-            return _bad("missing or wrong CSRF token", 403)
-        try:
-            body = await _json(request)
-        except ValueError as e:
-            return _bad(str(e))
-        password = body.get("password")
-        name = str(body.get("name") or "director").strip()[:40] or "director"
-        async with console.login_lock:
-            wait = console.lockout.locked_for()
-            if wait > 0:
-                return _bad(f"too many wrong passwords: try again in {int(wait) + 1} s", 429)
-            ok = isinstance(password, str) and await asyncio.to_thread(auth.verify_password, password, console.password_hash)
-            if not ok:
-                console.lockout.failed()
-                log.warning("console: wrong password (login as %r)", name)
-                return _bad("wrong password", 401)
-            console.lockout.succeeded()
-        request.session.clear()
-        request.session.update({"user": name, "csrf": auth.new_token()})
-        log.info("console: %s logged in", name)
-        return JSONResponse({"ok": True, "csrf": request.session["csrf"]})
-
-    async def logout(request: Request) -> Response:
-        if (r := _deny(request)) is not None:
-            return r
-        request.session.clear()
-        return JSONResponse({"ok": True})
-
-    async def static(request: Request) -> Response:
-        name = request.path_params["name"]
-        path = STATIC / name
-        if "/" in name or not path.is_file():
-            return PlainTextResponse("not found", status_code=404)
-        if name not in PUBLIC_STATIC and not _user(request):
-            return PlainTextResponse("login required", status_code=401)
-        return FileResponse(path, headers={"Cache-Control": "no-cache"})
-
-    async def events(request: Request) -> Response:
-        if (r := _deny(request)) is not None:
-            return r
-        q: asyncio.Queue = asyncio.Queue(maxsize=20000)
-        console.hub.queues.add(q)
-        first = {**console.state.snapshot(), "broker_up": console.broker_up, "user": _user(request), "server_now": _now_iso()}
-
-        async def stream():
-            try:
-                yield f"event: snapshot\ndata: {json.dumps(first, separators=(',', ':'))}\n\n"
-                while q in console.hub.queues:
-                    try:
-                        yield await asyncio.wait_for(q.get(), KEEPALIVE_S)
-                    except asyncio.TimeoutError:
-                        yield ": keepalive\n\n"
-            finally:
-                console.hub.queues.discard(q)
-
-        return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
-
-    async def snapshot(request: Request) -> Response:
-        if (r := _deny(request)) is not None:
-            return r
-        return JSONResponse(console.state.snapshot())
-
-    async def table_detail(request: Request) -> Response:
-        if (r := _deny(request)) is not None:
-            return r
-        return JSONResponse(console.state.detail(int(request.path_params["n"])))
-
-    async def command(request: Request) -> Response:
-        if (r := _deny(request)) is not None:
-            return r
-        try:
-            body = await _json(request)
-            cmd, tables = _check_command(body, console)
-        except ValueError as e:
-            return _bad(str(e))
-        if console.send is None:
-            return _bad("not connected to the broker", 503)
-        sent = []
-        for n in tables:
-            c = {**cmd, "id": uuid.uuid4().hex[:12], "by": _user(request), "sent_at": _now_iso()}
-            console.state.command_sent(n, c)
-            try:
-                console.send(n, c)
-            except ConnectionError as e:
-                console.state.pending.pop(c["id"], None)
-                return _bad(f"table {n}: not sent: {e}", 503)
-            sent.append({"table": n, "id": c["id"]})
-            console.hub.publish("command", {"table": n, "command": c})
-        log.info("console: %s sent %s to tables %s", _user(request), cmd["cmd"], tables)
-        return JSONResponse({"sent": sent})
-
-    async def set_round(request: Request) -> Response:
-        if (r := _deny(request)) is not None:
-            return r
-        try:
-            body = await _json(request)
-            rd = console.state.round
-            if "division" in body:
-                rd.division = str(body["division"]).strip() or rd.division
-            if "number" in body:
-                rd.number = _int(body["number"], "round", 1, 999)
-            if "start" in body:
-                rd.start = None if body["start"] in (None, "") else _start(body["start"])
-            if "late_after_s" in body:
-                rd.late_after_s = _int(body["late_after_s"], "late_after_s", 0, 3600)
-            if "game_time_ms" in body:
-                rd.game_time_ms = _int(body["game_time_ms"], "game_time_ms", 60_000, 180 * 60_000)
-        except (ValueError, TypeError) as e:
-            return _bad(str(e))
-        console.state.rows = {k: v for k, v in console.state.rows.items() if v.round == rd.number and v.division == rd.division}
-        console.apply_pairings()
-        console.hub.publish("round", rd.as_dict())
-        return JSONResponse(rd.as_dict())
-
-    async def tsh_import(request: Request) -> Response:
-        if (r := _deny(request)) is not None:
-            return r
-        try:
-            body = await _json(request)
-            name, text = str(body.get("name") or "a.t"), str(body.get("text") or "")
-            if name.endswith(".js") or text.lstrip().startswith("newt"):
-                divisions = tsh.parse_tourney_js(text, name)
-            else:
-                divisions = [tsh.parse_t(text, name=name.rsplit("/", 1)[-1].removesuffix(".t"), source=name)]
-        except (ValueError, tsh.TshError) as e:
-            return _bad(str(e))
-        problems = console.import_tsh(divisions)
-        return JSONResponse({"divisions": [{"name": d.name, "players": len(d.players)} for d in divisions],
-                             "problems": problems})
-
-    def _final_for(n: int, body: dict) -> tuple[results.Final, tuple | None]:
-        t = console.state.tables.get(n)
-        if t is None or t.result is None:
-            raise results.ResultError(f"table {n} has no clock result yet")
-        res = results.ClockResult.from_event(n, t.result.get("game"), t.result)
-        slip = body.get("slip")
-        slip = None if slip is None else tuple(slip)
-        if slip is not None and len(slip) != 2:
-            raise results.ResultError("type both scores")
-        margin = body.get("margin")
-        return results.final_scores(res, slip, None if margin in (None, "") else int(margin)), slip
-
-    async def result(request: Request) -> Response:
-        if (r := _deny(request)) is not None:
-            return r
-        n = int(request.path_params["n"])
-        try:
-            body = await _json(request)
-            final, slip = _final_for(n, body)
-        except (ValueError, TypeError, results.ResultError) as e:
-            return _bad(str(e))
-        out = {"scores": list(final.scores), "penalties": list(final.penalties), "note": final.note,
-               "needs_director": final.needs_director}
-        if body.get("confirm"):
-            console.state.confirm(n, slip, final, _user(request))
-            console.hub.publish("table", console.state.tables[n].tile())
-            log.info("console: %s confirmed table %d: %s", _user(request), n, final.scores)
-            out["confirmed"] = True
-        return JSONResponse(out)
-
-    async def export_csv(request: Request) -> Response:
-        if (r := _deny(request)) is not None:
-            return r
-        rd = console.state.round
-        return Response(results.to_csv(list(console.state.rows.values())), media_type="text/csv",
-                        headers={"Content-Disposition": f'attachment; filename="{rd.division}-round{rd.number}.csv"'})
-
-    async def export_tsh(request: Request) -> Response:
-        if (r := _deny(request)) is not None:
-            return r
-        rd = console.state.round
-        ex = results.to_tsh(rd.division, rd.number, list(console.state.rows.values()))
-        headers = {"Content-Disposition": f'attachment; filename="{rd.division}-round{rd.number}.tsh"'}
-        if ex.missing:
-            headers["X-Rackside-Missing-Tables"] = ",".join(map(str, ex.missing))
-        return PlainTextResponse(ex.text, headers=headers)
-
-    routes = [
-        Route("/", index),
-        Route("/login", login_page, methods=["GET"]),
-        Route("/favicon.ico", lambda request: Response(status_code=204)),
-        Route("/api/csrf", csrf),
-        Route("/api/login", login, methods=["POST"]),
-        Route("/api/logout", logout, methods=["POST"]),
-        Route("/static/{name}", static),
-        Route("/api/events", events),
-        Route("/api/snapshot", snapshot),
-        Route("/api/table/{n:int}", table_detail),
-        Route("/api/command", command, methods=["POST"]),
-        Route("/api/round", set_round, methods=["POST"]),
-        Route("/api/tsh", tsh_import, methods=["POST"]),
-        Route("/api/result/{n:int}", result, methods=["POST"]),
-        Route("/api/export/round.csv", export_csv),
-        Route("/api/export/tsh.txt", export_tsh),
+    middleware = [
+        Middleware(SecurityHeaders),
+        Middleware(BodyLimit),  # before the session and the login look at anything
+        Middleware(SessionMiddleware, secret_key=secret_key or secrets.token_hex(32), session_cookie="rackside_console",
+                   max_age=limits.SESSION_S, same_site="strict", https_only=https_only),
+        Middleware(AuthenticationMiddleware, backend=SessionAuth(),
+                   on_error=lambda conn, exc: _bad("login required", 401)),
+        Middleware(CsrfCheck),
     ]
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app):
-        console.loop = asyncio.get_running_loop()
-        if console.bridge is not None:
-            console.bridge.start()
-        try:
-            yield
-        finally:
-            if console.bridge is not None:
-                console.bridge.stop()
-
-    middleware = [Middleware(SessionMiddleware, secret_key=secret_key or secrets.token_hex(32),
-                             session_cookie="rackside_console", max_age=12 * 3600, same_site="strict",
-                             https_only=https_only)]
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app = Starlette(routes=ROUTES, middleware=middleware, lifespan=lifespan)
+    app.state.console = console
+    return app
 
 
 def _int(v, name: str, lo: int, hi: int) -> int:
@@ -397,42 +528,60 @@ def _start(v) -> float:
     return start
 
 
-def _check_command(body: dict, console: Console) -> tuple[dict, list[int]]:
-    """The command as the clock receives it (docs/hall.md, `cmd`), and the tables it goes to."""
-    name = body.get("cmd")
-    if name not in COMMANDS:
-        raise ValueError(f"cmd must be one of {', '.join(COMMANDS)}, not {name!r}")
+def _tables(body: dict) -> list[int]:
     tables = body.get("tables")
-    if not isinstance(tables, list) or not tables:
+    if not isinstance(tables, list) or not tables or len(tables) > limits.MAX_TABLE:
         raise ValueError("tables must be a non-empty list of table numbers")
-    tables = sorted({_int(t, "table", 1, 9999) for t in tables})
-    cmd: dict[str, Any] = {"cmd": name}
+    return sorted({_int(t, "table", 1, limits.MAX_TABLE) for t in tables})
+
+
+def _command(body: dict, console: Console, by: str) -> dict:
+    """The command as the clock receives it (docs/hall.md, `cmd`), checked by the clock's own parser
+    (hall.commands): one set of limits for the console and the clock."""
+    name = body.get("cmd")
+    cmd: dict[str, Any] = {"cmd": name, "by": by}
     if name == "late_start":  # 2.3.2(a), 2.3.3(a): the absent players' sides, from the scheduled start
-        players = body.get("players")
-        if not isinstance(players, list) or not players or any(p not in (1, 2) for p in players):
-            raise ValueError("players must be [1], [2] or [1, 2]: the absent sides")
-        cmd["players"] = sorted(set(players))
+        cmd["players"] = sorted(set(body["players"])) if isinstance(body.get("players"), list) else body.get("players")
         if console.state.round.start is not None:
             cmd["at"] = datetime.fromtimestamp(console.state.round.start, timezone.utc).isoformat()
     elif name == "arrive":
-        cmd["player"] = _int(body.get("player"), "player", 1, 2)
-    elif name == "adjust":  # 1.4.1(b)
-        cmd["player"] = _int(body.get("player"), "player", 1, 2)
-        # above the forfeit line (5.3.3), at most the clock's own limit (hall.commands)
-        cmd["remaining_ms"] = _int(body.get("remaining_ms"), "remaining_ms", -599_999, 100 * 60_000)
-        reason = str(body.get("reason") or "").strip()
-        if not reason:
+        cmd["player"] = body.get("player")
+    elif name == "adjust":  # 1.4.1(b): a reason is required, and logged
+        cmd["player"], cmd["remaining_ms"] = body.get("player"), body.get("remaining_ms")
+        reason = body.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
             raise ValueError("an adjustment needs a reason (it is logged)")
-        cmd["reason"] = reason[:200]
+        cmd["reason"] = reason.strip()
     elif name == "new_game":
-        ms = body.get("game_time_ms", console.state.round.game_time_ms)
-        cmd["game_time"] = _int(ms, "game_time_ms", 60_000, 180 * 60_000) // 1000  # whole seconds on the wire
-    return cmd, tables
+        ms = _int(body.get("game_time_ms", console.state.round.game_time_ms), "game_time_ms", 60_000, 180 * 60_000)
+        cmd["game_time"] = ms // 1000  # whole seconds on the wire
+    try:
+        commands.parse(json.dumps({"id": "check", **cmd}).encode())
+    except commands.CommandError as e:
+        raise ValueError(str(e)) from None
+    except (TypeError, ValueError):
+        raise ValueError("the command's fields must be JSON numbers, lists and text") from None
+    return cmd
 
 
-def new_secret() -> str:
-    return secrets.token_hex(32)
-
-
-def now() -> float:
-    return time.time()
+def _check_result_body(body: dict) -> None:
+    """Types at the boundary: two whole numbers for a slip (a text "12" is not the slip 1-2), a whole
+    margin, a decision object with its scores and reason, a correction's reason as text."""
+    slip = body.get("slip")
+    if slip is not None:
+        if not isinstance(slip, list) or len(slip) != 2:
+            raise results.ResultError("type both scores")
+        body["slip"] = [_int(x, "score", -10_000, 10_000) for x in slip]
+    if body.get("margin") not in (None, ""):
+        body["margin"] = _int(body["margin"], "margin", 0, 10_000)
+    decision = body.get("decision")
+    if decision is not None:
+        if not isinstance(decision, dict) or not isinstance(decision.get("reason", ""), str):
+            raise ValueError("decision must be {scores: [side 1, side 2], reason: text}")
+        scores = decision.get("scores")
+        if scores is not None:
+            if not isinstance(scores, list) or len(scores) != 2:
+                raise ValueError("decision scores must be two whole numbers")
+            decision["scores"] = [_int(x, "score", -10_000, 10_000) for x in scores]
+    if not isinstance(body.get("correction", ""), str):
+        raise ValueError("correction must be the reason, as text")

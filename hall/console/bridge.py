@@ -1,32 +1,67 @@
 """The console's one MQTT connection, as the director's user (paho-mqtt 2.x).
 
-paho runs its network loop on its own thread; every message and every connection change is handed
-to `deliver` unchanged, and the console moves it onto its event loop, so the hall state is touched
-by one thread only. A persistent session (fixed client id, clean_session off) means events and
-results published while the console was down are delivered when it comes back.
+Like the devices' (hall.link): MQTT 5 with a fixed client id and a persistent session (clean_start
+off, a two-day session expiry), so events and results published while the console was down are
+delivered when it comes back; the broker's address is read by the devices' own parser
+(hall.config.parse_url) and every topic comes from hall.topics.
+
+paho runs its network loop on its own thread; each message is handed to `deliver` unchanged, and
+the console moves it onto its event loop, so the hall state is touched by one thread only. The one
+thing done here, on paho's thread, is the per-device rate limit (`RateGate`, owned by that thread):
+a device flooding the console is cut to limits.DEVICE_RATE messages a second before anything else
+is spent on it, and what it dropped is reported (a gap in its events is asked for again later).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Callable
-from urllib.parse import urlsplit
 
 import paho.mqtt.client as mqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
+from rackside.hall import topics
+from rackside.hall.config import parse_url
+from rackside.hall.link import KEEPALIVE_S, SESSION_EXPIRY_S
 from rackside.outage import Outage
 
+from . import limits
+
 log = logging.getLogger("rackside.hall.console")
+REPORT_EVERY_S = 5.0  # a flooding device's dropped messages are reported at most this often
 
 
-def parse_url(url: str) -> tuple[str, int, bool]:
-    """`mqtt://host:port` or `mqtts://host:port` (TLS) into (host, port, tls)."""
-    u = urlsplit(url)
-    if u.scheme not in ("mqtt", "mqtts") or not u.hostname:
-        raise ValueError(f"url {url!r}: expected mqtt://HOST:PORT or mqtts://HOST:PORT")
-    tls = u.scheme == "mqtts"
-    return u.hostname, u.port or (8883 if tls else 1883), tls
+class RateGate:
+    """A token bucket per device (limits.DEVICE_RATE a second, DEVICE_BURST deep). Touched only on
+    paho's network thread."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.buckets: dict[str, list[float]] = {}  # device -> [tokens, last refill, dropped, last report]
+
+    def allow(self, device: str) -> tuple[bool, int]:
+        """(let it through?, how many were dropped since the last report, when one is due)."""
+        now = self.clock()
+        b = self.buckets.get(device)
+        if b is None:
+            if len(self.buckets) >= limits.MAX_TABLE + limits.MAX_STATIONS:
+                self.buckets.clear()  # only topics of real devices reach here (the ACL): never in a real hall
+            b = self.buckets[device] = [float(limits.DEVICE_BURST), now, 0, now - REPORT_EVERY_S]  # the first drop is reported at once
+        b[0] = min(limits.DEVICE_BURST, b[0] + (now - b[1]) * limits.DEVICE_RATE)
+        b[1] = now
+        if b[0] >= 1:
+            b[0] -= 1
+            ok = True
+        else:
+            b[2] += 1
+            ok = False
+        report = 0
+        if b[2] and now - b[3] >= REPORT_EVERY_S:
+            report, b[2], b[3] = int(b[2]), 0, now
+        return ok, report
 
 
 class Bridge:
@@ -40,16 +75,22 @@ class Bridge:
         on_connection: Callable[[bool, str], None] = lambda up, why: None,
         client_id: str = "director-console",
         ca_file: str | None = None,
+        on_dropped: Callable[[str, int], None] = lambda device, n: None,
     ) -> None:
         self.hall = hall
         self.stopping = False
-        self.host, self.port, tls = parse_url(url)
+        endpoint = parse_url(url, "[console] url")
+        if endpoint is None:
+            raise ValueError('[console] url = "auto": the console needs the broker\'s address, mqtt://HOST[:PORT]')
+        self.host, self.port = endpoint.host, endpoint.port
         self.deliver = deliver
         self.on_connection = on_connection
+        self.on_dropped = on_dropped
+        self.gate = RateGate()
         self.outage = Outage(log, f"broker {self.host}:{self.port}")
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False)
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
         self.client.username_pw_set(username, password)
-        if tls:
+        if endpoint.tls:
             self.client.tls_set(ca_certs=ca_file)
         self.client.reconnect_delay_set(min_delay=1, max_delay=5)
         self.client.on_connect = self._on_connect
@@ -57,7 +98,9 @@ class Bridge:
         self.client.on_message = self._on_message
 
     def start(self) -> None:
-        self.client.connect_async(self.host, self.port, keepalive=15)
+        props = Properties(PacketTypes.CONNECT)
+        props.SessionExpiryInterval = SESSION_EXPIRY_S
+        self.client.connect_async(self.host, self.port, keepalive=KEEPALIVE_S, clean_start=False, properties=props)
         self.client.loop_start()
 
     def stop(self) -> None:
@@ -65,15 +108,17 @@ class Bridge:
         self.client.disconnect()
         self.client.loop_stop()
 
+    def subscriptions(self) -> list[tuple[str, int]]:
+        return ([(topics.table(self.hall, "+", leaf), 1) for leaf in topics.TABLE_TOPICS if leaf != "cmd"]
+                + [(topics.station(self.hall, "+", leaf), 1) for leaf in topics.STATION_TOPICS])
+
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:
             self.outage.failed(f"refused: {reason_code}")
             self.on_connection(False, str(reason_code))
             return
         self.outage.recovered()
-        root = f"rackside/v1/{self.hall}"
-        client.subscribe([(f"{root}/table/+/{leaf}", 1) for leaf in ("status", "state", "event", "ack")]
-                         + [(f"{root}/station/+/{leaf}", 1) for leaf in ("status", "challenge", "detail")])
+        client.subscribe(self.subscriptions())
         self.on_connection(True, "connected")
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
@@ -83,10 +128,16 @@ class Bridge:
         self.on_connection(False, str(reason_code))
 
     def _on_message(self, client, userdata, msg) -> None:
-        self.deliver(msg.topic, msg.payload)
+        where = topics.parse(msg.topic)
+        device = f"{where[1]} {where[2]}" if where else "?"
+        ok, dropped = self.gate.allow(device)
+        if dropped:
+            self.on_dropped(device, dropped)
+        if ok:
+            self.deliver(msg.topic, msg.payload)
 
     def command(self, table: int, cmd: dict) -> None:
         """Send a command to a table's clock (QoS 1); its ack comes back on `…/ack`."""
-        info = self.client.publish(f"rackside/v1/{self.hall}/table/{table}/cmd", json.dumps(cmd), qos=1)
+        info = self.client.publish(topics.table(self.hall, table, "cmd"), json.dumps(cmd), qos=1)
         if info.rc != mqtt.MQTT_ERR_SUCCESS and info.rc != mqtt.MQTT_ERR_NO_CONN:
             raise ConnectionError(mqtt.error_string(info.rc))

@@ -64,7 +64,8 @@ class Mosquitto:
         self.port = free_port()
         self.url = f"mqtt://127.0.0.1:{self.port}"
         run_as = getpass.getuser() if os.geteuid() == 0 else None
-        self.devices = prov.provision(directory, HALL, tables, stations, port=self.port, bind="127.0.0.1", run_as=run_as, url=self.url)
+        self.devices = prov.provision(directory, HALL, tables, stations, port=self.port, bind="127.0.0.1", run_as=run_as, url=self.url,
+                                      tls=False)  # one machine, loopback only: nothing crosses a network
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 10.0) -> None:

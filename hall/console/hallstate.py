@@ -1,78 +1,138 @@
 """What the console knows about the hall, built only from the broker's messages (docs/hall.md).
 
 A plain value-holder with no I/O and no threads: the MQTT bridge hands it each message on the
-console's event loop, and it returns what changed, for the page. Topics (v1):
-`rackside/v1/<hall>/table/<n>/{status,state,event,ack}` and `rackside/v1/<hall>/station/<id>/{status,challenge}`.
-Events are kept once per `(device, game, seq)`: QoS 1 may deliver twice.
+console's event loop, and it returns what changed, for the page. Every message is read by the v1
+contract (contract.py) before it touches anything: a refused one is a problem shown for its device
+(`problems` on its tile, or the hall's for a device the console does not know), never a tile.
+
+A table is known once its own device has spoken on its own topics (the broker's ACL lets only that
+device, or the director, write them) or a TSH pairing puts a game on it: a station naming another
+table, or a page asking for one, adds no tile. Events are kept once per (table, game, seq): QoS 1
+may deliver twice, and a resend repeats what arrived; `Seqs` remembers each game's highest seq and
+its gaps, not every event. Everything is bounded (limits.py).
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from rackside.firmware.clock import Rules
+from rackside.hall import topics
 
-from .results import ClockResult, Final, Row
-
-def _loads(payload: bytes):
-    """A device's JSON, refusing NaN and Infinity: Python reads them, but the page's JSON.parse and
-    the snapshot's JSONResponse do not, so one device's could break the whole hall's page."""
-    return json.loads(payload, parse_constant=_not_json, parse_float=_finite)
+from . import contract, limits
+from .contract import Refused, default_rules
 
 
-def _finite(text: str) -> float:
-    f = float(text)
-    if not math.isfinite(f):  # 1e400
-        raise ValueError(f"{text} is out of range")
-    return f
+RESEND_ID = "resend-"  # the ids of the console's own resend requests
 
 
-def _not_json(name: str):
-    raise ValueError(f"{name} is not JSON")
+@dataclass
+class Game:
+    """One game's events as the console has them: the highest seq, the seqs below it still missing
+    (as [first, last] ranges, at most limits.MAX_GAP of them), and the highest seq the clock's state
+    says exists."""
+
+    high: int = 0
+    missing: list = field(default_factory=list)
+    known: int = 0
+    result: bool = False
+    ended: bool = False  # the clock's state says the game is over: its result is due
+
+    def accept(self, seq: int) -> bool:
+        """True for an event not seen before (new, or filling a gap); False for a repeat."""
+        self.known = max(self.known, seq)
+        if seq > self.high:
+            if seq > self.high + 1:
+                self.missing.append([self.high + 1, seq - 1])
+                del self.missing[:-limits.MAX_GAP]  # the oldest gaps are given up on
+            self.high = seq
+            return True
+        for i, (a, b) in enumerate(self.missing):
+            if a <= seq <= b:
+                self.missing[i:i + 1] = [r for r in ([a, seq - 1], [seq + 1, b]) if r[0] <= r[1]]
+                return True
+        return False
+
+    def first_missing(self) -> tuple[int, int | None] | None:
+        """What to ask the clock for: the first gap ([first, last]), or everything after the last
+        event the console has (last None: the result too) when the clock's state says there are
+        more events, or that the game ended and no result has come."""
+        if self.missing:
+            return self.missing[0][0], self.missing[0][1]
+        if self.known > self.high or (self.ended and not self.result):
+            return self.high + 1, None
+        return None
 
 
-# The rules the page needs to show a live penalty and the forfeit line. A clock's state carries its
-# game's own (`rules`); these, WESPA's defaults from the clock core, are the page's fallback, sent as
-# data in the snapshot so the page's JavaScript holds no rule of its own.
-PAGE_RULES = ("game_time_ms", "penalty_per_minute", "forfeit_overtime_ms", "lateness_forfeit_margin")
+class Seqs:
+    """Each table's games (the latest GAMES_REMEMBERED), for de-duplication and gap detection."""
 
+    def __init__(self) -> None:
+        self.games: OrderedDict[str, Game] = OrderedDict()
 
-def default_rules() -> dict:
-    rules = Rules()
-    return {name: getattr(rules, name) for name in PAGE_RULES}
-
-
-HISTORY = 2000  # events kept per table (a game has a few hundred inputs)
-FEED = 300  # challenges kept in the feed
+    def game(self, name: str) -> Game:
+        g = self.games.get(name)
+        if g is None:
+            g = self.games[name] = Game()
+            while len(self.games) > limits.GAMES_REMEMBERED:
+                self.games.popitem(last=False)
+        self.games.move_to_end(name)
+        return g
 
 
 @dataclass
 class Table:
     n: int
     status: str | None = None  # "online" / "offline" (the Last Will)
-    state: dict | None = None  # the retained snapshot, as sent
-    names: tuple[str, str] = ("", "")
-    numbers: tuple[int | None, int | None] = (None, None)  # TSH player numbers
+    state: dict | None = None  # the retained snapshot, as checked
+    seat: dict | None = None  # this round's game here (hallplan.Seat.as_dict): division, label, players
     challenge: dict | None = None  # a station's challenge in progress for this table
     result: dict | None = None  # the clock's result event, once the game ends
-    final: dict | None = None  # the confirmed result (scores with penalties)
-    history: deque = field(default_factory=lambda: deque(maxlen=HISTORY))
+    result_seat: dict | None = None  # the seat when that result came (a result belongs to one game)
+    final: dict | None = None  # the confirmed result of the seat's game, from the results store
+    history: deque = field(default_factory=lambda: deque(maxlen=limits.HISTORY))
+    problems: deque = field(default_factory=lambda: deque(maxlen=limits.PROBLEMS_PER_DEVICE))
+    seqs: Seqs = field(default_factory=Seqs)
+
+    @property
+    def names(self) -> tuple[str, str]:
+        return tuple(self.seat["names"]) if self.seat else ("", "")
+
+    @property
+    def numbers(self) -> tuple[int | None, int | None]:  # TSH player numbers, clock side 1 and 2
+        return tuple(self.seat["numbers"]) if self.seat else (None, None)
+
+    def current_result(self) -> dict | None:
+        """The clock's result if it is of this round's game here (not a game of another division
+        or round that was seated here before)."""
+        if self.result is None or seat_key(self.result_seat) != seat_key(self.seat):
+            return None
+        return self.result
 
     def tile(self) -> dict:
         """What a tile needs; the page derives the live times and the tile's class itself."""
+        seat = self.seat or {}
         return {
             "table": self.n,
             "status": self.status,
             "state": self.state,
             "names": list(self.names),
+            "division": seat.get("division"),
+            "label": seat.get("label"),
+            "round": seat.get("round"),
             "challenge": None if self.challenge is None else _public_challenge(self.challenge),
-            "result": self.result,
+            "result": self.current_result(),
             "final": self.final,
+            "problems": list(self.problems),
         }
+
+
+def seat_key(seat: dict | None) -> tuple | None:
+    """A game's identity: division, round and the two TSH player numbers (the results store's key)."""
+    if not seat:
+        return None
+    return (seat["division"], seat["round"], tuple(sorted(seat["numbers"])))
 
 
 def _public_challenge(c: dict) -> dict:
@@ -81,8 +141,14 @@ def _public_challenge(c: dict) -> dict:
 
 
 @dataclass
+class Station:
+    status: str | None = None
+    problems: deque = field(default_factory=lambda: deque(maxlen=limits.PROBLEMS_PER_DEVICE))
+
+
+@dataclass
 class Round:
-    division: str = "a"
+    division: str = ""  # the division on screen; "" shows every division
     number: int = 1
     start: float | None = None  # scheduled start, wall-clock epoch seconds
     late_after_s: int = 300  # a table not started this long after the start is an exception
@@ -95,18 +161,16 @@ class Round:
 class HallState:
     def __init__(self, hall: str) -> None:
         self.hall = hall
-        self.prefix = f"rackside/v1/{hall}/"
         self.tables: dict[int, Table] = {}
-        self.stations: dict[str, str] = {}
-        self.feed: deque = deque(maxlen=FEED)
-        self.challenges: dict[str, dict] = {}  # "station/id" -> full challenge (with per-word results)
-        self.seen: set[tuple[str, str, int]] = set()
+        self.stations: dict[str, Station] = {}
+        self.feed: deque = deque(maxlen=limits.FEED)
+        self.challenges: OrderedDict[str, dict] = OrderedDict()  # "station/id" -> full challenge (with per-word results)
         self.round = Round()
-        self.rows: dict[int, Row] = {}  # table -> confirmed result of this round
-        self.pending: dict[str, dict] = {}  # command id -> command, until its ack
-        self.problems: deque = deque(maxlen=50)
+        self.pending: OrderedDict[str, dict] = OrderedDict()  # command id -> command, until its ack
+        self.problems: deque = deque(maxlen=limits.PROBLEMS)  # the hall's: devices the console does not know
 
     def table(self, n: int) -> Table:
+        """The table, made known (its own device spoke, or a pairing puts a game on it)."""
         t = self.tables.get(n)
         if t is None:
             t = self.tables[n] = Table(n)
@@ -116,131 +180,181 @@ class HallState:
 
     def on_message(self, topic: str, payload: bytes) -> list[tuple[str, Any]]:
         """Fold one message in; return the page updates it causes as (kind, data) pairs."""
-        if not topic.startswith(self.prefix):
+        where = topics.parse(topic)
+        if where is None or where[0] != self.hall:
             return []
-        parts = topic[len(self.prefix):].split("/")
-        if len(parts) < 3:
-            return []
-        kind, ident, leaf = parts[0], parts[1], "/".join(parts[2:])
-        try:
-            if kind == "table":
-                return self._table_message(int(ident), leaf, payload)
-            if kind == "station":
-                return self._station_message(ident, leaf, payload)
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
-            self.problems.append(f"{topic}: {e}")
+        _, kind, ident, leaf = where
+        if kind == "table":
+            n = int(ident) if ident.isdigit() and ident[0] != "0" and len(ident) <= 4 else 0
+            if not 1 <= n <= limits.MAX_TABLE:
+                return self.problem(None, f"{topic}: table {ident[:8]!r}: allowed are 1 to {limits.MAX_TABLE}")
+            if leaf == "cmd":
+                return []  # the director's own commands: history records them when sent
+            try:
+                return self._table_message(n, leaf, contract.read(leaf, payload))
+            except Refused as e:
+                return self.problem(("table", n), f"{leaf}: {e}")
+        if kind == "station":
+            try:
+                topics.check_name("station", ident)
+            except ValueError:
+                return self.problem(None, f"station {ident[:50]!r}: not a station's name")
+            if ident not in self.stations and len(self.stations) >= limits.MAX_STATIONS:
+                return self.problem(None, f"station {ident}: more than {limits.MAX_STATIONS} stations")
+            try:
+                return self._station_message(ident, leaf, contract.read(leaf, payload))
+            except Refused as e:
+                return self.problem(("station", ident), f"{leaf}: {e}")
         return []
 
-    def _table_message(self, n: int, leaf: str, payload: bytes) -> list:
-        t = self.table(n)
+    def problem(self, device: tuple | None, why: str) -> list:
+        """A refused message, shown for its device (or the hall's, for one not known)."""
+        if device is not None and device[0] == "table" and device[1] in self.tables:
+            t = self.tables[device[1]]
+            t.problems.append(why)
+            return [("table", t.tile())]
+        if device is not None and device[0] == "station":
+            s = self.stations.setdefault(device[1], Station())
+            s.problems.append(why)
+            return [("station", self.station_view(device[1]))]
+        who = f"table {device[1]}: " if device else ""
+        self.problems.append(who + why)
+        return [("problem", who + why)]
+
+    def _table_message(self, n: int, leaf: str, data: Any) -> list:
+        t = self.table(n)  # its own device spoke (the ACL): a known table
         if leaf == "status":
-            t.status = payload.decode(errors="replace").strip()
+            t.status = data
             return [("table", t.tile())]
-        if leaf == "cmd":
-            return []  # our own commands come back only if the ACL allows it; history records them when sent
-        data = _loads(payload)
         if leaf == "state":
-            if not isinstance(data, dict):
-                raise ValueError("state is not a JSON object")
             old = t.state or {}
-            if old.get("game") == data.get("game") and int(data.get("seq", 0)) < int(old.get("seq", 0)):
+            if old.get("game") == data["game"] and data["seq"] < old.get("seq", 0):
                 return []  # an older snapshot delivered late
-            if old.get("game") not in (None, data.get("game")):
-                t.result = t.final = None  # a new game on this table
+            if old.get("game") not in (None, data["game"]):
+                t.result = t.result_seat = None  # a new game on this table
             t.state = data
+            g = t.seqs.game(data["game"])
+            g.known = max(g.known, data["seq"])
+            g.ended = g.ended or data["phase"] == "ended"
             return [("table", t.tile())]
-        if leaf == "event":
-            key = (f"table/{n}", str(data.get("game")), int(data.get("seq", -1)))
-            if key in self.seen:
+        if leaf == "event" and data["kind"] == "input":
+            if not t.seqs.game(data["game"]).accept(data["seq"]):
                 return []
-            self.seen.add(key)
-            entry = {"kind": "input", **data}
-            t.history.append(entry)
-            out: list = [("event", {"table": n, "event": entry})]
-            if _is_result(data):
-                t.result = data
-                out.append(("table", t.tile()))
-            return out
+            t.history.append(data)
+            return [("event", {"table": n, "event": data})]
+        if leaf in ("event", "result"):  # a result: on the event topic, and retained on its own
+            g = t.seqs.game(data["game"])
+            if g.result:
+                return []
+            g.result = True
+            if (t.state or {}).get("game") in (None, data["game"]):
+                t.result, t.result_seat = data, t.seat
+            t.history.append(data)
+            return [("event", {"table": n, "event": data}), ("table", t.tile())]
         if leaf == "ack":
-            cmd = self.pending.pop(str(data.get("id")), None)
-            entry = {"kind": "ack", **data, "command": cmd}
-            t.history.append(entry)
+            if str(data["id"]).startswith(RESEND_ID):
+                # the console's own request for missing events: what it brings is the history; the
+                # ack only tells the console whether to ask again soon
+                return [("resend_ack", {"table": n, "ok": data["ok"]})]
+            cmd = self.pending.pop(str(data["id"]), None)
+            t.history.append({**data, "kind": "ack", "command": cmd})
             return [("ack", {"table": n, "ack": data, "command": cmd})]
         return []
 
-    def _station_message(self, sid: str, leaf: str, payload: bytes) -> list:
+    def _station_message(self, sid: str, leaf: str, c: Any) -> list:
+        s = self.stations.setdefault(sid, Station())
         if leaf == "status":
-            self.stations[sid] = payload.decode(errors="replace").strip()
-            return [("station", {"station": sid, "status": self.stations[sid]})]
-        if leaf in ("challenge", "detail"):  # detail: the per-word results, for the director alone
-            c = _loads(payload)
-            if not isinstance(c, dict):
-                raise ValueError("challenge is not a JSON object")
-            cid = str(c.get("id") or f"{sid}:{len(self.challenges)}")
-            # kept by station and id: ids are each station's own, and no station may rewrite another's
-            known = self.challenges.setdefault(f"{sid}/{cid}", {"station": sid, "id": cid})
-            if leaf == "detail":
-                known["word_results"] = c.get("words") if isinstance(c.get("words"), list) else []
-                c = {k: v for k, v in c.items() if k != "words"}
-            elif isinstance(c.get("words"), int):
-                c = {**{k: v for k, v in c.items() if k != "words"}, "word_count": c["words"]}
-            known.update({**c, "station": sid, "id": cid})
-            out: list = []
-            table = known.get("table")
-            if leaf == "challenge":
-                if table is not None:
-                    t = self.table(int(table))
-                    # a station publishes once judged; a challenge without a verdict is still in progress
-                    t.challenge = known if known.get("verdict") in (None, "", "pending") else None
-                    t.history.append({"kind": "challenge", **_public_challenge(known)})
-                    out.append(("table", t.tile()))
-                self.feed.appendleft(_public_challenge(known))
-                out.append(("challenge", _public_challenge(known)))
-            return out
-        return []
+            s.status = c
+            return [("station", self.station_view(sid))]
+        # challenge, or detail (the per-word results, for the director alone), kept by station and
+        # id: ids are each station's own, and no station may rewrite another's
+        key = f"{sid}/{c['id']}"
+        known = self.challenges.pop(key, None) or {"station": sid, "id": c["id"]}
+        self.challenges[key] = known
+        while len(self.challenges) > limits.CHALLENGES:
+            self.challenges.popitem(last=False)
+        if leaf == "detail":
+            known["word_results"] = c.pop("words")
+        elif "words" in c:
+            c["word_count"] = c.pop("words")
+        known.update({k: v for k, v in c.items() if v is not None})
+        if leaf != "challenge":
+            return []
+        out: list = []
+        t = self.tables.get(known.get("table"))
+        if t is not None:  # a table the console knows; a station's word adds none
+            # a station publishes once judged; a challenge without a verdict is still in progress
+            t.challenge = known if known.get("verdict") in (None, "pending") else None
+            # the station's `kind` (self, opponent) is the challenge's, not the history entry's
+            entry = {**_public_challenge(known), "challenge_kind": known.get("kind"), "kind": "challenge"}
+            t.history.append(entry)
+            out.append(("table", t.tile()))
+        self.feed.appendleft(_public_challenge(known))
+        out.append(("challenge", _public_challenge(known)))
+        return out
+
+    def station_view(self, sid: str) -> dict:
+        s = self.stations[sid]
+        return {"station": sid, "status": s.status, "problems": list(s.problems)}
+
+    # --- gaps -------------------------------------------------------------------------------------
+
+    def gaps(self) -> list[tuple[int, str, int, int | None]]:
+        """(table, game, first, last) for each table's latest game that lacks events (last None:
+        everything from first on, and the result)."""
+        out = []
+        for n, t in self.tables.items():
+            if t.seqs.games:
+                name, g = next(reversed(t.seqs.games.items()))
+                want = g.first_missing()
+                if want is not None:
+                    out.append((n, name, *want))
+        return out
 
     # --- the director's side -----------------------------------------------------------------
 
     def command_sent(self, n: int, cmd: dict) -> None:
         self.pending[cmd["id"]] = cmd
-        self.table(n).history.append({"kind": "command", **cmd})
+        while len(self.pending) > limits.PENDING:
+            self.pending.popitem(last=False)
+        if n in self.tables:
+            self.tables[n].history.append({**cmd, "kind": "command"})
 
-    def set_players(self, pairings: dict[int, tuple]) -> list:
-        """TSH pairings for the round: table -> (side 1 player, side 2 player)."""
+    def set_seats(self, seats: dict[int, dict], finals: dict[tuple, dict]) -> list:
+        """The hall's seating for the round (table -> hallplan seat as a dict) and the confirmed
+        results by seat_key. A table no longer seated loses its players and notes: nothing of another
+        division or round stays on it (its clock result stays, shown again if that game returns)."""
         out = []
-        for n, (a, b) in pairings.items():
+        seats = {n: s for n, s in seats.items() if 1 <= n <= limits.MAX_TABLE}
+        for n in sorted(set(seats) | {n for n, t in self.tables.items() if t.seat is not None}):
             t = self.table(n)
-            t.names = (a.name, b.name)
-            t.numbers = (a.number, b.number)
+            seat = seats.get(n)
+            final = finals.get(seat_key(seat)) if seat else None
+            if t.seat == seat and t.final == final:
+                continue
+            t.seat, t.final = seat, final
             out.append(("table", t.tile()))
         return out
-
-    def confirm(self, n: int, slip, final: Final, by: str) -> Row:
-        t = self.table(n)
-        if t.result is None:
-            raise KeyError(f"table {n} has no result yet")
-        res = ClockResult.from_event(n, t.result.get("game"), t.result)
-        row = Row(self.round.division, self.round.number, n, res, slip, final, t.numbers, t.names, by)
-        self.rows[n] = row
-        t.final = {"scores": list(final.scores), "penalties": list(final.penalties), "note": final.note, "by": by}
-        return row
 
     def snapshot(self) -> dict:
         return {
             "hall": self.hall,
             "round": self.round.as_dict(),
+            # the page's fallback rules (a clock's state carries its game's own): the clock core's defaults
             "rules": default_rules(),
             "tables": [t.tile() for t in sorted(self.tables.values(), key=lambda t: t.n)],
             "feed": list(self.feed)[:100],
-            "stations": self.stations,
+            "stations": {sid: s.status for sid, s in self.stations.items()},
+            "station_problems": {sid: list(s.problems) for sid, s in self.stations.items() if s.problems},
+            "problems": list(self.problems),
         }
 
-    def detail(self, n: int) -> dict:
-        """A table's history, with per-word results of its challenges (the director's eyes only)."""
-        t = self.table(n)
-        words = [c for c in self.challenges.values() if str(c.get("table")) == str(n)]
-        return {"tile": t.tile(), "history": list(t.history), "challenges": words, "numbers": list(t.numbers)}
-
-
-def _is_result(data: dict) -> bool:
-    return data.get("kind") == "result"
+    def detail(self, n: int) -> dict | None:
+        """A table's history, with per-word results of its challenges (the director's eyes only);
+        None for a table the console does not know (asking adds no tile)."""
+        t = self.tables.get(n)
+        if t is None:
+            return None
+        words = [c for c in self.challenges.values() if c.get("table") == n]
+        return {"tile": t.tile(), "history": list(t.history), "challenges": words, "numbers": list(t.numbers),
+                "seat": t.seat}

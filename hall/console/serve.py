@@ -20,14 +20,18 @@ import uvicorn
 
 from rackside import paths
 
-from . import tsh
+from . import limits
 from .app import Console, build_app
-from .auth import session_secret
+from .auth import Sessions, session_secret
 from .bridge import Bridge
 from .config import ConsoleConfig
+from .guard import GuardedH11
+from .resultstore import ResultStore
 
 log = logging.getLogger("rackside.hall.console")
+RESULTS_DB = "console-results.sqlite"  # every confirmed result and its audit trail (resultstore.py)
 SESSION_KEY = "console-session.key"  # the session-signing secret, in the state dir (auth.session_secret)
+SESSIONS = "console-sessions.json"  # the live sessions, in the state dir (auth.Sessions)
 
 
 class CommandLog:
@@ -48,27 +52,43 @@ class CommandLog:
 
 
 def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
-    console = Console(cfg.hall, cfg.password_hash)
+    store = ResultStore(paths.state_dir() / RESULTS_DB)
+    console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(paths.state_dir() / SESSIONS), store=store)
     console.state.round.division = cfg.division
     console.state.round.number = cfg.round
-    for f in cfg.tsh:
-        problems = console.import_tsh(tsh.load(f))
-        for p in problems:
+    saved = console.event.saved_round()  # the round the director last set, kept across a restart
+    if saved:
+        for key in ("division", "number", "start", "late_after_s", "game_time_ms"):
+            if key in saved:
+                setattr(console.state.round, key, saved[key])
+    for p in console.event.restore():  # the TSH files imported in the page before a restart
+        log.warning("TSH: %s", p)
+    if cfg.tsh:  # read here: tsh is pure; config.tsh with its .t files, or .t / tourney.js files
+        for p in console.import_tsh({str(f): Path(f).read_bytes() for f in cfg.tsh}):
             log.warning("TSH: %s", p)
+    console.apply_pairings()
     bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
-                    console.connection_threadsafe, ca_file=cfg.ca_file)
+                    console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
     cmdlog = CommandLog(paths.state_dir() / "console-commands.jsonl")
-    wire_fields = ("id", "cmd", "player", "players", "remaining_ms", "game_time", "rules", "seconds", "by", "reason", "at")
-
     def send(table: int, cmd: dict) -> None:
         cmdlog.append(table, cmd)
-        # what goes to the clock: only the fields its command parser takes (docs/hall.md)
-        bridge.command(table, {k: v for k, v in cmd.items() if k in wire_fields})
+        # what goes to the clock: the command as hall.commands checked it, without the console's own note
+        bridge.command(table, {k: v for k, v in cmd.items() if k != "sent_at"})
 
     console.send = send
     console.bridge = bridge
     console.command_log = cmdlog.path
     return console, bridge
+
+
+def server_config(app, cfg: ConsoleConfig, log_level: str) -> uvicorn.Config:
+    """uvicorn with the console's bounds (limits.py): uvicorn's own h11 protocol with a header
+    deadline, a per-address connection cap and a cut-off for clients that stop reading
+    (guard.GuardedH11), its header size, keep-alive and connection limits."""
+    return uvicorn.Config(app, host=cfg.listen_host, port=cfg.listen_port, log_level=log_level, access_log=False,
+                          lifespan="on", http=GuardedH11, ws="none", h11_max_incomplete_event_size=limits.MAX_HEADER_BYTES,
+                          timeout_keep_alive=limits.KEEP_ALIVE_S, limit_concurrency=limits.MAX_CONNECTIONS,
+                          backlog=limits.BACKLOG, server_header=False)
 
 
 class ConsoleServer:
@@ -78,8 +98,7 @@ class ConsoleServer:
         self.cfg = cfg
         self.console, self.bridge = make_console(cfg)
         self.app = build_app(self.console, secret_key=session_secret(paths.state_dir() / SESSION_KEY))
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host=cfg.listen_host, port=cfg.listen_port,
-                                                    log_level=log_level, access_log=False, lifespan="on"))
+        self.server = uvicorn.Server(server_config(self.app, cfg, log_level))
         self.thread: threading.Thread | None = None
 
     @property
@@ -109,8 +128,7 @@ class ConsoleServer:
 def run_foreground(cfg: ConsoleConfig) -> int:
     console, bridge = make_console(cfg)
     app = build_app(console, secret_key=session_secret(paths.state_dir() / SESSION_KEY))
-    server = uvicorn.Server(uvicorn.Config(app, host=cfg.listen_host, port=cfg.listen_port, log_level="warning", access_log=False,
-                                           lifespan="on"))
+    server = uvicorn.Server(server_config(app, cfg, "warning"))
     print(f"rackside hall console: http://{cfg.listen_host}:{cfg.listen_port}/ (hall {cfg.hall}, broker {cfg.url})", flush=True)
     asyncio.run(server.serve())  # the app's lifespan starts the bridge once the loop runs, and stops it
     return 0

@@ -39,24 +39,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def make_test_certificates(folder: Path) -> None:
-    """A throw-away CA and a server certificate for 127.0.0.1 (openssl), as a director would make."""
-    def run(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
-
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-subj", "/CN=rackside-test-ca", "-days", "2")
-    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1")
-    run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt",
-        "-days", "2", "-extfile", "san.ext")
-
-
 class Broker:
     def __init__(self, directory: Path, *, hall: str = "testhall", tables: str = "1-8", stations: int = 2, port: int | None = None,
                  tls: bool = False):
-        """`tls`: the devices' listener is TLS (`url` is mqtts://, on `tls_port`), with a CA and a
-        certificate for 127.0.0.1 made by openssl; `port` stays plain MQTT for `client()`."""
+        """`tls`: the devices' listener is TLS (`url` is mqtts://, on `tls_port`), with the hall's CA
+        and a certificate for 127.0.0.1 made by provisioning; `port` stays plain MQTT for `client()`."""
         self.dir = Path(directory)
         self.hall = hall
         self.port = port or free_port()
@@ -64,11 +51,9 @@ class Broker:
         self.url = f"mqtts://127.0.0.1:{self.tls_port}" if tls else f"mqtt://127.0.0.1:{self.port}"
         run_as = getpass.getuser() if os.geteuid() == 0 else None  # root would drop to "mosquitto"
         self.devices = prov.provision(
-            self.dir, hall, prov.parse_tables(tables), stations, port=self.port, bind="127.0.0.1", run_as=run_as, url=self.url,
-            tls=tls, tls_port=self.tls_port or prov.TLS_PORT,
+            self.dir, hall, prov.parse_tables(tables) if tables else [], stations, port=self.port, bind="127.0.0.1", run_as=run_as, url=self.url,
+            tls=tls, tls_port=self.tls_port or prov.TLS_PORT, names=["127.0.0.1", "localhost"],
         )
-        if tls:
-            make_test_certificates(self.dir / "tls")
         self.proc: subprocess.Popen | None = None
         self.log_path = self.dir / "mosquitto.log"
 
@@ -129,11 +114,14 @@ class Broker:
         """A paho client logged in as `user` (None: anonymous), its network loop running (paho
         reconnects it by itself). `persistent`: a session the broker keeps (and persists) while the
         client is away, so it misses nothing across a broker restart (needs a `client_id`).
-        Raises ConnectionRefusedError with the broker's reason when the login is refused."""
+        A table or station connects with its own client id unless told otherwise (the broker binds
+        each device to it). Raises ConnectionRefusedError with the broker's reason when the login is refused."""
         import paho.mqtt.client as mqtt
         from paho.mqtt.packettypes import PacketTypes
         from paho.mqtt.properties import Properties
 
+        if not client_id and user is not None and user.startswith(("table-", "station-")):
+            client_id = user
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
         if user is not None:
             c.username_pw_set(user, password if password is not None else self.password(user))

@@ -12,10 +12,15 @@ import urllib.request
 class Http:
     """A cookie-keeping HTTP client for the login and CSRF checks (no browser needed)."""
 
-    def __init__(self, base: str):
+    def __init__(self, base: str, source: str | None = None):
+        """`source`: the loopback address to connect from (127.0.0.2, ...): another machine on the
+        hall's network, as far as the console can tell."""
         self.base = base.rstrip("/")
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
-                                                  _NoRedirect())
+        self.jar = http.cookiejar.CookieJar()
+        handlers = [urllib.request.HTTPCookieProcessor(self.jar), _NoRedirect()]
+        if source:
+            handlers.append(_FromAddress(source))
+        self.opener = urllib.request.build_opener(*handlers)
 
     def call(self, method, path, body=None, headers=None):
         data = None if body is None else json.dumps(body).encode()
@@ -36,6 +41,18 @@ class Http:
         status, body, _ = self.call("POST", "/api/login", {"password": password, "name": name}, {"X-CSRF-Token": token})
         assert status == 200, body
         return json.loads(body)["csrf"]
+
+
+class _FromAddress(urllib.request.HTTPHandler):
+    def __init__(self, source: str) -> None:
+        super().__init__()
+        self.source = source
+
+    def http_open(self, req):
+        import functools
+        import http.client
+
+        return self.do_open(functools.partial(http.client.HTTPConnection, source_address=(self.source, 0)), req)
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

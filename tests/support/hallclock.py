@@ -1,12 +1,17 @@
 """A real table clock (firmware.cli.Clock: config, mock pins, journal, runner, hall output) on real
 time, for the hall's tests: in this process (`LiveClock`), or as its own process that a test can
 SIGKILL (`python tests/support/hallclock.py CONFIG STATE_DIR`, driven by lines on stdin:
-`tap left`, `tap right`, `tap neutralise`, `end`, `quit`; it prints `ready` once started).
+`tap left`, `tap right`, `tap neutralise`, `end`, `show` (prints the displays' texts as a JSON
+list), `quit`; it prints `ready` once started).
 
 With RACKSIDE_TEST_DIE_AFTER_APPLYING=<command id> in its environment, the process SIGKILLs itself
-once that hall command is applied and journalled, from inside paho's message callback: paho sends
-the command's PUBACK only after the callback returns, so the broker never learns the command was
-received and redelivers it to the restarted clock (a deterministic crash in that window)."""
+once that hall command is applied and journalled, in the runner's reply: the clock acknowledges a
+command to the broker only once its ack is in the outbox (paho's manual acknowledgements), so the
+broker redelivers it to the restarted clock (a deterministic crash in that window).
+
+With RACKSIDE_TEST_DIE_BEFORE_APPLYING=<command id>, the command never reaches the runner: the
+process SIGKILLs itself half a second after paho's callback returned (when an automatic PUBACK would
+have gone out), before the command is journalled."""
 
 from __future__ import annotations
 
@@ -29,12 +34,14 @@ def clock_config(path: Path, broker, table: int, *, game_time: str = "1:00", url
 
 
 class LiveClock:
-    def __init__(self, config: Path, state_dir: Path) -> None:
+    def __init__(self, config: Path, state_dir: Path, *, device_id: str | None = None) -> None:
+        """`device_id`: a clock joining with a join file ([hall] join) says hello as this device."""
         from gpiozero.pins.mock import MockFactory
 
         from rackside.firmware.cli import Clock
 
-        args = argparse.Namespace(simulate=True, terminal=False, config=config, state_dir=state_dir, hall=None, hall_credentials=None)
+        args = argparse.Namespace(simulate=True, terminal=False, config=config, state_dir=state_dir, hall=None, hall_credentials=None,
+                                  hall_join=None, device_id=device_id)
         self.clock = Clock(args, pin_factory=MockFactory())
         self.clock.start()
         self.runner = self.clock.runner
@@ -48,10 +55,20 @@ class LiveClock:
         self.clock.board.drive(button, False)
         time.sleep(0.05)  # the release settles (15 ms debounce)
 
-    def command(self, name: str) -> None:
+    def command(self, name: str, at_ns: int | None = None) -> None:
+        """A simulator command ("end", "menu") now, or dated `at_ns` (this boot's monotonic clock):
+        sent once that moment has passed, so the clock acts on it as on a key pressed then, however
+        late a loaded machine delivers it (the runner applies each input at its own time)."""
         from rackside.firmware.messages import Command
 
-        self.runner.submit(Command(time.monotonic_ns(), name))
+        if at_ns is not None:
+            while (left := at_ns - time.monotonic_ns()) > 0:
+                time.sleep(left / 1e9)
+        self.runner.submit(Command(time.monotonic_ns() if at_ns is None else at_ns, name))
+
+    def texts(self) -> tuple[str, str]:
+        """What the displays show now."""
+        return tuple(self.runner.frame(time.monotonic_ns()).texts)
 
     def journal(self) -> list[dict]:
         import json
@@ -66,27 +83,30 @@ class LiveClock:
 
 
 def die_after_applying(live: LiveClock, cid: str) -> None:
-    import json
     import signal
 
-    hall, on_message, on_reply = live.hall, live.hall.link.on_message, live.hall._replied
+    hall, on_reply = live.hall, live.hall._replied
 
     def _replied(cmd, ok, why):
         if cmd.id == cid:  # applied and journalled (the runner replies after both); not yet acked
             os.kill(os.getpid(), signal.SIGKILL)
         on_reply(cmd, ok, why)
 
-    def _on_message(topic, payload):
-        on_message(topic, payload)
-        try:
-            mine = json.loads(payload).get("id") == cid
-        except ValueError:
-            mine = False
-        if mine:  # hold paho's thread: its PUBACK of the command never goes out
-            time.sleep(30)
-
     hall._replied = _replied
-    hall.link.on_message = _on_message
+
+
+def die_before_applying(live: LiveClock, cid: str) -> None:
+    import signal
+
+    worker, submit = live.hall.worker, live.hall.worker.submit
+
+    def _submit(request):
+        if request.args.get("command") == cid:  # never journalled: killed a moment later
+            threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGKILL)).start()
+            return
+        submit(request)
+
+    worker.submit = _submit
 
 
 def main() -> int:
@@ -95,6 +115,9 @@ def main() -> int:
     die_after = os.environ.get("RACKSIDE_TEST_DIE_AFTER_APPLYING")
     if die_after:
         die_after_applying(live, die_after)
+    die_before = os.environ.get("RACKSIDE_TEST_DIE_BEFORE_APPLYING")
+    if die_before:
+        die_before_applying(live, die_before)
     print("ready", flush=True)
     for line in sys.stdin:
         words = line.split()
@@ -104,6 +127,10 @@ def main() -> int:
             live.tap(words[1])
         elif words[0] == "end":
             live.command("end")
+        elif words[0] == "show":
+            import json
+
+            print(json.dumps([d.text for d in live.clock.displays]), flush=True)
         elif words[0] == "quit":
             break
         print("ok", flush=True)

@@ -1,0 +1,83 @@
+"""The open event streams (/api/events), each bounded by bytes.
+
+Every change is encoded once and queued on each open stream. A page that stops reading (a laptop
+asleep, a stalled network) fills its queue; past STREAM_QUEUE_BYTES the stream is dropped: its
+queue is freed and the stream ends, and the page's EventSource reconnects and starts again from a
+snapshot. At most MAX_STREAMS are open at once. Touched only on the console's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import deque
+from typing import Any
+
+from . import limits
+
+log = logging.getLogger("rackside.hall.console")
+
+
+def sse(kind: str, data: Any) -> str:
+    return f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'), allow_nan=False)}\n\n"
+
+
+class Stream:
+    def __init__(self) -> None:
+        self.items: deque[str] = deque()
+        self.bytes = 0
+        self.ready = asyncio.Event()
+        self.dropped = False
+
+    def put(self, msg: str) -> bool:
+        """Queue one message; False (and the stream dropped, its queue freed) past the budget."""
+        if self.bytes + len(msg) > limits.STREAM_QUEUE_BYTES:
+            self.items.clear()
+            self.bytes = 0
+            self.dropped = True
+            self.ready.set()
+            return False
+        self.items.append(msg)
+        self.bytes += len(msg)
+        self.ready.set()
+        return True
+
+    def take(self) -> list[str]:
+        out = list(self.items)
+        self.items.clear()
+        self.bytes = 0
+        self.ready.clear()
+        return out
+
+
+class Hub:
+    def __init__(self) -> None:
+        self.streams: set[Stream] = set()
+        self.dropped = 0  # streams dropped for not reading (for the logs and tests)
+
+    def open(self) -> Stream | None:
+        """A new stream, or None when MAX_STREAMS are open."""
+        if len(self.streams) >= limits.MAX_STREAMS:
+            return None
+        s = Stream()
+        self.streams.add(s)
+        return s
+
+    def close(self, s: Stream) -> None:
+        self.streams.discard(s)
+
+    def publish(self, kind: str, data: Any) -> None:
+        if not self.streams:
+            return
+        try:
+            msg = sse(kind, data)
+        except (ValueError, TypeError, RecursionError) as e:  # the schema keeps these out; never a crash
+            log.error("console: a %s update could not be encoded: %s", kind, e)
+            return
+        for s in list(self.streams):
+            if not s.put(msg):
+                self.streams.discard(s)
+                self.dropped += 1
+                log.warning("console: an event stream fell %d bytes behind and was dropped (the page resyncs)",
+                            limits.STREAM_QUEUE_BYTES)

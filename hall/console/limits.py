@@ -1,0 +1,60 @@
+"""Every bound the console keeps, in one place (docs/console.md, "Limits", states them).
+
+What crosses the console's two boundaries (the broker's messages, the browsers' requests) is
+checked against these before it is kept, and everything the console remembers is bounded by them,
+so neither a faulty or hostile device nor an outsider on the hall's network can make it grow.
+"""
+
+from __future__ import annotations
+
+# --- HTTP: before anything is read or anyone is known -----------------------------------------
+MAX_BODY_BYTES = 2 * 1024 * 1024  # a request body (the login's too); TSH files are the largest we take:
+# an event's config.tsh and .t files, or its tourney.js (a 3-division one is 130 KB, base64 a third more)
+BODY_TIMEOUT_S = 30.0  # the whole body must arrive within this once the headers have
+MAX_HEADER_BYTES = 16 * 1024  # a request's line and headers (uvicorn's h11_max_incomplete_event_size)
+HEADER_TIMEOUT_S = 10.0  # a request's line and headers must arrive within this of the connection (or of the last response)
+KEEP_ALIVE_S = 5  # an idle kept-alive connection is closed after this (uvicorn's timeout_keep_alive)
+WRITE_STALL_S = 30.0  # a client that reads nothing of a response for this long is cut off
+MAX_CONNECTIONS = 512  # open connections in all (uvicorn's limit_concurrency: a 503 above it)
+MAX_CONNECTIONS_PER_SOURCE = 64  # open connections from one address: more are closed at once
+BACKLOG = 128
+
+# --- TSH files -------------------------------------------------------------------------------------
+MAX_TSH_FILES = 64  # files in one import (config.tsh and a .t file per division)
+MAX_PROBLEMS_SHOWN = 500  # import and seating problems sent to the page at once (each names its file and line)
+
+# --- event streams -----------------------------------------------------------------------------
+MAX_STREAMS = 100  # open event streams (/api/events) in all: a 503 above it
+STREAM_QUEUE_BYTES = 4 * 1024 * 1024  # a stream's unsent messages: past this it is dropped and the page resyncs
+KEEPALIVE_S = 15.0  # a comment line on an idle stream
+
+# --- login ---------------------------------------------------------------------------------------
+LOGIN_FREE_TRIES = 5  # wrong passwords from one address, or for one name, before the back-off
+LOGIN_BACKOFF_S = 2.0  # the first back-off; each further wrong password doubles it ...
+LOGIN_BACKOFF_MAX_S = 300.0  # ... up to this
+LOGIN_FORGET_S = 3600.0  # an address or name with no wrong password for this long starts afresh
+MAX_THROTTLED = 4096  # addresses and names remembered by the throttle (the oldest forgotten first)
+SESSION_S = 12 * 3600  # a session's life
+MAX_SESSIONS = 64  # live sessions: a new login past this ends the oldest
+
+# --- the broker's messages ---------------------------------------------------------------------
+MAX_TABLE = 999  # table numbers are 1..MAX_TABLE (rackside hall provision's limit)
+MAX_STATIONS = 64  # stations remembered
+MAX_DEPTH = 4  # nesting of any device payload (a state's players are 3 deep)
+MAX_PAYLOAD = {"status": 16, "state": 4096, "event": 4096, "ack": 2048, "result": 4096,
+               "challenge": 4096, "detail": 16384}  # bytes, by topic leaf
+DEVICE_RATE = 50.0  # messages a second from one device, sustained ...
+DEVICE_BURST = 2000  # ... after a burst of this many (a clock's outbox after an outage)
+PROBLEMS_PER_DEVICE = 10  # a device's latest refused messages, shown on its tile
+PROBLEMS = 50  # the hall's latest problems
+HISTORY = 400  # a table's history entries (its current game: a game has a few hundred inputs)
+GAMES_REMEMBERED = 4  # per table, the games whose highest seq is remembered (de-duplication)
+MAX_GAP = 5000  # a table's missing seqs remembered per game; a wider gap is asked for from its start
+FEED = 300  # challenges in the feed
+CHALLENGES = 2000  # challenges kept with their per-word results (the oldest forgotten first)
+PENDING = 2000  # commands awaiting their ack
+RESEND_EVERY_S = 10.0  # at most one resend request a table in this long ...
+RESEND_BACKOFF_MAX_S = 600.0  # ... doubling with each refusal in a row, up to this
+GAP_GRACE_S = 2.0  # a gap (or events a state says exist) this old is asked for: younger ones may be on their way
+GAP_CHECK_S = 1.0  # how often the gaps are looked at
+RESENDS_AT_ONCE = 20  # tables asked in one look (a restarted console asks every table, a few at a time)

@@ -1,0 +1,137 @@
+"""Mosquitto's dynamic-security plugin, as the hall uses it: who may connect, as which client id,
+and read or write which topics. Pure: JSON values only (hall.dynsec_api sends them to the broker).
+
+Every device is a plugin *client* (user name `table-12`, `station-1`) bound to the client id of the
+same name (`clientid`: the broker refuses a connection whose id differs, so one device's credentials
+cannot knock another off by reusing its id), holding one *role* of the same name that lists its own
+topics. The director is a client with no fixed client id (the console, `rackside hall tail` and
+`rackside hall devices` connect at once) and the role `director`: the whole hall, and the plugin's
+control topic (it creates and revokes devices). The join client (`join`, password: the join
+secret) has the role `enrol`: publish a hello under `enrol/<device-id>`, read enrolment replies,
+nothing else. Anything not granted is refused (`defaultACLAccess` all false but unsubscribe).
+
+The password hash is the one Mosquitto's password file uses (hall.provision.hash_password:
+PBKDF2-HMAC-SHA512, 101 iterations), stored as the plugin stores it: hash, salt and iterations apart.
+"""
+
+from __future__ import annotations
+
+from rackside.hall import topics
+
+CONTROL = "$CONTROL/dynamic-security/v1"
+CONTROL_RESPONSE = CONTROL + "/response"
+PLUGIN_PATHS = (
+    "/usr/lib/x86_64-linux-gnu/mosquitto_dynamic_security.so",
+    "/usr/lib/aarch64-linux-gnu/mosquitto_dynamic_security.so",
+    "/usr/lib/arm-linux-gnueabihf/mosquitto_dynamic_security.so",
+    "/usr/lib/mosquitto_dynamic_security.so",
+)
+JOIN_USER = "join"
+ENROL_ROLE = "enrol"
+DIRECTOR_ROLE = "director"
+
+
+def plugin_path() -> str:
+    """Where this machine's Mosquitto keeps the plugin (Debian: the multiarch lib folder)."""
+    from pathlib import Path
+
+    for p in PLUGIN_PATHS:
+        if Path(p).is_file():
+            return p
+    return PLUGIN_PATHS[0]
+
+
+def acl(kind: str, topic: str, allow: bool = True) -> dict:
+    return {"acltype": kind, "topic": topic, "allow": allow}
+
+
+def read(topic: str) -> list[dict]:
+    """Subscribe to exactly `topic` and receive what is published on it."""
+    return [acl("subscribeLiteral", topic), acl("publishClientReceive", topic)]
+
+
+def write(topic: str) -> dict:
+    return acl("publishClientSend", topic)
+
+
+def table_acls(hall: str, n: int) -> list[dict]:
+    return [write(topics.table(hall, n, leaf)) for leaf in topics.TABLE_WRITES] + read(topics.table(hall, n, "cmd"))
+
+
+def station_acls(hall: str, sid: str) -> list[dict]:
+    return [write(topics.station(hall, sid, leaf)) for leaf in topics.STATION_TOPICS]
+
+
+def director_acls(hall: str) -> list[dict]:
+    everything = f"{topics.hall_root(hall)}/#"
+    return [
+        write(everything), acl("publishClientReceive", everything), acl("subscribePattern", everything),
+        write(CONTROL + "/#"), acl("publishClientReceive", CONTROL + "/#"), acl("subscribePattern", CONTROL + "/#"),
+    ]
+
+
+def enrol_acls(hall: str) -> list[dict]:
+    """The join secret's whole power: a hello under its device id, and the replies. A reply names a
+    device's table and user, never a password (the device chose its own and sent it in its hello,
+    which only the director reads), so a device that reads another's reply learns nothing it can use."""
+    replies = topics.enrol_reply(hall, "+")
+    return [write(topics.enrol_hello(hall, "+")), acl("subscribePattern", replies), acl("publishClientReceive", replies)]
+
+
+def role(name: str, acls: list[dict]) -> dict:
+    return {"rolename": name, "acls": acls}
+
+
+def device_role(hall: str, user: str) -> dict:
+    kind, ident = topics.parse_user(user)
+    return role(user, table_acls(hall, int(ident)) if kind == "table" else station_acls(hall, ident))
+
+
+def client(user: str, hashed: str, roles: list[str], *, clientid: str | None = None, text: str = "") -> dict:
+    """A plugin client from a password-file hash ($7$iterations$salt$hash)."""
+    _, _, iterations, salt, digest = hashed.split("$")
+    c = {"username": user, "textName": text, "password": digest, "salt": salt, "iterations": int(iterations),
+         "roles": [{"rolename": r} for r in roles]}
+    if clientid:
+        c["clientid"] = clientid
+    return c
+
+
+def initial_config(hall: str, director_hash: str, join_hash: str, devices: dict[str, str]) -> dict:
+    """The plugin's config file as provisioning writes it; `devices` maps a device's user name to its
+    password hash (tables and stations made up front; enrolled ones are added live)."""
+    clients = [
+        client(topics.DIRECTOR, director_hash, [DIRECTOR_ROLE], text="the director (console, tail, devices)"),
+        client(JOIN_USER, join_hash, [ENROL_ROLE], text="any device with the hall's join file"),
+    ]
+    roles = [role(DIRECTOR_ROLE, director_acls(hall)), role(ENROL_ROLE, enrol_acls(hall))]
+    for user, hashed in devices.items():
+        clients.append(client(user, hashed, [user], clientid=user))
+        roles.append(device_role(hall, user))
+    return {
+        "clients": clients,
+        "groups": [],
+        "roles": roles,
+        "defaultACLAccess": {"publishClientSend": False, "publishClientReceive": False, "subscribe": False, "unsubscribe": True},
+    }
+
+
+# --- the plugin's commands (its $CONTROL/dynamic-security/v1 API) ---------------------------------
+
+
+def create_device(hall: str, user: str, password: str) -> list[dict]:
+    """The commands that make a device's role and its client bound to its own client id."""
+    r = device_role(hall, user)
+    return [
+        {"command": "createRole", "rolename": user, "acls": r["acls"]},
+        {"command": "createClient", "username": user, "password": password, "clientid": user, "roles": [{"rolename": user}]},
+    ]
+
+
+def delete_device(user: str) -> list[dict]:
+    """Disconnects the device (the plugin kicks a deleted client) and forgets it and its role."""
+    return [{"command": "deleteClient", "username": user}, {"command": "deleteRole", "rolename": user}]
+
+
+def disable(user: str) -> dict:
+    return {"command": "disableClient", "username": user}

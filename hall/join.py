@@ -1,0 +1,208 @@
+"""The hall's join file: one identical file for every clock and station of a hall.
+
+    # DIR/join.toml, written by `rackside hall provision`
+    hall = "open2026"
+    url = "auto"                      # or "mqtts://director.local:8883"
+    secret = "..."                    # the join client's password: it can only enrol (hall.dynsec)
+    ca = '''-----BEGIN CERTIFICATE----- ...'''   # the hall's CA: devices pin it
+
+It goes on the Pi's boot partition (`/boot/firmware/rackside-join.toml`) or in the config folder
+(`/etc/rackside/join.toml`). A device holding it, and no credentials of its own, enrols
+(hall.enrol); the director gives it a table number or station id from the console or
+`rackside hall devices`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from rackside import tomlfile
+from rackside.hall import topics
+from rackside.hall.config import HallConfigError, parse_url
+
+FILE_NAME = "join.toml"
+BOOT_PATHS = (Path("/boot/firmware/rackside-join.toml"), Path("/boot/rackside-join.toml"))
+MAX_CA_CHARS = 16_384  # one PEM certificate is ~1 kB; a longer "ca" is not one
+SECRET = re.compile(r"^[A-Za-z0-9_-]{16,128}$")
+DEVICE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$")
+CODE_DIGITS = 4  # fits a clock's four-digit display
+
+
+def join_text(hall: str, url: str, secret: str, ca: str | None) -> str:
+    lines = [
+        f"# Rackside hall {hall!r}: the join file. The same on every clock and station; put it on the Pi's",
+        "# boot partition as rackside-join.toml, or in /etc/rackside/join.toml. It can only ask to join:",
+        "# the director gives each device its table number (docs/fleet.md). Keep it to the hall's devices.",
+        f'hall = "{hall}"',
+        f'url = "{url}"',
+        f'secret = "{secret}"',
+    ]
+    if ca:
+        lines.append(f'ca = """\n{ca.strip()}\n"""')
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class JoinFile:
+    path: Path
+    hall: str
+    url: str
+    secret: str
+    ca: str | None
+
+    @property
+    def tls(self) -> bool:
+        return self.ca is not None
+
+
+def load(path: Path | str) -> JoinFile:
+    path = Path(path)
+    try:
+        data = tomlfile.read(path)
+    except tomlfile.TomlFileError as e:
+        raise HallConfigError(f"join file {path}: {e}") from None
+    unknown = sorted(set(data) - {"hall", "url", "secret", "ca"})
+    if unknown:
+        raise HallConfigError(f"join file {path}: unknown key {unknown[0]!r}: allowed are hall, url, secret, ca")
+    try:
+        hall = topics.check_name("hall", data.get("hall"))
+    except ValueError as e:
+        raise HallConfigError(f"join file {path}: {e}") from None
+    url = data.get("url", "auto")
+    if not isinstance(url, str):
+        raise HallConfigError(f"join file {path}: url = {url!r}: allowed are \"auto\" and mqtts://HOST[:PORT]")
+    parse_url(url, f"join file {path}: url")
+    secret = data.get("secret")
+    if not isinstance(secret, str) or not SECRET.match(secret):
+        raise HallConfigError(f"join file {path}: secret is missing or malformed: allowed is the file `rackside hall provision` wrote")
+    ca = data.get("ca")
+    if ca is not None and (not isinstance(ca, str) or len(ca) > MAX_CA_CHARS or "BEGIN CERTIFICATE" not in ca):
+        raise HallConfigError(f"join file {path}: ca: allowed is one PEM certificate (at most {MAX_CA_CHARS} characters)")
+    return JoinFile(path, hall, url, secret, ca)
+
+
+def find(config_dir: Path) -> Path | None:
+    """The join file a device uses: the config folder's, else the boot partition's."""
+    for p in (config_dir / FILE_NAME, *BOOT_PATHS):
+        if p.is_file():
+            return p
+    return None
+
+
+def device_id(root: Path = Path("/")) -> str:
+    """The Pi's serial number (device tree, else /proc/cpuinfo), else the machine id: stable across
+    re-installs of the same board (the serial) or of the same system (the machine id)."""
+    candidates = []
+    try:
+        candidates.append((root / "proc/device-tree/serial-number").read_bytes().rstrip(b"\0").decode().strip())
+    except (OSError, UnicodeDecodeError):
+        pass
+    try:
+        m = re.search(r"^Serial\s*:\s*([0-9a-fA-F]+)\s*$", (root / "proc/cpuinfo").read_text(), re.M)
+        if m:
+            candidates.append(m.group(1))
+    except OSError:
+        pass
+    try:
+        candidates.append((root / "etc/machine-id").read_text().strip())
+    except OSError:
+        pass
+    for c in candidates:
+        c = c.lower().lstrip("0") or c
+        if DEVICE_ID.match(c) and c.strip("0"):
+            return c
+    raise HallConfigError("no device id: neither a Raspberry Pi serial number nor /etc/machine-id")
+
+
+def check_device_id(value: object) -> str:
+    if not isinstance(value, str) or not DEVICE_ID.match(value):
+        raise ValueError(f"device id {value!r}: allowed are 1 to 48 letters, digits, '.', '_' or '-'")
+    return value
+
+
+def code(device: str, secret: str) -> str:
+    """The short code the device shows and the console lists beside it: the director assigns the
+    row whose code the device in front of them shows, so a hello forged under another device's id
+    (with another secret) shows a code no device displays."""
+    digest = hashlib.sha256(f"{device}\0{secret}".encode()).digest()
+    return f"{int.from_bytes(digest[:8], 'big') % 10 ** CODE_DIGITS:0{CODE_DIGITS}d}"
+
+
+# --- the enrolment messages (device -> director: hello; director -> device: reply) ---------------
+
+KINDS = {"clock": "table", "station": "station"}  # a device's kind -> what the director makes it
+MAX_HELLO_BYTES = 2048
+MAX_REPLY_BYTES = 1024
+
+
+def hello_payload(device: str, kind: str, secret: str, *, version: str, address: str | None) -> bytes:
+    return json.dumps({"device": device, "kind": kind, "code": code(device, secret), "version": version[:32],
+                       "address": (address or "")[:64], "secret": secret}, separators=(",", ":")).encode()
+
+
+@dataclass(frozen=True)
+class Hello:
+    device: str
+    kind: str
+    code: str
+    version: str
+    address: str
+    secret: str
+
+
+def parse_hello(device: str, payload: bytes) -> Hello:
+    """A hello from `enrol/<device>`, checked whole: ValueError saying what is wrong. Its code must
+    be the one its secret gives (a device shows that code; a hello with another is not its)."""
+    check_device_id(device)
+    if len(payload) > MAX_HELLO_BYTES:
+        raise ValueError(f"hello from {device}: {len(payload)} bytes, allowed at most {MAX_HELLO_BYTES}")
+    try:
+        d = json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError(f"hello from {device}: not JSON") from None
+    if not isinstance(d, dict):
+        raise ValueError(f"hello from {device}: not a JSON object")
+    if d.get("device") != device:
+        raise ValueError(f"hello from {device}: names device {d.get('device')!r}")
+    if d.get("kind") not in KINDS:
+        raise ValueError(f"hello from {device}: kind {d.get('kind')!r}, allowed are {', '.join(KINDS)}")
+    secret = d.get("secret")
+    if not isinstance(secret, str) or not SECRET.match(secret):
+        raise ValueError(f"hello from {device}: no secret")
+    for key in ("version", "address"):
+        if not isinstance(d.get(key, ""), str) or len(d.get(key, "")) > 64:
+            raise ValueError(f"hello from {device}: {key} must be text of at most 64 characters")
+    if d.get("code") != code(device, secret):
+        raise ValueError(f"hello from {device}: its code is not its secret's")
+    return Hello(device, d["kind"], d["code"], d.get("version", ""), d.get("address", ""), secret)
+
+
+def reply_payload(user: str | None, *, reason: str = "") -> bytes:
+    """`user`: the table or station the device now is (`table-12`); None: revoked."""
+    if user is None:
+        return json.dumps({"revoked": True, "reason": reason[:200]}).encode()
+    kind, ident = topics.parse_user(user)
+    return json.dumps({"user": user, kind: int(ident) if kind == "table" else ident}).encode()
+
+
+def parse_reply(payload: bytes) -> str | None:
+    """The user a reply gives (`table-12`), or None for a revocation; ValueError if malformed."""
+    if len(payload) > MAX_REPLY_BYTES:
+        raise ValueError("reply too long")
+    try:
+        d = json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError("reply: not JSON") from None
+    if not isinstance(d, dict):
+        raise ValueError("reply: not a JSON object")
+    if d.get("revoked") is True:
+        return None
+    user = d.get("user")
+    if not isinstance(user, str):
+        raise ValueError("reply: no user")
+    topics.parse_user(user)
+    return user

@@ -1,0 +1,310 @@
+"""Side-by-side versions and the switch between them: `rackside switch VERSION`.
+
+A bundle's install.sh (deploy/bundle-install.sh) installs each version into its own folder and
+then runs the new version's `rackside switch`:
+
+    /opt/rackside/0.1.0+g1a2b3c4/    source, its own .venv, `.installed` once complete
+    /opt/rackside/0.1.0+g5d6e7f8/
+    /opt/rackside/current  -> 0.1.0+g5d6e7f8     what the services run (their units name this link)
+    /opt/rackside/previous -> 0.1.0+g1a2b3c4     what the last switch left
+
+The switch, in order:
+
+1. **Only between games.** The table's clock checkpoints its game at least once a second
+   (firmware/persist.py: `checkpoint.json` in the journals folder, /var/lib/rackside/clock).
+   A checkpoint in phase running, neutralised or late is a game in progress, and the switch waits
+   for it to end (`--wait SECONDS`), else leaves the link alone and exits 75 (EX_TEMPFAIL) saying
+   so; setup or ended, or no checkpoint, is between games. A checkpoint that cannot be read is
+   treated as a game in progress (never restart a clock we cannot read). `--force` skips this
+   (a restarted clock comes back neutralised from its journal, as after a power cut).
+2. **Atomically.** A new link beside `current`, renamed over it (rename(2) is atomic): a service
+   starting at any moment finds the old version or the new one, never none.
+3. **Ready, or back.** The new version must report READY=1 (sd_notify, as systemd's Type=notify
+   units wait for) within `--ready-timeout` seconds. With systemd running, that is the services
+   themselves, restarted and watched until active. In a root with no running systemd (an image
+   being prepared, a test root) it is the new version's clock on simulated pins, started through
+   the `current` link as the unit would, with NOTIFY_SOCKET on a socket this process listens on
+   (`simulated_ready`). Not ready: the link goes back, the old version is started (or checked)
+   again, and the switch exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+INSTALL_DIR = "opt/rackside"  # under the root
+CURRENT, PREVIOUS = "current", "previous"
+INSTALLED_MARK = ".installed"  # written last by install.sh: the version folder is complete
+JOURNALS_DIR = "var/lib/rackside/clock"  # the clock service's (RACKSIDE_STATE_DIR=/var/lib/rackside)
+SERVICES = ("clock", "kiosk", "broker", "hall-station")
+EX_TEMPFAIL = 75
+READY_TIMEOUT_S = 90.0  # the clock unit's TimeoutStartSec=
+MAX_NOTIFY_BYTES = 4096  # one sd_notify datagram; longer is cut (we only look for READY=1)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "switch",
+        help="point /opt/rackside/current at an installed version, between games, rolling back if it is not ready",
+        description="Point /opt/rackside/current at an installed version (docs/deploy.md: updates).",
+    )
+    p.add_argument("version", metavar="VERSION", help="a folder in /opt/rackside (see `ls /opt/rackside`)")
+    p.add_argument("--root", type=Path, default=Path("/"), metavar="DIR", help="the system's root (an image, a test root); default /")
+    p.add_argument("--force", action="store_true", help="switch even while a game is in progress")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS", help="wait this long for the game in progress to end")
+    p.add_argument("--ready-timeout", type=float, default=READY_TIMEOUT_S, metavar="SECONDS",
+                   help=f"how long the new version has to report READY=1 (default {READY_TIMEOUT_S:g})")
+    p.set_defaults(func=run, logging=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 0 <= args.wait <= 24 * 3600 or not 1 <= args.ready_timeout <= 3600:
+        print("rackside switch: --wait is 0 to 86400 seconds, --ready-timeout 1 to 3600", file=sys.stderr)
+        return 2
+    layout = Layout(args.root)
+    checker = SystemdServices() if systemd_running(args.root) else SimulatedClock()
+    return switch(layout, args.version, checker, force=args.force, wait_s=args.wait,
+                  ready_timeout_s=args.ready_timeout)
+
+
+def say(message: str) -> None:
+    print(f"switch: {message}", flush=True)
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path
+
+    @property
+    def base(self) -> Path:
+        return self.root / INSTALL_DIR
+
+    @property
+    def current(self) -> Path:
+        return self.base / CURRENT
+
+    def version_dir(self, version: str) -> Path:
+        return self.base / version
+
+    def installed(self, version: str) -> bool:
+        return bool(version) and "/" not in version and version not in (CURRENT, PREVIOUS) \
+            and (self.version_dir(version) / INSTALLED_MARK).is_file()
+
+    def current_version(self) -> str | None:
+        try:
+            return os.readlink(self.current)
+        except OSError:
+            return None
+
+    def point(self, name: str, version: str) -> None:
+        """`name` -> `version`, atomically: a new link renamed over the old one."""
+        link = self.base / name
+        tmp = self.base / f".{name}.{os.getpid()}"
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+        os.symlink(version, tmp)  # relative: the same link works in an image and on the Pi
+        os.replace(tmp, link)
+        fd = os.open(self.base, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)  # the rename survives a power cut
+        finally:
+            os.close(fd)
+
+    def journals(self) -> Path:
+        return self.root / JOURNALS_DIR
+
+
+# --- Between games -------------------------------------------------------------------------------
+
+
+def game_in_progress(journals: Path) -> str | None:
+    """Why a game is in progress on this table's clock (to say to the director), or None between games."""
+    from rackside.firmware.clock import Phase
+    from rackside.firmware.persist import parse_checkpoint
+
+    path = journals / "checkpoint.json"
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None  # this clock never played, or the Pi is a station
+    except OSError as e:
+        return f"cannot read {path} ({e.strerror}); taken as a game in progress"
+    try:
+        phase = parse_checkpoint(data).clock.phase
+    except ValueError as e:
+        return f"{path} cannot be read ({e}); taken as a game in progress"
+    if phase in (Phase.SETUP, Phase.ENDED):
+        return None
+    return f"the clock's game is {phase.value} ({path})"
+
+
+def wait_between_games(journals: Path, wait_s: float, *, sleep=time.sleep, now=time.monotonic) -> str | None:
+    """None once no game is in progress; the reason if one still is after `wait_s` seconds."""
+    deadline = now() + wait_s
+    reason = game_in_progress(journals)
+    told = False
+    while reason is not None and now() < deadline:
+        if not told:
+            say(f"waiting up to {wait_s:g} s for the game to end: {reason}")
+            told = True
+        sleep(1.0)  # the clock checkpoints at least once a second
+        reason = game_in_progress(journals)
+    return reason
+
+
+# --- Ready? --------------------------------------------------------------------------------------
+
+
+class SimulatedClock:
+    """The readiness check where no systemd runs: the `current` version's clock on simulated pins,
+    started as its unit starts it (through the link), must send READY=1 to our notify socket."""
+
+    name = "the clock on simulated pins"
+
+    def start_and_check(self, layout: Layout, timeout_s: float) -> tuple[bool, str]:
+        return simulated_ready(layout.current / ".venv" / "bin" / "rackside", timeout_s)
+
+    def enabled(self, layout: Layout) -> list[str]:
+        return []
+
+
+def simulated_ready(rackside: Path, timeout_s: float) -> tuple[bool, str]:
+    """Run `rackside clock --simulate --headless` with its own empty config and state, and wait
+    up to `timeout_s` for READY=1 on a notify socket; then stop it. (True, status) or (False, why)."""
+    with tempfile.TemporaryDirectory(prefix="rackside-ready-") as tmp:
+        address = os.path.join(tmp, "notify")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(address)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("RACKSIDE_", "WATCHDOG_", "NOTIFY_"))}
+        env.update(NOTIFY_SOCKET=address, RACKSIDE_CONFIG_DIR=os.path.join(tmp, "config"),
+                   RACKSIDE_STATE_DIR=os.path.join(tmp, "state"), PYTHONUNBUFFERED="1")
+        err_path = os.path.join(tmp, "stderr")
+        try:
+            with open(err_path, "wb") as err:
+                proc = subprocess.Popen([str(rackside), "clock", "--simulate", "--headless"], env=env,
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        except OSError as e:
+            sock.close()
+            return False, f"cannot run {rackside}: {e.strerror}"
+        try:
+            deadline = time.monotonic() + timeout_s
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False, f"no READY=1 within {timeout_s:g} s{_tail(err_path)}"
+                sock.settimeout(min(left, 0.5))
+                try:
+                    message = sock.recv(MAX_NOTIFY_BYTES).decode("utf-8", "replace").splitlines()
+                except socket.timeout:
+                    if proc.poll() is not None:
+                        return False, f"it exited with status {proc.returncode} before READY=1{_tail(err_path)}"
+                    continue
+                if "READY=1" in message:
+                    status = next((m[len("STATUS="):] for m in message if m.startswith("STATUS=")), "ready")
+                    return True, status
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            sock.close()
+
+
+def _tail(path: str) -> str:
+    try:
+        lines = Path(path).read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return f": {lines[-1]}" if lines else ""
+
+
+class SystemdServices:
+    """The readiness check on a running system: restart each enabled rackside service and wait
+    until systemd has it active (a Type=notify unit is active only after READY=1)."""
+
+    name = "the services"
+
+    def __init__(self, systemctl: tuple[str, ...] = ("systemctl",)) -> None:
+        self.systemctl = systemctl
+
+    def enabled(self, layout: Layout) -> list[str]:
+        units = [f"rackside-{s}.service" for s in SERVICES]
+        return [u for u in units if subprocess.run([*self.systemctl, "is-enabled", "--quiet", u]).returncode == 0]
+
+    def start_and_check(self, layout: Layout, timeout_s: float) -> tuple[bool, str]:
+        units = self.enabled(layout)
+        if not units:
+            return True, "no rackside service is enabled"
+        for unit in units:
+            subprocess.run([*self.systemctl, "restart", "--no-block", unit], check=False)
+        deadline = time.monotonic() + timeout_s
+        waiting = list(units)
+        while waiting:
+            for unit in list(waiting):
+                state = subprocess.run([*self.systemctl, "is-active", unit], capture_output=True, text=True).stdout.strip()
+                if state == "active":
+                    waiting.remove(unit)
+                elif state == "failed":
+                    return False, f"{unit} failed (journalctl -u {unit})"
+            if waiting and time.monotonic() > deadline:
+                return False, f"{', '.join(waiting)} not ready within {timeout_s:g} s (journalctl -u {waiting[0]})"
+            if waiting:
+                time.sleep(0.5)
+        return True, f"{', '.join(units)} active"
+
+
+def systemd_running(root: Path) -> bool:
+    """systemd manages this system (sd_booted(3)), and the root is this system's."""
+    return root.resolve() == Path("/") and os.path.isdir("/run/systemd/system")
+
+
+# --- The switch ----------------------------------------------------------------------------------
+
+
+def switch(layout: Layout, version: str, checker: Any, *, force: bool = False, wait_s: float = 0.0,
+           ready_timeout_s: float = READY_TIMEOUT_S, between_games: Callable[[Path, float], str | None] = wait_between_games) -> int:
+    if not layout.installed(version):
+        say(f"{version} is not installed in {layout.base} (no {INSTALLED_MARK}): run its install.sh")
+        return 1
+    old = layout.current_version()
+    if old == version:
+        say(f"{version} is already current")
+        return 0
+    if not force:
+        reason = between_games(layout.journals(), wait_s)
+        if reason is not None:
+            say(f"not switched: {reason}. {version} stays installed beside {old}; switch between games with "
+                f"`sudo {layout.base}/{version}/.venv/bin/rackside switch {version}` (or --wait SECONDS)")
+            return EX_TEMPFAIL
+    layout.point(CURRENT, version)
+    say(f"{layout.current} -> {version} (was {old or 'nothing'})")
+    ok, detail = checker.start_and_check(layout, ready_timeout_s)
+    if ok:
+        if old is not None and layout.installed(old):
+            layout.point(PREVIOUS, old)
+        say(f"{version} is current: {checker.name} reported READY=1 ({detail})")
+        return 0
+    say(f"{version} did not become ready: {detail}")
+    if old is None or not layout.installed(old):
+        say(f"no earlier version to go back to; {layout.current} stays on {version}")
+        return 1
+    layout.point(CURRENT, old)
+    say(f"rolled back: {layout.current} -> {old}")
+    ok, detail = checker.start_and_check(layout, ready_timeout_s)
+    say(f"{old} {'is current again: ' + checker.name + ' reported READY=1' if ok else 'did not become ready either'} ({detail})")
+    return 1

@@ -1,0 +1,142 @@
+"""A bundle's install.sh into a temporary root (issue 20): install v1, update to v2 beside it (only
+between games), and a deliberately broken v3 that never reports READY=1 rolls back to v2. No
+systemd runs in the root, so the readiness check is the new version's clock on simulated pins
+sending READY=1 to the switch's notify socket (rackside/switch.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rackside import switch
+from rackside.firmware.clock import End, Press, Rules, apply
+from rackside.firmware.persist import GameStore
+from support.bundle import build_bundle, copy_checkout, install, needs_root, unpack
+
+S = 1_000_000_000
+pytestmark = needs_root
+
+
+def make_bundles(tmp: Path, wheels: Path) -> dict[str, Path]:
+    """v1, v2 and v3 (whose sd_notify never says READY=1), unpacked."""
+    out = {}
+    for label in ("v1", "v2", "v3"):
+        src = copy_checkout(tmp / f"src-{label}")
+        if label == "v3":
+            notify = src / "hardware" / "sdnotify.py"
+            text = notify.read_text()
+            broken = text.replace('return self.notify("READY=1"', 'return False and self.notify("READY=1"')
+            assert broken != text
+            notify.write_text(broken)
+        archive = tmp / f"rackside-{label}.tar.gz"
+        result = build_bundle(src, wheels, archive, label)
+        assert result.returncode == 0, result.stderr
+        out[label] = unpack(archive, tmp / f"unpacked-{label}")
+    return out
+
+
+def checkpoint(journals: Path, *, ended: bool) -> None:
+    """The clock's checkpoint as a real clock writes it: a game running, or ended."""
+    store = GameStore(journals, Rules(), boot_id="b")
+    clock = store.start(0)
+    for event in [Press(1 * S, 2)] + ([End(2 * S)] if ended else []):
+        store.record(event)
+        clock = apply(clock, event)
+    assert store.checkpoint(clock, 3 * S)
+    store.close()
+
+
+def version_of(root: Path) -> str:
+    out = subprocess.run([str(root / "opt/rackside/current/.venv/bin/rackside"), "--version"], capture_output=True, text=True, timeout=60)
+    return out.stdout.strip()
+
+
+def test_install_update_between_games_and_roll_back(offline_wheels, tmp_path):
+    bundles = make_bundles(tmp_path, offline_wheels)
+    root = tmp_path / "root"
+    root.mkdir()
+    base = root / "opt/rackside"
+
+    # v1 on a fresh root: installed, units and defaults in place, enabled but not started.
+    result, calls = install(bundles["v1"], root, tmp=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "every file matches SHA256SUMS" in result.stdout
+    assert "systemd is not running in" in result.stdout and "enabled, not started" in result.stdout
+    assert calls == ["daemon-reload", "enable rackside-clock.service"]
+    assert os.readlink(base / "current") == "0.1.0+v1" and version_of(root) == "rackside 0.1.0+v1"
+    unit = (root / "etc/systemd/system/rackside-clock.service").read_text()
+    assert "ExecStart=/opt/rackside/current/.venv/bin/rackside clock" in unit
+    assert (root / "etc/rackside/clock.toml").is_file()
+    assert "switch: 0.1.0+v1 is current: the clock on simulated pins reported READY=1" in result.stdout
+
+    # v2 while a game runs: installed beside v1, not switched (exit 75); the director's config kept.
+    (root / "etc/rackside/clock.toml").write_text("# the director's own\n")
+    journals = root / "var/lib/rackside/clock"
+    checkpoint(journals, ended=False)
+    result, _ = install(bundles["v2"], root, tmp=tmp_path)
+    assert result.returncode == switch.EX_TEMPFAIL, result.stdout + result.stderr
+    assert "not switched: the clock's game is running" in result.stdout
+    assert (base / "0.1.0+v2/.installed").is_file() and os.readlink(base / "current") == "0.1.0+v1"
+
+    # The game ends: the same install switches to v2, v1 stays beside it as `previous`.
+    (journals / "checkpoint.json").unlink()
+    checkpoint(journals, ended=True)
+    result, _ = install(bundles["v2"], root, tmp=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "already installed" in result.stdout
+    assert os.readlink(base / "current") == "0.1.0+v2" and os.readlink(base / "previous") == "0.1.0+v1"
+    assert version_of(root) == "rackside 0.1.0+v2"
+    assert (root / "etc/rackside/clock.toml").read_text() == "# the director's own\n"
+
+    # v3 never reports READY=1: the link goes back to v2, which reports ready again; exit 1.
+    result, _ = install(bundles["v3"], root, "--ready-timeout", "5", tmp=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "0.1.0+v3 did not become ready: no READY=1 within 5 s" in result.stdout
+    assert "rolled back: " in result.stdout and "0.1.0+v2 is current again" in result.stdout
+    assert os.readlink(base / "current") == "0.1.0+v2" and version_of(root) == "rackside 0.1.0+v2"
+    assert sorted(p.name for p in base.iterdir()) == ["0.1.0+v1", "0.1.0+v2", "0.1.0+v3", "current", "previous"]
+
+    # A bundle with a changed file changes nothing.
+    (bundles["v1"] / "source" / "firmware" / "clock.py").write_text("# tampered\n")
+    result, calls = install(bundles["v1"], root, tmp=tmp_path)
+    assert result.returncode == 1 and "do not match SHA256SUMS" in result.stderr and calls == []
+    assert os.readlink(base / "current") == "0.1.0+v2"
+
+
+def test_what_counts_as_between_games(tmp_path):
+    journals = tmp_path / "clock"
+    assert switch.game_in_progress(journals) is None  # never played
+    checkpoint(journals, ended=False)
+    assert "the clock's game is running" in switch.game_in_progress(journals)
+    (journals / "checkpoint.json").write_text("{}")
+    assert "taken as a game in progress" in switch.game_in_progress(journals)
+    (journals / "checkpoint.json").unlink()
+    checkpoint(journals, ended=True)
+    assert switch.game_in_progress(journals) is None
+
+
+def test_waiting_for_the_game_to_end(tmp_path):
+    journals = tmp_path / "clock"
+    checkpoint(journals, ended=False)
+    clock = [0.0]
+
+    def sleep(s):  # the game ends while the switch waits
+        clock[0] += s
+        if clock[0] >= 3:
+            (journals / "checkpoint.json").unlink(missing_ok=True)
+
+    assert switch.wait_between_games(journals, 10, sleep=sleep, now=lambda: clock[0]) is None
+    checkpoint(journals, ended=False)
+    clock[0] = 100.0
+    assert switch.wait_between_games(journals, 2, sleep=lambda s: clock.__setitem__(0, clock[0] + s), now=lambda: clock[0])
+
+
+def test_the_switch_refuses_a_version_that_is_not_installed(tmp_path, capsys):
+    layout = switch.Layout(tmp_path)
+    (tmp_path / "opt/rackside/half").mkdir(parents=True)  # cut short: no .installed
+    assert switch.switch(layout, "half", switch.SimulatedClock()) == 1
+    assert "half is not installed" in capsys.readouterr().out
+    assert switch.switch(layout, "../etc", switch.SimulatedClock()) == 1
