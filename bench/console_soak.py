@@ -157,7 +157,7 @@ def run(procs: list, fleet_box: list) -> int:
         page.fill("#password", PASSWORD)
         page.click("button[type=submit]")
         page.wait_for_selector("body[data-ready='1']")
-        page.wait_for_function(f"document.querySelectorAll('.tile').length >= {len(tables)}", timeout=60_000)
+        page.wait_for_function(f"() => document.querySelectorAll('.tile').length >= {len(tables)}", timeout=60_000)
         meter = PageMeter(browser, page)
         c0, t0 = cpu_seconds(console.pid), time.monotonic()
         time.sleep(args.idle_seconds)

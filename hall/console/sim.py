@@ -53,7 +53,8 @@ class SimTable:
     journal_dir: Path
     game_no: int = 1
     clock: C.Clock = None  # type: ignore[assignment]
-    seq: int = 0
+    seq: int = 0  # the game's: its journal's own count of inputs, from 1 (a new game starts again)
+    inputs: int = 0  # every input of every game (for the benches)
     client: mqtt.Client | None = None
     resulted: bool = False
     offline: bool = False
@@ -258,6 +259,7 @@ class SimHall:
 
     def _new_game(self, t: SimTable, rules: C.Rules) -> None:
         t.clock = C.new_clock(rules)
+        t.seq = 0
         t.resulted = False
         t.journal = self.journal_dir / f"table-{t.n}-{t.game}.jsonl"
         t.journal.write_text(json.dumps(make_header(rules, table=t.n, game=t.game)) + "\n")
@@ -274,6 +276,7 @@ class SimHall:
             f.write(json.dumps(line) + "\n")
         t.clock = C.apply(t.clock, event)
         t.seq += 1
+        t.inputs += 1
         wall_ns = int(self.wall_of(event.t_ns) * 1e9)
         self._publish_raw(t, "event", event_payload(line, t.game, t.seq, wall_ns))
         self._publish_state(t, event.t_ns)
@@ -294,7 +297,7 @@ class SimHall:
         t_ns = max(t_ns, t.clock.since_ns or t_ns)
         v = C.view(t.clock, t_ns) if t.clock.since_ns is not None else C.view(t.clock, 0)
         wall = self.wall_of(t_ns) if t.clock.since_ns is not None else time.time()
-        payload = state_payload(v, t.game, t.seq, int(wall * 1e9))
+        payload = state_payload(v, t.game, t.seq, int(wall * 1e9), t.clock.rules)
         t.last_state_wall = time.time()
         self._publish_raw(t, "state", payload, retain=True)
 

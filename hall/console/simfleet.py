@@ -160,7 +160,7 @@ def _serve() -> int:
     def report() -> None:
         while not done.wait(STATS_EVERY_S):
             # a count read off the scheduler's tables for a report, never written here
-            say({"inputs": sum(t.seq for t in list(sim.tables.values()))})
+            say({"inputs": sum(t.inputs for t in list(sim.tables.values()))})
 
     threading.Thread(target=report, name="simfleet-stats", daemon=True).start()
     try:
