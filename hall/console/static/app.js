@@ -283,9 +283,10 @@ function drawTimes(d, t) {
 // --- drawing only what is seen, five frames a second at most, times once a second ---------------
 //
 // Every frame the browser draws costs it a paint of what changed and a composite of the screen, so
-// the page draws in frames of its own: every FRAME_MS, the tiles on screen whose table changed, and
-// once a second the times. A change reaches the screen within FRAME_MS; at 300 tables and a turn
-// every 25 s a table, that is five frames a second instead of one a message (docs/console.md).
+// the page draws in frames of its own, at most one every FRAME_MS: a change after a quiet spell at
+// the browser's next frame, changes that follow within FRAME_MS together at the next of the page's
+// frames, and once a second the times. At 300 tables and a turn every 25 s a table, that is five
+// frames a second instead of one a message (docs/console.md).
 
 const FRAME_MS = 200;
 const visible = new Set(); // tables whose tile is on screen (or near it)
@@ -299,16 +300,33 @@ const onScreen = new IntersectionObserver((entries) => {
   }
 }, { rootMargin: "0px" });
 
-function scheduleSort() { sortPending = true; }
+let lastDrawn = -Infinity; // when a frame last changed anything (performance.now())
+let soonQueued = false;
+function scheduleSort() { sortPending = true; soon(); }
 
-function drawStale() {
+// A change after a quiet spell: drawn at the browser's next frame, not the page's.
+function soon() {
+  if (soonQueued || performance.now() - lastDrawn < FRAME_MS) return;
+  soonQueued = true;
+  requestAnimationFrame(() => { soonQueued = false; frame(); });
+}
+
+function frame() {
+  const sorting = sortPending;
+  if (sorting) resort();
+  if (drawStale() || sorting) lastDrawn = performance.now();
+}
+
+function drawStale() { // true when it drew anything
+  let drew = false;
   for (const n of stale) {
     if (!visible.has(n)) continue;
     stale.delete(n);
     const t = tables.get(n);
-    if (t) drawTile(tiles.get(n), t);
+    if (t) { drawTile(tiles.get(n), t); drew = true; }
   }
-  if (detailStale) drawDetailTile();
+  if (detailStale) { drawDetailTile(); drew = true; }
+  return drew;
 }
 
 function resort() {
@@ -341,11 +359,12 @@ function updateTable(raw, drawNow) {
   tables.set(n, t);
   const fresh = !tiles.has(n);
   const d = tiles.get(n) || makeTile(n);
-  d.hidden = !divisionShown(t); // set even off screen: a hidden tile is never seen to be drawn
+  const hidden = !divisionShown(t); // set even off screen: a hidden tile is never seen to be drawn
+  if (d.hidden !== hidden) d.hidden = hidden;
   if (fresh || drawNow) drawTile(d, t); // a new tile is drawn once at once: its place in the grid is not known yet
-  else stale.add(n);
+  else if (visible.has(n)) { stale.add(n); soon(); } else stale.add(n);
   if (fresh || !before || before.cls !== cls) scheduleSort();
-  if (openTable === n) detailStale = true;
+  if (openTable === n) { detailStale = true; soon(); }
 }
 
 // Once a second (a tile's time changes once a second): the classes time alone changes (overtime,
@@ -369,8 +388,7 @@ let lastSecond = 0;
 setInterval(() => {
   const second = Math.floor(Date.now() / 1000);
   if (second !== lastSecond) { lastSecond = second; tick(); }
-  if (sortPending) resort();
-  drawStale();
+  frame();
 }, FRAME_MS);
 
 // --- the event stream ---------------------------------------------------------------------------
