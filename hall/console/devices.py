@@ -16,7 +16,7 @@ import threading
 
 from starlette.authentication import requires
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from rackside.hall import join, topics
@@ -79,11 +79,8 @@ async def _body(request: Request) -> dict:
 
 
 async def page(request: Request) -> Response:
-    if not request.user.is_authenticated:
-        return RedirectResponse("/login", status_code=303)
-    from .app import STATIC
-
-    return FileResponse(STATIC / "devices.html", headers={"Cache-Control": "no-store"})
+    """/devices: the page itself is a static file the console serves to a logged-in director."""
+    return RedirectResponse("/static/devices.html" if request.user.is_authenticated else "/login", status_code=303)
 
 
 @requires(DIRECTOR, status_code=401)
