@@ -34,7 +34,6 @@ from typing import Any, Callable, Sequence
 from rackside.firmware import journal_output
 from rackside.firmware import menu as menus
 from rackside.firmware import render
-from rackside.firmware.buzzer_output import BuzzerOutput
 from rackside.firmware.clock import (
     Adjust,
     Arrive,
@@ -53,11 +52,10 @@ from rackside.firmware.clock import (
     view,
 )
 from rackside.firmware.debounce import DEFAULT_SETTLE_NS, Debouncer
-from rackside.firmware.display_output import DisplaysOutput
 from rackside.firmware.gestures import DEFAULT_CHORD_NS, DEFAULT_HOLD_NS, Action, Gestures
 from rackside.firmware.journal_output import JournalOutput
-from rackside.firmware.messages import BUTTONS, Command, Edge, Message, Request, Stop
-from rackside.firmware.outputs import Frame, Guarded, Output
+from rackside.firmware.messages import BUTTONS, NOTES, Command, Edge, Message, Request, Stop
+from rackside.firmware.outputs import Applied, Frame, Guarded, Output
 
 log = logging.getLogger(__name__)
 
@@ -83,15 +81,15 @@ REQUESTS = {
 }
 MAX_NOTICE_CHARS = 8
 OPTIONAL_ARGS = {"new_game": ("rules",)}  # rules: the clock.Rules the new game is played under (the hall)
-NOTES = ("by", "reason", "scheduled_start", "command")  # optional on any request: who sent it, why, from when, the hall command's id; journalled beside its input
 
 
 class Runner:
     """Runs one table clock.
 
-    `store` is the journal: a `firmware.persist.GameStore` (wrapped in a `JournalOutput`, which
-    never raises) or a `JournalOutput`. `displays` (left, right) and `buzzer` (with `board`) are
-    the built-in outputs; `outputs` are any others (`firmware.outputs`), told everything after them.
+    `store` is the journal: a `JournalOutput`, or a `firmware.persist.GameStore` (then wrapped in
+    one, which never raises). `outputs` are every other output, built by `firmware.outputs.assemble`
+    (displays, LEDs, buzzer, the configured ones, the hall), told everything in that order; the
+    journal is told last.
     """
 
     def __init__(
@@ -99,11 +97,8 @@ class Runner:
         *,
         rules: Rules,
         store: Any,
-        displays: Sequence[Any] = (),
         events: "queue.SimpleQueue",
         clock_ns: Callable[[], int] = time.monotonic_ns,
-        board: Any = None,
-        buzzer: bool = False,
         notifier: Any = None,
         outputs: Sequence[Output] = (),
         settle_ns: int = DEFAULT_SETTLE_NS,
@@ -117,17 +112,12 @@ class Runner:
         self.journal = store if isinstance(store, JournalOutput) else JournalOutput(store, log=log, checkpoint_ns=CHECKPOINT_NS)
         self.journal.rules = rules
         self.store = self.journal.store
-        self.displays = tuple(displays)
         self.events = events
         self.clock_ns = clock_ns
-        self.board = board
         self.notifier = notifier
         self.restored_banner_ns = restored_banner_ns
-        built_in: list[Output] = [DisplaysOutput(self.displays)]
-        if buzzer and board is not None:
-            built_in.append(BuzzerOutput(board))
         # The journal last: its flush (fsync, checkpoint) follows every other output's.
-        self.outputs: tuple[Output, ...] = (*built_in, *outputs, self.journal)
+        self.outputs: tuple[Output, ...] = (*outputs, self.journal)
         self._guarded = [Guarded(o) for o in self.outputs if o is not self.journal]
         self.on_new_game = on_new_game  # keeps the menu's game time for the following games
         down = initially_down or {}
@@ -174,6 +164,8 @@ class Runner:
             self._next_watchdog_ns = now
         self.refresh(now)
         self.flush(now)
+        for g in self._guarded:  # after the restore: a publisher's thread sees the journal as restored
+            g.call("start")
         if self.notifier is not None:
             self.notifier.ready(f"clock {v.phase.value}: {v.players[0].text} {v.players[1].text}")
         return v
@@ -423,9 +415,11 @@ class Runner:
             return False
         seq = self.journal.record(event, **extra)
         self.clock = after
-        self.journal.applied(event, seq, after, event.t_ns)
+        notes = {k: v for k, v in extra.items() if k != "source"}
+        entry = Applied(event, seq, self.journal.game, extra.get("source"), notes, after, event.t_ns)
+        self.journal.applied(entry)
         for g in self._guarded:
-            g.call("applied", event, seq, after, event.t_ns)
+            g.call("applied", entry)
         return True
 
     def _phase(self, t: int) -> Phase:

@@ -98,7 +98,7 @@ def die_after_applying(live: LiveClock, cid: str) -> None:
 def die_before_applying(live: LiveClock, cid: str) -> None:
     import signal
 
-    hall, submit = live.hall, live.hall.submit
+    worker, submit = live.hall.worker, live.hall.worker.submit
 
     def _submit(request):
         if request.args.get("command") == cid:  # never journalled: killed a moment later
@@ -106,7 +106,7 @@ def die_before_applying(live: LiveClock, cid: str) -> None:
             return
         submit(request)
 
-    hall.submit = _submit
+    worker.submit = _submit
 
 
 def main() -> int:
