@@ -117,6 +117,7 @@ def test_provision_from_the_command_line_and_a_bad_value_is_one_line(tmp_path, c
         assert line in conf
     assert all((tmp_path / "h" / "tls" / f).is_file() for f in ("ca.crt", "ca.key", "server.crt", "server.key"))
     assert (tmp_path / "h" / "tls" / "server.key").stat().st_mode & 0o077 == 0
+    capsys.readouterr()  # as root, a hint about --run-as (below)
     assert main(["hall", "provision", "--hall", "open/2026", "--tables", "1-6", "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "allowed are" in err[0]
