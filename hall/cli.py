@@ -4,6 +4,7 @@
     rackside hall broker --config DIR
     rackside hall station [--config station.toml]
     rackside hall tail --credentials DIR/credentials/director.toml [--url mqtt://HOST:PORT]
+    rackside hall devices --credentials DIR/credentials/director.toml [assign DEVICE N | revoke DEVICE]
     rackside hall console [--config FILE]      the director's console (docs/console.md)
     rackside hall demo --tables 40             a private broker, simulated tables and the console
 """
@@ -57,7 +58,10 @@ def register(sub: Any) -> None:
     tl.add_argument("--seconds", type=float, help="exit after this many seconds")
     tl.set_defaults(func=run_tail)
 
+    from rackside.hall import fleet_cli
     from rackside.hall.console import cli as console_cli
+
+    fleet_cli.register(hs)  # rackside hall devices
 
     console_cli.register(hs)  # rackside hall console, rackside hall demo
 
