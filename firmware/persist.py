@@ -152,6 +152,11 @@ class GameStore:
     def journal_path(self) -> Path | None:
         return self._writer.path if self._writer else None
 
+    @property
+    def game(self) -> str | None:
+        """The current game's name: its journal's, "game-000003" (this store names the files)."""
+        return self._writer.path.stem if self._writer else None
+
     def start(self, now_ns: int) -> Clock:
         """Restore the unfinished game in the directory, or start a new journal."""
         with self._mutex:
@@ -210,7 +215,7 @@ class GameStore:
     def record(self, event: Input, *, sync: bool = True, **extra: Any) -> int:
         """Append `event` to the journal; call BEFORE applying it. The line is written at once (a
         crash of the process cannot lose it); it is fsync'd before returning when `sync` is true,
-        else by the next `sync()`. Returns the line number. `extra` fields are written beside the
+        else by the next `sync()`. Returns its `seq` (its number in the game). `extra` fields are written beside the
         input's own (documented in docs/journal.md). Raises OSError when the card cannot take the
         line; the next record starts on a fresh line."""
         d = input_to_dict(event)
@@ -221,7 +226,7 @@ class GameStore:
             self._seq += 1  # numbered whether or not it reaches the card: a reader then sees a gap
             d["seq"] = self._seq
             try:
-                number = self._writer.append(d, sync=sync)
+                self._writer.append(d, sync=sync)
             except OSError:
                 if self._lost and self._lost[-1][1] == self._seq - 1:
                     self._lost[-1][1] = self._seq
@@ -233,7 +238,7 @@ class GameStore:
                     self._journal_clock = apply(self._journal_clock, event)
                 except ClockInputError:
                     self._journal_clock = None  # the replay skips it; the next checkpoint writes the state
-            return number
+            return self._seq
 
     def sync(self) -> None:
         """fsync the appends `record(..., sync=False)` left pending (nothing to do if none).

@@ -95,8 +95,8 @@ def test_record_appends_one_line_and_fsyncs_before_returning(tmp_path):
     store = GameStore(tmp_path, Rules(), boot_id="b", disk=disk)
     store.start(0)
     before = fsyncs(disk, store.journal_path)
-    number = store.record(Press(5, 2))
-    assert number == 2 and fsyncs(disk, store.journal_path) == before + 1  # written and fsync'd before record returned
+    seq = store.record(Press(5, 2))
+    assert seq == 1 and fsyncs(disk, store.journal_path) == before + 1  # written and fsync'd before record returned; its seq, not its line number
     assert store.journal_path.read_text().splitlines()[1] == '{"t_ns":5,"input":"press","player":2,"seq":1}'
     store.close()
 
@@ -106,8 +106,8 @@ def test_record_without_sync_writes_at_once_and_sync_fsyncs_it(tmp_path):
     store = GameStore(tmp_path, Rules(), boot_id="b", disk=disk)
     store.start(0)
     path, before = store.journal_path, fsyncs(disk, store.journal_path)
-    assert store.record(Press(5, 2), sync=False) == 2
-    assert store.record(Press(9, 1), sync=False) == 3
+    assert store.record(Press(5, 2), sync=False) == 1
+    assert store.record(Press(9, 1), sync=False) == 2
     assert fsyncs(disk, path) == before  # not fsync'd yet ...
     # ... but written: in the page cache, which a crash of the process does not lose
     assert store.journal_path.read_text().splitlines()[1:] == [
@@ -563,7 +563,7 @@ def test_a_torn_line_stays_one_bad_line_through_several_failed_appends(tmp_path)
         with pytest.raises(OSError):
             store.record(Press(t * S, 2), sync=False)
     disk.heal()
-    assert store.record(Press(4 * S, 2)) == 3  # line 1 the header, 2 the torn line, 3 this one
+    assert store.record(Press(4 * S, 2)) == 4  # seq 1-3 were numbered and lost; the torn line stays one bad line
     path = store.journal_path
     store.close()
     journal = read_journal(path)

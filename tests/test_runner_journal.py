@@ -214,7 +214,7 @@ def test_a_failing_fsync_never_stops_the_clock_and_the_next_one_catches_up(rig, 
 
 def choose_new_game_from_the_menu(rig) -> None:
     """The director's menu, as a director uses it: game length 26:00, then yES."""
-    rig.runner.board.command("menu")
+    rig.board.command("menu")
     rig.pump()
     while rig.texts()[0] != "LEn":
         rig.after_ms(50).tap("right")

@@ -29,6 +29,7 @@ from gpiozero.pins.mock import MockFactory
 from rackside.firmware.clock import Phase, Rules
 from rackside.firmware.led_output import TurnLedsOutput
 from rackside.firmware.persist import GameStore
+from rackside.firmware.display_output import DisplaysOutput
 from rackside.firmware.runner import Runner
 from rackside.hardware.board import Board
 from rackside.hardware.display import RecordingDisplay
@@ -37,7 +38,7 @@ from rackside.hardware.sim_window import SimWindow
 board = Board({"left": 17, "right": 27, "neutralise": 22}, pin_factory=MockFactory(), led_pins={"left": 26, "right": 16})
 displays = [RecordingDisplay("left"), RecordingDisplay("right")]
 store = GameStore(sys.argv[1], Rules(), boot_id="t")
-runner = Runner(rules=Rules(), store=store, displays=displays, events=board.events, board=board, outputs=[TurnLedsOutput(board)])
+runner = Runner(rules=Rules(), store=store, events=board.events, outputs=[DisplaysOutput(displays), TurnLedsOutput(board)])
 runner.start()
 thread = threading.Thread(target=runner.run, daemon=True)
 thread.start()

@@ -32,10 +32,10 @@ from starlette.routing import Route
 
 from rackside.hall import commands
 
-from . import auth, limits, results, tsh
+from . import auth, devices, limits, results, tsh
 from .event import Event, decode_upload
 from .guard import BodyLimit, SecurityHeaders
-from .hallstate import HallState
+from .hallstate import RESEND_ID, HallState
 from .resultstore import ResultStore
 from .hub import Hub, sse
 
@@ -66,11 +66,18 @@ class Console:
         # the broker connection (serve.Bridge), started by the app's lifespan once the event loop
         # runs: messages it delivers before that would have nowhere to go (issue 17.1)
         self.bridge = None
+        self.fleet = None  # devices.FleetService: the Devices page's own broker connection
+        self.gaps_since: dict[tuple, float] = {}  # (table, game, first, last) -> when first seen
+        self.resent_at: dict[int, float] = {}  # table -> when its clock may next be asked to resend
+        self.refusals: dict[int, int] = {}  # table -> resends refused in a row (each doubles the wait)
 
     # called on the event loop (the bridge hands messages over with call_soon_threadsafe)
     def on_message(self, topic: str, payload: bytes) -> None:
         for kind, data in self.state.on_message(topic, payload):
-            self.hub.publish(kind, data)
+            if kind == "resend_ack":
+                self.resend_answered(data["table"], data["ok"])
+            else:
+                self.hub.publish(kind, data)
 
     def on_connection(self, up: bool, why: str) -> None:
         self.broker_up = up
@@ -90,6 +97,49 @@ class Console:
 
     def connection_threadsafe(self, up: bool, why: str) -> None:
         self.loop.call_soon_threadsafe(self.on_connection, up, why)
+
+    def ask_for_gaps(self, now: float) -> list[dict]:
+        """Ask each clock whose events have a gap (or whose state says there are more, or a result)
+        to resend them from its journal (docs/hall.md, `resend`). A gap must have lasted
+        GAP_GRACE_S (events still on their way fill it), a table is asked at most once every
+        RESEND_EVERY_S, and at most RESENDS_AT_ONCE tables a round."""
+        gaps = {g: self.gaps_since.get(g, now) for g in self.state.gaps()}
+        self.gaps_since = gaps
+        sent = []
+        for (n, game, first, last), since in sorted(gaps.items(), key=lambda kv: kv[1]):
+            if len(sent) >= limits.RESENDS_AT_ONCE:
+                break
+            if now - since < limits.GAP_GRACE_S or now < self.resent_at.get(n, 0.0):
+                continue
+            cmd = {"id": f"{RESEND_ID}{uuid.uuid4().hex[:12]}", "cmd": "resend", "game": game, "from_seq": first}
+            if last is not None:
+                cmd["to_seq"] = last
+            try:
+                self.send(n, cmd)
+            except ConnectionError:
+                break
+            wait = min(limits.RESEND_EVERY_S * 2 ** self.refusals.get(n, 0), limits.RESEND_BACKOFF_MAX_S)
+            self.resent_at[n] = now + wait
+            sent.append({"table": n, **cmd})
+        for n in [n for n, t in self.resent_at.items() if t < now and n not in {g[0] for g in gaps}]:
+            del self.resent_at[n]
+        return sent
+
+    def resend_answered(self, n: int, ok: bool) -> None:
+        """A clock that refuses (no such journal, or busy: the ack says when) is asked again later
+        and later, up to RESEND_BACKOFF_MAX_S; one that answers, at the usual pace."""
+        if ok:
+            self.refusals.pop(n, None)
+        elif len(self.refusals) < limits.MAX_TABLE or n in self.refusals:
+            self.refusals[n] = min(self.refusals.get(n, 0) + 1, 16)
+
+    async def watch_gaps(self) -> None:
+        while True:
+            await asyncio.sleep(limits.GAP_CHECK_S)
+            if self.send is not None and self.broker_up:
+                for cmd in self.ask_for_gaps(self.loop.time()):
+                    log.info("console: asked table %d for %s events %s-%s", cmd["table"], cmd["game"], cmd["from_seq"],
+                             cmd.get("to_seq", "end"))
 
     def apply_pairings(self) -> list[str]:
         """Seat every division's games of the round (hall-wide tables); returns what cannot be placed."""
@@ -423,6 +473,7 @@ ROUTES = [
     Route("/api/export/round.csv", export_csv),
     Route("/api/export/tsh.txt", export_tsh),
     Route("/api/audit", audit),
+    *devices.ROUTES,  # the Devices page (devices.py)
 ]
 
 
@@ -430,11 +481,13 @@ ROUTES = [
 async def lifespan(app: Starlette):
     console: Console = app.state.console
     console.loop = asyncio.get_running_loop()
+    gaps = asyncio.create_task(console.watch_gaps())
     if console.bridge is not None:
         console.bridge.start()
     try:
         yield
     finally:
+        gaps.cancel()
         if console.bridge is not None:
             console.bridge.stop()
 

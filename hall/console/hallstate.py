@@ -24,6 +24,9 @@ from . import contract, limits
 from .contract import Refused, default_rules
 
 
+RESEND_ID = "resend-"  # the ids of the console's own resend requests
+
+
 @dataclass
 class Game:
     """One game's events as the console has them: the highest seq, the seqs below it still missing
@@ -34,6 +37,7 @@ class Game:
     missing: list = field(default_factory=list)
     known: int = 0
     result: bool = False
+    ended: bool = False  # the clock's state says the game is over: its result is due
 
     def accept(self, seq: int) -> bool:
         """True for an event not seen before (new, or filling a gap); False for a repeat."""
@@ -50,12 +54,15 @@ class Game:
                 return True
         return False
 
-    def first_missing(self) -> int | None:
-        """The first seq the console lacks: in a gap, or after the last event it has when the
-        clock's state says there are more."""
+    def first_missing(self) -> tuple[int, int | None] | None:
+        """What to ask the clock for: the first gap ([first, last]), or everything after the last
+        event the console has (last None: the result too) when the clock's state says there are
+        more events, or that the game ended and no result has come."""
         if self.missing:
-            return self.missing[0][0]
-        return self.high + 1 if self.known > self.high else None
+            return self.missing[0][0], self.missing[0][1]
+        if self.known > self.high or (self.ended and not self.result):
+            return self.high + 1, None
+        return None
 
 
 class Seqs:
@@ -226,7 +233,9 @@ class HallState:
             if old.get("game") not in (None, data["game"]):
                 t.result = t.result_seat = None  # a new game on this table
             t.state = data
-            t.seqs.game(data["game"]).known = max(t.seqs.game(data["game"]).known, data["seq"])
+            g = t.seqs.game(data["game"])
+            g.known = max(g.known, data["seq"])
+            g.ended = g.ended or data["phase"] == "ended"
             return [("table", t.tile())]
         if leaf == "event" and data["kind"] == "input":
             if not t.seqs.game(data["game"]).accept(data["seq"]):
@@ -243,6 +252,10 @@ class HallState:
             t.history.append(data)
             return [("event", {"table": n, "event": data}), ("table", t.tile())]
         if leaf == "ack":
+            if str(data["id"]).startswith(RESEND_ID):
+                # the console's own request for missing events: what it brings is the history; the
+                # ack only tells the console whether to ask again soon
+                return [("resend_ack", {"table": n, "ok": data["ok"]})]
             cmd = self.pending.pop(str(data["id"]), None)
             t.history.append({**data, "kind": "ack", "command": cmd})
             return [("ack", {"table": n, "ack": data, "command": cmd})]
@@ -286,15 +299,16 @@ class HallState:
 
     # --- gaps -------------------------------------------------------------------------------------
 
-    def gaps(self) -> list[tuple[int, str, int]]:
-        """(table, game, first missing seq) for each table's latest game that lacks events."""
+    def gaps(self) -> list[tuple[int, str, int, int | None]]:
+        """(table, game, first, last) for each table's latest game that lacks events (last None:
+        everything from first on, and the result)."""
         out = []
         for n, t in self.tables.items():
             if t.seqs.games:
                 name, g = next(reversed(t.seqs.games.items()))
-                first = g.first_missing()
-                if first is not None:
-                    out.append((n, name, first))
+                want = g.first_missing()
+                if want is not None:
+                    out.append((n, name, *want))
         return out
 
     # --- the director's side -----------------------------------------------------------------
@@ -319,6 +333,8 @@ class HallState:
             if t.seat == seat and t.final == final:
                 continue
             t.seat, t.final = seat, final
+            if t.result is not None and t.result_seat is None:
+                t.result_seat = seat  # a result that came before any TSH file: the game first seated here
             out.append(("table", t.tile()))
         return out
 

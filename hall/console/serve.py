@@ -25,6 +25,7 @@ from .app import Console, build_app
 from .auth import Sessions, session_secret
 from .bridge import Bridge
 from .config import ConsoleConfig
+from .devices import FleetService
 from .guard import GuardedH11
 from .resultstore import ResultStore
 
@@ -70,15 +71,14 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
                     console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
     cmdlog = CommandLog(paths.state_dir() / "console-commands.jsonl")
-    wire_fields = ("id", "cmd", "player", "players", "remaining_ms", "game_time", "rules", "seconds", "by", "reason", "at")
-
     def send(table: int, cmd: dict) -> None:
         cmdlog.append(table, cmd)
-        # what goes to the clock: only the fields its command parser takes (docs/hall.md)
-        bridge.command(table, {k: v for k, v in cmd.items() if k in wire_fields})
+        # what goes to the clock: the command as hall.commands checked it, without the console's own note
+        bridge.command(table, {k: v for k, v in cmd.items() if k != "sent_at"})
 
     console.send = send
     console.bridge = bridge
+    console.fleet = FleetService(cfg.hall, cfg.url, cfg.username, cfg.mqtt_password, cfg.ca_file)
     console.command_log = cmdlog.path
     return console, bridge
 
@@ -125,6 +125,7 @@ class ConsoleServer:
         self.server.should_exit = True  # the app's lifespan stops the bridge
         if self.thread:
             self.thread.join(10)
+        self.console.fleet.close()
 
 
 def run_foreground(cfg: ConsoleConfig) -> int:

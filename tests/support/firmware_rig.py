@@ -40,14 +40,16 @@ class Rig:
         self.state_dir = state_dir
         self.disk = Disk()  # the card: faults are injected here (support.disk)
         self.store = GameStore(state_dir, self.rules, boot_id="test-boot", disk=self.disk)
+        from rackside.firmware.buzzer_output import BuzzerOutput
+        from rackside.firmware.display_output import DisplaysOutput
+
+        built = [DisplaysOutput(self.displays), *([BuzzerOutput(self.board)] if buzzer else [])]
         self.runner = Runner(
             rules=self.rules,
             store=self.store,
-            displays=self.displays,
+            outputs=[*built, *runner_kwargs.pop("outputs", ())],
             events=self.board.events,
             clock_ns=self.clock,
-            board=self.board,
-            buzzer=buzzer,
             initially_down=self.board.initially_down(),
             **runner_kwargs,
         )

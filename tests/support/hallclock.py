@@ -34,12 +34,14 @@ def clock_config(path: Path, broker, table: int, *, game_time: str = "1:00", url
 
 
 class LiveClock:
-    def __init__(self, config: Path, state_dir: Path) -> None:
+    def __init__(self, config: Path, state_dir: Path, *, device_id: str | None = None) -> None:
+        """`device_id`: a clock joining with a join file ([hall] join) says hello as this device."""
         from gpiozero.pins.mock import MockFactory
 
         from rackside.firmware.cli import Clock
 
-        args = argparse.Namespace(simulate=True, terminal=False, config=config, state_dir=state_dir, hall=None, hall_credentials=None)
+        args = argparse.Namespace(simulate=True, terminal=False, config=config, state_dir=state_dir, hall=None, hall_credentials=None,
+                                  hall_join=None, device_id=device_id)
         self.clock = Clock(args, pin_factory=MockFactory())
         self.clock.start()
         self.runner = self.clock.runner
@@ -63,6 +65,10 @@ class LiveClock:
             while (left := at_ns - time.monotonic_ns()) > 0:
                 time.sleep(left / 1e9)
         self.runner.submit(Command(time.monotonic_ns() if at_ns is None else at_ns, name))
+
+    def texts(self) -> tuple[str, str]:
+        """What the displays show now."""
+        return tuple(self.runner.frame(time.monotonic_ns()).texts)
 
     def journal(self) -> list[dict]:
         import json
@@ -92,7 +98,7 @@ def die_after_applying(live: LiveClock, cid: str) -> None:
 def die_before_applying(live: LiveClock, cid: str) -> None:
     import signal
 
-    hall, submit = live.hall, live.hall.submit
+    worker, submit = live.hall.worker, live.hall.worker.submit
 
     def _submit(request):
         if request.args.get("command") == cid:  # never journalled: killed a moment later
@@ -100,7 +106,7 @@ def die_before_applying(live: LiveClock, cid: str) -> None:
             return
         submit(request)
 
-    hall.submit = _submit
+    worker.submit = _submit
 
 
 def main() -> int:
