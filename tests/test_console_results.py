@@ -105,6 +105,19 @@ def test_a_division_change_leaves_no_stale_players_or_notes(hall):
     assert state.tables[3].tile()["final"]["scores"] == [400, 350] and state.tables[3].tile()["result"] is not None
 
 
+def test_a_result_that_came_before_the_tsh_files_belongs_to_the_game_then_seated(tmp_path):
+    event, state = Event(ResultStore(None)), HallState("h")
+    finish(state, 1)  # the clocks play before the director imports TSH's files
+    assert state.tables[1].tile()["result"] is not None and state.tables[1].tile()["names"] == ["", ""]
+    event.import_files(TWO_DIVISIONS)
+    seats, _ = event.seating(1)
+    state.set_seats(seats, event.finals(1))
+    assert event.result(state.tables[1], {"slip": [400, 380], "confirm": True}, "td", "t")["recorded"] == "confirm"
+    seats, _ = event.seating(2)
+    state.set_seats(seats, event.finals(2))
+    assert state.tables[1].tile()["result"] is None  # round 2's game here has no result yet
+
+
 # --- 2.3.6: lateness forfeits --------------------------------------------------------------------
 
 

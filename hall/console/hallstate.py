@@ -333,6 +333,8 @@ class HallState:
             if t.seat == seat and t.final == final:
                 continue
             t.seat, t.final = seat, final
+            if t.result is not None and t.result_seat is None:
+                t.result_seat = seat  # a result that came before any TSH file: the game first seated here
             out.append(("table", t.tile()))
         return out
 
