@@ -32,7 +32,7 @@ from starlette.routing import Route
 
 from rackside.hall import commands
 
-from . import auth, limits, results, tsh
+from . import auth, devices, limits, results, tsh
 from .event import Event, decode_upload
 from .guard import BodyLimit, SecurityHeaders
 from .hallstate import RESEND_ID, HallState
@@ -66,6 +66,7 @@ class Console:
         # the broker connection (serve.Bridge), started by the app's lifespan once the event loop
         # runs: messages it delivers before that would have nowhere to go (issue 17.1)
         self.bridge = None
+        self.fleet = None  # devices.FleetService: the Devices page's own broker connection
         self.gaps_since: dict[tuple, float] = {}  # (table, game, first, last) -> when first seen
         self.resent_at: dict[int, float] = {}  # table -> when its clock may next be asked to resend
         self.refusals: dict[int, int] = {}  # table -> resends refused in a row (each doubles the wait)
@@ -472,6 +473,7 @@ ROUTES = [
     Route("/api/export/round.csv", export_csv),
     Route("/api/export/tsh.txt", export_tsh),
     Route("/api/audit", audit),
+    *devices.ROUTES,  # the Devices page (devices.py)
 ]
 
 
