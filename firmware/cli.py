@@ -166,42 +166,16 @@ class Clock:
         hall output's factory checks it); None when neither says so."""
         table = self.config.data.get("hall")
         url, creds = getattr(args, "hall", None), getattr(args, "hall_credentials", None)
-        joining = getattr(args, "hall_join", None) or (isinstance(table, dict) and table.get("join"))
-        if joining and creds is None:
-            return self._enrolled_output(args, table if isinstance(table, dict) else {}, clock_ns)
+        join = getattr(args, "hall_join", None)
+        if (join or (isinstance(table, dict) and "join" in table)) and creds is None:  # numbered by the director (hall.enrolled_output)
+            return {"section": table if isinstance(table, dict) else {}, "join": str(join) if join else None,
+                    "device": getattr(args, "device_id", None), "base": self.config.path.parent,
+                    "default_outbox": args.state_dir is None}
         if table is None and url is None and creds is None:
             return None
         if creds is not None and (table is None or isinstance(table, dict)):
             table = {**(table or {}), "credentials": str(creds)}
         return {"section": table, "url": url, "base": self.config.path.parent, "default_outbox": args.state_dir is None}
-
-    def _enrolled_output(self, args: argparse.Namespace, table: dict, clock_ns) -> Any:
-        """The hall output of a clock joining with the join file: numbered by the director."""
-        from rackside import __version__, paths
-        from rackside.firmware.config import ConfigError
-        from rackside.hall import join
-        from rackside.hall.config import HallConfigError
-        from rackside.hall.enrolled_output import EnrolledOutput
-
-        unknown = sorted(set(table) - {"join", "outbox"})
-        if unknown:
-            raise ConfigError(f"{self.config.path}: [hall] has unknown key {unknown[0]!r} beside join: allowed are join, outbox")
-        path = Path(args.hall_join or table["join"])
-        if not path.is_absolute() and args.hall_join is None:
-            path = self.config.path.parent / path
-        try:
-            joinfile = join.load(path)
-        except HallConfigError as e:
-            raise ConfigError(f"{self.config.path}: {e}") from None
-        outbox = table.get("outbox")
-        if outbox is not None and not isinstance(outbox, str):
-            raise ConfigError(f"{self.config.path}: hall.outbox = {outbox!r}: allowed is a file path")
-        outbox = Path(outbox) if outbox else (paths.outbox() if args.state_dir is None else self.store.directory / "hall-outbox.sqlite")
-        try:
-            return EnrolledOutput(joinfile, self.store.directory, self.store, self.board.events.put, outbox_path=outbox,
-                                  clock_ns=clock_ns, device=getattr(args, "device_id", None), version=__version__)
-        except (HallConfigError, ValueError) as e:
-            raise ConfigError(f"{self.config.path}: {e}") from None
 
     def start(self) -> None:
         self.runner.start()  # restores the game, then starts the outputs (the hall's thread)
