@@ -162,20 +162,22 @@ class Clock:
             raise
 
     def _hall_settings(self, args: argparse.Namespace) -> dict | None:
-        """What puts this clock on a hall: [hall] with --hall / --hall-credentials over it (the
-        hall output's factory checks it); None when neither says so."""
+        """What puts this clock on a hall: [hall] with --hall / --hall-credentials / --hall-join over
+        it (the hall output's factory, hall.clock_factory, checks it); None when nothing does."""
         table = self.config.data.get("hall")
         url, creds = getattr(args, "hall", None), getattr(args, "hall_credentials", None)
         join = getattr(args, "hall_join", None)
-        if (join or (isinstance(table, dict) and "join" in table)) and creds is None:  # numbered by the director (hall.enrolled_output)
-            return {"section": table if isinstance(table, dict) else {}, "join": str(join) if join else None,
-                    "device": getattr(args, "device_id", None), "base": self.config.path.parent,
-                    "default_outbox": args.state_dir is None}
-        if table is None and url is None and creds is None:
+        if join is None and creds is None and isinstance(table, dict) and table.get("join"):
+            join = table["join"]
+            join = Path(join) if Path(join).is_absolute() or not isinstance(join, str) else self.config.path.parent / join
+        elif creds is not None:
+            join = None  # credentials given: this clock is that table
+        if table is None and url is None and creds is None and join is None:
             return None
         if creds is not None and (table is None or isinstance(table, dict)):
             table = {**(table or {}), "credentials": str(creds)}
-        return {"section": table, "url": url, "base": self.config.path.parent, "default_outbox": args.state_dir is None}
+        return {"section": table, "url": url, "base": self.config.path.parent, "default_outbox": args.state_dir is None,
+                "join": join, "device": getattr(args, "device_id", None)}
 
     def start(self) -> None:
         self.runner.start()  # restores the game, then starts the outputs (the hall's thread)

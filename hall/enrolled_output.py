@@ -17,59 +17,23 @@ from pathlib import Path
 from typing import Any, Callable
 
 from rackside.firmware.messages import Request
-from rackside.firmware.outputs import Applied, Frame, Output, OutputConfigError, OutputContext
-from rackside.hall import clock_output, join
-from rackside.hall.config import HallConfigError
+from rackside.hall import join
 from rackside.hall.enrol import Enrolment
 
 log = logging.getLogger(__name__)
 
 WAITING = "tAbL"  # the right display while it waits for a table number (a 4-digit 7-segment word)
 NUMBER_SHOWN_S = 0  # the table number stays up until the game's first press
-JOIN_KEYS = {"join", "outbox"}
 
 
-def factory(context: OutputContext, settings: dict) -> Output:
-    """The registry's "hall": a clock with its own credentials gets hall.clock_output's HallOutput;
-    one with the hall's join file (`[hall] join`, or --hall-join) gets an EnrolledOutput."""
-    hall = context.hall
-    if not hall or "join" not in hall:
-        return clock_output.factory(context, settings)
-    if settings:
-        raise OutputConfigError(f"unknown key {sorted(settings)[0]!r}: the hall is set in [hall]")
-    from rackside import __version__, paths
-
-    section = hall["section"]
-    unknown = sorted(set(section) - JOIN_KEYS)
-    if unknown:
-        raise OutputConfigError(f"[hall] has unknown key {unknown[0]!r} beside join: allowed are {', '.join(sorted(JOIN_KEYS))}")
-    where = hall["join"] or section.get("join")
-    if not isinstance(where, str) or not where:
-        raise OutputConfigError(f"hall.join = {where!r}: allowed is the path of the hall's join file")
-    path = Path(where)
-    if hall["join"] is None and not path.is_absolute():
-        path = Path(hall["base"]) / path
-    outbox = section.get("outbox")
-    if outbox is not None and not isinstance(outbox, str):
-        raise OutputConfigError(f"hall.outbox = {outbox!r}: allowed is a file path")
-    outbox = Path(outbox) if outbox else (paths.outbox() if hall["default_outbox"] else Path(context.state_dir) / "hall-outbox.sqlite")
-    try:
-        return EnrolledOutput(join.load(path), Path(context.state_dir), context.store.journal_dir, context.submit,
-                              outbox_path=outbox, clock_ns=context.clock_ns, device=hall.get("device"), version=__version__)
-    except (HallConfigError, ValueError) as e:
-        raise OutputConfigError(str(e)) from None
-
-
-class EnrolledOutput(Output):
-    name = "hall"
-
-    def __init__(self, joinfile: join.JoinFile, folder: Path, journal_dir: Path | None, submit: Callable[[Any], None], *,
+class EnrolledOutput:
+    def __init__(self, joinfile: join.JoinFile, folder: Path, journal_dir: Path, submit: Callable[[Any], None], *,
                  outbox_path: Path, clock_ns: Callable[[], int], device: str | None = None, version: str = "") -> None:
         self.journal_dir = journal_dir
         self.submit = submit
         self.outbox_path = outbox_path
         self.clock_ns = clock_ns
-        self.inner: clock_output.HallOutput | None = None  # the table it now is; None while it waits
+        self.inner = None  # the HallOutput of the table it now is; None while it waits
         self.enrolment = Enrolment(joinfile, folder, "clock", on_change=self._changed, device=device, version=version)
         self.code = self.enrolment.code
 
@@ -83,25 +47,27 @@ class EnrolledOutput(Output):
 
     def _changed(self, user: str | None, cfg) -> None:
         """The enrolment's thread: a new table number (or none)."""
+        from rackside.hall.clock_output import HallOutput
+
         old, self.inner = self.inner, None
         if old is not None:
             old.close()
         if cfg is None:
             self._notice(self.code, WAITING)
             return
-        new = clock_output.HallOutput(cfg, self.journal_dir, self.submit, outbox_path=self.outbox_path, clock_ns=self.clock_ns)
-        new.start()  # its worker thread; the runner's next call takes the runner side over (hall.owner)
+        new = HallOutput(cfg, self.journal_dir, self.submit, outbox_path=self.outbox_path, clock_ns=self.clock_ns)
+        new.start()
         self.inner = new
         self._notice(WAITING, f"{cfg.table:>4}")
 
     # --- the runner's thread: handed to the table's HallOutput when there is one --------------------
 
-    def applied(self, entry: Applied) -> None:
+    def applied(self, entry) -> None:
         inner = self.inner
         if inner is not None:
             inner.applied(entry)
 
-    def view(self, frame: Frame, t_ns: int) -> None:
+    def view(self, frame, t_ns: int) -> None:
         inner = self.inner
         if inner is not None:
             inner.view(frame, t_ns)
