@@ -19,7 +19,8 @@ started yet), and the end of the first simulated hour (warm-up).
 Targets: the console's RSS grows <= 5 MiB per simulated hour after the first hour (least-squares
 slope over hours 1..N); the page's renderer < 5 % of a core with 300 tiles (at `--speed 1`,
 tournament pace, every table's first game already under way; at higher speeds the figure is printed, the page then sees `speed` times the
-traffic). `--check` exits 1 when a target is missed.
+traffic). `--check` exits 1 when a target is missed. `--console-from DIR` runs the console (and so
+the page it serves) from another checkout: the broken build, an older commit.
 
     .venv/bin/python bench/console_soak.py [--tables 300] [--hours 10] [--speed 30] [--check]
     .venv/bin/python bench/console_soak.py --speed 1 --hours 0.05    # the page at tournament pace
@@ -120,6 +121,7 @@ def run(procs: list, fleet_box: list) -> int:
     ap.add_argument("--hours", type=float, default=10, help="simulated hours of play")
     ap.add_argument("--speed", type=float, default=30, help="how many times faster than real the day is played")
     ap.add_argument("--idle-seconds", type=float, default=20, help="the idle baseline's length")
+    ap.add_argument("--console-from", type=Path, help="run `rackside hall console` (and so its page) from this checkout")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args()
     hour_s = 3600 / args.speed
@@ -134,7 +136,7 @@ def run(procs: list, fleet_box: list) -> int:
                    f'password = "{hash_password(PASSWORD)}"\nlisten = "127.0.0.1:{port}"\n')
     env = {**os.environ, "RACKSIDE_STATE_DIR": str(tmp / "state")}
     console = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "console", "--config", str(cfg)], env=env,
-                               stdout=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, text=True, cwd=args.console_from)
     procs.append(console)
     console.stdout.readline()  # "rackside hall console: http://..."
     threading.Thread(target=lambda: [None for _ in console.stdout], daemon=True).start()  # keep its pipe drained
