@@ -162,46 +162,22 @@ class Clock:
             raise
 
     def _hall_settings(self, args: argparse.Namespace) -> dict | None:
-        """What puts this clock on a hall: [hall] with --hall / --hall-credentials over it (the
-        hall output's factory checks it); None when neither says so."""
+        """What puts this clock on a hall: [hall] with --hall / --hall-credentials / --hall-join over
+        it (the hall output's factory, hall.clock_factory, checks it); None when nothing does."""
         table = self.config.data.get("hall")
         url, creds = getattr(args, "hall", None), getattr(args, "hall_credentials", None)
-        joining = getattr(args, "hall_join", None) or (isinstance(table, dict) and table.get("join"))
-        if joining and creds is None:
-            return self._enrolled_output(args, table if isinstance(table, dict) else {}, clock_ns)
-        if table is None and url is None and creds is None:
+        join = getattr(args, "hall_join", None)
+        if join is None and creds is None and isinstance(table, dict) and table.get("join"):
+            join = table["join"]
+            join = Path(join) if Path(join).is_absolute() or not isinstance(join, str) else self.config.path.parent / join
+        elif creds is not None:
+            join = None  # credentials given: this clock is that table
+        if table is None and url is None and creds is None and join is None:
             return None
         if creds is not None and (table is None or isinstance(table, dict)):
             table = {**(table or {}), "credentials": str(creds)}
-        return {"section": table, "url": url, "base": self.config.path.parent, "default_outbox": args.state_dir is None}
-
-    def _enrolled_output(self, args: argparse.Namespace, table: dict, clock_ns) -> Any:
-        """The hall output of a clock joining with the join file: numbered by the director."""
-        from rackside import __version__, paths
-        from rackside.firmware.config import ConfigError
-        from rackside.hall import join
-        from rackside.hall.config import HallConfigError
-        from rackside.hall.enrolled_output import EnrolledOutput
-
-        unknown = sorted(set(table) - {"join", "outbox"})
-        if unknown:
-            raise ConfigError(f"{self.config.path}: [hall] has unknown key {unknown[0]!r} beside join: allowed are join, outbox")
-        path = Path(args.hall_join or table["join"])
-        if not path.is_absolute() and args.hall_join is None:
-            path = self.config.path.parent / path
-        try:
-            joinfile = join.load(path)
-        except HallConfigError as e:
-            raise ConfigError(f"{self.config.path}: {e}") from None
-        outbox = table.get("outbox")
-        if outbox is not None and not isinstance(outbox, str):
-            raise ConfigError(f"{self.config.path}: hall.outbox = {outbox!r}: allowed is a file path")
-        outbox = Path(outbox) if outbox else (paths.outbox() if args.state_dir is None else self.store.directory / "hall-outbox.sqlite")
-        try:
-            return EnrolledOutput(joinfile, self.store.directory, self.store, self.board.events.put, outbox_path=outbox,
-                                  clock_ns=clock_ns, device=getattr(args, "device_id", None), version=__version__)
-        except (HallConfigError, ValueError) as e:
-            raise ConfigError(f"{self.config.path}: {e}") from None
+        return {"section": table, "url": url, "base": self.config.path.parent, "default_outbox": args.state_dir is None,
+                "join": join, "device": getattr(args, "device_id", None)}
 
     def start(self) -> None:
         self.runner.start()  # restores the game, then starts the outputs (the hall's thread)

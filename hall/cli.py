@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,9 @@ def run_provision(args: argparse.Namespace) -> int:
     except (ValueError, tlsfiles.TlsError) as e:
         print(f"rackside hall provision: {e}", file=sys.stderr)
         return 2
+    hint = prov.root_hint(args.run_as, os.geteuid())
+    if hint:
+        print(f"rackside hall provision: {hint}", file=sys.stderr)
     out = args.out.absolute()
     print(f"hall {args.hall!r}: a director, {len(tables)} table(s) and {args.stations} station(s) made up front")
     print(f"  broker config: {out / 'mosquitto.conf'} (run: rackside hall broker --config {out})")

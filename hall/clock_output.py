@@ -1,7 +1,7 @@
 """The clock on the hall: a clock output that publishes, and the director's commands into the runner.
 
-Built through the outputs registry (`firmware.outputs.assemble`, name "hall") when clock.toml has a
-`[hall]` section (or `--hall`). Three threads, each owning its own state (hall.owner checks it);
+Built through the outputs registry (`firmware.outputs.assemble`, name "hall": hall.clock_factory)
+when clock.toml has a `[hall]` section (or `--hall`). Three threads, each owning its own state (hall.owner checks it);
 they talk only by posting typed messages:
 
 - **The runner's thread** (`HallOutput`: `applied`, `view`, `flush`, `close`) owns which game it
@@ -42,7 +42,7 @@ from typing import Any, Callable, NamedTuple
 
 from rackside import running_version
 from rackside.firmware.clock import Phase, Rules, View
-from rackside.firmware.outputs import Applied, Frame, Output, OutputConfigError, OutputContext
+from rackside.firmware.outputs import Applied, Frame, Output
 from rackside.hall import commands, intake, topics
 from rackside.hall.config import HallConfig
 from rackside.hall.link import Link
@@ -117,24 +117,6 @@ class Resync(NamedTuple):
 
 
 # --- the runner's side ----------------------------------------------------------------------------
-
-
-def factory(context: OutputContext, settings: dict) -> "HallOutput":
-    """`assemble` builds it when context.hall puts the clock on a hall: [hall] (with --hall and
-    --hall-credentials over it) is checked here, naming the key."""
-    from rackside import paths
-    from rackside.hall.config import HallConfigError, from_table
-
-    if settings:
-        raise OutputConfigError(f"unknown key {sorted(settings)[0]!r}: the hall is set in [hall]")
-    hall = context.hall
-    try:
-        cfg = from_table(hall["section"], "table", url_override=hall["url"], base=hall["base"])
-    except HallConfigError as e:
-        raise OutputConfigError(str(e)) from None
-    # rackside paths' outbox; beside the journals when --state-dir moves them (tests, a second clock)
-    outbox = cfg.outbox or (paths.outbox() if hall["default_outbox"] else Path(context.state_dir) / "hall-outbox.sqlite")
-    return HallOutput(cfg, context.store.journal_dir, context.submit, outbox_path=outbox, clock_ns=context.clock_ns)
 
 
 class HallOutput(Output):

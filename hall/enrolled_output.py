@@ -27,9 +27,9 @@ NUMBER_SHOWN_S = 0  # the table number stays up until the game's first press
 
 
 class EnrolledOutput:
-    def __init__(self, joinfile: join.JoinFile, folder: Path, store: Any, submit: Callable[[Any], None], *,
+    def __init__(self, joinfile: join.JoinFile, folder: Path, journal_dir: Path, submit: Callable[[Any], None], *,
                  outbox_path: Path, clock_ns: Callable[[], int], device: str | None = None, version: str = "") -> None:
-        self.store = store
+        self.journal_dir = journal_dir
         self.submit = submit
         self.outbox_path = outbox_path
         self.clock_ns = clock_ns
@@ -55,17 +55,17 @@ class EnrolledOutput:
         if cfg is None:
             self._notice(self.code, WAITING)
             return
-        new = HallOutput(cfg, self.store, self.submit, outbox_path=self.outbox_path, clock_ns=self.clock_ns)
+        new = HallOutput(cfg, self.journal_dir, self.submit, outbox_path=self.outbox_path, clock_ns=self.clock_ns)
         new.start()
         self.inner = new
         self._notice(WAITING, f"{cfg.table:>4}")
 
     # --- the runner's thread: handed to the table's HallOutput when there is one --------------------
 
-    def applied(self, inp, seq, clock, t_ns) -> None:
+    def applied(self, entry) -> None:
         inner = self.inner
         if inner is not None:
-            inner.applied(inp, seq, clock, t_ns)
+            inner.applied(entry)
 
     def view(self, frame, t_ns: int) -> None:
         inner = self.inner

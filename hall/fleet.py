@@ -174,6 +174,8 @@ class Fleet:
             self.control.run(cmds, ignore=("not found",))
         except ControlError as e:
             raise FleetError(f"the broker refused: {e}") from None
+        for gone in {previous, user if holder not in (None, device) else None} - {None}:
+            self._offline(gone)  # its device was disconnected by the plugin, so no Last Will says it
         if holder is not None and holder != device:
             self._reply(holder, None, f"replaced by device {device}")
         self._reply(device, user)
@@ -192,8 +194,15 @@ class Fleet:
                 self.control.run(dynsec.delete_device(user), ignore=("not found",))
             except ControlError as e:
                 raise FleetError(f"the broker refused: {e}") from None
+            self._offline(user)
         self._reply(device, None, "revoked by the director")
         log.warning("device %s revoked%s", device, f" (was {user})" if user else "")
+
+    def _offline(self, user: str) -> None:
+        """A device the plugin disconnected sends no Last Will (its client is gone): say it here."""
+        kind, ident = topics.parse_user(user)
+        topic = topics.table(self.hall, int(ident), "status") if kind == "table" else topics.station(self.hall, ident, "status")
+        self.client.publish(topic, b"offline", qos=1, retain=True).wait_for_publish(5)
 
     def _reply(self, device: str, user: str | None, reason: str = "") -> None:
         info = self.client.publish(topics.enrol_reply(self.hall, device), join.reply_payload(user, reason=reason), qos=1, retain=True)

@@ -34,7 +34,7 @@ def register(hs) -> None:
 
 
 def connect(creds, url: str):
-    """A paho client logged in as the director; ConnectionError saying why not."""
+    """A paho client logged in as the director (`creds`: hall, user, password, tls_ca); ConnectionError saying why not."""
     import paho.mqtt.client as mqtt
 
     from rackside.hall.config import parse_url

@@ -25,6 +25,7 @@ from .app import Console, build_app
 from .auth import Sessions, session_secret
 from .bridge import Bridge
 from .config import ConsoleConfig
+from .devices import FleetService
 from .guard import GuardedH11
 from .resultstore import ResultStore
 
@@ -77,6 +78,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
 
     console.send = send
     console.bridge = bridge
+    console.fleet = FleetService(cfg.hall, cfg.url, cfg.username, cfg.mqtt_password, cfg.ca_file)
     console.command_log = cmdlog.path
     return console, bridge
 
@@ -123,6 +125,7 @@ class ConsoleServer:
         self.server.should_exit = True  # the app's lifespan stops the bridge
         if self.thread:
             self.thread.join(10)
+        self.console.fleet.close()
 
 
 def run_foreground(cfg: ConsoleConfig) -> int:
