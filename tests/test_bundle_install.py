@@ -140,3 +140,46 @@ def test_the_switch_refuses_a_version_that_is_not_installed(tmp_path, capsys):
     assert switch.switch(layout, "half", switch.SimulatedClock()) == 1
     assert "half is not installed" in capsys.readouterr().out
     assert switch.switch(layout, "../etc", switch.SimulatedClock()) == 1
+
+
+def test_with_systemd_the_services_themselves_must_become_active(tmp_path, capsys):
+    """SystemdServices: restart each enabled unit and wait for `active` (a Type=notify unit is
+    active only after READY=1); here systemctl is a script whose clock is active only on a good
+    version, stuck `activating` on `slow` and `failed` on `crash`."""
+    base = tmp_path / "opt/rackside"
+    for v in ("good1", "good2", "slow", "crash"):
+        (base / v).mkdir(parents=True)
+        (base / v / switch.INSTALLED_MARK).touch()
+    log = tmp_path / "calls"
+    systemctl = tmp_path / "systemctl"
+    systemctl.write_text(
+        "#!/bin/sh\n"
+        f'echo "$*" >> "{log}"\n'
+        'case "$1" in\n'
+        '  is-enabled) [ "$3" = rackside-clock.service ] && exit 0; exit 1;;\n'
+        f'  is-active) case "$(readlink "{base}/current")" in slow) echo activating; exit 3;; crash) echo failed; exit 3;;'
+        ' *) echo active; exit 0;; esac;;\n'
+        "esac\n"
+    )
+    systemctl.chmod(0o755)
+    layout = switch.Layout(tmp_path)
+    services = switch.SystemdServices((str(systemctl),), poll_s=0.05)
+    layout.point(switch.CURRENT, "good1")
+
+    assert switch.switch(layout, "good2", services, ready_timeout_s=5) == 0
+    assert layout.current_version() == "good2" and os.readlink(base / "previous") == "good1"
+    assert "restart --no-block rackside-clock.service" in log.read_text().splitlines()
+    assert "restart --no-block rackside-kiosk.service" not in log.read_text()  # not enabled
+
+    assert switch.switch(layout, "slow", services, ready_timeout_s=0.5) == 1
+    out = capsys.readouterr().out
+    assert "rackside-clock.service not ready within 0.5 s" in out and "rolled back" in out
+    assert layout.current_version() == "good2"
+
+    assert switch.switch(layout, "crash", services, ready_timeout_s=30) == 1
+    assert "rackside-clock.service failed" in capsys.readouterr().out and layout.current_version() == "good2"
+
+    log.unlink()
+    assert switch.switch(layout, "good2", services) == 0  # already current: start what is enabled, nothing else
+    assert log.read_text().splitlines() == [f"is-enabled --quiet rackside-{s}.service" for s in switch.SERVICES] + [
+        "start --no-block rackside-clock.service"]
