@@ -26,6 +26,7 @@ SUBSYSTEM_CLIS = {
     "hall": "rackside.hall.cli",
     "bundle": "rackside.bundle",
     "switch": "rackside.switch",
+    "update": "rackside.update",
 }
 
 

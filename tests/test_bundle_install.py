@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ import pytest
 from rackside import switch
 from rackside.firmware.clock import End, Press, Rules, apply
 from rackside.firmware.persist import GameStore
-from support.bundle import build_bundle, copy_checkout, install, needs_root, unpack
+from support.bundle import RACKSIDE, build_bundle, copy_checkout, install, needs_root, unpack
+from support.deploy import fake_systemctl
 
 S = 1_000_000_000
 pytestmark = needs_root
@@ -183,3 +185,27 @@ def test_with_systemd_the_services_themselves_must_become_active(tmp_path, capsy
     assert switch.switch(layout, "good2", services) == 0  # already current: start what is enabled, nothing else
     assert log.read_text().splitlines() == [f"is-enabled --quiet rackside-{s}.service" for s in switch.SERVICES] + [
         "start --no-block rackside-clock.service"]
+
+
+def test_rackside_update_checks_the_sha256_then_installs(offline_wheels, tmp_path):
+    archive = tmp_path / "rackside.tar.gz"
+    assert build_bundle(copy_checkout(tmp_path / "src"), offline_wheels, archive, "u1").returncode == 0
+    root = tmp_path / "root"
+    root.mkdir()
+    systemctl, _ = fake_systemctl(tmp_path)
+    env = {**os.environ, "RACKSIDE_SYSTEMCTL": systemctl, "RACKSIDE_PYTHON": sys._base_executable}
+
+    def update(*args):
+        return subprocess.run([*RACKSIDE, "update", str(archive), "--root", str(root), "--user", "root", *args],
+                              capture_output=True, text=True, env=env, timeout=600)
+
+    wrong = update("--sha256", "0" * 64)
+    assert wrong.returncode == 1 and "not the bundle that was built" in wrong.stderr
+    assert not (root / "opt").exists()  # refused before anything was unpacked
+    bad = update("--sha256", "xyz")
+    assert bad.returncode == 1 and "--sha256: 'xyz' is not a SHA-256" in bad.stderr
+
+    done = update()  # the digest from rackside.tar.gz.sha256 beside it
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SHA-256" in done.stdout and "matches" in done.stdout and "done: rackside 0.1.0+u1 is current" in done.stdout
+    assert sorted(p.name for p in (root / "opt/rackside").iterdir()) == ["0.1.0+u1", "current"]  # the unpacked copy is gone
