@@ -60,6 +60,7 @@ def run_bounce(presses: int, seed: int = 1, state_dir: Path | None = None, settl
 
     from rackside.firmware.clock import Rules
     from rackside.firmware.persist import GameStore
+    from rackside.firmware.display_output import DisplaysOutput
     from rackside.firmware.runner import Runner
     from rackside.hardware.board import Board
     from rackside.hardware.display import RecordingDisplay
@@ -80,7 +81,7 @@ def run_bounce(presses: int, seed: int = 1, state_dir: Path | None = None, settl
         board = Board(PINS, pin_factory=MockFactory(), clock_ns=lambda: now[0])
         displays = [RecordingDisplay("left"), RecordingDisplay("right")]
         store = GameStore(state_dir, rules, boot_id="bench")
-        runner = Runner(rules=rules, store=store, displays=displays, events=board.events, clock_ns=lambda: now[0], board=board,
+        runner = Runner(rules=rules, store=store, outputs=[DisplaysOutput(displays)], events=board.events, clock_ns=lambda: now[0],
                         **({} if settle_ns is None else {"settle_ns": settle_ns}))
         runner.start()
 

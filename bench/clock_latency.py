@@ -58,6 +58,7 @@ def build(state_dir: Path, *, clock_ns=time.monotonic_ns, rules=None, fsync_firs
 
     from rackside.firmware.clock import Rules
     from rackside.firmware.persist import GameStore
+    from rackside.firmware.display_output import DisplaysOutput
     from rackside.firmware.runner import Runner
     from rackside.hardware.board import Board
     from rackside.hardware.display import RecordingDisplay
@@ -76,7 +77,7 @@ def build(state_dir: Path, *, clock_ns=time.monotonic_ns, rules=None, fsync_firs
         store = FsyncFirstStore(state_dir, rules, boot_id="bench")
     else:
         store = GameStore(state_dir, rules, boot_id="bench")
-    runner = Runner(rules=rules, store=store, displays=displays, events=board.events, clock_ns=clock_ns, board=board)
+    runner = Runner(rules=rules, store=store, outputs=[DisplaysOutput(displays)], events=board.events, clock_ns=clock_ns)
     return board, displays, store, runner
 
 
@@ -171,6 +172,7 @@ def measure_latency(
     and edge -> journal fsync'd. When `core` is a list, the core's work (us) in each runner
     iteration that acted on a press is appended to it."""
     from rackside.firmware.clock import Rules
+    from rackside.firmware.display_output import DisplaysOutput
     from rackside.firmware.runner import Runner
 
     done: dict[int, int] = {}  # switched_ns -> when the displays had been told
@@ -206,7 +208,7 @@ def measure_latency(
     with tempfile.TemporaryDirectory(prefix="rackside-latency-", dir=state_root) as tmp, (timer or contextlib.nullcontext()):
         # switch_guard_ms = 0 lets the bench press every ~25 ms; the guard only ignores presses
         board, displays, store, runner = build(Path(tmp), rules=Rules(switch_guard_ms=0, game_time_ms=99 * 60_000), fsync_first=fsync_first)
-        timed = TimedRunner(rules=runner.rules, store=store, displays=displays, events=board.events, board=board)
+        timed = TimedRunner(rules=runner.rules, store=store, outputs=[DisplaysOutput(displays)], events=board.events)
         timed.start()
         thread = threading.Thread(target=timed.run, daemon=True)
         thread.start()

@@ -77,19 +77,18 @@ def pct(values: list[float], q: float) -> float:
 
 
 class FakeStore:
-    """What the publisher reads of a GameStore: the game's journal path (its name is the game id)."""
+    """A table's game number and name (what the runner tells outputs as `game`); no journal: the
+    bench's publishers have nothing to resync from."""
 
     def __init__(self, table: int) -> None:
         self.table = table
         self.games = 0
-        self.journal_path = None
-        self.journal_dir = None  # no journal to resync from in the bench
-        self.rules = None
+        self.game = ""
         self.next_game()
 
     def next_game(self) -> None:
         self.games += 1
-        self.journal_path = Path(f"game-{self.games:06d}.jsonl")
+        self.game = f"game-{self.games:06d}"
 
 
 class BareOutput(Output):
@@ -115,22 +114,21 @@ class BareOutput(Output):
     def start(self) -> None:
         """Connected in __init__; no thread of its own to start (HallOutput has one)."""
 
-    def applied(self, inp, seq, clock, t_ns) -> None:
+    def applied(self, entry) -> None:
         from rackside.firmware.journal import input_to_dict
         from rackside.hall.clock_output import event_payload
 
-        game = self.store.journal_path.stem
-        self.client.publish(self.topic, event_payload(input_to_dict(inp), game, seq, time.time_ns()), qos=1)
+        self.client.publish(self.topic, event_payload(input_to_dict(entry.input), entry.game, entry.seq, time.time_ns()), qos=1)
 
     def view(self, frame, t_ns) -> None:
         v = frame.view
         from rackside.firmware.clock import Phase
         from rackside.hall.clock_output import result_payload, state_payload
 
-        if v.phase is Phase.ENDED and self._last != self.store.journal_path:
-            self._last = self.store.journal_path
-            self.client.publish(self.topic, result_payload(v, self.store.journal_path.stem, time.time_ns()), qos=1)
-        self.client.publish(self.state_topic, state_payload(v, self.store.journal_path.stem, 0, time.time_ns()), qos=1, retain=True)
+        if v.phase is Phase.ENDED and self._last != frame.game:
+            self._last = frame.game
+            self.client.publish(self.topic, result_payload(v, frame.game, time.time_ns()), qos=1)
+        self.client.publish(self.state_topic, state_payload(v, frame.game, 0, time.time_ns(), frame.clock.rules), qos=1, retain=True)
 
     def close(self) -> None:
         self.client.disconnect()
@@ -171,16 +169,16 @@ def worker(args) -> int:
 
         original = outbox_mod.Outbox.put
 
-        def slow_put(self, rows, progress=None):  # the deliberately broken build
+        def slow_put(self, rows, progress=None, answered=None):  # the deliberately broken build
             time.sleep(args.inject_delay_ms / 1000)
-            return original(self, rows, progress)
+            return original(self, rows, progress, answered)
 
         outbox_mod.Outbox.put = slow_put
 
-    from rackside.firmware.outputs import Frame
+    from rackside.firmware.outputs import Applied, Frame
 
     def frame(tab, v):  # what the runner hands its outputs each refresh
-        return Frame(v, ("", ""), tab["clock"], False, tab["store"].games)
+        return Frame(v, ("", ""), tab["clock"], False, tab["store"].game)
 
     rules = Rules()
     tabs = []
@@ -190,7 +188,7 @@ def worker(args) -> int:
         if args.phase == "hall":
             from rackside.hall.clock_output import HallOutput
 
-            out = HallOutput(cfg, store, lambda message: None, outbox_path=outdir / f"outbox-{n}.sqlite", clock_ns=vclock)
+            out = HallOutput(cfg, None, lambda message: None, outbox_path=outdir / f"outbox-{n}.sqlite", clock_ns=vclock)
         else:
             out = BareOutput(cfg, store)
         out.start()
@@ -234,12 +232,10 @@ def worker(args) -> int:
         inp = {"press": lambda: Press(t, player), "neutralise": lambda: Neutralise(t), "end": lambda: End(t)}[kind]()
         tab["clock"] = apply(tab["clock"], inp)
         tab["seq"] += 1
-        tab["out"].applied(inp, tab["seq"], tab["clock"], t)
+        tab["out"].applied(Applied(inp, tab["seq"], tab["store"].game, None, {}, tab["clock"], t))
+        tab["out"].view(frame(tab, view(tab["clock"], t)), t)  # the runner's refresh after the input (the result after the end)
         tab["out"].flush(t)  # the end of the runner's loop iteration
         events += 1
-        if kind == "end":
-            tab["out"].view(frame(tab, view(tab["clock"], t)), t)  # the refresh right after the end: the result
-            tab["games"] += 0
         heapq.heappush(due, (now + gap / SPEED, i))
     cpu1, io1 = os.times(), proc_io()
     commits = 0
@@ -248,12 +244,13 @@ def worker(args) -> int:
         out = tab["out"]
         if args.phase == "hall":
             deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and (out.queue.qsize() or getattr(out, "_inflight", None)):
+            while time.monotonic() < deadline and out.queue.qsize():
                 time.sleep(0.05)
             drained &= not out.queue.qsize()
-            commits += out.outbox.commits if hasattr(out, "outbox") else 0
     for tab in tabs:
-        tab["out"].close()
+        tab["out"].close()  # the hall output's worker delivers what is in flight first (its drain)
+        if args.phase == "hall" and tab["out"].worker.outbox is not None:
+            commits += tab["out"].worker.outbox.commits  # read once its thread has stopped
     finished = sum(1 for tab in tabs for _ in range(tab["games"])) + sum(1 for tab in tabs if tab["clock"].phase is Phase.ENDED)
     cpu = (cpu1.user + cpu1.system) - (cpu0.user + cpu0.system)
     print(json.dumps({

@@ -82,7 +82,8 @@ from rackside.firmware.clock import (  # noqa: E402
     view,
 )
 from rackside.firmware.journal import StateRecord, input_to_dict, parse_journal  # noqa: E402
-from rackside.firmware.persist import GameStore, parse_checkpoint  # noqa: E402
+from rackside.firmware.checkpoint import parse_checkpoint  # noqa: E402
+from rackside.firmware.persist import GameStore  # noqa: E402
 from rackside.firmware.replay import fold  # noqa: E402
 
 S = 1_000_000_000
@@ -259,6 +260,7 @@ def drive_runner(state_dir: Path, seed: int, interval_ns: int, long_gap_ms: int,
 
     import rackside.firmware.runner as runner_module
     from rackside.hardware.board import Board
+    from rackside.firmware.display_output import DisplaysOutput
     from rackside.hardware.display import RecordingDisplay
 
     runner_module.CHECKPOINT_NS = interval_ns  # the runner reads it at each checkpoint
@@ -268,10 +270,9 @@ def drive_runner(state_dir: Path, seed: int, interval_ns: int, long_gap_ms: int,
     runner = runner_module.Runner(
         rules=rules,
         store=store,
-        displays=[RecordingDisplay("left"), RecordingDisplay("right")],
+        outputs=[DisplaysOutput([RecordingDisplay("left"), RecordingDisplay("right")])],
         events=board.events,
         clock_ns=time.monotonic_ns,
-        board=board,
         initially_down=board.initially_down(),
     )
     handle = runner.handle

@@ -8,7 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from rackside.firmware.clock import Ending, Phase
-from rackside.firmware.outputs import Frame, Output
+from rackside.firmware.outputs import Frame, Output, OutputContext, no_settings
+
+
+def factory(context: OutputContext, settings: dict) -> "BuzzerOutput":
+    no_settings(settings)
+    return BuzzerOutput(context.board)
 
 
 class BuzzerOutput(Output):

@@ -45,6 +45,8 @@ def register(sub: Any) -> None:
     p.add_argument("--state-dir", type=Path, metavar="DIR", help="where journals and checkpoints go")
     p.add_argument("--hall", metavar="URL", help="put this clock on a hall: mqtt://HOST[:PORT], mqtts://... or auto (overrides [hall] url)")
     p.add_argument("--hall-credentials", type=Path, metavar="FILE", help="this table's credentials file (overrides [hall] credentials)")
+    p.add_argument("--hall-join", type=Path, metavar="FILE", help="join the hall with its join file: the director numbers this clock (docs/fleet.md)")
+    p.add_argument("--device-id", metavar="ID", help="with --hall-join: this device's id (default: the Pi's serial number, else /etc/machine-id)")
     p.set_defaults(func=run_clock)
     clock_sub = p.add_subparsers(dest="clock_command", metavar="SUBCOMMAND")
     r = clock_sub.add_parser("replay", help="audit a game from its journal", description="Audit a game from its journal.")
@@ -98,9 +100,7 @@ class Clock:
         from dataclasses import asdict
 
         from rackside.firmware.config import ConfigError, load_config
-        from rackside.firmware.led_output import TurnLedsOutput
-        from rackside.firmware.outputs import OutputConfigError, OutputContext
-        from rackside.firmware.outputs import build as build_outputs
+        from rackside.firmware.outputs import OutputConfigError, OutputContext, assemble
         from rackside.firmware.persist import GameStore
         from rackside.firmware.runner import Runner
         from rackside.hardware.board import Board
@@ -133,26 +133,21 @@ class Clock:
             settings = {**asdict(fw), "simulated": self.simulated, "pins": dict(pins.buttons)}
             self.store = GameStore(state_dir, self.config.rules, config=settings)
             config_game_time_ms = self.config.config_game_time_ms or self.config.rules.game_time_ms
-            try:
-                self.outputs = build_outputs(self.config.outputs, OutputContext(
-                    config=self.config, rules=self.config.rules, board=self.board, clock_ns=clock_ns,
-                    state_dir=state_dir, simulated=self.simulated, submit=self.board.events.put,
-                ))
+            context = OutputContext(
+                config=self.config, rules=self.config.rules, board=self.board, clock_ns=clock_ns,
+                state_dir=state_dir, simulated=self.simulated, submit=self.board.events.put,
+                displays=tuple(self.displays), store=self.store, hall=self._hall_settings(args),
+            )
+            try:  # every output, built by name in one place (firmware.outputs.assemble)
+                self.outputs, journal = assemble(self.config.outputs, context, buzzer=fw.buzzer)
             except OutputConfigError as exc:
                 raise ConfigError(f"{self.config.path}: {exc}") from None
-            self.hall = self._hall_output(args, clock_ns)  # [hall] or --hall: the hall publisher
-            if self.hall is not None:
-                self.outputs.append(self.hall)
-            if self.board.leds:  # the turn LEDs, told before the configured outputs
-                self.outputs.insert(0, TurnLedsOutput(self.board))
+            self.hall = self.outputs[-1] if context.hall is not None else None  # assemble puts it last
             self.runner = Runner(
                 rules=self.config.rules,
-                store=self.store,
-                displays=self.displays,
+                store=journal,
                 events=self.board.events,
                 clock_ns=clock_ns,
-                board=self.board,
-                buzzer=fw.buzzer,
                 notifier=Notifier(),
                 outputs=self.outputs,
                 settle_ns=fw.settle_ms * 1_000_000,
@@ -166,38 +161,30 @@ class Clock:
             self.board.close()
             raise
 
-    def _hall_output(self, args: argparse.Namespace, clock_ns) -> Any:
-        """The hall publisher when [hall] (or --hall) puts this clock on a hall; None otherwise."""
-        from rackside.firmware.config import ConfigError
-
+    def _hall_settings(self, args: argparse.Namespace) -> dict | None:
+        """What puts this clock on a hall: [hall] with --hall / --hall-credentials / --hall-join over
+        it (the hall output's factory, hall.clock_factory, checks it); None when nothing does."""
         table = self.config.data.get("hall")
         url, creds = getattr(args, "hall", None), getattr(args, "hall_credentials", None)
-        if table is None and url is None and creds is None:
+        join = getattr(args, "hall_join", None)
+        if join is None and creds is None and isinstance(table, dict) and table.get("join"):
+            join = table["join"]
+            join = Path(join) if Path(join).is_absolute() or not isinstance(join, str) else self.config.path.parent / join
+        elif creds is not None:
+            join = None  # credentials given: this clock is that table
+        if table is None and url is None and creds is None and join is None:
             return None
-        from rackside.hall.clock_output import HallOutput
-        from rackside.hall.config import HallConfigError, from_table
-
-        table = dict(table or {})
-        if creds is not None:
-            table["credentials"] = str(creds)
-        try:
-            cfg = from_table(table, "table", url_override=url, base=self.config.path.parent)
-        except HallConfigError as e:
-            raise ConfigError(f"{self.config.path}: {e}") from None
-        from rackside import paths
-
-        # rackside paths' outbox; beside the journals when --state-dir moves them (tests, a second clock)
-        outbox = cfg.outbox or (paths.outbox() if args.state_dir is None else self.store.directory / "hall-outbox.sqlite")
-        return HallOutput(cfg, self.store, self.board.events.put, outbox_path=outbox, clock_ns=clock_ns)
+        if creds is not None and (table is None or isinstance(table, dict)):
+            table = {**(table or {}), "credentials": str(creds)}
+        return {"section": table, "url": url, "base": self.config.path.parent, "default_outbox": args.state_dir is None,
+                "join": join, "device": getattr(args, "device_id", None)}
 
     def start(self) -> None:
-        self.runner.start()
-        if self.hall is not None:
-            self.hall.start()
+        self.runner.start()  # restores the game, then starts the outputs (the hall's thread)
 
     def close(self) -> None:
         if getattr(self, "hall", None) is not None:
-            self.hall.close()
+            self.hall.close()  # the runner closes its outputs when its loop ends; this covers a runner never run
         for display in getattr(self, "displays", []):
             try:
                 display.close()

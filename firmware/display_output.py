@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from rackside.firmware.outputs import Frame, Output
+from rackside.firmware.outputs import Frame, Output, OutputContext, no_settings
+
+
+def factory(context: OutputContext, settings: dict) -> "DisplaysOutput":
+    no_settings(settings)
+    return DisplaysOutput(context.displays)
 
 
 class DisplaysOutput(Output):

@@ -1,10 +1,11 @@
 """The journal and checkpoints as a clock output: the store that never raises.
 
 It wraps a `firmware.persist.GameStore` (or anything with its `start`, `record`, `sync`,
-`checkpoint`, `new_game`, `journal_path`) and is the one output the runner also calls by name,
+`checkpoint`, `new_game`, `game`) and is the one output the runner also calls by name,
 because the journal comes first: `record(input)` is called BEFORE the runner applies an input
 (write-ahead: the line is in the page cache, so a crash of this process never loses an input the
-clock acted on) and returns the input's number in the journal, which every other output is given.
+clock acted on) and returns the input's `seq` in the journal (its number in the game), which every
+other output is given; `game` is the journal's name, as the store made it.
 Then, each loop iteration, after the displays were told (`view`), `flush` fsyncs the batch and
 writes a checkpoint when one is due (at least once a second while a game is live), so the fsync
 never delays a display.
@@ -21,17 +22,20 @@ Only `start` may raise (`StoreError` at start-up: another clock holds the direct
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 from rackside.firmware.clock import Clock, Input, Phase, Rules, phase_at
-from rackside.firmware.outputs import Frame, Output
+from rackside.firmware.outputs import Applied, Frame, Output, OutputContext, no_settings
 from rackside.outage import Outage
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT_NS = 900_000_000  # < 1 s: "at least once a second" even when a wake-up runs late
-_GAME_NUMBER = re.compile(r"(\d+)")
+
+
+def factory(context: OutputContext, settings: dict) -> "JournalOutput":
+    no_settings(settings)
+    return JournalOutput(context.store)
 
 
 class JournalOutput(Output):
@@ -42,7 +46,7 @@ class JournalOutput(Output):
         self.clock: Clock | None = None
         self.pending_new_game = False  # a new game runs in memory; its journal is not created yet
         self.unjournalled = 0  # inputs applied but not written during the current outage
-        self.game: int | None = None  # the journal's game number, None while pending
+        self.game: str | None = None  # the journal's name ("game-000003"), None while pending
         self.outage = Outage(
             log,
             "journal",
@@ -72,7 +76,7 @@ class JournalOutput(Output):
         self.clock = self.store.start(now)
         self.rules = getattr(self.store, "rules", None)
         self._next_checkpoint_ns = now + self.interval_ns
-        self.game = self._game_number()
+        self.game = self.store.game
         return self.clock
 
     def record(self, event: Input, **extra: Any) -> int | None:
@@ -104,8 +108,8 @@ class JournalOutput(Output):
 
     # --- the output protocol -----------------------------------------------------------------------
 
-    def applied(self, input: Input, seq: int | None, clock: Clock, t_ns: int) -> None:
-        self.clock = clock
+    def applied(self, entry: Applied) -> None:
+        self.clock = entry.clock
 
     def view(self, frame: Frame, t_ns: int) -> None:
         self.clock = frame.clock
@@ -165,13 +169,8 @@ class JournalOutput(Output):
             self._failed(f"creation failed ({exc})")
             return False
         self.pending_new_game = False
-        self.game = self._game_number()
+        self.game = self.store.game
         return True
-
-    def _game_number(self) -> int | None:
-        path = getattr(self.store, "journal_path", None)
-        found = _GAME_NUMBER.search(getattr(path, "stem", "") or "")
-        return int(found.group(1)) if found else None
 
     def _phase(self, t: int) -> Phase:
         c = self.clock

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from rackside.firmware.clock import Phase, View
-from rackside.firmware.outputs import Frame, Output
+from rackside.firmware.outputs import Frame, Output, OutputContext, no_settings
 from rackside.firmware.render import BLINK_NS
 
 
@@ -29,6 +29,11 @@ def turn_leds(v: View, t_ns: int) -> tuple[bool, bool]:
     if v.phase is Phase.LATE:
         return v.players[0].absent, v.players[1].absent
     return v.players[0].running, v.players[1].running
+
+
+def factory(context: OutputContext, settings: dict) -> "TurnLedsOutput":
+    no_settings(settings)
+    return TurnLedsOutput(context.board)
 
 
 class TurnLedsOutput(Output):

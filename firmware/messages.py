@@ -17,6 +17,9 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 BUTTONS = ("left", "right", "neutralise")  # left = player 1, right = player 2, the centre neutralises
 PLAYER_OF = {"left": 1, "right": 2}
+# Optional on any request: who sent it, why, from when, the hall command's id. Journalled beside the
+# input a request becomes (firmware.runner), and told to every output with it (`Applied.notes`).
+NOTES = ("by", "reason", "scheduled_start", "command")
 
 
 class _Edge(NamedTuple):

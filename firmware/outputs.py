@@ -2,20 +2,23 @@
 
 The runner (`firmware.runner`) knows no display, buzzer, journal or network. It hands
 
-- each input the core accepted to every output's `applied(input, seq, clock, t_ns)` (the journal
-  has already written it: `seq` is its journal number, None while the journal cannot be written),
+- each input the core accepted to every output's `applied(entry)`: an `Applied` with the input, the
+  journal's own `seq` for it (its number in the game, 1, 2, ...: the journal has already written
+  it; None while the journal cannot be written), the `game` (its journal's name), the input's
+  `source` and `notes` (a hall command's id, who sent it and why), the clock after it and its time,
 - what the clock shows, once per loop iteration, to `view(frame, t_ns)`,
 - the end of the iteration to `flush(t_ns)` (after every output has seen the frame: the journal's
   fsync never delays a display),
 - and asks `next_due_ns(t_ns)` when it next needs to be woken for an output (a checkpoint, a retry).
 
-`close()` is called once when the runner stops. The built-in outputs are the displays
-(`firmware.display_output`), the buzzer (`firmware.buzzer_output`) and the journal/store
-(`firmware.journal_output`, which also restores and numbers the inputs, so the runner holds it by
-name as well). Later ones (the hall publisher) are found by name:
+`start()` is called once the runner has restored the game, before its loop, and `close()` once
+when the runner stops. Every output is built here, by name, through the
+registry below, in one place (`assemble`): the turn LEDs, the displays, the buzzer, the configured
+`[[outputs]]`, the hall publisher, and the journal/store (`firmware.journal_output`, which also
+restores and numbers the inputs, so the runner is handed it by name as well). A config adds one:
 
     [[outputs]]            # in the clock's TOML config, one table per output
-    name = "hall"          # looked up in the registry below; the other keys go to its factory
+    name = "scoreboard"    # looked up in the registry below; the other keys go to its factory
     ...
 
 A name is found, in order, in `register()`'d factories (tests, plug-ins that import themselves),
@@ -50,21 +53,34 @@ ENTRY_POINT_GROUP = "rackside.outputs"
 class Frame(NamedTuple):
     """What the clock shows at one moment: the core's `view`, the two displays' `texts` (the
     director's menu's while it is open), the core `clock` itself (for snapshots), whether the
-    `menu` is open, and the journal's `game` number (None while the new game's journal is pending)."""
+    `menu` is open, and the `game`: its journal's name, "game-000003" (None while the new game's
+    journal is pending)."""
 
     view: "View"
     texts: tuple[str, str]
     clock: "Clock"
     menu: bool
-    game: int | None
+    game: str | None
+
+
+class Applied(NamedTuple):
+    """One input the core accepted, as every output is told it (`Output.applied`)."""
+
+    input: "Input"
+    seq: int | None  # the journal's own seq for it (1, 2, ... in its game); None: not written
+    game: str | None  # the journal's name ("game-000003"); None while the new game's journal is pending
+    source: str | None  # None: the table (buttons, the director's menu); "hall": a director's command
+    notes: Mapping[str, str]  # journalled beside it: the hall command's id ("command"), "by", "reason", "scheduled_start"
+    clock: "Clock"  # the state after it
+    t_ns: int
 
 
 @runtime_checkable
 class Output(Protocol):
     """One thing the runner tells about the game. Subclass it to inherit the do-nothing defaults."""
 
-    def applied(self, input: "Input", seq: int | None, clock: "Clock", t_ns: int) -> None:
-        """The core accepted `input` (dated `t_ns`); `clock` is the state after it."""
+    def applied(self, entry: Applied) -> None:
+        """The core accepted `entry.input` (dated `entry.t_ns`), the journal wrote it as `entry.seq`."""
 
     def view(self, frame: Frame, t_ns: int) -> None:
         """What the clock shows at `t_ns`; called every loop iteration, changed or not."""
@@ -75,6 +91,10 @@ class Output(Protocol):
     def next_due_ns(self, t_ns: int) -> int | None:
         """When the runner must next call `flush` without any input (None: never)."""
         return None
+
+    def start(self) -> None:
+        """The runner restored the game and is about to loop: start a thread here, if any. From
+        here on, every call comes from the runner's loop (its one thread)."""
 
     def close(self) -> None:
         """The runner stops: finish up. Devices are released by whoever opened them."""
@@ -94,12 +114,20 @@ class OutputContext(NamedTuple):
     state_dir: Any  # pathlib.Path of the clock's state
     simulated: bool
     submit: Callable[["Message"], None]  # put a message on the runner's queue (any thread)
+    displays: tuple = ()  # the opened displays (left, right): `hardware.display` objects
+    store: Any = None  # the journal store (`firmware.persist.GameStore`)
+    hall: Any = None  # the hall's [hall] table with the command line's overrides, or None: not on a hall
 
 
 Factory = Callable[[OutputContext, dict], Output]
 
 # Built-in names, imported only when a config asks for them.
 BUILTIN: dict[str, str] = {
+    "turn_leds": "rackside.firmware.led_output:factory",
+    "displays": "rackside.firmware.display_output:factory",
+    "buzzer": "rackside.firmware.buzzer_output:factory",
+    "hall": "rackside.hall.clock_factory:factory",
+    "journal": "rackside.firmware.journal_output:factory",
     "recording": "rackside.firmware.outputs:RecordingOutput",
 }
 _registered: dict[str, Factory] = {}
@@ -155,18 +183,20 @@ def check_entries(raw: Any) -> tuple[dict, ...]:
     return tuple(dict(e) for e in raw)
 
 
-def build(entries: Iterable[Mapping], context: OutputContext) -> list[Output]:
-    """Build the configured outputs, in order. A factory's OutputConfigError (or ValueError) is
-    raised naming the entry; nothing half-built is left running."""
+def build(entries: Iterable[Mapping], context: OutputContext, labels: Iterable[str] | None = None) -> list[Output]:
+    """Build the outputs, in order. A factory's OutputConfigError (or ValueError) is raised naming
+    the entry (`labels`: how each is named; by default `outputs[i] (name)`, its place in the
+    config); nothing half-built is left running."""
     built: list[Output] = []
+    entries = list(entries)
+    labels = list(labels) if labels is not None else [f"outputs[{i}] ({e['name']})" for i, e in enumerate(entries)]
     try:
-        for i, entry in enumerate(entries):
+        for entry, label in zip(entries, labels):
             settings = {k: v for k, v in entry.items() if k != "name"}
-            name = entry["name"]
             try:
-                built.append(find(name)(context, settings))
+                built.append(find(entry["name"])(context, settings))
             except ValueError as exc:
-                raise OutputConfigError(f"outputs[{i}] ({name}): {exc}") from None
+                raise OutputConfigError(f"{label}: {exc}") from None
     except BaseException:
         for output in built:
             try:
@@ -175,6 +205,27 @@ def build(entries: Iterable[Mapping], context: OutputContext) -> list[Output]:
                 pass
         raise
     return built
+
+
+def assemble(configured: Iterable[Mapping], context: OutputContext, *, buzzer: bool) -> tuple[list[Output], Output]:
+    """Every output of a clock, built through the registry in one place: (the outputs in the order
+    they are told, the journal). The turn LEDs when the board has them, the displays, the buzzer
+    when `buzzer`, the configured `[[outputs]]`, the hall publisher when `context.hall` puts the
+    clock on a hall; then the journal, which the runner also calls by name (write-ahead)."""
+    before = ["turn_leds"] if context.board is not None and getattr(context.board, "leds", None) else []
+    before += ["displays"] + (["buzzer"] if buzzer else [])
+    after = (["hall"] if context.hall is not None else []) + ["journal"]
+    configured = list(configured)
+    entries = [{"name": n} for n in before] + configured + [{"name": n} for n in after]
+    labels = before + [f"outputs[{i}] ({e['name']})" for i, e in enumerate(configured)] + after
+    built = build(entries, context, labels)
+    return built[:-1], built[-1]
+
+
+def no_settings(settings: Mapping) -> None:
+    """For a built-in output that takes no keys: refuse any, naming the first."""
+    if settings:
+        raise OutputConfigError(f"unknown key {sorted(settings)[0]!r} (this output takes none)")
 
 
 class Guarded:
@@ -215,13 +266,13 @@ class RecordingOutput(Output):
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise OutputConfigError(f"limit: {limit!r} (allowed: a whole number of at least 1)")
         self.limit = limit
-        self.inputs: list[tuple] = []  # (input, seq, clock, t_ns)
+        self.inputs: list[Applied] = []
         self.frames: list[tuple[Frame, int]] = []
         self.flushes = 0
         self.closed = False
 
-    def applied(self, input: "Input", seq: int | None, clock: "Clock", t_ns: int) -> None:
-        self.inputs.append((input, seq, clock, t_ns))
+    def applied(self, entry: Applied) -> None:
+        self.inputs.append(entry)
         del self.inputs[: -self.limit]
 
     def view(self, frame: Frame, t_ns: int) -> None:

@@ -1,4 +1,9 @@
-"""Surviving power cuts: the journal on disk, state checkpoints, and restoring after a restart.
+"""Surviving power cuts: the store of a clock's games, its checkpoints, and restoring after a restart.
+
+Four modules share the job: `firmware.journal_writer` appends lines to one journal (and is the seam
+through which every write and fsync reaches the card), `firmware.checkpoint` is the checkpoint's
+format, `firmware.restore` decides (pure) what a restart brings back, and this module's `GameStore`
+owns the files and applies that decision.
 
 `GameStore` owns a state directory:
 
@@ -43,8 +48,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rackside.atomic import fsync_dir, write_atomic
+from rackside.atomic import Disk, write_atomic
 from rackside.outage import Outage
+from rackside.firmware import restore
+from rackside.firmware.checkpoint import Checkpoint, make_checkpoint, parse_checkpoint
 from rackside.firmware.clock import (
     Clock,
     ClockInputError,
@@ -59,21 +66,17 @@ from rackside.firmware.clock import (
 from rackside.firmware import journal as journal_format
 from rackside.firmware.journal import (
     JournalError,
-    clock_from_dict,
-    clock_to_dict,
-    dumps,
     input_to_dict,
     make_header,
     read_journal,
     state_to_dict,
 )
+from rackside.firmware.journal_writer import JournalWriter
 from rackside.firmware.replay import fold
 
 log = logging.getLogger(__name__)
 
 BOOT_ID_PATH = Path("/proc/sys/kernel/random/boot_id")
-CHECKPOINT_KEY = "rackside_clock_checkpoint"
-CHECKPOINT_VERSION = 1
 _JOURNAL_NAME = re.compile(r"^game-(\d{6,})\.jsonl$")
 
 
@@ -87,154 +90,6 @@ def read_boot_id(path: Path = BOOT_ID_PATH) -> str | None:
         return path.read_text().strip() or None
     except OSError:
         return None
-
-
-# --- Durable file primitives -------------------------------------------------------------------
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that a crash leaves either the old file or the new one (the
-    checkpoint: readable by the director's audit tools, so 0644 as the journals)."""
-    write_atomic(path, data, mode=0o644)
-
-
-class JournalWriter:
-    """Appends lines to one journal: each append is written at once, and fsync'd at once or by a
-    later `sync()`."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-        self.size = self.lines = 0  # bytes, and complete lines so far, header included
-        # sha256 of every byte in the file: a checkpoint records it, so a restore can tell that the
-        # journal up to the checkpoint is exactly what this store wrote, and read only what follows
-        self.digest = hashlib.sha256()
-        last = b"\n"
-        with open(path, "rb") as f:  # counted in chunks: a long journal is never held whole
-            while chunk := f.read(journal_format.READ_BLOCK):
-                self.digest.update(chunk)
-                self.size += len(chunk)
-                self.lines += chunk.count(b"\n")
-                last = chunk[-1:]
-        self.torn = last != b"\n"
-        self.unsynced = False  # bytes were written since the last successful fsync
-
-    def append(self, obj: dict, *, sync: bool = True) -> int:
-        """Write one line (and fsync it when `sync`); returns its line number. A torn last line
-        left by a crash is first closed with a newline, so it stays a single reported bad line and
-        never swallows this one."""
-        payload = (b"\n" if self.torn else b"") + (dumps(obj) + "\n").encode("ascii")
-        view = memoryview(payload)
-        try:
-            while view:
-                view = view[os.write(self._fd, view) :]
-        except OSError:
-            # A failed write (a full or failing card) may have left part of the line: start the
-            # next append on a fresh line, so only this one is lost. The caller hears of it. If
-            # nothing reached the file, it ends as it did (torn or not) for the next append.
-            written = len(payload) - len(view)
-            if written:
-                self.size += written
-                self.digest.update(payload[:written])
-                self.lines += payload.count(b"\n", 0, written)
-                self.torn = not payload[:written].endswith(b"\n")
-                self.unsynced = True
-            raise
-        self.size += len(payload)
-        self.digest.update(payload)
-        self.lines += payload.count(b"\n")
-        self.torn = False
-        self.unsynced = True
-        if sync:
-            self.sync()
-        return self.lines
-
-    def sync(self) -> None:
-        """fsync what was written since the last fsync; nothing to do if nothing was. A failed
-        fsync raises, and the next call tries again."""
-        if self.unsynced:
-            os.fsync(self._fd)
-            self.unsynced = False
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            try:
-                self.sync()
-            except OSError as e:
-                log.error("journal %s not fsync'd at close: %s", self.path, e)
-            os.close(self._fd)
-            self._fd = -1
-
-
-# --- The clock as JSON (for checkpoints) ---------------------------------------------------------
-
-
-def _digest(body: dict) -> str:
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-
-
-def make_checkpoint(
-    journal: str, lines: int, size: int, t_ns: int, boot_id: str | None, clock: Clock, *, seq: int | None = None, complete: bool = True,
-    journal_sha256: str | None = None, position: Clock | None = None,
-) -> bytes:
-    body = {
-        CHECKPOINT_KEY: CHECKPOINT_VERSION,
-        "journal": journal,
-        "lines": lines,
-        "bytes": size,
-        "t_ns": t_ns,
-        "boot_id": boot_id,
-        "seq": seq,  # the last input number the state includes
-        "complete": complete,  # the journal's lines up to `lines` give this state (else inputs were lost)
-        "journal_sha256": journal_sha256,  # of the journal's first `bytes` bytes
-        # the clock as of its last input, not settled: the state a restore folds later lines onto
-        "position_state": None if position is None else clock_to_dict(position),
-        "state": clock_to_dict(clock),
-    }
-    return (json.dumps({**body, "sha256": _digest(body)}) + "\n").encode("ascii")
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    journal: str
-    lines: int
-    size: int
-    t_ns: int
-    boot_id: str | None
-    clock: Clock
-    seq: int | None = None
-    complete: bool = True  # False: the journal lacks inputs this state includes (a full card)
-    journal_sha256: str | None = None  # of the journal's first `size` bytes, as the store wrote them
-    position: Clock | None = None  # the clock as of its last input (unsettled), when recorded
-
-
-def parse_checkpoint(data: bytes) -> Checkpoint:
-    """Raises ValueError (with the reason) for a checkpoint that is corrupt or not ours."""
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise ValueError(f"not valid JSON: {e}") from None
-    if not isinstance(doc, dict) or doc.get(CHECKPOINT_KEY) != CHECKPOINT_VERSION:
-        raise ValueError("not a Rackside clock checkpoint")
-    digest = doc.pop("sha256", None)
-    if digest != _digest(doc):
-        raise ValueError("checksum mismatch")
-    try:
-        checkpoint = Checkpoint(
-            journal=str(doc["journal"]),
-            lines=int(doc["lines"]),
-            size=int(doc["bytes"]),
-            t_ns=int(doc["t_ns"]),
-            boot_id=doc["boot_id"],
-            clock=clock_from_dict(doc["state"]),
-            seq=None if doc.get("seq") is None else int(doc["seq"]),
-            complete=doc.get("complete", True) is not False,
-            journal_sha256=doc.get("journal_sha256") if isinstance(doc.get("journal_sha256"), str) else None,
-            position=None if doc.get("position_state") is None else clock_from_dict(doc["position_state"]),
-        )
-    except (KeyError, TypeError, ValueError) as e:
-        raise ValueError(f"malformed state: {e!r}") from None
-    return checkpoint
 
 
 # --- The store ---------------------------------------------------------------------------------
@@ -260,8 +115,10 @@ class RestoreInfo:
 class GameStore:
     """The journal and checkpoints of the games one table clock plays (see the module docstring)."""
 
-    def __init__(self, directory: Path | str, rules: Rules, config: dict | None = None, *, boot_id: str | None = None) -> None:
+    def __init__(self, directory: Path | str, rules: Rules, config: dict | None = None, *, boot_id: str | None = None,
+                 disk: Disk = os) -> None:
         self.directory = Path(directory)
+        self.disk = disk  # every write, fsync and rename on the card (firmware.journal_writer: the seam for faults)
         self.journal_dir = self.directory / "journals"
         self.checkpoint_path = self.directory / "checkpoint.json"
         self._configured_rules = rules
@@ -294,6 +151,11 @@ class GameStore:
     @property
     def journal_path(self) -> Path | None:
         return self._writer.path if self._writer else None
+
+    @property
+    def game(self) -> str | None:
+        """The current game's name: its journal's, "game-000003" (this store names the files)."""
+        return self._writer.path.stem if self._writer else None
 
     def start(self, now_ns: int) -> Clock:
         """Restore the unfinished game in the directory, or start a new journal."""
@@ -353,7 +215,7 @@ class GameStore:
     def record(self, event: Input, *, sync: bool = True, **extra: Any) -> int:
         """Append `event` to the journal; call BEFORE applying it. The line is written at once (a
         crash of the process cannot lose it); it is fsync'd before returning when `sync` is true,
-        else by the next `sync()`. Returns the line number. `extra` fields are written beside the
+        else by the next `sync()`. Returns its `seq` (its number in the game). `extra` fields are written beside the
         input's own (documented in docs/journal.md). Raises OSError when the card cannot take the
         line; the next record starts on a fresh line."""
         d = input_to_dict(event)
@@ -364,7 +226,7 @@ class GameStore:
             self._seq += 1  # numbered whether or not it reaches the card: a reader then sees a gap
             d["seq"] = self._seq
             try:
-                number = self._writer.append(d, sync=sync)
+                self._writer.append(d, sync=sync)
             except OSError:
                 if self._lost and self._lost[-1][1] == self._seq - 1:
                     self._lost[-1][1] = self._seq
@@ -376,7 +238,7 @@ class GameStore:
                     self._journal_clock = apply(self._journal_clock, event)
                 except ClockInputError:
                     self._journal_clock = None  # the replay skips it; the next checkpoint writes the state
-            return number
+            return self._seq
 
     def sync(self) -> None:
         """fsync the appends `record(..., sync=False)` left pending (nothing to do if none).
@@ -415,7 +277,7 @@ class GameStore:
                 journal_sha256=self._writer.digest.hexdigest(), position=clock,
             )
             try:
-                atomic_write(self.checkpoint_path, data)
+                self._write_whole(self.checkpoint_path, data)
             except OSError as e:
                 self.checkpoint_outage.failed(f"checkpoint not written to {self.checkpoint_path}: {e}")
                 return False
@@ -442,6 +304,11 @@ class GameStore:
         return True
 
     # -- internals --
+
+    def _write_whole(self, path: Path, data: bytes) -> None:
+        """Replace `path` with `data` so that a crash leaves either the old file or the new one (a
+        checkpoint, a new journal: readable by the director's audit tools, so 0644)."""
+        write_atomic(path, data, mode=0o644, disk=self.disk)
 
     def _open_directory(self) -> None:
         try:
@@ -488,8 +355,8 @@ class GameStore:
         )
         text = json.dumps(header, separators=(",", ":"), default=str) + "\n"
         try:
-            atomic_write(path, text.encode("utf-8"))
-            writer = JournalWriter(path)
+            self._write_whole(path, text.encode("utf-8"))
+            writer = JournalWriter(path, self.disk)
         except OSError as e:
             # Leave no half-made journal behind: an empty newest journal would be taken for this
             # game at the next start-up and hide the unfinished one before it (write_atomic has
@@ -546,26 +413,19 @@ class GameStore:
             return None
         for number, problem in result.problems:
             log.warning("%s:%d: %s", path, number, problem)
-        if result.applied == 0 and result.states == 0:
-            # Nothing was played yet: keep using this journal if its rules are still wanted: the
-            # configured ones, or ones the director chose for this game with "new game".
-            wanted = journal.rules == self._configured_rules or journal.header.get("source") == "new_game"
-            if result.lines_read == 0 and wanted and not journal.torn:
-                self._writer = JournalWriter(path)  # nothing happened in it yet: keep using it
-                self.rules = journal.rules
-                self._seq, self._journal_clock, self._lost = 0, new_clock(journal.rules), []
-                return new_clock(journal.rules)
-            return None
-        if result.clock.phase is Phase.ENDED:
+        kind = restore.start_kind(result, journal_rules=journal.rules, configured_rules=self._configured_rules,
+                                  chosen_by_director=journal.header.get("source") == "new_game", torn=journal.torn)
+        if kind is restore.Start.REUSE:
+            self._writer = JournalWriter(path, self.disk)  # nothing happened in it yet: keep using it
+            self.rules = journal.rules
+            self._seq, self._journal_clock, self._lost = 0, new_clock(journal.rules), []
+            return new_clock(journal.rules)
+        if kind is restore.Start.NEW:
             return None
         if journal.rules != self._configured_rules:
             log.warning("restoring %s under the rules it was started with, not the configured ones", path)
-
-        # The boot this journal's latest stretch of timestamps belongs to.
-        segment_boot = journal.header.get("boot_id")
-        if result.last_resume_data is not None:
-            segment_boot = result.last_resume_data.get("boot_id", segment_boot)
-        return self._resume(journal, result, checkpoint, segment_boot, now_ns)
+        segment = restore.segment_boot(journal.header.get("boot_id"), result.last_resume_data)
+        return self._resume(journal, result, checkpoint, segment, now_ns)
 
     @staticmethod
     def _written_by_us(cp: Checkpoint | None, journal) -> bool:
@@ -592,50 +452,48 @@ class GameStore:
         result = fold(journal, start=(cp.lines, cp.position, cp.seq or 0, cp.size))
         for number, problem in result.problems:
             log.warning("%s:%d: %s", journal.path, number, problem)
-        if result.clock.phase is Phase.ENDED:
+        kind = restore.start_kind(result, journal_rules=journal.rules, configured_rules=self._configured_rules,
+                                  chosen_by_director=False, torn=journal.torn, from_checkpoint_position=True)
+        if kind is restore.Start.NEW:
             return None
-        segment_boot = cp.boot_id  # a checkpoint is written on the boot of the stretch it is in
-        if result.last_resume_data is not None:
-            segment_boot = result.last_resume_data.get("boot_id", segment_boot)
-        return self._resume(journal, result, cp, segment_boot, now_ns, verified=True)
+        # a checkpoint is written on the boot of the stretch it is in
+        segment = restore.segment_boot(cp.boot_id, result.last_resume_data)
+        return self._resume(journal, result, cp, segment, now_ns, verified=True)
 
     def _resume(self, journal, result, checkpoint, segment_boot, now_ns: int, *, verified: bool = False) -> Clock:
         """Journal the resume (after the state restored, when a checkpoint was taken over a
-        journal that lacks inputs) and bring the clock back neutralised."""
+        journal that lacks inputs) and bring the clock back neutralised. What to trust is
+        `firmware.restore`'s decision; this applies it."""
         path = journal.path
-        at_ns, from_checkpoint, adopted = result.last_t_ns, False, None
+        at_ns, from_checkpoint = restore.last_moment(result, None, from_checkpoint_position=False)
+        adopted = None
         if verified:
-            # the fold began at the checkpoint's position; its time is the last moment known
-            # unless a restore came after it, or an input dated later
-            if result.last_resume_line is None and checkpoint.t_ns > at_ns:
-                at_ns, from_checkpoint = checkpoint.t_ns, True
+            # the fold began at the checkpoint's position
+            at_ns, from_checkpoint = restore.last_moment(result, checkpoint.t_ns, from_checkpoint_position=True)
             if not checkpoint.complete:
                 adopted = result
         elif checkpoint is not None:
-            reason, adopt = self._checkpoint_mismatch(checkpoint, journal, result, segment_boot)
-            if reason:
-                log.warning("checkpoint ignored: %s", reason)
-            elif adopt:
+            verdict = restore.checkpoint_verdict(checkpoint, result, journal_name=path.name, journal_size=journal.size,
+                                                 segment=segment_boot)
+            if verdict.ignored:
+                log.warning("checkpoint ignored: %s", verdict.ignored)
+            elif verdict.adopt:
                 # A full card: the journal lost inputs the clock acted on, and the checkpoint holds
                 # the state they gave. Trust it, the newest consistent state, and fold the lines
                 # written after it on top.
                 position = checkpoint.position or checkpoint.clock
                 adopted = fold(journal, start=(checkpoint.lines, position, max(checkpoint.seq or 0, result.at_line_seq)))
                 log.warning("checkpoint taken over the journal: the journal lacks inputs the clock acted on (%s)", path.name)
-                at_ns, from_checkpoint = adopted.last_t_ns, False
-                if adopted.last_resume_line is None and checkpoint.t_ns > at_ns:
-                    at_ns, from_checkpoint = checkpoint.t_ns, True
-            elif checkpoint.t_ns > at_ns:
-                at_ns, from_checkpoint = checkpoint.t_ns, True
-        rebooted = None if (self.boot_id is None or segment_boot is None) else self.boot_id != segment_boot
-        self._writer = JournalWriter(path)
+                at_ns, from_checkpoint = restore.last_moment(adopted, checkpoint.t_ns, from_checkpoint_position=True)
+            else:
+                at_ns, from_checkpoint = restore.last_moment(result, checkpoint.t_ns, from_checkpoint_position=False)
+        rebooted = restore.rebooted(self.boot_id, segment_boot)
+        self._writer = JournalWriter(path, self.disk)
         self.rules = journal.rules
         clock, self._seq = result.clock, result.last_seq
         if adopted is not None:
             clock, self._seq = adopted.clock, max(result.last_seq, adopted.last_seq)
-            lost = [list(r) for r in result.lost] or ([[result.at_line_seq + 1, checkpoint.seq]] if (checkpoint.seq or 0) > result.at_line_seq else [])
-            if verified:
-                lost = [list(r) for r in result.lost]
+            lost = restore.lost_inputs(result, checkpoint, verified=verified)
             # journal the state restored, so a replay reproduces this restore and shows the gap
             self._writer.append(state_to_dict(clock.since_ns, self._seq, clock, lost, source="checkpoint"))
         resume = Resume(t_ns=now_ns, at_ns=at_ns)
@@ -668,29 +526,6 @@ class GameStore:
         )
         return clock
 
-    @staticmethod
-    def _checkpoint_mismatch(cp: Checkpoint, journal, result, segment_boot) -> tuple[str | None, bool]:
-        """(why this checkpoint cannot vouch for the journal's latest moment, or None if it can;
-        whether its state must replace the journal's at its position: the journal lost inputs)."""
-        if cp.journal != journal.path.name:
-            return f"it is for {cp.journal}, not {journal.path.name}", False
-        if cp.size > journal.size:
-            return f"it covers {cp.size} bytes but the journal has {journal.size}", False
-        if result.last_resume_line is not None and cp.lines < result.last_resume_line:
-            return "it predates the last restore (its times are on an older clock)", False
-        if cp.boot_id != segment_boot:
-            return "it was written on another boot", False
-        upto = result.at_line_clock
-        try:
-            expected = settle(upto, cp.t_ns) if upto.since_ns is not None else upto
-        except ClockInputError as e:
-            return f"its time is before the inputs it covers ({e})", False
-        if expected == cp.clock:
-            return None, False
-        if not cp.complete or (cp.seq or 0) > result.at_line_seq:
-            return None, True  # the store knew its journal lacked inputs: the checkpoint has them
-        return "its state disagrees with the journal it covers, which it says is complete", False
-
 
 def wall_label(at_ns: int, now_ns: int, rebooted: bool | None, recorded_in: Path) -> str:
     """When the monotonic moment `at_ns` was, as a wall-clock time (UTC) for people reading the
@@ -709,15 +544,4 @@ def wall_label(at_ns: int, now_ns: int, rebooted: bool | None, recorded_in: Path
     return datetime.datetime.fromtimestamp(wall, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-__all__ = [
-    "GameStore",
-    "JournalWriter",
-    "RestoreInfo",
-    "StoreError",
-    "atomic_write",
-    "clock_from_dict",
-    "clock_to_dict",
-    "fsync_dir",
-    "parse_checkpoint",
-    "read_boot_id",
-]
+__all__ = ["GameStore", "RestoreInfo", "StoreError", "read_boot_id", "wall_label"]

@@ -34,7 +34,6 @@ from typing import Any, Callable, Sequence
 from rackside.firmware import journal_output
 from rackside.firmware import menu as menus
 from rackside.firmware import render
-from rackside.firmware.buzzer_output import BuzzerOutput
 from rackside.firmware.clock import (
     Adjust,
     Arrive,
@@ -53,11 +52,10 @@ from rackside.firmware.clock import (
     view,
 )
 from rackside.firmware.debounce import DEFAULT_SETTLE_NS, Debouncer
-from rackside.firmware.display_output import DisplaysOutput
 from rackside.firmware.gestures import DEFAULT_CHORD_NS, DEFAULT_HOLD_NS, Action, Gestures
 from rackside.firmware.journal_output import JournalOutput
-from rackside.firmware.messages import BUTTONS, Command, Edge, Message, Request, Stop
-from rackside.firmware.outputs import Frame, Guarded, Output
+from rackside.firmware.messages import BUTTONS, NOTES, Command, Edge, Message, Request, Stop
+from rackside.firmware.outputs import Applied, Frame, Guarded, Output
 
 log = logging.getLogger(__name__)
 
@@ -77,17 +75,21 @@ REQUESTS = {
     "forfeit": ("player",),
     "new_game": ("game_time_ms",),
     "identify": ("seconds",),  # the hall's director: the displays flash 8888 so the table is found
+    # the hall's enrolment: (left, right) texts shown before a game's first press (its code while it
+    # waits for a table number, its number once given), for `seconds` (0: until replaced)
+    "notice": ("left", "right", "seconds"),
 }
+MAX_NOTICE_CHARS = 8
 OPTIONAL_ARGS = {"new_game": ("rules",)}  # rules: the clock.Rules the new game is played under (the hall)
-NOTES = ("by", "reason", "scheduled_start", "command")  # optional on any request: who sent it, why, from when, the hall command's id; journalled beside its input
 
 
 class Runner:
     """Runs one table clock.
 
-    `store` is the journal: a `firmware.persist.GameStore` (wrapped in a `JournalOutput`, which
-    never raises) or a `JournalOutput`. `displays` (left, right) and `buzzer` (with `board`) are
-    the built-in outputs; `outputs` are any others (`firmware.outputs`), told everything after them.
+    `store` is the journal: a `JournalOutput`, or a `firmware.persist.GameStore` (then wrapped in
+    one, which never raises). `outputs` are every other output, built by `firmware.outputs.assemble`
+    (displays, LEDs, buzzer, the configured ones, the hall), told everything in that order; the
+    journal is told last.
     """
 
     def __init__(
@@ -95,11 +97,8 @@ class Runner:
         *,
         rules: Rules,
         store: Any,
-        displays: Sequence[Any] = (),
         events: "queue.SimpleQueue",
         clock_ns: Callable[[], int] = time.monotonic_ns,
-        board: Any = None,
-        buzzer: bool = False,
         notifier: Any = None,
         outputs: Sequence[Output] = (),
         settle_ns: int = DEFAULT_SETTLE_NS,
@@ -113,17 +112,12 @@ class Runner:
         self.journal = store if isinstance(store, JournalOutput) else JournalOutput(store, log=log, checkpoint_ns=CHECKPOINT_NS)
         self.journal.rules = rules
         self.store = self.journal.store
-        self.displays = tuple(displays)
         self.events = events
         self.clock_ns = clock_ns
-        self.board = board
         self.notifier = notifier
         self.restored_banner_ns = restored_banner_ns
-        built_in: list[Output] = [DisplaysOutput(self.displays)]
-        if buzzer and board is not None:
-            built_in.append(BuzzerOutput(board))
         # The journal last: its flush (fsync, checkpoint) follows every other output's.
-        self.outputs: tuple[Output, ...] = (*built_in, *outputs, self.journal)
+        self.outputs: tuple[Output, ...] = (*outputs, self.journal)
         self._guarded = [Guarded(o) for o in self.outputs if o is not self.journal]
         self.on_new_game = on_new_game  # keeps the menu's game time for the following games
         down = initially_down or {}
@@ -136,6 +130,7 @@ class Runner:
         self._refused = ""  # why the core refused the last input it refused
         self._watchdog_ns = notifier.watchdog_period_ns() if notifier is not None else None
         self._next_watchdog_ns: int | None = None
+        self.notice: tuple[str, str, int | None] | None = None  # (left, right, until): shown in phase setup
         self.identify_until_ns: int | None = None  # a director's "identify": the displays flash
 
     # The journal's state, read by tests and the status line.
@@ -169,6 +164,8 @@ class Runner:
             self._next_watchdog_ns = now
         self.refresh(now)
         self.flush(now)
+        for g in self._guarded:  # after the restore: a publisher's thread sees the journal as restored
+            g.call("start")
         if self.notifier is not None:
             self.notifier.ready(f"clock {v.phase.value}: {v.players[0].text} {v.players[1].text}")
         return v
@@ -240,6 +237,8 @@ class Runner:
         times.append(self._next_watchdog_ns)
         if self.identify_until_ns is not None and now < self.identify_until_ns:
             times.append(min(self.identify_until_ns, (now // render.BLINK_NS + 1) * render.BLINK_NS))
+        if self.notice is not None and self.notice[2] is not None and now < self.notice[2]:
+            times.append(self.notice[2])
         times = [t for t in times if t is not None]
         return min(times) if times else None
 
@@ -336,9 +335,17 @@ class Runner:
         missing = [k for k in wanted if k not in r.args]
         if extra or missing:
             return False, f"{r.name} takes {', '.join(wanted) or 'no arguments'}" + (f" (missing {missing[0]})" if missing else f" (not {extra[0]})")
+        a = r.args
+        if r.name == "notice":  # display only: shown whenever the menu is closed again
+            texts, seconds = (a["left"], a["right"]), a["seconds"]
+            if not all(isinstance(x, str) and len(x) <= MAX_NOTICE_CHARS for x in texts):
+                return False, f"left, right: texts of at most {MAX_NOTICE_CHARS} characters"
+            if isinstance(seconds, bool) or not isinstance(seconds, int) or not 0 <= seconds <= 600:
+                return False, f"seconds: {seconds!r} (allowed: 0 to 600)"
+            self.notice = (*texts, t + seconds * 1_000_000_000 if seconds else None)
+            return True, ""
         if self.menu is not None and r.name not in ("stop",):
             return False, "the director's menu is open on the clock"
-        a = r.args
         if r.name in ("menu", "end", "stop"):
             before = (self.menu, self.clock)
             self._command(r.name, t)
@@ -408,9 +415,11 @@ class Runner:
             return False
         seq = self.journal.record(event, **extra)
         self.clock = after
-        self.journal.applied(event, seq, after, event.t_ns)
+        notes = {k: v for k, v in extra.items() if k != "source"}
+        entry = Applied(event, seq, self.journal.game, extra.get("source"), notes, after, event.t_ns)
+        self.journal.applied(entry)
         for g in self._guarded:
-            g.call("applied", event, seq, after, event.t_ns)
+            g.call("applied", entry)
         return True
 
     def _phase(self, t: int) -> Phase:
@@ -481,6 +490,8 @@ class Runner:
             return menus.texts(self.menu, v, now, self.rules.game_time_ms)
         if self.identify_until_ns is not None and now < self.identify_until_ns:
             return ("8888", "8888") if (now // render.BLINK_NS) % 2 == 0 else ("", "")
+        if self.notice is not None and v.phase is Phase.SETUP and (self.notice[2] is None or now < self.notice[2]):
+            return self.notice[0], self.notice[1]
         return render.texts(v, now, restored_until_ns=self.restored_until_ns)
 
     def frame(self, now: int) -> Frame:

@@ -4,6 +4,7 @@
     rackside hall broker --config DIR
     rackside hall station [--config station.toml]
     rackside hall tail --credentials DIR/credentials/director.toml [--url mqtt://HOST:PORT]
+    rackside hall devices --credentials DIR/credentials/director.toml [assign DEVICE N | revoke DEVICE]
     rackside hall console [--config FILE]      the director's console (docs/console.md)
     rackside hall demo --tables 40             a private broker, simulated tables and the console
 """
@@ -11,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -56,7 +58,10 @@ def register(sub: Any) -> None:
     tl.add_argument("--seconds", type=float, help="exit after this many seconds")
     tl.set_defaults(func=run_tail)
 
+    from rackside.hall import fleet_cli
     from rackside.hall.console import cli as console_cli
+
+    fleet_cli.register(hs)  # rackside hall devices
 
     console_cli.register(hs)  # rackside hall console, rackside hall demo
 
@@ -81,6 +86,9 @@ def run_provision(args: argparse.Namespace) -> int:
     except (ValueError, tlsfiles.TlsError) as e:
         print(f"rackside hall provision: {e}", file=sys.stderr)
         return 2
+    hint = prov.root_hint(args.run_as, os.geteuid())
+    if hint:
+        print(f"rackside hall provision: {hint}", file=sys.stderr)
     out = args.out.absolute()
     print(f"hall {args.hall!r}: a director, {len(tables)} table(s) and {args.stations} station(s) made up front")
     print(f"  broker config: {out / 'mosquitto.conf'} (run: rackside hall broker --config {out})")

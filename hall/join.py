@@ -15,6 +15,7 @@ It goes on the Pi's boot partition (`/boot/firmware/rackside-join.toml`) or in t
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,3 +130,79 @@ def code(device: str, secret: str) -> str:
     (with another secret) shows a code no device displays."""
     digest = hashlib.sha256(f"{device}\0{secret}".encode()).digest()
     return f"{int.from_bytes(digest[:8], 'big') % 10 ** CODE_DIGITS:0{CODE_DIGITS}d}"
+
+
+# --- the enrolment messages (device -> director: hello; director -> device: reply) ---------------
+
+KINDS = {"clock": "table", "station": "station"}  # a device's kind -> what the director makes it
+MAX_HELLO_BYTES = 2048
+MAX_REPLY_BYTES = 1024
+
+
+def hello_payload(device: str, kind: str, secret: str, *, version: str, address: str | None) -> bytes:
+    return json.dumps({"device": device, "kind": kind, "code": code(device, secret), "version": version[:32],
+                       "address": (address or "")[:64], "secret": secret}, separators=(",", ":")).encode()
+
+
+@dataclass(frozen=True)
+class Hello:
+    device: str
+    kind: str
+    code: str
+    version: str
+    address: str
+    secret: str
+
+
+def parse_hello(device: str, payload: bytes) -> Hello:
+    """A hello from `enrol/<device>`, checked whole: ValueError saying what is wrong. Its code must
+    be the one its secret gives (a device shows that code; a hello with another is not its)."""
+    check_device_id(device)
+    if len(payload) > MAX_HELLO_BYTES:
+        raise ValueError(f"hello from {device}: {len(payload)} bytes, allowed at most {MAX_HELLO_BYTES}")
+    try:
+        d = json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError(f"hello from {device}: not JSON") from None
+    if not isinstance(d, dict):
+        raise ValueError(f"hello from {device}: not a JSON object")
+    if d.get("device") != device:
+        raise ValueError(f"hello from {device}: names device {d.get('device')!r}")
+    if d.get("kind") not in KINDS:
+        raise ValueError(f"hello from {device}: kind {d.get('kind')!r}, allowed are {', '.join(KINDS)}")
+    secret = d.get("secret")
+    if not isinstance(secret, str) or not SECRET.match(secret):
+        raise ValueError(f"hello from {device}: no secret")
+    for key in ("version", "address"):
+        if not isinstance(d.get(key, ""), str) or len(d.get(key, "")) > 64:
+            raise ValueError(f"hello from {device}: {key} must be text of at most 64 characters")
+    if d.get("code") != code(device, secret):
+        raise ValueError(f"hello from {device}: its code is not its secret's")
+    return Hello(device, d["kind"], d["code"], d.get("version", ""), d.get("address", ""), secret)
+
+
+def reply_payload(user: str | None, *, reason: str = "") -> bytes:
+    """`user`: the table or station the device now is (`table-12`); None: revoked."""
+    if user is None:
+        return json.dumps({"revoked": True, "reason": reason[:200]}).encode()
+    kind, ident = topics.parse_user(user)
+    return json.dumps({"user": user, kind: int(ident) if kind == "table" else ident}).encode()
+
+
+def parse_reply(payload: bytes) -> str | None:
+    """The user a reply gives (`table-12`), or None for a revocation; ValueError if malformed."""
+    if len(payload) > MAX_REPLY_BYTES:
+        raise ValueError("reply too long")
+    try:
+        d = json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError("reply: not JSON") from None
+    if not isinstance(d, dict):
+        raise ValueError("reply: not a JSON object")
+    if d.get("revoked") is True:
+        return None
+    user = d.get("user")
+    if not isinstance(user, str):
+        raise ValueError("reply: no user")
+    topics.parse_user(user)
+    return user

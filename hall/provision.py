@@ -172,6 +172,17 @@ def credentials_text(hall: str, d: Device, url: str | None, tls: bool, out: Path
     return "\n".join(lines) + "\n"
 
 
+def root_hint(run_as: str | None, euid: int) -> str | None:
+    """What to do when provisioning as root without --run-as: Mosquitto started as root drops to the
+    user `mosquitto`, which cannot read the owner-only files written here, and fails with its own
+    "Unable to open pwfile" (or config file) and no more."""
+    if euid != 0 or run_as:
+        return None
+    return ("provisioning as root without --run-as: Mosquitto started as root drops to the user 'mosquitto', which "
+            "cannot read these owner-only files. Give --run-as USER (the account that runs the broker and owns --out), "
+            "or provision as that user (sudo -u USER ...)")
+
+
 def provision(
     out: Path | str,
     hall: str,

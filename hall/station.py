@@ -19,22 +19,20 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
 import threading
-import time
 from pathlib import Path
 
 from rackside.hall import topics
 from rackside.hall.config import HallConfig
 from rackside.hall.link import Link
 from rackside.hall.outbox import Outbox
+from rackside.hall.publisher import OutboxPublisher
 from rackside.judge.challenge_log import ChallengeRecord
 from rackside.outage import Outage
 
 log = logging.getLogger(__name__)
 
 POLL_S = 0.25
-WINDOW = 50
 LOG_KEY = "challenge-log"  # the outbox's progress row: its `seq` holds the byte offset read up to
 
 
@@ -66,12 +64,15 @@ class StationPublisher:
         self.poll_s = poll_s
         sid = cfg.ident
         self.topic = {leaf: topics.station(cfg.hall, sid, leaf) for leaf in topics.STATION_TOPICS}
-        self._acks: queue.SimpleQueue[int] = queue.SimpleQueue()
-        self.link = Link(cfg, self.topic["status"], on_ack=self._acks.put)
+        self.publisher = OutboxPublisher()  # the same delivery as a clock's (owned by this publisher's thread)
+        self.link = Link(cfg, self.topic["status"], on_ack=self.publisher.on_ack, on_connected=self.publisher.on_connected)
         self.fault = Outage(log, f"challenge log {self.log_path}")
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self._run, name="hall-station", daemon=True)
-        self.published = 0
+
+    @property
+    def published(self) -> int:
+        return self.publisher.published
 
     def start(self) -> "StationPublisher":
         self.thread.start()
@@ -92,41 +93,18 @@ class StationPublisher:
                 endpoint = find_broker(self.cfg)
         if endpoint is None:
             return
+        self.publisher.open(outbox, self.link)
         self.link.start(endpoint)
-        self._outbox, self._inflight, self._sent_upto = outbox, {}, 0
         while not self.stop_event.is_set():
             try:
                 self._follow(outbox)
                 self.fault.recovered()
             except OSError as e:
                 self.fault.failed(e)
-            self._deliver()
-            self.stop_event.wait(0.02 if self._inflight else self.poll_s)
-        deadline = time.monotonic() + 2  # a clean stop waits briefly for the last acks: no resend
-        while self._inflight and self.link.connected.is_set() and time.monotonic() < deadline:
-            time.sleep(0.02)
-            self._deliver(publish=False)
+            self.publisher.deliver()
+            self.stop_event.wait(0.02 if self.publisher.busy else self.poll_s)
+        self.publisher.drain()  # a clean stop waits briefly for the last acks: no resend
         outbox.close()
-
-    def _deliver(self, publish: bool = True) -> None:
-        done = []
-        while True:
-            try:
-                row = self._inflight.pop(self._acks.get_nowait(), None)
-            except queue.Empty:
-                break
-            if row is not None:
-                done.append(row)
-        self._outbox.delete(done)
-        self.published += len(done)
-        if publish and self.link.connected.is_set():
-            room = max(0, WINDOW - len(self._inflight))
-            for row_id, topic, payload, qos, retain in self._outbox.pending(self._sent_upto, room):
-                mid = self.link.publish(topic, payload, qos, bool(retain))
-                if mid is None:
-                    break
-                self._inflight[mid] = row_id
-                self._sent_upto = row_id
 
     def _follow(self, outbox: Outbox) -> None:
         """Put every complete new line of the log into the outbox, with the offset, in one go."""

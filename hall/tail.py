@@ -129,6 +129,8 @@ def run(credentials, url, *, raw: bool = False, count: int | None = None, second
     def on_message(client, userdata, msg):
         if not dedup.fresh(msg.topic, msg.payload):
             return
+        if "/enrol/" in msg.topic:  # hellos carry each device's secret: never printed (rackside hall devices lists them)
+            return
         line = f"{msg.topic} {msg.payload.decode('utf-8', 'replace')}" if raw else describe(msg.topic, msg.payload)
         if line is None:
             return

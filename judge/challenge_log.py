@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
-from rackside.atomic import fsync_dir
+from rackside.atomic import Disk, fsync_dir
 from rackside.judge.adjudication import Adjudication, adjudicate
 from rackside.values import Record
 
@@ -182,11 +182,13 @@ class Readjudication(Record):
 
 class ChallengeLog:
     """The station's journal of challenges. `clock` returns wall-clock seconds since the epoch;
-    it only stamps records for humans (ids are made unique independently of it)."""
+    it only stamps records for humans (ids are made unique independently of it). `disk` makes the
+    file calls of each append (`rackside.atomic.Disk`: `os` itself, or a test's failing card)."""
 
     def __init__(self, path: Path, station: str, *, clock: Callable[[], float] = time.time,
-                 log_problems: bool = True) -> None:
+                 log_problems: bool = True, disk: Disk = os) -> None:
         self.path = Path(path)
+        self.disk = disk
         self.station = validate_station(station)
         self._clock = clock
         self._lock = threading.Lock()
@@ -237,22 +239,23 @@ class ChallengeLog:
     def _append(self, line: bytes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         created = not self.path.exists()
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        disk = self.disk
+        fd = disk.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
         try:
-            os.fchmod(fd, 0o600)
+            disk.fchmod(fd, 0o600)
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 # A crash left a torn line: start on a fresh line so this record reads back.
                 line = b"\n" + line
             view = memoryview(line)
             while view:
-                written = os.write(fd, view)
+                written = disk.write(fd, view)
                 view = view[written:]
-            os.fsync(fd)
+            disk.fsync(fd)
         finally:
-            os.close(fd)
+            disk.close(fd)
         if created:
-            fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent, disk=disk)
 
     def records(self) -> list[ChallengeRecord]:
         """Every record that reads back, in order. Lines that do not (a torn last line after a

@@ -1,8 +1,9 @@
 """The touchscreen challenge station: pygame in, kiosk.flow in the middle, engine and printer out.
 
-`KioskApp` translates real pygame events (keys, fingers, mouse) into kiosk.flow events stamped
-with an injected monotonic clock, carries out the effects the flow asks for (adjudicate, log,
-print, director's choices), and redraws only when what is shown changed. The main loop polls for
+`KioskApp` is the pygame shell: it translates real pygame events (keys, fingers, mouse) into
+kiosk.flow events stamped with an injected monotonic clock, hands the effects the flow asks for
+(adjudicate, log, print, director's choices) to kiosk.effects, and redraws only when what is shown
+changed. The main loop polls for
 input and sleeps until the next poll or the next deadline (a timeout, the result hold, a
 countdown's next second), so an idle station wakes about 20 times a second and uses next to no CPU.
 """
@@ -15,8 +16,8 @@ from pathlib import Path
 from typing import Callable
 
 from rackside.kiosk import flow
-from rackside.kiosk.flow import (Activity, Close, Key, LexiconChoice, LexiconInfo, LogRow, ReadjudicationView, Screen,
-                                 Station, Tap, Tick, Verdict)
+from rackside.kiosk.effects import Effects
+from rackside.kiosk.flow import Activity, Close, Key, Screen, Station, Tap, Tick
 from rackside.kiosk.layout import Geometry, buttons, check_touch_targets, hit
 from rackside.kiosk.station_config import StationConfig, verify_pin
 
@@ -42,7 +43,6 @@ WINDOW_TITLE = "Rackside challenge station"
 POLL_IDLE_NS = 50_000_000
 POLL_ACTIVE_NS = 10_000_000
 ACTIVE_FOR_NS = 2_000_000_000
-IMPORT_REDRAW_NS = 100_000_000  # the import's progress bar moves ten times a second
 # The exit status of "Quit station" on the director's screen. deploy/rackside-kiosk.service lists
 # it in RestartPreventExitStatus=, so systemd's Restart=always brings back a crashed station but
 # not one the director quit (issue 10 item 2); `sudo systemctl start rackside-kiosk` starts it.
@@ -83,17 +83,20 @@ class KioskApp:
         mode = mode or config.mode
         self.station = Station(mode=mode, verify_pin=lambda pin: verify_pin(pin, config.pin_hash),
                                timing=timing or flow.Timing())
-        self.printer = None
+        printer = None
         if config.printer_url:
             from rackside.kiosk.docket import DocketPrinter
 
-            self.printer = DocketPrinter(config.printer_url, config.printer_baudrate, config.printer_write_timeout,
-                                         config.printer_status_check)
+            printer = DocketPrinter(config.printer_url, config.printer_baudrate, config.printer_write_timeout,
+                                    config.printer_status_check)
         # The judge core (lexicon, rule, log) is the service the CLI and the hall use too.
         from rackside.judge.service import JudgeService
 
         self.service = JudgeService(log_path=self.paths.log or config.log_path, station=config.name,
                                     settings_path=self.paths.settings, lexicon_folder=self.paths.lexicons)
+        # What the flow's effects do (judge, print, the director's choices, an import): kiosk/effects.py.
+        self.effects = Effects(self.station, self.service, config, self.paths, clock_ns=clock_ns, on_quit=self._quit,
+                               printer=printer)
         self.running = True  # until the director quits or the OS stops the station
         self.exit_status = 0  # QUIT_STATUS once the director quits
         self._stop_signal: int | None = None  # SIGTERM/SIGINT, once one has arrived
@@ -103,7 +106,6 @@ class KioskApp:
         self.surface = None
         self.renderer = None
         self.geo: Geometry | None = None
-        self._import = None  # the word list being compiled off the UI thread (media_import.ImportJob)
 
     # -- start-up -----------------------------------------------------------------------------
 
@@ -117,7 +119,7 @@ class KioskApp:
         self.station.rules = tuple((r.value, r.label) for r in ChallengeRule)
         self.station.show_rule(settings.challenge_rule.value, settings.challenge_rule.label)
         self.station.max_words = max(1, min(settings.max_words, flow.MAX_WORDS))
-        self._open_lexicon()
+        self.effects.open_lexicon()
 
     @property
     def lexicon(self):
@@ -141,37 +143,11 @@ class KioskApp:
         from rackside.judge import challenge_log  # noqa: F401
         from rackside.kiosk import docket  # noqa: F401  (loaded now, not at the first JUDGE)
 
-        if self.printer is not None:
+        if self.effects.dockets is not None:
             import serial  # noqa: F401
         _ = self.challenge_log
         for size in (92, 40, 26, 20, 18):
             self.renderer.font(size)
-
-    def _open_lexicon(self) -> None:
-        from rackside.judge.service import LexiconError
-
-        try:
-            self.service.open_lexicon()
-        except (LexiconError, OSError) as exc:
-            log.error("no lexicon: %s", exc)
-            self.station.show_lexicon(None, str(exc))
-            return
-        self._show_lexicon()
-
-    def _show_lexicon(self) -> None:
-        from rackside.judge.lexicon import DEMONSTRATION_SHORT, is_demonstration
-
-        lexicon = self.service.lexicon
-        self.station.show_lexicon(LexiconInfo(lexicon.name, lexicon.word_count, lexicon.short_checksum),
-                                  notice=DEMONSTRATION_SHORT if is_demonstration(lexicon) else "")
-
-    def _refresh_lexicon(self) -> None:
-        """At the idle screen: judge with a lexicon or rule `rackside lexicon use` chose since."""
-        if self.service.refresh_lexicon():
-            self._show_lexicon()
-        rule = self.service.rule
-        if rule.value != self.station.rule_value:
-            self.station.show_rule(rule.value, rule.label)
 
     def open_window(self) -> None:
         os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
@@ -292,9 +268,8 @@ class KioskApp:
                 time.sleep((wake - now) / 1e9)
 
     def _background_deadline(self, now: int) -> int | None:
-        """When work running off the UI thread next needs the screen redrawn: the import's
-        progress bar, ten times a second while it compiles."""
-        return now + IMPORT_REDRAW_NS if self._import is not None else None
+        """When work running off the UI thread (an import, a docket) next needs a step."""
+        return self.effects.deadline(now)
 
     def _on_signal(self, signum, frame) -> None:
         # Only a flag: the signal can arrive while `logging` is half imported (it is set up after
@@ -319,7 +294,7 @@ class KioskApp:
                 self.feed(fev)
             if not self.running:
                 return
-        self._poll_import()
+        self.effects.poll()
         self.feed(Tick(self.clock_ns()))
         self.render()
 
@@ -368,186 +343,12 @@ class KioskApp:
 
     def feed(self, event) -> None:
         for effect in self.station.handle(event):
-            self.carry_out(effect)
+            self.effects.carry_out(effect)
         if self.station.screen == Screen.IDLE:
-            self._refresh_lexicon()  # one stat when nothing changed
+            self.effects.refresh_lexicon()  # one stat when nothing changed
 
-    # -- effects ------------------------------------------------------------------------------
-
-    def carry_out(self, effect) -> None:
-        getattr(self, f"_do_{type(effect).__name__.lower()}")(effect)
-
-    def _do_judge(self, eff: flow.Judge) -> None:
-        from rackside.judge.adjudication import ChallengeInputError
-        from rackside.judge.service import NoLexicon
-
-        try:
-            # Durable (fsync'd) before anyone sees the verdict.
-            judgement = self.service.judge(eff.words, table=eff.table or self.config.table, kind=eff.kind)
-        except (NoLexicon, ChallengeInputError) as exc:
-            self.station.reject_words(str(exc))
-            return
-        except OSError as exc:
-            log.error("challenge not logged: %s", exc)
-            self.station.reject_words(f"The challenge could not be logged ({exc.strerror or exc}): call the director")
-            return
-        record, adjudication = judgement.record, judgement.adjudication
-        verdict = Verdict(
-            acceptable=adjudication.acceptable,
-            words=adjudication.words,
-            lexicon=f"{self.lexicon.name} ({self.lexicon.short_checksum})",
-            guidance=judgement.guidance,
-            challenge_id=record.id,
-            kind=eff.kind,
-            short_id=record.short_id,
-        )
-        printing = self.printer is not None and eff.kind == "runner"
-        self.station.show_verdict(verdict, self.clock_ns(), printing=printing)
-        self.render()  # the verdict is on screen before the printer is touched
-        if printing:
-            from rackside.kiosk.docket import Docket
-
-            ok, why = self.printer.print_docket(Docket(
-                record.id, _docket_time(record.time), record.table, verdict.lexicon, record.words, record.acceptable,
-                record.short_id))
-            self.station.docket_done(ok, why)
-            # Touches and keys made while the port was busy would be stamped now, possibly past the
-            # 0.5 s touch-ignore, though they came during it: drop them (a later touch still counts).
-            import pygame
-
-            pygame.event.clear([pygame.KEYDOWN, pygame.FINGERDOWN, pygame.FINGERUP, pygame.MOUSEBUTTONDOWN,
-                                pygame.MOUSEBUTTONUP])
-
-    def _do_listlexicons(self, eff) -> None:
-        choices = []
-        for path, info, error in self.service.list_lexicons():
-            if error is None:
-                choices.append(LexiconChoice(str(path), LexiconInfo(*info).label))
-            else:
-                choices.append(LexiconChoice(str(path), f"{path.name}: unreadable", error))
-        self.station.show_lexicons(choices)
-        if not choices:
-            self.station.note(f"No compiled lexicons in {self.service.lexicon_folder_path}")
-
-    def _do_chooselexicon(self, eff: flow.ChooseLexicon) -> None:
-        from rackside.judge.service import LexiconError, SettingsError
-
-        try:
-            lexicon = self.service.choose_lexicon(eff.path)
-        except (LexiconError, OSError) as exc:
-            self.station.note(f"Lexicon not changed: {exc}")
-            return
-        except SettingsError as exc:
-            self.station.note(f"Lexicon not changed: cannot save the settings ({exc})")
-            return
-        self._show_lexicon()
-        self.station.note(f"Now judging with {lexicon.name}")
-        log.info("director chose lexicon %s (%s)", lexicon.name, eff.path)
-
-    def _do_chooserule(self, eff: flow.ChooseRule) -> None:
-        from rackside.judge.service import SettingsError
-
-        try:
-            rule = self.service.choose_rule(eff.value)
-        except (OSError, SettingsError) as exc:
-            self.station.note(f"Rule not changed: cannot save the settings ({exc})")
-            return
-        self.station.show_rule(rule.value, rule.label)
-        self.station.note(f"Challenge rule: {rule.label}")
-
-    def _rows(self) -> list[LogRow]:
-        return [LogRow(r.id, r.time, r.kind, r.table, f"{r.lexicon_name} ({r.lexicon_sha256[:8]})", r.words,
-                       r.acceptable, r.per_word) for r in reversed(self.challenge_log.records())]
-
-    def _do_loadlog(self, eff) -> None:
-        try:
-            self.station.show_log(self._rows())
-        except OSError as exc:
-            self.station.note(f"Cannot read the log: {exc}")
-
-    def _do_exportlog(self, eff) -> None:
-        from datetime import datetime
-
-        from rackside import paths
-
-        folder = self.paths.exports or self.config.export_dir or paths.exports_dir()
-        # Wall-clock time only names the file for humans.
-        out = folder / f"challenges-{self.config.name}-{datetime.now():%Y%m%d-%H%M%S}.csv"
-        try:
-            count = self.service.export_csv(out)  # atomic and owner-only, as `rackside log export`
-        except OSError as exc:
-            self.station.note(f"Export failed: {exc}")
-            return
-        self.station.note(f"Exported {count} challenges to {out}")
-
-    def _do_readjudicate(self, eff: flow.Readjudicate) -> None:
-        from rackside.judge.challenge_log import AmbiguousId
-        from rackside.judge.service import NoLexicon, NotInLog
-
-        wanted = eff.challenge_id.strip()
-        try:
-            # The one lookup (full id in any case, or the short id), as `rackside log readjudicate`.
-            r = self.service.readjudicate(wanted)
-        except NoLexicon as exc:
-            self.station.show_readjudication(None, str(exc))
-            return
-        except NotInLog:
-            self.station.show_readjudication(None, f"No challenge with id {wanted} in this station's log")
-            return
-        except AmbiguousId as exc:
-            self.station.show_readjudication(None, str(exc))
-            return
-        except OSError as exc:  # as in the log view: reported, never the end of the station
-            self.station.show_readjudication(None, f"Cannot read the log: {exc}")
-            return
-        record = r.record
-        row = LogRow(record.id, record.time, record.kind, record.table,
-                     f"{record.lexicon_name} ({record.lexicon_sha256[:8]})", record.words, record.acceptable,
-                     record.per_word)
-        self.station.show_readjudication(ReadjudicationView(
-            row, r.now.acceptable, r.now.per_word, not r.final, r.message,
-            f"{self.lexicon.name} ({self.lexicon.short_checksum})"))
-        log.info("re-adjudicated %s: %s", record.id, r.message)
-
-    def _do_scanmedia(self, eff) -> None:
-        from rackside.kiosk.media_import import MEDIA_ROOTS, find_word_lists
-
-        roots = self.paths.media or MEDIA_ROOTS
-        found = find_word_lists(roots)
-        self.station.show_import_choices([LexiconChoice(str(f.path), f.label) for f in found])
-        if not found:
-            log.info("no word lists on removable media under %s", ", ".join(map(str, roots)))
-
-    def _do_importwordlist(self, eff: flow.ImportWordList) -> None:
-        from rackside.kiosk.media_import import ImportJob, lexicon_name_for
-
-        name = lexicon_name_for(Path(eff.path))
-        out = Path(self.service.lexicon_folder_path) / f"{name.lower()}.rlex"
-        log.info("importing %s as %s into %s", eff.path, name, out)
-        self._import = ImportJob(Path(eff.path), out, name).start()
-
-    def _poll_import(self) -> None:
-        """Hand the compile's progress to the screen; when it is done, switch to the lexicon."""
-        job = self._import
-        if job is None:
-            return
-        result = job.result  # read before the progress: a finished job's progress is final
-        self.station.show_import_progress(*job.progress())
-        if result is None:
-            return
-        self._import = None
-        if result.error:
-            log.warning("import failed: %s", result.error)
-            self.station.show_import_done(flow.ImportView(job.src.name, error=result.error,
-                                                          fraction=job.progress()[0]), self.clock_ns())
-            return
-        log.info("imported %s: %s, %d words, %s", job.src, result.name, result.words, result.checksum)
-        self.carry_out(flow.ChooseLexicon(str(result.out)))  # the same switch as choosing it from the list
-        self.station.show_import_done(flow.ImportView(job.src.name, name=result.name, word_count=result.words,
-                                                      checksum=result.checksum, skipped=result.skipped),
-                                      self.clock_ns())
-
-    def _do_quit(self, eff) -> None:
+    def _quit(self) -> None:
+        """The director quit the station (the effect of "Quit station")."""
         log.info("director quit the station (exit status %d: systemd does not restart it)", QUIT_STATUS)
         self.running = False
         self.exit_status = QUIT_STATUS
@@ -589,8 +390,7 @@ class KioskApp:
     def shutdown(self) -> None:
         import pygame
 
-        if self.printer is not None:
-            self.printer.close()
+        self.effects.close()  # the printer's thread closes its port
         self.service.close()
         pygame.display.quit()
 
@@ -626,17 +426,6 @@ def _notifier():
     from rackside.hardware.sdnotify import Notifier
 
     return Notifier()
-
-
-def _docket_time(iso: str) -> str:
-    """'2026-11-29T12:00:03+00:00' -> '2026-11-29 12:00:03 UTC' for the slip."""
-    from datetime import datetime
-
-    try:
-        dt = datetime.fromisoformat(iso)
-    except ValueError:
-        return iso
-    return dt.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if dt.utcoffset() is not None and not dt.utcoffset() else "")
 
 
 def _key_name(pygame, key: int) -> str:

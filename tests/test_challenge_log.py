@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import logging
-import os
 import stat
 import tempfile
 from dataclasses import dataclass
@@ -17,7 +16,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rackside.judge import challenge_log as logmod
 from rackside.judge.adjudication import adjudicate
 from rackside.judge.challenge_log import (
     ChallengeLog,
@@ -27,6 +25,7 @@ from rackside.judge.challenge_log import (
     readjudicate,
     validate_station,
 )
+from support.disk import Disk
 
 
 @dataclass
@@ -75,17 +74,13 @@ def test_existing_file_is_made_owner_only(tmp_path):
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
-def test_each_record_is_fsynced_before_record_returns(tmp_path, monkeypatch):
+def test_each_record_is_fsynced_before_record_returns(tmp_path):
     path = tmp_path / "c.jsonl"
     synced = []
-    real_fsync = os.fsync
-
-    def spy(fd):
-        real_fsync(fd)
-        synced.append(path.read_bytes().count(b"\n") if path.exists() else 0)
-
-    monkeypatch.setattr(logmod.os, "fsync", spy)
-    log = make_log(path)
+    disk = Disk()
+    # the lines in the file as each fsync of it is made
+    disk.listeners.append(lambda name, at: synced.append(path.read_bytes().count(b"\n")) if (name, at) == ("fsync", path) else None)
+    log = ChallengeLog(path, "hall-1", clock=lambda: NOW, disk=disk)
     for n in range(1, 4):
         log.record(adjudicate(("CAT",), LEX), LEX)
         assert n in synced  # an fsync ran with the nth line written, before record returned

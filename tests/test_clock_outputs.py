@@ -31,8 +31,8 @@ class SpyOutput(Output):
         self.calls: list[tuple] = []
         SpyOutput.made.append(self)
 
-    def applied(self, input, seq, clock, t_ns):
-        self.calls.append(("applied", input, seq, clock.phase, t_ns))
+    def applied(self, entry):
+        self.calls.append(("applied", entry.input, entry.seq, entry.clock.phase, entry.t_ns, entry.game, entry.source, dict(entry.notes)))
 
     def view(self, frame: Frame, t_ns: int) -> None:
         self.calls.append(("view", frame.texts, frame.view.phase, frame.menu, frame.game, t_ns))
@@ -87,13 +87,13 @@ def test_a_new_output_is_a_class_and_a_config_entry_and_is_told_everything(monke
         record = clock.store.record
         monkeypatch.setattr(clock.store, "record", lambda *a, **k: returned.append(record(*a, **k)) or returned[-1])
         clock.start()
-        assert spy.calls[0][:5] == ("view", ("25:00", "25:00"), Phase.SETUP, False, 1)
+        assert spy.calls[0][:5] == ("view", ("25:00", "25:00"), Phase.SETUP, False, "game-000001")
         t_start = T0 + 10 * NS_PER_MS
         tap(clock, fake, "right", t_start)  # the right player starts the left player's time (2.2)
         tap(clock, fake, "left", t_start + 3 * NS_PER_S)
         fake.ns += 500 * NS_PER_MS
         clock.submit_time = fake.ns
-        clock.runner.submit(Request(fake.ns, "neutralise", source="hall"))
+        clock.runner.submit(Request(fake.ns, "neutralise", {"command": "c9", "by": "td"}, source="hall"))
         clock.runner.pump()
     finally:
         clock.runner.close()
@@ -104,13 +104,16 @@ def test_a_new_output_is_a_class_and_a_config_entry_and_is_told_everything(monke
         (Press, Phase.RUNNING, t_start + 3 * NS_PER_S),
         (Neutralise, Phase.NEUTRALISED, clock.submit_time),
     ]
-    # the seq it was given is the journal's number for the input
-    assert [c[2] for c in applied] == returned and len(set(returned)) == 3
-    lines = (tmp_path / "state" / "journals" / "game-000001.jsonl").read_text().splitlines()
-    assert [json.loads(line)["t_ns"] for line in lines[-3:]] == [c[4] for c in applied]
-    assert json.loads(lines[-1])["source"] == "hall"
+    # the seq it was given is the journal's own seq for the input (its number in the game), never the
+    # line number (which counts the header); with the game, and the source and notes of the input
+    lines = [json.loads(line) for line in (tmp_path / "state" / "journals" / "game-000001.jsonl").read_text().splitlines()[1:]]
+    assert [c[2] for c in applied] == [line["seq"] for line in lines] == returned == [1, 2, 3]
+    assert [line["t_ns"] for line in lines] == [c[4] for c in applied]
+    assert [c[5] for c in applied] == ["game-000001"] * 3
+    assert [(c[6], c[7]) for c in applied] == [(None, {}), (None, {}), ("hall", {"command": "c9", "by": "td"})]
+    assert lines[-1]["source"] == "hall" and lines[-1]["command"] == "c9"
     views = [c for c in spy.calls if c[0] == "view"]
-    assert ("view", ("24:57", "25:00"), Phase.RUNNING, False, 1, t_start + 3 * NS_PER_S + 100 * NS_PER_MS) in views
+    assert ("view", ("24:57", "25:00"), Phase.RUNNING, False, "game-000001", t_start + 3 * NS_PER_S + 100 * NS_PER_MS) in views
     # every iteration: every input, then the frame, then the flush; close once at the end
     kinds = [c[0] for c in spy.calls]
     assert kinds[-1] == "close" and kinds.count("close") == 1
@@ -236,7 +239,7 @@ def test_an_output_from_another_package_is_found_by_its_entry_point(monkeypatch,
         "class Tally(Output):\n"
         "    def __init__(self, context, settings):\n"
         "        self.inputs = 0\n"
-        "    def applied(self, input, seq, clock, t_ns):\n"
+        "    def applied(self, entry):\n"
         "        self.inputs += 1\n"
     )
     info = tmp_path / "tally-1.0.dist-info"

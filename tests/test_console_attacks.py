@@ -371,3 +371,19 @@ def test_200_event_streams_and_a_stalled_one_stay_bounded(hall):
     # the slots are freed: a new page gets its stream
     time.sleep(0.5)
     assert _events_first(h, hall)["hall"] == hall.broker.hall
+
+
+def test_a_malformed_result_is_refused_not_a_500(hall):
+    """A clock result without its players (or with them type-confused) used to be kept, and taking
+    the slip for it raised inside the handler: HTTP 500."""
+    b, root = hall.broker, f"rackside/v1/{hall.broker.hall}"
+    publish(b, "table-8", f"{root}/table/8/status", b"online")
+    for bad in ({"kind": "result", "game": "game-000004", "seq": 0, "ending": "end"},
+                {"kind": "result", "game": "game-000004", "seq": 0, "ending": "end", "players": [{"player": 1}, {"player": 2}],
+                 "forfeits": [], "winner_by_forfeit": None, "lateness_margin": None, "at": None}):
+        publish(b, "table-8", f"{root}/table/8/event", json.dumps(bad).encode())
+        publish(b, "table-8", f"{root}/table/8/result", json.dumps(bad).encode())
+    h, token = director(hall)
+    assert wait(lambda: len(json.loads(h.call("GET", "/api/table/8")[1])["tile"]["problems"]) >= 4)
+    status, body, _ = h.call("POST", "/api/result/8", {"slip": [350, 300]}, {"X-CSRF-Token": token})
+    assert status in (400, 404, 409), (status, body)

@@ -186,7 +186,7 @@ def test_exports_match_the_clocks_journals(hall, browser):
     page.fill("#margin", "80")
     page.click("#result-form button[type=submit]")
     page.click("#confirm-ok")
-    page.wait_for_selector("#result-out >> text=recorded 80 – 0")
+    page.wait_for_selector("#result-out >> text=recorded side 2 forfeits: 80 / -80 (TSH forfeit, not rated)")
     csv_text = page.request.get(hall.server.url + "api/export/round.csv").text()
     rows = {int(r[2]): r for r in list(csv.reader(io.StringIO(csv_text)))[1:]}
 
@@ -196,10 +196,11 @@ def test_exports_match_the_clocks_journals(hall, browser):
     assert rows[3][6:9] == [str(p1["penalty"]), str(p1["overtime_s"]), str(410 - p1["penalty"])]
     j4 = replay(hall.workdir / "journals" / "table-4-t4-g1.jsonl")
     assert j4["ending"] == "lateness forfeit" and j4["forfeits"] == [2] and j4["lateness_margin"] == 75
-    assert rows[4][8] == "80" and rows[4][14] == "0" and rows[4][15] == "lateness forfeit"
+    assert rows[4][8] == "80" and rows[4][14] == "-80" and rows[4][15:17] == ["lateness forfeit", "no"]  # not rated (2.3.6(b))
     assert rows[3][3:5] == ["5", rows[3][4]] and "," in rows[3][4]  # TSH player 5, "Surname, Given"
     tsh_text = page.request.get(hall.server.url + "api/export/tsh.txt").text()
-    assert tsh_text == "a 1 demo\n5 390 6 388\n7 80 8 0\n"  # the demo's TSH file: table k seats 2k-1 v 2k
+    # the demo's TSH file: table k seats 2k-1 v 2k; the forfeit as TSH records one (a bye each, the spread)
+    assert tsh_text == "pair 7 0 1 demo\npair 8 0 1 demo\na 1 demo\n5 390 6 388\n7 80\n8 -80\n\n"
     page.close()
 
 

@@ -18,40 +18,43 @@ DATA = Path(__file__).parent / "data" / "console"
 
 
 def load_tsh(path):
-    """As the console reads a TSH file at start (serve.make_console): tsh itself is pure."""
-    return tsh.parse(path.read_text(encoding="utf-8", errors="replace"), str(path))
+    """As the console reads a TSH file (event.Event.import_files): tsh itself is pure."""
+    if path.name.endswith(".js"):
+        return tsh.parse_tourney_js(path.read_text(encoding="utf-8"), str(path))
+    return [tsh.parse_t(tsh.decode_t(path.read_bytes()), path.stem, str(path))]
 
 
 def test_t_file_players_tables_and_who_starts():
     (div,) = load_tsh(DATA / "a.t")
     assert div.name == "a"
-    assert div.players[1].name == "Brown, Ann" and div.players[1].rating == 1500
-    assert div.problems == [f"{DATA / 'a.t'}:8: no name and rating; skipped"]
-    pairs = div.pairings(3)
-    assert {n: (a.name, b.name) for n, (a, b) in pairs.items()} == {
+    assert div.players[1].name == "Brown, Ann" and div.players[1].rating == "1500"
+    assert div.problems == [f"{DATA / 'a.t'}:8: player 7 cannot be read (TSH wants 'NAME RATING OPPONENTS; "
+                            "SCORES; ...'): 'this line has no rating'"]
+    games, byes, problems = div.round_plan(3)
+    assert {g.board: (g.first.name, g.second.name) for g in games} == {
         1: ("Brown, Ann", "Evans, Dara"),
         2: ("Fofana, Eli", "Castro, Bola"),  # p12: Eli goes first, so sits at clock side 1
         3: ("Dubois, Chen", "Gupta, Femi"),
     }
+    assert byes == [] and problems == []
 
 
 def test_tourney_js_divisions():
     (div,) = load_tsh(DATA / "tourney.js")
     assert div.name == "b"
-    pairs = div.pairings(1)
-    assert {n: (a.number, b.number) for n, (a, b) in pairs.items()} == {5: (2, 1), 6: (3, 4)}
+    games, _, _ = div.round_plan(1)
+    assert {g.board: (g.first.number, g.second.number) for g in games} == {5: (2, 1), 6: (3, 4)}
 
 
 def test_not_tsh_is_refused_whole(tmp_path):
-    bad = tmp_path / "x.js"
-    bad.write_text("newt = {not json};")
     with pytest.raises(tsh.TshError, match="not TSH's tourney.js"):
-        load_tsh(bad)
+        tsh.parse_tourney_js("newt = {not json};", "x.js")
     with pytest.raises(tsh.TshError, match="no player lines"):
-        tsh.parse_t("# only a comment\n")
+        tsh.parse_t("# only a comment\n", "a")
 
 
 # --- results --------------------------------------------------------------------------------------
+# The rules' clauses (2.3.6, 5.3, 5.3.3, TSH's limits) are tested in tests/test_console_results.py.
 
 
 def clock_result(ending="end", penalties=(0, 0), overtime=(0, 0), forfeits=(), margin=None):
@@ -64,42 +67,11 @@ def test_time_penalty_comes_off_the_offender():
     assert "95 s overtime" in f.note and not f.needs_director
 
 
-def test_overtime_forfeit_is_a_loss_with_100_points_off():
-    f = final_scores(clock_result("overtime forfeit", (100, 0), (600, 0), (1,)), (450, 300))
-    assert f.scores == (350, 300) and f.needs_director  # still ahead: the director decides (5.3.3)
-    f = final_scores(clock_result("overtime forfeit", (0, 100), (0, 600), (2,)), (450, 300))
-    assert f.scores == (450, 200) and not f.needs_director
-
-
-def test_lateness_forfeit_is_a_75_point_win_the_director_may_increase():
-    r = clock_result("lateness forfeit", forfeits=(2,), margin=75)
-    assert final_scores(r, None).scores == (75, 0)
-    assert final_scores(r, None, margin=100).scores == (100, 0)
-    with pytest.raises(ResultError, match="at least 75"):
-        final_scores(r, None, margin=50)
-
-
 def test_bad_scores_are_refused():
     with pytest.raises(ResultError, match="whole number"):
         final_scores(clock_result(), ("4x0", 300))
     with pytest.raises(ResultError, match="both scores"):
         final_scores(clock_result(), None)
-
-
-def test_exports_csv_and_tsh_score_entry():
-    r1 = clock_result(penalties=(10, 0), overtime=(12, 0))
-    rows = [
-        results.Row("a", 3, 2, r1, (400, 380), final_scores(r1, (400, 380)), (5, 2), ("Fofana, Eli", "Castro, Bola")),
-        results.Row("a", 3, 1, clock_result("lateness forfeit", forfeits=(1,), margin=75),
-                    None, final_scores(clock_result("lateness forfeit", forfeits=(1,), margin=75), None), (1, 4)),
-        results.Row("a", 3, 3, r1, (1, 2), final_scores(r1, (1, 2))),  # no TSH numbers
-    ]
-    ex = results.to_tsh("a", 3, rows)
-    assert ex.text == "a 3 a\n1 0 4 75\n5 390 2 380\n"
-    assert ex.missing == [3]
-    lines = results.to_csv(rows).splitlines()
-    assert lines[0].startswith("division,round,table,player1")
-    assert lines[2].startswith("a,3,2,5,\"Fofana, Eli\",400,10,12,390,2,\"Castro, Bola\",380,0,0,380,end")
 
 
 # --- login ----------------------------------------------------------------------------------------
@@ -242,3 +214,35 @@ def test_config_loads_credentials_and_names_a_bad_key(tmp_path):
     path.write_text(f'[console]\nhall = "h"\nurl = "mqtt://x"\ncredentials = "director.toml"\npassword = "{good}"\nlisten = "8080"\n')
     with pytest.raises(config.ConfigError, match="listen must be HOST:PORT"):
         config.load(path)
+
+
+def test_a_challenge_in_a_tables_history_is_a_challenge_whatever_its_kind():
+    """The station's `kind` ("self", "opponent") overwrote the history entry's "challenge", and the
+    page showed it as `#undefined input` (issue 17)."""
+    h = HallState("h")
+    h.on_message(P + "table/3/status", b"online")
+    h.on_message(P + "station/1/challenge", json.dumps({"id": "c1", "table": 3, "kind": "self", "verdict": "ACCEPTABLE"}).encode())
+    (entry,) = h.detail(3)["history"]
+    assert entry["kind"] == "challenge" and entry["challenge_kind"] == "self" and entry["verdict"] == "ACCEPTABLE"
+
+
+def test_a_stream_that_stops_reading_is_dropped_at_its_byte_budget_and_freed():
+    import asyncio
+
+    from rackside.hall.console.hub import Hub
+
+    async def go():
+        hub = Hub()
+        slow, quick = hub.open(), hub.open()
+        big = {"pad": "x" * 100_000}
+        for _ in range(limits.STREAM_QUEUE_BYTES // 100_000 + 2):
+            hub.publish("table", big)
+            quick.take()  # this page reads as it goes
+        return hub, slow, quick
+
+    hub, slow, quick = asyncio.run(go())
+    assert slow.dropped and slow.bytes == 0 and not slow.items and slow not in hub.streams  # its page resyncs
+    assert not quick.dropped and quick in hub.streams and hub.dropped == 1
+    full = Hub()
+    opened = [full.open() for _ in range(limits.MAX_STREAMS + 5)]
+    assert opened.count(None) == 5

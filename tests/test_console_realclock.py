@@ -16,7 +16,7 @@ import pytest
 
 from rackside.hall.console.auth import hash_password
 from rackside.hall.console.config import ConsoleConfig, load_credentials
-from rackside.hall.console.demo import free_port
+from rackside.hall.console.demo import demo_t_file, free_port
 from rackside.hall.console.serve import ConsoleServer
 
 from support.hallclock import LiveClock, clock_config
@@ -32,10 +32,12 @@ def broker(make_broker):
 
 
 @pytest.fixture
-def console(broker):
+def console(broker, tmp_path):
     user, pw = load_credentials(broker.credentials("director"))
     cfg = ConsoleConfig(hall=broker.hall, url=broker.url, username=user, mqtt_password=pw,
                         password_hash=hash_password("pw-for-the-test"), listen_port=free_port())
+    (tmp_path / "a.t").write_text(demo_t_file([TABLE]))  # a result is recorded for TSH's players
+    cfg.tsh = [tmp_path / "a.t"]
     server = ConsoleServer(cfg).start()
     yield server
     server.stop()

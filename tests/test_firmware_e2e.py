@@ -230,7 +230,7 @@ def test_both_player_buttons_held_while_neutralised_open_the_menu_without_starti
 def test_menu_adjusts_a_players_time(rig):
     start_left(rig)
     rig.after_ms(500).tap("neutralise")
-    rig.runner.board.command("menu")
+    rig.board.command("menu")
     rig.pump()
     assert rig.runner.menu is not None
     rig.after_ms(100).tap("right")  # P1 -> P2
@@ -248,7 +248,7 @@ def test_menu_adjusts_a_players_time(rig):
 
 
 def test_menu_late_start_and_arrival(rig):
-    rig.runner.board.command("menu")  # before the game
+    rig.board.command("menu")  # before the game
     rig.pump()
     for _ in range(2):
         rig.after_ms(100).tap("right")
@@ -259,7 +259,7 @@ def test_menu_late_start_and_arrival(rig):
     assert rig.runner.menu is None and rig.view().phase is Phase.LATE
     rig.advance_ms(4_000)
     assert "LAtE" in {d for d in rig.displays[0].shown}
-    rig.runner.board.command("menu")
+    rig.board.command("menu")
     rig.pump()
     for _ in range(2):
         rig.after_ms(100).tap("right")
@@ -275,7 +275,7 @@ def test_menu_late_start_and_arrival(rig):
 
 def late_start(rig, option: str) -> int:
     """Start the absent side(s) from the director's menu before the game; returns when."""
-    rig.runner.board.command("menu")
+    rig.board.command("menu")
     rig.pump()
     while rig.texts()[0] != "LAtE":
         rig.after_ms(100).tap("right")
@@ -299,7 +299,7 @@ def test_2_3_3_b_the_centre_press_at_the_table_records_the_arrival_at_its_edge(r
     assert v.phase is Phase.SETUP and not v.players[1].absent and rig.runner.menu is None
     assert (rig.remaining_ns(1), rig.remaining_ns(2)) == (GAME_NS, 20 * 60 * NS_PER_S)
     assert rig.journal_inputs()[-1] == {"t_ns": t_arrive, "input": "neutralise", "seq": 2}  # seq: issue 9
-    rig.runner.board.command("end")  # not a game in progress yet: nothing to end
+    rig.board.command("end")  # not a game in progress yet: nothing to end
     rig.after_ms(100).tap("left")  # 2.2: player 1 starts player 2's time
     assert rig.view().players[1].running
 
@@ -334,7 +334,7 @@ def test_2_3_2_both_absent_first_arrival_by_own_button_second_by_the_centre(rig)
 def test_menu_new_game_with_another_game_time(rig):
     start_left(rig)
     rig.after_ms(3_000).tap("neutralise")
-    rig.runner.board.command("menu")
+    rig.board.command("menu")
     rig.pump()
     while rig.texts()[0] != "LEn":
         rig.after_ms(50).tap("right")
@@ -357,7 +357,7 @@ def test_restored_game_comes_back_neutralised_and_says_so(monkeypatch, tmp_path)
     r = make_rig(monkeypatch, tmp_path)
     start_left(r)
     r.advance_ms(5_000)
-    r.runner.board.close()
+    r.board.close()
     r.store.close()  # a power cut: no clean shutdown of the runner
     r2 = make_rig(monkeypatch, tmp_path)
     try:

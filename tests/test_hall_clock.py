@@ -10,9 +10,11 @@ import time
 import pytest
 
 from rackside import running_version
+from rackside.firmware.clock import Phase
 
 
 from support.hallclock import ack, send
+from support.wait import until
 
 
 def test_a_game_on_the_hall_every_state_event_and_the_result(hall_broker, table3):
@@ -26,8 +28,10 @@ def test_a_game_on_the_hall_every_state_event_and_the_result(hall_broker, table3
     send(hall_broker, 3, {"id": "adj1", "cmd": "adjust", "player": 1, "remaining_ms": 300})
     a = ack(rec, "adj1")
     assert a["ok"] is True and a["reason"] is None and isinstance(a["seq"], int)
-    time.sleep(1.5)  # 1.2 s of overtime: one whole second, 10 points (5.3)
-    live.command("end")
+    # The game ends 1.5 s after the adjustment, by the inputs' own times: 1.2 s of overtime, one
+    # whole second, 10 points (5.3), however long a loaded machine takes to deliver the end.
+    t_adjust = next(j["t_ns"] for j in live.journal() if j["input"] == "adjust")
+    live.command("end", at_ns=t_adjust + 1_500_000_000)
     result = rec.wait_for(lambda r: next((e for e in r.json("event") if e["kind"] == "result"), None))
     journal = live.journal()
     events = [e for e in rec.json("event") if e["kind"] == "input"]
@@ -96,14 +100,14 @@ def test_commands_late_start_arrive_new_game_and_identify(hall_broker, table3):
     assert live.runner.clock.allotted_ns[1] <= 59 * 10**9  # 2.3.2(b): the lateness is deducted
     send(hall_broker, 3, {"id": "c3", "cmd": "identify", "seconds": 2})
     assert ack(rec, "c3")["ok"]
-    time.sleep(0.1)
-    assert {d.text for d in live.clock.displays} <= {"8888", ""}  # the displays flash
+    flashing = until(lambda: {d.text for d in live.clock.displays} <= {"8888", ""})  # the displays flash
+    assert flashing
     live.tap("right")
     send(hall_broker, 3, {"id": "c4", "cmd": "new_game", "game_time": "30:00"})
     refused = ack(rec, "c4")
     assert refused["ok"] is False and "running" in refused["reason"]
     live.command("end")
-    time.sleep(0.2)
+    assert until(lambda: live.runner.clock.phase is Phase.ENDED)
     send(hall_broker, 3, {"id": "c5", "cmd": "new_game", "game_time": "30:00", "rules": {"penalty_per_minute": 5}})
     assert ack(rec, "c5")["ok"]
     assert live.runner.rules.game_time_ms == 30 * 60_000 and live.runner.rules.penalty_per_minute == 5
@@ -124,56 +128,42 @@ def test_a_state_at_least_every_10_s_and_the_result_once(hall_broker, tmp_path):
     """What the runner's side of the output queues on each refresh (its thread, no network): a
     state when the game changes, then one every 10 s however often the display refreshes, and the
     result once when the game ends."""
-    from types import SimpleNamespace
-
     from rackside.firmware.clock import End, Press, apply, new_clock, view
     from rackside.firmware.outputs import Frame
     from rackside.hall import config as hall_config
     from rackside.hall.clock_output import HallOutput
 
-    store = SimpleNamespace(journal_dir=None, rules=None)
     cfg = hall_config.from_table({"url": hall_broker.url, "credentials": str(hall_broker.credentials("table-8"))}, "table")
-    out = HallOutput(cfg, store, lambda message: None, outbox_path=tmp_path / "o.sqlite")  # not started
+    out = HallOutput(cfg, None, lambda message: None, outbox_path=tmp_path / "o.sqlite")  # not started
     t = 10**12
     c = apply(new_clock(), Press(t, 2))
     kinds = []
     for second in range(31):  # a refresh a second for 30 s
         now = t + second * 10**9
-        out.view(Frame(view(c, now), ("", ""), c, False, 1), now)
+        out.view(Frame(view(c, now), ("", ""), c, False, "game-000001"), now)
     c = apply(c, End(t + 31 * 10**9))
     for second in range(31, 34):
         now = t + second * 10**9
-        out.view(Frame(view(c, now), ("", ""), c, False, 1), now)
+        out.view(Frame(view(c, now), ("", ""), c, False, "game-000001"), now)
     while not out.queue.empty():
-        kinds.append(out.queue.get_nowait()[0])
+        item = out.queue.get_nowait()
+        kinds.append("result" if item.ended else "view")
     assert kinds == ["view", "view", "view", "view", "result"]  # at 0, 10, 20, 30 s, then the end
 
 
-def test_the_first_inputs_of_a_new_game_are_its_own_before_any_frame_shows_it(hall_broker, tmp_path):
+def test_the_first_inputs_of_a_new_game_are_its_own_before_any_frame_shows_it(monkeypatch, tmp_path):
     """Found by bench/hall_bench.py (67 events lost over 119 games): inputs applied after a new
     game's journal was created but before the runner's next frame were keyed by the old game, and
-    dropped as already seen. The game comes from the store, which knows at once."""
-    from rackside.firmware.clock import Press, Rules, apply, view
-    from rackside.firmware.outputs import Frame
-    from rackside.firmware.persist import GameStore
-    from rackside.hall import config as hall_config
-    from rackside.hall.clock_output import HallOutput
+    dropped as already seen. Every output is now told the game with each input (the journal's)."""
+    from rackside.firmware.outputs import RecordingOutput
 
-    store = GameStore(tmp_path / "state", Rules(), boot_id="test")
-    t = 10**12
-    clock = store.start(t)
-    cfg = hall_config.from_table({"url": hall_broker.url, "credentials": str(hall_broker.credentials("table-7"))}, "table")
-    out = HallOutput(cfg, store, lambda message: None, outbox_path=tmp_path / "o.sqlite")  # not started
-    out.view(Frame(view(clock, t), ("", ""), clock, False, 1), t)
-    clock = store.new_game(Rules(), t + 1)  # a new game's journal: game-000002
-    press = Press(t + 2, 2)
-    clock = apply(clock, press)
-    store.record(press)
-    out.applied(press, 1, clock, t + 2)  # before any frame of game 2
-    out.flush(t + 2)
-    items = []
-    while not out.queue.empty():
-        items.append(out.queue.get_nowait())
-    inputs = [i for i in items if i[0] == "input"]
-    assert [i[1].name for i in inputs] == ["game-000002.jsonl"] and inputs[0][4] == 1
-    store.close()
+    from support.firmware_rig import make_rig
+
+    recording = RecordingOutput()
+    rig = make_rig(monkeypatch, tmp_path, outputs=[recording])
+    try:
+        rig.runner.new_game(60_000, rig.now)
+        rig.tap("right")
+        assert [(e.game, e.seq) for e in recording.inputs] == [("game-000002", 1)]
+    finally:
+        rig.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall import clock_output, commands, dynsec, topics
+from rackside.hall import commands, dynsec, intake, recovery, topics
 
 from support.broker import Recorder
 from support.hallclock import LiveClock, ack, clock_config, send
@@ -114,16 +114,17 @@ def test_resend_republishes_the_journals_events_with_their_seq_and_the_result(ta
 
 def test_resend_is_bounded_and_rate_limited(table1, monkeypatch):
     broker, live, rec = table1
-    monkeypatch.setattr(clock_output, "RESEND_MAX_EVENTS", 2)
+    monkeypatch.setattr(recovery, "RESEND_MAX_EVENTS", 2)
+    monkeypatch.setattr(intake, "RESEND_EVERY_S", 60.0)  # no turn comes back during the test
     play(live, 5)
     rec.wait_for(lambda r: len(inputs(r)) == 5)
     game = inputs(rec)[0]["game"]
     send(broker, 1, {"id": "b1", "cmd": "resend", "game": game, "from_seq": 1})
     a = ack(rec, "b1")
     assert a["ok"] is True and a["queued"] == 2 and "at most 2" in a["reason"]
-    for i in range(clock_output.RESEND_BURST):  # b1 was the first of the burst
+    for i in range(intake.RESEND_BURST):  # b1 was the first of the burst
         send(broker, 1, {"id": f"q{i}", "cmd": "resend", "game": game, "from_seq": 5})
-    answers = [ack(rec, f"q{i}") for i in range(clock_output.RESEND_BURST)]
+    answers = [ack(rec, f"q{i}") for i in range(intake.RESEND_BURST)]
     assert all(a["ok"] for a in answers[:-1])
     assert answers[-1]["ok"] is False and "at most" in answers[-1]["reason"] and "retry" in answers[-1]["reason"]
 
@@ -134,13 +135,13 @@ def test_resend_never_blocks_the_runner(table1, monkeypatch):
     play(live, 2)
     rec.wait_for(lambda r: len(inputs(r)) == 2)
     game = inputs(rec)[0]["game"]
-    real = clock_output.read_journal
+    real = recovery.read_journal
 
     def slow(path):
         time.sleep(1.0)
         return real(path)
 
-    monkeypatch.setattr(clock_output, "read_journal", slow)
+    monkeypatch.setattr(recovery, "read_journal", slow)
     send(broker, 1, {"id": "slow1", "cmd": "resend", "game": game, "from_seq": 1})
     time.sleep(0.2)
     t0 = time.monotonic()

@@ -193,17 +193,17 @@ def test_a_full_publisher_queue_never_blocks_the_clock_and_loses_nothing(hall_br
     t = 10**12
     clock = store.start(t)
     cfg = hall_config.from_table({"url": hall_broker.url, "credentials": str(hall_broker.credentials("table-6"))}, "table")
-    out = HallOutput(cfg, store, lambda message: None, outbox_path=tmp_path / "outbox.sqlite", queue_size=3)
+    out = HallOutput(cfg, store.journal_dir, lambda message: None, outbox_path=tmp_path / "outbox.sqlite", queue_size=3)
     caplog.set_level(logging.DEBUG, logger="rackside.hall.clock_output")
     from rackside.firmware.clock import view
-    from rackside.firmware.outputs import Frame
+    from rackside.firmware.outputs import Applied, Frame
 
-    out.view(Frame(view(clock, t), ("", ""), clock, False, 1), t)  # the runner's first refresh: game 1
+    out.view(Frame(view(clock, t), ("", ""), clock, False, "game-000001"), t)  # the runner's first refresh: game 1
     for i in range(10):
         t += NS_PER_S
         inp = Press(t, 2 if i % 2 == 0 else 1)
         clock = apply(clock, inp)
-        out.applied(inp, store.record(inp), clock, t)
+        out.applied(Applied(inp, store.record(inp), store.game, None, {}, clock, t))
         out.flush(t)
     full = [r for r in caplog.records if "queue full" in r.getMessage() and r.levelno >= logging.ERROR]
     assert len(full) == 1  # once per outage, not once per input

@@ -117,6 +117,7 @@ def test_provision_from_the_command_line_and_a_bad_value_is_one_line(tmp_path, c
         assert line in conf
     assert all((tmp_path / "h" / "tls" / f).is_file() for f in ("ca.crt", "ca.key", "server.crt", "server.key"))
     assert (tmp_path / "h" / "tls" / "server.key").stat().st_mode & 0o077 == 0
+    capsys.readouterr()  # as root, a hint about --run-as (below)
     assert main(["hall", "provision", "--hall", "open/2026", "--tables", "1-6", "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "allowed are" in err[0]
@@ -271,3 +272,16 @@ def test_tail_shows_which_version_a_table_runs():
     assert line.endswith("(game-000002 #3, 2026-12-01T10:00:00.000+00:00, rackside 0.1.0+g1a2b3c4d5e)"), line
     del state["version"]  # a clock from before issue 20
     assert tail.describe("rackside/v1/open2026/table/12/state", json.dumps(state).encode()).endswith("+00:00)")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the hint is for provisioning as root")
+def test_provisioning_as_root_without_run_as_says_what_to_do(tmp_path, capsys):
+    """As root, Mosquitto drops to the user `mosquitto`, which cannot read the owner-only files
+    provisioned here: it failed later with its own "Unable to open pwfile" and no hint (issue 17)."""
+    from rackside.cli import main
+
+    assert main(["hall", "provision", "--hall", "h", "--no-tls", "--out", str(tmp_path / "r")]) == 0
+    err = capsys.readouterr().err
+    assert "--run-as" in err and "root" in err
+    assert main(["hall", "provision", "--hall", "h", "--no-tls", "--run-as", "root", "--out", str(tmp_path / "s")]) == 0
+    assert "--run-as" not in capsys.readouterr().err

@@ -6,15 +6,15 @@ simulated. Real files in tmp_path, real fsync.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
 
 import pytest
 
-from rackside import atomic
-
 from rackside.firmware import persist
+from rackside.firmware.checkpoint import make_checkpoint, parse_checkpoint
 from rackside.firmware.clock import (
     Adjust,
     End,
@@ -30,8 +30,9 @@ from rackside.firmware.clock import (
     view,
 )
 from rackside.firmware.journal import read_journal
-from rackside.firmware.persist import GameStore, StoreError, parse_checkpoint
+from rackside.firmware.persist import GameStore, StoreError
 from rackside.firmware.replay import fold
+from support.disk import Disk
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -59,8 +60,9 @@ def crash(store: GameStore):
 
 @pytest.fixture
 def game(tmp_path):
-    """A game with player 2's time running since 40 s (player 1 has used 30 s)."""
-    store = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    """A game with player 2's time running since 40 s (player 1 has used 30 s). Its card is
+    `store.disk` (support.disk.Disk: faults on cue)."""
+    store = GameStore(tmp_path, Rules(), boot_id="boot-A", disk=Disk())
     clock = store.start(0)
     clock = play(store, clock, [Press(10 * S, 2), Press(40 * S, 1)])
     return store, clock
@@ -83,99 +85,96 @@ def test_start_in_an_empty_directory_begins_a_journal(tmp_path):
     store.close()
 
 
-def test_record_appends_one_line_and_fsyncs_before_returning(tmp_path, monkeypatch):
-    store = GameStore(tmp_path, Rules(), boot_id="b")
+def fsyncs(disk: Disk, path) -> int:
+    """How many fsyncs `path` has had through `disk`."""
+    return disk.calls.count(("fsync", path))
+
+
+def test_record_appends_one_line_and_fsyncs_before_returning(tmp_path):
+    disk = Disk()
+    store = GameStore(tmp_path, Rules(), boot_id="b", disk=disk)
     store.start(0)
-    synced = []
-    real_fsync = os.fsync
-    monkeypatch.setattr(persist.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
-    number = store.record(Press(5, 2))
-    assert number == 2 and synced  # written and fsync'd before record returned
+    before = fsyncs(disk, store.journal_path)
+    seq = store.record(Press(5, 2))
+    assert seq == 1 and fsyncs(disk, store.journal_path) == before + 1  # written and fsync'd before record returned; its seq, not its line number
     assert store.journal_path.read_text().splitlines()[1] == '{"t_ns":5,"input":"press","player":2,"seq":1}'
     store.close()
 
 
-def spy_fsync(monkeypatch) -> list:
-    synced = []
-    real_fsync = os.fsync
-    monkeypatch.setattr(persist.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
-    return synced
-
-
-def test_record_without_sync_writes_at_once_and_sync_fsyncs_it(tmp_path, monkeypatch):
-    store = GameStore(tmp_path, Rules(), boot_id="b")
+def test_record_without_sync_writes_at_once_and_sync_fsyncs_it(tmp_path):
+    disk = Disk()
+    store = GameStore(tmp_path, Rules(), boot_id="b", disk=disk)
     store.start(0)
-    synced = spy_fsync(monkeypatch)
-    assert store.record(Press(5, 2), sync=False) == 2
-    assert store.record(Press(9, 1), sync=False) == 3
-    assert synced == []  # not fsync'd yet ...
+    path, before = store.journal_path, fsyncs(disk, store.journal_path)
+    assert store.record(Press(5, 2), sync=False) == 1
+    assert store.record(Press(9, 1), sync=False) == 2
+    assert fsyncs(disk, path) == before  # not fsync'd yet ...
     # ... but written: in the page cache, which a crash of the process does not lose
     assert store.journal_path.read_text().splitlines()[1:] == [
         '{"t_ns":5,"input":"press","player":2,"seq":1}',
         '{"t_ns":9,"input":"press","player":1,"seq":2}',
     ]
     store.sync()
-    assert len(synced) == 1  # one fsync for both lines
+    assert fsyncs(disk, path) == before + 1  # one fsync for both lines
     store.sync()
-    assert len(synced) == 1  # nothing pending: nothing to do
+    assert fsyncs(disk, path) == before + 1  # nothing pending: nothing to do
     store.close()
 
 
-def test_sync_before_start_or_with_nothing_written_does_nothing(tmp_path, monkeypatch):
-    synced = spy_fsync(monkeypatch)
-    GameStore(tmp_path, Rules()).sync()
-    store = GameStore(tmp_path, Rules(), boot_id="b")
+def test_sync_before_start_or_with_nothing_written_does_nothing(tmp_path):
+    disk = Disk()
+    GameStore(tmp_path, Rules(), disk=disk).sync()
+    assert "fsync" not in disk.names()
+    store = GameStore(tmp_path, Rules(), boot_id="b", disk=disk)
     store.start(0)
-    synced.clear()
+    disk.calls.clear()
     store.sync()
-    assert synced == []
+    assert disk.calls == []
     store.close()
 
 
-def test_a_failed_fsync_is_raised_and_the_next_sync_tries_again(tmp_path, monkeypatch):
-    store = GameStore(tmp_path, Rules(), boot_id="b")
+def test_a_failed_fsync_is_raised_and_the_next_sync_tries_again(tmp_path):
+    disk = Disk()
+    store = GameStore(tmp_path, Rules(), boot_id="b", disk=disk)
     store.start(0)
-    real_fsync = os.fsync
-
-    def failing(fd):
-        raise OSError(5, "Input/output error")
-
-    monkeypatch.setattr(persist.os, "fsync", failing)
+    path = store.journal_path
+    disk.fail("fsync", lambda fd: disk.path_of(fd) == path)
     with pytest.raises(OSError):
         store.record(Press(5, 2))  # sync=True: the caller hears the line is not durable
     with pytest.raises(OSError):
         store.sync()
-    synced = []
-    monkeypatch.setattr(persist.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    disk.heal()
+    disk.calls.clear()
     store.sync()
-    assert len(synced) == 1
+    assert fsyncs(disk, path) == 1
     store.sync()
-    assert len(synced) == 1
+    assert fsyncs(disk, path) == 1
     store.close()
 
 
-def test_a_checkpoint_fsyncs_the_journal_it_vouches_for_first(game, monkeypatch):
+def test_a_checkpoint_fsyncs_the_journal_it_vouches_for_first(game, tmp_path):
     store, clock = game
+    disk = store.disk
     event = Press(45 * S, 2)
     store.record(event, sync=False)
     clock = apply(clock, event)
-    order = []
-    real_fsync, real_write = os.fsync, persist.atomic_write
-    journal_fd = store._writer._fd
-    monkeypatch.setattr(persist.os, "fsync", lambda fd: (order.append("journal" if fd == journal_fd else "other"), real_fsync(fd))[1])
-    monkeypatch.setattr(persist, "atomic_write", lambda path, data: (order.append("checkpoint"), real_write(path, data))[1])
+    disk.calls.clear()
     assert store.checkpoint(clock, 46 * S)
-    assert order[:2] == ["journal", "checkpoint"]
+    # the checkpoint's writes (its temporary file, then the rename) all come after the journal's fsync
+    order = [("journal" if p == store.journal_path else "checkpoint" if "checkpoint.json" in p.name else "other")
+             for name, p in disk.calls if name in ("fsync", "write", "replace")]
+    assert order[0] == "journal" and "checkpoint" in order and set(order[1:]) <= {"checkpoint", "other"}
     store.close()
 
 
-def test_closing_fsyncs_pending_appends(tmp_path, monkeypatch):
-    store = GameStore(tmp_path, Rules(), boot_id="b")
+def test_closing_fsyncs_pending_appends(tmp_path):
+    disk = Disk()
+    store = GameStore(tmp_path, Rules(), boot_id="b", disk=disk)
     store.start(0)
     store.record(Press(5, 2), sync=False)
-    synced = spy_fsync(monkeypatch)
+    path, before = store.journal_path, fsyncs(disk, store.journal_path)
     store.close()
-    assert len(synced) == 1
+    assert fsyncs(disk, path) == before + 1
 
 
 def test_record_before_start_is_refused(tmp_path):
@@ -282,7 +281,7 @@ def test_a_checkpoint_that_disagrees_with_a_journal_it_calls_complete_is_ignored
     # a checkpoint file whose state no input explains, yet which says its journal is complete
     wrong = settle(apply(clock, Adjust(41 * S, 1, 60_000)), 52 * S)
     (tmp_path / "checkpoint.json").write_bytes(
-        persist.make_checkpoint("game-000001.jsonl", 3, (tmp_path / "journals" / "game-000001.jsonl").stat().st_size,
+        make_checkpoint("game-000001.jsonl", 3, (tmp_path / "journals" / "game-000001.jsonl").stat().st_size,
                                 52 * S, "boot-A", wrong, seq=2, complete=True))
     again = GameStore(tmp_path, Rules(), boot_id="boot-A")
     again.start(100 * S)
@@ -307,7 +306,7 @@ def test_a_checkpoint_from_another_boot_is_ignored(game, tmp_path):
     crash(store)
     path = tmp_path / "checkpoint.json"
     cp = parse_checkpoint(path.read_bytes())
-    path.write_bytes(persist.make_checkpoint(cp.journal, cp.lines, cp.size, cp.t_ns, "boot-Z", cp.clock))
+    path.write_bytes(make_checkpoint(cp.journal, cp.lines, cp.size, cp.t_ns, "boot-Z", cp.clock))
     again = GameStore(tmp_path, Rules(), boot_id="boot-A")
     again.start(100 * S)
     assert again.restore_info.at_ns == 40 * S
@@ -516,14 +515,12 @@ def test_a_checkpoint_dated_before_the_last_input_is_refused(game):
     store.close()
 
 
-def test_a_checkpoint_write_failure_does_not_stop_the_clock(game, tmp_path, monkeypatch):
+def test_a_checkpoint_write_failure_does_not_stop_the_clock(game, tmp_path):
     store, clock = game
-
-    def full_disk(path, data):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(persist, "atomic_write", full_disk)
+    disk = store.disk
+    disk.fail("write", lambda fd, data: ".checkpoint.json." in str(disk.path_of(fd)), errno.ENOSPC)
     assert store.checkpoint(clock, 50 * S) is False
+    assert not list(tmp_path.glob(".checkpoint.json.*"))  # its temporary file is gone
     store.close()
 
 
@@ -534,29 +531,21 @@ def test_boot_id_is_read_from_proc_when_there_is_one(tmp_path):
     assert persist.read_boot_id(tmp_path / "missing") is None
 
 
-def fill_the_card(monkeypatch):
-    """From now on the card is full, after the first write got 10 bytes of its line onto it.
-    Returns the real os.write, to put back when the card has room again."""
-    real_write = os.write
-    calls = []
-
-    def short_then_fail(fd, data):
-        calls.append(1)
-        if len(calls) == 1:
-            return real_write(fd, bytes(data[:10]))  # part of the line reached the file
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(persist.os, "write", short_then_fail)
-    return real_write
+def fill_the_card(disk: Disk, store: GameStore) -> None:
+    """From now on the card is full for the journal, after the first write got 10 bytes of its line
+    onto it. `disk.heal()` gives it room again."""
+    path = store.journal_path
+    disk.fail("write", lambda fd, data: disk.path_of(fd) == path, errno.ENOSPC, partial=10)
 
 
-def test_a_failed_append_does_not_glue_the_next_line_to_its_remains(tmp_path, monkeypatch):
-    store = GameStore(tmp_path, Rules())
+def test_a_failed_append_does_not_glue_the_next_line_to_its_remains(tmp_path):
+    disk = Disk()
+    store = GameStore(tmp_path, Rules(), disk=disk)
     store.start(0)
-    real_write = fill_the_card(monkeypatch)
+    fill_the_card(disk, store)
     with pytest.raises(OSError):
         store.record(Press(1 * S, 2))
-    monkeypatch.setattr(persist.os, "write", real_write)
+    disk.heal()
     store.record(Press(2 * S, 2))  # the card has room again
     path = store.journal_path
     store.close()
@@ -565,15 +554,16 @@ def test_a_failed_append_does_not_glue_the_next_line_to_its_remains(tmp_path, mo
     assert journal.problems[0][0] == 2
 
 
-def test_a_torn_line_stays_one_bad_line_through_several_failed_appends(tmp_path, monkeypatch):
-    store = GameStore(tmp_path, Rules())
+def test_a_torn_line_stays_one_bad_line_through_several_failed_appends(tmp_path):
+    disk = Disk()
+    store = GameStore(tmp_path, Rules(), disk=disk)
     store.start(0)
-    real_write = fill_the_card(monkeypatch)
+    fill_the_card(disk, store)
     for t in (1, 2, 3):  # the card stays full for three inputs, the first partly written
         with pytest.raises(OSError):
             store.record(Press(t * S, 2), sync=False)
-    monkeypatch.setattr(persist.os, "write", real_write)
-    assert store.record(Press(4 * S, 2)) == 3  # line 1 the header, 2 the torn line, 3 this one
+    disk.heal()
+    assert store.record(Press(4 * S, 2)) == 4  # seq 1-3 were numbered and lost; the torn line stays one bad line
     path = store.journal_path
     store.close()
     journal = read_journal(path)
@@ -584,54 +574,31 @@ def test_a_torn_line_stays_one_bad_line_through_several_failed_appends(tmp_path,
 # --- A card that cannot take a new game's journal ----------------------------------------------------
 
 
-class FailingCreation:
-    """Makes creating a new journal fail at one step: `open` (the temp file cannot be created),
-    `write` (the card is full), `rename`, or `fsync_dir` (the rename is not made durable). Only
-    the new journal's files are affected; the open journal and the checkpoint work normally."""
+def fail_the_new_journal(disk: Disk, step: str) -> None:
+    """Make creating a new journal fail at one step: `open` (the temp file cannot be created),
+    `write` (the card is full), `replace` (the rename), or `fsync_dir` (the rename is not made
+    durable). Only the new journal's files are affected; the open journal and the checkpoint work
+    normally. `disk.heal()` ends it."""
 
-    def __init__(self, monkeypatch, step: str) -> None:
-        self.step, self.failing, self.fds = step, True, set()
-        real_open, real_write, real_replace, real_fsync_dir = os.open, os.write, os.replace, persist.fsync_dir
+    def is_new_journal(path) -> bool:
+        # rackside.atomic's temp file beside the new journal: .game-000002.jsonl.<pid>.tmp
+        return path is not None and str(path).endswith(".tmp") and ".jsonl." in str(path)
 
-        def is_new_journal(path) -> bool:
-            # rackside.atomic's temp file beside the new journal: .game-000002.jsonl.<pid>.tmp
-            return str(path).endswith(".tmp") and ".jsonl." in str(path)
-
-        def fake_open(path, flags, *args):
-            if self.failing and self.step == "open" and is_new_journal(path):
-                raise OSError(30, "Read-only file system")
-            fd = real_open(path, flags, *args)
-            (self.fds.add if is_new_journal(path) else self.fds.discard)(fd)  # descriptors are reused
-            return fd
-
-        def fake_write(fd, data):
-            if self.failing and self.step == "write" and fd in self.fds:
-                raise OSError(28, "No space left on device")
-            return real_write(fd, data)
-
-        def fake_replace(src, dst):
-            if self.failing and self.step == "rename" and is_new_journal(src):
-                raise OSError(5, "Input/output error")
-            return real_replace(src, dst)
-
-        def fake_fsync_dir(directory):
-            if self.failing and self.step == "fsync_dir" and directory.name == "journals":
-                raise OSError(5, "Input/output error")
-            return real_fsync_dir(directory)
-
-        monkeypatch.setattr(persist.os, "open", fake_open)
-        monkeypatch.setattr(persist.os, "write", fake_write)
-        monkeypatch.setattr(persist.os, "replace", fake_replace)
-        monkeypatch.setattr(persist, "fsync_dir", fake_fsync_dir)
-        monkeypatch.setattr(atomic, "fsync_dir", fake_fsync_dir)
+    when = {
+        "open": lambda path: is_new_journal(path),
+        "write": lambda fd, data: is_new_journal(disk.path_of(fd)),
+        "replace": lambda src, dst: is_new_journal(src),
+        "fsync_dir": lambda fd: disk.path_of(fd).name == "journals",
+    }[step]
+    disk.fail(step, when, {"open": errno.EROFS, "write": errno.ENOSPC}.get(step, errno.EIO))
 
 
-@pytest.mark.parametrize("step", ["open", "write", "rename", "fsync_dir"])
-def test_a_new_game_whose_journal_cannot_be_created_keeps_the_old_journal_open(game, tmp_path, monkeypatch, step):
+@pytest.mark.parametrize("step", ["open", "write", "replace", "fsync_dir"])
+def test_a_new_game_whose_journal_cannot_be_created_keeps_the_old_journal_open(game, tmp_path, step):
     store, clock = game
     assert store.checkpoint(clock, 50 * S)
     old = store.journal_path
-    card = FailingCreation(monkeypatch, step)
+    fail_the_new_journal(store.disk, step)
     with pytest.raises(StoreError, match="cannot create the new game's journal .*game-000002.jsonl"):
         store.new_game(Rules(game_time_ms=20 * 60_000), 60 * S)
     # nothing changed: the old journal is still the one written, its checkpoint still stands, and
@@ -643,7 +610,7 @@ def test_a_new_game_whose_journal_cannot_be_created_keeps_the_old_journal_open(g
     assert [line.event for line in read_journal(old).lines][-1] == Press(70 * S, 2)
     assert store.checkpoint(clock, 71 * S)
 
-    card.failing = False  # the card recovers: the same call now works
+    store.disk.heal()  # the card recovers: the same call now works
     assert store.new_game(Rules(game_time_ms=20 * 60_000), 80 * S) == new_clock(Rules(game_time_ms=20 * 60_000))
     assert store.journal_path.name == "game-000002.jsonl"
     play(store, new_clock(Rules(game_time_ms=20 * 60_000)), [Press(81 * S, 1)])
@@ -656,18 +623,11 @@ def test_a_new_game_whose_journal_cannot_be_created_keeps_the_old_journal_open(g
 # --- Checkpoint outages ------------------------------------------------------------------------------
 
 
-def test_checkpoint_failures_are_logged_once_per_outage(game, tmp_path, monkeypatch, caplog):
+def test_checkpoint_failures_are_logged_once_per_outage(game, tmp_path, caplog):
     caplog.set_level(logging.DEBUG, logger="rackside.firmware.persist")
     store, clock = game
-    real_atomic_write = persist.atomic_write
     failing = {"on": True}
-
-    def card(path, data):
-        if failing["on"]:
-            raise OSError(28, "No space left on device")
-        return real_atomic_write(path, data)
-
-    monkeypatch.setattr(persist, "atomic_write", card)
+    store.disk.fail("write", lambda fd, data: failing["on"] and ".checkpoint.json." in str(store.disk.path_of(fd)), errno.ENOSPC)
 
     def errors():
         return [r.getMessage() for r in caplog.records if r.name == "rackside.firmware.persist" and r.levelno >= logging.ERROR]
@@ -738,22 +698,12 @@ def _check_full_card_restore(state, clock, t_cp):
     return replayed
 
 
-def test_a_full_card_never_rewrites_a_game_with_injected_enospc(tmp_path, monkeypatch):
-    store = GameStore(tmp_path, Rules(), boot_id="boot-A")
+def test_a_full_card_never_rewrites_a_game_with_injected_enospc(tmp_path):
+    disk = Disk()
+    store = GameStore(tmp_path, Rules(), boot_id="boot-A", disk=disk)
     clock = store.start(0)
-    real_write = os.write
-    card = {"full": False, "first": True}
-
-    def write(fd, data):
-        if card["full"] and fd == store._writer._fd:
-            if card["first"]:  # the first failing append gets part of its line onto the card
-                card["first"] = False
-                return real_write(fd, bytes(data[:10]))
-            raise OSError(28, "No space left on device")
-        return real_write(fd, data)
-
-    monkeypatch.setattr(persist.os, "write", write)
-    clock, t_cp, lost = _play_through_a_full_card(store, clock, lambda: card.update(full=True), lambda: card.update(full=False))
+    # the first failing append gets part of its line onto the card
+    clock, t_cp, lost = _play_through_a_full_card(store, clock, lambda: fill_the_card(disk, store), disk.heal)
     crash(store)
     replayed = _check_full_card_restore(tmp_path, clock, t_cp)
     assert lost == 52 and any("incomplete" in p or "not valid JSON" in p for _, p in replayed.problems)
@@ -809,29 +759,25 @@ def test_journal_lines_carry_a_sequence_number_and_old_journals_without_one_stil
 
 
 @pytest.mark.parametrize("digest", [True, False], ids=["checkpoint vouches for the journal's bytes", "no digest: full fold"])
-def test_a_checkpoint_whose_state_line_could_not_be_written_is_trusted_over_the_journal(tmp_path, monkeypatch, digest):
+def test_a_checkpoint_whose_state_line_could_not_be_written_is_trusted_over_the_journal(tmp_path, digest):
     """The card is still full for the journal when the checkpoint is written (its own file fits):
     the checkpoint says its journal is incomplete, and the restore takes its state, journals it as
     a state line, and the replay agrees."""
-    store = GameStore(tmp_path, Rules(), boot_id="boot-A")
+    disk = Disk()
+    store = GameStore(tmp_path, Rules(), boot_id="boot-A", disk=disk)
     clock = store.start(0)
-    real_write = os.write
-    card = {"full": False}
+    path = store.journal_path
 
-    def write(fd, data):
-        if card["full"] and fd == store._writer._fd:
-            raise OSError(28, "No space left on device")
-        return real_write(fd, data)
+    def full():  # the journal's writes fail from now on; the checkpoint's own file still fits
+        disk.fail("write", lambda fd, data: disk.path_of(fd) == path, errno.ENOSPC)
 
-    monkeypatch.setattr(persist.os, "write", write)
-    clock, t_cp, lost = _play_through_a_full_card(store, clock, lambda: card.update(full=True), lambda: None, lost_wanted=5)
+    clock, t_cp, lost = _play_through_a_full_card(store, clock, full, lambda: None, lost_wanted=5)
     cp = parse_checkpoint((tmp_path / "checkpoint.json").read_bytes())
     assert not cp.complete and cp.seq == 15
     if not digest:
-        (tmp_path / "checkpoint.json").write_bytes(persist.make_checkpoint(
+        (tmp_path / "checkpoint.json").write_bytes(make_checkpoint(
             cp.journal, cp.lines, cp.size, cp.t_ns, cp.boot_id, cp.clock, seq=cp.seq, complete=False, position=cp.position))
     crash(store)
-    monkeypatch.setattr(persist.os, "write", real_write)
     _check_full_card_restore(tmp_path, clock, t_cp)
 
 

@@ -22,6 +22,7 @@ PURE_CORES = {
     "rackside.firmware.render": "firmware/render.py",
     "rackside.firmware.messages": "firmware/messages.py",
     "rackside.firmware.rules_table": "firmware/rules_table.py",
+    "rackside.firmware.restore": "firmware/restore.py",
     "rackside.kiosk.flow": "kiosk/flow.py",
     "rackside.kiosk.layout": "kiosk/layout.py",
     "rackside.judge.adjudication": "judge/adjudication.py",
@@ -33,6 +34,8 @@ PURE_CORES = {
     "rackside.hall.console.limits": "hall/console/limits.py",
     "rackside.hall.console.results": "hall/console/results.py",
     "rackside.hall.console.tsh": "hall/console/tsh.py",
+    "rackside.hall.console.jsliteral": "hall/console/jsliteral.py",
+    "rackside.hall.console.hallplan": "hall/console/hallplan.py",
 }
 
 # Modules that do I/O, run threads or processes, read a clock or randomness, or drive hardware.

@@ -2,18 +2,19 @@
 and a journal that cannot be written (a full or failing card) never stops the clock.
 
 A fake clock drives gpiozero's mock pins (tests/support/firmware_rig.py); the journal is a real
-file. Faults are injected by replacing os.write / os.fsync for the journal's descriptor only.
+file. Faults are injected through the store's card (`rig.disk`, tests/support/disk.py) for the
+journal's file only.
 """
 
 from __future__ import annotations
 
 import errno
 import logging
-import os
 
 import pytest
 
 from rackside.firmware import persist
+from rackside.firmware.checkpoint import parse_checkpoint
 from rackside.firmware.clock import NS_PER_MS, NS_PER_S, Phase, run, settle
 from rackside.firmware.journal import StateRecord, read_journal
 from rackside.firmware.replay import fold
@@ -30,31 +31,19 @@ def start_left(rig) -> int:
     return t
 
 
-def journal_fd(rig) -> int:
-    return rig.store._writer._fd
-
-
-def spy_calls(rig, monkeypatch, calls: list) -> None:
+def spy_calls(rig, calls: list) -> None:
     """Log, in order, the journal's writes and fsyncs and what the displays were told, each with
     the input the clock had acted on last (`since_ns`) at that moment."""
-    fd = journal_fd(rig)
-    real_write, real_fsync = os.write, os.fsync
+    path = rig.store.journal_path
 
-    def write(f, data):
-        if f == fd:
-            calls.append(("write", rig.runner.clock.since_ns))
-        return real_write(f, data)
+    def listen(name, at):
+        if at == path and name in ("write", "fsync"):
+            calls.append((name, rig.runner.clock.since_ns))
 
-    def fsync(f):
-        if f == fd:
-            calls.append(("fsync", rig.runner.clock.since_ns))
-        return real_fsync(f)
-
-    monkeypatch.setattr(persist.os, "write", write)
-    monkeypatch.setattr(persist.os, "fsync", fsync)
+    rig.disk.listeners.append(listen)
     for display in rig.displays:
         show = display.show
-        monkeypatch.setattr(display, "show", lambda text, show=show: (calls.append(("show", rig.runner.clock.since_ns)), show(text)))
+        display.show = lambda text, show=show: (calls.append(("show", rig.runner.clock.since_ns)), show(text))
 
 
 def kinds(calls: list) -> list[str]:
@@ -64,7 +53,7 @@ def kinds(calls: list) -> list[str]:
 def test_each_batch_is_written_then_applied_then_shown_then_fsynced_once(rig, monkeypatch):
     t_start = start_left(rig)
     calls: list = []
-    spy_calls(rig, monkeypatch, calls)
+    spy_calls(rig, calls)
     # one batch: the left player's press switches the clock, then the centre neutralises it
     t_press = t_start + 2_900 * NS_PER_MS
     t_centre = t_press + 300 * NS_PER_MS
@@ -87,7 +76,7 @@ def test_the_fsync_comes_before_the_checkpoint(rig, monkeypatch):
     t_start = start_left(rig)
     rig.advance_to(t_start + 600 * NS_PER_MS)
     calls: list = []
-    spy_calls(rig, monkeypatch, calls)
+    spy_calls(rig, calls)
     checkpoint = rig.store.checkpoint
     monkeypatch.setattr(rig.store, "checkpoint", lambda c, t: (calls.append(("checkpoint", t)), checkpoint(c, t))[1])
     rig.at(t_start + 950 * NS_PER_MS).down("left").pump()  # a checkpoint is due (0.9 s) in this batch
@@ -98,7 +87,7 @@ def test_the_fsync_comes_before_the_checkpoint(rig, monkeypatch):
 def test_a_batch_with_no_input_does_not_fsync(rig, monkeypatch):
     start_left(rig)
     calls: list = []
-    spy_calls(rig, monkeypatch, calls)
+    spy_calls(rig, calls)
     rig.advance_ms(3_000)  # the display counts down; nothing is journalled
     assert set(kinds(calls)) == {"show"}
 
@@ -107,36 +96,24 @@ def test_closing_fsyncs_a_press_written_at_shutdown(rig, monkeypatch):
     t = rig.after_ms(10).now
     rig.down("right").pump()  # before the game: held back until release
     calls: list = []
-    spy_calls(rig, monkeypatch, calls)
+    spy_calls(rig, calls)
     rig.runner.close()
     assert calls == [("write", None), ("fsync", t)]
     assert [e["input"] for e in rig.journal_inputs()] == ["press"]
 
 
 class FailingCard:
-    """os.write / os.fsync that fail for one descriptor while `failing`; with `partial`, the first
-    failing write gets 10 bytes of the line onto the card first (a short write, then an error)."""
+    """The journal's writes (and, with `fsync`, its fsyncs) fail while `failing`; with `partial`,
+    the first failing write gets 10 bytes of the line onto the card first (a short write, then an
+    error)."""
 
-    def __init__(self, monkeypatch, fd: int, *, write: bool = True, fsync: bool = False, partial: bool = False) -> None:
-        self.fd, self.failing, self.partial = fd, False, partial
-        self.real_write, self.real_fsync = os.write, os.fsync
+    def __init__(self, rig, *, write: bool = True, fsync: bool = False, partial: bool = False) -> None:
+        self.failing = False
+        disk, path = rig.disk, rig.store.journal_path
         if write:
-            monkeypatch.setattr(persist.os, "write", self.write)
+            disk.fail("write", lambda fd, data: self.failing and disk.path_of(fd) == path, errno.ENOSPC, partial=10 if partial else 0)
         if fsync:
-            monkeypatch.setattr(persist.os, "fsync", self.fsync)
-
-    def write(self, fd, data):
-        if fd == self.fd and self.failing:
-            if self.partial:
-                self.partial = False
-                return self.real_write(fd, bytes(data[:10]))
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return self.real_write(fd, data)
-
-    def fsync(self, fd):
-        if fd == self.fd and self.failing:
-            raise OSError(errno.EIO, "Input/output error")
-        return self.real_fsync(fd)
+            disk.fail("fsync", lambda fd: self.failing and disk.path_of(fd) == path, errno.EIO)
 
 
 def recorded(rig, monkeypatch) -> list:
@@ -166,7 +143,7 @@ def test_a_full_card_never_stops_the_clock_and_writes_resume_when_it_has_room(ri
     caplog.set_level(logging.INFO)
     t_start = start_left(rig)
     attempts = recorded(rig, monkeypatch)
-    card = FailingCard(monkeypatch, journal_fd(rig), partial=partial)
+    card = FailingCard(rig, partial=partial)
     before = rig.runner.clock
 
     card.failing = True
@@ -216,7 +193,7 @@ def test_a_full_card_never_stops_the_clock_and_writes_resume_when_it_has_room(ri
 def test_a_failing_fsync_never_stops_the_clock_and_the_next_one_catches_up(rig, monkeypatch, caplog):
     caplog.set_level(logging.INFO)
     t_start = start_left(rig)
-    card = FailingCard(monkeypatch, journal_fd(rig), write=False, fsync=True)
+    card = FailingCard(rig, write=False, fsync=True)
     card.failing = True
     rig.at(t_start + 2 * NS_PER_S).down("left").pump()
     assert rig.view().players[1].running and rig.runner.clock.played_ns == (2 * NS_PER_S, 0)
@@ -237,7 +214,7 @@ def test_a_failing_fsync_never_stops_the_clock_and_the_next_one_catches_up(rig, 
 
 def choose_new_game_from_the_menu(rig) -> None:
     """The director's menu, as a director uses it: game length 26:00, then yES."""
-    rig.runner.board.command("menu")
+    rig.board.command("menu")
     rig.pump()
     while rig.texts()[0] != "LEn":
         rig.after_ms(50).tap("right")
@@ -298,29 +275,17 @@ def test_a_new_game_whose_journal_cannot_be_created_still_starts_and_is_journall
     assert len(recovered) == 1 and "2 input(s)" in recovered[0]
     rig.advance_ms(1_000)
     assert checkpoints  # checkpointing again, for the new journal
-    assert persist.parse_checkpoint((rig.state_dir / "checkpoint.json").read_bytes()).journal == "game-000002.jsonl"
+    assert parse_checkpoint((rig.state_dir / "checkpoint.json").read_bytes()).journal == "game-000002.jsonl"
 
 
 def test_a_new_game_with_a_failing_card_is_safe_at_the_real_file_calls(rig, monkeypatch, caplog):
-    """The same through the real store: os.write fails for the new journal's temp file."""
+    """The same through the real store: the card refuses the writes of the new journal's temp file."""
     caplog.set_level(logging.INFO)
     start_left(rig)
     rig.after_ms(1_000).tap("neutralise")
-    real_open, real_write = os.open, os.write
-    temp_fds: set[int] = set()
-
-    def fake_open(path, flags, *args):
-        fd = real_open(path, flags, *args)
-        (temp_fds.add if str(path).endswith(".tmp") and ".jsonl." in str(path) else temp_fds.discard)(fd)
-        return fd
-
-    def fake_write(fd, data):
-        if fd in temp_fds:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real_write(fd, data)
-
-    monkeypatch.setattr(persist.os, "open", fake_open)
-    monkeypatch.setattr(persist.os, "write", fake_write)
+    # the new journal's temporary file (rackside.atomic's .game-000002.jsonl.<pid>.tmp) cannot be written
+    rig.disk.fail("write", lambda fd, data: str(rig.disk.path_of(fd)).endswith(".tmp") and ".jsonl." in str(rig.disk.path_of(fd)),
+                  errno.ENOSPC)
     rig.runner.new_game(20 * 60_000, rig.now)
     rig.pump()
     assert rig.runner.pending_new_game and rig.texts() == ("20:00", "20:00")
@@ -330,7 +295,7 @@ def test_a_new_game_with_a_failing_card_is_safe_at_the_real_file_calls(rig, monk
     assert len(journal_errors(caplog)) == 1
     assert sorted(p.name for p in (rig.state_dir / "journals").iterdir()) == ["game-000001.jsonl"]
     rig.runner.close()  # a stop while the journal is missing: no checkpoint, nothing raised
-    assert persist.parse_checkpoint((rig.state_dir / "checkpoint.json").read_bytes()).journal == "game-000001.jsonl"
+    assert parse_checkpoint((rig.state_dir / "checkpoint.json").read_bytes()).journal == "game-000001.jsonl"
 
 
 # --- Checkpoint outages ------------------------------------------------------------------------------
@@ -339,15 +304,8 @@ def test_a_new_game_with_a_failing_card_is_safe_at_the_real_file_calls(rig, monk
 def test_checkpoint_failures_are_logged_once_per_outage_while_the_clock_runs(rig, monkeypatch, caplog):
     caplog.set_level(logging.INFO)
     start_left(rig)
-    real_replace = os.replace
     card = {"failing": True}
-
-    def replace(src, dst):
-        if card["failing"] and str(dst).endswith("checkpoint.json"):
-            raise OSError(errno.EIO, "Input/output error")
-        return real_replace(src, dst)
-
-    monkeypatch.setattr(persist.os, "replace", replace)
+    rig.disk.fail("replace", lambda src, dst: card["failing"] and dst.name == "checkpoint.json", errno.EIO)
 
     def errors():
         return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR and "checkpoint" in r.getMessage()]

@@ -119,7 +119,7 @@ def test_the_key_line_follows_the_menu(rig):
     w = SimWindow(rig.board, rig.displays, key_help=rig.runner.menu_help)
     try:
         assert w.key_line().startswith("Left Shift / z: left")
-        rig.runner.board.command("menu")
+        rig.board.command("menu")
         rig.pump()
         assert w.key_line() == "director's menu   Left Shift / z: (first item)   Space: adjust P1's time   Right Shift / m: next item"
         before = w._state()

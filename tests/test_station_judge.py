@@ -53,9 +53,9 @@ def test_a_lexicon_chosen_with_the_command_is_used_at_the_next_idle_screen(stati
 
 
 def test_the_station_finds_a_challenge_by_its_short_id(station):
-    station.carry_out(Judge(("CAT",), None, "runner"))
+    station.effects.carry_out(Judge(("CAT",), None, "runner"))
     v = station.station.verdict
     assert len(v.short_id) == 6 and v.challenge_id.upper().endswith(v.short_id)
-    station.carry_out(Readjudicate(v.short_id))
+    station.effects.carry_out(Readjudicate(v.short_id))
     assert station.station.readj is not None and station.station.readj.row.challenge_id == v.challenge_id
     assert "agrees with the original" in station.station.readj.message

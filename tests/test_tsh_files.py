@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall.console import jsliteral, tshfiles
-from rackside.hall.console.tshfiles import TshError
+from rackside.hall.console import jsliteral, tsh
+from rackside.hall.console.tsh import TshError
 
 DATA = Path(__file__).parent / "data" / "tsh"
 EVENTS = {"july4-2025": ["A", "B"], "albany-2024": ["A", "B", "C"]}
 
 
-def read_t(rel: str, encoding: str = tshfiles.DEFAULT_ENCODING, inline: bool = False) -> tshfiles.Division:
+def read_t(rel: str, encoding: str = tsh.DEFAULT_ENCODING, inline: bool = False) -> tsh.Division:
     path = DATA / rel
-    return tshfiles.parse_t(tshfiles.decode_t(path.read_bytes(), encoding), path.stem.upper(), rel, inline)
+    return tsh.parse_t(tsh.decode_t(path.read_bytes(), encoding), path.stem.upper(), rel, inline)
 
 
 def tsh_reference(name: str) -> tuple[list[dict], str | None]:
@@ -34,7 +34,7 @@ def tsh_reference(name: str) -> tuple[list[dict], str | None]:
     return players, error
 
 
-def as_tsh_holds(p: tshfiles.Player) -> dict:
+def as_tsh_holds(p: tsh.Player) -> dict:
     """One of our players in the shape TFile.pm's ReadLine returns (numbers as text, 00 as null)."""
     text = lambda xs: [None if x is None else str(x) for x in xs]  # noqa: E731
     return {"id": p.number, "name": p.name, "rating": p.rating, "pairings": text(p.opponents),
@@ -119,7 +119,7 @@ def test_no_board_is_reported_not_dropped():
 def test_real_tourney_js_loads_every_division_and_matches_its_t_files(event):
     text = (DATA / event / "tourney.js").read_text(encoding="utf-8")
     assert text.count("undefined") > 100  # as TSH writes it
-    divisions = tshfiles.parse_tourney_js(text, f"{event}/tourney.js")
+    divisions = tsh.parse_tourney_js(text, f"{event}/tourney.js")
     assert [d.name for d in divisions] == EVENTS[event]
     for d in divisions:
         assert not d.problems
@@ -134,7 +134,7 @@ def test_real_tourney_js_loads_every_division_and_matches_its_t_files(event):
 @pytest.mark.parametrize("event", sorted(EVENTS))
 def test_no_player_is_silently_dropped_in_any_round(event):
     """Every round of every division: each paired player is in a game, has a bye, or is named in a problem."""
-    for d in tshfiles.parse_tourney_js((DATA / event / "tourney.js").read_text(encoding="utf-8"), event):
+    for d in tsh.parse_tourney_js((DATA / event / "tourney.js").read_text(encoding="utf-8"), event):
         for r in range(1, d.rounds + 1):
             games, byes, problems = d.round_plan(r)
             placed = {p.number for g in games for p in (g.first, g.second)} | set(byes)
@@ -144,33 +144,33 @@ def test_no_player_is_silently_dropped_in_any_round(event):
 
 
 def test_real_events_byes_and_a_division_not_yet_paired():
-    july4 = {d.name: d for d in tshfiles.parse_tourney_js((DATA / "july4-2025/tourney.js").read_text(encoding="utf-8"))}
+    july4 = {d.name: d for d in tsh.parse_tourney_js((DATA / "july4-2025/tourney.js").read_text(encoding="utf-8"))}
     games, byes, problems = july4["A"].round_plan(1)
     assert len(games) == 25 and byes == [35] and not problems
     assert july4["B"].rounds == 0 and july4["B"].round_plan(1) == ([], [], [])  # a division without boards yet
-    albany = {d.name: d for d in tshfiles.parse_tourney_js((DATA / "albany-2024/tourney.js").read_text(encoding="utf-8"))}
+    albany = {d.name: d for d in tsh.parse_tourney_js((DATA / "albany-2024/tourney.js").read_text(encoding="utf-8"))}
     assert albany["C"].round_plan(1)[1] == [25]
 
 
 def test_reformatted_tourney_js_reads_too():
     """Live-coverage sites pass tourney.js on reformatted: unquoted keys, trailing commas, // comments."""
-    divisions = tshfiles.parse_tourney_js((DATA / "reformatted-tourney.js").read_text(encoding="utf-8"))
+    divisions = tsh.parse_tourney_js((DATA / "reformatted-tourney.js").read_text(encoding="utf-8"))
     assert len(divisions) == 2 and all(d.players and not d.problems for d in divisions)
 
 
 def test_config_tsh_divisions_tables_and_options():
-    cfg = tshfiles.parse_config((DATA / "july4-2025/config.tsh").read_text(encoding="utf-8"))
+    cfg = tsh.parse_config((DATA / "july4-2025/config.tsh").read_text(encoding="utf-8"))
     assert cfg.divisions == [("A", "a.t"), ("B", "b.t")]
     assert cfg.tables("a")[:5] == ["A1", "A2", "A3", "A4", "A4"] and cfg.tables("B")[:2] == ["B1", "B2"]
     assert cfg.tables("C") is None
     assert cfg.max_score == 1499 and cfg.encoding == "latin-1" and not cfg.inline_comments
-    cfg = tshfiles.parse_config("\ufeff# c\r\ndivision x x.t\r\nconfig max_score = 999\r\nconfig tfile_encoding = 'utf8'\r\n"
+    cfg = tsh.parse_config("\ufeff# c\r\ndivision x x.t\r\nconfig max_score = 999\r\nconfig tfile_encoding = 'utf8'\r\n"
                                 "config inline_comments = 1\r\nconfig tables = { 'X' => [1..3, 7], y => [qw(9 10)] }\r\nautopair x 0 1 rr x\r\n")
     assert (cfg.max_score, cfg.encoding, cfg.inline_comments) == (999, "utf8", True)
     assert cfg.tables("X") == ["1", "2", "3", "7"] and cfg.options["tables"]["y"] == [9, 10]
     with pytest.raises(TshError, match="no 'division NAME FILE' line"):
-        tshfiles.parse_config("config max_rounds = 7\n")
-    bad = tshfiles.parse_config("division a a.t\ndivision a b.t\ndivision c\nconfig tables = {'a' => [1..]\n", "ev/config.tsh")
+        tsh.parse_config("config max_rounds = 7\n")
+    bad = tsh.parse_config("division a a.t\ndivision a b.t\ndivision c\nconfig tables = {'a' => [1..]\n", "ev/config.tsh")
     assert bad.divisions == [("a", "a.t")] and len(bad.problems) == 3
     assert all(p.startswith("ev/config.tsh:") for p in bad.problems)
 
@@ -184,9 +184,9 @@ def test_js_literal_reads_what_tsh_writes_and_refuses_the_rest():
         with pytest.raises(jsliteral.JsLiteralError, match=where.replace("(", r"\(")):
             jsliteral.parse(bad)
     with pytest.raises(TshError, match="not TSH's tourney.js"):
-        tshfiles.parse_tourney_js("newt={config:{}};")
+        tsh.parse_tourney_js("newt={config:{}};")
 
 
 def test_t_file_that_is_no_t_file_is_refused_whole():
     with pytest.raises(TshError, match="no player lines"):
-        tshfiles.parse_t("# only a comment\n", "a")
+        tsh.parse_t("# only a comment\n", "a")

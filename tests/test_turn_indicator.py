@@ -119,7 +119,7 @@ def test_the_clock_lights_the_leds_on_its_gpio_pins(clock):
         advance(clock, 250)
         states.append(pins(clock))
     assert set(states) == {(True, True), (False, False)}  # both blink, together
-    clock.runner.board.command("menu")  # the director's menu (the clock stays neutralised): still blinking
+    clock.board.command("menu")  # the director's menu (the clock stays neutralised): still blinking
     advance(clock, 100)
     seen = set()
     for _ in range(6):

@@ -32,9 +32,11 @@ from starlette.routing import Route
 
 from rackside.hall import commands
 
-from . import auth, limits, results, tsh
+from . import auth, devices, limits, results, tsh
+from .event import Event, decode_upload
 from .guard import BodyLimit, SecurityHeaders
-from .hallstate import HallState
+from .hallstate import RESEND_ID, HallState
+from .resultstore import ResultStore
 from .hub import Hub, sse
 
 log = logging.getLogger("rackside.hall.console")
@@ -47,8 +49,10 @@ class Console:
     """The console's state and its edges: the hall state, the open pages, and a way to send."""
 
     def __init__(self, hall: str, password_hash: str, send: Callable[[int, dict], None] | None = None,
-                 sessions: auth.Sessions | None = None) -> None:
+                 sessions: auth.Sessions | None = None, store: ResultStore | None = None) -> None:
         self.state = HallState(hall)
+        self.event = Event(store or ResultStore(None))  # every division, the seating, the results store
+        self.seating_problems: list[str] = []  # games of the round that cannot be put on a table
         self.password_hash = password_hash
         self.hub = Hub()
         self.throttle = auth.Throttle()
@@ -57,17 +61,23 @@ class Console:
         # tries sent all at once must queue here, or a burst of any size passes the check before one fails.
         self.login_lock = asyncio.Lock()
         self.send = send  # (table, command) -> None; set once the bridge exists
-        self.divisions: dict[str, tsh.Division] = {}
         self.broker_up = False
         self.loop: asyncio.AbstractEventLoop | None = None
         # the broker connection (serve.Bridge), started by the app's lifespan once the event loop
         # runs: messages it delivers before that would have nowhere to go (issue 17.1)
         self.bridge = None
+        self.fleet = None  # devices.FleetService: the Devices page's own broker connection
+        self.gaps_since: dict[tuple, float] = {}  # (table, game, first, last) -> when first seen
+        self.resent_at: dict[int, float] = {}  # table -> when its clock may next be asked to resend
+        self.refusals: dict[int, int] = {}  # table -> resends refused in a row (each doubles the wait)
 
     # called on the event loop (the bridge hands messages over with call_soon_threadsafe)
     def on_message(self, topic: str, payload: bytes) -> None:
         for kind, data in self.state.on_message(topic, payload):
-            self.hub.publish(kind, data)
+            if kind == "resend_ack":
+                self.resend_answered(data["table"], data["ok"])
+            else:
+                self.hub.publish(kind, data)
 
     def on_connection(self, up: bool, why: str) -> None:
         self.broker_up = up
@@ -88,18 +98,69 @@ class Console:
     def connection_threadsafe(self, up: bool, why: str) -> None:
         self.loop.call_soon_threadsafe(self.on_connection, up, why)
 
-    def apply_pairings(self) -> None:
-        div = self.divisions.get(self.state.round.division)
-        if div is None:
-            return
-        for kind, data in self.state.set_players(div.pairings(self.state.round.number)):
-            self.hub.publish(kind, data)
+    def ask_for_gaps(self, now: float) -> list[dict]:
+        """Ask each clock whose events have a gap (or whose state says there are more, or a result)
+        to resend them from its journal (docs/hall.md, `resend`). A gap must have lasted
+        GAP_GRACE_S (events still on their way fill it), a table is asked at most once every
+        RESEND_EVERY_S, and at most RESENDS_AT_ONCE tables a round."""
+        gaps = {g: self.gaps_since.get(g, now) for g in self.state.gaps()}
+        self.gaps_since = gaps
+        sent = []
+        for (n, game, first, last), since in sorted(gaps.items(), key=lambda kv: kv[1]):
+            if len(sent) >= limits.RESENDS_AT_ONCE:
+                break
+            if now - since < limits.GAP_GRACE_S or now < self.resent_at.get(n, 0.0):
+                continue
+            cmd = {"id": f"{RESEND_ID}{uuid.uuid4().hex[:12]}", "cmd": "resend", "game": game, "from_seq": first}
+            if last is not None:
+                cmd["to_seq"] = last
+            try:
+                self.send(n, cmd)
+            except ConnectionError:
+                break
+            wait = min(limits.RESEND_EVERY_S * 2 ** self.refusals.get(n, 0), limits.RESEND_BACKOFF_MAX_S)
+            self.resent_at[n] = now + wait
+            sent.append({"table": n, **cmd})
+        for n in [n for n, t in self.resent_at.items() if t < now and n not in {g[0] for g in gaps}]:
+            del self.resent_at[n]
+        return sent
 
-    def import_tsh(self, divisions: list[tsh.Division]) -> list[str]:
-        for d in divisions:
-            self.divisions[d.name] = d
-        self.apply_pairings()
-        return [p for d in divisions for p in d.problems]
+    def resend_answered(self, n: int, ok: bool) -> None:
+        """A clock that refuses (no such journal, or busy: the ack says when) is asked again later
+        and later, up to RESEND_BACKOFF_MAX_S; one that answers, at the usual pace."""
+        if ok:
+            self.refusals.pop(n, None)
+        elif len(self.refusals) < limits.MAX_TABLE or n in self.refusals:
+            self.refusals[n] = min(self.refusals.get(n, 0) + 1, 16)
+
+    async def watch_gaps(self) -> None:
+        while True:
+            await asyncio.sleep(limits.GAP_CHECK_S)
+            if self.send is not None and self.broker_up:
+                for cmd in self.ask_for_gaps(self.loop.time()):
+                    log.info("console: asked table %d for %s events %s-%s", cmd["table"], cmd["game"], cmd["from_seq"],
+                             cmd.get("to_seq", "end"))
+
+    def apply_pairings(self) -> list[str]:
+        """Seat every division's games of the round (hall-wide tables); returns what cannot be placed."""
+        rd = self.state.round.number
+        seats, self.seating_problems = self.event.seating(rd)
+        for kind, data in self.state.set_seats(seats, self.event.finals(rd)):
+            self.hub.publish(kind, data)
+        self.hub.publish("divisions", self.divisions_view())
+        return self.seating_problems
+
+    def import_tsh(self, files: dict[str, bytes]) -> list[str]:
+        """TSH files (name -> bytes) into the event; returns every problem, each naming file and line."""
+        problems = self.event.import_files(files)
+        return problems + self.apply_pairings()
+
+    def divisions_view(self) -> dict:
+        return {"divisions": self.event.summary(),
+                "tsh_problems": (self.event.problems + self.seating_problems)[:limits.MAX_PROBLEMS_SHOWN]}
+
+    def snapshot(self) -> dict:
+        return {**self.state.snapshot(), **self.divisions_view()}
 
 
 def console_of(conn: HTTPConnection) -> Console:
@@ -224,7 +285,7 @@ async def events(request: Request) -> Response:
     stream = console.hub.open()
     if stream is None:
         return _bad(f"too many event streams open (at most {limits.MAX_STREAMS})", 503)
-    first = {**console.state.snapshot(), "broker_up": console.broker_up, "user": request.user.display_name,
+    first = {**console.snapshot(), "broker_up": console.broker_up, "user": request.user.display_name,
              "server_now": _now_iso()}
 
     async def body():
@@ -248,7 +309,7 @@ async def events(request: Request) -> Response:
 
 @requires(DIRECTOR, status_code=401)
 async def snapshot(request: Request) -> Response:
-    return JSONResponse(console_of(request).state.snapshot())
+    return JSONResponse(console_of(request).snapshot())
 
 
 @requires(DIRECTOR, status_code=401)
@@ -291,8 +352,8 @@ async def set_round(request: Request) -> Response:
     try:
         body = await _json(request)
         rd = console.state.round
-        if "division" in body:
-            rd.division = str(body["division"]).strip()[:40] or rd.division
+        if "division" in body:  # the division on screen ("" for all): results are never touched
+            rd.division = str(body["division"] or "").strip()[:40]
         if "number" in body:
             rd.number = _int(body["number"], "round", 1, 999)
         if "start" in body:
@@ -303,7 +364,7 @@ async def set_round(request: Request) -> Response:
             rd.game_time_ms = _int(body["game_time_ms"], "game_time_ms", 60_000, 180 * 60_000)
     except (ValueError, TypeError) as e:
         return _bad(str(e))
-    console.state.rows = {k: v for k, v in console.state.rows.items() if v.round == rd.number and v.division == rd.division}
+    console.event.save_round(rd.as_dict())
     console.apply_pairings()
     console.hub.publish("round", rd.as_dict())
     return JSONResponse(rd.as_dict())
@@ -311,56 +372,83 @@ async def set_round(request: Request) -> Response:
 
 @requires(DIRECTOR, status_code=401)
 async def tsh_import(request: Request) -> Response:
+    """`{"files": [{"name", "data" (base64)}, ...]}`: config.tsh with its .t files, .t files, tourney.js."""
+    console = console_of(request)
     try:
         body = await _json(request)
-        name, text = str(body.get("name") or "a.t"), str(body.get("text") or "")
-        if name.endswith(".js") or text.lstrip().startswith("newt"):
-            divisions = tsh.parse_tourney_js(text, name)
-        else:
-            divisions = [tsh.parse_t(text, name=name.rsplit("/", 1)[-1].removesuffix(".t"), source=name)]
+        items = body.get("files") if "files" in body else [body]
+        if not isinstance(items, list) or not items:
+            raise ValueError("files must be a non-empty list of {name, data}")
+        problems = console.import_tsh(dict(decode_upload(i) for i in items))
     except (ValueError, tsh.TshError) as e:
         return _bad(str(e))
-    problems = console_of(request).import_tsh(divisions)
-    return JSONResponse({"divisions": [{"name": d.name, "players": len(d.players)} for d in divisions],
-                         "problems": problems})
+    return JSONResponse({**console.divisions_view(), "problems": problems[:limits.MAX_PROBLEMS_SHOWN]})
 
 
 @requires(DIRECTOR, status_code=401)
 async def result(request: Request) -> Response:
+    """A table's result: with `slip` (and `margin`, `decision`, `correction`) it is worked out; with
+    `confirm: true` it is recorded in the store (results.py and event.py say how)."""
     console = console_of(request)
     n = request.path_params["n"]
     try:
         body = await _json(request)
-        final, slip = _final_for(console, n, body)
+        _check_result_body(body)
+        t = console.state.tables.get(n)
+        if t is None:
+            return _bad("no such table", 404)
+        out = console.event.result(t, body, request.user.display_name, _now_iso())
     except (ValueError, results.ResultError) as e:
-        return _bad(str(e))
-    out = {"scores": list(final.scores), "penalties": list(final.penalties), "note": final.note,
-           "needs_director": final.needs_director}
-    if body.get("confirm") is True:
-        console.state.confirm(n, slip, final, request.user.display_name)
+        return _bad(str(e), 409 if isinstance(e, results.ResultError) and "decision with a reason first" in str(e) else 400)
+    if out.get("confirmed"):
         console.hub.publish("table", console.state.tables[n].tile())
-        log.info("console: %s confirmed table %d: %s", request.user.display_name, n, final.scores)
-        out["confirmed"] = True
+        log.info("console: %s recorded table %d (division %s round %s): %s (%s)", request.user.display_name, n,
+                 out["division"], out["round"], out["scores"], out["recorded"])
     return JSONResponse(out)
+
+
+def _export_target(request: Request) -> tuple[str, int]:
+    """?division=&round= (default: the division on screen, the current round)."""
+    console = console_of(request)
+    rd = console.state.round
+    division = request.query_params.get("division") or rd.division
+    if not division:
+        names = list(console.event.divisions)
+        if len(names) != 1:
+            raise ValueError(f"name the division to export (?division=): one of {', '.join(names) or 'none imported'}")
+        division = names[0]
+    return division[:40], _int(request.query_params.get("round", rd.number), "round", 1, 999)
 
 
 @requires(DIRECTOR, status_code=401)
 async def export_csv(request: Request) -> Response:
-    state = console_of(request).state
-    rd = state.round
-    return Response(results.to_csv(list(state.rows.values())), media_type="text/csv",
-                    headers={"Content-Disposition": f'attachment; filename="{rd.division}-round{rd.number}.csv"'})
+    try:
+        division, rnd = _export_target(request)
+    except ValueError as e:
+        return _bad(str(e))
+    rows = console_of(request).event.export_rows(division, rnd)
+    return Response(results.to_csv(rows), media_type="text/csv",
+                    headers={"Content-Disposition": f'attachment; filename="{division}-round{rnd}.csv"'})
 
 
 @requires(DIRECTOR, status_code=401)
 async def export_tsh(request: Request) -> Response:
-    state = console_of(request).state
-    rd = state.round
-    ex = results.to_tsh(rd.division, rd.number, list(state.rows.values()))
-    headers = {"Content-Disposition": f'attachment; filename="{rd.division}-round{rd.number}.tsh"'}
+    try:
+        division, rnd = _export_target(request)
+    except ValueError as e:
+        return _bad(str(e))
+    ex = results.to_tsh(division, rnd, console_of(request).event.export_rows(division, rnd))
+    headers = {"Content-Disposition": f'attachment; filename="{division}-round{rnd}.tsh"'}
     if ex.missing:
         headers["X-Rackside-Missing-Tables"] = ",".join(map(str, ex.missing))
     return PlainTextResponse(ex.text, headers=headers)
+
+
+@requires(DIRECTOR, status_code=401)
+async def audit(request: Request) -> Response:
+    """Who confirmed or changed which result, when, before and after (newest first)."""
+    division = request.query_params.get("division") or None
+    return JSONResponse({"audit": console_of(request).event.store.audit(division)})
 
 
 async def no_favicon(request: Request) -> Response:
@@ -384,6 +472,8 @@ ROUTES = [
     Route("/api/result/{n:int}", result, methods=["POST"]),
     Route("/api/export/round.csv", export_csv),
     Route("/api/export/tsh.txt", export_tsh),
+    Route("/api/audit", audit),
+    *devices.ROUTES,  # the Devices page (devices.py)
 ]
 
 
@@ -391,11 +481,13 @@ ROUTES = [
 async def lifespan(app: Starlette):
     console: Console = app.state.console
     console.loop = asyncio.get_running_loop()
+    gaps = asyncio.create_task(console.watch_gaps())
     if console.bridge is not None:
         console.bridge.start()
     try:
         yield
     finally:
+        gaps.cancel()
         if console.bridge is not None:
             console.bridge.stop()
 
@@ -474,17 +566,24 @@ def _command(body: dict, console: Console, by: str) -> dict:
     return cmd
 
 
-def _final_for(console: Console, n: int, body: dict) -> tuple[results.Final, tuple | None]:
-    t = console.state.tables.get(n)
-    if t is None or t.result is None:
-        raise results.ResultError(f"table {n} has no clock result yet")
-    res = results.ClockResult.from_event(n, t.result.get("game"), t.result)
+def _check_result_body(body: dict) -> None:
+    """Types at the boundary: two whole numbers for a slip (a text "12" is not the slip 1-2), a whole
+    margin, a decision object with its scores and reason, a correction's reason as text."""
     slip = body.get("slip")
     if slip is not None:
-        # two whole numbers: a text "12" is not the slip 1-2
         if not isinstance(slip, list) or len(slip) != 2:
             raise results.ResultError("type both scores")
-        slip = tuple(_int(x, "score", -10_000, 10_000) for x in slip)
-    margin = body.get("margin")
-    margin = None if margin in (None, "") else _int(margin, "margin", 0, 10_000)
-    return results.final_scores(res, slip, margin), slip
+        body["slip"] = [_int(x, "score", -10_000, 10_000) for x in slip]
+    if body.get("margin") not in (None, ""):
+        body["margin"] = _int(body["margin"], "margin", 0, 10_000)
+    decision = body.get("decision")
+    if decision is not None:
+        if not isinstance(decision, dict) or not isinstance(decision.get("reason", ""), str):
+            raise ValueError("decision must be {scores: [side 1, side 2], reason: text}")
+        scores = decision.get("scores")
+        if scores is not None:
+            if not isinstance(scores, list) or len(scores) != 2:
+                raise ValueError("decision scores must be two whole numbers")
+            decision["scores"] = [_int(x, "score", -10_000, 10_000) for x in scores]
+    if not isinstance(body.get("correction", ""), str):
+        raise ValueError("correction must be the reason, as text")

@@ -6,9 +6,9 @@
     credentials = "director.toml"      # the director's broker credentials (from `rackside hall provision`)
     password = "scrypt:16384:8:1:..."  # the director's login (`rackside hall console --hash-password`)
     listen = "127.0.0.1:8080"          # where the page is served
-    tsh = ["a.t"]                      # optional: TSH files to import at start
+    tsh = ["config.tsh", "a.t", "b.t"] # optional: TSH files to import at start (config.tsh and its .t files, or tourney.js)
     round = 1
-    division = "a"
+    division = "A"                     # optional: the division on screen at start (default: all)
 
 A bad value names its key and what is allowed (one clear line), and the console does not start.
 """
@@ -39,7 +39,7 @@ class ConsoleConfig:
     listen_port: int = 8080
     tsh: list[Path] = field(default_factory=list)
     round: int = 1
-    division: str = "a"
+    division: str = ""  # the division on screen at start; "" shows every division
     ca_file: str | None = None
     base: Path = Path(".")
 
@@ -98,6 +98,6 @@ def load(path: Path) -> ConsoleConfig:
     return ConsoleConfig(
         hall=hall, url=url, username=user, mqtt_password=mpw, password_hash=pw,
         listen_host=host.strip("[]"), listen_port=int(port), tsh=[base / x for x in tsh],
-        round=int(c.get("round", 1)), division=str(c.get("division", "a")),
+        round=int(c.get("round", 1)), division=str(c.get("division", "")),
         ca_file=c.get("ca_file"), base=base,
     )

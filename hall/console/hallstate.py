@@ -22,7 +22,9 @@ from rackside.hall import topics
 
 from . import contract, limits
 from .contract import Refused, default_rules
-from .results import ClockResult, Final, Row
+
+
+RESEND_ID = "resend-"  # the ids of the console's own resend requests
 
 
 @dataclass
@@ -35,6 +37,7 @@ class Game:
     missing: list = field(default_factory=list)
     known: int = 0
     result: bool = False
+    ended: bool = False  # the clock's state says the game is over: its result is due
 
     def accept(self, seq: int) -> bool:
         """True for an event not seen before (new, or filling a gap); False for a repeat."""
@@ -51,12 +54,15 @@ class Game:
                 return True
         return False
 
-    def first_missing(self) -> int | None:
-        """The first seq the console lacks: in a gap, or after the last event it has when the
-        clock's state says there are more."""
+    def first_missing(self) -> tuple[int, int | None] | None:
+        """What to ask the clock for: the first gap ([first, last]), or everything after the last
+        event the console has (last None: the result too) when the clock's state says there are
+        more events, or that the game ended and no result has come."""
         if self.missing:
-            return self.missing[0][0]
-        return self.high + 1 if self.known > self.high else None
+            return self.missing[0][0], self.missing[0][1]
+        if self.known > self.high or (self.ended and not self.result):
+            return self.high + 1, None
+        return None
 
 
 class Seqs:
@@ -80,27 +86,53 @@ class Table:
     n: int
     status: str | None = None  # "online" / "offline" (the Last Will)
     state: dict | None = None  # the retained snapshot, as checked
-    names: tuple[str, str] = ("", "")
-    numbers: tuple[int | None, int | None] = (None, None)  # TSH player numbers
+    seat: dict | None = None  # this round's game here (hallplan.Seat.as_dict): division, label, players
     challenge: dict | None = None  # a station's challenge in progress for this table
     result: dict | None = None  # the clock's result event, once the game ends
-    final: dict | None = None  # the confirmed result (scores with penalties)
+    result_seat: dict | None = None  # the seat when that result came (a result belongs to one game)
+    final: dict | None = None  # the confirmed result of the seat's game, from the results store
     history: deque = field(default_factory=lambda: deque(maxlen=limits.HISTORY))
     problems: deque = field(default_factory=lambda: deque(maxlen=limits.PROBLEMS_PER_DEVICE))
     seqs: Seqs = field(default_factory=Seqs)
 
+    @property
+    def names(self) -> tuple[str, str]:
+        return tuple(self.seat["names"]) if self.seat else ("", "")
+
+    @property
+    def numbers(self) -> tuple[int | None, int | None]:  # TSH player numbers, clock side 1 and 2
+        return tuple(self.seat["numbers"]) if self.seat else (None, None)
+
+    def current_result(self) -> dict | None:
+        """The clock's result if it is of this round's game here (not a game of another division
+        or round that was seated here before)."""
+        if self.result is None or seat_key(self.result_seat) != seat_key(self.seat):
+            return None
+        return self.result
+
     def tile(self) -> dict:
         """What a tile needs; the page derives the live times and the tile's class itself."""
+        seat = self.seat or {}
         return {
             "table": self.n,
             "status": self.status,
             "state": self.state,
             "names": list(self.names),
+            "division": seat.get("division"),
+            "label": seat.get("label"),
+            "round": seat.get("round"),
             "challenge": None if self.challenge is None else _public_challenge(self.challenge),
-            "result": self.result,
+            "result": self.current_result(),
             "final": self.final,
             "problems": list(self.problems),
         }
+
+
+def seat_key(seat: dict | None) -> tuple | None:
+    """A game's identity: division, round and the two TSH player numbers (the results store's key)."""
+    if not seat:
+        return None
+    return (seat["division"], seat["round"], tuple(sorted(seat["numbers"])))
 
 
 def _public_challenge(c: dict) -> dict:
@@ -116,7 +148,7 @@ class Station:
 
 @dataclass
 class Round:
-    division: str = "a"
+    division: str = ""  # the division on screen; "" shows every division
     number: int = 1
     start: float | None = None  # scheduled start, wall-clock epoch seconds
     late_after_s: int = 300  # a table not started this long after the start is an exception
@@ -134,7 +166,6 @@ class HallState:
         self.feed: deque = deque(maxlen=limits.FEED)
         self.challenges: OrderedDict[str, dict] = OrderedDict()  # "station/id" -> full challenge (with per-word results)
         self.round = Round()
-        self.rows: dict[int, Row] = {}  # table -> confirmed result of this round
         self.pending: OrderedDict[str, dict] = OrderedDict()  # command id -> command, until its ack
         self.problems: deque = deque(maxlen=limits.PROBLEMS)  # the hall's: devices the console does not know
 
@@ -200,9 +231,11 @@ class HallState:
             if old.get("game") == data["game"] and data["seq"] < old.get("seq", 0):
                 return []  # an older snapshot delivered late
             if old.get("game") not in (None, data["game"]):
-                t.result = t.final = None  # a new game on this table
+                t.result = t.result_seat = None  # a new game on this table
             t.state = data
-            t.seqs.game(data["game"]).known = max(t.seqs.game(data["game"]).known, data["seq"])
+            g = t.seqs.game(data["game"])
+            g.known = max(g.known, data["seq"])
+            g.ended = g.ended or data["phase"] == "ended"
             return [("table", t.tile())]
         if leaf == "event" and data["kind"] == "input":
             if not t.seqs.game(data["game"]).accept(data["seq"]):
@@ -215,10 +248,14 @@ class HallState:
                 return []
             g.result = True
             if (t.state or {}).get("game") in (None, data["game"]):
-                t.result = data
+                t.result, t.result_seat = data, t.seat
             t.history.append(data)
             return [("event", {"table": n, "event": data}), ("table", t.tile())]
         if leaf == "ack":
+            if str(data["id"]).startswith(RESEND_ID):
+                # the console's own request for missing events: what it brings is the history; the
+                # ack only tells the console whether to ask again soon
+                return [("resend_ack", {"table": n, "ok": data["ok"]})]
             cmd = self.pending.pop(str(data["id"]), None)
             t.history.append({**data, "kind": "ack", "command": cmd})
             return [("ack", {"table": n, "ack": data, "command": cmd})]
@@ -262,15 +299,16 @@ class HallState:
 
     # --- gaps -------------------------------------------------------------------------------------
 
-    def gaps(self) -> list[tuple[int, str, int]]:
-        """(table, game, first missing seq) for each table's latest game that lacks events."""
+    def gaps(self) -> list[tuple[int, str, int, int | None]]:
+        """(table, game, first, last) for each table's latest game that lacks events (last None:
+        everything from first on, and the result)."""
         out = []
         for n, t in self.tables.items():
             if t.seqs.games:
                 name, g = next(reversed(t.seqs.games.items()))
-                first = g.first_missing()
-                if first is not None:
-                    out.append((n, name, first))
+                want = g.first_missing()
+                if want is not None:
+                    out.append((n, name, *want))
         return out
 
     # --- the director's side -----------------------------------------------------------------
@@ -282,27 +320,23 @@ class HallState:
         if n in self.tables:
             self.tables[n].history.append({**cmd, "kind": "command"})
 
-    def set_players(self, pairings: dict[int, tuple]) -> list:
-        """TSH pairings for the round: table -> (side 1 player, side 2 player)."""
+    def set_seats(self, seats: dict[int, dict], finals: dict[tuple, dict]) -> list:
+        """The hall's seating for the round (table -> hallplan seat as a dict) and the confirmed
+        results by seat_key. A table no longer seated loses its players and notes: nothing of another
+        division or round stays on it (its clock result stays, shown again if that game returns)."""
         out = []
-        for n, (a, b) in pairings.items():
-            if not 1 <= n <= limits.MAX_TABLE:
-                continue
+        seats = {n: s for n, s in seats.items() if 1 <= n <= limits.MAX_TABLE}
+        for n in sorted(set(seats) | {n for n, t in self.tables.items() if t.seat is not None}):
             t = self.table(n)
-            t.names = (a.name, b.name)
-            t.numbers = (a.number, b.number)
+            seat = seats.get(n)
+            final = finals.get(seat_key(seat)) if seat else None
+            if t.seat == seat and t.final == final:
+                continue
+            t.seat, t.final = seat, final
+            if t.result is not None and t.result_seat is None:
+                t.result_seat = seat  # a result that came before any TSH file: the game first seated here
             out.append(("table", t.tile()))
         return out
-
-    def confirm(self, n: int, slip, final: Final, by: str) -> Row:
-        t = self.tables.get(n)
-        if t is None or t.result is None:
-            raise KeyError(f"table {n} has no result yet")
-        res = ClockResult.from_event(n, t.result["game"], t.result)
-        row = Row(self.round.division, self.round.number, n, res, slip, final, t.numbers, t.names, by)
-        self.rows[n] = row
-        t.final = {"scores": list(final.scores), "penalties": list(final.penalties), "note": final.note, "by": by}
-        return row
 
     def snapshot(self) -> dict:
         return {
@@ -324,4 +358,5 @@ class HallState:
         if t is None:
             return None
         words = [c for c in self.challenges.values() if c.get("table") == n]
-        return {"tile": t.tile(), "history": list(t.history), "challenges": words, "numbers": list(t.numbers)}
+        return {"tile": t.tile(), "history": list(t.history), "challenges": words, "numbers": list(t.numbers),
+                "seat": t.seat}

@@ -8,7 +8,8 @@ so neither a faulty or hostile device nor an outsider on the hall's network can 
 from __future__ import annotations
 
 # --- HTTP: before anything is read or anyone is known -----------------------------------------
-MAX_BODY_BYTES = 256 * 1024  # a request body (the login's too); a TSH file is the largest we take
+MAX_BODY_BYTES = 2 * 1024 * 1024  # a request body (the login's too); TSH files are the largest we take:
+# an event's config.tsh and .t files, or its tourney.js (a 3-division one is 130 KB, base64 a third more)
 BODY_TIMEOUT_S = 30.0  # the whole body must arrive within this once the headers have
 MAX_HEADER_BYTES = 16 * 1024  # a request's line and headers (uvicorn's h11_max_incomplete_event_size)
 HEADER_TIMEOUT_S = 10.0  # a request's line and headers must arrive within this of the connection (or of the last response)
@@ -17,6 +18,10 @@ WRITE_STALL_S = 30.0  # a client that reads nothing of a response for this long 
 MAX_CONNECTIONS = 512  # open connections in all (uvicorn's limit_concurrency: a 503 above it)
 MAX_CONNECTIONS_PER_SOURCE = 64  # open connections from one address: more are closed at once
 BACKLOG = 128
+
+# --- TSH files -------------------------------------------------------------------------------------
+MAX_TSH_FILES = 64  # files in one import (config.tsh and a .t file per division)
+MAX_PROBLEMS_SHOWN = 500  # import and seating problems sent to the page at once (each names its file and line)
 
 # --- event streams -----------------------------------------------------------------------------
 MAX_STREAMS = 100  # open event streams (/api/events) in all: a 503 above it
@@ -48,4 +53,8 @@ MAX_GAP = 5000  # a table's missing seqs remembered per game; a wider gap is ask
 FEED = 300  # challenges in the feed
 CHALLENGES = 2000  # challenges kept with their per-word results (the oldest forgotten first)
 PENDING = 2000  # commands awaiting their ack
-RESEND_EVERY_S = 10.0  # at most one resend request a table in this long
+RESEND_EVERY_S = 10.0  # at most one resend request a table in this long ...
+RESEND_BACKOFF_MAX_S = 600.0  # ... doubling with each refusal in a row, up to this
+GAP_GRACE_S = 2.0  # a gap (or events a state says exist) this old is asked for: younger ones may be on their way
+GAP_CHECK_S = 1.0  # how often the gaps are looked at
+RESENDS_AT_ONCE = 20  # tables asked in one look (a restarted console asks every table, a few at a time)

@@ -20,15 +20,17 @@ import uvicorn
 
 from rackside import paths
 
-from . import tsh
 from . import limits
 from .app import Console, build_app
 from .auth import Sessions, session_secret
 from .bridge import Bridge
 from .config import ConsoleConfig
+from .devices import FleetService
 from .guard import GuardedH11
+from .resultstore import ResultStore
 
 log = logging.getLogger("rackside.hall.console")
+RESULTS_DB = "console-results.sqlite"  # every confirmed result and its audit trail (resultstore.py)
 SESSION_KEY = "console-session.key"  # the session-signing secret, in the state dir (auth.session_secret)
 SESSIONS = "console-sessions.json"  # the live sessions, in the state dir (auth.Sessions)
 
@@ -51,26 +53,32 @@ class CommandLog:
 
 
 def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
-    console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(paths.state_dir() / SESSIONS))
+    store = ResultStore(paths.state_dir() / RESULTS_DB)
+    console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(paths.state_dir() / SESSIONS), store=store)
     console.state.round.division = cfg.division
     console.state.round.number = cfg.round
-    for f in cfg.tsh:
-        text = Path(f).read_text(encoding="utf-8", errors="replace")  # the file is read here: tsh is pure
-        problems = console.import_tsh(tsh.parse(text, str(f)))
-        for p in problems:
+    saved = console.event.saved_round()  # the round the director last set, kept across a restart
+    if saved:
+        for key in ("division", "number", "start", "late_after_s", "game_time_ms"):
+            if key in saved:
+                setattr(console.state.round, key, saved[key])
+    for p in console.event.restore():  # the TSH files imported in the page before a restart
+        log.warning("TSH: %s", p)
+    if cfg.tsh:  # read here: tsh is pure; config.tsh with its .t files, or .t / tourney.js files
+        for p in console.import_tsh({str(f): Path(f).read_bytes() for f in cfg.tsh}):
             log.warning("TSH: %s", p)
+    console.apply_pairings()
     bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
                     console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
     cmdlog = CommandLog(paths.state_dir() / "console-commands.jsonl")
-    wire_fields = ("id", "cmd", "player", "players", "remaining_ms", "game_time", "rules", "seconds", "by", "reason", "at")
-
     def send(table: int, cmd: dict) -> None:
         cmdlog.append(table, cmd)
-        # what goes to the clock: only the fields its command parser takes (docs/hall.md)
-        bridge.command(table, {k: v for k, v in cmd.items() if k in wire_fields})
+        # what goes to the clock: the command as hall.commands checked it, without the console's own note
+        bridge.command(table, {k: v for k, v in cmd.items() if k != "sent_at"})
 
     console.send = send
     console.bridge = bridge
+    console.fleet = FleetService(cfg.hall, cfg.url, cfg.username, cfg.mqtt_password, cfg.ca_file)
     console.command_log = cmdlog.path
     return console, bridge
 
@@ -117,6 +125,7 @@ class ConsoleServer:
         self.server.should_exit = True  # the app's lifespan stops the bridge
         if self.thread:
             self.thread.join(10)
+        self.console.fleet.close()
 
 
 def run_foreground(cfg: ConsoleConfig) -> int:

@@ -51,7 +51,7 @@ class Broker:
         self.url = f"mqtts://127.0.0.1:{self.tls_port}" if tls else f"mqtt://127.0.0.1:{self.port}"
         run_as = getpass.getuser() if os.geteuid() == 0 else None  # root would drop to "mosquitto"
         self.devices = prov.provision(
-            self.dir, hall, prov.parse_tables(tables), stations, port=self.port, bind="127.0.0.1", run_as=run_as, url=self.url,
+            self.dir, hall, prov.parse_tables(tables) if tables else [], stations, port=self.port, bind="127.0.0.1", run_as=run_as, url=self.url,
             tls=tls, tls_port=self.tls_port or prov.TLS_PORT, names=["127.0.0.1", "localhost"],
         )
         self.proc: subprocess.Popen | None = None

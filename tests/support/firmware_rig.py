@@ -19,6 +19,7 @@ from rackside.hardware.board import Board
 from rackside.hardware.display import RecordingDisplay
 
 from support.clock import FakeClock
+from support.disk import Disk
 
 PINS = {"left": 17, "right": 27, "neutralise": 22}
 
@@ -37,15 +38,18 @@ class Rig:
         self.board = Board(PINS, buzzer_pin=12 if buzzer else None, pin_factory=self.factory, clock_ns=self.clock)
         self.displays = [RecordingDisplay("left"), RecordingDisplay("right")]
         self.state_dir = state_dir
-        self.store = GameStore(state_dir, self.rules, boot_id="test-boot")
+        self.disk = Disk()  # the card: faults are injected here (support.disk)
+        self.store = GameStore(state_dir, self.rules, boot_id="test-boot", disk=self.disk)
+        from rackside.firmware.buzzer_output import BuzzerOutput
+        from rackside.firmware.display_output import DisplaysOutput
+
+        built = [DisplaysOutput(self.displays), *([BuzzerOutput(self.board)] if buzzer else [])]
         self.runner = Runner(
             rules=self.rules,
             store=self.store,
-            displays=self.displays,
+            outputs=[*built, *runner_kwargs.pop("outputs", ())],
             events=self.board.events,
             clock_ns=self.clock,
-            board=self.board,
-            buzzer=buzzer,
             initially_down=self.board.initially_down(),
             **runner_kwargs,
         )

@@ -34,12 +34,14 @@ def clock_config(path: Path, broker, table: int, *, game_time: str = "1:00", url
 
 
 class LiveClock:
-    def __init__(self, config: Path, state_dir: Path) -> None:
+    def __init__(self, config: Path, state_dir: Path, *, device_id: str | None = None) -> None:
+        """`device_id`: a clock joining with a join file ([hall] join) says hello as this device."""
         from gpiozero.pins.mock import MockFactory
 
         from rackside.firmware.cli import Clock
 
-        args = argparse.Namespace(simulate=True, terminal=False, config=config, state_dir=state_dir, hall=None, hall_credentials=None)
+        args = argparse.Namespace(simulate=True, terminal=False, config=config, state_dir=state_dir, hall=None, hall_credentials=None,
+                                  hall_join=None, device_id=device_id)
         self.clock = Clock(args, pin_factory=MockFactory())
         self.clock.start()
         self.runner = self.clock.runner
@@ -53,10 +55,20 @@ class LiveClock:
         self.clock.board.drive(button, False)
         time.sleep(0.05)  # the release settles (15 ms debounce)
 
-    def command(self, name: str) -> None:
+    def command(self, name: str, at_ns: int | None = None) -> None:
+        """A simulator command ("end", "menu") now, or dated `at_ns` (this boot's monotonic clock):
+        sent once that moment has passed, so the clock acts on it as on a key pressed then, however
+        late a loaded machine delivers it (the runner applies each input at its own time)."""
         from rackside.firmware.messages import Command
 
-        self.runner.submit(Command(time.monotonic_ns(), name))
+        if at_ns is not None:
+            while (left := at_ns - time.monotonic_ns()) > 0:
+                time.sleep(left / 1e9)
+        self.runner.submit(Command(time.monotonic_ns() if at_ns is None else at_ns, name))
+
+    def texts(self) -> tuple[str, str]:
+        """What the displays show now."""
+        return tuple(self.runner.frame(time.monotonic_ns()).texts)
 
     def journal(self) -> list[dict]:
         import json
@@ -86,7 +98,7 @@ def die_after_applying(live: LiveClock, cid: str) -> None:
 def die_before_applying(live: LiveClock, cid: str) -> None:
     import signal
 
-    hall, submit = live.hall, live.hall.submit
+    worker, submit = live.hall.worker, live.hall.worker.submit
 
     def _submit(request):
         if request.args.get("command") == cid:  # never journalled: killed a moment later
@@ -94,7 +106,7 @@ def die_before_applying(live: LiveClock, cid: str) -> None:
             return
         submit(request)
 
-    hall.submit = _submit
+    worker.submit = _submit
 
 
 def main() -> int:

@@ -5,6 +5,7 @@ tests/conftest.py, so test modules use it without importing it)."""
 from __future__ import annotations
 
 import os
+import time
 
 os.environ["SDL_VIDEODRIVER"] = "dummy"  # before pygame initialises anything
 os.environ["SDL_AUDIODRIVER"] = "dummy"
@@ -131,6 +132,16 @@ def runner_judge(app, table: str, words: str):
     app.step()
 
 
+def wait_for_dockets(app: KioskApp, timeout: float = 5.0) -> None:
+    """Step the app until the printer's thread has answered every docket posted: the station never
+    waits for its printer (kiosk/printing.py); a test that checks the answer does."""
+    deadline = time.monotonic() + timeout
+    while app.effects.dockets.pending:
+        assert time.monotonic() < deadline, "the printer's thread did not answer in time"
+        time.sleep(0.002)
+        app.step()
+
+
 def records(tmp_path):
     return ChallengeLog(tmp_path / "log.jsonl", "hall-a").records()
 
@@ -141,3 +152,50 @@ def app(tmp_path, monkeypatch):
     a.clock = clock
     yield a
     a.shutdown()
+
+
+@pytest.fixture
+def director(app):
+    """The station on the director's screen (the PIN entered)."""
+    post_keys("ESCAPE")
+    app.step()
+    enter_pin(app, PIN)
+    assert app.station.screen == Screen.DIRECTOR
+    return app
+
+
+def judge(app, words: str):
+    """Self-adjudicate `words` from the idle screen; the verdict, once the result has gone (11 s)."""
+    post_keys(str(len(words.split())))
+    type_text(words)
+    post_keys("TAB")
+    app.step()
+    v = app.station.verdict
+    app.clock.advance(11)
+    app.step()
+    return v
+
+
+def texts_drawn(app) -> list[str]:
+    """Every string the renderer draws in one forced frame."""
+    seen = []
+    real = app.renderer.text_surface
+
+    def spy(text, *a, **kw):
+        seen.append(text)
+        return real(text, *a, **kw)
+
+    app.renderer.text_surface = spy
+    try:
+        app.render(force=True)
+    finally:
+        app.renderer.text_surface = real
+    return seen
+
+
+def judge_keep(app, words):
+    """Self-adjudicate `words` from the idle screen and stay on the result."""
+    post_keys(str(len(words.split())))
+    type_text(words)
+    post_keys("TAB")
+    app.step()

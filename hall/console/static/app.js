@@ -128,7 +128,8 @@ function readFinal(f, problems) {
   if (!isObj(f) || !Array.isArray(f.scores) || f.scores.length !== 2 || !f.scores.every(isNum)) {
     problems.push("final has no two scores"); return null;
   }
-  return { scores: f.scores };
+  return { scores: f.scores, forfeits: readSides(f.forfeits || [], "final.forfeits", problems),
+    decision: textOf(f.decision, "final.decision", problems) };
 }
 
 // The model every drawing function uses: nothing in it has a type other than the one expected.
@@ -142,6 +143,7 @@ function readTable(t) {
   const status = typeof t.status === "string" ? t.status : null;
   if (t.status !== undefined && t.status !== null && status === null) problems.push("status is not text");
   return { n: t.table, status, state: readState(t.state, problems), names, challenge,
+    division: textOf(t.division, "division", problems), label: textOf(t.label, "label", problems),
     result: readResult(t.result, problems), final: readFinal(t.final, problems), problems, cls: "waiting" };
 }
 
@@ -180,7 +182,7 @@ function tileDom(n) {
   const d = el("article", "tile");
   d.dataset.table = n;
   const head = el("div", "head");
-  head.append(el("span", "num", String(n)), el("span", "label"));
+  head.append(el("span", "num", String(n)), el("span", "where"), el("span", "label"));
   d.append(head);
   for (const side of [1, 2]) {
     const row = el("div", "side s" + side);
@@ -188,7 +190,7 @@ function tileDom(n) {
     d.append(row);
   }
   d.append(el("div", "note"));
-  d.parts = { label: head.lastChild, rows: [...d.querySelectorAll(".side")].map((r) => ({ row: r, name: r.firstChild, time: r.lastChild })), note: d.lastChild };
+  d.parts = { label: head.lastChild, where: head.children[1], rows: [...d.querySelectorAll(".side")].map((r) => ({ row: r, name: r.firstChild, time: r.lastChild })), note: d.lastChild };
   return d;
 }
 
@@ -213,6 +215,8 @@ function drawTile(d, t) {
     if (bad) { d.dataset.problem = t.problems.join("; "); d.title = "problem: " + t.problems.join("; "); }
     else if (d.dataset.problem !== undefined) { delete d.dataset.problem; d.removeAttribute("title"); }
     setText(d.parts.label, (bad ? "⚠ " : "") + LABEL[cls]);
+    setText(d.parts.where, tileWhere(t)); // the division (and TSH's table) of this round's game here
+    if (d.dataset.division !== t.division) d.dataset.division = t.division;
     const st = t.state;
     for (const side of [1, 2]) {
       const { row, name } = d.parts.rows[side - 1];
@@ -238,7 +242,7 @@ function shortName(full) {
 function noteFor(t, cls) {
   const st = t.state;
   if (cls === "offline") return "clock offline (last will)";
-  if (t.final) return `recorded ${t.final.scores[0]}–${t.final.scores[1]}`;
+  if (t.final) return finalText(t.final);
   if (cls === "finished" || cls === "forfeit") {
     const r = t.result;
     if (!r) return st ? st.phase : "";
@@ -332,6 +336,7 @@ function updateTable(raw, drawNow) {
   tables.set(n, t);
   const fresh = !tiles.has(n);
   const d = tiles.get(n) || makeTile(n);
+  d.hidden = !divisionShown(t); // set even off screen: a hidden tile is never seen to be drawn
   if (fresh || drawNow) drawTile(d, t); // a new tile is drawn once at once: its place in the grid is not known yet
   else { stale.add(n); scheduleDraw(); }
   if (fresh || !before || before.cls !== cls) scheduleSort();
@@ -377,6 +382,7 @@ function connect() {
     $("hall").textContent = shown(s.hall);
     $("user").textContent = shown(s.user);
     setRound(s.round);
+    setDivisions(s);
     setBroker(s.broker_up, s.broker_up ? "connected" : "connecting");
     for (const t of Array.isArray(s.tables) ? s.tables : []) updateTable(t, true);
     resort();
@@ -398,8 +404,11 @@ function connect() {
     addFeed(c);
     if (openTable != null && Number(c.table) === openTable) setTimeout(() => openDetail(openTable), 300); // its per-word results follow
   });
+  on(es, "divisions", setDivisions);
   on(es, "round", (r) => {
     setRound(r);
+    setDivisions({ divisions, tsh_problems: tshProblems });
+    for (const [n, d] of tiles) d.hidden = !divisionShown(tables.get(n));
     for (const t of tables.values()) { t.cls = classify(t); stale.add(t.n); }
     scheduleDraw();
     resort();
@@ -416,8 +425,7 @@ function setBroker(up, why) {
 
 function setRound(r) {
   round = r;
-  const start = r.start ? new Date(r.start * 1000).toTimeString().slice(0, 5) : "no start set";
-  $("round").textContent = `division ${r.division} · round ${r.number} · start ${start}`;
+  $("round").textContent = roundText(r);
 }
 
 function timeOfDay(stamp) { // "hh:mm:ss " of a device's ISO time, or nothing
@@ -564,7 +572,9 @@ async function openDetail(n) {
   openTable = n;
   $("detail").hidden = false;
   $("feed").hidden = true;
-  $("detail-title").firstChild.textContent = `Table ${n} `;
+  const t = tables.get(n);
+  $("detail-title").firstChild.textContent = `Table ${n} ` + (t && t.division ? `· division ${t.division} · round ${round.number} ` : "");
+  resetResultForm();
   $("detail-history").replaceChildren();
   $("detail-challenges").replaceChildren();
   $("result-out").textContent = "";
@@ -646,44 +656,7 @@ function addHistory(h) {
   while (list.children.length > PAGE_LIMITS.history) list.lastChild.remove();
 }
 
-// --- results ------------------------------------------------------------------------------------
-
-async function submitResult(ev) {
-  ev.preventDefault();
-  const n = openTable;
-  const t = tables.get(n);
-  const lateness = ["lateness forfeit", "optional forfeit"].includes(t.result && t.result.ending);
-  const body = {};
-  if (!lateness) body.slip = [$("slip1").value, $("slip2").value];
-  else body.margin = $("margin").value;
-  try {
-    const p = await post(`/api/result/${n}`, body);
-    const ok = await confirmBox(`Record table ${n}: ${p.scores[0]} – ${p.scores[1]}? ${p.note}` + (p.needs_director ? " (DIRECTOR: check this)" : ""));
-    if (!ok) return;
-    await post(`/api/result/${n}`, { ...body, confirm: true });
-    $("result-out").textContent = `recorded ${p.scores[0]} – ${p.scores[1]}`;
-  } catch (e) {
-    $("result-out").textContent = e.message;
-  }
-}
-
-function openResults() {
-  $("results-round").textContent = `division ${round.division}, round ${round.number}`;
-  const body = $("results-table").querySelector("tbody");
-  body.replaceChildren();
-  for (const [n, t] of [...tables.entries()].sort((a, b) => a[0] - b[0])) {
-    if (!t.result) continue;
-    const tr = el("tr");
-    const pen = (t.result.players || []).map((p) => p.penalty || 0).join(" / ");
-    tr.append(el("td", "", n), el("td", "", (t.names || []).join(" v ")), el("td", "", `${t.result.ending || "ended"}, penalties ${pen}`),
-      el("td", "", t.final ? `${t.final.scores[0]} – ${t.final.scores[1]}` : "to type"));
-    tr.addEventListener("click", () => { $("results").close(); openDetail(n); });
-    body.append(tr);
-  }
-  $("results").showModal();
-}
-
-// --- round & TSH --------------------------------------------------------------------------------
+// --- round & TSH (results, exports and the TSH import: divisions.js) ------------------------------
 
 function openRound() {
   $("r-division").value = round.division;
@@ -693,32 +666,6 @@ function openRound() {
   $("r-game").value = (round.game_time_ms || 1500000) / 60000;
   $("round-out").textContent = "";
   $("round-dialog").showModal();
-}
-
-async function saveRound(ev) {
-  ev.preventDefault();
-  if (ev.submitter && ev.submitter.value === "cancel") { $("round-dialog").close(); return; }
-  const body = {
-    division: $("r-division").value, number: $("r-number").value,
-    late_after_s: Math.round(Number($("r-late").value) * 60), game_time_ms: Math.round(Number($("r-game").value) * 60000),
-  };
-  const hhmm = $("r-start").value;
-  if (hhmm) {
-    const d = new Date(); const [h, m] = hhmm.split(":").map(Number);
-    d.setHours(h, m, 0, 0);
-    body.start = d.getTime() / 1000;
-  } else body.start = null;
-  try {
-    const file = $("r-tsh").files[0];
-    if (file) {
-      const r = await post("/api/tsh", { name: file.name, text: await file.text() });
-      $("round-out").textContent = r.divisions.map((d) => `${d.name}: ${d.players} players`).join(", ") + (r.problems.length ? `; ${r.problems.join("; ")}` : "");
-    }
-    await post("/api/round", body);
-    if (!file) $("round-dialog").close();
-  } catch (e) {
-    $("round-out").textContent = e.message;
-  }
 }
 
 // --- wiring -------------------------------------------------------------------------------------
@@ -731,6 +678,7 @@ $("open-feed").addEventListener("click", () => { $("feed").hidden = !$("feed").h
 $("open-commands").addEventListener("click", () => openCommands());
 $("open-results").addEventListener("click", openResults);
 $("open-round").addEventListener("click", openRound);
+$("tsh-problems").addEventListener("click", () => { openRound(); $("tsh-problem-list").parentElement.open = true; });
 $("round-form").addEventListener("submit", saveRound);
 $("cmd").addEventListener("change", showCommandFields);
 $("command-form").addEventListener("submit", (ev) => {
@@ -748,7 +696,8 @@ $("detail-actions").addEventListener("click", (ev) => {
   else if (q === "arrive1" || q === "arrive2") sendCommand({ cmd: "arrive", tables: [openTable], player: Number(q.slice(-1)) });
   else if (q === "adjust") openCommands({ cmd: "adjust", table: openTable });
 });
-$("result-form").addEventListener("submit", submitResult);
+$("result-form").addEventListener("submit", submitResult); // submitResult, openResults, saveRound: divisions.js
+$("show-division").addEventListener("change", (e) => showDivision(e.target.value));
 $("logout").addEventListener("click", async () => { await post("/api/logout", {}); location.href = "/login"; });
 
 getCsrf().then(connect);

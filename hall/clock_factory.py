@@ -1,0 +1,61 @@
+"""The clock's hall output, as the outputs registry builds it (`firmware.outputs.BUILTIN["hall"]`):
+a table's `HallOutput` (its credentials file names the table), or an `EnrolledOutput` (a join file:
+the director numbers the clock, docs/fleet.md). The settings are `OutputContext.hall`: clock.toml's
+`[hall]` with the command line's `--hall`, `--hall-credentials`, `--hall-join`, `--device-id` over
+it (firmware.cli); each bad key is refused here, naming it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rackside.firmware.outputs import Output, OutputConfigError, OutputContext
+
+
+def factory(context: OutputContext, settings: dict) -> Output:
+    from rackside.hall.clock_output import HallOutput
+    from rackside.hall.config import HallConfigError, from_table
+
+    if settings:
+        raise OutputConfigError(f"unknown key {sorted(settings)[0]!r}: the hall is set in [hall]")
+    hall = context.hall
+    if hall["join"] is not None:
+        return _enrolled(context, hall)
+    try:
+        cfg = from_table(hall["section"], "table", url_override=hall["url"], base=hall["base"])
+    except HallConfigError as e:
+        raise OutputConfigError(str(e)) from None
+    # rackside paths' outbox; beside the journals when --state-dir moves them (tests, a second clock)
+    outbox = cfg.outbox or _default_outbox(context, hall)
+    return HallOutput(cfg, context.store.journal_dir, context.submit, outbox_path=outbox, clock_ns=context.clock_ns)
+
+
+def _default_outbox(context: OutputContext, hall: dict) -> Path:
+    from rackside import paths
+
+    return paths.outbox() if hall["default_outbox"] else Path(context.state_dir) / "hall-outbox.sqlite"
+
+
+def _enrolled(context: OutputContext, hall: dict) -> Output:
+    """A clock joining with the hall's join file: numbered by the director."""
+    from rackside import __version__
+    from rackside.hall import join
+    from rackside.hall.config import HallConfigError
+    from rackside.hall.enrolled_output import EnrolledOutput
+
+    table = hall["section"] if isinstance(hall["section"], dict) else {}
+    unknown = sorted(set(table) - {"join", "outbox"})
+    if unknown:
+        raise OutputConfigError(f"[hall] has unknown key {unknown[0]!r} beside join: allowed are join, outbox")
+    try:
+        joinfile = join.load(Path(hall["join"]))
+    except HallConfigError as e:
+        raise OutputConfigError(str(e)) from None
+    outbox = table.get("outbox")
+    if outbox is not None and not isinstance(outbox, str):
+        raise OutputConfigError(f"hall.outbox = {outbox!r}: allowed is a file path")
+    outbox = Path(outbox) if outbox else _default_outbox(context, hall)
+    try:
+        return EnrolledOutput(joinfile, Path(context.state_dir), context.store.journal_dir, context.submit, outbox_path=outbox,
+                              clock_ns=context.clock_ns, device=hall["device"], version=__version__)
+    except (HallConfigError, ValueError) as e:
+        raise OutputConfigError(str(e)) from None

@@ -1,0 +1,201 @@
+"""A device's side of enrolment: from the hall's join file to its own table number.
+
+The device keeps, owner-only, in its state folder:
+
+    hall-enrolment.toml   its device id and its own secret (made once, 32 random bytes): the
+                          password it will log in with, sent only in its hello, which only the
+                          director reads
+    hall-ca.crt           the hall's CA from the join file (TLS pins it)
+    hall-credentials.toml written when the director assigns it: hall, user (`table-12`), password
+                          (its secret), table or station, url, tls_ca; the [hall] credentials file
+
+It connects as the join client (client id `enrol-<device-id>`), publishes its hello retained on
+`enrol/<device-id>` (kind, code, version, address, secret) and listens on its reply topic for as
+long as it runs: an assignment (also a renumbering) calls `on_change(user, HallConfig)`, a
+revocation `on_change(None, None)`. A device already assigned reports that at once from its file,
+before it connects. Runs on paho's network thread; `on_change` must not block for long.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import ssl
+import threading
+from pathlib import Path
+from typing import Callable
+
+import paho.mqtt.client as mqtt
+
+from rackside import tomlfile
+from rackside.atomic import write_atomic
+from rackside.hall import join, topics
+from rackside.hall.config import HallConfig, HallConfigError, from_table, parse_url
+from rackside.outage import Outage
+
+log = logging.getLogger(__name__)
+
+ENROLMENT_FILE = "hall-enrolment.toml"
+CA_FILE = "hall-ca.crt"
+CREDENTIALS_FILE = "hall-credentials.toml"
+KEEPALIVE_S = 30
+
+Change = Callable[[str | None, HallConfig | None], None]
+
+
+def identity(folder: Path, device: str | None = None) -> tuple[str, str]:
+    """(device id, secret): made once and kept in `folder`/hall-enrolment.toml (owner-only)."""
+    path = folder / ENROLMENT_FILE
+    try:
+        data = tomlfile.read(path)
+        dev, secret = data.get("device"), data.get("secret")
+        if (device is None or dev == device) and isinstance(dev, str) and isinstance(secret, str) and join.SECRET.match(secret):
+            return join.check_device_id(dev), secret
+    except tomlfile.TomlFileError as e:
+        if not e.missing:
+            log.error("%s: %s; making a new device secret (the director assigns this device again)", path, e)
+    except ValueError as e:
+        log.error("%s: %s; making a new one", path, e)
+    dev = join.check_device_id(device) if device else join.device_id()
+    secret = secrets.token_urlsafe(32)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, f'# This device\'s hall identity (rackside hall enrolment). Secret: owner-only.\ndevice = "{dev}"\nsecret = "{secret}"\n')
+    return dev, secret
+
+
+class Enrolment:
+    def __init__(self, joinfile: join.JoinFile, folder: Path, kind: str, *, on_change: Change,
+                 device: str | None = None, version: str = "") -> None:
+        if kind not in join.KINDS:
+            raise ValueError(f"kind {kind!r}")
+        self.join = joinfile
+        self.folder = Path(folder)
+        self.kind = kind
+        self.on_change = on_change
+        self.version = version
+        self.device, self.secret = identity(self.folder, device)
+        self.code = join.code(self.device, self.secret)
+        self.user: str | None = None
+        self.outage = Outage(log, f"hall enrolment ({joinfile.url})")
+        self.ca_path = self.folder / CA_FILE
+        if joinfile.ca:
+            write_atomic(self.ca_path, joinfile.ca, mode=0o644)
+        self.reply_topic = topics.enrol_reply(joinfile.hall, self.device)
+        self.hello_topic = topics.enrol_hello(joinfile.hall, self.device)
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"enrol-{self.device}", protocol=mqtt.MQTTv5)
+        c.username_pw_set("join", joinfile.secret)
+        if joinfile.tls:
+            c.tls_set(ca_certs=str(self.ca_path), tls_version=ssl.PROTOCOL_TLS_CLIENT)
+        c.reconnect_delay_set(0.5, 5)
+        c.on_connect = self._on_connect
+        c.on_connect_fail = lambda *a: self.outage.failed("cannot connect")
+        c.on_disconnect = self._on_disconnect
+        c.message_callback_add(self.reply_topic, self._on_reply)
+        self.client = c
+        self._started = False
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+
+    @property
+    def credentials_path(self) -> Path:
+        return self.folder / CREDENTIALS_FILE
+
+    def start(self) -> None:
+        """Report a stored assignment at once, then connect (its own thread finds the broker)."""
+        cfg = self._stored()
+        if cfg is not None:
+            self.user = cfg.credentials.user
+            self.on_change(self.user, cfg)
+        self._thread = threading.Thread(target=self._connect, name="hall-enrolment", daemon=True)
+        self._thread.start()
+
+    def _connect(self) -> None:
+        endpoint = parse_url(self.join.url, "join file url")
+        if endpoint is None:
+            from rackside.hall import mdns
+
+            while endpoint is None and not self._stopping:
+                endpoint = mdns.find_broker(hall=self.join.hall)
+                if endpoint is None:
+                    self.outage.failed("no hall broker found by mDNS (_mqtt._tcp); retrying")
+        if self._stopping:
+            return
+        self.endpoint = endpoint
+        self.client.connect_async(endpoint.host, endpoint.port, KEEPALIVE_S)
+        self.client.loop_start()
+        self._started = True
+
+    def close(self) -> None:
+        self._stopping = True
+        if self._started:
+            self.client.disconnect()
+            self.client.loop_stop()
+            self._started = False
+
+    def _stored(self) -> HallConfig | None:
+        if not self.credentials_path.is_file():
+            return None
+        try:
+            return self._config()
+        except HallConfigError as e:
+            log.error("%s", e)
+            return None
+
+    def _config(self) -> HallConfig:
+        return from_table({"credentials": str(self.credentials_path), "url": self.join.url}, join.KINDS[self.kind])
+
+    # --- paho's thread -----------------------------------------------------------------------------
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+        if reason_code.is_failure:
+            self.outage.failed(f"join refused: {reason_code} (is this the hall's current join file?)")
+            return
+        self.outage.recovered()
+        client.subscribe(self.reply_topic, qos=1)
+        try:
+            address = client.socket().getsockname()[0]
+        except (OSError, AttributeError):
+            address = None
+        client.publish(self.hello_topic, join.hello_payload(self.device, self.kind, self.secret, version=self.version,
+                                                             address=address), qos=1, retain=True)
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+        if not self._stopping:
+            self.outage.failed(f"disconnected: {reason_code}")
+
+    def _on_reply(self, client, userdata, msg) -> None:
+        if not msg.payload:
+            return
+        try:
+            user = join.parse_reply(msg.payload)
+        except ValueError as e:
+            log.error("enrolment reply: %s", e)
+            return
+        if user is not None and topics.parse_user(user)[0] != join.KINDS[self.kind]:
+            log.error("enrolment reply: %s is not a %s", user, join.KINDS[self.kind])
+            return
+        if user == self.user:
+            return
+        if user is None:
+            self.user = None
+            self.credentials_path.unlink(missing_ok=True)
+            log.warning("the director revoked this device: waiting for a table number (code %s)", self.code)
+            self.on_change(None, None)
+            return
+        kind, ident = topics.parse_user(user)
+        lines = [
+            "# This device's hall credentials, from the director's assignment (rackside hall enrolment). Owner-only.",
+            f'hall = "{self.join.hall}"', f'user = "{user}"', f'password = "{self.secret}"',
+            f"table = {int(ident)}" if kind == "table" else f'station = "{ident}"',
+        ]
+        if self.join.tls:
+            lines.append(f'tls_ca = "{self.ca_path}"')
+        write_atomic(self.credentials_path, "\n".join(lines) + "\n")
+        try:
+            cfg = self._config()
+        except HallConfigError as e:
+            log.error("%s", e)
+            return
+        self.user = user
+        log.warning("the director assigned this device: %s", user)
+        self.on_change(user, cfg)

@@ -1,0 +1,88 @@
+"""The clock's hall output when it joins with the hall's join file (`[hall] join = ...`).
+
+Until the director gives it a table number, the clock plays exactly as off the hall (its journal
+keeps every input) and its displays show its code and `tAbL` (hall.enrol); once it has a number it
+shows `tAbL` and the number before the first press and runs a HallOutput as that table, which
+brings the journal's inputs from before to the hall (its resync). Renumbered: the old HallOutput
+is closed and a new one started; revoked: closed, and the code is shown again.
+
+The runner's thread only reads `self.inner` (one reference, swapped whole by the enrolment's
+thread), so it never waits on the network.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Callable
+
+from rackside.firmware.messages import Request
+from rackside.hall import join
+from rackside.hall.enrol import Enrolment
+
+log = logging.getLogger(__name__)
+
+WAITING = "tAbL"  # the right display while it waits for a table number (a 4-digit 7-segment word)
+NUMBER_SHOWN_S = 0  # the table number stays up until the game's first press
+
+
+class EnrolledOutput:
+    def __init__(self, joinfile: join.JoinFile, folder: Path, journal_dir: Path, submit: Callable[[Any], None], *,
+                 outbox_path: Path, clock_ns: Callable[[], int], device: str | None = None, version: str = "") -> None:
+        self.journal_dir = journal_dir
+        self.submit = submit
+        self.outbox_path = outbox_path
+        self.clock_ns = clock_ns
+        self.inner = None  # the HallOutput of the table it now is; None while it waits
+        self.enrolment = Enrolment(joinfile, folder, "clock", on_change=self._changed, device=device, version=version)
+        self.code = self.enrolment.code
+
+    def _notice(self, left: str, right: str) -> None:
+        self.submit(Request(self.clock_ns(), "notice", {"left": left, "right": right, "seconds": NUMBER_SHOWN_S}, source="hall"))
+
+    def start(self) -> None:
+        log.warning("hall: device %s, code %s", self.enrolment.device, self.code)
+        self._notice(self.code, WAITING)
+        self.enrolment.start()
+
+    def _changed(self, user: str | None, cfg) -> None:
+        """The enrolment's thread: a new table number (or none)."""
+        from rackside.hall.clock_output import HallOutput
+
+        old, self.inner = self.inner, None
+        if old is not None:
+            old.close()
+        if cfg is None:
+            self._notice(self.code, WAITING)
+            return
+        new = HallOutput(cfg, self.journal_dir, self.submit, outbox_path=self.outbox_path, clock_ns=self.clock_ns)
+        new.start()
+        self.inner = new
+        self._notice(WAITING, f"{cfg.table:>4}")
+
+    # --- the runner's thread: handed to the table's HallOutput when there is one --------------------
+
+    def applied(self, entry) -> None:
+        inner = self.inner
+        if inner is not None:
+            inner.applied(entry)
+
+    def view(self, frame, t_ns: int) -> None:
+        inner = self.inner
+        if inner is not None:
+            inner.view(frame, t_ns)
+
+    def flush(self, t_ns: int) -> None:
+        inner = self.inner
+        if inner is not None:
+            inner.flush(t_ns)
+
+    def next_due_ns(self, t_ns: int) -> int | None:
+        inner = self.inner
+        return inner.next_due_ns(t_ns) if inner is not None else None
+
+    def close(self, timeout: float = 3.0) -> None:
+        self.enrolment.close()
+        inner, self.inner = self.inner, None
+        if inner is not None:
+            inner.close(timeout)

@@ -1,0 +1,111 @@
+"""`rackside hall devices`: the Devices page from a shell.
+
+    rackside hall devices --credentials DIR/credentials/director.toml              list them
+    rackside hall devices --credentials ... assign DEVICE 12 [--replace]          a clock: table 12
+    rackside hall devices --credentials ... assign DEVICE 1                       a station: station 1
+    rackside hall devices --credentials ... revoke DEVICE
+
+Logs in as the director (default URL: mqtt://127.0.0.1:1883, the broker's own machine), reads what
+the broker holds (hellos, replies, statuses; hall.fleet), does the one thing and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import queue
+import ssl
+import sys
+
+PLAIN_LOCAL = "mqtt://127.0.0.1:1883"
+
+
+def register(hs) -> None:
+    dv = hs.add_parser("devices", help="list, number or revoke the hall's devices (they join with the join file)")
+    dv.add_argument("--credentials", required=True, metavar="FILE", help="the director's credentials file")
+    dv.add_argument("--url", help=f"the broker (default: the credentials file's url, else {PLAIN_LOCAL})")
+    what = dv.add_subparsers(dest="devices_command", metavar="ACTION")
+    a = what.add_parser("assign", help="give a device a table number (clock) or station id (station)")
+    a.add_argument("device", help="the device id the list shows")
+    a.add_argument("number", help="the table number, or the station id")
+    a.add_argument("--replace", action="store_true", help="take the table from the device holding it, even online")
+    r = what.add_parser("revoke", help="disconnect a device and refuse it from now on")
+    r.add_argument("device")
+    dv.set_defaults(func=run)
+
+
+def connect(creds, url: str):
+    """A paho client logged in as the director (`creds`: hall, user, password, tls_ca); ConnectionError saying why not."""
+    import paho.mqtt.client as mqtt
+
+    from rackside.hall.config import parse_url
+
+    endpoint = parse_url(url, "--url")
+    if endpoint is None:
+        from rackside.hall.mdns import find_broker
+
+        endpoint = find_broker(hall=creds.hall)
+        if endpoint is None:
+            raise ConnectionError("no broker for this hall found by mDNS; give --url")
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    c.username_pw_set(creds.user, creds.password)
+    if endpoint.tls:
+        c.tls_set(ca_certs=creds.tls_ca, tls_version=ssl.PROTOCOL_TLS_CLIENT)
+    got: queue.Queue = queue.Queue()
+    c.on_connect = lambda cl, u, f, rc, p: got.put(rc)
+    try:
+        c.connect(endpoint.host, endpoint.port)
+    except OSError as e:
+        raise ConnectionError(f"cannot connect to {endpoint.url}: {e}") from None
+    c.loop_start()
+    try:
+        rc = got.get(timeout=10)
+    except queue.Empty:
+        rc = "no answer"
+    if rc == "no answer" or rc.is_failure:
+        c.loop_stop()
+        raise ConnectionError(f"{endpoint.url} refused the director: {rc}")
+    return c
+
+
+def table_text(rows: list[dict]) -> str:
+    head = f"{'device':<20} {'kind':<8} {'code':<5} {'state':<9} {'number':<7} {'online':<7} {'version':<10} address"
+    lines = [head]
+    for r in rows:
+        number = str(r["table"] if r["table"] is not None else (r["station"] or "-"))
+        lines.append(f"{r['device']:<20} {r['kind']:<8} {r['code']:<5} {r['state']:<9} {number:<7} "
+                     f"{'yes' if r['online'] else 'no':<7} {r['version'][:10]:<10} {r['address']}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rackside.hall.config import HallConfigError, load_credentials
+    from rackside.hall.dynsec_api import ControlError
+    from rackside.hall.fleet import Fleet, FleetError
+
+    try:
+        creds = load_credentials(args.credentials)
+    except HallConfigError as e:
+        print(f"rackside hall devices: {e}", file=sys.stderr)
+        return 2
+    try:
+        client = connect(creds, args.url or creds.url or PLAIN_LOCAL)
+    except (ConnectionError, HallConfigError) as e:
+        print(f"rackside hall devices: {e}", file=sys.stderr)
+        return 1
+    try:
+        fleet = Fleet(creds.hall, client)
+        if args.devices_command == "assign":
+            user = fleet.assign(args.device, args.number, replace=args.replace)
+            print(f"device {args.device} is {user.replace('-', ' ')}")
+        elif args.devices_command == "revoke":
+            fleet.revoke(args.device)
+            print(f"device {args.device} revoked: disconnected and refused")
+        else:
+            print(table_text(fleet.rows()))
+        return 0
+    except (FleetError, ControlError) as e:
+        print(f"rackside hall devices: {e}", file=sys.stderr)
+        return 1
+    finally:
+        client.disconnect()
+        client.loop_stop()

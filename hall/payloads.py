@@ -1,0 +1,95 @@
+"""The JSON a table clock publishes (docs/hall.md, topics v1): states, events, results and acks.
+Pure: values in, bytes out (no I/O, no threads, no clock: the wall time is given)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from typing import Any
+
+from rackside.firmware.clock import Rules, View
+from rackside.firmware.journal import input_to_dict
+from rackside.firmware.messages import NOTES
+
+JOURNAL_NOTES = ("source", *NOTES)  # what a journal line carries beside its input, published with it
+STATE_RULES = ("game_time_ms", "penalty_per_minute", "forfeit_overtime_ms", "lateness_forfeit_margin")
+
+
+def iso(wall_ns: int) -> str:
+    return datetime.datetime.fromtimestamp(wall_ns / 1e9, datetime.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def dumps(obj: dict) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def players(v: View) -> list[dict]:
+    return [
+        {
+            "player": p.player,
+            "remaining_ms": p.remaining_ms,
+            "overtime_s": p.overtime_s,
+            "penalty": p.penalty,
+            "forfeit": p.forfeit,
+            "absent": p.absent,  # not yet arrived after a late start: the page ticks their time (2.3.2(a))
+        }
+        for p in v.players
+    ]
+
+
+def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | None = None, version: str | None = None) -> bytes:
+    """The retained state; `rules` (the running game's) let a page compute penalties and forfeits
+    under the rules the game is played under (a new_game may set other than WESPA's); `version`
+    is the Rackside the clock runs (after an update, the director sees which version each table has)."""
+    running = next((p.player for p in v.players if p.running), None)
+    state: dict[str, Any] = {
+        "seq": seq,
+        "game": game,
+        "phase": v.phase.value,
+        "running": running,
+        "players": players(v),
+        "ending": v.ending.value if v.ending else None,
+        "sent_at": iso(wall_ns),
+    }
+    if rules is not None:
+        state["rules"] = {k: getattr(rules, k) for k in STATE_RULES}
+    if version is not None:
+        state["version"] = version
+    return dumps(state)
+
+
+def result_payload(v: View, game: str, wall_ns: int | None) -> bytes:
+    return dumps(
+        {
+            "kind": "result",
+            "game": game,
+            "seq": 0,  # no input has seq 0 (they count from 1): the result's own key
+            "ending": v.ending.value if v.ending else None,
+            "players": players(v),
+            "forfeits": list(v.forfeits),
+            "winner_by_forfeit": v.winner_by_forfeit(),
+            "lateness_margin": v.lateness_margin,
+            "at": iso(wall_ns) if wall_ns else None,
+        }
+    )
+
+
+def event_payload(line: dict, game: str, seq: int, wall_ns: int | None) -> bytes:
+    return dumps({"kind": "input", "game": game, "seq": seq, **line, "at": iso(wall_ns) if wall_ns else None})
+
+
+def applied_event(entry: Any, wall_ns: int) -> bytes:
+    """An input as the runner told it (`firmware.outputs.Applied`): what the journal line holds."""
+    extra = {"source": entry.source} if entry.source else {}
+    return event_payload({**input_to_dict(entry.input), **extra, **entry.notes}, entry.game, entry.seq, wall_ns)
+
+
+def journal_event(jl: Any, game: str) -> bytes:
+    """A journal line (firmware.journal.Line) as its event: the input and what was journalled
+    beside it; `at` null (the journal keeps the monotonic time only)."""
+    d = {k: v for k, v in (jl.data or {}).items() if k in JOURNAL_NOTES}
+    return event_payload({**input_to_dict(jl.event), **d}, game, jl.seq, None)
+
+
+def ack_payload(cid: str | None, ok: bool, reason: str | None, seq: int | None, wall_ns: int, **extra: Any) -> bytes:
+    return dumps({"id": cid, "ok": ok, "reason": reason, "seq": seq, **extra, "at": iso(wall_ns)})

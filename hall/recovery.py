@@ -1,0 +1,128 @@
+"""What the clock's hall publisher reads back from the clock's journals (never from memory), on its
+worker thread: the inputs and results the outbox never saw (after a crash, a power cut or a full
+queue), the ids of the commands the journals hold (so a redelivered one is not applied twice), and
+the events a console asks for again (`resend`).
+
+The journals are the clock's (firmware.persist: `journals/game-000003.jsonl`); the game's name is
+the file's, as the store named it. State lines are not inputs and are never published. Replaying a
+journal (for a finished game's result) happens here only: at start-up, after an outage, or for a
+`resend` of a game that ended; never per input.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Callable, NamedTuple
+
+from rackside.firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Phase, Press, Resume, view
+from rackside.firmware.journal import JournalError, read_journal
+from rackside.hall.payloads import ack_payload, journal_event, result_payload
+
+log = logging.getLogger(__name__)
+
+INPUT_TYPES = (Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume)
+RESEND_MAX_EVENTS = 500  # events a resend command puts in the outbox at most (the console asks again from there)
+RECENT = 2  # journals read at start-up: the current game and the one before it
+
+Row = tuple[str, bytes, int, int]  # (topic, payload, qos, retain), as hall.outbox stores it
+
+
+class Recovered(NamedTuple):
+    game: str
+    rows: list[Row]  # events (and a finished game's result) the outbox had not seen
+    seq: int  # the last journal seq now in the outbox
+    result: bool  # the result is now in the outbox
+
+
+class JournalRecovery:
+    def __init__(self, journal_dir: Path | None, topic: dict[str, str]) -> None:
+        self.journal_dir = Path(journal_dir) if journal_dir is not None else None
+        self.topic = topic
+
+    def _recent(self) -> list[Path]:
+        if self.journal_dir is None or not self.journal_dir.is_dir():
+            return []
+        return sorted(self.journal_dir.glob("game-*.jsonl"))[-RECENT:]
+
+    def result_rows(self, payload: bytes) -> list[Row]:
+        """A result: an event, and the same JSON retained on `result` (a console restarted later has it)."""
+        return [(self.topic["event"], payload, 1, 0), (self.topic["result"], payload, 1, 1)]
+
+    def missing(self, progress: Callable[[str], tuple[int, bool]]) -> list[Recovered]:
+        """Every input of the recent journals past the outbox's `progress(game)` (seq, result put),
+        and a finished game's result not yet put."""
+        from rackside.firmware.replay import fold
+
+        found = []
+        for path in self._recent():
+            game = path.stem
+            seen, result = progress(game)
+            try:
+                journal = read_journal(path)
+                rows: list[Row] = []
+                last = seen
+                for jl in journal.iter_lines():
+                    if jl.seq is None or jl.seq <= seen or not isinstance(jl.event, INPUT_TYPES):
+                        continue  # before issue 9's seq, already in the outbox, damaged, or a state line
+                    rows.append((self.topic["event"], journal_event(jl, game), 1, 0))
+                    last = max(last, jl.seq)
+                done = result
+                if not result:
+                    folded = fold(journal).clock
+                    if folded.phase is Phase.ENDED and folded.since_ns is not None:
+                        rows += self.result_rows(result_payload(view(folded, folded.since_ns), game, None))
+                        done = True
+            except (OSError, JournalError) as e:
+                log.warning("hall: journal %s not read for the outbox: %s", path, e)
+                continue
+            if rows:
+                log.info("hall: %d message(s) of %s recovered from the journal into the outbox", len(rows), game)
+                found.append(Recovered(game, rows, last, done))
+        return found
+
+    def answered(self, now_wall_ns: int) -> dict[str, bytes]:
+        """The hall commands the recent journals hold, with the ack each had: an input's (with its
+        seq) and a new game's (its journal's header names the command)."""
+        answers: dict[str, bytes] = {}
+        for path in self._recent():
+            try:
+                journal = read_journal(path)
+                cid = journal.header.get("command")
+                if isinstance(cid, str):
+                    answers[cid] = ack_payload(cid, True, None, None, now_wall_ns)
+                for jl in journal.iter_lines():
+                    data = jl.data or {}
+                    cid = data.get("command")
+                    if data.get("source") == "hall" and isinstance(cid, str) and isinstance(jl.event, INPUT_TYPES):
+                        answers[cid] = ack_payload(cid, True, None, jl.seq, now_wall_ns)
+            except (OSError, JournalError) as e:
+                log.warning("hall: journal %s not read for the commands it holds: %s", path, e)
+        return answers
+
+    def resend(self, game: str, first: int, last: int | None) -> tuple[bool, str | None, list[Row]]:
+        """(ok, remark or why not, rows): the events of `game` with first <= seq <= last, at most
+        RESEND_MAX_EVENTS, and its result if it ended and no `last` was asked for."""
+        path = self.journal_dir / f"{game}.jsonl" if self.journal_dir is not None else None
+        if path is None or not path.is_file():
+            return False, f"resend: {game} is not in this clock's journals", []
+        try:
+            journal = read_journal(path)
+            rows: list[Row] = []
+            for jl in journal.iter_lines():
+                if jl.seq is None or jl.seq < first or (last is not None and jl.seq > last) or not isinstance(jl.event, INPUT_TYPES):
+                    continue
+                if len(rows) == RESEND_MAX_EVENTS:
+                    upto = json.loads(rows[-1][1])["seq"]
+                    return True, f"resend: at most {RESEND_MAX_EVENTS} events a command: ask again from seq {upto + 1}", rows
+                rows.append((self.topic["event"], journal_event(jl, game), 1, 0))
+            if last is None:
+                from rackside.firmware.replay import fold
+
+                folded = fold(journal).clock
+                if folded.phase is Phase.ENDED and folded.since_ns is not None:
+                    rows.append((self.topic["event"], result_payload(view(folded, folded.since_ns), game, None), 1, 0))
+        except (OSError, JournalError) as e:
+            return False, f"resend: {game}'s journal cannot be read: {e}", []
+        return True, None, rows

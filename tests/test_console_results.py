@@ -1,0 +1,260 @@
+"""Results under the rules and TSH (issue 18): lateness forfeits (2.3.6), the 5.3.3 director's
+decision, TSH's score limits, the durable store with its audit trail (5.4.1(a)), every division on
+hall-wide tables, and the exports checked line by line against TSH's score-entry grammar."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from rackside.hall.console import hallplan, results, tsh
+from rackside.hall.console.event import Event
+from rackside.hall.console.hallstate import HallState
+from rackside.hall.console.resultstore import ResultStore
+from rackside.hall.console.results import ClockResult, Limits, ResultError, decide, final_scores
+from support import tshgrammar
+
+DATA = Path(__file__).parent / "data" / "tsh"
+
+TWO_DIVISIONS = {
+    "config.tsh": b"# two divisions in one hall\ndivision A a.t\ndivision B b.t\nconfig max_rounds = 3\n",
+    "a.t": (b"Adams, Ann   1500 2 3; 400; board 1 2; p12 1 2\nBaker, Bob   1400 1 4; 380; board 1 1; p12 2 1\n"
+            b"Cole, Cy     1300 4 1; 390; board 2 2; p12 1 1\nDunn, Di     1200 3 2; 370; board 2 1; p12 2 2\n"),
+    "b.t": (b"M\xfcller, Jo  1600 2 0; ; board 1 0; p12 2 0\nNoor, Ida    1550 1 3; ; board 1 1; p12 1 1\n"
+            b"Ortiz, Al    1500 0 2; ; board 0 1; p12 0 2\n"),
+}
+
+
+def clock_result(ending="end", penalties=(0, 0), overtime=(0, 0), forfeits=(), margin=None):
+    return ClockResult(4, "g", ending, penalties, overtime, (0, 0), forfeits, margin)
+
+
+def result_event(ending="end", penalties=(0, 0), forfeits=(), margin=None, game="g1"):
+    """A clock's result event as docs/hall.md has it (contract.py checks it)."""
+    players = [{"player": p, "remaining_ms": 1000, "overtime_s": penalties[p - 1] // 10 * 60, "penalty": penalties[p - 1],
+                "forfeit": p in forfeits} for p in (1, 2)]
+    return {"kind": "result", "game": game, "seq": 0, "ending": ending, "players": players, "forfeits": list(forfeits),
+            "winner_by_forfeit": None, "lateness_margin": margin, "at": "2026-11-30T11:02:40.008+00:00"}
+
+
+@pytest.fixture
+def hall(tmp_path):
+    """An event with two divisions, seated for round 1, a real store on disk."""
+    event = Event(ResultStore(tmp_path / "results.sqlite"))
+    assert event.import_files(TWO_DIVISIONS) == []
+    state = HallState("h")
+    seats, problems = event.seating(1)
+    state.set_seats(seats, event.finals(1))
+    return event, state
+
+
+def finish(state: HallState, n: int, **kw) -> None:
+    state.on_message(f"rackside/v1/h/table/{n}/event", json.dumps(result_event(**kw)).encode())
+    assert state.tables[n].result is not None, state.tables[n].problems
+
+
+# --- every division in one hall --------------------------------------------------------------------
+
+
+def test_divisions_boards_are_hall_wide_tables_and_tiles_name_their_division(hall):
+    event, state = hall
+    tiles = {n: state.tables[n].tile() for n in sorted(state.tables)}
+    assert {n: (t["division"], t["names"]) for n, t in tiles.items()} == {
+        1: ("A", ["Adams, Ann", "Baker, Bob"]),
+        2: ("A", ["Cole, Cy", "Dunn, Di"]),
+        3: ("B", ["Noor, Ida", "Müller, Jo"]),  # division B's board 1, after A's two boards; Latin-1 read as TSH does
+    }
+
+
+def test_tsh_tables_config_maps_boards_to_tables_and_a_clash_is_reported():
+    divs = [tsh.parse_t(tsh.decode_t(TWO_DIVISIONS["a.t"]), "A", "a.t"), tsh.parse_t(tsh.decode_t(TWO_DIVISIONS["b.t"]), "B", "b.t")]
+    cfg = tsh.parse_config("division A a.t\ndivision B b.t\nconfig tables = {'A' => [11, 12], 'B' => [12]}\n")
+    seats, problems = hallplan.plan(divs, cfg, 1)
+    assert {n: (s.division, s.board) for n, s in seats.items()} == {11: ("A", 1), 12: ("A", 2)}
+    assert problems == ["b.t:2: division B round 1: players 2 and 1 (board 1) would play at table 12, "
+                        "where division A board 2 plays: not placed"]
+    labelled = tsh.parse_config("division A a.t\nconfig tables = {'A' => ['A1', 'A2']}\n")
+    seats, _ = hallplan.plan(divs[:1], labelled, 1)
+    assert [(n, s.label) for n, s in sorted(seats.items())] == [(1, "A1"), (2, "A2")]
+
+
+def test_real_event_three_divisions_share_the_hall():
+    divs = tsh.parse_tourney_js((DATA / "albany-2024/tourney.js").read_text(encoding="utf-8"))
+    seats, problems = hallplan.plan(divs, None, 1)
+    assert not problems and len(seats) == 12 + 14 + 17
+    by_div = {}
+    for n, s in seats.items():
+        by_div.setdefault(s.division, []).append(n)
+    assert [min(by_div[d]) for d in "ABC"] == [1, 13, 27]  # each division's boards after the one before's
+
+
+def test_a_division_change_leaves_no_stale_players_or_notes(hall):
+    event, state = hall
+    finish(state, 3, game="g-b")
+    out = event.result(state.tables[3], {"slip": [400, 350], "confirm": True}, "td", "2026-01-01T10:00:00Z")
+    assert out["recorded"] == "confirm" and state.tables[3].tile()["final"]["scores"] == [400, 350]
+    seats, _ = event.seating(2)  # round 2: B plays 2 v 3 on board 1 (table 3 again), A's boards 1 and 2
+    state.set_seats(seats, event.finals(2))
+    t3 = state.tables[3].tile()
+    assert t3["names"] == ["Noor, Ida", "Ortiz, Al"] and t3["final"] is None and t3["result"] is None
+    seats, _ = event.seating(1)  # back to round 1: the result is there again, from the store
+    state.set_seats(seats, event.finals(1))
+    assert state.tables[3].tile()["final"]["scores"] == [400, 350] and state.tables[3].tile()["result"] is not None
+
+
+def test_a_result_that_came_before_the_tsh_files_belongs_to_the_game_then_seated(tmp_path):
+    event, state = Event(ResultStore(None)), HallState("h")
+    finish(state, 1)  # the clocks play before the director imports TSH's files
+    assert state.tables[1].tile()["result"] is not None and state.tables[1].tile()["names"] == ["", ""]
+    event.import_files(TWO_DIVISIONS)
+    seats, _ = event.seating(1)
+    state.set_seats(seats, event.finals(1))
+    assert event.result(state.tables[1], {"slip": [400, 380], "confirm": True}, "td", "t")["recorded"] == "confirm"
+    seats, _ = event.seating(2)
+    state.set_seats(seats, event.finals(2))
+    assert state.tables[1].tile()["result"] is None  # round 2's game here has no result yet
+
+
+# --- 2.3.6: lateness forfeits --------------------------------------------------------------------
+
+
+def test_lateness_forfeit_is_a_75_point_win_the_director_may_increase_2_3_6_a():
+    r = clock_result("lateness forfeit", forfeits=(2,), margin=75)
+    assert final_scores(r, None).scores == (75, -75) and final_scores(r, None).forfeits == (2,)
+    assert final_scores(r, None, margin=100).scores == (100, -100)
+    with pytest.raises(ResultError, match=r"at least 75 points \(2.3.6\(a\)\)"):
+        final_scores(r, None, margin=50)
+
+
+def test_lateness_forfeit_goes_to_tsh_as_its_forfeit_and_is_not_rated_2_3_6_b(hall):
+    event, state = hall
+    finish(state, 2, ending="lateness forfeit", forfeits=(2,), margin=75)
+    event.result(state.tables[2], {"margin": 100, "confirm": True}, "td", "t")
+    finish(state, 1, penalties=(10, 0))
+    event.result(state.tables[1], {"slip": [412, 388], "confirm": True}, "td", "t")
+    rows = event.export_rows("A", 1)
+    ex = results.to_tsh("A", 1, rows)
+    assert ex.text == "pair 3 0 1 A\npair 4 0 1 A\na 1 A\n1 402 2 388\n3 100\n4 -100\n\n"
+    csv = results.to_csv(rows).splitlines()
+    assert ",lateness forfeit,no," in csv[2] and ",end,yes," in csv[1]  # rated: no (2.3.6(b))
+    pairings = {"A": {1: [2, 3], 2: [1, 4], 3: [4, 1], 4: [3, 2]}}
+    assert tshgrammar.check(ex.text, pairings) == []
+
+
+def test_both_players_late_needs_the_director_2_3_5():
+    f = final_scores(clock_result("lateness forfeit", forfeits=(1, 2), margin=75), None)
+    assert f.needs_director and f.forfeits == (1, 2)
+    d = decide(f, "both absent at the end of the game time")
+    assert d.scores == (-75, -75) and not d.needs_director and d.decision
+
+
+# --- 5.3.3: overtime forfeit, the director's decision -----------------------------------------------
+
+
+def test_overtime_forfeit_is_a_loss_with_100_points_off_5_3_3():
+    f = final_scores(clock_result("overtime forfeit", (0, 100), (0, 600), (2,)), (450, 300))
+    assert f.scores == (450, 200) and not f.needs_director
+
+
+def test_a_5_3_3_case_needing_the_director_cannot_be_confirmed_until_decided(hall):
+    event, state = hall
+    finish(state, 1, ending="overtime forfeit", penalties=(100, 0), forfeits=(1,))
+    preview = event.result(state.tables[1], {"slip": [480, 300]}, "td", "t")
+    assert preview["needs_director"] and preview["scores"] == [380, 300]
+    with pytest.raises(ResultError, match="director's decision with a reason first"):
+        event.result(state.tables[1], {"slip": [480, 300], "confirm": True}, "td", "t")
+    with pytest.raises(ResultError, match="needs a reason"):
+        event.result(state.tables[1], {"slip": [480, 300], "confirm": True, "decision": {"scores": [299, 300]}}, "td", "t")
+    out = event.result(state.tables[1], {"slip": [480, 300], "confirm": True,
+                                          "decision": {"scores": [299, 300], "reason": "forfeit stands: a loss by 1 (5.3.3)"}},
+                       "Chief TD", "2026-01-01T12:00:00Z")
+    assert out["recorded"] == "decide" and out["scores"] == [299, 300]
+    (audit,) = event.store.audit("A")
+    assert (audit["action"], audit["who"], audit["after"]["decision"]) == ("decide", "Chief TD", "forfeit stands: a loss by 1 (5.3.3)")
+    assert "forfeit stands" in results.to_csv(event.export_rows("A", 1))
+    assert results.to_tsh("A", 1, event.export_rows("A", 1)).text == "a 1 A\n1 299 2 300\n\n"
+
+
+def test_a_decision_is_refused_where_none_is_needed(hall):
+    event, state = hall
+    finish(state, 1)
+    with pytest.raises(ResultError, match="needs no decision"):
+        event.result(state.tables[1], {"slip": [400, 300], "decision": {"scores": [1, 2], "reason": "x"}}, "td", "t")
+
+
+# --- TSH's score limits ----------------------------------------------------------------------------
+
+
+def test_score_limits_follow_tsh_default_and_its_config():
+    with pytest.raises(ResultError, match=r"between -149 and 1499 \(TSH's limits"):
+        final_scores(clock_result(), (1500, 300))
+    assert final_scores(clock_result(), (1499, 0)).scores == (1499, 0)
+    assert final_scores(clock_result(), (1800, 300), limits=Limits(max_score=2000)).scores == (1800, 300)
+    with pytest.raises(ResultError, match="cannot be negative"):
+        final_scores(clock_result(), (-5, 300))
+    cfg = tsh.parse_config("division a a.t\nconfig max_score = 2000\n")
+    assert cfg.max_score == 2000
+
+
+def test_event_takes_max_score_from_config_tsh(tmp_path):
+    event = Event(ResultStore(None))
+    event.import_files({**TWO_DIVISIONS, "config.tsh": TWO_DIVISIONS["config.tsh"] + b"config max_score = 999\n"})
+    assert event.limits.max_score == 999
+
+
+# --- the store: durable, audited, keyed by game ------------------------------------------------------
+
+
+def test_store_is_wal_synchronous_and_survives_reopening(tmp_path, hall):
+    event, state = hall
+    finish(state, 1)
+    event.result(state.tables[1], {"slip": [400, 380], "confirm": True}, "td", "t1")
+    db = sqlite3.connect(tmp_path / "results.sqlite")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert event.store.db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    again = ResultStore(tmp_path / "results.sqlite")
+    (r,) = again.results("A", 1)
+    assert (r.numbers, r.scores, r.by) == ((1, 2), (400, 380), "td")
+
+
+def test_a_correction_needs_a_reason_and_is_audited_5_4_1_a(hall):
+    event, state = hall
+    finish(state, 1)
+    event.result(state.tables[1], {"slip": [400, 380], "confirm": True}, "td", "t1")
+    assert event.result(state.tables[1], {"slip": [400, 380], "confirm": True}, "td", "t2")["recorded"] == "same"
+    with pytest.raises(ResultError, match=r"correction needs a reason \(5.4.1\(a\)\)"):
+        event.result(state.tables[1], {"slip": [380, 400], "confirm": True}, "td", "t3")
+    out = event.result(state.tables[1], {"slip": [380, 400], "confirm": True, "correction": "scores reversed on the slip"},
+                       "Chief TD", "t4")
+    assert out["recorded"] == "correct"
+    correct, confirm = event.store.audit("A", 1)
+    assert (confirm["action"], confirm["before"], confirm["after"]["scores"]) == ("confirm", None, [400, 380])
+    assert (correct["action"], correct["who"], correct["reason"]) == ("correct", "Chief TD", "scores reversed on the slip")
+    assert (correct["before"]["scores"], correct["after"]["scores"]) == ([400, 380], [380, 400])
+
+
+def test_results_of_every_division_and_round_stay_and_export_separately(hall):
+    event, state = hall
+    finish(state, 1)
+    finish(state, 3)
+    event.result(state.tables[1], {"slip": [400, 380], "confirm": True}, "td", "t")
+    event.result(state.tables[3], {"slip": [410, 390], "confirm": True}, "td", "t")
+    assert results.to_tsh("A", 1, event.export_rows("A", 1)).text == "a 1 A\n1 400 2 380\n\n"
+    assert results.to_tsh("B", 1, event.export_rows("B", 1)).text == "a 1 B\n2 410 1 390\n\n"
+    pairings_b = {"B": {1: [2, 0], 2: [1, 3], 3: [0, 2]}}
+    assert tshgrammar.check(results.to_tsh("B", 1, event.export_rows("B", 1)).text, pairings_b) == []
+
+
+def test_grammar_check_catches_what_tsh_refuses():
+    """The conformance checker fails on what TSH would refuse (so its passes count)."""
+    pairings = {"A": {1: [2], 2: [1], 3: [0]}}
+    assert tshgrammar.check("a 1 A\n1 400 2 380\n\n", pairings) == []
+    assert tshgrammar.check("a 1 A\n1 1500 2 380\n\n", pairings)  # ebadscore
+    assert tshgrammar.check("a 1 A\n1 400 3 380\n\n", pairings)  # eanotopp
+    assert tshgrammar.check("a 1 A\n1 75\n\n", pairings)  # enotabye
+    assert tshgrammar.check("a 1 A\n3 +75\n\n", pairings)  # a "+" TSH would store
+    assert tshgrammar.check("a 1 A\n1 400 2 380\n", pairings)  # never leaves add-score mode
+    assert tshgrammar.check("pair 1 0 1 A\npair 2 0 1 A\na 1 A\n1 75\n2 -75\n\n", pairings) == []

@@ -1,0 +1,239 @@
+"""Enrolment against the real broker with its dynamic-security plugin, over real TLS (issue 19):
+the join secret can only enrol; a device is assigned a table and logs in as it with its own secret;
+a table held by an online device is refused unless replaced; a revoked device is refused."""
+
+from __future__ import annotations
+
+import queue
+import socket
+import ssl
+import threading
+import time
+
+import paho.mqtt.client as mqtt
+import pytest
+
+from rackside.hall import join, topics
+from rackside.hall.enrol import Enrolment
+from rackside.hall.fleet import Fleet, FleetError
+
+
+@pytest.fixture
+def hall(make_broker):
+    return make_broker(tables="", stations=0, tls=True)
+
+
+def tls_client(broker, user, password, client_id, *, port=None, ca=None):
+    """A paho client over TLS pinning the hall's CA; (client, reason code or None on timeout)."""
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+    c.username_pw_set(user, password)
+    c.tls_set(ca_certs=str(ca or broker.dir / "tls" / "ca.crt"), tls_version=ssl.PROTOCOL_TLS_CLIENT)
+    got = queue.Queue()
+    c.on_connect = lambda cl, u, f, rc, p: got.put(rc)
+    c.connect("127.0.0.1", port or broker.tls_port)
+    c.loop_start()
+    try:
+        rc = got.get(timeout=5)
+    except queue.Empty:
+        rc = None
+    return c, rc
+
+
+def stop(*clients):
+    for c in clients:
+        c.disconnect()
+        c.loop_stop()
+
+
+class Device:
+    """A simulated device's enrolment: what its `on_change` reported, in order."""
+
+    def __init__(self, broker, tmp_path, name, kind="clock"):
+        self.changes: queue.Queue = queue.Queue()
+        jf = join.load(broker.dir / "join.toml")
+        self.enrolment = Enrolment(jf, tmp_path / name, kind, device=name, version="test",
+                                   on_change=lambda user, cfg: self.changes.put((user, cfg)))
+        self.enrolment.start()
+
+    def next_change(self, timeout=10):
+        return self.changes.get(timeout=timeout)
+
+
+def director_fleet(broker):
+    c = broker.client("director")
+    return c, Fleet(broker.hall, c)
+
+
+def test_the_join_secret_can_only_enrol(hall):
+    secret = join.load(hall.dir / "join.toml").secret
+    h = hall.hall
+    watcher = hall.client("director")
+    seen = []
+    watcher.on_message = lambda c, u, m: seen.append(m.topic)
+    watcher.subscribe(f"rackside/v1/{h}/#", qos=1)
+    joiner, rc = tls_client(hall, "join", secret, "enrol-probe")
+    assert rc is not None and not rc.is_failure
+    codes = []
+    done = threading.Event()
+    joiner.on_subscribe = lambda c, u, mid, rcs, p: (codes.extend(rcs), done.set())
+    joiner.subscribe([("#", 1), (f"rackside/v1/{h}/#", 1), (topics.enrol_hello(h, "+"), 1), (topics.table(h, 1, "cmd"), 1)])
+    assert done.wait(5)
+    assert all(c.is_failure for c in codes), codes
+    for topic in (topics.table(h, 1, "event"), topics.table(h, 1, "status"), topics.station(h, "1", "challenge"),
+                  f"rackside/v1/{h}/enrol/probe/reply", "$CONTROL/dynamic-security/v1"):
+        joiner.publish(topic, b'{"forged": true}', qos=1).wait_for_publish(5)
+    joiner.publish(topics.enrol_hello(h, "probe"), b"{}", qos=1).wait_for_publish(5)
+    time.sleep(0.5)
+    assert seen == [topics.enrol_hello(h, "probe")]  # only the hello got through
+    watcher.publish(topics.enrol_hello(h, "probe"), b"", qos=1, retain=True).wait_for_publish(5)
+    stop(joiner, watcher)
+
+
+def test_a_device_is_numbered_and_logs_in_as_its_table_with_its_own_secret(hall, tmp_path):
+    director, fleet = director_fleet(hall)
+    a, b = Device(hall, tmp_path, "dev-a"), Device(hall, tmp_path, "dev-b")
+    assert fleet.wait(lambda f: {"dev-a", "dev-b"} <= set(f.devices), 10)
+    rows = {r["device"]: r for r in fleet.rows()}
+    assert rows["dev-a"]["code"] == a.enrolment.code and rows["dev-a"]["state"] == "waiting"
+    assert rows["dev-a"]["address"] == "127.0.0.1" and rows["dev-a"]["kind"] == "clock"
+    assert fleet.assign("dev-a", 12) == "table-12"
+    user, cfg = a.next_change()
+    assert user == "table-12" and cfg.table == 12 and cfg.endpoint.tls
+    creds = tmp_path / "dev-a" / "hall-credentials.toml"
+    assert creds.stat().st_mode & 0o777 == 0o600
+    t12, rc = tls_client(hall, "table-12", cfg.credentials.password, "table-12")
+    assert not rc.is_failure
+    # the other device's secret is not table 12's; nor is table 12's client id free for others
+    _, rc = tls_client(hall, "table-12", b.enrolment.secret, "table-12")
+    assert rc is not None and rc.is_failure
+    t12.publish(topics.table(hall.hall, 12, "status"), b"online", qos=1, retain=True).wait_for_publish(5)
+    assert fleet.wait(lambda f: f.online.get("table-12"), 5)
+    with pytest.raises(FleetError, match="held by device dev-a, online"):
+        fleet.assign("dev-b", 12)
+    dropped = threading.Event()
+    t12.on_disconnect = lambda *x: dropped.set()
+    assert fleet.assign("dev-b", 12, replace=True) == "table-12"
+    assert dropped.wait(5), "the replaced device stayed connected"
+    assert a.next_change() == (None, None)  # told it was replaced: waiting again
+    _, rc = tls_client(hall, "table-12", cfg.credentials.password, "table-12")
+    assert rc is not None and rc.is_failure  # the old device is refused
+    user, cfg_b = b.next_change()
+    assert user == "table-12"
+    tb, rc = tls_client(hall, "table-12", cfg_b.credentials.password, "table-12")
+    assert not rc.is_failure
+    # renumbered: its old login goes, its new one works
+    assert fleet.assign("dev-b", 14) == "table-14"
+    assert b.next_change()[0] == "table-14"
+    _, rc = tls_client(hall, "table-12", cfg_b.credentials.password, "table-12")
+    assert rc is not None and rc.is_failure
+    t14, rc = tls_client(hall, "table-14", cfg_b.credentials.password, "table-14")
+    assert not rc.is_failure
+    fleet.revoke("dev-b")
+    assert b.next_change() == (None, None)
+    _, rc = tls_client(hall, "table-14", cfg_b.credentials.password, "table-14")
+    assert rc is not None and rc.is_failure
+    a.enrolment.close()
+    b.enrolment.close()
+    stop(tb, t14, director)
+
+
+def test_a_hello_whose_code_is_not_its_secrets_is_not_listed(hall, tmp_path):
+    """A forged hello under a real device's id, with another secret: ignored; the real one stays."""
+    director, fleet = director_fleet(hall)
+    dev = Device(hall, tmp_path, "dev-c")
+    assert fleet.wait(lambda f: "dev-c" in f.devices, 10)
+    secret = join.load(hall.dir / "join.toml").secret
+    forger, _ = tls_client(hall, "join", secret, "enrol-forger")
+    forged = join.hello_payload("dev-c", "clock", "F" * 43, version="x", address=None).replace(b'"code":"', b'"code":"9')
+    forger.publish(topics.enrol_hello(hall.hall, "dev-c"), forged, qos=1, retain=True).wait_for_publish(5)
+    time.sleep(0.3)
+    assert fleet.devices["dev-c"].hello.secret == dev.enrolment.secret
+    dev.enrolment.close()
+    stop(forger, director)
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The local addresses a socket listens on at `port` (the kernel's own table, /proc/net/tcp[6])."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(table).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            local, state = line.split()[1], line.split()[3]
+            address, hexport = local.split(":")
+            if state == "0A" and int(hexport, 16) == port:  # 0A: LISTEN
+                raw = bytes.fromhex(address)
+                if len(raw) == 4:
+                    found.add(socket.inet_ntop(socket.AF_INET, raw[::-1]))
+                else:
+                    found.add(socket.inet_ntop(socket.AF_INET6, b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))))
+    return found
+
+
+def test_plain_mqtt_only_on_127_0_0_1(hall):
+    conf = (hall.dir / "mosquitto.conf").read_text()
+    assert f"\nlistener {hall.port} 127.0.0.1\n" in conf
+    assert listening_addresses(hall.port) == {"127.0.0.1"}
+    assert listening_addresses(hall.tls_port) == {"127.0.0.1"}  # the tests' TLS listener is bound to loopback too
+
+
+def test_a_hall_provisioned_for_the_network_takes_plain_mqtt_only_on_127_0_0_1(tmp_path):
+    """As a director provisions it (no --bind): TLS on every address, plain MQTT on loopback only."""
+    import getpass
+    import os
+    import subprocess
+
+    from support.broker import MOSQUITTO, free_port
+
+    from rackside.hall import provision
+
+    port, tls_port = free_port(), free_port()
+    provision.provision(tmp_path / "h", "net", [], 0, port=port, tls_port=tls_port, names=["127.0.0.1"],
+                        run_as=getpass.getuser() if os.geteuid() == 0 else None)
+    proc = subprocess.Popen([MOSQUITTO, "-c", str(tmp_path / "h" / "mosquitto.conf")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while not (listening_addresses(port) and listening_addresses(tls_port)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert listening_addresses(port) == {"127.0.0.1"}
+        assert listening_addresses(tls_port) - {"0.0.0.0", "::"} == set() and listening_addresses(tls_port)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_a_broker_with_another_ca_is_refused(hall, tmp_path):
+    """The device pins the hall's CA: a certificate from any other CA fails the handshake."""
+    other = tmp_path / "other"
+    from rackside.hall import tlsfiles
+
+    tlsfiles.make(other, "elsewhere", ["127.0.0.1"])
+    secret = join.load(hall.dir / "join.toml").secret
+    with pytest.raises(ssl.SSLError):
+        tls_client(hall, "join", secret, "enrol-x", ca=other / "ca.crt")
+
+
+def test_rackside_hall_devices_lists_assigns_and_revokes(hall, tmp_path, capsys):
+    from rackside.cli import main
+
+    creds = str(hall.credentials("director"))
+    url = f"mqtt://127.0.0.1:{hall.port}"
+    dev = Device(hall, tmp_path, "dev-cli", kind="station")
+    director, fleet = director_fleet(hall)
+    assert fleet.wait(lambda f: "dev-cli" in f.devices, 10)
+    stop(director)
+    assert main(["hall", "devices", "--credentials", creds, "--url", url]) == 0
+    out = capsys.readouterr().out.splitlines()
+    row = next(line for line in out if line.startswith("dev-cli"))
+    assert "station" in row and dev.enrolment.code in row and "waiting" in row
+    assert main(["hall", "devices", "--credentials", creds, "--url", url, "assign", "dev-cli", "2"]) == 0
+    assert "device dev-cli is station 2" in capsys.readouterr().out
+    user, cfg = dev.next_change()
+    assert user == "station-2" and cfg.ident == "2"
+    assert main(["hall", "devices", "--credentials", creds, "--url", url, "assign", "nobody", "3"]) == 1
+    assert "has not said hello" in capsys.readouterr().err
+    assert main(["hall", "devices", "--credentials", creds, "--url", url, "revoke", "dev-cli"]) == 0
+    assert dev.next_change() == (None, None)
+    dev.enrolment.close()
