@@ -15,6 +15,7 @@ import pytest
 from rackside import switch
 from rackside.firmware.clock import End, Press, Rules, apply
 from rackside.firmware.persist import GameStore
+from rackside.hall.join import join_text
 from support.bundle import RACKSIDE, build_bundle, copy_checkout, install, needs_root, unpack
 from support.deploy import fake_systemctl
 
@@ -34,7 +35,11 @@ def make_bundles(tmp: Path, wheels: Path) -> dict[str, Path]:
             assert broken != text
             notify.write_text(broken)
         archive = tmp / f"rackside-{label}.tar.gz"
-        result = build_bundle(src, wheels, archive, label)
+        join = []
+        if label == "v1":  # v1 brings the hall's join file
+            (tmp / "join.toml").write_text(join_text("open2026", "auto", "s" * 32, None))
+            join = ["--hall-join", str(tmp / "join.toml")]
+        result = build_bundle(src, wheels, archive, label, *join)
         assert result.returncode == 0, result.stderr
         out[label] = unpack(archive, tmp / f"unpacked-{label}")
     return out
@@ -72,6 +77,8 @@ def test_install_update_between_games_and_roll_back(offline_wheels, tmp_path):
     unit = (root / "etc/systemd/system/rackside-clock.service").read_text()
     assert "ExecStart=/opt/rackside/current/.venv/bin/rackside clock" in unit
     assert (root / "etc/rackside/clock.toml").is_file()
+    joined = root / "etc/rackside/join.toml"  # where hall.join.find looks first
+    assert joined.read_text() == (tmp_path / "join.toml").read_text() and joined.stat().st_mode & 0o777 == 0o640
     assert "switch: 0.1.0+v1 is current: the clock on simulated pins reported READY=1" in result.stdout
 
     # v2 while a game runs: installed beside v1, not switched (exit 75); the director's config kept.
