@@ -47,7 +47,8 @@ class Fleet:
         """`client`: a connected paho client of the director's, its loop running."""
         self.hall = hall
         self.client = client
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # what arrives (paho's thread) and what the director reads
+        self.acting = threading.Lock()  # one assignment or revocation at a time
         self.devices: dict[str, Device] = {}
         self.replies: dict[str, str | None] = {}  # device -> user (None: revoked), from retained replies
         self.online: dict[str, bool] = {}  # user -> its retained status says online
@@ -142,6 +143,10 @@ class Fleet:
 
     def assign(self, device: str, ident: int | str, *, replace: bool = False) -> str:
         """Give `device` table `ident` (a clock) or station `ident` (a station); its user name."""
+        with self.acting:  # one director action at a time: two at once could both find a table free
+            return self._assign(device, ident, replace)
+
+    def _assign(self, device: str, ident: int | str, replace: bool) -> str:
         with self.lock:
             d = self.devices.get(device)
             if d is None:
@@ -165,13 +170,21 @@ class Fleet:
                 raise FleetError(f"{user.replace('-', ' ')} is held by device {holder}, online: choose replace to give it to {device}")
             secret = d.hello.secret
             previous = d.user
-        cmds = []
-        if previous and previous != user:
-            cmds += dynsec.delete_device(previous)  # renumbered: its old login goes
-        cmds += dynsec.delete_device(user)  # whoever held it: disconnected and refused from now on
-        cmds += dynsec.create_device(self.hall, user, secret)
         try:
-            self.control.run(cmds, ignore=("not found",))
+            if previous and previous != user:
+                self.control.run(dynsec.delete_device(previous), ignore=("not found",))  # renumbered: its old login goes
+            if holder is None and previous != user:
+                try:  # the usual case, a table nobody holds: made in one exchange
+                    self.control.run(dynsec.create_device(self.hall, user, secret))
+                    created = True
+                except ControlError as e:
+                    if "already exists" not in str(e):
+                        raise
+                    created = False  # made up front by provisioning (or left by a crash): replaced below
+            else:
+                created = False
+            if not created:  # whoever held it: disconnected and refused from now on
+                self.control.run(dynsec.delete_device(user) + dynsec.create_device(self.hall, user, secret), ignore=("not found",))
         except ControlError as e:
             raise FleetError(f"the broker refused: {e}") from None
         for gone in {previous, user if holder not in (None, device) else None} - {None}:
@@ -184,6 +197,10 @@ class Fleet:
 
     def revoke(self, device: str) -> None:
         """Disconnect `device` and refuse its login from now on; it shows it is waiting again."""
+        with self.acting:
+            self._revoke(device)
+
+    def _revoke(self, device: str) -> None:
         with self.lock:
             d = self.devices.get(device)
             user = d.user if d is not None else self.replies.get(device)

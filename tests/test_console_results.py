@@ -164,7 +164,7 @@ def test_a_5_3_3_case_needing_the_director_cannot_be_confirmed_until_decided(hal
     finish(state, 1, ending="overtime forfeit", penalties=(100, 0), forfeits=(1,))
     preview = event.result(state.tables[1], {"slip": [480, 300]}, "td", "t")
     assert preview["needs_director"] and preview["scores"] == [380, 300]
-    with pytest.raises(ResultError, match="director's decision with a reason first"):
+    with pytest.raises(results.NeedsDirector, match="director's decision with a reason first"):
         event.result(state.tables[1], {"slip": [480, 300], "confirm": True}, "td", "t")
     with pytest.raises(ResultError, match="needs a reason"):
         event.result(state.tables[1], {"slip": [480, 300], "confirm": True, "decision": {"scores": [299, 300]}}, "td", "t")
@@ -197,6 +197,15 @@ def test_score_limits_follow_tsh_default_and_its_config():
         final_scores(clock_result(), (-5, 300))
     cfg = tsh.parse_config("division a a.t\nconfig max_score = 2000\n")
     assert cfg.max_score == 2000
+
+
+def test_a_t_file_sent_as_text_is_not_decoded_twice_and_comes_back_after_a_restart(tmp_path):
+    store = ResultStore(tmp_path / "r.sqlite")
+    event = Event(store)
+    assert event.import_files({"b.t": TWO_DIVISIONS["b.t"].decode("latin-1")}) == []
+    assert event.divisions["b"].players[1].name == "Müller, Jo"
+    again = Event(ResultStore(tmp_path / "r.sqlite"))
+    assert again.restore() == [] and again.divisions["b"].players[1].name == "Müller, Jo"
 
 
 def test_event_takes_max_score_from_config_tsh(tmp_path):

@@ -78,6 +78,11 @@ def test_bom_and_a_leading_comment_make_no_phantom_player():
     assert div.players[1].opponents == (2, 3)
 
 
+def test_an_unknown_encoding_is_refused_by_name():
+    with pytest.raises(TshError, match="'klingon' is not an encoding"):
+        tsh.decode_t(b"x 1 0;", "klingon")
+
+
 def test_latin1_is_tsh_default():
     assert read_t("edge/latin1.t").players[2].name == "Núñez, María"
 

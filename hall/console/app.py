@@ -401,7 +401,7 @@ async def result(request: Request) -> Response:
             return _bad("no such table", 404)
         out = console.event.result(t, body, request.user.display_name, _now_iso())
     except (ValueError, results.ResultError) as e:
-        return _bad(str(e), 409 if isinstance(e, results.ResultError) and "decision with a reason first" in str(e) else 400)
+        return _bad(str(e), 409 if isinstance(e, results.NeedsDirector) else 400)
     if out.get("confirmed"):
         console.hub.publish("table", console.state.tables[n].tile())
         log.info("console: %s recorded table %d (division %s round %s): %s (%s)", request.user.display_name, n,
