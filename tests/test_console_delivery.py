@@ -60,6 +60,9 @@ def test_resend_requests_are_rate_limited_per_table_and_back_off_on_refusal():
     later = 100.0 + limits.GAP_GRACE_S + limits.RESEND_EVERY_S
     assert [c["table"] for c in console.ask_for_gaps(later)] == [3, 4]
     assert [c["table"] for c in console.ask_for_gaps(later + limits.RESEND_EVERY_S)] == [4]  # 3 refused: it waits twice as long
+    console.on_message("rackside/v1/h/table/4/status", b"offline")
+    # an offline clock is not asked (the request would wait in its session, one every 10 s)
+    assert [c["table"] for c in console.ask_for_gaps(later + 10 * limits.RESEND_EVERY_S)] == [3]
     assert console.state.tables[3].history[-1]["seq"] == 5  # the console's own requests are in no table's history
 
 

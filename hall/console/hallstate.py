@@ -318,11 +318,12 @@ class HallState:
     # --- gaps -------------------------------------------------------------------------------------
 
     def gaps(self) -> list[tuple[int, str, int, int | None]]:
-        """(table, game, first, last) for each table's latest game that lacks events (last None:
-        everything from first on, and the result)."""
+        """(table, game, first, last) for each online table's latest game that lacks events (last
+        None: everything from first on, and the result)."""
         out = []
         for n, t in self.tables.items():
-            if t.seqs.games:
+            # an offline clock is not asked: the request would wait in its session, one every 10 s
+            if t.seqs.games and t.status != "offline":
                 name, g = next(reversed(t.seqs.games.items()))
                 want = g.first_missing()
                 if want is not None:
