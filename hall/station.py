@@ -188,9 +188,9 @@ def run_joined(args, station, table: dict, path: Path) -> int:
     try:
         if unknown:
             raise HallConfigError(f"[hall] has unknown key {unknown[0]!r} beside join: allowed are join, outbox")
-        if not isinstance(where, str) or not where or not isinstance(table.get("outbox", ""), str):
-            raise HallConfigError(f"hall.join = {where!r}: allowed is the path of the hall's join file")
-        joinfile = join.load(path.parent / where)
+        if not isinstance(table.get("outbox", ""), str):
+            raise HallConfigError(f"hall.outbox = {table['outbox']!r}: allowed is a file path")
+        joinfile = join.load(join.resolve(where, path.parent))
     except HallConfigError as e:
         print(f"rackside hall station: {path}: {e}", file=sys.stderr)
         return 2

@@ -300,3 +300,20 @@ def test_a_reply_read_by_another_device_gives_nothing_to_log_in_with(hall, tmp_p
     assert all(cfg.credentials.password.encode() not in p and dev.enrolment.secret.encode() not in p for _, p in got)
     dev.enrolment.close()
     stop(snoop, director)
+
+
+def test_join_auto_is_the_config_folders_join_file_else_the_boot_partitions(tmp_path):
+    from rackside.hall.config import HallConfigError
+
+    config, boot = tmp_path / "etc", tmp_path / "boot" / "rackside-join.toml"
+    config.mkdir()
+    with pytest.raises(HallConfigError, match='hall.join = "auto": no join file in'):
+        join.resolve("auto", config, (boot,))
+    boot.parent.mkdir()
+    boot.write_text("x")
+    assert join.resolve("auto", config, (boot,)) == boot
+    (config / "join.toml").write_text("x")
+    assert join.resolve("auto", config, (boot,)) == config / "join.toml"  # the config folder's first
+    assert join.resolve("hall/join.toml", config, (boot,)) == config / "hall/join.toml"
+    with pytest.raises(HallConfigError, match="allowed are"):
+        join.resolve(3, config, (boot,))
