@@ -87,10 +87,11 @@ def server_config(app, cfg: ConsoleConfig, log_level: str) -> uvicorn.Config:
     """uvicorn with the console's bounds (limits.py): uvicorn's own h11 protocol with a header
     deadline, a per-address connection cap and a cut-off for clients that stop reading
     (guard.GuardedH11), its header size, keep-alive and connection limits."""
+    tls = {"ssl_certfile": str(cfg.certfile), "ssl_keyfile": str(cfg.keyfile)} if cfg.https else {}  # the hall's certificate
     return uvicorn.Config(app, host=cfg.listen_host, port=cfg.listen_port, log_level=log_level, access_log=False,
                           lifespan="on", http=GuardedH11, ws="none", h11_max_incomplete_event_size=limits.MAX_HEADER_BYTES,
                           timeout_keep_alive=limits.KEEP_ALIVE_S, limit_concurrency=limits.MAX_CONNECTIONS,
-                          backlog=limits.BACKLOG, server_header=False)
+                          backlog=limits.BACKLOG, server_header=False, **tls)
 
 
 class ConsoleServer:
@@ -99,7 +100,7 @@ class ConsoleServer:
     def __init__(self, cfg: ConsoleConfig, *, log_level: str = "warning") -> None:
         self.cfg = cfg
         self.console, self.bridge = make_console(cfg)
-        self.app = build_app(self.console, secret_key=session_secret(paths.state_dir() / SESSION_KEY))
+        self.app = build_app(self.console, secret_key=session_secret(paths.state_dir() / SESSION_KEY), https_only=cfg.https)
         self.server = uvicorn.Server(server_config(self.app, cfg, log_level))
         self.thread: threading.Thread | None = None
 
@@ -109,7 +110,7 @@ class ConsoleServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.cfg.listen_host}:{self.cfg.listen_port}/"
+        return f"{'https' if self.cfg.https else 'http'}://{self.cfg.listen_host}:{self.cfg.listen_port}/"
 
     def start(self, timeout: float = 15.0) -> "ConsoleServer":
         self.thread = threading.Thread(target=self.server.run, name="console", daemon=True)
@@ -130,8 +131,15 @@ class ConsoleServer:
 
 def run_foreground(cfg: ConsoleConfig) -> int:
     console, bridge = make_console(cfg)
-    app = build_app(console, secret_key=session_secret(paths.state_dir() / SESSION_KEY))
+    app = build_app(console, secret_key=session_secret(paths.state_dir() / SESSION_KEY), https_only=cfg.https)  # Secure cookies
     server = uvicorn.Server(server_config(app, cfg, "warning"))
-    print(f"rackside hall console: http://{cfg.listen_host}:{cfg.listen_port}/ (hall {cfg.hall}, broker {cfg.url})", flush=True)
+    scheme = "https" if cfg.https else "http"
+    print(f"rackside hall console: {scheme}://{cfg.listen_host}:{cfg.listen_port}/ (hall {cfg.hall}, broker {cfg.url})", flush=True)
+    if cfg.https:
+        from .transport import trust_hint
+
+        print(f"rackside hall console: {trust_hint(cfg.certfile)}", flush=True)
+    else:
+        print("rackside hall console: plain HTTP, served to this machine only (certfile and keyfile in [console] for HTTPS)", flush=True)
     asyncio.run(server.serve())  # the app's lifespan starts the bridge once the loop runs, and stops it
     return 0
