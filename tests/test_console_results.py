@@ -267,3 +267,12 @@ def test_grammar_check_catches_what_tsh_refuses():
     assert tshgrammar.check("a 1 A\n3 +75\n\n", pairings)  # a "+" TSH would store
     assert tshgrammar.check("a 1 A\n1 400 2 380\n", pairings)  # never leaves add-score mode
     assert tshgrammar.check("pair 1 0 1 A\npair 2 0 1 A\na 1 A\n1 75\n2 -75\n\n", pairings) == []
+
+
+def test_the_same_file_imported_again_from_elsewhere_is_kept_once(tmp_path):
+    """Kept by file name: the console's state never grows with every import of the same event."""
+    store = ResultStore(tmp_path / "r.sqlite")
+    event = Event(store)
+    for folder in ("/one", "/two", "C:\\\\three"):
+        event.import_files({f"{folder}/a.t": TWO_DIVISIONS["a.t"]})
+    assert list(store.setting("tsh_files")) == ["a.t"]

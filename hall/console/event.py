@@ -89,8 +89,8 @@ class Event:
         if cfg is not None:
             rank = {n.lower(): i for i, (n, _) in enumerate(cfg.divisions)}
             self.divisions = dict(sorted(self.divisions.items(), key=lambda kv: rank.get(kv[0].lower(), len(rank))))
-        if keep:
-            self.files.update(files)
+        if keep:  # by file name: the same file imported again replaces the one kept
+            self.files.update({PurePosixPath(n.replace("\\", "/")).name: d for n, d in files.items()})
             self.store.put_setting(FILES_KEY, {n: {"text": d} if isinstance(d, str) else base64.b64encode(d).decode()
                                                for n, d in self.files.items()})
         else:
