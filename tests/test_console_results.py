@@ -293,3 +293,12 @@ def test_kept_files_that_cannot_be_read_again_are_a_problem_not_a_console_that_w
     assert len(problems) == 1 and "kept TSH files" in problems[0] and str(MAX_FILES) in problems[0]
     store.put_setting(FILES_KEY, {"a.t": "not base64!"})
     assert "kept TSH files" in Event(store).restore()[0]
+
+
+def test_the_same_file_imported_again_from_elsewhere_is_kept_once(tmp_path):
+    """Kept by file name: the console's state never grows with every import of the same event."""
+    store = ResultStore(tmp_path / "r.sqlite")
+    event = Event(store)
+    for folder in ("/one", "/two", "C:\\\\three"):
+        event.import_files({f"{folder}/a.t": TWO_DIVISIONS["a.t"]})
+    assert list(store.setting("tsh_files")) == ["a.t"]

@@ -96,12 +96,8 @@ class Event:
         if cfg is not None:
             rank = {n.lower(): i for i, (n, _) in enumerate(cfg.divisions)}
             self.divisions = dict(sorted(self.divisions.items(), key=lambda kv: rank.get(kv[0].lower(), len(rank))))
-        if keep:
-            # Kept by the file's own name, as TSH knows it (config.tsh names b.t): the same division's
-            # file imported again from another folder replaces the one before, so what is kept stays
-            # within MAX_FILES however often a director imports during a day.
-            for n, d in files.items():
-                self.files[PurePosixPath(n.replace("\\", "/")).name] = d
+        if keep:  # by file name: the same file imported again replaces the one kept
+            self.files.update({PurePosixPath(n.replace("\\", "/")).name: d for n, d in files.items()})
             self.store.put_setting(FILES_KEY, {n: {"text": d} if isinstance(d, str) else base64.b64encode(d).decode()
                                                for n, d in self.files.items()})
         else:
