@@ -37,6 +37,7 @@ from rackside.hall import commands
 from . import auth, devices, limits, results, tsh
 from .event import Event, decode_upload
 from .guard import BodyLimit, SecurityHeaders
+from .transport import PlainHttpLocalOnly
 from .hallstate import RESEND_ID, HallState
 from .resultstore import ResultStore
 from .hub import Hub, sse
@@ -401,7 +402,7 @@ async def result(request: Request) -> Response:
             return _bad("no such table", 404)
         out = console.event.result(t, body, request.user.display_name, _now_iso())
     except (ValueError, results.ResultError) as e:
-        return _bad(str(e), 409 if isinstance(e, results.ResultError) and "decision with a reason first" in str(e) else 400)
+        return _bad(str(e), 409 if isinstance(e, results.NeedsDirector) else 400)
     if out.get("confirmed"):
         console.hub.publish("table", console.state.tables[n].tile())
         log.info("console: %s recorded table %d (division %s round %s): %s (%s)", request.user.display_name, n,
@@ -496,6 +497,7 @@ async def lifespan(app: Starlette):
 
 def build_app(console: Console, *, secret_key: str | None = None, https_only: bool = False) -> Starlette:
     middleware = [
+        Middleware(PlainHttpLocalOnly),  # transport.py: plain HTTP only to this machine
         Middleware(SecurityHeaders),
         Middleware(BodyLimit),  # before the session and the login look at anything
         Middleware(SessionMiddleware, secret_key=secret_key or secrets.token_hex(32), session_cookie="rackside_console",

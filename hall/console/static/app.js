@@ -533,8 +533,10 @@ function confirmBox(text) {
 function parseTables(text) {
   const out = new Set();
   for (const part of text.split(/[ ,]+/).filter(Boolean)) {
+    const ofDivision = divisionTables(part); // a division's name: its tables this round (divisions.js)
+    if (ofDivision) { for (const n of ofDivision) out.add(n); continue; }
     const m = part.match(/^(\d+)(?:-(\d+))?$/);
-    if (!m) throw new Error(`"${part}" is not a table number or range`);
+    if (!m) throw new Error(`"${part}" is not a table number, range or division`);
     const a = Number(m[1]), b = Number(m[2] || m[1]);
     for (let i = Math.min(a, b); i <= Math.max(a, b); i++) out.add(i);
   }
@@ -558,7 +560,7 @@ const DESCRIBE = {
 };
 
 async function sendCommand(body) {
-  const ok = await confirmBox(`${DESCRIBE[body.cmd](body)} on table${body.tables.length > 1 ? "s" : ""} ${body.tables.join(", ")}?`);
+  const ok = await confirmBox(`${DESCRIBE[body.cmd](body)} on ${tablesText(body.tables)}?`);
   if (!ok) return;
   try {
     const r = await post("/api/command", body);
