@@ -162,14 +162,14 @@ def run(procs: list) -> int:
         for _ in range(5):
             t0 = time.perf_counter()
             page.goto(url)
-            page.wait_for_function(f"document.body.dataset.ready === '1' && document.querySelectorAll('.tile').length >= {len(tables)}")
+            page.wait_for_function(f"() => document.body.dataset.ready === '1' && document.querySelectorAll('.tile').length >= {len(tables)}")
             loads.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             page.goto(url + "login")
             page.wait_for_selector("#password")
             base_loads.append((time.perf_counter() - t0) * 1000)
         page.goto(url)
-        page.wait_for_function(f"document.querySelectorAll('.tile').length >= {len(tables)}")
+        page.wait_for_function(f"() => document.querySelectorAll('.tile').length >= {len(tables)}")
         page.evaluate(OBSERVER)
 
         cpu0, t0 = cpu_seconds(console.pid), time.monotonic()

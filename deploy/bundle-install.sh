@@ -116,15 +116,16 @@ export RACKSIDE_REPO=/opt/rackside/current RACKSIDE_USER="$user" RACKSIDE_NO_STA
 [ "$root" = / ] || export RACKSIDE_DESTDIR="$root"
 "$dir/deploy/install-pi.sh" "${roles[@]}" || die "could not install the systemd units (see above)"
 
-# --- The hall's join file ---------------------------------------------------------------------------
-if [ -f "$here/hall-join.toml" ]; then
-    join="$prefix/etc/rackside/hall/join.toml"
+# --- The hall's join file (hall/join.py: the config folder's join.toml) ---------------------------------
+if [ -f "$here/join.toml" ]; then
+    join="$prefix/etc/rackside/join.toml"
     mkdir -p "$(dirname "$join")"
-    if cmp -s "$here/hall-join.toml" "$join"; then
+    if cmp -s "$here/join.toml" "$join"; then
         say "unchanged: $join"
     else
+        # It holds the join secret: readable by root and the services' group only.
         group="$(id -gn "$user" 2>/dev/null || echo root)"
-        install -m 0640 -o root -g "$group" "$here/hall-join.toml" "$join"
+        install -m 0640 -o root -g "$group" "$here/join.toml" "$join"
         say "installed: $join (the hall's join file; mode 0640 root:$group)"
     fi
 fi

@@ -15,7 +15,8 @@
 # through sudo. The services run as the owner of this checkout. See docs/deploy.md.
 #
 # For tests: RACKSIDE_DESTDIR=DIR installs under DIR instead of / (no root needed), and
-# RACKSIDE_SYSTEMCTL=CMD runs CMD instead of systemctl.
+# RACKSIDE_SYSTEMCTL=CMD runs CMD instead of systemctl. Where systemd is not running (a chroot
+# preparing an image) and no RACKSIDE_SYSTEMCTL is given, services are enabled, not started.
 # For a bundle's install.sh (deploy/bundle-install.sh): RACKSIDE_REPO=PATH is the path the units
 # run from (/opt/rackside/current, the link to the running version; files are read from this
 # script's own checkout), RACKSIDE_USER=NAME the services' user, and RACKSIDE_NO_START=1 enables
@@ -30,6 +31,14 @@ repo="${RACKSIDE_REPO:-$src}"                                # the path the unit
 dest="${RACKSIDE_DESTDIR:-}"
 no_start="${RACKSIDE_NO_START:-0}"
 read -r -a systemctl <<<"${RACKSIDE_SYSTEMCTL:-systemctl}"
+# No systemd running here (an image being prepared in a chroot, a container): the units are
+# enabled on the file system with `systemctl --root` (it needs no manager), nothing is reloaded,
+# started or restarted, and they start at the next boot.
+offline=0
+if [ -z "${RACKSIDE_SYSTEMCTL:-}" ] && [ ! -d /run/systemd/system ]; then
+    offline=1
+    systemctl=(systemctl "--root=${dest:-/}")
+fi
 
 roles=()
 for arg in "${@:-clock}"; do
@@ -152,7 +161,7 @@ for r in "${roles[@]+"${roles[@]}"}"; do
     fi
 done
 
-if [ "${#changed_units[@]}" -gt 0 ]; then
+if [ "${#changed_units[@]}" -gt 0 ] && [ "$offline" = 0 ]; then
     "${systemctl[@]}" daemon-reload
     say "reloaded systemd"
 fi
@@ -162,6 +171,11 @@ for name in clock kiosk broker hall-station; do
     for r in "${roles[@]+"${roles[@]}"}"; do [ "$r" = "$name" ] && wanted=1; done
     if [ "$wanted" = 1 ]; then
         # A running service whose unit changed is restarted (the clock comes back from its journal).
+        if [ "$offline" = 1 ]; then
+            "${systemctl[@]}" enable --quiet "$unit"
+            say "enabled: $unit (systemd is not running here: it starts at the next boot)"
+            continue
+        fi
         if [ "$no_start" = 1 ]; then
             "${systemctl[@]}" enable "$unit"
             say "enabled: $unit (not started here)"

@@ -33,7 +33,8 @@ def register(sub: Any) -> None:
     tls.add_argument("--no-tls", dest="tls", action="store_false", help="plain MQTT for devices too (passwords in clear)")
     pr.add_argument("--host", action="append", metavar="NAME", help="a host name or address devices and browsers use for "
                     "this machine, for its certificate (repeat; default: this machine's name, NAME.local, localhost, 127.0.0.1)")
-    pr.add_argument("--port", type=int, default=1883, help="the plain MQTT listener's port (default 1883)")
+    pr.add_argument("--port", type=int, default=1883, help="the plain MQTT listener's port, on 127.0.0.1 with TLS (default 1883)")
+    pr.add_argument("--tls-port", type=int, default=8883, help="the devices' TLS listener's port (default 8883)")
     pr.add_argument("--bind", metavar="ADDRESS", help="listen on this address only (default: every interface)")
     pr.add_argument("--data", type=Path, metavar="DIR", help="the broker's persistence folder (default DIR/data)")
     pr.add_argument("--url", help='the URL written into every credentials file (default: none, so [hall] url or "auto")')
@@ -48,6 +49,7 @@ def register(sub: Any) -> None:
     st = hs.add_parser("station", help="publish this challenge station's challenges to the hall (beside `rackside kiosk`)")
     st.add_argument("--config", type=Path, metavar="FILE", help="the station's config (default: station.toml in the config folder)")
     st.add_argument("--url", help="mqtt://HOST:PORT or auto (overrides [hall] url)")
+    st.add_argument("--device-id", metavar="ID", help="with [hall] join: this device's id (default: the Pi's serial number, else /etc/machine-id)")
     st.set_defaults(func=run_station)
 
     tl = hs.add_parser("tail", help="print the hall's traffic as the director reads it")
@@ -82,7 +84,8 @@ def run_provision(args: argparse.Namespace) -> int:
             except HallConfigError as e:
                 raise ValueError(str(e)) from None
         devices = prov.provision(args.out, args.hall, tables, args.stations, port=args.port, bind=args.bind,
-                                 tls=args.tls, data_dir=args.data, run_as=args.run_as, url=args.url, names=args.host)
+                                 tls=args.tls, data_dir=args.data, run_as=args.run_as, url=args.url, names=args.host,
+                                 tls_port=args.tls_port)
     except (ValueError, tlsfiles.TlsError) as e:
         print(f"rackside hall provision: {e}", file=sys.stderr)
         return 2

@@ -37,7 +37,7 @@ def _default_outbox(context: OutputContext, hall: dict) -> Path:
 
 def _enrolled(context: OutputContext, hall: dict) -> Output:
     """A clock joining with the hall's join file: numbered by the director."""
-    from rackside import __version__
+    from rackside import running_version
     from rackside.hall import join
     from rackside.hall.config import HallConfigError
     from rackside.hall.enrolled_output import EnrolledOutput
@@ -56,6 +56,6 @@ def _enrolled(context: OutputContext, hall: dict) -> Output:
     outbox = Path(outbox) if outbox else _default_outbox(context, hall)
     try:
         return EnrolledOutput(joinfile, Path(context.state_dir), context.store.journal_dir, context.submit, outbox_path=outbox,
-                              clock_ns=context.clock_ns, device=hall["device"], version=__version__)
+                              clock_ns=context.clock_ns, device=hall["device"], version=running_version())
     except (HallConfigError, ValueError) as e:
         raise OutputConfigError(str(e)) from None

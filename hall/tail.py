@@ -43,7 +43,8 @@ def describe(topic: str, payload: bytes) -> str | None:
             f"{' FORFEIT' if p.get('forfeit') else ''}{' *' if d.get('running') == p.get('player') else ''}"
             for p in d.get("players", [])
         )
-        return f"{who:<12} {'state':<9} {d.get('phase')}: {ps}  ({d.get('game')} #{d.get('seq')}, {d.get('sent_at')})"
+        version = f", rackside {d['version']}" if isinstance(d.get("version"), str) else ""  # which version the table runs
+        return f"{who:<12} {'state':<9} {d.get('phase')}: {ps}  ({d.get('game')} #{d.get('seq')}, {d.get('sent_at')}{version})"
     if leaf == "event" and d.get("kind") == "result":
         ps = " | ".join(
             f"p{p.get('player')} {mmss(p.get('remaining_ms', 0))} overtime {p.get('overtime_s')}s penalty {p.get('penalty')}"

@@ -16,25 +16,12 @@ from pathlib import Path
 from typing import Callable
 
 from rackside.kiosk import flow
-from rackside.kiosk.effects import Effects
+from rackside.kiosk.effects import Effects, LazyLog
 from rackside.kiosk.flow import Activity, Close, Key, Screen, Station, Tap, Tick
 from rackside.kiosk.layout import Geometry, buttons, check_touch_targets, hit
 from rackside.kiosk.station_config import StationConfig, verify_pin
 
-
-
-class _Log:
-    """This module's logger, made at its first message: `logging` costs ~5 ms, and nothing is
-    logged before the first frame unless something is wrong (issue 11). `rackside kiosk` sets up
-    logging right after that frame (station_cli)."""
-
-    def __getattr__(self, name):
-        import logging
-
-        return getattr(logging.getLogger(__name__), name)
-
-
-log = _Log()
+log = LazyLog(__name__)  # made at its first message (kiosk.effects.LazyLog)
 
 WINDOW_TITLE = "Rackside challenge station"
 # How often the loop looks for input: every 50 ms with nobody at the station (20 wake-ups a second,

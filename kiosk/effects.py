@@ -19,17 +19,21 @@ from rackside.kiosk.flow import LexiconChoice, LexiconInfo, LogRow, Readjudicati
 from rackside.kiosk.station_config import StationConfig
 
 
-class _Log:
-    """This module's logger, made at its first message: `logging` costs ~5 ms, and nothing is
-    logged before the first frame unless something is wrong (issue 11)."""
+class LazyLog:
+    """A module's logger, made at its first message: `logging` costs ~5 ms, and nothing is logged
+    before the station's first frame unless something is wrong (issue 11). `rackside kiosk` sets up
+    logging right after that frame (station_cli). The station's modules share this one."""
 
-    def __getattr__(self, name):
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr):
         import logging
 
-        return getattr(logging.getLogger(__name__), name)
+        return getattr(logging.getLogger(self._name), attr)
 
 
-log = _Log()
+log = LazyLog(__name__)
 
 IMPORT_REDRAW_NS = 100_000_000  # the import's progress bar moves ten times a second
 # While a docket prints, the screen looks for the printer's answer this often (the idle poll's rate),

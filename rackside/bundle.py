@@ -10,7 +10,7 @@ stick, the SD card's boot partition or the hall network by the `install.sh` insi
     requirements.lock   every package pinned with pip-compile-style --hash lines (from the wheels)
     wheelhouse/*.whl    those wheels, Rackside's own included: pip installs with --no-index
     source/             Rackside's files (those git tracks; no venv, no build outputs)
-    hall-join.toml      the hall's join file, when --hall-join gave one
+    join.toml           the hall's join file (hall/join.py), when --hall-join gave one
     SHA256SUMS          every file above (the installer checks them all before it does anything)
 
 and beside it `FILE.sha256` (`sha256sum -c` reads it), whose digest is also printed.
@@ -55,7 +55,7 @@ PLATFORMS = ("manylinux2014_aarch64", "manylinux_2_17_aarch64", "manylinux_2_28_
 REQUIREMENTS = "requirements.txt"
 # Never in the source: build outputs, venvs, caches (a folder listed by git is taken as it is).
 SKIP_NAMES = {".git", ".venv", "__pycache__", "build", "dist", ".pytest_cache", ".hypothesis"}
-MAX_JOIN_FILE = 64 * 1024  # a hall join file is a few lines of TOML and a certificate
+MAX_JOIN_FILE = 64 * 1024  # a join file is a few lines of TOML and one certificate (hall.join.MAX_CA_CHARS)
 LABEL = re.compile(r"^[a-z0-9]+(\.[a-z0-9]+)*$")  # PEP 440 local version label, lower-cased
 
 
@@ -276,7 +276,7 @@ def build(out: Path, *, source: Path, label: str | None = None, hall_join: Path 
         shutil.copy2(src / "deploy" / "bundle-install.sh", installer)
         installer.chmod(0o755)
         if join_text is not None:
-            (top / "hall-join.toml").write_text(join_text)
+            (top / "join.toml").write_text(join_text)
         manifest = {
             "rackside_bundle": BUNDLE_FORMAT,
             "version": version,
@@ -308,7 +308,9 @@ def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
 
 
 def _read_join_file(path: Path) -> str:
-    from rackside.tomlfile import TomlFileError, read
+    """The join file's text, once the hall's own reader (hall.join.load) accepts it."""
+    from rackside.hall.config import HallConfigError
+    from rackside.hall.join import load
 
     try:
         size = path.stat().st_size
@@ -317,9 +319,9 @@ def _read_join_file(path: Path) -> str:
     if size > MAX_JOIN_FILE:
         raise BundleError(f"--hall-join {path}: {size} bytes; a join file is at most {MAX_JOIN_FILE}")
     try:
-        read(path)
-    except TomlFileError as e:
-        raise BundleError(f"--hall-join {path}: {e}") from None
+        load(path)
+    except HallConfigError as e:
+        raise BundleError(f"--hall-join: {e}") from None
     return path.read_text()
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import sys
 
-__version__ = "0.1.0"
-
 # Nothing else at import: argparse (with `re` and `enum`) is imported when the full parser is
 # built, so a command with a fast path answers without it (issue 11). Where configuration and
 # state live is `rackside.paths`.
@@ -26,6 +24,7 @@ SUBSYSTEM_CLIS = {
     "hall": "rackside.hall.cli",
     "bundle": "rackside.bundle",
     "switch": "rackside.switch",
+    "update": "rackside.update",
 }
 
 

@@ -176,8 +176,8 @@ class SimulatedClock:
     def start_and_check(self, layout: Layout, timeout_s: float) -> tuple[bool, str]:
         return simulated_ready(layout.current / ".venv" / "bin" / "rackside", timeout_s)
 
-    def enabled(self, layout: Layout) -> list[str]:
-        return []
+    def start_enabled(self, layout: Layout) -> None:
+        """Nothing to start where no systemd runs: the services start at the next boot."""
 
 
 def simulated_ready(rackside: Path, timeout_s: float) -> tuple[bool, str]:
@@ -239,12 +239,19 @@ class SystemdServices:
 
     name = "the services"
 
-    def __init__(self, systemctl: tuple[str, ...] = ("systemctl",)) -> None:
+    def __init__(self, systemctl: tuple[str, ...] = ("systemctl",), poll_s: float = 0.5) -> None:
         self.systemctl = systemctl
+        self.poll_s = poll_s
 
     def enabled(self, layout: Layout) -> list[str]:
         units = [f"rackside-{s}.service" for s in SERVICES]
         return [u for u in units if subprocess.run([*self.systemctl, "is-enabled", "--quiet", u]).returncode == 0]
+
+    def start_enabled(self, layout: Layout) -> None:
+        """Start the enabled services that are not running (a service just enabled by install.sh
+        on a version that is already current); running ones are left alone."""
+        for unit in self.enabled(layout):
+            subprocess.run([*self.systemctl, "start", "--no-block", unit], check=False)
 
     def start_and_check(self, layout: Layout, timeout_s: float) -> tuple[bool, str]:
         units = self.enabled(layout)
@@ -264,7 +271,7 @@ class SystemdServices:
             if waiting and time.monotonic() > deadline:
                 return False, f"{', '.join(waiting)} not ready within {timeout_s:g} s (journalctl -u {waiting[0]})"
             if waiting:
-                time.sleep(0.5)
+                time.sleep(self.poll_s)
         return True, f"{', '.join(units)} active"
 
 
@@ -283,6 +290,7 @@ def switch(layout: Layout, version: str, checker: Any, *, force: bool = False, w
         return 1
     old = layout.current_version()
     if old == version:
+        checker.start_enabled(layout)
         say(f"{version} is already current")
         return 0
     if not force:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from rackside import bundle
+from rackside.hall.join import join_text
 from support.bundle import MACHINE, PYTHON, RACKSIDE, build_bundle, copy_checkout, unpack
 
 
@@ -24,7 +25,7 @@ def source(tmp_path_factory) -> Path:
 def built(source, offline_wheels, tmp_path_factory):
     out = tmp_path_factory.mktemp("out") / "rackside.tar.gz"
     join = tmp_path_factory.mktemp("join") / "join.toml"
-    join.write_text('hall = "open2026"\nurl = "auto"\n')
+    join.write_text(join_text("open2026", "auto", "s" * 32, None))
     result = build_bundle(source, offline_wheels, out, "open2026.1", "--hall-join", str(join))
     assert result.returncode == 0, result.stderr
     return out, result.stdout
@@ -34,7 +35,7 @@ def test_the_bundle_holds_source_wheels_lock_installer_and_sums(built, tmp_path)
     out, _ = built
     top = unpack(out, tmp_path)
     assert top.name == "rackside-0.1.0+open2026.1"
-    assert sorted(p.name for p in top.iterdir()) == ["SHA256SUMS", "bundle.json", "hall-join.toml", "install.sh",
+    assert sorted(p.name for p in top.iterdir()) == ["SHA256SUMS", "bundle.json", "install.sh", "join.toml",
                                                      "requirements.lock", "source", "wheelhouse"]
     manifest = json.loads((top / "bundle.json").read_text())
     assert manifest["version"] == "0.1.0+open2026.1" and manifest["pythons"] == [PYTHON] and manifest["machine"] == MACHINE
@@ -105,7 +106,10 @@ def test_bad_arguments_are_one_line(tmp_path, args, message):
 def test_a_join_file_that_is_not_toml_is_refused(source, tmp_path):
     bad = tmp_path / "join.toml"
     bad.write_text("hall = \n")
-    with pytest.raises(bundle.BundleError, match="--hall-join .*join.toml: not valid TOML"):
+    with pytest.raises(bundle.BundleError, match="--hall-join: join file .*join.toml: not valid TOML"):
+        bundle.build(tmp_path / "b.tar.gz", source=source, label="x", hall_join=bad, wheelhouse=tmp_path, say=lambda _: None)
+    bad.write_text('hall = "open2026"\nurl = "auto"\n')  # no secret: hall.join's own reader refuses it
+    with pytest.raises(bundle.BundleError, match="--hall-join: join file .*secret"):
         bundle.build(tmp_path / "b.tar.gz", source=source, label="x", hall_join=bad, wheelhouse=tmp_path, say=lambda _: None)
     bad.write_bytes(b"#" * (bundle.MAX_JOIN_FILE + 1))
     with pytest.raises(bundle.BundleError, match="a join file is at most"):

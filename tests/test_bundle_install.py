@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,9 @@ import pytest
 from rackside import switch
 from rackside.firmware.clock import End, Press, Rules, apply
 from rackside.firmware.persist import GameStore
-from support.bundle import build_bundle, copy_checkout, install, needs_root, unpack
+from rackside.hall.join import join_text
+from support.bundle import RACKSIDE, build_bundle, copy_checkout, install, needs_root, unpack
+from support.deploy import fake_systemctl
 
 S = 1_000_000_000
 pytestmark = needs_root
@@ -32,7 +35,11 @@ def make_bundles(tmp: Path, wheels: Path) -> dict[str, Path]:
             assert broken != text
             notify.write_text(broken)
         archive = tmp / f"rackside-{label}.tar.gz"
-        result = build_bundle(src, wheels, archive, label)
+        join = []
+        if label == "v1":  # v1 brings the hall's join file
+            (tmp / "join.toml").write_text(join_text("open2026", "auto", "s" * 32, None))
+            join = ["--hall-join", str(tmp / "join.toml")]
+        result = build_bundle(src, wheels, archive, label, *join)
         assert result.returncode == 0, result.stderr
         out[label] = unpack(archive, tmp / f"unpacked-{label}")
     return out
@@ -70,6 +77,8 @@ def test_install_update_between_games_and_roll_back(offline_wheels, tmp_path):
     unit = (root / "etc/systemd/system/rackside-clock.service").read_text()
     assert "ExecStart=/opt/rackside/current/.venv/bin/rackside clock" in unit
     assert (root / "etc/rackside/clock.toml").is_file()
+    joined = root / "etc/rackside/join.toml"  # where hall.join.find looks first
+    assert joined.read_text() == (tmp_path / "join.toml").read_text() and joined.stat().st_mode & 0o777 == 0o640
     assert "switch: 0.1.0+v1 is current: the clock on simulated pins reported READY=1" in result.stdout
 
     # v2 while a game runs: installed beside v1, not switched (exit 75); the director's config kept.
@@ -140,3 +149,70 @@ def test_the_switch_refuses_a_version_that_is_not_installed(tmp_path, capsys):
     assert switch.switch(layout, "half", switch.SimulatedClock()) == 1
     assert "half is not installed" in capsys.readouterr().out
     assert switch.switch(layout, "../etc", switch.SimulatedClock()) == 1
+
+
+def test_with_systemd_the_services_themselves_must_become_active(tmp_path, capsys):
+    """SystemdServices: restart each enabled unit and wait for `active` (a Type=notify unit is
+    active only after READY=1); here systemctl is a script whose clock is active only on a good
+    version, stuck `activating` on `slow` and `failed` on `crash`."""
+    base = tmp_path / "opt/rackside"
+    for v in ("good1", "good2", "slow", "crash"):
+        (base / v).mkdir(parents=True)
+        (base / v / switch.INSTALLED_MARK).touch()
+    log = tmp_path / "calls"
+    systemctl = tmp_path / "systemctl"
+    systemctl.write_text(
+        "#!/bin/sh\n"
+        f'echo "$*" >> "{log}"\n'
+        'case "$1" in\n'
+        '  is-enabled) [ "$3" = rackside-clock.service ] && exit 0; exit 1;;\n'
+        f'  is-active) case "$(readlink "{base}/current")" in slow) echo activating; exit 3;; crash) echo failed; exit 3;;'
+        ' *) echo active; exit 0;; esac;;\n'
+        "esac\n"
+    )
+    systemctl.chmod(0o755)
+    layout = switch.Layout(tmp_path)
+    services = switch.SystemdServices((str(systemctl),), poll_s=0.05)
+    layout.point(switch.CURRENT, "good1")
+
+    assert switch.switch(layout, "good2", services, ready_timeout_s=5) == 0
+    assert layout.current_version() == "good2" and os.readlink(base / "previous") == "good1"
+    assert "restart --no-block rackside-clock.service" in log.read_text().splitlines()
+    assert "restart --no-block rackside-kiosk.service" not in log.read_text()  # not enabled
+
+    assert switch.switch(layout, "slow", services, ready_timeout_s=0.5) == 1
+    out = capsys.readouterr().out
+    assert "rackside-clock.service not ready within 0.5 s" in out and "rolled back" in out
+    assert layout.current_version() == "good2"
+
+    assert switch.switch(layout, "crash", services, ready_timeout_s=30) == 1
+    assert "rackside-clock.service failed" in capsys.readouterr().out and layout.current_version() == "good2"
+
+    log.unlink()
+    assert switch.switch(layout, "good2", services) == 0  # already current: start what is enabled, nothing else
+    assert log.read_text().splitlines() == [f"is-enabled --quiet rackside-{s}.service" for s in switch.SERVICES] + [
+        "start --no-block rackside-clock.service"]
+
+
+def test_rackside_update_checks_the_sha256_then_installs(offline_wheels, tmp_path):
+    archive = tmp_path / "rackside.tar.gz"
+    assert build_bundle(copy_checkout(tmp_path / "src"), offline_wheels, archive, "u1").returncode == 0
+    root = tmp_path / "root"
+    root.mkdir()
+    systemctl, _ = fake_systemctl(tmp_path)
+    env = {**os.environ, "RACKSIDE_SYSTEMCTL": systemctl, "RACKSIDE_PYTHON": sys._base_executable}
+
+    def update(*args):
+        return subprocess.run([*RACKSIDE, "update", str(archive), "--root", str(root), "--user", "root", *args],
+                              capture_output=True, text=True, env=env, timeout=600)
+
+    wrong = update("--sha256", "0" * 64)
+    assert wrong.returncode == 1 and "not the bundle that was built" in wrong.stderr
+    assert not (root / "opt").exists()  # refused before anything was unpacked
+    bad = update("--sha256", "xyz")
+    assert bad.returncode == 1 and "--sha256: 'xyz' is not a SHA-256" in bad.stderr
+
+    done = update()  # the digest from rackside.tar.gz.sha256 beside it
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SHA-256" in done.stdout and "matches" in done.stdout and "done: rackside 0.1.0+u1 is current" in done.stdout
+    assert sorted(p.name for p in (root / "opt/rackside").iterdir()) == ["0.1.0+u1", "current"]  # the unpacked copy is gone

@@ -139,3 +139,24 @@ def test_a_station_cannot_rewrite_another_stations_challenge():
     s.on_message("rackside/v1/h/station/2/detail", b'{"id": "7", "table": 3, "words": [{"word": "QI", "valid": false}]}')
     got = sorted((c["station"], c["verdict"], c["word_results"][0]["valid"]) for c in s.detail(3)["challenges"])
     assert got == [("1", "VALID", True), ("2", "INVALID", False)]
+
+
+def test_the_rounds_game_time_is_one_every_clock_takes():
+    """The console took game times up to 180 minutes; the clock's own limit ([clock] game_time,
+    firmware.rules_table) is 99:59, so every new_game of such a round was refused by the clocks."""
+    console = Console("h", cheap_hash("pw"))
+    app = build_app(console, secret_key="k" * 64)
+
+    async def go():
+        _, headers, body = await call(app, "GET", "/api/csrf", {})
+        h = {"cookie": headers["set-cookie"].split(";", 1)[0], "x-csrf-token": json.loads(body)["csrf"],
+             "content-type": "application/json"}
+        status, headers, body = await call(app, "POST", "/api/login", h, json.dumps({"password": "pw"}).encode())
+        h.update(cookie=headers["set-cookie"].split(";", 1)[0], **{"x-csrf-token": json.loads(body)["csrf"]})
+        out = []
+        for ms in (120 * 60_000, 59_000, "25:00", 30 * 60_000):
+            out.append((await call(app, "POST", "/api/round", h, json.dumps({"game_time_ms": ms}).encode()))[0])
+        return out
+
+    assert asyncio.run(go()) == [400, 400, 400, 200]
+    assert console.state.round.game_time_ms == 30 * 60_000

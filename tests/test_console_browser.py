@@ -97,7 +97,7 @@ def test_five_wrong_passwords_lock_the_login(hall):
 
 def test_tiles_appear_and_tick(hall, browser):
     page = login(browser, hall)
-    page.wait_for_function("document.querySelectorAll('.tile').length === 8")
+    page.wait_for_function("() => document.querySelectorAll('.tile').length === 8")
     time_1 = page.locator('.tile[data-table="1"] .side.turn .time')
     first = time_1.text_content()
     page.wait_for_function("t => document.querySelector('.tile[data-table=\"1\"] .side.turn .time').textContent !== t",
@@ -135,7 +135,7 @@ def test_a_command_round_trips_and_is_logged_with_who_and_why(hall, browser):
     assert "set side 1's time to 12:00" in page.text_content("#confirm-text")
     page.click("#confirm-ok")
     page.wait_for_selector(".toast.ok >> text=table 6: adjust acknowledged", timeout=5000)
-    page.wait_for_function("document.querySelector('.tile[data-table=\"6\"] .s1 .time').textContent === '12:00'")
+    page.wait_for_function("() => document.querySelector('.tile[data-table=\"6\"] .s1 .time').textContent === '12:00'")
     page.click('.tile[data-table="6"]')
     page.wait_for_selector("#detail-history li.h-command")
     assert "COMMAND adjust by director (reason: clock was started late)" in page.text_content("#detail-history")
@@ -206,7 +206,7 @@ def test_exports_match_the_clocks_journals(hall, browser):
 
 def test_a_phone_gets_a_list(hall, browser):
     page = login(browser, hall, viewport=(390, 844))
-    page.wait_for_function("document.querySelectorAll('.tile').length === 8")
+    page.wait_for_function("() => document.querySelectorAll('.tile').length === 8")
     widths = page.eval_on_selector_all(".tile", "ts => ts.map(t => t.getBoundingClientRect().width)")
     assert min(widths) > 350
     page.close()
@@ -231,13 +231,13 @@ def test_late_start_arrival_and_next_rounds_game(hall, browser):
     page = login(browser, hall)
     send_from_dialog(page, "late_start", "8", {"check:#late2": None})  # 2.3.3(a): side 2 absent
     page.wait_for_selector(".toast.ok >> text=table 8: late_start acknowledged", timeout=5000)
-    page.wait_for_function("document.querySelector('.tile[data-table=\"8\"] .note').textContent.startsWith('late')")
+    page.wait_for_function("() => document.querySelector('.tile[data-table=\"8\"] .note').textContent.startsWith('late')")
     send_from_dialog(page, "arrive", "8", {"select:#cmd-player": "2"})
     page.wait_for_selector(".toast.ok >> text=table 8: arrive acknowledged", timeout=5000)
     send_from_dialog(page, "new_game", "7-8", {"#cmd-game": "20"})
     page.wait_for_selector(".toast.ok >> text=table 7: new_game acknowledged", timeout=5000)
     page.wait_for_selector(".toast.ok >> text=table 8: new_game acknowledged", timeout=5000)
-    page.wait_for_function("document.querySelector('.tile[data-table=\"7\"] .s1 .time').textContent === '20:00'")
+    page.wait_for_function("() => document.querySelector('.tile[data-table=\"7\"] .s1 .time').textContent === '20:00'")
     assert page.text_content('.tile[data-table="8"] .s2 .time') == "20:00"
     # the console's own log says who sent each command and why (owner-only)
     log = Path(hall.server.console_log_path)

@@ -224,3 +224,25 @@ def test_a_challenge_in_a_tables_history_is_a_challenge_whatever_its_kind():
     h.on_message(P + "station/1/challenge", json.dumps({"id": "c1", "table": 3, "kind": "self", "verdict": "ACCEPTABLE"}).encode())
     (entry,) = h.detail(3)["history"]
     assert entry["kind"] == "challenge" and entry["challenge_kind"] == "self" and entry["verdict"] == "ACCEPTABLE"
+
+
+def test_a_stream_that_stops_reading_is_dropped_at_its_byte_budget_and_freed():
+    import asyncio
+
+    from rackside.hall.console.hub import Hub
+
+    async def go():
+        hub = Hub()
+        slow, quick = hub.open(), hub.open()
+        big = {"pad": "x" * 100_000}
+        for _ in range(limits.STREAM_QUEUE_BYTES // 100_000 + 2):
+            hub.publish("table", big)
+            quick.take()  # this page reads as it goes
+        return hub, slow, quick
+
+    hub, slow, quick = asyncio.run(go())
+    assert slow.dropped and slow.bytes == 0 and not slow.items and slow not in hub.streams  # its page resyncs
+    assert not quick.dropped and quick in hub.streams and hub.dropped == 1
+    full = Hub()
+    opened = [full.open() for _ in range(limits.MAX_STREAMS + 5)]
+    assert opened.count(None) == 5

@@ -59,6 +59,8 @@ def test_devices_are_numbered_from_the_console_and_play(make_broker, tmp_path):
             page.click("a[href='/devices']")
             page.wait_for_selector("body[data-ready='1']")
             wait(lambda: page.locator("#devices tbody tr").count() >= 4)  # (the page's CSP allows no eval: polled from here)
+            if os.environ.get("RACKSIDE_SCREENSHOTS"):  # docs/fleet.md's pictures
+                page.screenshot(path=os.environ["RACKSIDE_SCREENSHOTS"] + "/console-devices-waiting.png")
             for n, (name, live) in enumerate(clocks.items(), start=1):
                 row = page.locator(f"tr[data-device='{name}']")
                 code = row.locator("td").nth(0).inner_text()

@@ -116,6 +116,15 @@ def test_a_two_division_day_survives_a_sigkill(day, browser):
     assert page.get_attribute('#tiles .tile[data-table="3"] .s1 .name', "title") == "Müller, Jürgen"
     assert page.is_visible('#tiles .tile[data-table="1"]') and page.is_visible('#tiles .tile[data-table="4"]')
 
+    # a command dialog names the divisions of its tables; a division's name stands for its tables
+    page.click("#open-commands")
+    page.select_option("#cmd", "identify")
+    page.fill("#cmd-tables", "B, 1")
+    page.click("#cmd-next")
+    page.wait_for_selector("#confirm[open]")
+    assert page.text_content("#confirm-text") == "flash the displays on tables 1 (division A) and 3, 4 (division B)?"
+    page.click("#confirm button[value=cancel]")
+
     # results in both divisions, each form and confirmation naming its division
     assert "division A round 1, table 1: 390 – 388" in record(page, 1, slip=(410, 388))
     assert "division B round 1, table 3: 401 – 399" in record(page, 3, slip=(401, 399))

@@ -95,7 +95,30 @@ def test_a_games_own_penalty_rule_is_shown_and_the_consoles_defaults_otherwise(h
     assert page.get_attribute('.tile[data-table="3"] .s1 .time', "title") == "penalty so far: 10"
     # the forfeit line is the game's too: a clock that forfeits at 1 minute over stops the tile there
     publish_state(hall, 3, overtime_state(8, {**five, "forfeit_overtime_ms": 60_000}))
-    page.wait_for_function("document.querySelector('.tile[data-table=\"3\"] .s1 .time').textContent === '-1:00'")
+    page.wait_for_function("() => document.querySelector('.tile[data-table=\"3\"] .s1 .time').textContent === '-1:00'")
+    assert page.errors == []
+    page.close()
+
+
+def test_a_new_game_with_5_points_a_minute_shows_5_points_a_minute(hall, browser):
+    """A director's new_game with other rules (hall.commands) reaches a simulated clock, whose state
+    then carries them (hall.payloads.state_payload): its first overtime second is 5 points, not 10."""
+    page = chromium.login(browser, hall.server.url, PASSWORD)
+    director = hall.broker.client("director")
+    topic = f"rackside/v1/{hall.broker.hall}/table/2/cmd"
+    try:
+        cmd = {"id": "five-a-minute", "cmd": "new_game", "game_time": "1:00", "rules": {"penalty_per_minute": 5}}
+        director.publish(topic, json.dumps(cmd).encode(), qos=1).wait_for_publish(5)
+        page.wait_for_function("() => document.querySelector('.tile[data-table=\"2\"] .s1 .time').textContent === '1:00'")
+        cmd = {"id": "two-seconds", "cmd": "adjust", "player": 1, "remaining_ms": 2000, "reason": "the test's short game"}
+        director.publish(topic, json.dumps(cmd).encode(), qos=1).wait_for_publish(5)
+        page.wait_for_function("() => document.querySelector('.tile[data-table=\"2\"] .s1 .time').textContent === '0:02'")
+    finally:
+        director.disconnect()
+        director.loop_stop()
+    hall.sim.act(2, ("press", 2))  # side 1's two seconds run out
+    page.wait_for_selector('.tile[data-table="2"].overtime', timeout=6000)
+    assert note(page, 2) == "side 1 overtime: −5 so far (5.3)"
     assert page.errors == []
     page.close()
 

@@ -135,3 +135,21 @@ def test_the_rackside_command_imports_no_re_before_rackside_runs(tmp_path):
     assert (out.returncode, out.stdout) == (0, "ACCEPTABLE\n")
     imported = [line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if "|" in line]
     assert "rackside.judge.lexicon" in imported and "re" not in imported and "argparse" not in imported
+
+
+@pytest.mark.skipif(shutil.which("systemctl") is None or os.path.isdir("/run/systemd/system"),
+                    reason="needs systemctl, and no systemd running (as in a chroot preparing an image)")
+@needs_venv
+def test_without_a_running_systemd_the_services_are_enabled_on_disk_not_started(tmp_path):
+    """An image being prepared: `systemctl --root` enables the unit (the wants link), and nothing is
+    reloaded or started (`systemctl daemon-reload` would fail: no manager to talk to)."""
+    root = tmp_path / "root"
+    env = {k: v for k, v in os.environ.items() if k != "RACKSIDE_SYSTEMCTL"}
+    env["RACKSIDE_DESTDIR"] = str(root)
+    result = subprocess.run(["bash", str(REPO / "deploy" / "install-pi.sh"), "clock"], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "enabled: rackside-clock.service (systemd is not running here: it starts at the next boot)" in result.stdout
+    assert "reloaded systemd" not in result.stdout and "started" not in result.stdout.replace("not started", "")
+    wants = root / "etc/systemd/system/multi-user.target.wants/rackside-clock.service"
+    assert wants.is_symlink() and os.readlink(wants) == "/etc/systemd/system/rackside-clock.service"
+    assert not (root / "etc/systemd/system/multi-user.target.wants/rackside-kiosk.service").exists()

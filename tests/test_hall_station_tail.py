@@ -265,6 +265,15 @@ def test_rackside_hall_broker_runs_mosquitto_advertises_it_and_a_clock_finds_it_
     assert proc.returncode == 0, out
 
 
+def test_tail_shows_which_version_a_table_runs():
+    state = {"seq": 3, "game": "game-000002", "phase": "setup", "running": None, "sent_at": "2026-12-01T10:00:00.000+00:00",
+             "players": [{"player": 1, "remaining_ms": 1500000}, {"player": 2, "remaining_ms": 1500000}], "version": "0.1.0+g1a2b3c4d5e"}
+    line = tail.describe("rackside/v1/open2026/table/12/state", json.dumps(state).encode())
+    assert line.endswith("(game-000002 #3, 2026-12-01T10:00:00.000+00:00, rackside 0.1.0+g1a2b3c4d5e)"), line
+    del state["version"]  # a clock from before issue 20
+    assert tail.describe("rackside/v1/open2026/table/12/state", json.dumps(state).encode()).endswith("+00:00)")
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="the hint is for provisioning as root")
 def test_provisioning_as_root_without_run_as_says_what_to_do(tmp_path, capsys):
     """As root, Mosquitto drops to the user `mosquitto`, which cannot read the owner-only files

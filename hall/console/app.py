@@ -30,11 +30,14 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from rackside.firmware.rules_table import ConfigError as RulesError
+from rackside.firmware.rules_table import rules_from_table
 from rackside.hall import commands
 
 from . import auth, devices, limits, results, tsh
 from .event import Event, decode_upload
 from .guard import BodyLimit, SecurityHeaders
+from .transport import PlainHttpLocalOnly
 from .hallstate import RESEND_ID, HallState
 from .resultstore import ResultStore
 from .hub import Hub, sse
@@ -361,7 +364,7 @@ async def set_round(request: Request) -> Response:
         if "late_after_s" in body:
             rd.late_after_s = _int(body["late_after_s"], "late_after_s", 0, 3600)
         if "game_time_ms" in body:
-            rd.game_time_ms = _int(body["game_time_ms"], "game_time_ms", 60_000, 180 * 60_000)
+            rd.game_time_ms = _game_time_ms(body["game_time_ms"])
     except (ValueError, TypeError) as e:
         return _bad(str(e))
     console.event.save_round(rd.as_dict())
@@ -399,7 +402,7 @@ async def result(request: Request) -> Response:
             return _bad("no such table", 404)
         out = console.event.result(t, body, request.user.display_name, _now_iso())
     except (ValueError, results.ResultError) as e:
-        return _bad(str(e), 409 if isinstance(e, results.ResultError) and "decision with a reason first" in str(e) else 400)
+        return _bad(str(e), 409 if isinstance(e, results.NeedsDirector) else 400)
     if out.get("confirmed"):
         console.hub.publish("table", console.state.tables[n].tile())
         log.info("console: %s recorded table %d (division %s round %s): %s (%s)", request.user.display_name, n,
@@ -494,6 +497,7 @@ async def lifespan(app: Starlette):
 
 def build_app(console: Console, *, secret_key: str | None = None, https_only: bool = False) -> Starlette:
     middleware = [
+        Middleware(PlainHttpLocalOnly),  # transport.py: plain HTTP only to this machine
         Middleware(SecurityHeaders),
         Middleware(BodyLimit),  # before the session and the login look at anything
         Middleware(SessionMiddleware, secret_key=secret_key or secrets.token_hex(32), session_cookie="rackside_console",
@@ -530,6 +534,18 @@ def _start(v) -> float:
     return start
 
 
+def _game_time_ms(v) -> int:
+    """A game time in ms, within the clock's own limits for [clock] game_time (firmware.rules_table):
+    a round the console accepts is one every clock takes."""
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise ValueError(f"game_time_ms must be a whole number of milliseconds, not {v!r}")
+    try:
+        rules_from_table({"game_time": v // 1000})
+    except RulesError as e:
+        raise ValueError(f"game_time_ms {v}: {e}") from None
+    return v
+
+
 def _tables(body: dict) -> list[int]:
     tables = body.get("tables")
     if not isinstance(tables, list) or not tables or len(tables) > limits.MAX_TABLE:
@@ -555,8 +571,7 @@ def _command(body: dict, console: Console, by: str) -> dict:
             raise ValueError("an adjustment needs a reason (it is logged)")
         cmd["reason"] = reason.strip()
     elif name == "new_game":
-        ms = _int(body.get("game_time_ms", console.state.round.game_time_ms), "game_time_ms", 60_000, 180 * 60_000)
-        cmd["game_time"] = ms // 1000  # whole seconds on the wire
+        cmd["game_time"] = _game_time_ms(body.get("game_time_ms", console.state.round.game_time_ms)) // 1000  # seconds on the wire
     try:
         commands.parse(json.dumps({"id": "check", **cmd}).encode())
     except commands.CommandError as e:

@@ -1,5 +1,6 @@
 """`rackside hall demo --tables 40`: a private Mosquitto, simulated tables playing scripted games,
-a simulated challenge station, and the console, in one command.
+a simulated challenge station, and the console, in one command. Up to 999 tables: the simulated
+tables run in processes of their own, 200 to a process (hall/console/simfleet.py).
 
 The broker is provisioned exactly as a real hall (`rackside hall provision`: no anonymous access,
 a user and ACL a device) on a free loopback port in a temporary directory; the tables' journals are
@@ -27,7 +28,8 @@ from rackside.hall import provision as prov
 from .auth import hash_password
 from .config import ConsoleConfig
 from .serve import ConsoleServer
-from .sim import SimHall, demo_scripts
+from .sim import demo_scripts
+from .simfleet import PER_PROCESS, SimFleet
 
 HALL = "demo"  # the demo hall's name in the topics
 FIRST = ["Ann", "Bola", "Chen", "Dara", "Eli", "Femi", "Gita", "Hugo", "Ines", "Jude", "Kofi", "Lena", "Mo", "Nell",
@@ -96,7 +98,7 @@ class Mosquitto:
 @dataclass
 class Hall:
     server: ConsoleServer
-    sim: SimHall
+    sim: SimFleet
     password: str
     story: dict[int, str]
 
@@ -108,7 +110,7 @@ class Hall:
 def start_hall(
     *, port: int, devices: dict, tables: list[int], workdir: Path, listen_port: int = 0, scripts: dict | None = None,
     round_start_ago_s: float | None = 360, names: bool = True, password: str | None = None, game_time_s: int = 1500,
-    hall: str = HALL,
+    hall: str = HALL, per_process: int = PER_PROCESS,
 ) -> Hall:
     """The simulated tables and the console on a running broker (`devices` from provision)."""
     password = password or "-".join(secrets.token_hex(2) for _ in range(3))
@@ -120,6 +122,7 @@ def start_hall(
         t_file.write_text(demo_t_file(tables))
         cfg.tsh = [t_file]
         cfg.division = "demo"
+    cfg.state_dir = workdir / "state"  # the demo's results and sessions are its own, never the machine's
     server = ConsoleServer(cfg)
     if round_start_ago_s is not None:
         server.console.state.round.start = time.time() - round_start_ago_s
@@ -127,13 +130,18 @@ def start_hall(
     server.start()
     from rackside.firmware.clock import Rules
 
-    sim = SimHall(hall, "127.0.0.1", port, {n: (devices[f"table-{n}"].user, devices[f"table-{n}"].password) for n in tables},
-                  workdir / "journals", rules=Rules(game_time_ms=game_time_s * 1000),
-                  station=("1", devices["station-1"].user, devices["station-1"].password) if "station-1" in devices else None)
+    sim = SimFleet(hall, "127.0.0.1", port, {n: (devices[f"table-{n}"].user, devices[f"table-{n}"].password) for n in tables},
+                   workdir / "journals", rules=Rules(game_time_ms=game_time_s * 1000),
+                   station=("1", devices["station-1"].user, devices["station-1"].password) if "station-1" in devices else None,
+                   per_process=per_process)
     story: dict[int, str] = {}
     if scripts is None:
         scripts, story = demo_scripts(tables, game_time_s=game_time_s)
-    sim.connect()
+    try:
+        sim.connect()
+    except TimeoutError:
+        server.stop()
+        raise
     for n, steps in scripts.items():
         sim.script(n, steps)
     sim.start()

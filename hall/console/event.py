@@ -41,23 +41,30 @@ class Event:
     def restore(self) -> list[str]:
         """The files imported before a restart, read again."""
         kept = self.store.setting(FILES_KEY, {}) or {}
-        files = {name: base64.b64decode(data) for name, data in kept.items()}
-        return self.import_files(files, keep=False) if files else []
+        try:
+            if not isinstance(kept, dict):
+                raise TypeError("not a table of files")
+            files = {name: data["text"] if isinstance(data, dict) else base64.b64decode(data, validate=True)
+                     for name, data in kept.items()}
+            return self.import_files(files, keep=False) if files else []
+        except (tsh.TshError, TypeError, KeyError, ValueError, binascii.Error) as e:
+            # The console must start whatever it kept: the director imports the files again.
+            return [f"the kept TSH files could not be read again ({e}): import them again"]
 
-    def import_files(self, files: dict[str, bytes], keep: bool = True) -> list[str]:
-        """Read TSH files (name -> bytes); returns the problems (each naming its file and line).
-        A division imported again replaces the one before; the others stay."""
+    def import_files(self, files: dict[str, bytes | str], keep: bool = True) -> list[str]:
+        """Read TSH files (name -> bytes as on disk, or text already decoded); returns the problems
+        (each naming its file and line). A division imported again replaces the one before."""
         if len(files) > MAX_FILES:
             raise tsh.TshError(f"at most {MAX_FILES} files at once, not {len(files)}")
         for name, data in files.items():
-            if len(data) > MAX_FILE_BYTES:
+            if len(data) > MAX_FILE_BYTES or (isinstance(data, str) and len(data.encode("utf-8")) > MAX_FILE_BYTES):
                 raise tsh.TshError(f"{name}: {len(data)} bytes, more than the {MAX_FILE_BYTES} a TSH file may have")
         by_base = {PurePosixPath(n.replace("\\", "/")).name: (n, d) for n, d in files.items()}
         problems: list[str] = []
         new: list[tsh.Division] = []
         cfg_entry = by_base.get("config.tsh")
         if cfg_entry is not None:
-            cfg = tsh.parse_config(cfg_entry[1].decode("utf-8", errors="replace"), cfg_entry[0])
+            cfg = tsh.parse_config(_text(cfg_entry[1], "utf-8"), cfg_entry[0])
             self.config = cfg
             problems += cfg.problems
         cfg = self.config
@@ -70,17 +77,17 @@ class Event:
                         problems.append(f"{cfg.source}: division {div_name}: its file {fname} was not given")
                     continue
                 used.add(PurePosixPath(fname).name)
-                text = tsh.decode_t(entry[1], cfg.encoding)
+                text = _text(entry[1], cfg.encoding)
                 new.append(tsh.parse_t(text, div_name, entry[0], cfg.inline_comments))
         for base, (name, data) in by_base.items():
             if base in used:
                 continue
-            text_head = data[:200].lstrip(b"\xef\xbb\xbf \t\r\n")
-            if base.endswith(".js") or text_head.startswith(b"newt") or text_head.startswith(b"//"):
-                new.extend(tsh.parse_tourney_js(data.decode("utf-8", errors="replace"), name))
+            head = _text(data[:200], "utf-8").lstrip("\ufeff \t\r\n")
+            if base.endswith(".js") or head.startswith("newt") or head.startswith("//"):
+                new.extend(tsh.parse_tourney_js(_text(data, "utf-8"), name))
             elif base.endswith(".t"):
                 enc = cfg.encoding if cfg else tsh.DEFAULT_ENCODING
-                new.append(tsh.parse_t(tsh.decode_t(data, enc), base[:-2], name, cfg.inline_comments if cfg else False))
+                new.append(tsh.parse_t(_text(data, enc), base[:-2], name, cfg.inline_comments if cfg else False))
             else:
                 problems.append(f"{name}: not a TSH file (config.tsh, a .t file or tourney.js): not read")
         for d in new:
@@ -89,9 +96,10 @@ class Event:
         if cfg is not None:
             rank = {n.lower(): i for i, (n, _) in enumerate(cfg.divisions)}
             self.divisions = dict(sorted(self.divisions.items(), key=lambda kv: rank.get(kv[0].lower(), len(rank))))
-        if keep:
-            self.files.update(files)
-            self.store.put_setting(FILES_KEY, {n: base64.b64encode(d).decode() for n, d in self.files.items()})
+        if keep:  # by file name: the same file imported again replaces the one kept
+            self.files.update({PurePosixPath(n.replace("\\", "/")).name: d for n, d in files.items()})
+            self.store.put_setting(FILES_KEY, {n: {"text": d} if isinstance(d, str) else base64.b64encode(d).decode()
+                                               for n, d in self.files.items()})
         else:
             self.files = dict(files)
         self.problems = problems
@@ -137,8 +145,7 @@ class Event:
             if not final.needs_director:
                 raise results.ResultError("this result needs no decision: it follows from the slip and the rules")
             scores = decision.get("scores")
-            final = results.decide(final, str(decision.get("reason") or ""),
-                                   None if scores in (None, "") else tuple(scores) if isinstance(scores, list) else (scores,),
+            final = results.decide(final, str(decision.get("reason") or ""), None if scores is None else tuple(scores),
                                    self.limits)
         seat = t.seat or {}
         out = {"scores": list(final.scores), "penalties": list(final.penalties), "note": final.note,
@@ -150,7 +157,7 @@ class Event:
             raise results.ResultError(f"table {t.n}: no TSH game is seated here this round, so the result has no "
                                       "players to be recorded for: import the division's TSH files")
         if final.needs_director:
-            raise results.ResultError(f"table {t.n}: {final.note}. Enter the director's decision with a reason first.")
+            raise results.NeedsDirector(f"table {t.n}: {final.note}. Enter the director's decision with a reason first.")
         rec = results.Recorded.of(t.seat["division"], t.seat["round"], t.n, t.seat["numbers"], t.seat["names"], res,
                                   None if slip is None else tuple(int(x) for x in slip), final, by, at)
         what = self.store.record(rec, by, str(body.get("correction") or ""), "decide" if decision is not None else None)
@@ -167,14 +174,19 @@ class Event:
         return self.store.setting(ROUND_KEY)
 
 
+def _text(data: bytes | str, encoding: str) -> str:
+    """A file's text: bytes decoded as TSH does (tsh.decode_t: BOM, the encoding), text as given."""
+    return data.lstrip("\ufeff") if isinstance(data, str) else tsh.decode_t(data, encoding)
+
+
 def tile_final(r: results.Recorded) -> dict:
     return {"scores": list(r.scores), "penalties": list(r.penalties), "note": r.note, "by": r.by,
             "forfeits": list(r.forfeits), "decision": r.decision, "division": r.division, "round": r.round}
 
 
-def decode_upload(item: dict) -> tuple[str, bytes]:
+def decode_upload(item: dict) -> tuple[str, bytes | str]:
     """One uploaded file: `{"name", "data"}` (base64, the bytes as they are on disk: a .t file is
-    ISO-8859-1 unless config.tsh says otherwise) or `{"name", "text"}`."""
+    ISO-8859-1 unless config.tsh says otherwise) or `{"name", "text"}` (already text: not decoded again)."""
     if not isinstance(item, dict):
         raise ValueError("each file must be an object with a name and its data")
     name = str(item.get("name") or "").strip()[:200]
@@ -186,7 +198,7 @@ def decode_upload(item: dict) -> tuple[str, bytes]:
         except (binascii.Error, ValueError):
             raise ValueError(f"{name}: data is not base64") from None
     elif isinstance(item.get("text"), str):
-        data = item["text"].encode("utf-8")
+        data = item["text"]
     else:
         raise ValueError(f"{name}: no data")
     if len(data) > MAX_FILE_BYTES:

@@ -71,9 +71,10 @@ def plan(divisions: list[Division], config: Config | None, round_: int) -> tuple
                         (g.first.number, g.second.number), (g.first.name, g.second.name))
             taken = seats.get(table)
             if taken is not None:
-                problems.append(f"{div.source}:{g.first.line or ''}: division {div.name} round {round_}: "
-                                f"players {g.first.number} and {g.second.number} (board {g.board}) would play at table {table}, "
-                                f"where division {taken.division} board {taken.board} plays: not placed".replace(":: ", ": "))
+                where = f"{div.source}:{g.first.line}" if g.first.line else div.source
+                problems.append(f"{where}: division {div.name} round {round_}: players {g.first.number} and "
+                                f"{g.second.number} (board {g.board}) would play at table {table}, where division "
+                                f"{taken.division} board {taken.board} plays: not placed")
                 continue
             seats[table] = seat
         offset += span(div)

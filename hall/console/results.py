@@ -38,6 +38,10 @@ class ResultError(ValueError):
     """Scores that cannot be recorded (negative, not numbers, missing, outside TSH's limits)."""
 
 
+class NeedsDirector(ResultError):
+    """A result the rules leave to the director (5.3.3, 2.3.5): not recorded without a decision."""
+
+
 @dataclass(frozen=True)
 class ClockResult:
     """What a clock published at the end of a game (the `result` event of docs/hall.md)."""

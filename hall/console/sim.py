@@ -9,7 +9,9 @@ commands, the 10 s state refresh); paho gives each table its own network thread,
 
 A script is a list of `(seconds, action)` relative to the sim's start, negative for history that
 happened before (a game already 20 minutes in). Actions: ("press", p), ("neutralise",), ("end",),
-("late_start", (ps)), ("arrive", p), ("forfeit", p), ("offline",), ("challenge", words, verdict, hold_s).
+("late_start", (ps)), ("arrive", p), ("forfeit", p), ("offline",), ("challenge", words, verdict, hold_s),
+("new_game",) (the next round's game, with the sim's rules, as a director's `new_game` starts it).
+Actions may come as lists (from JSON, when the tables run in other processes: hall/console/simfleet.py).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import queue
 import random
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -29,7 +31,7 @@ import paho.mqtt.client as mqtt
 
 from rackside.firmware import clock as C
 from rackside.firmware.journal import input_to_dict, make_header
-from rackside.hall import commands
+from rackside.hall import commands, topics
 from rackside.hall.clock_output import event_payload, result_payload, state_payload
 from rackside.hall.station import payloads as station_payloads
 
@@ -51,13 +53,13 @@ class SimTable:
     journal_dir: Path
     game_no: int = 1
     clock: C.Clock = None  # type: ignore[assignment]
-    seq: int = 0
+    seq: int = 0  # the game's: its journal's own count of inputs, from 1 (a new game starts again)
+    inputs: int = 0  # every input of every game (for the benches)
     client: mqtt.Client | None = None
     resulted: bool = False
     offline: bool = False
     journal: Path | None = None
     last_state_wall: float = 0.0
-    published: dict = field(default_factory=dict)  # seq -> wall time of publish (for the bench)
 
     @property
     def game(self) -> str:
@@ -115,7 +117,7 @@ class SimHall:
             sid, user, pw = self.station
             c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=user)
             c.username_pw_set(user, pw)
-            st = f"rackside/v1/{self.hall}/station/{sid}/status"
+            st = topics.station(self.hall, sid, "status")
             c.will_set(st, b"offline", qos=1, retain=True)
             c.on_connect = lambda cl, *a: cl.publish(st, b"online", qos=1, retain=True)
             c.connect_async(self.host, self.port, keepalive=10)
@@ -127,15 +129,14 @@ class SimHall:
     def _client(self, t: SimTable, connected) -> mqtt.Client:
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=t.user, clean_session=True)
         c.username_pw_set(t.user, t.password)
-        base = f"rackside/v1/{self.hall}/table/{t.n}"
-        c.will_set(f"{base}/status", b"offline", qos=1, retain=True)
+        c.will_set(topics.table(self.hall, t.n, "status"), b"offline", qos=1, retain=True)
 
         def on_connect(client, userdata, flags, rc, props):
             if rc.is_failure:
                 log.error("table %d refused: %s", t.n, rc)
                 return
-            client.subscribe(f"{base}/cmd", qos=1)
-            client.publish(f"{base}/status", b"online", qos=1, retain=True)
+            client.subscribe(topics.table(self.hall, t.n, "cmd"), qos=1)
+            client.publish(topics.table(self.hall, t.n, "status"), b"online", qos=1, retain=True)
             self.inbox.put(("state", t.n, None))
             connected(t.n)
 
@@ -155,7 +156,7 @@ class SimHall:
             self.thread.join(5)
         for t in self.tables.values():
             if t.client is not None and not t.offline:
-                t.client.publish(f"rackside/v1/{self.hall}/table/{t.n}/status", b"offline", qos=1, retain=True)
+                t.client.publish(topics.table(self.hall, t.n, "status"), b"offline", qos=1, retain=True)
                 t.client.disconnect()
                 t.client.loop_stop()
         if self.station_client is not None:
@@ -236,6 +237,10 @@ class SimHall:
             self._input(t, C.Forfeit(t_ns, action[1]))
         elif name == "offline":
             self._go_offline(t)
+        elif name == "new_game":
+            t.game_no += 1
+            self._new_game(t, self.rules)
+            self._publish_state(t, t_ns)
         elif name == "challenge":
             self._challenge(t, t_ns, *action[1:])
         elif name == "verdict":
@@ -254,6 +259,7 @@ class SimHall:
 
     def _new_game(self, t: SimTable, rules: C.Rules) -> None:
         t.clock = C.new_clock(rules)
+        t.seq = 0
         t.resulted = False
         t.journal = self.journal_dir / f"table-{t.n}-{t.game}.jsonl"
         t.journal.write_text(json.dumps(make_header(rules, table=t.n, game=t.game)) + "\n")
@@ -270,6 +276,7 @@ class SimHall:
             f.write(json.dumps(line) + "\n")
         t.clock = C.apply(t.clock, event)
         t.seq += 1
+        t.inputs += 1
         wall_ns = int(self.wall_of(event.t_ns) * 1e9)
         self._publish_raw(t, "event", event_payload(line, t.game, t.seq, wall_ns))
         self._publish_state(t, event.t_ns)
@@ -280,7 +287,7 @@ class SimHall:
     def _publish_raw(self, t: SimTable, leaf: str, payload: bytes, retain: bool = False) -> None:
         if t.offline or t.client is None:
             return
-        t.client.publish(f"rackside/v1/{self.hall}/table/{t.n}/{leaf}", payload, qos=1, retain=retain)
+        t.client.publish(topics.table(self.hall, t.n, leaf), payload, qos=1, retain=retain)
 
     def _ack(self, t: SimTable, cid: str | None, ok: bool, reason: str | None = None) -> None:
         self._publish_raw(t, "ack", json.dumps({"id": cid, "ok": ok, "reason": reason, "seq": t.seq if ok else None,
@@ -290,9 +297,8 @@ class SimHall:
         t_ns = max(t_ns, t.clock.since_ns or t_ns)
         v = C.view(t.clock, t_ns) if t.clock.since_ns is not None else C.view(t.clock, 0)
         wall = self.wall_of(t_ns) if t.clock.since_ns is not None else time.time()
-        payload = state_payload(v, t.game, t.seq, int(wall * 1e9))
+        payload = state_payload(v, t.game, t.seq, int(wall * 1e9), t.clock.rules)
         t.last_state_wall = time.time()
-        t.published[t.seq] = time.time()
         self._publish_raw(t, "state", payload, retain=True)
 
     def _command(self, t: SimTable, payload: bytes) -> None:
@@ -341,9 +347,8 @@ class SimHall:
                       "lexicon_sha256": "0" * 64, "words": [w for w, _ in words], "per_word": [ok for _, ok in words],
                       "verdict": verdict}
             summary, detail = station_payloads(record, sid)
-            base = f"rackside/v1/{self.hall}/station/{sid}"
-            self.station_client.publish(f"{base}/challenge", summary, qos=1)
-            self.station_client.publish(f"{base}/detail", detail, qos=1)
+            self.station_client.publish(topics.station(self.hall, sid, "challenge"), summary, qos=1)
+            self.station_client.publish(topics.station(self.hall, sid, "detail"), detail, qos=1)
         self._input(t, C.Neutralise(self.now_ns()))  # 3.10.3(c): restart after the challenge
 
 
@@ -358,6 +363,51 @@ def playing(rng: random.Random, minutes_in: float, *, until_s: float = 3600, mea
         t += rng.uniform(0.4, 1.6) * mean_turn_s
         steps.append((t, ("turn",)))
     return steps
+
+
+def tournament_day(rng: random.Random, *, hours: float, speed: float = 1.0, game_time_s: float = 1500,
+                   mean_turn_s: float = 25, break_s: float = 300, in_progress: bool = False) -> list:
+    """A table's day: games back to back for `hours`, each played until both sides have used most of
+    their time (a turn every `mean_turn_s` on average), ended, and after a break the next round's
+    game. `speed` compresses the day (a soak covers ten hours in half an hour): every span is
+    divided by it, so the table must run with `compressed_rules(speed)`. `in_progress`: the first
+    game is already under way (side 1 has been thinking for up to 80 % of a game time)."""
+    steps: list = []
+    t = rng.uniform(0, 120) / speed  # tables start their games over the first two minutes
+    end = hours * 3600 / speed
+    first = True
+    while t < end:
+        used = [0.0, 0.0]
+        if first and in_progress:
+            used[0] = rng.uniform(0.1, 0.8) * game_time_s
+            t = 0.0
+            steps.append((-used[0] / speed, ("press", 2)))
+        else:
+            if not first:
+                steps.append((t, ("new_game",)))
+            t += rng.uniform(10, 90) / speed  # the players sit down; the non-starter starts side 1 (2.2)
+            steps.append((t, ("press", 2)))
+        first = False
+        side = 0
+        while min(used) < 0.9 * game_time_s and max(used) < 0.97 * game_time_s:
+            turn = rng.uniform(0.4, 1.6) * mean_turn_s
+            used[side] += turn
+            t += turn / speed
+            steps.append((t, ("turn",)))
+            side ^= 1
+        t += 1 / speed
+        steps.append((t, ("end",)))
+        t += break_s / speed
+    return steps
+
+
+def compressed_rules(speed: float, game_time_s: float = 1500) -> C.Rules:
+    """WESPA's rules with every span divided by `speed` (for a compressed day, tournament_day)."""
+    base = C.Rules()
+    return C.Rules(game_time_ms=max(1, int(game_time_s * 1000 / speed)),
+                   forfeit_overtime_ms=max(1, int(base.forfeit_overtime_ms / speed)),
+                   optional_forfeit_below_ms=int(base.optional_forfeit_below_ms / speed),
+                   courtesy_draw_after_ms=max(1, int(base.courtesy_draw_after_ms / speed)))
 
 
 def demo_scripts(tables: list[int], seed: int = 7, game_time_s: int = 1500) -> tuple[dict[int, list], dict[int, str]]:

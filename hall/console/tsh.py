@@ -148,7 +148,10 @@ def decode_t(data: bytes, encoding: str = DEFAULT_ENCODING) -> str:
     enc = _ENCODINGS.get(str(encoding).lower().replace("_", "-"), encoding)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    text = data.decode(enc, errors="replace")
+    try:
+        text = data.decode(enc, errors="replace")
+    except LookupError:
+        raise TshError(f"config tfile_encoding: {encoding!r} is not an encoding (TSH's are 'isolatin1' and 'utf8')") from None
     return text.lstrip("\ufeff")
 
 

@@ -57,6 +57,22 @@ class Broker:
         self.proc: subprocess.Popen | None = None
         self.log_path = self.dir / "mosquitto.log"
 
+    @classmethod
+    def attach(cls, directory: Path, hall: str, port: int) -> "Broker":
+        """A hall provisioned and run by the command line (`rackside hall provision`, `rackside hall
+        broker`), not by this class: its credentials files give `client()` and `Recorder` their logins."""
+        from rackside.hall.config import load_credentials
+
+        b = cls.__new__(cls)
+        b.dir, b.hall, b.port, b.tls_port, b.proc = Path(directory), hall, port, None, None
+        b.url = f"mqtt://127.0.0.1:{port}"
+        b.log_path = b.dir / "mosquitto.log"
+        b.devices = {}
+        for f in (b.dir / "credentials").glob("*.toml"):
+            c = load_credentials(f)
+            b.devices[c.user] = prov.Device(c.user, "", "", c.password)
+        return b
+
     def credentials(self, user: str) -> Path:
         return self.dir / "credentials" / f"{user}.toml"
 

@@ -5,8 +5,8 @@
 //
 // What a page costs must not grow with the hall or the hours (issue 17.6): every message is read
 // into a checked model first (a field of the wrong type is a problem shown on that tile, never an
-// exception that stops the others); only tiles on screen are drawn (an IntersectionObserver), a
-// changed table at the next frame, the ticking times once a second; every list the page keeps is
+// exception that stops the others); only tiles on screen are drawn (an IntersectionObserver), in
+// the page's own frames (FRAME_MS), the ticking times once a second; every list the page keeps is
 // bounded (PAGE_LIMITS, stated in docs/console.md).
 "use strict";
 
@@ -210,9 +210,9 @@ function drawTile(d, t) {
     const cls = t.cls;
     const bad = t.problems.length > 0;
     setAttr(d, "class", "tile " + cls + (bad ? " problem" : ""));
-    d.dataset.cls = cls;
-    if (t.state && t.state.seq !== null) d.dataset.seq = t.state.seq;
-    if (bad) { d.dataset.problem = t.problems.join("; "); d.title = "problem: " + t.problems.join("; "); }
+    setAttr(d, "data-cls", cls);
+    if (t.state && t.state.seq !== null) setAttr(d, "data-seq", String(t.state.seq));
+    if (bad) { setAttr(d, "data-problem", t.problems.join("; ")); setAttr(d, "title", "problem: " + t.problems.join("; ")); }
     else if (d.dataset.problem !== undefined) { delete d.dataset.problem; d.removeAttribute("title"); }
     setText(d.parts.label, (bad ? "⚠ " : "") + LABEL[cls]);
     setText(d.parts.where, tileWhere(t)); // the division (and TSH's table) of this round's game here
@@ -223,7 +223,8 @@ function drawTile(d, t) {
       const full = t.names[side - 1];
       setText(name, shortName(full) || `Player ${side}`);
       if (name.title !== full) name.title = full;
-      row.classList.toggle("turn", !!st && st.running === side && st.phase === "running");
+      const turn = !!st && st.running === side && st.phase === "running";
+      if (row.classList.contains("turn") !== turn) row.classList.toggle("turn", turn);
     }
     setText(d.parts.note, bad ? `problem: ${t.problems[0]}` : noteFor(t, cls));
     drawTimes(d, t);
@@ -274,37 +275,60 @@ function drawTimes(d, t) {
     setText(time, clockText(ms));
     const tip = pen ? `penalty so far: ${pen}` : "";
     if (time.title !== tip) time.title = tip;
-    time.classList.toggle("over", ms <= -1000);
+    if (time.classList.contains("over") !== ms <= -1000) time.classList.toggle("over", ms <= -1000);
     if (pen && st.phase !== "ended" && !t.problems.length) setText(d.parts.note, `side ${side} overtime: −${pen} so far (5.3)`);
   }
 }
 
-// --- drawing only what is seen, at most once a frame, times once a second -----------------------
+// --- drawing only what is seen, five frames a second at most, times once a second ---------------
+//
+// Every frame the browser draws costs it a paint of what changed and a composite of the screen, so
+// the page draws in frames of its own, at most one every FRAME_MS: a change after a quiet spell at
+// the browser's next frame, changes that follow within FRAME_MS together at the next of the page's
+// frames, and once a second the times. At 300 tables and a turn every 25 s a table, that is five
+// frames a second instead of one a message (docs/console.md).
 
+const FRAME_MS = 200;
 const visible = new Set(); // tables whose tile is on screen (or near it)
 const stale = new Set(); // tables whose tile is behind their data, drawn when seen
+let detailStale = false;
+let sortPending = false;
 const onScreen = new IntersectionObserver((entries) => {
   for (const e of entries) {
     const n = Number(e.target.dataset.table);
     if (e.isIntersecting) { visible.add(n); stale.add(n); } else visible.delete(n);
   }
-  scheduleDraw();
-}, { rootMargin: "200px" });
+}, { rootMargin: "0px" });
 
-let drawPending = false;
-function scheduleDraw() { if (!drawPending) { drawPending = true; requestAnimationFrame(drawStale); } }
-function drawStale() {
-  drawPending = false;
+let lastDrawn = -Infinity; // when a frame last changed anything (performance.now())
+let soonQueued = false;
+function scheduleSort() { sortPending = true; soon(); }
+
+// A change after a quiet spell: drawn at the browser's next frame, not the page's.
+function soon() {
+  if (soonQueued || performance.now() - lastDrawn < FRAME_MS) return;
+  soonQueued = true;
+  requestAnimationFrame(() => { soonQueued = false; frame(); });
+}
+
+function frame() {
+  const sorting = sortPending;
+  if (sorting) resort();
+  if (drawStale() || sorting) lastDrawn = performance.now();
+}
+
+function drawStale() { // true when it drew anything
+  let drew = false;
   for (const n of stale) {
     if (!visible.has(n)) continue;
     stale.delete(n);
     const t = tables.get(n);
-    if (t) drawTile(tiles.get(n), t);
+    if (t) { drawTile(tiles.get(n), t); drew = true; }
   }
-  if (detailStale) drawDetailTile();
+  if (detailStale) { drawDetailTile(); drew = true; }
+  return drew;
 }
 
-let sortPending = false;
 function resort() {
   sortPending = false;
   const main = $("tiles");
@@ -321,7 +345,6 @@ function resort() {
   for (const t of tables.values()) counts[t.cls] = (counts[t.cls] || 0) + 1;
   setText($("counts"), ORDER.filter((c) => counts[c]).map((c) => `${counts[c]} ${LABEL[c].toLowerCase()}`).join(" · "));
 }
-function scheduleSort() { if (!sortPending) { sortPending = true; requestAnimationFrame(resort); } }
 
 // A table's message: read it, class it, and draw it now if it is on screen (else when it is).
 function updateTable(raw, drawNow) {
@@ -336,21 +359,21 @@ function updateTable(raw, drawNow) {
   tables.set(n, t);
   const fresh = !tiles.has(n);
   const d = tiles.get(n) || makeTile(n);
-  d.hidden = !divisionShown(t); // set even off screen: a hidden tile is never seen to be drawn
+  const hidden = !divisionShown(t); // set even off screen: a hidden tile is never seen to be drawn
+  if (d.hidden !== hidden) d.hidden = hidden;
   if (fresh || drawNow) drawTile(d, t); // a new tile is drawn once at once: its place in the grid is not known yet
-  else { stale.add(n); scheduleDraw(); }
+  else if (visible.has(n)) { stale.add(n); soon(); } else stale.add(n);
   if (fresh || !before || before.cls !== cls) scheduleSort();
-  if (openTable === n) { detailStale = true; scheduleDraw(); }
+  if (openTable === n) { detailStale = true; soon(); }
 }
 
 // Once a second (a tile's time changes once a second): the classes time alone changes (overtime,
 // not started) for every table, and the times of the tiles on screen.
-setInterval(() => {
-  let moved = false;
+function tick() {
   for (const t of tables.values()) {
     let cls;
     try { cls = classify(t); } catch (e) { continue; }
-    if (cls !== t.cls) { t.cls = cls; stale.add(t.n); moved = true; }
+    if (cls !== t.cls) { t.cls = cls; stale.add(t.n); sortPending = true; }
   }
   for (const n of visible) {
     const t = tables.get(n);
@@ -358,10 +381,15 @@ setInterval(() => {
     const st = t.state;
     if (st && (st.phase === "running" || st.phase === "late")) drawTimes(tiles.get(n), t);
   }
-  if (moved) scheduleSort();
-  if (stale.size) scheduleDraw();
-  if (openTable !== null) { detailStale = true; scheduleDraw(); }
-}, 1000);
+  if (openTable !== null) detailStale = true;
+}
+
+let lastSecond = 0;
+setInterval(() => {
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== lastSecond) { lastSecond = second; tick(); }
+  frame();
+}, FRAME_MS);
 
 // --- the event stream ---------------------------------------------------------------------------
 
@@ -410,7 +438,6 @@ function connect() {
     setDivisions({ divisions, tsh_problems: tshProblems });
     for (const [n, d] of tiles) d.hidden = !divisionShown(tables.get(n));
     for (const t of tables.values()) { t.cls = classify(t); stale.add(t.n); }
-    scheduleDraw();
     resort();
   });
   on(es, "broker", (b) => setBroker(b.up, b.why));
@@ -491,8 +518,10 @@ function confirmBox(text) {
 function parseTables(text) {
   const out = new Set();
   for (const part of text.split(/[ ,]+/).filter(Boolean)) {
+    const ofDivision = divisionTables(part); // a division's name: its tables this round (divisions.js)
+    if (ofDivision) { for (const n of ofDivision) out.add(n); continue; }
     const m = part.match(/^(\d+)(?:-(\d+))?$/);
-    if (!m) throw new Error(`"${part}" is not a table number or range`);
+    if (!m) throw new Error(`"${part}" is not a table number, range or division`);
     const a = Number(m[1]), b = Number(m[2] || m[1]);
     for (let i = Math.min(a, b); i <= Math.max(a, b); i++) out.add(i);
   }
@@ -516,7 +545,7 @@ const DESCRIBE = {
 };
 
 async function sendCommand(body) {
-  const ok = await confirmBox(`${DESCRIBE[body.cmd](body)} on table${body.tables.length > 1 ? "s" : ""} ${body.tables.join(", ")}?`);
+  const ok = await confirmBox(`${DESCRIBE[body.cmd](body)} on ${tablesText(body.tables)}?`);
   if (!ok) return;
   try {
     const r = await post("/api/command", body);
@@ -566,7 +595,6 @@ function commandBody() {
 // --- table detail -------------------------------------------------------------------------------
 
 let detailTile = null; // the open table's tile, drawn by drawTile as the grid's are
-let detailStale = false;
 
 async function openDetail(n) {
   openTable = n;

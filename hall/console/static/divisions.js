@@ -51,6 +51,28 @@ function tileWhere(t) { // "A · A4" : the division and TSH's table for the boar
   return t.label && !/^board /.test(t.label) ? `${t.division} · ${t.label}` : t.division;
 }
 
+// A division's tables this round, for the command dialog ("B" for all of division B's), or null.
+function divisionTables(word) {
+  const d = divisions.find((x) => x.name.toLowerCase() === String(word).toLowerCase());
+  if (!d || /^\d+$/.test(word)) return null;
+  const out = [...tables.values()].filter((t) => t.division === d.name).map((t) => t.n);
+  if (!out.length) throw new Error(`division ${d.name} has no tables this round`);
+  return out;
+}
+
+// "tables 1, 2 (division A) and 3 (division B)": what a command dialog asks to confirm.
+function tablesText(list) {
+  const groups = new Map();
+  for (const n of list) {
+    const t = tables.get(n);
+    const key = t && t.division ? t.division : "";
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(n);
+  }
+  const parts = [...groups].map(([div, ns]) => ns.join(", ") + (div ? ` (division ${div})` : ""));
+  return `table${list.length > 1 ? "s" : ""} ${parts.join(" and ")}`;
+}
+
 async function showDivision(name) {
   try { await post("/api/round", { division: name }); } catch (e) { toast(`not changed: ${e.message}`, "bad"); }
 }
