@@ -168,8 +168,14 @@ class Clock:
         url, creds = getattr(args, "hall", None), getattr(args, "hall_credentials", None)
         join = getattr(args, "hall_join", None)
         if join is None and creds is None and isinstance(table, dict) and table.get("join"):
-            join = table["join"]
-            join = Path(join) if Path(join).is_absolute() or not isinstance(join, str) else self.config.path.parent / join
+            from rackside.firmware.config import ConfigError
+            from rackside.hall import join as joinfile
+            from rackside.hall.config import HallConfigError
+
+            try:  # "auto": the config folder's join.toml, else the boot partition's
+                join = joinfile.resolve(table["join"], self.config.path.parent)
+            except HallConfigError as e:
+                raise ConfigError(f"{self.config.path}: {e}") from None
         elif creds is not None:
             join = None  # credentials given: this clock is that table
         if table is None and url is None and creds is None and join is None:

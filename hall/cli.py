@@ -49,6 +49,7 @@ def register(sub: Any) -> None:
     st = hs.add_parser("station", help="publish this challenge station's challenges to the hall (beside `rackside kiosk`)")
     st.add_argument("--config", type=Path, metavar="FILE", help="the station's config (default: station.toml in the config folder)")
     st.add_argument("--url", help="mqtt://HOST:PORT or auto (overrides [hall] url)")
+    st.add_argument("--device-id", metavar="ID", help="with [hall] join: this device's id (default: the Pi's serial number, else /etc/machine-id)")
     st.set_defaults(func=run_station)
 
     tl = hs.add_parser("tail", help="print the hall's traffic as the director reads it")

@@ -17,16 +17,18 @@ thread records what arrives, callers (the console's handlers, the CLI) read and 
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 from dataclasses import dataclass
 
-from rackside.hall import dynsec, join, topics
+from rackside.hall import dynsec, join, takeover, topics
 from rackside.hall.dynsec_api import Control, ControlError
 
 log = logging.getLogger(__name__)
 
+TAKEOVER_WAIT_S = 120  # how long a spare may take to come online as its table before its times are set
 MAX_DEVICES = 2000  # hellos kept; more are refused (logged once): a hall has at most 999 tables and a few stations
 
 
@@ -47,10 +49,12 @@ class Fleet:
         """`client`: a connected paho client of the director's, its loop running."""
         self.hall = hall
         self.client = client
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # what arrives (paho's thread) and what the director reads
+        self.acting = threading.Lock()  # one assignment or revocation at a time
         self.devices: dict[str, Device] = {}
         self.replies: dict[str, str | None] = {}  # device -> user (None: revoked), from retained replies
         self.online: dict[str, bool] = {}  # user -> its retained status says online
+        self.states: dict[int, bytes] = {}  # table -> its last retained state (at most 999, each at most takeover.MAX_STATE_BYTES)
         self._full_logged = False
         self.changed = threading.Condition(self.lock)
         root = topics.hall_root(hall)
@@ -58,7 +62,9 @@ class Fleet:
         client.message_callback_add(f"{root}/enrol/+/reply", self._on_reply)
         client.message_callback_add(f"{root}/table/+/status", self._on_status)
         client.message_callback_add(f"{root}/station/+/status", self._on_status)
-        for t in (f"{root}/enrol/+", f"{root}/enrol/+/reply", f"{root}/table/+/status", f"{root}/station/+/status"):
+        client.message_callback_add(f"{root}/table/+/state", self._on_state)
+        for t in (f"{root}/enrol/+", f"{root}/enrol/+/reply", f"{root}/table/+/status", f"{root}/station/+/status",
+                  f"{root}/table/+/state"):
             client.subscribe(t, qos=1)
         self.control = Control(client)  # subscribes last: once it answers, the retained messages above have arrived
 
@@ -115,6 +121,15 @@ class Fleet:
             self.online[f"{kind}-{ident}"] = msg.payload == b"online"
             self.changed.notify_all()
 
+    def _on_state(self, client, userdata, msg) -> None:
+        parts = topics.parse(msg.topic)
+        if parts is None or not parts[2].isdigit() or len(msg.payload) > takeover.MAX_STATE_BYTES:
+            return
+        n = int(parts[2])
+        if 1 <= n <= 999:
+            with self.lock:
+                self.states[n] = msg.payload
+
     # --- the director's ----------------------------------------------------------------------------
 
     def rows(self) -> list[dict]:
@@ -142,6 +157,10 @@ class Fleet:
 
     def assign(self, device: str, ident: int | str, *, replace: bool = False) -> str:
         """Give `device` table `ident` (a clock) or station `ident` (a station); its user name."""
+        with self.acting:  # one director action at a time: two at once could both find a table free
+            return self._assign(device, ident, replace)
+
+    def _assign(self, device: str, ident: int | str, replace: bool) -> str:
         with self.lock:
             d = self.devices.get(device)
             if d is None:
@@ -165,13 +184,21 @@ class Fleet:
                 raise FleetError(f"{user.replace('-', ' ')} is held by device {holder}, online: choose replace to give it to {device}")
             secret = d.hello.secret
             previous = d.user
-        cmds = []
-        if previous and previous != user:
-            cmds += dynsec.delete_device(previous)  # renumbered: its old login goes
-        cmds += dynsec.delete_device(user)  # whoever held it: disconnected and refused from now on
-        cmds += dynsec.create_device(self.hall, user, secret)
         try:
-            self.control.run(cmds, ignore=("not found",))
+            if previous and previous != user:
+                self.control.run(dynsec.delete_device(previous), ignore=("not found",))  # renumbered: its old login goes
+            if holder is None and previous != user:
+                try:  # the usual case, a table nobody holds: made in one exchange
+                    self.control.run(dynsec.create_device(self.hall, user, secret))
+                    created = True
+                except ControlError as e:
+                    if "already exists" not in str(e):
+                        raise
+                    created = False  # made up front by provisioning (or left by a crash): replaced below
+            else:
+                created = False
+            if not created:  # whoever held it: disconnected and refused from now on
+                self.control.run(dynsec.delete_device(user) + dynsec.create_device(self.hall, user, secret), ignore=("not found",))
         except ControlError as e:
             raise FleetError(f"the broker refused: {e}") from None
         for gone in {previous, user if holder not in (None, device) else None} - {None}:
@@ -180,10 +207,38 @@ class Fleet:
             self._reply(holder, None, f"replaced by device {device}")
         self._reply(device, user)
         log.warning("device %s is now %s%s", device, user, f" (replacing device {holder})" if holder and holder != device else "")
+        if holder is not None and holder != device and kind == "table":
+            self._take_over(int(ident), user, holder, device)
         return user
+
+    def _take_over(self, n: int, user: str, old: str, new: str) -> None:
+        """The spare continues the table's game: once it is online as the table, the commands of
+        hall.takeover (a new game, each player's time exactly as the last state had it)."""
+        with self.lock:
+            state = self.states.get(n, b"")
+        try:
+            cmds = takeover.commands(state, table=n, old_device=old, new_device=new, stamp=f"{new}-{time.time_ns()}")
+        except takeover.NothingToTakeOver as e:
+            log.warning("%s: device %s starts afresh", e, new)
+            return
+
+        def send() -> None:
+            if not self.wait(lambda f: f.online.get(user), TAKEOVER_WAIT_S):
+                log.error("table %d: device %s did not come online in %d s: its times were not set (adjust them by hand)",
+                          n, new, TAKEOVER_WAIT_S)
+                return
+            for cmd in cmds:
+                self.client.publish(topics.table(self.hall, n, "cmd"), json.dumps(cmd), qos=1)
+            log.warning("table %d: device %s continues %s", n, new, cmds[0]["reason"])
+
+        threading.Thread(target=send, name=f"takeover-{n}", daemon=True).start()
 
     def revoke(self, device: str) -> None:
         """Disconnect `device` and refuse its login from now on; it shows it is waiting again."""
+        with self.acting:
+            self._revoke(device)
+
+    def _revoke(self, device: str) -> None:
         with self.lock:
             d = self.devices.get(device)
             user = d.user if d is not None else self.replies.get(device)
@@ -200,6 +255,8 @@ class Fleet:
 
     def _offline(self, user: str) -> None:
         """A device the plugin disconnected sends no Last Will (its client is gone): say it here."""
+        with self.lock:
+            self.online[user] = False  # known now: a takeover waits for the new device's "online"
         kind, ident = topics.parse_user(user)
         topic = topics.table(self.hall, int(ident), "status") if kind == "table" else topics.station(self.hall, ident, "status")
         self.client.publish(topic, b"offline", qos=1, retain=True).wait_for_publish(5)

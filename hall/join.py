@@ -7,7 +7,7 @@
     ca = '''-----BEGIN CERTIFICATE----- ...'''   # the hall's CA: devices pin it
 
 It goes on the Pi's boot partition (`/boot/firmware/rackside-join.toml`) or in the config folder
-(`/etc/rackside/join.toml`). A device holding it, and no credentials of its own, enrols
+(`/etc/rackside/join.toml`); `[hall] join = "auto"` finds it in either (`resolve`). A device holding it, and no credentials of its own, enrols
 (hall.enrol); the director gives it a table number or station id from the console or
 `rackside hall devices`.
 """
@@ -85,12 +85,26 @@ def load(path: Path | str) -> JoinFile:
     return JoinFile(path, hall, url, secret, ca)
 
 
-def find(config_dir: Path) -> Path | None:
+def find(config_dir: Path, boot_paths: tuple[Path, ...] = BOOT_PATHS) -> Path | None:
     """The join file a device uses: the config folder's, else the boot partition's."""
-    for p in (config_dir / FILE_NAME, *BOOT_PATHS):
+    for p in (Path(config_dir) / FILE_NAME, *boot_paths):
         if p.is_file():
             return p
     return None
+
+
+def resolve(value: object, config_dir: Path, boot_paths: tuple[Path, ...] = BOOT_PATHS) -> Path:
+    """`[hall] join`'s value as a path: "auto" is the config folder's join.toml, else the boot
+    partition's (`find`); a relative path is the config folder's."""
+    if value == "auto":
+        found = find(config_dir, boot_paths)
+        if found is None:
+            raise HallConfigError(f'hall.join = "auto": no join file in {Path(config_dir) / FILE_NAME} or '
+                                  f"{' or '.join(str(p) for p in boot_paths)}")
+        return found
+    if not isinstance(value, str) or not value:
+        raise HallConfigError(f'hall.join = {value!r}: allowed are "auto" and the path of the hall\'s join file')
+    return Path(config_dir) / value
 
 
 def device_id(root: Path = Path("/")) -> str:

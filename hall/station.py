@@ -148,7 +148,6 @@ class StationPublisher:
 
 def run(args) -> int:
     """`rackside hall station`: publish this station's challenges until stopped."""
-    import signal
     import sys
     from rackside.hall.config import HallConfigError, from_table
     from rackside.kiosk.station_config import ConfigError, default_config_path, load_config_and_document
@@ -156,6 +155,8 @@ def run(args) -> int:
     path = args.config or default_config_path()
     try:
         station, data = load_config_and_document(path)
+        if isinstance(data.get("hall"), dict) and "join" in data["hall"]:
+            return run_joined(args, station, data["hall"], Path(path))
         cfg = from_table(data.get("hall"), "station", url_override=args.url, base=Path(path).parent)
     except (ConfigError, HallConfigError) as e:
         print(f"rackside hall station: {path}: {e}", file=sys.stderr)
@@ -168,6 +169,66 @@ def run(args) -> int:
     log_path = station.log_path or paths.challenge_log()
     outbox = cfg.outbox or paths.state_dir() / "hall-station-outbox.sqlite"
     pub = StationPublisher(cfg, log_path, outbox).start()
+    _serve(pub.close)
+    return 0
+
+
+def run_joined(args, station, table: dict, path: Path) -> int:
+    """A station joining with the hall's join file (`[hall] join = ...`): it says hello, prints its
+    code, and publishes as the station id the director gives it (hall.enrol, docs/fleet.md)."""
+    import sys
+
+    from rackside import __version__, paths
+    from rackside.hall import join
+    from rackside.hall.config import HallConfigError
+    from rackside.hall.enrol import Enrolment
+
+    unknown = sorted(set(table) - {"join", "outbox"})
+    where = table.get("join")
+    try:
+        if unknown:
+            raise HallConfigError(f"[hall] has unknown key {unknown[0]!r} beside join: allowed are join, outbox")
+        if not isinstance(table.get("outbox", ""), str):
+            raise HallConfigError(f"hall.outbox = {table['outbox']!r}: allowed is a file path")
+        joinfile = join.load(join.resolve(where, path.parent))
+    except HallConfigError as e:
+        print(f"rackside hall station: {path}: {e}", file=sys.stderr)
+        return 2
+    log_path = station.log_path or paths.challenge_log()
+    outbox = Path(table["outbox"]) if table.get("outbox") else paths.state_dir() / "hall-station-outbox.sqlite"
+    current: list[StationPublisher] = []  # the publisher of the station id it now has (the enrolment's thread swaps it)
+
+    def changed(user, cfg) -> None:
+        while current:
+            current.pop().close()
+        if cfg is None:
+            print(f"rackside hall station: code {enrolment.code}: waiting for a station id", flush=True)
+            return
+        print(f"rackside hall station: this is station {cfg.ident}", flush=True)
+        current.append(StationPublisher(cfg, log_path, outbox).start())
+
+    try:
+        enrolment = Enrolment(joinfile, paths.state_dir(), "station", on_change=changed, device=args.device_id, version=__version__)
+    except (HallConfigError, ValueError) as e:
+        print(f"rackside hall station: {e}", file=sys.stderr)
+        return 2
+    print(f"rackside hall station: device {enrolment.device}, code {enrolment.code}: waiting for a station id "
+          "(the director assigns it on the console's Devices page)", flush=True)
+    enrolment.start()
+
+    def close() -> None:
+        enrolment.close()
+        while current:
+            current.pop().close()
+
+    _serve(close)
+    return 0
+
+
+def _serve(close) -> None:
+    """Until SIGTERM (systemd) or Ctrl-C, then `close()`."""
+    import signal
+
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
@@ -177,5 +238,4 @@ def run(args) -> int:
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
-        pub.close()
-    return 0
+        close()

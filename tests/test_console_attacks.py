@@ -387,3 +387,30 @@ def test_a_malformed_result_is_refused_not_a_500(hall):
     assert wait(lambda: len(json.loads(h.call("GET", "/api/table/8")[1])["tile"]["problems"]) >= 4)
     status, body, _ = h.call("POST", "/api/result/8", {"slip": [350, 300]}, {"X-CSRF-Token": token})
     assert status in (400, 404, 409), (status, body)
+
+
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="Debian's chromium is not installed (setup.sh --dev)")
+def test_the_page_works_under_its_content_security_policy(hall):
+    """The CSP forbids inline script and style: Chromium must report no violation while the login
+    and the hall's page load and draw, and must refuse to show the console in a frame."""
+    from playwright.sync_api import sync_playwright
+
+    from support import browser as chromium
+
+    with sync_playwright() as p:
+        b = chromium.launch(p)
+        try:
+            seen: list[str] = []
+            page = b.new_page()
+            page.on("console", lambda m: seen.append(m.text))
+            page.goto(hall.url + "/login")
+            page.fill("#password", PASSWORD)
+            page.click("button[type=submit]")
+            page.wait_for_selector("body[data-ready='1']")
+            page.goto("data:text/html,<iframe src='" + hall.url + "/login'></iframe>")
+            page.wait_for_timeout(500)
+            framed = page.frames[-1]
+            assert framed.url.startswith("chrome-error:")  # refused: frame-ancestors 'none'
+            assert not [m for m in seen if "Content Security Policy" in m and "frame-ancestors" not in m], seen
+        finally:
+            b.close()

@@ -60,6 +60,9 @@ def test_resend_requests_are_rate_limited_per_table_and_back_off_on_refusal():
     later = 100.0 + limits.GAP_GRACE_S + limits.RESEND_EVERY_S
     assert [c["table"] for c in console.ask_for_gaps(later)] == [3, 4]
     assert [c["table"] for c in console.ask_for_gaps(later + limits.RESEND_EVERY_S)] == [4]  # 3 refused: it waits twice as long
+    console.on_message("rackside/v1/h/table/4/status", b"offline")
+    # an offline clock is not asked (the request would wait in its session, one every 10 s)
+    assert [c["table"] for c in console.ask_for_gaps(later + 10 * limits.RESEND_EVERY_S)] == [3]
     assert console.state.tables[3].history[-1]["seq"] == 5  # the console's own requests are in no table's history
 
 
@@ -118,3 +121,21 @@ def test_a_console_down_while_the_broker_lost_its_events_ends_with_every_event(h
         time.sleep(0.2)
     result = _history(h, 2)["tile"]["result"]
     assert result["game"] == clocks[1].clock.store.journal_path.stem and result["ending"] == "end"
+
+
+def test_a_resent_event_goes_back_in_its_place_in_the_history():
+    console = Console("h", cheap_hash("pw"))
+    console.on_message("rackside/v1/h/table/3/status", b"online")
+    for seq in (1, 2, 5, 6, 3, 4):
+        ev = {"kind": "input", "game": "game-000001", "seq": seq, "t_ns": seq, "input": "press", "player": 1, "at": None}
+        console.on_message("rackside/v1/h/table/3/event", json.dumps(ev).encode())
+    assert [e["seq"] for e in console.state.tables[3].history] == [1, 2, 3, 4, 5, 6]
+    from collections import deque
+
+    from rackside.hall.console.hallstate import _insert_in_order
+
+    full = deque(({"kind": "input", "game": "g", "seq": s} for s in (10, 11, 13)), maxlen=3)
+    _insert_in_order(full, {"kind": "input", "game": "g", "seq": 12})
+    assert [e["seq"] for e in full] == [11, 12, 13]  # bounded: the oldest goes
+    _insert_in_order(full, {"kind": "input", "game": "g", "seq": 2})
+    assert [e["seq"] for e in full] == [11, 12, 13]  # older than anything kept: not kept

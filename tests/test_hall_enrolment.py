@@ -237,3 +237,83 @@ def test_rackside_hall_devices_lists_assigns_and_revokes(hall, tmp_path, capsys)
     assert main(["hall", "devices", "--credentials", creds, "--url", url, "revoke", "dev-cli"]) == 0
     assert dev.next_change() == (None, None)
     dev.enrolment.close()
+
+
+def test_a_station_joins_with_the_join_file_and_publishes_as_the_id_it_is_given(hall, tmp_path):
+    """`rackside hall station` with `[hall] join`: it prints its code, waits, and once the director
+    gives it station 2 publishes the station's challenges as station 2."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from support.broker import Recorder
+
+    log = tmp_path / "challenges.jsonl"
+    cfg = tmp_path / "station.toml"
+    cfg.write_text(f'[log]\npath = "{log}"\n\n[hall]\njoin = "{hall.dir / "join.toml"}"\n')
+    rec = Recorder(hall)
+    director, fleet = director_fleet(hall)
+    proc = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "station", "--config", str(cfg), "--device-id", "st-9"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "RACKSIDE_STATE_DIR": str(tmp_path / "state")})
+    try:
+        first = proc.stdout.readline()
+        assert "device st-9, code" in first and "waiting for a station id" in first
+        assert fleet.wait(lambda f: "st-9" in f.devices, 10)
+        assert fleet.devices["st-9"].hello.code in first and fleet.devices["st-9"].hello.kind == "station"
+        fleet.assign("st-9", "2")
+        assert "this is station 2" in proc.stdout.readline()
+        record = {"v": 1, "id": "station-2-20261201-101500-abcdef", "time": "2026-12-01T10:15:00+00:00", "station": "station-2",
+                  "table": "3", "kind": "self", "lexicon_name": "ENABLE", "lexicon_sha256": "ab" * 32,
+                  "words": ["QI"], "verdict": "ACCEPTABLE", "acceptable": True, "per_word": [True]}
+        log.write_text(json.dumps(record) + "\n")
+        topic = topics.station(hall.hall, "2", "challenge")
+        got = rec.wait_for(lambda r: [json.loads(p) for t, p, _ in r.messages if t == topic])
+        assert got[0]["id"] == record["id"] and got[0]["station"] == "2"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        rec.close()
+        stop(director)
+
+
+def test_a_reply_read_by_another_device_gives_nothing_to_log_in_with(hall, tmp_path):
+    """Any join-file holder may read replies (the plugin cannot tell them apart), so a reply must
+    carry no password: it names the table only; the device's secret stays in its hello, which no
+    join client can read."""
+    secret = join.load(hall.dir / "join.toml").secret
+    snoop, rc = tls_client(hall, "join", secret, "enrol-snoop")
+    got = []
+    subscribed = threading.Event()
+    snoop.on_message = lambda c, u, m: got.append((m.topic, m.payload))
+    snoop.on_subscribe = lambda *a: subscribed.set()
+    snoop.subscribe([(topics.enrol_reply(hall.hall, "+"), 1), (topics.enrol_hello(hall.hall, "+"), 1)])
+    assert subscribed.wait(5)
+    director, fleet = director_fleet(hall)
+    dev = Device(hall, tmp_path, "dev-x")
+    assert fleet.wait(lambda f: "dev-x" in f.devices, 10)
+    fleet.assign("dev-x", 7)
+    user, cfg = dev.next_change()
+    time.sleep(0.3)
+    assert got and all(t.endswith("/reply") for t, _ in got)  # replies yes, hellos never
+    assert all(cfg.credentials.password.encode() not in p and dev.enrolment.secret.encode() not in p for _, p in got)
+    dev.enrolment.close()
+    stop(snoop, director)
+
+
+def test_join_auto_is_the_config_folders_join_file_else_the_boot_partitions(tmp_path):
+    from rackside.hall.config import HallConfigError
+
+    config, boot = tmp_path / "etc", tmp_path / "boot" / "rackside-join.toml"
+    config.mkdir()
+    with pytest.raises(HallConfigError, match='hall.join = "auto": no join file in'):
+        join.resolve("auto", config, (boot,))
+    boot.parent.mkdir()
+    boot.write_text("x")
+    assert join.resolve("auto", config, (boot,)) == boot
+    (config / "join.toml").write_text("x")
+    assert join.resolve("auto", config, (boot,)) == config / "join.toml"  # the config folder's first
+    assert join.resolve("hall/join.toml", config, (boot,)) == config / "hall/join.toml"
+    with pytest.raises(HallConfigError, match="allowed are"):
+        join.resolve(3, config, (boot,))

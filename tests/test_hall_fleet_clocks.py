@@ -33,9 +33,11 @@ def test_three_clocks_join_with_one_file_are_numbered_and_play(make_broker, tmp_
     clocks = {}
     try:
         for name in ("pi-aaa1", "pi-bbb2", "pi-ccc3"):
-            cfg = tmp_path / f"{name}.toml"
-            cfg.write_text(f'[clock]\ngame_time = "1:00"\n\n[hall]\njoin = "{join_file}"\n')  # the same file for all
-            clocks[name] = LiveClock(cfg, tmp_path / name, device_id=name)
+            (tmp_path / name).mkdir()
+            cfg = tmp_path / name / "clock.toml"  # its config folder holds the join file: join = "auto" finds it
+            (tmp_path / name / "join.toml").write_bytes(join_file.read_bytes())
+            cfg.write_text('[clock]\ngame_time = "1:00"\n\n[hall]\njoin = "auto"\n')  # the same file for all
+            clocks[name] = LiveClock(cfg, tmp_path / name / "state", device_id=name)
         assert fleet.wait(lambda f: set(clocks) <= set(f.devices), 10)
         for name, live in clocks.items():
             code = fleet.devices[name].hello.code

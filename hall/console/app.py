@@ -37,6 +37,7 @@ from rackside.hall import commands
 from . import auth, devices, limits, results, tsh
 from .event import Event, decode_upload
 from .guard import BodyLimit, SecurityHeaders
+from .transport import PlainHttpLocalOnly
 from .hallstate import RESEND_ID, HallState
 from .resultstore import ResultStore
 from .hub import Hub, sse
@@ -496,6 +497,7 @@ async def lifespan(app: Starlette):
 
 def build_app(console: Console, *, secret_key: str | None = None, https_only: bool = False) -> Starlette:
     middleware = [
+        Middleware(PlainHttpLocalOnly),  # transport.py: plain HTTP only to this machine
         Middleware(SecurityHeaders),
         Middleware(BodyLimit),  # before the session and the login look at anything
         Middleware(SessionMiddleware, secret_key=secret_key or secrets.token_hex(32), session_cookie="rackside_console",

@@ -6,6 +6,8 @@
     credentials = "director.toml"      # the director's broker credentials (from `rackside hall provision`)
     password = "scrypt:16384:8:1:..."  # the director's login (`rackside hall console --hash-password`)
     listen = "127.0.0.1:8080"          # where the page is served
+    certfile = "tls/server.crt"        # optional, with keyfile: HTTPS with the hall's certificate (docs/fleet.md);
+    keyfile = "tls/server.key"         #   without them, plain HTTP is served to this machine only
     tsh = ["config.tsh", "a.t", "b.t"] # optional: TSH files to import at start (config.tsh and its .t files, or tourney.js)
     round = 1
     division = "A"                     # optional: the division on screen at start (default: all)
@@ -42,6 +44,13 @@ class ConsoleConfig:
     division: str = ""  # the division on screen at start; "" shows every division
     ca_file: str | None = None
     base: Path = Path(".")
+    state_dir: Path | None = None  # where the console keeps its files (results, sessions); None: `rackside paths`
+    certfile: Path | None = None  # with keyfile: the page over HTTPS (uvicorn's TLS)
+    keyfile: Path | None = None
+
+    @property
+    def https(self) -> bool:
+        return self.certfile is not None
 
 
 def load_credentials(path: Path) -> tuple[str, str]:
@@ -92,6 +101,13 @@ def load(path: Path) -> ConsoleConfig:
     host, _, port = str(listen).rpartition(":")
     if not host or not port.isdigit():
         raise ConfigError(f"{path}: [console] listen must be HOST:PORT, got {listen!r}")
+    tls_files = [c.get(k) for k in ("certfile", "keyfile")]
+    if any(x is not None for x in tls_files):
+        if not all(isinstance(x, str) and x for x in tls_files):
+            raise ConfigError(f"{path}: [console] certfile and keyfile go together: both file paths, or neither (plain HTTP, this machine only)")
+        for key, x in zip(("certfile", "keyfile"), tls_files):
+            if not (base / x).is_file():
+                raise ConfigError(f"{path}: [console] {key} = {x!r}: no such file (`rackside hall provision` writes tls/server.crt and tls/server.key)")
     tsh = c.get("tsh", [])
     if not isinstance(tsh, list) or not all(isinstance(x, str) for x in tsh):
         raise ConfigError(f"{path}: [console] tsh must be a list of file names")
@@ -100,4 +116,5 @@ def load(path: Path) -> ConsoleConfig:
         listen_host=host.strip("[]"), listen_port=int(port), tsh=[base / x for x in tsh],
         round=int(c.get("round", 1)), division=str(c.get("division", "")),
         ca_file=c.get("ca_file"), base=base,
+        certfile=base / tls_files[0] if tls_files[0] else None, keyfile=base / tls_files[1] if tls_files[1] else None,
     )

@@ -135,6 +135,19 @@ def seat_key(seat: dict | None) -> tuple | None:
     return (seat["division"], seat["round"], tuple(sorted(seat["numbers"])))
 
 
+def _insert_in_order(history: deque, event: dict) -> None:
+    """Put an event that fills a gap before the first later input of its game (the history is in
+    arrival order, and a gap's events arrive after the ones that followed them)."""
+    at = next((i for i, e in enumerate(history)
+               if e.get("kind") == "input" and e.get("game") == event["game"] and e.get("seq", 0) > event["seq"]), len(history))
+    if len(history) == history.maxlen:
+        if at == 0:
+            return  # older than anything kept
+        history.popleft()
+        at -= 1
+    history.insert(at, event)
+
+
 def _public_challenge(c: dict) -> dict:
     """A challenge without per-word results: what the feed and tiles carry."""
     return {k: v for k, v in c.items() if k != "word_results"}
@@ -238,9 +251,14 @@ class HallState:
             g.ended = g.ended or data["phase"] == "ended"
             return [("table", t.tile())]
         if leaf == "event" and data["kind"] == "input":
-            if not t.seqs.game(data["game"]).accept(data["seq"]):
+            g = t.seqs.game(data["game"])
+            filling = data["seq"] < g.high
+            if not g.accept(data["seq"]):
                 return []
-            t.history.append(data)
+            if filling:
+                _insert_in_order(t.history, data)  # a resent event goes back where it belongs
+            else:
+                t.history.append(data)
             return [("event", {"table": n, "event": data})]
         if leaf in ("event", "result"):  # a result: on the event topic, and retained on its own
             g = t.seqs.game(data["game"])
@@ -300,11 +318,12 @@ class HallState:
     # --- gaps -------------------------------------------------------------------------------------
 
     def gaps(self) -> list[tuple[int, str, int, int | None]]:
-        """(table, game, first, last) for each table's latest game that lacks events (last None:
-        everything from first on, and the result)."""
+        """(table, game, first, last) for each online table's latest game that lacks events (last
+        None: everything from first on, and the result)."""
         out = []
         for n, t in self.tables.items():
-            if t.seqs.games:
+            # an offline clock is not asked: the request would wait in its session, one every 10 s
+            if t.seqs.games and t.status != "offline":
                 name, g = next(reversed(t.seqs.games.items()))
                 want = g.first_missing()
                 if want is not None:

@@ -20,7 +20,7 @@ import uvicorn
 
 from rackside import paths
 
-from . import limits
+from . import limits, tsh
 from .app import Console, build_app
 from .auth import Sessions, session_secret
 from .bridge import Bridge
@@ -52,9 +52,14 @@ class CommandLog:
             log.error("console: command log %s: %s", self.path, e)
 
 
+def state_dir(cfg: ConsoleConfig) -> Path:
+    """Where this console keeps its files: the config's own (the demo's), else `rackside paths`'."""
+    return cfg.state_dir or paths.state_dir()
+
+
 def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
-    store = ResultStore(paths.state_dir() / RESULTS_DB)
-    console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(paths.state_dir() / SESSIONS), store=store)
+    store = ResultStore(state_dir(cfg) / RESULTS_DB)
+    console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(state_dir(cfg) / SESSIONS), store=store)
     console.state.round.division = cfg.division
     console.state.round.number = cfg.round
     saved = console.event.saved_round()  # the round the director last set, kept across a restart
@@ -62,15 +67,18 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
         for key in ("division", "number", "start", "late_after_s", "game_time_ms"):
             if key in saved:
                 setattr(console.state.round, key, saved[key])
-    for p in console.event.restore():  # the TSH files imported in the page before a restart
-        log.warning("TSH: %s", p)
+    try:
+        for p in console.event.restore():  # the TSH files imported in the page before a restart
+            log.warning("TSH: %s", p)
+    except tsh.TshError as e:  # what was kept cannot be read again: say so, start without it
+        log.error("TSH: the files imported before the restart: %s", e)
     if cfg.tsh:  # read here: tsh is pure; config.tsh with its .t files, or .t / tourney.js files
         for p in console.import_tsh({str(f): Path(f).read_bytes() for f in cfg.tsh}):
             log.warning("TSH: %s", p)
     console.apply_pairings()
     bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
                     console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
-    cmdlog = CommandLog(paths.state_dir() / "console-commands.jsonl")
+    cmdlog = CommandLog(state_dir(cfg) / "console-commands.jsonl")
     def send(table: int, cmd: dict) -> None:
         cmdlog.append(table, cmd)
         # what goes to the clock: the command as hall.commands checked it, without the console's own note
@@ -87,10 +95,11 @@ def server_config(app, cfg: ConsoleConfig, log_level: str) -> uvicorn.Config:
     """uvicorn with the console's bounds (limits.py): uvicorn's own h11 protocol with a header
     deadline, a per-address connection cap and a cut-off for clients that stop reading
     (guard.GuardedH11), its header size, keep-alive and connection limits."""
+    tls = {"ssl_certfile": str(cfg.certfile), "ssl_keyfile": str(cfg.keyfile)} if cfg.https else {}  # the hall's certificate
     return uvicorn.Config(app, host=cfg.listen_host, port=cfg.listen_port, log_level=log_level, access_log=False,
                           lifespan="on", http=GuardedH11, ws="none", h11_max_incomplete_event_size=limits.MAX_HEADER_BYTES,
                           timeout_keep_alive=limits.KEEP_ALIVE_S, limit_concurrency=limits.MAX_CONNECTIONS,
-                          backlog=limits.BACKLOG, server_header=False)
+                          backlog=limits.BACKLOG, server_header=False, **tls)
 
 
 class ConsoleServer:
@@ -99,7 +108,7 @@ class ConsoleServer:
     def __init__(self, cfg: ConsoleConfig, *, log_level: str = "warning") -> None:
         self.cfg = cfg
         self.console, self.bridge = make_console(cfg)
-        self.app = build_app(self.console, secret_key=session_secret(paths.state_dir() / SESSION_KEY))
+        self.app = build_app(self.console, secret_key=session_secret(state_dir(cfg) / SESSION_KEY), https_only=cfg.https)
         self.server = uvicorn.Server(server_config(self.app, cfg, log_level))
         self.thread: threading.Thread | None = None
 
@@ -109,7 +118,7 @@ class ConsoleServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.cfg.listen_host}:{self.cfg.listen_port}/"
+        return f"{'https' if self.cfg.https else 'http'}://{self.cfg.listen_host}:{self.cfg.listen_port}/"
 
     def start(self, timeout: float = 15.0) -> "ConsoleServer":
         self.thread = threading.Thread(target=self.server.run, name="console", daemon=True)
@@ -130,8 +139,15 @@ class ConsoleServer:
 
 def run_foreground(cfg: ConsoleConfig) -> int:
     console, bridge = make_console(cfg)
-    app = build_app(console, secret_key=session_secret(paths.state_dir() / SESSION_KEY))
+    app = build_app(console, secret_key=session_secret(state_dir(cfg) / SESSION_KEY), https_only=cfg.https)  # Secure cookies
     server = uvicorn.Server(server_config(app, cfg, "warning"))
-    print(f"rackside hall console: http://{cfg.listen_host}:{cfg.listen_port}/ (hall {cfg.hall}, broker {cfg.url})", flush=True)
+    scheme = "https" if cfg.https else "http"
+    print(f"rackside hall console: {scheme}://{cfg.listen_host}:{cfg.listen_port}/ (hall {cfg.hall}, broker {cfg.url})", flush=True)
+    if cfg.https:
+        from .transport import trust_hint
+
+        print(f"rackside hall console: {trust_hint(cfg.certfile)}", flush=True)
+    else:
+        print("rackside hall console: plain HTTP, served to this machine only (certfile and keyfile in [console] for HTTPS)", flush=True)
     asyncio.run(server.serve())  # the app's lifespan starts the bridge once the loop runs, and stops it
     return 0

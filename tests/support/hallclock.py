@@ -1,6 +1,6 @@
 """A real table clock (firmware.cli.Clock: config, mock pins, journal, runner, hall output) on real
 time, for the hall's tests: in this process (`LiveClock`), or as its own process that a test can
-SIGKILL (`python tests/support/hallclock.py CONFIG STATE_DIR`, driven by lines on stdin:
+SIGKILL (`python tests/support/hallclock.py CONFIG STATE_DIR [DEVICE_ID]`, driven by lines on stdin:
 `tap left`, `tap right`, `tap neutralise`, `end`, `show` (prints the displays' texts as a JSON
 list), `quit`; it prints `ready` once started).
 
@@ -111,7 +111,7 @@ def die_before_applying(live: LiveClock, cid: str) -> None:
 
 def main() -> int:
     config, state = Path(sys.argv[1]), Path(sys.argv[2])
-    live = LiveClock(config, state)
+    live = LiveClock(config, state, device_id=sys.argv[3] if len(sys.argv) > 3 else None)  # DEVICE_ID: a clock joining with a join file
     die_after = os.environ.get("RACKSIDE_TEST_DIE_AFTER_APPLYING")
     if die_after:
         die_after_applying(live, die_after)

@@ -1,0 +1,60 @@
+"""A spare clock takes over a table's game (issue 19): the commands the director sends the spare
+once it is online as that table, made from the table's last published state. Pure.
+
+    new_game  with the game's rules (the state carries them) and its game time
+    adjust    player 1 to exactly the state's remaining_ms (1.4.1(b): the director sets the time)
+    adjust    player 2 likewise
+
+Each carries `by` (the director) and a `reason` naming the table, the old device, its game and the
+`seq` of its last input the state includes, so the spare's own journal (and `rackside clock replay`)
+says where its times came from. The spare starts before its first press: nobody's time runs, as
+when neutralised, and play resumes with the usual start press by the player not to move.
+"""
+
+from __future__ import annotations
+
+import json
+
+MAX_STATE_BYTES = 4096  # a state is ~400 bytes; a bigger one is not a clock's
+PHASES = ("running", "neutralised")  # a game under way; before the first press or ended there is nothing to take over
+
+
+class NothingToTakeOver(ValueError):
+    pass
+
+
+def _mmss(ms: int) -> str:
+    s = ms // 1000
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def commands(state_payload: bytes, *, table: int, old_device: str, new_device: str, stamp: str, by: str = "director") -> list[dict]:
+    """The commands that put `new_device` where table `table`'s clock was; NothingToTakeOver saying
+    why when the state holds no game under way (or is not a clock's state). `stamp` makes their ids
+    this takeover's own (a clock answers an id once)."""
+    if not state_payload or len(state_payload) > MAX_STATE_BYTES:
+        raise NothingToTakeOver(f"table {table} has no state to take over")
+    try:
+        s = json.loads(state_payload)
+        players = {p["player"]: p["remaining_ms"] for p in s["players"]}
+        phase, game, seq, rules = s["phase"], s["game"], s["seq"], s.get("rules") or {}
+    except (ValueError, KeyError, TypeError):
+        raise NothingToTakeOver(f"table {table}'s last state is not a clock's state") from None
+    if phase not in PHASES:
+        raise NothingToTakeOver(f"table {table}'s last state is in phase {phase!r}: no game under way to take over")
+    if sorted(players) != [1, 2] or not all(isinstance(v, int) and not isinstance(v, bool) for v in players.values()):
+        raise NothingToTakeOver(f"table {table}'s last state has no remaining times")
+    new_game: dict = {"cmd": "new_game"}
+    if isinstance(rules.get("game_time_ms"), int):
+        new_game["game_time"] = _mmss(rules["game_time_ms"])
+        extra = {k: rules[k] for k in ("penalty_per_minute", "lateness_forfeit_margin") if isinstance(rules.get(k), int)}
+        if isinstance(rules.get("forfeit_overtime_ms"), int):
+            extra["forfeit_overtime"] = _mmss(rules["forfeit_overtime_ms"])
+        if extra:
+            new_game["rules"] = extra
+    else:
+        new_game["game_time"] = "25:00"
+    reason = f"takeover of table {table} from device {old_device} ({game}, seq {seq}, state {s.get('sent_at')})"[:200]
+    out = [new_game] + [{"cmd": "adjust", "player": p, "remaining_ms": players[p]} for p in (1, 2)]
+    return [{**c, "id": f"takeover-{stamp}-{i}"[-64:], "by": by, "reason": reason} for i, c in enumerate(out)]
+

@@ -1,0 +1,152 @@
+"""A spare clock takes over a table's game (issue 19): table 5's clock, joined with the join file,
+plays and is SIGKILLed mid-game; the director gives table 5 to a spare that joined the same way; the
+spare starts with exactly the last published times (to the millisecond of the state, 1.4.1(b)), its
+journal says so, `rackside clock replay` of that journal shows it, it plays on as table 5, and the
+old device is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from support.broker import Recorder
+from support.hallclock import LiveClock
+
+from rackside.hall import takeover, topics
+from rackside.hall.enrol import CREDENTIALS_FILE
+from rackside.hall.fleet import Fleet
+
+SUPPORT = Path(__file__).parent / "support"
+
+
+def wait(predicate, timeout=15.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise TimeoutError(f"waited {timeout:.0f} s")
+
+
+def do(proc, line):
+    proc.stdin.write(line + "\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline().strip() == "ok"
+
+
+def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker, tmp_path):
+    broker = make_broker(tables="", stations=0, tls=True)
+    join_file = broker.dir / "join.toml"
+    director = broker.client("director")
+    fleet = Fleet(broker.hall, director)
+    rec = Recorder(broker)
+    old = spare = None
+    try:
+        cfg = tmp_path / "clock.toml"
+        cfg.write_text(f'[clock]\ngame_time = "5:00"\npenalty_per_minute = 10\n\n[hall]\njoin = "{join_file}"\n')
+        old = subprocess.Popen([sys.executable, str(SUPPORT / "hallclock.py"), str(cfg), str(tmp_path / "old"), "pi-old"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(SUPPORT.parent)})
+        assert old.stdout.readline().strip() == "ready"
+        assert fleet.wait(lambda f: "pi-old" in f.devices, 10)
+        fleet.assign("pi-old", 5)
+        state_topic = topics.table(broker.hall, 5, "state")
+        rec.wait_for(lambda r: any(t == topics.table(broker.hall, 5, "status") and p == b"online" for t, p, _ in r.messages))
+        do(old, "tap right")  # player 1's time runs
+        time.sleep(1.3)
+        do(old, "tap left")  # player 2's
+        time.sleep(0.7)
+        do(old, "tap neutralise")
+        last = rec.wait_for(lambda r: [json.loads(p) for t, p, _ in r.messages if t == state_topic and json.loads(p)["seq"] >= 3])[-1]
+        time.sleep(0.3)
+        last = [json.loads(p) for t, p, _ in rec.messages if t == state_topic][-1]  # the last state it published
+        assert last["phase"] == "neutralised" and last["players"][0]["remaining_ms"] < 300_000
+        old.send_signal(signal.SIGKILL)
+        old.wait(5)
+
+        spare_cfg = tmp_path / "spare.toml"
+        spare_cfg.write_text(f'[hall]\njoin = "{join_file}"\n')  # a spare from the cupboard: default rules
+        spare = LiveClock(spare_cfg, tmp_path / "spare", device_id="pi-spare")
+        assert fleet.wait(lambda f: "pi-spare" in f.devices, 10)
+        assert fleet.assign("pi-spare", 5, replace=True) == "table-5"
+
+        def adjusts():
+            lines = spare.journal() if spare.clock.store.journal_path else []
+            return [x for x in lines if x.get("input") == "adjust"]
+
+        got = wait(lambda: len(adjusts()) == 2 and adjusts(), 30)
+        for line, p in zip(got, last["players"]):
+            assert line["remaining_ms"] == p["remaining_ms"]  # to the millisecond of the state
+            assert line["source"] == "hall" and "takeover of table 5 from device pi-old" in line["reason"]
+            assert f"{last['game']}, seq {last['seq']}" in line["reason"]  # the old device's last seq
+        journal_path = spare.clock.store.journal_path
+        header = json.loads(journal_path.read_text().splitlines()[0])
+        assert header["config"]["game_time_ms"] == 300_000  # the game's own rules (5:00), not the spare's default 25:00
+        assert "takeover of table 5" in json.dumps(header)  # its new game says why it began
+        replay = subprocess.run([sys.executable, "-m", "rackside", "clock", "replay", str(journal_path), "--json"],
+                                capture_output=True, text=True, timeout=30)
+        assert replay.returncode == 0, replay.stderr
+        final = json.loads(replay.stdout)
+        assert [p["remaining_ms"] for p in final["players"]] == [p["remaining_ms"] for p in last["players"]]
+        text = subprocess.run([sys.executable, "-m", "rackside", "clock", "replay", str(journal_path)],
+                              capture_output=True, text=True, timeout=30).stdout
+        assert "takeover of table 5" in text
+        # the game goes on as table 5
+        events = topics.table(broker.hall, 5, "event")
+        n_before = len(rec.messages)
+        spare.tap("left")
+        rec.wait_for(lambda r: any(t == events and json.loads(p).get("input") == "press" for t, p, _ in r.messages[n_before:]))
+        # the old device, back with its own stored credentials, is refused
+        from rackside.hall.config import load_credentials
+
+        creds = load_credentials(tmp_path / "old" / CREDENTIALS_FILE) if (tmp_path / "old" / CREDENTIALS_FILE).exists() else None
+        if creds is not None:
+            import ssl
+
+            import paho.mqtt.client as mqtt
+
+            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="table-5", protocol=mqtt.MQTTv5)
+            c.username_pw_set(creds.user, creds.password)
+            c.tls_set(ca_certs=creds.tls_ca, tls_version=ssl.PROTOCOL_TLS_CLIENT)
+            got_rc = []
+            c.on_connect = lambda cl, u, f, rc, p: got_rc.append(rc)
+            c.connect("127.0.0.1", broker.tls_port)
+            c.loop_start()
+            wait(lambda: got_rc, 5)
+            c.loop_stop()
+            assert got_rc[0].is_failure
+    finally:
+        if old is not None and old.poll() is None:
+            old.kill()
+            old.wait()
+        if spare is not None:
+            spare.close()
+        rec.close()
+        director.disconnect()
+        director.loop_stop()
+
+
+def test_nothing_to_take_over_before_a_game_or_after_it():
+    state = {"seq": 0, "game": "game-000001", "phase": "setup", "running": None,
+             "players": [{"player": 1, "remaining_ms": 1}, {"player": 2, "remaining_ms": 1}]}
+    for phase in ("setup", "ended", "late"):
+        try:
+            takeover.commands(json.dumps({**state, "phase": phase}).encode(), table=1, old_device="a", new_device="b", stamp="s")
+        except takeover.NothingToTakeOver as e:
+            assert phase in str(e)
+        else:
+            raise AssertionError(phase)
+    cmds = takeover.commands(json.dumps({**state, "phase": "running", "rules": {"game_time_ms": 1_500_000, "penalty_per_minute": 5,
+                                                                                "forfeit_overtime_ms": 600_000}}).encode(),
+                             table=1, old_device="a", new_device="b", stamp="s")
+    from rackside.hall import commands
+
+    parsed = [commands.parse(json.dumps(c).encode()) for c in cmds]  # every command passes the clock's own check
+    assert [c.name for c in parsed] == ["new_game", "adjust", "adjust"]
+    assert parsed[0].rules.game_time_ms == 1_500_000 and parsed[0].rules.penalty_per_minute == 5
