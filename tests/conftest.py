@@ -12,6 +12,18 @@ os.environ["GPIOZERO_PIN_FACTORY"] = "mock"
 import pytest  # noqa: E402
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_dirs_for_the_session(tmp_path_factory):
+    """Session- and module-wide fixtures (a console, a demo hall) are made before a test's own
+    directories below: they get the session's, never the real ones in $HOME."""
+    patch = pytest.MonkeyPatch()
+    root = tmp_path_factory.mktemp("rackside-session")
+    patch.setenv("RACKSIDE_STATE_DIR", str(root / "state"))
+    patch.setenv("RACKSIDE_CONFIG_DIR", str(root / "config"))
+    yield
+    patch.undo()
+
+
 @pytest.fixture(autouse=True)
 def _private_dirs(tmp_path_factory, monkeypatch):
     """Each test gets its own state and config directories, so nothing lands in $HOME or /etc."""

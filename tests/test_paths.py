@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 
+
 from rackside import paths
 
 
@@ -67,3 +68,4 @@ def test_a_reader_that_goes_away_is_not_a_traceback(tmp_path):
         os.close(write_end)
     assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr, result.stderr
     assert result.returncode == 141
+
