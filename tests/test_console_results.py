@@ -267,3 +267,38 @@ def test_grammar_check_catches_what_tsh_refuses():
     assert tshgrammar.check("a 1 A\n3 +75\n\n", pairings)  # a "+" TSH would store
     assert tshgrammar.check("a 1 A\n1 400 2 380\n", pairings)  # never leaves add-score mode
     assert tshgrammar.check("pair 1 0 1 A\npair 2 0 1 A\na 1 A\n1 75\n2 -75\n\n", pairings) == []
+
+
+def test_the_same_t_file_imported_from_many_folders_is_kept_once_and_a_restart_still_reads_it(tmp_path):
+    # A director imports the round's .t file again and again during a day, from wherever it was
+    # saved: the kept copy is the division's file, not one per folder (it grew past MAX_FILES and
+    # the console then refused to start).
+    from rackside.hall.console.event import MAX_FILES
+
+    store = ResultStore(tmp_path / "r.sqlite")
+    event = Event(store)
+    for i in range(MAX_FILES + 5):
+        assert event.import_files({f"/home/director/round{i}/b.t": TWO_DIVISIONS["b.t"]}) == []
+    assert len(store.setting("tsh_files")) == 1
+    again = Event(ResultStore(tmp_path / "r.sqlite"))
+    assert again.restore() == [] and again.divisions["b"].players[1].name == "Müller, Jo"
+
+
+def test_kept_files_that_cannot_be_read_again_are_a_problem_not_a_console_that_will_not_start(tmp_path):
+    from rackside.hall.console.event import FILES_KEY, MAX_FILES
+
+    store = ResultStore(tmp_path / "r.sqlite")
+    store.put_setting(FILES_KEY, {f"d{i}.t": {"text": "Ann 1500 2;\n"} for i in range(MAX_FILES + 1)})
+    problems = Event(store).restore()
+    assert len(problems) == 1 and "kept TSH files" in problems[0] and str(MAX_FILES) in problems[0]
+    store.put_setting(FILES_KEY, {"a.t": "not base64!"})
+    assert "kept TSH files" in Event(store).restore()[0]
+
+
+def test_the_same_file_imported_again_from_elsewhere_is_kept_once(tmp_path):
+    """Kept by file name: the console's state never grows with every import of the same event."""
+    store = ResultStore(tmp_path / "r.sqlite")
+    event = Event(store)
+    for folder in ("/one", "/two", "C:\\\\three"):
+        event.import_files({f"{folder}/a.t": TWO_DIVISIONS["a.t"]})
+    assert list(store.setting("tsh_files")) == ["a.t"]

@@ -195,3 +195,28 @@ def test_js_literal_reads_what_tsh_writes_and_refuses_the_rest():
 def test_t_file_that_is_no_t_file_is_refused_whole():
     with pytest.raises(TshError, match="no player lines"):
         tsh.parse_t("# only a comment\n", "a")
+
+
+@pytest.mark.parametrize("rel,ref", [(r[0], r[1]) for r in REFERENCES if r[0].split("/")[0] in EVENTS])
+def test_each_round_pairs_as_tsh_pairs_it(rel, ref):
+    """Round by round, the games and byes we seat are the pairings TSH itself read from the file."""
+    players, _ = tsh_reference(ref)
+    div = read_t(rel)
+    rounds = max((len(p["pairings"]) for p in players), default=0)
+    for r in range(1, rounds + 1):
+        theirs = {tuple(sorted((p["id"], int(p["pairings"][r - 1])))) for p in players
+                  if len(p["pairings"]) >= r and p["pairings"][r - 1] not in (None, "0")}
+        byes = sorted(p["id"] for p in players if len(p["pairings"]) >= r and p["pairings"][r - 1] == "0")
+        games, our_byes, problems = div.round_plan(r)
+        assert {tuple(sorted((g.first.number, g.second.number))) for g in games} == theirs, (rel, r)
+        assert our_byes == byes and problems == [], (rel, r)
+
+
+def test_tsh_table_labels_of_a_real_event_are_shown():
+    from rackside.hall.console import hallplan
+
+    cfg = tsh.parse_config((DATA / "july4-2025/config.tsh").read_text(encoding="utf-8"))
+    divisions = tsh.parse_tourney_js((DATA / "july4-2025/tourney.js").read_text(encoding="utf-8"))
+    seats, problems = hallplan.plan(divisions, cfg, 1)
+    assert not problems and sorted(seats) == list(range(1, 26))  # B is not paired yet
+    assert [seats[n].label for n in (1, 3, 4, 5, 6)] == ["A1", "A3", "A4", "A4", "A5"]  # TSH's labels, as the event had them

@@ -44,6 +44,7 @@ class ConsoleConfig:
     division: str = ""  # the division on screen at start; "" shows every division
     ca_file: str | None = None
     base: Path = Path(".")
+    state_dir: Path | None = None  # where the console keeps its files (results, sessions); None: `rackside paths`
     certfile: Path | None = None  # with keyfile: the page over HTTPS (uvicorn's TLS)
     keyfile: Path | None = None
 

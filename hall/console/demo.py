@@ -122,6 +122,7 @@ def start_hall(
         t_file.write_text(demo_t_file(tables))
         cfg.tsh = [t_file]
         cfg.division = "demo"
+    cfg.state_dir = workdir / "state"  # the demo's results and sessions are its own, never the machine's
     server = ConsoleServer(cfg)
     if round_start_ago_s is not None:
         server.console.state.round.start = time.time() - round_start_ago_s

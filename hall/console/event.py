@@ -41,8 +41,15 @@ class Event:
     def restore(self) -> list[str]:
         """The files imported before a restart, read again."""
         kept = self.store.setting(FILES_KEY, {}) or {}
-        files = {name: data["text"] if isinstance(data, dict) else base64.b64decode(data) for name, data in kept.items()}
-        return self.import_files(files, keep=False) if files else []
+        try:
+            if not isinstance(kept, dict):
+                raise TypeError("not a table of files")
+            files = {name: data["text"] if isinstance(data, dict) else base64.b64decode(data, validate=True)
+                     for name, data in kept.items()}
+            return self.import_files(files, keep=False) if files else []
+        except (tsh.TshError, TypeError, KeyError, ValueError, binascii.Error) as e:
+            # The console must start whatever it kept: the director imports the files again.
+            return [f"the kept TSH files could not be read again ({e}): import them again"]
 
     def import_files(self, files: dict[str, bytes | str], keep: bool = True) -> list[str]:
         """Read TSH files (name -> bytes as on disk, or text already decoded); returns the problems
@@ -89,8 +96,8 @@ class Event:
         if cfg is not None:
             rank = {n.lower(): i for i, (n, _) in enumerate(cfg.divisions)}
             self.divisions = dict(sorted(self.divisions.items(), key=lambda kv: rank.get(kv[0].lower(), len(rank))))
-        if keep:
-            self.files.update(files)
+        if keep:  # by file name: the same file imported again replaces the one kept
+            self.files.update({PurePosixPath(n.replace("\\", "/")).name: d for n, d in files.items()})
             self.store.put_setting(FILES_KEY, {n: {"text": d} if isinstance(d, str) else base64.b64encode(d).decode()
                                                for n, d in self.files.items()})
         else:

@@ -20,7 +20,7 @@ import uvicorn
 
 from rackside import paths
 
-from . import limits
+from . import limits, tsh
 from .app import Console, build_app
 from .auth import Sessions, session_secret
 from .bridge import Bridge
@@ -52,9 +52,14 @@ class CommandLog:
             log.error("console: command log %s: %s", self.path, e)
 
 
+def state_dir(cfg: ConsoleConfig) -> Path:
+    """Where this console keeps its files: the config's own (the demo's), else `rackside paths`'."""
+    return cfg.state_dir or paths.state_dir()
+
+
 def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
-    store = ResultStore(paths.state_dir() / RESULTS_DB)
-    console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(paths.state_dir() / SESSIONS), store=store)
+    store = ResultStore(state_dir(cfg) / RESULTS_DB)
+    console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(state_dir(cfg) / SESSIONS), store=store)
     console.state.round.division = cfg.division
     console.state.round.number = cfg.round
     saved = console.event.saved_round()  # the round the director last set, kept across a restart
@@ -62,15 +67,18 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
         for key in ("division", "number", "start", "late_after_s", "game_time_ms"):
             if key in saved:
                 setattr(console.state.round, key, saved[key])
-    for p in console.event.restore():  # the TSH files imported in the page before a restart
-        log.warning("TSH: %s", p)
+    try:
+        for p in console.event.restore():  # the TSH files imported in the page before a restart
+            log.warning("TSH: %s", p)
+    except tsh.TshError as e:  # what was kept cannot be read again: say so, start without it
+        log.error("TSH: the files imported before the restart: %s", e)
     if cfg.tsh:  # read here: tsh is pure; config.tsh with its .t files, or .t / tourney.js files
         for p in console.import_tsh({str(f): Path(f).read_bytes() for f in cfg.tsh}):
             log.warning("TSH: %s", p)
     console.apply_pairings()
     bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
                     console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
-    cmdlog = CommandLog(paths.state_dir() / "console-commands.jsonl")
+    cmdlog = CommandLog(state_dir(cfg) / "console-commands.jsonl")
     def send(table: int, cmd: dict) -> None:
         cmdlog.append(table, cmd)
         # what goes to the clock: the command as hall.commands checked it, without the console's own note
@@ -100,7 +108,7 @@ class ConsoleServer:
     def __init__(self, cfg: ConsoleConfig, *, log_level: str = "warning") -> None:
         self.cfg = cfg
         self.console, self.bridge = make_console(cfg)
-        self.app = build_app(self.console, secret_key=session_secret(paths.state_dir() / SESSION_KEY), https_only=cfg.https)
+        self.app = build_app(self.console, secret_key=session_secret(state_dir(cfg) / SESSION_KEY), https_only=cfg.https)
         self.server = uvicorn.Server(server_config(self.app, cfg, log_level))
         self.thread: threading.Thread | None = None
 
@@ -131,7 +139,7 @@ class ConsoleServer:
 
 def run_foreground(cfg: ConsoleConfig) -> int:
     console, bridge = make_console(cfg)
-    app = build_app(console, secret_key=session_secret(paths.state_dir() / SESSION_KEY), https_only=cfg.https)  # Secure cookies
+    app = build_app(console, secret_key=session_secret(state_dir(cfg) / SESSION_KEY), https_only=cfg.https)  # Secure cookies
     server = uvicorn.Server(server_config(app, cfg, "warning"))
     scheme = "https" if cfg.https else "http"
     print(f"rackside hall console: {scheme}://{cfg.listen_host}:{cfg.listen_port}/ (hall {cfg.hall}, broker {cfg.url})", flush=True)
