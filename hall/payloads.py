@@ -1,5 +1,5 @@
 """The JSON a table clock publishes (docs/hall.md, topics v1): states, events, results and acks.
-Pure: values in, bytes out (no I/O, no threads, no clock: the wall time is given)."""
+Functions of values to bytes: no threads, no network, no clock read (the wall time is given)."""
 
 from __future__ import annotations
 
