@@ -79,14 +79,14 @@ class JournalOutput(Output):
         self.game = self.store.game
         return self.clock
 
-    def record(self, event: Input, **extra: Any) -> int | None:
-        """Write `event` ahead of applying it; its number in the journal, or None if it could not be
-        written (logged once per outage). Never raises."""
+    def record(self, event: Input, after: Clock | None = None, **extra: Any) -> int | None:
+        """Write `event` ahead of applying it (`after`: the clock the core made of it); its seq in the
+        journal, or None if it could not be written (logged once per outage). Never raises."""
         if self.pending_new_game and not self._create_journal(event.t_ns):
             self.unjournalled += 1  # never written to the previous game's journal
             return None
         try:
-            seq = self.store.record(event, sync=False, **extra)
+            seq = self.store.record(event, sync=False, after=after, **extra)
         except Exception as exc:  # noqa: BLE001 - a full or failing card: the clock keeps counting
             self._failed(f"write failed ({exc})")
             self.unjournalled += 1

@@ -212,12 +212,15 @@ class GameStore:
 
     # -- the runner's calls --
 
-    def record(self, event: Input, *, sync: bool = True, **extra: Any) -> int:
+    def record(self, event: Input, *, sync: bool = True, after: Clock | None = None, **extra: Any) -> int:
         """Append `event` to the journal; call BEFORE applying it. The line is written at once (a
         crash of the process cannot lose it); it is fsync'd before returning when `sync` is true,
         else by the next `sync()`. Returns its `seq` (its number in the game). `extra` fields are written beside the
         input's own (documented in docs/journal.md). Raises OSError when the card cannot take the
-        line; the next record starts on a fresh line."""
+        line; the next record starts on a fresh line. `after` is the clock the runner's core made of
+        `event` (the core runs once per input): while the journal is in step (nothing lost since its
+        last state line) it is what the journal's lines give; without it (tools, tests) the event is
+        applied here."""
         d = input_to_dict(event)
         d.update(extra)
         with self._mutex:
@@ -233,7 +236,11 @@ class GameStore:
                 else:
                     self._lost.append([self._seq, self._seq])
                 raise
-            if self._journal_clock is not None:
+            if self._journal_clock is not None and after is not None:
+                # in step, the runner's result is the journal's; behind it (an input lost), unknown:
+                # the next checkpoint writes the clock's state
+                self._journal_clock = after if not self._lost else None
+            elif self._journal_clock is not None:
                 try:
                     self._journal_clock = apply(self._journal_clock, event)
                 except ClockInputError:

@@ -413,7 +413,7 @@ class Runner:
             log.warning("input %r refused: %s", event, exc)
             self._refused = str(exc) or type(exc).__name__
             return False
-        seq = self.journal.record(event, **extra)
+        seq = self.journal.record(event, after, **extra)
         self.clock = after
         notes = {k: v for k, v in extra.items() if k != "source"}
         entry = Applied(event, seq, self.journal.game, extra.get("source"), notes, after, event.t_ns)

@@ -156,7 +156,9 @@ def test_type_confused_fields_are_a_problem_on_their_own_tile_and_the_others_sti
     # and through the broker: a confused state from a real device breaks nothing either
     publish_state(hall, 4, {"phase": "running", "players": {"1": "x"}, "rules": [], "sent_at": 5})
     publish_state(hall, 4, b'{"phase": [' + b"[" * 60 + b"]" * 60 + b"]}")
-    time.sleep(1.0)
+    # the console refuses both at its boundary and says so on the table's own tile
+    page.wait_for_selector('.tile[data-table="4"][data-problem*="refused"]', state="attached", timeout=5000)
+    assert note(page, 4).startswith("problem: refused ")
     first = page.text_content('.tile[data-table="1"] .side.turn .time')
     page.wait_for_function("t => document.querySelector('.tile[data-table=\"1\"] .side.turn .time').textContent !== t",
                            arg=first, timeout=4000)

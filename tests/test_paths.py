@@ -6,9 +6,7 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-import pytest
 
 from rackside import paths
 
@@ -71,14 +69,3 @@ def test_a_reader_that_goes_away_is_not_a_traceback(tmp_path):
     assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr, result.stderr
     assert result.returncode == 141
 
-
-@pytest.fixture(scope="module")
-def module_state_dir():
-    # what a module-scoped fixture (a console, a broker) sees, before any test's own folders are set
-    return paths.state_dir(), paths.config_dir()
-
-
-def test_module_scoped_fixtures_never_write_to_home(module_state_dir):
-    home = Path.home().resolve()
-    for folder in module_state_dir:
-        assert home not in folder.resolve().parents and folder.resolve() != home, folder

@@ -9,6 +9,7 @@ journal's file only.
 from __future__ import annotations
 
 import errno
+import json
 import logging
 
 import pytest
@@ -343,3 +344,21 @@ def test_an_unexpected_checkpoint_exception_is_logged_once_too(rig, monkeypatch,
     broken["on"] = False
     rig.advance_ms(1_000)
     assert sum("checkpoints work again" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_the_core_runs_once_per_input_the_store_keeps_the_runners_result(rig, monkeypatch):
+    """Issue 16 item 2: the store once re-applied every input to a shadow clock of its own (to know
+    when the journal fell behind the clock). It is now handed the runner's result: the core runs
+    once per input, and a journal in step still needs no state line."""
+    from rackside.firmware import persist
+
+    calls = []
+    real = persist.apply
+    monkeypatch.setattr(persist, "apply", lambda clock, event: calls.append(event) or real(clock, event))
+    rig.tap("right")
+    rig.tap("left")
+    rig.tap("neutralise")
+    rig.after_ms(2000).pump()  # a checkpoint is due
+    assert calls == []
+    lines = rig.store.journal_path.read_text().splitlines()[1:]
+    assert [json.loads(x)["input"] for x in lines] == ["press", "press", "neutralise"]  # no state line: in step

@@ -9,6 +9,7 @@ shows, 45 seconds in (the challenge judged, a table offline, one in overtime).
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -28,6 +29,7 @@ def main() -> int:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "screens"
     tables = list(range(1, 101))
     with tempfile.TemporaryDirectory() as tmp:
+        os.environ["RACKSIDE_STATE_DIR"] = str(Path(tmp) / "state")  # the console's store: this run's alone
         broker = Mosquitto(Path(tmp) / "broker", tables)
         broker.start()
         hall = start_hall(port=broker.port, devices=broker.devices, tables=tables, workdir=Path(tmp), password="screens")

@@ -158,6 +158,9 @@ def run(args) -> int:
     keep = args.dir is not None
     workdir = Path(args.dir) if keep else Path(tempfile.mkdtemp(prefix="rackside-demo-"))
     workdir.mkdir(parents=True, exist_ok=True)
+    # the demo's console keeps its sessions, imported TSH files and results with the demo, not in
+    # the director's own state directory (a real hall's results must never mix with a demo's)
+    os.environ["RACKSIDE_STATE_DIR"] = str(workdir / "state")
     broker = Mosquitto(workdir / "broker", tables)
     broker.start()
     hall = None

@@ -142,7 +142,9 @@ function readTable(t) {
   else if (t.challenge !== undefined && t.challenge !== null) problems.push("challenge is not an object");
   const status = typeof t.status === "string" ? t.status : null;
   if (t.status !== undefined && t.status !== null && status === null) problems.push("status is not text");
-  return { n: t.table, status, state: readState(t.state, problems), names, challenge,
+  // the console's own refusals of this table's messages (its latest few): shown as this tile's problems
+  const refused = Array.isArray(t.problems) ? t.problems.filter((x) => typeof x === "string").slice(-10).map((x) => "refused " + shown(x)) : [];
+  return { n: t.table, status, state: readState(t.state, problems), names, challenge, refused,
     division: textOf(t.division, "division", problems), label: textOf(t.label, "label", problems),
     result: readResult(t.result, problems), final: readFinal(t.final, problems), problems, cls: "waiting" };
 }
@@ -208,11 +210,12 @@ function makeTile(n) {
 function drawTile(d, t) {
   try {
     const cls = t.cls;
-    const bad = t.problems.length > 0;
+    const problems = t.problems.concat(t.refused.slice().reverse()); // what the page found, then the newest refusal
+    const bad = problems.length > 0;
     setAttr(d, "class", "tile " + cls + (bad ? " problem" : ""));
     setAttr(d, "data-cls", cls);
     if (t.state && t.state.seq !== null) setAttr(d, "data-seq", String(t.state.seq));
-    if (bad) { setAttr(d, "data-problem", t.problems.join("; ")); setAttr(d, "title", "problem: " + t.problems.join("; ")); }
+    if (bad) { setAttr(d, "data-problem", problems.join("; ")); setAttr(d, "title", "problem: " + problems.join("; ")); }
     else if (d.dataset.problem !== undefined) { delete d.dataset.problem; d.removeAttribute("title"); }
     setText(d.parts.label, (bad ? "⚠ " : "") + LABEL[cls]);
     setText(d.parts.where, tileWhere(t)); // the division (and TSH's table) of this round's game here
@@ -226,7 +229,7 @@ function drawTile(d, t) {
       const turn = !!st && st.running === side && st.phase === "running";
       if (row.classList.contains("turn") !== turn) row.classList.toggle("turn", turn);
     }
-    setText(d.parts.note, bad ? `problem: ${t.problems[0]}` : noteFor(t, cls));
+    setText(d.parts.note, bad ? `problem: ${problems[0]}` : noteFor(t, cls));
     drawTimes(d, t);
   } catch (e) { // a defect of the page's own: shown on this tile, the others still drawn
     d.dataset.problem = `page error: ${e.message}`;
@@ -276,7 +279,7 @@ function drawTimes(d, t) {
     const tip = pen ? `penalty so far: ${pen}` : "";
     if (time.title !== tip) time.title = tip;
     if (time.classList.contains("over") !== ms <= -1000) time.classList.toggle("over", ms <= -1000);
-    if (pen && st.phase !== "ended" && !t.problems.length) setText(d.parts.note, `side ${side} overtime: −${pen} so far (5.3)`);
+    if (pen && st.phase !== "ended" && !t.problems.length && !t.refused.length) setText(d.parts.note, `side ${side} overtime: −${pen} so far (5.3)`);
   }
 }
 
@@ -346,6 +349,17 @@ function resort() {
   setText($("counts"), ORDER.filter((c) => counts[c]).map((c) => `${counts[c]} ${LABEL[c].toLowerCase()}`).join(" · "));
 }
 
+// A clock repeats its state every few seconds with nothing new but the times, which the page
+// computes itself: such a repeat changes the model, not the tile, so it costs no frame.
+const lookOf = new WeakMap(); // model -> what its tile shows apart from the ticking times
+function sameLook(before, t) {
+  const st = t.state;
+  const look = JSON.stringify([t.status, t.cls, t.names, t.problems, t.refused, t.challenge, t.result, t.final, t.division, t.label,
+    st && [st.phase, st.running, st.seq, st.players.map((p) => [p.player, p.penalty, p.forfeit, p.absent])]]);
+  lookOf.set(t, look);
+  return !!before && lookOf.get(before) === look;
+}
+
 // A table's message: read it, class it, and draw it now if it is on screen (else when it is).
 function updateTable(raw, drawNow) {
   if (!isObj(raw)) return;
@@ -362,7 +376,7 @@ function updateTable(raw, drawNow) {
   const hidden = !divisionShown(t); // set even off screen: a hidden tile is never seen to be drawn
   if (d.hidden !== hidden) d.hidden = hidden;
   if (fresh || drawNow) drawTile(d, t); // a new tile is drawn once at once: its place in the grid is not known yet
-  else if (visible.has(n)) { stale.add(n); soon(); } else stale.add(n);
+  else if (!sameLook(before, t)) { stale.add(n); if (visible.has(n)) soon(); }
   if (fresh || !before || before.cls !== cls) scheduleSort();
   if (openTable === n) { detailStale = true; soon(); }
 }
@@ -441,6 +455,7 @@ function connect() {
     resort();
   });
   on(es, "broker", (b) => setBroker(b.up, b.why));
+  on(es, "problem", (text) => toast(`the console refused a message: ${shown(text)}`, "bad")); // from a device it does not know
   es.onerror = () => setBroker(false, "console connection lost, retrying");
 }
 
