@@ -116,14 +116,14 @@ class BareOutput(Output):
 
     def applied(self, entry) -> None:
         from rackside.firmware.journal import input_to_dict
-        from rackside.hall.clock_output import event_payload
+        from rackside.hall.payloads import event_payload
 
         self.client.publish(self.topic, event_payload(input_to_dict(entry.input), entry.game, entry.seq, time.time_ns()), qos=1)
 
     def view(self, frame, t_ns) -> None:
         v = frame.view
         from rackside.firmware.clock import Phase
-        from rackside.hall.clock_output import result_payload, state_payload
+        from rackside.hall.payloads import result_payload, state_payload
 
         if v.phase is Phase.ENDED and self._last != frame.game:
             self._last = frame.game

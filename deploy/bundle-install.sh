@@ -97,7 +97,11 @@ else
         --find-links "$here/wheelhouse" --require-hashes --ignore-installed --only-binary=:all: \
         -r "$here/requirements.lock" || die "pip could not install from the bundle's wheelhouse (see above)"
     rm -f "$dir"/.venv/lib/python3*/site-packages/distutils-precedence.pth  # as setup.sh: issue 11
+    # On the card before the mark: a Pi switched off at the wall must not find .installed beside
+    # files still in the page cache.
+    sync -f "$dir"
     touch "$dir/.installed"
+    sync -f "$dir"
 fi
 "$dir/.venv/bin/rackside" --version >/dev/null || die "$dir/.venv/bin/rackside does not run"
 

@@ -15,11 +15,14 @@ in place of its key line). Items:
 - ``LEn``: the game time (length), then ``yES``/``no``: starts a new game with it (the runner's
   ``on_new_game`` keeps it for the following games: ``config.save_game_time``).
 - ``rSEt``: ``yES``/``no``: a new game with the current game time.
+- ``tAbL``: only on a clock that joined a hall with its join file: ask the director for a table
+  number. The tens blink (left/right: ten less/more), centre moves to the units, centre again asks;
+  the console shows the request and the director confirms it there (no clock numbers itself).
 - ``donE``: back to the clock (still neutralised: the centre restarts it).
 
 `press(button)` returns the menu's next state and the effects for the runner: `("adjust", player,
 remaining_ms)`, `("late_start", players)`, `("arrive", player)`, `("forfeit", player)`,
-`("new_game", game_time_ms)`, `("exit",)`.
+`("new_game", game_time_ms)`, `("ask_table", n)`, `("exit",)`.
 """
 
 from __future__ import annotations
@@ -30,12 +33,13 @@ from rackside.firmware.clock import NS_PER_S, Phase, View, display_text
 
 BLINK_NS = 500_000_000
 MAX_TIME_S = 99 * 60 + 59
+MAX_TABLE = 999  # the hall's table numbers (hall.topics.parse_user's range)
 
 
 @dataclass(frozen=True)
 class Item:
     label: str
-    kind: str  # "time" (adjust a player), "options", "length", "confirm", "exit"
+    kind: str  # "time" (adjust a player), "options", "length", "confirm", "table", "exit"
     player: int | None = None
     options: tuple[tuple[str, tuple], ...] = ()  # (text, effect)
 
@@ -44,7 +48,7 @@ class Item:
 class Menu:
     items: tuple[Item, ...]
     index: int = 0
-    mode: str = "list"  # "list", "minutes", "seconds", "option", "confirm"
+    mode: str = "list"  # "list", "minutes", "seconds", "option", "confirm", "tens", "units"
     value_s: int = 0  # the time being edited
     shown_s: int | None = None  # the time as shown when editing began: unchanged means no adjustment
     option: int = 0
@@ -57,8 +61,9 @@ class Menu:
         return self.items[self.index]
 
 
-def open_menu(v: View, game_time_ms: int, forfeit_overtime_ms: int) -> Menu:
-    """The menu as it opens for the clock's state `v` (the clock is already neutralised)."""
+def open_menu(v: View, game_time_ms: int, forfeit_overtime_ms: int, ask_table: bool = False) -> Menu:
+    """The menu as it opens for the clock's state `v` (the clock is already neutralised);
+    `ask_table`: the clock joined a hall and may ask the director for a table number."""
     items = [] if v.phase is Phase.ENDED else [Item("P1", "time", 1), Item("P2", "time", 2)]
     late: list[tuple[str, tuple]] = []
     if v.phase is Phase.SETUP:
@@ -70,7 +75,9 @@ def open_menu(v: View, game_time_ms: int, forfeit_overtime_ms: int) -> Menu:
         late += [(f"For{p.player}", ("forfeit", p.player)) for p in v.players if p.may_forfeit]
     if late:
         items.append(Item("LAtE", "options", options=tuple(late)))
-    items += [Item("LEn", "length"), Item("rSEt", "confirm"), Item("donE", "exit")]
+    items += [Item("LEn", "length"), Item("rSEt", "confirm")]
+    items += [Item("tAbL", "table")] if ask_table else []
+    items += [Item("donE", "exit")]
     m = Menu(items=tuple(items))
     return replace(m, value_s=game_time_ms // 1000, low_s=-(forfeit_overtime_ms // 1000) + 1)
 
@@ -91,7 +98,16 @@ def press(m: Menu, button: str, v: View, game_time_ms: int) -> tuple[Menu, list[
             return replace(m, mode="minutes", value_s=game_time_ms // 1000), []
         if item.kind == "confirm":
             return replace(m, mode="confirm", option=1, pending=("new_game", game_time_ms)), []
+        if item.kind == "table":
+            return replace(m, mode="tens", value_s=1), []
         return m, [("exit",)]
+    if m.mode in ("tens", "units"):  # value_s holds the table number being chosen
+        if step:
+            size = 10 if m.mode == "tens" else 1
+            return replace(m, value_s=max(1, min(MAX_TABLE, m.value_s + step * size))), []
+        if m.mode == "tens":
+            return replace(m, mode="units"), []
+        return replace(m, mode="list"), [("ask_table", m.value_s), ("exit",)]
     if m.mode in ("minutes", "seconds"):
         low = 60 if m.item.kind == "length" else m.low_s
         if step:
@@ -129,6 +145,11 @@ def texts(m: Menu, v: View, t_ns: int, game_time_ms: int) -> tuple[str, str]:
             # blank as many digits as the minutes fill: at most two ("-1x" shares its first digit)
             text = f"{' ' * min(len(mins), 2)}:{secs}" if m.mode == "minutes" else f"{mins}:  "
         return item.label, text
+    if m.mode in ("tens", "units"):
+        digits = f"{m.value_s:>4}"
+        if blink_off:  # the tens and above, or the units, blink
+            digits = f"{'':>3}{digits[3]}" if m.mode == "tens" else f"{digits[:3]} "
+        return item.label, digits
     if m.mode == "option":
         return item.label, item.options[m.option][0]
     if m.mode == "confirm":
@@ -142,7 +163,8 @@ def texts(m: Menu, v: View, t_ns: int, game_time_ms: int) -> tuple[str, str]:
     return item.label, ""
 
 
-_OPEN = {"options": "choose", "length": "set the game time", "confirm": "new game", "exit": "back to the clock"}
+_OPEN = {"options": "choose", "length": "set the game time", "confirm": "new game", "table": "ask for a table number",
+         "exit": "back to the clock"}
 
 
 def key_help(m: Menu) -> dict[str, str]:
@@ -158,6 +180,10 @@ def key_help(m: Menu) -> dict[str, str]:
             "neutralise": centre,
             "right": "next item" if m.index < len(m.items) - 1 else "(last item)",
         }
+    if m.mode in ("tens", "units"):
+        size = "10" if m.mode == "tens" else "1"
+        centre = "to the units" if m.mode == "tens" else "ask the director for this table"
+        return {"left": f"{size} less", "neutralise": centre, "right": f"{size} more"}
     if m.mode in ("minutes", "seconds"):
         unit = "minute" if m.mode == "minutes" else "second"
         if m.mode == "minutes":
@@ -179,7 +205,7 @@ def key_help(m: Menu) -> dict[str, str]:
 
 def next_change_ns(m: Menu, t_ns: int) -> int | None:
     """When the menu's texts next change by themselves (a blinking field), or None."""
-    if m.mode in ("minutes", "seconds"):
+    if m.mode in ("minutes", "seconds", "tens", "units"):
         return (t_ns // BLINK_NS + 1) * BLINK_NS
     return None
 

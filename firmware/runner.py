@@ -435,7 +435,8 @@ class Runner:
             self._apply(Neutralise(t))
         self.gestures.reset()
         self.restored_until_ns = None
-        self.menu = menus.open_menu(view(self.clock, max(t, self.clock.since_ns or t)), self.rules.game_time_ms, self.rules.forfeit_overtime_ms)
+        self.menu = menus.open_menu(view(self.clock, max(t, self.clock.since_ns or t)), self.rules.game_time_ms, self.rules.forfeit_overtime_ms,
+                                    ask_table=any(getattr(g.output, "asks_table", False) for g in self._guarded))
         log.info("director's menu opened")
 
     def menu_help(self) -> dict[str, str] | None:
@@ -459,6 +460,10 @@ class Runner:
                 self._apply(Forfeit(t, effect[1]))
             elif kind == "new_game":
                 self.new_game(effect[1], t)
+            elif kind == "ask_table":  # to the output that can ask the hall (hall.enrolled_output)
+                for g in self._guarded:
+                    if getattr(g.output, "asks_table", False):
+                        g.call("ask_table", effect[1])
             elif kind == "exit":
                 self.menu = None
                 self.gestures.reset()

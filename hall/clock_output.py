@@ -48,12 +48,10 @@ from rackside.hall.config import HallConfig
 from rackside.hall.link import Link
 from rackside.hall.outbox import Outbox
 from rackside.hall.owner import Owner
-from rackside.hall.payloads import (  # noqa: F401 - event_payload, result_payload, state_payload: the console's simulator uses them from here
+from rackside.hall.payloads import (  # noqa: F401 - event_payload, result_payload, state_payload: the console simulator (hall/console/sim.py) imports them from here
     ack_payload,
     applied_event,
-    dumps,
     event_payload,
-    iso,
     result_payload,
     state_payload,
 )

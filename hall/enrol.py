@@ -76,6 +76,7 @@ class Enrolment:
         self.device, self.secret = identity(self.folder, device)
         self.code = join.code(self.device, self.secret)
         self.user: str | None = None
+        self.asks: int | None = None  # a table number asked for on the device (the director's menu)
         self.outage = Outage(log, f"hall enrolment ({joinfile.url})")
         self.ca_path = self.folder / CA_FILE
         if joinfile.ca:
@@ -125,6 +126,13 @@ class Enrolment:
         self.client.loop_start()
         self._started = True
 
+    def ask(self, n: int) -> None:
+        """Ask the director for table `n`: the hello is sent again with it (any thread; paho queues
+        the publish without waiting). The director still assigns it: a request numbers nothing."""
+        self.asks = n
+        if self._started:
+            self._hello(self.client)
+
     def close(self) -> None:
         self._stopping = True
         if self._started:
@@ -152,12 +160,15 @@ class Enrolment:
             return
         self.outage.recovered()
         client.subscribe(self.reply_topic, qos=1)
+        self._hello(client)
+
+    def _hello(self, client) -> None:
         try:
             address = client.socket().getsockname()[0]
         except (OSError, AttributeError):
             address = None
         client.publish(self.hello_topic, join.hello_payload(self.device, self.kind, self.secret, version=self.version,
-                                                             address=address), qos=1, retain=True)
+                                                             address=address, asks=self.asks), qos=1, retain=True)
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         if not self._stopping:

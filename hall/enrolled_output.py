@@ -37,6 +37,13 @@ class EnrolledOutput:
         self.enrolment = Enrolment(joinfile, folder, "clock", on_change=self._changed, device=device, version=version)
         self.code = self.enrolment.code
 
+    asks_table = True  # the director's menu offers tAbL: ask the director for a table number
+
+    def ask_table(self, n: int) -> None:
+        """The director's menu on this clock asked for table `n` (the runner's thread: never waits):
+        the hello says so; the console shows it and the director confirms it there."""
+        self.enrolment.ask(n)
+
     def _notice(self, left: str, right: str) -> None:
         self.submit(Request(self.clock_ns(), "notice", {"left": left, "right": right, "seconds": NUMBER_SHOWN_S}, source="hall"))
 

@@ -145,6 +145,7 @@ class Fleet:
                     "user": d.user, "table": int(ident) if kind == "table" else None,
                     "station": ident if kind == "station" else None,
                     "online": bool(d.user and self.online.get(d.user)),
+                    "asks": h.asks,  # the table its own menu asked for: the director confirms or not
                 })
         return sorted(out, key=lambda r: (r["state"] == "enrolled", r["table"] or 0, r["station"] or "", r["device"]))
 

@@ -153,9 +153,13 @@ MAX_HELLO_BYTES = 2048
 MAX_REPLY_BYTES = 1024
 
 
-def hello_payload(device: str, kind: str, secret: str, *, version: str, address: str | None) -> bytes:
-    return json.dumps({"device": device, "kind": kind, "code": code(device, secret), "version": version[:32],
-                       "address": (address or "")[:64], "secret": secret}, separators=(",", ":")).encode()
+def hello_payload(device: str, kind: str, secret: str, *, version: str, address: str | None, asks: int | None = None) -> bytes:
+    """`asks`: the table number the device's own menu asked for (the director confirms it)."""
+    hello = {"device": device, "kind": kind, "code": code(device, secret), "version": version[:32],
+             "address": (address or "")[:64], "secret": secret}
+    if asks is not None:
+        hello["asks"] = asks
+    return json.dumps(hello, separators=(",", ":")).encode()
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,7 @@ class Hello:
     version: str
     address: str
     secret: str
+    asks: int | None = None  # a table number asked for on the device; the director confirms it
 
 
 def parse_hello(device: str, payload: bytes) -> Hello:
@@ -192,7 +197,10 @@ def parse_hello(device: str, payload: bytes) -> Hello:
             raise ValueError(f"hello from {device}: {key} must be text of at most 64 characters")
     if d.get("code") != code(device, secret):
         raise ValueError(f"hello from {device}: its code is not its secret's")
-    return Hello(device, d["kind"], d["code"], d.get("version", ""), d.get("address", ""), secret)
+    asks = d.get("asks")
+    if asks is not None and (isinstance(asks, bool) or not isinstance(asks, int) or not 1 <= asks <= 999):
+        raise ValueError(f"hello from {device}: asks = {asks!r}, allowed are table numbers from 1 to 999")
+    return Hello(device, d["kind"], d["code"], d.get("version", ""), d.get("address", ""), secret, asks)
 
 
 def reply_payload(user: str | None, *, reason: str = "") -> bytes:

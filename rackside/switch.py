@@ -8,6 +8,9 @@ then runs the new version's `rackside switch`:
     /opt/rackside/current  -> 0.1.0+g5d6e7f8     what the services run (their units name this link)
     /opt/rackside/previous -> 0.1.0+g1a2b3c4     what the last switch left
 
+A successful switch removes every other version folder (`prune`): a Pi keeps two versions, and a
+third only while it failed or waits to be switched to.
+
 The switch, in order:
 
 1. **Only between games.** The table's clock checkpoints its game at least once a second
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -283,6 +287,19 @@ def systemd_running(root: Path) -> bool:
 # --- The switch ----------------------------------------------------------------------------------
 
 
+def prune(layout: Layout, keep: set[str | None]) -> list[str]:
+    """Remove every version folder but `keep` (the current and the previous one): each is ~100 MB
+    on an SD card, so a Pi holds at most three (current, previous, and one that failed or waits
+    to be switched to) however many updates it gets. Returns the names removed."""
+    removed = []
+    for entry in sorted(layout.base.iterdir()):
+        if entry.name in keep or entry.name.startswith(".") or entry.is_symlink() or not entry.is_dir():
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry.name)
+    return removed
+
+
 def switch(layout: Layout, version: str, checker: Any, *, force: bool = False, wait_s: float = 0.0,
            ready_timeout_s: float = READY_TIMEOUT_S, between_games: Callable[[Path, float], str | None] = wait_between_games) -> int:
     if not layout.installed(version):
@@ -306,6 +323,8 @@ def switch(layout: Layout, version: str, checker: Any, *, force: bool = False, w
         if old is not None and layout.installed(old):
             layout.point(PREVIOUS, old)
         say(f"{version} is current: {checker.name} reported READY=1 ({detail})")
+        for gone in prune(layout, keep={version, old}):
+            say(f"removed {gone} (only the current and the previous version are kept)")
         return 0
     say(f"{version} did not become ready: {detail}")
     if old is None or not layout.installed(old):

@@ -175,18 +175,18 @@ def test_with_systemd_the_services_themselves_must_become_active(tmp_path, capsy
     services = switch.SystemdServices((str(systemctl),), poll_s=0.05)
     layout.point(switch.CURRENT, "good1")
 
+    assert switch.switch(layout, "slow", services, ready_timeout_s=0.5) == 1
+    out = capsys.readouterr().out
+    assert "rackside-clock.service not ready within 0.5 s" in out and "rolled back" in out
+    assert layout.current_version() == "good1"
+
+    assert switch.switch(layout, "crash", services, ready_timeout_s=30) == 1
+    assert "rackside-clock.service failed" in capsys.readouterr().out and layout.current_version() == "good1"
+
     assert switch.switch(layout, "good2", services, ready_timeout_s=5) == 0
     assert layout.current_version() == "good2" and os.readlink(base / "previous") == "good1"
     assert "restart --no-block rackside-clock.service" in log.read_text().splitlines()
     assert "restart --no-block rackside-kiosk.service" not in log.read_text()  # not enabled
-
-    assert switch.switch(layout, "slow", services, ready_timeout_s=0.5) == 1
-    out = capsys.readouterr().out
-    assert "rackside-clock.service not ready within 0.5 s" in out and "rolled back" in out
-    assert layout.current_version() == "good2"
-
-    assert switch.switch(layout, "crash", services, ready_timeout_s=30) == 1
-    assert "rackside-clock.service failed" in capsys.readouterr().out and layout.current_version() == "good2"
 
     log.unlink()
     assert switch.switch(layout, "good2", services) == 0  # already current: start what is enabled, nothing else
@@ -216,3 +216,29 @@ def test_rackside_update_checks_the_sha256_then_installs(offline_wheels, tmp_pat
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SHA-256" in done.stdout and "matches" in done.stdout and "done: rackside 0.1.0+u1 is current" in done.stdout
     assert sorted(p.name for p in (root / "opt/rackside").iterdir()) == ["0.1.0+u1", "current"]  # the unpacked copy is gone
+
+
+def test_a_successful_switch_keeps_only_the_current_and_previous_versions(tmp_path, monkeypatch):
+    base = tmp_path / "opt/rackside"
+    for v in ("a", "b", "c", "failed"):
+        (base / v).mkdir(parents=True)
+        (base / v / switch.INSTALLED_MARK).touch()
+    (base / "cut-short").mkdir()  # an install that never finished
+    (base / ".incoming-12").mkdir()  # `rackside update` unpacking a bundle right now
+    layout = switch.Layout(tmp_path)
+    layout.point(switch.CURRENT, "b")
+
+    class Ready:
+        name = "stand-in"
+
+        def __init__(self, ok):
+            self.ok = ok
+
+        def start_and_check(self, layout, timeout_s):
+            return self.ok, "stand-in"
+
+    assert switch.switch(layout, "failed", Ready(False)) == 1  # a failed switch removes nothing
+    assert sorted(p.name for p in base.iterdir()) == [".incoming-12", "a", "b", "c", "current", "cut-short", "failed"]
+    assert switch.switch(layout, "c", Ready(True)) == 0
+    assert sorted(p.name for p in base.iterdir()) == [".incoming-12", "b", "c", "current", "previous"]
+    assert os.readlink(base / "current") == "c" and os.readlink(base / "previous") == "b"

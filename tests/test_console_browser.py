@@ -41,18 +41,13 @@ def hall(tmp_path_factory):
     from support.broker import Broker
 
     d = tmp_path_factory.mktemp("console")
-    # the console keeps its state under RACKSIDE_STATE_DIR: this module's folder, never $HOME (a module
-    # fixture starts before the per-test folders of conftest._private_dirs are set)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("RACKSIDE_STATE_DIR", str(d / "state"))
-        mp.setenv("RACKSIDE_CONFIG_DIR", str(d / "config"))
-        broker = Broker(d / "broker", tables="1-8", stations=1).start()
-        h = start_hall(port=broker.port, devices=broker.devices, tables=list(range(1, 9)), workdir=d, scripts=SCRIPTS,
-                       round_start_ago_s=None, password=PASSWORD, hall=broker.hall)
-        h.workdir = d
-        yield h
-        h.stop()
-        broker.stop()
+    broker = Broker(d / "broker", tables="1-8", stations=1).start()
+    h = start_hall(port=broker.port, devices=broker.devices, tables=list(range(1, 9)), workdir=d, scripts=SCRIPTS,
+                   round_start_ago_s=None, password=PASSWORD, hall=broker.hall)
+    h.workdir = d
+    yield h
+    h.stop()
+    broker.stop()
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pytest
 
 from rackside.firmware.clock import Arrive, LateStart, Rules, apply, new_clock, view
 from rackside.hall import commands
-from rackside.hall.clock_output import state_payload
+from rackside.hall.payloads import state_payload
 from rackside.hall.console import auth
 
 from support.hallclock import ack, send

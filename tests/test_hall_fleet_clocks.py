@@ -63,3 +63,43 @@ def test_three_clocks_join_with_one_file_are_numbered_and_play(make_broker, tmp_
         rec.close()
         director.disconnect()
         director.loop_stop()
+
+
+def test_the_clocks_menu_asks_for_a_table_and_the_director_confirms_it(make_broker, tmp_path):
+    """The director's menu on a joining clock offers tAbL: 1, tens up to 11, units up to 12, asks;
+    the hello carries the request, the fleet lists it, and nothing is numbered until the director
+    assigns it."""
+    from rackside.firmware import menu
+
+    broker = make_broker(tables="", stations=0, tls=True)
+    director = broker.client("director")
+    fleet = Fleet(broker.hall, director)
+    cfg = tmp_path / "clock.toml"
+    cfg.write_text(f'[hall]\njoin = "{broker.dir / "join.toml"}"\n')
+    live = LiveClock(cfg, tmp_path / "state", device_id="pi-menu")
+    try:
+        assert fleet.wait(lambda f: "pi-menu" in f.devices, 10)
+        live.command("menu")
+        wait(lambda: live.runner.menu is not None)
+        labels = [i.label for i in live.runner.menu.items]
+        assert "tAbL" in labels
+        for _ in range(labels.index("tAbL")):
+            live.tap("right")
+        live.tap("neutralise")  # open: the tens blink, at 1
+        live.tap("right")  # 11
+        live.tap("neutralise")  # to the units
+        live.tap("right")  # 12
+        live.tap("neutralise")  # ask
+        assert fleet.wait(lambda f: f.devices["pi-menu"].hello.asks == 12, 10)
+        row = next(r for r in fleet.rows() if r["device"] == "pi-menu")
+        assert row["asks"] == 12 and row["state"] == "waiting"  # asked, not numbered
+        fleet.assign("pi-menu", row["asks"])  # the director confirms
+        wait(lambda: live.texts() == (WAITING, "  12"))
+    finally:
+        live.close()
+        director.disconnect()
+        director.loop_stop()
+    from rackside.firmware.clock import new_clock, view
+
+    m = menu.open_menu(view(new_clock(), 0), 1_500_000, 600_000)
+    assert "tAbL" not in [i.label for i in m.items]  # a clock not joining a hall is not offered it

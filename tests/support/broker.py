@@ -87,6 +87,8 @@ class Broker:
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([MOSQUITTO, "-c", str(self.dir / "mosquitto.conf")], stdout=log, stderr=log)
         log.close()
+        if self not in _started:
+            _started.append(self)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -215,6 +217,16 @@ class Recorder:
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
+
+
+# Every broker a test started, stopped when the session ends whatever became of its fixture: a module
+# fixture that fails after starting one never reaches its own stop(), and its mosquitto outlived the run.
+_started: list[Broker] = []
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    while _started:
+        _started.pop().stop()
 
 
 @pytest.fixture(scope="session")

@@ -30,7 +30,8 @@ function row(d) {
   tr.dataset.device = d.device;
   tr.dataset.state = d.state;
   const number = d.table ?? d.station ?? "";
-  tr.append(cell(d.code), cell(d.kind), cell(d.device), cell(d.state), cell(String(number)),
+  const asks = d.asks != null && d.table !== d.asks ? ` (asks for ${d.asks})` : "";  // its own menu's request
+  tr.append(cell(d.code), cell(d.kind), cell(d.device), cell(d.state + asks), cell(String(number)),
             cell(d.online ? "online" : "—"), cell(d.version), cell(d.address));
   const form = document.createElement("td");
   const input = document.createElement("input");
@@ -38,6 +39,7 @@ function row(d) {
   input.size = 4;
   input.setAttribute("aria-label", `number for ${d.device}`);
   if (d.kind === "clock") { input.type = "number"; input.min = 1; input.max = maxTable; }
+  if (asks) input.value = d.asks;  // the director confirms it with Assign
   const replace = document.createElement("label");
   const box = document.createElement("input");
   box.type = "checkbox";
