@@ -61,9 +61,13 @@ class _Pointer:
 class KioskApp:
     def __init__(self, config: StationConfig, *, size: tuple[int, int] | None = None, fullscreen: bool | None = None,
                  mode: str | None = None, clock_ns: Callable[[], int] = time.monotonic_ns,
-                 paths: Paths | None = None, timing: flow.Timing | None = None):
+                 paths: Paths | None = None, timing: flow.Timing | None = None,
+                 sleep: Callable[[float], None] = time.sleep):
         self.config = config
         self.clock_ns = clock_ns
+        # The loop's own sleep, beside its own clock: a test gives both (patching time.sleep instead
+        # let any other thread of the process that slept move the test's clock).
+        self.sleep = sleep
         self.fullscreen = config.fullscreen if fullscreen is None else fullscreen
         self.size = size or config.size
         self.paths = paths or Paths()
@@ -252,7 +256,7 @@ class KioskApp:
             poll = POLL_ACTIVE_NS if now - last_input < ACTIVE_FOR_NS else POLL_IDLE_NS
             wake = _earliest(now + poll, due, next_watchdog if watchdog_ns else None)
             if wake > now:
-                time.sleep((wake - now) / 1e9)
+                self.sleep((wake - now) / 1e9)
 
     def _background_deadline(self, now: int) -> int | None:
         """When work running off the UI thread (an import, a docket) next needs a step."""

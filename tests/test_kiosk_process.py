@@ -142,7 +142,6 @@ def test_loop_sleeps_until_the_next_poll_or_deadline(app, monkeypatch):
     """Issue 11 item 3: no `event.wait` (it wakes ~900 times a second); the loop sleeps itself,
     20 wake-ups a second when idle, and a sleep ends exactly at a deadline (the result's 10 s)."""
     from rackside.hardware.sdnotify import Notifier
-    from rackside.kiosk import app as app_module
 
     wakes = []
 
@@ -153,7 +152,7 @@ def test_loop_sleeps_until_the_next_poll_or_deadline(app, monkeypatch):
         if app.clock() - start > 30 * NS:
             app.running = False
 
-    monkeypatch.setattr(app_module.time, "sleep", fake_sleep)
+    monkeypatch.setattr(app, "sleep", fake_sleep)
     monkeypatch.setattr(pygame.event, "wait", lambda *a: pytest.fail("event.wait wakes ~900/s"))
     start = app.clock()
     post_keys("1")
@@ -169,7 +168,6 @@ def test_loop_sleeps_until_the_next_poll_or_deadline(app, monkeypatch):
 
 def test_loop_draws_each_second_of_the_countdown_when_due(app, monkeypatch):
     from rackside.hardware.sdnotify import Notifier
-    from rackside.kiosk import app as app_module
 
     drawn = []
     real_render = type(app).render
@@ -186,7 +184,7 @@ def test_loop_draws_each_second_of_the_countdown_when_due(app, monkeypatch):
             app.running = False
 
     monkeypatch.setattr(app, "render", render)
-    monkeypatch.setattr(app_module.time, "sleep", fake_sleep)
+    monkeypatch.setattr(app, "sleep", fake_sleep)
     post_keys("1")
     start = app.clock()
     app._loop(pygame, Notifier({}))
@@ -195,11 +193,31 @@ def test_loop_draws_each_second_of_the_countdown_when_due(app, monkeypatch):
     assert drawn[-1][:2] == (start + 60 * NS, Screen.IDLE)
 
 
+def test_the_loop_sleeps_through_the_apps_own_sleep_not_the_process_wide_one(app, monkeypatch):
+    """A test gives the loop its own fake sleep beside its fake clock. Patching time.sleep for the
+    whole process instead let any other thread that slept (a printer worker, a leftover client's
+    loop) move the test's clock, and a countdown second went missing under load."""
+    from rackside.hardware.sdnotify import Notifier
+
+    def fake_sleep(seconds):
+        app.clock.advance(seconds)
+        if app.clock() - start > 2 * NS:
+            app.running = False
+
+    def process_wide_sleep(seconds):
+        raise AssertionError("the kiosk loop called time.sleep, not its own sleep")
+
+    app.sleep = fake_sleep
+    monkeypatch.setattr(time, "sleep", process_wide_sleep)
+    start = app.clock()
+    app._loop(pygame, Notifier({}))
+    assert app.clock() - start > 2 * NS
+
+
 def test_loop_keeps_the_watchdog_fed(app, monkeypatch):
     """The unit is Type=notify with WatchdogSec=15: the station says READY and pings the watchdog."""
     import socket
     from rackside.hardware.sdnotify import Notifier
-    from rackside.kiosk import app as app_module
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     path = str(app.paths.settings.parent / "notify.sock")
@@ -212,7 +230,7 @@ def test_loop_keeps_the_watchdog_fed(app, monkeypatch):
         if app.clock() - start > 20 * NS:
             app.running = False
 
-    monkeypatch.setattr(app_module.time, "sleep", fake_sleep)
+    monkeypatch.setattr(app, "sleep", fake_sleep)
     start = app.clock()
     app._loop(pygame, notifier)
     got = []
