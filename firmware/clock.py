@@ -13,7 +13,8 @@ Clauses (WESPA Game Rules v2.0, and the v5.1 summary for parts 4-6):
   with both absent the first to arrive presses their own button (their side stops, the second runs
   on); the centre press neutralises when the (last) latecomer arrives. Each is assigned the time
   showing on their side, exactly as displayed (rounded up to the second).
-- 1.4.1(b): the director may adjust either player's remaining time.
+- 1.4.1(b): the director may adjust either player's remaining time; a spare clock taking over a
+  table's game (`Takeover`) starts neutralised, the side to move restarting at the centre press.
 - 2.2: the non-starter starts the starter's time.
 - 2.3.2-2.3.6: late arrivals, optional and compulsory lateness forfeits (75 points to the opponent).
 - 3.1.1(c), 3.4.1: pressing your own button ends your turn and starts your opponent's time.
@@ -131,7 +132,18 @@ class Resume:
     at_ns: int
 
 
-Input = Union[Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume]
+@dataclass(frozen=True)
+class Takeover:
+    """A spare clock continues a table's game (1.4.1(b), 1.4.3): from before its first press it
+    becomes neutralised with `player` to move, so the centre button restarts `player`'s time (4.1)
+    and `player`'s own press restarts the opponent's (5.1.3), exactly as after a neutralisation on
+    the old clock. The times come from the director's adjustments beside it."""
+
+    t_ns: int
+    player: int
+
+
+Input = Union[Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume, Takeover]
 
 
 # --- State ---------------------------------------------------------------------------------------
@@ -411,6 +423,9 @@ def _apply_settled(c: Clock, event: Input) -> Clock:
         return _adjust(c, _check_player(event.player), event.remaining_ms, t)
     if isinstance(event, LateStart):
         return _late_start(c, event.players, t)
+    if isinstance(event, Takeover):  # only before the spare's first press: a game under way is its own
+        player = _check_player(event.player)
+        return _with(c, phase=Phase.NEUTRALISED, side=player) if c.phase is Phase.SETUP else c
     if isinstance(event, Arrive):
         return _arrive(c, _check_player(event.player), t)
     if isinstance(event, Forfeit):
@@ -561,6 +576,7 @@ class View:
     restored: bool
     neutral_ns: int
     lateness_margin: int | None  # 2.3.6(a): a lateness forfeit is a win by this margin
+    to_move: int | None  # running: whose time runs; neutralised: whose time the centre press restarts
 
     @property
     def neutralised(self) -> bool:
@@ -633,6 +649,7 @@ def view(c: Clock, t_ns: int) -> View:
         lateness_margin=rules.lateness_forfeit_margin
         if ending is Ending.LATENESS_FORFEIT or ending is Ending.OPTIONAL_FORFEIT
         else None,
+        to_move=c.side if phase is Phase.RUNNING or phase is Phase.NEUTRALISED else None,
     )
 
 

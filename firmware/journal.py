@@ -45,6 +45,7 @@ from rackside.firmware.clock import (
     Press,
     Resume,
     Rules,
+    Takeover,
     apply,
     view,
 )
@@ -75,6 +76,7 @@ _INPUTS: dict[str, tuple[type, tuple[str, ...]]] = {
     "arrive": (Arrive, ("player",)),
     "forfeit": (Forfeit, ("player",)),
     "resume": (Resume, ("at_ns",)),
+    "takeover": (Takeover, ("player",)),
 }
 _NAMES = {cls: name for name, (cls, _) in _INPUTS.items()}
 INPUT_NAMES = tuple(_INPUTS)

@@ -30,6 +30,7 @@ from rackside.firmware.clock import (
     Phase,
     Press,
     Resume,
+    Takeover,
     View,
     apply,
     new_clock,
@@ -238,6 +239,8 @@ def _describe(event: Input | StateRecord) -> str:
         return f"forfeit {event.player}"
     if isinstance(event, Resume):
         return "resume (restored)"
+    if isinstance(event, Takeover):
+        return f"takeover: neutralised, player {event.player} to move"
     return type(event).__name__.lower()
 
 

@@ -45,6 +45,7 @@ from rackside.firmware.clock import (
     Phase,
     Press,
     Rules,
+    Takeover,
     View,
     apply,
     new_clock,
@@ -73,6 +74,7 @@ REQUESTS = {
     "late_start": ("players",),
     "arrive": ("player",),
     "forfeit": ("player",),
+    "takeover": ("player",),  # the hall: a spare continues a table's game, neutralised (1.4.1(b))
     "new_game": ("game_time_ms",),
     "identify": ("seconds",),  # the hall's director: the displays flash 8888 so the table is found
     # the hall's enrolment: (left, right) texts shown before a game's first press (its code while it
@@ -379,6 +381,7 @@ class Runner:
                 "late_start": lambda: LateStart(t, tuple(a["players"])),
                 "arrive": lambda: Arrive(t, a["player"]),
                 "forfeit": lambda: Forfeit(t, a["player"]),
+                "takeover": lambda: Takeover(t, a["player"]),
             }[r.name]()
         except (TypeError, ValueError) as exc:
             return False, str(exc)

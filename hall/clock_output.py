@@ -493,6 +493,7 @@ class _Worker:
             "adjust": lambda: {"player": cmd.player, "remaining_ms": cmd.remaining_ms},
             "late_start": lambda: {"players": list(cmd.players)},
             "arrive": lambda: {"player": cmd.player},
+            "takeover": lambda: {"player": cmd.player},
             "new_game": lambda: {"game_time_ms": cmd.rules.game_time_ms, "rules": cmd.rules},
             "identify": lambda: {"seconds": cmd.seconds},
         }[cmd.name]()

@@ -8,9 +8,14 @@ A command is one JSON object, at most MAX_COMMAND_BYTES:
     {"id": "c20", "cmd": "new_game", "game_time": "25:00", "rules": {"penalty_per_minute": 10}}
     {"id": "c21", "cmd": "identify"}
     {"id": "c22", "cmd": "adjust", "player": 2, "remaining_ms": 60000, "by": "director", "reason": "clock knocked"}
+    {"id": "c23", "cmd": "takeover", "player": 1, "by": "director", "reason": "takeover of table 12 ..."}
     {"id": "c30", "cmd": "resend", "game": "game-000003", "from_seq": 12, "to_seq": 20}
     {"id": "c40", "cmd": "update", "version": "0.1.0+g1a2b3c4", "sha256": "<64 hex>",
      "url": "https://console.local:8443/update/bundle.tar.gz", "token": "<the table's own>", "wait_s": 0}
+
+`takeover` (hall.takeover, after a new_game and the adjustments) puts a spare clock's game, before its
+first press, in the neutralised phase with `player` to move (1.4.1(b)): the centre press restarts that
+player's time, as on the old clock.
 
 `resend` is not a clock input: the clock's hall output answers it from its journal (the events of
 `game` with `from_seq` <= seq <= `to_seq`, and the result if that game ended), never reaching the
@@ -43,10 +48,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules
+from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules, Takeover
 
 MAX_COMMAND_BYTES = 4096
-NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "update")
+NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "takeover", "update")
 IDENTIFY_S = 10
 # A late start's `at` this far ahead of the clock's own time is taken as now: the director's machine
 # and a Pi keep slightly different time (NTP on a hall network without internet is not a given).
@@ -62,6 +67,7 @@ _FIELDS = {
     "late_start": {"players", "at"},
     "arrive": {"player"},
     "adjust": {"player", "remaining_ms"},
+    "takeover": {"player"},
     "new_game": {"game_time", "rules"},
     "identify": {"seconds"},
     "resend": {"game", "from_seq", "to_seq"},
@@ -109,6 +115,8 @@ class Command:
             return LateStart(t_ns, self.players)
         if self.name == "arrive":
             return Arrive(t_ns, self.player)
+        if self.name == "takeover":
+            return Takeover(t_ns, self.player)
         return None
 
 
@@ -182,11 +190,11 @@ def parse(payload: bytes, default_rules: Rules | None = None) -> Command:
 
 
 def _parse(d: dict, cid: str, name: str, default_rules: Rules | None) -> Command:
-    if name in ("arrive", "adjust"):
+    if name in ("arrive", "adjust", "takeover"):
         player = d.get("player")
         if not _int(player) or player not in (1, 2):
             raise CommandError(f"{name}: player must be 1 or 2")
-        if name == "arrive":
+        if name != "adjust":
             return Command(cid, name, player=player)
         ms = d.get("remaining_ms")
         if not _int(ms) or not -20 * 60_000 < ms <= 100 * 60_000:

@@ -47,6 +47,7 @@ def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | Non
         "game": game,
         "phase": v.phase.value,
         "running": running,
+        "to_move": v.to_move,  # also while neutralised: whose time the centre press restarts (a takeover needs it)
         "players": players(v),
         "ending": v.ending.value if v.ending else None,
         "sent_at": iso(wall_ns),

@@ -4,11 +4,13 @@ once it is online as that table, made from the table's last published state. Pur
     new_game  with the game's rules (the state carries them) and its game time
     adjust    player 1 to exactly the state's remaining_ms (1.4.1(b): the director sets the time)
     adjust    player 2 likewise
+    takeover  the spare's game neutralised, the side to move as the state has it (`to_move`, else
+              `running`): the centre press resumes that player's time, as after a director's
+              neutralise on the old clock (1.4.1(b), 1.4.3, 4.1)
 
 Each carries `by` (the director) and a `reason` naming the table, the old device, its game and the
 `seq` of its last input the state includes, so the spare's own journal (and `rackside clock replay`)
-says where its times came from. The spare starts before its first press: nobody's time runs, as
-when neutralised, and play resumes with the usual start press by the player not to move.
+says where its times came from, and shows it neutralised.
 """
 
 from __future__ import annotations
@@ -38,12 +40,15 @@ def commands(state_payload: bytes, *, table: int, old_device: str, new_device: s
         s = json.loads(state_payload)
         players = {p["player"]: p["remaining_ms"] for p in s["players"]}
         phase, game, seq, rules = s["phase"], s["game"], s["seq"], s.get("rules") or {}
+        to_move = s.get("to_move") or s.get("running")  # to_move: also while neutralised
     except (ValueError, KeyError, TypeError):
         raise NothingToTakeOver(f"table {table}'s last state is not a clock's state") from None
     if phase not in PHASES:
         raise NothingToTakeOver(f"table {table}'s last state is in phase {phase!r}: no game under way to take over")
     if sorted(players) != [1, 2] or not all(isinstance(v, int) and not isinstance(v, bool) for v in players.values()):
         raise NothingToTakeOver(f"table {table}'s last state has no remaining times")
+    if to_move not in (1, 2) or isinstance(to_move, bool):
+        raise NothingToTakeOver(f"table {table}'s last state does not say whose time runs")
     new_game: dict = {"cmd": "new_game"}
     if isinstance(rules.get("game_time_ms"), int):
         new_game["game_time"] = _mmss(rules["game_time_ms"])
@@ -56,5 +61,6 @@ def commands(state_payload: bytes, *, table: int, old_device: str, new_device: s
         new_game["game_time"] = "25:00"
     reason = f"takeover of table {table} from device {old_device} ({game}, seq {seq}, state {s.get('sent_at')})"[:200]
     out = [new_game] + [{"cmd": "adjust", "player": p, "remaining_ms": players[p]} for p in (1, 2)]
+    out.append({"cmd": "takeover", "player": to_move})
     return [{**c, "id": f"takeover-{stamp}-{i}"[-64:], "by": by, "reason": reason} for i, c in enumerate(out)]
 

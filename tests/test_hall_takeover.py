@@ -67,6 +67,7 @@ def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker,
         time.sleep(0.3)
         last = [json.loads(p) for t, p, _ in rec.messages if t == state_topic][-1]  # the last state it published
         assert last["phase"] == "neutralised" and last["players"][0]["remaining_ms"] < 300_000
+        assert last["to_move"] == 2  # player 2's time was running when the director neutralised
         old.send_signal(signal.SIGKILL)
         old.wait(5)
 
@@ -81,6 +82,13 @@ def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker,
             return [x for x in lines if x.get("input") == "adjust"]
 
         got = wait(lambda: len(adjusts()) == 2 and adjusts(), 30)
+        taken = wait(lambda: [x for x in spare.journal() if x.get("input") == "takeover"], 10)
+        assert taken[0]["player"] == 2 and "takeover of table 5 from device pi-old" in taken[0]["reason"]
+        from rackside.firmware.clock import Phase, view
+
+        wait(lambda: spare.runner.clock.phase is Phase.NEUTRALISED, 5)  # 1.4.1(b): neutralised, as the old clock was
+        now = view(spare.runner.clock, time.monotonic_ns())
+        assert now.to_move == 2 and [p.remaining_ms for p in now.players] == [p["remaining_ms"] for p in last["players"]]
         for line, p in zip(got, last["players"]):
             assert line["remaining_ms"] == p["remaining_ms"]  # to the millisecond of the state
             assert line["source"] == "hall" and "takeover of table 5 from device pi-old" in line["reason"]
@@ -94,14 +102,16 @@ def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker,
         assert replay.returncode == 0, replay.stderr
         final = json.loads(replay.stdout)
         assert [p["remaining_ms"] for p in final["players"]] == [p["remaining_ms"] for p in last["players"]]
+        assert final["phase"] == "neutralised"
         text = subprocess.run([sys.executable, "-m", "rackside", "clock", "replay", str(journal_path)],
                               capture_output=True, text=True, timeout=30).stdout
-        assert "takeover of table 5" in text
-        # the game goes on as table 5
+        assert "takeover of table 5" in text and "takeover: neutralised, player 2 to move" in text
+        # the game goes on as table 5: the centre press resumes player 2's time, as after the neutralisation
         events = topics.table(broker.hall, 5, "event")
         n_before = len(rec.messages)
-        spare.tap("left")
-        rec.wait_for(lambda r: any(t == events and json.loads(p).get("input") == "press" for t, p, _ in r.messages[n_before:]))
+        spare.tap("neutralise")
+        rec.wait_for(lambda r: any(t == events and json.loads(p).get("input") == "neutralise" for t, p, _ in r.messages[n_before:]))
+        rec.wait_for(lambda r: any(t == state_topic and json.loads(p)["running"] == 2 for t, p, _ in r.messages[n_before:]))
         # the old device, back with its own stored credentials, is refused
         from rackside.hall.config import load_credentials
 
@@ -142,11 +152,36 @@ def test_nothing_to_take_over_before_a_game_or_after_it():
             assert phase in str(e)
         else:
             raise AssertionError(phase)
-    cmds = takeover.commands(json.dumps({**state, "phase": "running", "rules": {"game_time_ms": 1_500_000, "penalty_per_minute": 5,
+    cmds = takeover.commands(json.dumps({**state, "phase": "running", "running": 1, "rules": {"game_time_ms": 1_500_000, "penalty_per_minute": 5,
                                                                                 "forfeit_overtime_ms": 600_000}}).encode(),
                              table=1, old_device="a", new_device="b", stamp="s")
     from rackside.hall import commands
 
     parsed = [commands.parse(json.dumps(c).encode()) for c in cmds]  # every command passes the clock's own check
-    assert [c.name for c in parsed] == ["new_game", "adjust", "adjust"]
+    assert [c.name for c in parsed] == ["new_game", "adjust", "adjust", "takeover"]
     assert parsed[0].rules.game_time_ms == 1_500_000 and parsed[0].rules.penalty_per_minute == 5
+    assert parsed[3].player == 1
+
+
+def test_the_spare_is_neutralised_with_the_side_to_move_of_the_last_state():
+    from rackside.firmware.clock import Neutralise, Phase, Takeover, apply, new_clock, view
+    from rackside.hall import commands
+
+    players = [{"player": 1, "remaining_ms": 61_000}, {"player": 2, "remaining_ms": 42_000}]
+    for state, to_move in (({"phase": "running", "running": 1}, 1),  # killed while player 1's time ran
+                           ({"phase": "neutralised", "running": None, "to_move": 2}, 2)):  # neutralised first
+        payload = json.dumps({"seq": 9, "game": "game-000003", "players": players, **state}).encode()
+        cmds = [commands.parse(json.dumps(c).encode()) for c in takeover.commands(payload, table=3, old_device="a", new_device="b", stamp="s")]
+        assert cmds[-1].name == "takeover" and cmds[-1].player == to_move
+        c = new_clock()
+        for t, cmd in enumerate(cmds[1:], start=1):
+            c = apply(c, cmd.clock_input(t))
+        v = view(c, 10)
+        assert v.phase is Phase.NEUTRALISED and v.to_move == to_move and [p.remaining_ms for p in v.players] == [61_000, 42_000]
+        v = view(apply(c, Neutralise(10)), 1_000_000_010)  # the centre press restarts the side to move (4.1)
+        assert v.players[to_move - 1].running and v.players[to_move - 1].remaining_ms == [61_000, 42_000][to_move - 1] - 1000
+    # a takeover after the spare's first press changes nothing: that game is its own
+    from rackside.firmware.clock import Press
+
+    c = apply(new_clock(), Press(1, 2))
+    assert apply(c, Takeover(2, 2)).phase is Phase.RUNNING

@@ -36,7 +36,7 @@ from rackside.hall import commands
 
 from . import auth, devices, limits, results, tsh, updates
 from .event import Event, decode_upload
-from .guard import BodyLimit, SecurityHeaders
+from .guard import BodyLimit, SecurityHeaders, json_object
 from .transport import PlainHttpLocalOnly
 from .hallstate import RESEND_ID, HallState
 from .resultstore import ResultStore
@@ -205,16 +205,6 @@ class CsrfCheck:
 # --- helpers -----------------------------------------------------------------------------------
 
 
-async def _json(request: Request) -> dict:
-    try:
-        body = await request.json()
-    except (ValueError, RecursionError):
-        body = None
-    if not isinstance(body, dict):
-        raise ValueError("the request body must be a JSON object")
-    return body
-
-
 def _bad(msg: str, status: int = 400) -> JSONResponse:
     return JSONResponse({"error": msg}, status_code=status)
 
@@ -245,7 +235,7 @@ async def csrf(request: Request) -> Response:
 async def login(request: Request) -> Response:
     console = console_of(request)
     try:
-        body = await _json(request)
+        body = await json_object(request)
     except ValueError as e:
         return _bad(str(e))
     password = body.get("password")
@@ -330,7 +320,7 @@ async def table_detail(request: Request) -> Response:
 async def command(request: Request) -> Response:
     console = console_of(request)
     try:
-        body = await _json(request)
+        body = await json_object(request)
         tables = _tables(body)
         cmd = _command(body, console, request.user.display_name)
     except ValueError as e:
@@ -356,7 +346,7 @@ async def command(request: Request) -> Response:
 async def set_round(request: Request) -> Response:
     console = console_of(request)
     try:
-        body = await _json(request)
+        body = await json_object(request)
         rd = console.state.round
         if "division" in body:  # the division on screen ("" for all): results are never touched
             rd.division = str(body["division"] or "").strip()[:40]
@@ -381,7 +371,7 @@ async def tsh_import(request: Request) -> Response:
     """`{"files": [{"name", "data" (base64)}, ...]}`: config.tsh with its .t files, .t files, tourney.js."""
     console = console_of(request)
     try:
-        body = await _json(request)
+        body = await json_object(request)
         items = body.get("files") if "files" in body else [body]
         if not isinstance(items, list) or not items:
             raise ValueError("files must be a non-empty list of {name, data}")
@@ -398,7 +388,7 @@ async def result(request: Request) -> Response:
     console = console_of(request)
     n = request.path_params["n"]
     try:
-        body = await _json(request)
+        body = await json_object(request)
         _check_result_body(body)
         t = console.state.tables.get(n)
         if t is None:

@@ -21,6 +21,8 @@ from starlette.routing import Route
 
 from rackside.hall import join, topics
 
+from . import guard
+
 DIRECTOR = "director"
 MAX_TABLE = 999
 
@@ -64,12 +66,7 @@ def _bad(msg: str, status: int = 400) -> JSONResponse:
 
 
 async def _body(request: Request) -> dict:
-    try:
-        body = await request.json()
-    except (ValueError, RecursionError):
-        body = None
-    if not isinstance(body, dict):
-        raise ValueError("the request body must be a JSON object")
+    body = await guard.json_object(request)
     device = body.get("device")
     try:
         join.check_device_id(device)

@@ -153,3 +153,15 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+async def json_object(request) -> dict:
+    """A request's body as a JSON object, or ValueError saying what it must be (after BodyLimit has
+    bounded its size; RecursionError is a body nested past what json can read)."""
+    try:
+        body = await request.json()
+    except (ValueError, RecursionError):
+        body = None
+    if not isinstance(body, dict):
+        raise ValueError("the request body must be a JSON object")
+    return body

@@ -100,29 +100,13 @@ class ResultStore:
             return what
 
     def results(self, division: str | None = None, round_: int | None = None) -> list[Recorded]:
-        q, args = "SELECT body FROM results", []
-        where = []
-        if division is not None:
-            where.append("division=?")
-            args.append(division)
-        if round_ is not None:
-            where.append("round=?")
-            args.append(round_)
-        if where:
-            q += " WHERE " + " AND ".join(where)
+        where, args = _where(division, round_)
+        q = "SELECT body FROM results" + where
         return [Recorded.from_dict(json.loads(b)) for (b,) in self.db.execute(q + " ORDER BY division, round, tbl", args)]
 
     def audit(self, division: str | None = None, round_: int | None = None) -> list[dict]:
-        q, args = "SELECT at, who, action, division, round, pn_low, pn_high, before, after, reason FROM audit", []
-        where = []
-        if division is not None:
-            where.append("division=?")
-            args.append(division)
-        if round_ is not None:
-            where.append("round=?")
-            args.append(round_)
-        if where:
-            q += " WHERE " + " AND ".join(where)
+        where, args = _where(division, round_)
+        q = "SELECT at, who, action, division, round, pn_low, pn_high, before, after, reason FROM audit" + where
         rows = self.db.execute(q + " ORDER BY id DESC LIMIT ?", (*args, MAX_AUDIT_READ)).fetchall()
         keys = ("at", "who", "action", "division", "round", "pn_low", "pn_high", "before", "after", "reason")
         out = []
@@ -149,3 +133,13 @@ class _Transaction:
 
     def __exit__(self, kind, value, tb) -> None:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def _where(division: str | None, round_: int | None) -> tuple[str, list]:
+    """The WHERE clause (with its parameters) picking one division, one round, both or neither."""
+    clauses, args = [], []
+    for column, value in (("division", division), ("round", round_)):
+        if value is not None:
+            clauses.append(f"{column}=?")
+            args.append(value)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
