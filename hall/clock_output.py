@@ -26,7 +26,9 @@ A command is checked whole on the worker; a valid clock input or new game goes t
 as a `firmware.messages.Request` with source "hall", which journals it with the command's id, applies
 it as the director's menu would and replies; the worker acks it (with the seq of the input it
 became) and only then tells the broker it has the command. `identify` has its id stored in the
-outbox first; `resend` is answered from the journal on the worker. The core runs once per input, on
+outbox first; `resend` is answered from the journal on the worker; `update` is fetched and installed
+on a thread of its own ("hall-update", hall.update.Updater), which posts its outcome (`Updated`) for
+the worker to ack, so neither the runner nor the worker ever waits on it. The core runs once per input, on
 the runner's thread: the worker never re-applies inputs (it replays a journal only to recover a
 finished game's result, at start-up, after an outage, or for a resend).
 """
@@ -57,6 +59,7 @@ from rackside.hall.payloads import (  # noqa: F401 - event_payload, result_paylo
 )
 from rackside.hall.publisher import OutboxPublisher
 from rackside.hall.recovery import JournalRecovery, Row
+from rackside.hall.update import Updater
 from rackside.outage import Outage
 
 log = logging.getLogger(__name__)
@@ -110,6 +113,15 @@ class Replied(NamedTuple):
     why: str
 
 
+class Updated(NamedTuple):
+    """The updater's thread: an `update` command is over (hall.update.Updater's report)."""
+
+    command: commands.Command
+    ok: bool
+    outcome: str
+    why: str
+
+
 class Resync(NamedTuple):
     """The runner's queue overflowed: bring back from the journal what it dropped."""
 
@@ -140,7 +152,7 @@ class HallOutput(Output):
         self.topic = {leaf: topics.table(cfg.hall, cfg.table, leaf) for leaf in topics.TABLE_TOPICS}
         # the channels between the threads (the only things more than one thread touches)
         self.queue: queue.Queue = queue.Queue(queue_size)  # runner -> worker: Input, Shown, Stop (+ Wake)
-        self.replies: queue.SimpleQueue = queue.SimpleQueue()  # runner -> worker: Replied, Resync (one per command, per outage)
+        self.replies: queue.SimpleQueue = queue.SimpleQueue()  # runner, updater -> worker: Replied, Updated, Resync (one per command, per outage)
         self.commands: queue.Queue = queue.Queue(COMMANDS_SIZE)  # paho -> worker: CommandIn
         self.publisher = OutboxPublisher()
         self.link = Link(
@@ -152,6 +164,8 @@ class HallOutput(Output):
             on_connected=self._on_connected,
             manual_ack=True,  # a command is acked to the broker once journalled (or refused) and its ack is in the outbox
         )
+        # `update` commands: fetched and installed on a thread of its own (hall.update), one at a time
+        self.updater = Updater(Path(outbox_path).parent / "updates", cfg.credentials.tls_ca)
         self.worker = _Worker(self, journal_dir, submit, Path(outbox_path), resolve)
         self.thread = threading.Thread(target=self.worker.run, name="hall-publisher", daemon=True)
         self.stopped = threading.Event()
@@ -228,6 +242,11 @@ class HallOutput(Output):
     def _replied(self, cmd: commands.Command, ok: bool, why: str) -> None:
         """A request's reply (firmware.messages.Reply): on the runner's thread, right after it applied the command."""
         self.replies.put(Replied(cmd, ok, why))
+        self._wake()
+
+    def _updated(self, cmd: commands.Command, ok: bool, outcome: str, why: str) -> None:
+        """An update's outcome (on the updater's thread)."""
+        self.replies.put(Updated(cmd, ok, outcome, why))
         self._wake()
 
     def _wake(self) -> None:
@@ -364,6 +383,10 @@ class _Worker:
                 seq = self._command_seq.pop(r.command.id, None) if r.ok else None
                 rows.append(self._ack(r.command.id, r.ok, r.why or None, seq, answered))
                 settled.append(r.command.id)
+            elif isinstance(r, Updated):
+                update = {"version": r.command.version, "outcome": r.outcome}
+                rows.append(self._ack(r.command.id, r.ok, r.why or None, None, answered, update=update))
+                settled.append(r.command.id)
         for c in cmds:
             self._command(c, rows, answered, settled)
         try:
@@ -427,6 +450,9 @@ class _Worker:
             rows.append(self._ack(cmd.id, ok, reason, None, answered, queued=len(found)))
             settled.append(cmd.id)
             return
+        if cmd.name == "update":
+            self._update(cmd, rows, answered, settled)
+            return
         try:  # a late start from the scheduled start: that moment on this clock
             t_ns = commands.dated(cmd, self.out.clock_ns(), time.time_ns(), self._remaining_ms)
         except commands.CommandError as e:
@@ -442,6 +468,23 @@ class _Worker:
             except Exception as e:  # noqa: BLE001 - a failing card: flash anyway (a redelivery may flash twice)
                 log.warning("hall: identify %s not stored before flashing: %s", cmd.id, e)
         self._submit(cmd, t_ns)
+
+    def _update(self, cmd: commands.Command, rows: list[Row], answered: dict, settled: list) -> None:
+        """Start the update on the updater's thread; its outcome is the ack (`Updated`). Acked at
+        once: the version running already (the restarted clock, when the command comes again), or
+        another update still running."""
+        if cmd.version == self.version:
+            rows.append(self._ack(cmd.id, True, f"running {cmd.version} already", None, answered,
+                                  update={"version": cmd.version, "outcome": "switched"}))
+            settled.append(cmd.id)
+            return
+        out = self.out
+        started = out.updater.start(cmd.version, cmd.sha256, cmd.url, cmd.token, cmd.wait_s,
+                                    lambda ok, outcome, why: out._updated(cmd, ok, outcome, why))
+        if not started:
+            rows.append(self._ack(cmd.id, False, "another update is running on this clock: send it again when it is over",
+                                  None, answered, update={"version": cmd.version, "outcome": "failed"}))
+            settled.append(cmd.id)
 
     def _submit(self, cmd: commands.Command, t_ns: int) -> None:
         from rackside.firmware.messages import Request

@@ -10,6 +10,8 @@ A command is one JSON object, at most MAX_COMMAND_BYTES:
     {"id": "c22", "cmd": "adjust", "player": 2, "remaining_ms": 60000, "by": "director", "reason": "clock knocked"}
     {"id": "c23", "cmd": "takeover", "player": 1, "by": "director", "reason": "takeover of table 12 ..."}
     {"id": "c30", "cmd": "resend", "game": "game-000003", "from_seq": 12, "to_seq": 20}
+    {"id": "c40", "cmd": "update", "version": "0.1.0+g1a2b3c4", "sha256": "<64 hex>",
+     "url": "https://console.local:8443/update/bundle.tar.gz", "token": "<the table's own>", "wait_s": 0}
 
 `takeover` (hall.takeover, after a new_game and the adjustments) puts a spare clock's game, before its
 first press, in the neutralised phase with `player` to move (1.4.1(b)): the centre press restarts that
@@ -18,6 +20,11 @@ player's time, as on the old clock.
 `resend` is not a clock input: the clock's hall output answers it from its journal (the events of
 `game` with `from_seq` <= seq <= `to_seq`, and the result if that game ended), never reaching the
 runner (hall.clock_output says how many at most, and how often).
+
+`update` is not a clock input either: the hall output hands it to hall.update.Updater, which
+fetches the bundle from `url` with `token`, checks it against `sha256` and installs it, switching
+only between games (waiting up to `wait_s` for the game in progress to end); its ack is the outcome
+(docs/fleet.md, "Updates").
 
 Any command may carry `by` (who sent it, at most 64 characters) and `reason` (why, at most 200):
 the clock journals them beside the input with "source": "hall", so its own journal says who and why.
@@ -44,7 +51,7 @@ from typing import Any
 from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules, Takeover
 
 MAX_COMMAND_BYTES = 4096
-NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "takeover")
+NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "takeover", "update")
 IDENTIFY_S = 10
 # A late start's `at` this far ahead of the clock's own time is taken as now: the director's machine
 # and a Pi keep slightly different time (NTP on a hall network without internet is not a given).
@@ -64,6 +71,7 @@ _FIELDS = {
     "new_game": {"game_time", "rules"},
     "identify": {"seconds"},
     "resend": {"game", "from_seq", "to_seq"},
+    "update": {"version", "sha256", "url", "token", "wait_s"},
 }
 
 
@@ -87,6 +95,11 @@ class Command:
     game: str | None = None  # resend: the game, and its range of seq (to_seq None: to the end)
     from_seq: int | None = None
     to_seq: int | None = None
+    version: str | None = None  # update: the bundle's version, its SHA-256, where and how to fetch it
+    sha256: str | None = None
+    url: str | None = None
+    token: str | None = None
+    wait_s: int = 0
 
     def notes(self) -> dict[str, str]:
         """The command's id, who sent it, why, and a late start's scheduled start, as given (for
@@ -203,6 +216,8 @@ def _parse(d: dict, cid: str, name: str, default_rules: Rules | None) -> Command
         if last is not None and (not _int(last) or not first <= last <= MAX_SEQ):
             raise CommandError(f"resend: to_seq must be a whole number from from_seq to {MAX_SEQ}")
         return Command(cid, name, game=game, from_seq=first, to_seq=last)
+    if name == "update":
+        return _update(d, cid)
     if name == "identify":
         seconds = d.get("seconds", IDENTIFY_S)
         if not _int(seconds) or not 1 <= seconds <= 60:
@@ -222,3 +237,23 @@ def _parse(d: dict, cid: str, name: str, default_rules: Rules | None) -> Command
         return Command(cid, name, rules=rules_from_table(table))
     except ConfigError as e:
         raise CommandError(f"new_game: {e}") from None
+
+
+def _update(d: dict, cid: str) -> Command:
+    from rackside.hall import update
+
+    version, sha256, url, token, wait_s = (d.get(k) for k in ("version", "sha256", "url", "token", "wait_s"))
+    if not isinstance(version, str) or not update.VERSION.match(version):
+        raise CommandError("update: version must be a bundle's version, e.g. \"0.1.0+g1a2b3c4\"")
+    if not isinstance(sha256, str) or not update.SHA256.match(sha256):
+        raise CommandError("update: sha256 must be 64 lower-case hex digits")
+    if (not isinstance(url, str) or len(url) > update.MAX_URL_CHARS or not url.startswith(("http://", "https://"))
+            or not url.endswith(update.DOWNLOAD_PATH) or any(c.isspace() for c in url)):
+        raise CommandError(f"update: url must be the console's http(s)://HOST:PORT{update.DOWNLOAD_PATH}, "
+                           f"at most {update.MAX_URL_CHARS} characters")
+    if not isinstance(token, str) or not update.TOKEN.match(token):
+        raise CommandError("update: token must be 32 to 64 letters, digits, '-' or '_'")
+    wait_s = 0 if wait_s is None else wait_s
+    if not _int(wait_s) or not 0 <= wait_s <= update.MAX_WAIT_S:
+        raise CommandError(f"update: wait_s must be a whole number of seconds from 0 to {update.MAX_WAIT_S}")
+    return Command(cid, "update", version=version, sha256=sha256, url=url, token=token, wait_s=wait_s)

@@ -34,7 +34,7 @@ from rackside.firmware.rules_table import ConfigError as RulesError
 from rackside.firmware.rules_table import rules_from_table
 from rackside.hall import commands
 
-from . import auth, devices, limits, results, tsh
+from . import auth, devices, limits, results, tsh, updates
 from .event import Event, decode_upload
 from .guard import BodyLimit, SecurityHeaders, json_object
 from .transport import PlainHttpLocalOnly
@@ -70,6 +70,7 @@ class Console:
         # runs: messages it delivers before that would have nowhere to go (issue 17.1)
         self.bridge = None
         self.fleet = None  # devices.FleetService: the Devices page's own broker connection
+        self.updates: updates.Updates | None = None  # the bundle on offer (updates.py), once a state folder is given
         self.gaps_since: dict[tuple, float] = {}  # (table, game, first, last) -> when first seen
         self.resent_at: dict[int, float] = {}  # table -> when its clock may next be asked to resend
         self.refusals: dict[int, int] = {}  # table -> resends refused in a row (each doubles the wait)
@@ -79,8 +80,10 @@ class Console:
         for kind, data in self.state.on_message(topic, payload):
             if kind == "resend_ack":
                 self.resend_answered(data["table"], data["ok"])
-            else:
-                self.hub.publish(kind, data)
+                continue
+            if kind == "ack" and (data["command"] or {}).get("cmd") == "update" and self.updates is not None:
+                self.updates.answered(data["table"], data["ack"], data["command"])
+            self.hub.publish(kind, data)
 
     def on_connection(self, up: bool, why: str) -> None:
         self.broker_up = up
@@ -467,6 +470,7 @@ ROUTES = [
     Route("/api/export/tsh.txt", export_tsh),
     Route("/api/audit", audit),
     *devices.ROUTES,  # the Devices page (devices.py)
+    *updates.ROUTES,  # updates from the console (updates.py)
 ]
 
 
@@ -496,7 +500,7 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
                    on_error=lambda conn, exc: _bad("login required", 401)),
         Middleware(CsrfCheck),
     ]
-    app = Starlette(routes=ROUTES, middleware=middleware, lifespan=lifespan)
+    app = Starlette(routes=ROUTES, middleware=middleware, lifespan=lifespan, exception_handlers=updates.EXCEPTION_HANDLERS)
     app.state.console = console
     return app
 

@@ -10,7 +10,9 @@ reaches the app (limits.py has every figure; docs/console.md, "Limits", states t
   protocol's own (connection_made, pause_writing, ...), and the rest stays uvicorn's.
 - `BodyLimit`: a request body over MAX_BODY_BYTES is refused with 413 without being read, before
   the session or the login are looked at (a 1 GB login body used to be read whole), and the body
-  must arrive within BODY_TIMEOUT_S.
+  must arrive within BODY_TIMEOUT_S. The one exception is an update's bundle (POST UPLOAD_PATH):
+  MAX_BUNDLE_BYTES within BUNDLE_TIMEOUT_S (still before the session is looked at: its endpoint
+  needs the director's session and CSRF token like every POST).
 - `SecurityHeaders`: a Content-Security-Policy with no inline script, no framing, no referrer.
 """
 
@@ -93,7 +95,7 @@ class GuardedH11(H11Protocol):
 
 
 class BodyLimit:
-    """ASGI middleware: bodies over MAX_BODY_BYTES refused (413) unread; the body within BODY_TIMEOUT_S (408)."""
+    """ASGI middleware: bodies over their limit refused (413) unread; the body within its time (408)."""
 
     def __init__(self, app) -> None:
         self.app = app
@@ -101,11 +103,13 @@ class BodyLimit:
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        bundle = scope["path"] == limits.UPLOAD_PATH
+        most = limits.MAX_BUNDLE_BYTES if bundle else limits.MAX_BODY_BYTES
         for name, value in scope["headers"]:
-            if name == b"content-length" and (not value.isdigit() or int(value) > limits.MAX_BODY_BYTES):
-                return await _refuse(send, 413, f"the request body is over {limits.MAX_BODY_BYTES} bytes")
+            if name == b"content-length" and (not value.isdigit() or int(value) > most):
+                return await _refuse(send, 413, f"the request body is over {most} bytes")
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + limits.BODY_TIMEOUT_S
+        deadline = loop.time() + (limits.BUNDLE_TIMEOUT_S if bundle else limits.BODY_TIMEOUT_S)
         received = 0
 
         async def bounded_receive():
@@ -117,8 +121,8 @@ class BodyLimit:
                 raise HTTPException(408, "the request body took too long") from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > limits.MAX_BODY_BYTES:
-                    raise HTTPException(413, f"the request body is over {limits.MAX_BODY_BYTES} bytes")
+                if received > most:
+                    raise HTTPException(413, f"the request body is over {most} bytes")
             return message
 
         # only a POST's body is read; a GET's receive is the event stream waiting for its disconnect

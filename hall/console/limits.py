@@ -7,10 +7,16 @@ so neither a faulty or hostile device nor an outsider on the hall's network can 
 
 from __future__ import annotations
 
+from rackside.hall import update as _update
+
 # --- HTTP: before anything is read or anyone is known -----------------------------------------
 MAX_BODY_BYTES = 2 * 1024 * 1024  # a request body (the login's too); TSH files are the largest we take:
 # an event's config.tsh and .t files, or its tourney.js (a 3-division one is 130 KB, base64 a third more)
 BODY_TIMEOUT_S = 30.0  # the whole body must arrive within this once the headers have
+# ... but for an update's bundle (updates.py), the one body allowed to be larger: source and wheels
+MAX_BUNDLE_BYTES = _update.MAX_BUNDLE_BYTES  # (hall.update: the clocks take no larger download)
+BUNDLE_TIMEOUT_S = 600.0  # a 512 MB upload at 1 MB/s would not make it: a hall's network is faster
+UPLOAD_PATH = "/api/update/bundle"
 MAX_HEADER_BYTES = 16 * 1024  # a request's line and headers (uvicorn's h11_max_incomplete_event_size)
 HEADER_TIMEOUT_S = 10.0  # a request's line and headers must arrive within this of the connection (or of the last response)
 KEEP_ALIVE_S = 5  # an idle kept-alive connection is closed after this (uvicorn's timeout_keep_alive)
@@ -58,3 +64,7 @@ RESEND_BACKOFF_MAX_S = 600.0  # ... doubling with each refusal in a row, up to t
 GAP_GRACE_S = 2.0  # a gap (or events a state says exist) this old is asked for: younger ones may be on their way
 GAP_CHECK_S = 1.0  # how often the gaps are looked at
 RESENDS_AT_ONCE = 20  # tables asked in one look (a restarted console asks every table, a few at a time)
+
+# --- updates (updates.py) -------------------------------------------------------------------------
+UPDATE_TOKEN_S = 6 * 3600.0  # a table's download token lasts this long (tokens kept: MAX_TABLE at most)
+BETWEEN_ROUNDS_WAIT_S = _update.MAX_WAIT_S  # "between rounds": a clock waits this long for its game to end

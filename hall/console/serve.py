@@ -28,6 +28,7 @@ from .config import ConsoleConfig
 from .devices import FleetService
 from .guard import GuardedH11
 from .resultstore import ResultStore
+from .updates import Updates
 
 log = logging.getLogger("rackside.hall.console")
 RESULTS_DB = "console-results.sqlite"  # every confirmed result and its audit trail (resultstore.py)
@@ -88,6 +89,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     console.bridge = bridge
     console.fleet = FleetService(cfg.hall, cfg.url, cfg.username, cfg.mqtt_password, cfg.ca_file)
     console.command_log = cmdlog.path
+    console.updates = Updates(state_dir(cfg) / "updates")  # the bundle on offer (updates.py)
     return console, bridge
 
 

@@ -1,0 +1,215 @@
+"""Updates from the console (issue 20, item 3; docs/fleet.md, "Updates"): the director uploads a
+bundle, the chosen clocks are told to fetch it, and each one's outcome comes back as its ack.
+
+- `POST /api/update/bundle` (the director's session and CSRF token; header `X-Bundle-SHA256`, the
+  digest `rackside bundle` printed; the body the file itself, at most limits.MAX_BUNDLE_BYTES, the one
+  request allowed more than MAX_BODY_BYTES, guard.BodyLimit): streamed to the console's state folder,
+  its SHA-256 checked as it arrives, then every file in it against its own SHA256SUMS (on a worker
+  thread). Only then does it replace the bundle on offer.
+- `POST /api/update/send` ({tables: [n, ...] or "all", between_rounds}): each table's clock gets an
+  `update` command (hall.commands) on its own cmd topic with a token for it alone. A table whose game
+  is in progress is refused, unless `between_rounds`: then its clock installs now and switches when
+  its game has ended (waiting up to limits.BETWEEN_ROUNDS_WAIT_S).
+- `GET /update/bundle.tar.gz` (header X-Rackside-Update-Token): the bundle, for a valid token only
+  (no session: a clock has none; the token came on its cmd topic, which only it and the director
+  may read). A token lasts limits.UPDATE_TOKEN_S and serves only the bundle it was made for.
+- `GET /api/update`: the bundle on offer, and each table's version and last update outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import secrets
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+from starlette.authentication import requires
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from rackside.hall import commands, update
+
+from . import limits
+
+log = logging.getLogger("rackside.hall.console")
+DIRECTOR = "director"
+IN_PROGRESS = ("running", "neutralised", "late")  # a clock's phases while a game is played (rackside.switch's too)
+
+
+@dataclass(frozen=True)
+class Bundle:
+    path: Path
+    version: str
+    sha256: str
+    size: int
+
+
+class Updates:
+    """The bundle on offer, the tokens handed out for it, and each table's last outcome (all bounded:
+    one bundle, limits.MAX_TABLE tokens and outcomes). Used on the event loop only."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.bundle: Bundle | None = None
+        self.tokens: OrderedDict[str, tuple[int, float, str]] = OrderedDict()  # token -> (table, expiry, sha256)
+        self.outcomes: dict[int, dict] = {}  # table -> {version, outcome, ok, why, at}
+
+    def token_for(self, table: int, now: float) -> str:
+        token = secrets.token_urlsafe(32)
+        self.tokens[token] = (table, now + limits.UPDATE_TOKEN_S, self.bundle.sha256)
+        while len(self.tokens) > limits.MAX_TABLE:
+            self.tokens.popitem(last=False)
+        return token
+
+    def valid(self, token: str, now: float) -> bool:
+        entry = self.tokens.get(token)
+        return (entry is not None and entry[1] > now and self.bundle is not None and entry[2] == self.bundle.sha256)
+
+    def answered(self, table: int, ack: dict, command: dict | None) -> None:
+        """An update command's ack: the table's outcome for the page."""
+        got = ack.get("update") if isinstance(ack.get("update"), dict) else {}
+        self.outcomes[table] = {"version": str(got.get("version") or (command or {}).get("version") or "")[:64],
+                                "outcome": str(got.get("outcome") or ("switched" if ack.get("ok") else "failed"))[:20],
+                                "ok": ack.get("ok") is True, "why": str(ack.get("reason") or "")[:update.MAX_WHY_CHARS]}
+
+
+def _updates(request: Request) -> Updates:
+    updates = request.app.state.console.updates
+    if updates is None:  # a Console made without a state folder (serve.make_console gives one)
+        raise _NoFolder()
+    return updates
+
+
+class _NoFolder(Exception):
+    pass
+
+
+def _no_folder(request: Request, exc: Exception) -> Response:
+    return _bad("this console has no state folder to keep a bundle in", 503)
+
+
+def _bad(msg: str, status: int = 400) -> JSONResponse:
+    return JSONResponse({"error": msg}, status_code=status)
+
+
+@requires(DIRECTOR, status_code=401)
+async def upload(request: Request) -> Response:
+    updates = _updates(request)
+    given = request.headers.get("x-bundle-sha256", "").strip().lower()
+    if not update.SHA256.match(given):
+        return _bad("X-Bundle-SHA256: the bundle's SHA-256 (64 hex digits, as `rackside bundle` printed it) is needed")
+    updates.folder.mkdir(parents=True, exist_ok=True)
+    partial = updates.folder / f".upload-{uuid.uuid4().hex}"
+    h = hashlib.sha256()
+    size = 0
+    try:
+        with open(partial, "wb") as out:
+            async for chunk in request.stream():  # bounded and timed by guard.BodyLimit
+                h.update(chunk)
+                size += len(chunk)
+                await asyncio.to_thread(out.write, chunk)
+        if h.hexdigest() != given:
+            return _bad(f"the upload's SHA-256 is {h.hexdigest()}, not {given}: not the bundle that was built (copy it again)")
+        try:
+            version = await asyncio.to_thread(update.check_bundle, partial)
+        except update.UpdateError as e:
+            return _bad(f"the bundle is refused: {e}")
+        final = updates.folder / "bundle.tar.gz"
+        os.replace(partial, final)
+    finally:
+        partial.unlink(missing_ok=True)
+    updates.bundle = Bundle(final, version, given, size)
+    updates.tokens.clear()  # tokens served the bundle they were made for
+    log.info("console: %s uploaded bundle %s (%d bytes, SHA-256 %s)", request.user.display_name, version, size, given)
+    return JSONResponse({"version": version, "sha256": given, "size": size})
+
+
+@requires(DIRECTOR, status_code=401)
+async def send(request: Request) -> Response:
+    console = request.app.state.console
+    updates = _updates(request)
+    try:
+        body = await request.json()
+    except (ValueError, RecursionError):
+        body = None
+    if not isinstance(body, dict):
+        return _bad("the request body must be a JSON object")
+    if updates.bundle is None:
+        return _bad("no bundle uploaded yet")
+    if console.send is None:
+        return _bad("not connected to the broker", 503)
+    tables = body.get("tables")
+    if tables == "all":
+        tables = sorted(console.state.tables)
+    if (not isinstance(tables, list) or not tables or len(tables) > limits.MAX_TABLE
+            or any(not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= limits.MAX_TABLE for n in tables)):
+        return _bad(f'tables must be "all" or a list of table numbers from 1 to {limits.MAX_TABLE}')
+    between_rounds = body.get("between_rounds") is True
+    url = str(request.base_url).rstrip("/") + update.DOWNLOAD_PATH
+    now = time.monotonic()
+    sent, refused = [], []
+    for n in sorted(set(tables)):
+        t = console.state.tables.get(n)
+        phase = (t.state or {}).get("phase") if t is not None else None
+        if phase in IN_PROGRESS and not between_rounds:
+            refused.append({"table": n, "why": f"its game is {phase}: update between rounds"})
+            continue
+        cmd = {"cmd": "update", "version": updates.bundle.version, "sha256": updates.bundle.sha256, "url": url,
+               "token": updates.token_for(n, now), "wait_s": limits.BETWEEN_ROUNDS_WAIT_S if between_rounds else 0,
+               "by": request.user.display_name, "id": uuid.uuid4().hex[:12]}
+        try:
+            commands.parse(json.dumps(cmd).encode())  # the clock's own check, before it goes
+        except commands.CommandError as e:
+            return _bad(str(e))
+        console.state.command_sent(n, cmd)
+        try:
+            console.send(n, cmd)
+        except ConnectionError as e:
+            console.state.pending.pop(cmd["id"], None)
+            refused.append({"table": n, "why": f"not sent: {e}"})
+            continue
+        updates.outcomes[n] = {"version": updates.bundle.version, "outcome": "sent", "ok": None, "why": ""}
+        sent.append({"table": n, "id": cmd["id"]})
+    log.info("console: %s sent update %s to tables %s", request.user.display_name, updates.bundle.version,
+             [s["table"] for s in sent])
+    return JSONResponse({"sent": sent, "refused": refused})
+
+
+async def download(request: Request) -> Response:
+    updates = _updates(request)
+    token = request.headers.get(update.TOKEN_HEADER, "")
+    if not update.TOKEN.match(token) or not updates.valid(token, time.monotonic()):
+        return _bad("no update for this token", 403)
+    return FileResponse(updates.bundle.path, media_type="application/gzip", headers={"Cache-Control": "no-store"})
+
+
+@requires(DIRECTOR, status_code=401)
+async def overview(request: Request) -> Response:
+    console = request.app.state.console
+    b, outcomes = _updates(request).bundle, _updates(request).outcomes
+    tables = []
+    for n in sorted(set(console.state.tables) | set(outcomes)):
+        t = console.state.tables.get(n)
+        state = (t.state if t is not None else None) or {}
+        tables.append({"table": n, "version": state.get("version"), "phase": state.get("phase"),
+                       "online": t is not None and t.status == "online", "update": outcomes.get(n)})
+    return JSONResponse({"bundle": None if b is None else {"version": b.version, "sha256": b.sha256, "size": b.size},
+                         "max_bytes": limits.MAX_BUNDLE_BYTES, "in_progress": list(IN_PROGRESS), "tables": tables})
+
+
+ROUTES = [
+    Route("/api/update", overview),
+    Route("/api/update/bundle", upload, methods=["POST"]),
+    Route("/api/update/send", send, methods=["POST"]),
+    Route(update.DOWNLOAD_PATH, download),
+]
+
+EXCEPTION_HANDLERS = {_NoFolder: _no_folder}

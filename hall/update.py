@@ -1,0 +1,180 @@
+"""An update from the console (issue 20, item 3; docs/fleet.md, "Updates"): the bounds both ends
+share, checking a bundle's own SHA256SUMS, and the clock's side, `Updater`.
+
+The director uploads a bundle to the console (hall/console/updates.py), which checks it and sends
+each chosen table's clock an `update` command on its own cmd topic (hall.commands), carrying the
+version, the bundle's SHA-256, the console's URL and a token for that table alone. The clock's
+`Updater`, on a thread of its own (never the runner's, never the hall worker's), fetches the file
+from the console with the token (HTTP(S) GET, at most MAX_BUNDLE_BYTES, over TLS checked against
+the hall's CA), checks its SHA-256, and runs `rackside update FILE --sha256 HEX` as a child process:
+install side by side, switch only between games (`--wait`), roll back if not ready
+(rackside.update, rackside.switch). Its outcome is the command's ack.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import ssl
+import subprocess
+import sys
+import tarfile
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Callable
+
+log = logging.getLogger(__name__)
+
+MAX_BUNDLE_BYTES = 512 * 1024 * 1024  # a bundle: source and wheels for two Pythons are ~100 MB
+DOWNLOAD_PATH = "/update/bundle.tar.gz"  # the console serves the bundle here, to a valid token only
+TOKEN_HEADER = "X-Rackside-Update-Token"
+TOKEN = re.compile(r"^[A-Za-z0-9_-]{32,64}$")
+VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")  # an /opt/rackside/<version> folder name
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+MAX_URL_CHARS = 300
+MAX_WAIT_S = 6 * 3600  # the longest a clock waits for its game to end before switching (between rounds)
+FETCH_TIMEOUT_S = 30.0  # no byte from the console for this long: the download has failed
+MAX_WHY_CHARS = 300  # the outcome's reason in the ack (the console takes acks of at most 2 KB)
+EXIT_WAITING = 75  # rackside update: installed, not switched (a game was still in progress)
+
+
+class UpdateError(ValueError):
+    """Why a bundle is refused, in one line."""
+
+
+# --- the bundle's own SHA256SUMS -----------------------------------------------------------------
+
+
+def check_bundle(archive: Path) -> str:
+    """The version of the bundle `archive` once every file it holds matches its SHA256SUMS and
+    SHA256SUMS lists every file; UpdateError naming the file otherwise. One pass over the archive."""
+    digests: dict[str, str] = {}
+    sums: bytes | None = None
+    tops: set[str] = set()
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            for member in tar:
+                top, _, rel = member.name.partition("/")
+                tops.add(top)
+                if not member.isfile() or not rel:
+                    continue
+                f = tar.extractfile(member)
+                if rel == "SHA256SUMS":
+                    sums = f.read(16 * 1024 * 1024)
+                    continue
+                h = hashlib.sha256()
+                for chunk in iter(lambda: f.read(1024 * 1024), b""):
+                    h.update(chunk)
+                digests[rel] = h.hexdigest()
+    except (tarfile.TarError, OSError, EOFError, ValueError) as e:
+        raise UpdateError(f"not a bundle: {e}") from None
+    if len(tops) != 1 or not next(iter(tops)).startswith("rackside-") or sums is None:
+        raise UpdateError("not a bundle: one rackside-<version>/ folder with its SHA256SUMS is expected")
+    listed: dict[str, str] = {}
+    for n, line in enumerate(sums.decode("utf-8", "replace").splitlines(), 1):
+        digest, _, name = line.partition("  ")
+        if not SHA256.match(digest) or not name:
+            raise UpdateError(f"SHA256SUMS line {n}: not `HEX  NAME`")
+        listed[name] = digest
+    for name, digest in sorted(digests.items()):
+        if listed.get(name) != digest:
+            raise UpdateError(f"{name}: {'not listed in' if name not in listed else 'does not match'} SHA256SUMS")
+    missing = sorted(set(listed) - set(digests))
+    if missing:
+        raise UpdateError(f"{missing[0]}: listed in SHA256SUMS but not in the bundle")
+    version = next(iter(tops))[len("rackside-"):]
+    if not VERSION.match(version):
+        raise UpdateError(f"version {version[:64]!r}: not a version folder name")
+    return version
+
+
+# --- the clock's side ------------------------------------------------------------------------------
+
+
+def fetch(url: str, token: str, dest: Path, sha256: str, ca_file: str | None) -> None:
+    """GET `url` with `token` into `dest` (written beside, renamed when whole), at most
+    MAX_BUNDLE_BYTES, its SHA-256 `sha256`; UpdateError saying why not (nothing left behind)."""
+    context = None
+    if url.startswith("https://"):
+        context = ssl.create_default_context(cafile=ca_file) if ca_file else ssl.create_default_context()
+    request = urllib.request.Request(url, headers={TOKEN_HEADER: token})
+    partial = dest.with_name(dest.name + ".partial")
+    h = hashlib.sha256()
+    size = 0
+    try:
+        with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT_S, context=context) as r, open(partial, "wb") as out:
+            while chunk := r.read(1024 * 1024):
+                size += len(chunk)
+                if size > MAX_BUNDLE_BYTES:
+                    raise UpdateError(f"the download is over {MAX_BUNDLE_BYTES} bytes")
+                h.update(chunk)
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        if h.hexdigest() != sha256:
+            raise UpdateError(f"the download's SHA-256 is {h.hexdigest()}, the console announced {sha256}: refused")
+        os.replace(partial, dest)
+    except urllib.error.HTTPError as e:
+        raise UpdateError(f"the console answered {e.code} for {url}") from None
+    except (urllib.error.URLError, OSError) as e:
+        raise UpdateError(f"cannot fetch {url}: {getattr(e, 'reason', None) or e}") from None
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+class Updater:
+    """One update at a time, each on its own thread; `report(ok, outcome, why)` is called on that
+    thread when it is over (outcome "switched", "not switched" (installed beside, a game still in progress) or "failed")."""
+
+    def __init__(self, folder: Path, ca_file: str | None, command: list[str] | None = None) -> None:
+        self.folder = folder  # the clock's state folder's updates/ (one bundle at a time)
+        self.ca_file = ca_file
+        # `rackside update` of the running version; a test root adds `--root DIR --user root`
+        self.command = command or [sys.executable, "-m", "rackside", "update"]
+        self._busy = threading.Lock()
+
+    def start(self, version: str, sha256: str, url: str, token: str, wait_s: int,
+              report: Callable[[bool, str, str], None]) -> bool:
+        """False (and nothing started) while an update is running."""
+        if not self._busy.acquire(blocking=False):
+            return False
+        threading.Thread(target=self._run, args=(version, sha256, url, token, wait_s, report),
+                         name="hall-update", daemon=True).start()
+        return True
+
+    def _run(self, version: str, sha256: str, url: str, token: str, wait_s: int, report) -> None:
+        try:
+            ok, outcome, why = self._update(version, sha256, url, token, wait_s)
+        except Exception as e:  # noqa: BLE001 - whatever went wrong is the outcome the director sees
+            ok, outcome, why = False, "failed", repr(e)
+        finally:
+            self._busy.release()
+        log.info("hall update to %s: %s (%s)", version, outcome, why)
+        report(ok, outcome, why[:MAX_WHY_CHARS])
+
+    def _update(self, version: str, sha256: str, url: str, token: str, wait_s: int) -> tuple[bool, str, str]:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for old in self.folder.iterdir():  # an earlier update's file: one bundle on the card at a time
+            old.unlink(missing_ok=True)
+        archive = self.folder / f"rackside-{version}.tar.gz"
+        try:
+            fetch(url, token, archive, sha256, self.ca_file)
+        except UpdateError as e:
+            return False, "failed", str(e)
+        try:
+            done = subprocess.run([*self.command, str(archive), "--sha256", sha256, "--wait", str(wait_s)],
+                                  stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        finally:
+            archive.unlink(missing_ok=True)
+        lines = (done.stdout + done.stderr).strip().splitlines()
+        last = lines[-1] if lines else f"exit status {done.returncode}"
+        if done.returncode == 0:
+            return True, "switched", last
+        if done.returncode == EXIT_WAITING:
+            return False, "not switched", last
+        reason = next((ln for ln in reversed(lines) if "did not become ready" in ln or "rackside update:" in ln), last)
+        return False, "failed", reason
