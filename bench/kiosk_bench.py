@@ -437,7 +437,7 @@ def frame_scenario(workdir: Path, size) -> dict[str, list[float]]:
             finger("lexicons")
             finger("usb")
             finger("pick:0")
-            while app._import is not None:
+            while app.effects.importing is not None:
                 time.sleep(0.01)
                 clock[0] += 100_000_000
                 app.step([])
@@ -519,6 +519,17 @@ def screenshots(workdir: Path, out_dir: Path) -> list[Path]:
     app, clock = fresh("self")
     try:
         shot(app, "idle")
+        # on a hall, waiting for its station id: the code `rackside hall station` wrote (kiosk.hall_status)
+        from rackside.kiosk import hall_status
+
+        app.paths.hall_status = workdir / "shot-self" / hall_status.FILE_NAME
+        hall_status.write(app.paths.hall_status, "0348", None)
+        clock[0] += hall_status.READ_EVERY_NS  # the idle screen's next look at it
+        app.step([])
+        shot(app, "idle-hall-waiting")
+        hall_status.remove(app.paths.hall_status)
+        clock[0] += hall_status.READ_EVERY_NS
+        app.step([])
         app.feed(Tap("start", clock[0]))
         shot(app, "count")
         drive(app, clock, ["key:3", "type:JO CAT"])
@@ -575,7 +586,7 @@ def screenshots(workdir: Path, out_dir: Path) -> list[Path]:
         shot(app, "director-importing")
         st.screen, st.import_view = saved, None
         drive(app, clock, [f"tap:pick:{[c.path.endswith('CSW-club.txt') for c in st.import_choices].index(True)}"])
-        while app._import is not None:
+        while app.effects.importing is not None:
             time.sleep(0.01)
             app.step([])
         shot(app, "director-imported")

@@ -175,13 +175,16 @@ def run(args) -> int:
 
 def run_joined(args, station, table: dict, path: Path) -> int:
     """A station joining with the hall's join file (`[hall] join = ...`): it says hello, prints its
-    code, and publishes as the station id the director gives it (hall.enrol, docs/fleet.md)."""
+    code, and publishes as the station id the director gives it (hall.enrol, docs/fleet.md). The
+    code, then the id, also go to the station's screen: the kiosk's idle screen reads them from a
+    small file in the state folder (kiosk.hall_status), never from the network."""
     import sys
 
     from rackside import __version__, paths
     from rackside.hall import join
     from rackside.hall.config import HallConfigError
     from rackside.hall.enrol import Enrolment
+    from rackside.kiosk import hall_status
 
     unknown = sorted(set(table) - {"join", "outbox"})
     where = table.get("join")
@@ -197,13 +200,22 @@ def run_joined(args, station, table: dict, path: Path) -> int:
     log_path = station.log_path or paths.challenge_log()
     outbox = Path(table["outbox"]) if table.get("outbox") else paths.state_dir() / "hall-station-outbox.sqlite"
     current: list[StationPublisher] = []  # the publisher of the station id it now has (the enrolment's thread swaps it)
+    status = hall_status.default_path()
+
+    def show(station_id: str | None) -> None:
+        try:
+            hall_status.write(status, enrolment.code, station_id)
+        except OSError as e:  # the screen then shows nothing about the hall; the log still has the code
+            log.warning("%s: cannot write the hall status for the station's screen: %s", status, e)
 
     def changed(user, cfg) -> None:
         while current:
             current.pop().close()
         if cfg is None:
+            show(None)
             print(f"rackside hall station: code {enrolment.code}: waiting for a station id", flush=True)
             return
+        show(cfg.ident)
         print(f"rackside hall station: this is station {cfg.ident}", flush=True)
         current.append(StationPublisher(cfg, log_path, outbox).start())
 
@@ -212,6 +224,7 @@ def run_joined(args, station, table: dict, path: Path) -> int:
     except (HallConfigError, ValueError) as e:
         print(f"rackside hall station: {e}", file=sys.stderr)
         return 2
+    show(None)
     print(f"rackside hall station: device {enrolment.device}, code {enrolment.code}: waiting for a station id "
           "(the director assigns it on the console's Devices page)", flush=True)
     enrolment.start()
@@ -220,6 +233,7 @@ def run_joined(args, station, table: dict, path: Path) -> int:
         enrolment.close()
         while current:
             current.pop().close()
+        hall_status.remove(status)  # stopped: the screen no longer claims a place on the hall
 
     _serve(close)
     return 0

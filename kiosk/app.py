@@ -44,9 +44,11 @@ class Paths:
     """Where the station reads and writes; None means the default under paths.state_dir()."""
 
     def __init__(self, settings: Path | None = None, log: Path | None = None, lexicons: Path | None = None,
-                 exports: Path | None = None, media: tuple[Path, ...] | None = None) -> None:
+                 exports: Path | None = None, media: tuple[Path, ...] | None = None,
+                 hall_status: Path | None = None) -> None:
         self.settings, self.log, self.lexicons, self.exports = settings, log, lexicons, exports
         self.media = media  # where USB sticks are mounted; None: /media and /run/media
+        self.hall_status = hall_status  # what `rackside hall station` says about the hall (kiosk.hall_status)
 
 
 class _Pointer:
@@ -93,6 +95,7 @@ class KioskApp:
         self._stop_signal: int | None = None  # SIGTERM/SIGINT, once one has arrived
         self.frames = 0
         self._pointer = _Pointer()
+        self._hall_read_ns = 0  # when the idle screen next reads the hall status (0: at the first step)
         self._shown_key = None
         self.surface = None
         self.renderer = None
@@ -259,8 +262,21 @@ class KioskApp:
                 self.sleep((wake - now) / 1e9)
 
     def _background_deadline(self, now: int) -> int | None:
-        """When work running off the UI thread (an import, a docket) next needs a step."""
-        return self.effects.deadline(now)
+        """When work running off the UI thread (an import, a docket) next needs a step, or the idle
+        screen its next look at the hall status."""
+        hall = self._hall_read_ns if self.station.screen == Screen.IDLE else None
+        return _earliest(self.effects.deadline(now), hall)
+
+    def _read_hall_status(self, now: int) -> None:
+        """At the idle screen, every READ_EVERY_NS: the enrolment code or station id that
+        `rackside hall station` wrote (a local file of a few bytes: the station never waits on the
+        network). Other screens keep what was read, so a challenge never touches the file."""
+        if self.station.screen != Screen.IDLE or now < self._hall_read_ns:
+            return
+        from rackside.kiosk import hall_status
+
+        self.station.hall_notice = hall_status.notice(self.paths.hall_status or hall_status.default_path())
+        self._hall_read_ns = now + hall_status.READ_EVERY_NS
 
     def _on_signal(self, signum, frame) -> None:
         # Only a flag: the signal can arrive while `logging` is half imported (it is set up after
@@ -287,6 +303,7 @@ class KioskApp:
                 return
         self.effects.poll()
         self.feed(Tick(self.clock_ns()))
+        self._read_hall_status(self.clock_ns())
         self.render()
 
     def translate(self, ev, t_ns: int) -> list:
@@ -352,7 +369,7 @@ class KioskApp:
         return (st.screen, st.count, tuple(st.words), st.message, st.table, len(st.pin), st.pin_message, st.docket,
                 st.verdict, st.page, st.selected, st.readj_id, st.readj, st.director_note, st.lexicon,
                 st.lexicon_error, st.rule_value, locked_secs, self._pointer.target, len(st.log_rows),
-                st.lexicon_choices, st.countdown_s(now), st.import_choices, st.import_view)
+                st.lexicon_choices, st.countdown_s(now), st.import_choices, st.import_view, st.hall_notice)
 
     def render(self, force: bool = False) -> bool:
         """Redraw if what is shown changed; returns whether it drew."""

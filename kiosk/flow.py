@@ -289,6 +289,7 @@ class Station:
         self.lexicon: LexiconInfo | None = None
         self.lexicon_error: str | None = None
         self.lexicon_notice = ""  # e.g. that the bundled demonstration list is judging
+        self.hall_notice = ""  # the hall's code or station id (kiosk.hall_status), "" off a hall
         self.max_words = MAX_WORDS
         # The flow.
         self.screen = Screen.IDLE

@@ -218,6 +218,10 @@ class Renderer:
                            max_w=g.px(720))
         hint = "Or type the table number on the keyboard" if st.mode == "runner" else "Or press 1–8 on the keyboard"
         self.draw_text(hint, g.rect(40, 392, 0, 0).x, g.rect(0, 392, 0, 0).y, 22, MUTED, max_w=g.px(540))
+        if st.hall_notice:  # the director reads the code off the screen to number the station (issue 19)
+            waiting = "waiting" in st.hall_notice
+            self.draw_text(st.hall_notice, g.rect(40, 432, 0, 0).x, g.rect(0, 432, 0, 0).y, 22,
+                           AMBER if waiting else MUTED, max_w=g.px(540))
 
     def _draw_table(self, st: Station, now_ns: int) -> None:
         g = self.geo

@@ -262,8 +262,14 @@ def test_a_station_joins_with_the_join_file_and_publishes_as_the_id_it_is_given(
         assert "device st-9, code" in first and "waiting for a station id" in first
         assert fleet.wait(lambda f: "st-9" in f.devices, 10)
         assert fleet.devices["st-9"].hello.code in first and fleet.devices["st-9"].hello.kind == "station"
+        from rackside.kiosk import hall_status
+
+        status = tmp_path / "state" / hall_status.FILE_NAME  # what the kiosk's idle screen shows
+        code = fleet.devices["st-9"].hello.code
+        assert hall_status.notice(status) == f"Hall: code {code} · waiting for a station id"
         fleet.assign("st-9", "2")
         assert "this is station 2" in proc.stdout.readline()
+        assert hall_status.notice(status) == "Hall: station 2"
         record = {"v": 1, "id": "station-2-20261201-101500-abcdef", "time": "2026-12-01T10:15:00+00:00", "station": "station-2",
                   "table": "3", "kind": "self", "lexicon_name": "ENABLE", "lexicon_sha256": "ab" * 32,
                   "words": ["QI"], "verdict": "ACCEPTABLE", "acceptable": True, "per_word": [True]}
@@ -271,6 +277,9 @@ def test_a_station_joins_with_the_join_file_and_publishes_as_the_id_it_is_given(
         topic = topics.station(hall.hall, "2", "challenge")
         got = rec.wait_for(lambda r: [json.loads(p) for t, p, _ in r.messages if t == topic])
         assert got[0]["id"] == record["id"] and got[0]["station"] == "2"
+        proc.terminate()
+        proc.wait(10)
+        assert not status.exists()  # stopped: the screen no longer claims the hall
     finally:
         proc.terminate()
         proc.wait(10)
