@@ -86,8 +86,9 @@ confdir="$dest/etc/rackside"
 mkdir -p "$unitdir" "$confdir"
 
 changed_units=()
-for name in clock kiosk broker hall-station; do
-    unit="rackside-$name.service"
+# rackside-update.path/.service: updates from the console (docs/fleet.md); the clock's unit wants the path unit.
+for unit in rackside-clock.service rackside-kiosk.service rackside-broker.service rackside-hall-station.service \
+        rackside-update.path rackside-update.service; do
     tmp="$(mktemp)"
     sed -e "s|@REPO@|$repo|g" -e "s|@USER@|$user|g" -e "s|@GROUPS@|${groups[*]}|g" "$src/deploy/$unit" >"$tmp"
     if cmp -s "$tmp" "$unitdir/$unit"; then

@@ -479,7 +479,7 @@ class _Worker:
             settled.append(cmd.id)
             return
         out = self.out
-        started = out.updater.start(cmd.version, cmd.sha256, cmd.url, cmd.token, cmd.wait_s,
+        started = out.updater.start(cmd.id, cmd.version, cmd.sha256, cmd.url, cmd.token, cmd.wait_s,
                                     lambda ok, outcome, why: out._updated(cmd, ok, outcome, why))
         if not started:
             rows.append(self._ack(cmd.id, False, "another update is running on this clock: send it again when it is over",

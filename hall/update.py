@@ -14,6 +14,7 @@ install side by side, switch only between games (`--wait`), roll back if not rea
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import re
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tarfile
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -126,55 +128,115 @@ def fetch(url: str, token: str, dest: Path, sha256: str, ca_file: str | None) ->
         partial.unlink(missing_ok=True)
 
 
+REQUEST, RESULT = "request.json", "result.json"  # in the clock's updates/ folder (docs/fleet.md)
+RESULT_LINES = 20  # the install's last lines kept in result.json
+POLL_S = 1.0  # how often the clock looks for the result while the update service works
+INSTALL_S = 3600  # an install and its switch's readiness checks take well under this
+UPDATE_PATH_UNIT = "/etc/systemd/system/rackside-update.path"
+
+
+def outcome_of(status: int, output: str) -> tuple[bool, str, str]:
+    """(ok, outcome, why) of `rackside update`'s exit status and output (its last line, or the one saying why)."""
+    lines = output.strip().splitlines()
+    last = lines[-1] if lines else f"exit status {status}"
+    if status == 0:
+        return True, "switched", last
+    if status == EXIT_WAITING:
+        return False, "not switched", last
+    return False, "failed", next((ln for ln in reversed(lines) if "did not become ready" in ln or "rackside update:" in ln), last)
+
+
+def write_json(path: Path, data: dict) -> None:
+    """Whole or not at all: written beside, renamed over."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 class Updater:
     """One update at a time, each on its own thread; `report(ok, outcome, why)` is called on that
-    thread when it is over (outcome "switched", "not switched" (installed beside, a game still in progress) or "failed")."""
+    thread when it is over (outcome "switched", "not switched" (installed beside, a game still in
+    progress) or "failed").
+
+    The clock writes `updates/request.json` ({id, file, sha256, wait_s}) beside the fetched file, and
+    `rackside update --request` installs it and writes `updates/result.json` ({id, status, output}).
+    Who runs that: on a Pi, where the clock is an unprivileged service that may not gain privileges
+    (NoNewPrivileges=, ProtectSystem=strict) and that the switch itself restarts, the root unit
+    rackside-update.service, started by rackside-update.path when the request appears (the clock's
+    unit wants that path unit); elsewhere (a test root, a developer's machine, run as root) the
+    updater itself, as a child process. Either way the result is a file, so a clock restarted by its
+    own switch (or rolled back to) finds the outcome of the command the broker delivers again."""
 
     def __init__(self, folder: Path, ca_file: str | None, command: list[str] | None = None) -> None:
         self.folder = folder  # the clock's state folder's updates/ (one bundle at a time)
         self.ca_file = ca_file
         # `rackside update` of the running version; a test root adds `--root DIR --user root`
         self.command = command or [sys.executable, "-m", "rackside", "update"]
+        # the root service installs where the clock may not (a Pi's services); else this process's child
+        self.by_service = os.geteuid() != 0 and os.path.isdir("/run/systemd/system")
         self._busy = threading.Lock()
 
-    def start(self, version: str, sha256: str, url: str, token: str, wait_s: int,
+    def start(self, cid: str, version: str, sha256: str, url: str, token: str, wait_s: int,
               report: Callable[[bool, str, str], None]) -> bool:
         """False (and nothing started) while an update is running."""
         if not self._busy.acquire(blocking=False):
             return False
-        threading.Thread(target=self._run, args=(version, sha256, url, token, wait_s, report),
+        threading.Thread(target=self._run, args=(cid, version, sha256, url, token, wait_s, report),
                          name="hall-update", daemon=True).start()
         return True
 
-    def _run(self, version: str, sha256: str, url: str, token: str, wait_s: int, report) -> None:
+    def _run(self, cid: str, version: str, sha256: str, url: str, token: str, wait_s: int, report) -> None:
         try:
-            ok, outcome, why = self._update(version, sha256, url, token, wait_s)
+            ok, outcome, why = self._update(cid, version, sha256, url, token, wait_s)
         except Exception as e:  # noqa: BLE001 - whatever went wrong is the outcome the director sees
             ok, outcome, why = False, "failed", repr(e)
         finally:
             self._busy.release()
-        log.info("hall update to %s: %s (%s)", version, outcome, why)
+        log.info("hall update %s to %s: %s (%s)", cid, version, outcome, why)
         report(ok, outcome, why[:MAX_WHY_CHARS])
 
-    def _update(self, version: str, sha256: str, url: str, token: str, wait_s: int) -> tuple[bool, str, str]:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        for old in self.folder.iterdir():  # an earlier update's file: one bundle on the card at a time
-            old.unlink(missing_ok=True)
-        archive = self.folder / f"rackside-{version}.tar.gz"
-        try:
-            fetch(url, token, archive, sha256, self.ca_file)
-        except UpdateError as e:
-            return False, "failed", str(e)
-        try:
-            done = subprocess.run([*self.command, str(archive), "--sha256", sha256, "--wait", str(wait_s)],
-                                  stdin=subprocess.DEVNULL, capture_output=True, text=True)
-        finally:
-            archive.unlink(missing_ok=True)
-        lines = (done.stdout + done.stderr).strip().splitlines()
-        last = lines[-1] if lines else f"exit status {done.returncode}"
-        if done.returncode == 0:
-            return True, "switched", last
-        if done.returncode == EXIT_WAITING:
-            return False, "not switched", last
-        reason = next((ln for ln in reversed(lines) if "did not become ready" in ln or "rackside update:" in ln), last)
-        return False, "failed", reason
+    def _update(self, cid: str, version: str, sha256: str, url: str, token: str, wait_s: int) -> tuple[bool, str, str]:
+        request, result = self.folder / REQUEST, self.folder / RESULT
+        done = read_json(result)
+        if done is not None and done.get("id") == cid:  # this command was installed before a restart
+            return self._outcome(done)
+        pending = read_json(request)
+        if pending is None or pending.get("id") != cid:
+            if self.by_service and not os.path.exists(UPDATE_PATH_UNIT):
+                return False, "failed", f"{UPDATE_PATH_UNIT} is not installed: install this version's bundle by hand once"
+            self.folder.mkdir(parents=True, exist_ok=True)
+            for old in self.folder.iterdir():  # an earlier update's files: one bundle on the card at a time
+                old.unlink(missing_ok=True)
+            archive = self.folder / f"rackside-{version}.tar.gz"
+            try:
+                fetch(url, token, archive, sha256, self.ca_file)
+            except UpdateError as e:
+                return False, "failed", str(e)
+            write_json(request, {"id": cid, "file": archive.name, "sha256": sha256, "wait_s": wait_s})
+            if not self.by_service:
+                subprocess.run([*self.command, "--request", str(request)], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + wait_s + INSTALL_S
+        while True:  # the service's result (or the child's, already there)
+            done = read_json(result)
+            if done is not None and done.get("id") == cid:
+                return self._outcome(done)
+            if time.monotonic() > deadline or not request.exists():
+                done = read_json(result)  # (written just before the request was removed)
+                if done is not None and done.get("id") == cid:
+                    return self._outcome(done)
+                return False, "failed", "the install ended without a result (journalctl -u rackside-update)"
+            time.sleep(POLL_S)
+
+    @staticmethod
+    def _outcome(done: dict) -> tuple[bool, str, str]:
+        status = done.get("status")
+        return outcome_of(status if isinstance(status, int) else 1, str(done.get("output", "")))

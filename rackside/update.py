@@ -10,6 +10,11 @@ the options given, and the folder is removed whatever the outcome. The exit stat
 
 This is the device's half of an update from the console (issue 20, item 3): whatever fetches a
 bundle onto a Pi hands it here with the SHA-256 the director's console announced.
+`rackside update --request FOLDER/request.json` is how: the clock (hall.update.Updater) writes
+{id, file, sha256, wait_s} there beside the bundle it fetched, and this installs that file (a plain
+file in the same folder, no link) as above, then writes FOLDER/result.json ({id, status, output: the
+last lines}) and removes the request and the bundle. On a Pi, the root unit rackside-update.service
+runs it when the request appears (rackside-update.path).
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ ROLES = ("clock", "kiosk", "broker", "hall-station", "none")
 def register(sub: Any) -> None:
     p = sub.add_parser("update", help="install a bundle file: check its SHA-256, unpack it, run its install.sh",
                        description="Install or update from a bundle file (docs/deploy.md).")
-    p.add_argument("file", type=Path, metavar="FILE", help="a bundle from `rackside bundle`")
+    p.add_argument("file", type=Path, nargs="?", metavar="FILE", help="a bundle from `rackside bundle`")
+    p.add_argument("--request", type=Path, metavar="JSON", help="install what a clock's update request names (hall.update)")
     p.add_argument("roles", nargs="*", metavar="SERVICE", help=f"the services to enable: {', '.join(ROLES)} (default: clock)")
     p.add_argument("--sha256", metavar="HEX", help="the bundle's SHA-256 (default: from FILE.sha256)")
     p.add_argument("--root", type=Path, default=Path("/"), metavar="DIR", help="the system's root (an image, a test root)")
@@ -61,6 +67,48 @@ def expected_sha256(file: Path, given: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.request is not None:
+        return run_request(args)
+    if args.file is None:
+        print("rackside update: give the bundle FILE (or --request JSON)", file=sys.stderr)
+        return 2
+    return install(args)
+
+
+def run_request(args: argparse.Namespace) -> int:
+    """Install what a clock's request.json names; the outcome in result.json beside it."""
+    from rackside.hall import update
+
+    request = args.request
+    data = update.read_json(request)
+    if data is None or args.file is not None:
+        print(f"rackside update: {request}: not a request written by a clock (and no FILE with it)", file=sys.stderr)
+        return 2
+    cid, name, sha, wait_s = data.get("id"), data.get("file"), data.get("sha256"), data.get("wait_s", 0)
+    bundle = request.parent / str(name)
+    ok = (isinstance(cid, str) and 0 < len(cid) <= 64 and isinstance(name, str) and "/" not in name
+          and name.endswith(".tar.gz") and isinstance(sha, str) and bool(SHA256.match(sha))
+          and isinstance(wait_s, int) and not isinstance(wait_s, bool) and 0 <= wait_s <= update.MAX_WAIT_S)
+    if not ok or bundle.is_symlink() or not bundle.is_file():
+        output, status = f"rackside update: {request}: a request needs id, file (a bundle beside it), sha256 and wait_s", 2
+    else:
+        cmd = [sys.executable, "-m", "rackside", "update", str(bundle), "--sha256", sha, "--wait", str(wait_s),
+               "--root", str(args.root)]
+        for flag, value in (("--user", args.user), ("--ready-timeout", args.ready_timeout)):
+            if value is not None:
+                cmd += [flag, str(value)]
+        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        output, status = done.stdout + done.stderr, done.returncode
+    print(output, end="" if output.endswith("\n") else "\n", flush=True)  # the service's journal has it all
+    update.write_json(request.parent / update.RESULT,
+                      {"id": cid, "status": status, "output": "\n".join(output.strip().splitlines()[-update.RESULT_LINES:])})
+    request.unlink(missing_ok=True)
+    if ok:
+        bundle.unlink(missing_ok=True)
+    return status
+
+
+def install(args: argparse.Namespace) -> int:
     from rackside.bundle import BundleError, verify_archive
 
     unknown = [r for r in args.roles if r not in ROLES]

@@ -45,6 +45,24 @@ def test_unit_structure(name):
     assert one(unit, "Install", "WantedBy") == "multi-user.target"
 
 
+def test_the_update_units_install_what_the_clock_requests_as_root():
+    """Updates from the console (hall/update.py): the clock's unit wants the path unit, which starts
+    the root service when the clock's request appears in its state folder (where hall.update puts it)."""
+    from rackside import paths
+    from rackside.hall import update
+
+    clock = parse_unit(UNITS["clock"].read_text())
+    assert one(clock, "Unit", "Wants") == "rackside-update.path"
+    path = parse_unit(UNITS["update.path"].read_text())
+    request = one(path, "Path", "PathExists")
+    assert request == f"{paths.SYSTEM_STATE_DIR}/updates/{update.REQUEST}"  # the clock's state folder's updates/
+    assert one(path, "Path", "Unit") == "rackside-update.service"
+    service = parse_unit(UNITS["update"].read_text())
+    assert one(service, "Service", "Type") == "oneshot" and "User" not in dict(service["Service"])  # root
+    assert one(service, "Service", "ExecStart") == f"@REPO@/.venv/bin/rackside update --request {request}"
+    assert one(clock, "Service", "StateDirectory") == "rackside" and paths.SYSTEM_STATE_DIR == "/var/lib/rackside"
+
+
 def test_execstart_is_the_console_script_setup_sh_installs():
     setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert "bin/rackside" in setuptools["script-files"]  # setup.sh's `pip install -e .` installs it as .venv/bin/rackside

@@ -67,6 +67,73 @@ def test_a_bundle_is_checked_against_its_own_sha256sums(tmp_path):
         update.check_bundle(tmp_path / "junk")
 
 
+def _serve(folder):
+    """A plain HTTP server on loopback serving `folder` (the console's part, for the updater alone)."""
+    import functools
+    import http.server
+    import threading
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(
+        http.server.SimpleHTTPRequestHandler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_where_the_root_service_installs_a_restarted_clock_reports_its_result(tmp_path, monkeypatch):
+    """On a Pi the clock only fetches and writes its request; rackside-update.service (started by
+    rackside-update.path) runs `rackside update --request` as root, and the switch restarts the
+    clock. Here a thread stands in for the path unit, and a second Updater for the restarted clock:
+    it finds the command's result instead of fetching again."""
+    import subprocess
+    import threading
+
+    served = tmp_path / "served"
+    served.mkdir()
+    archive = _bundle(served, {"install.sh": b'echo "install.sh: done: rackside 9.9.9 is current (root $2)"\n'})
+    (served / "update").mkdir()
+    os.replace(archive, served / "update" / "bundle.tar.gz")
+    sha = hashlib.sha256((served / "update" / "bundle.tar.gz").read_bytes()).hexdigest()
+    server = _serve(served)
+    url = f"http://127.0.0.1:{server.server_address[1]}{update.DOWNLOAD_PATH}"
+    folder, root = tmp_path / "state" / "updates", tmp_path / "root"
+    root.mkdir()
+    unit = tmp_path / "rackside-update.path"
+    monkeypatch.setattr(update, "UPDATE_PATH_UNIT", str(unit))
+    reports = []
+
+    def clock():
+        u = update.Updater(folder, None)
+        u.by_service = True
+        return u
+
+    try:
+        assert clock().start("c1", "9.9.9", sha, url, TOKEN, 0, lambda *a: reports.append(a))
+        _wait(lambda: reports, 10)
+        assert reports[-1] == (False, "failed", f"{unit} is not installed: install this version's bundle by hand once")
+        unit.touch()
+
+        def path_unit():  # PathExists=.../request.json -> rackside update --request, as root
+            _wait(lambda: (folder / update.REQUEST).exists(), 20)
+            subprocess.run([*RACKSIDE, "update", "--request", str(folder / update.REQUEST), "--root", str(root)],
+                           capture_output=True, timeout=60)
+
+        service = threading.Thread(target=path_unit)
+        service.start()
+        assert clock().start("c2", "9.9.9", sha, url, TOKEN, 0, lambda *a: reports.append(a))
+        _wait(lambda: len(reports) == 2, 30)
+        service.join()
+        assert reports[-1] == (True, "switched", f"install.sh: done: rackside 9.9.9 is current (root {root})")
+        assert sorted(p.name for p in folder.iterdir()) == [update.RESULT]  # the request and the bundle are gone
+
+        (served / "update" / "bundle.tar.gz").unlink()  # the restarted clock does not fetch again
+        assert clock().start("c2", "9.9.9", sha, url, TOKEN, 0, lambda *a: reports.append(a))
+        _wait(lambda: len(reports) == 3, 10)
+        assert reports[-1] == reports[-2]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture
 def broker(make_broker):
     return make_broker(tables=str(TABLE), stations=0)
@@ -242,6 +309,7 @@ def test_a_clock_updates_from_the_devices_page(offline_wheels, broker, console, 
                 page.screenshot(path=os.environ["RACKSIDE_SCREENSHOTS"] + "/console-update.png", full_page=True)
             assert page.errors == []
         assert os.readlink(root / "opt/rackside/current") == "0.1.0+u2"
-        assert not list((tmp_path / "clock-state/updates").iterdir())  # the fetched file is gone once installed
+        # the fetched bundle is gone once installed; the result stays for a clock restarted by its switch
+        assert [p.name for p in (tmp_path / "clock-state/updates").iterdir()] == [update.RESULT]
     finally:
         live.close()

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-UNITS = {"clock": REPO / "deploy" / "rackside-clock.service", "kiosk": REPO / "deploy" / "rackside-kiosk.service"}
+UNITS = {"clock": REPO / "deploy" / "rackside-clock.service", "kiosk": REPO / "deploy" / "rackside-kiosk.service",
+         "update.path": REPO / "deploy" / "rackside-update.path", "update": REPO / "deploy" / "rackside-update.service"}
 INSTALL = REPO / "deploy" / "install-pi.sh"
 
 
