@@ -1,8 +1,8 @@
-"""Updates from the console (issue 20, item 3): the director uploads a bundle to the console, which
-checks it; a real table clock on a real broker gets the `update` command on its cmd topic, fetches
-the bundle from the console with its token, checks its SHA-256 (a tampered file refused), installs
-it into a temporary root with the bundle's own install.sh (as tests/test_bundle_install.py does) and
-acks the outcome, which the console shows."""
+"""Updates from the console (issue 20, item 3): the director uploads a bundle on the Devices page of
+the real `rackside hall console` process, which checks it; a real table clock on a real broker gets
+the `update` command on its cmd topic, fetches the bundle from the console with its token, checks
+its SHA-256 (a tampered file refused), installs it into a temporary root with the bundle's own
+install.sh (as tests/test_bundle_install.py does) and acks the outcome, which the page shows."""
 
 from __future__ import annotations
 
@@ -18,18 +18,16 @@ import urllib.request
 import pytest
 
 from rackside.hall import commands, update
-from rackside.hall.console.auth import hash_password
-from rackside.hall.console.config import ConsoleConfig, load_credentials
-from rackside.hall.console.demo import free_port
-from rackside.hall.console.serve import ConsoleServer
+from support import browser as chromium
 from support.bundle import RACKSIDE, build_bundle, copy_checkout, needs_root
-from support.console import Http
+from support.console import ConsoleProcess, Http
 from support.deploy import fake_systemctl
 from support.hallclock import LiveClock, clock_config
 
 TABLE = 7
 SHA = "ab" * 32
 TOKEN = "t" * 43
+PASSWORD = "director-pw"
 
 
 def test_the_update_command_is_checked_whole():
@@ -76,11 +74,7 @@ def broker(make_broker):
 
 @pytest.fixture
 def console(broker, tmp_path):
-    user, pw = load_credentials(broker.credentials("director"))
-    cfg = ConsoleConfig(hall=broker.hall, url=broker.url, username=user, mqtt_password=pw,
-                        password_hash=hash_password("pw-for-the-test"), listen_port=free_port(),
-                        state_dir=tmp_path / "console-state")
-    server = ConsoleServer(cfg).start()
+    server = ConsoleProcess(broker, tmp_path / "console", PASSWORD).start()
     yield server
     server.stop()
 
@@ -103,7 +97,7 @@ def _upload(h: Http, csrf: str, data: bytes, sha256: str) -> tuple[int, dict]:
 def test_the_upload_has_its_own_limit_and_needs_the_director(console, tmp_path):
     h = Http(console.url)
     assert _upload(h, "x", b"x", SHA)[0] in (401, 403)  # no session
-    csrf = h.login("pw-for-the-test")
+    csrf = h.login(PASSWORD)
     assert _upload(h, "wrong", b"x", SHA)[0] == 403  # CSRF checked as for every POST
     big = os.urandom(3 * 1024 * 1024)  # over the 2 MiB of every other request, under the bundle's limit
     status, body = _upload(h, csrf, big, SHA)
@@ -112,11 +106,48 @@ def test_the_upload_has_its_own_limit_and_needs_the_director(console, tmp_path):
     assert status == 413
     status, body = _upload(h, csrf, b"junk", hashlib.sha256(b"junk").hexdigest())
     assert status == 400 and "the bundle is refused: not a bundle" in body["error"]
-    assert not [p for p in (tmp_path / "console-state/updates").iterdir()]  # nothing kept of a refused upload
+    assert not list((tmp_path / "console/state/updates").iterdir())  # nothing kept of a refused upload
     req = urllib.request.Request(h.base + update.DOWNLOAD_PATH, headers={update.TOKEN_HEADER: TOKEN})
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(req, timeout=10)
     assert e.value.code == 403
+
+
+def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker, console, tmp_path):
+    from support.broker import Recorder
+
+    from rackside.hall import topics
+
+    bundle = _bundle(tmp_path, {"install.sh": b"echo\n"})
+    h = Http(console.url)
+    csrf = h.login(PASSWORD)
+    assert _upload(h, csrf, bundle.read_bytes(), hashlib.sha256(bundle.read_bytes()).hexdigest())[0] == 200
+    clock = broker.client(f"table-{TABLE}")  # the table's own credentials: its retained state says a game runs
+    clock.publish(topics.table(broker.hall, TABLE, "state"), json.dumps(
+        {"seq": 3, "game": "game-000001", "phase": "running", "running": 1, "ending": None,
+         "players": [{"player": n, "remaining_ms": 60_000, "overtime_s": 0, "penalty": 0, "forfeit": False,
+                      "absent": False} for n in (1, 2)],
+         "sent_at": "2026-12-01T10:00:00.000+00:00", "version": "0.1.0+old"}).encode(), qos=1, retain=True).wait_for_publish(5)
+    cmds = Recorder(broker, topics.table(broker.hall, TABLE, "cmd"))
+    overview = lambda: json.loads(h.call("GET", "/api/update")[1])["tables"]  # noqa: E731
+    assert _wait(overview, 10) == [{"table": TABLE, "version": "0.1.0+old", "phase": "running", "online": False, "update": None}]
+
+    def send(**extra):
+        status, body, _ = h.call("POST", "/api/update/send", {"tables": "all", **extra}, {"X-CSRF-Token": csrf})
+        return status, json.loads(body)
+
+    _wait(lambda: send()[1].get("refused"), 10)  # once the console has the state: refused while the game runs
+    status, body = send(between_rounds=True)
+    assert status == 200 and [s["table"] for s in body["sent"]] == [TABLE] and not body["refused"], body
+    sent = cmds.wait_for(lambda r: r.json("cmd"))[-1]
+    cmd = commands.parse(json.dumps(sent).encode())  # what the clock receives passes the clock's own check
+    assert (cmd.version, cmd.wait_s) == ("9.9.9", update.MAX_WAIT_S)
+    assert cmd.url == console.url + update.DOWNLOAD_PATH
+    req = urllib.request.Request(cmd.url, headers={update.TOKEN_HEADER: cmd.token})
+    with urllib.request.urlopen(req, timeout=10) as r:  # the token fetches the bundle, with no session
+        assert r.read() == bundle.read_bytes()
+    assert overview()[0]["update"] == {"version": "9.9.9", "outcome": "sent", "ok": None, "why": ""}
+    clock.disconnect()
 
 
 def _wait(predicate, timeout):
@@ -129,29 +160,29 @@ def _wait(predicate, timeout):
     raise AssertionError("timed out")
 
 
-@needs_root
-def test_a_clock_updates_from_the_console(offline_wheels, broker, console, tmp_path, monkeypatch):
-    archive = tmp_path / "rackside.tar.gz"
-    built = build_bundle(copy_checkout(tmp_path / "src"), offline_wheels, archive, "u2")
-    assert built.returncode == 0, built.stderr
-    digest = archive.with_name(archive.name + ".sha256").read_text().split()[0]
-    data = archive.read_bytes()
-    h = Http(console.url)
-    csrf = h.login("pw-for-the-test")
-
-    # A bundle with one file changed inside (its own SHA-256 given right) is refused.
-    tampered = tmp_path / "tampered.tar.gz"
-    with tarfile.open(archive) as src, tarfile.open(tampered, "w:gz") as dst:
+def _tampered_inside(archive, out):
+    """`archive` with one file changed inside (its SHA256SUMS left as built)."""
+    with tarfile.open(archive) as src, tarfile.open(out, "w:gz") as dst:
         for m in src:
             f = src.extractfile(m) if m.isfile() else None
             if m.name.endswith("/source/firmware/clock.py"):
                 f = io.BytesIO(b"# tampered\n")
                 m.size = len(f.getvalue())
             dst.addfile(m, f)
-    status, body = _upload(h, csrf, tampered.read_bytes(), hashlib.sha256(tampered.read_bytes()).hexdigest())
-    assert status == 400 and "source/firmware/clock.py: does not match SHA256SUMS" in body["error"]
-    status, body = _upload(h, csrf, data, digest)
-    assert status == 200 and body["version"] == "0.1.0+u2", body
+    return out
+
+
+@needs_root
+@pytest.mark.skipif(not chromium.have_chromium(), reason="Debian's chromium is not installed (setup.sh --dev)")
+def test_a_clock_updates_from_the_devices_page(offline_wheels, broker, console, tmp_path, monkeypatch):
+    from playwright.sync_api import sync_playwright
+
+    archive = tmp_path / "rackside.tar.gz"
+    built = build_bundle(copy_checkout(tmp_path / "src"), offline_wheels, archive, "u2")
+    assert built.returncode == 0, built.stderr
+    digest = archive.with_name(archive.name + ".sha256").read_text().split()[0]
+    data = archive.read_bytes()
+    tampered = _tampered_inside(archive, tmp_path / "tampered.tar.gz")
 
     # The clock installs into a test root, with no systemd (install.sh's readiness check: the new
     # version's clock on simulated pins).
@@ -162,38 +193,54 @@ def test_a_clock_updates_from_the_console(offline_wheels, broker, console, tmp_p
     monkeypatch.setenv("RACKSIDE_PYTHON", sys._base_executable)
     live = LiveClock(clock_config(tmp_path / "clock.toml", broker, TABLE), tmp_path / "clock-state")
     live.hall.updater.command = [*RACKSIDE, "update", "--root", str(root), "--user", "root"]
-    tables = console.console.state.tables
     try:
-        _wait(lambda: TABLE in tables and tables[TABLE].state, 10)
-        live.tap("right")  # a game in progress: refused unless between rounds
-        _wait(lambda: tables[TABLE].state["phase"] == "running", 10)
-        send = lambda tables: (lambda r: (r[0], json.loads(r[1])))(  # noqa: E731
-            h.call("POST", "/api/update/send", {"tables": tables}, {"X-CSRF-Token": csrf}))
-        status, body = send([TABLE])
-        assert status == 200 and body["sent"] == [] and "its game is running" in body["refused"][0]["why"]
-        live.command("end")
-        _wait(lambda: tables[TABLE].state["phase"] == "ended", 10)
+        with sync_playwright() as p:
+            b = chromium.launch(p)
+            page = chromium.login(b, console.url, PASSWORD)
+            page.goto(console.url + "/devices")
+            page.wait_for_selector("#update[data-ready='1']")
+            result = page.locator("#update-result")
 
-        def outcome():
-            status, body, _ = h.call("GET", "/api/update")
-            row = next(t for t in json.loads(body)["tables"] if t["table"] == TABLE)
-            return row["update"] if row["update"] and row["update"]["outcome"] != "sent" else None
+            def upload(path, sha256):
+                page.set_input_files("#bundle-file", str(path))
+                page.fill("#bundle-sha256", sha256)
+                page.click("#upload-go")
 
-        # The file the console serves is changed on its disk: the clock refuses what it fetched.
-        served = tmp_path / "console-state/updates/bundle.tar.gz"
-        served.write_bytes(data[:-10] + b"0123456789")
-        status, body = send("all")
-        assert status == 200 and [s["table"] for s in body["sent"]] == [TABLE], body
-        got = _wait(outcome, 30)
-        assert got["outcome"] == "failed" and "refused" in got["why"] and digest in got["why"], got
-        assert not (root / "opt").exists()
+            # a bundle with a file changed inside (its own SHA-256 given right) is refused
+            upload(tampered, hashlib.sha256(tampered.read_bytes()).hexdigest())
+            _wait(lambda: "source/firmware/clock.py: does not match SHA256SUMS" in result.inner_text(), 30)
+            upload(archive, digest)
+            _wait(lambda: "rackside 0.1.0+u2" in page.locator("#bundle").inner_text(), 60)
 
-        served.write_bytes(data)
-        status, body = send([TABLE])
-        assert status == 200 and body["sent"], body
-        got = _wait(outcome, 300)
-        assert (got["version"], got["outcome"], got["ok"]) == ("0.1.0+u2", "switched", True), got
-        assert "0.1.0+u2" in got["why"], got
+            row = page.locator(f"#clocks tr[data-table='{TABLE}']")
+            _wait(lambda: row.count() == 1 and "online" in row.inner_text(), 15)
+            from rackside import running_version
+            _wait(lambda: running_version() in row.inner_text(), 15)  # the version the clock's state says it runs
+            live.tap("right")  # a game in progress: refused unless between rounds
+            _wait(lambda: "running (in progress)" in row.inner_text(), 15)
+            row.locator("input.choose").check()
+            page.click("#update-chosen")
+            _wait(lambda: f"refused: table {TABLE}: its game is running" in result.inner_text(), 15)
+            live.command("end")
+            _wait(lambda: "ended" in row.inner_text(), 15)
+
+            # the file the console serves is changed on its disk: the clock refuses what it fetched
+            served = tmp_path / "console/state/updates/bundle.tar.gz"
+            served.write_bytes(data[:-10] + b"0123456789")
+            page.once("dialog", lambda d: d.accept())
+            page.click("#update-all")
+            _wait(lambda: row.get_attribute("data-outcome") == "failed", 60)
+            assert "refused" in row.inner_text() and digest in row.inner_text()
+            assert not (root / "opt").exists()
+
+            served.write_bytes(data)
+            row.locator("input.choose").check()
+            page.click("#update-chosen")
+            _wait(lambda: row.get_attribute("data-outcome") == "switched", 300)
+            assert "switched 0.1.0+u2" in row.inner_text()
+            if os.environ.get("RACKSIDE_SCREENSHOTS"):
+                page.screenshot(path=os.environ["RACKSIDE_SCREENSHOTS"] + "/console-update.png", full_page=True)
+            assert page.errors == []
         assert os.readlink(root / "opt/rackside/current") == "0.1.0+u2"
         assert not list((tmp_path / "clock-state/updates").iterdir())  # the fetched file is gone once installed
     finally:

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from rackside.firmware.clock import Ending, Phase, Rules
+from rackside.hall import update as _update
 
 from . import limits
 
@@ -186,6 +187,8 @@ def _state(d: dict) -> dict:
         "ending": _choice(d, "ending", ENDINGS, null=True),
         "sent_at": _time(d, "sent_at"),
         "rules": _rules(d.get("rules")),
+        # the Rackside the clock runs (hall.payloads): the update section of the Devices page shows it
+        "version": _text(d, "version", 64, pattern=_update.VERSION, null=True),
     }
 
 

@@ -149,6 +149,8 @@ async def send(request: Request) -> Response:
     tables = body.get("tables")
     if tables == "all":
         tables = sorted(console.state.tables)
+        if not tables:
+            return _bad("no table has been heard from yet")
     if (not isinstance(tables, list) or not tables or len(tables) > limits.MAX_TABLE
             or any(not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= limits.MAX_TABLE for n in tables)):
         return _bad(f'tables must be "all" or a list of table numbers from 1 to {limits.MAX_TABLE}')

@@ -1,13 +1,21 @@
 // The Devices page: list what /api/devices says every 2 s; assign, replace and revoke with the
 // session's CSRF token. The highest table number comes from the server (max_table).
+// Its "Update" section: upload a bundle, list /api/update's clocks every 2 s (version, game, last
+// update), and send the update to the chosen ones or all; the size limit and the phases that
+// count as a game in progress come from the server (max_bytes, in_progress).
 "use strict";
 let csrf = null;
 let maxTable = 999;
 const body = document.querySelector("#devices tbody");
 const error = document.getElementById("error");
 
-async function post(path, payload) {
+async function csrfToken() {
   if (!csrf) csrf = (await (await fetch("/api/csrf", { credentials: "same-origin" })).json()).csrf;
+  return csrf;
+}
+
+async function post(path, payload) {
+  await csrfToken();
   const r = await fetch(path, {
     method: "POST",
     credentials: "same-origin",
@@ -95,5 +103,91 @@ async function refresh() {
   document.body.dataset.ready = "1";
 }
 
+// --- updates ---------------------------------------------------------------------------------------
+const clocks = document.querySelector("#clocks tbody");
+const updateResult = document.getElementById("update-result");
+const chosen = new Set();
+let maxBundleBytes = 0;
+
+function outcomeText(u) {
+  if (!u) return "—";
+  return `${u.outcome} ${u.version}${u.why ? `: ${u.why}` : ""}`;
+}
+
+function clockRow(t, inProgress) {
+  const tr = document.createElement("tr");
+  tr.dataset.table = t.table;
+  if (t.update) tr.dataset.outcome = t.update.outcome;
+  const pick = document.createElement("td");
+  const box = document.createElement("input");
+  box.type = "checkbox";
+  box.className = "choose";
+  box.setAttribute("aria-label", `choose table ${t.table}`);
+  box.checked = chosen.has(t.table);
+  box.addEventListener("change", () => { if (box.checked) chosen.add(t.table); else chosen.delete(t.table); });
+  pick.append(box);
+  const game = t.phase ? t.phase + (inProgress.includes(t.phase) ? " (in progress)" : "") : "—";
+  tr.append(pick, cell(String(t.table)), cell(t.online ? "online" : "—"), cell(t.version || "—"), cell(game),
+            cell(outcomeText(t.update)));
+  return tr;
+}
+
+async function refreshUpdates() {
+  const r = await fetch("/api/update", { credentials: "same-origin" });
+  if (r.status === 401) { location.href = "/login"; return; }
+  const data = await r.json();
+  if (!r.ok) { updateResult.textContent = data.error || `update: ${r.status}`; return; }
+  maxBundleBytes = data.max_bytes;
+  const b = data.bundle;
+  document.getElementById("bundle").textContent = b
+    ? `On offer: rackside ${b.version} (${(b.size / 1e6).toFixed(1)} MB, SHA-256 ${b.sha256})` : "No bundle uploaded.";
+  clocks.replaceChildren(...data.tables.map((t) => clockRow(t, data.in_progress)));
+  document.getElementById("update").dataset.ready = "1";
+}
+
+document.getElementById("upload").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const file = document.getElementById("bundle-file").files[0];
+  const sha = document.getElementById("bundle-sha256").value.trim();
+  if (!file) { updateResult.textContent = "choose the bundle file"; return; }
+  if (maxBundleBytes && file.size > maxBundleBytes) {
+    updateResult.textContent = `${file.name} is over ${maxBundleBytes} bytes`;
+    return;
+  }
+  updateResult.textContent = `uploading ${file.name} ...`;
+  const r = await fetch("/api/update/bundle", {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/octet-stream", "X-CSRF-Token": await csrfToken(), "X-Bundle-SHA256": sha },
+    body: file,
+  });
+  const answer = await r.json().catch(() => ({}));
+  updateResult.textContent = r.ok ? `uploaded rackside ${answer.version}` : (answer.error || `upload: ${r.status}`);
+  await refreshUpdates();
+});
+
+async function sendUpdate(tables) {
+  try {
+    const answer = await post("/api/update/send",
+      { tables, between_rounds: document.getElementById("between-rounds").checked });
+    const sent = answer.sent.map((s) => s.table).join(", ") || "none";
+    const refused = answer.refused.map((x) => `table ${x.table}: ${x.why}`).join("; ");
+    updateResult.textContent = `sent to tables ${sent}${refused ? `; refused: ${refused}` : ""}`;
+  } catch (err) {
+    updateResult.textContent = err.message;
+  }
+  await refreshUpdates();
+}
+
+document.getElementById("update-chosen").addEventListener("click", () => {
+  if (!chosen.size) { updateResult.textContent = "choose the tables to update"; return; }
+  sendUpdate([...chosen].sort((a, b) => a - b));
+});
+document.getElementById("update-all").addEventListener("click", () => {
+  if (confirm("Update every clock?")) sendUpdate("all");
+});
+
 refresh();
 setInterval(refresh, 2000);
+refreshUpdates();
+setInterval(refreshUpdates, 2000);
