@@ -42,6 +42,7 @@ MAX_WAIT_S = 6 * 3600  # the longest a clock waits for its game to end before sw
 FETCH_TIMEOUT_S = 30.0  # no byte from the console for this long: the download has failed
 MAX_WHY_CHARS = 300  # the outcome's reason in the ack (the console takes acks of at most 2 KB)
 EXIT_WAITING = 75  # rackside update: installed, not switched (a game was still in progress)
+OUTCOMES = ("switched", "not switched", "failed")  # an update command's ack says which
 
 
 class UpdateError(ValueError):

@@ -313,3 +313,21 @@ def test_a_clock_updates_from_the_devices_page(offline_wheels, broker, console, 
         assert [p.name for p in (tmp_path / "clock-state/updates").iterdir()] == [update.RESULT]
     finally:
         live.close()
+
+
+def test_the_console_keeps_each_outcome_as_the_clock_acked_it(tmp_path):
+    """"not switched" (installed, a game still in progress) is neither switched nor failed: the
+    ack's `update` reaches the page as the clock sent it (hall.console.contract)."""
+    from rackside.hall import topics
+    from rackside.hall.console.app import Console
+    from rackside.hall.console.updates import Updates
+    from rackside.hall.payloads import ack_payload
+
+    console = Console("testhall", "x")
+    console.updates = Updates(tmp_path)
+    console.state.command_sent(TABLE, {"id": "u1", "cmd": "update", "version": "9.9.9"})
+    ack = ack_payload("u1", False, "install.sh: installed, not switched (a game is in progress)", None, time.time_ns(),
+                      update={"version": "9.9.9", "outcome": "not switched"})
+    console.on_message(topics.table("testhall", TABLE, "ack"), ack)
+    assert console.updates.outcomes[TABLE] == {"version": "9.9.9", "outcome": "not switched", "ok": False,
+                                              "why": "install.sh: installed, not switched (a game is in progress)"}

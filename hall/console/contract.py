@@ -250,9 +250,16 @@ def _result(d: dict) -> dict:
 
 
 def _ack(d: dict) -> dict:
-    return {"id": _text(d, "id", 64, pattern=GAME, null=True), "ok": _bool(d, "ok"),
-            "reason": _text(d, "reason", 300, null=True), "seq": _int(d, "seq", 0, BIG, null=True),
-            "at": _time(d, "at", null=True)}
+    ack = {"id": _text(d, "id", 64, pattern=GAME, null=True), "ok": _bool(d, "ok"),
+           "reason": _text(d, "reason", 300, null=True), "seq": _int(d, "seq", 0, BIG, null=True),
+           "at": _time(d, "at", null=True)}
+    update = d.get("update")  # an update command's outcome (hall.update)
+    if update is not None:
+        if not isinstance(update, dict):
+            raise Refused(f"update {_show(update)}: allowed is an object with version and outcome")
+        ack["update"] = {"version": _text(update, "version", 64, pattern=_update.VERSION),
+                         "outcome": _choice(update, "outcome", _update.OUTCOMES)}
+    return ack
 
 
 def _challenge(d: dict, *, detail: bool = False) -> dict:
