@@ -240,7 +240,7 @@ def _parse(d: dict, cid: str, name: str, default_rules: Rules | None) -> Command
 
 
 def _update(d: dict, cid: str) -> Command:
-    from rackside.hall import update
+    from rackside.hall import updatespec as update
 
     version, sha256, url, token, wait_s = (d.get(k) for k in ("version", "sha256", "url", "token", "wait_s"))
     if not isinstance(version, str) or not update.VERSION.match(version):

@@ -1,5 +1,6 @@
-"""An update from the console (issue 20, item 3; docs/fleet.md, "Updates"): the bounds both ends
-share, checking a bundle's own SHA256SUMS, and the clock's side, `Updater`.
+"""An update from the console (issue 20, item 3; docs/fleet.md, "Updates from the console"):
+checking a bundle's own SHA256SUMS, and the clock's side, `Updater` (the names and bounds both
+ends share are hall.updatespec's, pure).
 
 The director uploads a bundle to the console (hall/console/updates.py), which checks it and sends
 each chosen table's clock an `update` command on its own cmd topic (hall.commands), carrying the
@@ -17,7 +18,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 import ssl
 import subprocess
 import sys
@@ -29,20 +29,23 @@ import urllib.request
 from pathlib import Path
 from typing import Callable
 
+from rackside.hall.updatespec import (  # noqa: F401 - the console and the tests read them here too
+    DOWNLOAD_PATH,
+    MAX_BUNDLE_BYTES,
+    MAX_URL_CHARS,
+    MAX_WAIT_S,
+    MAX_WHY_CHARS,
+    OUTCOMES,
+    SHA256,
+    TOKEN,
+    TOKEN_HEADER,
+    VERSION,
+)
+
 log = logging.getLogger(__name__)
 
-MAX_BUNDLE_BYTES = 512 * 1024 * 1024  # a bundle: source and wheels for two Pythons are ~100 MB
-DOWNLOAD_PATH = "/update/bundle.tar.gz"  # the console serves the bundle here, to a valid token only
-TOKEN_HEADER = "X-Rackside-Update-Token"
-TOKEN = re.compile(r"^[A-Za-z0-9_-]{32,64}$")
-VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$")  # an /opt/rackside/<version> folder name
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
-MAX_URL_CHARS = 300
-MAX_WAIT_S = 6 * 3600  # the longest a clock waits for its game to end before switching (between rounds)
 FETCH_TIMEOUT_S = 30.0  # no byte from the console for this long: the download has failed
-MAX_WHY_CHARS = 300  # the outcome's reason in the ack (the console takes acks of at most 2 KB)
 EXIT_WAITING = 75  # rackside update: installed, not switched (a game was still in progress)
-OUTCOMES = ("switched", "not switched", "failed")  # an update command's ack says which
 
 
 class UpdateError(ValueError):

@@ -29,6 +29,7 @@ PURE_CORES = {
     "rackside.judge.penalties": "judge/penalties.py",
     "rackside.hall.topics": "hall/topics.py",
     "rackside.hall.commands": "hall/commands.py",
+    "rackside.hall.updatespec": "hall/updatespec.py",
     "rackside.hall.console.hallstate": "hall/console/hallstate.py",
     "rackside.hall.console.contract": "hall/console/contract.py",
     "rackside.hall.console.limits": "hall/console/limits.py",

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from rackside.firmware.clock import Ending, Phase, Rules
-from rackside.hall import update as _update
+from rackside.hall import updatespec as _update
 
 from . import limits
 

@@ -7,7 +7,7 @@ so neither a faulty or hostile device nor an outsider on the hall's network can 
 
 from __future__ import annotations
 
-from rackside.hall import update as _update
+from rackside.hall import updatespec as _update
 
 # --- HTTP: before anything is read or anyone is known -----------------------------------------
 MAX_BODY_BYTES = 2 * 1024 * 1024  # a request body (the login's too); TSH files are the largest we take:
