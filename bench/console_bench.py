@@ -12,7 +12,10 @@ Baselines measured in the same run, on the same broker and machine:
   broker alone costs, so the console's own share is the difference;
 - page load: the login page from the same server (no data): what a page costs at all.
 
-Targets: p99 input -> tile <= 250 ms; console CPU <= 10 % of a core; first full render <= 1 s.
+Targets: p99 input -> tile <= 1,100 ms; console CPU <= 10 % of a core; first full render <= 1 s.
+The page draws once a second (issue 17.6: a tile is redrawn at most once a second; its renderer's
+cost at 300 tiles is bench/console_soak.py's), so a change waits up to a second for its frame; the
+100 ms beyond is delivery. Issue 13's 250 ms held while the page drew five frames a second.
 `--check` exits 1 when a target is missed.
 
     .venv/bin/python bench/console_bench.py [--tables 200] [--seconds 60] [--check]
@@ -44,6 +47,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+TILE_P99_MS = 1100  # the page draws once a second (static/app.js FRAME_MS), then delivery
 OBSERVER = """
 window.__seen = [];
 new MutationObserver((muts) => {
@@ -208,7 +212,8 @@ def run(procs: list) -> int:
         return 1
     p50, p99 = statistics.median(lat), pct(lat, 99)
     r50, r99 = statistics.median(raw), pct(raw, 99)
-    print(f"input -> tile in the browser: p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {max(lat):.1f} ms (n={len(lat)}; target p99 <= 250 ms)")
+    print(f"input -> tile in the browser: p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {max(lat):.1f} ms (n={len(lat)}; "
+          f"target p99 <= {TILE_P99_MS} ms: the page's frame once a second, then delivery)")
     print(f"baseline input -> plain MQTT subscriber: p50 {r50:.1f} ms, p99 {r99:.1f} ms (n={len(raw)}); "
           f"the console's share: p50 {p50 - r50:+.1f} ms, p99 {p99 - r99:+.1f} ms; ratio p99 {p99 / max(r99, 0.1):.1f}x")
     print(f"console CPU: {cpu:.1f} % of a core (target <= 10 %); broker CPU {bcpu:.1f} % (baseline, same traffic)")
@@ -216,7 +221,7 @@ def run(procs: list) -> int:
     l50 = statistics.median(loads)
     print(f"page load to first full render ({len(tables)} tiles): median {l50:.0f} ms, max {max(loads):.0f} ms (target <= 1000 ms); "
           f"baseline login page {statistics.median(base_loads):.0f} ms; ratio {l50 / max(statistics.median(base_loads), 1):.1f}x")
-    ok = p99 <= 250 and cpu <= 10 and max(loads) <= 1000
+    ok = p99 <= TILE_P99_MS and cpu <= 10 and max(loads) <= 1000
     print("targets: " + ("met" if ok else "MISSED"))
     return 0 if ok or not args.check else 1
 
