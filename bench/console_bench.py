@@ -41,6 +41,7 @@ import paho.mqtt.client as mqtt  # noqa: E402
 from rackside.firmware.clock import Phase, Rules  # noqa: E402
 from rackside.hall.console.auth import hash_password  # noqa: E402
 from rackside.hall.console.demo import Mosquitto, free_port  # noqa: E402
+from rackside.hall import topics  # noqa: E402
 from rackside.hall.console.sim import SimHall, playing  # noqa: E402
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -146,7 +147,7 @@ def run(procs: list) -> int:
             raw[(n, seq)] = (now - applied[(n, seq)]) * 1000
 
     sub.on_message = on_msg
-    sub.on_connect = lambda c, *a: c.subscribe("rackside/v1/demo/table/+/state", qos=1)
+    sub.on_connect = lambda c, *a: c.subscribe(topics.table("demo", "+", "state"), qos=1)
     sub.connect("127.0.0.1", broker.port)
     sub.loop_start()
 

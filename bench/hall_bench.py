@@ -46,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from rackside.firmware.outputs import Output  # noqa: E402 (after the path, for a checkout without an install)
+from rackside.hall import topics  # noqa: E402
 
 SPEED = 10
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -97,8 +98,6 @@ class BareOutput(Output):
 
     def __init__(self, cfg, store) -> None:
         import paho.mqtt.client as mqtt
-
-        from rackside.hall import topics
 
         self.store = store
         self.topic = topics.table(cfg.hall, cfg.table, "event")
@@ -278,7 +277,7 @@ class Director:
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
         c.username_pw_set(creds.user, creds.password)
         ok = threading.Event()
-        c.on_connect = lambda *a: c.subscribe(f"rackside/v1/{creds.hall}/#", qos=1)
+        c.on_connect = lambda *a: c.subscribe(topics.hall_root(creds.hall) + "/#", qos=1)
         c.on_subscribe = lambda *a: ok.set()
         c.on_message = self.on_message
         c.connect(host, port)

@@ -63,6 +63,10 @@ _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 # `game` of every event and state: never a path.
 GAME = re.compile(r"^game-[0-9]{6,12}$")
 MAX_SEQ = 2**53  # a seq as JSON numbers hold it exactly
+# How far a director may set a player's time (1.4.1(b)): above 20 minutes of overtime (past the
+# 10-minute forfeit of 5.3.3, so a forfeited game can still be corrected) and at most 100 minutes.
+ADJUST_ABOVE_MS = -20 * 60_000
+ADJUST_MAX_MS = 100 * 60_000
 _FIELDS = {
     "late_start": {"players", "at"},
     "arrive": {"player"},
@@ -197,8 +201,9 @@ def _parse(d: dict, cid: str, name: str, default_rules: Rules | None) -> Command
         if name != "adjust":
             return Command(cid, name, player=player)
         ms = d.get("remaining_ms")
-        if not _int(ms) or not -20 * 60_000 < ms <= 100 * 60_000:
-            raise CommandError("adjust: remaining_ms must be a whole number of milliseconds above -1200000 and at most 6000000")
+        if not _int(ms) or not ADJUST_ABOVE_MS < ms <= ADJUST_MAX_MS:
+            raise CommandError(f"adjust: remaining_ms must be a whole number of milliseconds above {ADJUST_ABOVE_MS} "
+                               f"and at most {ADJUST_MAX_MS}")
         return Command(cid, name, player=player, remaining_ms=ms)
     if name == "late_start":
         players = d.get("players")

@@ -40,7 +40,8 @@ def hall_root(hall: str) -> str:
     return f"{ROOT}/{hall}"
 
 
-def table(hall: str, n: int, leaf: str) -> str:
+def table(hall: str, n: int | str, leaf: str) -> str:
+    """A table's topic; `n` may be MQTT's one-level wildcard "+" to subscribe to every table's."""
     assert leaf in TABLE_TOPICS, leaf
     return f"{ROOT}/{hall}/table/{n}/{leaf}"
 
