@@ -34,6 +34,6 @@ def _private_dirs(tmp_path_factory, monkeypatch):
 
 # Shared rigs whose fixtures any test module may use without importing them (tests/support/): the
 # hall's real Mosquitto (hall_broker, make_broker), the firmware `rig`, the kiosk `app`, the bundles'
-# offline wheels (offline_wheels). Helpers
+# offline wheels (offline_wheels), a module's headless Chromium (browser). Helpers
 # live there, never in a test module (tests/test_architecture.py checks).
-pytest_plugins = ["support.broker", "support.firmware_rig", "support.kiosk_rig", "support.hallclock", "support.bundle"]
+pytest_plugins = ["support.broker", "support.firmware_rig", "support.kiosk_rig", "support.hallclock", "support.bundle", "support.browser"]

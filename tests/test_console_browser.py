@@ -15,10 +15,8 @@ from pathlib import Path
 import pytest
 
 from rackside.hall.console import auth
-from rackside.hall.console.demo import start_hall
-
 from support import browser as chromium
-from support.console import Http
+from support.console import Http, demo_hall
 
 PASSWORD = "test-director-pw"
 
@@ -38,26 +36,8 @@ SCRIPTS = {
 
 @pytest.fixture(scope="module")
 def hall(tmp_path_factory):
-    from support.broker import Broker
-
-    d = tmp_path_factory.mktemp("console")
-    broker = Broker(d / "broker", tables="1-8", stations=1).start()
-    h = start_hall(port=broker.port, devices=broker.devices, tables=list(range(1, 9)), workdir=d, scripts=SCRIPTS,
-                   round_start_ago_s=None, password=PASSWORD, hall=broker.hall)
-    h.workdir = d
-    yield h
-    h.stop()
-    broker.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = chromium.launch(p)
-        yield b
-        b.close()
+    with demo_hall(tmp_path_factory.mktemp("console"), "1-8", list(range(1, 9)), SCRIPTS, PASSWORD) as h:
+        yield h
 
 
 def login(browser, hall, viewport=(1920, 1080)):

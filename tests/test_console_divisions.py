@@ -73,16 +73,6 @@ def day(tmp_path_factory):
     broker.stop()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = chromium.launch(p)
-        yield b
-        b.close()
-
-
 def record(page, table: int, slip=None, margin=None) -> str:
     """The scorekeeper's way: the tile, the slip (or the margin), the confirmation; what the form says."""
     page.click(f'#tiles .tile[data-table="{table}"]')

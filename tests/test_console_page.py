@@ -17,9 +17,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from rackside.hall.console.demo import start_hall
-
 from support import browser as chromium
+from support.console import demo_hall
 
 PASSWORD = "test-director-pw"
 
@@ -47,26 +46,8 @@ def overtime_state(seq: int, rules: dict | None) -> dict:
 
 @pytest.fixture(scope="module")
 def hall(tmp_path_factory):
-    from support.broker import Broker
-
-    d = tmp_path_factory.mktemp("console-page")
-    broker = Broker(d / "broker", tables="1-4", stations=1).start()
-    h = start_hall(port=broker.port, devices=broker.devices, tables=[1, 2], workdir=d, scripts=SCRIPTS,
-                   round_start_ago_s=None, password=PASSWORD, hall=broker.hall)
-    h.broker = broker
-    yield h
-    h.stop()
-    broker.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = chromium.launch(p)
-        yield b
-        b.close()
+    with demo_hall(tmp_path_factory.mktemp("console-page"), "1-4", [1, 2], SCRIPTS, PASSWORD) as h:
+        yield h
 
 
 def publish_state(hall, n: int, state) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -16,6 +18,18 @@ def have_chromium() -> bool:
 
 def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for a whole test module (a pytest plugin, tests/conftest.py): starting
+    one takes about a second, a page in it a few milliseconds."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch(p)
+        yield b
+        b.close()
 
 
 def login(browser, url: str, password: str, viewport=(1920, 1080)):

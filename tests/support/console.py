@@ -1,8 +1,10 @@
-"""Helpers of the console's tests: an HTTP client that keeps its cookies (a director's command sent
-straight to a clock, and its ack, are in support.hallclock)."""
+"""Helpers of the console's tests: an HTTP client that keeps its cookies, the demo hall on a real
+Mosquitto, the console as its own process (a director's command sent straight to a clock, and its
+ack, are in support.hallclock)."""
 
 from __future__ import annotations
 
+import contextlib
 import http.cookiejar
 import json
 import urllib.error
@@ -69,6 +71,28 @@ def cheap_hash(password: str) -> str:
     salt = b"0123456789abcdef"
     digest = hashlib.scrypt(password.encode(), salt=salt, n=16, r=8, p=1, dklen=32)
     return f"scrypt:16:8:1:{base64.b64encode(salt).decode()}:{base64.b64encode(digest).decode()}"
+
+
+@contextlib.contextmanager
+def demo_hall(folder, broker_tables: str, tables: list[int], scripts: dict, password: str):
+    """A real Mosquitto provisioned for `broker_tables` ("1-4") and one station, and the demo hall
+    (hall.console.demo) on it: `tables` simulated from `scripts`, the console under uvicorn. The hall
+    keeps its `broker` (to publish as a table that is not simulated) and its `workdir`."""
+    from rackside.hall.console.demo import start_hall
+
+    from support.broker import Broker
+
+    broker = Broker(folder / "broker", tables=broker_tables, stations=1).start()
+    try:
+        h = start_hall(port=broker.port, devices=broker.devices, tables=tables, workdir=folder, scripts=scripts,
+                       round_start_ago_s=None, password=password, hall=broker.hall)
+        h.broker, h.workdir = broker, folder
+        try:
+            yield h
+        finally:
+            h.stop()
+    finally:
+        broker.stop()
 
 
 class ConsoleProcess:
