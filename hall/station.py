@@ -180,7 +180,7 @@ def run_joined(args, station, table: dict, path: Path) -> int:
     small file in the state folder (kiosk.hall_status), never from the network."""
     import sys
 
-    from rackside import __version__, paths
+    from rackside import paths, running_version
     from rackside.hall import join
     from rackside.hall.config import HallConfigError
     from rackside.hall.enrol import Enrolment
@@ -220,7 +220,7 @@ def run_joined(args, station, table: dict, path: Path) -> int:
         current.append(StationPublisher(cfg, log_path, outbox).start())
 
     try:
-        enrolment = Enrolment(joinfile, paths.state_dir(), "station", on_change=changed, device=args.device_id, version=__version__)
+        enrolment = Enrolment(joinfile, paths.state_dir(), "station", on_change=changed, device=args.device_id, version=running_version())
     except (HallConfigError, ValueError) as e:
         print(f"rackside hall station: {e}", file=sys.stderr)
         return 2
