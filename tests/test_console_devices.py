@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import os
 import queue
-import time
 
 import pytest
 from support import browser as chromium
 from support.broker import Recorder
 from support.console import ConsoleProcess, Http
 from support.hallclock import LiveClock
+from support.wait import wait
 
 from rackside.hall import join
 from rackside.hall.enrol import Enrolment
@@ -23,16 +23,6 @@ from rackside.hall.enrolled_output import WAITING
 
 pytestmark = pytest.mark.skipif(not chromium.have_chromium(), reason="Debian's chromium is not installed (setup.sh --dev)")
 PASSWORD = "director-pw"
-
-
-def wait(predicate, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise TimeoutError(f"waited {timeout:.0f} s")
 
 
 def test_devices_are_numbered_from_the_console_and_play(make_broker, tmp_path):

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,25 +14,7 @@ import pytest
 from rackside.hall import commands, topics
 
 from support.broker import Recorder
-from support.hallclock import clock_config
-
-SUPPORT = Path(__file__).parent / "support"
-
-
-def clock_process(config: Path, state: Path, **env: str) -> subprocess.Popen:
-    proc = subprocess.Popen(
-        [sys.executable, str(SUPPORT / "hallclock.py"), str(config), str(state)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONPATH": str(SUPPORT.parent), **env},
-    )
-    assert proc.stdout.readline().strip() == "ready"
-    return proc
-
-
-def do(proc: subprocess.Popen, line: str) -> None:
-    proc.stdin.write(line + "\n")
-    proc.stdin.flush()
-    assert proc.stdout.readline().strip() == "ok"
+from support.hallclock import clock_config, clock_process, do
 
 
 def journal(state: Path) -> list[dict]:

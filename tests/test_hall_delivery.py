@@ -6,9 +6,6 @@ restarts, and the game's rules in the state."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,9 +14,7 @@ import pytest
 from rackside.hall import commands, dynsec, intake, recovery, topics
 
 from support.broker import Recorder
-from support.hallclock import LiveClock, ack, clock_config, send
-
-SUPPORT = Path(__file__).parent / "support"
+from support.hallclock import LiveClock, ack, clock_config, clock_process, send, stop
 
 
 @pytest.fixture
@@ -152,26 +147,6 @@ def test_resend_never_blocks_the_runner(table1, monkeypatch):
 
 
 # --- c, d. acknowledged after journalling; new_game and identify once across restarts ---------
-
-
-def clock_process(config: Path, state: Path, **env: str) -> subprocess.Popen:
-    proc = subprocess.Popen(
-        [sys.executable, str(SUPPORT / "hallclock.py"), str(config), str(state)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONPATH": str(SUPPORT.parent), **env},
-    )
-    assert proc.stdout.readline().strip() == "ready"
-    return proc
-
-
-def stop(proc: subprocess.Popen) -> None:
-    try:
-        proc.stdin.write("quit\n")
-        proc.stdin.flush()
-        proc.wait(10)
-    except (OSError, subprocess.TimeoutExpired):
-        proc.kill()
-        proc.wait(5)
 
 
 def journals(state: Path) -> list[list[dict]]:

@@ -5,23 +5,13 @@ events reach the director. Real broker with the dynamic-security plugin, real TL
 from __future__ import annotations
 
 import json
-import time
 
 from support.broker import Recorder
 from support.hallclock import LiveClock
+from support.wait import wait
 
 from rackside.hall.enrolled_output import WAITING
 from rackside.hall.fleet import Fleet
-
-
-def wait(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise TimeoutError("waited %.0f s" % timeout)
 
 
 def test_three_clocks_join_with_one_file_are_numbered_and_play(make_broker, tmp_path):
@@ -41,14 +31,14 @@ def test_three_clocks_join_with_one_file_are_numbered_and_play(make_broker, tmp_
         assert fleet.wait(lambda f: set(clocks) <= set(f.devices), 10)
         for name, live in clocks.items():
             code = fleet.devices[name].hello.code
-            assert wait(lambda: live.texts() == (code, WAITING))  # its code, and waiting for a table number
+            assert wait(lambda: live.texts() == (code, WAITING), 10)  # its code, and waiting for a table number
         for n, name in enumerate(clocks, start=1):
             fleet.assign(name, n)
         for n, (name, live) in enumerate(clocks.items(), start=1):
-            assert wait(lambda: live.texts() == (WAITING, f"{n:>4}"))  # its number, until the first press
+            assert wait(lambda: live.texts() == (WAITING, f"{n:>4}"), 10)  # its number, until the first press
             status = f"rackside/v1/{broker.hall}/table/{n}/status"
             assert rec.wait_for(lambda r: any(t == status and p == b"online" for t, p, _ in r.messages))
-            assert wait(lambda: fleet.rows() and next(r for r in fleet.rows() if r["device"] == name)["online"])
+            assert wait(lambda: fleet.rows() and next(r for r in fleet.rows() if r["device"] == name)["online"], 10)
         for live in clocks.values():
             live.tap("right")
         for n in (1, 2, 3):
@@ -80,7 +70,7 @@ def test_the_clocks_menu_asks_for_a_table_and_the_director_confirms_it(make_brok
     try:
         assert fleet.wait(lambda f: "pi-menu" in f.devices, 10)
         live.command("menu")
-        wait(lambda: live.runner.menu is not None)
+        wait(lambda: live.runner.menu is not None, 10)
         labels = [i.label for i in live.runner.menu.items]
         assert "tAbL" in labels
         for _ in range(labels.index("tAbL")):
@@ -94,7 +84,7 @@ def test_the_clocks_menu_asks_for_a_table_and_the_director_confirms_it(make_brok
         row = next(r for r in fleet.rows() if r["device"] == "pi-menu")
         assert row["asks"] == 12 and row["state"] == "waiting"  # asked, not numbered
         fleet.assign("pi-menu", row["asks"])  # the director confirms
-        wait(lambda: live.texts() == (WAITING, "  12"))
+        wait(lambda: live.texts() == (WAITING, "  12"), 10)
     finally:
         live.close()
         director.disconnect()

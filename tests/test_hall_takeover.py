@@ -7,37 +7,18 @@ old device is refused."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from support.broker import Recorder
-from support.hallclock import LiveClock
+from support.hallclock import LiveClock, clock_process, do
+from support.wait import wait
 
 from rackside.hall import takeover, topics
 from rackside.hall.enrol import CREDENTIALS_FILE
 from rackside.hall.fleet import Fleet
-
-SUPPORT = Path(__file__).parent / "support"
-
-
-def wait(predicate, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise TimeoutError(f"waited {timeout:.0f} s")
-
-
-def do(proc, line):
-    proc.stdin.write(line + "\n")
-    proc.stdin.flush()
-    assert proc.stdout.readline().strip() == "ok"
 
 
 def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker, tmp_path):
@@ -50,10 +31,7 @@ def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker,
     try:
         cfg = tmp_path / "clock.toml"
         cfg.write_text(f'[clock]\ngame_time = "5:00"\npenalty_per_minute = 10\n\n[hall]\njoin = "{join_file}"\n')
-        old = subprocess.Popen([sys.executable, str(SUPPORT / "hallclock.py"), str(cfg), str(tmp_path / "old"), "pi-old"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONPATH": str(SUPPORT.parent)})
-        assert old.stdout.readline().strip() == "ready"
+        old = clock_process(cfg, tmp_path / "old", "pi-old")
         assert fleet.wait(lambda f: "pi-old" in f.devices, 10)
         fleet.assign("pi-old", 5)
         state_topic = topics.table(broker.hall, 5, "state")

@@ -141,6 +141,41 @@ def main() -> int:
 
 # --- Shared by the hall's and the console's tests (a plugin: tests/conftest.py) -----------------
 
+def clock_process(config: Path, state: Path, device_id: str | None = None, **env: str):
+    """This file run as its own process (a clock a test can SIGKILL), once it says `ready`; `env`:
+    e.g. RACKSIDE_TEST_DIE_AFTER_APPLYING (above)."""
+    import subprocess
+
+    here = Path(__file__).resolve().parent
+    proc = subprocess.Popen(
+        [sys.executable, str(here / "hallclock.py"), str(config), str(state)] + ([device_id] if device_id else []),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(here.parent), **env},
+    )
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def do(proc, line: str) -> None:
+    """One line to a clock_process (`tap right`, ...), once it has answered `ok`."""
+    proc.stdin.write(line + "\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline().strip() == "ok"
+
+
+def stop(proc) -> None:
+    """A clock_process's clean end (`quit`), or a kill if it does not come."""
+    import subprocess
+
+    try:
+        proc.stdin.write("quit\n")
+        proc.stdin.flush()
+        proc.wait(10)
+    except (OSError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait(5)
+
+
 def send(broker, table, payload):
     """Publish a command to `table`'s cmd topic as the director's MQTT user."""
     import json

@@ -13,3 +13,12 @@ def until(predicate: Callable[[], Any], timeout: float = 10.0, poll: float = 0.0
     while not (value := predicate()) and time.monotonic() < deadline:
         time.sleep(poll)
     return value
+
+
+def wait(predicate: Callable[[], Any], timeout: float = 15.0) -> Any:
+    """`predicate()` once it is truthy (polled every 50 ms); TimeoutError after `timeout` s, for a
+    test whose next step needs the value."""
+    value = until(predicate, timeout, poll=0.05)
+    if not value:
+        raise TimeoutError(f"waited {timeout:.0f} s")
+    return value
