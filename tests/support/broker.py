@@ -39,6 +39,34 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_listening(proc: subprocess.Popen, port: int, name: str, log_path: Path, timeout: float, poll: float) -> None:
+    """Return once `proc` accepts connections on 127.0.0.1:`port` (polled every `poll` s); a
+    RuntimeError naming `name`, with the tail of its log, if it exits first or is not listening
+    after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name} exited {proc.returncode}: {log_path.read_text()[-2000:]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(poll)
+    raise RuntimeError(f"{name} did not listen on {port}: {log_path.read_text()[-2000:]}")
+
+
+def end_process(proc: subprocess.Popen | None) -> None:
+    """SIGTERM (a clean stop: mosquitto saves its persistence file), then SIGKILL if it has not
+    ended after 10 s."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class Broker:
     def __init__(self, directory: Path, *, hall: str = "testhall", tables: str = "1-8", stations: int = 2, port: int | None = None,
                  tls: bool = False):
@@ -89,26 +117,12 @@ class Broker:
         log.close()
         if self not in _started:
             _started.append(self)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"mosquitto exited {self.proc.returncode}: {self.log_path.read_text()[-2000:]}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return self
-            except OSError:
-                time.sleep(0.02)
-        raise RuntimeError(f"mosquitto did not listen on {self.port}: {self.log_path.read_text()[-2000:]}")
+        wait_listening(self.proc, self.port, "mosquitto", self.log_path, timeout, poll=0.02)
+        return self
 
     def stop(self) -> None:
         """A clean stop (SIGTERM): the broker saves its persistence file."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        end_process(self.proc)
         self.proc = None
 
     def kill(self) -> None:

@@ -121,26 +121,18 @@ class ConsoleProcess:
 
     def start(self, timeout: float = 20.0) -> "ConsoleProcess":
         import os
-        import socket
         import subprocess
         import sys
-        import time
+
+        from support.broker import wait_listening
 
         env = {**os.environ, "RACKSIDE_STATE_DIR": str(self.folder / "state")}
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "console", "--config", str(self.config)],
                                      stdout=log, stderr=log, env=env)
         log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the console exited {self.proc.returncode}: {self.log_path.read_text()[-2000:]}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return self
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError(f"the console did not listen on {self.port}: {self.log_path.read_text()[-2000:]}")
+        wait_listening(self.proc, self.port, "the console", self.log_path, timeout, poll=0.05)
+        return self
 
     def rss_mib(self) -> float:
         with open(f"/proc/{self.proc.pid}/status") as f:
@@ -150,13 +142,7 @@ class ConsoleProcess:
         raise RuntimeError("no VmRSS")
 
     def stop(self) -> None:
-        import subprocess
+        from support.broker import end_process
 
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        end_process(self.proc)
         self.proc = None
