@@ -38,6 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import paho.mqtt.client as mqtt  # noqa: E402
 
+from _common import cpu_seconds, end_all, pct, rss_mib  # noqa: E402
+
 from rackside.firmware.clock import Phase, Rules  # noqa: E402
 from rackside.hall.console.auth import hash_password  # noqa: E402
 from rackside.hall.console.demo import Mosquitto, free_port  # noqa: E402
@@ -46,8 +48,6 @@ from rackside.hall.console.sim import SimHall, playing  # noqa: E402
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 TILE_P99_MS = 1100  # the page draws once a second (static/app.js FRAME_MS), then delivery
 OBSERVER = """
 window.__seen = [];
@@ -60,20 +60,6 @@ new MutationObserver((muts) => {
 """
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
-def rss_mib(pid: int) -> float:
-    return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_SIZE / 2**20
-
-
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q / 100 * (len(s) - 1))))]
-
-
 def main() -> int:
     procs: list = []
     try:
@@ -82,14 +68,7 @@ def main() -> int:
         print(f"console bench FAILED: {type(e).__name__}: {str(e).splitlines()[0]}")
         return 1
     finally:
-        for proc in procs:  # never leave the console or the broker behind
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+        end_all(procs)
 
 
 def run(procs: list) -> int:

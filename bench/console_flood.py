@@ -36,30 +36,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _common import cpu_seconds, end_all, pct, rss_mib  # noqa: E402
 from rackside.hall import topics  # noqa: E402
 from rackside.hall.console.auth import hash_password  # noqa: E402
 from rackside.hall.console.demo import Mosquitto, free_port  # noqa: E402
 from rackside.hall.console.sim import playing  # noqa: E402
 from rackside.hall.console.simfleet import SimFleet  # noqa: E402
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 PASSWORD = "flood-password"
 HALL = "demo"
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
-def rss_mib(pid: int) -> float:
-    return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_SIZE / 2**20
-
-
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q / 100 * (len(s) - 1))))]
 
 
 def login_cookie(port: int) -> str:
@@ -172,14 +157,7 @@ def main() -> int:
     finally:
         for f in fleet:
             f.close()
-        for proc in procs:  # never leave the console or the broker behind
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+        end_all(procs)
 
 
 def run(procs: list, fleet_box: list) -> int:

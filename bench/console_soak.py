@@ -42,6 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _common import cpu_seconds, end_all, rss_mib  # noqa: E402
 from rackside.hall.console.auth import hash_password  # noqa: E402
 from rackside.hall.console.demo import Mosquitto, free_port  # noqa: E402
 from rackside.hall.console.sim import compressed_rules, tournament_day  # noqa: E402
@@ -49,21 +50,15 @@ from rackside.hall.console.simfleet import SimFleet  # noqa: E402
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 PASSWORD = "soak-password"
 
 
-def cpu_seconds(pid: int) -> float:
+def renderer_cpu_seconds(pid: int) -> float:
+    """A renderer's CPU time so far; 0 once it has ended (Chromium closes renderers as it likes)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return cpu_seconds(pid)
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
-def rss_mib(pid: int) -> float:
-    return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_SIZE / 2**20
 
 
 class PageMeter:
@@ -82,7 +77,7 @@ class PageMeter:
 
     def _read(self) -> dict:
         m = {x["name"]: x["value"] for x in self.page_cdp.send("Performance.getMetrics")["metrics"]}
-        return {"at": time.monotonic(), "cpu": sum(cpu_seconds(pid) for pid in self._renderers()),
+        return {"at": time.monotonic(), "cpu": sum(renderer_cpu_seconds(pid) for pid in self._renderers()),
                 "task": m.get("TaskDuration", 0.0), "heap": m.get("JSHeapUsedSize", 0) / 2**20, "nodes": m.get("Nodes", 0)}
 
     def sample(self) -> dict:
@@ -106,14 +101,7 @@ def main() -> int:
     finally:
         for f in fleet:
             f.close()
-        for proc in procs:  # never leave the console or the broker behind
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+        end_all(procs)
 
 
 def run(procs: list, fleet_box: list) -> int:

@@ -38,13 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import paho.mqtt.client as mqtt  # noqa: E402
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+from _common import cpu_seconds, end_all  # noqa: E402
+
 TARGET_P99_S = 10.0
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
 def pct(values: list[float], q: float) -> float:
@@ -198,14 +194,7 @@ def main() -> int:
     try:
         return run(args, procs)
     finally:
-        for p in reversed(procs):  # never leave the broker, the console or a worker behind
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+        end_all(reversed(procs))  # the workers first, then the console, then the broker
 
 
 def run(args, procs: list) -> int:
