@@ -1,5 +1,6 @@
 """What several bench/ scripts share: a process's CPU time and memory read from /proc, a
-percentile, and ending every process a run started. A bench imports it as `_common` (a script's
+percentile, a run that ends every process it started, and Debian's headless Chromium logged in to
+the console. A bench imports it as `_common` (a script's
 own folder is first on its path: `python bench/console_flood.py`)."""
 
 from __future__ import annotations
@@ -7,10 +8,13 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 def cpu_seconds(pid: int) -> float:
@@ -41,3 +45,31 @@ def end_all(procs: Iterable[subprocess.Popen]) -> None:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def guarded_run(name: str, run: Callable[[list, list], int]) -> int:
+    """`run(procs, fleets)`'s exit status; whatever it started (processes appended to `procs`,
+    simulated fleets to `fleets`) is closed whatever happens."""
+    procs: list = []
+    fleets: list = []
+    try:
+        return run(procs, fleets)
+    except Exception as e:  # a target so far off that a step timed out is a failed run, not a crash
+        print(f"{name} FAILED: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        return 1
+    finally:
+        for f in fleets:
+            f.close()
+        end_all(procs)
+
+
+def console_page(playwright, url: str, password: str):
+    """Debian's headless Chromium and a 1920x1080 page logged in to the console at `url` (ending
+    in /), once the page says it is ready: (browser, page)."""
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    page.goto(url + "login")
+    page.fill("#password", password)
+    page.click("button[type=submit]")
+    page.wait_for_selector("body[data-ready='1']")
+    return browser, page

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import paho.mqtt.client as mqtt  # noqa: E402
 
-from _common import cpu_seconds, end_all, pct, rss_mib  # noqa: E402
+from _common import console_page, cpu_seconds, end_all, pct, rss_mib  # noqa: E402
 
 from rackside.firmware.clock import Phase, Rules  # noqa: E402
 from rackside.hall.console.auth import hash_password  # noqa: E402
@@ -46,8 +46,6 @@ from rackside.hall.console.demo import Mosquitto, free_port  # noqa: E402
 from rackside.hall import topics  # noqa: E402
 from rackside.hall.console.sim import SimHall, playing  # noqa: E402
 
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 TILE_P99_MS = 1100  # the page draws once a second (static/app.js FRAME_MS), then delivery
 OBSERVER = """
 window.__seen = [];
@@ -133,12 +131,7 @@ def run(procs: list) -> int:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-        page = browser.new_page(viewport={"width": 1920, "height": 1080})
-        page.goto(url + "login")
-        page.fill("#password", password)
-        page.click("button[type=submit]")
-        page.wait_for_selector("body[data-ready='1']")
+        browser, page = console_page(p, url, password)
         time.sleep(3)  # every table has connected and sent its first state
 
         # page load to first full render (every tile drawn), and the same server's login page

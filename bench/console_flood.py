@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import cpu_seconds, end_all, pct, rss_mib  # noqa: E402
+from _common import cpu_seconds, guarded_run, pct, rss_mib  # noqa: E402
 from rackside.hall import topics  # noqa: E402
 from rackside.hall.console.auth import hash_password  # noqa: E402
 from rackside.hall.console.demo import Mosquitto, free_port  # noqa: E402
@@ -147,17 +147,7 @@ def flood(broker, n: int, rate: float, seconds: float, stop: threading.Event, se
 
 
 def main() -> int:
-    procs: list = []
-    fleet: list = []
-    try:
-        return run(procs, fleet)
-    except Exception as e:  # a target so far off that a step timed out is a failed run, not a crash
-        print(f"console flood FAILED: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
-        return 1
-    finally:
-        for f in fleet:
-            f.close()
-        end_all(procs)
+    return guarded_run("console flood", run)
 
 
 def run(procs: list, fleet_box: list) -> int:

@@ -42,14 +42,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import cpu_seconds, end_all, rss_mib  # noqa: E402
+from _common import console_page, cpu_seconds, guarded_run, rss_mib  # noqa: E402
 from rackside.hall.console.auth import hash_password  # noqa: E402
 from rackside.hall.console.demo import Mosquitto, free_port  # noqa: E402
 from rackside.hall.console.sim import compressed_rules, tournament_day  # noqa: E402
 from rackside.hall.console.simfleet import SimFleet  # noqa: E402
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PASSWORD = "soak-password"
 
 
@@ -91,17 +89,7 @@ class PageMeter:
 
 
 def main() -> int:
-    procs: list = []
-    fleet: list = []
-    try:
-        return run(procs, fleet)
-    except Exception as e:  # a target so far off that a step timed out is a failed run, not a crash
-        print(f"console soak FAILED: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
-        return 1
-    finally:
-        for f in fleet:
-            f.close()
-        end_all(procs)
+    return guarded_run("console soak", run)
 
 
 def run(procs: list, fleet_box: list) -> int:
@@ -144,12 +132,7 @@ def run(procs: list, fleet_box: list) -> int:
 
     rows = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1920, "height": 1080})
-        page.goto(url + "login")
-        page.fill("#password", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_selector("body[data-ready='1']")
+        browser, page = console_page(p, url, PASSWORD)
         page.wait_for_function(f"() => document.querySelectorAll('.tile').length >= {len(tables)}", timeout=60_000)
         meter = PageMeter(browser, page)
         c0, t0 = cpu_seconds(console.pid), time.monotonic()
