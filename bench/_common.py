@@ -1,12 +1,14 @@
 """What several bench/ scripts share: a process's CPU time and memory read from /proc, a
-percentile, a run that ends every process it started, and Debian's headless Chromium logged in to
-the console. A bench imports it as `_common` (a script's
+percentile, a run that ends every process it started, `rackside hall console` as its own process,
+and Debian's headless Chromium logged in to it. A bench imports it as `_common` (a script's
 own folder is first on its path: `python bench/console_flood.py`)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
+import threading
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -73,3 +75,26 @@ def console_page(playwright, url: str, password: str):
     page.click("button[type=submit]")
     page.wait_for_selector("body[data-ready='1']")
     return browser, page
+
+
+def start_console(broker, folder: Path, hall: str, password: str, procs: list, *, cwd: Path | None = None,
+                  quiet: bool = False, drain: bool = True) -> tuple[subprocess.Popen, int]:
+    """`rackside hall console` as its own process on `broker` (hall.console.demo's Mosquitto) as
+    the director, on a free loopback port, its state in `folder`, run from the checkout `cwd` if
+    given; appended to `procs` at once (so it is ended) and returned once it has printed its address,
+    with its port. `quiet`: its stderr thrown away; `drain`: its stdout read on so it never blocks."""
+    from rackside.hall.console.auth import hash_password
+    from rackside.hall.console.demo import free_port
+
+    port = free_port()
+    cfg = folder / "hall.toml"
+    cfg.write_text(f'[console]\nhall = "{hall}"\nurl = "{broker.url}"\ncredentials = "{broker.dir / "credentials" / "director.toml"}"\n'
+                   f'password = "{hash_password(password)}"\nlisten = "127.0.0.1:{port}"\n')
+    env = {**os.environ, "RACKSIDE_STATE_DIR": str(folder / "state")}
+    console = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "console", "--config", str(cfg)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL if quiet else None, text=True, cwd=cwd)
+    procs.append(console)
+    console.stdout.readline()  # "rackside hall console: http://..."
+    if drain:
+        threading.Thread(target=lambda: [None for _ in console.stdout], daemon=True).start()
+    return console, port

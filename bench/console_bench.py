@@ -25,12 +25,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -38,11 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import paho.mqtt.client as mqtt  # noqa: E402
 
-from _common import console_page, cpu_seconds, end_all, pct, rss_mib  # noqa: E402
+from _common import console_page, cpu_seconds, end_all, pct, rss_mib, start_console  # noqa: E402
 
 from rackside.firmware.clock import Phase, Rules  # noqa: E402
-from rackside.hall.console.auth import hash_password  # noqa: E402
-from rackside.hall.console.demo import Mosquitto, free_port  # noqa: E402
+from rackside.hall.console.demo import Mosquitto  # noqa: E402
 from rackside.hall import topics  # noqa: E402
 from rackside.hall.console.sim import SimHall, playing  # noqa: E402
 
@@ -81,15 +77,7 @@ def run(procs: list) -> int:
     broker.start()
     procs.append(broker.proc)
     password = "bench-password"
-    port = free_port()
-    cfg = tmp / "hall.toml"
-    cfg.write_text(f'[console]\nhall = "demo"\nurl = "{broker.url}"\ncredentials = "{broker.dir / "credentials" / "director.toml"}"\n'
-                   f'password = "{hash_password(password)}"\nlisten = "127.0.0.1:{port}"\n')
-    env = {**os.environ, "RACKSIDE_STATE_DIR": str(tmp / "state")}
-    console = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "console", "--config", str(cfg)], env=env,
-                               stdout=subprocess.PIPE, text=True)
-    procs.append(console)
-    console.stdout.readline()  # "rackside hall console: http://..."
+    console, port = start_console(broker, tmp, "demo", password, procs, drain=False)
     url = f"http://127.0.0.1:{port}/"
 
     sim = SimHall("demo", "127.0.0.1", broker.port, {n: (f"table-{n}", broker.devices[f"table-{n}"].password) for n in tables},

@@ -22,11 +22,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -36,10 +34,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import cpu_seconds, guarded_run, pct, rss_mib  # noqa: E402
+from _common import cpu_seconds, guarded_run, pct, rss_mib, start_console  # noqa: E402
 from rackside.hall import topics  # noqa: E402
-from rackside.hall.console.auth import hash_password  # noqa: E402
-from rackside.hall.console.demo import Mosquitto, free_port  # noqa: E402
+from rackside.hall.console.demo import Mosquitto  # noqa: E402
 from rackside.hall.console.sim import playing  # noqa: E402
 from rackside.hall.console.simfleet import SimFleet  # noqa: E402
 
@@ -166,16 +163,7 @@ def run(procs: list, fleet_box: list) -> int:
     broker = Mosquitto(tmp / "broker", tables + [flooder])
     broker.start()
     procs.append(broker.proc)
-    port = free_port()
-    cfg = tmp / "hall.toml"
-    cfg.write_text(f'[console]\nhall = "{HALL}"\nurl = "{broker.url}"\ncredentials = "{broker.dir / "credentials" / "director.toml"}"\n'
-                   f'password = "{hash_password(PASSWORD)}"\nlisten = "127.0.0.1:{port}"\n')
-    env = {**os.environ, "RACKSIDE_STATE_DIR": str(tmp / "state")}
-    console = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "console", "--config", str(cfg)], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=args.console_from)
-    procs.append(console)
-    console.stdout.readline()
-    threading.Thread(target=lambda: [None for _ in console.stdout], daemon=True).start()
+    console, port = start_console(broker, tmp, HALL, PASSWORD, procs, cwd=args.console_from, quiet=True)
 
     fleet = SimFleet(HALL, "127.0.0.1", broker.port, {n: (f"table-{n}", broker.devices[f"table-{n}"].password) for n in tables},
                      tmp / "journals")

@@ -30,21 +30,17 @@ the page it serves) from another checkout: the broken build, an older commit.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import console_page, cpu_seconds, guarded_run, rss_mib  # noqa: E402
-from rackside.hall.console.auth import hash_password  # noqa: E402
-from rackside.hall.console.demo import Mosquitto, free_port  # noqa: E402
+from _common import console_page, cpu_seconds, guarded_run, rss_mib, start_console  # noqa: E402
+from rackside.hall.console.demo import Mosquitto  # noqa: E402
 from rackside.hall.console.sim import compressed_rules, tournament_day  # noqa: E402
 from rackside.hall.console.simfleet import SimFleet  # noqa: E402
 
@@ -109,16 +105,7 @@ def run(procs: list, fleet_box: list) -> int:
     broker = Mosquitto(tmp / "broker", tables)
     broker.start()
     procs.append(broker.proc)
-    port = free_port()
-    cfg = tmp / "hall.toml"
-    cfg.write_text(f'[console]\nhall = "demo"\nurl = "{broker.url}"\ncredentials = "{broker.dir / "credentials" / "director.toml"}"\n'
-                   f'password = "{hash_password(PASSWORD)}"\nlisten = "127.0.0.1:{port}"\n')
-    env = {**os.environ, "RACKSIDE_STATE_DIR": str(tmp / "state")}
-    console = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "console", "--config", str(cfg)], env=env,
-                               stdout=subprocess.PIPE, text=True, cwd=args.console_from)
-    procs.append(console)
-    console.stdout.readline()  # "rackside hall console: http://..."
-    threading.Thread(target=lambda: [None for _ in console.stdout], daemon=True).start()  # keep its pipe drained
+    console, port = start_console(broker, tmp, "demo", PASSWORD, procs, cwd=args.console_from)
     url = f"http://127.0.0.1:{port}/"
 
     rules = compressed_rules(args.speed)
