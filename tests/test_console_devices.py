@@ -51,6 +51,13 @@ def test_devices_are_numbered_from_the_console_and_play(make_broker, tmp_path):
             wait(lambda: page.locator("#devices tbody tr").count() >= 4)  # (the page's CSP allows no eval: polled from here)
             if os.environ.get("RACKSIDE_SCREENSHOTS"):  # docs/fleet.md's pictures
                 page.screenshot(path=os.environ["RACKSIDE_SCREENSHOTS"] + "/console-devices-waiting.png")
+            # a number typed and left while the director looks elsewhere survives the list's redraws
+            page.locator("tr[data-device='pi-1002'] input.number").fill("7")
+            page.click("#hall")  # focus leaves the list
+            redrawn = int(page.get_attribute("body", "data-redrawn"))
+            wait(lambda: int(page.get_attribute("body", "data-redrawn")) >= redrawn + 2)
+            assert page.locator("tr[data-device='pi-1002'] input.number").input_value() == "7"
+            page.locator("tr[data-device='pi-1002'] input.number").fill("")
             for n, (name, live) in enumerate(clocks.items(), start=1):
                 row = page.locator(f"tr[data-device='{name}']")
                 code = row.locator("td").nth(0).inner_text()
@@ -74,7 +81,15 @@ def test_devices_are_numbered_from_the_console_and_play(make_broker, tmp_path):
             row = page.locator("tr[data-device='pi-1003']")
             row.locator("input.number").fill("1")
             row.locator("button.assign").click()
-            wait(lambda: "held by device pi-1001" in page.locator("#error").inner_text())
+            said = []
+
+            def refused_as_held():
+                said.append(page.locator("#error").inner_text())
+                return "held by device pi-1001" in said[-1]
+            try:
+                wait(refused_as_held)
+            except TimeoutError:
+                raise AssertionError(f"the page said {said[-1:]!r}, not that table 1 is held") from None
             for live in clocks.values():
                 live.tap("right")
             http = Http(console.url)

@@ -83,6 +83,8 @@ async function act(path, payload) {
   try {
     await post(path, payload);
     editing = false;
+    const tr = body.querySelector(`tr[data-device="${CSS.escape(payload.device)}"]`);  // done: what was typed goes
+    if (tr) { tr.querySelector("input.number").value = ""; tr.querySelector("input.replace").checked = false; }
     await refresh();
   } catch (e) {
     error.textContent = e.message;
@@ -99,8 +101,21 @@ async function refresh() {
   const waiting = data.devices.filter((d) => d.state !== "enrolled").length;
   document.getElementById("counts").textContent = `${data.devices.length} device(s), ${waiting} waiting`;
   if (editing) return;  // never redraw under the director's typing
-  body.replaceChildren(...data.devices.map(row));
+  // nor lose what was typed: a number (or a ticked "replace") left in a row while the director
+  // looked elsewhere stays in that device's new row
+  const typed = new Map();
+  for (const tr of body.querySelectorAll("tr[data-device]")) {
+    const input = tr.querySelector("input.number"), box = tr.querySelector("input.replace");
+    if (input && (input.value !== input.defaultValue || box.checked)) typed.set(tr.dataset.device, [input.value, box.checked]);
+  }
+  const rows = data.devices.map(row);
+  for (const tr of rows) {
+    const kept = typed.get(tr.dataset.device);
+    if (kept) { tr.querySelector("input.number").value = kept[0]; tr.querySelector("input.replace").checked = kept[1]; }
+  }
+  body.replaceChildren(...rows);
   document.body.dataset.ready = "1";
+  document.body.dataset.redrawn = String(Number(document.body.dataset.redrawn || 0) + 1);  // for tests: the list was redrawn
 }
 
 // --- updates ---------------------------------------------------------------------------------------
