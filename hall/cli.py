@@ -83,9 +83,9 @@ def run_provision(args: argparse.Namespace) -> int:
                 parse_url(args.url, "--url")
             except HallConfigError as e:
                 raise ValueError(str(e)) from None
-        devices = prov.provision(args.out, args.hall, tables, args.stations, port=args.port, bind=args.bind,
-                                 tls=args.tls, data_dir=args.data, run_as=args.run_as, url=args.url, names=args.host,
-                                 tls_port=args.tls_port)
+        prov.provision(args.out, args.hall, tables, args.stations, port=args.port, bind=args.bind,
+                       tls=args.tls, data_dir=args.data, run_as=args.run_as, url=args.url, names=args.host,
+                       tls_port=args.tls_port)
     except (ValueError, tlsfiles.TlsError) as e:
         print(f"rackside hall provision: {e}", file=sys.stderr)
         return 2

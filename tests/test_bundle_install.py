@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from rackside import switch
 from rackside.firmware.clock import End, Press, Rules, apply

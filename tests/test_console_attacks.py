@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall.console import guard, limits
+from rackside.hall.console import limits
 
 from support.broker import Broker
 from support.console import ConsoleProcess, Http

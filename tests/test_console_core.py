@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall.console import auth, limits, results, tsh
+from rackside.hall.console import auth, limits, tsh
 from rackside.hall.console.hallstate import HallState
 from rackside.hall.console.results import ClockResult, ResultError, final_scores
 

@@ -8,7 +8,6 @@ TSH accepts them."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

@@ -12,7 +12,6 @@ fields no server would relay, it hands them to the page's own `updateTable`, as 
 from __future__ import annotations
 
 import json
-import time
 from datetime import datetime, timezone
 
 import pytest

@@ -7,18 +7,14 @@ in a temporary folder (the rig and its shared helpers: tests/support/kiosk_rig.p
 
 from __future__ import annotations
 
-import json
-
 import pygame
 
 from rackside.judge.challenge_log import ChallengeLog
 from rackside.kiosk import flow
-from rackside.kiosk.flow import NS
 from rackside.kiosk.flow import Screen
 
 from support.kiosk_rig import (
     centre_of,
-    judge,
     judge_keep,
     make_app,
     post_finger,

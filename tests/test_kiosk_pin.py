@@ -9,7 +9,6 @@ import pygame
 import pytest
 
 from rackside.kiosk import flow
-from rackside.kiosk.flow import NS
 from rackside.kiosk.flow import Screen
 
 from support.kiosk_rig import PIN, enter_pin, post_keys, tap, type_text

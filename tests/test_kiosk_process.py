@@ -13,7 +13,6 @@ from pathlib import Path
 import pygame
 import pytest
 
-from rackside.kiosk import flow
 from rackside.kiosk.app import QUIT_STATUS
 from rackside.kiosk.flow import NS
 from rackside.kiosk.flow import Screen

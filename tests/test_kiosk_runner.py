@@ -22,7 +22,6 @@ from support.kiosk_rig import (
     post_finger_tap,
     records,
     runner_judge,
-    tap,
     texts_drawn,
     wait_for_dockets,
 )

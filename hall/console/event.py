@@ -15,7 +15,7 @@ import binascii
 from pathlib import PurePosixPath
 
 from . import hallplan, limits, results, tsh
-from .hallstate import Table, seat_key
+from .hallstate import Table
 from .resultstore import ResultStore
 
 MAX_FILE_BYTES = limits.MAX_BODY_BYTES  # one TSH file: no more than a request may carry
