@@ -17,6 +17,7 @@ from pathlib import Path
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from _folder import screens_folder  # noqa: E402 (docs/tools/_folder.py, beside this script)
 
 from rackside.firmware import render  # noqa: E402
 from rackside.firmware.clock import End, Neutralise, Press, run, view  # noqa: E402
@@ -79,4 +80,5 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "screens")
+    main(screens_folder(__doc__))
+

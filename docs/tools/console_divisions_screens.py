@@ -17,6 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from _folder import screens_folder  # noqa: E402 (docs/tools/_folder.py, beside this script)
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
@@ -41,7 +42,7 @@ SCRIPTS.update({
 
 
 def main() -> int:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "screens"
+    out = screens_folder(__doc__)
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["RACKSIDE_STATE_DIR"] = str(Path(tmp) / "state")  # a fresh results store, not the machine's
         broker = Mosquitto(Path(tmp) / "broker", TABLES, stations=0)
@@ -125,3 +126,4 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from _folder import screens_folder  # noqa: E402 (docs/tools/_folder.py, beside this script)
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
@@ -26,7 +27,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 
 
 def main() -> int:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "screens"
+    out = screens_folder(__doc__)
     tables = list(range(1, 101))
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["RACKSIDE_STATE_DIR"] = str(Path(tmp) / "state")  # the console's store: this run's alone
@@ -75,3 +76,4 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
