@@ -48,14 +48,6 @@ def pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(round(q * (len(s) - 1))))] if s else float("nan")
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def tls_login(host: str, port: int, ca: str, user: str, password: str, client_id: str, done) -> mqtt.Client:
     """A TLS login; `done(ok)` is called on its CONNACK (paho's thread)."""
     c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
@@ -200,6 +192,7 @@ def main() -> int:
 def run(args, procs: list) -> int:
     from rackside.hall import join, provision
     from rackside.hall.console.auth import hash_password
+    from rackside.hall.console.demo import free_port
 
     tmp = Path(tempfile.mkdtemp(prefix="rackside-enrol-bench-"))
     port, tls_port, web = free_port(), free_port(), free_port()

@@ -46,6 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from rackside.atomic import fsync_dir
+
 INSTALL_DIR = "opt/rackside"  # under the root
 CURRENT, PREVIOUS = "current", "previous"
 INSTALLED_MARK = ".installed"  # written last by install.sh: the version folder is complete
@@ -120,11 +122,7 @@ class Layout:
             pass
         os.symlink(version, tmp)  # relative: the same link works in an image and on the Pi
         os.replace(tmp, link)
-        fd = os.open(self.base, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)  # the rename survives a power cut
-        finally:
-            os.close(fd)
+        fsync_dir(self.base)  # the rename survives a power cut
 
     def journals(self) -> Path:
         return self.root / JOURNALS_DIR

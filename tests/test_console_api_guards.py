@@ -27,9 +27,10 @@ def cheap_hash(password: str) -> str:
 
 
 async def call(app, method: str, path: str, headers: dict, body: bytes = b"") -> tuple[int, dict, bytes]:
+    path, _, query = path.partition("?")
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
-        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+        "path": path, "raw_path": path.encode(), "query_string": query.encode(), "root_path": "",
         "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
         "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8080),
     }
@@ -46,7 +47,7 @@ async def call(app, method: str, path: str, headers: dict, body: bytes = b"") ->
     async def send(msg):
         if msg["type"] == "http.response.start":
             out["status"] = msg["status"]
-            out["headers"] = {k.decode().lower(): v.decode() for k, v in msg["headers"]}
+            out["headers"] = {k.decode().lower(): v.decode("latin-1") for k, v in msg["headers"]}
         elif msg["type"] == "http.response.body":
             out["body"] += msg.get("body", b"")
 
@@ -99,6 +100,35 @@ def test_a_round_start_that_is_not_a_time_is_refused_and_breaks_nothing():
     answers, snap = asyncio.run(go())
     assert answers == [400] * 5
     assert snap == 200 and console.state.round.start is None
+
+
+def test_an_export_names_only_a_division_the_event_has():
+    """?division= went unchecked into the download's file name: a name outside Latin-1 could not be
+    written as a header (a 500) and a quote or semicolon rewrote the Content-Disposition."""
+    console = Console("h", cheap_hash("pw"))
+    console.event.import_files({"config.tsh": b"division A a.t\n", "a.t": b"Ann 1500 2;\nBob 1500 1;\n"})
+    app = build_app(console, secret_key="k" * 64)
+
+    async def go():
+        _, headers, body = await call(app, "GET", "/api/csrf", {})
+        cookie = headers["set-cookie"].split(";", 1)[0]
+        h = {"cookie": cookie, "x-csrf-token": json.loads(body)["csrf"], "content-type": "application/json"}
+        status, headers, body = await call(app, "POST", "/api/login", h, json.dumps({"password": "pw"}).encode())
+        h.update(cookie=headers["set-cookie"].split(";", 1)[0], **{"x-csrf-token": json.loads(body)["csrf"]})
+        answers = []
+        for path in ("/api/export/round.csv", "/api/export/tsh.txt"):
+            for division in ("%C3%A4", "A%22%3B%20x%3D", "B"):
+                try:
+                    s, _, _ = await call(app, "GET", f"{path}?division={division}&round=1", h)
+                except UnicodeEncodeError as e:  # the header could not even be written
+                    s = repr(e)
+                answers.append(s)
+            s, headers, _ = await call(app, "GET", f"{path}?division=A&round=1", h)
+            answers.append((s, headers["content-disposition"]))
+        return answers
+
+    assert asyncio.run(go()) == [400, 400, 400, (200, 'attachment; filename="A-round1.csv"'),
+                                 400, 400, 400, (200, 'attachment; filename="A-round1.tsh"')]
 
 
 def test_a_table_sending_nan_cannot_break_the_directors_page():

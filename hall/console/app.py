@@ -404,12 +404,16 @@ async def result(request: Request) -> Response:
 
 
 def _export_target(request: Request) -> tuple[str, int]:
-    """?division=&round= (default: the division on screen, the current round)."""
+    """?division=&round= (default: the division on screen, the current round). A division named in
+    the query must be one the event has: it becomes the download's file name (a header)."""
     console = console_of(request)
     rd = console.state.round
-    division = request.query_params.get("division") or rd.division
+    names = list(console.event.divisions)
+    asked = request.query_params.get("division")
+    if asked and asked not in names:
+        raise ValueError(f"no division {asked[:40]!r} to export: one of {', '.join(names) or 'none imported'}")
+    division = asked or rd.division
     if not division:
-        names = list(console.event.divisions)
         if len(names) != 1:
             raise ValueError(f"name the division to export (?division=): one of {', '.join(names) or 'none imported'}")
         division = names[0]
