@@ -21,6 +21,7 @@ from rackside.firmware.rules_table import (  # noqa: F401 (CLOCK_KEYS, rules_*: 
     check_keys,
     duration_s,
     int_in_range,
+    mmss,
     rules_from_table,
     rules_to_table,
 )
@@ -100,11 +101,6 @@ class LoadedConfig:
     outputs: tuple = ()  # the [[outputs]] tables, each with a known name (firmware.outputs)
 
 
-def _mmss(ms: int) -> str:
-    s = ms // 1000
-    return f"{s // 60}:{s % 60:02d}"
-
-
 def save_game_time(state_dir: Path | str, game_time_ms: int, config_game_time_ms: int) -> None:
     """Keep the menu's game time for the following games: written atomically to GAME_TIME_FILE in
     `state_dir` (or removed when it is the config's own). It records the config's game time it
@@ -121,7 +117,7 @@ def save_game_time(state_dir: Path | str, game_time_ms: int, config_game_time_ms
         "# The game time set in the clock's director's menu (LEn), kept for the following games.\n"
         "# It is used while clock.toml's game time is still the one it replaces; delete this file\n"
         "# (or set the config's game time in the menu) to go back to the config.\n"
-        f'[clock]\ngame_time = "{_mmss(game_time_ms)}"\n\n[menu]\nreplaces = "{_mmss(config_game_time_ms)}"\n',
+        f'[clock]\ngame_time = "{mmss(game_time_ms)}"\n\n[menu]\nreplaces = "{mmss(config_game_time_ms)}"\n',
     )
 
 
@@ -150,8 +146,8 @@ def _saved_game_time(state_dir: Path, config_game_time_ms: int) -> int | None:
         log.info(
             "%s: the config's game time changed since the menu set %s; using the config's %s",
             path,
-            _mmss(game_time_s * 1000),
-            _mmss(config_game_time_ms),
+            mmss(game_time_s * 1000),
+            mmss(config_game_time_ms),
         )
         return None
     return game_time_s * 1000
@@ -183,7 +179,7 @@ def load_config(path: Path | None = None, state_dir: Path | str | None = None) -
     if state_dir is not None:
         saved = _saved_game_time(Path(state_dir), config_game_time_ms)
         if saved is not None:
-            log.info("game time %s, as set in the director's menu (the config says %s)", _mmss(saved), _mmss(config_game_time_ms))
+            log.info("game time %s, as set in the director's menu (the config says %s)", mmss(saved), mmss(config_game_time_ms))
             rules = replace(rules, game_time_ms=saved)
     return LoadedConfig(
         path=path, data=data, rules=rules, firmware=firmware, pins=pins, config_game_time_ms=config_game_time_ms, outputs=outputs

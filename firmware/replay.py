@@ -38,6 +38,7 @@ from rackside.firmware.clock import (
     view,
 )
 from rackside.firmware.journal import Journal, JournalError, Line, StateRecord, read_journal
+from rackside.firmware.rules_table import mmss
 
 EXIT_OK = 0
 EXIT_UNREADABLE = 2
@@ -329,10 +330,6 @@ def summary_json(result: Replayed) -> dict:
 
 def _rules_text(journal: Journal) -> str:
     r = journal.rules
-
-    def mmss(ms: int) -> str:
-        return f"{ms // 60_000}:{ms // 1000 % 60:02d}"
-
     return (
         f"game time {mmss(r.game_time_ms)}, {r.penalty_per_minute} points per minute of overtime, "
         f"forfeit at {mmss(r.forfeit_overtime_ms)} overtime, lateness forfeit margin {r.lateness_forfeit_margin}"

@@ -87,13 +87,14 @@ def rules_from_table(table: dict | None) -> Rules:
     )
 
 
+def mmss(ms: int) -> str:
+    """A duration as the [clock] table writes it, "M:SS", whole seconds (fractions dropped)."""
+    s = ms // 1000
+    return f"{s // 60}:{s % 60:02d}"
+
+
 def rules_to_table(rules: Rules) -> dict:
     """The [clock] table for `rules`, as written into a journal header so a replay is exact."""
-
-    def mmss(ms: int) -> str:
-        s = ms // 1000
-        return f"{s // 60}:{s % 60:02d}"
-
     return {
         "game_time": mmss(rules.game_time_ms),
         "penalty_per_minute": rules.penalty_per_minute,

@@ -17,7 +17,7 @@ MAX_PENDING = 256  # answers waited for at once; more is a caller's bug, refused
 
 
 class ControlError(RuntimeError):
-    pass
+    """The broker's dynamic-security plugin refused a command, or did not answer in time."""
 
 
 class Control:

@@ -22,7 +22,7 @@ PHASES = ("running", "neutralised")  # a game under way; before the first press 
 
 
 class NothingToTakeOver(ValueError):
-    pass
+    """The table's last state holds no game under way (or is not a clock's state): nothing to take over."""
 
 
 def _mmss(ms: int) -> str:

@@ -24,7 +24,7 @@ DAYS = 825  # the longest validity browsers accept for a server certificate
 
 
 class TlsError(RuntimeError):
-    pass
+    """openssl is missing or failed making the hall's CA or server certificate."""
 
 
 def default_names() -> list[str]:

@@ -29,6 +29,7 @@ import urllib.request
 from pathlib import Path
 from typing import Callable
 
+from rackside import atomic
 from rackside.hall.updatespec import (  # noqa: F401 - the console and the tests read them here too
     DOWNLOAD_PATH,
     MAX_BUNDLE_BYTES,
@@ -151,10 +152,9 @@ def outcome_of(status: int, output: str) -> tuple[bool, str, str]:
 
 
 def write_json(path: Path, data: dict) -> None:
-    """Whole or not at all: written beside, renamed over."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, path)
+    """Whole or not at all, and on the card (rackside.atomic); readable by the other side of the
+    request (the clock's user and root's update service), as the file was before."""
+    atomic.write_atomic(path, json.dumps(data), mode=0o644)
 
 
 def read_json(path: Path) -> dict | None:

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 from pathlib import Path
+
+from rackside.atomic import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +39,7 @@ def default_path() -> Path:
 def write(path: Path, code: str, station: str | None) -> None:
     """Replace the file with this code and station id (None: waiting), readable by its owner only."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump({"code": code, "station": station}, f)
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps({"code": code, "station": station}))  # owner-only by default
 
 
 def remove(path: Path) -> None:
