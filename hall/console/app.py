@@ -37,6 +37,7 @@ from rackside.hall import commands
 from . import auth, devices, limits, results, tsh, updates
 from .event import Event, decode_upload
 from .guard import BodyLimit, SecurityHeaders, json_object
+from .guard import refused as _bad
 from .transport import PlainHttpLocalOnly
 from .hallstate import RESEND_ID, HallState
 from .resultstore import ResultStore
@@ -203,10 +204,6 @@ class CsrfCheck:
 
 
 # --- helpers -----------------------------------------------------------------------------------
-
-
-def _bad(msg: str, status: int = 400) -> JSONResponse:
-    return JSONResponse({"error": msg}, status_code=status)
 
 
 def _now_iso() -> str:

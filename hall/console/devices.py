@@ -22,6 +22,7 @@ from starlette.routing import Route
 from rackside.hall import join, topics
 
 from . import guard
+from .guard import refused as _bad
 
 DIRECTOR = "director"
 MAX_TABLE = 999
@@ -59,10 +60,6 @@ class FleetService:
 
 def _service(request: Request) -> FleetService:
     return request.app.state.console.fleet
-
-
-def _bad(msg: str, status: int = 400) -> JSONResponse:
-    return JSONResponse({"error": msg}, status_code=status)
 
 
 async def _body(request: Request) -> dict:

@@ -22,6 +22,7 @@ import asyncio
 
 import h11
 from starlette.exceptions import HTTPException
+from starlette.responses import JSONResponse
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from . import limits
@@ -153,6 +154,11 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+def refused(msg: str, status: int = 400) -> JSONResponse:
+    """A refused API request, in the one shape every endpoint answers with: {"error": what was wrong}."""
+    return JSONResponse({"error": msg}, status_code=status)
 
 
 async def json_object(request) -> dict:

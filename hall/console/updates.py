@@ -38,6 +38,7 @@ from starlette.routing import Route
 from rackside.hall import commands, update
 
 from . import limits
+from .guard import refused as _bad
 
 log = logging.getLogger("rackside.hall.console")
 DIRECTOR = "director"
@@ -94,10 +95,6 @@ class _NoFolder(Exception):
 
 def _no_folder(request: Request, exc: Exception) -> Response:
     return _bad("this console has no state folder to keep a bundle in", 503)
-
-
-def _bad(msg: str, status: int = 400) -> JSONResponse:
-    return JSONResponse({"error": msg}, status_code=status)
 
 
 @requires(DIRECTOR, status_code=401)
