@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import json
 
+from rackside.firmware.rules_table import mmss
+
 MAX_STATE_BYTES = 4096  # a state is ~400 bytes; a bigger one is not a clock's
 PHASES = ("running", "neutralised")  # a game under way; before the first press or ended there is nothing to take over
 
 
 class NothingToTakeOver(ValueError):
     """The table's last state holds no game under way (or is not a clock's state): nothing to take over."""
-
-
-def _mmss(ms: int) -> str:
-    s = ms // 1000
-    return f"{s // 60}:{s % 60:02d}"
 
 
 def commands(state_payload: bytes, *, table: int, old_device: str, new_device: str, stamp: str, by: str = "director") -> list[dict]:
@@ -51,10 +48,10 @@ def commands(state_payload: bytes, *, table: int, old_device: str, new_device: s
         raise NothingToTakeOver(f"table {table}'s last state does not say whose time runs")
     new_game: dict = {"cmd": "new_game"}
     if isinstance(rules.get("game_time_ms"), int):
-        new_game["game_time"] = _mmss(rules["game_time_ms"])
+        new_game["game_time"] = mmss(rules["game_time_ms"])
         extra = {k: rules[k] for k in ("penalty_per_minute", "lateness_forfeit_margin") if isinstance(rules.get(k), int)}
         if isinstance(rules.get("forfeit_overtime_ms"), int):
-            extra["forfeit_overtime"] = _mmss(rules["forfeit_overtime_ms"])
+            extra["forfeit_overtime"] = mmss(rules["forfeit_overtime_ms"])
         if extra:
             new_game["rules"] = extra
     else:
