@@ -135,8 +135,8 @@ def from_table(table: object, device: str, *, url_override: str | None = None, b
         raise HallConfigError(f"hall.hall = {hall!r}: allowed is {creds.hall!r}, the hall its credentials file was provisioned for")
     if device == "table":
         n = table.get("table", creds.table)
-        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 999:
-            raise HallConfigError(f"hall.table = {n!r}: allowed are whole numbers from 1 to 999")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= topics.MAX_TABLE:
+            raise HallConfigError(f"hall.table = {n!r}: allowed are whole numbers from 1 to {topics.MAX_TABLE}")
         if creds.table is not None and n != creds.table:
             raise HallConfigError(f"hall.table = {n}: allowed is {creds.table}, the table its credentials file is for")
         ident = str(n)

@@ -126,7 +126,7 @@ class Fleet:
         if parts is None or not parts[2].isdigit() or len(msg.payload) > takeover.MAX_STATE_BYTES:
             return
         n = int(parts[2])
-        if 1 <= n <= 999:
+        if 1 <= n <= topics.MAX_TABLE:
             with self.lock:
                 self.states[n] = msg.payload
 
@@ -170,8 +170,8 @@ class Fleet:
             if kind == "table":
                 if isinstance(ident, str) and ident.strip().isdigit():
                     ident = int(ident)
-                if isinstance(ident, bool) or not isinstance(ident, int) or not 1 <= ident <= 999:
-                    raise FleetError(f"table {ident!r}: allowed are whole numbers from 1 to 999")
+                if isinstance(ident, bool) or not isinstance(ident, int) or not 1 <= ident <= topics.MAX_TABLE:
+                    raise FleetError(f"table {ident!r}: allowed are whole numbers from 1 to {topics.MAX_TABLE}")
                 user = topics.table_user(ident)
             else:
                 try:

@@ -67,14 +67,16 @@ def enrol_reply(hall: str, device: str) -> str:
     return f"{ROOT}/{hall}/enrol/{device}/reply"
 
 
+MAX_TABLE = 999  # table numbers are 1 to MAX_TABLE (table-N users, [hall] table, the fleet, the clock's menu)
+
 def parse_user(user: str) -> tuple[str, str]:
     """("table", "12") for "table-12", ("station", "1") for "station-1"; ValueError otherwise."""
     kind, _, ident = user.partition("-")
-    if kind == "table" and ident.isdigit() and ident == str(int(ident)) and 1 <= int(ident) <= 999:
+    if kind == "table" and ident.isdigit() and ident == str(int(ident)) and 1 <= int(ident) <= MAX_TABLE:
         return kind, ident
     if kind == "station" and ident:
         return kind, check_name("station", ident)
-    raise ValueError(f"user {user!r}: allowed are table-N (N 1 to 999) and station-ID")
+    raise ValueError(f"user {user!r}: allowed are table-N (N 1 to {MAX_TABLE}) and station-ID")
 
 
 def parse(topic: str) -> tuple[str, str, str, str] | None:
