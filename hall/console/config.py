@@ -27,7 +27,7 @@ from .auth import HashError, check_hash_form
 
 
 class ConfigError(ValueError):
-    pass
+    """A console setting or credentials file that cannot be used (the message names the file)."""
 
 
 @dataclass

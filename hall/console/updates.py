@@ -90,7 +90,7 @@ def _updates(request: Request) -> Updates:
 
 
 class _NoFolder(Exception):
-    pass
+    """An update endpoint reached on a console started without a state folder (answered 503)."""
 
 
 def _no_folder(request: Request, exc: Exception) -> Response:
