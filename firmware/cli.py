@@ -139,10 +139,9 @@ class Clock:
                 displays=tuple(self.displays), store=self.store, hall=self._hall_settings(args),
             )
             try:  # every output, built by name in one place (firmware.outputs.assemble)
-                self.outputs, journal = assemble(self.config.outputs, context, buzzer=fw.buzzer)
+                self.outputs, journal, self.hall = assemble(self.config.outputs, context, buzzer=fw.buzzer)
             except OutputConfigError as exc:
                 raise ConfigError(f"{self.config.path}: {exc}") from None
-            self.hall = self.outputs[-1] if context.hall is not None else None  # assemble puts it last
             self.runner = Runner(
                 rules=self.config.rules,
                 store=journal,

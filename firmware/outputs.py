@@ -207,11 +207,13 @@ def build(entries: Iterable[Mapping], context: OutputContext, labels: Iterable[s
     return built
 
 
-def assemble(configured: Iterable[Mapping], context: OutputContext, *, buzzer: bool) -> tuple[list[Output], Output]:
+def assemble(configured: Iterable[Mapping], context: OutputContext, *,
+             buzzer: bool) -> tuple[list[Output], Output, Output | None]:
     """Every output of a clock, built through the registry in one place: (the outputs in the order
-    they are told, the journal). The turn LEDs when the board has them, the displays, the buzzer
-    when `buzzer`, the configured `[[outputs]]`, the hall publisher when `context.hall` puts the
-    clock on a hall; then the journal, which the runner also calls by name (write-ahead)."""
+    they are told, the journal, the hall publisher or None). The turn LEDs when the board has them,
+    the displays, the buzzer when `buzzer`, the configured `[[outputs]]`, the hall publisher when
+    `context.hall` puts the clock on a hall; then the journal, which the runner also calls by name
+    (write-ahead). The hall publisher is named apart because the clock's shell hands it the runner."""
     before = ["turn_leds"] if context.board is not None and getattr(context.board, "leds", None) else []
     before += ["displays"] + (["buzzer"] if buzzer else [])
     after = (["hall"] if context.hall is not None else []) + ["journal"]
@@ -219,7 +221,7 @@ def assemble(configured: Iterable[Mapping], context: OutputContext, *, buzzer: b
     entries = [{"name": n} for n in before] + configured + [{"name": n} for n in after]
     labels = before + [f"outputs[{i}] ({e['name']})" for i, e in enumerate(configured)] + after
     built = build(entries, context, labels)
-    return built[:-1], built[-1]
+    return built[:-1], built[-1], (built[-2] if context.hall is not None else None)
 
 
 def no_settings(settings: Mapping) -> None:
