@@ -1,6 +1,7 @@
 """Results under the rules and TSH (issue 18): lateness forfeits (2.3.6), the 5.3.3 director's
 decision, TSH's score limits, the durable store with its audit trail (5.4.1(a)), every division on
-hall-wide tables, and the exports checked line by line against TSH's score-entry grammar."""
+hall-wide tables, and the exports fed to a model of TSH's own score entry (support/tshmodel.py;
+every division shape and real event: tests/test_tsh_scoreentry.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from rackside.hall.console.event import Event
 from rackside.hall.console.hallstate import HallState
 from rackside.hall.console.resultstore import ResultStore
 from rackside.hall.console.results import ClockResult, Limits, ResultError, decide, final_scores
-from support import tshgrammar
+from support.tshmodel import Tsh
 
 DATA = Path(__file__).parent / "data" / "tsh"
 
@@ -140,8 +141,9 @@ def test_lateness_forfeit_goes_to_tsh_as_its_forfeit_and_is_not_rated_2_3_6_b(ha
     assert ex.text == "pair 3 0 1 A\npair 4 0 1 A\na 1 A\n1 402 2 388\n3 100\n4 -100\n\n"
     csv = results.to_csv(rows).splitlines()
     assert ",lateness forfeit,no," in csv[2] and ",end,yes," in csv[1]  # rated: no (2.3.6(b))
-    pairings = {"A": {1: [2, 3], 2: [1, 4], 3: [4, 1], 4: [3, 2]}}
-    assert tshgrammar.check(ex.text, pairings) == []
+    assert event.tsh_export("A", 1).text == ex.text  # division A has no byes
+    tsh_now = Tsh.load(event.divisions.values(), event.config.options, scored_rounds=0)  # a.t has round 1's scores
+    assert [m for m in tsh_now.feed(ex.text) if m.error] == [] and tsh_now.unscored("A", 1) == []
 
 
 def test_both_players_late_needs_the_director_2_3_5():
@@ -252,21 +254,9 @@ def test_results_of_every_division_and_round_stay_and_export_separately(hall):
     event.result(state.tables[1], {"slip": [400, 380], "confirm": True}, "td", "t")
     event.result(state.tables[3], {"slip": [410, 390], "confirm": True}, "td", "t")
     assert results.to_tsh("A", 1, event.export_rows("A", 1)).text == "a 1 A\n1 400 2 380\n\n"
-    assert results.to_tsh("B", 1, event.export_rows("B", 1)).text == "a 1 B\n2 410 1 390\n\n"
-    pairings_b = {"B": {1: [2, 0], 2: [1, 3], 3: [0, 2]}}
-    assert tshgrammar.check(results.to_tsh("B", 1, event.export_rows("B", 1)).text, pairings_b) == []
-
-
-def test_grammar_check_catches_what_tsh_refuses():
-    """The conformance checker fails on what TSH would refuse (so its passes count)."""
-    pairings = {"A": {1: [2], 2: [1], 3: [0]}}
-    assert tshgrammar.check("a 1 A\n1 400 2 380\n\n", pairings) == []
-    assert tshgrammar.check("a 1 A\n1 1500 2 380\n\n", pairings)  # ebadscore
-    assert tshgrammar.check("a 1 A\n1 400 3 380\n\n", pairings)  # eanotopp
-    assert tshgrammar.check("a 1 A\n1 75\n\n", pairings)  # enotabye
-    assert tshgrammar.check("a 1 A\n3 +75\n\n", pairings)  # a "+" TSH would store
-    assert tshgrammar.check("a 1 A\n1 400 2 380\n", pairings)  # never leaves add-score mode
-    assert tshgrammar.check("pair 1 0 1 A\npair 2 0 1 A\na 1 A\n1 75\n2 -75\n\n", pairings) == []
+    assert event.tsh_export("B", 1).text == "a 1 B\n2 410 1 390\n3 50\n\n"  # Ortiz's bye, at TSH's bye spread
+    tsh_now = Tsh.load(event.divisions.values(), event.config.options)
+    assert [m for m in tsh_now.feed(event.tsh_export("B", 1).text) if m.error] == [] and tsh_now.unscored("B", 1) == []
 
 
 def test_the_same_t_file_imported_from_many_folders_is_kept_once_and_a_restart_still_reads_it(tmp_path):

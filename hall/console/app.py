@@ -434,10 +434,15 @@ async def export_tsh(request: Request) -> Response:
         division, rnd = _export_target(request)
     except ValueError as e:
         return _bad(str(e))
-    ex = results.to_tsh(division, rnd, console_of(request).event.export_rows(division, rnd))
+    try:
+        ex = console_of(request).event.tsh_export(division, rnd)
+    except results.ResultError as e:
+        return _bad(str(e))
     headers = {"Content-Disposition": f'attachment; filename="{division}-round{rnd}.tsh"'}
     if ex.missing:
         headers["X-Rackside-Missing-Tables"] = ",".join(map(str, ex.missing))
+    if ex.unscored:  # TSH will still want these players' scores: games not recorded here yet
+        headers["X-Rackside-Unscored-Players"] = ",".join(map(str, ex.unscored))
     return PlainTextResponse(ex.text, headers=headers)
 
 

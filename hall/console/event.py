@@ -167,6 +167,12 @@ class Event:
     def export_rows(self, division: str, round_: int) -> list[results.Recorded]:
         return self.store.results(division, round_)
 
+    def tsh_export(self, division: str, round_: int) -> results.TshExport:
+        """TSH's score entry for the round, byes included: the division as TSH's files have it and
+        config.tsh's `entry` and `bye_spread` (results.to_tsh)."""
+        return results.to_tsh(division, round_, self.export_rows(division, round_), self.divisions.get(division),
+                              self.config)
+
     def save_round(self, round_dict: dict) -> None:
         self.store.put_setting(ROUND_KEY, round_dict)
 

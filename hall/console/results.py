@@ -25,6 +25,8 @@ import csv
 import io
 from dataclasses import asdict, dataclass, field
 
+from . import tsh
+
 LATENESS_ENDINGS = ("lateness forfeit", "optional forfeit")
 OVERTIME_FORFEIT = "overtime forfeit"
 OVERTIME_FORFEIT_POINTS = 100  # 5.3.3
@@ -239,30 +241,94 @@ def to_csv(rows: list[Recorded]) -> str:
     return out.getvalue()
 
 
+# Addscore's entry systems (TSH's `config entry`) the export can write: each a game line's words.
+# 'tagged' needs a tag per game and 'sudoku' has one player a game: the hall has neither.
+TSH_ENTRIES = ("scores", "both", "board", "spread")
+
+
 @dataclass
 class TshExport:
     text: str
     missing: list[int] = field(default_factory=list)  # tables left out: no TSH player numbers
+    byes: list[int] = field(default_factory=list)  # players given TSH's bye spread
+    unscored: list[int] = field(default_factory=list)  # players TSH still has no score for once it is entered
+    problems: list[str] = field(default_factory=list)  # lines left out, and why
 
 
-def to_tsh(division: str, round_: int, rows: list[Recorded]) -> TshExport:
-    """What to type (or feed) into TSH for one division's round: first the PAIR commands that turn
-    each lateness forfeit into TSH's forfeit (a bye for each player), then add-score mode
-    `a ROUND DIVISION`, one `PN1 PS1 PN2 PS2` a game (the first player first) and `PN SPREAD` a
-    forfeit, and an empty line that leaves add-score mode."""
+def to_tsh(division: str, round_: int, rows: list[Recorded], players: tsh.Division | None = None,
+           config: tsh.Config | None = None) -> TshExport:
+    """What to type (or feed) into TSH for one division's round, so that TSH ends the round with
+    every player scored (docs/console.md "TSH score entry"; TSH 3.340's PAIR and Addscore):
+
+    1. `pair PN 0 ROUND DIVISION` for both players of each lateness forfeit (TSH's forfeit is a
+       player paired with a bye);
+    2. `a ROUND DIVISION`: add-score mode, which TSH opens only while every earlier round is
+       scored (its CheckRoundNumber);
+    3. one line a game in the form TSH's `config entry` reads (`scores`: `PN1 PS1 PN2 PS2`;
+       `both`: and the spread; `board`: the board first; `spread`: `PN1 PN2 SPREAD`), the first
+       player first;
+    4. `PN SPREAD` for each forfeit, then `PN BYE_SPREAD` for every player of `players` (the
+       division as TSH's files have it) paired with a bye this round and not yet scored there:
+       TSH scores a bye by itself only when it is the division's one unpaired player (ScoreBye),
+       so a division with several byes, or a bye next to a forfeit, is left unfinished otherwise;
+    5. an empty line, which leaves add-score mode."""
+    entry = config.entry if config is not None else tsh.DEFAULT_ENTRY
+    if entry not in TSH_ENTRIES:
+        raise ResultError(f"config entry = '{entry}' in config.tsh: the TSH export writes games for entry "
+                          f"{', '.join(repr(e) for e in TSH_ENTRIES)} only; enter this round in TSH by hand")
+    bye_spread = config.bye_spread if config is not None else tsh.DEFAULT_BYE_SPREAD
+    i = round_ - 1
     pairs: list[str] = []
-    lines = [f"a {round_} {division}"]
-    missing = []
+    games: list[str] = []
+    forfeits: list[str] = []
+    out = TshExport("")
+    entered: set[int] = set()
     for r in sorted(rows, key=lambda r: r.table):
         if r.division != division or r.round != round_:
             continue
         if None in r.numbers:
-            missing.append(r.table)
+            out.missing.append(r.table)
             continue
         if r.forfeits:
             for side in (1, 2):
                 pairs.append(f"pair {r.numbers[side - 1]} 0 {round_} {division}")
-                lines.append(f"{r.numbers[side - 1]} {r.scores[side - 1]}")  # no "+": TSH would store it as text
+                forfeits.append(f"{r.numbers[side - 1]} {r.scores[side - 1]}")  # no "+": TSH would store it as text
+            entered.update(r.numbers)
             continue
-        lines.append(f"{r.numbers[0]} {r.scores[0]} {r.numbers[1]} {r.scores[1]}")
-    return TshExport("\n".join(pairs + lines) + "\n\n", missing)
+        line = _game_line(entry, r, players, i)
+        if line is None:
+            out.problems.append(f"table {r.table}: players {r.numbers[0]} and {r.numbers[1]} have no board in "
+                                f"TSH's file for round {round_}, which config entry = 'board' needs: not exported")
+            out.missing.append(r.table)
+            continue
+        if entry != "spread" and ((r.scores[0] == 0 and r.scores[1] == bye_spread) or
+                                   (r.scores[1] == 0 and r.scores[0] == bye_spread)):
+            # TSH's CheckScores (eabbye) refuses this score as a bye typed as a game
+            out.problems.append(f"table {r.table}: TSH refuses a game scored {r.scores[0]}-{r.scores[1]} (0 against "
+                                f"its bye spread, {bye_spread}) as a bye typed as a game: enter it in TSH by hand")
+        games.append(line)
+        entered.update(r.numbers)
+    if players is not None:
+        for p in sorted(players.players.values(), key=lambda p: p.number):
+            if not p.active or p.number in entered or (i < len(p.scores) and p.scores[i] is not None):
+                continue  # withdrawn (TSH scores them when it pairs), in this export, or scored in TSH already
+            if (p.opponents[i] if i < len(p.opponents) else None) == 0:
+                out.byes.append(p.number)
+            else:
+                out.unscored.append(p.number)
+    lines = pairs + [f"a {round_} {division}"] + games + forfeits + [f"{n} {bye_spread}" for n in out.byes]
+    out.text = "\n".join(lines) + "\n\n"
+    return out
+
+
+def _game_line(entry: str, r: Recorded, players: tsh.Division | None, i: int) -> str | None:
+    (n1, n2), (s1, s2) = r.numbers, r.scores
+    if entry == "both":
+        return f"{n1} {s1} {n2} {s2} {s1 - s2}"
+    if entry == "spread":
+        return f"{n1} {n2} {s1 - s2}"
+    if entry == "board":
+        p = players.players.get(n1) if players is not None else None
+        board = p.board(i) if p is not None else None
+        return None if board is None else f"{board} {n1} {s1} {n2} {s2} {s1 - s2}"
+    return f"{n1} {s1} {n2} {s2}"

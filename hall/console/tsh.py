@@ -26,6 +26,15 @@ from . import jsliteral
 
 DEFAULT_ENCODING = "latin-1"  # TSH's default, `isolatin1`
 DEFAULT_MAX_SCORE = 1499  # Addscore refuses higher scores unless `config max_score` says otherwise
+# TSH's Config.pm: an event's `bye_spread` is 50 and its `entry` (Addscore's line format) 'scores',
+# unless its realm's defaults (RealmDefaults) or a `config` line in config.tsh say otherwise.
+DEFAULT_BYE_SPREAD = 50
+DEFAULT_ENTRY = "scores"
+REALM_DEFAULTS = {
+    "absp": {"bye_spread": 100, "entry": "both"}, "go": {"bye_spread": 2}, "ken": {"bye_spread": 100},
+    "pol": {"bye_spread": 300}, "thai": {"bye_spread": 100, "entry": "scores"}, "wespa": {"bye_spread": 100},
+    "snic": {"entry": "sudoku"}, "sudoku": {"entry": "sudoku"}, "take5": {"entry": "sudoku"},
+}
 MIN_SCORE = -149  # Addscore's lower limit for a game's score
 MAX_PLAYERS = 2000  # per division; a real division has tens, the biggest events a few hundred
 MAX_ROUNDS = 200
@@ -50,6 +59,11 @@ class Player:
     scores: tuple[int | None, ...] = ()
     etc: dict = field(default_factory=dict, compare=False)  # annotation -> tuple of words
     line: int | None = None  # where it was read (for problems)
+
+    @property
+    def active(self) -> bool:
+        """TSH's Player::Active: not withdrawn (`off` annotation); an inactive player needs no score."""
+        return "off" not in self.etc
 
     def annotation(self, key: str) -> tuple[int | None, ...]:
         """An annotation's words as numbers (`board`, `p12`); a word that is no number is None."""
@@ -238,6 +252,24 @@ class Config:
     def max_score(self) -> int:
         v = self.options.get("max_score")
         return int(v) if isinstance(v, int) and v > 0 else DEFAULT_MAX_SCORE
+
+    def _realm(self, key: str):
+        realm = str(self.options.get("realm") or "").lower()
+        return REALM_DEFAULTS.get(realm, {}).get(key)
+
+    @property
+    def bye_spread(self) -> int:
+        """The spread TSH gives a bye (`config bye_spread`, else the realm's, else 50)."""
+        v = self.options.get("bye_spread")
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+        return self._realm("bye_spread") or DEFAULT_BYE_SPREAD
+
+    @property
+    def entry(self) -> str:
+        """How Addscore reads a game's line (`config entry`: scores, both, board, spread, ...)."""
+        v = self.options.get("entry")
+        return str(v).lower() if isinstance(v, str) and v else (self._realm("entry") or DEFAULT_ENTRY)
 
     def tables(self, division: str) -> list[str] | None:
         """TSH's board-to-table mapping (`config tables = {'A' => ['A1', 'A2', ...]}`): board N of
