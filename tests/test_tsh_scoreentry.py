@@ -329,3 +329,46 @@ def test_a_realm_bye_spread_reaches_the_export(tmp_path):
     ex = h.export("F", 1)
     assert ex.text.endswith("3 100\n4 100\n5 100\n6 100\n\n")
     assert errors(m.feed(ex.text)) == [] and m.unscored("F", 1) == []
+
+
+# --- through the console process, as the director downloads it ------------------------------------
+
+
+def test_the_console_process_exports_byes_and_forfeits_as_tsh_completes_them(hall_broker, tmp_path):
+    """`rackside hall console` with config.tsh and its .t files: two clocks' results arrive over
+    the broker, the director records them, and /api/export/tsh.txt gives each division's round as
+    TSH finishes it: division E's lateness forfeit next to its bye, division F's four byes."""
+    from support.console import ConsoleProcess, Http
+    from support.wait import wait
+
+    folder = tmp_path / "console"
+    (folder / "tsh").mkdir(parents=True)
+    for name, data in HALL.items():
+        (folder / "tsh" / name).write_bytes(data)
+    console = ConsoleProcess(hall_broker, folder, "pw", extra='tsh = ["tsh/config.tsh", "tsh/e.t", "tsh/f.t"]\nround = 1\n').start()
+    try:
+        h = Http(console.url)
+        token = h.login("pw", "Chief TD")
+        clocks = {1: clock_event("e1"), 2: clock_event("e2", "lateness forfeit", forfeits=(2,), margin=75), 3: clock_event("f1")}
+        for n, ev in clocks.items():
+            c = hall_broker.client(f"table-{n}")
+            c.publish(f"rackside/v1/{hall_broker.hall}/table/{n}/event", json.dumps(ev), qos=1).wait_for_publish(5)
+            c.disconnect()
+            c.loop_stop()
+        slips = {1: {"slip": [420, 380]}, 2: {}, 3: {"slip": [410, 390]}}
+        for n, body in slips.items():  # each once the console has its clock's result
+            wait(lambda: h.call("POST", f"/api/result/{n}", body, {"X-CSRF-Token": token})[0] == 200)
+            status, out, _ = h.call("POST", f"/api/result/{n}", {**body, "confirm": True}, {"X-CSRF-Token": token})
+            assert status == 200 and json.loads(out)["recorded"] == "confirm", out
+        _, e, e_headers = h.call("GET", "/api/export/tsh.txt?division=E&round=1")
+        _, f, _ = h.call("GET", "/api/export/tsh.txt?division=F&round=1")
+        assert e.decode() == "pair 3 0 1 E\npair 4 0 1 E\na 1 E\n1 420 2 380\n3 75\n4 -75\n5 50\n\n"
+        assert f.decode() == "a 1 F\n1 410 2 390\n3 50\n4 50\n5 50\n6 50\n\n"
+        assert "X-Rackside-Unscored-Players" not in e_headers
+        m = Tsh.load([tsh.parse_t(tsh.decode_t(HALL[name]), d) for d, name in (("E", "e.t"), ("F", "f.t"))])
+        assert errors(m.feed(e.decode() + f.decode())) == [] and m.unscored("E", 1) == m.unscored("F", 1) == []
+        assert errors(m.feed("a 2 E\n\na 2 F\n\n")) == []  # TSH opens round 2 of both
+        csv = h.call("GET", "/api/export/round.csv?division=E&round=1")[1].decode().splitlines()
+        assert csv[0].startswith("division,round,table") and len(csv) == 3  # the CSV: one line a recorded result
+    finally:
+        console.stop()
