@@ -15,8 +15,10 @@ penalties); the console works out what goes to the pairing program:
 - score limits: TSH's Addscore refuses a score above `config max_score` (1499 when not set) or
   below -149; a slip outside them is refused here with the same limits.
 
-Exports: CSV and TSH's score entry (`a ROUND DIVISION`, then `PN1 PS1 PN2 PS2` per game, the first
-player first) per division and round, from the results store (resultstore.py).
+Exports: CSV and TSH's score entry per division and round, from the results store (resultstore.py):
+the forfeits' PAIR lines, `a ROUND DIVISION`, each game in TSH's `config entry` form (the first
+player first), the forfeits' spreads and every bye at TSH's bye spread, so that TSH ends the round
+with every player scored (`to_tsh`; docs/console.md "TSH score entry").
 """
 
 from __future__ import annotations
