@@ -331,6 +331,21 @@ def test_a_realm_bye_spread_reaches_the_export(tmp_path):
     assert errors(m.feed(ex.text)) == [] and m.unscored("F", 1) == []
 
 
+def test_a_hall_with_only_tourney_js_exports_in_the_events_entry_form(tmp_path):
+    """TSH writes its config into tourney.js: an event run on `entry` 'both' (both real events
+    here) gets its games with the spread, though no config.tsh was imported."""
+    h = Hall(tmp_path, {"tourney.js": (DATA / "albany-2024" / "tourney.js").read_bytes()})
+    h.seat(1)
+    t = min(n for n, t in h.state.tables.items() if t.seat and t.seat["division"] == "C")
+    n1, n2 = h.state.tables[t].seat["numbers"]
+    h.record("C", n1, {"slip": [400, 350]})
+    ex = h.export("C", 1)
+    assert ex.text == f"a 1 C\n{n1} 400 {n2} 350 50\n\n"  # the file has the whole event scored: no bye to add
+    m = Tsh.load([as_before_round(h.event.divisions["C"], 1, 50)], {"entry": "both"})
+    assert errors(m.feed(ex.text)) == []
+    assert errors(Tsh.load([as_before_round(h.event.divisions["C"], 1, 50)], {}).feed(ex.text)) != []  # not 'scores'
+
+
 # --- through the console process, as the director downloads it ------------------------------------
 
 

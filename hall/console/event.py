@@ -31,6 +31,7 @@ class Event:
         self.divisions: dict[str, tsh.Division] = {}  # in config.tsh's order, else import order
         self.problems: list[str] = []  # what the last imports could not place
         self.files: dict[str, bytes] = {}
+        self.js_entry: dict = {}  # tourney.js's score-entry options, for an event without config.tsh
 
     @property
     def limits(self) -> results.Limits:
@@ -85,6 +86,7 @@ class Event:
             head = _text(data[:200], "utf-8").lstrip("\ufeff \t\r\n")
             if base.endswith(".js") or head.startswith("newt") or head.startswith("//"):
                 new.extend(tsh.parse_tourney_js(_text(data, "utf-8"), name))
+                self.js_entry = tsh.tourney_js_entry_options(_text(data, "utf-8"), name)
             elif base.endswith(".t"):
                 enc = cfg.encoding if cfg else tsh.DEFAULT_ENCODING
                 new.append(tsh.parse_t(_text(data, enc), base[:-2], name, cfg.inline_comments if cfg else False))
@@ -169,9 +171,9 @@ class Event:
 
     def tsh_export(self, division: str, round_: int) -> results.TshExport:
         """TSH's score entry for the round, byes included: the division as TSH's files have it and
-        config.tsh's `entry` and `bye_spread` (results.to_tsh)."""
-        return results.to_tsh(division, round_, self.export_rows(division, round_), self.divisions.get(division),
-                              self.config)
+        config.tsh's `entry` and `bye_spread` (or tourney.js's, without config.tsh; results.to_tsh)."""
+        config = self.config or (tsh.Config(options=dict(self.js_entry)) if self.js_entry else None)
+        return results.to_tsh(division, round_, self.export_rows(division, round_), self.divisions.get(division), config)
 
     def save_round(self, round_dict: dict) -> None:
         self.store.put_setting(ROUND_KEY, round_dict)

@@ -457,6 +457,24 @@ def parse_tourney_js(text: str, source: str = "tourney.js") -> list[Division]:
     return out
 
 
+SCORE_ENTRY_KEYS = ("entry", "bye_spread", "realm", "max_score")
+
+
+def tourney_js_entry_options(text: str, source: str = "tourney.js") -> dict:
+    """What TSH's score entry depends on (`entry`, `bye_spread`, `realm`, `max_score`) from the
+    `config` object TSH writes into tourney.js: a hall that imports only tourney.js exports in the
+    event's own entry form (both real events in tests/data/tsh run `entry` 'both')."""
+    try:
+        data = jsliteral.parse(text, source)
+    except jsliteral.JsLiteralError:
+        return {}
+    cfg = data.get("config") if isinstance(data, dict) else None
+    if not isinstance(cfg, dict):
+        return {}
+    return {k: cfg[k] for k in SCORE_ENTRY_KEYS
+            if isinstance(cfg.get(k), (int, str)) and not isinstance(cfg.get(k), bool) and len(str(cfg[k])) <= 40}
+
+
 def _given(v) -> bool:
     return v is not None and v is not jsliteral.UNDEFINED
 
