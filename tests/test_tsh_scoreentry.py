@@ -310,6 +310,18 @@ def test_each_tsh_entry_system_gets_the_words_it_reads(tmp_path, entry, line):
     assert errors(m.feed(ex.text)) == [] and m.unscored("E", 1) == []
 
 
+def test_a_game_tsh_will_refuse_is_named_not_hidden(tmp_path):
+    """A game 50-0 with TSH's bye spread 50: TSH takes it for a bye typed as a game (eabbye)."""
+    h = Hall(tmp_path)
+    h.seat(1)
+    h.record("E", 1, {"slip": [50, 0]})
+    ex = h.export("E", 1)
+    assert ex.problems == ["table 1: TSH refuses a game scored 50-0 (0 against its bye spread, 50) as a bye typed "
+                           "as a game: enter it in TSH by hand"]
+    m = Tsh.load(list(h.event.divisions.values()), h.event.config.options)
+    assert [x.code for x in m.feed(ex.text) if x.error] == ["eabbye"]
+
+
 def test_bye_spread_and_entry_follow_tsh_config_and_realm():
     assert (tsh.parse_config("division A a.t\n").bye_spread, tsh.parse_config("division A a.t\n").entry) == (50, "scores")
     assert tsh.parse_config("division A a.t\nconfig realm = 'wespa'\n").bye_spread == 100

@@ -443,6 +443,8 @@ async def export_tsh(request: Request) -> Response:
         headers["X-Rackside-Missing-Tables"] = ",".join(map(str, ex.missing))
     if ex.unscored:  # TSH will still want these players' scores: games not recorded here yet
         headers["X-Rackside-Unscored-Players"] = ",".join(map(str, ex.unscored))
+    if ex.problems:  # what TSH will refuse or the export could not write, each naming its table
+        headers["X-Rackside-Export-Problems"] = " | ".join(ex.problems)[:2000]
     return PlainTextResponse(ex.text, headers=headers)
 
 
