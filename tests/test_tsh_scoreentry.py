@@ -159,10 +159,42 @@ def test_every_round_of_every_real_event_ends_with_every_player_scored(event, cf
     assert played >= 2
 
 
-def test_the_old_export_leaves_a_real_division_unfinished_and_tsh_refuses_the_next_round():
-    """Albany A round 17: four players paired with a bye (two byes, two forfeited). The export as it
-    was (no byes: `to_tsh` without the division) leaves the two byes unscored, so TSH refuses
-    `a 18 A` and round 18's games fall to its main prompt."""
+def export_before_issue_23(division: str, round_: int, rows: list[Recorded]) -> str:
+    """The console's TSH export as it was before issue 23 (results.to_tsh at 199fedf), word for word."""
+    pairs, lines = [], [f"a {round_} {division}"]
+    for r in sorted(rows, key=lambda r: r.table):
+        if r.division != division or r.round != round_ or None in r.numbers:
+            continue
+        if r.forfeits:
+            for side in (1, 2):
+                pairs.append(f"pair {r.numbers[side - 1]} 0 {round_} {division}")
+                lines.append(f"{r.numbers[side - 1]} {r.scores[side - 1]}")
+            continue
+        lines.append(f"{r.numbers[0]} {r.scores[0]} {r.numbers[1]} {r.scores[1]}")
+    return "\n".join(pairs + lines) + "\n\n"
+
+
+def test_the_model_refuses_the_export_as_it_was():
+    """Issue 23's findings, on the export as it was: at Albany (config entry 'both') TSH refuses
+    every game line and leaves the round open; with entry 'scores', four byes stay unscored and
+    the next round is refused; a bye next to a lateness forfeit is never scored."""
+    (_, cfg, div), = [(e, c, d) for e, c, d in real_events() if e == "albany-2024" and d.name == "A"]
+    m = Tsh.load([as_before_round(div, 1, 50)], cfg.options)
+    codes = [x.code for x in m.feed(export_before_issue_23("A", 1, recorded_games(div, 1))) if x.error]
+    assert codes == ["eahuh"] * 12 and len(m.unscored("A", 1)) == 24
+    four = model(FOUR)
+    rows = [Recorded("A", 1, 1, (1, 2), ("Ann", "Bob"), (400, 380), (400, 380), (0, 0), (0, 0), "end", "")]
+    assert errors(four.feed(export_before_issue_23("A", 1, rows))) == [] and four.unscored("A", 1) == [3, 4, 5, 6]
+    assert [x.code for x in four.feed("a 2 A\n\n") if x.error] == ["emisss"]
+    lone = model("Ann 1500 2; \nBob 1400 1;\nCy 1300 0;\n")
+    late = [Recorded("A", 1, 1, (1, 2), ("Ann", "Bob"), None, (75, -75), (0, 0), (0, 0), "lateness forfeit", "", (2,))]
+    assert errors(lone.feed(export_before_issue_23("A", 1, late))) == [] and lone.unscored("A", 1) == [3]
+
+
+def test_albany_round_17_needs_its_byes_entered_or_tsh_refuses_round_18():
+    """Albany A round 17: four players paired with a bye (two byes, two forfeited). Without the
+    division's byes (`to_tsh` not given the division) the two byes stay unscored, so TSH refuses
+    `a 18 A` and round 18's games fall to its main prompt; with them, round 18 opens."""
     (_, cfg, div), = [(e, c, d) for e, c, d in real_events() if e == "albany-2024" and d.name == "A"]
     before = as_before_round(div, 17, 50)
     old = results.to_tsh("A", 17, recorded_games(div, 17), None, cfg)
