@@ -175,7 +175,7 @@ function classify(t) {
   const notPlaying = !st || st.phase === "setup" || st.phase === "late";
   if (notPlaying && !t.final && round.start && nowMs() > (round.start + (round.late_after_s || 0)) * 1000) return "notstarted";
   if ((st && st.phase === "ended") || t.result || t.final) return "finished";
-  if (st && st.phase === "running") return "running";
+  if (st && st.phase === "running" && !st.frozen) return "running";
   return "waiting";
 }
 
@@ -231,6 +231,7 @@ function drawTile(d, t) {
     else if (d.dataset.problem !== undefined) { delete d.dataset.problem; d.removeAttribute("title"); }
     setText(d.parts.label, (bad ? "⚠ " : "") + LABEL[cls]);
     setText(d.parts.where, tileWhere(t)); // the division (and TSH's table) of this round's game here
+    setAttr(d.parts.where, "title", tileWhereTitle(t));
     if (d.dataset.division !== t.division) d.dataset.division = t.division;
     const st = t.state;
     for (const side of [1, 2]) {
@@ -238,7 +239,7 @@ function drawTile(d, t) {
       const full = t.names[side - 1];
       setText(name, shortName(full) || `Player ${side}`);
       if (name.title !== full) name.title = full;
-      const turn = !!st && st.running === side && st.phase === "running";
+      const turn = !!st && st.running === side && st.phase === "running" && !t.earlier; // an offline clock's side to move stays marked
       if (row.classList.contains("turn") !== turn) row.classList.toggle("turn", turn);
     }
     setText(d.parts.note, bad ? `problem: ${problems[0]}` : noteFor(t, cls));
@@ -262,7 +263,10 @@ function noteFor(t, cls) {
       : "clock offline (last will): no state from it";
   }
   if (t.final) return finalText(t.final);
-  if (!st && t.clockOn) return `clock on ${t.clockOn.division ? t.clockOn.division + " " : ""}round ${t.clockOn.round}'s game`;
+  if (t.clockOn && (!st || st.phase !== "ended")) { // this seat's game is not (or no longer) on the clock
+    const on = `clock on ${t.clockOn.division ? t.clockOn.division + " " : ""}round ${t.clockOn.round}'s game`;
+    return st ? `left unfinished: ${on}` : on;
+  }
   if (cls === "finished" || cls === "forfeit") {
     const r = t.result;
     if (!r) return st ? st.phase : "";

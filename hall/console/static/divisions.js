@@ -46,9 +46,17 @@ function finalText(f) {
   return `recorded ${f.scores[0]}–${f.scores[1]}` + (f.decision ? " (director)" : "");
 }
 
-function tileWhere(t) { // "A · A4" : the division and TSH's table for the board (its `tables`)
+// "B · 12": the division and TSH's table for the board (its `tables`); a TSH table that starts with
+// the division's name ("A4" in division A, as TSH events name them) says both, in the little room
+// a tile's head has. The tile's title says it in full.
+function tileWhere(t) {
   if (!t.division) return "";
-  return t.tshTable ? `${t.division} · ${t.tshTable}` : t.division;
+  if (!t.tshTable) return t.division;
+  return t.tshTable.toLowerCase().startsWith(t.division.toLowerCase()) ? t.tshTable : `${t.division} · ${t.tshTable}`;
+}
+
+function tileWhereTitle(t) {
+  return t.division ? `division ${t.division}` + (t.tshTable ? `, TSH table ${t.tshTable}` : "") : "";
 }
 
 function tableText(n, t) { // "table 1 (TSH table A4)": the clock's number and TSH's own, where TSH has one
