@@ -82,7 +82,7 @@ def main() -> int:
                 page = login(b, server.url)
                 # 1. TSH's labels on every tile; table 9 offline, its times as its clock last said
                 page.wait_for_selector('#tiles .tile[data-table="9"].offline', timeout=60_000)
-                page.wait_for_selector('#tiles .tile[data-table="25"] .where >> text=A · A14')
+                page.wait_for_selector('#tiles .tile[data-table="25"] .where >> text=A14')
                 page.wait_for_timeout(2500)  # two of the page's frames: the offline tile has not moved
                 page.screenshot(path=str(out / "console-truth-hall.png"), clip={"x": 0, "y": 0, "width": 1920, "height": 560})
                 # 2. the result form and its confirmation name TSH's table
