@@ -126,7 +126,7 @@ class Table:
             return None
         return self.past.get(seat_key(self.seat)) or {}
 
-    def new_game(self) -> None:
+    def game_began(self) -> None:
         """The clock begins another game: the one before is kept for its seat, as it ended."""
         old, seat_before, self.game_seat = self.state, self.game_seat, self.seat
         if old is None:
@@ -280,7 +280,7 @@ class HallState:
             if old.get("game") == data["game"] and data["seq"] < old.get("seq", 0):
                 return []  # an older snapshot delivered late
             if old.get("game") != data["game"]:
-                t.new_game()  # a new game on this table (or the first the console sees)
+                t.game_began()  # a new game on this table (or the first the console sees)
             t.state = data
             g = t.seqs.game(data["game"])
             g.known = max(g.known, data["seq"])

@@ -239,7 +239,7 @@ function drawTile(d, t) {
       const full = t.names[side - 1];
       setText(name, shortName(full) || `Player ${side}`);
       if (name.title !== full) name.title = full;
-      const turn = !!st && st.running === side && st.phase === "running" && !t.earlier; // an offline clock's side to move stays marked
+      const turn = !!st && st.running === side && st.phase === "running" && !t.earlier; // nobody is to move in an earlier game; an offline clock's side to move is the spare's
       if (row.classList.contains("turn") !== turn) row.classList.toggle("turn", turn);
     }
     setText(d.parts.note, bad ? `problem: ${problems[0]}` : noteFor(t, cls));
@@ -259,7 +259,7 @@ function shortName(full) {
 function noteFor(t, cls) {
   const st = t.state;
   if (cls === "offline") { // its Last Will: the times are its last state's, which a spare takes over
-    return st && st.sentAt ? `offline since ${timeOfDay(new Date(st.sentAt).toISOString()).trim()}: times as of then`
+    return st && st.sentAt ? `offline since ${new Date(st.sentAt).toTimeString().slice(0, 8)}: times as of then`
       : "clock offline (last will): no state from it";
   }
   if (t.final) return finalText(t.final);
