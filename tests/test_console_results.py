@@ -373,3 +373,15 @@ def test_tsh_table_labels_go_into_the_result_and_the_csv(tmp_path):
     assert out["tsh_table"] == "A9"
     rows = list(csv.DictReader(io.StringIO(results.to_csv(event.export_rows("A", 1)))))
     assert [(r["table"], r["tsh_table"]) for r in rows] == [("2", "A9")]
+
+
+def test_a_result_that_comes_after_the_round_moved_on_belongs_to_its_games_round(hall):
+    """Round 2 set while round 1's game still plays: its result, when it comes, is round 1's (shown
+    and offered there), never round 2's."""
+    event, state = hall
+    state.on_message("rackside/v1/h/table/1/state", clock_state("g1", 30))
+    seat_round(event, state, 2)
+    finish(state, 1, game="g1")
+    assert state.tables[1].current_result() is None
+    seat_round(event, state, 1)
+    assert state.tables[1].current_result()["game"] == "g1"

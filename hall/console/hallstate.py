@@ -302,7 +302,8 @@ class HallState:
                 return []
             g.result = True
             if (t.state or {}).get("game") in (None, data["game"]):
-                t.result, t.result_seat = data, t.seat
+                # the seat its game was played for, which the round on screen may have left
+                t.result, t.result_seat = data, t.game_seat if t.game_seat is not None else t.seat
             else:  # a game the clock has left (a resend): kept with that game, for its seat
                 for p in t.past.values():
                     if p["game"] == data["game"] and p["result"] is None:
