@@ -100,6 +100,13 @@ def test_a_table_going_offline_turns_its_tile_within_5_s(hall, browser):
     took = time.monotonic() - t0
     assert took < 5
     assert page.locator('.tile[data-table="2"] .label').text_content() == "OFFLINE"
+    # a dead clock runs nobody's time: its times stay at its last state (issue 23.4), whatever the page redraws
+    frozen = page.locator('.tile[data-table="2"] .s1 .time').text_content()
+    for _ in range(2):
+        second = page.evaluate("lastSecond")
+        page.wait_for_function(f"() => lastSecond > {second}")
+        assert page.locator('.tile[data-table="2"] .s1 .time').text_content() == frozen
+    assert page.locator('.tile[data-table="2"] .note').text_content().startswith("offline since ")
     page.close()
 
 

@@ -200,3 +200,30 @@ def test_every_list_the_page_keeps_is_bounded(hall, browser):
     assert page.locator("#toasts .toast").count() <= limits["toasts"]
     assert page.errors == []
     page.close()
+
+
+def test_a_frozen_state_does_not_tick_and_says_why(hall, browser):
+    """Issue 23.4: an offline clock's last state, and an earlier round's game the clock has left, are
+    shown as they were (a spare takes over an offline clock's last state's times, docs/fleet.md)."""
+    page = chromium.login(browser, hall.server.url, PASSWORD)
+    page.wait_for_selector('.tile[data-table="1"].running')
+    sent = "2026-11-30T14:02:11.000+00:00"  # long ago: a ticking tile would show its side deep in overtime
+    st = {"seq": 9, "game": "g", "phase": "running", "running": 1, "sent_at": sent,
+          "players": [{"player": 1, "remaining_ms": 754_300}, {"player": 2, "remaining_ms": 801_000}]}
+    page.evaluate("([st, t]) => { updateTable({table: 950, status: 'offline', state: st});"
+                  " updateTable({table: 951, status: 'online', earlier: true, clock_on: {division: 'A', round: 2}, state: st,"
+                  " names: ['Adams, Ann', 'Baker, Bob'], division: 'A', tsh_table: '12'}); }", [st, 0])
+    page.wait_for_selector('.tile[data-table="951"]', state="attached")
+    since = page.evaluate(f"new Date(Date.parse('{sent}')).toTimeString().slice(0, 8)")
+    assert note(page, 950) == f"offline since {since}: times as of then"
+    assert note(page, 951) == "left unfinished: clock on A round 2's game"
+    assert page.get_attribute('.tile[data-table="951"]', "data-cls") == "waiting"
+    assert page.text_content('.tile[data-table="951"] .where') == "A · 12"  # a TSH table that does not name its division
+    for _ in range(2):
+        second = page.evaluate("lastSecond")
+        page.wait_for_function(f"() => lastSecond >= {second + 1}")
+        for n in (950, 951):
+            assert page.text_content(f'.tile[data-table="{n}"] .s1 .time') == "12:35"
+            assert page.text_content(f'.tile[data-table="{n}"] .s2 .time') == "13:21"
+    assert page.errors == []
+    page.close()

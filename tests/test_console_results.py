@@ -5,13 +5,15 @@ every division shape and real event: tests/test_tsh_scoreentry.py)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from rackside.hall.console import hallplan, results, tsh
+from rackside.hall.console import hallplan, limits, results, tsh
 from rackside.hall.console.event import Event
 from rackside.hall.console.hallstate import HallState
 from rackside.hall.console.resultstore import ResultStore
@@ -292,3 +294,84 @@ def test_the_same_file_imported_again_from_elsewhere_is_kept_once(tmp_path):
     for folder in ("/one", "/two", "C:\\\\three"):
         event.import_files({f"{folder}/a.t": TWO_DIVISIONS["a.t"]})
     assert list(store.setting("tsh_files")) == ["a.t"]
+
+
+def clock_state(game: str, seq: int, phase: str = "running", remaining=(600_000, 900_000)) -> bytes:
+    players = [{"player": p, "remaining_ms": remaining[p - 1], "overtime_s": 0, "penalty": 0, "forfeit": False} for p in (1, 2)]
+    return json.dumps({"seq": seq, "game": game, "phase": phase, "running": 1 if phase == "running" else None,
+                       "sent_at": "2026-11-30T11:02:40.008+00:00", "players": players, "ending": None}).encode()
+
+
+def seat_round(event: Event, state: HallState, rnd: int) -> None:
+    seats, _ = event.seating(rnd)
+    state.set_seats(seats, event.finals(rnd))
+
+
+def test_an_earlier_round_shows_its_own_games_as_they_ended_not_the_clocks_current_one(hall):
+    """Issue 23.4: a tile of an earlier round is that round's game (its last state, its result and
+    what was recorded), while its clock plays another; the result form offers that round's result."""
+    event, state = hall
+    t = state.tables[1]
+    state.on_message("rackside/v1/h/table/1/state", clock_state("g1", 40, "ended", (-99_000, 1000)))
+    finish(state, 1, penalties=(20, 0), game="g1")
+    seat_round(event, state, 2)  # round 2 seated; the clock still has round 1's game
+    tile = t.tile()
+    assert tile["names"] == ["Baker, Bob", "Dunn, Di"] and tile["earlier"] is True
+    assert tile["state"] is None and tile["result"] is None and tile["clock_on"] == {"division": "A", "round": 1}
+    with pytest.raises(ResultError, match="no clock result"):
+        event.result(t, {"slip": [400, 380]}, "Sam", "2026-11-30T12:00:00Z")  # round 1's result is not round 2's
+    state.on_message("rackside/v1/h/table/1/state", clock_state("g2", 1))  # round 2's game begins
+    tile = t.tile()
+    assert tile["earlier"] is False and tile["state"]["game"] == "g2" and tile["clock_on"] is None
+
+    seat_round(event, state, 1)  # back to round 1: its game as it ended, and its result
+    tile = t.tile()
+    assert tile["earlier"] is True and tile["clock_on"] == {"division": "A", "round": 2}
+    assert tile["state"]["game"] == "g1" and [p["remaining_ms"] for p in tile["state"]["players"]] == [-99_000, 1000]
+    assert tile["result"]["game"] == "g1" and tile["names"] == ["Adams, Ann", "Baker, Bob"]
+    out = event.result(t, {"slip": [410, 388], "confirm": True}, "Sam", "2026-11-30T12:00:00Z")
+    assert out["confirmed"] and out["round"] == 1 and out["scores"] == [390, 388]
+    rec = event.store.results("A", 1)[0]
+    assert rec.remaining_ms == (1000, 1000) and rec.tsh_table == ""  # the clock result's final times
+    assert t.tile()["final"]["remaining_ms"] == [1000, 1000]
+
+    # a result resent for a game the clock has left goes with that game, not the current one
+    state.on_message("rackside/v1/h/table/2/state", clock_state("h1", 3))
+    seat_round(event, state, 2)
+    state.on_message("rackside/v1/h/table/2/state", clock_state("h2", 1))
+    finish_late = dict(result_event(game="h1"), seq=0)
+    state.on_message("rackside/v1/h/table/2/event", json.dumps(finish_late).encode())
+    assert state.tables[2].current_result() is None  # round 2's game h2 has no result
+    seat_round(event, state, 1)
+    assert state.tables[2].current_result()["game"] == "h1"
+
+    # bounded: the latest GAMES_REMEMBERED games a table
+    for i in range(10):
+        state.on_message("rackside/v1/h/table/2/state", clock_state(f"x{i}", 1))
+    assert len(state.tables[2].past) <= limits.GAMES_REMEMBERED
+
+
+def test_tsh_table_labels_go_into_the_result_and_the_csv(tmp_path):
+    event = Event(ResultStore(tmp_path / "results.sqlite"))
+    files = dict(TWO_DIVISIONS, **{"config.tsh": TWO_DIVISIONS["config.tsh"] + b"config tables = {'A' => ['A7', 'A9']}\n"})
+    assert event.import_files(files) == []
+    state = HallState("h")
+    seat_round(event, state, 1)
+    assert state.tables[1].tile()["tsh_table"] == "A7" and state.tables[3].tile()["tsh_table"] == ""
+    finish(state, 2)
+    out = event.result(state.tables[2], {"slip": [400, 380], "confirm": True}, "Sam", "2026-11-30T12:00:00Z")
+    assert out["tsh_table"] == "A9"
+    rows = list(csv.DictReader(io.StringIO(results.to_csv(event.export_rows("A", 1)))))
+    assert [(r["table"], r["tsh_table"]) for r in rows] == [("2", "A9")]
+
+
+def test_a_result_that_comes_after_the_round_moved_on_belongs_to_its_games_round(hall):
+    """Round 2 set while round 1's game still plays: its result, when it comes, is round 1's (shown
+    and offered there), never round 2's."""
+    event, state = hall
+    state.on_message("rackside/v1/h/table/1/state", clock_state("g1", 30))
+    seat_round(event, state, 2)
+    finish(state, 1, game="g1")
+    assert state.tables[1].current_result() is None
+    seat_round(event, state, 1)
+    assert state.tables[1].current_result()["game"] == "g1"

@@ -220,3 +220,29 @@ def test_tsh_table_labels_of_a_real_event_are_shown():
     seats, problems = hallplan.plan(divisions, cfg, 1)
     assert not problems and sorted(seats) == list(range(1, 26))  # B is not paired yet
     assert [seats[n].label for n in (1, 3, 4, 5, 6)] == ["A1", "A3", "A4", "A4", "A5"]  # TSH's labels, as the event had them
+
+
+def test_tsh_table_labels_from_tourney_js_alone():
+    """tourney.js carries TSH's own `config.tables` (issue 23.4): without a config.tsh the labels are
+    the same as with it, and a config.tsh's `config tables` still decides when both are given."""
+    from rackside.hall.console import hallplan
+
+    divisions = tsh.parse_tourney_js((DATA / "july4-2025/tourney.js").read_text(encoding="utf-8"))
+    a = {d.name: d for d in divisions}["A"]
+    assert a.tables[:5] == ["A1", "A2", "A3", "A4", "A4"]
+    seats, problems = hallplan.plan(divisions, None, 1)
+    assert not problems and [seats[n].label for n in (1, 3, 4, 5, 6)] == ["A1", "A3", "A4", "A4", "A5"]
+    assert seats[4].tsh_table == "A4"
+    cfg = tsh.parse_config("division A a.t\nconfig tables = {'A' => ['X1', 'X2']}\n")
+    seats, _ = hallplan.plan(divisions, cfg, 1)
+    assert (seats[1].label, seats[2].label, seats[3].label) == ("X1", "X2", "board 3")
+    assert seats[3].tsh_table == ""  # TSH names no table for board 3: the console's own "board 3" is no TSH table
+    # a whole number in tourney.js's tables is the hall's table, as in config.tsh
+    js = ('newt={"config":{"tables":{"Z":[5,"Z2"]}},"divisions":[{"name":"Z","players":[undefined,'
+          '{"id":1,"name":"A, B","rating":1,"pairings":[2],"scores":[],"etc":{"board":[1],"p12":[1]}},'
+          '{"id":2,"name":"C, D","rating":1,"pairings":[1],"scores":[],"etc":{"board":[1],"p12":[2]}}]}]};')
+    seats, _ = hallplan.plan(tsh.parse_tourney_js(js), None, 1)
+    assert list(seats) == [5] and seats[5].tsh_table == "5"
+    # tables that are not TSH's shape are a problem, never a crash
+    bad = tsh.parse_tourney_js(js.replace('{"Z":[5,"Z2"]}', '{"Z":"A1"}'))
+    assert bad[0].tables is None and any("config.tables" in p for p in bad[0].problems)

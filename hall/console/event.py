@@ -152,7 +152,8 @@ class Event:
         seat = t.seat or {}
         out = {"scores": list(final.scores), "penalties": list(final.penalties), "note": final.note,
                "needs_director": final.needs_director, "forfeits": list(final.forfeits),
-               "division": seat.get("division"), "round": seat.get("round"), "label": seat.get("label")}
+               "division": seat.get("division"), "round": seat.get("round"), "label": seat.get("label"),
+               "tsh_table": seat.get("tsh_table", "")}
         if body.get("confirm") is not True:
             return out
         if t.seat is None:
@@ -161,7 +162,8 @@ class Event:
         if final.needs_director:
             raise results.NeedsDirector(f"table {t.n}: {final.note}. Enter the director's decision with a reason first.")
         rec = results.Recorded.of(t.seat["division"], t.seat["round"], t.n, t.seat["numbers"], t.seat["names"], res,
-                                  None if slip is None else tuple(int(x) for x in slip), final, by, at)
+                                  None if slip is None else tuple(int(x) for x in slip), final, by, at,
+                                  t.seat.get("tsh_table", ""))
         what = self.store.record(rec, by, str(body.get("correction") or ""), "decide" if decision is not None else None)
         t.final = tile_final(rec)
         return {**out, "confirmed": True, "recorded": what}
@@ -189,7 +191,9 @@ def _text(data: bytes | str, encoding: str) -> str:
 
 def tile_final(r: results.Recorded) -> dict:
     return {"scores": list(r.scores), "penalties": list(r.penalties), "note": r.note, "by": r.by,
-            "forfeits": list(r.forfeits), "decision": r.decision, "division": r.division, "round": r.round}
+            "forfeits": list(r.forfeits), "decision": r.decision, "division": r.division, "round": r.round,
+            # the clock's final times, for a tile of an earlier round once the clock plays another game
+            "remaining_ms": None if r.remaining_ms is None else list(r.remaining_ms), "overtime_s": list(r.overtime_s)}
 
 
 def decode_upload(item: dict) -> tuple[str, bytes | str]:

@@ -7,7 +7,9 @@ numbered hall-wide. A division's board becomes a table:
 - otherwise the divisions are laid end to end in config.tsh's order (or the order they were
   imported): a division's board N is table N plus the boards of the divisions before it (each
   division's highest board in any round its file has, so a division keeps its tables all event).
-  An entry that is a label (TSH prints "A4") is kept as the table's label, shown on the tile.
+  An entry that is a label (TSH prints "A4") is kept as the table's label, shown on the tile;
+- a tourney.js has the same mapping in its `config.tables` (tsh.Division.tables): used for a
+  division config.tsh gives none for.
 Two games on one table in a round cannot both be placed: the second is a problem, never dropped
 silently.
 """
@@ -31,10 +33,12 @@ class Seat:
     board: int
     numbers: tuple[int, int]
     names: tuple[str, str]
+    tsh_table: str = ""  # TSH's own table for the board (`tables`), "" when TSH names none
 
     def as_dict(self) -> dict:
         return {"table": self.table, "label": self.label, "division": self.division, "round": self.round,
-                "board": self.board, "numbers": list(self.numbers), "names": list(self.names)}
+                "board": self.board, "numbers": list(self.numbers), "names": list(self.names),
+                "tsh_table": self.tsh_table}
 
 
 def span(div: Division) -> int:
@@ -58,7 +62,7 @@ def plan(divisions: list[Division], config: Config | None, round_: int) -> tuple
     problems: list[str] = []
     offset = 0
     for div in order:
-        labels = config.tables(div.name) if config is not None else None
+        labels = (config.tables(div.name) if config is not None else None) or div.tables
         games, _byes, div_problems = div.round_plan(round_)
         problems.extend(div_problems)
         for g in games:
@@ -68,7 +72,7 @@ def plan(divisions: list[Division], config: Config | None, round_: int) -> tuple
             else:
                 table = offset + g.board
             seat = Seat(table, label or f"board {g.board}", div.name, round_, g.board,
-                        (g.first.number, g.second.number), (g.first.name, g.second.name))
+                        (g.first.number, g.second.number), (g.first.name, g.second.name), label or "")
             taken = seats.get(table)
             if taken is not None:
                 where = f"{div.source}:{g.first.line}" if g.first.line else div.source

@@ -91,6 +91,10 @@ class Table:
     result: dict | None = None  # the clock's result event, once the game ends
     result_seat: dict | None = None  # the seat when that result came (a result belongs to one game)
     final: dict | None = None  # the confirmed result of the seat's game, from the results store
+    game_seat: dict | None = None  # the seat the clock's current game is played for (seated when it began)
+    # the table's earlier games as they ended, by seat_key: {"game", "state", "result"} (the latest
+    # GAMES_REMEMBERED), so going back to an earlier round shows its games, not the clock's current one
+    past: OrderedDict = field(default_factory=OrderedDict)
     history: deque = field(default_factory=lambda: deque(maxlen=limits.HISTORY))
     problems: deque = field(default_factory=lambda: deque(maxlen=limits.PROBLEMS_PER_DEVICE))
     seqs: Seqs = field(default_factory=Seqs)
@@ -105,21 +109,53 @@ class Table:
 
     def current_result(self) -> dict | None:
         """The clock's result if it is of this round's game here (not a game of another division
-        or round that was seated here before)."""
+        or round that was seated here before); for a seat whose game the clock has left, that
+        game's result as it came."""
+        earlier = self.earlier()
+        if earlier is not None:
+            return earlier.get("result")
         if self.result is None or seat_key(self.result_seat) != seat_key(self.seat):
             return None
         return self.result
 
+    def earlier(self) -> dict | None:
+        """None while the clock's game is the seat's own (or nothing says otherwise); when the clock
+        plays another seat's game (the director went back to an earlier round, or this round's game
+        has not begun), the seat's own game as the console last had it ({} if it has none)."""
+        if self.seat is None or self.game_seat is None or seat_key(self.game_seat) == seat_key(self.seat):
+            return None
+        return self.past.get(seat_key(self.seat)) or {}
+
+    def game_began(self) -> None:
+        """The clock begins another game: the one before is kept for its seat, as it ended."""
+        old, seat_before, self.game_seat = self.state, self.game_seat, self.seat
+        if old is None:
+            return  # the first state the console has: a result that came before it stays
+        if seat_before is not None:
+            key = seat_key(seat_before)
+            result = self.result if (self.result or {}).get("game") == old.get("game") else None
+            self.past[key] = {"game": old.get("game"), "state": old, "result": result}
+            self.past.move_to_end(key)
+            while len(self.past) > limits.GAMES_REMEMBERED:
+                self.past.popitem(last=False)
+        self.result = self.result_seat = None
+
     def tile(self) -> dict:
         """What a tile needs; the page derives the live times and the tile's class itself."""
         seat = self.seat or {}
+        earlier = self.earlier()
+        clock_on = None if earlier is None else {k: self.game_seat.get(k) for k in ("division", "round")}
         return {
             "table": self.n,
             "status": self.status,
-            "state": self.state,
+            # an earlier game's last state is shown as it was: the page does not tick it
+            "state": self.state if earlier is None else earlier.get("state"),
+            "earlier": earlier is not None,
+            "clock_on": clock_on,  # the game the clock plays instead (division, round)
             "names": list(self.names),
             "division": seat.get("division"),
             "label": seat.get("label"),
+            "tsh_table": seat.get("tsh_table", ""),
             "round": seat.get("round"),
             "challenge": None if self.challenge is None else _public_challenge(self.challenge),
             "result": self.current_result(),
@@ -243,8 +279,8 @@ class HallState:
             old = t.state or {}
             if old.get("game") == data["game"] and data["seq"] < old.get("seq", 0):
                 return []  # an older snapshot delivered late
-            if old.get("game") not in (None, data["game"]):
-                t.result = t.result_seat = None  # a new game on this table
+            if old.get("game") != data["game"]:
+                t.game_began()  # a new game on this table (or the first the console sees)
             t.state = data
             g = t.seqs.game(data["game"])
             g.known = max(g.known, data["seq"])
@@ -266,7 +302,12 @@ class HallState:
                 return []
             g.result = True
             if (t.state or {}).get("game") in (None, data["game"]):
-                t.result, t.result_seat = data, t.seat
+                # the seat its game was played for, which the round on screen may have left
+                t.result, t.result_seat = data, t.game_seat if t.game_seat is not None else t.seat
+            else:  # a game the clock has left (a resend): kept with that game, for its seat
+                for p in t.past.values():
+                    if p["game"] == data["game"] and p["result"] is None:
+                        p["result"] = data
             t.history.append(data)
             return [("event", {"table": n, "event": data}), ("table", t.tile())]
         if leaf == "ack":
@@ -352,6 +393,8 @@ class HallState:
             if t.seat == seat and t.final == final:
                 continue
             t.seat, t.final = seat, final
+            if t.state is not None and t.game_seat is None:
+                t.game_seat = seat  # a game that began before any TSH file: the game first seated here
             if t.result is not None and t.result_seat is None:
                 t.result_seat = seat  # a result that came before any TSH file: the game first seated here
             out.append(("table", t.tile()))

@@ -191,13 +191,16 @@ class Recorded:
     decision: str = ""
     by: str = ""
     at: str = ""  # when confirmed (ISO 8601, UTC), given by the caller
+    tsh_table: str = ""  # TSH's own table for the game's board (config tables), "" when TSH names none
+    remaining_ms: tuple[int, int] | None = None  # the clock's final times: what an earlier round's tile shows
 
     @classmethod
     def of(cls, division: str, round_: int, table: int, numbers, names, result: ClockResult, slip, final: Final,
-           by: str, at: str) -> "Recorded":
+           by: str, at: str, tsh_table: str = "") -> "Recorded":
         return cls(division, int(round_), int(table), tuple(numbers), tuple(names),
                    None if slip is None else tuple(int(x) for x in slip), tuple(final.scores), tuple(final.penalties),
-                   tuple(result.overtime_s), result.ending or "", final.note, tuple(final.forfeits), final.decision, by, at)
+                   tuple(result.overtime_s), result.ending or "", final.note, tuple(final.forfeits), final.decision, by, at,
+                   tsh_table, tuple(result.remaining_ms))
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -207,11 +210,12 @@ class Recorded:
         tup = lambda v: None if v is None else tuple(v)  # noqa: E731
         return cls(**{**d, "numbers": tup(d["numbers"]), "names": tup(d["names"]), "slip": tup(d.get("slip")),
                       "scores": tup(d["scores"]), "penalties": tup(d["penalties"]), "overtime_s": tup(d["overtime_s"]),
-                      "forfeits": tup(d.get("forfeits") or ())})
+                      "forfeits": tup(d.get("forfeits") or ()), "remaining_ms": tup(d.get("remaining_ms"))})
 
     def same_result(self, other: "Recorded") -> bool:
-        """The same recorded outcome (who confirmed it and when aside)."""
-        keep = lambda r: {k: v for k, v in r.as_dict().items() if k not in ("by", "at")}  # noqa: E731
+        """The same recorded outcome (who confirmed it and when, where TSH put the table, the clock's
+        final times aside)."""
+        keep = lambda r: {k: v for k, v in r.as_dict().items() if k not in ("by", "at", "tsh_table", "remaining_ms")}  # noqa: E731
         return keep(self) == keep(other)
 
     @property
@@ -223,7 +227,7 @@ CSV_HEAD = [
     "division", "round", "table",
     "player1", "name1", "slip1", "penalty1", "overtime1_s", "score1",
     "player2", "name2", "slip2", "penalty2", "overtime2_s", "score2",
-    "ending", "rated", "note", "director", "confirmed_by",
+    "ending", "rated", "note", "director", "confirmed_by", "tsh_table",
 ]
 
 
@@ -238,7 +242,7 @@ def to_csv(rows: list[Recorded]) -> str:
             r.division, r.round, r.table,
             r.numbers[0] or "", r.names[0], slip[0], r.penalties[0], r.overtime_s[0], r.scores[0],
             r.numbers[1] or "", r.names[1], slip[1], r.penalties[1], r.overtime_s[1], r.scores[1],
-            r.ending, "yes" if r.rated else "no", r.note, r.decision, r.by,
+            r.ending, "yes" if r.rated else "no", r.note, r.decision, r.by, r.tsh_table,
         ])
     return out.getvalue()
 

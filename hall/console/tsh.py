@@ -38,6 +38,8 @@ REALM_DEFAULTS = {
 MIN_SCORE = -149  # Addscore's lower limit for a game's score
 MAX_PLAYERS = 2000  # per division; a real division has tens, the biggest events a few hundred
 MAX_ROUNDS = 200
+MAX_BOARDS = 1000  # a division's entries in TSH's `tables` (the hall has at most 999 tables)
+MAX_LABEL = 20  # characters of one of TSH's table labels ("A4", "Hall 2 table 14")
 
 # TSH's own pattern for a player line (TFile.pm), with its groups: name, rating, opponents, scores, rest
 _LINE = re.compile(r"^(.+?\S)\s+(\d+(?:[.+]\d+)*)\s*([\d\s]*);\s*([-\d\s]*)((?:;[^;]*)*)$")
@@ -96,6 +98,9 @@ class Division:
     source: str
     players: dict[int, Player] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    # TSH's table for each board (board N at the Nth), as its tourney.js `config.tables` gives them;
+    # a config.tsh's `config tables` decides over these (hallplan.plan)
+    tables: list[str] | None = None
 
     @property
     def rounds(self) -> int:
@@ -421,12 +426,15 @@ def parse_tourney_js(text: str, source: str = "tourney.js") -> list[Division]:
     divisions = data.get("divisions") if isinstance(data, dict) else None
     if not isinstance(divisions, list):
         raise TshError(f"{source}: not TSH's tourney.js (no 'divisions' list)")
+    config = data.get("config")
+    tables = config.get("tables") if isinstance(config, dict) else None
     out = []
     for di, d in enumerate(divisions):
         if not isinstance(d, dict):
             raise TshError(f"{source}: division {di + 1} is not an object")
         name = str(d.get("name") or f"{di + 1}")
         div = Division(name=name, source=source)
+        div.tables = _js_tables(tables, name, source, div.problems)
         players = d.get("players")
         if not isinstance(players, list):
             div.problems.append(f"{source}: division {name}: no players list")
@@ -473,6 +481,31 @@ def tourney_js_entry_options(text: str, source: str = "tourney.js") -> dict:
         return {}
     return {k: cfg[k] for k in SCORE_ENTRY_KEYS
             if isinstance(cfg.get(k), (int, str)) and not isinstance(cfg.get(k), bool) and len(str(cfg[k])) <= 40}
+def _js_tables(tables, division: str, source: str, problems: list[str]) -> list[str] | None:
+    """A division's entry of tourney.js's `config.tables` (`{"A": ["A1", "A2", ...]}`, TSH's
+    board-to-table mapping, as config.tsh's `config tables`): its labels as text, or None."""
+    if not isinstance(tables, dict):
+        return None  # TSH writes `{}` or leaves it undefined when the event has none
+    for k, v in tables.items():
+        if str(k).lower() != division.lower():
+            continue
+        if not isinstance(v, list) or len(v) > MAX_BOARDS or not all(_label(x) for x in v):
+            problems.append(f"{source}: config.tables for division {division}: not a list of at most {MAX_BOARDS} "
+                            "table names or numbers: TSH's labels are not shown")
+            return None
+        return [_label(x) or "" for x in v]
+    return None
+
+
+def _label(x) -> str | None:
+    """One table of TSH's `tables`: a number (a hall table) or a short label ("A4")."""
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, (int, float)) and x == int(x):
+        return str(int(x))
+    if isinstance(x, str) and 0 < len(x.strip()) <= MAX_LABEL:
+        return x.strip()
+    return None
 
 
 def _given(v) -> bool:

@@ -39,10 +39,12 @@ function clockText(ms) {
   return `${sign}${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
+// A frozen state (an offline clock's last, or an earlier round's game) is shown as it was: a dead
+// clock's times are what a spare takes over (docs/fleet.md), not a count-down nobody runs.
 function liveRemaining(st, p) {
   let ms = p.remaining_ms;
   const ticking = (st.phase === "running" && st.running === p.player) || (st.phase === "late" && p.absent);
-  if (ticking && st.sentAt) {
+  if (ticking && st.sentAt && !st.frozen) {
     ms -= Math.max(0, nowMs() - st.sentAt);
     if (st.rules) ms = Math.max(ms, -st.rules.forfeit_overtime_ms); // the clock forfeits there (5.3.3)
   }
@@ -128,8 +130,10 @@ function readFinal(f, problems) {
   if (!isObj(f) || !Array.isArray(f.scores) || f.scores.length !== 2 || !f.scores.every(isNum)) {
     problems.push("final has no two scores"); return null;
   }
+  const times = Array.isArray(f.remaining_ms) && f.remaining_ms.length === 2 && f.remaining_ms.every(isNum) ? f.remaining_ms : null;
+  if (f.remaining_ms !== undefined && f.remaining_ms !== null && !times) problems.push("final.remaining_ms is not two times");
   return { scores: f.scores, forfeits: readSides(f.forfeits || [], "final.forfeits", problems),
-    decision: textOf(f.decision, "final.decision", problems) };
+    decision: textOf(f.decision, "final.decision", problems), remaining_ms: times };
 }
 
 // The model every drawing function uses: nothing in it has a type other than the one expected.
@@ -144,8 +148,15 @@ function readTable(t) {
   if (t.status !== undefined && t.status !== null && status === null) problems.push("status is not text");
   // the console's own refusals of this table's messages (its latest few): shown as this tile's problems
   const refused = Array.isArray(t.problems) ? t.problems.filter((x) => typeof x === "string").slice(-10).map((x) => "refused " + shown(x)) : [];
-  return { n: t.table, status, state: readState(t.state, problems), names, challenge, refused,
+  // the game the clock plays instead of this seat's (an earlier round on screen, or this round's not begun)
+  const earlier = t.earlier === true;
+  const clockOn = earlier && isObj(t.clock_on) ? { division: textOf(t.clock_on.division, "clock_on.division", problems),
+    round: textOf(t.clock_on.round, "clock_on.round", problems) } : null;
+  const state = readState(t.state, problems);
+  if (state) state.frozen = status === "offline" || earlier;
+  return { n: t.table, status, state, names, challenge, refused, earlier, clockOn,
     division: textOf(t.division, "division", problems), label: textOf(t.label, "label", problems),
+    tshTable: textOf(t.tsh_table, "tsh_table", problems),
     result: readResult(t.result, problems), final: readFinal(t.final, problems), problems, cls: "waiting" };
 }
 
@@ -160,10 +171,11 @@ function classify(t) {
   if (players.some((p) => p.forfeit) || (t.result && t.result.forfeits.length)) return "forfeit";
   if (st && st.phase !== "ended" && players.some((p) => liveRemaining(st, p) <= -1000)) return "overtime";
   if (t.challenge || (st && st.phase === "neutralised")) return "challenge";
+  if (t.final && t.final.forfeits.length && !st) return "forfeit"; // a recorded game the clock has left
   const notPlaying = !st || st.phase === "setup" || st.phase === "late";
-  if (notPlaying && round.start && nowMs() > (round.start + (round.late_after_s || 0)) * 1000) return "notstarted";
-  if ((st && st.phase === "ended") || t.result) return "finished";
-  if (st && st.phase === "running") return "running";
+  if (notPlaying && !t.final && round.start && nowMs() > (round.start + (round.late_after_s || 0)) * 1000) return "notstarted";
+  if ((st && st.phase === "ended") || t.result || t.final) return "finished";
+  if (st && st.phase === "running" && !st.frozen) return "running";
   return "waiting";
 }
 
@@ -219,6 +231,7 @@ function drawTile(d, t) {
     else if (d.dataset.problem !== undefined) { delete d.dataset.problem; d.removeAttribute("title"); }
     setText(d.parts.label, (bad ? "⚠ " : "") + LABEL[cls]);
     setText(d.parts.where, tileWhere(t)); // the division (and TSH's table) of this round's game here
+    setAttr(d.parts.where, "title", tileWhereTitle(t));
     if (d.dataset.division !== t.division) d.dataset.division = t.division;
     const st = t.state;
     for (const side of [1, 2]) {
@@ -226,7 +239,7 @@ function drawTile(d, t) {
       const full = t.names[side - 1];
       setText(name, shortName(full) || `Player ${side}`);
       if (name.title !== full) name.title = full;
-      const turn = !!st && st.running === side && st.phase === "running";
+      const turn = !!st && st.running === side && st.phase === "running" && !t.earlier; // nobody is to move in an earlier game; an offline clock's side to move is the spare's
       if (row.classList.contains("turn") !== turn) row.classList.toggle("turn", turn);
     }
     setText(d.parts.note, bad ? `problem: ${problems[0]}` : noteFor(t, cls));
@@ -245,8 +258,15 @@ function shortName(full) {
 
 function noteFor(t, cls) {
   const st = t.state;
-  if (cls === "offline") return "clock offline (last will)";
+  if (cls === "offline") { // its Last Will: the times are its last state's, which a spare takes over
+    return st && st.sentAt ? `offline since ${new Date(st.sentAt).toTimeString().slice(0, 8)}: times as of then`
+      : "clock offline (last will): no state from it";
+  }
   if (t.final) return finalText(t.final);
+  if (t.clockOn && (!st || st.phase !== "ended")) { // this seat's game is not (or no longer) on the clock
+    const on = `clock on ${t.clockOn.division ? t.clockOn.division + " " : ""}round ${t.clockOn.round}'s game`;
+    return st ? `left unfinished: ${on}` : on;
+  }
   if (cls === "finished" || cls === "forfeit") {
     const r = t.result;
     if (!r) return st ? st.phase : "";
@@ -269,17 +289,18 @@ function noteFor(t, cls) {
 function drawTimes(d, t) {
   const st = t.state;
   const players = st ? st.players : [];
+  const recorded = !st && t.final && t.final.remaining_ms; // a recorded game the clock has left: its final times
   for (const side of [1, 2]) {
     const p = players.find((x) => x.player === side);
     const time = d.parts.rows[side - 1].time;
-    if (!p) { setText(time, "–"); continue; }
+    if (!p) { setText(time, recorded ? clockText(recorded[side - 1]) : "–"); continue; }
     const ms = liveRemaining(st, p);
     const pen = Math.max(p.penalty, penaltySoFar(ms, st.rules));
     setText(time, clockText(ms));
     const tip = pen ? `penalty so far: ${pen}` : "";
     if (time.title !== tip) time.title = tip;
     if (time.classList.contains("over") !== ms <= -1000) time.classList.toggle("over", ms <= -1000);
-    if (pen && st.phase !== "ended" && !t.problems.length && !t.refused.length) setText(d.parts.note, `side ${side} overtime: −${pen} so far (5.3)`);
+    if (pen && st.phase !== "ended" && !st.frozen && !t.problems.length && !t.refused.length) setText(d.parts.note, `side ${side} overtime: −${pen} so far (5.3)`);
   }
 }
 
@@ -357,6 +378,7 @@ const lookOf = new WeakMap(); // model -> what its tile shows apart from the tic
 function sameLook(before, t) {
   const st = t.state;
   const look = JSON.stringify([t.status, t.cls, t.names, t.problems, t.refused, t.challenge, t.result, t.final, t.division, t.label,
+    t.tshTable, t.earlier, t.clockOn,
     st && [st.phase, st.running, st.seq, st.players.map((p) => [p.player, p.penalty, p.forfeit, p.absent])]]);
   lookOf.set(t, look);
   return !!before && lookOf.get(before) === look;
@@ -395,7 +417,7 @@ function tick() {
     const t = tables.get(n);
     if (!t || stale.has(n)) continue;
     const st = t.state;
-    if (st && (st.phase === "running" || st.phase === "late")) drawTimes(tiles.get(n), t);
+    if (st && !st.frozen && (st.phase === "running" || st.phase === "late")) drawTimes(tiles.get(n), t);
   }
   if (openTable !== null) detailStale = true;
 }
@@ -617,7 +639,8 @@ async function openDetail(n) {
   $("detail").hidden = false;
   $("feed").hidden = true;
   const t = tables.get(n);
-  $("detail-title").firstChild.textContent = `Table ${n} ` + (t && t.division ? `· division ${t.division} · round ${round.number} ` : "");
+  $("detail-title").firstChild.textContent = `Table ${n} ` + (t && t.tshTable ? `(TSH table ${t.tshTable}) ` : "") +
+    (t && t.division ? `· division ${t.division} · round ${round.number} ` : "");
   resetResultForm();
   $("detail-history").replaceChildren();
   $("detail-challenges").replaceChildren();

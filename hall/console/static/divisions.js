@@ -46,9 +46,21 @@ function finalText(f) {
   return `recorded ${f.scores[0]}–${f.scores[1]}` + (f.decision ? " (director)" : "");
 }
 
-function tileWhere(t) { // "A · A4" : the division and TSH's table for the board
+// "B · 12": the division and TSH's table for the board (its `tables`); a TSH table that starts with
+// the division's name ("A4" in division A, as TSH events name them) says both, in the little room
+// a tile's head has. The tile's title says it in full.
+function tileWhere(t) {
   if (!t.division) return "";
-  return t.label && !/^board /.test(t.label) ? `${t.division} · ${t.label}` : t.division;
+  if (!t.tshTable) return t.division;
+  return t.tshTable.toLowerCase().startsWith(t.division.toLowerCase()) ? t.tshTable : `${t.division} · ${t.tshTable}`;
+}
+
+function tileWhereTitle(t) {
+  return t.division ? `division ${t.division}` + (t.tshTable ? `, TSH table ${t.tshTable}` : "") : "";
+}
+
+function tableText(n, t) { // "table 1 (TSH table A4)": the clock's number and TSH's own, where TSH has one
+  return `table ${n}` + (t && t.tshTable ? ` (TSH table ${t.tshTable})` : "");
 }
 
 // A division's tables this round, for the command dialog ("B" for all of division B's), or null.
@@ -111,7 +123,7 @@ async function submitResult(ev) {
       $("result-out").textContent = `${p.note}. The director decides: type the recorded scores and a reason.`;
       return;
     }
-    const ok = await confirmBox(`Record ${where}table ${n}: ${outcomeText(p)}? ${p.note}`);
+    const ok = await confirmBox(`Record ${where}${tableText(n, t)}: ${outcomeText(p)}? ${p.note}`);
     if (!ok) return;
     const r = await post(`/api/result/${n}`, { ...body, confirm: true });
     $("result-out").textContent = `recorded ${outcomeText(r)}` + (r.recorded === "correct" ? " (corrected)" : "");
@@ -140,7 +152,7 @@ function openResults() {
     if (!divisionShown(t)) continue;
     const tr = el("tr");
     const pen = t.result ? t.result.players.map((p) => p.penalty || 0).join(" / ") : "";
-    tr.append(el("td", "", String(n)), el("td", "", t.division || ""), el("td", "", t.names.join(" v ")),
+    tr.append(el("td", "", t.tshTable ? `${n} · ${t.tshTable}` : String(n)), el("td", "", t.division || ""), el("td", "", t.names.join(" v ")),
       el("td", "", t.result ? `${t.result.ending || "ended"}, penalties ${pen}` : ""),
       el("td", "", t.final ? finalText(t.final) : "to type"));
     tr.addEventListener("click", () => { $("results").close(); openDetail(n); });
