@@ -209,12 +209,14 @@ def test_a_hall_without_tsh_records_by_table_and_exports_csv(club_night):
     assert wait(lambda: (tile(h, 1) or {}).get("final") and tile(h, 1)["final"]["scores"]) == [390, 388]
     assert wait(lambda: (tile(h, 2) or {}).get("final") and tile(h, 2)["final"]["no_clock"])
     assert len(csv_rows(h)[0]) == 2
-    # a result by table is corrected like any other (5.4.1(a))
-    status, out = post(h, "/api/result/1", {"slip": [410, 398], "names": ["Ann Adams", ""], "confirm": True})
+    # a result by table is corrected like any other, with its own reason (5.4.1(a))
+    status, out = post(h, "/api/result/2", {**body, "slip": [350, 370], "confirm": True})
     assert status == 400 and "correction needs a reason" in out["error"], out
-    status, out = post(h, "/api/result/1", {"slip": [410, 398], "names": ["Ann Adams", "Bo"], "confirm": True,
+    status, out = post(h, "/api/result/2", {**body, "slip": [350, 370], "names": ["Cy", "Di"], "confirm": True,
                                             "correction": "side 2's total was added wrong"})
-    assert status == 200 and out["recorded"] == "correct", out
+    assert status == 200 and out["recorded"] == "correct" and out["scores"] == [350, 350], out
+    (after,) = [r for r in csv_rows(h)[0] if r["table"] == "2"]
+    assert (after["name1"], after["score2"], after["clock_record"]) == ("Cy", "350", "no clock record")
 
 
 # --- the form, in Chromium --------------------------------------------------------------------------
