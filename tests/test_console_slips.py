@@ -149,9 +149,11 @@ def test_a_game_without_a_clock_result_is_recorded_from_the_slip_with_a_reason(t
     tsh_text = h.call("GET", "/api/export/tsh.txt?division=A&round=1")[1].decode()
     assert "3 390 4 380" in tsh_text
 
-    # a correction of it needs its own reason (5.4.1(a)), not the slip's
-    status, out = post(h, "/api/result/2", {**body, "slip": [401, 380], "confirm": True})
-    assert status == 400 and "correction needs a reason" in out["error"], out
+    # a correction of it needs its own reason (5.4.1(a)), not the slip's: said when it is worked
+    # out, before any confirmation is asked
+    for confirm in (False, True):
+        status, out = post(h, "/api/result/2", {**body, "slip": [401, 380], "confirm": confirm})
+        assert status == 400 and "correction needs a reason" in out["error"], out
 
 
 def test_an_overtime_forfeit_written_on_the_slip_is_a_loss_with_100_off_5_3_3(tsh_day):
@@ -249,6 +251,12 @@ def test_the_form_says_up_front_what_it_records_for_a_game_with_no_clock_result(
     page.fill("#no-clock-reason", "no clock at this table")
     page.fill("#slip-pen1", "0")
     page.fill("#slip-pen2", "10")
+    # already recorded (the test before): the form said so up front, and a change without its
+    # reason is refused before any confirmation (5.4.1(a))
+    assert "Already recorded" in can and page.is_visible("#correction-row")
+    page.click("#result-form button[type=submit]")
+    page.wait_for_selector("#result-out >> text=correction needs a reason")
+    assert not page.is_visible("#confirm")
     page.fill("#correction", "typed again from the slip")
     page.click("#result-form button[type=submit]")
     page.wait_for_selector("#confirm[open]")

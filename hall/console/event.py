@@ -4,8 +4,9 @@ round, and the results store.
 TSH files come in as bytes (`import_files`): a `config.tsh` names the divisions and their files and
 says how to read them (encoding, comments, score limit, tables); `.t` files without one are named
 after the file; a `tourney.js` brings every division it has. What was imported is kept in the store,
-so a restarted console has the same divisions. Results go through `result()`: the clock's result,
-the slip, the rules (results.py), the director's decision where one is needed, then the store.
+so a restarted console has the same divisions. Results go through `result()`: the clock's result
+(or, with none, the slip alone: "no clock record"), the slip, the rules (results.py), the director's
+decision where one is needed, then the store; a table with no TSH game is recorded by table.
 """
 
 from __future__ import annotations
@@ -183,16 +184,20 @@ class Event:
                "needs_director": final.needs_director, "forfeits": list(final.forfeits),
                "division": seat.get("division"), "round": rnd, "label": seat.get("label"), "no_clock": reason,
                "by_table": t.seat is None}
+        numbers = tuple(t.seat["numbers"]) if t.seat else (None, None)
+        rec = None if rnd is None else results.Recorded.of(division, rnd, t.n, numbers, names, res,
+                                                           None if slip is None else tuple(int(x) for x in slip),
+                                                           final, by, at, reason)
+        correction = str(body.get("correction") or "")
+        if rec is not None and not final.needs_director:
+            self.store.check(rec, correction)  # refused now, before the page asks to confirm, as record() would
         if body.get("confirm") is not True:
             return out
-        if rnd is None:
+        if rec is None:
             raise results.ResultError(f"table {t.n}: no TSH game is seated here: the round to record it for is needed")
         if final.needs_director:
             raise results.NeedsDirector(f"table {t.n}: {final.note}. Enter the director's decision with a reason first.")
-        numbers = tuple(t.seat["numbers"]) if t.seat else (None, None)
-        rec = results.Recorded.of(division, rnd, t.n, numbers, names, res,
-                                  None if slip is None else tuple(int(x) for x in slip), final, by, at, reason)
-        what = self.store.record(rec, by, str(body.get("correction") or ""), "decide" if decision is not None else None)
+        what = self.store.record(rec, by, correction, "decide" if decision is not None else None)
         t.final = tile_final(rec)
         return {**out, "confirmed": True, "recorded": what}
 

@@ -93,9 +93,7 @@ class ResultStore:
             if before is not None and before.same_result(r):
                 return "same"
             if before is not None and not reason:
-                game = f"division {r.division} round {r.round}" if r.division else f"round {r.round} table {r.table}"
-                raise ResultError(f"{game}: {before.names[0]} v {before.names[1]} is already "
-                                  f"recorded {before.scores[0]}-{before.scores[1]}: a correction needs a reason (5.4.1(a))")
+                raise _correction_needs_reason(before, r)
             what = action or ("confirm" if before is None else "correct")
             if what == "confirm" and r.no_clock:
                 what, reason = "slip", reason or r.no_clock  # the audit says why there is no clock record
@@ -106,6 +104,15 @@ class ResultStore:
                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             (r.at, who, what, *key, None if before is None else json.dumps(before.as_dict()), body, reason))
             return what
+
+    def check(self, r: Recorded, reason: str = "") -> None:
+        """What `record` would refuse, said before anything is confirmed: a change to a result
+        already recorded without a reason (5.4.1(a))."""
+        row = self.db.execute("SELECT body FROM results WHERE division=? AND round=? AND pn_low=? AND pn_high=?",
+                              self.key(r)).fetchone()
+        before = None if row is None else Recorded.from_dict(json.loads(row[0]))
+        if before is not None and not before.same_result(r) and not " ".join(str(reason or "").split()):
+            raise _correction_needs_reason(before, r)
 
     def results(self, division: str | None = None, round_: int | None = None) -> list[Recorded]:
         where, args = _where(division, round_)
@@ -141,6 +148,12 @@ class _Transaction:
 
     def __exit__(self, kind, value, tb) -> None:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def _correction_needs_reason(before: Recorded, r: Recorded) -> ResultError:
+    game = f"division {r.division} round {r.round}" if r.division else f"round {r.round} table {r.table}"
+    return ResultError(f"{game}: {before.names[0]} v {before.names[1]} is already recorded "
+                       f"{before.scores[0]}-{before.scores[1]}: a correction needs a reason (5.4.1(a))")
 
 
 def _where(division: str | None, round_: int | None) -> tuple[str, list]:
