@@ -221,6 +221,27 @@ def test_a_hall_without_tsh_records_by_table_and_exports_csv(club_night):
     assert (after["name1"], after["score2"], after["clock_record"]) == ("Cy", "350", "no clock record")
 
 
+def test_a_table_without_a_clock_in_a_hall_without_tsh_is_recorded_from_its_slip(club_night):
+    """No clock and no TSH game: the console has never heard of table 3. Its slip makes it known
+    once recorded (working it out adds no tile); a table the hall cannot have is still refused."""
+    h = club_night.http()
+    body = {"slip": [300, 280], "names": ["Ida", "Al"], "no_clock": {"reason": "no clock at this table", "penalties": [0, 0]}}
+    status, out = post(h, "/api/result/3", body)
+    assert status == 200 and out["scores"] == [300, 280] and out["by_table"], out
+    assert tile(h, 3) is None
+    status, out = post(h, "/api/result/3", {"slip": [300, 280]})
+    assert status == 400 and "no clock result" in out["error"], out
+    assert tile(h, 3) is None
+    status, out = post(h, "/api/result/3", {**body, "confirm": True})
+    assert status == 200 and out["recorded"] == "slip", out
+    assert tile(h, 3)["final"]["names"] == ["Ida", "Al"] and tile(h, 3)["final"]["no_clock"] == "no clock at this table"
+    assert [r["clock_record"] for r in csv_rows(h)[0] if r["table"] == "3"] == ["no clock record"]
+    assert post(h, "/api/result/1000", {**body, "confirm": True})[0] == 404
+    club_night.restart()  # known from its result, after a restart too
+    h = club_night.http()
+    assert wait(lambda: (tile(h, 3) or {}).get("final"))["names"] == ["Ida", "Al"]
+
+
 # --- the form, in Chromium --------------------------------------------------------------------------
 
 
@@ -289,5 +310,23 @@ def test_the_form_of_a_hall_without_tsh_says_it_records_by_table_and_what_tsh_ne
     links = page.text_content("#export-links")
     assert "CSV" in links and "TSH files" in links, links
     assert page.get_attribute("#export-links a", "href").startswith("/api/export/round.csv")
+    # a table with no clock and no tile: opened by number, recorded from its slip
+    page.fill("#slip-table", "5")
+    page.click("#slip-table-open")
+    page.wait_for_selector("#detail-result:not([hidden])")
+    can = page.text_content("#result-can")
+    assert "No TSH game" in can and "No clock result" in can, can
+    page.fill("#name1", "Eve")
+    page.fill("#slip1", "333")
+    page.fill("#slip2", "222")
+    page.fill("#no-clock-reason", "no clock at this table")
+    page.click("#result-form button[type=submit]")
+    page.wait_for_selector("#confirm[open]")
+    assert "by table 5 (no clock record): 333 – 222" in page.text_content("#confirm-text")
+    page.click("#confirm-ok")
+    page.wait_for_selector("#result-out >> text=recorded")
+    page.click("#detail .close")
+    page.wait_for_selector('#tiles .tile[data-table="5"] .note >> text="recorded 333–222 (no clock record)"')
+    assert page.get_attribute('#tiles .tile[data-table="5"] .s1 .name', "title") == "Eve"
     assert not page.errors, page.errors
     page.close()

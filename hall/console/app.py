@@ -39,7 +39,7 @@ from .event import Event, decode_upload
 from .guard import BodyLimit, SecurityHeaders, json_object
 from .guard import refused as _bad
 from .transport import PlainHttpLocalOnly
-from .hallstate import RESEND_ID, HallState
+from .hallstate import RESEND_ID, HallState, Table
 from .resultstore import ResultStore
 from .hub import Hub, sse
 
@@ -391,11 +391,15 @@ async def result(request: Request) -> Response:
         _check_result_body(body)
         t = console.state.tables.get(n)
         if t is None:
-            return _bad("no such table", 404)
+            if not 1 <= n <= limits.MAX_TABLE:
+                return _bad("no such table", 404)
+            # a table with no clock and no TSH game, never heard of: only its recorded slip makes it known
+            t = Table(n)
         out = console.event.result(t, body, request.user.display_name, _now_iso(), console.state.round.number)
     except (ValueError, results.ResultError) as e:
         return _bad(str(e), 409 if isinstance(e, results.NeedsDirector) else 400)
     if out.get("confirmed"):
+        console.state.adopt(t)
         console.hub.publish("table", console.state.tables[n].tile())
         log.info("console: %s recorded table %d (division %s round %s): %s (%s)", request.user.display_name, n,
                  out["division"], out["round"], out["scores"], out["recorded"])

@@ -196,6 +196,11 @@ class HallState:
             t = self.tables[n] = Table(n, final=self.table_finals.get(n))
         return t
 
+    def adopt(self, t: Table) -> None:
+        """A table the director recorded a slip for (no clock, no TSH game): known from now on."""
+        if 1 <= t.n <= limits.MAX_TABLE:
+            self.tables.setdefault(t.n, t)
+
     # --- messages in ------------------------------------------------------------------------
 
     def on_message(self, topic: str, payload: bytes) -> list[tuple[str, Any]]:
@@ -355,7 +360,7 @@ class HallState:
         seats = {n: s for n, s in seats.items() if 1 <= n <= limits.MAX_TABLE}
         self.table_finals = {k[2][1]: f for k, f in finals.items() if k[:2] == (BY_TABLE, self.round.number)}
         known = {n for n, t in self.tables.items() if t.seat is not None or t.final is not None}
-        for n in sorted(set(seats) | known):
+        for n in sorted(set(seats) | known | set(self.table_finals)):  # a recorded table stays known
             t = self.table(n)
             seat = seats.get(n)
             final = finals.get(seat_key(seat)) if seat else self.table_finals.get(n)

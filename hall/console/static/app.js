@@ -758,6 +758,7 @@ $("detail-actions").addEventListener("click", (ev) => {
 });
 $("result-form").addEventListener("submit", submitResult); // submitResult, openResults, saveRound: divisions.js
 $("slip-ending").addEventListener("change", drawDetailTile);
+$("slip-table-open").addEventListener("click", openSlipTable);
 $("show-division").addEventListener("change", (e) => showDivision(e.target.value));
 $("logout").addEventListener("click", async () => { await post("/api/logout", {}); location.href = "/login"; });
 

@@ -214,6 +214,16 @@ function openResults() {
   $("results").showModal();
 }
 
+// A table the console has never heard of (no clock, no TSH game): a tile on this page only, for its
+// slip; the console knows the table once that result is recorded (and says "no such table" past its limit).
+function openSlipTable() {
+  const n = Number($("slip-table").value.trim());
+  if (!Number.isSafeInteger(n) || n < 1) { toast("type the table's number", "bad"); return; }
+  if (!tables.has(n)) updateTable({ table: n }, true);
+  $("results").close();
+  openDetail(n);
+}
+
 // --- round & TSH -------------------------------------------------------------------------------
 
 function bytesToBase64(buf) {
