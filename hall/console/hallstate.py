@@ -6,8 +6,9 @@ contract (contract.py) before it touches anything: a refused one is a problem sh
 (`problems` on its tile, or the hall's for a device the console does not know), never a tile.
 
 A table is known once its own device has spoken on its own topics (the broker's ACL lets only that
-device, or the director, write them) or a TSH pairing puts a game on it: a station naming another
-table, or a page asking for one, adds no tile. Events are kept once per (table, game, seq): QoS 1
+device, or the director, write them), a TSH pairing puts a game on it, or the director records a
+result for it (a slip with no clock record, `adopt`): a station naming another table, or a page
+asking for one, adds no tile. Events are kept once per (table, game, seq): QoS 1
 may deliver twice, and a resend repeats what arrived; `Seqs` remembers each game's highest seq and
 its gaps, not every event. Everything is bounded (limits.py).
 """
