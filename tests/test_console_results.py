@@ -375,3 +375,34 @@ def test_a_result_that_comes_after_the_round_moved_on_belongs_to_its_games_round
     assert state.tables[1].current_result() is None
     seat_round(event, state, 1)
     assert state.tables[1].current_result()["game"] == "g1"
+# --- a slip with no clock record (issue 23 item 2) ---------------------------------------------------
+
+
+def test_a_slips_penalties_follow_the_clocks_rules_5_3():
+    from rackside.hall.console.contract import default_rules
+    from rackside.hall.console.results import slip_result
+
+    wespa = default_rules()
+    assert final_scores(slip_result(2, "end", None, [20, 0], wespa), (400, 380)).scores == (380, 380)
+    for bad in (15, 110, -10):
+        with pytest.raises(ResultError, match=r"10 points a minute or part thereof of overtime, 0 to 100 \(5.3, 5.3.3\)"):
+            slip_result(2, "end", None, [bad, 0], wespa)
+    fives = {**wespa, "penalty_per_minute": 5}  # another body's rules: the same check, its numbers
+    assert slip_result(2, "end", None, [15, 0], fives).penalties == (15, 0)
+    with pytest.raises(ResultError, match="0 to 50"):
+        slip_result(2, "end", None, [55, 0], fives)
+    r = slip_result(2, "lateness forfeit", 1, [0, 0], wespa)  # 2.3.5 on the slip: no scores, a 75-point win
+    assert final_scores(r, None).scores == (-75, 75) and final_scores(r, None).forfeits == (1,)
+    with pytest.raises(ResultError, match="side that forfeited"):
+        slip_result(2, "overtime forfeit", None, [0, 0], wespa)
+
+
+def test_a_slip_result_is_marked_and_its_overtime_is_not_known(hall):
+    event, state = hall
+    out = event.result(state.tables[2], {"slip": [400, 380], "no_clock": {"reason": "lost journal", "penalties": [0, 30]},
+                                         "confirm": True}, "td", "t", 1)
+    assert out["recorded"] == "slip" and out["scores"] == [400, 350]
+    (row,) = [r for r in event.export_rows("A", 1) if r.table == 2]
+    assert (row.no_clock, row.overtime_s) == ("lost journal", (None, None)) and row.note.startswith("no clock record (lost journal)")
+    again = ResultStore(event.store.path)
+    assert [r.no_clock for r in again.results("A", 1)] == ["lost journal"]

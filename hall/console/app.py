@@ -39,7 +39,7 @@ from .event import Event, decode_upload
 from .guard import BodyLimit, SecurityHeaders, json_object
 from .guard import refused as _bad
 from .transport import PlainHttpLocalOnly
-from .hallstate import RESEND_ID, HallState
+from .hallstate import RESEND_ID, HallState, Table
 from .resultstore import ResultStore
 from .hub import Hub, sse
 
@@ -380,8 +380,10 @@ async def tsh_import(request: Request) -> Response:
 
 @requires(DIRECTOR, status_code=401)
 async def result(request: Request) -> Response:
-    """A table's result: with `slip` (and `margin`, `decision`, `correction`) it is worked out; with
-    `confirm: true` it is recorded in the store (results.py and event.py say how)."""
+    """A table's result: with `slip` (and `margin`, `decision`, `correction`; for a game with no
+    clock result `no_clock`: {reason, penalties, ending, forfeit}; for a table with no TSH game
+    `names`) it is worked out; with `confirm: true` it is recorded in the store (results.py and
+    event.py say how)."""
     console = console_of(request)
     n = request.path_params["n"]
     try:
@@ -389,11 +391,15 @@ async def result(request: Request) -> Response:
         _check_result_body(body)
         t = console.state.tables.get(n)
         if t is None:
-            return _bad("no such table", 404)
-        out = console.event.result(t, body, request.user.display_name, _now_iso())
+            if not 1 <= n <= limits.MAX_TABLE:
+                return _bad("no such table", 404)
+            # a table with no clock and no TSH game, never heard of: only its recorded slip makes it known
+            t = Table(n)
+        out = console.event.result(t, body, request.user.display_name, _now_iso(), console.state.round.number)
     except (ValueError, results.ResultError) as e:
         return _bad(str(e), 409 if isinstance(e, results.NeedsDirector) else 400)
     if out.get("confirmed"):
+        console.state.adopt(t)
         console.hub.publish("table", console.state.tables[n].tile())
         log.info("console: %s recorded table %d (division %s round %s): %s (%s)", request.user.display_name, n,
                  out["division"], out["round"], out["scores"], out["recorded"])
@@ -401,20 +407,28 @@ async def result(request: Request) -> Response:
 
 
 def _export_target(request: Request) -> tuple[str, int]:
-    """?division=&round= (default: the division on screen, the current round). A division named in
-    the query must be one the event has: it becomes the download's file name (a header)."""
+    """?division=&round= (default: the division on screen, the current round); ?by=table (or no
+    TSH division at all): the results recorded by table (results.BY_TABLE). A division named in the
+    query must be one the event has: it becomes the download's file name (a header)."""
     console = console_of(request)
     rd = console.state.round
+    rnd = _int(request.query_params.get("round", rd.number), "round", 1, 999)
     names = list(console.event.divisions)
+    if request.query_params.get("by") == "table" or not names:
+        return results.BY_TABLE, rnd
     asked = request.query_params.get("division")
     if asked and asked not in names:
-        raise ValueError(f"no division {asked[:40]!r} to export: one of {', '.join(names) or 'none imported'}")
+        raise ValueError(f"no division {asked[:40]!r} to export: one of {', '.join(names)}")
     division = asked or rd.division
     if not division:
         if len(names) != 1:
-            raise ValueError(f"name the division to export (?division=): one of {', '.join(names) or 'none imported'}")
+            raise ValueError(f"name the division to export (?division=): one of {', '.join(names)}, or ?by=table")
         division = names[0]
-    return division[:40], _int(request.query_params.get("round", rd.number), "round", 1, 999)
+    return division[:40], rnd
+
+
+def _export_name(division: str, rnd: int, ext: str) -> str:
+    return f"{division or 'tables'}-round{rnd}.{ext}"
 
 
 @requires(DIRECTOR, status_code=401)
@@ -425,7 +439,11 @@ async def export_csv(request: Request) -> Response:
         return _bad(str(e))
     rows = console_of(request).event.export_rows(division, rnd)
     return Response(results.to_csv(rows), media_type="text/csv",
-                    headers={"Content-Disposition": f'attachment; filename="{division}-round{rnd}.csv"'})
+                    headers={"Content-Disposition": f'attachment; filename="{_export_name(division, rnd, "csv")}"'})
+
+
+TSH_NEEDS = ("TSH's score entry needs TSH files: the results recorded by table have no TSH player numbers. Import "
+             "config.tsh with its .t files (or tourney.js) under Round & TSH; results recorded by table export as CSV.")
 
 
 @requires(DIRECTOR, status_code=401)
@@ -434,11 +452,13 @@ async def export_tsh(request: Request) -> Response:
         division, rnd = _export_target(request)
     except ValueError as e:
         return _bad(str(e))
+    if division == results.BY_TABLE:
+        return _bad(TSH_NEEDS)
     try:
         ex = console_of(request).event.tsh_export(division, rnd)
     except results.ResultError as e:
         return _bad(str(e))
-    headers = {"Content-Disposition": f'attachment; filename="{division}-round{rnd}.tsh"'}
+    headers = {"Content-Disposition": f'attachment; filename="{_export_name(division, rnd, "tsh")}"'}
     if ex.missing:
         headers["X-Rackside-Missing-Tables"] = ",".join(map(str, ex.missing))
     if ex.unscored:  # TSH will still want these players' scores: games not recorded here yet
@@ -604,3 +624,10 @@ def _check_result_body(body: dict) -> None:
             decision["scores"] = [_int(x, "score", -10_000, 10_000) for x in scores]
     if not isinstance(body.get("correction", ""), str):
         raise ValueError("correction must be the reason, as text")
+    no_clock = body.get("no_clock")
+    if no_clock is not None:  # the slip of a game with no clock result: its values are checked by results.slip_result
+        if not isinstance(no_clock, dict) or not isinstance(no_clock.get("reason", ""), str) \
+                or not isinstance(no_clock.get("ending", "end"), (str, type(None))):
+            raise ValueError("no_clock must be {reason: text, penalties: [side 1, side 2], ending, forfeit}")
+    if body.get("names") is not None:
+        results.typed_names(body["names"])

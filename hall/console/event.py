@@ -4,18 +4,21 @@ round, and the results store.
 TSH files come in as bytes (`import_files`): a `config.tsh` names the divisions and their files and
 says how to read them (encoding, comments, score limit, tables); `.t` files without one are named
 after the file; a `tourney.js` brings every division it has. What was imported is kept in the store,
-so a restarted console has the same divisions. Results go through `result()`: the clock's result,
-the slip, the rules (results.py), the director's decision where one is needed, then the store.
+so a restarted console has the same divisions. Results go through `result()`: the clock's result
+(or, with none, the slip alone: "no clock record"), the slip, the rules (results.py), the director's
+decision where one is needed, then the store; a table with no TSH game is recorded by table.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+from dataclasses import replace
 from pathlib import PurePosixPath
 
 from . import hallplan, limits, results, tsh
-from .hallstate import Table
+from .contract import default_rules
+from .hallstate import Table, table_key
 from .resultstore import ResultStore
 
 MAX_FILE_BYTES = limits.MAX_BODY_BYTES  # one TSH file: no more than a request may carry
@@ -121,19 +124,44 @@ class Event:
         """The round's confirmed results, by seat_key, as a tile shows them."""
         out = {}
         for r in self.store.results(round_=round_):
-            key = (r.division, r.round, tuple(sorted(r.numbers)))
+            key = table_key(r.round, r.table) if r.division == results.BY_TABLE else (r.division, r.round, tuple(sorted(r.numbers)))
             out[key] = tile_final(r)
         return out
 
     # --- results -------------------------------------------------------------------------------
 
-    def result(self, t: Table, body: dict, by: str, at: str) -> dict:
-        """Work out (and with `confirm`, record) a table's result. Raises ResultError."""
+    def result(self, t: Table, body: dict, by: str, at: str, round_: int | None = None) -> dict:
+        """Work out (and with `confirm`, record) a table's result. Raises ResultError.
+
+        What the director has decides how: the clock's result of this round's game here, or, with
+        none, the result slip alone (`no_clock`: the reason, the penalties written on the slip, how
+        the game ended), marked "no clock record" (5.4.1: the signed slip is the record). A table
+        with no TSH game this round is recorded by table (`round_`, the names as typed, optional)."""
         clock = t.current_result()
-        if clock is None:
-            game = f" for division {t.seat['division']} round {t.seat['round']} ({t.names[0]} v {t.names[1]})" if t.seat else ""
-            raise results.ResultError(f"table {t.n}: no clock result yet{game}")
-        res = results.ClockResult.from_event(t.n, clock.get("game"), clock)
+        no_clock = body.get("no_clock")
+        game = f" for division {t.seat['division']} round {t.seat['round']} ({t.names[0]} v {t.names[1]})" if t.seat else ""
+        reason = ""
+        if clock is not None:
+            if no_clock is not None:
+                raise results.ResultError(f"table {t.n}: this game has a clock result: its time penalties are the "
+                                          "clock's (5.3), so it is recorded from the clock, not as a slip with no clock record")
+            res = results.ClockResult.from_event(t.n, clock.get("game"), clock)
+        else:
+            if not isinstance(no_clock, dict):
+                raise results.ResultError(
+                    f"table {t.n}: no clock result{game}: record it from the result slip, with the reason the game has "
+                    "no clock record (a clock that broke, no clock at this table, a lost journal) and any time "
+                    "penalties written on the slip")
+            reason = " ".join(str(no_clock.get("reason") or "").split())[:results.MAX_REASON]
+            if not reason:
+                raise results.ResultError(f"table {t.n}: a result with no clock record needs the reason there is none "
+                                          "(it is recorded and audited)")
+            res = results.slip_result(t.n, no_clock.get("ending"), no_clock.get("forfeit"),
+                                      no_clock.get("penalties", [0, 0]), default_rules())
+        if t.seat is not None and body.get("names") is not None:
+            raise results.ResultError(f"table {t.n}: the players are TSH's ({t.names[0]} v {t.names[1]}): names are typed "
+                                      "only for a game recorded by table")
+        names = tuple(t.seat["names"]) if t.seat else results.typed_names(body.get("names"))
         slip = body.get("slip")
         if slip is not None and (not isinstance(slip, list) or len(slip) != 2):
             raise results.ResultError("type both scores")
@@ -149,22 +177,30 @@ class Event:
             scores = decision.get("scores")
             final = results.decide(final, str(decision.get("reason") or ""), None if scores is None else tuple(scores),
                                    self.limits)
+        if reason:
+            final = replace(final, note=f"{results.NO_CLOCK} ({reason})" + (f"; {final.note}" if final.note else ""))
         seat = t.seat or {}
+        division = seat.get("division", results.BY_TABLE)
+        rnd = seat.get("round", round_)
         out = {"scores": list(final.scores), "penalties": list(final.penalties), "note": final.note,
                "needs_director": final.needs_director, "forfeits": list(final.forfeits),
-               "division": seat.get("division"), "round": seat.get("round"), "label": seat.get("label"),
-               "tsh_table": seat.get("tsh_table", "")}
+               "division": seat.get("division"), "round": rnd, "label": seat.get("label"),
+               "tsh_table": seat.get("tsh_table", ""), "no_clock": reason, "by_table": t.seat is None}
+        numbers = tuple(t.seat["numbers"]) if t.seat else (None, None)
+        rec = None if rnd is None else results.Recorded.of(division, rnd, t.n, numbers, names, res,
+                                                           None if slip is None else tuple(int(x) for x in slip),
+                                                           final, by, at, no_clock=reason,
+                                                           tsh_table=seat.get("tsh_table", ""))
+        correction = str(body.get("correction") or "")
+        if rec is not None and not final.needs_director:
+            self.store.check(rec, correction)  # refused now, before the page asks to confirm, as record() would
         if body.get("confirm") is not True:
             return out
-        if t.seat is None:
-            raise results.ResultError(f"table {t.n}: no TSH game is seated here this round, so the result has no "
-                                      "players to be recorded for: import the division's TSH files")
+        if rec is None:
+            raise results.ResultError(f"table {t.n}: no TSH game is seated here: the round to record it for is needed")
         if final.needs_director:
             raise results.NeedsDirector(f"table {t.n}: {final.note}. Enter the director's decision with a reason first.")
-        rec = results.Recorded.of(t.seat["division"], t.seat["round"], t.n, t.seat["numbers"], t.seat["names"], res,
-                                  None if slip is None else tuple(int(x) for x in slip), final, by, at,
-                                  t.seat.get("tsh_table", ""))
-        what = self.store.record(rec, by, str(body.get("correction") or ""), "decide" if decision is not None else None)
+        what = self.store.record(rec, by, correction, "decide" if decision is not None else None)
         t.final = tile_final(rec)
         return {**out, "confirmed": True, "recorded": what}
 
@@ -193,7 +229,8 @@ def tile_final(r: results.Recorded) -> dict:
     return {"scores": list(r.scores), "penalties": list(r.penalties), "note": r.note, "by": r.by,
             "forfeits": list(r.forfeits), "decision": r.decision, "division": r.division, "round": r.round,
             # the clock's final times, for a tile of an earlier round once the clock plays another game
-            "remaining_ms": None if r.remaining_ms is None else list(r.remaining_ms), "overtime_s": list(r.overtime_s)}
+            "remaining_ms": None if r.remaining_ms is None else list(r.remaining_ms), "overtime_s": list(r.overtime_s),
+            "no_clock": r.no_clock, "names": list(r.names)}
 
 
 def decode_upload(item: dict) -> tuple[str, bytes | str]:

@@ -6,8 +6,9 @@ contract (contract.py) before it touches anything: a refused one is a problem sh
 (`problems` on its tile, or the hall's for a device the console does not know), never a tile.
 
 A table is known once its own device has spoken on its own topics (the broker's ACL lets only that
-device, or the director, write them) or a TSH pairing puts a game on it: a station naming another
-table, or a page asking for one, adds no tile. Events are kept once per (table, game, seq): QoS 1
+device, or the director, write them), a TSH pairing puts a game on it, or the director records a
+result for it (a slip with no clock record, `adopt`): a station naming another table, or a page
+asking for one, adds no tile. Events are kept once per (table, game, seq): QoS 1
 may deliver twice, and a resend repeats what arrived; `Seqs` remembers each game's highest seq and
 its gaps, not every event. Everything is bounded (limits.py).
 """
@@ -22,6 +23,7 @@ from rackside.hall import topics
 
 from . import contract, limits
 from .contract import Refused, default_rules
+from .results import BY_TABLE
 
 
 RESEND_ID = "resend-"  # the ids of the console's own resend requests
@@ -171,6 +173,11 @@ def seat_key(seat: dict | None) -> tuple | None:
     return (seat["division"], seat["round"], tuple(sorted(seat["numbers"])))
 
 
+def table_key(round_: int, n: int) -> tuple:
+    """A game with no TSH players (recorded by table): the round and the table, never a seat_key."""
+    return (BY_TABLE, round_, ("table", n))
+
+
 def _insert_in_order(history: deque, event: dict) -> None:
     """Put an event that fills a gap before the first later input of its game (the history is in
     arrival order, and a gap's events arrive after the ones that followed them)."""
@@ -217,13 +224,19 @@ class HallState:
         self.round = Round()
         self.pending: OrderedDict[str, dict] = OrderedDict()  # command id -> command, until its ack
         self.problems: deque = deque(maxlen=limits.PROBLEMS)  # the hall's: devices the console does not know
+        self.table_finals: dict[int, dict] = {}  # the round's results recorded by table (no TSH game), by table
 
     def table(self, n: int) -> Table:
         """The table, made known (its own device spoke, or a pairing puts a game on it)."""
         t = self.tables.get(n)
         if t is None:
-            t = self.tables[n] = Table(n)
+            t = self.tables[n] = Table(n, final=self.table_finals.get(n))
         return t
+
+    def adopt(self, t: Table) -> None:
+        """A table the director recorded a slip for (no clock, no TSH game): known from now on."""
+        if 1 <= t.n <= limits.MAX_TABLE:
+            self.tables.setdefault(t.n, t)
 
     # --- messages in ------------------------------------------------------------------------
 
@@ -382,14 +395,17 @@ class HallState:
 
     def set_seats(self, seats: dict[int, dict], finals: dict[tuple, dict]) -> list:
         """The hall's seating for the round (table -> hallplan seat as a dict) and the confirmed
-        results by seat_key. A table no longer seated loses its players and notes: nothing of another
-        division or round stays on it (its clock result stays, shown again if that game returns)."""
+        results by seat_key (a table with no TSH game: by table_key, this round's). A table no longer
+        seated loses its players and notes: nothing of another division or round stays on it (its
+        clock result stays, shown again if that game returns)."""
         out = []
         seats = {n: s for n, s in seats.items() if 1 <= n <= limits.MAX_TABLE}
-        for n in sorted(set(seats) | {n for n, t in self.tables.items() if t.seat is not None}):
+        self.table_finals = {k[2][1]: f for k, f in finals.items() if k[:2] == (BY_TABLE, self.round.number)}
+        known = {n for n, t in self.tables.items() if t.seat is not None or t.final is not None}
+        for n in sorted(set(seats) | known | set(self.table_finals)):  # a recorded table stays known
             t = self.table(n)
             seat = seats.get(n)
-            final = finals.get(seat_key(seat)) if seat else None
+            final = finals.get(seat_key(seat)) if seat else self.table_finals.get(n)
             if t.seat == seat and t.final == final:
                 continue
             t.seat, t.final = seat, final

@@ -14,6 +14,14 @@ penalties); the console works out what goes to the pairing program:
   no game against opponent 0. Both players forfeiting (2.3.5) is the director's to record.
 - score limits: TSH's Addscore refuses a score above `config max_score` (1499 when not set) or
   below -149; a slip outside them is refused here with the same limits.
+- a game with no clock result (a clock that broke, a table without a clock, a journal lost): the
+  signed result slip is the record (5.4.1), so the slip is recorded alone, marked "no clock record"
+  with the director's reason; its time penalties are those written on the slip, typed in and
+  checked against the rules (`slip_result`: whole multiples of the penalty a minute, at most the
+  forfeit's, 5.3, 5.3.3), and an overtime or lateness forfeit on the slip is worked out as the
+  clock's would be.
+- a game with no TSH players (no TSH files, or a table TSH does not seat) is recorded by its table,
+  the player names as typed (optional); it exports as CSV, never to TSH (no player numbers).
 
 Exports: CSV and TSH's score entry per division and round, from the results store (resultstore.py):
 the forfeits' PAIR lines, `a ROUND DIVISION`, each game in TSH's `config entry` form (the first
@@ -36,6 +44,10 @@ LATENESS_MARGIN = 75  # 2.3.6(a)
 TSH_MAX_SCORE = 1499  # TSH's Addscore: `config max_score`, else 1499
 TSH_MIN_SCORE = -149  # TSH's Addscore: lower limit of a game score
 MAX_REASON = 300  # characters of a director's reason kept
+MAX_NAME = 60  # characters of a player's name typed for a game recorded by table
+NO_CLOCK = "no clock record"  # how a result recorded from the slip alone is marked (store, CSV, page)
+BY_TABLE = ""  # the division of a game recorded by table: no TSH players (resultstore.py keys it by table)
+SLIP_ENDINGS = ("end", OVERTIME_FORFEIT, LATENESS_ENDINGS[0])  # how a slip may say its game ended
 
 
 class ResultError(ValueError):
@@ -77,6 +89,36 @@ class ClockResult:
     @property
     def lateness_forfeit(self) -> bool:
         return self.ending in LATENESS_ENDINGS and bool(self.forfeits)
+
+
+def slip_result(table: int, ending: str | None, forfeit, penalties, rules: dict) -> ClockResult:
+    """A game with no clock result, as its result slip has it: how it ended (`SLIP_ENDINGS`), the
+    side that forfeited (for a forfeit) and the time penalties written on it (5.3). `rules` are the
+    clock's (contract.default_rules: penalty_per_minute, forfeit_overtime_ms,
+    lateness_forfeit_margin): a penalty is whole minutes of overtime at the penalty a minute, at most
+    the forfeit's (10 minutes: 100 points, 5.3.3). Overtime and times are not known: None."""
+    ending = ending or "end"
+    if ending not in SLIP_ENDINGS:
+        raise ResultError(f"the slip's ending {str(ending)[:30]!r}: allowed are {', '.join(SLIP_ENDINGS)}")
+    per_minute = int(rules["penalty_per_minute"])
+    most = -(-int(rules["forfeit_overtime_ms"]) // 60_000) * per_minute
+    if not isinstance(penalties, (list, tuple)) or len(penalties) != 2:
+        raise ResultError("the slip's penalties: two whole numbers, side 1 and side 2 (0 for none)")
+    pen = []
+    for p in penalties:
+        if isinstance(p, bool) or not isinstance(p, int):
+            raise ResultError(f"a slip penalty must be a whole number of points, not {p!r}")
+        if not 0 <= p <= most or (per_minute and p % per_minute):
+            raise ResultError(f"a slip penalty is {per_minute} points a minute or part thereof of overtime, "
+                              f"0 to {most} (5.3, 5.3.3), not {p}")
+        pen.append(p)
+    forfeits: tuple[int, ...] = ()
+    if ending != "end":
+        if forfeit not in (1, 2) or isinstance(forfeit, bool):
+            raise ResultError(f"a {ending} on the slip needs the side that forfeited (1 or 2), not {forfeit!r}")
+        forfeits = (forfeit,)
+    margin = int(rules["lateness_forfeit_margin"]) if ending in LATENESS_ENDINGS else None
+    return ClockResult(int(table), "", ending, tuple(pen), (None, None), (None, None), forfeits, margin)
 
 
 @dataclass(frozen=True)
@@ -141,7 +183,8 @@ def final_scores(result: ClockResult, slip: tuple | None, margin: int | None = N
             return Final(scores, pen, note + "; still not below the opponent: the director decides", True)
         return Final(tuple(limits.check(v, "a recorded score") for v in scores), pen, note)
     scores = (s[0] - pen[0], s[1] - pen[1])
-    note = "; ".join(f"side {j + 1} -{p} for {result.overtime_s[j]} s overtime (5.3)" for j, p in enumerate(pen) if p)
+    note = "; ".join(f"side {j + 1} -{p} for {result.overtime_s[j]} s overtime (5.3)" if result.overtime_s[j] is not None
+                     else f"side {j + 1} -{p} as the slip says (5.3)" for j, p in enumerate(pen) if p)
     return Final(tuple(limits.check(v, "a recorded score") for v in scores), pen, note)
 
 
@@ -163,6 +206,19 @@ def decide(final: Final, reason: str, scores: tuple | None = None, limits: Limit
     return Final(s, final.penalties, f"{final.note}; director: {reason}", False, final.forfeits, reason)
 
 
+def typed_names(v) -> tuple[str, str]:
+    """The players' names typed for a game recorded by table (optional: None is two blanks): two
+    texts, each at most MAX_NAME characters, control characters and runs of spaces dropped."""
+    if v is None:
+        return ("", "")
+    if not isinstance(v, (list, tuple)) or len(v) != 2 or not all(isinstance(x, str) for x in v):
+        raise ResultError("names must be two texts, side 1 and side 2 (either may be empty)")
+    out = tuple(" ".join("".join(c for c in x if c.isprintable()).split()) for x in v)
+    if any(len(x) > MAX_NAME for x in out):
+        raise ResultError(f"names: at most {MAX_NAME} characters each")
+    return out
+
+
 def _whole(x, what: str) -> int:
     if isinstance(x, bool):
         raise ResultError(f"{what} must be a whole number, not {x!r}")
@@ -174,17 +230,18 @@ def _whole(x, what: str) -> int:
 
 @dataclass(frozen=True)
 class Recorded:
-    """One confirmed result, as the store keeps it (keyed by division, round and the two players)."""
+    """One confirmed result, as the store keeps it (keyed by division, round and the two players;
+    a game with no TSH players, division "" and numbers None, by round and table)."""
 
     division: str
     round: int
     table: int
-    numbers: tuple[int | None, int | None]  # TSH player numbers at clock side 1 and 2
+    numbers: tuple[int | None, int | None]  # TSH player numbers at clock side 1 and 2 (None: recorded by table)
     names: tuple[str, str]
     slip: tuple[int, int] | None
     scores: tuple[int, int]
     penalties: tuple[int, int]
-    overtime_s: tuple[int, int]
+    overtime_s: tuple[int | None, int | None]  # None: not known (no clock record)
     ending: str
     note: str
     forfeits: tuple[int, ...] = ()
@@ -193,14 +250,17 @@ class Recorded:
     at: str = ""  # when confirmed (ISO 8601, UTC), given by the caller
     tsh_table: str = ""  # TSH's own table for the game's board (config tables), "" when TSH names none
     remaining_ms: tuple[int, int] | None = None  # the clock's final times: what an earlier round's tile shows
+    no_clock: str = ""  # recorded from the slip alone: why the game has no clock record ("" : the clock's)
 
     @classmethod
     def of(cls, division: str, round_: int, table: int, numbers, names, result: ClockResult, slip, final: Final,
-           by: str, at: str, tsh_table: str = "") -> "Recorded":
+           by: str, at: str, tsh_table: str = "", no_clock: str = "") -> "Recorded":
+        # a slip with no clock record has no clock times (None, None): nothing to show for them
+        remaining = None if None in tuple(result.remaining_ms) else tuple(result.remaining_ms)
         return cls(division, int(round_), int(table), tuple(numbers), tuple(names),
                    None if slip is None else tuple(int(x) for x in slip), tuple(final.scores), tuple(final.penalties),
                    tuple(result.overtime_s), result.ending or "", final.note, tuple(final.forfeits), final.decision, by, at,
-                   tsh_table, tuple(result.remaining_ms))
+                   tsh_table, remaining, no_clock)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -227,12 +287,13 @@ CSV_HEAD = [
     "division", "round", "table",
     "player1", "name1", "slip1", "penalty1", "overtime1_s", "score1",
     "player2", "name2", "slip2", "penalty2", "overtime2_s", "score2",
-    "ending", "rated", "note", "director", "confirmed_by", "tsh_table",
+    "ending", "rated", "note", "director", "confirmed_by", "tsh_table", "clock_record",
 ]
 
 
 def to_csv(rows: list[Recorded]) -> str:
-    """One line a result; for a forfeit, score1/score2 are the spreads TSH records."""
+    """One line a result; for a forfeit, score1/score2 are the spreads TSH records. `clock_record`
+    is "clock" or "no clock record" (from the slip alone: overtime empty, the reason in `note`)."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(CSV_HEAD)
@@ -243,6 +304,7 @@ def to_csv(rows: list[Recorded]) -> str:
             r.numbers[0] or "", r.names[0], slip[0], r.penalties[0], r.overtime_s[0], r.scores[0],
             r.numbers[1] or "", r.names[1], slip[1], r.penalties[1], r.overtime_s[1], r.scores[1],
             r.ending, "yes" if r.rated else "no", r.note, r.decision, r.by, r.tsh_table,
+            NO_CLOCK if r.no_clock else "clock",
         ])
     return out.getvalue()
 

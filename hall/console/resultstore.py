@@ -4,9 +4,12 @@ stdlib sqlite3 in the state directory (`console-results.sqlite`), WAL with synch
 result the director confirmed is on disk before the page hears "recorded", and survives the console
 being killed (SIGKILL) or the power going. Results are keyed by division, round and the two TSH
 player numbers (lower first), so changing the view, the round or the division never touches one.
+A game with no TSH players (a hall without TSH files, a table TSH does not seat) is kept by round
+and table: division "", pn_low 0 (TSH numbers start at 1, so it is no TSH game's), pn_high the table.
 
-Every write is audited in the same transaction: who, when, what (confirm, correct, decide), the
-result before and after, and the reason. A result already confirmed changes only as a correction
+Every write is audited in the same transaction: who, when, what (confirm, slip, correct, decide),
+the result before and after, and the reason ("slip": a result recorded from the slip alone, with
+no clock record; the reason is why there is none). A result already confirmed changes only as a correction
 with a reason (5.4.1(a): a signed slip is final unless corrected; the console records who did it
 and why). Confirming the same result again changes nothing.
 
@@ -20,7 +23,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from .results import MAX_REASON, Recorded, ResultError
+from .results import BY_TABLE, MAX_REASON, Recorded, ResultError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -67,6 +70,8 @@ class ResultStore:
     @staticmethod
     def key(r: Recorded) -> tuple[str, int, int, int]:
         a, b = r.numbers
+        if a is None and b is None and r.division == BY_TABLE:
+            return (BY_TABLE, r.round, 0, r.table)
         if a is None or b is None:
             raise ResultError(f"table {r.table}: no TSH player numbers for this game: import the division's TSH file first")
         return (r.division, r.round, min(a, b), max(a, b))
@@ -88,9 +93,10 @@ class ResultStore:
             if before is not None and before.same_result(r):
                 return "same"
             if before is not None and not reason:
-                raise ResultError(f"division {r.division} round {r.round}: {before.names[0]} v {before.names[1]} is already "
-                                  f"recorded {before.scores[0]}-{before.scores[1]}: a correction needs a reason (5.4.1(a))")
+                raise _correction_needs_reason(before, r)
             what = action or ("confirm" if before is None else "correct")
+            if what == "confirm" and r.no_clock:
+                what, reason = "slip", reason or r.no_clock  # the audit says why there is no clock record
             body = json.dumps(r.as_dict(), separators=(",", ":"))
             self.db.execute("INSERT OR REPLACE INTO results (division, round, pn_low, pn_high, tbl, body, updated_at) "
                             "VALUES (?, ?, ?, ?, ?, ?, ?)", (*key, r.table, body, r.at))
@@ -98,6 +104,15 @@ class ResultStore:
                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             (r.at, who, what, *key, None if before is None else json.dumps(before.as_dict()), body, reason))
             return what
+
+    def check(self, r: Recorded, reason: str = "") -> None:
+        """What `record` would refuse, said before anything is confirmed: a change to a result
+        already recorded without a reason (5.4.1(a))."""
+        row = self.db.execute("SELECT body FROM results WHERE division=? AND round=? AND pn_low=? AND pn_high=?",
+                              self.key(r)).fetchone()
+        before = None if row is None else Recorded.from_dict(json.loads(row[0]))
+        if before is not None and not before.same_result(r) and not " ".join(str(reason or "").split()):
+            raise _correction_needs_reason(before, r)
 
     def results(self, division: str | None = None, round_: int | None = None) -> list[Recorded]:
         where, args = _where(division, round_)
@@ -133,6 +148,12 @@ class _Transaction:
 
     def __exit__(self, kind, value, tb) -> None:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def _correction_needs_reason(before: Recorded, r: Recorded) -> ResultError:
+    game = f"division {r.division} round {r.round}" if r.division else f"round {r.round} table {r.table}"
+    return ResultError(f"{game}: {before.names[0]} v {before.names[1]} is already recorded "
+                       f"{before.scores[0]}-{before.scores[1]}: a correction needs a reason (5.4.1(a))")
 
 
 def _where(division: str | None, round_: int | None) -> tuple[str, list]:

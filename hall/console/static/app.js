@@ -133,7 +133,9 @@ function readFinal(f, problems) {
   const times = Array.isArray(f.remaining_ms) && f.remaining_ms.length === 2 && f.remaining_ms.every(isNum) ? f.remaining_ms : null;
   if (f.remaining_ms !== undefined && f.remaining_ms !== null && !times) problems.push("final.remaining_ms is not two times");
   return { scores: f.scores, forfeits: readSides(f.forfeits || [], "final.forfeits", problems),
-    decision: textOf(f.decision, "final.decision", problems), remaining_ms: times };
+    decision: textOf(f.decision, "final.decision", problems), remaining_ms: times,
+    no_clock: textOf(f.no_clock, "final.no_clock", problems),
+    names: Array.isArray(f.names) ? [0, 1].map((i) => textOf(f.names[i], "final.names", problems)) : ["", ""] };
 }
 
 // The model every drawing function uses: nothing in it has a type other than the one expected.
@@ -154,10 +156,14 @@ function readTable(t) {
     round: textOf(t.clock_on.round, "clock_on.round", problems) } : null;
   const state = readState(t.state, problems);
   if (state) state.frozen = status === "offline" || earlier;
-  return { n: t.table, status, state, names, challenge, refused, earlier, clockOn,
-    division: textOf(t.division, "division", problems), label: textOf(t.label, "label", problems),
+  const division = textOf(t.division, "division", problems);
+  const final = readFinal(t.final, problems);
+  // a game recorded by table (no TSH game): the names typed with its result, if any
+  const shownNames = !division && final && !names.some(Boolean) ? final.names : names;
+  return { n: t.table, status, state, names: shownNames, challenge, refused, earlier, clockOn,
+    division, label: textOf(t.label, "label", problems),
     tshTable: textOf(t.tsh_table, "tsh_table", problems),
-    result: readResult(t.result, problems), final: readFinal(t.final, problems), problems, cls: "waiting" };
+    result: readResult(t.result, problems), final, problems, cls: "waiting" };
 }
 
 function tableNumber(v) { return Number.isSafeInteger(v) && v > 0 ? v : null; }
@@ -678,16 +684,27 @@ function drawDetailTile() {
   const t = tables.get(n);
   if (!t || !detailTile) return;
   drawTile(detailTile, t);
-  const res = $("detail-result");
-  res.hidden = !t.result;
+  // every table's game can be recorded: from its clock's result, or from the slip alone (no clock
+  // record); a table with no TSH game by table. The form says which before anything is typed.
+  $("detail-result").hidden = false;
+  setText($("result-can"), recordText(t));
+  $("no-clock-row").hidden = !!t.result;
+  $("names-row").hidden = !!t.division;
+  if (t.final) $("correction-row").hidden = false; // 5.4.1(a): a change is a correction, with its reason
+  setText($("slip1-label"), t.names[0] || "Side 1");
+  setText($("slip2-label"), t.names[1] || "Side 2");
+  if (!t.result) {
+    setText($("detail-clock-result"), "");
+    const lateness = $("slip-ending").value.startsWith("lateness forfeit");
+    $("margin-label").hidden = !lateness;
+    if (lateness && !$("margin").value && serverRules) $("margin").value = serverRules.lateness_forfeit_margin;
+  }
   if (t.result) {
     const r = t.result;
     setText($("detail-clock-result"), `${r.ending || "ended"}; ` + r.players.map((p) =>
       `side ${p.player}: ${clockText(p.remaining_ms)}, overtime ${p.overtime_s} s, penalty ${p.penalty}`).join("; ") +
       (r.forfeits.length ? `; forfeited by side ${r.forfeits.join(" and ")}` : "") +
       (r.lateness_margin ? `; lateness margin ${r.lateness_margin}` : ""));
-    setText($("slip1-label"), t.names[0] || "Side 1");
-    setText($("slip2-label"), t.names[1] || "Side 2");
     const lateness = ["lateness forfeit", "optional forfeit"].includes(r.ending);
     $("margin-label").hidden = !lateness;
     const rules = (t.state && t.state.rules) || serverRules;
@@ -764,6 +781,8 @@ $("detail-actions").addEventListener("click", (ev) => {
   else if (q === "adjust") openCommands({ cmd: "adjust", table: openTable });
 });
 $("result-form").addEventListener("submit", submitResult); // submitResult, openResults, saveRound: divisions.js
+$("slip-ending").addEventListener("change", drawDetailTile);
+$("slip-table-open").addEventListener("click", openSlipTable);
 $("show-division").addEventListener("change", (e) => showDivision(e.target.value));
 $("logout").addEventListener("click", async () => { await post("/api/logout", {}); location.href = "/login"; });
 

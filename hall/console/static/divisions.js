@@ -41,9 +41,10 @@ function divisionShown(t) { return !round.division || !t.division || t.division 
 
 // The note of a recorded result: a forfeit says who lost and by how much (TSH records it as one).
 function finalText(f) {
-  if (f.forfeits && f.forfeits.length === 1) return `recorded: forfeit by side ${f.forfeits[0]}, ${Math.abs(f.scores[0])} (not rated)`;
-  if (f.forfeits && f.forfeits.length === 2) return `recorded: both forfeited, ${f.scores[0]} / ${f.scores[1]}`;
-  return `recorded ${f.scores[0]}–${f.scores[1]}` + (f.decision ? " (director)" : "");
+  const mark = f.no_clock ? " (no clock record)" : ""; // recorded from the slip alone
+  if (f.forfeits && f.forfeits.length === 1) return `recorded: forfeit by side ${f.forfeits[0]}, ${Math.abs(f.scores[0])} (not rated)${mark}`;
+  if (f.forfeits && f.forfeits.length === 2) return `recorded: both forfeited, ${f.scores[0]} / ${f.scores[1]}${mark}`;
+  return `recorded ${f.scores[0]}–${f.scores[1]}` + (f.decision ? " (director)" : "") + mark;
 }
 
 // "B · 12": the division and TSH's table for the board (its `tables`); a TSH table that starts with
@@ -91,10 +92,46 @@ async function showDivision(name) {
 
 // --- the result form ---------------------------------------------------------------------------
 
+// What the form can record for this table, and why, said before anything is typed or confirmed:
+// from the clock's result or from the slip alone (no clock record), for TSH's game or by table.
+function recordText(t) {
+  const rules = (t.state && t.state.rules) || serverRules;
+  const parts = [];
+  if (t.division) parts.push(`Division ${t.division} round ${round.number}: ${t.names.join(" v ")}.`);
+  else parts.push(`No TSH game is seated at this table in round ${round.number}: the result is recorded by table ` +
+    "(player names optional) and exported as CSV; TSH's score entry needs TSH files (config.tsh with its .t files, or tourney.js: Round & TSH).");
+  if (t.result) parts.push("From the clock's result: type the two scores from the slip; the clock's time penalties are applied (5.3).");
+  else {
+    const pen = rules ? ` (${rules.penalty_per_minute} points a minute or part thereof of overtime, 0 to ` +
+      `${Math.ceil(rules.forfeit_overtime_ms / 60000) * rules.penalty_per_minute}: 5.3, 5.3.3)` : "";
+    parts.push("No clock result for this game (a clock that broke, no clock at this table, a lost journal): it is recorded " +
+      'from the result slip alone (5.4.1) and marked "no clock record". The reason is required and kept in the audit; ' +
+      `type any time penalty written on the slip${pen}.`);
+    const st = t.state;
+    if (st && st.phase && st.phase !== "ended" && t.status !== "offline") {
+      parts.push(`This table's clock is still in its game (${st.phase}): its result is due from the clock; use the slip only if the clock cannot give one.`);
+    }
+  }
+  if (t.final) parts.push(`Already ${finalText(t.final)}: a change is a correction and needs its reason (5.4.1(a)).`);
+  return parts.join(" ");
+}
+
+// A typed penalty: empty is none; anything but digits goes as typed, for the console to refuse by name.
+function typedPenalty(v) { v = v.trim(); return v === "" ? 0 : /^\d+$/.test(v) ? Number(v) : v; }
+
 function resultBody() {
   const t = tables.get(openTable);
-  const lateness = ["lateness forfeit", "optional forfeit"].includes(t.result && t.result.ending);
   const body = {};
+  let lateness;
+  if (t.result) lateness = ["lateness forfeit", "optional forfeit"].includes(t.result.ending);
+  else { // no clock record: the slip says how the game ended and the penalties (results.slip_result checks them)
+    const [ending, side] = $("slip-ending").value.split(":");
+    lateness = ending === "lateness forfeit";
+    body.no_clock = { reason: $("no-clock-reason").value, ending,
+      penalties: [typedPenalty($("slip-pen1").value), typedPenalty($("slip-pen2").value)] };
+    if (side) body.no_clock.forfeit = Number(side);
+  }
+  if (!t.division) body.names = [$("name1").value, $("name2").value]; // recorded by table
   if (!lateness) body.slip = [$("slip1").value, $("slip2").value];
   else body.margin = $("margin").value;
   if (!$("decision-row").hidden) {
@@ -115,19 +152,19 @@ async function submitResult(ev) {
   const n = openTable;
   const t = tables.get(n);
   const body = resultBody();
-  const where = t.division ? `division ${t.division} round ${round.number}, ` : "";
+  const where = t.division ? `division ${t.division} round ${round.number}, ` : `round ${round.number}, by `;
   try {
-    const p = await post(`/api/result/${n}`, body);
+    const p = await post(`/api/result/${n}`, body); // worked out, not recorded: every refusal comes before the confirmation
     if (p.needs_director && !body.decision) {
       $("decision-row").hidden = false; // 5.3.3 / 2.3.5: no result without the director's decision
       $("result-out").textContent = `${p.note}. The director decides: type the recorded scores and a reason.`;
       return;
     }
-    const ok = await confirmBox(`Record ${where}${tableText(n, t)}: ${outcomeText(p)}? ${p.note}`);
+    const ok = await confirmBox(`Record ${where}${tableText(n, t)}${p.no_clock ? " (no clock record)" : ""}: ${outcomeText(p)}? ${p.note}`);
     if (!ok) return;
     const r = await post(`/api/result/${n}`, { ...body, confirm: true });
-    $("result-out").textContent = `recorded ${outcomeText(r)}` + (r.recorded === "correct" ? " (corrected)" : "");
-    $("correction-row").hidden = true;
+    $("result-out").textContent = `recorded ${outcomeText(r)}` + (r.recorded === "correct" ? " (corrected)" : "") +
+      (r.no_clock ? " (no clock record)" : "");
   } catch (e) {
     if (/correction needs a reason/.test(e.message)) $("correction-row").hidden = false;
     $("result-out").textContent = e.message;
@@ -137,7 +174,9 @@ async function submitResult(ev) {
 function resetResultForm() {
   $("decision-row").hidden = true;
   $("correction-row").hidden = true;
-  for (const id of ["decision1", "decision2", "decision-reason", "correction"]) $(id).value = "";
+  for (const id of ["decision1", "decision2", "decision-reason", "correction", "no-clock-reason", "slip-pen1", "slip-pen2",
+    "name1", "name2", "margin"]) $(id).value = "";
+  $("slip-ending").value = "end";
 }
 
 // --- results and exports, per division ---------------------------------------------------------
@@ -152,8 +191,9 @@ function openResults() {
     if (!divisionShown(t)) continue;
     const tr = el("tr");
     const pen = t.result ? t.result.players.map((p) => p.penalty || 0).join(" / ") : "";
-    tr.append(el("td", "", t.tshTable ? `${n} · ${t.tshTable}` : String(n)), el("td", "", t.division || ""), el("td", "", t.names.join(" v ")),
-      el("td", "", t.result ? `${t.result.ending || "ended"}, penalties ${pen}` : ""),
+    const clock = t.result ? `${t.result.ending || "ended"}, penalties ${pen}` : t.final && t.final.no_clock ? "no clock record" : "";
+    tr.append(el("td", "", t.tshTable ? `${n} · ${t.tshTable}` : String(n)), el("td", "", t.division || "by table"), el("td", "", t.names.join(" v ")),
+      el("td", "", clock),
       el("td", "", t.final ? finalText(t.final) : "to type"));
     tr.addEventListener("click", () => { $("results").close(); openDetail(n); });
     body.append(tr);
@@ -173,7 +213,27 @@ function openResults() {
     li.append(csv, " · ", tsh);
     links.append(li);
   }
+  // games with no TSH game (a hall without TSH files, a table TSH does not seat): recorded by table,
+  // CSV only; TSH's score entry needs TSH's player numbers, so it says what it needs
+  if (!divisions.length || [...tables.values()].some((t) => !t.division && t.final)) {
+    const li = el("li", "", "recorded by table (no TSH game): ");
+    const csv = el("a", "", "CSV");
+    csv.href = `/api/export/round.csv?by=table&round=${encodeURIComponent(rn)}`;
+    li.append(csv, " · TSH score entry: needs TSH files (config.tsh with its .t files, or tourney.js), imported under Round & TSH, " +
+      "for the players' TSH numbers");
+    links.append(li);
+  }
   $("results").showModal();
+}
+
+// A table the console has never heard of (no clock, no TSH game): a tile on this page only, for its
+// slip; the console knows the table once that result is recorded (and says "no such table" past its limit).
+function openSlipTable() {
+  const n = Number($("slip-table").value.trim());
+  if (!Number.isSafeInteger(n) || n < 1) { toast("type the table's number", "bad"); return; }
+  if (!tables.has(n)) updateTable({ table: n }, true);
+  $("results").close();
+  openDetail(n);
 }
 
 // --- round & TSH -------------------------------------------------------------------------------

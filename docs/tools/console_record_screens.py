@@ -1,0 +1,148 @@
+"""Regenerate the screenshots of recording each kind of game in docs/screens/console-record-*.png.
+
+A private Mosquitto provisioned as a hall of three tables, simulated clocks running the real clock
+core (table 1 plays to the end with side 1 99 s over; table 2 has no clock; table 3's clock broke
+mid-game), the console, and Debian's headless Chromium. First a hall with TSH files (one division
+of four players on tables 1 and 2), then a hall without any (a club night).
+
+    .venv/bin/python docs/tools/console_record_screens.py [OUT_DIR]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from _folder import screens_folder  # noqa: E402 (docs/tools/_folder.py, beside this script)
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+from rackside.firmware.clock import Rules  # noqa: E402
+from rackside.hall.console.auth import hash_password  # noqa: E402
+from rackside.hall.console.config import ConsoleConfig  # noqa: E402
+from rackside.hall.console.demo import HALL, Mosquitto, free_port  # noqa: E402
+from rackside.hall.console.serve import ConsoleServer  # noqa: E402
+from rackside.hall.console.sim import SimHall  # noqa: E402
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CONFIG_TSH = b"division A a.t\nconfig max_rounds = 2\n"
+A_T = ("Adams, Ann             1500 2 3; ; board 1 2; p12 1 2\n"
+       "Baker, Bob             1400 1 4; ; board 1 1; p12 2 1\n"
+       "Cole, Cy               1300 4 1; ; board 2 2; p12 1 1\n"
+       "Dunn, Di               1200 3 2; ; board 2 1; p12 2 2\n").encode("latin-1")
+SCRIPTS = {
+    1: [(-1600, ("press", 2)), (-1.0, ("press", 1)), (0.2, ("end",))],  # side 1 99 s over: 20 off (5.3)
+    3: [(-300, ("press", 2))],  # a clock that broke mid-game: no result will come
+}
+TABLES = [1, 2, 3]
+
+
+def console(broker, state: Path) -> ConsoleServer:
+    os.environ["RACKSIDE_STATE_DIR"] = str(state)  # a fresh results store, not the machine's
+    director = broker.devices["director"]
+    cfg = ConsoleConfig(hall=HALL, url=f"mqtt://127.0.0.1:{broker.port}", username=director.user,
+                        mqtt_password=director.password, password_hash=hash_password("screens"), listen_port=free_port())
+    return ConsoleServer(cfg).start()
+
+
+def login(b, server):
+    page = b.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(server.url + "login")
+    page.fill("#password", "screens")
+    page.click("button[type=submit]")
+    page.wait_for_selector("body[data-ready='1']")
+    return page
+
+
+def open_form(page, n: int) -> None:
+    page.click(f'#tiles .tile[data-table="{n}"]')
+    page.wait_for_selector("#detail-result:not([hidden])", timeout=60_000)
+
+
+def main() -> int:
+    out = screens_folder(__doc__)
+    with tempfile.TemporaryDirectory() as tmp:
+        broker = Mosquitto(Path(tmp) / "broker", TABLES, stations=0)
+        broker.start()
+        sim = SimHall(HALL, "127.0.0.1", broker.port, {n: (broker.devices[f"table-{n}"].user, broker.devices[f"table-{n}"].password)
+                                                          for n in SCRIPTS}, Path(tmp) / "journals", rules=Rules())
+        sim.connect()
+        # the console first: the clocks' results are events, not retained, so it must be listening
+        server = console(broker, Path(tmp) / "state-tsh")
+        for n, steps in SCRIPTS.items():
+            sim.script(n, steps)
+        sim.start()
+        try:
+            with sync_playwright() as p:
+                b = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                # --- a hall with TSH files -------------------------------------------------------
+                page = login(b, server)
+                page.click("#open-round")
+                page.set_input_files("#r-tsh", [{"name": "config.tsh", "mimeType": "text/plain", "buffer": CONFIG_TSH},
+                                                {"name": "a.t", "mimeType": "text/plain", "buffer": A_T}])
+                page.fill("#r-number", "1")
+                page.click("#round-save")
+                page.wait_for_selector("#round-out >> text=A: 4 players")
+                page.click("#round-form button[value=cancel]")
+                page.wait_for_selector('#tiles .tile[data-table="1"].finished', timeout=60_000)
+                page.wait_for_selector('#tiles .tile[data-table="1"] .where >> text=A', timeout=10_000)
+                # 1. a clock result: the slip's two scores, the clock's penalties
+                open_form(page, 1)
+                page.fill("#slip1", "410")
+                page.fill("#slip2", "388")
+                page.screenshot(path=str(out / "console-record-clock.png"))
+                page.click("#result-form button[type=submit]")
+                page.click("#confirm-ok")
+                page.wait_for_selector("#result-out >> text=recorded")
+                page.click("#detail .close")
+                # 2. no clock result: the slip alone, its reason and its penalties
+                open_form(page, 2)
+                page.fill("#slip1", "402")
+                page.fill("#slip2", "380")
+                page.fill("#no-clock-reason", "no clock at this table")
+                page.fill("#slip-pen2", "10")
+                page.screenshot(path=str(out / "console-record-slip.png"))
+                page.click("#result-form button[type=submit]")
+                page.wait_for_selector("#confirm[open]")
+                page.screenshot(path=str(out / "console-record-slip-confirm.png"))
+                page.click("#confirm-ok")
+                page.wait_for_selector("#result-out >> text=recorded")
+                page.click("#detail .close")
+                page.wait_for_selector('#tiles .tile[data-table="2"] .note >> text=no clock record')
+                page.close()
+                server.stop()
+                # --- a hall without TSH files (the same clocks, a console of its own) -------------
+                server = console(broker, Path(tmp) / "state-club")
+                page = login(b, server)
+                page.wait_for_selector('#tiles .tile[data-table="3"]', timeout=60_000)
+                open_form(page, 3)
+                page.fill("#name1", "Ann")
+                page.fill("#name2", "Bob")
+                page.fill("#slip1", "350")
+                page.fill("#slip2", "361")
+                page.fill("#no-clock-reason", "the clock broke")
+                page.screenshot(path=str(out / "console-record-by-table.png"))
+                page.click("#result-form button[type=submit]")
+                page.click("#confirm-ok")
+                page.wait_for_selector("#result-out >> text=recorded")
+                page.click("#detail .close")
+                page.click("#open-results")
+                page.wait_for_selector("#export-links a")
+                page.screenshot(path=str(out / "console-record-no-tsh-results.png"))
+                page.close()
+                b.close()
+        finally:
+            sim.close()
+            server.stop()
+            broker.stop()
+    print(f"wrote {out}/console-record-*.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
