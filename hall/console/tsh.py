@@ -26,7 +26,6 @@ from . import jsliteral
 
 DEFAULT_ENCODING = "latin-1"  # TSH's default, `isolatin1`
 DEFAULT_MAX_SCORE = 1499  # Addscore refuses higher scores unless `config max_score` says otherwise
-MIN_SCORE = -149  # Addscore's lower limit for a game's score
 MAX_PLAYERS = 2000  # per division; a real division has tens, the biggest events a few hundred
 MAX_ROUNDS = 200
 

@@ -131,7 +131,3 @@ def create_device(hall: str, user: str, password: str) -> list[dict]:
 def delete_device(user: str) -> list[dict]:
     """Disconnects the device (the plugin kicks a deleted client) and forgets it and its role."""
     return [{"command": "deleteClient", "username": user}, {"command": "deleteRole", "rolename": user}]
-
-
-def disable(user: str) -> dict:
-    return {"command": "disableClient", "username": user}
