@@ -39,7 +39,7 @@ from _common import console_page, cpu_seconds, end_all, pct, rss_mib, start_cons
 
 from rackside.firmware.clock import Phase, Rules  # noqa: E402
 from rackside.hall.console.demo import Mosquitto  # noqa: E402
-from rackside.hall import topics  # noqa: E402
+from rackside.hall.wire import topics  # noqa: E402
 from rackside.hall.console.sim import SimHall, playing  # noqa: E402
 
 TILE_P99_MS = 1100  # the page draws once a second (static/app.js FRAME_MS), then delivery

@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import cpu_seconds, guarded_run, pct, rss_mib, start_console  # noqa: E402
-from rackside.hall import topics  # noqa: E402
+from rackside.hall.wire import topics  # noqa: E402
 from rackside.hall.console.demo import Mosquitto  # noqa: E402
 from rackside.hall.console.sim import playing  # noqa: E402
 from rackside.hall.console.simfleet import SimFleet  # noqa: E402

@@ -2,7 +2,7 @@
 its table, and the broker's and the console's CPU while it happens.
 
 A hall provisioned as a director provisions it (TLS, the dynamic-security plugin), its broker, and
-the console as its own process (`rackside hall console`). Devices (hall.enrol.Enrolment, the same
+the console as its own process (`rackside hall console`). Devices (hall.device.enrol.Enrolment, the same
 code a clock runs) start all at once in worker processes with only the join file; a script logs in
 to the console and assigns each device a table through the Devices page's own API as soon as it is
 listed; each device, told its number, logs in over TLS as its table. A device's time is from its
@@ -63,9 +63,9 @@ def tls_login(host: str, port: int, ca: str, user: str, password: str, client_id
 
 
 def worker(args) -> int:
-    from rackside.hall import join
-    from rackside.hall.config import parse_url
-    from rackside.hall.enrol import Enrolment
+    from rackside.hall.device import joinfile as join
+    from rackside.hall.net.config import parse_url
+    from rackside.hall.device.enrol import Enrolment
 
     joinfile = join.load(args.join)
     endpoint = parse_url(joinfile.url)
@@ -190,7 +190,8 @@ def main() -> int:
 
 
 def run(args, procs: list) -> int:
-    from rackside.hall import join, provision
+    from rackside.hall.device import joinfile as join
+    from rackside.hall.director import provision
     from rackside.hall.console.auth import hash_password
     from rackside.hall.console.demo import free_port
 

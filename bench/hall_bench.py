@@ -2,7 +2,7 @@
 
 Each table is the pure core (firmware.clock) playing scripted games at 10x speed (a move every 10 to
 50 s of game time, a neutralise and restart mid-game, then the end: about 25 inputs and a result a
-game), with the real hall publisher (hall.clock_output.HallOutput: bounded queue, its own thread,
+game), with the real hall publisher (hall.device.clock_output.HallOutput: bounded queue, its own thread,
 the sqlite outbox, paho QoS 1 on a persistent session) told every input and, like the runner's
 display refresh, a view every real second. Tables run in worker processes (--workers), a director
 subscribes to the whole hall in this process. Figures:
@@ -46,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from rackside.firmware.outputs import Output  # noqa: E402 (after the path, for a checkout without an install)
-from rackside.hall import topics  # noqa: E402
+from rackside.hall.wire import topics  # noqa: E402
 
 SPEED = 10
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -115,14 +115,14 @@ class BareOutput(Output):
 
     def applied(self, entry) -> None:
         from rackside.firmware.journal import input_to_dict
-        from rackside.hall.payloads import event_payload
+        from rackside.hall.wire.payloads import event_payload
 
         self.client.publish(self.topic, event_payload(input_to_dict(entry.input), entry.game, entry.seq, time.time_ns()), qos=1)
 
     def view(self, frame, t_ns) -> None:
         v = frame.view
         from rackside.firmware.clock import Phase
-        from rackside.hall.payloads import result_payload, state_payload
+        from rackside.hall.wire.payloads import result_payload, state_payload
 
         if v.phase is Phase.ENDED and self._last != frame.game:
             self._last = frame.game
@@ -153,7 +153,7 @@ INPUTS_PER_GAME = statistics.mean(sum(1 for _ in game_script(random.Random(i))) 
 
 def worker(args) -> int:
     from rackside.firmware.clock import End, Neutralise, Phase, Press, Rules, apply, new_clock, view
-    from rackside.hall import config as hall_config
+    from rackside.hall.net import config as hall_config
 
     tables = [int(x) for x in args.worker_tables.split(",")]
     hall_dir = Path(args.hall_dir)
@@ -164,7 +164,7 @@ def worker(args) -> int:
         return t0_real + (time.monotonic_ns() - t0_real) * SPEED
 
     if args.inject_delay_ms:
-        from rackside.hall import outbox as outbox_mod
+        from rackside.hall.device import outbox as outbox_mod
 
         original = outbox_mod.Outbox.put
 
@@ -185,7 +185,7 @@ def worker(args) -> int:
         cfg = hall_config.from_table({"url": args.url, "credentials": str(hall_dir / "credentials" / f"table-{n}.toml")}, "table")
         store = FakeStore(n)
         if args.phase == "hall":
-            from rackside.hall.clock_output import HallOutput
+            from rackside.hall.device.clock_output import HallOutput
 
             out = HallOutput(cfg, None, lambda message: None, outbox_path=outdir / f"outbox-{n}.sqlite", clock_ns=vclock)
         else:
@@ -379,9 +379,9 @@ def main() -> int:
     if args.worker:
         return worker(args)
 
-    from rackside.hall import config as hall_config
-    from rackside.hall import provision as prov
-    from rackside.hall.broker import mosquitto_binary
+    from rackside.hall.net import config as hall_config
+    from rackside.hall.director import provision as prov
+    from rackside.hall.director.broker import mosquitto_binary
 
     tmp = Path(tempfile.mkdtemp(prefix="hall-bench-"))
     try:

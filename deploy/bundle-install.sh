@@ -120,7 +120,7 @@ export RACKSIDE_REPO=/opt/rackside/current RACKSIDE_USER="$user" RACKSIDE_NO_STA
 [ "$root" = / ] || export RACKSIDE_DESTDIR="$root"
 "$dir/deploy/install-pi.sh" "${roles[@]}" || die "could not install the systemd units (see above)"
 
-# --- The hall's join file (hall/join.py: the config folder's join.toml) ---------------------------------
+# --- The hall's join file (hall/device/joinfile.py: the config folder's join.toml) ---------------------------------
 if [ -f "$here/join.toml" ]; then
     join="$prefix/etc/rackside/join.toml"
     mkdir -p "$(dirname "$join")"

@@ -162,14 +162,14 @@ class Clock:
 
     def _hall_settings(self, args: argparse.Namespace) -> dict | None:
         """What puts this clock on a hall: [hall] with --hall / --hall-credentials / --hall-join over
-        it (the hall output's factory, hall.clock_factory, checks it); None when nothing does."""
+        it (the hall output's factory, hall.device.clock_factory, checks it); None when nothing does."""
         table = self.config.data.get("hall")
         url, creds = getattr(args, "hall", None), getattr(args, "hall_credentials", None)
         join = getattr(args, "hall_join", None)
         if join is None and creds is None and isinstance(table, dict) and table.get("join"):
             from rackside.firmware.config import ConfigError
-            from rackside.hall import join as joinfile
-            from rackside.hall.config import HallConfigError
+            from rackside.hall.device import joinfile
+            from rackside.hall.net.config import HallConfigError
 
             try:  # "auto": the config folder's join.toml, else the boot partition's
                 join = joinfile.resolve(table["join"], self.config.path.parent)

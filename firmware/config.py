@@ -49,7 +49,7 @@ DISPLAY_KEYS = {
 }
 SOUND_KEYS = {"buzzer": False}  # sound the buzzer at 0:00 and at forfeit (tournament halls are quiet)
 PINMAP_SECTIONS = ("buttons", "displays", "buzzer", "leds")  # the pin map, as in hardware/pins.toml
-SECTIONS = ("clock", "input", "display", "sound", "hall", *PINMAP_SECTIONS, "outputs")  # [hall]: rackside.hall.config
+SECTIONS = ("clock", "input", "display", "sound", "hall", *PINMAP_SECTIONS, "outputs")  # [hall]: rackside.hall.net.config
 
 
 @dataclass(frozen=True)

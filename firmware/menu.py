@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from rackside.firmware.clock import NS_PER_S, Phase, View, display_text
-from rackside.hall.topics import MAX_TABLE  # the hall's table numbers
+from rackside.hall.wire.topics import MAX_TABLE  # the hall's table numbers
 
 BLINK_NS = 500_000_000
 MAX_TIME_S = 99 * 60 + 59

@@ -126,7 +126,7 @@ BUILTIN: dict[str, str] = {
     "turn_leds": "rackside.firmware.led_output:factory",
     "displays": "rackside.firmware.display_output:factory",
     "buzzer": "rackside.firmware.buzzer_output:factory",
-    "hall": "rackside.hall.clock_factory:factory",
+    "hall": "rackside.hall.device.clock_factory:factory",
     "journal": "rackside.firmware.journal_output:factory",
     "recording": "rackside.firmware.outputs:RecordingOutput",
 }

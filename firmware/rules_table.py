@@ -1,6 +1,6 @@
 """The clock's rules as a [clock] table, both ways, and the checks every config table shares.
 
-Pure (tests/test_pure_cores.py): `hall.commands` builds a director's `new_game` rules with it, and
+Pure (tests/test_pure_cores.py): `hall.wire.commands` builds a director's `new_game` rules with it, and
 `firmware.config` the clock's TOML, so a rule's key, range and default are defined once, here.
 A bad value is refused with its key and the allowed values or range (`ConfigError`).
 """

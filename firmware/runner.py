@@ -463,7 +463,7 @@ class Runner:
                 self._apply(Forfeit(t, effect[1]))
             elif kind == "new_game":
                 self.new_game(effect[1], t)
-            elif kind == "ask_table":  # to the output that can ask the hall (hall.enrolled_output)
+            elif kind == "ask_table":  # to the output that can ask the hall (hall.device.enrolled_output)
                 for g in self._guarded:
                     if getattr(g.output, "asks_table", False):
                         g.call("ask_table", effect[1])

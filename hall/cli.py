@@ -60,7 +60,7 @@ def register(sub: Any) -> None:
     tl.add_argument("--seconds", type=float, help="exit after this many seconds")
     tl.set_defaults(func=run_tail)
 
-    from rackside.hall import fleet_cli
+    from rackside.hall.director import fleet_cli
     from rackside.hall.console import cli as console_cli
 
     fleet_cli.register(hs)  # rackside hall devices
@@ -69,15 +69,15 @@ def register(sub: Any) -> None:
 
 
 def run_provision(args: argparse.Namespace) -> int:
-    from rackside.hall import provision as prov
-    from rackside.hall import tlsfiles
+    from rackside.hall.director import provision as prov
+    from rackside.hall.director import tlsfiles
 
     try:
         tables = prov.parse_tables(args.tables) if args.tables else []
         if not 0 <= args.stations <= 99:
             raise ValueError(f"--stations {args.stations}: allowed are 0 to 99")
         if args.url:
-            from rackside.hall.config import HallConfigError, parse_url
+            from rackside.hall.net.config import HallConfigError, parse_url
 
             try:
                 parse_url(args.url, "--url")
@@ -105,25 +105,25 @@ def run_provision(args: argparse.Namespace) -> int:
 
 
 def run_broker(args: argparse.Namespace) -> int:
-    from rackside.hall import broker
+    from rackside.hall.director import broker
 
     return broker.run(args.config, mdns=not args.no_mdns)
 
 
 def run_station(args: argparse.Namespace) -> int:
-    from rackside.hall import station
+    from rackside.hall.device import station
 
     return station.run(args)
 
 
 def run_tail(args: argparse.Namespace) -> int:
-    from rackside.hall import tail
-    from rackside.hall.config import HallConfigError, load_credentials
+    from rackside.hall.director import tail
+    from rackside.hall.net.config import HallConfigError, load_credentials
 
     try:
         creds = load_credentials(args.credentials)
         url = args.url or creds.url or "auto"
-        from rackside.hall.config import parse_url
+        from rackside.hall.net.config import parse_url
 
         parse_url(url, "--url")
     except HallConfigError as e:

@@ -1,7 +1,7 @@
 """What the station's screen says about the hall (issue 19, docs/fleet.md): its enrolment code while
 it waits for a station id, then its station id.
 
-`rackside hall station` (hall.station, a process of its own: the station never touches the network)
+`rackside hall station` (hall.device.station, a process of its own: the station never touches the network)
 writes one small file in the state folder, owner-only, replaced whole (a reader sees the old file
 or the new one, never half of one):
 
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 FILE_NAME = "hall-station.json"
 MAX_BYTES = 512  # the file is under 60 bytes; anything longer is not ours
 READ_EVERY_NS = 2_000_000_000  # a newly assigned id is on screen within 2 s
-_CODE = re.compile(r"^[0-9]{1,8}$")  # hall.join.code: CODE_DIGITS digits
+_CODE = re.compile(r"^[0-9]{1,8}$")  # hall.wire.join.code: CODE_DIGITS digits
 
 
 def default_path() -> Path:
@@ -63,7 +63,7 @@ def notice(path: Path) -> str:
         code, station = d["code"], d["station"]
         if not isinstance(code, str) or not _CODE.match(code):
             raise ValueError(f"code {code!r} is not digits")
-        from rackside.hall.topics import NAME  # a station id is a topic level (re only: no network)
+        from rackside.hall.wire.topics import NAME  # a station id is a topic level (re only: no network)
 
         if station is not None and (not isinstance(station, str) or not NAME.match(station)):
             raise ValueError(f"station {station!r} is not a station id")

@@ -115,7 +115,7 @@ _KEYS = {
     "director": {"pin_hash"},
     "printer": {"url", "baudrate", "write_timeout", "status_check"},
     "log": {"path", "export_dir"},
-    "hall": {"url", "hall", "station", "credentials", "outbox", "join"},  # read by `rackside hall station` (rackside.hall.config, or hall.enrol with join)
+    "hall": {"url", "hall", "station", "credentials", "outbox", "join"},  # read by `rackside hall station` (rackside.hall.net.config, or hall.device.enrol with join)
 }
 
 

@@ -2,9 +2,11 @@
 played under the WESPA Game Rules.
 
 Subsystems: `rackside.firmware` (the table clock), `rackside.kiosk` (the challenge station),
-`rackside.hardware` (pins, displays, the simulated board). `rackside.cli` is the `rackside`
-command; `rackside.paths` says where configuration and state live. Importing this package
-imports nothing else, so every command starts fast.
+`rackside.hardware` (pins, displays, the simulated board), `rackside.judge` (the lexicon, the
+verdict, penalties and the challenge log) and `rackside.hall` (the hall network and the director's
+console; docs/architecture.md). `rackside.cli` is the `rackside` command; `rackside.paths` says
+where configuration and state live. Importing this package imports nothing else, so every command
+starts fast.
 """
 
 __version__ = "0.1.0"

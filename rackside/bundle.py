@@ -10,7 +10,7 @@ stick, the SD card's boot partition or the hall network by the `install.sh` insi
     requirements.lock   every package pinned with pip-compile-style --hash lines (from the wheels)
     wheelhouse/*.whl    those wheels, Rackside's own included: pip installs with --no-index
     source/             Rackside's files (those git tracks; no venv, no build outputs)
-    join.toml           the hall's join file (hall/join.py), when --hall-join gave one
+    join.toml           the hall's join file (hall/wire/join.py), when --hall-join gave one
     SHA256SUMS          every file above (the installer checks them all before it does anything)
 
 and beside it `FILE.sha256` (`sha256sum -c` reads it), whose digest is also printed.
@@ -54,7 +54,7 @@ PLATFORMS = ("manylinux2014_aarch64", "manylinux_2_17_aarch64", "manylinux_2_28_
 REQUIREMENTS = "requirements.txt"
 # Never in the source: build outputs, venvs, caches (a folder listed by git is taken as it is).
 SKIP_NAMES = {".git", ".venv", "__pycache__", "build", "dist", ".pytest_cache", ".hypothesis"}
-MAX_JOIN_FILE = 64 * 1024  # a join file is a few lines of TOML and one certificate (hall.join.MAX_CA_CHARS)
+MAX_JOIN_FILE = 64 * 1024  # a join file is a few lines of TOML and one certificate (hall.wire.join.MAX_CA_CHARS)
 LABEL = re.compile(r"^[a-z0-9]+(\.[a-z0-9]+)*$")  # PEP 440 local version label, lower-cased
 
 
@@ -307,9 +307,9 @@ def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
 
 
 def _read_join_file(path: Path) -> str:
-    """The join file's text, once the hall's own reader (hall.join.load) accepts it."""
-    from rackside.hall.config import HallConfigError
-    from rackside.hall.join import load
+    """The join file's text, once the hall's own reader (hall.device.joinfile.load) accepts it."""
+    from rackside.hall.net.config import HallConfigError
+    from rackside.hall.device.joinfile import load
 
     try:
         size = path.stat().st_size

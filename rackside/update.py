@@ -10,7 +10,7 @@ the options given, and the folder is removed whatever the outcome. The exit stat
 
 This is the device's half of an update from the console (issue 20, item 3): whatever fetches a
 bundle onto a Pi hands it here with the SHA-256 the director's console announced.
-`rackside update --request FOLDER/request.json` is how: the clock (hall.update.Updater) writes
+`rackside update --request FOLDER/request.json` is how: the clock (hall.device.update.Updater) writes
 {id, file, sha256, wait_s} there beside the bundle it fetched, and this installs that file (a plain
 file in the same folder, no link) as above, then writes FOLDER/result.json ({id, status, output: the
 last lines}) and removes the request and the bundle. On a Pi, the root unit rackside-update.service
@@ -77,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
 
 def run_request(args: argparse.Namespace) -> int:
     """Install what a clock's request.json names; the outcome in result.json beside it."""
-    from rackside.hall import update
+    from rackside.hall.device import update
+    from rackside.hall.wire import update as wire_update
 
     request = args.request
     data = update.read_json(request)
@@ -88,7 +89,7 @@ def run_request(args: argparse.Namespace) -> int:
     bundle = request.parent / str(name)
     ok = (isinstance(cid, str) and 0 < len(cid) <= 64 and isinstance(name, str) and "/" not in name
           and name.endswith(".tar.gz") and isinstance(sha, str) and bool(SHA256.match(sha))
-          and isinstance(wait_s, int) and not isinstance(wait_s, bool) and 0 <= wait_s <= update.MAX_WAIT_S)
+          and isinstance(wait_s, int) and not isinstance(wait_s, bool) and 0 <= wait_s <= wire_update.MAX_WAIT_S)
     if not ok or bundle.is_symlink() or not bundle.is_file():
         output, status = f"rackside update: {request}: a request needs id, file (a bundle beside it), sha256 and wait_s", 2
     else:

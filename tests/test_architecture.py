@@ -197,3 +197,152 @@ def test_the_check_finds_imports_of_test_modules():
     assert imports_of_test_modules(source) == [
         "test_bounce", "test_firmware_support", "test_firmware_support.rig", "tests.test_kiosk", "tests.test_kiosk.runner_judge",
     ]
+
+
+# --- The hall's rooms (issue 24 item 1): hall/ is split by where the code runs. `wire` is the v1
+# contract both ends speak and imports no other room; `net` is a connection to the broker, used by
+# every end; `device` runs on a clock or a station, `director` and `console` on the director's
+# machine, and neither side imports the other's code. `rackside.hall.cli` composes the rooms'
+# commands and is the one module of the hall outside them.
+
+HALL = "rackside.hall"
+ROOMS = ("wire", "net", "device", "director", "console")
+HALL_OUTSIDE_ROOMS = {HALL, f"{HALL}.cli"}
+# room -> the rooms it may not import
+FORBIDDEN = {
+    "wire": {"net", "device", "director", "console"},
+    "net": {"device", "director", "console"},
+    "device": {"director", "console"},
+    "director": {"device"},
+    "console": {"device"},
+}
+
+
+def room_of(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] == ["rackside", "hall"] and len(parts) > 2 and parts[2] in ROOMS:
+        return parts[2]
+    return None
+
+
+def room_violations(graph: dict[str, set[str]]) -> list[str]:
+    """`module -> imported` for every import one room may not make (function-level ones count),
+    and for every room module importing the hall's command line."""
+    found = []
+    for name, deps in sorted(graph.items()):
+        room = room_of(name)
+        if room is None:
+            continue
+        for dep in sorted(deps):
+            if room_of(dep) in FORBIDDEN[room] or dep == f"{HALL}.cli":
+                found.append(f"{name} -> {dep}")
+    return found
+
+
+def test_every_hall_module_is_in_a_room():
+    loose = sorted(n for n in product_modules() if n.startswith(f"{HALL}.") and n not in HALL_OUTSIDE_ROOMS and room_of(n) is None)
+    assert loose == [], f"put these in one of hall/{{{','.join(ROOMS)}}}/ (docs/architecture.md, \"The hall's rooms\"): {loose}"
+
+
+def test_the_rooms_import_only_what_they_may():
+    violations = room_violations(import_graph())
+    assert violations == [], "imports across rooms the rooms may not make (docs/architecture.md):\n" + "\n".join(violations)
+
+
+def test_the_room_check_can_fail():
+    # Each rule broken once, in a made-up graph, as a module would break it.
+    graph = {
+        "rackside.hall.console.sim": {"rackside.hall.device.clock_output", "rackside.hall.wire.payloads"},
+        "rackside.hall.console.devices": {"rackside.hall.director.fleet", "rackside.hall.net.client"},
+        "rackside.hall.director.fleet": {"rackside.hall.device.enrol"},
+        "rackside.hall.device.update": {"rackside.hall.console.updates", "rackside.hall.wire.update"},
+        "rackside.hall.device.enrol": {"rackside.hall.director.dynsec"},
+        "rackside.hall.wire.join": {"rackside.hall.net.config"},
+        "rackside.hall.net.link": {"rackside.hall.device.outbox"},
+        "rackside.hall.director.tail": {"rackside.hall.cli"},
+        "rackside.hall.cli": {"rackside.hall.device.station", "rackside.hall.director.provision"},
+    }
+    assert room_violations(graph) == [
+        "rackside.hall.console.sim -> rackside.hall.device.clock_output",
+        "rackside.hall.device.enrol -> rackside.hall.director.dynsec",
+        "rackside.hall.device.update -> rackside.hall.console.updates",
+        "rackside.hall.director.fleet -> rackside.hall.device.enrol",
+        "rackside.hall.director.tail -> rackside.hall.cli",
+        "rackside.hall.net.link -> rackside.hall.device.outbox",
+        "rackside.hall.wire.join -> rackside.hall.net.config",
+    ]
+
+
+# No re-exports: a name of the hall is imported from the module that defines it, never through one
+# that merely imports it (a device module handing the console a contract's name made the console
+# depend on the device). Checked in the product, tests/ and bench/, for `from M import NAME` and
+# for `M.NAME` on a module bound by an import.
+
+
+def hall_names_imported(path: Path) -> set[str]:
+    """The names a module binds by importing them from the hall (anywhere in its body)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith(HALL):
+            names |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            names |= {a.asname or a.name.split(".")[0] for a in node.names if a.name.startswith(HALL)}
+    return names
+
+
+def names_through_another_module(source: str, modules: dict[str, Path], where: str) -> list[str]:
+    """`where: NAME from M` for each name of the hall imported from (or read off) a module M that
+    itself imported it from another hall module. (Patching a module's own import of a library name,
+    `monkeypatch.setattr(recovery, "read_journal", ...)`, is not a re-export.)"""
+    imported: dict[str, set[str]] = {}
+
+    def through(module: str, name: str) -> bool:
+        if f"{module}.{name}" in modules or modules[module].name == "__init__.py":
+            return False
+        if module not in imported:
+            imported[module] = hall_names_imported(modules[module])
+        return name in imported[module]
+
+    found = []
+    bound: dict[str, str] = {}  # a local name -> the hall module it is
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith(HALL):
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in modules:
+                    bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                elif node.module in modules and through(node.module, alias.name):
+                    found.append(f"{where}: {alias.name} from {node.module}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name.startswith(HALL) and alias.name in modules:
+                    bound[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound
+                and through(bound[node.value.id], node.attr)):
+            found.append(f"{where}: {node.attr} from {bound[node.value.id]}")
+    return sorted(set(found))
+
+
+def test_no_hall_name_is_imported_through_another_module():
+    modules = product_modules()
+    sources = {name: path for name, path in modules.items()}
+    sources.update({str(p.relative_to(ROOT)): p for p in [*(ROOT / "tests").rglob("*.py"), *(ROOT / "bench").glob("*.py")]})
+    offenders = [f for where, path in sorted(sources.items())
+                 for f in names_through_another_module(path.read_text(encoding="utf-8"), modules, where)]
+    assert offenders == [], "import each name from the module that defines it:\n" + "\n".join(offenders)
+
+
+def test_the_re_export_check_can_fail():
+    modules = product_modules()
+    source = (
+        "from rackside.hall.device.update import TOKEN_HEADER, Updater\n"   # TOKEN_HEADER is wire.update's
+        "from rackside.hall.device import clock_output, recovery\n"
+        "from rackside.hall.wire import payloads\n"
+        "clock_output.HallOutput, clock_output.Link, payloads.state_payload\n"  # Link is net.link's
+        "recovery.read_journal, clock_output.commands\n"  # a library's name: not the hall's; a module of the hall: is
+    )
+    assert names_through_another_module(source, modules, "x") == [
+        "x: Link from rackside.hall.device.clock_output", "x: TOKEN_HEADER from rackside.hall.device.update",
+        "x: commands from rackside.hall.device.clock_output",
+    ]

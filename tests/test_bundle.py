@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rackside import bundle
-from rackside.hall.join import join_text
+from rackside.hall.wire.join import join_text
 from support.bundle import MACHINE, PYTHON, RACKSIDE, build_bundle, copy_checkout, unpack
 
 
@@ -108,7 +108,7 @@ def test_a_join_file_that_is_not_toml_is_refused(source, tmp_path):
     bad.write_text("hall = \n")
     with pytest.raises(bundle.BundleError, match="--hall-join: join file .*join.toml: not valid TOML"):
         bundle.build(tmp_path / "b.tar.gz", source=source, label="x", hall_join=bad, wheelhouse=tmp_path, say=lambda _: None)
-    bad.write_text('hall = "open2026"\nurl = "auto"\n')  # no secret: hall.join's own reader refuses it
+    bad.write_text('hall = "open2026"\nurl = "auto"\n')  # no secret: hall.device.joinfile's reader refuses it
     with pytest.raises(bundle.BundleError, match="--hall-join: join file .*secret"):
         bundle.build(tmp_path / "b.tar.gz", source=source, label="x", hall_join=bad, wheelhouse=tmp_path, say=lambda _: None)
     bad.write_bytes(b"#" * (bundle.MAX_JOIN_FILE + 1))

@@ -14,7 +14,7 @@ from pathlib import Path
 from rackside import switch
 from rackside.firmware.clock import End, Press, Rules, apply
 from rackside.firmware.persist import GameStore
-from rackside.hall.join import join_text
+from rackside.hall.wire.join import join_text
 from support.bundle import RACKSIDE, build_bundle, copy_checkout, install, needs_root, unpack
 from support.deploy import fake_systemctl
 
@@ -76,7 +76,7 @@ def test_install_update_between_games_and_roll_back(offline_wheels, tmp_path):
     unit = (root / "etc/systemd/system/rackside-clock.service").read_text()
     assert "ExecStart=/opt/rackside/current/.venv/bin/rackside clock" in unit
     assert (root / "etc/rackside/clock.toml").is_file()
-    joined = root / "etc/rackside/join.toml"  # where hall.join.find looks first
+    joined = root / "etc/rackside/join.toml"  # where hall.device.joinfile.find looks first
     assert joined.read_text() == (tmp_path / "join.toml").read_text() and joined.stat().st_mode & 0o777 == 0o640
     assert "switch: 0.1.0+v1 is current: the clock on simulated pins reported READY=1" in result.stdout
 

@@ -172,7 +172,7 @@ def test_per_word_results_only_in_the_detail():
 
 
 def test_a_real_stations_payloads():
-    from rackside.hall.station import payloads
+    from rackside.hall.wire.payloads import challenge_payloads as payloads
 
     summary, detail = payloads({"id": "c9", "time": "2026-01-01T10:00:00", "table": 4, "words": ["QI", "JOQ"],
                                 "per_word": [True, False], "acceptable": False, "lexicon_name": "ENABLE"}, "2")

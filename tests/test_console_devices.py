@@ -17,9 +17,9 @@ from support.console import ConsoleProcess, Http
 from support.hallclock import LiveClock
 from support.wait import wait
 
-from rackside.hall import join
-from rackside.hall.enrol import Enrolment
-from rackside.hall.enrolled_output import WAITING
+from rackside.hall.device import joinfile as join
+from rackside.hall.device.enrol import Enrolment
+from rackside.hall.device.enrolled_output import WAITING
 
 pytestmark = pytest.mark.skipif(not chromium.have_chromium(), reason="Debian's chromium is not installed (setup.sh --dev)")
 PASSWORD = "director-pw"

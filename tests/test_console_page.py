@@ -81,8 +81,8 @@ def test_a_games_own_penalty_rule_is_shown_and_the_consoles_defaults_otherwise(h
 
 
 def test_a_new_game_with_5_points_a_minute_shows_5_points_a_minute(hall, browser):
-    """A director's new_game with other rules (hall.commands) reaches a simulated clock, whose state
-    then carries them (hall.payloads.state_payload): its first overtime second is 5 points, not 10."""
+    """A director's new_game with other rules (hall.wire.commands) reaches a simulated clock, whose state
+    then carries them (hall.wire.payloads.state_payload): its first overtime second is 5 points, not 10."""
     page = chromium.login(browser, hall.server.url, PASSWORD)
     director = hall.broker.client("director")
     topic = f"rackside/v1/{hall.broker.hall}/table/2/cmd"

@@ -1,9 +1,9 @@
 """Each rule, limit and topic name is defined once and imported everywhere else (issue 16 item 3).
 
-- Topic names: only hall/topics.py spells the topic tree's root (`rackside/v1`); every other module,
+- Topic names: only hall/wire/topics.py spells the topic tree's root (`rackside/v1`); every other module,
   bench and the page's scripts build topics with it (the console's bridge and hall state once
   hard-coded it).
-- Command limits: only hall/commands.py says how far a director may adjust a clock; the console
+- Command limits: only hall/wire/commands.py says how far a director may adjust a clock; the console
   once refused adjustments below -599,999 ms while the clocks took anything above -1,200,000 ms.
 """
 
@@ -13,7 +13,7 @@ import ast
 import re
 from pathlib import Path
 
-from rackside.hall import commands, topics
+from rackside.hall.wire import commands, topics
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("firmware", "hall", "judge", "kiosk", "hardware", "rackside", "bench")
@@ -68,7 +68,7 @@ def js_code_lines(path: Path):
 def topic_roots_outside_topics_py(sources, scripts) -> list[str]:
     found = []
     for p in sources:
-        if p.resolve() == (ROOT / "hall" / "topics.py").resolve():
+        if p.resolve() == (ROOT / "hall" / "wire" / "topics.py").resolve():
             continue
         tree = ast.parse(p.read_text(encoding="utf-8"))
         found += [f"{where(p)}:{n.lineno}" for n in string_literals(tree) if topics.ROOT in n.value]
@@ -81,7 +81,7 @@ def adjust_bounds_outside_commands_py(sources, scripts) -> list[str]:
     bounds = {commands.ADJUST_ABOVE_MS, commands.ADJUST_MAX_MS, -599_999}
     found = []
     for p in sources:
-        if p.resolve() == (ROOT / "hall" / "commands.py").resolve():
+        if p.resolve() == (ROOT / "hall" / "wire" / "commands.py").resolve():
             continue
         tree = ast.parse(p.read_text(encoding="utf-8"))
         found += [f"{where(p)}:{n.lineno} ({v})" for n, v in numbers(tree) if v in bounds]
@@ -99,7 +99,7 @@ def test_only_hall_topics_spells_the_topic_root():
 
 def test_only_hall_commands_says_how_far_a_clock_may_be_adjusted():
     assert adjust_bounds_outside_commands_py(list(python_sources()), page_scripts()) == []
-    # and the console checks a director's command with hall.commands itself, not a copy
+    # and the console checks a director's command with hall.wire.commands itself, not a copy
     assert "commands.parse(" in (ROOT / "hall" / "console" / "app.py").read_text(encoding="utf-8")
 
 

@@ -46,10 +46,10 @@ def test_unit_structure(name):
 
 
 def test_the_update_units_install_what_the_clock_requests_as_root():
-    """Updates from the console (hall/update.py): the clock's unit wants the path unit, which starts
-    the root service when the clock's request appears in its state folder (where hall.update puts it)."""
+    """Updates from the console (hall/device/update.py): the clock's unit wants the path unit, which starts
+    the root service when the clock's request appears in its state folder (where hall.device.update puts it)."""
     from rackside import paths
-    from rackside.hall import update
+    from rackside.hall.device import update
 
     clock = parse_unit(UNITS["clock"].read_text())
     assert one(clock, "Unit", "Wants") == "rackside-update.path"

@@ -14,7 +14,7 @@ import time
 from rackside.firmware.clock import NS_PER_S, Press, Rules, apply, view
 from rackside.firmware.messages import Request
 from rackside.firmware.outputs import Applied, Frame
-from rackside.hall.clock_output import Wake
+from rackside.hall.device.clock_output import Wake
 
 from support.broker import Recorder
 
@@ -22,8 +22,8 @@ from support.broker import Recorder
 def test_an_ack_made_while_the_queue_is_full_is_still_sent(make_broker, tmp_path):
     hall_broker = make_broker(tables="6-7", stations=1)  # its own: no retained state left for others
     from rackside.firmware.persist import GameStore
-    from rackside.hall import config as hall_config
-    from rackside.hall.clock_output import HallOutput
+    from rackside.hall.net import config as hall_config
+    from rackside.hall.device.clock_output import HallOutput
 
     store = GameStore(tmp_path / "state", Rules(), boot_id="test")
     t = 10**12
@@ -70,8 +70,8 @@ def test_a_batch_the_outbox_could_not_take_is_not_lost(make_broker, tmp_path):
     hall_broker = make_broker(tables="6-7", stations=1)  # its own: no retained state left for others
 
     from rackside.firmware.persist import GameStore
-    from rackside.hall import config as hall_config
-    from rackside.hall.clock_output import HallOutput
+    from rackside.hall.net import config as hall_config
+    from rackside.hall.device.clock_output import HallOutput
 
     store = GameStore(tmp_path / "state", Rules(), boot_id="test")
     t = 10**12

@@ -9,8 +9,8 @@ import time
 import pytest
 from support.broker import Broker
 
-from rackside.hall import provision as prov
-from rackside.hall import topics
+from rackside.hall.director import provision as prov
+from rackside.hall.wire import topics
 
 
 @pytest.fixture(scope="module")

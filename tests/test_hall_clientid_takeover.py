@@ -1,8 +1,8 @@
 """One table's credentials cannot take over another table's MQTT session by using its client id.
 
-Devices connect with their user name as client id (hall.link), and Mosquitto ends an existing
+Devices connect with their user name as client id (hall.net.link), and Mosquitto ends an existing
 connection when another connects with the same client id. The dynamic-security plugin binds each
-device's client to its own client id (hall.dynsec), so table 3's credentials with table 4's client
+device's client to its own client id (hall.director.dynsec), so table 3's credentials with table 4's client
 id are refused at login and table 4 stays connected."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 
-from rackside.hall import topics
+from rackside.hall.wire import topics
 
 
 def test_table_3_cannot_take_over_table_4s_session(make_broker):

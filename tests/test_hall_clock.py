@@ -130,8 +130,8 @@ def test_a_state_at_least_every_10_s_and_the_result_once(hall_broker, tmp_path):
     result once when the game ends."""
     from rackside.firmware.clock import End, Press, apply, new_clock, view
     from rackside.firmware.outputs import Frame
-    from rackside.hall import config as hall_config
-    from rackside.hall.clock_output import HallOutput
+    from rackside.hall.net import config as hall_config
+    from rackside.hall.device.clock_output import HallOutput
 
     cfg = hall_config.from_table({"url": hall_broker.url, "credentials": str(hall_broker.credentials("table-8"))}, "table")
     out = HallOutput(cfg, None, lambda message: None, outbox_path=tmp_path / "o.sqlite")  # not started

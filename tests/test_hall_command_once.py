@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall import commands, topics
+from rackside.hall.wire import commands, topics
 
 from support.broker import Recorder
 from support.hallclock import clock_config, clock_process, do

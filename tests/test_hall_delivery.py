@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall import commands, dynsec, intake, recovery, topics
+from rackside.hall.device import intake, recovery
+from rackside.hall.director import dynsec
+from rackside.hall.wire import commands, topics
 
 from support.broker import Recorder
 from support.hallclock import LiveClock, ack, clock_config, clock_process, send, stop

@@ -13,9 +13,10 @@ import time
 import paho.mqtt.client as mqtt
 import pytest
 
-from rackside.hall import join, topics
-from rackside.hall.enrol import Enrolment
-from rackside.hall.fleet import Fleet, FleetError
+from rackside.hall.device import joinfile
+from rackside.hall.wire import join, topics
+from rackside.hall.device.enrol import Enrolment
+from rackside.hall.director.fleet import Fleet, FleetError
 
 
 @pytest.fixture
@@ -50,7 +51,7 @@ class Device:
 
     def __init__(self, broker, tmp_path, name, kind="clock"):
         self.changes: queue.Queue = queue.Queue()
-        jf = join.load(broker.dir / "join.toml")
+        jf = joinfile.load(broker.dir / "join.toml")
         self.enrolment = Enrolment(jf, tmp_path / name, kind, device=name, version="test",
                                    on_change=lambda user, cfg: self.changes.put((user, cfg)))
         self.enrolment.start()
@@ -65,7 +66,7 @@ def director_fleet(broker):
 
 
 def test_the_join_secret_can_only_enrol(hall):
-    secret = join.load(hall.dir / "join.toml").secret
+    secret = joinfile.load(hall.dir / "join.toml").secret
     h = hall.hall
     watcher = hall.client("director")
     seen = []
@@ -142,7 +143,7 @@ def test_a_hello_whose_code_is_not_its_secrets_is_not_listed(hall, tmp_path):
     director, fleet = director_fleet(hall)
     dev = Device(hall, tmp_path, "dev-c")
     assert fleet.wait(lambda f: "dev-c" in f.devices, 10)
-    secret = join.load(hall.dir / "join.toml").secret
+    secret = joinfile.load(hall.dir / "join.toml").secret
     forger, _ = tls_client(hall, "join", secret, "enrol-forger")
     forged = join.hello_payload("dev-c", "clock", "F" * 43, version="x", address=None).replace(b'"code":"', b'"code":"9')
     forger.publish(topics.enrol_hello(hall.hall, "dev-c"), forged, qos=1, retain=True).wait_for_publish(5)
@@ -187,7 +188,7 @@ def test_a_hall_provisioned_for_the_network_takes_plain_mqtt_only_on_127_0_0_1(t
 
     from support.broker import MOSQUITTO, free_port
 
-    from rackside.hall import provision
+    from rackside.hall.director import provision
 
     port, tls_port = free_port(), free_port()
     provision.provision(tmp_path / "h", "net", [], 0, port=port, tls_port=tls_port, names=["127.0.0.1"],
@@ -207,10 +208,10 @@ def test_a_hall_provisioned_for_the_network_takes_plain_mqtt_only_on_127_0_0_1(t
 def test_a_broker_with_another_ca_is_refused(hall, tmp_path):
     """The device pins the hall's CA: a certificate from any other CA fails the handshake."""
     other = tmp_path / "other"
-    from rackside.hall import tlsfiles
+    from rackside.hall.director import tlsfiles
 
     tlsfiles.make(other, "elsewhere", ["127.0.0.1"])
-    secret = join.load(hall.dir / "join.toml").secret
+    secret = joinfile.load(hall.dir / "join.toml").secret
     with pytest.raises(ssl.SSLError):
         tls_client(hall, "join", secret, "enrol-x", ca=other / "ca.crt")
 
@@ -291,7 +292,7 @@ def test_a_reply_read_by_another_device_gives_nothing_to_log_in_with(hall, tmp_p
     """Any join-file holder may read replies (the plugin cannot tell them apart), so a reply must
     carry no password: it names the table only; the device's secret stays in its hello, which no
     join client can read."""
-    secret = join.load(hall.dir / "join.toml").secret
+    secret = joinfile.load(hall.dir / "join.toml").secret
     snoop, rc = tls_client(hall, "join", secret, "enrol-snoop")
     got = []
     subscribed = threading.Event()
@@ -312,17 +313,17 @@ def test_a_reply_read_by_another_device_gives_nothing_to_log_in_with(hall, tmp_p
 
 
 def test_join_auto_is_the_config_folders_join_file_else_the_boot_partitions(tmp_path):
-    from rackside.hall.config import HallConfigError
+    from rackside.hall.net.config import HallConfigError
 
     config, boot = tmp_path / "etc", tmp_path / "boot" / "rackside-join.toml"
     config.mkdir()
     with pytest.raises(HallConfigError, match='hall.join = "auto": no join file in'):
-        join.resolve("auto", config, (boot,))
+        joinfile.resolve("auto", config, (boot,))
     boot.parent.mkdir()
     boot.write_text("x")
-    assert join.resolve("auto", config, (boot,)) == boot
+    assert joinfile.resolve("auto", config, (boot,)) == boot
     (config / "join.toml").write_text("x")
-    assert join.resolve("auto", config, (boot,)) == config / "join.toml"  # the config folder's first
-    assert join.resolve("hall/join.toml", config, (boot,)) == config / "hall/join.toml"
+    assert joinfile.resolve("auto", config, (boot,)) == config / "join.toml"  # the config folder's first
+    assert joinfile.resolve("hall/join.toml", config, (boot,)) == config / "hall/join.toml"
     with pytest.raises(HallConfigError, match="allowed are"):
-        join.resolve(3, config, (boot,))
+        joinfile.resolve(3, config, (boot,))

@@ -186,15 +186,15 @@ def test_a_full_publisher_queue_never_blocks_the_clock_and_loses_nothing(hall_br
 
     from rackside.firmware.clock import Press, Rules, apply
     from rackside.firmware.persist import GameStore
-    from rackside.hall import config as hall_config
-    from rackside.hall.clock_output import HallOutput
+    from rackside.hall.net import config as hall_config
+    from rackside.hall.device.clock_output import HallOutput
 
     store = GameStore(tmp_path / "state", Rules(), boot_id="test")
     t = 10**12
     clock = store.start(t)
     cfg = hall_config.from_table({"url": hall_broker.url, "credentials": str(hall_broker.credentials("table-6"))}, "table")
     out = HallOutput(cfg, store.journal_dir, lambda message: None, outbox_path=tmp_path / "outbox.sqlite", queue_size=3)
-    caplog.set_level(logging.DEBUG, logger="rackside.hall.clock_output")
+    caplog.set_level(logging.DEBUG, logger="rackside.hall.device.clock_output")
     from rackside.firmware.clock import view
     from rackside.firmware.outputs import Applied, Frame
 

@@ -10,8 +10,8 @@ from support.broker import Recorder
 from support.hallclock import LiveClock
 from support.wait import wait
 
-from rackside.hall.enrolled_output import WAITING
-from rackside.hall.fleet import Fleet
+from rackside.hall.device.enrolled_output import WAITING
+from rackside.hall.director.fleet import Fleet
 
 
 def test_three_clocks_join_with_one_file_are_numbered_and_play(make_broker, tmp_path):

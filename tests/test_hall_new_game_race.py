@@ -1,7 +1,7 @@
 """A director's `new_game` never wipes a game that is running (docs/hall.md: refused while the game
 is running or late: "neutralise or end it first").
 
-The refusal was made only on paho's thread (hall.clock_output), from the phase of the last frame
+The refusal was made only on paho's thread (hall.device.clock_output), from the phase of the last frame
 the clock drew. A start pressed in the moments before the command is handled (in the runner's
 queue, or in the same batch) is not in that frame yet, so the command passed the check and the
 runner, which did not check, replaced the running game with a fresh one. The runner now refuses

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from rackside.hall import config as hall_config
-from rackside.hall import tail
-from rackside.hall.station import StationPublisher
+from rackside.hall.net import config as hall_config
+from rackside.hall.director import tail
+from rackside.hall.device.station import StationPublisher
 
 from support.broker import Recorder
 
@@ -157,7 +157,7 @@ def test_a_bad_hall_section_stops_the_clock_with_one_line(hall_broker, tmp_path,
 
 def test_auto_finds_the_broker_by_mdns_on_loopback(hall_broker, monkeypatch):
     monkeypatch.setenv("RACKSIDE_MDNS_INTERFACES", "127.0.0.1")
-    from rackside.hall import mdns
+    from rackside.hall.net import mdns
 
     try:
         ad = mdns.Advertisement(hall_broker.hall, hall_broker.port)
@@ -236,7 +236,7 @@ def test_rackside_hall_broker_runs_mosquitto_advertises_it_and_a_clock_finds_it_
     import subprocess
     import sys
 
-    from rackside.hall import mdns
+    from rackside.hall.net import mdns
     from support.broker import Broker
     from support.hallclock import LiveClock
 

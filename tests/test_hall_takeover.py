@@ -16,9 +16,10 @@ from support.broker import Recorder
 from support.hallclock import LiveClock, clock_process, do
 from support.wait import wait
 
-from rackside.hall import takeover, topics
-from rackside.hall.enrol import CREDENTIALS_FILE
-from rackside.hall.fleet import Fleet
+from rackside.hall.director import takeover
+from rackside.hall.wire import topics
+from rackside.hall.device.enrol import CREDENTIALS_FILE
+from rackside.hall.director.fleet import Fleet
 
 
 def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker, tmp_path):
@@ -91,7 +92,7 @@ def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker,
         rec.wait_for(lambda r: any(t == events and json.loads(p).get("input") == "neutralise" for t, p, _ in r.messages[n_before:]))
         rec.wait_for(lambda r: any(t == state_topic and json.loads(p)["running"] == 2 for t, p, _ in r.messages[n_before:]))
         # the old device, back with its own stored credentials, is refused
-        from rackside.hall.config import load_credentials
+        from rackside.hall.net.config import load_credentials
 
         creds = load_credentials(tmp_path / "old" / CREDENTIALS_FILE) if (tmp_path / "old" / CREDENTIALS_FILE).exists() else None
         if creds is not None:
@@ -133,7 +134,7 @@ def test_nothing_to_take_over_before_a_game_or_after_it():
     cmds = takeover.commands(json.dumps({**state, "phase": "running", "running": 1, "rules": {"game_time_ms": 1_500_000, "penalty_per_minute": 5,
                                                                                 "forfeit_overtime_ms": 600_000}}).encode(),
                              table=1, old_device="a", new_device="b", stamp="s")
-    from rackside.hall import commands
+    from rackside.hall.wire import commands
 
     parsed = [commands.parse(json.dumps(c).encode()) for c in cmds]  # every command passes the clock's own check
     assert [c.name for c in parsed] == ["new_game", "adjust", "adjust", "takeover"]
@@ -143,7 +144,7 @@ def test_nothing_to_take_over_before_a_game_or_after_it():
 
 def test_the_spare_is_neutralised_with_the_side_to_move_of_the_last_state():
     from rackside.firmware.clock import Neutralise, Phase, Takeover, apply, new_clock, view
-    from rackside.hall import commands
+    from rackside.hall.wire import commands
 
     players = [{"player": 1, "remaining_ms": 61_000}, {"player": 2, "remaining_ms": 42_000}]
     for state, to_move in (({"phase": "running", "running": 1}, 1),  # killed while player 1's time ran

@@ -1,6 +1,6 @@
 """One owning thread per piece of the hall output's state (issue 16 item 1), checked: a real clock on
 the real broker plays, takes commands and resends; every unit was touched only by its own thread,
-and touching one from another thread fails at once (hall.owner)."""
+and touching one from another thread fails at once (hall.device.owner)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from rackside.firmware.clock import Press
 from rackside.firmware.outputs import Applied
-from rackside.hall.owner import OwnershipError
+from rackside.hall.device.owner import OwnershipError
 
 from support.hallclock import ack, send
 

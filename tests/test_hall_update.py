@@ -17,7 +17,8 @@ import urllib.request
 
 import pytest
 
-from rackside.hall import commands, update
+from rackside.hall.device import update
+from rackside.hall.wire import commands, update as wire_update, bundle as wire_bundle
 from support import browser as chromium
 from support.bundle import RACKSIDE, build_bundle, copy_checkout, needs_root
 from support.console import ConsoleProcess, Http
@@ -32,13 +33,13 @@ PASSWORD = "director-pw"
 
 def test_the_update_command_is_checked_whole():
     good = {"id": "u1", "cmd": "update", "version": "0.1.0+g1a2b3c4", "sha256": SHA,
-            "url": "https://console.local:8443" + update.DOWNLOAD_PATH, "token": TOKEN, "wait_s": 60}
+            "url": "https://console.local:8443" + wire_update.DOWNLOAD_PATH, "token": TOKEN, "wait_s": 60}
     cmd = commands.parse(json.dumps(good).encode())
     assert (cmd.version, cmd.sha256, cmd.token, cmd.wait_s) == ("0.1.0+g1a2b3c4", SHA, TOKEN, 60)
     for key, value, says in [("version", "../etc", "version must be"), ("sha256", "AB" * 32, "sha256 must be"),
                              ("url", "file:///etc/passwd", "url must be"), ("url", "https://x/other", "url must be"),
                              ("token", "short", "token must be"), ("wait_s", -1, "wait_s must be"),
-                             ("wait_s", update.MAX_WAIT_S + 1, "wait_s must be")]:
+                             ("wait_s", wire_update.MAX_WAIT_S + 1, "wait_s must be")]:
         with pytest.raises(commands.CommandError, match=says):
             commands.parse(json.dumps({**good, key: value}).encode())
 
@@ -55,16 +56,16 @@ def _bundle(tmp_path, files: dict[str, bytes], sums: dict[str, bytes] | None = N
 
 
 def test_a_bundle_is_checked_against_its_own_sha256sums(tmp_path):
-    assert update.check_bundle(_bundle(tmp_path, {"install.sh": b"echo\n", "source/a.py": b"x\n"})) == "9.9.9"
-    with pytest.raises(update.UpdateError, match="source/a.py: does not match SHA256SUMS"):
-        update.check_bundle(_bundle(tmp_path, {"source/a.py": b"tampered\n"}, sums={"source/a.py": b"x\n"}))
-    with pytest.raises(update.UpdateError, match="extra.py: not listed"):
-        update.check_bundle(_bundle(tmp_path, {"a": b"1", "extra.py": b"2"}, sums={"a": b"1"}))
-    with pytest.raises(update.UpdateError, match="gone: listed in SHA256SUMS but not in the bundle"):
-        update.check_bundle(_bundle(tmp_path, {"a": b"1"}, sums={"a": b"1", "gone": b"2"}))
+    assert wire_bundle.check_bundle(_bundle(tmp_path, {"install.sh": b"echo\n", "source/a.py": b"x\n"})) == "9.9.9"
+    with pytest.raises(wire_update.UpdateError, match="source/a.py: does not match SHA256SUMS"):
+        wire_bundle.check_bundle(_bundle(tmp_path, {"source/a.py": b"tampered\n"}, sums={"source/a.py": b"x\n"}))
+    with pytest.raises(wire_update.UpdateError, match="extra.py: not listed"):
+        wire_bundle.check_bundle(_bundle(tmp_path, {"a": b"1", "extra.py": b"2"}, sums={"a": b"1"}))
+    with pytest.raises(wire_update.UpdateError, match="gone: listed in SHA256SUMS but not in the bundle"):
+        wire_bundle.check_bundle(_bundle(tmp_path, {"a": b"1"}, sums={"a": b"1", "gone": b"2"}))
     (tmp_path / "junk").write_bytes(b"not a tar")
-    with pytest.raises(update.UpdateError, match="not a bundle"):
-        update.check_bundle(tmp_path / "junk")
+    with pytest.raises(wire_update.UpdateError, match="not a bundle"):
+        wire_bundle.check_bundle(tmp_path / "junk")
 
 
 def _serve(folder):
@@ -94,7 +95,7 @@ def test_where_the_root_service_installs_a_restarted_clock_reports_its_result(tm
     os.replace(archive, served / "update" / "bundle.tar.gz")
     sha = hashlib.sha256((served / "update" / "bundle.tar.gz").read_bytes()).hexdigest()
     server = _serve(served)
-    url = f"http://127.0.0.1:{server.server_address[1]}{update.DOWNLOAD_PATH}"
+    url = f"http://127.0.0.1:{server.server_address[1]}{wire_update.DOWNLOAD_PATH}"
     folder, root = tmp_path / "state" / "updates", tmp_path / "root"
     root.mkdir()
     unit = tmp_path / "rackside-update.path"
@@ -174,7 +175,7 @@ def test_the_upload_has_its_own_limit_and_needs_the_director(console, tmp_path):
     status, body = _upload(h, csrf, b"junk", hashlib.sha256(b"junk").hexdigest())
     assert status == 400 and "the bundle is refused: not a bundle" in body["error"]
     assert not list((tmp_path / "console/state/updates").iterdir())  # nothing kept of a refused upload
-    req = urllib.request.Request(h.base + update.DOWNLOAD_PATH, headers={update.TOKEN_HEADER: TOKEN})
+    req = urllib.request.Request(h.base + wire_update.DOWNLOAD_PATH, headers={wire_update.TOKEN_HEADER: TOKEN})
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(req, timeout=10)
     assert e.value.code == 403
@@ -183,7 +184,7 @@ def test_the_upload_has_its_own_limit_and_needs_the_director(console, tmp_path):
 def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker, console, tmp_path):
     from support.broker import Recorder
 
-    from rackside.hall import topics
+    from rackside.hall.wire import topics
 
     bundle = _bundle(tmp_path, {"install.sh": b"echo\n"})
     h = Http(console.url)
@@ -208,9 +209,9 @@ def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker
     assert status == 200 and [s["table"] for s in body["sent"]] == [TABLE] and not body["refused"], body
     sent = cmds.wait_for(lambda r: r.json("cmd"))[-1]
     cmd = commands.parse(json.dumps(sent).encode())  # what the clock receives passes the clock's own check
-    assert (cmd.version, cmd.wait_s) == ("9.9.9", update.MAX_WAIT_S)
-    assert cmd.url == console.url + update.DOWNLOAD_PATH
-    req = urllib.request.Request(cmd.url, headers={update.TOKEN_HEADER: cmd.token})
+    assert (cmd.version, cmd.wait_s) == ("9.9.9", wire_update.MAX_WAIT_S)
+    assert cmd.url == console.url + wire_update.DOWNLOAD_PATH
+    req = urllib.request.Request(cmd.url, headers={wire_update.TOKEN_HEADER: cmd.token})
     with urllib.request.urlopen(req, timeout=10) as r:  # the token fetches the bundle, with no session
         assert r.read() == bundle.read_bytes()
     assert overview()[0]["update"] == {"version": "9.9.9", "outcome": "sent", "ok": None, "why": ""}
@@ -318,10 +319,10 @@ def test_a_clock_updates_from_the_devices_page(offline_wheels, broker, console, 
 def test_the_console_keeps_each_outcome_as_the_clock_acked_it(tmp_path):
     """"not switched" (installed, a game still in progress) is neither switched nor failed: the
     ack's `update` reaches the page as the clock sent it (hall.console.contract)."""
-    from rackside.hall import topics
+    from rackside.hall.wire import topics
     from rackside.hall.console.app import Console
     from rackside.hall.console.updates import Updates
-    from rackside.hall.payloads import ack_payload
+    from rackside.hall.wire.payloads import ack_payload
 
     console = Console("testhall", "x")
     console.updates = Updates(tmp_path)

@@ -32,7 +32,7 @@ from starlette.routing import Route
 
 from rackside.firmware.rules_table import ConfigError as RulesError
 from rackside.firmware.rules_table import rules_from_table
-from rackside.hall import commands
+from rackside.hall.wire import commands
 
 from . import auth, devices, limits, results, tsh, updates
 from .event import Event, decode_upload
@@ -577,7 +577,7 @@ def _tables(body: dict) -> list[int]:
 
 def _command(body: dict, console: Console, by: str) -> dict:
     """The command as the clock receives it (docs/hall.md, `cmd`), checked by the clock's own parser
-    (hall.commands): one set of limits for the console and the clock."""
+    (hall.wire.commands): one set of limits for the console and the clock."""
     name = body.get("cmd")
     cmd: dict[str, Any] = {"cmd": name, "by": by}
     if name == "late_start":  # 2.3.2(a), 2.3.3(a): the absent players' sides, from the scheduled start

@@ -1,9 +1,9 @@
 """The console's one MQTT connection, as the director's user (paho-mqtt 2.x).
 
-Like the devices' (hall.link): MQTT 5 with a fixed client id and a persistent session (clean_start
+Like the devices' (hall.net.link): MQTT 5 with a fixed client id and a persistent session (clean_start
 off, a two-day session expiry), so events and results published while the console was down are
 delivered when it comes back; the broker's address is read by the devices' own parser
-(hall.config.parse_url) and every topic comes from hall.topics.
+(hall.net.config.parse_url) and every topic comes from hall.wire.topics.
 
 paho runs its network loop on its own thread; each message is handed to `deliver` unchanged, and
 the console moves it onto its event loop, so the hall state is touched by one thread only. The one
@@ -23,9 +23,9 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from rackside.hall import topics
-from rackside.hall.config import parse_url
-from rackside.hall.link import KEEPALIVE_S, SESSION_EXPIRY_S
+from rackside.hall.wire import topics
+from rackside.hall.net.config import parse_url
+from rackside.hall.net.link import KEEPALIVE_S, SESSION_EXPIRY_S
 from rackside.outage import Outage
 
 from . import limits

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rackside import tomlfile
-from rackside.hall.config import HallConfigError, parse_url
+from rackside.hall.net.config import HallConfigError, parse_url
 
 from .auth import HashError, check_hash_form
 

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from rackside.firmware.clock import Ending, Phase, Rules
-from rackside.hall import updatespec as _update
+from rackside.hall.wire import update as _update
 
 from . import limits
 
@@ -187,7 +187,7 @@ def _state(d: dict) -> dict:
         "ending": _choice(d, "ending", ENDINGS, null=True),
         "sent_at": _time(d, "sent_at"),
         "rules": _rules(d.get("rules")),
-        # the Rackside the clock runs (hall.payloads): the update section of the Devices page shows it
+        # the Rackside the clock runs (hall.wire.payloads): the update section of the Devices page shows it
         "version": _text(d, "version", 64, pattern=_update.VERSION, null=True),
     }
 
@@ -253,7 +253,7 @@ def _ack(d: dict) -> dict:
     ack = {"id": _text(d, "id", 64, pattern=GAME, null=True), "ok": _bool(d, "ok"),
            "reason": _text(d, "reason", 300, null=True), "seq": _int(d, "seq", 0, BIG, null=True),
            "at": _time(d, "at", null=True)}
-    update = d.get("update")  # an update command's outcome (hall.update)
+    update = d.get("update")  # an update command's outcome (hall.device.update)
     if update is not None:
         if not isinstance(update, dict):
             raise Refused(f"update {_show(update)}: allowed is an object with version and outcome")

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rackside.hall import provision as prov
+from rackside.hall.director import provision as prov
 
 from .auth import hash_password
 from .config import ConsoleConfig

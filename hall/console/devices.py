@@ -1,12 +1,12 @@
 """The console's Devices page: the devices that joined with the hall's join file, waiting or
-numbered, and the director's assign / replace / renumber / revoke (hall.fleet does the work).
+numbered, and the director's assign / replace / renumber / revoke (hall.director.fleet does the work).
 
 The page (static/devices.html, devices.js) polls `GET /api/devices` every 2 s and posts
 `/api/devices/assign` ({device, number, replace}) and `/api/devices/revoke` ({device}); both need
 the director's session and CSRF token like every console POST. The fleet has its own director
 connection to the broker (not the console bridge's: its subscriptions would take the statuses the
 hall view needs), made at the first request and kept. Calls into the fleet wait on the broker's
-plugin (up to hall.dynsec_api.TIMEOUT_S), so they run on a worker thread, never on the event loop.
+plugin (up to hall.director.dynsec_api.TIMEOUT_S), so they run on a worker thread, never on the event loop.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from rackside.hall import join, topics
+from rackside.hall.wire import join, topics
 
 from . import guard
 from .guard import refused as _bad
@@ -32,7 +32,7 @@ class FleetService:
     """The console's fleet: one director connection, made when first needed."""
 
     def __init__(self, hall: str, url: str, user: str, password: str, ca_file: str | None) -> None:
-        from rackside.hall.config import Credentials
+        from rackside.hall.net.config import Credentials
 
         self.creds = Credentials(hall=hall, user=user, password=password, tls_ca=ca_file)
         self.url = url
@@ -41,8 +41,8 @@ class FleetService:
         self._fleet = None
 
     def get(self):
-        from rackside.hall.fleet import Fleet
-        from rackside.hall.fleet_cli import connect
+        from rackside.hall.director.fleet import Fleet
+        from rackside.hall.net.client import connect
 
         with self._lock:
             if self._fleet is None:
@@ -89,7 +89,7 @@ async def listing(request: Request) -> Response:
 
 @requires(DIRECTOR, status_code=401)
 async def assign(request: Request) -> Response:
-    from rackside.hall.fleet import FleetError
+    from rackside.hall.director.fleet import FleetError
 
     try:
         body = await _body(request)
@@ -109,7 +109,7 @@ async def assign(request: Request) -> Response:
 
 @requires(DIRECTOR, status_code=401)
 async def revoke(request: Request) -> Response:
-    from rackside.hall.fleet import FleetError
+    from rackside.hall.director.fleet import FleetError
 
     try:
         body = await _body(request)

@@ -19,7 +19,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from rackside.hall import topics
+from rackside.hall.wire import topics
 
 from . import contract, limits
 from .contract import Refused, default_rules

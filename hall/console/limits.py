@@ -7,14 +7,14 @@ so neither a faulty or hostile device nor an outsider on the hall's network can 
 
 from __future__ import annotations
 
-from rackside.hall import updatespec as _update
+from rackside.hall.wire import update as _update
 
 # --- HTTP: before anything is read or anyone is known -----------------------------------------
 MAX_BODY_BYTES = 2 * 1024 * 1024  # a request body (the login's too); TSH files are the largest we take:
 # an event's config.tsh and .t files, or its tourney.js (a 3-division one is 130 KB, base64 a third more)
 BODY_TIMEOUT_S = 30.0  # the whole body must arrive within this once the headers have
 # ... but for an update's bundle (updates.py), the one body allowed to be larger: source and wheels
-MAX_BUNDLE_BYTES = _update.MAX_BUNDLE_BYTES  # (hall.update: the clocks take no larger download)
+MAX_BUNDLE_BYTES = _update.MAX_BUNDLE_BYTES  # (hall.device.update: the clocks take no larger download)
 BUNDLE_TIMEOUT_S = 600.0  # a 512 MB upload at 1 MB/s would not make it: a hall's network is faster
 UPLOAD_PATH = "/api/update/bundle"
 MAX_HEADER_BYTES = 16 * 1024  # a request's line and headers (uvicorn's h11_max_incomplete_event_size)

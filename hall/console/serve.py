@@ -82,7 +82,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     cmdlog = CommandLog(state_dir(cfg) / "console-commands.jsonl")
     def send(table: int, cmd: dict) -> None:
         cmdlog.append(table, cmd)
-        # what goes to the clock: the command as hall.commands checked it, without the console's own note
+        # what goes to the clock: the command as hall.wire.commands checked it, without the console's own note
         bridge.command(table, {k: v for k, v in cmd.items() if k != "sent_at"})
 
     console.send = send

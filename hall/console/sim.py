@@ -31,9 +31,9 @@ import paho.mqtt.client as mqtt
 
 from rackside.firmware import clock as C
 from rackside.firmware.journal import input_to_dict, make_header
-from rackside.hall import commands, topics
-from rackside.hall.clock_output import event_payload, result_payload, state_payload
-from rackside.hall.station import payloads as station_payloads
+from rackside.hall.wire import commands, topics
+from rackside.hall.wire.payloads import event_payload, result_payload, state_payload
+from rackside.hall.wire.payloads import challenge_payloads as station_payloads
 
 log = logging.getLogger("rackside.hall.sim")
 NS = 1_000_000_000
@@ -302,7 +302,7 @@ class SimHall:
         self._publish_raw(t, "state", payload, retain=True)
 
     def _command(self, t: SimTable, payload: bytes) -> None:
-        """A director command, checked by the clock's own parser (hall.commands) and applied as the
+        """A director command, checked by the clock's own parser (hall.wire.commands) and applied as the
         clock's runner applies it: journalled with "source": "hall", then acked with its seq."""
         try:
             cmd = commands.parse(payload, t.clock.rules)

@@ -7,7 +7,7 @@ bundle, the chosen clocks are told to fetch it, and each one's outcome comes bac
   its SHA-256 checked as it arrives, then every file in it against its own SHA256SUMS (on a worker
   thread). Only then does it replace the bundle on offer.
 - `POST /api/update/send` ({tables: [n, ...] or "all", between_rounds}): each table's clock gets an
-  `update` command (hall.commands) on its own cmd topic with a token for it alone. A table whose game
+  `update` command (hall.wire.commands) on its own cmd topic with a token for it alone. A table whose game
   is in progress is refused, unless `between_rounds`: then its clock installs now and switches when
   its game has ended (waiting up to limits.BETWEEN_ROUNDS_WAIT_S).
 - `GET /update/bundle.tar.gz` (header X-Rackside-Update-Token): the bundle, for a valid token only
@@ -35,7 +35,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from rackside.hall import commands, update
+from rackside.hall.wire import commands, update, bundle as wire_bundle
 
 from . import limits
 from .guard import refused as _bad
@@ -116,7 +116,7 @@ async def upload(request: Request) -> Response:
         if h.hexdigest() != given:
             return _bad(f"the upload's SHA-256 is {h.hexdigest()}, not {given}: not the bundle that was built (copy it again)")
         try:
-            version = await asyncio.to_thread(update.check_bundle, partial)
+            version = await asyncio.to_thread(wire_bundle.check_bundle, partial)
         except update.UpdateError as e:
             return _bad(f"the bundle is refused: {e}")
         final = updates.folder / "bundle.tar.gz"

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall import provision as prov
+from rackside.hall.director import provision as prov
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 
@@ -89,7 +89,7 @@ class Broker:
     def attach(cls, directory: Path, hall: str, port: int) -> "Broker":
         """A hall provisioned and run by the command line (`rackside hall provision`, `rackside hall
         broker`), not by this class: its credentials files give `client()` and `Recorder` their logins."""
-        from rackside.hall.config import load_credentials
+        from rackside.hall.net.config import load_credentials
 
         b = cls.__new__(cls)
         b.dir, b.hall, b.port, b.tls_port, b.proc = Path(directory), hall, port, None, None

@@ -180,7 +180,7 @@ def send(broker, table, payload):
     """Publish a command to `table`'s cmd topic as the director's MQTT user."""
     import json
 
-    from rackside.hall import topics
+    from rackside.hall.wire import topics
 
     c = broker.client("director")
     c.publish(topics.table(broker.hall, table, "cmd"), payload if isinstance(payload, bytes) else json.dumps(payload), qos=1).wait_for_publish(5)

@@ -9,16 +9,16 @@ writes
                                   persistence, no anonymous access, the dynamic-security plugin
     DIR/dynamic-security.json     the plugin's config: the director, the join client, and any table
                                   or station made up front; the broker rewrites it as devices enrol
-    DIR/tls/                      the hall's CA and the broker's certificate (hall.tlsfiles)
+    DIR/tls/                      the hall's CA and the broker's certificate (hall.director.tlsfiles)
     DIR/join.toml                 the one file for every device: hall, broker URL or "auto", the CA
-                                  certificate, the join secret (hall.join)
+                                  certificate, the join secret (hall.wire.join)
     DIR/credentials/director.toml and, with --tables/--stations, table-3.toml, station-1.toml: owner-only
 
 Passwords are hashed here as Mosquitto hashes them (`$7$`: 101 iterations of PBKDF2-HMAC-SHA512, a
 12-byte salt, a 64-byte hash; mosquitto's password_mosq.c), so no password ever goes on a command
 line (visible in `ps`) and the machine that provisions needs no broker package.
 tests/test_hall_acl.py checks the hash against `mosquitto_passwd`'s and proves the broker accepts
-every provisioned login. Who may do what is hall.dynsec's.
+every provisioned login. Who may do what is hall.director.dynsec's.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rackside.atomic import write_atomic
-from rackside.hall import dynsec, tlsfiles, topics
+from rackside.hall.director import dynsec, tlsfiles
+from rackside.hall.wire import topics
 
 PBKDF2_ITERATIONS = 101  # what mosquitto_passwd 2.0 writes (PW_DEFAULT_ITERATIONS)
 SALT_BYTES = 12
@@ -42,7 +43,7 @@ MAX_TABLES = 999
 DEFAULT_PORT = 1883
 TLS_PORT = 8883
 # The broker refuses larger packets outright; the clock refuses a command larger than its own
-# limit (hall.commands.MAX_COMMAND_BYTES) with an ack, so that limit is well below this one.
+# limit (hall.wire.commands.MAX_COMMAND_BYTES) with an ack, so that limit is well below this one.
 MAX_PACKET_BYTES = 256 * 1024
 DYNSEC_FILE = "dynamic-security.json"
 
@@ -202,8 +203,8 @@ def provision(
     name (the director, `join`, and the tables and stations made up front). Passwords and the join
     secret are new random ones each time (re-provisioning replaces every credential and forgets every
     enrolled device). `names`: the host names and addresses the certificate is for (default: this
-    machine's, hall.tlsfiles.default_names, plus `bind`)."""
-    from rackside.hall import join
+    machine's, hall.director.tlsfiles.default_names, plus `bind`)."""
+    from rackside.hall.wire import join
 
     topics.check_name("hall", hall)
     out = Path(out).absolute()

@@ -1,7 +1,7 @@
 """The clock on the hall: a clock output that publishes, and the director's commands into the runner.
 
-Built through the outputs registry (`firmware.outputs.assemble`, name "hall": hall.clock_factory)
-when clock.toml has a `[hall]` section (or `--hall`). Three threads, each owning its own state (hall.owner checks it);
+Built through the outputs registry (`firmware.outputs.assemble`, name "hall": hall.device.clock_factory)
+when clock.toml has a `[hall]` section (or `--hall`). Four threads, each owning its own state (hall.device.owner checks it);
 they talk only by posting typed messages:
 
 - **The runner's thread** (`HallOutput`: `applied`, `view`, `flush`, `close`) owns which game it
@@ -11,13 +11,16 @@ they talk only by posting typed messages:
   `Stop` to a bounded queue with `put_nowait`, so the clock never waits on the disk or the network.
   A full queue is logged once per outage and what it dropped is recovered from the journal
   (`Resync`); its replies to hall commands (`Replied`) go to their own queue, never dropped.
-- **paho's thread** (hall.link callbacks) only posts: a command's raw payload with its
+- **paho's thread** (hall.net.link callbacks) only posts: a command's raw payload with its
   manual-ack token (`CommandIn`), PUBACK mids and connects (to the outbox publisher's inbox).
-- **The worker's thread** ("hall-publisher", `_Worker`) owns everything else: the outbox (hall.outbox,
-  every event, result and ack on disk first), its delivery (hall.publisher, shared with the
-  station), the command intake (hall.intake: checks, de-duplication, the broker's acks), journal
-  recovery (hall.recovery: inputs the outbox never saw, commands the journals hold, `resend`), each
+- **The worker's thread** ("hall-publisher", `_Worker`) owns everything else: the outbox (hall.device.outbox,
+  every event, result and ack on disk first), its delivery (hall.device.publisher, shared with the
+  station), the command intake (hall.device.intake: checks, de-duplication, the broker's acks), journal
+  recovery (hall.device.recovery: inputs the outbox never saw, commands the journals hold, `resend`), each
   game's progress and the retained state.
+- **The updater's thread** ("hall-update", hall.device.update.Updater, one at a time and only while an
+  update runs) owns the update in progress: the fetched bundle, the request and result files in
+  the state folder's updates/, the child `rackside update`. It only posts its outcome (`Updated`).
 
 Events carry the input's `seq` in the journal (its number in the game: 1, 2, ...), so subscribers
 drop duplicates by (table, game, seq). The state is published retained on every input and at least
@@ -27,7 +30,7 @@ as a `firmware.messages.Request` with source "hall", which journals it with the 
 it as the director's menu would and replies; the worker acks it (with the seq of the input it
 became) and only then tells the broker it has the command. `identify` has its id stored in the
 outbox first; `resend` is answered from the journal on the worker; `update` is fetched and installed
-on a thread of its own ("hall-update", hall.update.Updater), which posts its outcome (`Updated`) for
+on a thread of its own ("hall-update", hall.device.update.Updater), which posts its outcome (`Updated`) for
 the worker to ack, so neither the runner nor the worker ever waits on it. The core runs once per input, on
 the runner's thread: the worker never re-applies inputs (it replays a journal only to recover a
 finished game's result, at start-up, after an outage, or for a resend).
@@ -45,21 +48,16 @@ from typing import Any, Callable, NamedTuple
 from rackside import running_version
 from rackside.firmware.clock import Phase, Rules, View
 from rackside.firmware.outputs import Applied, Frame, Output
-from rackside.hall import commands, intake, topics
-from rackside.hall.config import HallConfig
-from rackside.hall.link import Link
-from rackside.hall.outbox import Outbox
-from rackside.hall.owner import Owner
-from rackside.hall.payloads import (  # noqa: F401 - event_payload, result_payload, state_payload: the console simulator (hall/console/sim.py) imports them from here
-    ack_payload,
-    applied_event,
-    event_payload,
-    result_payload,
-    state_payload,
-)
-from rackside.hall.publisher import OutboxPublisher
-from rackside.hall.recovery import JournalRecovery, Row
-from rackside.hall.update import Updater
+from rackside.hall.device import intake
+from rackside.hall.wire import commands, topics
+from rackside.hall.net.config import HallConfig
+from rackside.hall.net.link import Link
+from rackside.hall.device.outbox import Outbox
+from rackside.hall.device.owner import Owner
+from rackside.hall.wire.payloads import ack_payload, applied_event, result_payload, state_payload
+from rackside.hall.device.publisher import OutboxPublisher
+from rackside.hall.device.recovery import JournalRecovery, Row
+from rackside.hall.device.update import Updater
 from rackside.outage import Outage
 
 log = logging.getLogger(__name__)
@@ -114,7 +112,7 @@ class Replied(NamedTuple):
 
 
 class Updated(NamedTuple):
-    """The updater's thread: an `update` command is over (hall.update.Updater's report)."""
+    """The updater's thread: an `update` command is over (hall.device.update.Updater's report)."""
 
     command: commands.Command
     ok: bool
@@ -164,7 +162,7 @@ class HallOutput(Output):
             on_connected=self._on_connected,
             manual_ack=True,  # a command is acked to the broker once journalled (or refused) and its ack is in the outbox
         )
-        # `update` commands: fetched and installed on a thread of its own (hall.update), one at a time
+        # `update` commands: fetched and installed on a thread of its own (hall.device.update), one at a time
         self.updater = Updater(Path(outbox_path).parent / "updates", cfg.credentials.tls_ca)
         self.worker = _Worker(self, journal_dir, submit, Path(outbox_path), resolve)
         self.thread = threading.Thread(target=self.worker.run, name="hall-publisher", daemon=True)
@@ -339,7 +337,7 @@ class _Worker:
     def _connect(self) -> None:
         endpoint = self.out.cfg.endpoint
         if endpoint is None:
-            from rackside.hall import mdns
+            from rackside.hall.net import mdns
 
             resolve = self.resolve or mdns.find_broker
             while endpoint is None:

@@ -1,5 +1,5 @@
-"""The clock's command intake: a director's command checked (hall.commands), de-duplicated, and
-settled with the broker, on the clock's hall worker thread (hall.clock_output), which owns it.
+"""The clock's command intake: a director's command checked (hall.wire.commands), de-duplicated, and
+settled with the broker, on the clock's hall worker thread (hall.device.clock_output), which owns it.
 
 paho's thread only posts the raw command (with its manual-ack token) to the worker; here:
 
@@ -12,7 +12,7 @@ paho's thread only posts the raw command (with its manual-ack token) to the work
 - `resend` commands are rate-limited here (a token bucket: RESEND_BURST at once, then one every
   RESEND_EVERY_S), so nobody with the director's login keeps the card re-reading journals.
 
-Bounded: ANSWERED_KEEP answers remembered (hall.outbox keeps as many on disk), at most MAX_PENDING
+Bounded: ANSWERED_KEEP answers remembered (hall.device.outbox keeps as many on disk), at most MAX_PENDING
 commands being applied at once (more are refused, saying so), tokens only for those.
 """
 
@@ -22,9 +22,9 @@ import collections
 from typing import NamedTuple
 
 from rackside.firmware.clock import Rules
-from rackside.hall import commands
-from rackside.hall.outbox import ANSWERED_KEEP
-from rackside.hall.owner import Owner
+from rackside.hall.wire import commands
+from rackside.hall.device.outbox import ANSWERED_KEEP
+from rackside.hall.device.owner import Owner
 
 MAX_PENDING = 64  # commands applied at once: the broker sends a clock at most 50 unacknowledged
 RESEND_BURST = 5

@@ -15,7 +15,7 @@ import os
 import socket
 import time
 
-from rackside.hall.config import Endpoint, HallConfig
+from rackside.hall.net.config import Endpoint, HallConfig
 
 log = logging.getLogger(__name__)
 

@@ -29,8 +29,9 @@ import paho.mqtt.client as mqtt
 
 from rackside import tomlfile
 from rackside.atomic import write_atomic
-from rackside.hall import join, topics
-from rackside.hall.config import HallConfig, HallConfigError, from_table, parse_url
+from rackside.hall.device import joinfile as device_joinfile
+from rackside.hall.wire import join, topics
+from rackside.hall.net.config import HallConfig, HallConfigError, from_table, parse_url
 from rackside.outage import Outage
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ def identity(folder: Path, device: str | None = None) -> tuple[str, str]:
             log.error("%s: %s; making a new device secret (the director assigns this device again)", path, e)
     except ValueError as e:
         log.error("%s: %s; making a new one", path, e)
-    dev = join.check_device_id(device) if device else join.device_id()
+    dev = join.check_device_id(device) if device else device_joinfile.device_id()
     secret = secrets.token_urlsafe(32)
     folder.mkdir(parents=True, exist_ok=True)
     write_atomic(path, f'# This device\'s hall identity (rackside hall enrolment). Secret: owner-only.\ndevice = "{dev}"\nsecret = "{secret}"\n')
@@ -64,7 +65,7 @@ def identity(folder: Path, device: str | None = None) -> tuple[str, str]:
 
 
 class Enrolment:
-    def __init__(self, joinfile: join.JoinFile, folder: Path, kind: str, *, on_change: Change,
+    def __init__(self, joinfile: device_joinfile.JoinFile, folder: Path, kind: str, *, on_change: Change,
                  device: str | None = None, version: str = "") -> None:
         if kind not in join.KINDS:
             raise ValueError(f"kind {kind!r}")
@@ -113,7 +114,7 @@ class Enrolment:
     def _connect(self) -> None:
         endpoint = parse_url(self.join.url, "join file url")
         if endpoint is None:
-            from rackside.hall import mdns
+            from rackside.hall.net import mdns
 
             while endpoint is None and not self._stopping:
                 endpoint = mdns.find_broker(hall=self.join.hall)

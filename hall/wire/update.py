@@ -1,5 +1,6 @@
-"""What an update from the console is (hall/update.py does it; docs/fleet.md, "Updates from the
-console"): names and bounds shared by the console, the clock's command check and the updater. Pure."""
+"""What an update from the console is (hall/device/update.py does it; docs/fleet.md, "Updates from the
+console"): names and bounds shared by the console, the clock's command check and the updater,
+and the error an update is refused by (the console's check of a bundle is hall.wire.bundle). Pure."""
 
 from __future__ import annotations
 
@@ -15,3 +16,7 @@ MAX_URL_CHARS = 300
 MAX_WAIT_S = 6 * 3600  # the longest a clock waits for its game to end before switching (between rounds)
 MAX_WHY_CHARS = 300  # the outcome's reason in the ack (the console takes acks of at most 2 KB)
 OUTCOMES = ("switched", "not switched", "failed")  # an update command's ack says which
+
+
+class UpdateError(ValueError):
+    """Why a bundle is refused, in one line."""

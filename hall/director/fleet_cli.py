@@ -6,15 +6,12 @@
     rackside hall devices --credentials ... revoke DEVICE
 
 Logs in as the director (default URL: mqtt://127.0.0.1:1883, the broker's own machine), reads what
-the broker holds (hellos, replies, statuses; hall.fleet), does the one thing and exits.
+the broker holds (hellos, replies, statuses; hall.director.fleet), does the one thing and exits.
 """
 
 from __future__ import annotations
 
 import argparse
-import queue
-import socket
-import ssl
 import sys
 
 PLAIN_LOCAL = "mqtt://127.0.0.1:1883"
@@ -34,43 +31,6 @@ def register(hs) -> None:
     dv.set_defaults(func=run)
 
 
-def connect(creds, url: str):
-    """A paho client logged in as the director (`creds`: hall, user, password, tls_ca); ConnectionError saying why not."""
-    import paho.mqtt.client as mqtt
-
-    from rackside.hall.config import parse_url
-
-    endpoint = parse_url(url, "--url")
-    if endpoint is None:
-        from rackside.hall.mdns import find_broker
-
-        endpoint = find_broker(hall=creds.hall)
-        if endpoint is None:
-            raise ConnectionError("no broker for this hall found by mDNS; give --url")
-    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    c.username_pw_set(creds.user, creds.password)
-    if endpoint.tls:
-        c.tls_set(ca_certs=creds.tls_ca, tls_version=ssl.PROTOCOL_TLS_CLIENT)
-    got: queue.Queue = queue.Queue()
-    c.on_connect = lambda cl, u, f, rc, p: got.put(rc)
-    try:
-        c.connect(endpoint.host, endpoint.port)
-        # paho leaves Nagle on: an assignment's reply and the next plugin command would each wait
-        # for the previous segment's (delayed) ACK, ~40 ms an assignment
-        c.socket().setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    except OSError as e:
-        raise ConnectionError(f"cannot connect to {endpoint.url}: {e}") from None
-    c.loop_start()
-    try:
-        rc = got.get(timeout=10)
-    except queue.Empty:
-        rc = "no answer"
-    if rc == "no answer" or rc.is_failure:
-        c.loop_stop()
-        raise ConnectionError(f"{endpoint.url} refused the director: {rc}")
-    return c
-
-
 def table_text(rows: list[dict]) -> str:
     head = f"{'device':<20} {'kind':<8} {'code':<5} {'state':<9} {'number':<7} {'online':<7} {'version':<10} address"
     lines = [head]
@@ -82,9 +42,10 @@ def table_text(rows: list[dict]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rackside.hall.config import HallConfigError, load_credentials
-    from rackside.hall.dynsec_api import ControlError
-    from rackside.hall.fleet import Fleet, FleetError
+    from rackside.hall.net.config import HallConfigError, load_credentials
+    from rackside.hall.director.dynsec_api import ControlError
+    from rackside.hall.director.fleet import Fleet, FleetError
+    from rackside.hall.net.client import connect
 
     try:
         creds = load_credentials(args.credentials)

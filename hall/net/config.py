@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from rackside import tomlfile
-from rackside.hall import topics
+from rackside.hall.wire import topics
 
 KEYS = {"url", "hall", "table", "station", "credentials", "outbox"}
 SCHEMES = {"mqtt": 1883, "mqtts": 8883}

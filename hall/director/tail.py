@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Callable, TextIO
 
-from rackside.hall import topics
+from rackside.hall.wire import topics
 
 
 def mmss(ms: int) -> str:
@@ -100,11 +100,11 @@ def run(credentials, url, *, raw: bool = False, count: int | None = None, second
         out: TextIO = sys.stdout, ready: Callable[[], None] | None = None) -> int:
     import paho.mqtt.client as mqtt
 
-    from rackside.hall.config import parse_url
+    from rackside.hall.net.config import parse_url
 
     endpoint = parse_url(url)
     if endpoint is None:
-        from rackside.hall.mdns import find_broker
+        from rackside.hall.net.mdns import find_broker
 
         endpoint = find_broker(hall=credentials.hall)
         if endpoint is None:

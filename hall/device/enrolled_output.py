@@ -1,7 +1,7 @@
 """The clock's hall output when it joins with the hall's join file (`[hall] join = ...`).
 
 Until the director gives it a table number, the clock plays exactly as off the hall (its journal
-keeps every input) and its displays show its code and `tAbL` (hall.enrol); once it has a number it
+keeps every input) and its displays show its code and `tAbL` (hall.device.enrol); once it has a number it
 shows `tAbL` and the number before the first press and runs a HallOutput as that table, which
 brings the journal's inputs from before to the hall (its resync). Renumbered: the old HallOutput
 is closed and a new one started; revoked: closed, and the code is shown again.
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from rackside.firmware.messages import Request
-from rackside.hall import join
-from rackside.hall.enrol import Enrolment
+from rackside.hall.device import joinfile as join
+from rackside.hall.device.enrol import Enrolment
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class EnrolledOutput:
 
     def _changed(self, user: str | None, cfg) -> None:
         """The enrolment's thread: a new table number (or none)."""
-        from rackside.hall.clock_output import HallOutput
+        from rackside.hall.device.clock_output import HallOutput
 
         old, self.inner = self.inner, None
         if old is not None:

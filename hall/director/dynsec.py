@@ -1,5 +1,5 @@
 """Mosquitto's dynamic-security plugin, as the hall uses it: who may connect, as which client id,
-and read or write which topics. Pure: JSON values only (hall.dynsec_api sends them to the broker).
+and read or write which topics. Pure: JSON values only (hall.director.dynsec_api sends them to the broker).
 
 Every device is a plugin *client* (user name `table-12`, `station-1`) bound to the client id of the
 same name (`clientid`: the broker refuses a connection whose id differs, so one device's credentials
@@ -10,13 +10,13 @@ control topic (it creates and revokes devices). The join client (`join`, passwor
 secret) has the role `enrol`: publish a hello under `enrol/<device-id>`, read enrolment replies,
 nothing else. Anything not granted is refused (`defaultACLAccess` all false but unsubscribe).
 
-The password hash is the one Mosquitto's password file uses (hall.provision.hash_password:
+The password hash is the one Mosquitto's password file uses (hall.director.provision.hash_password:
 PBKDF2-HMAC-SHA512, 101 iterations), stored as the plugin stores it: hash, salt and iterations apart.
 """
 
 from __future__ import annotations
 
-from rackside.hall import topics
+from rackside.hall.wire import topics
 
 CONTROL = "$CONTROL/dynamic-security/v1"
 CONTROL_RESPONSE = CONTROL + "/response"
@@ -131,7 +131,3 @@ def create_device(hall: str, user: str, password: str) -> list[dict]:
 def delete_device(user: str) -> list[dict]:
     """Disconnects the device (the plugin kicks a deleted client) and forgets it and its role."""
     return [{"command": "deleteClient", "username": user}, {"command": "deleteRole", "rolename": user}]
-
-
-def disable(user: str) -> dict:
-    return {"command": "disableClient", "username": user}

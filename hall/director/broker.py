@@ -50,7 +50,7 @@ def run(config_dir: Path, *, mdns: bool = True) -> int:
     try:
         if mdns and hall and port:
             try:
-                from rackside.hall.mdns import Advertisement
+                from rackside.hall.net.mdns import Advertisement
 
                 ad = Advertisement(hall, port, tls=tls)
                 log.warning("advertising hall %r on port %d by mDNS (_mqtt._tcp)", hall, port)

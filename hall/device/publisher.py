@@ -1,4 +1,4 @@
-"""Delivering an outbox (hall.outbox) over a Link, in order, at QoS 1: the clock's publisher and the
+"""Delivering an outbox (hall.device.outbox) over a Link, in order, at QoS 1: the clock's publisher and the
 station's share this one unit.
 
 Owned by one thread, the device's publisher thread, which calls `open`, `deliver` and `drain`. paho's
@@ -19,9 +19,9 @@ from __future__ import annotations
 import queue
 import time
 
-from rackside.hall.link import Link
-from rackside.hall.outbox import Outbox
-from rackside.hall.owner import Owner
+from rackside.hall.net.link import Link
+from rackside.hall.device.outbox import Outbox
+from rackside.hall.device.owner import Owner
 
 WINDOW = 50  # messages in flight at once: paho's and the broker's limit (max_inflight_messages)
 RESEND_AFTER_S = 10.0  # after a reconnect, rows still unacknowledged this long are handed to paho again

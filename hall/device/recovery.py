@@ -18,7 +18,7 @@ from typing import Callable, NamedTuple
 
 from rackside.firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Phase, Press, Resume, view
 from rackside.firmware.journal import JournalError, read_journal
-from rackside.hall.payloads import ack_payload, journal_event, result_payload
+from rackside.hall.wire.payloads import ack_payload, journal_event, result_payload
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ INPUT_TYPES = (Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resum
 RESEND_MAX_EVENTS = 500  # events a resend command puts in the outbox at most (the console asks again from there)
 RECENT = 2  # journals read at start-up: the current game and the one before it
 
-Row = tuple[str, bytes, int, int]  # (topic, payload, qos, retain), as hall.outbox stores it
+Row = tuple[str, bytes, int, int]  # (topic, payload, qos, retain), as hall.device.outbox stores it
 
 
 class Recovered(NamedTuple):

@@ -1,9 +1,9 @@
-"""An update from the console (issue 20, item 3; docs/fleet.md, "Updates from the console"):
-checking a bundle's own SHA256SUMS, and the clock's side, `Updater` (the names and bounds both
-ends share are hall.updatespec's, pure).
+"""An update from the console (issue 20, item 3; docs/fleet.md, "Updates from the console"): the
+clock's side, `Updater` (the names and bounds both ends share, and the console's check of a bundle's
+own SHA256SUMS, are hall.wire.update's).
 
 The director uploads a bundle to the console (hall/console/updates.py), which checks it and sends
-each chosen table's clock an `update` command on its own cmd topic (hall.commands), carrying the
+each chosen table's clock an `update` command on its own cmd topic (hall.wire.commands), carrying the
 version, the bundle's SHA-256, the console's URL and a token for that table alone. The clock's
 `Updater`, on a thread of its own (never the runner's, never the hall worker's), fetches the file
 from the console with the token (HTTP(S) GET, at most MAX_BUNDLE_BYTES, over TLS checked against
@@ -21,7 +21,6 @@ import os
 import ssl
 import subprocess
 import sys
-import tarfile
 import threading
 import time
 import urllib.error
@@ -30,73 +29,12 @@ from pathlib import Path
 from typing import Callable
 
 from rackside import atomic
-from rackside.hall.updatespec import (  # noqa: F401 - the console and the tests read them here too
-    DOWNLOAD_PATH,
-    MAX_BUNDLE_BYTES,
-    MAX_URL_CHARS,
-    MAX_WAIT_S,
-    MAX_WHY_CHARS,
-    OUTCOMES,
-    SHA256,
-    TOKEN,
-    TOKEN_HEADER,
-    VERSION,
-)
+from rackside.hall.wire.update import MAX_BUNDLE_BYTES, MAX_WHY_CHARS, TOKEN_HEADER, UpdateError
 
 log = logging.getLogger(__name__)
 
 FETCH_TIMEOUT_S = 30.0  # no byte from the console for this long: the download has failed
 EXIT_WAITING = 75  # rackside update: installed, not switched (a game was still in progress)
-
-
-class UpdateError(ValueError):
-    """Why a bundle is refused, in one line."""
-
-
-# --- the bundle's own SHA256SUMS -----------------------------------------------------------------
-
-
-def check_bundle(archive: Path) -> str:
-    """The version of the bundle `archive` once every file it holds matches its SHA256SUMS and
-    SHA256SUMS lists every file; UpdateError naming the file otherwise. One pass over the archive."""
-    digests: dict[str, str] = {}
-    sums: bytes | None = None
-    tops: set[str] = set()
-    try:
-        with tarfile.open(archive, "r:gz") as tar:
-            for member in tar:
-                top, _, rel = member.name.partition("/")
-                tops.add(top)
-                if not member.isfile() or not rel:
-                    continue
-                f = tar.extractfile(member)
-                if rel == "SHA256SUMS":
-                    sums = f.read(16 * 1024 * 1024)
-                    continue
-                h = hashlib.sha256()
-                for chunk in iter(lambda: f.read(1024 * 1024), b""):
-                    h.update(chunk)
-                digests[rel] = h.hexdigest()
-    except (tarfile.TarError, OSError, EOFError, ValueError) as e:
-        raise UpdateError(f"not a bundle: {e}") from None
-    if len(tops) != 1 or not next(iter(tops)).startswith("rackside-") or sums is None:
-        raise UpdateError("not a bundle: one rackside-<version>/ folder with its SHA256SUMS is expected")
-    listed: dict[str, str] = {}
-    for n, line in enumerate(sums.decode("utf-8", "replace").splitlines(), 1):
-        digest, _, name = line.partition("  ")
-        if not SHA256.match(digest) or not name:
-            raise UpdateError(f"SHA256SUMS line {n}: not `HEX  NAME`")
-        listed[name] = digest
-    for name, digest in sorted(digests.items()):
-        if listed.get(name) != digest:
-            raise UpdateError(f"{name}: {'not listed in' if name not in listed else 'does not match'} SHA256SUMS")
-    missing = sorted(set(listed) - set(digests))
-    if missing:
-        raise UpdateError(f"{missing[0]}: listed in SHA256SUMS but not in the bundle")
-    version = next(iter(tops))[len("rackside-"):]
-    if not VERSION.match(version):
-        raise UpdateError(f"version {version[:64]!r}: not a version folder name")
-    return version
 
 
 # --- the clock's side ------------------------------------------------------------------------------

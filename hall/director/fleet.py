@@ -23,8 +23,9 @@ import threading
 import time
 from dataclasses import dataclass
 
-from rackside.hall import dynsec, join, takeover, topics
-from rackside.hall.dynsec_api import Control, ControlError
+from rackside.hall.director import dynsec, takeover
+from rackside.hall.wire import join, topics
+from rackside.hall.director.dynsec_api import Control, ControlError
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +215,7 @@ class Fleet:
 
     def _take_over(self, n: int, user: str, old: str, new: str) -> None:
         """The spare continues the table's game: once it is online as the table, the commands of
-        hall.takeover (a new game, each player's time exactly as the last state had it)."""
+        hall.director.takeover (a new game, each player's time exactly as the last state had it)."""
         with self.lock:
             state = self.states.get(n, b"")
         try:

@@ -5,7 +5,7 @@ two-day session expiry): the broker keeps the device's subscription and its queu
 it is away, and paho re-sends every unacknowledged QoS 1 message on reconnect. The Last Will
 publishes "offline" on the device's retained status topic; every (re)connect publishes "online".
 paho reconnects by itself (0.5 s to 5 s back-off); failures are logged once per outage.
-A link connects to one endpoint for its whole life: `url = "auto"` is resolved by mDNS (hall.mdns)
+A link connects to one endpoint for its whole life: `url = "auto"` is resolved by mDNS (hall.net.mdns)
 once, by the link's owner before `start` (retrying until a broker is found), and paho's reconnects
 go back to that same host and port. A broker that moves is found again only when the program
 restarts.
@@ -27,7 +27,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from rackside.hall.config import Endpoint, HallConfig
+from rackside.hall.net.config import Endpoint, HallConfig
 from rackside.outage import Outage
 
 log = logging.getLogger(__name__)

@@ -12,8 +12,8 @@ from rackside.firmware.outputs import Output, OutputConfigError, OutputContext
 
 
 def factory(context: OutputContext, settings: dict) -> Output:
-    from rackside.hall.clock_output import HallOutput
-    from rackside.hall.config import HallConfigError, from_table
+    from rackside.hall.device.clock_output import HallOutput
+    from rackside.hall.net.config import HallConfigError, from_table
 
     if settings:
         raise OutputConfigError(f"unknown key {sorted(settings)[0]!r}: the hall is set in [hall]")
@@ -38,9 +38,9 @@ def _default_outbox(context: OutputContext, hall: dict) -> Path:
 def _enrolled(context: OutputContext, hall: dict) -> Output:
     """A clock joining with the hall's join file: numbered by the director."""
     from rackside import running_version
-    from rackside.hall import join
-    from rackside.hall.config import HallConfigError
-    from rackside.hall.enrolled_output import EnrolledOutput
+    from rackside.hall.device import joinfile as join
+    from rackside.hall.net.config import HallConfigError
+    from rackside.hall.device.enrolled_output import EnrolledOutput
 
     table = hall["section"] if isinstance(hall["section"], dict) else {}
     unknown = sorted(set(table) - {"join", "outbox"})

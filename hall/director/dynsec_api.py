@@ -1,7 +1,7 @@
 """The director's line to the broker's dynamic-security plugin: commands published on
 `$CONTROL/dynamic-security/v1`, answers read from its `/response` topic, matched by the
 `correlationData` each command carries (the plugin echoes it). Runs on a connected paho client of
-the director's (its role may use the control topic, hall.dynsec); the caller's thread waits.
+the director's (its role may use the control topic, hall.director.dynsec); the caller's thread waits.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import itertools
 import json
 import threading
 
-from rackside.hall import dynsec
+from rackside.hall.director import dynsec
 
 TIMEOUT_S = 5.0
 MAX_PENDING = 256  # answers waited for at once; more is a caller's bug, refused rather than kept

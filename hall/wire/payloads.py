@@ -1,5 +1,6 @@
-"""The JSON a table clock publishes (docs/hall.md, topics v1): states, events, results and acks.
-Functions of values to bytes: no threads, no network, no clock read (the wall time is given)."""
+"""The JSON a table clock publishes (docs/hall.md, topics v1): states, events, results and acks; and
+a challenge station's challenges (`challenge_payloads`). Functions of values to bytes: no threads,
+no network, no clock read (the wall time is given)."""
 
 from __future__ import annotations
 
@@ -94,3 +95,26 @@ def journal_event(jl: Any, game: str) -> bytes:
 
 def ack_payload(cid: str | None, ok: bool, reason: str | None, seq: int | None, wall_ns: int, **extra: Any) -> bytes:
     return dumps({"id": cid, "ok": ok, "reason": reason, "seq": seq, **extra, "at": iso(wall_ns)})
+
+
+# --- a challenge station's (hall.device.station publishes them) ---------------------------------
+
+
+def challenge_payloads(record: dict, station: str) -> tuple[bytes, bytes]:
+    summary = {
+        "id": record.get("id"),
+        "time": record.get("time"),
+        "station": station,
+        "table": record.get("table"),
+        "kind": record.get("kind", "self"),
+        "lexicon": record.get("lexicon_name"),
+        "lexicon_checksum": record.get("lexicon_sha256"),
+        "words": len(record.get("words") or []),
+        "verdict": record.get("verdict") or ("ACCEPTABLE" if record.get("acceptable") else "UNACCEPTABLE"),
+    }
+    detail = {
+        **summary,
+        "words": [{"word": w, "valid": bool(ok)} for w, ok in zip(record.get("words") or [], record.get("per_word") or [])],
+    }
+    dump = lambda d: json.dumps(d, separators=(",", ":"), ensure_ascii=False).encode()  # noqa: E731
+    return dump(summary), dump(detail)

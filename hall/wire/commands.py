@@ -13,15 +13,15 @@ A command is one JSON object, at most MAX_COMMAND_BYTES:
     {"id": "c40", "cmd": "update", "version": "0.1.0+g1a2b3c4", "sha256": "<64 hex>",
      "url": "https://console.local:8443/update/bundle.tar.gz", "token": "<the table's own>", "wait_s": 0}
 
-`takeover` (hall.takeover, after a new_game and the adjustments) puts a spare clock's game, before its
+`takeover` (hall.director.takeover, after a new_game and the adjustments) puts a spare clock's game, before its
 first press, in the neutralised phase with `player` to move (1.4.1(b)): the centre press restarts that
 player's time, as on the old clock.
 
 `resend` is not a clock input: the clock's hall output answers it from its journal (the events of
 `game` with `from_seq` <= seq <= `to_seq`, and the result if that game ended), never reaching the
-runner (hall.clock_output says how many at most, and how often).
+runner (hall.device.clock_output says how many at most, and how often).
 
-`update` is not a clock input either: the hall output hands it to hall.update.Updater, which
+`update` is not a clock input either: the hall output hands it to hall.device.update.Updater, which
 fetches the bundle from `url` with `token`, checks it against `sha256` and installs it, switching
 only between games (waiting up to `wait_s` for the game in progress to end); its ack is the outcome
 (docs/fleet.md, "Updates").
@@ -31,7 +31,7 @@ the clock journals them beside the input with "source": "hall", so its own journ
 A late start's optional `at` is the round's scheduled start (ISO 8601 with its time zone): the clock
 dates the late start from it (2.3.2(a), 2.3.3(a)), taking one at most 5 s in the future as now (the
 director's machine and the Pi keep slightly different time), refusing one further ahead or one so long
-ago that an absent player's whole time has already run out (hall.clock_output); without it, from the
+ago that an absent player's whole time has already run out (hall.device.clock_output); without it, from the
 command. Every command's `id` is journalled beside the input it became (as "command").
 
 `parse` returns a `Command` or raises `CommandError` saying why, which the clock sends back in the
@@ -245,7 +245,7 @@ def _parse(d: dict, cid: str, name: str, default_rules: Rules | None) -> Command
 
 
 def _update(d: dict, cid: str) -> Command:
-    from rackside.hall import updatespec as update
+    from rackside.hall.wire import update
 
     version, sha256, url, token, wait_s = (d.get(k) for k in ("version", "sha256", "url", "token", "wait_s"))
     if not isinstance(version, str) or not update.VERSION.match(version):

@@ -2,7 +2,7 @@
 
 A process of its own beside the station (`rackside kiosk`), so the station itself never touches the
 network: it follows the station's challenge log (JSON lines, fsync'd before a verdict is shown) and
-publishes, through the same on-disk outbox as a clock (hall.outbox, QoS 1, deleted when acked):
+publishes, through the same on-disk outbox as a clock (hall.device.outbox, QoS 1, deleted when acked):
 
 - `.../station/<id>/status`: retained "online" / "offline" (the Last Will);
 - `.../station/<id>/challenge`: each challenge: id, time, table, kind, lexicon name and checksum,
@@ -22,11 +22,12 @@ import logging
 import threading
 from pathlib import Path
 
-from rackside.hall import topics
-from rackside.hall.config import HallConfig
-from rackside.hall.link import Link
-from rackside.hall.outbox import Outbox
-from rackside.hall.publisher import OutboxPublisher
+from rackside.hall.wire import topics
+from rackside.hall.net.config import HallConfig
+from rackside.hall.net.link import Link
+from rackside.hall.device.outbox import Outbox
+from rackside.hall.device.publisher import OutboxPublisher
+from rackside.hall.wire.payloads import challenge_payloads
 from rackside.judge.challenge_log import ChallengeRecord
 from rackside.outage import Outage
 
@@ -34,26 +35,6 @@ log = logging.getLogger(__name__)
 
 POLL_S = 0.25
 LOG_KEY = "challenge-log"  # the outbox's progress row: its `seq` holds the byte offset read up to
-
-
-def payloads(record: dict, station: str) -> tuple[bytes, bytes]:
-    summary = {
-        "id": record.get("id"),
-        "time": record.get("time"),
-        "station": station,
-        "table": record.get("table"),
-        "kind": record.get("kind", "self"),
-        "lexicon": record.get("lexicon_name"),
-        "lexicon_checksum": record.get("lexicon_sha256"),
-        "words": len(record.get("words") or []),
-        "verdict": record.get("verdict") or ("ACCEPTABLE" if record.get("acceptable") else "UNACCEPTABLE"),
-    }
-    detail = {
-        **summary,
-        "words": [{"word": w, "valid": bool(ok)} for w, ok in zip(record.get("words") or [], record.get("per_word") or [])],
-    }
-    dump = lambda d: json.dumps(d, separators=(",", ":"), ensure_ascii=False).encode()  # noqa: E731
-    return dump(summary), dump(detail)
 
 
 class StationPublisher:
@@ -87,7 +68,7 @@ class StationPublisher:
         outbox = Outbox(self.outbox_path)
         endpoint = self.cfg.endpoint
         if endpoint is None:
-            from rackside.hall.mdns import find_broker
+            from rackside.hall.net.mdns import find_broker
 
             while endpoint is None and not self.stop_event.is_set():
                 endpoint = find_broker(self.cfg)
@@ -136,7 +117,7 @@ class StationPublisher:
             except ValueError as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors too
                 log.warning("%s: a damaged line after byte %d skipped: %s", self.log_path, offset, e)
                 continue
-            summary, detail = payloads(record, self.cfg.ident)
+            summary, detail = challenge_payloads(record, self.cfg.ident)
             rows.append((self.topic["challenge"], summary, 1, 0))
             rows.append((self.topic["detail"], detail, 1, 0))
         outbox.put(rows, {LOG_KEY: (offset + end, False)})
@@ -149,7 +130,7 @@ class StationPublisher:
 def run(args) -> int:
     """`rackside hall station`: publish this station's challenges until stopped."""
     import sys
-    from rackside.hall.config import HallConfigError, from_table
+    from rackside.hall.net.config import HallConfigError, from_table
     from rackside.kiosk.station_config import ConfigError, default_config_path, load_config_and_document
 
     path = args.config or default_config_path()
@@ -175,15 +156,15 @@ def run(args) -> int:
 
 def run_joined(args, station, table: dict, path: Path) -> int:
     """A station joining with the hall's join file (`[hall] join = ...`): it says hello, prints its
-    code, and publishes as the station id the director gives it (hall.enrol, docs/fleet.md). The
+    code, and publishes as the station id the director gives it (hall.device.enrol, docs/fleet.md). The
     code, then the id, also go to the station's screen: the kiosk's idle screen reads them from a
     small file in the state folder (kiosk.hall_status), never from the network."""
     import sys
 
     from rackside import paths, running_version
-    from rackside.hall import join
-    from rackside.hall.config import HallConfigError
-    from rackside.hall.enrol import Enrolment
+    from rackside.hall.device import joinfile as join
+    from rackside.hall.net.config import HallConfigError
+    from rackside.hall.device.enrol import Enrolment
     from rackside.kiosk import hall_status
 
     unknown = sorted(set(table) - {"join", "outbox"})
