@@ -105,7 +105,7 @@ def test_install_update_between_games_and_roll_back(offline_wheels, tmp_path):
     assert "0.1.0+v3 did not become ready: no READY=1 within 5 s" in result.stdout
     assert "rolled back: " in result.stdout and "0.1.0+v2 is current again" in result.stdout
     assert os.readlink(base / "current") == "0.1.0+v2" and version_of(root) == "rackside 0.1.0+v2"
-    assert sorted(p.name for p in base.iterdir()) == ["0.1.0+v1", "0.1.0+v2", "0.1.0+v3", "current", "previous"]
+    assert sorted(p.name for p in base.iterdir()) == [".switch.lock", "0.1.0+v1", "0.1.0+v2", "0.1.0+v3", "current", "previous"]
 
     # A bundle with a changed file changes nothing.
     (bundles["v1"] / "source" / "firmware" / "clock.py").write_text("# tampered\n")
@@ -237,7 +237,9 @@ def test_a_successful_switch_keeps_only_the_current_and_previous_versions(tmp_pa
             return self.ok, "stand-in"
 
     assert switch.switch(layout, "failed", Ready(False)) == 1  # a failed switch removes nothing
-    assert sorted(p.name for p in base.iterdir()) == [".incoming-12", "a", "b", "c", "current", "cut-short", "failed"]
+    # (`previous` -> b, the known-good version, was recorded before `current` moved)
+    assert sorted(p.name for p in base.iterdir()) == [".incoming-12", ".switch.lock", "a", "b", "c", "current", "cut-short",
+                                                      "failed", "previous"]
     assert switch.switch(layout, "c", Ready(True)) == 0
-    assert sorted(p.name for p in base.iterdir()) == [".incoming-12", "b", "c", "current", "previous"]
+    assert sorted(p.name for p in base.iterdir()) == [".incoming-12", ".switch.lock", "b", "c", "current", "previous"]
     assert os.readlink(base / "current") == "c" and os.readlink(base / "previous") == "b"
