@@ -71,7 +71,7 @@ def test_install_update_between_games_and_roll_back(offline_wheels, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "every file matches SHA256SUMS" in result.stdout
     assert "systemd is not running in" in result.stdout and "enabled, not started" in result.stdout
-    assert calls == ["daemon-reload", "enable rackside-clock.service"]
+    assert calls == ["daemon-reload", "enable rackside-clock.service", "enable --quiet rackside-recover.service"]
     assert os.readlink(base / "current") == "0.1.0+v1" and version_of(root) == "rackside 0.1.0+v1"
     unit = (root / "etc/systemd/system/rackside-clock.service").read_text()
     assert "ExecStart=/opt/rackside/current/.venv/bin/rackside clock" in unit
