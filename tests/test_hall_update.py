@@ -180,6 +180,56 @@ def test_the_upload_has_its_own_limit_and_needs_the_director(console, tmp_path):
     assert e.value.code == 403
 
 
+def _evil_bundle(tmp_path, kind: str):
+    """A bundle whose SHA256SUMS matches its files, with one member a tar must not hold (issue 25,
+    defect 5: the console's check let links and `..` through; only GNU tar on the Pi stopped them)."""
+    archive = tmp_path / f"{kind}.tar.gz"
+    files = {"install.sh": b"echo\n"}
+    odd = tarfile.TarInfo({"dotdot": "rackside-9.9.9/../../etc/cron.d/x", "absolute": "/etc/cron.d/x"}.get(kind, "rackside-9.9.9/x"))
+    if kind == "symlink":
+        odd.type, odd.linkname = tarfile.SYMTYPE, "/etc/shadow"
+    elif kind == "hardlink":
+        odd.type, odd.linkname = tarfile.LNKTYPE, "/etc/shadow"
+    elif kind == "fifo":
+        odd.type = tarfile.FIFOTYPE
+    elif kind == "setuid":
+        odd.mode = 0o4755
+    else:
+        files[odd.name.partition("/")[2] if kind == "dotdot" else odd.name] = b"* * * * * root sh\n"
+    data = b"* * * * * root sh\n" if odd.isfile() else b""
+    odd.size = len(data)
+    if kind == "setuid":
+        files["x"] = data
+    listed = "".join(f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in files.items()).encode()
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, content in {"install.sh": b"echo\n", "SHA256SUMS": listed}.items():
+            info = tarfile.TarInfo(f"rackside-9.9.9/{name}")
+            info.size = len(content)
+            tar.addfile(info, io.BytesIO(content))
+        tar.addfile(odd, io.BytesIO(data) if data else None)
+    return archive
+
+
+EVIL = {"symlink": "a symbolic link", "hardlink": "a hard link", "fifo": "a FIFO", "dotdot": "'..'",
+        "absolute": "an absolute path", "setuid": "set-user-ID"}
+
+
+@pytest.mark.parametrize("kind", sorted(EVIL))
+def test_a_bundle_holds_only_regular_files_and_folders_inside_it(tmp_path, kind):
+    with pytest.raises(update.UpdateError, match=EVIL[kind]):
+        update.check_bundle(_evil_bundle(tmp_path, kind))
+
+
+def test_the_console_refuses_a_bundle_with_links_or_paths_outside_it(console, tmp_path):
+    h = Http(console.url)
+    csrf = h.login(PASSWORD)
+    for kind, says in EVIL.items():
+        data = _evil_bundle(tmp_path, kind).read_bytes()
+        status, body = _upload(h, csrf, data, hashlib.sha256(data).hexdigest())
+        assert status == 400 and "the bundle is refused" in body["error"] and says in body["error"], (kind, status, body)
+    assert not (tmp_path / "console/state/updates/bundle.tar.gz").exists()
+
+
 def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker, console, tmp_path):
     from support.broker import Recorder
 
