@@ -5,11 +5,18 @@
     url = "auto"                      # or "mqtts://director.local:8883"
     secret = "..."                    # the join client's password: it can only enrol (hall.dynsec)
     ca = '''-----BEGIN CERTIFICATE----- ...'''   # the hall's CA: devices pin it
+    update_key = '''-----BEGIN PUBLIC KEY----- ...'''  # bundles must be signed by it (rackside.signing)
 
 It goes on the Pi's boot partition (`/boot/firmware/rackside-join.toml`) or in the config folder
 (`/etc/rackside/join.toml`); `[hall] join = "auto"` finds it in either (`resolve`). A device holding it, and no credentials of its own, enrols
 (hall.enrol); the director gives it a table number or station id from the console or
 `rackside hall devices`.
+
+`update_key` (issue 25, item 2) is the public half of the hall's update signing key: a bundle's
+install.sh installs it root-owned as /etc/rackside/update-key.pem, and from then on the Pi's root
+updater installs only bundles signed with that key. Optional, so a join file written before it
+still loads (its devices then take updates from the console only once a bundle with a newer join
+file has been installed by hand).
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ DEVICE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$")
 CODE_DIGITS = 4  # fits a clock's four-digit display
 
 
-def join_text(hall: str, url: str, secret: str, ca: str | None) -> str:
+def join_text(hall: str, url: str, secret: str, ca: str | None, update_key: str | None = None) -> str:
     lines = [
         f"# Rackside hall {hall!r}: the join file. The same on every clock and station; put it on the Pi's",
         "# boot partition as rackside-join.toml, or in /etc/rackside/join.toml. It can only ask to join:",
@@ -43,6 +50,9 @@ def join_text(hall: str, url: str, secret: str, ca: str | None) -> str:
     ]
     if ca:
         lines.append(f'ca = """\n{ca.strip()}\n"""')
+    if update_key:
+        lines.append("# The hall's update key: a Pi installs only bundles signed with it (docs/deploy.md).")
+        lines.append(f'update_key = """\n{update_key.strip()}\n"""')
     return "\n".join(lines) + "\n"
 
 
@@ -53,6 +63,7 @@ class JoinFile:
     url: str
     secret: str
     ca: str | None
+    update_key: str | None = None  # the public key bundles are signed with (rackside.signing)
 
     @property
     def tls(self) -> bool:
@@ -65,9 +76,9 @@ def load(path: Path | str) -> JoinFile:
         data = tomlfile.read(path)
     except tomlfile.TomlFileError as e:
         raise HallConfigError(f"join file {path}: {e}") from None
-    unknown = sorted(set(data) - {"hall", "url", "secret", "ca"})
+    unknown = sorted(set(data) - {"hall", "url", "secret", "ca", "update_key"})
     if unknown:
-        raise HallConfigError(f"join file {path}: unknown key {unknown[0]!r}: allowed are hall, url, secret, ca")
+        raise HallConfigError(f"join file {path}: unknown key {unknown[0]!r}: allowed are hall, url, secret, ca, update_key")
     try:
         hall = topics.check_name("hall", data.get("hall"))
     except ValueError as e:
@@ -82,7 +93,15 @@ def load(path: Path | str) -> JoinFile:
     ca = data.get("ca")
     if ca is not None and (not isinstance(ca, str) or len(ca) > MAX_CA_CHARS or "BEGIN CERTIFICATE" not in ca):
         raise HallConfigError(f"join file {path}: ca: allowed is one PEM certificate (at most {MAX_CA_CHARS} characters)")
-    return JoinFile(path, hall, url, secret, ca)
+    update_key = data.get("update_key")
+    if update_key is not None:
+        from rackside.signing import check_public_key
+
+        try:
+            update_key = check_public_key(update_key)
+        except ValueError as e:
+            raise HallConfigError(f"join file {path}: update_key: {e}") from None
+    return JoinFile(path, hall, url, secret, ca, update_key)
 
 
 def find(config_dir: Path, boot_paths: tuple[Path, ...] = BOOT_PATHS) -> Path | None:
