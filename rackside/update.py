@@ -1,11 +1,15 @@
 """`rackside update FILE`: install a bundle file in one step, as `sha256sum -c`, `tar x` and
 `sudo ./install.sh` do by hand (docs/deploy.md).
 
-The file's SHA-256 must be the one its builder printed: `--sha256 HEX`, else the first word of
-`FILE.sha256` beside it (what `rackside bundle` writes); a file that does not match is refused
-before anything is unpacked. The bundle is unpacked with tar into a folder of its own beside the
-installed versions (/opt/rackside/.incoming-<pid>, on the same disk), its install.sh runs with
-the options given, and the folder is removed whatever the outcome. The exit status is install.sh's
+The file is first copied into a folder of root's beside the installed versions
+(/opt/rackside/.incoming-<pid>, 0700, on the same disk), and only that copy is checked and used:
+its SHA-256 must be the one its builder printed (`--sha256 HEX`, else the first word of
+`FILE.sha256` beside it, what `rackside bundle` writes); it must hold only regular files and
+folders inside one rackside-<version>/ folder, each matching its SHA256SUMS
+(hall.update.inspect_bundle); and on a Pi that trusts an update key (/etc/rackside/update-key.pem,
+rackside.signing) its SHA256SUMS.sig must be that key's signature. A file that fails any is refused
+before anything is unpacked. Then the copy is unpacked with tar, its install.sh runs with the
+options given, and the folder is removed whatever the outcome. The exit status is install.sh's
 (0 done, 75 installed but not switched: a game is in progress, 1 failed or rolled back).
 
 This is the device's half of an update from the console (issue 20, item 3): whatever fetches a
@@ -14,7 +18,9 @@ bundle onto a Pi hands it here with the SHA-256 the director's console announced
 {id, file, sha256, wait_s} there beside the bundle it fetched, and this installs that file (a plain
 file in the same folder, no link) as above, then writes FOLDER/result.json ({id, status, output: the
 last lines}) and removes the request and the bundle. On a Pi, the root unit rackside-update.service
-runs it when the request appears (rackside-update.path).
+runs it when the request appears (rackside-update.path). The folder is the unprivileged `rackside`
+user's, so a request needs a trusted update key and a bundle signed with it (`--require-signature`):
+root installs nothing that user can choose but which of the director's bundles (issue 25, defect 5).
 """
 
 from __future__ import annotations
