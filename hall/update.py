@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Callable
 
 from rackside import atomic
+from rackside.signing import SIGNATURE_FILE  # signs SHA256SUMS, so it is the one file not listed in it
 from rackside.hall.updatespec import (  # noqa: F401 - the console and the tests read them here too
     DOWNLOAD_PATH,
     MAX_BUNDLE_BYTES,
@@ -58,7 +59,6 @@ class UpdateError(ValueError):
 
 
 MAX_MEMBERS = 50_000  # a bundle's source and wheels are ~1,500 files; a tar of more is not one
-SIGNATURE_FILE = "SHA256SUMS.sig"  # rackside.signing.SIGNATURE_FILE: signs SHA256SUMS, not listed in it
 
 
 @dataclass(frozen=True)

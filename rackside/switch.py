@@ -134,7 +134,7 @@ class Layout:
         return self.base / version
 
     def installed(self, version: str) -> bool:
-        return bool(version) and "/" not in version and version not in (CURRENT, PREVIOUS) \
+        return bool(version) and "/" not in version and version not in (CURRENT, PREVIOUS, TENTATIVE) \
             and (self.version_dir(version) / INSTALLED_MARK).is_file()
 
     def current_version(self) -> str | None:
