@@ -71,6 +71,7 @@ def register(sub: Any) -> None:
 def run_provision(args: argparse.Namespace) -> int:
     from rackside.hall.director import provision as prov
     from rackside.hall.director import tlsfiles
+    from rackside.signing import SigningError
 
     try:
         tables = prov.parse_tables(args.tables) if args.tables else []
@@ -86,7 +87,7 @@ def run_provision(args: argparse.Namespace) -> int:
         prov.provision(args.out, args.hall, tables, args.stations, port=args.port, bind=args.bind,
                        tls=args.tls, data_dir=args.data, run_as=args.run_as, url=args.url, names=args.host,
                        tls_port=args.tls_port)
-    except (ValueError, tlsfiles.TlsError) as e:
+    except (ValueError, tlsfiles.TlsError, SigningError) as e:
         print(f"rackside hall provision: {e}", file=sys.stderr)
         return 2
     hint = prov.root_hint(args.run_as, os.geteuid())
@@ -97,6 +98,7 @@ def run_provision(args: argparse.Namespace) -> int:
     print(f"  broker config: {out / 'mosquitto.conf'} (run: rackside hall broker --config {out})")
     print(f"  join file:     {out / 'join.toml'} (the same on every device: docs/fleet.md)")
     print(f"  credentials:   {out / 'credentials'}/ (the director's; owner-only)")
+    print(f"  update key:    {out / 'update-signing.key'} (owner-only: `rackside bundle --sign-key` signs with it)")
     if args.tls:
         print(f"  TLS: the hall's CA and the broker's certificate in {out / 'tls'}/ (devices pin ca.crt from the join file)")
     else:

@@ -11,7 +11,9 @@ writes
                                   or station made up front; the broker rewrites it as devices enrol
     DIR/tls/                      the hall's CA and the broker's certificate (hall.director.tlsfiles)
     DIR/join.toml                 the one file for every device: hall, broker URL or "auto", the CA
-                                  certificate, the join secret (hall.wire.join)
+                                  certificate, the join secret, the update key's public half (hall.wire.join)
+    DIR/update-signing.key        the hall's update signing key (Ed25519, owner-only; rackside.signing):
+                                  `rackside bundle --sign-key` signs with it; kept when re-provisioning
     DIR/credentials/director.toml and, with --tables/--stations, table-3.toml, station-1.toml: owner-only
 
 Passwords are hashed here as Mosquitto hashes them (`$7$`: 101 iterations of PBKDF2-HMAC-SHA512, a
@@ -32,6 +34,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from rackside import signing
 from rackside.atomic import write_atomic
 from rackside.hall.director import dynsec, tlsfiles
 from rackside.hall.wire import topics
@@ -235,5 +238,6 @@ def provision(
         write_atomic(out / "credentials" / f"{d.user}.toml", credentials_text(hall, d, url, tls, out))
     join_url = url or "auto"
     ca = (out / "tls" / "ca.crt").read_text() if tls else None
-    write_atomic(out / join.FILE_NAME, join.join_text(hall, join_url, joiner.password, ca))
+    update_key = signing.make_key(out / signing.KEY_FILE)  # an existing key is kept: the Pis trust it
+    write_atomic(out / join.FILE_NAME, join.join_text(hall, join_url, joiner.password, ca, update_key))
     return {d.user: d for d in [director, joiner, *devices]}

@@ -5,6 +5,7 @@
     url = "auto"                      # or "mqtts://director.local:8883"
     secret = "..."                    # the join client's password: it can only enrol (hall.director.dynsec)
     ca = '''-----BEGIN CERTIFICATE----- ...'''   # the hall's CA: devices pin it
+    update_key = '''-----BEGIN PUBLIC KEY----- ...'''  # bundles must be signed by it (rackside.signing)
 
 It goes on the Pi's boot partition (`/boot/firmware/rackside-join.toml`) or in the config folder
 (`/etc/rackside/join.toml`); `[hall] join = "auto"` finds it in either (`resolve`). A device holding it, and no credentials of its own, enrols
@@ -15,6 +16,12 @@ This module is the file's format as both ends speak it: the text the director's 
 (`join_text`), the device id and code, the hello and the reply. A device reads and finds the file
 with hall.device.joinfile (`load`, `find`, `resolve`, `device_id`), which checks its url with the
 connection's own parser.
+
+`update_key` (issue 25, item 2) is the public half of the hall's update signing key: a bundle's
+install.sh installs it root-owned as /etc/rackside/update-key.pem, and from then on the Pi's root
+updater installs only bundles signed with that key. Optional, so a join file written before it
+still loads (its devices then take updates from the console only once a bundle with a newer join
+file has been installed by hand).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ DEVICE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$")
 CODE_DIGITS = 4  # fits a clock's four-digit display
 
 
-def join_text(hall: str, url: str, secret: str, ca: str | None) -> str:
+def join_text(hall: str, url: str, secret: str, ca: str | None, update_key: str | None = None) -> str:
     lines = [
         f"# Rackside hall {hall!r}: the join file. The same on every clock and station; put it on the Pi's",
         "# boot partition as rackside-join.toml, or in /etc/rackside/join.toml. It can only ask to join:",
@@ -44,6 +51,9 @@ def join_text(hall: str, url: str, secret: str, ca: str | None) -> str:
     ]
     if ca:
         lines.append(f'ca = """\n{ca.strip()}\n"""')
+    if update_key:
+        lines.append("# The hall's update key: a Pi installs only bundles signed with it (docs/deploy.md).")
+        lines.append(f'update_key = """\n{update_key.strip()}\n"""')
     return "\n".join(lines) + "\n"
 
 
