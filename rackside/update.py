@@ -103,7 +103,6 @@ def run_request(args: argparse.Namespace) -> int:
     time, but not that copy). What is installed is what the hall's update key signed, whatever the
     request names (issue 25, defect 5)."""
     from rackside.hall.device import update
-    from rackside.hall.wire import update as wire_update
 
     request = args.request
     if args.file is not None:
@@ -159,6 +158,8 @@ def _write_result(folder: int, name: str, data: dict) -> None:
 
 
 def _run_request(args: argparse.Namespace, update: Any, request_name: str, folder: int) -> int:
+    from rackside.hall.wire import update as wire_update
+
     data = _read_request(folder, request_name)
     if data is None:
         print(f"rackside update: {args.request}: not a request written by a clock", file=sys.stderr)
