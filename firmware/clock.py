@@ -63,6 +63,11 @@ class Rules:
                 raise ValueError(f"{name} must not be negative, got {getattr(self, name)}")
 
 
+# 5.3.3: an overtime forfeit costs the forfeiter at least this many penalty points. Not a `Rules`
+# field (the clock counts only the time penalty); the console's results apply it to the slip.
+OVERTIME_FORFEIT_POINTS = 100
+
+
 # --- Inputs -------------------------------------------------------------------------------------
 
 

@@ -53,6 +53,7 @@ from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules, Takeover
 MAX_COMMAND_BYTES = 4096
 NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "takeover", "update")
 IDENTIFY_S = 10
+IDENTIFY_MAX_S = 60  # the longest an identify may flash a clock's displays (the clock checks it too)
 # A late start's `at` this far ahead of the clock's own time is taken as now: the director's machine
 # and a Pi keep slightly different time (NTP on a hall network without internet is not a given).
 FUTURE_TOLERANCE_NS = 5 * 10**9

@@ -10,10 +10,16 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
+import pytest
+
+from rackside.firmware import clock, render
 from rackside.hall import commands, topics
+from rackside.hall.console import limits, tsh
+from rackside.judge import adjudication
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("firmware", "hall", "judge", "kiosk", "hardware", "rackside", "bench")
@@ -110,3 +116,160 @@ def test_the_checks_find_a_second_definition(tmp_path):
     page.write_text('const floor = -1200000; // the clocks\' floor\nfetch(`rackside/v1/${hall}`);\n')
     assert len(topic_roots_outside_topics_py([bad], [page])) == 2
     assert len(adjust_bounds_outside_commands_py([bad], [page])) == 3
+
+
+# --- every rule and limit with one home (issue 24 item 2) ------------------------------------------
+# Each entry: what it is, the module that defines it (its home: the only file that may spell it),
+# the values the rest of the product may not spell anywhere (`anywhere`: numbers distinctive enough
+# that any copy is one), the values it may not spell near a name matching `near` (a small number such
+# as 15 or 60 means many things: it is a copy of the rule only where the code names the rule), and
+# texts no string may hold ("25:00"). Numbers are found with constant arithmetic folded.
+
+WESPA = clock.Rules()
+
+
+def mmss(ms: int) -> str:
+    return f"{ms // 60_000}:{ms // 1000 % 60:02d}"
+
+
+RULES = [
+    # (what, home, anywhere, near, values near it, texts)
+    ("the table limit", topics, {topics.MAX_TABLE}, None, set(), set()),
+    ("WESPA's game time (5.3.5)", clock, {WESPA.game_time_ms}, r"game_time", {WESPA.game_time_ms // 1000},
+     {mmss(WESPA.game_time_ms)}),
+    ("WESPA's time penalty (5.3.2)", clock, set(), r"per_minute", {WESPA.penalty_per_minute}, set()),
+    ("WESPA's overtime forfeit (5.3.3)", clock, {WESPA.forfeit_overtime_ms}, r"forfeit|overtime",
+     {WESPA.forfeit_overtime_ms // 1000}, {mmss(WESPA.forfeit_overtime_ms)}),
+    ("WESPA's lateness margin (2.3.6(a))", clock, set(), r"margin|lateness", {WESPA.lateness_forfeit_margin}, set()),
+    ("WESPA's optional forfeit (2.3.4)", clock, {WESPA.optional_forfeit_below_ms}, r"optional",
+     {WESPA.optional_forfeit_below_ms // 1000}, {mmss(WESPA.optional_forfeit_below_ms)}),
+    ("WESPA's courtesy draw (3.10.6(a))", clock, set(), r"courtesy",
+     {WESPA.courtesy_draw_after_ms, WESPA.courtesy_draw_after_ms // 1000}, {mmss(WESPA.courtesy_draw_after_ms)}),
+    ("the overtime forfeit's penalty points (5.3.3)", clock, set(), r"forfeit", {clock.OVERTIME_FORFEIT_POINTS}, set()),
+    ("TSH's score limits", tsh, {tsh.DEFAULT_MAX_SCORE, tsh.MIN_SCORE}, None, set(), set()),
+    ("identify's longest flash", commands, set(), r"identify", {commands.IDENTIFY_MAX_S}, set()),
+    ("the displays' blink period", render, {render.BLINK_NS}, r"blink", set(), set()),
+    ("a word's letters", adjudication, set(), r"letters", {adjudication.MIN_LETTERS, adjudication.MAX_LETTERS}, set()),
+    ("a typed score's bound", limits, set(), r"score|slip|margin", {limits.SCORE_BOUND, -limits.SCORE_BOUND}, set()),
+]
+
+
+def _names(node: ast.AST) -> set[str]:
+    """The names a target or an operand spells: `x`, `self.x`, `d["x"]`."""
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+        elif isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
+            out.add(n.slice.value)
+    return out
+
+
+def _texts(node: ast.AST) -> set[str]:
+    return {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+
+def named_numbers(tree: ast.AST):
+    """(node, value, names) for every number the code spells, `names` being what it is bound to or
+    checked against: an assignment's target, a parameter or keyword, a dict key, the names it is
+    compared with, a call's text arguments (`_int(x, "score", ...)`) and the texts an enclosing `if`
+    tests (`if name == "identify":`)."""
+    found = []
+
+    def visit(node: ast.AST, names: frozenset) -> None:
+        if isinstance(node, ast.If):  # its test's texts name its body, not its elif/else
+            inner = names | _texts(node.test)
+            visit(node.test, inner)
+            for child in node.body:
+                visit(child, inner)
+            for child in node.orelse:
+                visit(child, names)
+            return
+        if isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                key = {k.value} if isinstance(k, ast.Constant) and isinstance(k.value, str) else set()
+                if k is not None:
+                    visit(k, names)
+                visit(v, names | key)
+            return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = node.args
+            positional = a.posonlyargs + a.args
+            for arg, default in zip(positional[len(positional) - len(a.defaults):], a.defaults):
+                visit(default, names | {arg.arg})
+            for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+                if default is not None:
+                    visit(default, names | {arg.arg})
+            for child in ([node.body] if isinstance(node, ast.Lambda) else node.body):
+                visit(child, names)
+            return
+        extra: set[str] = set()
+        if isinstance(node, ast.Assign):
+            extra = set().union(*(_names(t) for t in node.targets))
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            extra = _names(node.target)
+        elif isinstance(node, ast.keyword) and node.arg:
+            extra = {node.arg}
+        elif isinstance(node, ast.Compare):
+            extra = _names(node)
+        elif isinstance(node, ast.Call):
+            extra = {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+        names = names | extra
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant)):
+            try:
+                value = ast.literal_eval(node) if not isinstance(node, ast.BinOp) else eval(compile(ast.Expression(node), "", "eval"), {})
+            except Exception:
+                value = None
+            if isinstance(value, int) and not isinstance(value, bool):
+                found.append((node, value, names))
+                return  # 10 * 60 is 600: its 60 is a unit, not a rule
+        for child in ast.iter_child_nodes(node):
+            visit(child, names)
+
+    visit(tree, frozenset())
+    return found
+
+
+def _js_number(value: int) -> re.Pattern:
+    digits = re.sub(r"(?<=\d)(?=(\d{3})+$)", "_?", str(abs(value)))
+    return re.compile(rf"(?<![\w.]){'-' if value < 0 else ''}{digits}(?![\w.])")
+
+
+def _duration(text: str) -> re.Pattern:
+    return re.compile(rf"(?<![\d:]){re.escape(text)}(?![\d:])")  # "10:00", not 10:00 in "2026-11-30T10:00:00"
+
+
+@functools.lru_cache(maxsize=None)
+def _read(p: Path) -> tuple[list, list]:
+    tree = ast.parse(p.read_text(encoding="utf-8"))
+    return named_numbers(tree), list(string_literals(tree))
+
+
+def second_homes(rule, sources, scripts) -> list[str]:
+    """Where the product spells `rule` outside its home."""
+    what, home, anywhere, near, close, texts = rule
+    home_file = Path(home.__file__).resolve()
+    texts = [_duration(t) for t in texts]
+    found = []
+    for p in sources:
+        if p.resolve() == home_file:
+            continue
+        spelled, strings = _read(p)
+        for n, v, names in spelled:
+            if v in anywhere or (v in close and any(re.search(near, x, re.IGNORECASE) for x in names)):
+                found.append(f"{where(p)}:{n.lineno} ({v})")
+        found += [f"{where(p)}:{n.lineno} ({n.value!r})" for n in strings if any(t.search(n.value) for t in texts)]
+    for p in scripts:
+        for i, code in js_code_lines(p):
+            if (any(_js_number(v).search(code) for v in anywhere)
+                    or (near and re.search(near, code, re.IGNORECASE) and any(_js_number(v).search(code) for v in close))
+                    or any(t.search(code) for t in texts)):
+                found.append(f"{where(p)}:{i}")
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r[0] for r in RULES])
+def test_each_rule_and_limit_has_one_home(rule):
+    assert second_homes(rule, list(python_sources()), page_scripts()) == [], f"{rule[0]} outside {rule[1].__name__}"
