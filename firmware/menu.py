@@ -30,9 +30,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from rackside.firmware.clock import NS_PER_S, Phase, View, display_text
+from rackside.firmware.render import BLINK_NS  # the menu blinks with the displays
 from rackside.hall.topics import MAX_TABLE  # the hall's table numbers
 
-BLINK_NS = 500_000_000
 MAX_TIME_S = 99 * 60 + 59
 
 

@@ -226,8 +226,8 @@ def _parse(d: dict, cid: str, name: str, default_rules: Rules | None) -> Command
         return _update(d, cid)
     if name == "identify":
         seconds = d.get("seconds", IDENTIFY_S)
-        if not _int(seconds) or not 1 <= seconds <= 60:
-            raise CommandError("identify: seconds must be a whole number from 1 to 60")
+        if not _int(seconds) or not 1 <= seconds <= IDENTIFY_MAX_S:
+            raise CommandError(f"identify: seconds must be a whole number from 1 to {IDENTIFY_MAX_S}")
         return Command(cid, name, seconds=seconds)
     # new_game
     from rackside.firmware.rules_table import ConfigError, rules_from_table, rules_to_table

@@ -273,3 +273,52 @@ def second_homes(rule, sources, scripts) -> list[str]:
 @pytest.mark.parametrize("rule", RULES, ids=[r[0] for r in RULES])
 def test_each_rule_and_limit_has_one_home(rule):
     assert second_homes(rule, list(python_sources()), page_scripts()) == [], f"{rule[0]} outside {rule[1].__name__}"
+
+
+# A second copy of each, as it was (or could be) written: every check finds its own, on each line
+# marked "# copy" (and on every line of the script).
+PLANTED = {
+    "the table limit": ("MAX_TABLES = 999  # copy\n", "let maxTable = 999;\n"),
+    "WESPA's game time (5.3.5)": (
+        "def demo(game_time_s: int = 1500): ...  # copy\nGAME = 25 * 60_000  # copy\n"
+        'new_game = {"game_time": "25:00"}  # copy\n', "const ms = round.game_time_ms || 1500000;\n"),
+    "WESPA's time penalty (5.3.2)": ("def penalty_points(overtime_s, per_minute=10): ...  # copy\n", ""),
+    "WESPA's overtime forfeit (5.3.3)": (
+        'KEYS = {"forfeit_overtime": ("duration", 60, 1199, "10:00")}  # copy\nLIMIT_MS = 600_000  # copy\n', ""),
+    "WESPA's lateness margin (2.3.6(a))": ("LATENESS_MARGIN = 75  # copy\n", ""),
+    "WESPA's optional forfeit (2.3.4)": ('KEYS = {"optional_forfeit_below": ("duration", 0, 5940, "15:00")}  # copy\n', ""),
+    "WESPA's courtesy draw (3.10.6(a))": ('KEYS = {"courtesy_draw_after": ("duration", 1, 600, "1:00")}  # copy\n', ""),
+    "the overtime forfeit's penalty points (5.3.3)": ("OVERTIME_FORFEIT_POINTS = 100  # copy\n", ""),
+    "TSH's score limits": ("TSH_MAX_SCORE = 1499  # copy\nTSH_MIN_SCORE = -149  # copy\n", ""),
+    "identify's longest flash": ('def answer(r):\n    if r.name == "identify":\n        return 1 <= r.args["seconds"] <= 60  # copy\n', ""),
+    "the displays' blink period": ("BLINK_NS = 500_000_000  # copy\n", ""),
+    "a word's letters": ("MIN_LETTERS = 2  # copy\nMAX_LETTERS = 15  # copy\n", ""),
+    "a typed score's bound": ('body["slip"] = [_int(x, "score", -10_000, 10_000) for x in slip]  # copy\n', ""),
+}
+# ... and none finds the same numbers where they mean something else
+INNOCENT = ('EXIT_WAITING = 75\nBURN_S = 600\nlimit = settings.pop("limit", 10_000)\nseconds = int(minutes) * 60 + 15\n'
+            'if name == "notice":\n    ok = 0 <= seconds <= 600\nINCREASING_PENALTIES = (5, 5, 10, 20, 30)\n'
+            'at = "2026-11-30T10:00:00+00:00"\nDELAY_S = 2\nRATING = 1500\n')
+INNOCENT_SCRIPT = "input.max = maxTable;\nreturn Math.ceil(over / 60) * rules.penalty_per_minute;\nconst ms = 25 * 60;\n"
+
+
+def _lines(found: list[str]) -> set[int]:
+    return {int(f.split(":")[1].split()[0]) for f in found}
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r[0] for r in RULES])
+def test_each_check_finds_a_second_copy(rule, tmp_path):
+    code, script = PLANTED[rule[0]]
+    bad, page = tmp_path / "copy.py", tmp_path / "copy.js"
+    bad.write_text(code)
+    page.write_text(script)
+    assert _lines(second_homes(rule, [bad], [])) == {i for i, line in enumerate(code.splitlines(), 1) if "# copy" in line}
+    assert _lines(second_homes(rule, [], [page])) == set(range(1, len(script.splitlines()) + 1))
+    fine, fine_page = tmp_path / "fine.py", tmp_path / "fine.js"
+    fine.write_text(INNOCENT)
+    fine_page.write_text(INNOCENT_SCRIPT)
+    assert second_homes(rule, [fine], [fine_page]) == []
+
+
+def test_every_rule_has_a_planted_copy():
+    assert sorted(PLANTED) == sorted(r[0] for r in RULES)

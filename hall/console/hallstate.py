@@ -18,6 +18,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from rackside.firmware.clock import Rules
 from rackside.hall import topics
 
 from . import contract, limits
@@ -165,7 +166,7 @@ class Round:
     number: int = 1
     start: float | None = None  # scheduled start, wall-clock epoch seconds
     late_after_s: int = 300  # a table not started this long after the start is an exception
-    game_time_ms: int = 25 * 60_000
+    game_time_ms: int = Rules.game_time_ms
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)

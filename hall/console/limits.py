@@ -7,6 +7,7 @@ so neither a faulty or hostile device nor an outsider on the hall's network can 
 
 from __future__ import annotations
 
+from rackside.hall import topics
 from rackside.hall import updatespec as _update
 
 # --- HTTP: before anything is read or anyone is known -----------------------------------------
@@ -48,7 +49,7 @@ SESSION_S = 12 * 3600  # a session's life
 MAX_SESSIONS = 64  # live sessions: a new login past this ends the oldest
 
 # --- the broker's messages ---------------------------------------------------------------------
-MAX_TABLE = 999  # table numbers are 1..MAX_TABLE (rackside hall provision's limit)
+MAX_TABLE = topics.MAX_TABLE  # table numbers are 1..MAX_TABLE (hall.topics: the hall's limit)
 MAX_STATIONS = 64  # stations remembered
 MAX_DEPTH = 4  # nesting of any device payload (a state's players are 3 deep)
 MAX_PAYLOAD = {"status": 16, "state": 4096, "event": 4096, "ack": 2048, "result": 4096,

@@ -25,12 +25,15 @@ import csv
 import io
 from dataclasses import asdict, dataclass, field
 
+from rackside.firmware.clock import OVERTIME_FORFEIT_POINTS, Rules
+
+from . import tsh
+
 LATENESS_ENDINGS = ("lateness forfeit", "optional forfeit")
 OVERTIME_FORFEIT = "overtime forfeit"
-OVERTIME_FORFEIT_POINTS = 100  # 5.3.3
-LATENESS_MARGIN = 75  # 2.3.6(a)
-TSH_MAX_SCORE = 1499  # TSH's Addscore: `config max_score`, else 1499
-TSH_MIN_SCORE = -149  # TSH's Addscore: lower limit of a game score
+LATENESS_MARGIN = Rules.lateness_forfeit_margin  # 2.3.6(a): WESPA's, when the clock's result says none
+TSH_MAX_SCORE = tsh.DEFAULT_MAX_SCORE  # TSH's Addscore: `config max_score`, else this
+TSH_MIN_SCORE = tsh.MIN_SCORE  # TSH's Addscore: lower limit of a game score
 MAX_REASON = 300  # characters of a director's reason kept
 
 

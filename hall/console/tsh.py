@@ -28,7 +28,7 @@ DEFAULT_ENCODING = "latin-1"  # TSH's default, `isolatin1`
 DEFAULT_MAX_SCORE = 1499  # Addscore refuses higher scores unless `config max_score` says otherwise
 MIN_SCORE = -149  # Addscore's lower limit for a game's score
 MAX_PLAYERS = 2000  # per division; a real division has tens, the biggest events a few hundred
-MAX_ROUNDS = 200
+MAX_ROUNDS = 200  # a player line's rounds; the console's round numbers go up to it too
 
 # TSH's own pattern for a player line (TFile.pm), with its groups: name, rating, opponents, scores, rest
 _LINE = re.compile(r"^(.+?\S)\s+(\d+(?:[.+]\d+)*)\s*([\d\s]*);\s*([-\d\s]*)((?:;[^;]*)*)$")

@@ -471,6 +471,13 @@ function setRound(r) {
   $("round").textContent = roundText(r);
 }
 
+// The round's game time in minutes, for a form: the round's (the snapshot always has it), else the
+// clock core's default rules (serverRules), never a copy of WESPA's here; empty before the snapshot.
+function roundGameMinutes() {
+  const ms = round.game_time_ms || (serverRules && serverRules.game_time_ms);
+  return ms ? String(ms / 60000) : "";
+}
+
 function timeOfDay(stamp) { // "hh:mm:ss " of a device's ISO time, or nothing
   const ms = typeof stamp === "string" ? Date.parse(stamp) : NaN;
   return Number.isNaN(ms) ? "" : new Date(ms).toTimeString().slice(0, 8) + " ";
@@ -586,7 +593,7 @@ function openCommands(preset) {
     $("cmd-tables").value = String(preset.table);
     if (preset.player) $("cmd-player").value = String(preset.player);
   }
-  $("cmd-game").value = String((round.game_time_ms || 1500000) / 60000);
+  $("cmd-game").value = roundGameMinutes();
   showCommandFields();
   $("commands").showModal();
 }
@@ -707,7 +714,7 @@ function openRound() {
   $("r-number").value = round.number;
   $("r-start").value = round.start ? new Date(round.start * 1000).toTimeString().slice(0, 5) : "";
   $("r-late").value = Math.round((round.late_after_s || 0) / 60);
-  $("r-game").value = (round.game_time_ms || 1500000) / 60000;
+  $("r-game").value = roundGameMinutes();
   $("round-out").textContent = "";
   $("round-dialog").showModal();
 }
