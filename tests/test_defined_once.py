@@ -5,6 +5,11 @@
   hard-coded it).
 - Command limits: only hall/commands.py says how far a director may adjust a clock; the console
   once refused adjustments below -599,999 ms while the clocks took anything above -1,200,000 ms.
+- Every other rule and limit (issue 24 item 2, `RULES`): the table limit, WESPA's timing rules, the
+  overtime forfeit's points, TSH's score limits, identify's longest flash, the blink period, a
+  word's letters, a typed score's bound; each had two to eight homes. A home is found from its
+  module (`__file__`), so moving a module moves its home with it. And the clock core's forfeit
+  endings, which the console's results and the page's scripts spelled again.
 """
 
 from __future__ import annotations
@@ -273,6 +278,31 @@ def second_homes(rule, sources, scripts) -> list[str]:
 @pytest.mark.parametrize("rule", RULES, ids=[r[0] for r in RULES])
 def test_each_rule_and_limit_has_one_home(rule):
     assert second_homes(rule, list(python_sources()), page_scripts()) == [], f"{rule[0]} outside {rule[1].__name__}"
+
+
+# The clock core's forfeit endings are words of the wire (a result's `ending`): the console reads
+# them from firmware.clock.Ending and the page from the snapshot (`lateness_endings`).
+FORFEIT_ENDINGS = {e.value for e in clock.Ending if "forfeit" in e.value}
+
+
+def ending_names_outside_clock_py(sources, scripts) -> list[str]:
+    home = Path(clock.__file__).resolve()
+    found = []
+    for p in sources:
+        if p.resolve() != home:
+            found += [f"{where(p)}:{n.lineno}" for n in _read(p)[1] if n.value in FORFEIT_ENDINGS]
+    quoted = [re.compile(rf"[\"'`]{re.escape(v)}[\"'`]") for v in FORFEIT_ENDINGS]
+    for p in scripts:
+        found += [f"{where(p)}:{i}" for i, code in js_code_lines(p) if any(q.search(code) for q in quoted)]
+    return found
+
+
+def test_only_the_clock_core_names_its_forfeit_endings(tmp_path):
+    assert ending_names_outside_clock_py(list(python_sources()), page_scripts()) == []
+    bad, page = tmp_path / "results.py", tmp_path / "app.js"
+    bad.write_text('OVERTIME_FORFEIT = "overtime forfeit"\nnote = f"overtime forfeit by side {f}"\n')
+    page.write_text('const lateness = ["lateness forfeit", "optional forfeit"].includes(r.ending);\n')
+    assert ending_names_outside_clock_py([bad], [page]) == ["results.py:1", "app.js:1"]
 
 
 # A second copy of each, as it was (or could be) written: every check finds its own, on each line

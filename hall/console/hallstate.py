@@ -21,7 +21,7 @@ from typing import Any
 from rackside.firmware.clock import Rules
 from rackside.hall import topics
 
-from . import contract, limits
+from . import contract, limits, results
 from .contract import Refused, default_rules
 
 
@@ -364,6 +364,7 @@ class HallState:
             "round": self.round.as_dict(),
             # the page's fallback rules (a clock's state carries its game's own): the clock core's defaults
             "rules": default_rules(),
+            "lateness_endings": list(results.LATENESS_ENDINGS),  # a result with one of these takes a margin
             "tables": [t.tile() for t in sorted(self.tables.values(), key=lambda t: t.n)],
             "feed": list(self.feed)[:100],
             "stations": {sid: s.status for sid, s in self.stations.items()},

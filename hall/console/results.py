@@ -25,12 +25,13 @@ import csv
 import io
 from dataclasses import asdict, dataclass, field
 
-from rackside.firmware.clock import OVERTIME_FORFEIT_POINTS, Rules
+from rackside.firmware.clock import OVERTIME_FORFEIT_POINTS, Ending, Rules
 
 from . import tsh
 
-LATENESS_ENDINGS = ("lateness forfeit", "optional forfeit")
-OVERTIME_FORFEIT = "overtime forfeit"
+# A result's `ending` is the clock core's Ending, by value (the page has these from the snapshot)
+LATENESS_ENDINGS = (Ending.LATENESS_FORFEIT.value, Ending.OPTIONAL_FORFEIT.value)  # 2.3.5, 2.3.4
+OVERTIME_FORFEIT = Ending.OVERTIME_FORFEIT.value
 LATENESS_MARGIN = Rules.lateness_forfeit_margin  # 2.3.6(a): WESPA's, when the clock's result says none
 TSH_MAX_SCORE = tsh.DEFAULT_MAX_SCORE  # TSH's Addscore: `config max_score`, else this
 TSH_MIN_SCORE = tsh.MIN_SCORE  # TSH's Addscore: lower limit of a game score

@@ -18,6 +18,7 @@ let csrf = null;
 let skewMs = 0; // console's clock minus this browser's clock
 let openTable = null;
 let serverRules = null; // the clock core's default rules, from the snapshot: a table's own state's rules win
+let latenessEndings = []; // a result ending so takes a margin, not a slip (the snapshot's lateness_endings)
 const ORDER = ["offline", "forfeit", "overtime", "challenge", "notstarted", "finished", "running", "waiting"];
 const LABEL = {
   offline: "OFFLINE", forfeit: "FORFEIT", overtime: "OVERTIME", challenge: "CHALLENGE",
@@ -422,6 +423,7 @@ function connect() {
     skewMs = Date.parse(s.server_now) - Date.now();
     if (Number.isNaN(skewMs)) skewMs = 0;
     serverRules = readRules(s.rules, []);
+    if (Array.isArray(s.lateness_endings)) latenessEndings = s.lateness_endings;
     $("hall").textContent = shown(s.hall);
     $("user").textContent = shown(s.user);
     setRound(s.round);
@@ -672,7 +674,7 @@ function drawDetailTile() {
       (r.lateness_margin ? `; lateness margin ${r.lateness_margin}` : ""));
     setText($("slip1-label"), t.names[0] || "Side 1");
     setText($("slip2-label"), t.names[1] || "Side 2");
-    const lateness = ["lateness forfeit", "optional forfeit"].includes(r.ending);
+    const lateness = latenessEndings.includes(r.ending);
     $("margin-label").hidden = !lateness;
     const rules = (t.state && t.state.rules) || serverRules;
     if (lateness && !$("margin").value) $("margin").value = r.lateness_margin || (rules ? rules.lateness_forfeit_margin : "");

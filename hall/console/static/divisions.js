@@ -81,7 +81,7 @@ async function showDivision(name) {
 
 function resultBody() {
   const t = tables.get(openTable);
-  const lateness = ["lateness forfeit", "optional forfeit"].includes(t.result && t.result.ending);
+  const lateness = latenessEndings.includes(t.result && t.result.ending);
   const body = {};
   if (!lateness) body.slip = [$("slip1").value, $("slip2").value];
   else body.margin = $("margin").value;
