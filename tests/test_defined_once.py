@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from rackside.firmware import clock, render
+from rackside.firmware import clock, render, rules_table
 from rackside.hall import commands, topics
 from rackside.hall.console import limits, tsh
 from rackside.judge import adjudication
@@ -154,6 +154,8 @@ RULES = [
     ("TSH's score limits", tsh, {tsh.DEFAULT_MAX_SCORE, tsh.MIN_SCORE}, None, set(), set()),
     ("identify's longest flash", commands, set(), r"identify", {commands.IDENTIFY_MAX_S}, set()),
     ("the displays' blink period", render, {render.BLINK_NS}, r"blink", set(), set()),
+    ("the longest game time and overtime (99:59, 19:59)", rules_table,
+     {rules_table.CLOCK_KEYS["game_time"][2], rules_table.CLOCK_KEYS["forfeit_overtime"][2]}, None, set(), set()),
     ("a word's letters", adjudication, set(), r"letters", {adjudication.MIN_LETTERS, adjudication.MAX_LETTERS}, set()),
     ("a typed score's bound", limits, set(), r"score|slip|margin", {limits.SCORE_BOUND, -limits.SCORE_BOUND}, set()),
 ]
@@ -322,6 +324,7 @@ PLANTED = {
     "TSH's score limits": ("TSH_MAX_SCORE = 1499  # copy\nTSH_MIN_SCORE = -149  # copy\n", ""),
     "identify's longest flash": ('def answer(r):\n    if r.name == "identify":\n        return 1 <= r.args["seconds"] <= 60  # copy\n', ""),
     "the displays' blink period": ("BLINK_NS = 500_000_000  # copy\n", ""),
+    "the longest game time and overtime (99:59, 19:59)": ("MAX_TIME_S = 99 * 60 + 59  # copy\nHIGH = 1199  # copy\n", ""),
     "a word's letters": ("MIN_LETTERS = 2  # copy\nMAX_LETTERS = 15  # copy\n", ""),
     "a typed score's bound": ('body["slip"] = [_int(x, "score", -10_000, 10_000) for x in slip]  # copy\n', ""),
 }
