@@ -57,6 +57,7 @@ from rackside.firmware.gestures import DEFAULT_CHORD_NS, DEFAULT_HOLD_NS, Action
 from rackside.firmware.journal_output import JournalOutput
 from rackside.firmware.messages import BUTTONS, NOTES, Command, Edge, Message, Request, Stop
 from rackside.firmware.outputs import Applied, Frame, Guarded, Output
+from rackside.hall.wire.commands import IDENTIFY_MAX_S  # the hall's command says how long; checked here too
 
 log = logging.getLogger(__name__)
 
@@ -355,8 +356,8 @@ class Runner:
             return (True, "") if done else (False, f"{r.name} does nothing in phase {self._phase(t).value}")
         if r.name == "identify":
             seconds = a["seconds"]
-            if isinstance(seconds, bool) or not isinstance(seconds, int) or not 1 <= seconds <= 60:
-                return False, f"seconds: {seconds!r} (allowed: 1 to 60)"
+            if isinstance(seconds, bool) or not isinstance(seconds, int) or not 1 <= seconds <= IDENTIFY_MAX_S:
+                return False, f"seconds: {seconds!r} (allowed: 1 to {IDENTIFY_MAX_S})"
             self.identify_until_ns = t + seconds * 1_000_000_000
             return True, ""
         if r.name == "new_game":

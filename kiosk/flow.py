@@ -23,11 +23,11 @@ from __future__ import annotations
 import enum
 from typing import Callable, Sequence
 
+from rackside.judge.adjudication import MAX_LETTERS  # the longest word a challenge may hold
 from rackside.values import Record
 
 NS = 1_000_000_000
 MAX_WORDS = 8
-MAX_LETTERS = 15
 MAX_TABLE_DIGITS = 4
 MAX_ID_CHARS = 48
 PIN_MAX = 8

@@ -348,7 +348,7 @@ async def set_round(request: Request) -> Response:
         if "division" in body:  # the division on screen ("" for all): results are never touched
             rd.division = str(body["division"] or "").strip()[:40]
         if "number" in body:
-            rd.number = _int(body["number"], "round", 1, 999)
+            rd.number = _int(body["number"], "round", 1, tsh.MAX_ROUNDS)  # a .t file's rounds past it are not read
         if "start" in body:
             rd.start = None if body["start"] in (None, "") else _start(body["start"])
         if "late_after_s" in body:
@@ -412,7 +412,7 @@ def _export_target(request: Request) -> tuple[str, int]:
     query must be one the event has: it becomes the download's file name (a header)."""
     console = console_of(request)
     rd = console.state.round
-    rnd = _int(request.query_params.get("round", rd.number), "round", 1, 999)
+    rnd = _int(request.query_params.get("round", rd.number), "round", 1, tsh.MAX_ROUNDS)
     names = list(console.event.divisions)
     if request.query_params.get("by") == "table" or not names:
         return results.BY_TABLE, rnd
@@ -610,9 +610,9 @@ def _check_result_body(body: dict) -> None:
     if slip is not None:
         if not isinstance(slip, list) or len(slip) != 2:
             raise results.ResultError("type both scores")
-        body["slip"] = [_int(x, "score", -10_000, 10_000) for x in slip]
+        body["slip"] = [_int(x, "score", -limits.SCORE_BOUND, limits.SCORE_BOUND) for x in slip]
     if body.get("margin") not in (None, ""):
-        body["margin"] = _int(body["margin"], "margin", 0, 10_000)
+        body["margin"] = _int(body["margin"], "margin", 0, limits.SCORE_BOUND)
     decision = body.get("decision")
     if decision is not None:
         if not isinstance(decision, dict) or not isinstance(decision.get("reason", ""), str):
@@ -621,7 +621,7 @@ def _check_result_body(body: dict) -> None:
         if scores is not None:
             if not isinstance(scores, list) or len(scores) != 2:
                 raise ValueError("decision scores must be two whole numbers")
-            decision["scores"] = [_int(x, "score", -10_000, 10_000) for x in scores]
+            decision["scores"] = [_int(x, "score", -limits.SCORE_BOUND, limits.SCORE_BOUND) for x in scores]
     if not isinstance(body.get("correction", ""), str):
         raise ValueError("correction must be the reason, as text")
     no_clock = body.get("no_clock")

@@ -47,9 +47,11 @@ def _console(args) -> int:
 
 
 def _demo(args) -> int:
+    from rackside.hall.wire import topics
+
     from . import demo
 
-    if not 1 <= args.tables <= 999:
-        print("rackside hall demo: --tables must be from 1 to 999", file=sys.stderr)
+    if not 1 <= args.tables <= topics.MAX_TABLE:
+        print(f"rackside hall demo: --tables must be from 1 to {topics.MAX_TABLE}", file=sys.stderr)
         return 2
     return demo.run(args)

@@ -244,7 +244,7 @@ def _result(d: dict) -> dict:
         "players": _players(d, live=False),
         "forfeits": _sides(d, "forfeits"),
         "winner_by_forfeit": _choice(d, "winner_by_forfeit", (1, 2), null=True),
-        "lateness_margin": _int(d, "lateness_margin", 0, 10_000, null=True),
+        "lateness_margin": _int(d, "lateness_margin", 0, limits.SCORE_BOUND, null=True),
         "at": _time(d, "at", null=True),
     }
 

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from rackside.firmware.clock import Rules
 from rackside.hall.director import provision as prov
 
 from .auth import hash_password
@@ -109,7 +110,8 @@ class Hall:
 
 def start_hall(
     *, port: int, devices: dict, tables: list[int], workdir: Path, listen_port: int = 0, scripts: dict | None = None,
-    round_start_ago_s: float | None = 360, names: bool = True, password: str | None = None, game_time_s: int = 1500,
+    round_start_ago_s: float | None = 360, names: bool = True, password: str | None = None,
+    game_time_s: int = Rules.game_time_ms // 1000,
     hall: str = HALL, per_process: int = PER_PROCESS,
 ) -> Hall:
     """The simulated tables and the console on a running broker (`devices` from provision)."""
@@ -128,8 +130,6 @@ def start_hall(
         server.console.state.round.start = time.time() - round_start_ago_s
     server.console.state.round.game_time_ms = game_time_s * 1000
     server.start()
-    from rackside.firmware.clock import Rules
-
     sim = SimFleet(hall, "127.0.0.1", port, {n: (devices[f"table-{n}"].user, devices[f"table-{n}"].password) for n in tables},
                    workdir / "journals", rules=Rules(game_time_ms=game_time_s * 1000),
                    station=("1", devices["station-1"].user, devices["station-1"].password) if "station-1" in devices else None,

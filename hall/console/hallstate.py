@@ -19,9 +19,10 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from rackside.firmware.clock import Rules
 from rackside.hall.wire import topics
 
-from . import contract, limits
+from . import contract, limits, results
 from .contract import Refused, default_rules
 from .results import BY_TABLE
 
@@ -208,7 +209,7 @@ class Round:
     number: int = 1
     start: float | None = None  # scheduled start, wall-clock epoch seconds
     late_after_s: int = 300  # a table not started this long after the start is an exception
-    game_time_ms: int = 25 * 60_000
+    game_time_ms: int = Rules.game_time_ms
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -422,6 +423,7 @@ class HallState:
             "round": self.round.as_dict(),
             # the page's fallback rules (a clock's state carries its game's own): the clock core's defaults
             "rules": default_rules(),
+            "lateness_endings": list(results.LATENESS_ENDINGS),  # a result with one of these takes a margin
             "tables": [t.tile() for t in sorted(self.tables.values(), key=lambda t: t.n)],
             "feed": list(self.feed)[:100],
             "stations": {sid: s.status for sid, s in self.stations.items()},

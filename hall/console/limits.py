@@ -7,6 +7,7 @@ so neither a faulty or hostile device nor an outsider on the hall's network can 
 
 from __future__ import annotations
 
+from rackside.hall.wire import topics
 from rackside.hall.wire import update as _update
 
 # --- HTTP: before anything is read or anyone is known -----------------------------------------
@@ -28,6 +29,10 @@ BACKLOG = 128
 # --- TSH files -------------------------------------------------------------------------------------
 MAX_TSH_FILES = 64  # files in one import (config.tsh and a .t file per division)
 MAX_PROBLEMS_SHOWN = 500  # import and seating problems sent to the page at once (each names its file and line)
+# A score typed from a slip or decided by the director, a lateness margin, a device's margin: a
+# whole number within +-this before anything else looks at it (TSH's own limits, results.Limits,
+# are checked after, with the event's `config max_score`).
+SCORE_BOUND = 10_000
 
 # --- event streams -----------------------------------------------------------------------------
 MAX_STREAMS = 100  # open event streams (/api/events) in all: a 503 above it
@@ -44,7 +49,7 @@ SESSION_S = 12 * 3600  # a session's life
 MAX_SESSIONS = 64  # live sessions: a new login past this ends the oldest
 
 # --- the broker's messages ---------------------------------------------------------------------
-MAX_TABLE = 999  # table numbers are 1..MAX_TABLE (rackside hall provision's limit)
+MAX_TABLE = topics.MAX_TABLE  # table numbers are 1..MAX_TABLE (hall.wire.topics: the hall's limit)
 MAX_STATIONS = 64  # stations remembered
 MAX_DEPTH = 4  # nesting of any device payload (a state's players are 3 deep)
 MAX_PAYLOAD = {"status": 16, "state": 4096, "event": 4096, "ack": 2048, "result": 4096,

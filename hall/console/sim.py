@@ -365,7 +365,7 @@ def playing(rng: random.Random, minutes_in: float, *, until_s: float = 3600, mea
     return steps
 
 
-def tournament_day(rng: random.Random, *, hours: float, speed: float = 1.0, game_time_s: float = 1500,
+def tournament_day(rng: random.Random, *, hours: float, speed: float = 1.0, game_time_s: float = C.Rules.game_time_ms / 1000,
                    mean_turn_s: float = 25, break_s: float = 300, in_progress: bool = False) -> list:
     """A table's day: games back to back for `hours`, each played until both sides have used most of
     their time (a turn every `mean_turn_s` on average), ended, and after a break the next round's
@@ -401,7 +401,7 @@ def tournament_day(rng: random.Random, *, hours: float, speed: float = 1.0, game
     return steps
 
 
-def compressed_rules(speed: float, game_time_s: float = 1500) -> C.Rules:
+def compressed_rules(speed: float, game_time_s: float = C.Rules.game_time_ms / 1000) -> C.Rules:
     """WESPA's rules with every span divided by `speed` (for a compressed day, tournament_day)."""
     base = C.Rules()
     return C.Rules(game_time_ms=max(1, int(game_time_s * 1000 / speed)),
@@ -410,7 +410,7 @@ def compressed_rules(speed: float, game_time_s: float = 1500) -> C.Rules:
                    courtesy_draw_after_ms=max(1, int(base.courtesy_draw_after_ms / speed)))
 
 
-def demo_scripts(tables: list[int], seed: int = 7, game_time_s: int = 1500) -> tuple[dict[int, list], dict[int, str]]:
+def demo_scripts(tables: list[int], seed: int = 7, game_time_s: int = C.Rules.game_time_ms // 1000) -> tuple[dict[int, list], dict[int, str]]:
     """The demo's hall: most tables playing; among them an overtime, a lateness forfeit, a late
     arrival, a table that goes offline, a challenge, a finished game, and tables not started."""
     rng = random.Random(seed)

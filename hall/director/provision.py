@@ -42,7 +42,6 @@ from rackside.hall.wire import topics
 PBKDF2_ITERATIONS = 101  # what mosquitto_passwd 2.0 writes (PW_DEFAULT_ITERATIONS)
 SALT_BYTES = 12
 HASH_BYTES = 64
-MAX_TABLES = 999
 DEFAULT_PORT = 1883
 TLS_PORT = 8883
 # The broker refuses larger packets outright; the clock refuses a command larger than its own
@@ -77,8 +76,8 @@ def parse_tables(text: str) -> list[int]:
         if not m:
             raise ValueError(f"--tables {text!r}: allowed are numbers and ranges like 1-60 or 1-10,15")
         low, high = int(m.group(1)), int(m.group(2) or m.group(1))
-        if not 1 <= low <= high <= MAX_TABLES:
-            raise ValueError(f"--tables {text!r}: allowed are table numbers from 1 to {MAX_TABLES}, low to high")
+        if not 1 <= low <= high <= topics.MAX_TABLE:
+            raise ValueError(f"--tables {text!r}: allowed are table numbers from 1 to {topics.MAX_TABLE}, low to high")
         tables.update(range(low, high + 1))
     return sorted(tables)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 
+from rackside.firmware.clock import Rules
 from rackside.firmware.rules_table import mmss
 
 MAX_STATE_BYTES = 4096  # a state is ~400 bytes; a bigger one is not a clock's
@@ -55,7 +56,7 @@ def commands(state_payload: bytes, *, table: int, old_device: str, new_device: s
         if extra:
             new_game["rules"] = extra
     else:
-        new_game["game_time"] = "25:00"
+        new_game["game_time"] = mmss(Rules.game_time_ms)  # the state says none: WESPA's
     reason = f"takeover of table {table} from device {old_device} ({game}, seq {seq}, state {s.get('sent_at')})"[:200]
     out = [new_game] + [{"cmd": "adjust", "player": p, "remaining_ms": players[p]} for p in (1, 2)]
     out.append({"cmd": "takeover", "player": to_move})

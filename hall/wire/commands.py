@@ -53,6 +53,7 @@ from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules, Takeover
 MAX_COMMAND_BYTES = 4096
 NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "takeover", "update")
 IDENTIFY_S = 10
+IDENTIFY_MAX_S = 60  # the longest an identify may flash a clock's displays (the clock checks it too)
 # A late start's `at` this far ahead of the clock's own time is taken as now: the director's machine
 # and a Pi keep slightly different time (NTP on a hall network without internet is not a given).
 FUTURE_TOLERANCE_NS = 5 * 10**9
@@ -225,8 +226,8 @@ def _parse(d: dict, cid: str, name: str, default_rules: Rules | None) -> Command
         return _update(d, cid)
     if name == "identify":
         seconds = d.get("seconds", IDENTIFY_S)
-        if not _int(seconds) or not 1 <= seconds <= 60:
-            raise CommandError("identify: seconds must be a whole number from 1 to 60")
+        if not _int(seconds) or not 1 <= seconds <= IDENTIFY_MAX_S:
+            raise CommandError(f"identify: seconds must be a whole number from 1 to {IDENTIFY_MAX_S}")
         return Command(cid, name, seconds=seconds)
     # new_game
     from rackside.firmware.rules_table import ConfigError, rules_from_table, rules_to_table

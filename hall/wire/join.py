@@ -124,7 +124,7 @@ def parse_hello(device: str, payload: bytes) -> Hello:
         raise ValueError(f"hello from {device}: its code is not its secret's")
     asks = d.get("asks")
     if asks is not None and (isinstance(asks, bool) or not isinstance(asks, int) or not 1 <= asks <= topics.MAX_TABLE):
-        raise ValueError(f"hello from {device}: asks = {asks!r}, allowed are table numbers from 1 to 999")
+        raise ValueError(f"hello from {device}: asks = {asks!r}, allowed are table numbers from 1 to {topics.MAX_TABLE}")
     return Hello(device, d["kind"], d["code"], d.get("version", ""), d.get("address", ""), secret, asks)
 
 

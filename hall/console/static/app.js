@@ -18,6 +18,7 @@ let csrf = null;
 let skewMs = 0; // console's clock minus this browser's clock
 let openTable = null;
 let serverRules = null; // the clock core's default rules, from the snapshot: a table's own state's rules win
+let latenessEndings = []; // a result ending so takes a margin, not a slip (the snapshot's lateness_endings)
 const ORDER = ["offline", "forfeit", "overtime", "challenge", "notstarted", "finished", "running", "waiting"];
 const LABEL = {
   offline: "OFFLINE", forfeit: "FORFEIT", overtime: "OVERTIME", challenge: "CHALLENGE",
@@ -450,6 +451,7 @@ function connect() {
     skewMs = Date.parse(s.server_now) - Date.now();
     if (Number.isNaN(skewMs)) skewMs = 0;
     serverRules = readRules(s.rules, []);
+    if (Array.isArray(s.lateness_endings)) latenessEndings = s.lateness_endings;
     $("hall").textContent = shown(s.hall);
     $("user").textContent = shown(s.user);
     setRound(s.round);
@@ -497,6 +499,13 @@ function setBroker(up, why) {
 function setRound(r) {
   round = r;
   $("round").textContent = roundText(r);
+}
+
+// The round's game time in minutes, for a form: the round's (the snapshot always has it), else the
+// clock core's default rules (serverRules), never a copy of WESPA's here; empty before the snapshot.
+function roundGameMinutes() {
+  const ms = round.game_time_ms || (serverRules && serverRules.game_time_ms);
+  return ms ? String(ms / 60000) : "";
 }
 
 function timeOfDay(stamp) { // "hh:mm:ss " of a device's ISO time, or nothing
@@ -614,7 +623,7 @@ function openCommands(preset) {
     $("cmd-tables").value = String(preset.table);
     if (preset.player) $("cmd-player").value = String(preset.player);
   }
-  $("cmd-game").value = String((round.game_time_ms || 1500000) / 60000);
+  $("cmd-game").value = roundGameMinutes();
   showCommandFields();
   $("commands").showModal();
 }
@@ -695,7 +704,7 @@ function drawDetailTile() {
   setText($("slip2-label"), t.names[1] || "Side 2");
   if (!t.result) {
     setText($("detail-clock-result"), "");
-    const lateness = $("slip-ending").value.startsWith("lateness forfeit");
+    const lateness = latenessEndings.includes($("slip-ending").value.split(":")[0]);
     $("margin-label").hidden = !lateness;
     if (lateness && !$("margin").value && serverRules) $("margin").value = serverRules.lateness_forfeit_margin;
   }
@@ -705,7 +714,7 @@ function drawDetailTile() {
       `side ${p.player}: ${clockText(p.remaining_ms)}, overtime ${p.overtime_s} s, penalty ${p.penalty}`).join("; ") +
       (r.forfeits.length ? `; forfeited by side ${r.forfeits.join(" and ")}` : "") +
       (r.lateness_margin ? `; lateness margin ${r.lateness_margin}` : ""));
-    const lateness = ["lateness forfeit", "optional forfeit"].includes(r.ending);
+    const lateness = latenessEndings.includes(r.ending);
     $("margin-label").hidden = !lateness;
     const rules = (t.state && t.state.rules) || serverRules;
     if (lateness && !$("margin").value) $("margin").value = r.lateness_margin || (rules ? rules.lateness_forfeit_margin : "");
@@ -747,7 +756,7 @@ function openRound() {
   $("r-number").value = round.number;
   $("r-start").value = round.start ? new Date(round.start * 1000).toTimeString().slice(0, 5) : "";
   $("r-late").value = Math.round((round.late_after_s || 0) / 60);
-  $("r-game").value = (round.game_time_ms || 1500000) / 60000;
+  $("r-game").value = roundGameMinutes();
   $("round-out").textContent = "";
   $("round-dialog").showModal();
 }

@@ -123,10 +123,10 @@ function resultBody() {
   const t = tables.get(openTable);
   const body = {};
   let lateness;
-  if (t.result) lateness = ["lateness forfeit", "optional forfeit"].includes(t.result.ending);
+  if (t.result) lateness = latenessEndings.includes(t.result.ending);
   else { // no clock record: the slip says how the game ended and the penalties (results.slip_result checks them)
     const [ending, side] = $("slip-ending").value.split(":");
-    lateness = ending === "lateness forfeit";
+    lateness = latenessEndings.includes(ending);
     body.no_clock = { reason: $("no-clock-reason").value, ending,
       penalties: [typedPenalty($("slip-pen1").value), typedPenalty($("slip-pen2").value)] };
     if (side) body.no_clock.forfeit = Number(side);
