@@ -30,6 +30,8 @@ PURE_CORES = {
     "rackside.hall.wire.topics": "hall/wire/topics.py",
     "rackside.hall.wire.commands": "hall/wire/commands.py",
     "rackside.hall.wire.update": "hall/wire/update.py",
+    "rackside.hall.wire.schema": "hall/wire/schema.py",
+    "rackside.hall.wire.messages": "hall/wire/messages.py",
     "rackside.hall.console.hallstate": "hall/console/hallstate.py",
     "rackside.hall.console.contract": "hall/console/contract.py",
     "rackside.hall.console.limits": "hall/console/limits.py",

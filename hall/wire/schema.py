@@ -92,8 +92,10 @@ class Field:
         return v
 
     def absent(self) -> Any:
-        """What an absent or null field is, or REQUIRED / OMIT."""
-        return None if self.default is REQUIRED and self.null else self.default
+        """What an absent or null field is, or REQUIRED / OMIT (a list or dict default: a copy)."""
+        if self.default is REQUIRED and self.null:
+            return None
+        return type(self.default)(self.default) if isinstance(self.default, (dict, list)) else self.default
 
 
 def whole(v: Any) -> bool:
