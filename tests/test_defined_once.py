@@ -100,7 +100,7 @@ def test_only_hall_topics_spells_the_topic_root():
 def test_only_hall_commands_says_how_far_a_clock_may_be_adjusted():
     assert adjust_bounds_outside_commands_py(list(python_sources()), page_scripts()) == []
     # and the console checks a director's command with hall.wire.commands itself, not a copy
-    assert "commands.parse(" in (ROOT / "hall" / "console" / "app.py").read_text(encoding="utf-8")
+    assert "commands.parse(" in (ROOT / "hall" / "console" / "requests.py").read_text(encoding="utf-8")
 
 
 def test_the_checks_find_a_second_definition(tmp_path):

@@ -34,6 +34,7 @@ PURE_CORES = {
     "rackside.hall.wire.messages": "hall/wire/messages.py",
     "rackside.hall.console.hallstate": "hall/console/hallstate.py",
     "rackside.hall.console.contract": "hall/console/contract.py",
+    "rackside.hall.console.requests": "hall/console/requests.py",
     "rackside.hall.console.limits": "hall/console/limits.py",
     "rackside.hall.console.results": "hall/console/results.py",
     "rackside.hall.console.tsh": "hall/console/tsh.py",
