@@ -31,6 +31,7 @@ BIG = 10**12  # ms and ns fields: beyond any game, within JSON's exact integers
 NS = 2**63
 
 SIDE = OneOf((1, 2))
+_OPT = {"default": OMIT, "null": True}  # an optional field: left out when absent or null
 
 
 def _player(live: bool) -> Schema:
@@ -76,6 +77,8 @@ STATE = Schema({
     "game": Text(64, pattern=NAME),
     "phase": OneOf(PHASES),
     "running": OneOf((1, 2), null=True),
+    # whose time the centre press restarts, also while neutralised (a takeover needs it); an older clock sends none
+    "to_move": OneOf((1, 2), default=OMIT, null=True),
     "players": _players(live=True),
     "ending": OneOf(ENDINGS, null=True),
     "sent_at": Time(),
@@ -86,7 +89,6 @@ STATE = Schema({
 }, then=_sides_in_order)
 
 EVENT_KINDS = ("input", "result")
-_OPT = {"default": OMIT, "null": True}  # an input's optional field: left out when absent or null
 INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with its game, seq and time
     "kind": OneOf(EVENT_KINDS),
     "game": Text(64, pattern=NAME),
