@@ -18,6 +18,7 @@ from rackside.firmware.rules_table import ConfigError as RulesError
 from rackside.firmware.rules_table import rules_from_table
 from rackside.hall.wire import commands
 from rackside.hall.wire.schema import Invalid, Whole
+from rackside.hall.wire.schema import whole as _whole
 
 from . import limits, results
 
@@ -54,7 +55,7 @@ def start(v: Any) -> float:
 def game_time_ms(v: Any) -> int:
     """A game time in ms, within the clock's own limits for [clock] game_time (firmware.rules_table):
     a round the console accepts is one every clock takes."""
-    if not isinstance(v, int) or isinstance(v, bool):
+    if not _whole(v):
         raise ValueError(f"game_time_ms must be a whole number of milliseconds, not {v!r}")
     try:
         rules_from_table({"game_time": v // 1000})
@@ -86,7 +87,7 @@ def command(body: dict, round_start: float | None, round_game_time_ms: int, by: 
         cmd["reason"] = reason  # refused by the parser below, naming it
     if name == "late_start":  # 2.3.2(a), 2.3.3(a): the absent players' sides, from the scheduled start
         players = cmd.get("players")
-        if isinstance(players, list) and all(isinstance(p, int) and not isinstance(p, bool) for p in players):
+        if isinstance(players, list) and all(_whole(p) for p in players):
             cmd["players"] = sorted(set(players))  # [2, 2] is side 2 (the clock takes each side once)
         if round_start is not None:
             cmd["at"] = (_EPOCH + timedelta(seconds=round_start)).isoformat()

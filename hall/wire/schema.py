@@ -24,7 +24,7 @@ under either; their refusals would no longer name the rule or say what a directo
 (msgspec says "Expected `int` <= 2, got `int` - at `$.player`"), and the clocks' acks, the tests and
 docs/hall.md speak in these; the runner checks Python values (a `clock.Rules`), not JSON; and a
 compiled wheel per Python and per platform in the offline bundle is one more thing to pin for
-~150 lines. Pure: values in, values out, no Rackside import (any end may use it).
+~250 lines. Pure: values in, values out, no Rackside import (any end may use it).
 """
 
 from __future__ import annotations
