@@ -57,7 +57,8 @@ from rackside.firmware.gestures import DEFAULT_CHORD_NS, DEFAULT_HOLD_NS, Action
 from rackside.firmware.journal_output import JournalOutput
 from rackside.firmware.messages import BUTTONS, NOTES, Command, Edge, Message, Request, Stop
 from rackside.firmware.outputs import Applied, Frame, Guarded, Output
-from rackside.hall.wire.commands import IDENTIFY_MAX_S  # the hall's command says how long; checked here too
+from rackside.hall.wire import commands
+from rackside.hall.wire.schema import Check, Invalid, Schema, Text, Whole
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,24 @@ REQUESTS = {
 }
 MAX_NOTICE_CHARS = 8
 OPTIONAL_ARGS = {"new_game": ("rules",)}  # rules: the clock.Rules the new game is played under (the hall)
+
+
+def _rules(v: Any) -> Rules:
+    if not isinstance(v, Rules):
+        raise ValueError()
+    return v
+
+
+# The values of the arguments the runner checks itself (the core checks its inputs'), one schema per
+# request (hall.wire.schema); identify's seconds are the hall command's own field, so the hall's
+# parser and the runner cannot disagree.
+ARGS = {
+    "identify": Schema({"seconds": commands.FIELDS["identify"]["seconds"]}),
+    "notice": Schema({"left": Text(MAX_NOTICE_CHARS, least=0), "right": Text(MAX_NOTICE_CHARS, least=0),
+                      "seconds": Whole(0, 600)}),
+    "new_game": Schema({"game_time_ms": Whole(1, 2**63, says="a positive whole number of milliseconds"),
+                        "rules": Check(_rules, says="a clock.Rules", null=True)}),
+}
 
 
 class Runner:
@@ -339,13 +358,14 @@ class Runner:
         if extra or missing:
             return False, f"{r.name} takes {', '.join(wanted) or 'no arguments'}" + (f" (missing {missing[0]})" if missing else f" (not {extra[0]})")
         a = r.args
+        if r.name in ARGS:
+            try:
+                ARGS[r.name].check(a)
+            except Invalid as e:
+                return False, f"{r.name}: {e}"
         if r.name == "notice":  # display only: shown whenever the menu is closed again
-            texts, seconds = (a["left"], a["right"]), a["seconds"]
-            if not all(isinstance(x, str) and len(x) <= MAX_NOTICE_CHARS for x in texts):
-                return False, f"left, right: texts of at most {MAX_NOTICE_CHARS} characters"
-            if isinstance(seconds, bool) or not isinstance(seconds, int) or not 0 <= seconds <= 600:
-                return False, f"seconds: {seconds!r} (allowed: 0 to 600)"
-            self.notice = (*texts, t + seconds * 1_000_000_000 if seconds else None)
+            seconds = a["seconds"]
+            self.notice = (a["left"], a["right"], t + seconds * 1_000_000_000 if seconds else None)
             return True, ""
         if self.menu is not None and r.name not in ("stop",):
             return False, "the director's menu is open on the clock"
@@ -355,25 +375,16 @@ class Runner:
             done = r.name == "stop" or (self.menu, self.clock) != before
             return (True, "") if done else (False, f"{r.name} does nothing in phase {self._phase(t).value}")
         if r.name == "identify":
-            seconds = a["seconds"]
-            if isinstance(seconds, bool) or not isinstance(seconds, int) or not 1 <= seconds <= IDENTIFY_MAX_S:
-                return False, f"seconds: {seconds!r} (allowed: 1 to {IDENTIFY_MAX_S})"
-            self.identify_until_ns = t + seconds * 1_000_000_000
+            self.identify_until_ns = t + a["seconds"] * 1_000_000_000
             return True, ""
         if r.name == "new_game":
             # Checked here, on the clock as it is now: the hall's own check reads the last frame's
             # phase, which a start pressed a moment before the command has not reached yet.
             if self._phase(t) in (Phase.RUNNING, Phase.LATE):
                 return False, f"the game is {self._phase(t).value}: neutralise or end it first"
-            ms = a["game_time_ms"]
-            if isinstance(ms, bool) or not isinstance(ms, int) or ms <= 0:
-                return False, f"game_time_ms: {ms!r} (allowed: a positive whole number of milliseconds)"
-            rules = a.get("rules")
-            if rules is not None:
-                if not isinstance(rules, Rules):
-                    return False, "rules: allowed is a clock.Rules"
-                self.rules = rules
-            self.new_game(ms, t, {k: str(a[k]) for k in NOTES if a.get(k) is not None})
+            if a.get("rules") is not None:
+                self.rules = a["rules"]
+            self.new_game(a["game_time_ms"], t, {k: str(a[k]) for k in NOTES if a.get(k) is not None})
             return True, ""
         try:
             event = {

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from rackside.firmware import clock, render, rules_table
-from rackside.hall.wire import commands, topics
+from rackside.hall.wire import commands, messages, topics
 from rackside.hall.console import limits, tsh
 from rackside.judge import adjudication
 
@@ -111,7 +111,7 @@ def test_only_hall_topics_spells_the_topic_root():
 def test_only_hall_commands_says_how_far_a_clock_may_be_adjusted():
     assert adjust_bounds_outside_commands_py(list(python_sources()), page_scripts()) == []
     # and the console checks a director's command with hall.wire.commands itself, not a copy
-    assert "commands.parse(" in (ROOT / "hall" / "console" / "app.py").read_text(encoding="utf-8")
+    assert "commands.parse(" in (ROOT / "hall" / "console" / "requests.py").read_text(encoding="utf-8")
 
 
 def test_the_checks_find_a_second_definition(tmp_path):
@@ -157,7 +157,7 @@ RULES = [
     ("the longest game time and overtime (99:59, 19:59)", rules_table,
      {rules_table.CLOCK_KEYS["game_time"][2], rules_table.CLOCK_KEYS["forfeit_overtime"][2]}, None, set(), set()),
     ("a word's letters", adjudication, set(), r"letters", {adjudication.MIN_LETTERS, adjudication.MAX_LETTERS}, set()),
-    ("a typed score's bound", limits, set(), r"score|slip|margin", {limits.SCORE_BOUND, -limits.SCORE_BOUND}, set()),
+    ("a typed score's bound", messages, set(), r"score|slip|margin", {limits.SCORE_BOUND, -limits.SCORE_BOUND}, set()),
 ]
 
 

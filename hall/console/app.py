@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from starlette.applications import Starlette
 from starlette.authentication import AuthCredentials, AuthenticationBackend, SimpleUser, requires
@@ -30,11 +29,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from rackside.firmware.rules_table import ConfigError as RulesError
-from rackside.firmware.rules_table import rules_from_table
-from rackside.hall.wire import commands
-
-from . import auth, devices, limits, results, tsh, updates
+from . import auth, devices, limits, requests, results, tsh, updates
 from .event import Event, decode_upload
 from .guard import BodyLimit, SecurityHeaders, json_object
 from .guard import refused as _bad
@@ -318,8 +313,9 @@ async def command(request: Request) -> Response:
     console = console_of(request)
     try:
         body = await json_object(request)
-        tables = _tables(body)
-        cmd = _command(body, console, request.user.display_name)
+        tables = requests.tables(body)
+        rd = console.state.round
+        cmd = requests.command(body, rd.start, rd.game_time_ms, request.user.display_name)
     except ValueError as e:
         return _bad(str(e))
     if console.send is None:
@@ -348,13 +344,13 @@ async def set_round(request: Request) -> Response:
         if "division" in body:  # the division on screen ("" for all): results are never touched
             rd.division = str(body["division"] or "").strip()[:40]
         if "number" in body:
-            rd.number = _int(body["number"], "round", 1, tsh.MAX_ROUNDS)  # a .t file's rounds past it are not read
+            rd.number = requests.whole(body["number"], "round", 1, tsh.MAX_ROUNDS)  # a .t file's rounds past it are not read
         if "start" in body:
-            rd.start = None if body["start"] in (None, "") else _start(body["start"])
+            rd.start = None if body["start"] in (None, "") else requests.start(body["start"])
         if "late_after_s" in body:
-            rd.late_after_s = _int(body["late_after_s"], "late_after_s", 0, 3600)
+            rd.late_after_s = requests.whole(body["late_after_s"], "late_after_s", 0, 3600)
         if "game_time_ms" in body:
-            rd.game_time_ms = _game_time_ms(body["game_time_ms"])
+            rd.game_time_ms = requests.game_time_ms(body["game_time_ms"])
     except (ValueError, TypeError) as e:
         return _bad(str(e))
     console.event.save_round(rd.as_dict())
@@ -388,7 +384,7 @@ async def result(request: Request) -> Response:
     n = request.path_params["n"]
     try:
         body = await json_object(request)
-        _check_result_body(body)
+        requests.result_body(body)
         t = console.state.tables.get(n)
         if t is None:
             if not 1 <= n <= limits.MAX_TABLE:
@@ -412,7 +408,7 @@ def _export_target(request: Request) -> tuple[str, int]:
     query must be one the event has: it becomes the download's file name (a header)."""
     console = console_of(request)
     rd = console.state.round
-    rnd = _int(request.query_params.get("round", rd.number), "round", 1, tsh.MAX_ROUNDS)
+    rnd = requests.whole(request.query_params.get("round", rd.number), "round", 1, tsh.MAX_ROUNDS)
     names = list(console.event.divisions)
     if request.query_params.get("by") == "table" or not names:
         return results.BY_TABLE, rnd
@@ -531,103 +527,3 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
     app = Starlette(routes=ROUTES, middleware=middleware, lifespan=lifespan, exception_handlers=updates.EXCEPTION_HANDLERS)
     app.state.console = console
     return app
-
-
-def _int(v, name: str, lo: int, hi: int) -> int:
-    if isinstance(v, bool):
-        raise ValueError(f"{name} must be a whole number")
-    try:
-        i = int(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a whole number, not {v!r}") from None
-    if not lo <= i <= hi:
-        raise ValueError(f"{name} must be between {lo} and {hi}, not {i}")
-    return i
-
-
-def _start(v) -> float:
-    """A round's scheduled start, epoch seconds: a real moment (not NaN or infinity, which JSON
-    cannot carry and a late start cannot be dated from)."""
-    try:
-        start = float(v)
-        datetime.fromtimestamp(start, timezone.utc)
-    except (TypeError, ValueError, OverflowError, OSError):
-        raise ValueError(f"start must be a time in epoch seconds, not {v!r}") from None
-    return start
-
-
-def _game_time_ms(v) -> int:
-    """A game time in ms, within the clock's own limits for [clock] game_time (firmware.rules_table):
-    a round the console accepts is one every clock takes."""
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise ValueError(f"game_time_ms must be a whole number of milliseconds, not {v!r}")
-    try:
-        rules_from_table({"game_time": v // 1000})
-    except RulesError as e:
-        raise ValueError(f"game_time_ms {v}: {e}") from None
-    return v
-
-
-def _tables(body: dict) -> list[int]:
-    tables = body.get("tables")
-    if not isinstance(tables, list) or not tables or len(tables) > limits.MAX_TABLE:
-        raise ValueError("tables must be a non-empty list of table numbers")
-    return sorted({_int(t, "table", 1, limits.MAX_TABLE) for t in tables})
-
-
-def _command(body: dict, console: Console, by: str) -> dict:
-    """The command as the clock receives it (docs/hall.md, `cmd`), checked by the clock's own parser
-    (hall.wire.commands): one set of limits for the console and the clock."""
-    name = body.get("cmd")
-    cmd: dict[str, Any] = {"cmd": name, "by": by}
-    if name == "late_start":  # 2.3.2(a), 2.3.3(a): the absent players' sides, from the scheduled start
-        cmd["players"] = sorted(set(body["players"])) if isinstance(body.get("players"), list) else body.get("players")
-        if console.state.round.start is not None:
-            cmd["at"] = datetime.fromtimestamp(console.state.round.start, timezone.utc).isoformat()
-    elif name == "arrive":
-        cmd["player"] = body.get("player")
-    elif name == "adjust":  # 1.4.1(b): a reason is required, and logged
-        cmd["player"], cmd["remaining_ms"] = body.get("player"), body.get("remaining_ms")
-        reason = body.get("reason")
-        if not isinstance(reason, str) or not reason.strip():
-            raise ValueError("an adjustment needs a reason (it is logged)")
-        cmd["reason"] = reason.strip()
-    elif name == "new_game":
-        cmd["game_time"] = _game_time_ms(body.get("game_time_ms", console.state.round.game_time_ms)) // 1000  # seconds on the wire
-    try:
-        commands.parse(json.dumps({"id": "check", **cmd}).encode())
-    except commands.CommandError as e:
-        raise ValueError(str(e)) from None
-    except (TypeError, ValueError):
-        raise ValueError("the command's fields must be JSON numbers, lists and text") from None
-    return cmd
-
-
-def _check_result_body(body: dict) -> None:
-    """Types at the boundary: two whole numbers for a slip (a text "12" is not the slip 1-2), a whole
-    margin, a decision object with its scores and reason, a correction's reason as text."""
-    slip = body.get("slip")
-    if slip is not None:
-        if not isinstance(slip, list) or len(slip) != 2:
-            raise results.ResultError("type both scores")
-        body["slip"] = [_int(x, "score", -limits.SCORE_BOUND, limits.SCORE_BOUND) for x in slip]
-    if body.get("margin") not in (None, ""):
-        body["margin"] = _int(body["margin"], "margin", 0, limits.SCORE_BOUND)
-    decision = body.get("decision")
-    if decision is not None:
-        if not isinstance(decision, dict) or not isinstance(decision.get("reason", ""), str):
-            raise ValueError("decision must be {scores: [side 1, side 2], reason: text}")
-        scores = decision.get("scores")
-        if scores is not None:
-            if not isinstance(scores, list) or len(scores) != 2:
-                raise ValueError("decision scores must be two whole numbers")
-            decision["scores"] = [_int(x, "score", -limits.SCORE_BOUND, limits.SCORE_BOUND) for x in scores]
-    if not isinstance(body.get("correction", ""), str):
-        raise ValueError("correction must be the reason, as text")
-    no_clock = body.get("no_clock")
-    if no_clock is not None:  # the slip of a game with no clock result: its values are checked by results.slip_result
-        if not isinstance(no_clock, dict) or not isinstance(no_clock.get("reason", ""), str) \
-                or not isinstance(no_clock.get("ending", "end"), (str, type(None))):
-            raise ValueError("no_clock must be {reason: text, penalties: [side 1, side 2], ending, forfeit}")
-    if body.get("names") is not None:
-        results.typed_names(body["names"])

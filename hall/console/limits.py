@@ -7,7 +7,7 @@ so neither a faulty or hostile device nor an outsider on the hall's network can 
 
 from __future__ import annotations
 
-from rackside.hall.wire import topics
+from rackside.hall.wire import messages, topics
 from rackside.hall.wire import update as _update
 
 # --- HTTP: before anything is read or anyone is known -----------------------------------------
@@ -29,10 +29,10 @@ BACKLOG = 128
 # --- TSH files -------------------------------------------------------------------------------------
 MAX_TSH_FILES = 64  # files in one import (config.tsh and a .t file per division)
 MAX_PROBLEMS_SHOWN = 500  # import and seating problems sent to the page at once (each names its file and line)
-# A score typed from a slip or decided by the director, a lateness margin, a device's margin: a
-# whole number within +-this before anything else looks at it (TSH's own limits, results.Limits,
-# are checked after, with the event's `config max_score`).
-SCORE_BOUND = 10_000
+# A score typed from a slip or decided by the director, a lateness margin, a device's margin: the
+# wire's bound (hall.wire.messages), before anything else looks at it (TSH's own limits,
+# results.Limits, are checked after, with the event's `config max_score`).
+SCORE_BOUND = messages.SCORE_BOUND
 
 # --- event streams -----------------------------------------------------------------------------
 MAX_STREAMS = 100  # open event streams (/api/events) in all: a 503 above it

@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 
 from rackside.hall.wire import topics
+from rackside.hall.wire.schema import Check, Flag, Invalid, OneOf, Schema, Text, Whole
 
 FILE_NAME = "join.toml"
 MAX_CA_CHARS = 16_384  # one PEM certificate is ~1 kB; a longer "ca" is not one
@@ -98,34 +99,44 @@ class Hello:
     asks: int | None = None  # a table number asked for on the device; the director confirms it
 
 
+def _hello_is_its_own(h: dict, where: str) -> dict:
+    if h["code"] != code(h["device"], h["secret"]):
+        raise Invalid("code", "the code its secret gives", h["code"], line="its code is not its secret's")
+    return h
+
+
+# The hello, described once (hall.wire.schema): `hello_payload` writes it, `parse_hello` (the
+# director's fleet) reads it.
+HELLO = Schema({
+    "device": Text(48, pattern=DEVICE_ID, says="1 to 48 letters, digits, '.', '_' or '-'"),
+    "kind": OneOf(tuple(KINDS)),
+    "code": Text(CODE_DIGITS, least=CODE_DIGITS, pattern=re.compile(r"^[0-9]+$"), says=f"{CODE_DIGITS} digits"),
+    "version": Text(64, least=0, default=""),
+    "address": Text(64, least=0, default=""),
+    "secret": Text(128, pattern=SECRET, says="the join file's secret", hide=True),
+    "asks": Whole(1, topics.MAX_TABLE, null=True, says=f"a table number from 1 to {topics.MAX_TABLE}"),
+}, then=_hello_is_its_own)
+
+
 def parse_hello(device: str, payload: bytes) -> Hello:
-    """A hello from `enrol/<device>`, checked whole: ValueError saying what is wrong. Its code must
-    be the one its secret gives (a device shows that code; a hello with another is not its)."""
+    """A hello from `enrol/<device>`, checked whole (HELLO): ValueError saying what is wrong. Its
+    code must be the one its secret gives (a device shows that code; a hello with another is not its)."""
     check_device_id(device)
     if len(payload) > MAX_HELLO_BYTES:
         raise ValueError(f"hello from {device}: {len(payload)} bytes, allowed at most {MAX_HELLO_BYTES}")
     try:
         d = json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ValueError(f"hello from {device}: not JSON") from None
     if not isinstance(d, dict):
         raise ValueError(f"hello from {device}: not a JSON object")
     if d.get("device") != device:
-        raise ValueError(f"hello from {device}: names device {d.get('device')!r}")
-    if d.get("kind") not in KINDS:
-        raise ValueError(f"hello from {device}: kind {d.get('kind')!r}, allowed are {', '.join(KINDS)}")
-    secret = d.get("secret")
-    if not isinstance(secret, str) or not SECRET.match(secret):
-        raise ValueError(f"hello from {device}: no secret")
-    for key in ("version", "address"):
-        if not isinstance(d.get(key, ""), str) or len(d.get(key, "")) > 64:
-            raise ValueError(f"hello from {device}: {key} must be text of at most 64 characters")
-    if d.get("code") != code(device, secret):
-        raise ValueError(f"hello from {device}: its code is not its secret's")
-    asks = d.get("asks")
-    if asks is not None and (isinstance(asks, bool) or not isinstance(asks, int) or not 1 <= asks <= topics.MAX_TABLE):
-        raise ValueError(f"hello from {device}: asks = {asks!r}, allowed are table numbers from 1 to {topics.MAX_TABLE}")
-    return Hello(device, d["kind"], d["code"], d.get("version", ""), d.get("address", ""), secret, asks)
+        raise ValueError(f"hello from {device}: names device {str(d.get('device'))[:48]!r}")
+    try:
+        h = HELLO.check(d)
+    except Invalid as e:
+        raise ValueError(f"hello from {device}: {e}") from None
+    return Hello(**h)
 
 
 def reply_payload(user: str | None, *, reason: str = "") -> bytes:
@@ -136,20 +147,39 @@ def reply_payload(user: str | None, *, reason: str = "") -> bytes:
     return json.dumps({"user": user, kind: int(ident) if kind == "table" else ident}).encode()
 
 
+def _user(v: object) -> str:
+    if not isinstance(v, str):
+        raise ValueError()
+    try:
+        topics.parse_user(v)
+    except ValueError:
+        raise ValueError() from None
+    return v
+
+
+def _revoked_or_named(r: dict, where: str) -> dict:
+    if not r["revoked"] and r["user"] is None:
+        raise Invalid("user", "table-N or station-ID")
+    return r
+
+
+# The director's reply (`reply_payload` writes it, `parse_reply`, on the device, reads it)
+REPLY = Schema({"revoked": Flag(default=False), "user": Check(_user, says="table-N or station-ID", null=True)},
+               then=_revoked_or_named)
+
+
 def parse_reply(payload: bytes) -> str | None:
     """The user a reply gives (`table-12`), or None for a revocation; ValueError if malformed."""
     if len(payload) > MAX_REPLY_BYTES:
         raise ValueError("reply too long")
     try:
         d = json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ValueError("reply: not JSON") from None
     if not isinstance(d, dict):
         raise ValueError("reply: not a JSON object")
-    if d.get("revoked") is True:
-        return None
-    user = d.get("user")
-    if not isinstance(user, str):
-        raise ValueError("reply: no user")
-    topics.parse_user(user)
-    return user
+    try:
+        r = REPLY.check(d)
+    except Invalid as e:
+        raise ValueError(f"reply: {e}") from None
+    return None if r["revoked"] else r["user"]
