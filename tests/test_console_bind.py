@@ -1,0 +1,135 @@
+"""A clock result belongs to one game (issue 23 item 3): each clock game is bound to the round it
+was started for, kept across a console SIGKILL, so a round-1 game's result that reaches the console
+again (a resend, the retained result) after the director moved to round 2 is never offered for
+round 2's players. The real `rackside hall console` process, a real broker and a real table clock;
+the binding rules themselves on the hall state."""
+
+from __future__ import annotations
+
+import json
+
+from rackside.hall.console.app import Console
+from rackside.hall.console.resultstore import ResultStore
+
+from support.console import ConsoleProcess, Http, cheap_hash
+from support.hallclock import LiveClock, clock_config, send
+from support.broker import Recorder
+from support.wait import wait
+
+TABLE = 7
+PASSWORD = "bind-pw"
+# four players, two rounds: round 1 has 1 v 2 at board 7, round 2 has 1 v 3 there
+T_FILE = """Ames, Ann 1500 2 3; ; board 7 7; p12 1 1;
+Bell, Bob 1400 1 4; ; board 7 8; p12 2 1;
+Cole, Cat 1300 4 1; ; board 8 7; p12 1 2;
+Dunn, Dan 1200 3 2; ; board 8 8; p12 2 2;
+"""
+
+
+def _tile(h: Http) -> dict:
+    status, body, _ = h.call("GET", f"/api/table/{TABLE}")
+    return json.loads(body)["tile"] if status == 200 else {}
+
+
+def _round(h: Http, token: str, number: int) -> None:
+    status, body, _ = h.call("POST", "/api/round", {"number": number}, {"X-CSRF-Token": token})
+    assert status == 200, body
+
+
+def test_a_round_1_result_resent_after_a_sigkill_in_round_2_is_not_offered_for_round_2(make_broker, tmp_path):
+    broker = make_broker(tables=str(TABLE), stations=0)
+    (tmp_path / "a.t").write_text(T_FILE)
+    console = ConsoleProcess(broker, tmp_path / "console", PASSWORD, extra=f'tsh = ["{tmp_path / "a.t"}"]\n')
+    live = LiveClock(clock_config(tmp_path / "clock.toml", broker, TABLE, game_time="5:00"), tmp_path / "clock")
+    try:
+        console.start()
+        h = Http(console.url)
+        token = h.login(PASSWORD)
+        wait(lambda: _tile(h).get("status") == "online")
+        assert _tile(h)["names"] == ["Ames, Ann", "Bell, Bob"]  # round 1 at table 7
+        live.tap("right")  # round 1's game starts (the non-starter starts side 1's time)
+        game = live.clock.store.journal_path.stem
+        wait(lambda: (_tile(h).get("state") or {}).get("game") == game and _tile(h)["state"]["phase"] == "running")
+
+        _round(h, token, 2)  # the director moves on; table 7 is still playing its round-1 game
+        wait(lambda: _tile(h).get("names") == ["Ames, Ann", "Cole, Cat"])
+        console.proc.kill()  # SIGKILL mid-round
+        console.proc.wait(10)
+
+        rec = Recorder(broker)
+        live.command("end")  # the round-1 game ends while the console is down
+        rec.wait_for(lambda r: any(e["kind"] == "result" for e in r.json("event")))
+        console.start()
+        h = Http(console.url)
+        token = h.login(PASSWORD)
+        wait(lambda: _tile(h).get("status") == "online" and _tile(h).get("round") == 2)
+        # the clock's round-1 result delivered again, as a resend brings it
+        send(broker, TABLE, {"id": "ask-again", "cmd": "resend", "game": game, "from_seq": 1})
+        rec.wait_for(lambda r: sum(e["kind"] == "result" for e in r.json("event")) >= 2)
+        rec.close()
+        wait(lambda: any(e.get("kind") == "result" for e in json.loads(h.call("GET", f"/api/table/{TABLE}")[1])["history"]))
+
+        tile = _tile(h)
+        assert tile["names"] == ["Ames, Ann", "Cole, Cat"] and tile["result"] is None, tile  # not round 2's
+        status, body, _ = h.call("POST", f"/api/result/{TABLE}", {"slip": [400, 350], "confirm": True}, {"X-CSRF-Token": token})
+        assert status != 200, body  # nothing to record for round 2 from round 1's clock
+        assert json.loads(h.call("GET", "/api/audit")[1])["audit"] == []
+
+        _round(h, token, 1)  # round 1's players get it
+        tile = wait(lambda: (t := _tile(h)) and t["result"] and t)
+        assert tile["names"] == ["Ames, Ann", "Bell, Bob"] and tile["result"]["game"] == game
+        status, body, _ = h.call("POST", f"/api/result/{TABLE}", {"slip": [400, 350], "confirm": True}, {"X-CSRF-Token": token})
+        assert status == 200 and json.loads(body)["round"] == 1, body
+    finally:
+        live.close()
+        console.stop()
+
+
+def _msg(console: Console, n: int, leaf: str, data: dict) -> None:
+    console.on_message(f"rackside/v1/h/table/{n}/{leaf}", json.dumps(data).encode())
+
+
+def _state(game: str, seq: int, at: str, phase: str = "running") -> dict:
+    players = [{"player": p, "remaining_ms": 60_000, "overtime_s": 0, "penalty": 0, "forfeit": False} for p in (1, 2)]
+    return {"seq": seq, "game": game, "phase": phase, "running": 1, "players": players, "ending": None, "sent_at": at}
+
+
+def _result(game: str) -> dict:
+    players = [{"player": p, "remaining_ms": 1000, "overtime_s": 0, "penalty": 0, "forfeit": False} for p in (1, 2)]
+    return {"kind": "result", "game": game, "seq": 0, "ending": "end", "players": players, "forfeits": [],
+            "winner_by_forfeit": None, "lateness_margin": None, "at": None}
+
+
+def test_a_spares_game_takes_the_round_of_the_game_it_continues_and_a_reused_id_is_a_new_game(tmp_path):
+    store = ResultStore(tmp_path / "r.sqlite")
+    console = Console("h", cheap_hash("pw"), store=store)
+    t = console.state.table(3)
+    _msg(console, 3, "state", _state("game-000001", 4, "2026-05-01T10:00:00+00:00"))
+    console.state.round.number = 2
+    console.apply_pairings()
+    assert t.bound["game-000001"].round == 1
+    # a spare takes over table 3's round-1 game, under an id from its own journals
+    _msg(console, 3, "state", _state("game-000009", 0, "2026-05-01T10:20:00+00:00", "setup"))
+    assert t.bound["game-000009"].round == 2  # first seen in round 2: until its takeover says otherwise
+    reason = "takeover of table 3 from device pi-old (game-000001, seq 4, state 2026-05-01T10:00:00+00:00)"
+    _msg(console, 3, "event", {"kind": "input", "game": "game-000009", "seq": 3, "t_ns": 5, "input": "takeover",
+                               "player": 1, "source": "hall", "reason": reason, "at": None})
+    assert t.bound["game-000009"].round == 1
+    _msg(console, 3, "result", _result("game-000009"))
+    assert t.current_result() is None  # round 2 on screen: the spare's result is round 1's
+    console.state.round.number = 1
+    console.apply_pairings()
+    assert t.current_result()["game"] == "game-000009"
+
+    # a restarted console finds the bindings in the store
+    again = Console("h", cheap_hash("pw"), store=ResultStore(tmp_path / "r.sqlite"))
+    assert {g: b.round for g, b in again.state.tables[3].bound.items()} == {"game-000001": 1, "game-000009": 1}
+
+    # later, in round 3, another clock at table 3 numbers its game game-000001 again: a new game
+    console.state.round.number = 3
+    console.apply_pairings()
+    _msg(console, 3, "state", _state("game-000001", 0, "2026-05-01T11:30:00+00:00", "setup"))
+    assert t.bound["game-000001"].round == 3
+    # but a state of the old game-000001 delivered late (queued while the console was down) is not
+    _msg(console, 3, "state", _state("game-000009", 5, "2026-05-01T10:25:00+00:00"))
+    assert t.bound["game-000009"].round == 1
