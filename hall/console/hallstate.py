@@ -10,15 +10,27 @@ device, or the director, write them) or a TSH pairing puts a game on it: a stati
 table, or a page asking for one, adds no tile. Events are kept once per (table, game, seq): QoS 1
 may deliver twice, and a resend repeats what arrived; `Seqs` remembers each game's highest seq and
 its gaps, not every event. Everything is bounded (limits.py).
+
+A clock result belongs to one game: each clock game a table reports is bound to the round the
+console was in when it first saw that game (and the seat then, if TSH had seated one): `Bound`,
+kept in the results store across restarts (the page's `bind` update, app.Console). A result is
+offered only for its game's round, so a round-1 game still being played, or resent, after the
+director moved to round 2 never lands on round 2's players. A spare's game continues the old
+clock's (its `takeover` input names it: hall.takeover.continued_game) and takes its binding. A
+game id the table had moved on from, reported again as the current game later than the game that
+followed it (by the clocks' own times), is a new game of another clock that numbers its games
+from its own journals (a spare, a swapped clock): it is bound afresh.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from rackside.hall import topics
+from rackside.hall.takeover import continued_game
 
 from . import contract, limits
 from .contract import Refused, default_rules
@@ -81,6 +93,32 @@ class Seqs:
         return g
 
 
+@dataclass(frozen=True)
+class Bound:
+    """The round a clock game belongs to, the seat it was played at if TSH had seated one when the
+    console first saw it (None: any seat of that round), and since when (the clock's wall time)."""
+
+    round: int
+    seat: dict | None = None
+    since: str | None = None
+
+    def offered_for(self, seat: dict | None, round_now: int) -> bool:
+        """Is this game the one of `seat` (or, with no seat, of the hall's round `round_now`)?"""
+        if seat is None:
+            return self.round == round_now
+        return self.round == seat["round"] and (self.seat is None or seat_key(self.seat) == seat_key(seat))
+
+
+def _moment(iso: str | None) -> datetime | None:
+    if not iso:
+        return None
+    try:
+        t = datetime.fromisoformat(iso)
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
 @dataclass
 class Table:
     n: int
@@ -88,8 +126,9 @@ class Table:
     state: dict | None = None  # the retained snapshot, as checked
     seat: dict | None = None  # this round's game here (hallplan.Seat.as_dict): division, label, players
     challenge: dict | None = None  # a station's challenge in progress for this table
-    result: dict | None = None  # the clock's result event, once the game ends
-    result_seat: dict | None = None  # the seat when that result came (a result belongs to one game)
+    result: dict | None = None  # the clock's result event of its current game, once the game ends
+    round_now: int = 1  # the hall's round (what a result is offered for when no TSH game is seated)
+    bound: OrderedDict = field(default_factory=OrderedDict)  # clock game id -> Bound, latest last (GAMES_BOUND)
     final: dict | None = None  # the confirmed result of the seat's game, from the results store
     history: deque = field(default_factory=lambda: deque(maxlen=limits.HISTORY))
     problems: deque = field(default_factory=lambda: deque(maxlen=limits.PROBLEMS_PER_DEVICE))
@@ -104,11 +143,28 @@ class Table:
         return tuple(self.seat["numbers"]) if self.seat else (None, None)
 
     def current_result(self) -> dict | None:
-        """The clock's result if it is of this round's game here (not a game of another division
-        or round that was seated here before)."""
-        if self.result is None or seat_key(self.result_seat) != seat_key(self.seat):
+        """The clock's result if its game is bound to this round's game here (not a game of another
+        division or round that was seated here before, or is still being played)."""
+        if self.result is None:
             return None
-        return self.result
+        b = self.bound.get(self.result["game"])
+        return self.result if b is not None and b.offered_for(self.seat, self.round_now) else None
+
+    def bind(self, game: str, b: Bound) -> None:
+        self.bound.pop(game, None)
+        self.bound[game] = b
+        while len(self.bound) > limits.GAMES_BOUND:
+            self.bound.popitem(last=False)
+
+    def moved_on_from(self, game: str, at: str | None) -> bool:
+        """`game` is bound, a later game was bound after it, and `at` is after that game began: the
+        id is being used again for a new game (another clock's numbering)."""
+        if game not in self.bound or next(reversed(self.bound)) == game:
+            return False
+        now = _moment(at)
+        names = list(self.bound)
+        later = [_moment(self.bound[g].since) for g in names[names.index(game) + 1:]]
+        return now is not None and any(t is not None and now > t for t in later)
 
     def tile(self) -> dict:
         """What a tile needs; the page derives the live times and the tile's class itself."""
@@ -186,8 +242,31 @@ class HallState:
         """The table, made known (its own device spoke, or a pairing puts a game on it)."""
         t = self.tables.get(n)
         if t is None:
-            t = self.tables[n] = Table(n)
+            t = self.tables[n] = Table(n, round_now=self.round.number)
         return t
+
+    # --- which round each clock game belongs to -------------------------------------------------
+
+    def restore_bindings(self, rows) -> None:
+        """The bindings the results store kept (table, game, round, seat, since), oldest first."""
+        for n, game, rnd, seat, since in rows:
+            if 1 <= n <= limits.MAX_TABLE:
+                self.table(n).bind(game, Bound(rnd, seat, since))
+
+    def _bind(self, t: Table, game: str, since: str | None, b: Bound | None = None) -> list:
+        """Bind `game` to `b`, or to this round's game at `t` (the round the console is in)."""
+        if b is None:
+            seat = t.seat if t.seat and t.seat.get("round") == self.round.number else None
+            b = Bound(self.round.number, seat, since)
+        t.bind(game, b)
+        return [("bind", {"table": t.n, "game": game, "round": b.round, "seat": b.seat, "since": b.since})]
+
+    def _bind_seen(self, t: Table, game: str, at: str | None) -> list:
+        """A game the table reports as its current one (its state): bound the first time, or
+        afresh when its id comes back after the table had moved on (Table.moved_on_from)."""
+        if game not in t.bound or t.moved_on_from(game, at):
+            return self._bind(t, game, at)
+        return []
 
     # --- messages in ------------------------------------------------------------------------
 
@@ -244,12 +323,13 @@ class HallState:
             if old.get("game") == data["game"] and data["seq"] < old.get("seq", 0):
                 return []  # an older snapshot delivered late
             if old.get("game") not in (None, data["game"]):
-                t.result = t.result_seat = None  # a new game on this table
+                t.result = None  # a new game on this table
+            bind = self._bind_seen(t, data["game"], data["sent_at"])
             t.state = data
             g = t.seqs.game(data["game"])
             g.known = max(g.known, data["seq"])
             g.ended = g.ended or data["phase"] == "ended"
-            return [("table", t.tile())]
+            return bind + [("table", t.tile())]
         if leaf == "event" and data["kind"] == "input":
             g = t.seqs.game(data["game"])
             filling = data["seq"] < g.high
@@ -259,16 +339,22 @@ class HallState:
                 _insert_in_order(t.history, data)  # a resent event goes back where it belongs
             else:
                 t.history.append(data)
-            return [("event", {"table": n, "event": data})]
+            bind = self._bind_unseen(t, data)
+            old_game = continued_game(data.get("reason")) if data["input"] == "takeover" else None
+            if old_game is not None and old_game in t.bound:  # a spare's game continues the old clock's
+                bind = self._bind(t, data["game"], t.bound[old_game].since, t.bound[old_game])
+                return bind + [("event", {"table": n, "event": data}), ("table", t.tile())]
+            return bind + [("event", {"table": n, "event": data})]
         if leaf in ("event", "result"):  # a result: on the event topic, and retained on its own
             g = t.seqs.game(data["game"])
             if g.result:
                 return []
             g.result = True
+            bind = self._bind_unseen(t, data)
             if (t.state or {}).get("game") in (None, data["game"]):
-                t.result, t.result_seat = data, t.seat
+                t.result = data  # the current game's: offered for the round its game is bound to
             t.history.append(data)
-            return [("event", {"table": n, "event": data}), ("table", t.tile())]
+            return bind + [("event", {"table": n, "event": data}), ("table", t.tile())]
         if leaf == "ack":
             if str(data["id"]).startswith(RESEND_ID):
                 # the console's own request for missing events: what it brings is the history; the
@@ -278,6 +364,14 @@ class HallState:
             t.history.append({**data, "kind": "ack", "command": cmd})
             return [("ack", {"table": n, "ack": data, "command": cmd})]
         return []
+
+    def _bind_unseen(self, t: Table, data: dict) -> list:
+        """An event or result of a game never bound: this round's when no state says otherwise (a
+        state naming another game would make it an older game, of a round the console cannot know:
+        left unbound, never offered)."""
+        if data["game"] in t.bound or (t.state or {}).get("game") not in (None, data["game"]):
+            return []
+        return self._bind(t, data["game"], data.get("at"))
 
     def _station_message(self, sid: str, leaf: str, c: Any) -> list:
         s = self.stations.setdefault(sid, Station())
@@ -345,15 +439,13 @@ class HallState:
         division or round stays on it (its clock result stays, shown again if that game returns)."""
         out = []
         seats = {n: s for n, s in seats.items() if 1 <= n <= limits.MAX_TABLE}
-        for n in sorted(set(seats) | {n for n, t in self.tables.items() if t.seat is not None}):
+        for n in sorted(set(seats) | {n for n, t in self.tables.items() if t.seat is not None or t.round_now != self.round.number}):
             t = self.table(n)
             seat = seats.get(n)
             final = finals.get(seat_key(seat)) if seat else None
-            if t.seat == seat and t.final == final:
+            if t.seat == seat and t.final == final and t.round_now == self.round.number:
                 continue
-            t.seat, t.final = seat, final
-            if t.result is not None and t.result_seat is None:
-                t.result_seat = seat  # a result that came before any TSH file: the game first seated here
+            t.seat, t.final, t.round_now = seat, final, self.round.number
             out.append(("table", t.tile()))
         return out
 
