@@ -71,17 +71,16 @@ class ResultStore:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             # a damaged file is refused whole, before anything is read from it or written to it
-            damage = [row[0] for row in self.db.execute("PRAGMA quick_check(3)")]
+            damage = [row[0] for row in self.db.execute("PRAGMA quick_check(1)")]
             if damage != ["ok"]:
-                raise sqlite3.DatabaseError("; ".join(damage)[:200])
+                raise sqlite3.DatabaseError("damaged: " + " ".join(" ".join(damage).split())[:160])
             self.db.executescript(SCHEMA)
             if self.path is not None:
                 self.path.chmod(0o600)
         except (sqlite3.Error, OSError) as e:
-            raise StoreError(f"the results database {where} cannot be opened: {_why(e)}. It is left as it is: "
-                             f"move it aside (mv {where} {where}.damaged) and start the console again to begin an empty "
-                             f"one, or recover what it holds with: sqlite3 {where} .recover | sqlite3 recovered.sqlite "
-                             "(docs/console.md, \"When the results store fails\")") from None
+            raise StoreError(f"the results database {where} cannot be opened ({' '.join(_why(e).split())}); it is left "
+                             f"as it is: move it aside (mv {where} {where}.damaged) to start with an empty one, and recover "
+                             "what it held with sqlite3's .recover (docs/console.md, \"When the results store fails\")") from None
 
     def _write(self, what: str):
         """A context for one write: SQLite's refusal (disk full, read-only, I/O error) becomes a

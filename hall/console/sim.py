@@ -3,8 +3,10 @@ tests and the bench.
 
 Each table is the real clock core (`firmware.clock`) with its own MQTT user, Last Will and journal,
 publishing the hall topics of docs/hall.md: retained `status` and `state`, an `event` per input and
-a `result` at the end, and an `ack` for each director command. Its journal is the firmware's format,
-so `rackside clock replay --json` audits it. One scheduler thread drives every table (scripts,
+a `result` at the end, and an `ack` for each director command. Its journal is the firmware's format
+(`journals/table-N/GAME.jsonl`, each input with its seq), so `rackside clock replay --json` audits it
+and a console's `resend` is answered from it as a real clock answers (hall.recovery, with the
+clock's own resend budget, hall.intake). One scheduler thread drives every table (scripts,
 commands, the 10 s state refresh); paho gives each table its own network thread, as each Pi has.
 
 A script is a list of `(seconds, action)` relative to the sim's start, negative for history that
@@ -33,6 +35,8 @@ from rackside.firmware import clock as C
 from rackside.firmware.journal import input_to_dict, make_header
 from rackside.hall import commands, topics
 from rackside.hall.clock_output import event_payload, result_payload, state_payload
+from rackside.hall.intake import CommandIntake
+from rackside.hall.recovery import JournalRecovery
 from rackside.hall.station import payloads as station_payloads
 
 log = logging.getLogger("rackside.hall.sim")
@@ -60,10 +64,12 @@ class SimTable:
     offline: bool = False
     journal: Path | None = None
     last_state_wall: float = 0.0
+    recovery: JournalRecovery | None = None  # what a real clock answers `resend` with, on this table's journals
+    intake: CommandIntake | None = None  # its resend budget (owned by the scheduler thread)
 
     @property
-    def game(self) -> str:
-        return f"t{self.n}-g{self.game_no}"
+    def game(self) -> str:  # named as a clock names its games (a resend names one: hall.commands.GAME)
+        return f"game-{self.game_no:06}"
 
 
 class SimHall:
@@ -88,6 +94,9 @@ class SimHall:
         self._order = 0
         self.challenges = 0
         for t in self.tables.values():
+            t.recovery = JournalRecovery(self.journal_dir / f"table-{t.n}",
+                                         {leaf: topics.table(hall, t.n, leaf) for leaf in ("event", "result")})
+            t.intake = CommandIntake()
             self._new_game(t, self.rules)
 
     # --- time -------------------------------------------------------------------------------------
@@ -261,7 +270,8 @@ class SimHall:
         t.clock = C.new_clock(rules)
         t.seq = 0
         t.resulted = False
-        t.journal = self.journal_dir / f"table-{t.n}-{t.game}.jsonl"
+        t.journal = t.recovery.journal_dir / f"{t.game}.jsonl"  # one folder a table, as each clock has its own
+        t.journal.parent.mkdir(parents=True, exist_ok=True)
         t.journal.write_text(json.dumps(make_header(rules, table=t.n, game=t.game)) + "\n")
 
     def _input(self, t: SimTable, event, source: str = "button", extra: dict | None = None) -> None:
@@ -273,7 +283,7 @@ class SimHall:
         if extra:
             line.update(extra)
         with open(t.journal, "a") as f:
-            f.write(json.dumps(line) + "\n")
+            f.write(json.dumps({**line, "seq": t.seq + 1}) + "\n")  # the input's number, as a clock journals it
         t.clock = C.apply(t.clock, event)
         t.seq += 1
         t.inputs += 1
@@ -289,9 +299,9 @@ class SimHall:
             return
         t.client.publish(topics.table(self.hall, t.n, leaf), payload, qos=1, retain=retain)
 
-    def _ack(self, t: SimTable, cid: str | None, ok: bool, reason: str | None = None) -> None:
+    def _ack(self, t: SimTable, cid: str | None, ok: bool, reason: str | None = None, **extra) -> None:
         self._publish_raw(t, "ack", json.dumps({"id": cid, "ok": ok, "reason": reason, "seq": t.seq if ok else None,
-                                                "at": iso(time.time())}).encode())
+                                                **extra, "at": iso(time.time())}).encode())
 
     def _publish_state(self, t: SimTable, t_ns: int) -> None:
         t_ns = max(t_ns, t.clock.since_ns or t_ns)
@@ -310,8 +320,13 @@ class SimHall:
             self._ack(t, commands.command_id(payload), False, str(e))
             return
         now = self.now_ns()
-        if cmd.name == "resend":  # a console asking for events it missed: a real clock answers from its journal
-            self._ack(t, cmd.id, False, "resend: the simulator keeps no journal to resend from")
+        if cmd.name == "resend":  # a console asking for events it missed: from the journal, as a clock answers
+            why = t.intake.resend_allowed(time.monotonic())
+            ok, reason, rows = (False, why, []) if why else t.recovery.resend(cmd.game, cmd.from_seq, cmd.to_seq)
+            for topic, payload, qos, retain in rows:
+                if not t.offline:
+                    t.client.publish(topic, payload, qos=qos, retain=bool(retain))
+            self._ack(t, cmd.id, ok, reason, queued=len(rows))
             return
         if cmd.name == "new_game":
             t.game_no += 1
