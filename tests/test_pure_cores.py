@@ -30,6 +30,7 @@ PURE_CORES = {
     "rackside.hall.topics": "hall/topics.py",
     "rackside.hall.commands": "hall/commands.py",
     "rackside.hall.updatespec": "hall/updatespec.py",
+    "rackside.hall.takeover": "hall/takeover.py",  # the takeover commands, and the game a takeover continues (hallstate)
     "rackside.hall.console.hallstate": "hall/console/hallstate.py",
     "rackside.hall.console.contract": "hall/console/contract.py",
     "rackside.hall.console.limits": "hall/console/limits.py",
