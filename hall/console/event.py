@@ -130,7 +130,8 @@ class Event:
         clock = t.current_result()
         if clock is None:
             game = f" for division {t.seat['division']} round {t.seat['round']} ({t.names[0]} v {t.names[1]})" if t.seat else ""
-            raise results.ResultError(f"table {t.n}: no clock result yet{game}")
+            withheld = t.withheld()  # a result bound to another round's game (hallstate.Bound)
+            raise results.ResultError(f"table {t.n}: no clock result yet{game}" + (f"; {withheld}" if withheld else ""))
         res = results.ClockResult.from_event(t.n, clock.get("game"), clock)
         slip = body.get("slip")
         if slip is not None and (not isinstance(slip, list) or len(slip) != 2):

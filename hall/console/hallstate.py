@@ -150,6 +150,16 @@ class Table:
         b = self.bound.get(self.result["game"])
         return self.result if b is not None and b.offered_for(self.seat, self.round_now) else None
 
+    def withheld(self) -> str:
+        """Why the clock's result is not offered here ("" when it is, or there is none)."""
+        b = None if self.result is None else self.bound.get(self.result["game"])
+        if self.result is None or self.current_result() is not None:
+            return ""
+        if b is None:
+            return f"the clock's result here is of its game {self.result['game']}, which the console cannot place in a round"
+        return (f"the clock's result here is of round {b.round}'s game ({self.result['game']}): "
+                f"record it with round {b.round} on screen")
+
     def bind(self, game: str, b: Bound) -> None:
         self.bound.pop(game, None)
         self.bound[game] = b

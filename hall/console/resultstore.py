@@ -82,14 +82,15 @@ class ResultStore:
                              f"as it is: move it aside (mv {where} {where}.damaged) to start with an empty one, and recover "
                              "what it held with sqlite3's .recover (docs/console.md, \"When the results store fails\")") from None
 
-    def _write(self, what: str):
+    def _write(self, what: str, again: str = "do it again"):
         """A context for one write: SQLite's refusal (disk full, read-only, I/O error) becomes a
-        StoreError naming what was not kept; the transaction, if one was open, is rolled back."""
-        return _Refused(self, what)
+        StoreError naming what was not kept and what to do (`again`: how to retry); the
+        transaction, if one was open, is rolled back."""
+        return _WriteRefused(self, what, again)
 
     def put_setting(self, key: str, value) -> None:
         """What the console must find again after a restart (the round, the imported TSH files)."""
-        with self._write(f"the {key.replace('_', ' ')}"):
+        with self._write({"tsh_files": "the TSH import"}.get(key, f"the {key.replace('_', ' ')}")):
             self.db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, json.dumps(value)))
 
     def bind_game(self, table: int, game: str, round_: int, seat: dict | None, since: str | None) -> None:
@@ -132,7 +133,7 @@ class ResultStore:
         key = self.key(r)
         reason = " ".join(str(reason or "").split())[:MAX_REASON]
         with self._write(f"the result of table {r.table} (division {r.division} round {r.round}, "
-                         f"{r.names[0]} v {r.names[1]})"), self._tx():
+                         f"{r.names[0]} v {r.names[1]})", "confirm again: the slip is still needed"), self._tx():
             row = self.db.execute("SELECT body FROM results WHERE division=? AND round=? AND pn_low=? AND pn_high=?",
                                   key).fetchone()
             before = None if row is None else Recorded.from_dict(json.loads(row[0]))
@@ -200,11 +201,11 @@ class _Transaction:
                 pass
 
 
-class _Refused:
-    """What `ResultStore._write` returns: sqlite3.Error inside becomes StoreError, once logged."""
+class _WriteRefused:
+    """What `ResultStore._write` returns: sqlite3.Error inside becomes StoreError."""
 
-    def __init__(self, store: ResultStore, what: str) -> None:
-        self.store, self.what = store, what
+    def __init__(self, store: ResultStore, what: str, again: str) -> None:
+        self.store, self.what, self.again = store, what, again
 
     def __enter__(self):
         return self
@@ -214,17 +215,16 @@ class _Refused:
             if self.store.db.in_transaction:
                 _Transaction(self.store.db)._rollback()
             where = self.store.path or "the in-memory store"
-            raise StoreError(f"{self.what} was NOT recorded: {where} cannot be written ({_why(value)}). "
-                             f"{_REMEDY.get(_why(value), _REMEDY['other'])}") from None
+            why = _why(value)
+            raise StoreError(f"{self.what} was NOT recorded: {where} cannot be written ({why}). "
+                             f"{_REMEDY.get(why, _REMEDY['other'])}, then {self.again}.") from None
         return False
 
 
 _REMEDY = {  # what the director does, by what SQLite said
-    "the disk is full": "Free space on the console's disk (or move its state directory to a bigger one), then "
-                        "confirm again: the slip is still needed.",
-    "the file is read-only": "Make the state directory writable for the console, then confirm again: the slip is "
-                             "still needed.",
-    "other": "Check the console's disk, then confirm again: the slip is still needed.",
+    "the disk is full": "Free space on the console's disk (or move its state directory to a bigger one)",
+    "the file is read-only": "Make the state directory writable for the console",
+    "other": "Check the console's disk",
 }
 
 
