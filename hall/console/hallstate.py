@@ -161,10 +161,14 @@ class Table:
                 f"record it with round {b.round} on screen")
 
     def bind(self, game: str, b: Bound) -> None:
-        self.bound.pop(game, None)
-        self.bound[game] = b
-        while len(self.bound) > limits.GAMES_BOUND:
-            self.bound.popitem(last=False)
+        Table.bind_in(self.bound, game, b)
+
+    @staticmethod
+    def bind_in(bound: OrderedDict, game: str, b: Bound) -> None:
+        bound.pop(game, None)
+        bound[game] = b
+        while len(bound) > limits.GAMES_BOUND:
+            bound.popitem(last=False)
 
     def moved_on_from(self, game: str, at: str | None) -> bool:
         """`game` is bound, a later game was bound after it, and `at` is after that game began: the
@@ -247,21 +251,23 @@ class HallState:
         self.round = Round()
         self.pending: OrderedDict[str, dict] = OrderedDict()  # command id -> command, until its ack
         self.problems: deque = deque(maxlen=limits.PROBLEMS)  # the hall's: devices the console does not know
+        # each table's clock games -> Bound (the table's own `bound`), GAMES_BOUND a table, MAX_TABLE tables
+        self.bound: dict[int, OrderedDict] = {}
 
     def table(self, n: int) -> Table:
         """The table, made known (its own device spoke, or a pairing puts a game on it)."""
         t = self.tables.get(n)
         if t is None:
-            t = self.tables[n] = Table(n, round_now=self.round.number)
+            t = self.tables[n] = Table(n, round_now=self.round.number, bound=self.bound.setdefault(n, OrderedDict()))
         return t
 
     # --- which round each clock game belongs to -------------------------------------------------
 
     def restore_bindings(self, rows) -> None:
         """The bindings the results store kept (table, game, round, seat, since), oldest first."""
-        for n, game, rnd, seat, since in rows:
+        for n, game, rnd, seat, since in rows:  # kept apart until the table is known (no tile for them)
             if 1 <= n <= limits.MAX_TABLE:
-                self.table(n).bind(game, Bound(rnd, seat, since))
+                Table.bind_in(self.bound.setdefault(n, OrderedDict()), game, Bound(rnd, seat, since))
 
     def _bind(self, t: Table, game: str, since: str | None, b: Bound | None = None) -> list:
         """Bind `game` to `b`, or to this round's game at `t` (the round the console is in)."""
