@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from rackside.hall import takeover
 from rackside.hall.console.app import Console
 from rackside.hall.console.resultstore import ResultStore
 
@@ -111,7 +112,9 @@ def test_a_spares_game_takes_the_round_of_the_game_it_continues_and_a_reused_id_
     # a spare takes over table 3's round-1 game, under an id from its own journals
     _msg(console, 3, "state", _state("game-000009", 0, "2026-05-01T10:20:00+00:00", "setup"))
     assert t.bound["game-000009"].round == 2  # first seen in round 2: until its takeover says otherwise
-    reason = "takeover of table 3 from device pi-old (game-000001, seq 4, state 2026-05-01T10:00:00+00:00)"
+    old_state = json.dumps({**_state("game-000001", 4, "2026-05-01T10:00:00+00:00"), "to_move": 1}).encode()
+    sent = takeover.commands(old_state, table=3, old_device="pi-old", new_device="pi-spare", stamp="s1")
+    reason = sent[-1]["reason"]  # what the spare journals with its takeover input, as hall.takeover wrote it
     _msg(console, 3, "event", {"kind": "input", "game": "game-000009", "seq": 3, "t_ns": 5, "input": "takeover",
                                "player": 1, "source": "hall", "reason": reason, "at": None})
     assert t.bound["game-000009"].round == 1
