@@ -137,3 +137,60 @@ def test_a_spares_game_takes_the_round_of_the_game_it_continues_and_a_reused_id_
     # but a state of the old game-000001 delivered late (queued while the console was down) is not
     _msg(console, 3, "state", _state("game-000009", 5, "2026-05-01T10:25:00+00:00"))
     assert t.bound["game-000009"].round == 1
+
+
+def test_a_spare_that_takes_over_a_round_1_game_in_round_2_gives_its_result_to_round_1(make_broker, tmp_path):
+    """The old clock dies mid-game after the director moved on to round 2; a spare on table 7 gets
+    hall.takeover's commands (its own journals number its games from 1 again) and finishes the
+    game; its result is round 1's, also after a console SIGKILL, never round 2's."""
+    from rackside.hall import topics
+
+    broker = make_broker(tables=str(TABLE), stations=0)
+    (tmp_path / "a.t").write_text(T_FILE)
+    console = ConsoleProcess(broker, tmp_path / "console", PASSWORD, extra=f'tsh = ["{tmp_path / "a.t"}"]\n')
+    config = clock_config(tmp_path / "clock.toml", broker, TABLE, game_time="5:00")
+    old = LiveClock(config, tmp_path / "old")
+    spare = None
+    rec = Recorder(broker)
+    try:
+        console.start()
+        h = Http(console.url)
+        token = h.login(PASSWORD)
+        wait(lambda: _tile(h).get("status") == "online")
+        old.tap("right")
+        game = old.clock.store.journal_path.stem
+        wait(lambda: (_tile(h).get("state") or {}).get("phase") == "running")
+        _round(h, token, 2)
+        old.close()  # the old clock is gone mid-game
+        state_topic = topics.table(broker.hall, TABLE, "state")
+        last = [p for t, p, _ in rec.messages if t == state_topic][-1]  # its last state, as the director has it
+
+        spare = LiveClock(config, tmp_path / "spare")
+        wait(lambda: _tile(h).get("status") == "online")
+        for cmd in takeover.commands(last, table=TABLE, old_device="pi-old", new_device="pi-spare", stamp="t1"):
+            send(broker, TABLE, cmd)
+        wait(lambda: any(x.get("input") == "takeover" for x in spare.journal()))
+        spare_game = spare.clock.store.journal_path.stem
+        wait(lambda: (_tile(h).get("state") or {}).get("game") == spare_game)
+        console.proc.kill()  # and the console is SIGKILLed while the spare plays on
+        console.proc.wait(10)
+        spare.tap("neutralise")  # the centre press resumes the side to move
+        spare.command("end")
+        rec.wait_for(lambda r: any(e["kind"] == "result" and e["game"] == spare_game for e in r.json("event")))
+
+        console.start()
+        h = Http(console.url)
+        token = h.login(PASSWORD)
+        wait(lambda: (t := _tile(h)).get("round") == 2 and any(
+            e.get("kind") == "result" for e in json.loads(h.call("GET", f"/api/table/{TABLE}")[1])["history"]))
+        assert _tile(h)["result"] is None  # round 2's players: not theirs
+        _round(h, token, 1)
+        tile = wait(lambda: (t := _tile(h)) and t["result"] and t)
+        assert tile["names"] == ["Ames, Ann", "Bell, Bob"] and tile["result"]["game"] == spare_game
+        status, body, _ = h.call("POST", f"/api/result/{TABLE}", {"slip": [380, 360], "confirm": True}, {"X-CSRF-Token": token})
+        assert status == 200 and json.loads(body)["round"] == 1, body
+    finally:
+        rec.close()
+        if spare is not None:
+            spare.close()
+        console.stop()
