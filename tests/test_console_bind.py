@@ -194,3 +194,16 @@ def test_a_spare_that_takes_over_a_round_1_game_in_round_2_gives_its_result_to_r
         if spare is not None:
             spare.close()
         console.stop()
+
+
+def test_a_result_stays_with_the_seat_it_was_played_at_when_the_pairings_change():
+    console = Console("h", cheap_hash("pw"))
+    seat = lambda names, numbers: {"division": "A", "label": "3", "round": 1, "names": names, "numbers": numbers}  # noqa: E731
+    console.state.set_seats({3: seat(["Ames", "Bell"], [1, 2])}, {})
+    _msg(console, 3, "state", _state("game-000001", 1, "2026-05-01T10:00:00+00:00"))
+    _msg(console, 3, "result", _result("game-000001"))
+    t = console.state.tables[3]
+    assert t.current_result() is not None and t.withheld() == ""
+    console.state.set_seats({3: seat(["Cole", "Dunn"], [3, 4])}, {})  # TSH files imported again: others at table 3
+    assert t.current_result() is None
+    assert "another game of round 1 (Ames v Bell" in t.withheld()

@@ -13,7 +13,8 @@ its gaps, not every event. Everything is bounded (limits.py).
 
 A clock result belongs to one game: each clock game a table reports is bound to the round the
 console was in when it first saw that game (and the seat then, if TSH had seated one): `Bound`,
-kept in the results store across restarts (the page's `bind` update, app.Console). A result is
+kept in the results store across restarts (a `bind` update, which app.Console keeps and no page
+is sent). A result is
 offered only for its game's round, so a round-1 game still being played, or resent, after the
 director moved to round 2 never lands on round 2's players. A spare's game continues the old
 clock's (its `takeover` input names it: hall.takeover.continued_game) and takes its binding. A
@@ -157,6 +158,9 @@ class Table:
             return ""
         if b is None:
             return f"the clock's result here is of its game {self.result['game']}, which the console cannot place in a round"
+        if self.seat is not None and b.round == self.seat["round"] and b.seat is not None:
+            return (f"the clock's result here is of another game of round {b.round} ({' v '.join(b.seat['names'])}, "
+                    "seated here before the TSH files changed)")
         return (f"the clock's result here is of round {b.round}'s game ({self.result['game']}): "
                 f"record it with round {b.round} on screen")
 
