@@ -115,6 +115,9 @@ def test_a_full_disk_says_the_result_was_not_recorded_and_the_same_confirmation_
         assert json.loads(h.call("GET", "/api/audit")[1])["audit"] == []
         log = console.log_path.read_text()
         assert "Traceback" not in log and log.count("NOT recorded") == 1, log
+        status, body, _ = h.call("POST", "/api/round", {"number": 2}, {"X-CSRF-Token": token})  # nor a round switch
+        assert status == 507 and "the round was NOT recorded" in json.loads(body)["error"], body
+        assert json.loads(h.call("GET", "/api/snapshot")[1])["round"]["number"] == 1  # the round as it was
 
         disk.free()
         status, body, _ = h.call("POST", f"/api/result/{TABLE}", slip, {"X-CSRF-Token": token})
