@@ -26,6 +26,8 @@ on it, it is the console's own disk). Readers get plain `Recorded` values.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import sqlite3
 from pathlib import Path
@@ -82,11 +84,17 @@ class ResultStore:
                              f"as it is: move it aside (mv {where} {where}.damaged) to start with an empty one, and recover "
                              "what it held with sqlite3's .recover (docs/console.md, \"When the results store fails\")") from None
 
+    @contextlib.contextmanager
     def _write(self, what: str, again: str = "do it again"):
-        """A context for one write: SQLite's refusal (disk full, read-only, I/O error) becomes a
-        StoreError naming what was not kept and what to do (`again`: how to retry); the
-        transaction, if one was open, is rolled back."""
-        return _WriteRefused(self, what, again)
+        """One write: SQLite's refusal (disk full, read-only, I/O error) becomes a StoreError naming
+        what was not kept and what to do (`again`: how to retry), the transaction rolled back."""
+        try:
+            yield
+        except sqlite3.Error as e:
+            _Transaction(self.db).rollback()
+            why = _why(e)
+            raise StoreError(f"{what} was NOT recorded: {self.path or 'the in-memory store'} cannot be written ({why}). "
+                             f"{_REMEDY.get(why, _REMEDY['other'])}, then {again}.") from None
 
     def put_setting(self, key: str, value) -> None:
         """What the console must find again after a restart (the round, the imported TSH files)."""
@@ -189,36 +197,16 @@ class _Transaction:
                 self.db.execute("COMMIT")
                 return
             except sqlite3.Error:
-                self._rollback()  # a COMMIT the disk refused leaves the transaction open: end it
+                self.rollback()  # a COMMIT the disk refused leaves the transaction open: end it
                 raise
-        self._rollback()
+        self.rollback()
 
-    def _rollback(self) -> None:
+    def rollback(self) -> None:
         if self.db.in_transaction:
             try:
                 self.db.execute("ROLLBACK")
             except sqlite3.Error:  # SQLite rolled it back itself (SQLITE_FULL may): nothing is kept
                 pass
-
-
-class _WriteRefused:
-    """What `ResultStore._write` returns: sqlite3.Error inside becomes StoreError."""
-
-    def __init__(self, store: ResultStore, what: str, again: str) -> None:
-        self.store, self.what, self.again = store, what, again
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, value, tb) -> bool:
-        if kind is not None and issubclass(kind, sqlite3.Error):
-            if self.store.db.in_transaction:
-                _Transaction(self.store.db)._rollback()
-            where = self.store.path or "the in-memory store"
-            why = _why(value)
-            raise StoreError(f"{self.what} was NOT recorded: {where} cannot be written ({why}). "
-                             f"{_REMEDY.get(why, _REMEDY['other'])}, then {self.again}.") from None
-        return False
 
 
 _REMEDY = {  # what the director does, by what SQLite said
@@ -230,10 +218,10 @@ _REMEDY = {  # what the director does, by what SQLite said
 
 def _why(e: BaseException) -> str:
     """SQLite's reason in the director's words."""
-    text = str(e)
-    if "full" in text or getattr(e, "sqlite_errorname", "") == "SQLITE_FULL":
+    text, name, err = str(e), getattr(e, "sqlite_errorname", None) or "", getattr(e, "errno", None)
+    if name == "SQLITE_FULL" or err == errno.ENOSPC or "disk is full" in text:
         return "the disk is full"
-    if "readonly" in text or "read-only" in text:
+    if name.startswith("SQLITE_READONLY") or err == errno.EROFS or "readonly" in text:
         return "the file is read-only"
     return text[:200]
 
