@@ -111,13 +111,20 @@ def test_a_spares_game_takes_the_round_of_the_game_it_continues_and_a_reused_id_
     assert t.bound["game-000001"].round == 1
     # a spare takes over table 3's round-1 game, under an id from its own journals
     _msg(console, 3, "state", _state("game-000009", 0, "2026-05-01T10:20:00+00:00", "setup"))
-    assert t.bound["game-000009"].round == 2  # first seen in round 2: until its takeover says otherwise
+    assert "game-000009" not in t.bound  # not started: no round yet
+    adjust = {"kind": "input", "game": "game-000009", "seq": 1, "t_ns": 5, "input": "adjust", "player": 1,
+              "remaining_ms": 60_000, "source": "hall", "at": "2026-05-01T10:20:01+00:00"}
+    _msg(console, 3, "event", adjust)
+    assert t.bound["game-000009"].round == 2  # started in round 2: until its takeover says otherwise
     old_state = json.dumps({**_state("game-000001", 4, "2026-05-01T10:00:00+00:00"), "to_move": 1}).encode()
     sent = takeover.commands(old_state, table=3, old_device="pi-old", new_device="pi-spare", stamp="s1")
     reason = sent[-1]["reason"]  # what the spare journals with its takeover input, as hall.takeover wrote it
     _msg(console, 3, "event", {"kind": "input", "game": "game-000009", "seq": 3, "t_ns": 5, "input": "takeover",
                                "player": 1, "source": "hall", "reason": reason, "at": None})
     assert t.bound["game-000009"].round == 1
+    _msg(console, 3, "state", _state("game-000001", 5, "2026-05-01T10:10:00+00:00"))  # the old clock's, delivered late
+    assert t.bound["game-000001"].round == 1  # not taken for a new game
+    _msg(console, 3, "state", _state("game-000009", 4, "2026-05-01T10:21:00+00:00"))
     _msg(console, 3, "result", _result("game-000009"))
     assert t.current_result() is None  # round 2 on screen: the spare's result is round 1's
     console.state.round.number = 1
@@ -133,6 +140,8 @@ def test_a_spares_game_takes_the_round_of_the_game_it_continues_and_a_reused_id_
     console.state.round.number = 3
     console.apply_pairings()
     _msg(console, 3, "state", _state("game-000001", 0, "2026-05-01T11:30:00+00:00", "setup"))
+    assert t.bound["game-000001"].round == 1  # waiting in setup: not yet a game of any round
+    _msg(console, 3, "state", _state("game-000001", 1, "2026-05-01T11:31:00+00:00"))
     assert t.bound["game-000001"].round == 3
     # but a state of the old game-000001 delivered late (queued while the console was down) is not
     _msg(console, 3, "state", _state("game-000009", 5, "2026-05-01T10:25:00+00:00"))
@@ -194,6 +203,19 @@ def test_a_spare_that_takes_over_a_round_1_game_in_round_2_gives_its_result_to_r
         if spare is not None:
             spare.close()
         console.stop()
+
+
+def test_a_game_started_before_the_director_moves_on_waits_in_setup_for_its_round():
+    """new_game on every table at the end of round 1, then the round switch: the new games are
+    round 2's, since none was started (pressed) before the switch."""
+    console = Console("h", cheap_hash("pw"))
+    _msg(console, 3, "state", _state("game-000001", 9, "2026-05-01T10:00:00+00:00", "ended"))
+    _msg(console, 3, "state", _state("game-000002", 0, "2026-05-01T10:30:00+00:00", "setup"))
+    console.state.round.number = 2
+    console.apply_pairings()
+    _msg(console, 3, "state", _state("game-000002", 1, "2026-05-01T10:35:00+00:00"))
+    t = console.state.tables[3]
+    assert {g: b.round for g, b in t.bound.items()} == {"game-000001": 1, "game-000002": 2}
 
 
 def test_a_result_stays_with_the_seat_it_was_played_at_when_the_pairings_change():

@@ -12,7 +12,7 @@ may deliver twice, and a resend repeats what arrived; `Seqs` remembers each game
 its gaps, not every event. Everything is bounded (limits.py).
 
 A clock result belongs to one game: each clock game a table reports is bound to the round the
-console was in when it first saw that game (and the seat then, if TSH had seated one): `Bound`,
+console was in when it first saw that game started (and the seat then, if TSH had seated one): `Bound`,
 kept in the results store across restarts (a `bind` update, which app.Console keeps and no page
 is sent). A result is
 offered only for its game's round, so a round-1 game still being played, or resent, after the
@@ -281,9 +281,14 @@ class HallState:
         t.bind(game, b)
         return [("bind", {"table": t.n, "game": game, "round": b.round, "seat": b.seat, "since": b.since})]
 
-    def _bind_seen(self, t: Table, game: str, at: str | None) -> list:
-        """A game the table reports as its current one (its state): bound the first time, or
-        afresh when its id comes back after the table had moved on (Table.moved_on_from)."""
+    def _bind_seen(self, t: Table, state: dict) -> list:
+        """A game the table reports as its current one (its state), once started (an input: a
+        new game waiting in setup may be the next round's, started before the director moves the
+        console on): bound the first time, or afresh when its id comes back after the table had
+        moved on (Table.moved_on_from)."""
+        game, at = state["game"], state["sent_at"]
+        if state["seq"] == 0 and state["phase"] == "setup":
+            return []
         if game not in t.bound or t.moved_on_from(game, at):
             return self._bind(t, game, at)
         return []
@@ -344,7 +349,7 @@ class HallState:
                 return []  # an older snapshot delivered late
             if old.get("game") not in (None, data["game"]):
                 t.result = None  # a new game on this table
-            bind = self._bind_seen(t, data["game"], data["sent_at"])
+            bind = self._bind_seen(t, data)
             t.state = data
             g = t.seqs.game(data["game"])
             g.known = max(g.known, data["seq"])
@@ -362,7 +367,11 @@ class HallState:
             bind = self._bind_unseen(t, data)
             old_game = continued_game(data.get("reason")) if data["input"] == "takeover" else None
             if old_game is not None and old_game in t.bound:  # a spare's game continues the old clock's
-                bind = self._bind(t, data["game"], t.bound[old_game].since, t.bound[old_game])
+                was, mine = t.bound[old_game], t.bound.get(data["game"])
+                # the old game's round and seat, dated from the spare's own game (the old clock's late
+                # states are older: they do not make it look like a new game)
+                since = mine.since if mine is not None else data.get("at")
+                bind = self._bind(t, data["game"], since, Bound(was.round, was.seat, since))
                 return bind + [("event", {"table": n, "event": data}), ("table", t.tile())]
             return bind + [("event", {"table": n, "event": data})]
         if leaf in ("event", "result"):  # a result: on the event topic, and retained on its own
