@@ -30,6 +30,7 @@ PURE_CORES = {
     "rackside.hall.wire.topics": "hall/wire/topics.py",
     "rackside.hall.wire.commands": "hall/wire/commands.py",
     "rackside.hall.wire.update": "hall/wire/update.py",
+    "rackside.hall.director.takeover": "hall/director/takeover.py",  # the takeover commands, and the game a takeover continues (hallstate)
     "rackside.hall.console.hallstate": "hall/console/hallstate.py",
     "rackside.hall.console.contract": "hall/console/contract.py",
     "rackside.hall.console.limits": "hall/console/limits.py",
