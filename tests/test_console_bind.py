@@ -232,3 +232,27 @@ def test_a_result_stays_with_the_seat_it_was_played_at_when_the_pairings_change(
     console.state.set_seats({3: seat(["Cole", "Dunn"], [3, 4])}, {})  # TSH files imported again: others at table 3
     assert t.current_result() is None
     assert "another game of round 1 (Ames v Bell" in t.withheld()
+
+
+def test_after_a_restart_an_earlier_rounds_resent_result_goes_to_that_rounds_tile(tmp_path):
+    """The binding decides both what a result is offered for and which game a tile shows: a round-1
+    result resent after a restart, while the clock plays its round-2 game, is kept with its own game
+    (Table.past) and shown and offered on round 1's tile, never round 2's."""
+    console = Console("h", cheap_hash("pw"), store=ResultStore(tmp_path / "r.sqlite"))
+    _msg(console, 3, "state", _state("game-000001", 4, "2026-05-01T10:00:00+00:00"))
+    console.state.round.number = 2
+    console.apply_pairings()
+    _msg(console, 3, "state", _state("game-000002", 1, "2026-05-01T10:40:00+00:00"))  # round 2's game begins
+
+    again = Console("h", cheap_hash("pw"), store=ResultStore(tmp_path / "r.sqlite"))  # after a SIGKILL
+    again.state.round.number = 2
+    again.apply_pairings()
+    _msg(again, 3, "state", _state("game-000002", 2, "2026-05-01T10:41:00+00:00"))
+    _msg(again, 3, "result", _result("game-000001"))  # the clock answers a resend of round 1's game
+    t = again.state.tables[3]
+    assert t.current_result() is None and t.tile()["earlier"] is False and t.tile()["state"]["game"] == "game-000002"
+    again.state.round.number = 1
+    again.apply_pairings()
+    tile = t.tile()
+    assert tile["earlier"] is True and tile["clock_on"] == {"division": None, "round": 2}
+    assert tile["result"]["game"] == "game-000001" and t.current_result()["game"] == "game-000001"
