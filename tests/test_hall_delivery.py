@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall.device import intake, recovery
+from rackside.hall.device import intake
 from rackside.hall.director import dynsec
-from rackside.hall.wire import commands, topics
+from rackside.hall.wire import commands, resend, topics
 
 from support.broker import Recorder
 from support.hallclock import LiveClock, ack, clock_config, clock_process, send, stop
@@ -111,7 +111,7 @@ def test_resend_republishes_the_journals_events_with_their_seq_and_the_result(ta
 
 def test_resend_is_bounded_and_rate_limited(table1, monkeypatch):
     broker, live, rec = table1
-    monkeypatch.setattr(recovery, "RESEND_MAX_EVENTS", 2)
+    monkeypatch.setattr(resend, "RESEND_MAX_EVENTS", 2)
     monkeypatch.setattr(intake, "RESEND_EVERY_S", 60.0)  # no turn comes back during the test
     play(live, 5)
     rec.wait_for(lambda r: len(inputs(r)) == 5)
@@ -132,13 +132,13 @@ def test_resend_never_blocks_the_runner(table1, monkeypatch):
     play(live, 2)
     rec.wait_for(lambda r: len(inputs(r)) == 2)
     game = inputs(rec)[0]["game"]
-    real = recovery.read_journal
+    real = resend.read_journal
 
     def slow(path):
         time.sleep(1.0)
         return real(path)
 
-    monkeypatch.setattr(recovery, "read_journal", slow)
+    monkeypatch.setattr(resend, "read_journal", slow)
     send(broker, 1, {"id": "slow1", "cmd": "resend", "game": game, "from_seq": 1})
     time.sleep(0.2)
     t0 = time.monotonic()

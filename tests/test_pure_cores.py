@@ -32,6 +32,7 @@ PURE_CORES = {
     "rackside.hall.wire.update": "hall/wire/update.py",
     "rackside.hall.wire.schema": "hall/wire/schema.py",
     "rackside.hall.wire.messages": "hall/wire/messages.py",
+    "rackside.hall.director.takeover": "hall/director/takeover.py",  # the takeover commands, and the game a takeover continues (hallstate)
     "rackside.hall.console.hallstate": "hall/console/hallstate.py",
     "rackside.hall.console.contract": "hall/console/contract.py",
     "rackside.hall.console.requests": "hall/console/requests.py",

@@ -34,14 +34,15 @@ from .event import Event, decode_upload
 from .guard import BodyLimit, SecurityHeaders, json_object
 from .guard import refused as _bad
 from .transport import PlainHttpLocalOnly
-from .hallstate import RESEND_ID, HallState, Table
-from .resultstore import ResultStore
+from .hallstate import RESEND_ID, HallState
+from .resultstore import ResultStore, StoreError
 from .hub import Hub, sse
 
 log = logging.getLogger("rackside.hall.console")
 STATIC = Path(__file__).parent / "static"
 PUBLIC_STATIC = {"login.html", "login.js", "style.css"}
 DIRECTOR = "director"  # the one scope a logged-in session has
+STORE_REFUSED = 507  # Insufficient Storage: the results store refused a write (resultstore.StoreError)
 
 
 class Console:
@@ -51,6 +52,7 @@ class Console:
                  sessions: auth.Sessions | None = None, store: ResultStore | None = None) -> None:
         self.state = HallState(hall)
         self.event = Event(store or ResultStore(None))  # every division, the seating, the results store
+        self.state.restore_bindings(self.event.store.bound_games())  # which round each clock game is of
         self.seating_problems: list[str] = []  # games of the round that cannot be put on a table
         self.password_hash = password_hash
         self.hub = Hub()
@@ -70,6 +72,7 @@ class Console:
         self.gaps_since: dict[tuple, float] = {}  # (table, game, first, last) -> when first seen
         self.resent_at: dict[int, float] = {}  # table -> when its clock may next be asked to resend
         self.refusals: dict[int, int] = {}  # table -> resends refused in a row (each doubles the wait)
+        self.binding_failed = False  # the store refused a game's binding (logged once until one is kept)
 
     # called on the event loop (the bridge hands messages over with call_soon_threadsafe)
     def on_message(self, topic: str, payload: bytes) -> None:
@@ -77,9 +80,23 @@ class Console:
             if kind == "resend_ack":
                 self.resend_answered(data["table"], data["ok"])
                 continue
+            if kind == "bind":
+                self.keep_binding(data)
+                continue
             if kind == "ack" and (data["command"] or {}).get("cmd") == "update" and self.updates is not None:
                 self.updates.answered(data["table"], data["ack"], data["command"])
             self.hub.publish(kind, data)
+
+    def keep_binding(self, b: dict) -> None:
+        """A clock game's round, kept for a restart; a disk that refuses it is said once (the
+        binding holds in memory until the console restarts)."""
+        try:
+            self.event.store.bind_game(b["table"], b["game"], b["round"], b["seat"], b["since"])
+            self.binding_failed = False
+        except StoreError as e:
+            if not self.binding_failed:
+                log.error("console: %s", e)
+            self.binding_failed = True
 
     def on_connection(self, up: bool, why: str) -> None:
         self.broker_up = up
@@ -154,7 +171,11 @@ class Console:
 
     def import_tsh(self, files: dict[str, bytes]) -> list[str]:
         """TSH files (name -> bytes) into the event; returns every problem, each naming file and line."""
-        problems = self.event.import_files(files)
+        try:
+            problems = self.event.import_files(files)
+        except StoreError:
+            self.apply_pairings()  # read and seated, not kept: the page says so
+            raise
         return problems + self.apply_pairings()
 
     def divisions_view(self) -> dict:
@@ -341,6 +362,7 @@ async def set_round(request: Request) -> Response:
     try:
         body = await json_object(request)
         rd = console.state.round
+        before = rd.as_dict()
         if "division" in body:  # the division on screen ("" for all): results are never touched
             rd.division = str(body["division"] or "").strip()[:40]
         if "number" in body:
@@ -353,7 +375,13 @@ async def set_round(request: Request) -> Response:
             rd.game_time_ms = requests.game_time_ms(body["game_time_ms"])
     except (ValueError, TypeError) as e:
         return _bad(str(e))
-    console.event.save_round(rd.as_dict())
+    try:
+        console.event.save_round(rd.as_dict())
+    except StoreError as e:  # the round as it was: a restart would not find the new one
+        log.error("console: %s", e)
+        for key, value in before.items():
+            setattr(rd, key, value)
+        return _bad(f"{e} The round is unchanged.", STORE_REFUSED)
     console.apply_pairings()
     console.hub.publish("round", rd.as_dict())
     return JSONResponse(rd.as_dict())
@@ -371,6 +399,10 @@ async def tsh_import(request: Request) -> Response:
         problems = console.import_tsh(dict(decode_upload(i) for i in items))
     except (ValueError, tsh.TshError) as e:
         return _bad(str(e))
+    except StoreError as e:
+        log.error("console: %s", e)
+        return _bad(f"{e} The files are read for now but not kept: import them again once the disk has room, "
+                    "or a restart starts without them.", STORE_REFUSED)
     return JSONResponse({**console.divisions_view(), "problems": problems[:limits.MAX_PROBLEMS_SHOWN]})
 
 
@@ -390,10 +422,13 @@ async def result(request: Request) -> Response:
             if not 1 <= n <= limits.MAX_TABLE:
                 return _bad("no such table", 404)
             # a table with no clock and no TSH game, never heard of: only its recorded slip makes it known
-            t = Table(n)
+            t = console.state.new_table(n)
         out = console.event.result(t, body, request.user.display_name, _now_iso(), console.state.round.number)
     except (ValueError, results.ResultError) as e:
         return _bad(str(e), 409 if isinstance(e, results.NeedsDirector) else 400)
+    except StoreError as e:  # nothing was kept: the page says so, and what to do (507: no room)
+        log.error("console: table %d: %s", n, e)
+        return _bad(str(e), STORE_REFUSED)
     if out.get("confirmed"):
         console.state.adopt(t)
         console.hub.publish("table", console.state.tables[n].tile())

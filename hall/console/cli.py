@@ -43,7 +43,13 @@ def _console(args) -> int:
     except config.ConfigError as e:
         print(f"rackside hall console: {e}", file=sys.stderr)
         return 2
-    return serve.run_foreground(cfg)
+    from .resultstore import StoreError
+
+    try:
+        return serve.run_foreground(cfg)
+    except StoreError as e:  # the results database cannot be opened: one line, the file never replaced
+        print(f"rackside hall console: {e}", file=sys.stderr)
+        return 2
 
 
 def _demo(args) -> int:

@@ -148,10 +148,11 @@ class Event:
             res = results.ClockResult.from_event(t.n, clock.get("game"), clock)
         else:
             if not isinstance(no_clock, dict):
+                withheld = t.withheld()  # the clock's result is of another game (hallstate.Bound)
                 raise results.ResultError(
-                    f"table {t.n}: no clock result{game}: record it from the result slip, with the reason the game has "
-                    "no clock record (a clock that broke, no clock at this table, a lost journal) and any time "
-                    "penalties written on the slip")
+                    f"table {t.n}: no clock result{game}" + (f" ({withheld})" if withheld else "") + ": record it from "
+                    "the result slip, with the reason the game has no clock record (a clock that broke, no clock at "
+                    "this table, a lost journal) and any time penalties written on the slip")
             reason = " ".join(str(no_clock.get("reason") or "").split())[:results.MAX_REASON]
             if not reason:
                 raise results.ResultError(f"table {t.n}: a result with no clock record needs the reason there is none "

@@ -3,8 +3,11 @@ tests and the bench.
 
 Each table is the real clock core (`firmware.clock`) with its own MQTT user, Last Will and journal,
 publishing the hall topics of docs/hall.md: retained `status` and `state`, an `event` per input and
-a `result` at the end, and an `ack` for each director command. Its journal is the firmware's format,
-so `rackside clock replay --json` audits it. One scheduler thread drives every table (scripts,
+a `result` at the end, and an `ack` for each director command. Its journal is the firmware's format
+(`journals/table-N/GAME.jsonl`, each input with its seq), so `rackside clock replay --json` audits it
+and a console's `resend` is answered from it as a real clock answers (hall.wire.resend, which the
+clock's hall.device.recovery answers with; the console paces its own resends, limits.RESEND_EVERY_S,
+so the sim keeps no resend budget of its own: the clock's guards a Pi's SD card). One scheduler thread drives every table (scripts,
 commands, the 10 s state refresh); paho gives each table its own network thread, as each Pi has.
 
 A script is a list of `(seconds, action)` relative to the sim's start, negative for history that
@@ -31,7 +34,7 @@ import paho.mqtt.client as mqtt
 
 from rackside.firmware import clock as C
 from rackside.firmware.journal import input_to_dict, make_header
-from rackside.hall.wire import commands, topics
+from rackside.hall.wire import commands, resend, topics
 from rackside.hall.wire.payloads import event_payload, result_payload, state_payload
 from rackside.hall.wire.payloads import challenge_payloads as station_payloads
 
@@ -62,8 +65,12 @@ class SimTable:
     last_state_wall: float = 0.0
 
     @property
-    def game(self) -> str:
-        return f"t{self.n}-g{self.game_no}"
+    def journals(self) -> Path:  # one folder a table, as each clock has its own (what `resend` reads)
+        return self.journal_dir / f"table-{self.n}"
+
+    @property
+    def game(self) -> str:  # named as a clock names its games (a resend names one: hall.wire.commands.GAME)
+        return f"game-{self.game_no:06}"
 
 
 class SimHall:
@@ -261,7 +268,8 @@ class SimHall:
         t.clock = C.new_clock(rules)
         t.seq = 0
         t.resulted = False
-        t.journal = self.journal_dir / f"table-{t.n}-{t.game}.jsonl"
+        t.journal = t.journals / f"{t.game}.jsonl"
+        t.journal.parent.mkdir(parents=True, exist_ok=True)
         t.journal.write_text(json.dumps(make_header(rules, table=t.n, game=t.game)) + "\n")
 
     def _input(self, t: SimTable, event, source: str = "button", extra: dict | None = None) -> None:
@@ -273,7 +281,7 @@ class SimHall:
         if extra:
             line.update(extra)
         with open(t.journal, "a") as f:
-            f.write(json.dumps(line) + "\n")
+            f.write(json.dumps({**line, "seq": t.seq + 1}) + "\n")  # the input's number, as a clock journals it
         t.clock = C.apply(t.clock, event)
         t.seq += 1
         t.inputs += 1
@@ -289,9 +297,9 @@ class SimHall:
             return
         t.client.publish(topics.table(self.hall, t.n, leaf), payload, qos=1, retain=retain)
 
-    def _ack(self, t: SimTable, cid: str | None, ok: bool, reason: str | None = None) -> None:
+    def _ack(self, t: SimTable, cid: str | None, ok: bool, reason: str | None = None, **extra) -> None:
         self._publish_raw(t, "ack", json.dumps({"id": cid, "ok": ok, "reason": reason, "seq": t.seq if ok else None,
-                                                "at": iso(time.time())}).encode())
+                                                **extra, "at": iso(time.time())}).encode())
 
     def _publish_state(self, t: SimTable, t_ns: int) -> None:
         t_ns = max(t_ns, t.clock.since_ns or t_ns)
@@ -310,8 +318,11 @@ class SimHall:
             self._ack(t, commands.command_id(payload), False, str(e))
             return
         now = self.now_ns()
-        if cmd.name == "resend":  # a console asking for events it missed: a real clock answers from its journal
-            self._ack(t, cmd.id, False, "resend: the simulator keeps no journal to resend from")
+        if cmd.name == "resend":  # a console asking for events it missed: from the journal, as a clock answers
+            ok, reason, found = resend.answer(t.journals, cmd.game, cmd.from_seq, cmd.to_seq)
+            for event in found:
+                self._publish_raw(t, "event", event)
+            self._ack(t, cmd.id, ok, reason, queued=len(found))
             return
         if cmd.name == "new_game":
             t.game_no += 1

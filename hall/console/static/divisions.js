@@ -102,6 +102,10 @@ function recordText(t) {
     "(player names optional) and exported as CSV; TSH's score entry needs TSH files (config.tsh with its .t files, or tourney.js: Round & TSH).");
   if (t.result) parts.push("From the clock's result: type the two scores from the slip; the clock's time penalties are applied (5.3).");
   else {
+    if (t.clockOn) { // the clock plays another round's game (hallstate.Bound): its result is that round's
+      const other = `${t.clockOn.division ? t.clockOn.division + " " : ""}round ${t.clockOn.round}`;
+      parts.push(`This table's clock is on ${other}'s game: the result it gives is ${other}'s, recorded with that round on screen.`);
+    }
     const pen = rules ? ` (${rules.penalty_per_minute} points a minute or part thereof of overtime, 0 to ` +
       `${Math.ceil(rules.forfeit_overtime_ms / 60000) * rules.penalty_per_minute}: 5.3, 5.3.3)` : "";
     parts.push("No clock result for this game (a clock that broke, no clock at this table, a lost journal): it is recorded " +
