@@ -32,7 +32,6 @@ from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from rackside.firmware import journal_output
-from rackside.firmware import menu as menus
 from rackside.firmware import render
 from rackside.firmware.clock import (
     Adjust,
@@ -55,6 +54,7 @@ from rackside.firmware.clock import (
 from rackside.firmware.debounce import DEFAULT_SETTLE_NS, Debouncer
 from rackside.firmware.gestures import DEFAULT_CHORD_NS, DEFAULT_HOLD_NS, Action, Gestures
 from rackside.firmware.journal_output import JournalOutput
+from rackside.firmware.menu_session import AskTable, Closed, MenuSession, NewGame
 from rackside.firmware.messages import BUTTONS, NOTES, Command, Edge, Message, Request, Stop
 from rackside.firmware.outputs import Applied, Frame, Guarded, Output
 
@@ -125,7 +125,7 @@ class Runner:
         down = initially_down or {}
         self.debouncers = {b: Debouncer(settle_ns, raw_down=bool(down.get(b))) for b in BUTTONS}
         self.gestures = Gestures(hold_ns=hold_ns, chord_ns=chord_ns)
-        self.menu: menus.Menu | None = None
+        self.menu_session = MenuSession()  # the director's menu, while it is open
         self.clock = None
         self.restored_until_ns: int | None = None
         self.stopped = False
@@ -134,6 +134,15 @@ class Runner:
         self._next_watchdog_ns: int | None = None
         self.notice: tuple[str, str, int | None] | None = None  # (left, right, until): shown in phase setup
         self.identify_until_ns: int | None = None  # a director's "identify": the displays flash
+
+    @property
+    def menu(self):
+        """The director's menu (a `firmware.menu.Menu`) while it is open, else None."""
+        return self.menu_session.menu
+
+    @menu.setter
+    def menu(self, menu) -> None:  # tests close it directly (leaving it is test_menu.py's business)
+        self.menu_session.menu = menu
 
     # The journal's state, read by tests and the status line.
     @property
@@ -231,7 +240,7 @@ class Runner:
         times = [d.release_due_ns() for d in self.debouncers.values()]
         times += [self.gestures.deadline()]
         if self.menu is not None:
-            times.append(menus.next_change_ns(self.menu, now))
+            times.append(self.menu_session.next_change_ns(now))
         else:
             times.append(render.next_change_ns(self.clock, view(self.clock, now), now, restored_until_ns=self.restored_until_ns))
         times.append(self.journal.next_due_ns(now))
@@ -438,39 +447,29 @@ class Runner:
             self._apply(Neutralise(t))
         self.gestures.reset()
         self.restored_until_ns = None
-        self.menu = menus.open_menu(view(self.clock, max(t, self.clock.since_ns or t)), self.rules.game_time_ms, self.rules.forfeit_overtime_ms,
-                                    ask_table=any(getattr(g.output, "asks_table", False) for g in self._guarded))
+        self.menu_session.open(view(self.clock, max(t, self.clock.since_ns or t)), self.rules,
+                               ask_table=any(getattr(g.output, "asks_table", False) for g in self._guarded))
         log.info("director's menu opened")
 
     def menu_help(self) -> dict[str, str] | None:
         """What each button does while the director's menu is open, else None: the simulators'
-        key line (any thread may ask; the menu is an immutable value)."""
-        menu = self.menu
-        return None if menu is None else menus.key_help(menu)
+        key line (any thread may ask)."""
+        return self.menu_session.key_help()
 
     def _menu_press(self, button: str, t: int) -> None:
         t = max(t, self.clock.since_ns or t)
-        self.menu, effects = menus.press(self.menu, button, view(self.clock, t), self.rules.game_time_ms)
-        for effect in effects:
-            kind = effect[0]
-            if kind == "adjust":
-                self._apply(Adjust(t, effect[1], effect[2]))
-            elif kind == "late_start":
-                self._apply(LateStart(t, tuple(effect[1])))
-            elif kind == "arrive":
-                self._apply(Arrive(t, effect[1]))
-            elif kind == "forfeit":
-                self._apply(Forfeit(t, effect[1]))
-            elif kind == "new_game":
-                self.new_game(effect[1], t)
-            elif kind == "ask_table":  # to the output that can ask the hall (hall.device.enrolled_output)
+        for step in self.menu_session.press(button, view(self.clock, t), t, self.rules.game_time_ms):
+            if isinstance(step, NewGame):
+                self.new_game(step.game_time_ms, t)
+            elif isinstance(step, AskTable):  # to the output that can ask the hall (hall.device.enrolled_output)
                 for g in self._guarded:
                     if getattr(g.output, "asks_table", False):
-                        g.call("ask_table", effect[1])
-            elif kind == "exit":
-                self.menu = None
+                        g.call("ask_table", step.table)
+            elif isinstance(step, Closed):
                 self.gestures.reset()
                 log.info("director's menu closed")
+            else:
+                self._apply(step)
 
     def new_game(self, game_time_ms: int, t: int, notes: dict[str, str] | None = None) -> None:
         """Close the current game's journal and start a new game with `game_time_ms` a player.
@@ -495,7 +494,7 @@ class Runner:
 
     def _texts(self, v: View, now: int) -> tuple[str, str]:
         if self.menu is not None:
-            return menus.texts(self.menu, v, now, self.rules.game_time_ms)
+            return self.menu_session.texts(v, now, self.rules.game_time_ms)
         if self.identify_until_ns is not None and now < self.identify_until_ns:
             return ("8888", "8888") if (now // render.BLINK_NS) % 2 == 0 else ("", "")
         if self.notice is not None and v.phase is Phase.SETUP and (self.notice[2] is None or now < self.notice[2]):

@@ -19,6 +19,7 @@ PURE_CORES = {
     "rackside.firmware.debounce": "firmware/debounce.py",
     "rackside.firmware.gestures": "firmware/gestures.py",
     "rackside.firmware.menu": "firmware/menu.py",
+    "rackside.firmware.menu_session": "firmware/menu_session.py",
     "rackside.firmware.render": "firmware/render.py",
     "rackside.firmware.messages": "firmware/messages.py",
     "rackside.firmware.rules_table": "firmware/rules_table.py",
