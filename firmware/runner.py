@@ -34,17 +34,12 @@ from typing import Any, Callable, Sequence
 from rackside.firmware import journal_output
 from rackside.firmware import render
 from rackside.firmware.clock import (
-    Adjust,
-    Arrive,
     ClockInputError,
     End,
-    Forfeit,
-    LateStart,
     Neutralise,
     Phase,
     Press,
     Rules,
-    Takeover,
     View,
     apply,
     new_clock,
@@ -55,34 +50,15 @@ from rackside.firmware.debounce import DEFAULT_SETTLE_NS, Debouncer
 from rackside.firmware.gestures import DEFAULT_CHORD_NS, DEFAULT_HOLD_NS, Action, Gestures
 from rackside.firmware.journal_output import JournalOutput
 from rackside.firmware.menu_session import AskTable, Closed, MenuSession, NewGame
-from rackside.firmware.messages import BUTTONS, NOTES, Command, Edge, Message, Request, Stop
+from rackside.firmware.messages import BUTTONS, Command, Edge, Message, Request, Stop
 from rackside.firmware.outputs import Applied, Frame, Guarded, Output
+from rackside.firmware.requests import Requests
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT_NS = journal_output.CHECKPOINT_NS  # read when a Runner is made (bench/power_loss.py sets it)
 RESTORED_BANNER_NS = 10_000_000_000
 MAX_WAIT_S = 60.0
-
-# The requests the runner answers (`Runner.submit(Request(...))`), with the arguments each takes.
-REQUESTS = {
-    "menu": (),
-    "end": (),
-    "stop": (),
-    "neutralise": (),
-    "adjust": ("player", "remaining_ms"),
-    "late_start": ("players",),
-    "arrive": ("player",),
-    "forfeit": ("player",),
-    "takeover": ("player",),  # the hall: a spare continues a table's game, neutralised (1.4.1(b))
-    "new_game": ("game_time_ms",),
-    "identify": ("seconds",),  # the hall's director: the displays flash 8888 so the table is found
-    # the hall's enrolment: (left, right) texts shown before a game's first press (its code while it
-    # waits for a table number, its number once given), for `seconds` (0: until replaced)
-    "notice": ("left", "right", "seconds"),
-}
-MAX_NOTICE_CHARS = 8
-OPTIONAL_ARGS = {"new_game": ("rules",)}  # rules: the clock.Rules the new game is played under (the hall)
 
 
 class Runner:
@@ -132,8 +108,7 @@ class Runner:
         self._refused = ""  # why the core refused the last input it refused
         self._watchdog_ns = notifier.watchdog_period_ns() if notifier is not None else None
         self._next_watchdog_ns: int | None = None
-        self.notice: tuple[str, str, int | None] | None = None  # (left, right, until): shown in phase setup
-        self.identify_until_ns: int | None = None  # a director's "identify": the displays flash
+        self.requests = Requests(self)  # from off the table: checked, applied, answered
 
     @property
     def menu(self):
@@ -246,10 +221,7 @@ class Runner:
         times.append(self.journal.next_due_ns(now))
         times += [g.call("next_due_ns", now) for g in self._guarded]
         times.append(self._next_watchdog_ns)
-        if self.identify_until_ns is not None and now < self.identify_until_ns:
-            times.append(min(self.identify_until_ns, (now // render.BLINK_NS + 1) * render.BLINK_NS))
-        if self.notice is not None and self.notice[2] is not None and now < self.notice[2]:
-            times.append(self.notice[2])
+        times.append(self.requests.next_change_ns(now))
         times = [t for t in times if t is not None]
         return min(times) if times else None
 
@@ -270,7 +242,7 @@ class Runner:
             elif isinstance(m, Command):
                 self._command(m.name, t)
             elif isinstance(m, Request):
-                self._request(m, t)
+                self.requests.handle(m, t)
             elif isinstance(m, Stop):
                 self.stopped = True
             else:
@@ -326,79 +298,6 @@ class Runner:
                 self._do([Action("end", t)])
         else:
             log.warning("unknown command %r ignored", name)
-
-    def _request(self, r: Request, t: int) -> None:
-        """A command from off the table: checked, applied like the director's menu would, answered."""
-        ok, why = self._answer(r, t)
-        if not ok:
-            log.warning("%s request %r refused: %s", r.source, r.name, why)
-        if r.reply is not None:
-            try:
-                r.reply(ok, why)
-            except Exception as exc:  # noqa: BLE001 - a requester's bug never stops the clock
-                log.error("reply to %s request %r failed: %r", r.source, r.name, exc)
-
-    def _answer(self, r: Request, t: int) -> tuple[bool, str]:
-        if r.name not in REQUESTS:
-            return False, f"unknown command (allowed: {', '.join(REQUESTS)})"
-        wanted = REQUESTS[r.name]
-        extra = sorted(set(r.args) - set(wanted) - set(OPTIONAL_ARGS.get(r.name, ())) - set(NOTES))
-        missing = [k for k in wanted if k not in r.args]
-        if extra or missing:
-            return False, f"{r.name} takes {', '.join(wanted) or 'no arguments'}" + (f" (missing {missing[0]})" if missing else f" (not {extra[0]})")
-        a = r.args
-        if r.name == "notice":  # display only: shown whenever the menu is closed again
-            texts, seconds = (a["left"], a["right"]), a["seconds"]
-            if not all(isinstance(x, str) and len(x) <= MAX_NOTICE_CHARS for x in texts):
-                return False, f"left, right: texts of at most {MAX_NOTICE_CHARS} characters"
-            if isinstance(seconds, bool) or not isinstance(seconds, int) or not 0 <= seconds <= 600:
-                return False, f"seconds: {seconds!r} (allowed: 0 to 600)"
-            self.notice = (*texts, t + seconds * 1_000_000_000 if seconds else None)
-            return True, ""
-        if self.menu is not None and r.name not in ("stop",):
-            return False, "the director's menu is open on the clock"
-        if r.name in ("menu", "end", "stop"):
-            before = (self.menu, self.clock)
-            self._command(r.name, t)
-            done = r.name == "stop" or (self.menu, self.clock) != before
-            return (True, "") if done else (False, f"{r.name} does nothing in phase {self._phase(t).value}")
-        if r.name == "identify":
-            seconds = a["seconds"]
-            if isinstance(seconds, bool) or not isinstance(seconds, int) or not 1 <= seconds <= 60:
-                return False, f"seconds: {seconds!r} (allowed: 1 to 60)"
-            self.identify_until_ns = t + seconds * 1_000_000_000
-            return True, ""
-        if r.name == "new_game":
-            # Checked here, on the clock as it is now: the hall's own check reads the last frame's
-            # phase, which a start pressed a moment before the command has not reached yet.
-            if self._phase(t) in (Phase.RUNNING, Phase.LATE):
-                return False, f"the game is {self._phase(t).value}: neutralise or end it first"
-            ms = a["game_time_ms"]
-            if isinstance(ms, bool) or not isinstance(ms, int) or ms <= 0:
-                return False, f"game_time_ms: {ms!r} (allowed: a positive whole number of milliseconds)"
-            rules = a.get("rules")
-            if rules is not None:
-                if not isinstance(rules, Rules):
-                    return False, "rules: allowed is a clock.Rules"
-                self.rules = rules
-            self.new_game(ms, t, {k: str(a[k]) for k in NOTES if a.get(k) is not None})
-            return True, ""
-        try:
-            event = {
-                "neutralise": lambda: Neutralise(t),
-                "adjust": lambda: Adjust(t, a["player"], a["remaining_ms"]),
-                "late_start": lambda: LateStart(t, tuple(a["players"])),
-                "arrive": lambda: Arrive(t, a["player"]),
-                "forfeit": lambda: Forfeit(t, a["player"]),
-                "takeover": lambda: Takeover(t, a["player"]),
-            }[r.name]()
-        except (TypeError, ValueError) as exc:
-            return False, str(exc)
-        before = self.clock
-        notes = {k: str(a[k]) for k in NOTES if a.get(k) is not None}
-        if not self._apply(event, source=r.source, **notes):
-            return False, self._refused
-        return (True, "") if self.clock != before else (False, f"{r.name} changes nothing in phase {self._phase(t).value}")
 
     def _do(self, actions: list[Action]) -> None:
         for a in actions:
@@ -495,10 +394,9 @@ class Runner:
     def _texts(self, v: View, now: int) -> tuple[str, str]:
         if self.menu is not None:
             return self.menu_session.texts(v, now, self.rules.game_time_ms)
-        if self.identify_until_ns is not None and now < self.identify_until_ns:
-            return ("8888", "8888") if (now // render.BLINK_NS) % 2 == 0 else ("", "")
-        if self.notice is not None and v.phase is Phase.SETUP and (self.notice[2] is None or now < self.notice[2]):
-            return self.notice[0], self.notice[1]
+        shown = self.requests.texts(v, now)  # the hall's identify or notice
+        if shown is not None:
+            return shown
         return render.texts(v, now, restored_until_ns=self.restored_until_ns)
 
     def frame(self, now: int) -> Frame:
