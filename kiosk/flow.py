@@ -23,6 +23,8 @@ from __future__ import annotations
 import enum
 from typing import Callable, Sequence
 
+from rackside.kiosk import pin as pins
+from rackside.kiosk.pin import PinPad
 from rackside.values import Record
 
 NS = 1_000_000_000
@@ -30,8 +32,6 @@ MAX_WORDS = 8
 MAX_LETTERS = 15
 MAX_TABLE_DIGITS = 4
 MAX_ID_CHARS = 48
-PIN_MAX = 8
-PIN_TRIES = 5
 
 
 class Timing(Record):
@@ -301,10 +301,7 @@ class Station:
         self.verdict: Verdict | None = None
         self.verdict_ns = 0
         self.docket = ""  # "", "printing", "printed", or "failed: why"
-        self.pin = ""
-        self.pin_message = ""
-        self.wrong_tries = 0
-        self.lock_until_ns = 0
+        self.pin_pad = PinPad()  # the PIN being typed and the lockout (kiosk.pin)
         self.director_note = ""
         self.lexicon_choices: tuple[LexiconChoice, ...] = ()
         self.log_rows: tuple[LogRow, ...] = ()
@@ -338,7 +335,7 @@ class Station:
         return self.screen == Screen.IMPORTING and self.import_view is not None and not self.import_view.done
 
     def locked(self, t_ns: int) -> bool:
-        return t_ns < self.lock_until_ns
+        return self.pin_pad.locked(t_ns)
 
     def idle_limit_ns(self) -> int:
         """How long the current player screen waits for input before returning to idle."""
@@ -362,9 +359,9 @@ class Station:
             return self.verdict_ns + t.result_hold_ns
         if self.screen == Screen.LOCKED:
             # Redraw the countdown each second; leave when the lock lifts or nobody is there.
-            remaining = self.lock_until_ns - now_ns
-            next_second = now_ns + (remaining % NS or NS)
-            return min(self.lock_until_ns, self.last_input_ns + t.inactivity_ns, next_second)
+            lock_until_ns = self.pin_pad.lock_until_ns
+            next_second = now_ns + ((lock_until_ns - now_ns) % NS or NS)
+            return min(lock_until_ns, self.last_input_ns + t.inactivity_ns, next_second)
         if self.screen in PLAYER_SCREENS:
             end = self.last_input_ns + self.idle_limit_ns()
             if self.idle_limit_ns() == t.entry_idle_ns:
@@ -423,7 +420,7 @@ class Station:
         self.screen = screen
         self.last_input_ns = t_ns
         self.table, self.count, self.words, self.message = "", 0, [""], ""
-        self.pin, self.pin_message = "", ""
+        self.pin_pad = self.pin_pad.cleared()
         if screen == Screen.IDLE:
             self.verdict, self.docket = None, ""
             self.readj, self.readj_id, self.selected, self.director_note = None, "", "", ""
@@ -527,37 +524,19 @@ class Station:
         if self.screen == Screen.RESULT:
             self.docket = "printed" if ok else f"failed: {why}" if why else "failed"
 
-    # PIN and LOCKED
+    # PIN and LOCKED (the digits and the lockout are kiosk.pin's)
     def _on_pin(self, ev: Key | Tap) -> None:
         action = _action(ev)
         if action == "cancel":
             self._reset(Screen.IDLE, ev.t_ns)
-        elif action == "backspace":
-            self.pin = self.pin[:-1]
-        elif action.startswith("digit:"):
-            if len(self.pin) < PIN_MAX:
-                self.pin += action[6:]
-            self.pin_message = ""
         elif action in {"enter", "ok"}:
-            self._check_pin(ev.t_ns)
-
-    def _check_pin(self, t_ns: int) -> None:
-        if self.locked(t_ns):
-            self._reset(Screen.LOCKED, t_ns)
-            return
-        pin, self.pin = self.pin, ""
-        if pin and self.verify_pin(pin):
-            self.wrong_tries = 0
-            self._reset(Screen.DIRECTOR, t_ns)
-            return
-        self.wrong_tries += 1
-        if self.wrong_tries >= PIN_TRIES:
-            self.wrong_tries = 0
-            self.lock_until_ns = t_ns + self.timing.lockout_ns
-            self._reset(Screen.LOCKED, t_ns)
+            self.pin_pad, found = self.pin_pad.check(self.verify_pin, ev.t_ns, self.timing.lockout_ns)
+            if found == pins.OPEN:
+                self._reset(Screen.DIRECTOR, ev.t_ns)
+            elif found == pins.LOCKED:
+                self._reset(Screen.LOCKED, ev.t_ns)
         else:
-            left = PIN_TRIES - self.wrong_tries
-            self.pin_message = f"Wrong PIN: {left} {'try' if left == 1 else 'tries'} left"
+            self.pin_pad = self.pin_pad.typed(action)
 
     def _on_locked(self, ev: Key | Tap) -> None:
         if _action(ev) in {"cancel", "ok", "enter"}:

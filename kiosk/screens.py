@@ -327,20 +327,20 @@ class Renderer:
         self.header("Director PIN")
         field = g.rect(16, 110, 420, 110)
         self.box(field, PANEL, (90, 100, 114))
-        dots = "●" * len(st.pin)
+        dots = "●" * len(st.pin_pad.digits)
         if dots:
             d = g.px(22)
-            for i in range(len(st.pin)):
-                cx = field.x + field.w // 2 + int((i - (len(st.pin) - 1) / 2) * d * 2)
+            for i in range(len(st.pin_pad.digits)):
+                cx = field.x + field.w // 2 + int((i - (len(st.pin_pad.digits) - 1) / 2) * d * 2)
                 self._mark(("dot",), self.pg.draw.circle(self.surface, TEXT, (cx, field.y + field.h // 2), d // 2 + 2))
-        if st.pin_message:
-            self.draw_paragraph(st.pin_message, g.rect(16, 236, 420, 60), 24, AMBER)
+        if st.pin_pad.message:
+            self.draw_paragraph(st.pin_pad.message, g.rect(16, 236, 420, 60), 24, AMBER)
         self.draw_paragraph("Director mode only. Players: press CANCEL.", g.rect(16, 310, 420, 60), 20, MUTED)
 
     def _draw_locked(self, st: Station, now_ns: int) -> None:
         g = self.geo
         self.header("Director mode is locked")
-        secs = max(0, -(-(st.lock_until_ns - now_ns) // NS))
+        secs = max(0, -(-(st.pin_pad.lock_until_ns - now_ns) // NS))
         self.draw_text("Too many wrong PINs.", g.rect(400, 130, 0, 0).x, g.rect(0, 130, 0, 0).y, 34, TEXT,
                        align="center")
         self.draw_text(f"Try again in {secs} s", g.rect(400, 200, 0, 0).x, g.rect(0, 200, 0, 0).y, 54, AMBER,

@@ -34,7 +34,7 @@ KEYS = [*"ABCQIZ0123456789", "SPACE", "ENTER", "BACKSPACE", "TAB", "ESCAPE", "UP
 
 
 def view(s: Station, t_ns: int) -> tuple:
-    return (s.screen, s.count, tuple(s.words), s.message, s.table, s.pin, s.verdict, s.page, s.readj_id,
+    return (s.screen, s.count, tuple(s.words), s.message, s.table, s.pin_pad.digits, s.verdict, s.page, s.readj_id,
             s.countdown_s(t_ns))
 
 
@@ -56,7 +56,7 @@ class StationMachine(RuleBasedStateMachine):
         # what the screen showed as last drawn (the app redraws after every step)
         before, before_view = s.screen, view(s, self.drawn_t)
         deadline = s.next_deadline_ns(self.drawn_t)
-        typed_pin = s.pin if s.screen == Screen.PIN else None
+        typed_pin = s.pin_pad.digits if s.screen == Screen.PIN else None
         locked = s.locked(event.t_ns)
         in_ignore = s.screen == Screen.RESULT and event.t_ns - s.verdict_ns < s.timing.touch_ignore_ns
         effects = s.handle(event)
