@@ -446,7 +446,7 @@ def frame_scenario(workdir: Path, size) -> dict[str, list[float]]:
             finger("rules")
             finger("back")
             finger("log")
-            rows = app.station.log_rows
+            rows = app.station.director.log_rows
             if rows:
                 app.feed(Tap(f"row:{rows[0].challenge_id}", clock[0]))
                 app.step([])
@@ -562,7 +562,7 @@ def screenshots(workdir: Path, out_dir: Path) -> list[Path]:
         drive(app, clock, ["tap:back", "tap:rules"])
         shot(app, "director-rules")
         drive(app, clock, ["tap:back", "tap:log"])
-        app.feed(Tap(f"row:{app.station.log_rows[0].challenge_id}", clock[0]))
+        app.feed(Tap(f"row:{app.station.director.log_rows[0].challenge_id}", clock[0]))
         shot(app, "director-log")
         drive(app, clock, ["tap:readj"])
         shot(app, "director-readjudication")

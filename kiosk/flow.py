@@ -24,6 +24,9 @@ import enum
 from typing import Callable, Sequence
 
 from rackside.kiosk import pin as pins
+from rackside.kiosk.director import (LEXICONS_PER_PAGE, ChooseLexicon, ChooseRule, DirectorMenu, ExportLog,
+                                     LexiconChoice, ListLexicons, LoadLog, LogRow, Quit, Readjudicate, ScanMedia, Step,
+                                     page_move)
 from rackside.kiosk.pin import PinPad
 from rackside.values import Record
 
@@ -139,43 +142,6 @@ class Judge(Record):
     kind: str  # "self" or "runner"
 
 
-class ListLexicons(Record):
-    __slots__ = ()
-
-
-class ChooseLexicon(Record):
-    __slots__ = ("path",)
-    path: str
-
-
-class ChooseRule(Record):
-    __slots__ = ("value",)
-    value: str
-
-
-class LoadLog(Record):
-    __slots__ = ()
-
-
-class ExportLog(Record):
-    __slots__ = ()
-
-
-class Readjudicate(Record):
-    __slots__ = ("challenge_id",)
-    challenge_id: str
-
-
-class Quit(Record):
-    __slots__ = ()
-
-
-class ScanMedia(Record):
-    """List the word lists on removable media (answered with `show_import_choices`)."""
-
-    __slots__ = ()
-
-
 class ImportWordList(Record):
     """Compile this word list and switch to it (answered with `show_import_progress`/`_done`)."""
 
@@ -215,14 +181,6 @@ class Verdict(Record):
     short_id: str  # 6 characters, unique in the log: what the runner copies onto the slip
 
 
-class LexiconChoice(Record):
-    __slots__ = ("path", "label", "error")
-    _defaults = {"error": None}
-    path: str
-    label: str
-    error: str | None
-
-
 class ImportView(Record):
     """The import screen: a progress bar while compiling, then the lexicon it became or why not."""
 
@@ -239,19 +197,6 @@ class ImportView(Record):
     skipped: tuple[str, ...]
     error: str
 
-
-class LogRow(Record):
-    """One challenge in the director's log view; per-word results appear only here."""
-
-    __slots__ = ("challenge_id", "time", "kind", "table", "lexicon", "words", "acceptable", "per_word")
-    challenge_id: str
-    time: str
-    kind: str
-    table: str | None
-    lexicon: str
-    words: tuple[str, ...]
-    acceptable: bool
-    per_word: tuple[bool, ...]
 
 
 class ReadjudicationView(Record):
@@ -302,11 +247,7 @@ class Station:
         self.verdict_ns = 0
         self.docket = ""  # "", "printing", "printed", or "failed: why"
         self.pin_pad = PinPad()  # the PIN being typed and the lockout (kiosk.pin)
-        self.director_note = ""
-        self.lexicon_choices: tuple[LexiconChoice, ...] = ()
-        self.log_rows: tuple[LogRow, ...] = ()
-        self.page = 0
-        self.selected = ""
+        self.director = DirectorMenu()  # the menu, lexicon, rule and log screens (kiosk.director)
         self.readj_id = ""
         self.readj: ReadjudicationView | None = None
         self.import_choices: tuple[LexiconChoice, ...] = ()
@@ -423,7 +364,8 @@ class Station:
         self.pin_pad = self.pin_pad.cleared()
         if screen == Screen.IDLE:
             self.verdict, self.docket = None, ""
-            self.readj, self.readj_id, self.selected, self.director_note = None, "", "", ""
+            self.readj, self.readj_id = None, ""
+            self.director = self.director.replace(selected="", note="")
 
     def _to_pin(self, t_ns: int) -> None:
         self._reset(Screen.LOCKED if self.locked(t_ns) else Screen.PIN, t_ns)
@@ -542,73 +484,50 @@ class Station:
         if _action(ev) in {"cancel", "ok", "enter"}:
             self._reset(Screen.IDLE, ev.t_ns)
 
-    # DIRECTOR
-    def _back_to_menu(self) -> None:
-        self.screen, self.page, self.readj = Screen.DIRECTOR, 0, None
+    # DIRECTOR, LEXICONS, RULES, LOG (kiosk.director's)
+    def _go(self, step: Step, t_ns: int) -> list[Effect]:
+        """Go where a director's screen's action says; its effects for the app."""
+        if step.to == Screen.IDLE.value:
+            self._reset(Screen.IDLE, t_ns)
+        elif step.to == Screen.DIRECTOR.value:
+            self.screen, self.readj = Screen.DIRECTOR, None
+        elif step.to == Screen.IMPORT.value:
+            self.screen, self.import_choices = Screen.IMPORT, ()
+            self.director = self.director.replace(page=0)
+        elif step.to == Screen.READJ_ENTRY.value:
+            self.screen, self.readj_id = Screen.READJ_ENTRY, self.director.selected
+        elif step.to:
+            self.screen = Screen(step.to)
+        return list(step.effects)
 
-    def _on_director(self, ev: Key | Tap) -> list[Effect] | None:
-        action = _action(ev)
-        self.director_note = "" if action else self.director_note
-        if action in {"resume", "escape"}:
-            self._reset(Screen.IDLE, ev.t_ns)
-        elif action == "lexicons":
-            self.screen, self.page = Screen.LEXICONS, 0
-            return [ListLexicons()]
-        elif action == "rules":
-            self.screen, self.page = Screen.RULES, 0
-        elif action == "log":
-            self.screen, self.page, self.selected = Screen.LOG, 0, ""
-            return [LoadLog()]
-        elif action == "readj":
-            self.screen, self.readj_id = Screen.READJ_ENTRY, self.selected
-        elif action == "quit":
-            return [Quit()]
-        return None
+    def _on_director(self, ev: Key | Tap) -> list[Effect]:
+        self.director, step = self.director.on_menu(_action(ev))
+        return self._go(step, ev.t_ns)
 
     def note(self, text: str) -> None:
         """A line for the director (what a choice did, or why it failed)."""
-        self.director_note = text
+        self.director = self.director.replace(note=text)
 
-    def _page_move(self, action: str, total: int, per_page: int) -> bool:
-        pages = max(1, -(-total // per_page))
-        if action in {"prev", "up"}:
-            self.page = max(0, self.page - 1)
-        elif action in {"next", "down"}:
-            self.page = min(pages - 1, self.page + 1)
-        else:
-            return False
-        return True
-
-    def _on_lexicons(self, ev: Key | Tap) -> list[Effect] | None:
-        action = _action(ev)
-        if action in {"back", "escape"}:
-            self._back_to_menu()
-            return None
-        if self._page_move(action, len(self.lexicon_choices), LEXICONS_PER_PAGE):
-            return None
-        if action == "usb":
-            self.screen, self.page, self.import_choices, self.director_note = Screen.IMPORT, 0, (), ""
-            return [ScanMedia()]
-        if action.startswith("pick:"):
-            i = int(action[5:])
-            if 0 <= i < len(self.lexicon_choices) and not self.lexicon_choices[i].error:
-                self._back_to_menu()
-                return [ChooseLexicon(self.lexicon_choices[i].path)]
-        return None
+    def _on_lexicons(self, ev: Key | Tap) -> list[Effect]:
+        self.director, step = self.director.on_lexicons(_action(ev))
+        return self._go(step, ev.t_ns)
 
     def show_lexicons(self, choices: Sequence[LexiconChoice]) -> None:
-        self.lexicon_choices = tuple(choices)
+        self.director = self.director.replace(lexicon_choices=tuple(choices))
 
-    def _to_lexicons(self) -> list[Effect]:
-        self.screen, self.page, self.import_view = Screen.LEXICONS, 0, None
-        return [ListLexicons()]
+    def _to_lexicons(self, t_ns: int) -> list[Effect]:
+        self.import_view = None
+        self.director, step = self.director.to_lexicons()
+        return self._go(step, t_ns)
 
     # IMPORT (a USB stick's word lists) and IMPORTING (compile, then switch)
     def _on_import(self, ev: Key | Tap) -> list[Effect] | None:
         action = _action(ev)
         if action in {"back", "escape"}:
-            return self._to_lexicons()
-        if self._page_move(action, len(self.import_choices), LEXICONS_PER_PAGE):
+            return self._to_lexicons(ev.t_ns)
+        page = page_move(self.director.page, action, len(self.import_choices), LEXICONS_PER_PAGE)
+        if page is not None:
+            self.director = self.director.replace(page=page)
             return None
         if action == "usb":  # look again (a stick plugged in since)
             self.import_choices = ()
@@ -617,7 +536,7 @@ class Station:
             i = int(action[5:])
             if 0 <= i < len(self.import_choices):
                 path = self.import_choices[i].path
-                self.screen, self.director_note = Screen.IMPORTING, ""
+                self.screen, self.director = Screen.IMPORTING, self.director.replace(note="")
                 self.import_view = ImportView(path.rsplit("/", 1)[-1])
                 return [ImportWordList(path)]
         return None
@@ -629,7 +548,7 @@ class Station:
         # While compiling, nothing leaves this screen: the result must be seen (and a half-read
         # stick must not be pulled out because the screen looked finished).
         if not self.importing and _action(ev) in {"done", "back", "escape", "enter"}:
-            return self._to_lexicons()
+            return self._to_lexicons(ev.t_ns)
         return None
 
     def show_import_progress(self, fraction: float, stage: str) -> None:
@@ -642,42 +561,21 @@ class Station:
             self.import_view = view.replace(done=True, fraction=1.0 if not view.error else view.fraction)
             self.last_input_ns = t_ns
 
-    def _on_rules(self, ev: Key | Tap) -> list[Effect] | None:
-        action = _action(ev)
-        if action in {"back", "escape"}:
-            self._back_to_menu()
-        elif self._page_move(action, len(self.rules), RULES_PER_PAGE):
-            return None
-        elif action.startswith("rule:"):
-            value = action[5:]
-            if any(v == value for v, _ in self.rules):
-                self._back_to_menu()
-                return [ChooseRule(value)]
-        return None
+    def _on_rules(self, ev: Key | Tap) -> list[Effect]:
+        self.director, step = self.director.on_rules(_action(ev), self.rules)
+        return self._go(step, ev.t_ns)
 
-    def _on_log(self, ev: Key | Tap) -> list[Effect] | None:
-        action = _action(ev)
-        if action in {"back", "escape"}:
-            self._back_to_menu()
-            return None
-        if self._page_move(action, len(self.log_rows), LOG_ROWS_PER_PAGE):
-            return None
-        if action.startswith("row:"):
-            self.selected = action[4:]
-        elif action == "export":
-            return [ExportLog()]
-        elif action == "readj" and self.selected:
-            self.readj_id = self.selected
-            return [Readjudicate(self.selected)]
-        return None
+    def _on_log(self, ev: Key | Tap) -> list[Effect]:
+        self.director, step = self.director.on_log(_action(ev))
+        return self._go(step, ev.t_ns)
 
     def show_log(self, rows: Sequence[LogRow]) -> None:
-        self.log_rows = tuple(rows)
+        self.director = self.director.replace(log_rows=tuple(rows))
 
     def _on_readj_entry(self, ev: Key | Tap) -> list[Effect] | None:
         action = _action(ev)
         if action in {"back", "escape"}:
-            self._back_to_menu()
+            return self._back_to_menu(ev.t_ns)
         elif action == "backspace":
             self.readj_id = self.readj_id[:-1]
         elif action.startswith(("letter:", "digit:", "char:")) and len(self.readj_id) < MAX_ID_CHARS:
@@ -688,25 +586,26 @@ class Station:
 
     def show_readjudication(self, view: ReadjudicationView | None, error: str = "") -> None:
         if view is None:
-            self.director_note = error
+            self.note(error)
             return
-        self.readj, self.director_note = view, ""
+        self.readj = view
+        self.note("")
         self.screen = Screen.READJ_RESULT
 
-    def _on_readj_result(self, ev: Key | Tap) -> None:
+    def _on_readj_result(self, ev: Key | Tap) -> list[Effect] | None:
         if _action(ev) in {"back", "escape", "enter"}:
-            self._back_to_menu()
+            return self._back_to_menu(ev.t_ns)
+        return None
+
+    def _back_to_menu(self, t_ns: int) -> list[Effect]:
+        self.director, step = self.director.back()
+        return self._go(step, t_ns)
 
     def show_rule(self, value: str, label: str) -> None:
         self.rule_value, self.rule_label = value, label
 
     def show_lexicon(self, info: LexiconInfo | None, error: str | None = None, notice: str = "") -> None:
         self.lexicon, self.lexicon_error, self.lexicon_notice = info, error, notice
-
-
-LEXICONS_PER_PAGE = 4
-RULES_PER_PAGE = 9  # three rows of three above the pager: a tenth rule goes to the next page
-LOG_ROWS_PER_PAGE = 5
 
 
 def _action(ev: Key | Tap) -> str:

@@ -34,7 +34,7 @@ KEYS = [*"ABCQIZ0123456789", "SPACE", "ENTER", "BACKSPACE", "TAB", "ESCAPE", "UP
 
 
 def view(s: Station, t_ns: int) -> tuple:
-    return (s.screen, s.count, tuple(s.words), s.message, s.table, s.pin_pad.digits, s.verdict, s.page, s.readj_id,
+    return (s.screen, s.count, tuple(s.words), s.message, s.table, s.pin_pad.digits, s.verdict, s.director.page, s.readj_id,
             s.countdown_s(t_ns))
 
 
@@ -43,8 +43,8 @@ class StationMachine(RuleBasedStateMachine):
         super().__init__()
         self.st = Station(mode="self", verify_pin=lambda pin: pin == PIN,
                           rules=(("single", "Single"), ("void", "Void")))
-        self.st.lexicon_choices = (LexiconChoice("/x/a.rlex", "A"), LexiconChoice("/x/b.rlex", "B", "bad"))
-        self.st.log_rows = (LogRow("id1", "t", "self", None, "L", ("QI",), True, (True,)),)
+        self.st.show_lexicons((LexiconChoice("/x/a.rlex", "A"), LexiconChoice("/x/b.rlex", "B", "bad")))
+        self.st.show_log((LogRow("id1", "t", "self", None, "L", ("QI",), True, (True,)),))
         self.t = 1_000 * NS
         self.drawn_t = self.t
         self.pin_ok_since_director = False  # a correct PIN was entered since the last non-director screen

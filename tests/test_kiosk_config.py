@@ -239,8 +239,8 @@ _events = hs.lists(hs.tuples(
 @given(_events, hs.sampled_from(["self", "runner"]))
 def test_any_input_sequence_keeps_the_flow_consistent(events, mode):
     st = Station(mode=mode, verify_pin=lambda pin: pin == "1212", rules=(("single", "Single"),))
-    st.log_rows = (flow.LogRow("x", "t", "self", None, "L", ("QI",), True, (True,)),)
-    st.lexicon_choices = (flow.LexiconChoice("/l/a.rlex", "A"),)
+    st.show_log((flow.LogRow("x", "t", "self", None, "L", ("QI",), True, (True,)),))
+    st.show_lexicons((flow.LexiconChoice("/l/a.rlex", "A"),))
     t = 0
     for kind, key, target, dt, walk_away in events:
         t += dt

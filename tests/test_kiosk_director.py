@@ -57,7 +57,7 @@ def test_director_chooses_the_rule(director, tmp_path):
 def test_director_chooses_the_lexicon(director, tmp_path):
     make_lexicon(tmp_path / "lexicons", "BIGGER", WORDS + ["ZZZ"])
     tap(director, "lexicons")
-    labels = [c.label for c in director.station.lexicon_choices]
+    labels = [c.label for c in director.station.director.lexicon_choices]
     assert len(labels) == 2 and labels[0].startswith("BIGGER · 7 words")
     tap(director, "pick:0")
     assert director.lexicon.name == "BIGGER" and director.station.lexicon.word_count == 7
@@ -69,9 +69,9 @@ def test_director_chooses_the_lexicon(director, tmp_path):
 def test_corrupt_lexicon_is_listed_but_not_chosen(director, tmp_path):
     (tmp_path / "lexicons" / "broken.rlex").write_bytes(b"not a lexicon")
     tap(director, "lexicons")
-    broken = [c for c in director.station.lexicon_choices if c.error]
+    broken = [c for c in director.station.director.lexicon_choices if c.error]
     assert len(broken) == 1
-    i = director.station.lexicon_choices.index(broken[0])
+    i = director.station.director.lexicon_choices.index(broken[0])
     tap(director, f"pick:{i}")
     assert director.station.screen == Screen.LEXICONS and director.lexicon.name == "TINY"
 
@@ -84,14 +84,14 @@ def test_log_view_export_and_readjudication(director, tmp_path):
     director.step()
     enter_pin(director, PIN)
     tap(director, "log")
-    rows = director.station.log_rows
+    rows = director.station.director.log_rows
     assert [r.challenge_id for r in rows] == [second.challenge_id, first.challenge_id]  # newest first
     assert rows[1].per_word == (True, False)  # per-word results: only here
     tap(director, "export")
     [csv_file] = (tmp_path / "exports").glob("*.csv")
     assert csv_file.stat().st_mode & 0o777 == 0o600  # per-word results: the director's eyes only
     lines = list(csv.reader(csv_file.open()))
-    assert len(lines) == 3 and "Exported 2 challenges" in director.station.director_note
+    assert len(lines) == 3 and "Exported 2 challenges" in director.station.director.note
     tap(director, f"row:{first.challenge_id}", "readj")
     assert director.station.screen == Screen.READJ_RESULT
     assert director.station.readj.now_per_word == (True, False) and not director.station.readj.differs
@@ -112,7 +112,7 @@ def test_readjudication_with_an_unreadable_log_is_reported_not_a_crash(app, tmp_
     app.step()
     assert app.running
     assert app.station.screen == Screen.READJ_ENTRY
-    assert "Cannot read the log" in app.station.director_note
+    assert "Cannot read the log" in app.station.director.note
 
 
 def test_readjudication_screen_does_not_show_which_word_failed(app, tmp_path):
@@ -158,7 +158,7 @@ def test_readjudicate_by_typed_id(director, tmp_path):
     assert director.station.readj.row.challenge_id == v.challenge_id
     tap(director, "back", "readj")
     tap(director, "digit:9", "find")
-    assert director.station.screen == Screen.READJ_ENTRY and "No challenge" in director.station.director_note
+    assert director.station.screen == Screen.READJ_ENTRY and "No challenge" in director.station.director.note
 
 
 def usb_stick(tmp_path) -> Path:
@@ -200,10 +200,10 @@ def test_import_a_word_list_from_a_usb_stick(director, tmp_path):
     assert director.lexicon.name == "CLUB26" and "ZZZ" in director.lexicon
     from rackside.judge.settings import load_settings
     assert load_settings(tmp_path / "station.json").lexicon_path == tmp_path / "lexicons" / "club26.rlex"
-    assert "Now judging with CLUB26" in st.director_note
+    assert "Now judging with CLUB26" in st.director.note
     director.render(force=True)
     tap(director, "done")
-    assert st.screen == Screen.LEXICONS and any(c.label.startswith("CLUB26 ") for c in st.lexicon_choices)
+    assert st.screen == Screen.LEXICONS and any(c.label.startswith("CLUB26 ") for c in st.director.lexicon_choices)
 
 
 def test_the_ui_never_waits_for_the_compile(director, tmp_path, monkeypatch):
@@ -275,7 +275,7 @@ def test_readjudication_that_differs_goes_to_the_director(director, tmp_path):
     director.step()
     enter_pin(director, PIN)
     tap(director, "lexicons")
-    pick = next(i for i, c in enumerate(director.station.lexicon_choices) if c.label.startswith("BIGGER"))
+    pick = next(i for i, c in enumerate(director.station.director.lexicon_choices) if c.label.startswith("BIGGER"))
     tap(director, f"pick:{pick}", "log", f"row:{v.challenge_id}", "readj")
     r = director.station.readj
     assert r.differs and r.now_acceptable and "Tournament Director must decide" in r.message

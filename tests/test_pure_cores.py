@@ -26,6 +26,7 @@ PURE_CORES = {
     "rackside.firmware.restore": "firmware/restore.py",
     "rackside.kiosk.flow": "kiosk/flow.py",
     "rackside.kiosk.pin": "kiosk/pin.py",
+    "rackside.kiosk.director": "kiosk/director.py",
     "rackside.kiosk.layout": "kiosk/layout.py",
     "rackside.judge.adjudication": "judge/adjudication.py",
     "rackside.judge.penalties": "judge/penalties.py",
