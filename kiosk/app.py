@@ -369,7 +369,7 @@ class KioskApp:
         return (st.screen, st.count, tuple(st.words), st.message, st.table, st.pin_pad, st.docket,
                 st.verdict, st.director.page, st.director.selected, st.readj_id, st.readj, st.director.note, st.lexicon,
                 st.lexicon_error, st.rule_value, locked_secs, self._pointer.target, len(st.director.log_rows),
-                st.director.lexicon_choices, st.countdown_s(now), st.import_choices, st.import_view, st.hall_notice)
+                st.director.lexicon_choices, st.countdown_s(now), st.imports.choices, st.imports.view, st.hall_notice)
 
     def render(self, force: bool = False) -> bool:
         """Redraw if what is shown changed; returns whether it drew."""

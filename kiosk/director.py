@@ -159,10 +159,6 @@ class DirectorMenu(Record):
                 return menu, step.replace(effects=(ChooseLexicon(self.lexicon_choices[i].path),))
         return self, STAY
 
-    def to_lexicons(self) -> tuple["DirectorMenu", Step]:
-        """To the lexicons from another screen (an import's): listed afresh."""
-        return self.replace(page=0), Step("lexicons", (ListLexicons(),))
-
     def on_rules(self, action: str, rules: Sequence[tuple[str, str]]) -> tuple["DirectorMenu", Step]:
         """`rules`: the (value, label) of every challenge rule, as the station was given them."""
         if action in {"back", "escape"}:

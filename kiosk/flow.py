@@ -24,10 +24,10 @@ import enum
 from typing import Callable, Sequence
 
 from rackside.kiosk import pin as pins
-from rackside.kiosk.director import (LEXICONS_PER_PAGE, ChooseLexicon, ChooseRule, DirectorMenu, ExportLog,
-                                     LexiconChoice, ListLexicons, LoadLog, LogRow, Quit, Readjudicate, ScanMedia, Step,
-                                     page_move)
+from rackside.kiosk.director import (ChooseLexicon, ChooseRule, DirectorMenu, ExportLog, LexiconChoice, ListLexicons,
+                                     LoadLog, LogRow, Quit, Readjudicate, ScanMedia, Step)
 from rackside.kiosk.pin import PinPad
+from rackside.kiosk.wordlists import ImportView, ImportWordList, WordListImport
 from rackside.values import Record
 
 NS = 1_000_000_000
@@ -142,20 +142,6 @@ class Judge(Record):
     kind: str  # "self" or "runner"
 
 
-class ImportWordList(Record):
-    """Compile this word list and switch to it (answered with `show_import_progress`/`_done`)."""
-
-    __slots__ = ("path",)
-    path: str
-
-
-Effect = (Judge | ListLexicons | ChooseLexicon | ChooseRule | LoadLog | ExportLog | Readjudicate | Quit | ScanMedia
-          | ImportWordList)
-
-
-# --- Views the app hands in --------------------------------------------------------------------
-
-
 class LexiconInfo(Record):
     __slots__ = ("name", "word_count", "short_checksum")
     name: str
@@ -179,24 +165,6 @@ class Verdict(Record):
     challenge_id: str
     kind: str
     short_id: str  # 6 characters, unique in the log: what the runner copies onto the slip
-
-
-class ImportView(Record):
-    """The import screen: a progress bar while compiling, then the lexicon it became or why not."""
-
-    __slots__ = ("source", "fraction", "stage", "done", "name", "word_count", "checksum", "skipped", "error")
-    _defaults = {"fraction": 0.0, "stage": "Reading", "done": False, "name": "", "word_count": 0, "checksum": "",
-                 "skipped": (), "error": ""}
-    source: str
-    fraction: float
-    stage: str
-    done: bool
-    name: str
-    word_count: int
-    checksum: str
-    skipped: tuple[str, ...]
-    error: str
-
 
 
 class ReadjudicationView(Record):
@@ -250,8 +218,7 @@ class Station:
         self.director = DirectorMenu()  # the menu, lexicon, rule and log screens (kiosk.director)
         self.readj_id = ""
         self.readj: ReadjudicationView | None = None
-        self.import_choices: tuple[LexiconChoice, ...] = ()
-        self.import_view: ImportView | None = None
+        self.imports = WordListImport()  # a word list from a USB stick (kiosk.wordlists)
         for name, value in state.items():
             if name not in self.__dict__:
                 raise TypeError(f"Station has no field {name!r}")
@@ -273,7 +240,7 @@ class Station:
     @property
     def importing(self) -> bool:
         """A word list is being compiled (the director's timeout waits for it)."""
-        return self.screen == Screen.IMPORTING and self.import_view is not None and not self.import_view.done
+        return self.screen == Screen.IMPORTING and self.imports.compiling
 
     def locked(self, t_ns: int) -> bool:
         return self.pin_pad.locked(t_ns)
@@ -491,9 +458,12 @@ class Station:
             self._reset(Screen.IDLE, t_ns)
         elif step.to == Screen.DIRECTOR.value:
             self.screen, self.readj = Screen.DIRECTOR, None
+        elif step.to == Screen.LEXICONS.value:  # from the menu, or back from an import: from the top
+            self.screen, self.director = Screen.LEXICONS, self.director.replace(page=0)
         elif step.to == Screen.IMPORT.value:
-            self.screen, self.import_choices = Screen.IMPORT, ()
-            self.director = self.director.replace(page=0)
+            self.screen, self.imports = Screen.IMPORT, self.imports.replace(choices=(), page=0)
+        elif step.to == Screen.IMPORTING.value:
+            self.screen, self.director = Screen.IMPORTING, self.director.replace(note="")
         elif step.to == Screen.READJ_ENTRY.value:
             self.screen, self.readj_id = Screen.READJ_ENTRY, self.director.selected
         elif step.to:
@@ -515,50 +485,26 @@ class Station:
     def show_lexicons(self, choices: Sequence[LexiconChoice]) -> None:
         self.director = self.director.replace(lexicon_choices=tuple(choices))
 
-    def _to_lexicons(self, t_ns: int) -> list[Effect]:
-        self.import_view = None
-        self.director, step = self.director.to_lexicons()
-        return self._go(step, t_ns)
-
-    # IMPORT (a USB stick's word lists) and IMPORTING (compile, then switch)
-    def _on_import(self, ev: Key | Tap) -> list[Effect] | None:
-        action = _action(ev)
-        if action in {"back", "escape"}:
-            return self._to_lexicons(ev.t_ns)
-        page = page_move(self.director.page, action, len(self.import_choices), LEXICONS_PER_PAGE)
-        if page is not None:
-            self.director = self.director.replace(page=page)
-            return None
-        if action == "usb":  # look again (a stick plugged in since)
-            self.import_choices = ()
-            return [ScanMedia()]
-        if action.startswith("pick:"):
-            i = int(action[5:])
-            if 0 <= i < len(self.import_choices):
-                path = self.import_choices[i].path
-                self.screen, self.director = Screen.IMPORTING, self.director.replace(note="")
-                self.import_view = ImportView(path.rsplit("/", 1)[-1])
-                return [ImportWordList(path)]
-        return None
+    # IMPORT (a USB stick's word lists) and IMPORTING (compile, then switch): kiosk.wordlists'
+    def _on_import(self, ev: Key | Tap) -> list[Effect]:
+        self.imports, step = self.imports.on_choices(_action(ev))
+        return self._go(step, ev.t_ns)
 
     def show_import_choices(self, choices: Sequence[LexiconChoice]) -> None:
-        self.import_choices = tuple(choices)
+        self.imports = self.imports.replace(choices=tuple(choices))
 
-    def _on_importing(self, ev: Key | Tap) -> list[Effect] | None:
-        # While compiling, nothing leaves this screen: the result must be seen (and a half-read
-        # stick must not be pulled out because the screen looked finished).
-        if not self.importing and _action(ev) in {"done", "back", "escape", "enter"}:
-            return self._to_lexicons(ev.t_ns)
-        return None
+    def _on_importing(self, ev: Key | Tap) -> list[Effect]:
+        self.imports, step = self.imports.on_compile(_action(ev))
+        return self._go(step, ev.t_ns)
 
     def show_import_progress(self, fraction: float, stage: str) -> None:
         if self.importing:
-            self.import_view = self.import_view.replace(fraction=fraction, stage=stage)
+            self.imports = self.imports.progressed(fraction, stage)
 
     def show_import_done(self, view: ImportView, t_ns: int) -> None:
         """The compile finished (or failed); the director's 60 s start now."""
         if self.screen == Screen.IMPORTING:
-            self.import_view = view.replace(done=True, fraction=1.0 if not view.error else view.fraction)
+            self.imports = self.imports.finished(view)
             self.last_input_ns = t_ns
 
     def _on_rules(self, ev: Key | Tap) -> list[Effect]:

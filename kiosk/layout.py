@@ -166,13 +166,13 @@ def buttons(st: Station, geo: Geometry) -> list[Button]:
             Button("usb", geo.rect(224, 404, 208, 64), "USB STICK", "action")]
     if s == Screen.IMPORT:
         out = []
-        start = st.director.page * LEXICONS_PER_PAGE
-        for i, choice in enumerate(st.import_choices[start:start + LEXICONS_PER_PAGE]):
+        start = st.imports.page * LEXICONS_PER_PAGE
+        for i, choice in enumerate(st.imports.choices[start:start + LEXICONS_PER_PAGE]):
             out.append(Button(f"pick:{start + i}", geo.rect(16, 62 + i * 84, 768, 76), choice.label, "key"))
-        return out + _pager(geo, len(st.import_choices), LEXICONS_PER_PAGE, st.director.page) + [
+        return out + _pager(geo, len(st.imports.choices), LEXICONS_PER_PAGE, st.imports.page) + [
             Button("usb", geo.rect(224, 404, 208, 64), "LOOK AGAIN", "action")]
     if s == Screen.IMPORTING:
-        if st.import_view is not None and st.import_view.done:
+        if st.imports.view is not None and st.imports.view.done:
             return [Button("done", geo.rect(584, 404, 200, 64), "DONE", "primary")]
         return []
     if s == Screen.RULES:
@@ -233,12 +233,11 @@ def check_touch_targets(geo: Geometry) -> None:
     if geo in _FITS:
         return
     from rackside.kiosk.director import LexiconChoice, LogRow
-    from rackside.kiosk.flow import ImportView
+    from rackside.kiosk.wordlists import ImportView, WordListImport
 
     probe = Station(mode="self", rules=tuple((f"r{i}", f"Rule {i}") for i in range(RULES_PER_PAGE + 1)))
     probe.show_lexicons(tuple(LexiconChoice(f"/x/{i}", f"L{i}") for i in range(LEXICONS_PER_PAGE + 1)))
-    probe.import_choices = probe.director.lexicon_choices
-    probe.import_view = ImportView("x.txt", done=True)
+    probe.imports = WordListImport(probe.director.lexicon_choices, view=ImportView("x.txt", done=True))
     probe.show_log(tuple(LogRow(f"id{i}", "", "self", None, "L", ("QI",), True, (True,))
                          for i in range(LOG_ROWS_PER_PAGE + 1)))
     smallest = None

@@ -368,8 +368,8 @@ class Renderer:
 
     def _draw_import(self, st: Station, now_ns: int) -> None:
         g = self.geo
-        self.header("Import a word list from a USB stick", f"{len(st.import_choices)} found")
-        if not st.import_choices:
+        self.header("Import a word list from a USB stick", f"{len(st.imports.choices)} found")
+        if not st.imports.choices:
             self.draw_paragraph("No word lists (.txt files) found on removable media. Plug in the stick, wait a few "
                                 "seconds, then press LOOK AGAIN.", g.rect(16, 80, 768, 100), 24, AMBER)
         if st.director.note:
@@ -377,7 +377,7 @@ class Renderer:
 
     def _draw_importing(self, st: Station, now_ns: int) -> None:
         g = self.geo
-        v = st.import_view
+        v = st.imports.view
         if v is None:
             return
         self.header(f"{'Importing' if not v.done else 'Not imported:' if v.error else 'Imported'} {v.source}")

@@ -142,7 +142,7 @@ class StationMachine(RuleBasedStateMachine):
         self.st.show_import_choices([LexiconChoice(f"/media/s/{i}.txt", f"{i}.txt") for i in range(found)])
 
     @rule(i=st.integers(0, 5))
-    @precondition(lambda self: self.st.screen == Screen.IMPORT and self.st.import_choices)
+    @precondition(lambda self: self.st.screen == Screen.IMPORT and self.st.imports.choices)
     def pick_a_list(self, i: int) -> None:
         self.feed(Tap(f"pick:{i}", self.t))
 
@@ -151,10 +151,10 @@ class StationMachine(RuleBasedStateMachine):
     def compile_reports(self, fraction: float, ok: bool) -> None:
         s = self.st
         s.show_import_progress(fraction, "Compiling")
-        assert s.importing and s.import_view.fraction == fraction
+        assert s.importing and s.imports.view.fraction == fraction
         if ok:
             s.show_import_done(ImportView("x.txt", name="X", word_count=2, checksum="abcd1234"), self.t)
-            assert s.import_view.done and not s.importing and s.last_input_ns == self.t
+            assert s.imports.view.done and not s.importing and s.last_input_ns == self.t
 
     @rule(seconds=st.sampled_from([0.1, 0.49, 0.5, 1, 9.99, 10, 14.99, 15, 49.99, 50, 59.99, 60, 61]))
     def wait(self, seconds: float) -> None:

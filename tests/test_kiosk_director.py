@@ -188,11 +188,11 @@ def test_import_a_word_list_from_a_usb_stick(director, tmp_path):
     """Issue 10 item 5: list, compile with a progress bar, show what it became, switch to it."""
     import_from(director, usb_stick(tmp_path))
     st = director.station
-    assert [c.path.rsplit("/", 1)[-1] for c in st.import_choices] == ["club26.txt"]
+    assert [c.path.rsplit("/", 1)[-1] for c in st.imports.choices] == ["club26.txt"]
     tap(director, "pick:0")
     assert st.screen == Screen.IMPORTING
     finish_import(director)
-    v = st.import_view
+    v = st.imports.view
     assert v.done and not v.error and v.name == "CLUB26" and v.word_count == 6
     assert v.checksum == director.lexicon.short_checksum and len(v.checksum) == 8
     assert v.skipped[0] == "Skipped 4 lines:" and any(line.startswith("too long: 1") for line in v.skipped)
@@ -224,7 +224,7 @@ def test_the_ui_never_waits_for_the_compile(director, tmp_path, monkeypatch):
     director.clock.advance(0.1)
     director.step()  # returns at once: the compile is in its thread
     st = director.station
-    assert st.screen == Screen.IMPORTING and st.import_view.stage == "Compiling" and 0.5 < st.import_view.fraction < 1
+    assert st.screen == Screen.IMPORTING and st.imports.view.stage == "Compiling" and 0.5 < st.imports.view.fraction < 1
     assert "Compiling… 60 %" in texts_drawn(director)  # the bar and its stage are on screen
     assert director._background_deadline(director.clock()) == director.clock() + 100_000_000
     director.clock.advance(120)  # the director's 60 s timeout waits for the compile
@@ -235,7 +235,7 @@ def test_the_ui_never_waits_for_the_compile(director, tmp_path, monkeypatch):
     assert st.screen == Screen.IMPORTING  # nothing leaves it half-done
     release.set()
     finish_import(director)
-    assert st.import_view.done and director.lexicon.name == "CLUB26"
+    assert st.imports.view.done and director.lexicon.name == "CLUB26"
     director.clock.advance(60)  # then the director's timeout applies again
     director.step()
     assert st.screen == Screen.IDLE
@@ -248,7 +248,7 @@ def test_a_bad_word_list_is_refused_and_the_lexicon_kept(director, tmp_path):
     import_from(director, media)
     tap(director, "pick:0")
     finish_import(director)
-    v = director.station.import_view
+    v = director.station.imports.view
     assert v.done and "UTF-16" in v.error and director.lexicon.name == "TINY"
     director.render(force=True)
     assert not (tmp_path / "lexicons" / "utf16.rlex").exists()
@@ -256,7 +256,7 @@ def test_a_bad_word_list_is_refused_and_the_lexicon_kept(director, tmp_path):
 
 def test_no_stick_says_so(director, tmp_path):
     import_from(director, tmp_path / "nothing-mounted")
-    assert director.station.import_choices == ()
+    assert director.station.imports.choices == ()
     assert "No word lists" in " ".join(texts_drawn(director))
 
 
