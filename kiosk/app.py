@@ -367,7 +367,7 @@ class KioskApp:
         st = self.station
         locked_secs = (st.pin_pad.lock_until_ns - now + flow.NS - 1) // flow.NS if st.screen == Screen.LOCKED else 0
         return (st.screen, st.count, tuple(st.words), st.message, st.table, st.pin_pad, st.docket,
-                st.verdict, st.director.page, st.director.selected, st.readj_id, st.readj, st.director.note, st.lexicon,
+                st.verdict, st.director.page, st.director.selected, st.readjudication.typed, st.readjudication.view, st.director.note, st.lexicon,
                 st.lexicon_error, st.rule_value, locked_secs, self._pointer.target, len(st.director.log_rows),
                 st.director.lexicon_choices, st.countdown_s(now), st.imports.choices, st.imports.view, st.hall_notice)
 

@@ -90,7 +90,8 @@ class LogRow(Record):
 
 class Step(Record):
     """What an action on a director's screen did: the screen to go to (its `kiosk.flow.Screen`
-    value: "director" is back to the menu, "idle" leaves it; "" stays) and the effects."""
+    value: "director" is back to the menu, "idle" leaves it; "" stays) and the effects. A list
+    gone to starts at its first page (the station resets `page`)."""
 
     __slots__ = ("to", "effects")
     _defaults = {"to": "", "effects": ()}
@@ -99,6 +100,7 @@ class Step(Record):
 
 
 STAY = Step()
+BACK = Step("director")  # to the menu, from any director screen
 
 
 def page_move(page: int, action: str, total: int, per_page: int) -> int | None:
@@ -129,24 +131,20 @@ class DirectorMenu(Record):
         if action in {"resume", "escape"}:
             return menu, Step("idle")
         if action == "lexicons":
-            return menu.replace(page=0), Step("lexicons", (ListLexicons(),))
+            return menu, Step("lexicons", (ListLexicons(),))
         if action == "rules":
-            return menu.replace(page=0), Step("rules")
+            return menu, Step("rules")
         if action == "log":
-            return menu.replace(page=0, selected=""), Step("log", (LoadLog(),))
+            return menu.replace(selected=""), Step("log", (LoadLog(),))
         if action == "readj":
             return menu, Step("readj-entry")  # the station starts it with the row selected in the log
         if action == "quit":
             return menu, Step("", (Quit(),))
         return menu, STAY
 
-    def back(self) -> tuple["DirectorMenu", Step]:
-        """To the menu from any director screen."""
-        return self.replace(page=0), Step("director")
-
     def on_lexicons(self, action: str) -> tuple["DirectorMenu", Step]:
         if action in {"back", "escape"}:
-            return self.back()
+            return self, BACK
         page = page_move(self.page, action, len(self.lexicon_choices), LEXICONS_PER_PAGE)
         if page is not None:
             return self.replace(page=page), STAY
@@ -155,27 +153,25 @@ class DirectorMenu(Record):
         if action.startswith("pick:"):
             i = int(action[5:])
             if 0 <= i < len(self.lexicon_choices) and not self.lexicon_choices[i].error:
-                menu, step = self.back()
-                return menu, step.replace(effects=(ChooseLexicon(self.lexicon_choices[i].path),))
+                return self, BACK.replace(effects=(ChooseLexicon(self.lexicon_choices[i].path),))
         return self, STAY
 
     def on_rules(self, action: str, rules: Sequence[tuple[str, str]]) -> tuple["DirectorMenu", Step]:
         """`rules`: the (value, label) of every challenge rule, as the station was given them."""
         if action in {"back", "escape"}:
-            return self.back()
+            return self, BACK
         page = page_move(self.page, action, len(rules), RULES_PER_PAGE)
         if page is not None:
             return self.replace(page=page), STAY
         if action.startswith("rule:"):
             value = action[5:]
             if any(v == value for v, _ in rules):
-                menu, step = self.back()
-                return menu, step.replace(effects=(ChooseRule(value),))
+                return self, BACK.replace(effects=(ChooseRule(value),))
         return self, STAY
 
     def on_log(self, action: str) -> tuple["DirectorMenu", Step]:
         if action in {"back", "escape"}:
-            return self.back()
+            return self, BACK
         page = page_move(self.page, action, len(self.log_rows), LOG_ROWS_PER_PAGE)
         if page is not None:
             return self.replace(page=page), STAY

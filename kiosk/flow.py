@@ -27,6 +27,7 @@ from rackside.kiosk import pin as pins
 from rackside.kiosk.director import (ChooseLexicon, ChooseRule, DirectorMenu, ExportLog, LexiconChoice, ListLexicons,
                                      LoadLog, LogRow, Quit, Readjudicate, ScanMedia, Step)
 from rackside.kiosk.pin import PinPad
+from rackside.kiosk.readjudication import Readjudication, ReadjudicationView
 from rackside.kiosk.wordlists import ImportView, ImportWordList, WordListImport
 from rackside.values import Record
 
@@ -34,7 +35,6 @@ NS = 1_000_000_000
 MAX_WORDS = 8
 MAX_LETTERS = 15
 MAX_TABLE_DIGITS = 4
-MAX_ID_CHARS = 48
 
 
 class Timing(Record):
@@ -167,16 +167,6 @@ class Verdict(Record):
     short_id: str  # 6 characters, unique in the log: what the runner copies onto the slip
 
 
-class ReadjudicationView(Record):
-    __slots__ = ("row", "now_acceptable", "now_per_word", "differs", "message", "lexicon")
-    row: LogRow
-    now_acceptable: bool
-    now_per_word: tuple[bool, ...]
-    differs: bool
-    message: str
-    lexicon: str
-
-
 # --- The machine -------------------------------------------------------------------------------
 
 
@@ -216,8 +206,7 @@ class Station:
         self.docket = ""  # "", "printing", "printed", or "failed: why"
         self.pin_pad = PinPad()  # the PIN being typed and the lockout (kiosk.pin)
         self.director = DirectorMenu()  # the menu, lexicon, rule and log screens (kiosk.director)
-        self.readj_id = ""
-        self.readj: ReadjudicationView | None = None
+        self.readjudication = Readjudication()  # a logged challenge judged again (kiosk.readjudication)
         self.imports = WordListImport()  # a word list from a USB stick (kiosk.wordlists)
         for name, value in state.items():
             if name not in self.__dict__:
@@ -331,7 +320,7 @@ class Station:
         self.pin_pad = self.pin_pad.cleared()
         if screen == Screen.IDLE:
             self.verdict, self.docket = None, ""
-            self.readj, self.readj_id = None, ""
+            self.readjudication = Readjudication()
             self.director = self.director.replace(selected="", note="")
 
     def _to_pin(self, t_ns: int) -> None:
@@ -453,21 +442,23 @@ class Station:
 
     # DIRECTOR, LEXICONS, RULES, LOG (kiosk.director's)
     def _go(self, step: Step, t_ns: int) -> list[Effect]:
-        """Go where a director's screen's action says; its effects for the app."""
-        if step.to == Screen.IDLE.value:
+        """Go where an action on a director's screen says (a list gone to starts at its top); its
+        effects for the app."""
+        to = Screen(step.to) if step.to else None
+        if to == Screen.IDLE:
             self._reset(Screen.IDLE, t_ns)
-        elif step.to == Screen.DIRECTOR.value:
-            self.screen, self.readj = Screen.DIRECTOR, None
-        elif step.to == Screen.LEXICONS.value:  # from the menu, or back from an import: from the top
-            self.screen, self.director = Screen.LEXICONS, self.director.replace(page=0)
-        elif step.to == Screen.IMPORT.value:
-            self.screen, self.imports = Screen.IMPORT, self.imports.replace(choices=(), page=0)
-        elif step.to == Screen.IMPORTING.value:
-            self.screen, self.director = Screen.IMPORTING, self.director.replace(note="")
-        elif step.to == Screen.READJ_ENTRY.value:
-            self.screen, self.readj_id = Screen.READJ_ENTRY, self.director.selected
-        elif step.to:
-            self.screen = Screen(step.to)
+        elif to is not None:
+            self.screen = to
+            if to in (Screen.DIRECTOR, Screen.LEXICONS, Screen.RULES, Screen.LOG):
+                self.director = self.director.replace(page=0)
+            if to == Screen.DIRECTOR:
+                self.readjudication = self.readjudication.replace(view=None)
+            elif to == Screen.IMPORT:
+                self.imports = self.imports.replace(choices=(), page=0)
+            elif to == Screen.IMPORTING:
+                self.note("")
+            elif to == Screen.READJ_ENTRY:
+                self.readjudication = self.readjudication.replace(typed=self.director.selected)
         return list(step.effects)
 
     def _on_director(self, ev: Key | Tap) -> list[Effect]:
@@ -518,34 +509,21 @@ class Station:
     def show_log(self, rows: Sequence[LogRow]) -> None:
         self.director = self.director.replace(log_rows=tuple(rows))
 
-    def _on_readj_entry(self, ev: Key | Tap) -> list[Effect] | None:
-        action = _action(ev)
-        if action in {"back", "escape"}:
-            return self._back_to_menu(ev.t_ns)
-        elif action == "backspace":
-            self.readj_id = self.readj_id[:-1]
-        elif action.startswith(("letter:", "digit:", "char:")) and len(self.readj_id) < MAX_ID_CHARS:
-            self.readj_id += action.split(":", 1)[1]
-        elif action in {"enter", "find", "judge"} and self.readj_id:
-            return [Readjudicate(self.readj_id)]
-        return None
+    # READJ_ENTRY and READJ_RESULT: kiosk.readjudication's
+    def _on_readj_entry(self, ev: Key | Tap) -> list[Effect]:
+        self.readjudication, step = self.readjudication.on_entry(_action(ev))
+        return self._go(step, ev.t_ns)
 
     def show_readjudication(self, view: ReadjudicationView | None, error: str = "") -> None:
         if view is None:
             self.note(error)
             return
-        self.readj = view
+        self.readjudication = self.readjudication.replace(view=view)
         self.note("")
         self.screen = Screen.READJ_RESULT
 
-    def _on_readj_result(self, ev: Key | Tap) -> list[Effect] | None:
-        if _action(ev) in {"back", "escape", "enter"}:
-            return self._back_to_menu(ev.t_ns)
-        return None
-
-    def _back_to_menu(self, t_ns: int) -> list[Effect]:
-        self.director, step = self.director.back()
-        return self._go(step, t_ns)
+    def _on_readj_result(self, ev: Key | Tap) -> list[Effect]:
+        return self._go(self.readjudication.on_result(_action(ev)), ev.t_ns)
 
     def show_rule(self, value: str, label: str) -> None:
         self.rule_value, self.rule_label = value, label

@@ -197,7 +197,7 @@ def buttons(st: Station, geo: Geometry) -> list[Button]:
         out = _keyboard(geo, ID_ROWS, top=150, row_h=54)
         y = 150 + 4 * 60
         out += [Button("back", geo.rect(12, y, 200, 62), "BACK", "action"),
-                Button("find", geo.rect(588, y, 200, 62), "FIND", "primary" if st.readj_id else "disabled")]
+                Button("find", geo.rect(588, y, 200, 62), "FIND", "primary" if st.readjudication.typed else "disabled")]
         return out
     if s == Screen.READJ_RESULT:
         return [Button("back", geo.rect(16, 404, 200, 64), "BACK", "action")]

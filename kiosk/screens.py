@@ -450,15 +450,15 @@ class Renderer:
         self.header("Re-adjudicate a challenge (3.10.11)")
         field = g.rect(16, 56, 768, 70)
         self.box(field, PANEL, (90, 100, 114))
-        self.draw_text(st.readj_id or "Type the challenge id from the docket or log", field.x + g.px(12),
-                       field.y + g.px(18), 30 if st.readj_id else 22, TEXT if st.readj_id else MUTED,
+        self.draw_text(st.readjudication.typed or "Type the challenge id from the docket or log", field.x + g.px(12),
+                       field.y + g.px(18), 30 if st.readjudication.typed else 22, TEXT if st.readjudication.typed else MUTED,
                        max_w=field.w - g.px(24))
         if st.director.note:
             self.draw_paragraph(st.director.note, g.rect(16, 128, 768, 20), 16, AMBER)
 
     def _draw_readj_result(self, st: Station, now_ns: int) -> None:
         g = self.geo
-        v = st.readj
+        v = st.readjudication.view
         if v is None:
             return
         self.header("Re-adjudication (3.10.11)")

@@ -34,7 +34,7 @@ KEYS = [*"ABCQIZ0123456789", "SPACE", "ENTER", "BACKSPACE", "TAB", "ESCAPE", "UP
 
 
 def view(s: Station, t_ns: int) -> tuple:
-    return (s.screen, s.count, tuple(s.words), s.message, s.table, s.pin_pad.digits, s.verdict, s.director.page, s.readj_id,
+    return (s.screen, s.count, tuple(s.words), s.message, s.table, s.pin_pad.digits, s.verdict, s.director.page, s.readjudication.typed,
             s.countdown_s(t_ns))
 
 

@@ -94,7 +94,7 @@ def test_log_view_export_and_readjudication(director, tmp_path):
     assert len(lines) == 3 and "Exported 2 challenges" in director.station.director.note
     tap(director, f"row:{first.challenge_id}", "readj")
     assert director.station.screen == Screen.READJ_RESULT
-    assert director.station.readj.now_per_word == (True, False) and not director.station.readj.differs
+    assert director.station.readjudication.view.now_per_word == (True, False) and not director.station.readjudication.view.differs
 
 
 def test_readjudication_with_an_unreadable_log_is_reported_not_a_crash(app, tmp_path):
@@ -155,7 +155,7 @@ def test_readjudicate_by_typed_id(director, tmp_path):
     post_keys("ENTER")
     director.step()
     assert director.station.screen == Screen.READJ_RESULT
-    assert director.station.readj.row.challenge_id == v.challenge_id
+    assert director.station.readjudication.view.row.challenge_id == v.challenge_id
     tap(director, "back", "readj")
     tap(director, "digit:9", "find")
     assert director.station.screen == Screen.READJ_ENTRY and "No challenge" in director.station.director.note
@@ -277,6 +277,6 @@ def test_readjudication_that_differs_goes_to_the_director(director, tmp_path):
     tap(director, "lexicons")
     pick = next(i for i, c in enumerate(director.station.director.lexicon_choices) if c.label.startswith("BIGGER"))
     tap(director, f"pick:{pick}", "log", f"row:{v.challenge_id}", "readj")
-    r = director.station.readj
+    r = director.station.readjudication.view
     assert r.differs and r.now_acceptable and "Tournament Director must decide" in r.message
     director.render(force=True)

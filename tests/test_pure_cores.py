@@ -28,6 +28,7 @@ PURE_CORES = {
     "rackside.kiosk.pin": "kiosk/pin.py",
     "rackside.kiosk.director": "kiosk/director.py",
     "rackside.kiosk.wordlists": "kiosk/wordlists.py",
+    "rackside.kiosk.readjudication": "kiosk/readjudication.py",
     "rackside.kiosk.layout": "kiosk/layout.py",
     "rackside.judge.adjudication": "judge/adjudication.py",
     "rackside.judge.penalties": "judge/penalties.py",
