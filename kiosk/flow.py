@@ -16,6 +16,14 @@ Screens and why:
 - PIN / LOCKED / DIRECTOR*: the director's screens; the only way out of the kiosk.
 - IMPORT / IMPORTING: a word list from a USB stick, compiled with a progress bar and switched to
   (the compile runs off the UI thread; the director's 60 s timeout waits for it to finish).
+
+`Station` owns the screen shown, the timeouts and the challenge flow; what the director's screens
+hold is in four plain values beside it, each in its own module with the effects and views of its
+screens: `kiosk.pin` (the PIN typed and its lockout), `kiosk.director` (the menu, lexicon, rule
+and log screens), `kiosk.wordlists` (a word list imported from a USB stick) and
+`kiosk.readjudication` (a logged challenge judged again, 3.10.11). The station hands each the
+action on its screens and goes where it answers (`_go`). Their effects and views are imported
+here too, so the app and the tests read the station's whole vocabulary from this module.
 """
 
 from __future__ import annotations
