@@ -21,6 +21,11 @@ The runner knows no display, buzzer, file or network: those are outputs (`firmwa
 adding one is a new module and a config entry. The journal never raises into the loop (its faults
 are logged once per outage by `firmware.journal_output`), nor does any other output (each call is
 guarded). A display is told its text only when the text changes.
+
+Two collaborators the runner owns hold the rest: the director's menu (`firmware.menu_session`:
+open, press, what the displays show; a press comes back as the clock's inputs, applied here like
+a button's) and the requests from off the table (`firmware.requests`: `REQUESTS`, each request's
+check, its answer, and what a request shows on the displays: identify, notice).
 """
 
 from __future__ import annotations
