@@ -68,7 +68,7 @@ class _Request(NamedTuple):
 class Request(_Request):
     """A command from off the table (the hall's director, a test): `name` with its `args`, dated
     `t_ns` (when it arrived), journalled with `source` beside the input it applies, answered through
-    `reply(accepted, why)`. The names the runner knows are `firmware.runner.REQUESTS`."""
+    `reply(accepted, why)`. The names the runner knows are `firmware.requests.REQUESTS`."""
 
     __slots__ = ()
 
