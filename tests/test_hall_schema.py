@@ -14,7 +14,7 @@ import pytest
 from rackside.firmware.clock import End, Press, Rules, new_clock, view
 from rackside.firmware.clock import apply as clock_apply
 from rackside.firmware.messages import Request
-from rackside.firmware.runner import ARGS
+from rackside.firmware.requests import ARGS
 from rackside.hall.console import contract, requests
 from rackside.hall.console.hallstate import HallState
 from rackside.hall.wire import commands, join, messages, payloads, topics
