@@ -1,4 +1,4 @@
-"""`rackside hall console` and `rackside hall demo`: registered under the `hall` command by
+"""`rackside hall console`, `rackside hall demo` and `rackside hall ready`: registered under the `hall` command by
 `register(sub_of_hall)`."""
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--port", type=int, default=8080, help="the console's port on 127.0.0.1 (default 8080; 0 picks a free one)")
     d.add_argument("--dir", type=Path, help="keep the broker's files and the journals here (default: a temporary directory)")
     d.set_defaults(func=_demo)
+
+    from . import ready_cli
+
+    ready_cli.register(sub)  # rackside hall ready
 
 
 def _console(args) -> int:

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from rackside.firmware.clock import Ending, Phase, Rules
+from rackside.hall.wire import health as _health
 from rackside.hall.wire import update as _update
 
 from . import limits
@@ -52,10 +53,7 @@ def read(leaf: str, payload: bytes) -> Any:
     if len(payload) > most:
         raise Refused(f"{leaf}: {len(payload)} bytes, allowed are at most {most}")
     if leaf == "status":
-        text = payload.decode("ascii", errors="replace").strip()
-        if text not in STATUSES:
-            raise Refused(f"status {text[:16]!r}: allowed are {' or '.join(STATUSES)}")
-        return text
+        return _status(payload)
     data = _loads(payload)
     if not isinstance(data, dict):
         raise Refused(f"{leaf}: not a JSON object")
@@ -291,3 +289,43 @@ def _refuse(why: str):
 
 _READERS = {"state": _state, "event": _event, "ack": _ack, "challenge": _challenge,
             "detail": lambda d: _challenge(d, detail=True), "result": _result}
+
+
+# --- a device's status, with its health (issue 26; hall.wire.health) ------------------------------
+
+
+def _status(payload: bytes) -> dict:
+    """`{"status", "version", "health"}`: from the bare word (the Last Will, an older device; no
+    health) or the JSON object an online device sends, each health field of its kind and range
+    (hall.wire.health.FIELDS) or null; unknown fields are dropped."""
+    text = payload.decode("ascii", errors="replace").strip()
+    if text in STATUSES:
+        return {"status": text, "version": None, "health": None}
+    if not text.startswith("{"):
+        raise Refused(f"status {text[:16]!r}: allowed are {' or '.join(STATUSES)}, or the status object")
+    d = _loads(payload)
+    if not isinstance(d, dict):
+        raise Refused("status: not a JSON object")
+    status = _choice(d, "status", STATUSES)
+    version = _text(d, "version", _health.VERSION_CHARS, pattern=_update.VERSION, null=True)
+    h = d.get("health")
+    if h is None:
+        return {"status": status, "version": version, "health": None}
+    if not isinstance(h, dict):
+        raise Refused(f"health {_show(h)}: allowed is an object of {', '.join(_health.FIELDS)}")
+    out = {}
+    for key, (kind, lo, hi) in _health.FIELDS.items():
+        v = h.get(key)
+        if v is None:
+            out[key] = None
+        elif kind is bool:
+            out[key] = _bool(h, key)
+        elif kind is str:
+            out[key] = _text(h, key, int(hi), pattern=WORD)
+        elif kind is int:
+            out[key] = _int(h, key, int(lo), int(hi))
+        else:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+                raise Refused(f"health.{key} {_show(v)}: allowed is a number from {lo:g} to {hi:g} or null")
+            out[key] = float(v)
+    return {"status": status, "version": version, "health": out}

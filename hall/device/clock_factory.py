@@ -26,7 +26,21 @@ def factory(context: OutputContext, settings: dict) -> Output:
         raise OutputConfigError(str(e)) from None
     # rackside paths' outbox; beside the journals when --state-dir moves them (tests, a second clock)
     outbox = cfg.outbox or _default_outbox(context, hall)
-    return HallOutput(cfg, context.store.journal_dir, context.submit, outbox_path=outbox, clock_ns=context.clock_ns)
+    return HallOutput(cfg, context.store.journal_dir, context.submit, outbox_path=outbox, clock_ns=context.clock_ns,
+                      health=_health(context, hall))
+
+
+def _health(context: OutputContext, hall: dict):
+    """The clock's health watch (hall.device.health): its state folder's card, its journal's write errors."""
+    from rackside.hall.device.health import HealthReader
+    from rackside.hall.wire.health import FaultError, check_faults
+
+    try:
+        faults = check_faults(hall.get("faults") or ())
+    except FaultError as e:
+        raise OutputConfigError(str(e)) from None
+    store = context.store
+    return HealthReader(Path(context.state_dir), lambda: getattr(store, "write_errors", None)), faults
 
 
 def _default_outbox(context: OutputContext, hall: dict) -> Path:

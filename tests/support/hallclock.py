@@ -34,14 +34,15 @@ def clock_config(path: Path, broker, table: int, *, game_time: str = "1:00", url
 
 
 class LiveClock:
-    def __init__(self, config: Path, state_dir: Path, *, device_id: str | None = None) -> None:
-        """`device_id`: a clock joining with a join file ([hall] join) says hello as this device."""
+    def __init__(self, config: Path, state_dir: Path, *, device_id: str | None = None, faults: tuple[str, ...] = ()) -> None:
+        """`device_id`: a clock joining with a join file ([hall] join) says hello as this device;
+        `faults`: health faults the simulator reports (`rackside clock --simulate --fault NAME`)."""
         from gpiozero.pins.mock import MockFactory
 
         from rackside.firmware.cli import Clock
 
         args = argparse.Namespace(simulate=True, terminal=False, config=config, state_dir=state_dir, hall=None, hall_credentials=None,
-                                  hall_join=None, device_id=device_id)
+                                  hall_join=None, device_id=device_id, fault=list(faults))
         self.clock = Clock(args, pin_factory=MockFactory())
         self.clock.start()
         self.runner = self.clock.runner
