@@ -102,10 +102,18 @@ def text(v: dict) -> str:
             f"undervoltage {val(h.get('undervoltage'))} (since boot {val(h.get('undervoltage_since_boot'))}), "
             f"throttled {val(h.get('throttled'))} (since boot {val(h.get('throttled_since_boot'))}), "
             f"CPU {val(h.get('cpu_temp_c'), ' °C')}, free {val(h.get('state_free_mb'), ' MB')}, "
-            f"write errors {val(h.get('write_errors'))}, Wi-Fi {val(h.get('wifi_interface'))} "
-            f"{val(h.get('wifi_signal_dbm'), ' dBm')}, up {val(h.get('uptime_s'), ' s')}")
+            f"write errors {val(h.get('write_errors'))}, Wi-Fi {_wifi(h)}, up {val(h.get('uptime_s'), ' s')}")
         if r["why"]:
             lines.append(f"          not ready: {'; '.join(r['why'])}")
     lines.append("ready: every table" if not v["not_ready"] else
                  f"not ready: table(s) {', '.join(map(str, v['not_ready']))}")
     return "\n".join(lines)
+
+
+def _wifi(h: dict) -> str:
+    if h.get("wifi_interface") is None:
+        return "unknown"
+    if h.get("wifi_link") is False:
+        return f"{h['wifi_interface']} down"
+    signal = h.get("wifi_signal_dbm")
+    return f"{h['wifi_interface']} {'unknown' if signal is None else f'{signal} dBm'}"
