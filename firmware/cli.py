@@ -208,6 +208,9 @@ def run_clock(args: argparse.Namespace) -> int:
 
     from gpiozero.exc import GPIOZeroError
 
+    if getattr(args, "fault", None) and not args.simulate:  # a real Pi reports its own health, never an invented one
+        print("rackside clock: --fault is for the simulator: add --simulate", file=sys.stderr)
+        return EXIT_CONFIG
     try:
         clock = Clock(args)
     except ConfigError as exc:
