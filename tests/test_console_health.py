@@ -81,8 +81,13 @@ def test_each_fault_on_its_tile_in_the_readiness_view_and_before_the_round_start
                 "([n, want]) => { const t = document.querySelector(`.tile[data-table='${n}']`);"
                 " return t && want.every((w) => (t.dataset.health || '').split('; ').includes(w)); }",
                 arg=[n, list(faults.values())], timeout=30_000)
-            text = page.inner_text(f".tile[data-table='{n}'] .health")
+            text = page.get_attribute(f"#tiles .tile[data-table='{n}'] .health", "title")  # the one line's tooltip
             assert all(w in text for w in faults.values()), text
+    page.click("#tiles .tile[data-table='1']")  # the open table: every problem in full
+    page.wait_for_selector("#detail-tile .tile .health")
+    text = page.inner_text("#detail-tile .tile .health")
+    assert all(w in text for w in FAULTS[1].values()), text
+    page.click("#detail .close")
     # the readiness page: every table of the round's pairings, each fault named, none ready here
     page.click("#open-ready")
     page.wait_for_selector("body[data-ready='1']")

@@ -226,3 +226,35 @@ def test_a_simulated_clock_reports_its_faults_in_its_retained_status(make_broker
         client.loop_stop()
     finally:
         live.close()
+
+
+def test_rackside_hall_station_reports_its_health_with_a_simulated_fault(make_broker, tmp_path):
+    """`rackside hall station --fault hot`, as its own process: its retained status carries its health."""
+    import subprocess
+    import sys
+
+    broker = make_broker(tables="1", stations=1)
+    cfg = tmp_path / "station.toml"
+    cfg.write_text(f'[log]\npath = "{tmp_path / "challenges.jsonl"}"\n\n'
+                   f'[hall]\nurl = "{broker.url}"\ncredentials = "{broker.credentials("station-1")}"\n'
+                   f'outbox = "{tmp_path / "outbox.sqlite"}"\n')
+    bad = subprocess.run([sys.executable, "-m", "rackside", "hall", "station", "--config", str(cfg), "--fault", "brownout"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--fault: fault 'brownout': allowed are undervoltage" in bad.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "station", "--config", str(cfg), "--fault", "hot"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "RACKSIDE_STATE_DIR": str(tmp_path)})
+    client = broker.client("director")
+    try:
+        got = []
+        client.on_message = lambda c, u, m: got.append(m.payload)
+        client.subscribe(topics.station(broker.hall, "1", "status"), qos=1)
+        body = wait(lambda: next((json.loads(p) for p in got if p.startswith(b"{")), None), timeout=30)
+        assert body["health"]["cpu_temp_c"] == 84.5 and body["health"]["state_free_mb"] is not None
+        state = HallState(broker.hall)
+        state.on_message(topics.station(broker.hall, "1", "status"), got[-1])
+        assert "hot: CPU 84 °C" in state.station_view("1")["health_problems"]
+    finally:
+        client.disconnect()
+        client.loop_stop()
+        proc.terminate()
+        proc.wait(10)

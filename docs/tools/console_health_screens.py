@@ -40,10 +40,10 @@ def main() -> int:
         tmp = Path(tmp)
         broker = Mosquitto(tmp / "broker", tables, stations=0)
         broker.start()
-        (tmp / "round.t").write_text(demo_t_file(tables))
+        (tmp / "A.t").write_text(demo_t_file(tables))
         director = broker.devices["director"]
         cfg = ConsoleConfig(hall=HALL, url=broker.url, username=director.user, mqtt_password=director.password,
-                            password_hash=hash_password("screens"), listen_port=free_port(), tsh=[tmp / "round.t"],
+                            password_hash=hash_password("screens"), listen_port=free_port(), tsh=[tmp / "A.t"],
                             state_dir=tmp / "state")
         server = ConsoleServer(cfg).start()
         clocks = []
@@ -64,7 +64,11 @@ def main() -> int:
                 page.wait_for_selector("body[data-ready='1']")
                 page.wait_for_function("() => document.querySelectorAll('.tile[data-health]').length >= 6", timeout=60_000)
                 page.wait_for_timeout(500)
+                page.click("#tiles .tile[data-table='1']")  # the open table's tile: its problems in full
+                page.wait_for_selector("#detail-tile .tile .health")
+                page.wait_for_timeout(300)
                 page.screenshot(path=str(out / "console-health.png"))
+                page.click("#detail .close")
                 page.click("#open-ready")
                 page.wait_for_function("() => document.querySelectorAll('#ready tbody tr').length === 6")
                 page.click("#thresholds-box summary")

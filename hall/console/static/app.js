@@ -257,7 +257,9 @@ function drawTile(d, t) {
       if (row.classList.contains("turn") !== turn) row.classList.toggle("turn", turn);
     }
     setText(d.parts.note, bad ? `problem: ${problems[0]}` : noteFor(t, cls));
-    setText(d.parts.health, t.health.length ? "⚡ " + t.health.join(" · ") : "");
+    // the device's health problems: one line on the grid's tile (each named; all in its tooltip), in full in the detail
+    setText(d.parts.health, t.health.length ? `⚡${t.health.length > 1 ? t.health.length + " " : " "}` + t.health.join(" · ") : "");
+    setAttr(d.parts.health, "title", t.health.join("; "));
     if (t.health.length) setAttr(d, "data-health", t.health.join("; "));
     else if (d.dataset.health !== undefined) delete d.dataset.health;
     drawTimes(d, t);
