@@ -253,8 +253,21 @@ def test_rackside_hall_station_reports_its_health_with_a_simulated_fault(make_br
         state = HallState(broker.hall)
         state.on_message(topics.station(broker.hall, "1", "status"), got[-1])
         assert "hot: CPU 84 °C" in state.station_view("1")["health_problems"]
+        v = readiness.view({}, 1_500_000, 1, state.stations)  # the readiness view lists the station, with its problem
+        assert v["stations"][0]["health_problems"] == state.station_view("1")["health_problems"]
+        assert "station 1: online, version" in readiness.text(v)
     finally:
         client.disconnect()
         client.loop_stop()
         proc.terminate()
         proc.wait(10)
+
+
+def test_hall_tail_prints_a_status_with_its_health():
+    from rackside.hall.director.tail import describe
+
+    topic = topics.table("h", 3, "status")
+    assert describe(topic, b"offline").split() == ["table", "3", "offline"]
+    line = describe(topic, wire.status_payload(wire.with_faults(wire.unknown(), ("hot",)), "1.0"))
+    assert line.startswith("table 3") and "online (rackside 1.0) cpu_temp_c=84.5" in line
+    assert "undervoltage" not in line  # unknown is left out, not printed as a value

@@ -489,7 +489,7 @@ async def ready_page(request: Request) -> Response:
 async def ready(request: Request) -> Response:
     """Every table of the round's pairings: online, version, rules, clock sync, health, players."""
     state = console_of(request).state
-    view = readiness.view(state.tables, state.round.game_time_ms, state.round.number)
+    view = readiness.view(state.tables, state.round.game_time_ms, state.round.number, state.stations)
     return JSONResponse({**view, "thresholds": state.thresholds, "threshold_help": {k: v[3] for k, v in health.THRESHOLDS.items()}})
 
 

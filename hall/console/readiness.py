@@ -17,8 +17,10 @@ from .contract import default_rules
 PLAYING = ("running", "late", "neutralised")
 
 
-def view(tables: dict, round_game_time_ms: int, round_number: int) -> dict:
-    """{"round", "tables": [row...], "versions": {version: count}, "hall_version", "not_ready": [n...]}."""
+def view(tables: dict, round_game_time_ms: int, round_number: int, stations: dict | None = None) -> dict:
+    """{"round", "tables": [row...], "versions": {version: count}, "hall_version", "not_ready": [n...],
+    "stations": [{station, status, version, health, health_problems}...]} (a station starts no game:
+    it is listed, never counted as not ready)."""
     seated = [t for t in tables.values() if t.seat]
     used = sorted(seated or tables.values(), key=lambda t: t.n)
     versions = Counter(v for v in (_version(t) for t in used) if v)
@@ -33,6 +35,8 @@ def view(tables: dict, round_game_time_ms: int, round_number: int) -> dict:
         "hall_version": hall_version,
         "tables": rows,
         "not_ready": [r["table"] for r in rows if not r["ready"]],
+        "stations": [{"station": sid, "status": s.status, "version": s.version, "health": s.health,
+                      "health_problems": list(s.health_problems)} for sid, s in sorted((stations or {}).items())],
     }
 
 
@@ -105,6 +109,9 @@ def text(v: dict) -> str:
             f"write errors {val(h.get('write_errors'))}, Wi-Fi {_wifi(h)}, up {val(h.get('uptime_s'), ' s')}")
         if r["why"]:
             lines.append(f"          not ready: {'; '.join(r['why'])}")
+    for s in v["stations"]:
+        lines.append(f"station {s['station']}: {s['status'] or 'never heard'}, version {val(s['version'])}; "
+                     + ("; ".join(s["health_problems"]) or ("no health problem" if s["health"] else "health unknown")))
     lines.append("ready: every table" if not v["not_ready"] else
                  f"not ready: table(s) {', '.join(map(str, v['not_ready']))}")
     return "\n".join(lines)

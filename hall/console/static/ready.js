@@ -84,6 +84,13 @@ async function refresh() {
       : "Versions differ: " + versions.map(([k, n]) => `${k} on ${n} table(s)`).join(", ");
     $("summary").textContent = `round ${v.round}: ` + (v.not_ready.length ? `${v.not_ready.length} of ${v.tables.length} table(s) not ready`
       : `all ${v.tables.length} table(s) ready`);
+    document.querySelector("#stations tbody").replaceChildren(...(v.stations || []).map((s) => {
+      const tr = document.createElement("tr");
+      tr.dataset.station = s.station;
+      tr.append(cell(s.station), cell(s.status || "never heard", s.status === "online" ? "" : "bad"), cell(known(s.version)),
+        cell(s.health_problems.length ? s.health_problems.join("; ") : (s.health ? "no problem" : "unknown"), s.health_problems.length ? "bad" : ""));
+      return tr;
+    }));
     drawThresholds(v.thresholds, v.threshold_help);
     $("error").textContent = "";
     document.body.dataset.ready = "1";
