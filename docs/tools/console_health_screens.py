@@ -38,7 +38,7 @@ def main() -> int:
     tables = sorted(FAULTS)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        broker = Mosquitto(tmp / "broker", tables, stations=0)
+        broker = Mosquitto(tmp / "broker", tables, stations=1)
         broker.start()
         (tmp / "A.t").write_text(demo_t_file(tables))
         director = broker.devices["director"]
@@ -55,6 +55,12 @@ def main() -> int:
                         "--state-dir", str(tmp / f"state{n}")] + [a for f in faults for a in ("--fault", f)]
                 clocks.append(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                                env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"}))
+            station = tmp / "station.toml"  # a challenge station beside them: `rackside hall station --fault disk-full`
+            station.write_text(f'[log]\npath = "{tmp / "challenges.jsonl"}"\n\n[hall]\nurl = "{broker.url}"\n'
+                               f'credentials = "{tmp / "broker" / "credentials" / "station-1.toml"}"\noutbox = "{tmp / "st-outbox.sqlite"}"\n')
+            clocks.append(subprocess.Popen([sys.executable, "-m", "rackside", "hall", "station", "--config", str(station),
+                                            "--fault", "disk-full"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                           env={**os.environ, "RACKSIDE_STATE_DIR": str(tmp / "station-state")}))
             with sync_playwright() as p:
                 b = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
                 page = b.new_page(viewport={"width": 1280, "height": 560})
@@ -70,7 +76,8 @@ def main() -> int:
                 page.screenshot(path=str(out / "console-health.png"))
                 page.click("#detail .close")
                 page.click("#open-ready")
-                page.wait_for_function("() => document.querySelectorAll('#ready tbody tr').length === 6")
+                page.wait_for_function("() => document.querySelectorAll('#ready tbody tr').length === 6"
+                                       " && document.querySelectorAll('#stations tbody tr').length === 1", timeout=30_000)
                 page.click("#thresholds-box summary")
                 page.set_viewport_size({"width": 1500, "height": 900})
                 page.wait_for_timeout(500)
