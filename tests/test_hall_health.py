@@ -271,3 +271,33 @@ def test_hall_tail_prints_a_status_with_its_health():
     line = describe(topic, wire.status_payload(wire.with_faults(wire.unknown(), ("hot",)), "1.0"))
     assert line.startswith("table 3") and "online (rackside 1.0) cpu_temp_c=84.5" in line
     assert "undervoltage" not in line  # unknown is left out, not printed as a value
+
+
+def test_a_clock_that_joined_with_the_join_file_reports_its_health_once_numbered(make_broker, tmp_path):
+    """The production path: a clock with only the join file, numbered by the director, publishes
+    its health as that table (the join file's clock is built by the enrolled output)."""
+    from rackside.hall.director.fleet import Fleet
+
+    broker = make_broker(tables="", stations=0)
+    (tmp_path / "pi").mkdir()
+    (tmp_path / "pi" / "join.toml").write_bytes((broker.dir / "join.toml").read_bytes())
+    cfg = tmp_path / "pi" / "clock.toml"
+    cfg.write_text('[hall]\njoin = "auto"\n')
+    director = broker.client("director")
+    fleet = Fleet(broker.hall, director)
+    live = LiveClock(cfg, tmp_path / "pi" / "state", device_id="pi-h1", faults=("wifi-down",))
+    try:
+        assert fleet.wait(lambda f: "pi-h1" in f.devices, 10)
+        fleet.assign("pi-h1", 4)
+        got = []
+        watcher = broker.client("director")
+        watcher.on_message = lambda c, u, m: got.append(m.payload)
+        watcher.subscribe(topics.table(broker.hall, 4, "status"), qos=1)
+        body = wait(lambda: next((json.loads(p) for p in got if p.startswith(b"{")), None), timeout=20)
+        assert body["health"]["wifi_link"] is False and body["health"]["uptime_s"] is not None
+        watcher.disconnect()
+        watcher.loop_stop()
+    finally:
+        live.close()
+        director.disconnect()
+        director.loop_stop()
