@@ -31,8 +31,9 @@ def factory(context: OutputContext, settings: dict) -> Output:
 
 
 def _health(context: OutputContext, hall: dict):
-    """The clock's health watch (hall.device.health): its state folder's card, its journal's write errors."""
-    from rackside.hall.device.health import HealthReader
+    """What the clock's health watch reads (hall.device.health): its state folder's card, its
+    journal's write errors, the simulator's faults (`--fault`)."""
+    from rackside.hall.device.health import Health
     from rackside.hall.wire.health import FaultError, check_faults
 
     try:
@@ -40,7 +41,7 @@ def _health(context: OutputContext, hall: dict):
     except FaultError as e:
         raise OutputConfigError(str(e)) from None
     store = context.store
-    return HealthReader(Path(context.state_dir), lambda: getattr(store, "write_errors", None)), faults
+    return Health(Path(context.state_dir), lambda: getattr(store, "write_errors", None), faults)
 
 
 def _default_outbox(context: OutputContext, hall: dict) -> Path:
@@ -70,6 +71,7 @@ def _enrolled(context: OutputContext, hall: dict) -> Output:
     outbox = Path(outbox) if outbox else _default_outbox(context, hall)
     try:
         return EnrolledOutput(joinfile, Path(context.state_dir), context.store.journal_dir, context.submit, outbox_path=outbox,
-                              clock_ns=context.clock_ns, device=hall["device"], version=running_version())
+                              clock_ns=context.clock_ns, device=hall["device"], version=running_version(),
+                              health=_health(context, hall))
     except (HallConfigError, ValueError) as e:
         raise OutputConfigError(str(e)) from None

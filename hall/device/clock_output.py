@@ -61,7 +61,7 @@ from rackside.hall.device.owner import Owner
 from rackside.hall.wire.payloads import ack_payload, applied_event, result_payload, state_payload
 from rackside.hall.device.publisher import OutboxPublisher
 from rackside.hall.device.recovery import JournalRecovery, Row
-from rackside.hall.device.health import HealthWatch
+from rackside.hall.device.health import Health, HealthReader, HealthWatch
 from rackside.hall.device.update import Updater
 from rackside.outage import Outage
 
@@ -148,7 +148,7 @@ class HallOutput(Output):
         state_every_ns: int = STATE_EVERY_NS,
         queue_size: int = QUEUE_SIZE,
         resolve: Callable[[HallConfig], Any] | None = None,
-        health: tuple[Any, tuple[str, ...]] | None = None,
+        health: Health | None = None,
     ) -> None:
         self.cfg = cfg
         self.clock_ns = clock_ns
@@ -183,15 +183,14 @@ class HallOutput(Output):
         self._state_due = False
         self._last_state_ns: int | None = None
 
-    def _health_watch(self, health: tuple[Any, tuple[str, ...]] | None) -> HealthWatch | None:
+    def _health_watch(self, health: Health | None) -> HealthWatch | None:
         """The clock's health in its retained status (hall.device.health, its own thread): the
-        reader's write errors are the journal's (the factory's) and the outbox's (the worker's)."""
+        write errors are the journal's (`health.journal_errors`) and the outbox's (the worker's)."""
         if health is None:
             return None
-        reader, faults = health
-        journal_errors = reader.write_errors
-        reader.write_errors = lambda: (journal_errors() or 0) + self.worker.write_errors
-        return HealthWatch(reader, self.link.set_status, running_version(), faults=faults)
+        journal_errors = health.journal_errors
+        reader = HealthReader(health.state_dir, lambda: (journal_errors() or 0) + self.worker.write_errors)
+        return HealthWatch(reader, self.link.set_status, running_version(), faults=health.faults)
 
     @property
     def published(self) -> int:

@@ -29,7 +29,7 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from rackside.hall.device import healthparse
 from rackside.hall.wire import health as wire
@@ -72,6 +72,15 @@ def adjtimex() -> tuple[int, int, int, int] | None:
     if state < 0:
         return None
     return state, tx.status, tx.offset, tx.maxerror
+
+
+class Health(NamedTuple):
+    """What a device's output needs to watch its health: the state folder (its filesystem's free
+    space), its journal's write errors (a function: the count as it grows) and a simulator's faults."""
+
+    state_dir: Path
+    journal_errors: Callable[[], int | None]
+    faults: tuple[str, ...] = ()
 
 
 class HealthReader:
