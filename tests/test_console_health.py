@@ -161,3 +161,17 @@ def test_rackside_hall_ready_lists_this_machines_own_values(hall):
     assert ("CPU unknown" in line) == (not thermal), line
     assert "version" in out.stdout and "game time 25:00" in out.stdout
     print(out.stdout)
+
+
+def test_the_demos_simulated_tables_inject_faults_too(tmp_path):
+    """`rackside hall demo --fault 2:hot`: a simulated table reports the fault, the rest of its
+    health unknown (a simulated table reads nothing); the others report nothing known."""
+    from rackside.hall.console.cli import demo_faults
+
+    from support.console import demo_hall
+
+    with demo_hall(tmp_path, "1-2", [1, 2], {}, PASSWORD, faults=demo_faults(["2:hot", "2:unsynced"], 2)) as h:
+        tables = h.server.console.state.tables
+        wait(lambda: all(n in tables and tables[n].status == "online" for n in (1, 2)))
+        assert tables[2].health_problems == ["clock not synced", "hot: CPU 84 °C"]
+        assert tables[1].health_problems == [] and tables[1].health["cpu_temp_c"] is None
