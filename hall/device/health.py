@@ -24,7 +24,6 @@ uptime changed, and at least every QUIET_S. Each file read is at most READ_BYTES
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import logging
 import os
 import threading
@@ -61,12 +60,16 @@ class _Timex(ctypes.Structure):
     ]
 
 
+_libc: list = []  # the process's own C library, loaded once (CDLL(None): no ldconfig run, as find_library would)
+
+
 def adjtimex() -> tuple[int, int, int, int] | None:
     """(clock state, status, offset, maxerror) from adjtimex(2), or None where there is none."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        if not _libc:
+            _libc.append(ctypes.CDLL(None, use_errno=True))
         tx = _Timex()
-        state = libc.adjtimex(ctypes.byref(tx))
+        state = _libc[0].adjtimex(ctypes.byref(tx))
     except (OSError, AttributeError):
         return None
     if state < 0:
