@@ -12,8 +12,9 @@ import subprocess
 import sys
 import time
 
-from support.broker import Broker, Recorder, free_port
 from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
+
+from support.broker import Broker, Recorder, free_port
 
 RACKSIDE = [sys.executable, "-m", "rackside"]
 
