@@ -301,3 +301,26 @@ def test_a_clock_that_joined_with_the_join_file_reports_its_health_once_numbered
         live.close()
         director.disconnect()
         director.loop_stop()
+
+
+def test_a_journal_line_the_card_refuses_is_a_write_error_in_the_health(tmp_path):
+    """GameStore counts each line the card refused; the clock's health reports the count."""
+    import errno
+
+    from rackside.firmware.clock import Press, Rules
+    from rackside.firmware.persist import GameStore
+
+    from support.disk import Disk
+
+    disk = Disk()
+    store = GameStore(tmp_path, Rules(), boot_id="b", disk=disk)
+    store.start(0)
+    store.record(Press(5, 2))
+    assert store.write_errors == 0
+    disk.fail("write", lambda fd, data: disk.path_of(fd) == store.journal_path, errno.EIO)
+    for t in (6, 7):
+        with pytest.raises(OSError):
+            store.record(Press(t, 1))
+    assert store.write_errors == 2
+    assert HealthReader(tmp_path, lambda: store.write_errors, sync=lambda: None).read()["write_errors"] == 2
+    store.close()
