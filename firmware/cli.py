@@ -46,6 +46,8 @@ def register(sub: Any) -> None:
     p.add_argument("--hall", metavar="URL", help="put this clock on a hall: mqtt://HOST[:PORT], mqtts://... or auto (overrides [hall] url)")
     p.add_argument("--hall-credentials", type=Path, metavar="FILE", help="this table's credentials file (overrides [hall] credentials)")
     p.add_argument("--hall-join", type=Path, metavar="FILE", help="join the hall with its join file: the director numbers this clock (docs/fleet.md)")
+    p.add_argument("--fault", action="append", default=[], metavar="NAME",
+                   help="with --simulate: report this health fault to the hall (undervoltage, hot, disk-full, unsynced, ...; docs/hall.md)")
     p.add_argument("--device-id", metavar="ID", help="with --hall-join: this device's id (default: the Pi's serial number, else /etc/machine-id)")
     p.set_defaults(func=run_clock)
     clock_sub = p.add_subparsers(dest="clock_command", metavar="SUBCOMMAND")
@@ -182,7 +184,8 @@ class Clock:
         if creds is not None and (table is None or isinstance(table, dict)):
             table = {**(table or {}), "credentials": str(creds)}
         return {"section": table, "url": url, "base": self.config.path.parent, "default_outbox": args.state_dir is None,
-                "join": join, "device": getattr(args, "device_id", None)}
+                "join": join, "device": getattr(args, "device_id", None),
+                "faults": tuple(getattr(args, "fault", None) or ()) if self.simulated else ()}
 
     def start(self) -> None:
         self.runner.start()  # restores the game, then starts the outputs (the hall's thread)
@@ -205,6 +208,9 @@ def run_clock(args: argparse.Namespace) -> int:
 
     from gpiozero.exc import GPIOZeroError
 
+    if getattr(args, "fault", None) and not args.simulate:  # a real Pi reports its own health, never an invented one
+        print("rackside clock: --fault is for the simulator: add --simulate", file=sys.stderr)
+        return EXIT_CONFIG
     try:
         clock = Clock(args)
     except ConfigError as exc:

@@ -6,6 +6,7 @@
     rackside hall tail --credentials DIR/credentials/director.toml [--url mqtt://HOST:PORT]
     rackside hall devices --credentials DIR/credentials/director.toml [assign DEVICE N | revoke DEVICE]
     rackside hall console [--config FILE]      the director's console (docs/console.md)
+    rackside hall ready [--config FILE]        is every table of the round ready? (docs/console.md)
     rackside hall demo --tables 40             a private broker, simulated tables and the console
 """
 
@@ -50,6 +51,8 @@ def register(sub: Any) -> None:
     st.add_argument("--config", type=Path, metavar="FILE", help="the station's config (default: station.toml in the config folder)")
     st.add_argument("--url", help="mqtt://HOST:PORT or auto (overrides [hall] url)")
     st.add_argument("--device-id", metavar="ID", help="with [hall] join: this device's id (default: the Pi's serial number, else /etc/machine-id)")
+    st.add_argument("--fault", action="append", default=[], metavar="NAME",
+                    help="simulate this health fault in the station's status (undervoltage, hot, disk-full, unsynced, ...; docs/hall.md)")
     st.set_defaults(func=run_station)
 
     tl = hs.add_parser("tail", help="print the hall's traffic as the director reads it")
@@ -65,7 +68,7 @@ def register(sub: Any) -> None:
 
     fleet_cli.register(hs)  # rackside hall devices
 
-    console_cli.register(hs)  # rackside hall console, rackside hall demo
+    console_cli.register(hs)  # rackside hall console, rackside hall demo, rackside hall ready
 
 
 def run_provision(args: argparse.Namespace) -> int:
@@ -114,6 +117,13 @@ def run_broker(args: argparse.Namespace) -> int:
 
 def run_station(args: argparse.Namespace) -> int:
     from rackside.hall.device import station
+    from rackside.hall.wire.health import FaultError, check_faults
+
+    try:
+        check_faults(args.fault)
+    except FaultError as e:
+        print(f"rackside hall station: --fault: {e}", file=sys.stderr)
+        return 2
 
     return station.run(args)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from rackside.hall.wire import commands, topics
+from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
 
 from support.broker import Recorder
 from support.hallclock import clock_config, clock_process, do
@@ -99,7 +100,7 @@ def test_the_clock_acks_a_late_start_scheduled_a_moment_ahead_and_refuses_one_fa
     rec = Recorder(broker, client_id="director-late")
     live = LiveClock(clock_config(tmp_path / "clock.toml", broker, 2), tmp_path / "state")
     try:
-        rec.wait_for(lambda r: any(t.endswith("table/2/status") and p == b"online" for t, p, _ in r.messages))
+        rec.wait_for(lambda r: any(t.endswith("table/2/status") and is_online(p) for t, p, _ in r.messages))
         director = broker.client("director")
         now = datetime.datetime.now(datetime.timezone.utc)
         for cid, ahead in (("far", 60), ("near", 2)):

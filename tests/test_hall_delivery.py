@@ -14,6 +14,7 @@ import pytest
 from rackside.hall.device import intake
 from rackside.hall.director import dynsec
 from rackside.hall.wire import commands, resend, topics
+from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
 
 from support.broker import Recorder
 from support.hallclock import LiveClock, ack, clock_config, clock_process, send, stop
@@ -25,7 +26,7 @@ def table1(make_broker, tmp_path):
     broker = make_broker(tables="1-2", stations=0)
     rec = Recorder(broker, client_id="director-delivery")
     live = LiveClock(clock_config(tmp_path / "clock.toml", broker, 1), tmp_path / "state")
-    rec.wait_for(lambda r: any(t.endswith("table/1/status") and p == b"online" for t, p, _ in r.messages))
+    rec.wait_for(lambda r: any(t.endswith("table/1/status") and is_online(p) for t, p, _ in r.messages))
     yield broker, live, rec
     live.close()
     rec.close()
@@ -157,7 +158,7 @@ def journals(state: Path) -> list[list[dict]]:
 
 def online(rec, table: int) -> None:
     """The clock is connected and subscribed (it says online after subscribing)."""
-    rec.wait_for(lambda r: any(t.endswith(f"table/{table}/status") and p == b"online" for t, p, _ in r.messages))
+    rec.wait_for(lambda r: any(t.endswith(f"table/{table}/status") and is_online(p) for t, p, _ in r.messages))
     time.sleep(0.3)  # its SUBSCRIBE follows the online message
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from rackside.firmware.clock import NS_PER_S
+from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
 
 from support.broker import Recorder
 from support.hallclock import LiveClock, clock_config
@@ -39,7 +40,7 @@ def broker_outage_mid_game(make_broker, tmp_path, outage_s):
     rec = Recorder(broker, client_id="director-test")
     live = LiveClock(clock_config(tmp_path / "clock.toml", broker, 1, game_time="25:00"), tmp_path / "state")
     try:
-        rec.wait_for(lambda r: any(t.endswith("/status") and p == b"online" for t, p, _ in r.messages))
+        rec.wait_for(lambda r: any(t.endswith("/status") and is_online(p) for t, p, _ in r.messages))
         live.tap("right")
         live.tap("left")
         rec.wait_for(lambda r: len(inputs(r)) == 2)

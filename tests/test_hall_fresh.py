@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 
+from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
+
 from support.broker import Broker, Recorder, free_port
 
 RACKSIDE = [sys.executable, "-m", "rackside"]
@@ -73,7 +75,7 @@ def test_a_fresh_hall_with_three_devices_and_one_join_file(tmp_path):
         for n in (1, 2, 3):
             status = f"rackside/v1/fresh/table/{n}/status"
             state = f"rackside/v1/fresh/table/{n}/state"
-            rec.wait_for(lambda r: any(t == status and p == b"online" for t, p, _ in r.messages), timeout=20)
+            rec.wait_for(lambda r: any(t == status and is_online(p) for t, p, _ in r.messages), timeout=20)
             rec.wait_for(lambda r: any(t == state for t, _, _ in r.messages), timeout=20)
         listing = run(*devices, env=env)
         for n in (1, 2, 3):

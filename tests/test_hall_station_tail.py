@@ -14,6 +14,7 @@ import pytest
 from rackside.hall.net import config as hall_config
 from rackside.hall.director import tail
 from rackside.hall.device.station import StationPublisher
+from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
 
 from support.broker import Recorder
 
@@ -48,7 +49,7 @@ def test_each_challenge_is_published_verdict_to_all_per_word_results_to_the_dire
             time.sleep(0.5)
             f.write(json.dumps(second)[20:] + "\n")
         rec.wait_for(lambda r: len(r.json("challenge")) == 2)
-        assert rec.wait_for(lambda r: any(t.endswith("station/1/status") and p == b"online" for t, p, _ in r.messages))
+        assert rec.wait_for(lambda r: any(t.endswith("station/1/status") and is_online(p) for t, p, _ in r.messages))
     finally:
         pub.close()
     # restarted: nothing is published twice
@@ -216,7 +217,7 @@ def test_the_simulator_joins_a_hall_with_dash_dash_hall(hall_broker, tmp_path):
                                    "--hall-credentials", str(hall_broker.credentials("table-5"))], env)
     try:
         read_until(fd, b"RIGHT PLAYER")
-        rec.wait_for(lambda r: any(t.endswith("table/5/status") and p == b"online" for t, p, _ in r.messages))
+        rec.wait_for(lambda r: any(t.endswith("table/5/status") and is_online(p) for t, p, _ in r.messages))
         os.write(fd, b"m")
         event = rec.wait_for(lambda r: [e for e in r.json("event") if e["input"] == "press"])[0]
         assert event["player"] == 2 and event["seq"] == 1

@@ -20,6 +20,7 @@ from rackside.hall.director import takeover
 from rackside.hall.wire import topics
 from rackside.hall.device.enrol import CREDENTIALS_FILE
 from rackside.hall.director.fleet import Fleet
+from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
 
 
 def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker, tmp_path):
@@ -36,7 +37,7 @@ def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker,
         assert fleet.wait(lambda f: "pi-old" in f.devices, 10)
         fleet.assign("pi-old", 5)
         state_topic = topics.table(broker.hall, 5, "state")
-        rec.wait_for(lambda r: any(t == topics.table(broker.hall, 5, "status") and p == b"online" for t, p, _ in r.messages))
+        rec.wait_for(lambda r: any(t == topics.table(broker.hall, 5, "status") and is_online(p) for t, p, _ in r.messages))
         do(old, "tap right")  # player 1's time runs
         time.sleep(1.3)
         do(old, "tap left")  # player 2's

@@ -38,6 +38,10 @@ PURE_CORES = {
     "rackside.hall.wire.schema": "hall/wire/schema.py",
     "rackside.hall.wire.messages": "hall/wire/messages.py",
     "rackside.hall.director.takeover": "hall/director/takeover.py",  # the takeover commands, and the game a takeover continues (hallstate)
+    "rackside.hall.wire.health": "hall/wire/health.py",
+    "rackside.hall.device.healthparse": "hall/device/healthparse.py",
+    "rackside.hall.console.health": "hall/console/health.py",
+    "rackside.hall.console.readiness": "hall/console/readiness.py",
     "rackside.hall.console.hallstate": "hall/console/hallstate.py",
     "rackside.hall.console.contract": "hall/console/contract.py",
     "rackside.hall.console.requests": "hall/console/requests.py",

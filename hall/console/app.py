@@ -29,7 +29,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from . import auth, devices, limits, requests, results, tsh, updates
+from . import auth, devices, health, limits, readiness, requests, results, tsh, updates
 from .event import Event, decode_upload
 from .guard import BodyLimit, SecurityHeaders, json_object
 from .guard import refused as _bad
@@ -53,6 +53,7 @@ class Console:
         self.state = HallState(hall)
         self.event = Event(store or ResultStore(None))  # every division, the seating, the results store
         self.state.restore_bindings(self.event.store.bound_games())  # which round each clock game is of
+        self.state.thresholds = health.restored(self.event.store.setting(health.THRESHOLDS_KEY))  # the director's, kept
         self.seating_problems: list[str] = []  # games of the round that cannot be put on a table
         self.password_hash = password_hash
         self.hub = Hub()
@@ -506,6 +507,39 @@ async def audit(request: Request) -> Response:
     return JSONResponse({"audit": console_of(request).event.store.audit(division)})
 
 
+# --- device health and round readiness (issue 26; health.py, readiness.py) ------------------------
+
+
+async def ready_page(request: Request) -> Response:
+    if not request.user.is_authenticated:
+        return RedirectResponse("/login", status_code=303)
+    return FileResponse(STATIC / "ready.html", headers={"Cache-Control": "no-store"})
+
+
+@requires(DIRECTOR, status_code=401)
+async def ready(request: Request) -> Response:
+    """Every table of the round's pairings: online, version, rules, clock sync, health, players."""
+    state = console_of(request).state
+    view = readiness.view(state.tables, state.round.game_time_ms, state.round.number, state.stations)
+    return JSONResponse({**view, "thresholds": state.thresholds, "threshold_help": {k: v[3] for k, v in health.THRESHOLDS.items()}})
+
+
+@requires(DIRECTOR, status_code=401)
+async def health_thresholds(request: Request) -> Response:
+    """`{name: number, ...}`: the thresholds that make a health value a problem, kept in the store."""
+    console = console_of(request)
+    try:
+        th = health.check(await json_object(request), base=console.state.thresholds)
+    except ValueError as e:
+        return _bad(str(e))
+    console.event.store.put_setting(health.THRESHOLDS_KEY, th)
+    for kind, data in console.state.set_thresholds(th):
+        console.hub.publish(kind, data)
+    console.hub.publish("health_thresholds", th)
+    log.info("console: %s set the health thresholds to %s", request.user.display_name, th)
+    return JSONResponse({"thresholds": th})
+
+
 async def no_favicon(request: Request) -> Response:
     return Response(status_code=204)
 
@@ -528,6 +562,9 @@ ROUTES = [
     Route("/api/export/round.csv", export_csv),
     Route("/api/export/tsh.txt", export_tsh),
     Route("/api/audit", audit),
+    Route("/ready", ready_page),
+    Route("/api/ready", ready),
+    Route("/api/health-thresholds", health_thresholds, methods=["POST"]),
     *devices.ROUTES,  # the Devices page (devices.py)
     *updates.ROUTES,  # updates from the console (updates.py)
 ]

@@ -41,10 +41,7 @@ def read(leaf: str, payload: bytes) -> Any:
     if len(payload) > most:
         raise Refused(f"{leaf}: {len(payload)} bytes, allowed are at most {most}")
     if leaf == "status":
-        text = payload.decode("ascii", errors="replace").strip()
-        if text not in messages.STATUSES:
-            raise Refused(f"status {text[:16]!r}: allowed are {' or '.join(messages.STATUSES)}")
-        return text
+        return _status(payload)
     data = _loads(payload)
     if not isinstance(data, dict):
         raise Refused(f"{leaf}: not a JSON object")
@@ -88,3 +85,23 @@ def _finite(text: str) -> float:
 
 def _not_json(name: str):
     raise ValueError(f"{name} is not JSON")
+
+
+# --- a device's status, with its health (issue 26; hall.wire.health) ------------------------------
+
+
+def _status(payload: bytes) -> dict:
+    """`{"status", "version", "health"}`: from the bare word (the Last Will, an older device; no
+    health) or the JSON object an online device sends, checked by its schema (messages.STATUS)."""
+    text = payload.decode("ascii", errors="replace").strip()
+    if text in messages.STATUSES:
+        return {"status": text, "version": None, "health": None}
+    if not text.startswith("{"):
+        raise Refused(f"status {text[:16]!r}: allowed are {' or '.join(messages.STATUSES)}, or the status object")
+    d = _loads(payload)
+    if not isinstance(d, dict):
+        raise Refused("status: not a JSON object")
+    try:
+        return messages.STATUS.check(d)
+    except Invalid as e:
+        raise Refused(f"status: {e}") from None

@@ -39,7 +39,7 @@ from rackside.firmware.clock import Rules
 from rackside.hall.director.takeover import continued_game
 from rackside.hall.wire import topics
 
-from . import contract, limits, results
+from . import contract, health, limits, results
 from .contract import Refused, default_rules
 from .results import BY_TABLE
 
@@ -144,6 +144,11 @@ class Table:
     history: deque = field(default_factory=lambda: deque(maxlen=limits.HISTORY))
     problems: deque = field(default_factory=lambda: deque(maxlen=limits.PROBLEMS_PER_DEVICE))
     seqs: Seqs = field(default_factory=Seqs)
+    # the device's health, from its retained status (hall.wire.health), and its named problems
+    # under the director's thresholds (console/health.py)
+    health: dict | None = None
+    version: str | None = None
+    health_problems: list = field(default_factory=list)
 
     @property
     def names(self) -> tuple[str, str]:
@@ -268,6 +273,9 @@ class Table:
             "result": self.current_result(),
             "final": self.final,
             "problems": list(self.problems),
+            "health": self.health,
+            "health_problems": list(self.health_problems),
+            "version": self.version or (self.state or {}).get("version"),
         }
 
 
@@ -305,6 +313,9 @@ def _public_challenge(c: dict) -> dict:
 class Station:
     status: str | None = None
     problems: deque = field(default_factory=lambda: deque(maxlen=limits.PROBLEMS_PER_DEVICE))
+    health: dict | None = None
+    version: str | None = None
+    health_problems: list = field(default_factory=list)
 
 
 @dataclass
@@ -332,6 +343,7 @@ class HallState:
         self.table_finals: dict[int, dict] = {}  # the round's results recorded by table (no TSH game), by table
         # each table's clock games -> Bound (the table's own `bound`), GAMES_BOUND a table, MAX_TABLE tables
         self.bound: dict[int, OrderedDict] = {}
+        self.thresholds = health.defaults()  # the director's health thresholds (console/health.py)
 
     def table(self, n: int) -> Table:
         """The table, made known (its own device spoke, or a pairing puts a game on it)."""
@@ -429,7 +441,7 @@ class HallState:
     def _table_message(self, n: int, leaf: str, data: Any) -> list:
         t = self.table(n)  # its own device spoke (the ACL): a known table
         if leaf == "status":
-            t.status = data
+            self._status(t, data)
             return [("table", t.tile())]
         if leaf == "state":
             old = t.state or {}
@@ -495,7 +507,7 @@ class HallState:
     def _station_message(self, sid: str, leaf: str, c: Any) -> list:
         s = self.stations.setdefault(sid, Station())
         if leaf == "status":
-            s.status = c
+            self._status(s, c)
             return [("station", self.station_view(sid))]
         # challenge, or detail (the per-word results, for the director alone), kept by station and
         # id: ids are each station's own, and no station may rewrite another's
@@ -526,7 +538,32 @@ class HallState:
 
     def station_view(self, sid: str) -> dict:
         s = self.stations[sid]
-        return {"station": sid, "status": s.status, "problems": list(s.problems)}
+        return {"station": sid, "status": s.status, "problems": list(s.problems), "health": s.health,
+                "health_problems": list(s.health_problems), "version": s.version}
+
+    # --- a device's health (issue 26: its status, the director's thresholds) ------------------------
+
+    def _status(self, device: "Table | Station", data: dict) -> None:
+        """A status (contract._status): online or offline, and an online device's health; the Last
+        Will keeps the health last known (the readiness view says the device is offline)."""
+        device.status = data["status"]
+        if data["status"] == "online":
+            device.health, device.version = data["health"], data["version"]
+        device.health_problems = health.problems(device.health, self.thresholds)
+
+    def set_thresholds(self, th: dict) -> list:
+        """The director's thresholds (health.check'd): every tile whose problems change."""
+        self.thresholds = th
+        out = []
+        for t in self.tables.values():
+            p = health.problems(t.health, th)
+            if p != t.health_problems:
+                t.health_problems = p
+                out.append(("table", t.tile()))
+        for sid, s in self.stations.items():
+            s.health_problems = health.problems(s.health, th)
+            out.append(("station", self.station_view(sid)))
+        return out
 
     # --- gaps -------------------------------------------------------------------------------------
 
@@ -584,6 +621,8 @@ class HallState:
             "feed": list(self.feed)[:100],
             "stations": {sid: s.status for sid, s in self.stations.items()},
             "station_problems": {sid: list(s.problems) for sid, s in self.stations.items() if s.problems},
+            "station_health": {sid: list(s.health_problems) for sid, s in self.stations.items() if s.health_problems},
+            "health_thresholds": dict(self.thresholds),
             "problems": list(self.problems),
         }
 

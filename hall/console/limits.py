@@ -8,6 +8,7 @@ so neither a faulty or hostile device nor an outsider on the hall's network can 
 from __future__ import annotations
 
 from rackside.hall.wire import messages, topics
+from rackside.hall.wire import health as _health
 from rackside.hall.wire import update as _update
 
 # --- HTTP: before anything is read or anyone is known -----------------------------------------
@@ -52,7 +53,7 @@ MAX_SESSIONS = 64  # live sessions: a new login past this ends the oldest
 MAX_TABLE = topics.MAX_TABLE  # table numbers are 1..MAX_TABLE (hall.wire.topics: the hall's limit)
 MAX_STATIONS = 64  # stations remembered
 MAX_DEPTH = 4  # nesting of any device payload (a state's players are 3 deep)
-MAX_PAYLOAD = {"status": 16, "state": 4096, "event": 4096, "ack": 2048, "result": 4096,
+MAX_PAYLOAD = {"status": _health.MAX_STATUS_BYTES, "state": 4096, "event": 4096, "ack": 2048, "result": 4096,
                "challenge": 4096, "detail": 16384}  # bytes, by topic leaf
 DEVICE_RATE = 50.0  # messages a second from one device, sustained ...
 DEVICE_BURST = 2000  # ... after a burst of this many (a clock's outbox after an outage)

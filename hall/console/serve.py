@@ -61,6 +61,26 @@ def state_dir(cfg: ConsoleConfig) -> Path:
 def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     store = ResultStore(state_dir(cfg) / RESULTS_DB)
     console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(state_dir(cfg) / SESSIONS), store=store)
+    restore_event(console, cfg)
+    bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
+                    console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
+    cmdlog = CommandLog(state_dir(cfg) / "console-commands.jsonl")
+    def send(table: int, cmd: dict) -> None:
+        cmdlog.append(table, cmd)
+        # what goes to the clock: the command as hall.wire.commands checked it, without the console's own note
+        bridge.command(table, {k: v for k, v in cmd.items() if k != "sent_at"})
+
+    console.send = send
+    console.bridge = bridge
+    console.fleet = FleetService(cfg.hall, cfg.url, cfg.username, cfg.mqtt_password, cfg.ca_file)
+    console.command_log = cmdlog.path
+    console.updates = Updates(state_dir(cfg) / "updates")  # the bundle on offer (updates.py)
+    return console, bridge
+
+
+def restore_event(console: Console, cfg: ConsoleConfig) -> None:
+    """The round, the TSH files and the seating the console had (its store), and the config's TSH
+    files: the console's start, and `rackside hall ready`'s (ready_cli.py)."""
     console.state.round.division = cfg.division
     console.state.round.number = cfg.round
     saved = console.event.saved_round()  # the round the director last set, kept across a restart
@@ -77,20 +97,6 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
         for p in console.import_tsh({str(f): Path(f).read_bytes() for f in cfg.tsh}):
             log.warning("TSH: %s", p)
     console.apply_pairings()
-    bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
-                    console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
-    cmdlog = CommandLog(state_dir(cfg) / "console-commands.jsonl")
-    def send(table: int, cmd: dict) -> None:
-        cmdlog.append(table, cmd)
-        # what goes to the clock: the command as hall.wire.commands checked it, without the console's own note
-        bridge.command(table, {k: v for k, v in cmd.items() if k != "sent_at"})
-
-    console.send = send
-    console.bridge = bridge
-    console.fleet = FleetService(cfg.hall, cfg.url, cfg.username, cfg.mqtt_password, cfg.ca_file)
-    console.command_log = cmdlog.path
-    console.updates = Updates(state_dir(cfg) / "updates")  # the bundle on offer (updates.py)
-    return console, bridge
 
 
 def server_config(app, cfg: ConsoleConfig, log_level: str) -> uvicorn.Config:

@@ -34,7 +34,7 @@ import paho.mqtt.client as mqtt
 
 from rackside.firmware import clock as C
 from rackside.firmware.journal import input_to_dict, make_header
-from rackside.hall.wire import commands, resend, topics
+from rackside.hall.wire import commands, health, resend, topics
 from rackside.hall.wire.payloads import event_payload, result_payload, state_payload
 from rackside.hall.wire.payloads import challenge_payloads as station_payloads
 
@@ -77,8 +77,13 @@ class SimHall:
     """`tables`: {n: (user, password)}; `host`, `port`: the broker; `scripts`: {n: [(s, action)]}."""
 
     def __init__(self, hall: str, host: str, port: int, tables: dict[int, tuple[str, str]], journal_dir: Path,
-                 *, rules: C.Rules | None = None, station: tuple[str, str, str] | None = None) -> None:
+                 *, rules: C.Rules | None = None, station: tuple[str, str, str] | None = None,
+                 faults: dict[int, tuple[str, ...]] | None = None) -> None:
         self.hall = hall
+        # each table's retained status while online: the health a simulated table has (none known:
+        # it reads nothing) with the faults the demo was asked to inject (hall.wire.health.FAULTS)
+        self.statuses = {n: health.status_payload(health.with_faults(health.unknown(), (faults or {}).get(n, ())), None)
+                         for n in tables}
         self.host, self.port = host, port
         self.rules = rules or C.Rules()
         self.journal_dir = Path(journal_dir)
@@ -143,7 +148,7 @@ class SimHall:
                 log.error("table %d refused: %s", t.n, rc)
                 return
             client.subscribe(topics.table(self.hall, t.n, "cmd"), qos=1)
-            client.publish(topics.table(self.hall, t.n, "status"), b"online", qos=1, retain=True)
+            client.publish(topics.table(self.hall, t.n, "status"), self.statuses[t.n], qos=1, retain=True)
             self.inbox.put(("state", t.n, None))
             connected(t.n)
 

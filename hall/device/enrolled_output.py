@@ -28,8 +28,10 @@ NUMBER_SHOWN_S = 0  # the table number stays up until the game's first press
 
 class EnrolledOutput:
     def __init__(self, joinfile: join.JoinFile, folder: Path, journal_dir: Path, submit: Callable[[Any], None], *,
-                 outbox_path: Path, clock_ns: Callable[[], int], device: str | None = None, version: str = "") -> None:
+                 outbox_path: Path, clock_ns: Callable[[], int], device: str | None = None, version: str = "",
+                 health=None) -> None:
         self.journal_dir = journal_dir
+        self.health = health  # hall.device.health.Health: the table it becomes reports its health
         self.submit = submit
         self.outbox_path = outbox_path
         self.clock_ns = clock_ns
@@ -62,7 +64,8 @@ class EnrolledOutput:
         if cfg is None:
             self._notice(self.code, WAITING)
             return
-        new = HallOutput(cfg, self.journal_dir, self.submit, outbox_path=self.outbox_path, clock_ns=self.clock_ns)
+        new = HallOutput(cfg, self.journal_dir, self.submit, outbox_path=self.outbox_path, clock_ns=self.clock_ns,
+                         health=self.health)
         new.start()
         self.inner = new
         self._notice(WAITING, f"{cfg.table:>4}")

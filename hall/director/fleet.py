@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 
 from rackside.hall.director import dynsec, takeover
-from rackside.hall.wire import join, topics
+from rackside.hall.wire import health, join, topics
 from rackside.hall.director.dynsec_api import Control, ControlError
 
 log = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ class Fleet:
             return
         _, kind, ident, _ = parts
         with self.lock:
-            self.online[f"{kind}-{ident}"] = msg.payload == b"online"
+            self.online[f"{kind}-{ident}"] = health.is_online(msg.payload)  # the bare word, or with the health
             self.changed.notify_all()
 
     def _on_state(self, client, userdata, msg) -> None:

@@ -3,7 +3,8 @@
 A fixed client id (the device's user name) and a persistent MQTT 5 session (clean_start False, a
 two-day session expiry): the broker keeps the device's subscription and its queued commands while
 it is away, and paho re-sends every unacknowledged QoS 1 message on reconnect. The Last Will
-publishes "offline" on the device's retained status topic; every (re)connect publishes "online".
+publishes "offline" on the device's retained status topic; every (re)connect publishes "online", or
+the status its owner last gave `set_status` (with the device's health, hall.wire.health).
 paho reconnects by itself (0.5 s to 5 s back-off); failures are logged once per outage.
 A link connects to one endpoint for its whole life: `url = "auto"` is resolved by mDNS (hall.net.mdns)
 once, by the link's owner before `start` (retrying until a broker is found), and paho's reconnects
@@ -57,6 +58,7 @@ class Link:
         self.on_connected = on_connected
         self.manual_ack = manual_ack
         self.connected = threading.Event()
+        self.online = b"online"  # the retained status while connected (set_status: with the health)
         self.outage = Outage(log, f"hall broker ({cfg.url})")
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cfg.credentials.user, protocol=mqtt.MQTTv5, manual_ack=manual_ack)
         c.username_pw_set(cfg.credentials.user, cfg.credentials.password)
@@ -88,6 +90,13 @@ class Link:
             return None
         return info.mid
 
+    def set_status(self, payload: bytes) -> None:
+        """The retained status while online (any thread): published now if connected, and on every
+        reconnect (one bytes object, swapped whole)."""
+        self.online = payload
+        if self.connected.is_set():
+            self.client.publish(self.status_topic, payload, qos=1, retain=True)
+
     def ack(self, token: tuple[int, int]) -> None:
         """Acknowledge a message given to `on_message` with this token (manual_ack; any thread:
         paho queues the PUBACK under its own lock). After a reconnect the broker has already
@@ -113,7 +122,7 @@ class Link:
             self.outage.failed(f"login refused: {reason_code}")
             return
         self.outage.recovered()
-        client.publish(self.status_topic, b"online", qos=1, retain=True)
+        client.publish(self.status_topic, self.online, qos=1, retain=True)
         for topic in self.topics:
             client.subscribe(topic, qos=1)
         self.connected.set()

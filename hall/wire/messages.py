@@ -15,14 +15,14 @@ import re
 from typing import Any
 
 from rackside.firmware.clock import Ending, Phase, Rules
-from rackside.hall.wire import topics, update
+from rackside.hall.wire import health, topics, update
 from rackside.hall.wire.schema import OMIT, Check, Flag, Invalid, ListOf, Obj, OneOf, Schema, Text, Time, Whole
 
 # A score or a lateness margin a device or a director sends: a whole number within +-this before
 # anything else looks at it (TSH's own limits are the console's results.Limits).
 SCORE_BOUND = 10_000
 
-STATUSES = ("online", "offline")  # a device's `status` (its will says offline): a word, not JSON
+STATUSES = (health.ONLINE, health.OFFLINE)  # a device's `status`: its will (and an older device) says the bare word
 PHASES = tuple(p.value for p in Phase)
 ENDINGS = tuple(e.value for e in Ending)
 # the rules a state carries for the page (5.3 penalty, 5.3.3 forfeit line, 2.3.6(a) margin, game time)
@@ -152,6 +152,34 @@ DETAIL = CHALLENGE.extended(words=ListOf(Obj(Schema({"word": Text(24, pattern=WO
 
 # Each JSON message by its topic leaf (an event of kind "result" is a RESULT); looked up when a
 # message is read, so a schema replaced or extended here is the one every reader checks with.
+def _number(lo: float, hi: float) -> Check:
+    """A finite number (int or float, never a bool) from `lo` to `hi`, kept as a float."""
+    def test(v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+            raise ValueError()
+        return float(v)
+    return Check(test, says=f"a number from {lo:g} to {hi:g}", null=True)
+
+
+def _health_field(kind: type, lo: float, hi: float):
+    if kind is bool:
+        return Flag(null=True)
+    if kind is str:
+        return Text(int(hi), pattern=WORD, null=True)
+    if kind is int:
+        return Whole(int(lo), int(hi), null=True)
+    return _number(lo, hi)
+
+
+# A device's retained status while online (issue 26; hall.wire.health): every health field of its
+# kind and range, or null (the device cannot read it); unknown fields are dropped.
+HEALTH = Schema({k: _health_field(*v) for k, v in health.FIELDS.items()})
+STATUS = Schema({
+    "status": OneOf(STATUSES),
+    "version": Text(health.VERSION_CHARS, pattern=update.VERSION, null=True),
+    "health": Obj(HEALTH, null=True),
+})
+
 SCHEMAS: dict[str, Schema] = {"state": STATE, "event": INPUT, "result": RESULT, "ack": ACK, "challenge": CHALLENGE,
                               "detail": DETAIL}
 

@@ -74,7 +74,7 @@ def cheap_hash(password: str) -> str:
 
 
 @contextlib.contextmanager
-def demo_hall(folder, broker_tables: str, tables: list[int], scripts: dict, password: str):
+def demo_hall(folder, broker_tables: str, tables: list[int], scripts: dict, password: str, faults: dict | None = None):
     """A real Mosquitto provisioned for `broker_tables` ("1-4") and one station, and the demo hall
     (hall.console.demo) on it: `tables` simulated from `scripts`, the console under uvicorn. The hall
     keeps its `broker` (to publish as a table that is not simulated) and its `workdir`."""
@@ -85,7 +85,7 @@ def demo_hall(folder, broker_tables: str, tables: list[int], scripts: dict, pass
     broker = Broker(folder / "broker", tables=broker_tables, stations=1).start()
     try:
         h = start_hall(port=broker.port, devices=broker.devices, tables=tables, workdir=folder, scripts=scripts,
-                       round_start_ago_s=None, password=password, hall=broker.hall)
+                       round_start_ago_s=None, password=password, hall=broker.hall, faults=faults)
         h.broker, h.workdir = broker, folder
         try:
             yield h

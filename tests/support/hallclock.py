@@ -34,14 +34,15 @@ def clock_config(path: Path, broker, table: int, *, game_time: str = "1:00", url
 
 
 class LiveClock:
-    def __init__(self, config: Path, state_dir: Path, *, device_id: str | None = None) -> None:
-        """`device_id`: a clock joining with a join file ([hall] join) says hello as this device."""
+    def __init__(self, config: Path, state_dir: Path, *, device_id: str | None = None, faults: tuple[str, ...] = ()) -> None:
+        """`device_id`: a clock joining with a join file ([hall] join) says hello as this device;
+        `faults`: health faults the simulator reports (`rackside clock --simulate --fault NAME`)."""
         from gpiozero.pins.mock import MockFactory
 
         from rackside.firmware.cli import Clock
 
         args = argparse.Namespace(simulate=True, terminal=False, config=config, state_dir=state_dir, hall=None, hall_credentials=None,
-                                  hall_join=None, device_id=device_id)
+                                  hall_join=None, device_id=device_id, fault=list(faults))
         self.clock = Clock(args, pin_factory=MockFactory())
         self.clock.start()
         self.runner = self.clock.runner
@@ -203,11 +204,12 @@ if pytest is not None:
     @pytest.fixture
     def table3(hall_broker, tmp_path):
         """Table 3's clock (game time 1:00) on the hall, and a recorder of what it publishes."""
+        from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
         from support.broker import Recorder
 
         rec = Recorder(hall_broker)
         live = LiveClock(clock_config(tmp_path / "clock.toml", hall_broker, 3), tmp_path / "state")
-        rec.wait_for(lambda r: any(t.endswith("table/3/status") and p == b"online" for t, p, _ in r.messages))
+        rec.wait_for(lambda r: any(t.endswith("table/3/status") and is_online(p) for t, p, _ in r.messages))
         yield live, rec
         live.close()
         rec.close()

@@ -164,7 +164,12 @@ function readTable(t) {
   return { n: t.table, status, state, names: shownNames, challenge, refused, earlier, clockOn,
     division, label: textOf(t.label, "label", problems),
     tshTable: textOf(t.tsh_table, "tsh_table", problems),
-    result: readResult(t.result, problems), final, problems, cls: "waiting" };
+    result: readResult(t.result, problems), final, problems, cls: "waiting", health: readHealth(t.health_problems) };
+}
+
+// A device's health problems, named by the console (health.py, under the director's thresholds)
+function readHealth(list) {
+  return Array.isArray(list) ? list.filter((x) => typeof x === "string").slice(0, 12).map(shown) : [];
 }
 
 function tableNumber(v) { return Number.isSafeInteger(v) && v > 0 ? v : null; }
@@ -211,7 +216,9 @@ function tileDom(n) {
     d.append(row);
   }
   d.append(el("div", "note"));
-  d.parts = { label: head.lastChild, where: head.children[1], rows: [...d.querySelectorAll(".side")].map((r) => ({ row: r, name: r.firstChild, time: r.lastChild })), note: d.lastChild };
+  const health = el("div", "health");
+  d.append(health);
+  d.parts = { label: head.lastChild, where: head.children[1], rows: [...d.querySelectorAll(".side")].map((r) => ({ row: r, name: r.firstChild, time: r.lastChild })), note: d.querySelector(".note"), health };
   return d;
 }
 
@@ -250,6 +257,11 @@ function drawTile(d, t) {
       if (row.classList.contains("turn") !== turn) row.classList.toggle("turn", turn);
     }
     setText(d.parts.note, bad ? `problem: ${problems[0]}` : noteFor(t, cls));
+    // the device's health problems: one line on the grid's tile (each named; all in its tooltip), in full in the detail
+    setText(d.parts.health, t.health.length ? `⚡${t.health.length > 1 ? t.health.length + " " : " "}` + t.health.join(" · ") : "");
+    setAttr(d.parts.health, "title", t.health.join("; "));
+    if (t.health.length) setAttr(d, "data-health", t.health.join("; "));
+    else if (d.dataset.health !== undefined) delete d.dataset.health;
     drawTimes(d, t);
   } catch (e) { // a defect of the page's own: shown on this tile, the others still drawn
     d.dataset.problem = `page error: ${e.message}`;
@@ -597,8 +609,19 @@ const DESCRIBE = {
   identify: () => "flash the displays",
 };
 
+// Before a round's games start: the tables the readiness view (/api/ready) finds not ready, named
+async function notReadyText(tables) {
+  try {
+    const r = await fetch("/api/ready", { credentials: "same-origin" });
+    const v = await r.json();
+    const rows = v.tables.filter((x) => !x.ready && tables.includes(x.table));
+    return rows.length ? ` Not ready: ${rows.map((x) => `table ${x.table} (${x.why.map(shown).join("; ")})`).join(", ")}.` : "";
+  } catch (e) { return ` The readiness view could not be read (${e.message}).`; }
+}
+
 async function sendCommand(body) {
-  const ok = await confirmBox(`${DESCRIBE[body.cmd](body)} on ${tablesText(body.tables)}?`);
+  const warn = body.cmd === "new_game" ? await notReadyText(body.tables) : "";
+  const ok = await confirmBox(`${DESCRIBE[body.cmd](body)} on ${tablesText(body.tables)}?${warn}`);
   if (!ok) return;
   try {
     const r = await post("/api/command", body);
