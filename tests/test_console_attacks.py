@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import ssl
 import threading
 import time
 from pathlib import Path
@@ -414,3 +415,69 @@ def test_the_page_works_under_its_content_security_policy(hall):
             assert not [m for m in seen if "Content Security Policy" in m and "frame-ancestors" not in m], seen
         finally:
             b.close()
+
+
+# --- a crowd of half-open connections from many addresses (issue 25, item 4) -------------------
+
+
+@pytest.fixture(scope="module")
+def https_hall(tmp_path_factory):
+    """The console as the hall runs it: HTTPS with the hall's certificate (a fresh process, so its
+    memory is measured from its own start)."""
+    d = tmp_path_factory.mktemp("crowd")
+    broker = Broker(d / "broker", tables="", stations=0, tls=True).start()
+    tls = broker.dir / "tls"
+    proc = ConsoleProcess(broker, d / "console", PASSWORD, extra=f'ca_file = "{tls / "ca.crt"}"\n'
+                          f'certfile = "{tls / "server.crt"}"\nkeyfile = "{tls / "server.key"}"\n').start()
+    proc.broker, proc.tls = broker, ssl.create_default_context(cafile=str(tls / "ca.crt"))
+    proc.url = f"https://127.0.0.1:{proc.port}"
+    yield proc
+    proc.stop()
+    broker.stop()
+
+
+class _Https(Http):
+    def __init__(self, base, context):
+        super().__init__(base)
+        import urllib.request
+
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar),
+                                                  urllib.request.HTTPSHandler(context=context))
+
+
+def _crowd(hall, handshake: bool) -> list:
+    """1,100 half-open connections, 55 from each of 20 addresses (127.0.0.2 .. 127.0.0.21): under
+    the old per-address cap of 64, over the old global cap of 512. With `handshake`, each finishes
+    TLS and sends half a request's headers; without, it sends nothing at all."""
+    held = []
+    for i in range(1100):
+        try:
+            s = socket.create_connection(("127.0.0.1", hall.port), timeout=2, source_address=(f"127.0.0.{2 + i % 20}", 0))
+            if handshake:
+                s = hall.tls.wrap_socket(s, server_hostname="127.0.0.1")
+                s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            held.append(s)
+        except OSError:
+            pass  # refused or cut off at once: what the console should do with most of them
+    return held
+
+
+@pytest.mark.parametrize("handshake", [True, False], ids=["half-sent-requests", "no-tls-handshake"])
+def test_a_crowd_of_half_open_connections_cannot_starve_the_director(https_hall, handshake):
+    """1,100 half-sent requests from 20 addresses used to fill the global cap of 512: the
+    director's page got 1 answer in 36 (503), and the console's RSS rose from 36 to 340 MiB and
+    stayed there (each TLS connection holds asyncio's 256 KiB buffer). A connection that never
+    finished its TLS handshake was counted nowhere and held for 60 s."""
+    h = _Https(https_hall.url, https_hall.tls)
+    h.login(PASSWORD)
+    before = https_hall.rss_mib()
+    held = _crowd(https_hall, handshake)
+    try:
+        answers = [h.call("GET", "/api/snapshot")[0] for _ in range(36)]
+        during = https_hall.rss_mib()
+        assert answers.count(200) == 36, answers
+        assert during - before < 96, (before, during)  # limits.MAX_HALF_OPEN TLS connections at most
+    finally:
+        for s in held:
+            s.close()
+    assert wait(lambda: https_hall.rss_mib() - before < 24, timeout=15), (before, https_hall.rss_mib())
