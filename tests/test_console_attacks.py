@@ -346,7 +346,7 @@ def test_200_event_streams_and_a_stalled_one_stay_bounded(hall):
     cookie = "; ".join(f"{c.name}={c.value}" for c in h.jar)
     streams, answers = [], []
     for i in range(200):
-        s = socket.create_connection(("127.0.0.1", hall.port), timeout=10, source_address=(f"127.0.0.{30 + i // 50}", 0))
+        s = socket.create_connection(("127.0.0.1", hall.port), timeout=10, source_address=(f"127.0.0.{30 + i // limits.MAX_CONNECTIONS_PER_SOURCE}", 0))
         s.sendall(f"GET /api/events HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\n\r\n".encode())
         streams.append(s)
     for s in streams:
@@ -476,7 +476,7 @@ def test_a_crowd_of_half_open_connections_cannot_starve_the_director(https_hall,
         answers = [h.call("GET", "/api/snapshot")[0] for _ in range(36)]
         during = https_hall.rss_mib()
         assert answers.count(200) == 36, answers
-        assert during - before < 96, (before, during)  # limits.MAX_HALF_OPEN TLS connections at most
+        assert during - before < 96, (before, during)  # limits.MAX_WAITING TLS connections at most
     finally:
         for s in held:
             s.close()
