@@ -8,6 +8,7 @@
     listen = "127.0.0.1:8080"          # where the page is served
     certfile = "tls/server.crt"        # optional, with keyfile: HTTPS with the hall's certificate (docs/fleet.md);
     keyfile = "tls/server.key"         #   without them, plain HTTP is served to this machine only
+    ca_file = "tls/ca.crt"             # with an mqtts:// url: the hall's CA
     tsh = ["config.tsh", "a.t", "b.t"] # optional: TSH files to import at start (config.tsh and its .t files, or tourney.js)
     round = 1
     division = "A"                     # optional: the division on screen at start (default: all)
