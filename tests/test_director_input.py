@@ -182,3 +182,18 @@ def test_a_tls_handshake_that_fails_says_so(tmp_path, tls_broker):
 def test_a_wrong_password_says_not_authorised(tmp_path, tls_broker):
     line = failure_line(tmp_path, station_toml(tmp_path, tls_broker, tls_broker.url, password="wrong"))
     assert "not authorised" in line, line
+
+
+def test_the_console_says_why_it_cannot_reach_the_broker(tmp_path):
+    """The console's own MQTT session: a broker that is not there is "connection refused", not silence."""
+    cfg = console_config(tmp_path)
+    log = tmp_path / "console.log"
+    with open(log, "wb") as f:
+        proc = subprocess.Popen([RACKSIDE, "hall", "console", "--config", str(cfg)], stdout=f, stderr=f, cwd=tmp_path,
+                                env={**os.environ, "RACKSIDE_STATE_DIR": str(tmp_path / "state")})
+    try:
+        line = until(lambda: next((x for x in log.read_text().splitlines() if "broker" in x and "failed" in x), None), 20)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert line and "connection refused" in line, log.read_text()

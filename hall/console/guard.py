@@ -159,8 +159,9 @@ class GuardedH11(H11Protocol):
                                                 ssl_handshake_timeout=limits.HEADER_TIMEOUT_S)
         except (OSError, ssl.SSLError, asyncio.TimeoutError, ConnectionError):
             return  # start_tls closed it; connection_lost does the counting
-        if transport.is_closing():
-            wrapped.abort()
+        if wrapped is None or transport.is_closing():  # closed (or cut off by a bound) as the handshake ended
+            if wrapped is not None:
+                wrapped.abort()
             return
         self._made(wrapped)
 
