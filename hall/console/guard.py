@@ -1,13 +1,20 @@
 """What keeps an outsider on the hall's network from knocking the console over, before any request
 reaches the app (limits.py has every figure; docs/console.md, "Limits", states them).
 
-- `GuardedH11`: uvicorn's own h11 protocol with three bounds it lacks: a request's line and headers
-  must arrive within HEADER_TIMEOUT_S (uvicorn's keep-alive timer is cancelled by any byte, so a
-  client sending one byte a second held a connection for ever, and 1,100 of them every file
-  descriptor); at most MAX_CONNECTIONS_PER_SOURCE open connections from one address; and a client
-  that reads nothing of a response for WRITE_STALL_S is cut off (asyncio's close() would wait for
-  its buffer to drain, so it is aborted). Subclassed rather than wrapped: these hooks are the
-  protocol's own (connection_made, pause_writing, ...), and the rest stays uvicorn's.
+- `GuardedH11`: uvicorn's own h11 protocol with the bounds it lacks: the TLS handshake and a
+  request's line and headers must arrive within HEADER_TIMEOUT_S (uvicorn's keep-alive timer is
+  cancelled by any byte, so a client sending one byte a second held a connection for ever, and
+  1,100 of them every file descriptor); TLS is started here, inside those bounds, not in the
+  listening socket (where a connection in its handshake was counted by nothing for asyncio's 60 s);
+  connections are counted by `Crowd` (MAX_CONNECTIONS_PER_SOURCE from one address, MAX_WAITING
+  waiting for a request and MAX_CONNECTIONS in all, past which a crowd's waiting connections are
+  closed, busiest address first, never the newcomer's); and a client that reads nothing of a
+  response for WRITE_STALL_S is cut off (asyncio's close() would wait for its buffer to drain, so
+  it is aborted). Subclassed rather than wrapped: these hooks are the protocol's own
+  (connection_made, pause_writing, ...), and the rest stays uvicorn's.
+- `Admission`: requests without the director's session are at most MAX_ANONYMOUS_REQUESTS in
+  flight; a signed-in director's are never refused for them (issue 25: 1,100 half-open
+  connections from 20 addresses got the director 1 answer in 36).
 - `BodyLimit`: a request body over MAX_BODY_BYTES is refused with 413 without being read, before
   the session or the login are looked at (a 1 GB login body used to be read whole), and the body
   must arrive within BODY_TIMEOUT_S. The one exception is an update's bundle (POST UPLOAD_PATH):
