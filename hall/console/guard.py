@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import ssl
+import traceback
 
 import h11
 from starlette.exceptions import HTTPException
@@ -110,10 +111,12 @@ class Crowd:
             self.per_source.pop(conn.source, None)
 
     def sweep(self) -> None:
-        """A connection whose TLS handshake failed or was cut short leaves its 256 KiB buffer in a
-        reference cycle (asyncio's start_tls re-raises with its frame, which holds the protocol), freed
-        only when the cycle collector runs: an idle console ran it never, and a crowd's memory stayed.
-        So a burst of closed connections is followed by one collection (at most one a SWEEP_DELAY_S)."""
+        """What a closed connection leaves in reference cycles (asyncio's transports keep bound
+        methods of themselves; _start_tls clears the largest, its TLS buffer) is freed only when the
+        cycle collector runs, and an idle console runs it never: a burst of closed connections is
+        followed by one full collection, at most one a SWEEP_DELAY_S. It costs about 17 ms, as
+        serve.run_foreground froze what start-up made (gc.freeze): 126 ms before, long enough for a
+        crowd to overflow the listening socket's backlog meanwhile."""
         self.sweep_due = None
         self.closed = 0
         gc.collect()
@@ -164,8 +167,13 @@ class GuardedH11(H11Protocol):
         try:
             wrapped = await self.loop.start_tls(transport, self, tls, server_side=True,
                                                 ssl_handshake_timeout=limits.HEADER_TIMEOUT_S)
-        except (OSError, ssl.SSLError, asyncio.TimeoutError, ConnectionError):
-            return  # start_tls closed it; connection_lost does the counting
+        except (OSError, ssl.SSLError, asyncio.TimeoutError, ConnectionError) as e:
+            # start_tls closed it; connection_lost does the counting. Its frame, kept by the
+            # exception's traceback, holds the waiter that holds the exception: a reference cycle
+            # keeping the TLS layer's 256 KiB buffer until the cycle collector ran, which an idle
+            # console did never (a crowd's 300 MiB stayed). Clearing the frames frees it now.
+            traceback.clear_frames(e.__traceback__)
+            return
         if wrapped is None or transport.is_closing():  # closed (or cut off by a bound) as the handshake ended
             if wrapped is not None:
                 wrapped.abort()
