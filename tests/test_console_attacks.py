@@ -481,3 +481,25 @@ def test_a_crowd_of_half_open_connections_cannot_starve_the_director(https_hall,
             s.close()
     assert wait(lambda: https_hall.rss_mib() - before < 24, timeout=15), (before, https_hall.rss_mib())
     assert "Traceback" not in https_hall.log_path.read_text()  # nor a log a crowd can fill
+
+
+def test_a_burst_of_one_connection_from_each_of_200_addresses_is_not_thinned(hall):
+    """200 clocks fetching an update at once each open one connection: more than MAX_WAITING wait
+    for their request together, and none may be closed for it (only an address with several
+    waiting, a crowd, is thinned; the total cap bounds the rest)."""
+    assert 200 > limits.MAX_WAITING
+    held = [socket.create_connection(("127.0.0.1", hall.port), timeout=10, source_address=(f"127.0.1.{1 + i}", 0))
+            for i in range(200)]
+    try:
+        for s in held:  # all 200 are open and waiting before any request is sent
+            s.sendall(b"GET /update/bundle.tar.gz HTTP/1.1\r\nHost: x\r\nX-Rackside-Update-Token: none\r\n\r\n")
+        answers = []
+        for s in held:
+            try:
+                answers.append(s.recv(12))
+            except OSError as e:
+                answers.append(repr(e).encode())
+        assert all(a.startswith(b"HTTP/1.1 4") for a in answers), [a for a in answers if not a.startswith(b"HTTP/1.1 4")][:3]
+    finally:
+        for s in held:
+            s.close()

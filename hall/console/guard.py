@@ -63,7 +63,9 @@ class Crowd:
     its cookie arrives with its headers, so a full house of waiting connections must not refuse a
     new one. Past MAX_WAITING (or MAX_CONNECTIONS in all), the oldest waiting connection of the
     address with the most waiting is closed: a crowd churns its own connections, and a director's
-    browser, a few connections from one address whose requests come at once, is the last to go."""
+    browser, a few connections from one address whose requests come at once, is the last to go.
+    Addresses with one waiting connection each (a fleet of clocks fetching an update at once) are
+    thinned only past MAX_CONNECTIONS."""
 
     def __init__(self) -> None:
         self.closed = 0  # connections closed since the last collection (sweep)
@@ -123,10 +125,12 @@ class Crowd:
 
     def make_room(self) -> bool:
         """Close waiting connections until the bounds hold; False if only busy ones are left."""
-        while len(self.waiting) > limits.MAX_WAITING or self.total > limits.MAX_CONNECTIONS:
+        while (over_total := self.total > limits.MAX_CONNECTIONS) or len(self.waiting) > limits.MAX_WAITING:
             if not self.waiting:
                 return False
             busiest = max(self.waiting_per_source, key=self.waiting_per_source.__getitem__)
+            if not over_total and self.waiting_per_source[busiest] == 1:
+                break  # one waiting connection an address (200 clocks fetching an update at once): only the total bounds these
             victim = next(c for c in self.waiting if c.source == busiest)
             victim.close_now()
         return True
