@@ -9,6 +9,7 @@ the command's id, the console's log says who it was.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import os
@@ -173,8 +174,6 @@ def run_foreground(cfg: ConsoleConfig) -> int:
     console, bridge = make_console(cfg)
     app = build_app(console, secret_key=session_secret(state_dir(cfg) / SESSION_KEY), https_only=cfg.https)  # Secure cookies
     server = uvicorn.Server(server_config(app, cfg, "warning"))
-    import gc
-
     gc.freeze()  # what start-up made lives as long as the process: no collection need look at it again (guard.Crowd.sweep)
     scheme = "https" if cfg.https else "http"
     print(f"rackside hall console: {scheme}://{cfg.listen_host}:{cfg.listen_port}/ (hall {cfg.hall}, broker {cfg.url})", flush=True)
