@@ -80,6 +80,7 @@ def run_provision(args: argparse.Namespace) -> int:
         tables = prov.parse_tables(args.tables) if args.tables else []
         if not 0 <= args.stations <= 99:
             raise ValueError(f"--stations {args.stations}: allowed are 0 to 99")
+        check_provision_args(args)
         if args.url:
             from rackside.hall.net.config import HallConfigError, parse_url
 
@@ -92,6 +93,9 @@ def run_provision(args: argparse.Namespace) -> int:
                        tls_port=args.tls_port)
     except (ValueError, tlsfiles.TlsError, SigningError) as e:
         print(f"rackside hall provision: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a folder that cannot be made or written: its name and why, not a traceback
+        print(f"rackside hall provision: {e.filename or args.out}: {e.strerror or e}", file=sys.stderr)
         return 2
     hint = prov.root_hint(args.run_as, os.geteuid())
     if hint:
@@ -107,6 +111,37 @@ def run_provision(args: argparse.Namespace) -> int:
     else:
         print("  no TLS: every password crosses the hall's network in clear")
     return 0
+
+
+HOST_NAME = r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?"  # RFC 1123
+
+
+def check_provision_args(args: argparse.Namespace) -> None:
+    """What provisioning writes into mosquitto.conf and the certificate, checked before anything is
+    written: ValueError naming the option and what is allowed."""
+    import ipaddress
+    import re
+
+    def address_or_name(option: str, value: str) -> None:
+        try:
+            ipaddress.ip_address(value)
+        except ValueError:
+            if not re.fullmatch(HOST_NAME, value):
+                raise ValueError(f"{option} {value!r}: allowed are an IP address (192.168.1.10, ::1) or a host name "
+                                 "(letters, digits and - between dots, e.g. director.local)") from None
+
+    for option, port in (("--port", args.port), ("--tls-port", args.tls_port)):
+        if not 1 <= port <= 65535:
+            raise ValueError(f"{option} {port}: allowed are port numbers from 1 to 65535")
+    if args.tls and args.port == args.tls_port:
+        raise ValueError(f"--port and --tls-port are both {args.port}: the plain and TLS listeners need a port each")
+    if args.bind is not None:
+        address_or_name("--bind", args.bind)
+    for name in args.host or []:
+        address_or_name("--host", name)
+    for option, folder in (("--out", args.out), ("--data", args.data)):
+        if folder is not None and folder.exists() and not folder.is_dir():
+            raise ValueError(f"{option} {folder}: not a folder (allowed is a folder, made if missing)")
 
 
 def run_broker(args: argparse.Namespace) -> int:

@@ -55,6 +55,7 @@ from typing import Any, Iterable
 BUNDLE_FORMAT = 1
 # Raspberry Pi OS Bookworm (3.11) and Trixie (3.13), 64-bit.
 PYTHONS = ("3.11", "3.13")
+MIN_PYTHON = (3, 11)  # pyproject.toml's requires-python: a bundle for an older one would not install
 MACHINE = "aarch64"
 # The platform tags pip may take for aarch64: pygame-ce and zeroconf publish manylinux2014
 # (= manylinux_2_17), marisa-trie only manylinux_2_28; Bookworm's glibc is 2.36.
@@ -95,6 +96,12 @@ def run(args: argparse.Namespace) -> int:
         print("rackside bundle: --python and --machine describe a --wheelhouse; without one the wheels are for "
               f"{MACHINE} CPython {', '.join(PYTHONS)}", file=sys.stderr)
         return 2
+    for python in args.python or ():
+        m = re.fullmatch(r"(\d+)\.(\d+)", python)
+        if not m or (int(m.group(1)), int(m.group(2))) < MIN_PYTHON:
+            print(f"rackside bundle: --python {python}: allowed are CPython versions X.Y from {'.'.join(map(str, MIN_PYTHON))} "
+                  f"(Rackside's requires-python), e.g. {' or '.join(PYTHONS)}", file=sys.stderr)
+            return 2
     try:
         out, digest = build(
             args.out, source=args.source or Path(__file__).resolve().parent.parent, label=args.label,
@@ -264,6 +271,8 @@ def build(out: Path, *, source: Path, label: str | None = None, hall_join: Path 
         _check_sign_key(sign_key, hall_join)
     if wheelhouse is not None and not wheelhouse.is_dir():
         raise BundleError(f"--wheelhouse {wheelhouse}: not a folder")
+    if wheelhouse is not None and not any(wheelhouse.glob("*.whl")):
+        raise BundleError(f"--wheelhouse {wheelhouse}: no wheels in it (allowed is a folder of the .whl files of {REQUIREMENTS})")
 
     with tempfile.TemporaryDirectory(prefix="rackside-bundle-") as tmp:
         top = Path(tmp) / f"rackside-{version}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import ssl
 import threading
 import time
 from pathlib import Path
@@ -345,11 +346,10 @@ def test_200_event_streams_and_a_stalled_one_stay_bounded(hall):
     cookie = "; ".join(f"{c.name}={c.value}" for c in h.jar)
     streams, answers = [], []
     for i in range(200):
-        s = socket.create_connection(("127.0.0.1", hall.port), timeout=10, source_address=(f"127.0.0.{30 + i // 50}", 0))
+        s = socket.create_connection(("127.0.0.1", hall.port), timeout=10, source_address=(f"127.0.0.{30 + i // limits.MAX_CONNECTIONS_PER_SOURCE}", 0))
         s.sendall(f"GET /api/events HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\n\r\n".encode())
         streams.append(s)
-    for s in streams:
-        answers.append(s.recv(12))
+        answers.append(s.recv(12))  # one at a time: a burst of more than limits.MAX_WAITING unread would be thinned
     assert answers.count(b"HTTP/1.1 200") == limits.MAX_STREAMS and answers.count(b"HTTP/1.1 503") == 200 - limits.MAX_STREAMS
     try:
         # none of the open streams reads from here on: large states from a table fill their queues
@@ -414,3 +414,92 @@ def test_the_page_works_under_its_content_security_policy(hall):
             assert not [m for m in seen if "Content Security Policy" in m and "frame-ancestors" not in m], seen
         finally:
             b.close()
+
+
+# --- a crowd of half-open connections from many addresses (issue 25, item 4) -------------------
+
+
+@pytest.fixture(scope="module")
+def https_hall(tmp_path_factory):
+    """The console as the hall runs it: HTTPS with the hall's certificate (a fresh process, so its
+    memory is measured from its own start)."""
+    d = tmp_path_factory.mktemp("crowd")
+    broker = Broker(d / "broker", tables="", stations=0, tls=True).start()
+    tls = broker.dir / "tls"
+    proc = ConsoleProcess(broker, d / "console", PASSWORD, extra=f'ca_file = "{tls / "ca.crt"}"\n'
+                          f'certfile = "{tls / "server.crt"}"\nkeyfile = "{tls / "server.key"}"\n').start()
+    proc.broker, proc.tls = broker, ssl.create_default_context(cafile=str(tls / "ca.crt"))
+    proc.url = f"https://127.0.0.1:{proc.port}"
+    yield proc
+    proc.stop()
+    broker.stop()
+
+
+class _Https(Http):
+    def __init__(self, base, context):
+        super().__init__(base)
+        import urllib.request
+
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar),
+                                                  urllib.request.HTTPSHandler(context=context))
+
+
+def _crowd(hall, handshake: bool) -> list:
+    """1,100 half-open connections, 55 from each of 20 addresses (127.0.0.2 .. 127.0.0.21): under
+    the old per-address cap of 64, over the old global cap of 512. With `handshake`, each finishes
+    TLS and sends half a request's headers; without, it sends nothing at all."""
+    held = []
+    for i in range(1100):
+        try:
+            s = socket.create_connection(("127.0.0.1", hall.port), timeout=2, source_address=(f"127.0.0.{2 + i % 20}", 0))
+            if handshake:
+                s = hall.tls.wrap_socket(s, server_hostname="127.0.0.1")
+                s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            held.append(s)
+        except OSError:
+            pass  # refused or cut off at once: what the console should do with most of them
+    return held
+
+
+@pytest.mark.parametrize("handshake", [True, False], ids=["half-sent-requests", "no-tls-handshake"])
+def test_a_crowd_of_half_open_connections_cannot_starve_the_director(https_hall, handshake):
+    """1,100 half-sent requests from 20 addresses used to fill the global cap of 512: the
+    director's page got 1 answer in 36 (503), and the console's RSS rose from 36 to 340 MiB and
+    stayed there (each TLS connection holds asyncio's 256 KiB buffer). A connection that never
+    finished its TLS handshake was counted nowhere and held for 60 s."""
+    h = _Https(https_hall.url, https_hall.tls)
+    h.login(PASSWORD)
+    before = https_hall.rss_mib()
+    held = _crowd(https_hall, handshake)
+    try:
+        answers = [h.call("GET", "/api/snapshot")[0] for _ in range(36)]
+        during = https_hall.rss_mib()
+        assert answers.count(200) == 36, answers
+        assert during - before < 96, (before, during)  # limits.MAX_WAITING TLS connections at most
+    finally:
+        for s in held:
+            s.close()
+    assert wait(lambda: https_hall.rss_mib() - before < 24, timeout=15), (before, https_hall.rss_mib())
+    assert "Traceback" not in https_hall.log_path.read_text()  # nor a log a crowd can fill
+
+
+def test_a_burst_of_one_connection_from_each_of_200_addresses_is_not_thinned(hall):
+    """200 clocks fetching an update at once each open one connection: more than MAX_WAITING wait
+    for their request together, and none may be closed for it (only an address with several
+    waiting, a crowd, is thinned; the total cap bounds the rest)."""
+    assert 200 > limits.MAX_WAITING
+    held = [socket.create_connection(("127.0.0.1", hall.port), timeout=10, source_address=(f"127.0.1.{1 + i}", 0))
+            for i in range(200)]
+    try:
+        for s in held:  # all 200 are open and waiting before any request is sent
+            s.sendall(b"GET /update/bundle.tar.gz HTTP/1.1\r\nHost: x\r\nX-Rackside-Update-Token: none\r\n\r\n")
+        answers = []
+        for s in held:
+            try:
+                answers.append(s.recv(12))
+            except OSError as e:
+                answers.append(repr(e).encode())
+        assert all(a.startswith(b"HTTP/1.1 4") for a in answers), [a for a in answers if not a.startswith(b"HTTP/1.1 4")][:3]
+    finally:
+        for s in held:
+            s.close()

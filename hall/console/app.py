@@ -31,7 +31,7 @@ from starlette.routing import Route
 
 from . import auth, devices, health, limits, readiness, requests, results, tsh, updates
 from .event import Event, decode_upload
-from .guard import BodyLimit, SecurityHeaders, json_object
+from .guard import Admission, BodyLimit, SecurityHeaders, json_object
 from .guard import refused as _bad
 from .transport import PlainHttpLocalOnly
 from .hallstate import RESEND_ID, HallState
@@ -594,6 +594,7 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
                    max_age=limits.SESSION_S, same_site="strict", https_only=https_only),
         Middleware(AuthenticationMiddleware, backend=SessionAuth(),
                    on_error=lambda conn, exc: _bad("login required", 401)),
+        Middleware(Admission),  # guard.py: slots a crowd cannot take from a signed-in director
         Middleware(CsrfCheck),
     ]
     app = Starlette(routes=ROUTES, middleware=middleware, lifespan=lifespan, exception_handlers=updates.EXCEPTION_HANDLERS)

@@ -20,11 +20,21 @@ MAX_BUNDLE_BYTES = _update.MAX_BUNDLE_BYTES  # (hall.device.update: the clocks t
 BUNDLE_TIMEOUT_S = 600.0  # a 512 MB upload at 1 MB/s would not make it: a hall's network is faster
 UPLOAD_PATH = "/api/update/bundle"
 MAX_HEADER_BYTES = 16 * 1024  # a request's line and headers (uvicorn's h11_max_incomplete_event_size)
-HEADER_TIMEOUT_S = 10.0  # a request's line and headers must arrive within this of the connection (or of the last response)
+HEADER_TIMEOUT_S = 5.0  # the TLS handshake and a request's line and headers must arrive within this of the
+# connection (or of the last response): a browser sends them at once; a crowd's connections are gone in 5 s
 KEEP_ALIVE_S = 5  # an idle kept-alive connection is closed after this (uvicorn's timeout_keep_alive)
 WRITE_STALL_S = 30.0  # a client that reads nothing of a response for this long is cut off
-MAX_CONNECTIONS = 512  # open connections in all (uvicorn's limit_concurrency: a 503 above it)
-MAX_CONNECTIONS_PER_SOURCE = 64  # open connections from one address: more are closed at once
+# Connections (guard.Crowd). Each TLS connection holds about 0.3 MiB (asyncio's 256 KiB read buffer
+# and OpenSSL's state), so these bound the memory connections take: MAX_CONNECTIONS x 0.3 MiB in
+# all, and (MAX_WAITING + MAX_ANONYMOUS_REQUESTS) x 0.3 MiB (about 58 MiB) for a crowd from a few addresses.
+MAX_CONNECTIONS = 512  # open connections in all: past it a waiting one is closed, else the new one
+MAX_CONNECTIONS_PER_SOURCE = 16  # from one address: more are closed at once (Chromium opens at most 6
+# to one host, the event stream among them: two browsers on one laptop fit)
+MAX_WAITING = 128  # connections waiting for a request (handshake, headers, kept alive): past it the oldest
+# of the address with the most is closed, so a crowd churns its own and a new connection always gets in
+# (addresses with one waiting each, a fleet fetching an update, only past MAX_CONNECTIONS)
+MAX_ANONYMOUS_REQUESTS = 64  # requests in flight without the director's session (login page, a slow
+# login body, an update download): a 503 above it; a request with a live session is never refused
 BACKLOG = 128
 
 # --- TSH files -------------------------------------------------------------------------------------
