@@ -159,6 +159,26 @@ def online(rec, table: int) -> None:
     time.sleep(0.3)  # its SUBSCRIBE follows the online message
 
 
+def test_a_device_says_online_only_once_its_commands_can_reach_it(make_broker):
+    """Its SUBSCRIBE goes before its "online": the broker handles one connection's packets in order,
+    so a command sent on seeing "online" (the console, a takeover's adjusts) finds the subscription
+    in place. Online first, a command sent at once to a clock's first session was dropped."""
+    from rackside.hall import config as hall_config
+    from rackside.hall.link import Link
+
+    broker = make_broker(tables="1", stations=0)
+    cfg = hall_config.from_table({"url": broker.url, "credentials": str(broker.credentials("table-1"))}, "table")
+    link = Link(cfg, topics.table(broker.hall, 1, "status"), subscribe=(topics.table(broker.hall, 1, "cmd"),))
+    sent = []  # the packets paho writes, in the order it writes them
+    link.client.on_log = lambda client, userdata, level, buf: sent.append(buf.split()[1]) if buf.startswith("Sending ") else None
+    link.start(cfg.endpoint)
+    try:
+        assert link.connected.wait(10)
+    finally:
+        link.close()
+    assert sent[:3] == ["CONNECT", "SUBSCRIBE", "PUBLISH"], sent
+
+
 def director_sends(broker, table: int, cmd: dict) -> None:
     c = broker.client("director")
     c.publish(topics.table(broker.hall, table, "cmd"), json.dumps(cmd), qos=1).wait_for_publish(5)
