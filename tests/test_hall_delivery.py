@@ -6,6 +6,7 @@ restarts, and the game's rules in the state."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from rackside.hall import commands, dynsec, intake, recovery, topics
 
 from support.broker import Recorder
 from support.hallclock import LiveClock, ack, clock_config, clock_process, send, stop
+from support.wait import wait
 
 
 @pytest.fixture
@@ -125,24 +127,30 @@ def test_resend_is_bounded_and_rate_limited(table1, monkeypatch):
 
 
 def test_resend_never_blocks_the_runner(table1, monkeypatch):
-    """The journal is read on the publisher's thread: a slow read never delays a press."""
+    """The journal is read on the publisher's thread: a slow read never delays a press. The read is
+    held until the press is journalled, so the press cannot have waited for it."""
     broker, live, rec = table1
     play(live, 2)
     rec.wait_for(lambda r: len(inputs(r)) == 2)
     game = inputs(rec)[0]["game"]
     real = recovery.read_journal
+    reading, release = threading.Event(), threading.Event()
 
     def slow(path):
-        time.sleep(1.0)
+        reading.set()
+        release.wait(30)
         return real(path)
 
     monkeypatch.setattr(recovery, "read_journal", slow)
-    send(broker, 1, {"id": "slow1", "cmd": "resend", "game": game, "from_seq": 1})
-    time.sleep(0.2)
-    t0 = time.monotonic()
-    live.tap("right")
-    assert time.monotonic() - t0 < 0.5
-    assert [j["input"] for j in live.journal()][-1] == "press" and len(live.journal()) == 3
+    try:
+        send(broker, 1, {"id": "slow1", "cmd": "resend", "game": game, "from_seq": 1})
+        assert reading.wait(10)  # the publisher's thread is in the read
+        live.tap("right")
+        assert wait(lambda: len(live.journal()) == 3)  # journalled while the read still waits
+        assert [j["input"] for j in live.journal()][-1] == "press"
+        assert not release.is_set()
+    finally:
+        release.set()
     assert ack(rec, "slow1")["ok"] is True
 
 
@@ -234,19 +242,18 @@ def test_new_game_and_identify_redelivered_after_a_kill_are_acked_not_done_again
     try:
         a = rec.wait_for(lambda r: next((a for a in r.json("ack") if a["id"] == cmd["id"]), None), timeout=20)
         assert a["ok"] is True
-        time.sleep(0.5)
+        # the barrier: a command the runner applies after it; had the redelivery reached the runner
+        # too, it was applied before this one is acked
+        director_sends(broker, 1, {"id": "after", "cmd": "adjust", "player": 2, "remaining_ms": 30_000})
+        ack(rec, "after")
         assert len(journals(state)) == len(before)  # no second new game
         if cmd["cmd"] == "new_game":
             assert journals(state)[-1][0]["command"] == "ng1"  # the new game's journal names its command
-        else:  # identify: acked, the displays not flashing again (8888 every other half second)
-            shown = []
-            for _ in range(6):
-                clock.stdin.write("show\n")
-                clock.stdin.flush()
-                shown += json.loads(clock.stdout.readline())
-                assert clock.stdout.readline().strip() == "ok"
-                time.sleep(0.2)
-            assert "8888" not in shown, shown
+        else:  # identify: acked, the displays not flashing again
+            clock.stdin.write("identifying\n")
+            clock.stdin.flush()
+            assert clock.stdout.readline().strip() == "no"
+            assert clock.stdout.readline().strip() == "ok"
     finally:
         stop(clock)
         rec.close()
@@ -260,8 +267,7 @@ def test_the_state_carries_the_games_rules(table1):
     state = rec.wait_for(lambda r: next((s for s in r.json("state") if "rules" in s), None))
     assert state["rules"] == {"game_time_ms": 60_000, "penalty_per_minute": 10, "forfeit_overtime_ms": 600_000,
                               "lateness_forfeit_margin": 75}
-    live.command("end")
-    time.sleep(0.2)
+    live.command("end")  # in the runner's queue before the command below, which comes through the broker
     send(broker, 1, {"id": "n5", "cmd": "new_game", "game_time": "30:00", "rules": {"penalty_per_minute": 5}})
     assert ack(rec, "n5")["ok"]
     state = rec.wait_for(lambda r: next((s for s in reversed(r.json("state")) if s["game"] == "game-000002"), None))
