@@ -67,8 +67,11 @@ def ping(client, timeout: float = 10.0) -> None:
 
     The round trip is an UNSUBSCRIBE of a filter the client never had (every login may unsubscribe,
     hall.dynsec), answered by an UNSUBACK: the broker writes a connection's packets in order and
-    paho handles them in order. (paho sends PINGREQ only on its own keepalive timer.) Raises
-    ConnectionError if the client is not connected."""
+    paho handles them in order. (paho sends PINGREQ only on its own keepalive timer.) It holds for
+    fewer QoS 1 messages on their way than the broker's in-flight window (max_inflight_messages, 50
+    in a provisioned hall): the broker holds the rest back until the first are acknowledged, and the
+    UNSUBACK overtakes them. `Recorder.ping` repeats the round trip until one brings nothing new.
+    Raises ConnectionError if the client is not connected."""
     import paho.mqtt.client as mqtt
 
     answered: set[int] = set()
@@ -268,8 +271,16 @@ class Recorder:
                 self.cond.wait(min(left, 0.2))
 
     def ping(self) -> None:
-        """Once this returns, the recorder has every message the broker routed to it before (`ping`)."""
-        ping(self.client)
+        """Once this returns, the recorder has every message the broker routed to it before: round
+        trips (`ping`) until one brings no new message, so none was held back behind the broker's
+        in-flight window (each PUBACK paho sent before the round trip let the next one go first)."""
+        while True:
+            with self.cond:
+                before = len(self.messages)
+            ping(self.client)
+            with self.cond:
+                if len(self.messages) == before:
+                    return
 
     def close(self) -> None:
         self.client.disconnect()
