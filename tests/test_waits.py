@@ -10,7 +10,8 @@ A static scan of tests/ and tests/support/: every sleep (`time.sleep`, `asyncio.
 not come true within a guessed time) and every `pytest.raises(TimeoutError)` is refused unless the
 allow-list below names it, by file, function and call, with the reason it is not a guess. A sleep
 may stand for real time that must pass (a press held down, a game's clock running): that is a lower
-bound, which load only lengthens, never a wait for something else to happen.
+bound, which load only lengthens, never a wait for something else to happen. (Code a test runs from
+a string, test_sim_idle's SCRIPT, is not scanned: its sleeps hold a key down for real.)
 """
 
 from __future__ import annotations
