@@ -8,7 +8,6 @@ import queue
 import socket
 import ssl
 import threading
-import time
 
 import paho.mqtt.client as mqtt
 import pytest
@@ -17,6 +16,9 @@ from rackside.hall.device import joinfile
 from rackside.hall.wire import join, topics
 from rackside.hall.device.enrol import Enrolment
 from rackside.hall.director.fleet import Fleet, FleetError
+
+from support.broker import Recorder, ping
+from support.wait import until
 
 
 @pytest.fixture
@@ -68,10 +70,7 @@ def director_fleet(broker):
 def test_the_join_secret_can_only_enrol(hall):
     secret = joinfile.load(hall.dir / "join.toml").secret
     h = hall.hall
-    watcher = hall.client("director")
-    seen = []
-    watcher.on_message = lambda c, u, m: seen.append(m.topic)
-    watcher.subscribe(f"rackside/v1/{h}/#", qos=1)
+    watcher = Recorder(hall)  # the whole hall, subscribed before anything is sent
     joiner, rc = tls_client(hall, "join", secret, "enrol-probe")
     assert rc is not None and not rc.is_failure
     codes = []
@@ -84,10 +83,11 @@ def test_the_join_secret_can_only_enrol(hall):
                   f"rackside/v1/{h}/enrol/probe/reply", "$CONTROL/dynamic-security/v1"):
         joiner.publish(topic, b'{"forged": true}', qos=1).wait_for_publish(5)
     joiner.publish(topics.enrol_hello(h, "probe"), b"{}", qos=1).wait_for_publish(5)
-    time.sleep(0.5)
-    assert seen == [topics.enrol_hello(h, "probe")]  # only the hello got through
-    watcher.publish(topics.enrol_hello(h, "probe"), b"", qos=1, retain=True).wait_for_publish(5)
-    stop(joiner, watcher)
+    watcher.ping()  # each was routed before its PUBACK: whatever got through has now arrived
+    assert [t for t, _, _ in watcher.messages] == [topics.enrol_hello(h, "probe")]  # only the hello got through
+    watcher.client.publish(topics.enrol_hello(h, "probe"), b"", qos=1, retain=True).wait_for_publish(5)
+    watcher.close()
+    stop(joiner)
 
 
 def test_a_device_is_numbered_and_logs_in_as_its_table_with_its_own_secret(hall, tmp_path):
@@ -147,7 +147,7 @@ def test_a_hello_whose_code_is_not_its_secrets_is_not_listed(hall, tmp_path):
     forger, _ = tls_client(hall, "join", secret, "enrol-forger")
     forged = join.hello_payload("dev-c", "clock", "F" * 43, version="x", address=None).replace(b'"code":"', b'"code":"9')
     forger.publish(topics.enrol_hello(hall.hall, "dev-c"), forged, qos=1, retain=True).wait_for_publish(5)
-    time.sleep(0.3)
+    ping(director)  # routed to the fleet before its PUBACK: the fleet has now read it
     assert fleet.devices["dev-c"].hello.secret == dev.enrolment.secret
     dev.enrolment.close()
     stop(forger, director)
@@ -195,9 +195,7 @@ def test_a_hall_provisioned_for_the_network_takes_plain_mqtt_only_on_127_0_0_1(t
                         run_as=getpass.getuser() if os.geteuid() == 0 else None)
     proc = subprocess.Popen([MOSQUITTO, "-c", str(tmp_path / "h" / "mosquitto.conf")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 10
-        while not (listening_addresses(port) and listening_addresses(tls_port)) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        until(lambda: listening_addresses(port) and listening_addresses(tls_port), 10)
         assert listening_addresses(port) == {"127.0.0.1"}
         assert listening_addresses(tls_port) - {"0.0.0.0", "::"} == set() and listening_addresses(tls_port)
     finally:
@@ -304,8 +302,8 @@ def test_a_reply_read_by_another_device_gives_nothing_to_log_in_with(hall, tmp_p
     dev = Device(hall, tmp_path, "dev-x")
     assert fleet.wait(lambda f: "dev-x" in f.devices, 10)
     fleet.assign("dev-x", 7)
-    user, cfg = dev.next_change()
-    time.sleep(0.3)
+    user, cfg = dev.next_change()  # the hello and the reply were routed to every subscriber before that
+    ping(snoop)
     assert got and all(t.endswith("/reply") for t, _ in got)  # replies yes, hellos never
     assert all(cfg.credentials.password.encode() not in p and dev.enrolment.secret.encode() not in p for _, p in got)
     dev.enrolment.close()

@@ -43,10 +43,10 @@ def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker,
         do(old, "tap left")  # player 2's
         time.sleep(0.7)
         do(old, "tap neutralise")
-        last = rec.wait_for(lambda r: [json.loads(p) for t, p, _ in r.messages if t == state_topic and json.loads(p)["seq"] >= 3])[-1]
-        time.sleep(0.3)
-        last = [json.loads(p) for t, p, _ in rec.messages if t == state_topic][-1]  # the last state it published
-        assert last["phase"] == "neutralised" and last["players"][0]["remaining_ms"] < 300_000
+        # the last state it published: the neutralised one (the state after the third input)
+        last = rec.wait_for(lambda r: [s for s in (json.loads(p) for t, p, _ in r.messages if t == state_topic)
+                                       if s["seq"] >= 3 and s["phase"] == "neutralised"])[-1]
+        assert last["players"][0]["remaining_ms"] < 300_000
         assert last["to_move"] == 2  # player 2's time was running when the director neutralised
         old.send_signal(signal.SIGKILL)
         old.wait(5)

@@ -25,6 +25,7 @@ from support.bundle import RACKSIDE, build_bundle, copy_checkout, needs_root
 from support.console import ConsoleProcess, Http
 from support.deploy import fake_systemctl
 from support.hallclock import LiveClock, clock_config
+from support.wait import wait
 
 TABLE = 7
 SHA = "ab" * 32
@@ -113,26 +114,26 @@ def test_where_the_root_service_installs_a_restarted_clock_reports_its_result(tm
 
     try:
         assert clock().start("c1", "9.9.9", sha, url, TOKEN, 0, lambda *a: reports.append(a))
-        _wait(lambda: reports, 10)
+        wait(lambda: reports, 10)
         assert reports[-1] == (False, "failed", f"{unit} is not installed: install this version's bundle by hand once")
         unit.touch()
 
         def path_unit():  # PathExists=.../request.json -> rackside update --request, as root
-            _wait(lambda: (folder / update.REQUEST).exists(), 20)
+            wait(lambda: (folder / update.REQUEST).exists(), 20)
             subprocess.run([*RACKSIDE, "update", "--request", str(folder / update.REQUEST), "--root", str(root)],
                            capture_output=True, timeout=60)
 
         service = threading.Thread(target=path_unit)
         service.start()
         assert clock().start("c2", "9.9.9", sha, url, TOKEN, 0, lambda *a: reports.append(a))
-        _wait(lambda: len(reports) == 2, 30)
+        wait(lambda: len(reports) == 2, 30)
         service.join()
         assert reports[-1] == (True, "switched", f"install.sh: done: rackside 9.9.9 is current (root {root})")
         assert sorted(p.name for p in folder.iterdir()) == [update.RESULT]  # the request and the bundle are gone
 
         (served / "update" / "bundle.tar.gz").unlink()  # the restarted clock does not fetch again
         assert clock().start("c2", "9.9.9", sha, url, TOKEN, 0, lambda *a: reports.append(a))
-        _wait(lambda: len(reports) == 3, 10)
+        wait(lambda: len(reports) == 3, 10)
         assert reports[-1] == reports[-2]
     finally:
         server.shutdown()
@@ -252,13 +253,13 @@ def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker
          "sent_at": "2026-12-01T10:00:00.000+00:00", "version": "0.1.0+old"}).encode(), qos=1, retain=True).wait_for_publish(5)
     cmds = Recorder(broker, topics.table(broker.hall, TABLE, "cmd"))
     overview = lambda: json.loads(h.call("GET", "/api/update")[1])["tables"]  # noqa: E731
-    assert _wait(overview, 10) == [{"table": TABLE, "version": "0.1.0+old", "phase": "running", "online": False, "update": None}]
+    assert wait(overview, 10) == [{"table": TABLE, "version": "0.1.0+old", "phase": "running", "online": False, "update": None}]
 
     def send(**extra):
         status, body, _ = h.call("POST", "/api/update/send", {"tables": "all", **extra}, {"X-CSRF-Token": csrf})
         return status, json.loads(body)
 
-    _wait(lambda: send()[1].get("refused"), 10)  # once the console has the state: refused while the game runs
+    wait(lambda: send()[1].get("refused"), 10)  # once the console has the state: refused while the game runs
     status, body = send(between_rounds=True)
     assert status == 200 and [s["table"] for s in body["sent"]] == [TABLE] and not body["refused"], body
     sent = cmds.wait_for(lambda r: r.json("cmd"))[-1]
@@ -270,16 +271,6 @@ def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker
         assert r.read() == bundle.read_bytes()
     assert overview()[0]["update"] == {"version": "9.9.9", "outcome": "sent", "ok": None, "why": ""}
     clock.disconnect()
-
-
-def _wait(predicate, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = predicate()
-        if got:
-            return got
-        time.sleep(0.1)
-    raise AssertionError("timed out")
 
 
 def _tampered_inside(archive, out):
@@ -333,28 +324,28 @@ def test_a_clock_updates_from_the_devices_page(offline_wheels, broker, console, 
 
             # a bundle with a file changed inside (its own SHA-256 given right) is refused
             upload(tampered, hashlib.sha256(tampered.read_bytes()).hexdigest())
-            _wait(lambda: "source/firmware/clock.py: does not match SHA256SUMS" in result.inner_text(), 30)
+            wait(lambda: "source/firmware/clock.py: does not match SHA256SUMS" in result.inner_text(), 30)
             upload(archive, digest)
-            _wait(lambda: "rackside 0.1.0+u2" in page.locator("#bundle").inner_text(), 60)
+            wait(lambda: "rackside 0.1.0+u2" in page.locator("#bundle").inner_text(), 60)
 
             row = page.locator(f"#clocks tr[data-table='{TABLE}']")
-            _wait(lambda: row.count() == 1 and "online" in row.inner_text(), 15)
+            wait(lambda: row.count() == 1 and "online" in row.inner_text(), 15)
             from rackside import running_version
-            _wait(lambda: running_version() in row.inner_text(), 15)  # the version the clock's state says it runs
+            wait(lambda: running_version() in row.inner_text(), 15)  # the version the clock's state says it runs
             live.tap("right")  # a game in progress: refused unless between rounds
-            _wait(lambda: "running (in progress)" in row.inner_text(), 15)
+            wait(lambda: "running (in progress)" in row.inner_text(), 15)
             row.locator("input.choose").check()
             page.click("#update-chosen")
-            _wait(lambda: f"refused: table {TABLE}: its game is running" in result.inner_text(), 15)
+            wait(lambda: f"refused: table {TABLE}: its game is running" in result.inner_text(), 15)
             live.command("end")
-            _wait(lambda: "ended" in row.inner_text(), 15)
+            wait(lambda: "ended" in row.inner_text(), 15)
 
             # the file the console serves is changed on its disk: the clock refuses what it fetched
             served = tmp_path / "console/state/updates/bundle.tar.gz"
             served.write_bytes(data[:-10] + b"0123456789")
             page.once("dialog", lambda d: d.accept())
             page.click("#update-all")
-            _wait(lambda: row.get_attribute("data-outcome") == "failed", 60)
+            wait(lambda: row.get_attribute("data-outcome") == "failed", 60)
             assert "refused" in row.inner_text() and digest in row.inner_text()
             assert not (root / "opt").exists()
 
@@ -374,7 +365,7 @@ def test_a_clock_updates_from_the_devices_page(offline_wheels, broker, console, 
             served.write_bytes(data)
             row.locator("input.choose").check()
             page.click("#update-chosen")
-            _wait(lambda: row.get_attribute("data-outcome") == "switched", 300)
+            wait(lambda: row.get_attribute("data-outcome") == "switched", 300)
             assert "switched 0.1.0+u2" in row.inner_text()
             if os.environ.get("RACKSIDE_SCREENSHOTS"):
                 page.screenshot(path=os.environ["RACKSIDE_SCREENSHOTS"] + "/console-update.png", full_page=True)

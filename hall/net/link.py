@@ -3,8 +3,9 @@
 A fixed client id (the device's user name) and a persistent MQTT 5 session (clean_start False, a
 two-day session expiry): the broker keeps the device's subscription and its queued commands while
 it is away, and paho re-sends every unacknowledged QoS 1 message on reconnect. The Last Will
-publishes "offline" on the device's retained status topic; every (re)connect publishes "online", or
-the status its owner last gave `set_status` (with the device's health, hall.wire.health).
+publishes "offline" on the device's retained status topic; every (re)connect subscribes, then
+publishes "online", or the status its owner last gave `set_status` (with the device's health,
+hall.wire.health), so "online" means a command sent now reaches it.
 paho reconnects by itself (0.5 s to 5 s back-off); failures are logged once per outage.
 A link connects to one endpoint for its whole life: `url = "auto"` is resolved by mDNS (hall.net.mdns)
 once, by the link's owner before `start` (retrying until a broker is found), and paho's reconnects
@@ -166,9 +167,12 @@ class Link:
             self.outage.failed(login_refusal(reason_code))
             return
         self.outage.recovered()
-        client.publish(self.status_topic, self.online, qos=1, retain=True)
+        # Subscribed first, then "online": the broker handles a connection's packets in order, so
+        # whoever sends a command on seeing "online" (the console, a takeover) finds the
+        # subscription there; the other way round, a first session's command could be dropped.
         for topic in self.topics:
             client.subscribe(topic, qos=1)
+        client.publish(self.status_topic, self.online, qos=1, retain=True)
         self.connected.set()
         if self.on_connected:
             self.on_connected()

@@ -2,7 +2,8 @@
 time, for the hall's tests: in this process (`LiveClock`), or as its own process that a test can
 SIGKILL (`python tests/support/hallclock.py CONFIG STATE_DIR [DEVICE_ID]`, driven by lines on stdin:
 `tap left`, `tap right`, `tap neutralise`, `end`, `show` (prints the displays' texts as a JSON
-list), `quit`; it prints `ready` once started).
+list), `identifying` (prints `yes` while a director's identify flashes the displays, else `no`),
+`quit`; it prints `ready` once started).
 
 With RACKSIDE_TEST_DIE_AFTER_APPLYING=<command id> in its environment, the process SIGKILLs itself
 once that hall command is applied and journalled, in the runner's reply: the clock acknowledges a
@@ -132,6 +133,9 @@ def main() -> int:
             import json
 
             print(json.dumps([d.text for d in live.clock.displays]), flush=True)
+        elif words[0] == "identifying":
+            until = live.runner.requests.identify_until_ns
+            print("yes" if until is not None and time.monotonic_ns() < until else "no", flush=True)
         elif words[0] == "quit":
             break
         print("ok", flush=True)
