@@ -11,12 +11,14 @@
     tsh = ["config.tsh", "a.t", "b.t"] # optional: TSH files to import at start (config.tsh and its .t files, or tourney.js)
     round = 1
     division = "A"                     # optional: the division on screen at start (default: all)
+    tourney_js = "www"                 # optional: the folder the live tourney.js is kept in (default: the state directory)
 
 A bad value names its key and what is allowed (one clear line), and the console does not start.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,6 +49,7 @@ class ConsoleConfig:
     state_dir: Path | None = None  # where the console keeps its files (results, sessions); None: `rackside paths`
     certfile: Path | None = None  # with keyfile: the page over HTTPS (uvicorn's TLS)
     keyfile: Path | None = None
+    tourney_js_dir: Path | None = None  # the live tourney.js's folder (tshlive.py); None: the state directory
 
     @property
     def https(self) -> bool:
@@ -111,10 +114,17 @@ def load(path: Path) -> ConsoleConfig:
     tsh = c.get("tsh", [])
     if not isinstance(tsh, list) or not all(isinstance(x, str) for x in tsh):
         raise ConfigError(f"{path}: [console] tsh must be a list of file names")
+    tourney_js = c.get("tourney_js")
+    if tourney_js is not None:
+        folder = base / tourney_js if isinstance(tourney_js, str) and tourney_js.strip() else None
+        if folder is None or not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+            raise ConfigError(f"{path}: [console] tourney_js must be the path of a folder the console can write "
+                              f"(the live tourney.js is kept there), got {tourney_js!r}")
     return ConsoleConfig(
         hall=hall, url=url, username=user, mqtt_password=mpw, password_hash=pw,
         listen_host=host.strip("[]"), listen_port=int(port), tsh=[base / x for x in tsh],
         round=int(c.get("round", 1)), division=str(c.get("division", "")),
         ca_file=c.get("ca_file"), base=base,
         certfile=base / tls_files[0] if tls_files[0] else None, keyfile=base / tls_files[1] if tls_files[1] else None,
+        tourney_js_dir=base / tourney_js if tourney_js is not None else None,
     )
