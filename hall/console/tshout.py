@@ -53,6 +53,7 @@ DIVISION_CARRIED = ("classes", "first_out_of_the_money", "maxr", "rating_list", 
 PLAYER_CARRIED = ("newr", "photo", "photomood")
 ESB_DEFAULT = {"message": {"mode": "reveal", "text": ""}}  # TSH::Tournament::initialise's
 _TSH_NUMBER = re.compile(r"-?(?:\d+|\d*\.\d+)")  # ToJavaScriptAny: such a text is written as a number
+_LEADING_ZEROS = re.compile(r"^(-?)0+(\d)")
 _ESCAPE = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _NEEDS_ESCAPE = re.compile(r'[\\"\x00-\x1f\u2028\u2029]')
 UNDEFINED = jsliteral.UNDEFINED
@@ -66,6 +67,8 @@ def js(value) -> str:
     `undefined`, numbers-as-text), which no JSON library reproduces."""
     if value is None or value is UNDEFINED:
         return "undefined"
+    if isinstance(value, Written):
+        return value.text
     if isinstance(value, bool):  # Perl has none; a reformatted file's true/false stays what it was
         return "true" if value else "false"
     if isinstance(value, int):
@@ -73,14 +76,24 @@ def js(value) -> str:
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else "undefined"
     if isinstance(value, str):
-        if _TSH_NUMBER.fullmatch(value):
-            return re.sub(r"^(-?)0+(\d)", r"\1\2", value)  # as TSH: "some browsers abort on apparent octal"
+        if _TSH_NUMBER.fullmatch(value):  # leading zeros dropped, as TSH: "some browsers abort on apparent octal"
+            return _LEADING_ZEROS.sub(r"\1\2", value) if value.startswith(("0", "-0")) else value
         return quote(value)
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(js(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ",".join(quote(str(k)) + ":" + js(value[k]) for k in sorted(value, key=str)) + "}"
     raise TypeError(f"tourney.js has no form for {type(value).__name__}")
+
+
+class Written:
+    """A value already written (an imported config with TSH's message table is most of the file:
+    written once per import, not at every result)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
 def quote(s: str) -> str:
@@ -180,6 +193,7 @@ def carried(text: str, source: str = FILE_NAME) -> dict:
     out: dict = {"divisions": {}}
     if isinstance(data.get("config"), dict):
         out["config"] = {k: data["config"][k] for k in CONFIG_KEYS if k in data["config"]}
+        out["config_js"] = Written(js({k: out["config"].get(k, UNDEFINED) for k in CONFIG_KEYS}))
     for k in ("esb", "profile"):
         if k in data:
             out[k] = data[k]
@@ -202,13 +216,15 @@ def tourney_js(divisions: list[tsh.Division], options: dict | None = None, bases
     VALUE`), of which TSH's exported keys are written; without config.tsh, the imported tourney.js's
     config. `bases`: carried() of each imported tourney.js, by its file name."""
     bases = bases or {}
-    base_config = next((b["config"] for b in bases.values() if "config" in b), None)
+    base = next((b for b in bases.values() if "config" in b), None)
     if options is not None:
         config = {k: options.get(k, UNDEFINED) for k in CONFIG_KEYS}
+        max_rounds = config["max_rounds"]
+    elif base is not None:
+        config, max_rounds = base["config_js"], base["config"].get("max_rounds")
     else:
-        config = {k: (base_config or {}).get(k, UNDEFINED) for k in CONFIG_KEYS}
+        config, max_rounds = {k: UNDEFINED for k in CONFIG_KEYS}, None
     first = next(iter(bases.values()), {})
-    max_rounds = config.get("max_rounds")
     return "newt=" + js({
         "config": config,
         "divisions": [_division(d, _base_of(d, bases), max_rounds) for d in divisions],
