@@ -265,3 +265,66 @@ def test_a_tourney_js_folder_that_cannot_be_written_is_refused_at_start(tmp_path
     (tmp_path / "www").mkdir()
     cfg.write_text(cfg.read_text().replace("tourney_js = 3", 'tourney_js = "www"'))
     assert config.load(cfg).tourney_js_dir == tmp_path / "www"
+
+
+# --- the kept file and the results it is read from ------------------------------------------------
+
+
+def test_a_burst_of_results_is_one_write_an_interval_and_a_refusing_disk_is_said_once(tmp_path, caplog):
+    import asyncio
+    import logging
+
+    from rackside.hall.console import tshlive
+
+    async def until(condition, timeout=15.0):
+        """The condition, polled on the loop (the write itself runs on a thread)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not condition() and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        return condition()
+
+    async def burst():
+        renders = []
+        f = tshlive.LiveFile(tmp_path, lambda: len(renders), lambda g: renders.append(g) or f"newt={{}};// {g}\n", every_s=60)
+        task = asyncio.create_task(f.run())
+        assert await until(lambda: f.written)  # written at start
+        for _ in range(100):  # a burst within the interval: nothing more is built or written yet
+            f.changed()
+            await asyncio.sleep(0)
+        task.cancel()
+        return renders, f
+
+    renders, f = asyncio.run(burst())
+    assert renders == [0] and f.path.read_text() == "newt={};// 0\n" and (f.path.stat().st_mode & 0o777) == 0o644
+
+    async def refused():
+        tries = []
+        f = tshlive.LiveFile(tmp_path / "not-a-folder" / "x", lambda: 1, lambda g: tries.append(g) or "newt={};\n", every_s=0)
+        task = asyncio.create_task(f.run())
+        for n in (1, 2, 3):
+            f.changed()
+            assert await until(lambda: len(tries) >= n and f.failing)
+        task.cancel()
+        return f
+
+    with caplog.at_level(logging.ERROR, "rackside.hall.console"):
+        asyncio.run(refused())
+    assert len([r for r in caplog.records if "cannot be written" in r.getMessage()]) == 1  # said once, tried each time
+
+
+def test_the_results_are_decoded_once_and_a_correction_is_read_again():
+    from rackside.hall.console import tshlive
+
+    ev = imported(JULY4)
+    rows = round3_results(ev)
+    ev.store.record(rows[0], "Chief TD")
+    kept = tshlive.Rows()
+    first = tshlive.gather(ev, kept)[1]
+    again = tshlive.gather(ev, kept)[1]
+    assert first == again and first[0] is again[0]  # not decoded again
+    ev.store.record(replace(rows[0], scores=(430, 380), slip=(430, 390)), "Chief TD", reason="slip misread")
+    (now,) = tshlive.gather(ev, kept)[1]
+    assert now.scores == (430, 380)
+    text, _ = tshlive.render(tshlive.gather(ev, kept))
+    assert {d.name: d for d in tsh.parse_tourney_js(text)}["A"].players[rows[0].numbers[0]].scores[2] == 430

@@ -75,6 +75,7 @@ class Console:
         self.binding_failed = False  # the store refused a game's binding (logged once until one is kept)
         self.tsh_out: tshlive.LiveFile | None = None  # the live tourney.js in its folder (serve.make_console)
         self.carried = tshlive.Carried()  # what an imported tourney.js had that the console does not hold
+        self.result_rows = tshlive.Rows()  # the results, decoded once each, for the live tourney.js
 
     # called on the event loop (the bridge hands messages over with call_soon_threadsafe)
     def on_message(self, topic: str, payload: bytes) -> None:
@@ -187,8 +188,9 @@ class Console:
         if self.tsh_out is not None:
             self.tsh_out.changed()
 
-    def tourney_js(self) -> tuple[str, list[str]]:
-        return tshlive.render(self.event, self.carried)
+    async def tourney_js(self) -> tuple[str, list[str]]:
+        """The live tourney.js: gathered here on the loop, written on a thread (tshlive.py)."""
+        return await asyncio.to_thread(tshlive.render, tshlive.gather(self.event, self.result_rows), self.carried)
 
     def divisions_view(self) -> dict:
         return {"divisions": self.event.summary(),
@@ -517,7 +519,7 @@ async def export_tourney_js(request: Request) -> Response:
     """TSH's own tourney.js, live: TSH's data with the recorded results (tshout.py), as
     letsplayscrabble's overlays and TSH's scoreboard read it; the same file is kept in
     `[console] tourney_js` (tshlive.LiveFile)."""
-    text, problems = console_of(request).tourney_js()
+    text, problems = await console_of(request).tourney_js()
     headers = {"Cache-Control": "no-store", "Content-Disposition": f'inline; filename="{tshout.FILE_NAME}"'}
     if problems:  # results TSH's files pair otherwise: left out, each naming its table
         headers["X-Rackside-Export-Problems"] = " | ".join(problems)[:2000].encode("ascii", "replace").decode()

@@ -91,7 +91,8 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     console.command_log = cmdlog.path
     console.updates = Updates(state_dir(cfg) / "updates")  # the bundle on offer (updates.py)
     # the live tourney.js, kept in its folder for a web server, a sync or TSH's scoreboard to read
-    console.tsh_out = tshlive.LiveFile(cfg.tourney_js_dir or state_dir(cfg), lambda: console.tourney_js()[0])
+    console.tsh_out = tshlive.LiveFile(cfg.tourney_js_dir or state_dir(cfg), lambda: tshlive.gather(console.event, console.result_rows),
+                                       lambda gathered: tshlive.render(gathered, console.carried)[0])
     return console, bridge
 
 
