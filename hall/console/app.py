@@ -29,7 +29,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from . import auth, devices, health, limits, readiness, requests, results, tsh, updates
+from . import auth, devices, health, limits, readiness, requests, results, tsh, tshlive, tshout, updates
 from .event import Event, decode_upload
 from .guard import Admission, BodyLimit, SecurityHeaders, json_object
 from .guard import refused as _bad
@@ -74,6 +74,9 @@ class Console:
         self.resent_at: dict[int, float] = {}  # table -> when its clock may next be asked to resend
         self.refusals: dict[int, int] = {}  # table -> resends refused in a row (each doubles the wait)
         self.binding_failed = False  # the store refused a game's binding (logged once until one is kept)
+        self.tsh_out: tshlive.LiveFile | None = None  # the live tourney.js in its folder (serve.make_console)
+        self.carried = tshlive.Carried()  # what an imported tourney.js had that the console does not hold
+        self.result_rows = tshlive.Rows()  # the results, decoded once each, for the live tourney.js
 
     # called on the event loop (the bridge hands messages over with call_soon_threadsafe)
     def on_message(self, topic: str, payload: bytes) -> None:
@@ -176,8 +179,19 @@ class Console:
             problems = self.event.import_files(files)
         except StoreError:
             self.apply_pairings()  # read and seated, not kept: the page says so
+            self.tsh_changed()
             raise
+        self.tsh_changed()
         return problems + self.apply_pairings()
+
+    def tsh_changed(self) -> None:
+        """The TSH data or a result changed: the live tourney.js is written again (tshlive.LiveFile)."""
+        if self.tsh_out is not None:
+            self.tsh_out.changed()
+
+    async def tourney_js(self) -> tuple[str, list[str]]:
+        """The live tourney.js: gathered here on the loop, written on a thread (tshlive.py)."""
+        return await asyncio.to_thread(tshlive.render, tshlive.gather(self.event, self.result_rows), self.carried)
 
     def divisions_view(self) -> dict:
         return {"divisions": self.event.summary(),
@@ -431,6 +445,7 @@ async def result(request: Request) -> Response:
         log.error("console: table %d: %s", n, e)
         return _bad(str(e), STORE_REFUSED)
     if out.get("confirmed"):
+        console.tsh_changed()
         console.state.adopt(t)
         console.hub.publish("table", console.state.tables[n].tile())
         log.info("console: %s recorded table %d (division %s round %s): %s (%s)", request.user.display_name, n,
@@ -501,6 +516,18 @@ async def export_tsh(request: Request) -> Response:
 
 
 @requires(DIRECTOR, status_code=401)
+async def export_tourney_js(request: Request) -> Response:
+    """TSH's own tourney.js, live: TSH's data with the recorded results (tshout.py), as
+    letsplayscrabble's overlays and TSH's scoreboard read it; the same file is kept in
+    `[console] tourney_js` (tshlive.LiveFile)."""
+    text, problems = await console_of(request).tourney_js()
+    headers = {"Cache-Control": "no-store", "Content-Disposition": f'inline; filename="{tshout.FILE_NAME}"'}
+    if problems:  # results TSH's files pair otherwise: left out, each naming its table
+        headers["X-Rackside-Export-Problems"] = " | ".join(problems)[:2000].encode("ascii", "replace").decode()
+    return Response(text, media_type=tshout.MEDIA_TYPE, headers=headers)
+
+
+@requires(DIRECTOR, status_code=401)
 async def audit(request: Request) -> Response:
     """Who confirmed or changed which result, when, before and after (newest first)."""
     division = request.query_params.get("division") or None
@@ -561,6 +588,7 @@ ROUTES = [
     Route("/api/result/{n:int}", result, methods=["POST"]),
     Route("/api/export/round.csv", export_csv),
     Route("/api/export/tsh.txt", export_tsh),
+    Route("/api/export/tourney.js", export_tourney_js),
     Route("/api/audit", audit),
     Route("/ready", ready_page),
     Route("/api/ready", ready),
@@ -575,12 +603,15 @@ async def lifespan(app: Starlette):
     console: Console = app.state.console
     console.loop = asyncio.get_running_loop()
     gaps = asyncio.create_task(console.watch_gaps())
+    tsh_out = None if console.tsh_out is None else asyncio.create_task(console.tsh_out.run())
     if console.bridge is not None:
         console.bridge.start()
     try:
         yield
     finally:
         gaps.cancel()
+        if tsh_out is not None:
+            tsh_out.cancel()
         if console.bridge is not None:
             console.bridge.stop()
 

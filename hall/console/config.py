@@ -12,12 +12,14 @@
     tsh = ["config.tsh", "a.t", "b.t"] # optional: TSH files to import at start (config.tsh and its .t files, or tourney.js)
     round = 1
     division = "A"                     # optional: the division on screen at start (default: all)
+    tourney_js = "www"                 # optional: the folder the live tourney.js is kept in (default: the state directory)
 
 A bad value names its key and what is allowed (one clear line), and the console does not start.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +33,7 @@ MAX_ROUND = MAX_ROUNDS  # a round number: TSH keeps no more rounds than this
 
 
 KEYS = ("hall", "url", "credentials", "username", "mqtt_password", "password", "listen", "certfile", "keyfile",
-        "ca_file", "tsh", "round", "division")  # [console]'s keys, as the docstring shows them
+        "ca_file", "tsh", "round", "division", "tourney_js")  # [console]'s keys, as the docstring shows them
 
 
 class ConfigError(ValueError):
@@ -55,6 +57,7 @@ class ConsoleConfig:
     state_dir: Path | None = None  # where the console keeps its files (results, sessions); None: `rackside paths`
     certfile: Path | None = None  # with keyfile: the page over HTTPS (uvicorn's TLS)
     keyfile: Path | None = None
+    tourney_js_dir: Path | None = None  # the live tourney.js's folder (tshlive.py); None: the state directory
 
     @property
     def https(self) -> bool:
@@ -134,12 +137,19 @@ def load(path: Path) -> ConsoleConfig:
     for x in tsh:  # read at start (serve.make_console): a missing one is this line, not a traceback
         if not (base / x).is_file():
             raise ConfigError(f"{path}: [console] tsh: {x!r}: no such file (allowed are TSH files: config.tsh, .t files, tourney.js)")
+    tourney_js = c.get("tourney_js")
+    if tourney_js is not None:
+        folder = base / tourney_js if isinstance(tourney_js, str) and tourney_js.strip() else None
+        if folder is None or not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+            raise ConfigError(f"{path}: [console] tourney_js must be the path of a folder the console can write "
+                              f"(the live tourney.js is kept there), got {tourney_js!r}")
     return ConsoleConfig(
         hall=hall, url=url, username=user, mqtt_password=mpw, password_hash=pw,
         listen_host=host.strip("[]"), listen_port=int(port), tsh=[base / x for x in tsh],
         round=rnd, division=c.get("division", ""),
         ca_file=str(base / ca_file) if ca_file else None, base=base,
         certfile=base / tls_files[0] if tls_files[0] else None, keyfile=base / tls_files[1] if tls_files[1] else None,
+        tourney_js_dir=base / tourney_js if tourney_js is not None else None,
     )
 
 

@@ -211,8 +211,12 @@ class Event:
     def tsh_export(self, division: str, round_: int) -> results.TshExport:
         """TSH's score entry for the round, byes included: the division as TSH's files have it and
         config.tsh's `entry` and `bye_spread` (or tourney.js's, without config.tsh; results.to_tsh)."""
-        config = self.config or (tsh.Config(options=dict(self.js_entry)) if self.js_entry else None)
-        return results.to_tsh(division, round_, self.export_rows(division, round_), self.divisions.get(division), config)
+        return results.to_tsh(division, round_, self.export_rows(division, round_), self.divisions.get(division),
+                              self.entry_config())
+
+    def entry_config(self) -> tsh.Config | None:
+        """What TSH's score entry reads (`entry`, `bye_spread`, ...): config.tsh, else tourney.js's."""
+        return self.config or (tsh.Config(options=dict(self.js_entry)) if self.js_entry else None)
 
     def save_round(self, round_dict: dict) -> None:
         self.store.put_setting(ROUND_KEY, round_dict)

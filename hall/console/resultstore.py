@@ -179,6 +179,11 @@ class ResultStore:
         q = "SELECT body FROM results" + where
         return [Recorded.from_dict(json.loads(b)) for (b,) in self.db.execute(q + " ORDER BY division, round, tbl", args)]
 
+    def bodies(self) -> list[str]:
+        """Every result as kept (its JSON text): for a reader that keeps its own decoded copies and
+        decodes only what changed (tshlive.Rows: decoding every result is most of a full read)."""
+        return [b for (b,) in self.db.execute("SELECT body FROM results ORDER BY division, round, tbl")]
+
     def audit(self, division: str | None = None, round_: int | None = None) -> list[dict]:
         where, args = _where(division, round_)
         q = "SELECT at, who, action, division, round, pn_low, pn_high, before, after, reason FROM audit" + where

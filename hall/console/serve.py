@@ -22,7 +22,7 @@ import uvicorn
 
 from rackside import paths
 
-from . import limits, tsh
+from . import limits, tsh, tshlive
 from .app import Console, build_app
 from .auth import Sessions, session_secret
 from .bridge import Bridge
@@ -77,6 +77,9 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     console.fleet = FleetService(cfg.hall, cfg.url, cfg.username, cfg.mqtt_password, cfg.ca_file)
     console.command_log = cmdlog.path
     console.updates = Updates(state_dir(cfg) / "updates")  # the bundle on offer (updates.py)
+    # the live tourney.js, kept in its folder for a web server, a sync or TSH's scoreboard to read
+    console.tsh_out = tshlive.LiveFile(cfg.tourney_js_dir or state_dir(cfg), lambda: tshlive.gather(console.event, console.result_rows),
+                                       lambda gathered: tshlive.render(gathered, console.carried)[0])
     return console, bridge
 
 
