@@ -106,7 +106,7 @@ class Keypad:
         EdgeButton = edge_button_class()
         try:
             if _is_mock(self.factory):  # the simulated board: the keypad's contacts between mock pins
-                self.matrix = MockMatrix(self.factory, rows, columns)
+                self.matrix = MockMatrix.of(self.factory, rows)
             for c, bcm in enumerate(columns):
                 self.columns.append(
                     EdgeButton(bcm, pull_up=True, bounce_time=None, pin_factory=self.factory, on_edge=self._column_edge(c))
@@ -288,7 +288,18 @@ class MockMatrix:
     when a scan reads that row: a test can open a contact in the middle of a scan.
     """
 
-    def __init__(self, factory: Any, rows: Sequence[int], columns: Sequence[int]) -> None:
+    @classmethod
+    def of(cls, factory: Any, rows: Sequence[int]) -> "MockMatrix":
+        """The matrix already on these mock row pins (a keypad opened again finds its contacts as
+        they were: a key held at start-up), else a new one."""
+        RowPin = _matrix_row_pin_class()
+        existing = [factory.pins.get(info) for bcm in rows for _, info in factory.board_info.find_pin(bcm)]
+        matrices = {id(p.matrix): p.matrix for p in existing if isinstance(p, RowPin) and p.matrix is not None}
+        if len(matrices) == 1 and len(existing) == len(rows):
+            return next(iter(matrices.values()))
+        return cls(factory, rows)
+
+    def __init__(self, factory: Any, rows: Sequence[int]) -> None:
         RowPin = _matrix_row_pin_class()
         self.rows = []
         for bcm in rows:
