@@ -144,7 +144,8 @@ def test_a_held_key_is_one_press_and_no_repeats(rig, kp, scanner):
     scanner.ms(5_000)
     assert keys(rig) == [Key(t0, "0", True)]
     held_scans = kp.scans
-    assert held_scans >= 5_000 * NS_PER_MS // SCAN_INTERVAL_NS  # it polls while a key is down...
+    every = 5_000 * NS_PER_MS // SCAN_INTERVAL_NS
+    assert every <= held_scans <= every + 3  # it polls while a key is down (its own edges wake nothing)...
     scanner.up("0")
     scanner.ms(50)
     assert [(k.key, k.down) for k in keys(rig)] == [("0", False)]
@@ -224,6 +225,26 @@ def test_a_key_released_during_a_scan_is_not_reported(rig, kp, scanner):
     t = scanner.down("8")
     scanner.ms(40)
     assert keys(rig) == [Key(t, "8", True)]
+
+
+def test_a_key_pressed_as_a_scan_ends_is_not_lost(rig, kp, scanner):
+    """A key closing while the scan drives its rows low again makes an edge the scanner takes for its
+    own; the scanner reads the columns once the rows are low and scans again instead of waiting."""
+    seen = []
+
+    def press_at_restore(row):  # row 0 alone after rows 0 to 3 were read: the scan puts its rows back
+        if kp._scanning:
+            if row == 0 and 0 in seen and 3 in seen[seen.index(0):]:
+                kp.matrix.on_select = None
+                kp.drive("4", True)
+            seen.append(row)
+
+    kp.drive("2", True)  # a spike: its edge wakes the scanner, whose scan finds nothing down...
+    kp.drive("2", False)
+    kp.matrix.on_select = press_at_restore  # ...and "4" closes as that scan puts its rows back
+    scanner.ms(50)
+    got = keys(rig)
+    assert [(k.key, k.down) for k in got] == [("4", True)]
 
 
 def test_a_held_key_released_during_a_scan_is_released_once(rig, kp, scanner):
