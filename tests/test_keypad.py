@@ -375,3 +375,38 @@ def test_a_bad_keypad_config_names_the_key_and_the_allowed_values(tmp_path, toml
         load_config(path)
     for w in words:
         assert w in str(e.value)
+
+
+def test_the_simulator_in_a_terminal_draws_the_keypad_and_taps_it(tmp_path):
+    """`rackside clock --simulate` with `[keypad] enabled = true`, in a real terminal (a pty)."""
+    import json
+    import os
+    import pty
+    import sys
+
+    from support.terminal import read_until
+
+    config = tmp_path / "clock.toml"
+    config.write_text("[keypad]\nenabled = true\n")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the real command in a real terminal
+        env = dict(os.environ, RACKSIDE_STATE_DIR=str(tmp_path / "state"), TERM="xterm")
+        env.pop("DISPLAY", None)
+        env.pop("WAYLAND_DISPLAY", None)
+        os.execve(sys.executable, [sys.executable, "-m", "rackside", "clock", "--simulate", "--config", str(config)], env)
+    try:
+        read_until(fd, b"KEYPAD")
+        os.write(fd, b"5")
+        read_until(fd, b"[5]")  # the contact drawn closed,
+        read_until(fd, b" 5 ")  # then open again
+        os.write(fd, b"m")  # the buttons work as ever
+        read_until(fd, b"[#] m")
+        os.write(fd, b"q")
+        read_until(fd, b"\x1b[?25h")
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+    journal = next((tmp_path / "state" / "clock" / "journals").glob("game-*.jsonl"))
+    inputs = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
+    assert [i["input"] for i in inputs] == ["press"]  # the key is journalled by no flow yet
