@@ -124,7 +124,7 @@ class SimWindow:
 
     KEY_NAMES = {"left": "Left Shift / z", "neutralise": "Space", "right": "Right Shift / m"}
     KEY_LINE = "Left Shift / z: left    Right Shift / m: right    Space: neutralise    d: director menu    e: end game    q: quit"
-    KEYPAD_LINE = "    0-9 * ([) # (]): keypad"
+    KEYPAD_LINE = "    0-9 * # ([ ]): keypad"
 
     def __init__(
         self,
