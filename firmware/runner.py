@@ -1,10 +1,10 @@
 """The runner: the table clock's one loop, between the queue, the core and the clock's outputs.
 
 One thread does everything, so nothing is shared and nothing is locked. It waits on the one queue
-(`firmware.messages`: the board's button edges, the simulator's commands, requests `submit`ted from
-other threads such as the hall's) with a timeout computed to the next moment something is due: a
-display digit or indicator changes, a release or a long press completes, an output's checkpoint, a
-systemd watchdog ping. It never wakes otherwise (no busy loop, no fixed tick).
+(`firmware.messages`: the board's button edges, the optional keypad's keys, the simulator's
+commands, requests `submit`ted from other threads such as the hall's) with a timeout computed to
+the next moment something is due: a display digit or indicator changes, a release or a long press
+completes, an output's checkpoint, a systemd watchdog ping. It never wakes otherwise (no busy loop, no fixed tick).
 
 Each wake-up drains the queue and handles the batch in time order, so two buttons pressed a
 fraction of a millisecond apart reach the core in the order they were pressed, whatever order the

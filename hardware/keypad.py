@@ -200,6 +200,9 @@ class Keypad:
             for row in self.rows:
                 row.pin.input_with_pull("floating")  # let every row go
             for r, row in enumerate(self.rows):
+                # No settling delay: a column falls through a closed key at once, and rises again
+                # through its ~50 kOhm pull-up in about a microsecond, well before the next row's read
+                # (each gpiozero pin call on lgpio takes several microseconds).
                 row.pin.output_with_state(0)
                 for c, column in enumerate(self.columns):
                     if not column.pin.state:
@@ -311,6 +314,9 @@ class MockMatrix:
         self.closed: set[str] = set()
         self.on_select = None
         self._selecting = False
+        # The simulator's window presses keys on its thread while the scanner drives rows on its
+        # own: one recompute at a time, so the last one always sees the latest rows and contacts.
+        self._lock = threading.RLock()
 
     def attach(self, column_pins: Sequence[Any]) -> None:
         self.column_pins = list(column_pins)
@@ -323,6 +329,10 @@ class MockMatrix:
         self.update()
 
     def update(self) -> None:
+        with self._lock:
+            self._update()
+
+    def _update(self) -> None:
         if not self.column_pins:
             return
         low_rows = {r for r, pin in enumerate(self.rows) if pin.driving_low}
