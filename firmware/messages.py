@@ -3,8 +3,9 @@
 Everything that reaches the runner goes through one `queue.SimpleQueue` (see `firmware.runner`):
 the board's pin callbacks put `Edge`s, the optional keypad's scanner (`hardware.keypad`) puts
 `Key`s, the simulator's keyboard puts `Command`s, the hall's command subscriber (and anything else
-off the runner's thread) puts `Request`s through `Runner.submit`, and `Runner.stop` puts a `Stop`. Each message is a typed, immutable tuple whose second field is its
-monotonic-ns time, so a batch sorts by time with one key and reads in a log as the record it is:
+off the runner's thread) puts `Request`s through `Runner.submit`, and `Runner.stop` puts a `Stop`.
+Each message is a typed, immutable tuple whose second field is its monotonic-ns time, so a batch
+sorts by time with one key and reads in a log as the record it is:
 ``Edge(t, "left", True) == ("edge", t, "left", True)``.
 
 `BUTTONS` is defined here, once: the board wires them, the gestures read them, the pin map checks them.
