@@ -341,7 +341,8 @@ def test_a_clock_without_a_keypad_opens_none_and_one_with_it_scans(tmp_path):
     without = clock("[input]\nsettle_ms = 15\n")
     try:
         assert without.keypad is None
-        assert 18 not in [p.info.number for p in without.board.factory.pins.values() if p.function == "output"]
+        opened = {p.info.name for p in without.board.factory.pins.values()}
+        assert "GPIO17" in opened and not opened & {f"GPIO{n}" for n in (*ROWS, *COLUMNS)} and not any(t.name == "keypad" for t in threading.enumerate())
     finally:
         without.close()
     with_ = clock("[keypad]\nenabled = true\n")
