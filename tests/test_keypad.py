@@ -367,15 +367,17 @@ def test_a_clock_without_a_keypad_opens_none_and_one_with_it_scans(tmp_path):
         ("[keypad]\nkeys = 12\n", ["keypad.keys", "allowed: enabled, rows, columns"]),
     ],
 )
-def test_a_bad_keypad_config_names_the_key_and_the_allowed_values(tmp_path, toml, words):
-    from rackside.firmware.config import ConfigError, load_config
+def test_a_bad_keypad_config_names_the_key_and_the_allowed_values(tmp_path, capsys, toml, words):
+    """Through `rackside clock`: exit 2 and one line naming the key and what is allowed."""
+    from rackside import cli as rackside_cli
 
     path = tmp_path / "clock.toml"
     path.write_text(toml)
-    with pytest.raises(ConfigError) as e:
-        load_config(path)
+    code = rackside_cli.main(["clock", "--simulate", "--terminal", "--config", str(path), "--state-dir", str(tmp_path / "state")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("rackside clock: ")
     for w in words:
-        assert w in str(e.value)
+        assert w in err
 
 
 def test_the_simulator_in_a_terminal_draws_the_keypad_and_taps_it(tmp_path):

@@ -190,3 +190,13 @@ def test_cli(tmp_path):
     bad.write_text("[buttons]\nleft = 1\n")
     result = subprocess.run([sys.executable, "-m", "rackside.hardware.wiring", "--pins", str(bad)], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 2 and "buttons.left: 1 is not a usable pin" in result.stderr
+
+
+def test_a_fitted_keypad_is_drawn_and_tabled_and_a_clashing_unfitted_one_is_left_out():
+    on = parse_pinmap(variant(**{"keypad.enabled": True}))
+    root = ET.fromstring(wiring.render_svg(on))
+    texts = {el.text for el in root.iter("{http://www.w3.org/2000/svg}text")}
+    assert "Keypad 3×4" in texts and "→ keypad R1" in texts and "→ keypad C3" in texts
+    assert "| Keypad 3×4 | C1: column 1 (1 4 7 *) | 12 (GPIO18) | 18 | internal pull-up |" in wiring.render_table(on)
+    clash = parse_pinmap(variant(**{"keypad.rows": [4, 25, 13, 17]}))  # not fitted, one pin a button's
+    assert "Keypad" not in wiring.render_table(clash)
