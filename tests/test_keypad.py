@@ -413,3 +413,52 @@ def test_the_simulator_in_a_terminal_draws_the_keypad_and_taps_it(tmp_path):
     journal = next((tmp_path / "state" / "clock" / "journals").glob("game-*.jsonl"))
     inputs = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
     assert [i["input"] for i in inputs] == ["press"]  # the key is journalled by no flow yet
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from rackside.firmware.messages import KEYPAD_KEYS  # noqa: E402
+
+chatter = st.lists(st.floats(0.02, 1.0), max_size=6).map(lambda xs: xs[: len(xs) // 2 * 2])  # an even count of toggles
+press = st.tuples(st.sampled_from(KEYPAD_KEYS), chatter, st.floats(30, 400), chatter, st.floats(30, 200))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(press, min_size=1, max_size=6))
+def test_any_bouncing_presses_one_at_a_time_are_each_one_press_and_one_release(rig, presses):
+    """Each press: a contact that chatters as it closes and as it opens (up to 6 toggles, 0.02-1 ms
+    apart), held 30-400 ms, then left open 30-200 ms. Each is reported once, in order, dated between
+    its first edge and the end of its chatter; each is released once; the scanner ends up waiting."""
+    keys(rig)
+    kp = Keypad(ROWS, COLUMNS, board=rig.board)
+    try:
+        s = Scanner(rig, kp)
+        s.ms(5)
+        windows = []
+        for key, closing, hold_ms, opening, gap_ms in presses:
+            first = s.down(key)
+            closed = True
+            for gap in closing:
+                s.ms(gap)
+                (s.up if closed else s.down)(key)
+                closed = not closed
+            windows.append((key, first, rig.now))
+            s.ms(hold_ms)
+            s.up(key)
+            closed = False
+            for gap in opening:
+                s.ms(gap)
+                (s.up if closed else s.down)(key)
+                closed = not closed
+            s.ms(gap_ms)
+        s.ms(50)
+        got = keys(rig)
+        pressed = [k for k in got if k.down]
+        assert [k.key for k in pressed] == [w[0] for w in windows]
+        for k, (_, first, last) in zip(pressed, windows):
+            assert first <= k.t_ns <= last
+        assert [k.key for k in got if not k.down] == [w[0] for w in windows]
+        assert s.waiting
+    finally:
+        kp.close()
