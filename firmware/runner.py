@@ -1,10 +1,10 @@
 """The runner: the table clock's one loop, between the queue, the core and the clock's outputs.
 
 One thread does everything, so nothing is shared and nothing is locked. It waits on the one queue
-(`firmware.messages`: the board's button edges, the simulator's commands, requests `submit`ted from
-other threads such as the hall's) with a timeout computed to the next moment something is due: a
-display digit or indicator changes, a release or a long press completes, an output's checkpoint, a
-systemd watchdog ping. It never wakes otherwise (no busy loop, no fixed tick).
+(`firmware.messages`: the board's button edges, the optional keypad's keys, the simulator's
+commands, requests `submit`ted from other threads such as the hall's) with a timeout computed to
+the next moment something is due: a display digit or indicator changes, a release or a long press
+completes, an output's checkpoint, a systemd watchdog ping. It never wakes otherwise (no busy loop, no fixed tick).
 
 Each wake-up drains the queue and handles the batch in time order, so two buttons pressed a
 fraction of a millisecond apart reach the core in the order they were pressed, whatever order the
@@ -55,7 +55,7 @@ from rackside.firmware.debounce import DEFAULT_SETTLE_NS, Debouncer
 from rackside.firmware.gestures import DEFAULT_CHORD_NS, DEFAULT_HOLD_NS, Action, Gestures
 from rackside.firmware.journal_output import JournalOutput
 from rackside.firmware.menu_session import AskTable, Closed, MenuSession, NewGame
-from rackside.firmware.messages import BUTTONS, Command, Edge, Message, Request, Stop
+from rackside.firmware.messages import BUTTONS, KEYPAD_KEYS, Command, Edge, Key, Message, Request, Stop
 from rackside.firmware.outputs import Applied, Frame, Guarded, Output
 from rackside.firmware.requests import Requests
 
@@ -114,6 +114,7 @@ class Runner:
         self._watchdog_ns = notifier.watchdog_period_ns() if notifier is not None else None
         self._next_watchdog_ns: int | None = None
         self.requests = Requests(self)  # from off the table: checked, applied, answered
+        self.keys_unused = 0  # keypad keys handled that no flow used (all of them, for now: see _key)
 
     @property
     def menu(self):
@@ -244,6 +245,8 @@ class Runner:
             self._advance(t)
             if isinstance(m, Edge):
                 self._edge(m.button, m.down, t)
+            elif isinstance(m, Key):
+                self._key(m, t)
             elif isinstance(m, Command):
                 self._command(m.name, t)
             elif isinstance(m, Request):
@@ -290,6 +293,17 @@ class Runner:
             self._menu_press(button, t)
             return
         self._do(self.gestures.press(button, t, self._phase(t)))
+
+    def _key(self, m: Key, t: int) -> None:
+        """A keypad key (`hardware.keypad`, already debounced). No flow uses the keypad yet (issue 27's
+        check-in, director's call and signed slip will), so a key changes nothing: it is counted and
+        logged at debug level, and not journalled (the journal holds the inputs the clock's state was
+        built from; a flow will journal the inputs it applies). A clock without a keypad never sees one."""
+        if m.key not in KEYPAD_KEYS or not isinstance(m.down, bool):
+            log.error("key %r ignored: not one of the keypad's keys", m)
+            return
+        self.keys_unused += 1
+        log.debug("keypad %s %s at %d: no flow uses it yet", m.key, "pressed" if m.down else "released", t)
 
     def _command(self, name: str, t: int) -> None:
         """Keyboard commands of the simulator: the same functions as the long presses."""
