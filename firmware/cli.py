@@ -6,6 +6,8 @@
     rackside clock --simulate --terminal force the terminal
     rackside clock --simulate --headless no window or terminal: run until stopped, as on a Pi
     rackside clock replay FILE [--json]  audit a game from its journal
+    rackside clock selftest [--simulate] the builder's walk through every button, segment, LED
+                                         and the buzzer, a PASS/FAIL line per part (docs/clock.md)
 
 The config is `--config FILE`, else `clock.toml` in the config directory (paths.config_dir())
 when there is one, else the defaults shipped in firmware/clock.toml. A bad config exits 2 with one
@@ -52,6 +54,17 @@ def register(sub: Any) -> None:
     r = clock_sub.add_parser("replay", help="audit a game from its journal", description="Audit a game from its journal.")
     add_replay_arguments(r)
     r.set_defaults(func=run_replay)
+    t = clock_sub.add_parser(
+        "selftest", help="walk through every button, display segment, turn LED and the buzzer (before an event)",
+        description="The builder's self-test: press each button, confirm each display segment, turn LED and the "
+        "buzzer with the left (yes) and right (no) buttons; a PASS/FAIL line per part.",
+    )
+    # SUPPRESS: given before `selftest` (`rackside clock --simulate selftest`) the clock's own options count too
+    t.add_argument("--simulate", action="store_true", default=argparse.SUPPRESS,
+                   help="on gpiozero's mock pins, drawn in this terminal (keys z, m, space)")
+    t.add_argument("--config", type=Path, metavar="FILE", default=argparse.SUPPRESS, help="clock config (TOML) whose pin map to test")
+    t.add_argument("--timeout", type=float, metavar="S", default=30.0, help="how long to wait for each press (default 30)")
+    t.set_defaults(func=run_selftest)
 
 
 def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,6 +78,12 @@ def run_replay(args: argparse.Namespace) -> int:
     from rackside.firmware import replay
 
     return replay.run(args)
+
+
+def run_selftest(args: argparse.Namespace) -> int:
+    from rackside.firmware import selftest  # here, as for replay: only this command pays for it
+
+    return selftest.run(args, config_file=config_path(getattr(args, "config", None)), display_spec=display_spec, exit_config=EXIT_CONFIG)
 
 
 def config_path(arg: Path | None) -> Path | None:

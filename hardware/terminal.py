@@ -38,10 +38,11 @@ HOME_CLEAR = "\x1b[H\x1b[2J"
 HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
 
 
-def big_digits(text: str) -> list[str]:
-    """Three rows of ASCII 7-segment art for what a 4-digit module shows for `text`."""
+def big_digits(text: "str | sevenseg.Frame") -> list[str]:
+    """Three rows of ASCII 7-segment art for what a 4-digit module shows for `text` (or a frame of
+    raw segments, as the self-test lights them)."""
     try:
-        frame = sevenseg.encode(text)
+        frame = sevenseg.frame_of(text)
     except ValueError:
         frame = sevenseg.Frame(cells=(sevenseg.GLYPHS["-"],) * sevenseg.DIGITS, colon=False)
     rows = ["", "", ""]
