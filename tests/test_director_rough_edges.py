@@ -31,3 +31,41 @@ def test_a_broker_provisioned_as_root_without_run_as_names_the_fix_not_openssl(t
     assert len(lines) == 1, lines
     assert "'mosquitto'" in lines[0] and "--run-as" in lines[0] and str(hall) in lines[0]
     assert "OpenSSL" not in out.stderr
+
+
+def busy_port():
+    """A loopback port someone else is listening on (as a first console or demo would)."""
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    return s, s.getsockname()[1]
+
+
+def test_a_second_console_on_a_busy_port_says_so_in_one_line_before_any_url(hall_broker, tmp_path):
+    from support.console import ConsoleProcess
+
+    first, port = busy_port()
+    try:
+        proc = ConsoleProcess(hall_broker, tmp_path)
+        proc.config.write_text(proc.config.read_text().replace(f"127.0.0.1:{proc.port}", f"127.0.0.1:{port}"))
+        out = rackside("hall", "console", "--config", str(proc.config), env={"RACKSIDE_STATE_DIR": str(tmp_path / "state")}, timeout=60)
+    finally:
+        first.close()
+    assert out.returncode == 1
+    lines = (out.stdout + out.stderr).strip().splitlines()
+    assert len(lines) == 1, lines  # not the URL and trust lines, then uvicorn's Errno 98
+    assert f"port {port}" in lines[0] and "in use" in lines[0] and "listen" in lines[0]
+
+
+def test_a_second_demo_on_a_busy_port_names_port_0_in_one_line(tmp_path):
+    first, port = busy_port()
+    try:
+        out = rackside("hall", "demo", "--tables", "1", "--port", str(port), "--dir", str(tmp_path / "demo"), timeout=60)
+    finally:
+        first.close()
+    assert out.returncode == 1
+    lines = (out.stdout + out.stderr).strip().splitlines()
+    assert len(lines) == 1, lines  # not a 20-line traceback
+    assert f"port {port}" in lines[0] and "--port 0" in lines[0]

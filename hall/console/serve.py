@@ -139,7 +139,32 @@ class ConsoleServer:
         self.console.fleet.close()
 
 
+def port_taken(host: str, port: int) -> bool:
+    """Whether something already listens on (host, port), checked by binding as uvicorn will
+    (SO_REUSEADDR, so a port in TIME_WAIT is free): otherwise a second console printed its URL,
+    then uvicorn's "[Errno 98] ... address already in use"."""
+    import errno
+    import socket
+
+    if port == 0:
+        return False
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            return e.errno == errno.EADDRINUSE
+    return False
+
+
 def run_foreground(cfg: ConsoleConfig) -> int:
+    if port_taken(cfg.listen_host, cfg.listen_port):
+        import sys
+
+        print(f"rackside hall console: port {cfg.listen_port} on {cfg.listen_host} is in use (another console or "
+              f"`rackside hall demo`?): stop it, or choose another port with [console] listen", file=sys.stderr)
+        return 1
     console, bridge = make_console(cfg)
     app = build_app(console, secret_key=session_secret(state_dir(cfg) / SESSION_KEY), https_only=cfg.https)  # Secure cookies
     server = uvicorn.Server(server_config(app, cfg, "warning"))
