@@ -86,6 +86,12 @@ def run_selftest(args: argparse.Namespace) -> int:
     return selftest.run(args, config_file=config_path(getattr(args, "config", None)), display_spec=display_spec, exit_config=EXIT_CONFIG)
 
 
+def state_dir_is_default(args: argparse.Namespace) -> bool:
+    """Whether this clock uses the state folder's own outbox (paths.outbox()): not when --state-dir
+    or --device-id gave it a folder of its own (a second clock must not share the first's queue)."""
+    return args.state_dir is None and not getattr(args, "device_id", None)
+
+
 def config_path(arg: Path | None) -> Path | None:
     if arg is not None:
         return arg
@@ -95,11 +101,25 @@ def config_path(arg: Path | None) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
-def state_path(arg: Path | None) -> Path:
+def state_path(arg: Path | None, device_id: str | None = None) -> Path:
+    """--state-dir, else the journals folder; with --device-id (several simulators on one machine,
+    docs/fleet.md) a folder of that device's own inside it, so a second clock is not refused as
+    "another clock is using" the first one's."""
     if arg is not None:
         return arg
     from rackside import paths
 
+    if device_id:
+        from rackside.firmware.config import ConfigError
+        from rackside.hall.wire.join import check_device_id
+
+        try:  # a folder name: no '/'; and not '.' or '..'
+            if device_id.strip(".") == "":
+                raise ValueError(f"device id {device_id!r}: not a folder of its own")
+            check_device_id(device_id)
+        except ValueError as e:
+            raise ConfigError(f"--device-id: {e}") from None
+        return paths.journals_dir() / device_id
     return paths.journals_dir()
 
 
@@ -128,7 +148,7 @@ class Clock:
 
         from rackside.firmware.config import save_game_time
 
-        state_dir = state_path(args.state_dir)
+        state_dir = state_path(args.state_dir, getattr(args, "device_id", None))
         # ConfigError: the caller exits 2. The state dir holds the menu's game time (issue 10).
         self.config = load_config(config_path(args.config), state_dir=state_dir)
         fw, pins = self.config.firmware, self.config.pins
@@ -200,7 +220,7 @@ class Clock:
             return None
         if creds is not None and (table is None or isinstance(table, dict)):
             table = {**(table or {}), "credentials": str(creds)}
-        return {"section": table, "url": url, "base": self.config.path.parent, "default_outbox": args.state_dir is None,
+        return {"section": table, "url": url, "base": self.config.path.parent, "default_outbox": state_dir_is_default(args),
                 "join": join, "device": getattr(args, "device_id", None)}
 
     def start(self) -> None:

@@ -69,3 +69,32 @@ def test_a_second_demo_on_a_busy_port_names_port_0_in_one_line(tmp_path):
     lines = (out.stdout + out.stderr).strip().splitlines()
     assert len(lines) == 1, lines  # not a 20-line traceback
     assert f"port {port}" in lines[0] and "--port 0" in lines[0]
+
+
+def test_several_simulators_from_docs_fleet_each_get_their_own_state_folder(tmp_path):
+    """docs/fleet.md's `rackside clock --simulate --hall-join J --device-id sim-N`, twice on one
+    machine: the second refused "another clock is using .../clock" (both chose the same folder)."""
+    from support.wait import wait
+
+    hall = tmp_path / "hall"
+    assert rackside("hall", "provision", "--hall", "h", "--no-tls", "--run-as", "root", "--url", "mqtt://127.0.0.1:9",
+                    "--out", str(hall)).returncode == 0
+    env = {**os.environ, "RACKSIDE_STATE_DIR": str(tmp_path / "state"), "RACKSIDE_CONFIG_DIR": str(tmp_path / "cfg")}
+    procs, logs = [], []
+    try:
+        for n in (1, 2):
+            log = tmp_path / f"sim-{n}.log"
+            logs.append(log)
+            with open(log, "wb") as f:
+                procs.append(subprocess.Popen([sys.executable, "-m", "rackside", "clock", "--simulate", "--headless",
+                                               "--hall-join", str(hall / "join.toml"), "--device-id", f"sim-{n}"],
+                                              stdout=f, stderr=f, env=env))
+        for n, (proc, log) in enumerate(zip(procs, logs), 1):
+            wait(lambda: f"device sim-{n}, code" in log.read_text() or proc.poll() is not None, timeout=30)
+            assert proc.poll() is None, log.read_text()
+        folders = {p.name for p in (tmp_path / "state" / "clock").iterdir()}
+        assert {"sim-1", "sim-2"} <= folders, folders
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=20)
