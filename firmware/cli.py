@@ -45,7 +45,7 @@ def register(sub: Any) -> None:
                    help="with --simulate: no window or terminal, run until stopped as on a Pi (the installer's readiness check)")
     p.add_argument("--config", type=Path, metavar="FILE", help="clock config (TOML)")
     p.add_argument("--state-dir", type=Path, metavar="DIR", help="where journals and checkpoints go")
-    p.add_argument("--hall", metavar="URL", help="put this clock on a hall: mqtt://HOST[:PORT], mqtts://... or auto (overrides [hall] url)")
+    p.add_argument("--hall", metavar="URL", help="put this clock on a hall: mqtt://HOST[:PORT], mqtts://... or auto (overrides [hall] url and the join file's url)")
     p.add_argument("--hall-credentials", type=Path, metavar="FILE", help="this table's credentials file (overrides [hall] credentials)")
     p.add_argument("--hall-join", type=Path, metavar="FILE", help="join the hall with its join file: the director numbers this clock (docs/fleet.md)")
     p.add_argument("--device-id", metavar="ID", help="with --hall-join: this device's id (default: the Pi's serial number, else /etc/machine-id)")

@@ -98,3 +98,49 @@ def test_several_simulators_from_docs_fleet_each_get_their_own_state_folder(tmp_
         for proc in procs:
             proc.terminate()
             proc.wait(timeout=20)
+
+
+def start_clock(tmp_path, name, *args):
+    log = tmp_path / f"{name}.log"
+    env = {**os.environ, "RACKSIDE_STATE_DIR": str(tmp_path / "state"), "RACKSIDE_CONFIG_DIR": str(tmp_path / "cfg")}
+    with open(log, "wb") as f:
+        proc = subprocess.Popen([sys.executable, "-m", "rackside", "clock", "--simulate", "--headless", *args],
+                                stdout=f, stderr=f, env=env)
+    return proc, log
+
+
+def test_url_auto_finding_no_broker_names_the_remedy(tmp_path):
+    from support.wait import wait
+
+    hall = tmp_path / "hall"
+    # a hall name no broker on this network advertises; the join file's url is "auto"
+    assert rackside("hall", "provision", "--hall", "nobody-advertises-this", "--no-tls", "--run-as", "root",
+                    "--out", str(hall)).returncode == 0
+    proc, log = start_clock(tmp_path, "auto", "--hall-join", str(hall / "join.toml"), "--device-id", "auto-1")
+    try:
+        line = wait(lambda: next((x for x in log.read_text().splitlines() if "no hall broker found" in x), None), timeout=60)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    assert "--url" in line and "[hall] url" in line and "--hall" in line, line
+
+
+def test_clock_hall_url_overrides_the_join_files_url(hall_broker, tmp_path):
+    """`--hall URL` says it overrides [hall] url; with a join file it was ignored: the clock kept
+    trying the join file's url."""
+    from support.broker import Recorder
+
+    from rackside.hall.wire import topics
+
+    join = tmp_path / "join.toml"
+    text = (hall_broker.dir / "join.toml").read_text()
+    join.write_text(text.replace(f'url = "{hall_broker.url}"', 'url = "mqtt://127.0.0.1:9"'))
+    assert 'url = "mqtt://127.0.0.1:9"' in join.read_text()
+    rec = Recorder(hall_broker, topics.enrol_hello(hall_broker.hall, "+"))
+    proc, log = start_clock(tmp_path, "override", "--hall-join", str(join), "--hall", hall_broker.url, "--device-id", "ovr-1")
+    try:
+        rec.wait_for(lambda r: any(t == topics.enrol_hello(hall_broker.hall, "ovr-1") for t, _, _ in r.messages), timeout=30)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        rec.close()
