@@ -144,3 +144,11 @@ def test_clock_hall_url_overrides_the_join_files_url(hall_broker, tmp_path):
         proc.terminate()
         proc.wait(timeout=20)
         rec.close()
+
+
+def test_bundle_out_into_a_missing_folder_is_refused_and_creates_nothing(tmp_path):
+    out = tmp_path / "nonexistent" / "dir" / "x.tar.gz"
+    result = rackside("bundle", "--out", str(out), "--wheelhouse", str(tmp_path), timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "--out" in result.stderr and "no folder" in result.stderr
+    assert not (tmp_path / "nonexistent").exists()
