@@ -152,3 +152,18 @@ def test_bundle_out_into_a_missing_folder_is_refused_and_creates_nothing(tmp_pat
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "--out" in result.stderr and "no folder" in result.stderr
     assert not (tmp_path / "nonexistent").exists()
+
+
+def test_a_hall_typo_lists_join_among_the_allowed_keys(tmp_path):
+    cfg = tmp_path / "clock.toml"
+    cfg.write_text('[hall]\njion = "auto"\n')
+    out = rackside("clock", "--simulate", "--headless", "--config", str(cfg))
+    assert out.returncode == 2 and "'jion'" in out.stderr and "join" in out.stderr.split("allowed")[1], out.stderr
+
+
+def test_an_unquoted_game_time_gets_a_hint_beside_tomls_error(tmp_path):
+    cfg = tmp_path / "clock.toml"
+    cfg.write_text("[clock]\ngame_time = 25:00\n")
+    out = rackside("clock", "--simulate", "--headless", "--config", str(cfg))
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert 'line 2' in out.stderr and 'quote it: game_time = "25:00"' in out.stderr, out.stderr
