@@ -285,21 +285,28 @@ def display_available() -> bool:
 def simulate(clock: Clock, *, terminal: bool = False) -> int:
     """The runner on its own thread (as on a Pi, where it is the one consumer of the queue); the
     window or terminal in this one, pressing the mock pins and drawing what the displays were told."""
+    from rackside.firmware.clock import Phase
+
     thread = threading.Thread(target=clock.runner.run, name="runner", daemon=True)
     thread.start()
+
+    def ended() -> bool:  # the runner's clock is an immutable value: any thread may read it
+        game = clock.runner.clock
+        return game is not None and game.phase is Phase.ENDED
+
     try:
         ui = None
         if not terminal and display_available():
             try:
                 from rackside.hardware.sim_window import SimWindow
 
-                ui = SimWindow(clock.board, clock.displays, key_help=clock.runner.menu_help)
+                ui = SimWindow(clock.board, clock.displays, key_help=clock.runner.menu_help, ended=ended)
             except Exception as exc:  # noqa: BLE001 - no usable window: fall back to the terminal
                 log.warning("no simulator window (%s); drawing in the terminal", exc)
         if ui is None:
             from rackside.hardware.terminal import TerminalSim
 
-            ui = TerminalSim(clock.board, clock.displays, key_help=clock.runner.menu_help)
+            ui = TerminalSim(clock.board, clock.displays, key_help=clock.runner.menu_help, ended=ended)
         ui.run(lambda: not thread.is_alive())
     except KeyboardInterrupt:
         pass

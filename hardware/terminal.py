@@ -61,12 +61,15 @@ def big_digits(text: "str | sevenseg.Frame") -> list[str]:
 
 KEY_NAMES = {"left": "z", "neutralise": "space", "right": "m"}
 KEY_LINE = "z: left  m: right  space: neutralise  d: director menu  e: end game  q: quit"
+# After the end "e: end game" does nothing: say how the next game starts instead (the menu's rSEt/LEn)
+KEY_LINE_ENDED = "game over   d: director menu (rSEt or LEn: a new game)  q: quit"
 
 
-def key_line(help_: dict[str, str] | None) -> str:
-    """The key line: what each key does in the director's menu (`help_`), else the usual one."""
+def key_line(help_: dict[str, str] | None, ended: bool = False) -> str:
+    """The key line: what each key does in the director's menu (`help_`), else the usual one, or
+    after the game's end the one that says how a new game starts."""
     if not help_:
-        return KEY_LINE
+        return KEY_LINE_ENDED if ended else KEY_LINE
     return "director's menu   " + "   ".join(f"{KEY_NAMES[b]}: {help_[b]}" for b in ("left", "neutralise", "right"))
 
 
@@ -96,9 +99,11 @@ def screen(
 
 
 class TerminalSim:
-    def __init__(self, board: Any, displays: Sequence[Any], *, stdin: Any = None, stdout: Any = None, key_help: Callable[[], dict | None] | None = None) -> None:
+    def __init__(self, board: Any, displays: Sequence[Any], *, stdin: Any = None, stdout: Any = None, key_help: Callable[[], dict | None] | None = None,
+                 ended: Callable[[], bool] | None = None) -> None:
         self.board = board
         self.key_help = key_help or (lambda: None)  # the runner's menu_help: the menu's key line
+        self.ended = ended or (lambda: False)  # whether the game has ended: the key line after the end
         self.displays = list(displays)
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
@@ -128,7 +133,7 @@ class TerminalSim:
     def draw(self) -> None:
         texts = tuple(d.text for d in self.displays)
         down = {n: n in self.release_at for n in BUTTONS}
-        keys = key_line(self.key_help())
+        keys = key_line(self.key_help(), self.ended())
         leds = tuple(self._led_lit(side) for side in ("left", "right"))
         state = (texts, tuple(sorted(down.items())), keys, leds)
         if state != self.drawn:

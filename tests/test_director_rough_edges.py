@@ -167,3 +167,33 @@ def test_an_unquoted_game_time_gets_a_hint_beside_tomls_error(tmp_path):
     out = rackside("clock", "--simulate", "--headless", "--config", str(cfg))
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert 'line 2' in out.stderr and 'quote it: game_time = "25:00"' in out.stderr, out.stderr
+
+
+def test_the_simulators_key_line_stops_offering_end_game_after_the_end(tmp_path):
+    import pty
+
+    from support.terminal import read_until
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the real command in a real terminal
+        env = dict(os.environ, RACKSIDE_STATE_DIR=str(tmp_path / "state"), TERM="xterm")
+        env.pop("DISPLAY", None)
+        env.pop("WAYLAND_DISPLAY", None)
+        os.execve(sys.executable, [sys.executable, "-m", "rackside", "clock", "--simulate", "--terminal"], env)
+    try:
+        assert b"e: end game" in read_until(fd, b"RIGHT PLAYER")
+        os.write(fd, b"m")  # the game starts: the left player's turn LED lights
+        read_until(fd, b"(*)")
+        os.write(fd, b"e")  # and ends
+        after = read_until(fd, b"game over")
+        last = after.rsplit(b"Rackside table clock", 1)[-1]
+        assert b"e: end game" not in last and b"d: director menu" in last
+        os.write(fd, b"q")
+        read_until(fd, b"\x1b[?25h")
+    finally:
+        import signal
+
+        if os.waitpid(pid, os.WNOHANG) == (0, 0):
+            os.kill(pid, signal.SIGTERM)  # a failed step must not leave the clock running
+            os.waitpid(pid, 0)
+        os.close(fd)
