@@ -197,3 +197,19 @@ def test_the_simulators_key_line_stops_offering_end_game_after_the_end(tmp_path)
             os.kill(pid, signal.SIGTERM)  # a failed step must not leave the clock running
             os.waitpid(pid, 0)
         os.close(fd)
+
+
+def test_lexicon_use_of_a_file_already_in_the_lexicon_folder_does_not_say_copied(tmp_path):
+    from rackside.judge.lexicon import compile_lexicon
+
+    env = {"RACKSIDE_STATE_DIR": str(tmp_path / "state")}
+    src = tmp_path / "small.txt"
+    src.write_text("cat\ndog\nqi\n")
+    outside = tmp_path / "small.rlex"
+    compile_lexicon(src, outside, "SMALL")
+    first = rackside("lexicon", "use", str(outside), env=env)
+    assert first.returncode == 0 and "copied to the lexicon folder" in first.stdout, first.stdout + first.stderr
+    inside = tmp_path / "state" / "lexicons" / "small.rlex"
+    assert inside.is_file()
+    again = rackside("lexicon", "use", str(inside), env=env)
+    assert again.returncode == 0 and "copied" not in again.stdout and "already in the lexicon folder" in again.stdout, again.stdout
