@@ -213,3 +213,20 @@ def test_lexicon_use_of_a_file_already_in_the_lexicon_folder_does_not_say_copied
     assert inside.is_file()
     again = rackside("lexicon", "use", str(inside), env=env)
     assert again.returncode == 0 and "copied" not in again.stdout and "already in the lexicon folder" in again.stdout, again.stdout
+
+
+def test_routine_events_are_logged_at_info_not_warning(tmp_path):
+    """A device's code (and an assignment, mDNS advertising) is routine: at WARNING it drowned the
+    faults in `journalctl -p warning`. It is still shown by default (the director reads the code there)."""
+    from support.wait import wait
+
+    hall = tmp_path / "hall"
+    assert rackside("hall", "provision", "--hall", "h", "--no-tls", "--run-as", "root", "--url", "mqtt://127.0.0.1:9",
+                    "--out", str(hall)).returncode == 0
+    proc, log = start_clock(tmp_path, "info", "--hall-join", str(hall / "join.toml"), "--device-id", "info-1")
+    try:
+        line = wait(lambda: next((x for x in log.read_text().splitlines() if "device info-1, code" in x), None), timeout=30)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    assert " INFO " in line and "WARNING" not in line, line

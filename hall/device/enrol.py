@@ -209,5 +209,5 @@ class Enrolment:
             log.error("%s", e)
             return
         self.user = user
-        log.warning("the director assigned this device: %s", user)
+        log.info("the director assigned this device: %s", user)
         self.on_change(user, cfg)

@@ -111,7 +111,7 @@ def run(config_dir: Path, *, mdns: bool = True) -> int:
                 from rackside.hall.net.mdns import Advertisement
 
                 ad = Advertisement(hall, port, tls=tls)
-                log.warning("advertising hall %r on port %d by mDNS (_mqtt._tcp)", hall, port)
+                log.info("advertising hall %r on port %d by mDNS (_mqtt._tcp)", hall, port)
             except Exception as e:  # noqa: BLE001 - the broker works without it; devices can use a URL
                 log.error("not advertised by mDNS (%s); devices need url = \"mqtt://HOST:%s\"", e, port)
         return proc.wait()
