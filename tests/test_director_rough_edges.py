@@ -230,3 +230,24 @@ def test_routine_events_are_logged_at_info_not_warning(tmp_path):
         proc.terminate()
         proc.wait(timeout=20)
     assert " INFO " in line and "WARNING" not in line, line
+
+
+def test_the_kiosk_pin_hash_has_the_consoles_form_and_an_old_one_still_works(tmp_path):
+    """The kiosk's PIN hash was `scrypt$N$r$p$hex$hex`, the console's password `scrypt:N:R:P:b64:b64`."""
+    import hashlib
+
+    from rackside.hall.console.auth import check_hash_form
+    from rackside.kiosk.station_config import load_config, verify_pin
+
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "RACKSIDE_STATE_DIR": str(tmp_path / "s"), "RACKSIDE_CONFIG_DIR": str(tmp_path / "c")}
+    made = subprocess.run([sys.executable, "-m", "rackside", "kiosk", "--hash-pin"], input="4321\n", capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert made.returncode == 0, made.stderr
+    line = made.stdout.strip()
+    assert line.startswith('pin_hash = "scrypt:16384:8:1:'), line
+    check_hash_form(line.split('"')[1])  # the console's own check takes it
+    old_salt = bytes(range(16))
+    old = f"scrypt$16384$8$1${old_salt.hex()}$" + hashlib.scrypt(b"2468", salt=old_salt, n=2**14, r=8, p=1, dklen=32).hex()
+    cfg = tmp_path / "station.toml"
+    cfg.write_text(f'[director]\npin_hash = "{old}"\n')
+    assert verify_pin("2468", load_config(cfg).pin_hash) and not verify_pin("2469", old)
