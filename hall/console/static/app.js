@@ -693,6 +693,13 @@ function drawDetailTile() {
   const t = tables.get(n);
   if (!t || !detailTile) return;
   drawTile(detailTile, t);
+  // an arrival is recorded for a side whose lateness is being counted (2.3.3), never on a game
+  // already running or finished
+  const st = t.state;
+  for (const p of [1, 2]) {
+    const late = !!st && st.phase === "late" && st.players.some((x) => x.player === p && x.absent);
+    document.querySelector(`#detail-actions [data-quick="arrive${p}"]`).hidden = !late;
+  }
   // every table's game can be recorded: from its clock's result, or from the slip alone (no clock
   // record); a table with no TSH game by table. The form says which before anything is typed.
   $("detail-result").hidden = false;

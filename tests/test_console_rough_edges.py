@@ -1,0 +1,68 @@
+"""Rough edges of the director's console page (issue 26 item 4), in headless Chromium against a real
+Mosquitto and simulated tables running the real clock core (as tests/test_console_browser.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from support import browser as chromium
+from support.console import demo_hall
+
+PASSWORD = "test-director-pw"
+
+pytestmark = pytest.mark.skipif(not chromium.have_chromium(), reason="Debian's chromium is not installed (setup.sh --dev)")
+
+SCRIPTS = {
+    1: [(-120, ("press", 2))] + [(s, ("turn",)) for s in range(3, 300, 3)],  # running
+    2: [(-1600, ("press", 2)), (-1.0, ("press", 1)), (0.2, ("end",))],  # finished
+    3: [(-30, ("late_start", (2,)))],  # side 2 is late: their clock runs
+    4: [],  # waiting to start
+}
+
+
+@pytest.fixture(scope="module")
+def hall(tmp_path_factory):
+    with demo_hall(tmp_path_factory.mktemp("console"), "1-4", [1, 2, 3, 4], SCRIPTS, PASSWORD) as h:
+        yield h
+
+
+def visible(page, selector):
+    return page.locator(selector).is_visible()
+
+
+def open_table(page, n):
+    page.click(f'.tile[data-table="{n}"]')
+    page.wait_for_function(f"() => document.getElementById('detail-title').textContent.startsWith('Table {n} ')")
+
+
+def test_adjust_shows_no_game_time_and_arrival_is_offered_only_to_a_late_side(hall, browser):
+    page = chromium.login(browser, hall.server.url, PASSWORD, (1920, 1080))
+    page.wait_for_function("() => document.querySelectorAll('.tile').length === 4")
+    page.wait_for_function("() => [...document.querySelectorAll('.tile')].every((t) => !t.classList.contains('offline'))")
+    for n, offered in ((1, set()), (2, set()), (3, {2}), (4, set())):
+        open_table(page, n)
+        page.wait_for_timeout(0)
+        shown = {p for p in (1, 2) if visible(page, f'#detail-actions [data-quick="arrive{p}"]')}
+        assert shown == offered, (n, shown)
+    open_table(page, 1)
+    page.click('#detail-actions [data-quick="adjust"]')
+    page.wait_for_function("() => document.getElementById('commands').open")
+    assert visible(page, "#cmd-time-row") and visible(page, "#cmd-reason-row")
+    assert not visible(page, "#cmd-game-row")  # "Game time" belongs to next round's games only
+    assert not visible(page, "#cmd-players")
+    page.close()
+
+
+@pytest.mark.parametrize("width", [800, 1600, 1920])
+def test_the_header_keeps_every_button_on_screen_and_the_devices_link_is_legible(hall, browser, width):
+    page = chromium.login(browser, hall.server.url, PASSWORD, (width, 900))
+    page.wait_for_function("() => document.querySelectorAll('.tile').length === 4")
+    for sel in ("#open-commands", "#open-results", "#open-round", "#open-feed", 'header a[href="/devices"]', "#logout"):
+        box = page.locator(sel).bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= width, (sel, box)
+        inside = page.evaluate(f"""() => {{ const e = document.querySelector('{sel}'), h = document.querySelector('header');
+            const r = e.getBoundingClientRect(), hr = h.getBoundingClientRect(); return r.bottom <= hr.bottom && r.top >= hr.top; }}""")
+        assert inside, sel  # not clipped by the header's overflow
+    color = page.evaluate("() => getComputedStyle(document.querySelector('header a[href=\"/devices\"]')).color")
+    assert color not in ("rgb(0, 0, 238)", "rgb(85, 26, 139)"), color  # not the browser's default (visited) blue on dark
+    page.close()
