@@ -66,3 +66,21 @@ def test_the_header_keeps_every_button_on_screen_and_the_devices_link_is_legible
     color = page.evaluate("() => getComputedStyle(document.querySelector('header a[href=\"/devices\"]')).color")
     assert color not in ("rgb(0, 0, 238)", "rgb(85, 26, 139)"), color  # not the browser's default (visited) blue on dark
     page.close()
+
+
+def test_the_empty_hall_points_to_the_devices_page(make_broker, tmp_path, browser):
+    """`rackside hall console` on a hall where no device has been numbered yet: a blank page before."""
+    from support.console import ConsoleProcess
+
+    console = ConsoleProcess(make_broker(hall="emptyhall"), tmp_path, PASSWORD).start()
+    try:
+        page = chromium.login(browser, console.url + "/", PASSWORD, (1920, 1080))
+        page.wait_for_function("() => document.body.dataset.ready === '1'")
+        assert page.locator(".tile").count() == 0
+        note = page.locator("#empty-hall")
+        assert note.is_visible(), "a blank page"
+        assert "Devices" in note.inner_text()
+        assert note.locator('a[href="/devices"]').is_visible()
+        page.close()
+    finally:
+        console.stop()

@@ -377,6 +377,7 @@ function resort() {
   const counts = {};
   for (const t of tables.values()) counts[t.cls] = (counts[t.cls] || 0) + 1;
   setText($("counts"), ORDER.filter((c) => counts[c]).map((c) => `${counts[c]} ${LABEL[c].toLowerCase()}`).join(" · "));
+  $("empty-hall").hidden = tables.size > 0; // an empty hall says where its tables come from, not a blank page
 }
 
 // A clock repeats its state every few seconds with nothing new but the times, which the page
