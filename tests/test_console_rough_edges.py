@@ -84,3 +84,36 @@ def test_the_empty_hall_points_to_the_devices_page(make_broker, tmp_path, browse
         page.close()
     finally:
         console.stop()
+
+
+def test_the_challenge_feed_survives_a_console_restart(make_broker, tmp_path, browser):
+    """Challenges are not retained on the broker: a restarted console's feed was empty."""
+    import json
+
+    from support.console import ConsoleProcess
+    from support.wait import wait
+
+    from rackside.hall.wire import topics
+
+    broker = make_broker(hall="feedhall")
+    console = ConsoleProcess(broker, tmp_path, PASSWORD).start()
+    station = broker.client("station-1")
+    summary = {"id": "station-1-20261201-101500-abcdef", "time": "2026-12-01T10:15:00+00:00", "table": 3, "kind": "self",
+               "lexicon": "ENABLE", "lexicon_checksum": "ab" * 32, "words": 2, "verdict": "UNACCEPTABLE"}
+    base = f"{topics.ROOT}/{broker.hall}/station/1"
+    try:
+        page = chromium.login(browser, console.url + "/", PASSWORD, (1920, 1080))
+        page.wait_for_function("() => document.body.dataset.ready === '1'")
+        station.publish(f"{base}/challenge", json.dumps(summary).encode(), qos=1).wait_for_publish(5)
+        page.wait_for_function("() => document.querySelectorAll('#feed-list li').length === 1")
+        page.close()
+        console.stop()
+        console.start()
+        page = chromium.login(browser, console.url + "/", PASSWORD, (1920, 1080))
+        page.wait_for_function("() => document.body.dataset.ready === '1'")
+        feed = page.locator("#feed-list li")
+        assert feed.count() == 1 and "UNACCEPTABLE" in feed.first.inner_text()
+        page.close()
+    finally:
+        station.disconnect()
+        console.stop()

@@ -19,6 +19,7 @@ from pathlib import Path
 import uvicorn
 
 from rackside import paths
+from rackside.atomic import write_atomic
 
 from . import limits, tsh
 from .app import Console, build_app
@@ -33,7 +34,8 @@ from .updates import Updates
 log = logging.getLogger("rackside.hall.console")
 RESULTS_DB = "console-results.sqlite"  # every confirmed result and its audit trail (resultstore.py)
 SESSION_KEY = "console-session.key"  # the session-signing secret, in the state dir (auth.session_secret)
-SESSIONS = "console-sessions.json"  # the live sessions, in the state dir (auth.Sessions)
+SESSIONS = "console-sessions.json"
+CHALLENGES_KEPT = "console-challenges.jsonl"  # the stations' challenges, for the feed after a restart (ChallengeKeep)  # the live sessions, in the state dir (auth.Sessions)
 
 
 class CommandLog:
@@ -51,6 +53,58 @@ class CommandLog:
                 f.write(json.dumps({"table": table, **cmd}) + "\n")
         except OSError as e:
             log.error("console: command log %s: %s", self.path, e)
+
+
+class ChallengeKeep:
+    """The stations' challenges (summary and per-word detail, as they came from the broker), kept
+    owner-only in the state dir so a restarted console's feed and challenges are not empty: a
+    station publishes each challenge once, not retained. Bounded: 2 x limits.CHALLENGES messages
+    (a summary and its detail each), the oldest dropped when the file is rewritten at twice that.
+    At start the kept messages go through the same checks (hallstate.on_message) as live ones."""
+
+    LEAVES = ("challenge", "detail")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.keep = 2 * limits.CHALLENGES
+        self.lines = 0
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+
+    def kept(self) -> list[tuple[str, bytes]]:
+        out = []
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as f:
+                for number, line in enumerate(f, 1):
+                    try:
+                        d = json.loads(line)
+                        out.append((str(d["topic"]), str(d["payload"]).encode()))
+                    except (ValueError, KeyError, TypeError):
+                        log.warning("console: %s line %d damaged: skipped", self.path, number)
+        except OSError as e:
+            log.error("console: challenges kept in %s: %s", self.path, e)
+        self.lines = len(out)
+        return out[-self.keep:]
+
+    def append(self, topic: str, payload: bytes) -> None:
+        parts = topic.split("/")
+        if len(parts) != 6 or parts[3] != "station" or parts[5] not in self.LEAVES:
+            return
+        try:
+            line = json.dumps({"topic": topic, "payload": payload.decode("utf-8")}) + "\n"
+        except UnicodeDecodeError:
+            return  # not JSON text: the console refuses it anyway
+        try:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(line)
+            self.lines += 1
+            if self.lines > 2 * self.keep:
+                with open(self.path, encoding="utf-8") as f:
+                    last = f.readlines()[-self.keep:]
+                write_atomic(self.path, "".join(last))
+                self.lines = len(last)
+        except OSError as e:
+            log.error("console: keeping a challenge in %s: %s", self.path, e)
 
 
 def state_dir(cfg: ConsoleConfig) -> Path:
@@ -77,7 +131,15 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
         for p in console.import_tsh({str(f): Path(f).read_bytes() for f in cfg.tsh}):
             log.warning("TSH: %s", p)
     console.apply_pairings()
-    bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
+    challenges = ChallengeKeep(state_dir(cfg) / CHALLENGES_KEPT)
+    for topic, payload in challenges.kept():  # the feed and challenges from before a restart
+        console.state.on_message(topic, payload)
+
+    def deliver(topic: str, payload: bytes) -> None:  # on the bridge's thread
+        challenges.append(topic, payload)
+        console.deliver_threadsafe(topic, payload)
+
+    bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, deliver,
                     console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
     cmdlog = CommandLog(state_dir(cfg) / "console-commands.jsonl")
     def send(table: int, cmd: dict) -> None:
