@@ -117,3 +117,20 @@ def test_the_challenge_feed_survives_a_console_restart(make_broker, tmp_path, br
     finally:
         station.disconnect()
         console.stop()
+
+
+def test_forty_tables_on_1920_are_legible_from_a_few_metres(tmp_path, browser):
+    """At 40 tables the tiles were sized for 100: times about 14 px, "Nakamura B" cut to "Nakam…"."""
+    tables = list(range(1, 41))
+    scripts = {n: [(-60, ("press", 2))] for n in tables}
+    with demo_hall(tmp_path, "1-40", tables, scripts, PASSWORD) as big:
+        page = chromium.login(browser, big.server.url, PASSWORD, (1920, 1080))
+        page.wait_for_function("() => document.querySelectorAll('.tile').length === 40")
+        page.wait_for_function("() => [...document.querySelectorAll('.tile .name')].every((e) => e.textContent.trim())")
+        sizes = page.evaluate("() => [...document.querySelectorAll('.tile .time')].map((e) => parseFloat(getComputedStyle(e).fontSize))")
+        assert min(sizes) >= 28, min(sizes)
+        cut = page.evaluate("() => [...document.querySelectorAll('.tile .name')].filter((e) => e.scrollWidth > e.clientWidth).map((e) => e.textContent)")
+        assert cut == [], cut
+        fits = page.evaluate("() => document.documentElement.scrollHeight <= window.innerHeight")
+        assert fits  # all 40 on one screen
+        page.close()
