@@ -6,6 +6,8 @@
     rackside clock --simulate --terminal force the terminal
     rackside clock --simulate --headless no window or terminal: run until stopped, as on a Pi
     rackside clock replay FILE [--json]  audit a game from its journal
+    rackside clock selftest [--simulate] the builder's walk through every button, segment, LED
+                                         and the buzzer, a PASS/FAIL line per part (docs/clock.md)
 
 The config is `--config FILE`, else `clock.toml` in the config directory (paths.config_dir())
 when there is one, else the defaults shipped in firmware/clock.toml. A bad config exits 2 with one
@@ -44,7 +46,7 @@ def register(sub: Any) -> None:
                    help="with --simulate: no window or terminal, run until stopped as on a Pi (the installer's readiness check)")
     p.add_argument("--config", type=Path, metavar="FILE", help="clock config (TOML)")
     p.add_argument("--state-dir", type=Path, metavar="DIR", help="where journals and checkpoints go")
-    p.add_argument("--hall", metavar="URL", help="put this clock on a hall: mqtt://HOST[:PORT], mqtts://... or auto (overrides [hall] url)")
+    p.add_argument("--hall", metavar="URL", help="put this clock on a hall: mqtt://HOST[:PORT], mqtts://... or auto (overrides [hall] url and the join file's url)")
     p.add_argument("--hall-credentials", type=Path, metavar="FILE", help="this table's credentials file (overrides [hall] credentials)")
     p.add_argument("--hall-join", type=Path, metavar="FILE", help="join the hall with its join file: the director numbers this clock (docs/fleet.md)")
     p.add_argument("--fault", action="append", default=[], metavar="NAME",
@@ -55,6 +57,17 @@ def register(sub: Any) -> None:
     r = clock_sub.add_parser("replay", help="audit a game from its journal", description="Audit a game from its journal.")
     add_replay_arguments(r)
     r.set_defaults(func=run_replay)
+    t = clock_sub.add_parser(
+        "selftest", help="walk through every button, display segment, turn LED and the buzzer (before an event)",
+        description="The builder's self-test: press each button, confirm each display segment, turn LED and the "
+        "buzzer with the left (yes) and right (no) buttons; a PASS/FAIL line per part.",
+    )
+    # SUPPRESS: given before `selftest` (`rackside clock --simulate selftest`) the clock's own options count too
+    t.add_argument("--simulate", action="store_true", default=argparse.SUPPRESS,
+                   help="on gpiozero's mock pins, drawn in this terminal (keys z, m, space)")
+    t.add_argument("--config", type=Path, metavar="FILE", default=argparse.SUPPRESS, help="clock config (TOML) whose pin map to test")
+    t.add_argument("--timeout", type=float, metavar="S", default=30.0, help="how long to wait for each press (default 30)")
+    t.set_defaults(func=run_selftest)
 
 
 def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,6 +83,18 @@ def run_replay(args: argparse.Namespace) -> int:
     return replay.run(args)
 
 
+def run_selftest(args: argparse.Namespace) -> int:
+    from rackside.firmware import selftest  # here, as for replay: only this command pays for it
+
+    return selftest.run(args, config_file=config_path(getattr(args, "config", None)), display_spec=display_spec, exit_config=EXIT_CONFIG)
+
+
+def state_dir_is_default(args: argparse.Namespace) -> bool:
+    """Whether this clock uses the state folder's own outbox (paths.outbox()): not when --state-dir
+    or --device-id gave it a folder of its own (a second clock must not share the first's queue)."""
+    return args.state_dir is None and not getattr(args, "device_id", None)
+
+
 def config_path(arg: Path | None) -> Path | None:
     if arg is not None:
         return arg
@@ -79,11 +104,25 @@ def config_path(arg: Path | None) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
-def state_path(arg: Path | None) -> Path:
+def state_path(arg: Path | None, device_id: str | None = None) -> Path:
+    """--state-dir, else the journals folder; with --device-id (several simulators on one machine,
+    docs/fleet.md) a folder of that device's own inside it, so a second clock is not refused as
+    "another clock is using" the first one's."""
     if arg is not None:
         return arg
     from rackside import paths
 
+    if device_id:
+        from rackside.firmware.config import ConfigError
+        from rackside.hall.wire.join import check_device_id
+
+        try:  # a folder name: no '/'; and not '.' or '..'
+            if device_id.strip(".") == "":
+                raise ValueError(f"device id {device_id!r}: not a folder of its own")
+            check_device_id(device_id)
+        except ValueError as e:
+            raise ConfigError(f"--device-id: {e}") from None
+        return paths.journals_dir() / device_id
     return paths.journals_dir()
 
 
@@ -112,7 +151,7 @@ class Clock:
 
         from rackside.firmware.config import save_game_time
 
-        state_dir = state_path(args.state_dir)
+        state_dir = state_path(args.state_dir, getattr(args, "device_id", None))
         # ConfigError: the caller exits 2. The state dir holds the menu's game time (issue 10).
         self.config = load_config(config_path(args.config), state_dir=state_dir)
         fw, pins = self.config.firmware, self.config.pins
@@ -191,7 +230,7 @@ class Clock:
             return None
         if creds is not None and (table is None or isinstance(table, dict)):
             table = {**(table or {}), "credentials": str(creds)}
-        return {"section": table, "url": url, "base": self.config.path.parent, "default_outbox": args.state_dir is None,
+        return {"section": table, "url": url, "base": self.config.path.parent, "default_outbox": state_dir_is_default(args),
                 "join": join, "device": getattr(args, "device_id", None),
                 "faults": tuple(getattr(args, "fault", None) or ()) if self.simulated else ()}
 
@@ -264,21 +303,28 @@ def display_available() -> bool:
 def simulate(clock: Clock, *, terminal: bool = False) -> int:
     """The runner on its own thread (as on a Pi, where it is the one consumer of the queue); the
     window or terminal in this one, pressing the mock pins and drawing what the displays were told."""
+    from rackside.firmware.clock import Phase
+
     thread = threading.Thread(target=clock.runner.run, name="runner", daemon=True)
     thread.start()
+
+    def ended() -> bool:  # the runner's clock is an immutable value: any thread may read it
+        game = clock.runner.clock
+        return game is not None and game.phase is Phase.ENDED
+
     try:
         ui = None
         if not terminal and display_available():
             try:
                 from rackside.hardware.sim_window import SimWindow
 
-                ui = SimWindow(clock.board, clock.displays, key_help=clock.runner.menu_help, keypad=clock.keypad)
+                ui = SimWindow(clock.board, clock.displays, key_help=clock.runner.menu_help, keypad=clock.keypad, ended=ended)
             except Exception as exc:  # noqa: BLE001 - no usable window: fall back to the terminal
                 log.warning("no simulator window (%s); drawing in the terminal", exc)
         if ui is None:
             from rackside.hardware.terminal import TerminalSim
 
-            ui = TerminalSim(clock.board, clock.displays, key_help=clock.runner.menu_help, keypad=clock.keypad)
+            ui = TerminalSim(clock.board, clock.displays, key_help=clock.runner.menu_help, keypad=clock.keypad, ended=ended)
         ui.run(lambda: not thread.is_alive())
     except KeyboardInterrupt:
         pass

@@ -4,7 +4,9 @@ retry machinery the real drivers share, and `Driver`, the declaration each displ
 A display is told a short text and shows it; it never asks the clock anything. Texts are what a
 4-digit 7-segment clock module can show: digits, ':' (the colon segment), '-', ' ' and the
 letters 7-segment displays can draw (for example "24:59", "-1:05", "-10:00", "HOLd", "End"); see
-`hardware.sevenseg`.
+`hardware.sevenseg`. The one exception is the builder's self-test (`rackside clock selftest`),
+which shows a `sevenseg.Frame` of raw segments to light one segment at a time; a 7-segment
+driver takes either (`sevenseg.frame_of`).
 
 Drivers are found by name (`hardware.drivers`: one module per driver). Each imports its hardware
 library only when a display is opened, so importing this module, or a driver's, never touches

@@ -113,3 +113,13 @@ def encode(text: str, digits: int = DIGITS, colon_after: int = COLON_AFTER) -> F
             f"colon is after digit {colon_after + 1}"
         )
     return Frame(cells=(0,) * pad + tuple(glyphs), colon=colon_glyph is not None)
+
+
+def frame_of(shown: "str | Frame", digits: int = DIGITS, colon_after: int = COLON_AFTER) -> Frame:
+    """What a display lights for `shown`: a text (`encode`), or a `Frame` of raw segments as the
+    self-test (`firmware.selftest`) lights them one at a time, which no text can ask for."""
+    if isinstance(shown, Frame):
+        if len(shown.cells) != digits or any(not 0 <= c <= 0x7F for c in shown.cells):
+            raise ValueError(f"{shown!r}: a frame needs {digits} cells of segments a-g (bits 0-6)")
+        return shown
+    return encode(shown, digits, colon_after)

@@ -125,6 +125,7 @@ class SimWindow:
     KEY_NAMES = {"left": "Left Shift / z", "neutralise": "Space", "right": "Right Shift / m"}
     KEY_LINE = "Left Shift / z: left    Right Shift / m: right    Space: neutralise    d: director menu    e: end game    q: quit"
     KEYPAD_LINE = "    0-9 * # ([ ]): keypad"
+    KEY_LINE_ENDED = "game over    d: director menu (rSEt or LEn: a new game)    q: quit"
 
     def __init__(
         self,
@@ -135,10 +136,12 @@ class SimWindow:
         title: str = "Rackside table clock (simulated)",
         key_help: Callable[[], dict | None] | None = None,
         keypad: Any = None,
+        ended: Callable[[], bool] | None = None,
     ) -> None:
         import pygame
 
         self.key_help = key_help or (lambda: None)  # the runner's menu_help: the menu's key line
+        self.ended = ended or (lambda: False)  # after the end, the key line says how a new game starts
         self.pg = pygame
         # SDL would otherwise put the window's pixels through OpenGL; without a GPU (Xvfb, many
         # laptops' remote sessions) that is Mesa's llvmpipe, whose threads cost ~4x the CPU and ~10x
@@ -331,7 +334,7 @@ class SimWindow:
         """What each key does: in the director's menu, what it does there (issue 10)."""
         help_ = self.key_help()
         if not help_:
-            return self.KEY_LINE + (self.KEYPAD_LINE if self.keypad is not None else "")
+            return (self.KEY_LINE_ENDED if self.ended() else self.KEY_LINE) + (self.KEYPAD_LINE if self.keypad is not None else "")
         return "director's menu   " + "   ".join(f"{self.KEY_NAMES[b]}: {help_[b]}" for b in ("left", "neutralise", "right"))
 
     def _state(self) -> tuple:

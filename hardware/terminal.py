@@ -41,10 +41,11 @@ HOME_CLEAR = "\x1b[H\x1b[2J"
 HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
 
 
-def big_digits(text: str) -> list[str]:
-    """Three rows of ASCII 7-segment art for what a 4-digit module shows for `text`."""
+def big_digits(text: "str | sevenseg.Frame") -> list[str]:
+    """Three rows of ASCII 7-segment art for what a 4-digit module shows for `text` (or a frame of
+    raw segments, as the self-test lights them)."""
     try:
-        frame = sevenseg.encode(text)
+        frame = sevenseg.frame_of(text)
     except ValueError:
         frame = sevenseg.Frame(cells=(sevenseg.GLYPHS["-"],) * sevenseg.DIGITS, colon=False)
     rows = ["", "", ""]
@@ -63,12 +64,15 @@ def big_digits(text: str) -> list[str]:
 
 KEY_NAMES = {"left": "z", "neutralise": "space", "right": "m"}
 KEY_LINE = "z: left  m: right  space: neutralise  d: director menu  e: end game  q: quit"
+# After the end "e: end game" does nothing: say how the next game starts instead (the menu's rSEt/LEn)
+KEY_LINE_ENDED = "game over   d: director menu (rSEt or LEn: a new game)  q: quit"
 
 
-def key_line(help_: dict[str, str] | None) -> str:
-    """The key line: what each key does in the director's menu (`help_`), else the usual one."""
+def key_line(help_: dict[str, str] | None, ended: bool = False) -> str:
+    """The key line: what each key does in the director's menu (`help_`), else the usual one, or
+    after the game's end the one that says how a new game starts."""
     if not help_:
-        return KEY_LINE
+        return KEY_LINE_ENDED if ended else KEY_LINE
     return "director's menu   " + "   ".join(f"{KEY_NAMES[b]}: {help_[b]}" for b in ("left", "neutralise", "right"))
 
 
@@ -121,11 +125,12 @@ def _visible(line: str) -> int:
 
 class TerminalSim:
     def __init__(self, board: Any, displays: Sequence[Any], *, stdin: Any = None, stdout: Any = None, key_help: Callable[[], dict | None] | None = None,
-                 keypad: Any = None) -> None:
+                 keypad: Any = None, ended: Callable[[], bool] | None = None) -> None:
         self.board = board
         self.keypad = keypad  # hardware.keypad.Keypad on mock pins, or None: none fitted
         self.key_release_at: dict[str, float] = {}
         self.key_help = key_help or (lambda: None)  # the runner's menu_help: the menu's key line
+        self.ended = ended or (lambda: False)  # whether the game has ended: the key line after the end
         self.displays = list(displays)
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
@@ -164,7 +169,7 @@ class TerminalSim:
     def draw(self) -> None:
         texts = tuple(d.text for d in self.displays)
         down = {n: n in self.release_at for n in BUTTONS}
-        keys = key_line(self.key_help()) + (KEYPAD_LINE if self.keypad is not None else "")
+        keys = key_line(self.key_help(), self.ended()) + (KEYPAD_LINE if self.keypad is not None else "")
         leds = tuple(self._led_lit(side) for side in ("left", "right"))
         held = tuple(sorted(self.key_release_at)) if self.keypad is not None else None
         state = (texts, tuple(sorted(down.items())), keys, leds, held)

@@ -174,7 +174,12 @@ def cmd_lexicon_use(args: argparse.Namespace) -> int:
         print("rackside: note: ENABLE is the bundled demonstration list (no QI, ZA or OK); see rackside lexicon info")
     else:
         print(f"station lexicon set to {lexicon.name} ({lexicon.word_count} words, {lexicon.short_checksum}) in {saved}")
-        print(f"copied to the lexicon folder: {copy}")
+        from pathlib import Path  # here: the judge's fast path never loads pathlib
+
+        if Path(args.file).resolve() == copy.resolve():  # chosen from the folder itself: nothing was copied
+            print(f"already in the lexicon folder: {copy}")
+        else:
+            print(f"copied to the lexicon folder: {copy}")
     print("a running station picks it up at its next idle screen")
     return EXIT_OK
 

@@ -111,8 +111,16 @@ class Effects:
 
     def refresh_lexicon(self) -> None:
         """At the idle screen: judge with a lexicon or rule `rackside lexicon use` chose since."""
-        if self.service.refresh_lexicon():
-            self.show_lexicon()
+        changed = self.service.refresh_lexicon()
+        lexicon = self.service.lexicon
+        if lexicon is not None and not Path(lexicon.path).exists():
+            # gone while the station ran (a USB stick pulled, a folder cleaned): the copy in memory
+            # would go on judging unseen, so the station stops taking challenges and says why
+            if self.station.lexicon is not None:
+                log.error("lexicon %s is gone: no challenges until the director chooses one", lexicon.path)
+                self.station.show_lexicon(None, error=f"the lexicon file {lexicon.path} is gone")
+        elif changed or (lexicon is not None and self.station.no_lexicon):
+            self.show_lexicon()  # chosen since, or its file is back
         rule = self.service.rule
         if rule.value != self.station.rule_value:
             self.station.show_rule(rule.value, rule.label)

@@ -341,6 +341,8 @@ class Station:
     def _on_idle(self, ev: Key | Tap) -> None:
         if isinstance(ev, Tap) and ev.target == "director":
             self._to_pin(ev.t_ns)
+        elif self.no_lexicon:
+            return  # nothing to judge with: the screen says so before anyone types a play
         elif isinstance(ev, Key) and self.mode == "self" and ev.key.isdigit() and 1 <= int(ev.key) <= self.max_words:
             self._start(ev.t_ns)
             self._set_count(int(ev.key))
@@ -538,6 +540,11 @@ class Station:
 
     def show_lexicon(self, info: LexiconInfo | None, error: str | None = None, notice: str = "") -> None:
         self.lexicon, self.lexicon_error, self.lexicon_notice = info, error, notice
+
+    @property
+    def no_lexicon(self) -> bool:
+        """A lexicon was looked for and none could be opened (missing, corrupt, or gone since)."""
+        return self.lexicon is None and bool(self.lexicon_error)
 
 
 def _action(ev: Key | Tap) -> str:

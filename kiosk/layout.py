@@ -118,6 +118,8 @@ def buttons(st: Station, geo: Geometry) -> list[Button]:
     """Every touch target on the station's current screen."""
     s = st.screen
     if s == Screen.IDLE:
+        if st.no_lexicon:  # the whole screen says why; only the director's button remains
+            return [Button("director", geo.rect(600, 408, 188, 62), "Director", "ghost")]
         label = "Touch to adjudicate a slip" if st.mode == "runner" else "Touch to challenge"
         return [
             Button("start", geo.rect(40, 150, 720, 220), label, "primary"),

@@ -208,6 +208,11 @@ class Renderer:
         if st.lexicon is not None:
             self.draw_text(f"Lexicon: {st.lexicon.label}", g.rect(40, 62, 0, 0).x, g.rect(0, 62, 0, 0).y, 24, TEXT,
                            max_w=g.px(720))
+        elif st.no_lexicon:  # a full-screen state: nobody types a play the station cannot judge
+            self.draw_paragraph("No lexicon loaded: this station cannot judge a challenge. Call the director.",
+                                g.rect(40, 150, 720, 120), 40, RED_TEXT)
+            self.draw_paragraph(st.lexicon_error or "", g.rect(40, 290, 720, 90), 22, RED_TEXT)
+            return
         else:
             self.draw_paragraph(f"No lexicon: {st.lexicon_error or 'none loaded'}. Call the director.",
                                 g.rect(40, 60, 720, 40), 22, RED_TEXT)

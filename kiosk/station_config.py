@@ -222,30 +222,24 @@ def pin_hash_problem(stored: str) -> str | None:
 
 
 # --- PIN hashing -------------------------------------------------------------------------------
-# Format: scrypt$N$r$p$<salt hex>$<hash hex>. The parameters travel with the hash so they can be
-# raised later without invalidating old configs. hashlib is imported when a PIN is checked, not at
-# start-up (OpenSSL's loading is a measurable part of the station's cold start).
+# The console's form, scrypt:N:R:P:SALT:HASH (rackside.scrypthash, one form for every secret);
+# the older scrypt$N$r$p$salthex$hashhex is still read. hashlib is imported when a PIN is hashed or
+# checked, not at start-up (OpenSSL's loading is a measurable part of the station's cold start).
 
 def hash_pin(pin: str, *, n: int = SCRYPT_N, r: int = SCRYPT_R, p: int = SCRYPT_P) -> str:
-    import hashlib
     import secrets
+
+    from rackside import scrypthash
 
     if not valid_pin(pin):
         raise ValueError("the PIN must be 4 to 8 digits")
-    salt = secrets.token_bytes(16)
-    digest = hashlib.scrypt(pin.encode(), salt=salt, n=n, r=r, p=p, dklen=32, maxmem=256 * 1024 * 1024)
-    return f"scrypt${n}${r}${p}${salt.hex()}${digest.hex()}"
+    return scrypthash.make(pin, secrets.token_bytes(16), n=n, r=r, p=p)
 
 
 def _split_hash(stored: str) -> tuple[int, int, int, bytes, bytes]:
-    parts = stored.split("$")
-    if len(parts) != 6 or parts[0] != "scrypt":
-        raise ValueError("expected scrypt$N$r$p$salt$hash")
-    try:
-        n, r, p = int(parts[1]), int(parts[2]), int(parts[3])
-        salt, digest = bytes.fromhex(parts[4]), bytes.fromhex(parts[5])
-    except ValueError:
-        raise ValueError("expected scrypt$N$r$p$salt$hash with numbers and hex") from None
+    from rackside import scrypthash
+
+    n, r, p, salt, digest = scrypthash.parse(stored)
     if n < 2 or n & (n - 1) or n > 2**20 or not 1 <= r <= 32 or not 1 <= p <= 16 or len(salt) < 8 or len(digest) != 32:
         raise ValueError("scrypt parameters out of range")
     return n, r, p, salt, digest
@@ -253,11 +247,9 @@ def _split_hash(stored: str) -> tuple[int, int, int, bytes, bytes]:
 
 def verify_pin(pin: str, stored: str) -> bool:
     """True when `pin` matches the stored hash (constant-time comparison)."""
-    import hashlib
-    import hmac
+    from rackside import scrypthash
 
     if not stored or not valid_pin(pin):
         return False
-    n, r, p, salt, digest = _split_hash(stored)
-    got = hashlib.scrypt(pin.encode(), salt=salt, n=n, r=r, p=p, dklen=32, maxmem=256 * 1024 * 1024)
-    return hmac.compare_digest(got, digest)
+    _split_hash(stored)  # the bounds (a config is checked with them at load; this is the same check)
+    return scrypthash.verify(pin, stored)

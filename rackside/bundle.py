@@ -102,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"rackside bundle: --python {python}: allowed are CPython versions X.Y from {'.'.join(map(str, MIN_PYTHON))} "
                   f"(Rackside's requires-python), e.g. {' or '.join(PYTHONS)}", file=sys.stderr)
             return 2
+    if not args.out.parent.is_dir():  # a typo in the folder must not make a tree of new folders
+        print(f"rackside bundle: --out {args.out}: no folder {args.out.parent} (make it first, or choose another)", file=sys.stderr)
+        return 2
     try:
         out, digest = build(
             args.out, source=args.source or Path(__file__).resolve().parent.parent, label=args.label,
@@ -318,7 +321,8 @@ def build(out: Path, *, source: Path, label: str | None = None, hall_join: Path 
                 (top / SIGNATURE_FILE).write_bytes(sign(sign_key, (top / "SHA256SUMS").read_bytes()))
             except SigningError as e:
                 raise BundleError(f"--sign-key: {e}") from None
-        out.parent.mkdir(parents=True, exist_ok=True)
+        if not out.parent.is_dir():
+            raise BundleError(f"--out {out}: no folder {out.parent}")
         partial = out.with_name(out.name + ".partial")
         with tarfile.open(partial, "w:gz") as tar:
             tar.add(top, arcname=top.name, filter=_owned_by_root)

@@ -113,6 +113,11 @@ def _set_up_logging(verbose: int) -> None:
 
     level = [logging.WARNING, logging.INFO, logging.DEBUG][min(verbose, 2)]
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not verbose:
+        # The hall's routine events (a device's code, an assignment, mDNS advertising) are INFO, not
+        # WARNING, so `journalctl -p warning` shows faults only; they are still shown by default:
+        # the director reads a device's code there.
+        logging.getLogger("rackside.hall").setLevel(logging.INFO)
 
 
 def _fast(argv: list[str]) -> int | None:

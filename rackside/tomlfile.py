@@ -39,4 +39,22 @@ def read(path) -> dict:
     except UnicodeDecodeError as e:
         raise TomlFileError(f"not UTF-8 text (bad byte at offset {e.start}); a TOML file must be UTF-8") from None
     except tomllib.TOMLDecodeError as e:
-        raise TomlFileError(f"not valid TOML: {e}") from None
+        raise TomlFileError(f"not valid TOML: {e}{_hint(path, str(e))}") from None
+
+
+def _hint(path, message: str) -> str:
+    """What a person most likely meant, for the one TOML mistake a clock config invites: a time
+    such as `game_time = 25:00` unquoted (TOML's own error says only "Expected newline")."""
+    import re
+
+    at = re.search(r"at line (\d+)", message)
+    if not at:
+        return ""
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().decode("utf-8", "replace").splitlines()
+        line = lines[int(at.group(1)) - 1]
+    except (OSError, IndexError):
+        return ""
+    m = re.match(r"\s*([A-Za-z0-9_.-]+)\s*=\s*(-?\d+:\d\d)\s*(#.*)?$", line)
+    return f'; a time is text in TOML, so quote it: {m.group(1)} = "{m.group(2)}"' if m else ""

@@ -16,7 +16,7 @@ PACKAGE = ROOT / "rackside"
 ENTRY_POINT = "rackside.cli"
 # Modules any layer may import: they import nothing of Rackside themselves.
 LEAVES = {"rackside", "rackside.paths", "rackside.outage", "rackside.atomic", "rackside.values", "rackside.tomlfile",
-          "rackside.registry"}
+          "rackside.registry", "rackside.scrypthash"}
 
 
 def product_modules() -> dict[str, Path]:

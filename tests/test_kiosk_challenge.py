@@ -312,7 +312,8 @@ def test_missing_lexicon_is_shown_and_no_verdict_is_given(tmp_path, monkeypatch)
         type_text("qi")
         post_keys("TAB")
         a.step()
-        assert a.station.screen == Screen.ENTRY and "No lexicon" in a.station.message
+        # no play is typed at all: the idle screen stays, saying so (issue 26; tests/test_station_lexicon_missing.py)
+        assert a.station.screen == Screen.IDLE and a.station.no_lexicon
         assert records(tmp_path) == []
     finally:
         a.shutdown()

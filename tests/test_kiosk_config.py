@@ -55,7 +55,7 @@ def test_config_file_errors_name_the_file(tmp_path):
 
 def test_pin_hash_roundtrip_and_salt():
     h = hash_pin("2468", n=2**8)
-    assert h.startswith("scrypt$256$8$1$") and verify_pin("2468", h)
+    assert h.startswith("scrypt:256:8:1:") and verify_pin("2468", h)  # the console's form (issue 26)
     assert not verify_pin("2469", h) and not verify_pin("", h) and not verify_pin("24a8", h)
     assert hash_pin("2468", n=2**8) != h  # salted
     with pytest.raises(ValueError):
@@ -155,7 +155,7 @@ def test_cli_hash_pin_makes_a_working_hash(tmp_path):
     r = run_cli("--hash-pin", stdin="4321\n", tmp_path=tmp_path)
     assert r.returncode == 0, r.stderr
     line = r.stdout.strip()
-    assert line.startswith('pin_hash = "scrypt$')
+    assert line.startswith('pin_hash = "scrypt:')
     cfg = tmp_path / "station.toml"
     cfg.write_text(f"[director]\n{line}\n")
     assert verify_pin("4321", load_config(cfg).pin_hash)

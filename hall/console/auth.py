@@ -9,8 +9,6 @@ console does not log the director out.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
 import json
 import logging
@@ -22,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from rackside import scrypthash
 from rackside.atomic import write_atomic
 
 from . import limits
@@ -37,28 +36,22 @@ class HashError(ValueError):
 
 
 def hash_password(password: str, *, salt: bytes | None = None) -> str:
-    salt = salt or secrets.token_bytes(16)
-    digest = hashlib.scrypt(password.encode(), salt=salt, n=N, r=R, p=P, dklen=32)
-    b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
-    return f"scrypt:{N}:{R}:{P}:{b64(salt)}:{b64(digest)}"
+    return scrypthash.make(password, salt or secrets.token_bytes(16), n=N, r=R, p=P)  # the kiosk's PIN's form too
 
 
 def check_hash_form(stored: str) -> None:
-    parts = stored.split(":")
-    if len(parts) != 6 or parts[0] != "scrypt" or not all(x.isdigit() for x in parts[1:4]):
+    if not stored.startswith("scrypt:"):
         raise HashError("password must be 'scrypt:N:R:P:SALT:HASH' (make one with `rackside hall console --hash-password`)")
     try:
-        base64.b64decode(parts[4], validate=True), base64.b64decode(parts[5], validate=True)
+        scrypthash.parse(stored)
     except ValueError:
-        raise HashError("password's SALT and HASH must be base64") from None
+        raise HashError("password must be 'scrypt:N:R:P:SALT:HASH', SALT and HASH base64 "
+                        "(make one with `rackside hall console --hash-password`)") from None
 
 
 def verify_password(password: str, stored: str) -> bool:
     check_hash_form(stored)
-    _, n, r, p, salt, digest = stored.split(":")
-    want = base64.b64decode(digest)
-    got = hashlib.scrypt(password.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p), dklen=len(want))
-    return hmac.compare_digest(got, want)
+    return scrypthash.verify(password, stored)
 
 
 @dataclass

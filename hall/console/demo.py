@@ -153,6 +153,14 @@ def _interrupt(signum, frame):
 
 
 def run(args) -> int:
+    from .serve import port_taken
+
+    if args.port and port_taken("127.0.0.1", args.port):
+        import sys
+
+        print(f"rackside hall demo: port {args.port} on 127.0.0.1 is in use (another demo or console?): "
+              f"stop it, or give --port 0 for a free one", file=sys.stderr)
+        return 1
     signal.signal(signal.SIGTERM, _interrupt)  # a stop from a service manager cleans up as Ctrl-C does
     tables = list(range(1, args.tables + 1))
     keep = args.dir is not None

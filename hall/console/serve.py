@@ -21,6 +21,7 @@ from pathlib import Path
 import uvicorn
 
 from rackside import paths
+from rackside.atomic import write_atomic
 
 from . import limits, tsh, tshlive
 from .app import Console, build_app
@@ -35,7 +36,8 @@ from .updates import Updates
 log = logging.getLogger("rackside.hall.console")
 RESULTS_DB = "console-results.sqlite"  # every confirmed result and its audit trail (resultstore.py)
 SESSION_KEY = "console-session.key"  # the session-signing secret, in the state dir (auth.session_secret)
-SESSIONS = "console-sessions.json"  # the live sessions, in the state dir (auth.Sessions)
+SESSIONS = "console-sessions.json"
+CHALLENGES_KEPT = "console-challenges.jsonl"  # the stations' challenges, for the feed after a restart (ChallengeKeep)  # the live sessions, in the state dir (auth.Sessions)
 
 
 class CommandLog:
@@ -55,6 +57,58 @@ class CommandLog:
             log.error("console: command log %s: %s", self.path, e)
 
 
+class ChallengeKeep:
+    """The stations' challenges (summary and per-word detail, as they came from the broker), kept
+    owner-only in the state dir so a restarted console's feed and challenges are not empty: a
+    station publishes each challenge once, not retained. Bounded: 2 x limits.CHALLENGES messages
+    (a summary and its detail each), the oldest dropped when the file is rewritten at twice that.
+    At start the kept messages go through the same checks (hallstate.on_message) as live ones."""
+
+    LEAVES = ("challenge", "detail")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.keep = 2 * limits.CHALLENGES
+        self.lines = 0
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+
+    def kept(self) -> list[tuple[str, bytes]]:
+        out = []
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as f:
+                for number, line in enumerate(f, 1):
+                    try:
+                        d = json.loads(line)
+                        out.append((str(d["topic"]), str(d["payload"]).encode()))
+                    except (ValueError, KeyError, TypeError):
+                        log.warning("console: %s line %d damaged: skipped", self.path, number)
+        except OSError as e:
+            log.error("console: challenges kept in %s: %s", self.path, e)
+        self.lines = len(out)
+        return out[-self.keep:]
+
+    def append(self, topic: str, payload: bytes) -> None:
+        parts = topic.split("/")
+        if len(parts) != 6 or parts[3] != "station" or parts[5] not in self.LEAVES:
+            return
+        try:
+            line = json.dumps({"topic": topic, "payload": payload.decode("utf-8")}) + "\n"
+        except UnicodeDecodeError:
+            return  # not JSON text: the console refuses it anyway
+        try:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(line)
+            self.lines += 1
+            if self.lines > 2 * self.keep:
+                with open(self.path, encoding="utf-8") as f:
+                    last = f.readlines()[-self.keep:]
+                write_atomic(self.path, "".join(last))
+                self.lines = len(last)
+        except OSError as e:
+            log.error("console: keeping a challenge in %s: %s", self.path, e)
+
+
 def state_dir(cfg: ConsoleConfig) -> Path:
     """Where this console keeps its files: the config's own (the demo's), else `rackside paths`'."""
     return cfg.state_dir or paths.state_dir()
@@ -64,7 +118,15 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     store = ResultStore(state_dir(cfg) / RESULTS_DB)
     console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(state_dir(cfg) / SESSIONS), store=store)
     restore_event(console, cfg)
-    bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
+    challenges = ChallengeKeep(state_dir(cfg) / CHALLENGES_KEPT)
+    for topic, payload in challenges.kept():  # the feed and challenges from before a restart
+        console.state.on_message(topic, payload)
+
+    def deliver(topic: str, payload: bytes) -> None:  # on the bridge's thread
+        challenges.append(topic, payload)
+        console.deliver_threadsafe(topic, payload)
+
+    bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, deliver,
                     console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
     cmdlog = CommandLog(state_dir(cfg) / "console-commands.jsonl")
     def send(table: int, cmd: dict) -> None:
@@ -178,8 +240,33 @@ class ConsoleServer:
         self.console.fleet.close()
 
 
+def port_taken(host: str, port: int) -> bool:
+    """Whether something already listens on (host, port), checked by binding as uvicorn will
+    (SO_REUSEADDR, so a port in TIME_WAIT is free): otherwise a second console printed its URL,
+    then uvicorn's "[Errno 98] ... address already in use"."""
+    import errno
+    import socket
+
+    if port == 0:
+        return False
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            return e.errno == errno.EADDRINUSE
+    return False
+
+
 def run_foreground(cfg: ConsoleConfig) -> int:
     release_freed_buffers()
+    if port_taken(cfg.listen_host, cfg.listen_port):
+        import sys
+
+        print(f"rackside hall console: port {cfg.listen_port} on {cfg.listen_host} is in use (another console or "
+              f"`rackside hall demo`?): stop it, or choose another port with [console] listen", file=sys.stderr)
+        return 1
     console, bridge = make_console(cfg)
     app = build_app(console, secret_key=session_secret(state_dir(cfg) / SESSION_KEY), https_only=cfg.https)  # Secure cookies
     server = uvicorn.Server(server_config(app, cfg, "warning"))

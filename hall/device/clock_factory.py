@@ -63,6 +63,13 @@ def _enrolled(context: OutputContext, hall: dict) -> Output:
         raise OutputConfigError(f"[hall] has unknown key {unknown[0]!r} beside join: allowed are join, outbox")
     try:
         joinfile = join.load(Path(hall["join"]))
+        if hall["url"]:  # --hall URL: over the join file's url, as over [hall] url
+            from dataclasses import replace
+
+            from rackside.hall.net.config import parse_url
+
+            parse_url(hall["url"], "--hall")
+            joinfile = replace(joinfile, url=hall["url"])
     except HallConfigError as e:
         raise OutputConfigError(str(e)) from None
     outbox = table.get("outbox")

@@ -366,7 +366,7 @@ class _Worker:
             while endpoint is None:
                 endpoint = resolve(self.out.cfg)
                 if endpoint is None:
-                    self.fault.failed("no hall broker found by mDNS (_mqtt._tcp); retrying")
+                    self.fault.failed(mdns.NOT_FOUND)
                     time.sleep(2)
         self.out.link.start(endpoint)
 

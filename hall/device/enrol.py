@@ -119,7 +119,7 @@ class Enrolment:
             while endpoint is None and not self._stopping:
                 endpoint = mdns.find_broker(hall=self.join.hall)
                 if endpoint is None:
-                    self.outage.failed("no hall broker found by mDNS (_mqtt._tcp); retrying")
+                    self.outage.failed(mdns.NOT_FOUND)
         if self._stopping:
             return
         self.endpoint = endpoint
@@ -209,5 +209,5 @@ class Enrolment:
             log.error("%s", e)
             return
         self.user = user
-        log.warning("the director assigned this device: %s", user)
+        log.info("the director assigned this device: %s", user)
         self.on_change(user, cfg)

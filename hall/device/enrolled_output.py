@@ -50,7 +50,7 @@ class EnrolledOutput:
         self.submit(Request(self.clock_ns(), "notice", {"left": left, "right": right, "seconds": NUMBER_SHOWN_S}, source="hall"))
 
     def start(self) -> None:
-        log.warning("hall: device %s, code %s", self.enrolment.device, self.code)
+        log.info("hall: device %s, code %s", self.enrolment.device, self.code)
         self._notice(self.code, WAITING)
         self.enrolment.start()
 

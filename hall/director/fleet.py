@@ -208,7 +208,7 @@ class Fleet:
         if holder is not None and holder != device:
             self._reply(holder, None, f"replaced by device {device}")
         self._reply(device, user)
-        log.warning("device %s is now %s%s", device, user, f" (replacing device {holder})" if holder and holder != device else "")
+        log.info("device %s is now %s%s", device, user, f" (replacing device {holder})" if holder and holder != device else "")
         if holder is not None and holder != device and kind == "table":
             self._take_over(int(ident), user, holder, device)
         return user

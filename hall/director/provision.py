@@ -178,7 +178,7 @@ def credentials_text(hall: str, d: Device, url: str | None, tls: bool, out: Path
 def root_hint(run_as: str | None, euid: int) -> str | None:
     """What to do when provisioning as root without --run-as: Mosquitto started as root drops to the
     user `mosquitto`, which cannot read the owner-only files written here, and fails with its own
-    "Unable to open pwfile" (or config file) and no more."""
+    "File is not readable" and OpenSSL's "Permission denied" (`hall broker` names the fix too)."""
     if euid != 0 or run_as:
         return None
     return ("provisioning as root without --run-as: Mosquitto started as root drops to the user 'mosquitto', which "

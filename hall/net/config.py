@@ -114,7 +114,8 @@ def from_table(table: object, device: str, *, url_override: str | None = None, b
     allowed = KEYS - {other}
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise HallConfigError(f"[hall] has unknown key {unknown[0]!r}: allowed keys are {', '.join(sorted(allowed))}")
+        # join: the hall's join file instead of credentials (read before this table is: firmware.cli, hall.device.enrol)
+        raise HallConfigError(f"[hall] has unknown key {unknown[0]!r}: allowed keys are {', '.join(sorted(allowed | {'join'}))}")
     cred_path = table.get("credentials")
     if not isinstance(cred_path, str) or not cred_path:
         raise HallConfigError("hall.credentials is missing: allowed is the path of this device's credentials file from `rackside hall provision`")

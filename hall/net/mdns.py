@@ -20,6 +20,11 @@ from rackside.hall.net.config import Endpoint, HallConfig
 log = logging.getLogger(__name__)
 
 SERVICE = "_mqtt._tcp.local."
+# What a device with url = "auto" logs (once per outage) while no broker answers, with the remedy:
+# the broker is not running or not on this network, or mDNS does not cross it (some Wi-Fi drops it).
+NOT_FOUND = ("no hall broker found by mDNS (_mqtt._tcp): is `rackside hall broker` running on this network? "
+             "Else give its address: `rackside hall provision --url mqtts://HOST:8883` (the join file's url), "
+             "[hall] url in the config, or --hall URL; retrying")
 
 
 def _zeroconf():

@@ -57,7 +57,7 @@ class SerialDisplay(DeviceDisplay):
         return f"<SerialDisplay {self.name} {self.url}>"
 
     def _encode(self, text: str) -> bytes:
-        frame = sevenseg.encode(text)
+        frame = sevenseg.frame_of(text)  # a text, or the self-test's raw segments
         out = bytearray()
         for i, cell in enumerate(frame.cells):
             out += bytes((DIGIT_1 + i, cell))

@@ -67,7 +67,7 @@ class TM1637Display(DeviceDisplay):
         return f"<TM1637Display {self.name} CLK=BCM{self.clk_bcm} DIO=BCM{self.dio_bcm}>"
 
     def _encode(self, text: str) -> bytes:
-        frame = sevenseg.encode(text)
+        frame = sevenseg.frame_of(text)  # a text, or the self-test's raw segments
         return bytes(
             cell | (COLON_BIT if frame.colon and i == sevenseg.COLON_AFTER else 0) for i, cell in enumerate(frame.cells)
         )

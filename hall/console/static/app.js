@@ -389,7 +389,42 @@ function resort() {
   const counts = {};
   for (const t of tables.values()) counts[t.cls] = (counts[t.cls] || 0) + 1;
   setText($("counts"), ORDER.filter((c) => counts[c]).map((c) => `${counts[c]} ${LABEL[c].toLowerCase()}`).join(" · "));
+  $("empty-hall").hidden = tables.size > 0; // an empty hall says where its tables come from, not a blank page
+  fitTiles();
 }
+
+// The tiles as large as the screen allows for this many tables, never smaller than the 100-table
+// size (152 x 108 px, 12 x 9 on 1920 x 1080): 40 tables on 1920 px get tiles 1.5 times as wide,
+// taller still, and times twice the size, legible from a few metres as the clock's own digits are.
+// When the rows have room to spare ("stacked") each side's name takes a line of its own above its
+// time, so a name is cut no more than a 100-table tile cuts it. A phone's list (under 700 px) is
+// left alone.
+function fitTiles() {
+  const main = $("tiles");
+  const n = main.querySelectorAll(".tile").length;
+  let best = 1, rowScale = 1, bestCols = 0;
+  if (n && window.innerWidth > 700) {
+    const gap = 5, w = main.clientWidth - 12, h = window.innerHeight - document.querySelector("header").offsetHeight - 12;
+    for (let cols = 1; cols <= n; cols++) {
+      const rows = Math.ceil(n / cols);
+      const sw = (w - gap * (cols - 1)) / cols / 152, sh = (h - gap * (rows - 1)) / rows / 108;
+      if (Math.min(sw, sh) > best) { best = Math.min(sw, sh); rowScale = sh; bestCols = cols; }
+    }
+    best = Math.min(3, Math.floor(best * 20) / 20);
+    rowScale = Math.max(best, Math.min(3 * 1.5, Math.floor(rowScale * 20) / 20));
+  }
+  const stacked = best > 1 && rowScale >= best * 1.2;
+  const key = `${best} ${rowScale} ${bestCols}`;
+  if (main.dataset.scale === key) return;
+  main.dataset.scale = key;
+  main.classList.toggle("stacked", stacked);
+  main.style.setProperty("--s", String(best));
+  main.style.setProperty("--cols", best > 1 ? String(bestCols) : "auto-fill");
+  main.style.setProperty("--h", String(stacked ? rowScale : best));
+  main.style.setProperty("--t", String(best > 1 ? best * (stacked ? 1.4 : 1.25) : 1));
+  main.style.setProperty("--n", String(best > 1 ? 1 + (best - 1) * (stacked ? 0.8 : 0.4) : 1));
+}
+window.addEventListener("resize", fitTiles);
 
 // A clock repeats its state every few seconds with nothing new but the times, which the page
 // computes itself: such a repeat changes the model, not the tile, so it costs no frame.
@@ -716,6 +751,13 @@ function drawDetailTile() {
   const t = tables.get(n);
   if (!t || !detailTile) return;
   drawTile(detailTile, t);
+  // an arrival is recorded for a side whose lateness is being counted (2.3.3), never on a game
+  // already running or finished
+  const st = t.state;
+  for (const p of [1, 2]) {
+    const late = !!st && st.phase === "late" && st.players.some((x) => x.player === p && x.absent);
+    document.querySelector(`#detail-actions [data-quick="arrive${p}"]`).hidden = !late;
+  }
   // every table's game can be recorded: from its clock's result, or from the slip alone (no clock
   // record); a table with no TSH game by table. The form says which before anything is typed.
   $("detail-result").hidden = false;
