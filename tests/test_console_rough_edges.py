@@ -41,7 +41,6 @@ def test_adjust_shows_no_game_time_and_arrival_is_offered_only_to_a_late_side(ha
     page.wait_for_function("() => [...document.querySelectorAll('.tile')].every((t) => !t.classList.contains('offline'))")
     for n, offered in ((1, set()), (2, set()), (3, {2}), (4, set())):
         open_table(page, n)
-        page.wait_for_timeout(0)
         shown = {p for p in (1, 2) if visible(page, f'#detail-actions [data-quick="arrive{p}"]')}
         assert shown == offered, (n, shown)
     open_table(page, 1)

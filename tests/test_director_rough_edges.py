@@ -23,8 +23,11 @@ def test_a_broker_provisioned_as_root_without_run_as_names_the_fix_not_openssl(t
     the user `mosquitto`, which cannot read the owner-only files, and printed only its own lines
     ("Dynamic security plugin config: File is not readable", "Unable to load CA certificates",
     OpenSSL's "Permission denied")."""
+    from support.broker import free_port
+
     hall = tmp_path / "hall"
-    assert rackside("hall", "provision", "--hall", "h", "--tables", "1", "--port", "0", "--out", str(hall)).returncode == 0
+    assert rackside("hall", "provision", "--hall", "h", "--tables", "1", "--port", str(free_port()),
+                    "--tls-port", str(free_port()), "--out", str(hall)).returncode == 0
     out = rackside("hall", "broker", "--config", str(hall), "--no-mdns", timeout=30)
     assert out.returncode != 0
     lines = (out.stdout + out.stderr).strip().splitlines()
