@@ -57,19 +57,19 @@ def test_a_fresh_hall_with_three_devices_and_one_join_file(tmp_path):
         while len(codes) < 3:
             assert time.monotonic() < deadline, {n: p.read_text()[-500:] for n, p in logs.items()}
             for n in (1, 2, 3):
-                m = re.search(r"device sim-\d, code (\d{4})", logs[n].read_text())
+                m = re.search(r"device sim-\d, code (\d{4} \d{4} \d{4})", logs[n].read_text())
                 if m:
                     codes[n] = m.group(1)  # what its displays show
             time.sleep(0.2)
         deadline = time.monotonic() + 30
         while True:  # the list shows each device with the code its clock shows
             listing = run(*devices, env=env)
-            if all(re.search(rf"^sim-{n}\s+clock\s+{codes[n]}\s+waiting", listing, re.M) for n in (1, 2, 3)):
+            if all(re.search(rf"^{codes[n]}\s+sim-{n}\s+clock\s+waiting", listing, re.M) for n in (1, 2, 3)):
                 break
             assert time.monotonic() < deadline, listing
             time.sleep(0.3)
         for n in (1, 2, 3):
-            assert f"device sim-{n} is table {n}" in run(*devices, "assign", f"sim-{n}", str(n), env=env)
+            assert f"the device showing {codes[n]} is table {n}" in run(*devices, "assign", codes[n], str(n), env=env)
         for n in (1, 2, 3):
             status = f"rackside/v1/fresh/table/{n}/status"
             state = f"rackside/v1/fresh/table/{n}/state"
@@ -77,7 +77,7 @@ def test_a_fresh_hall_with_three_devices_and_one_join_file(tmp_path):
             rec.wait_for(lambda r: any(t == state for t, _, _ in r.messages), timeout=20)
         listing = run(*devices, env=env)
         for n in (1, 2, 3):
-            assert re.search(rf"^sim-{n}\s+clock\s+{codes[n]}\s+enrolled\s+{n}\s+yes", listing, re.M), listing
+            assert re.search(rf"^{codes[n]}\s+sim-{n}\s+clock\s+enrolled\s+{n}\s+yes", listing, re.M), listing
         conf = (hall_dir / "mosquitto.conf").read_text()
         assert f"listener {port} 127.0.0.1" in conf and "certfile" in conf
         rec.close()

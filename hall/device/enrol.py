@@ -72,7 +72,7 @@ def identity(folder: Path, device: str | None = None) -> tuple[str, bytes]:
 
 class Enrolment:
     def __init__(self, joinfile: device_joinfile.JoinFile, folder: Path, kind: str, *, on_change: Change,
-                 device: str | None = None, version: str = "") -> None:
+                 device: str | None = None, version: str = "", hello_every: float = HELLO_EVERY_S) -> None:
         if kind not in join.KINDS:
             raise ValueError(f"kind {kind!r}")
         self.join = joinfile
@@ -80,6 +80,7 @@ class Enrolment:
         self.kind = kind
         self.on_change = on_change
         self.version = version
+        self.hello_every = hello_every
         self.device, self.public = identity(self.folder, device)
         self.key_path = self.folder / KEY_FILE
         self.kid = join.key_id(self.public)
@@ -136,7 +137,7 @@ class Enrolment:
         self.client.connect_async(endpoint.host, endpoint.port, KEEPALIVE_S)
         self.client.loop_start()
         self._started = True
-        while not self._stop.wait(HELLO_EVERY_S):  # again while it waits: a hello dropped in a flood is listed later
+        while not self._stop.wait(self.hello_every):  # again while it waits: a hello dropped in a flood is listed later
             if self._connected and self.user is None:
                 self._hello(self.client)
 

@@ -183,6 +183,19 @@ class Fleet:
             self.roster.forget(kid)
             log.warning("device %s (key %s) removed", d.hello.device, kid)
 
+    def remove_waiting(self) -> int:
+        """Remove every row the director never answered (a flood of made-up hellos, say), clearing
+        their retained hellos; how many. Real devices still waiting say hello again and are listed."""
+        with self.acting:
+            with self.roster.lock:
+                kids = [kid for kid, d in self.roster.devices.items() if not d.answered]
+            infos = [self.client.publish(topics.enrol_hello(self.hall, kid), b"", qos=1, retain=True) for kid in kids]
+            for kid, info in zip(kids, infos):
+                info.wait_for_publish(5)
+                self.roster.forget(kid)
+            log.warning("%d waiting devices removed", len(kids))
+            return len(kids)
+
     def _offline(self, user: str) -> None:
         """A device the plugin disconnected sends no Last Will (its client is gone): say it here."""
         self.roster.set_online(user, False)

@@ -54,7 +54,7 @@ class Roster:
         """`client`: a connected paho client of the director's, its loop running. Subscribes to
         what it reads; the caller's next subscription's SUBACK means the retained ones arrived."""
         self.hall = hall
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # reentrant: a wait's predicate may call rows()
         self.changed = threading.Condition(self.lock)
         self.devices: dict[str, Device] = {}  # key id -> its row
         self.online: dict[str, bool] = {}  # user -> its retained status says online
