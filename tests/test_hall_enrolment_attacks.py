@@ -85,6 +85,12 @@ def fleet_of(broker):
     return c, Fleet(broker.hall, c)
 
 
+def soon(predicate, timeout):
+    """`predicate()` once truthy, else its last value after `timeout` s (polled every 50 ms: a
+    listing of a thousand rows is not free)."""
+    return until(predicate, timeout, poll=0.05)
+
+
 def listed(fleet, name):
     return [r for r in fleet.rows() if r["device"] == name]
 
@@ -105,7 +111,7 @@ def forged_hello(device: str, kind: str = "clock") -> bytes:
 def test_a_forged_hello_under_a_real_devices_id_takes_nothing(hall, tmp_path):
     director, fleet = fleet_of(hall)
     dev = Device(hall, tmp_path, "pi-real")
-    assert fleet.wait(lambda f: listed(fleet, "pi-real"), 10)
+    assert soon(lambda: listed(fleet, "pi-real"), 10)
     forger, _ = joiner(hall)
     payload, forged_secret = forged_hello("pi-real")
     # on the real device's own hello topic, and on the topic its id names
@@ -136,7 +142,7 @@ def test_a_join_client_reads_no_other_devices_reply_and_a_reply_opens_only_with_
     assert done.wait(5)
     director, fleet = fleet_of(hall)
     dev = Device(hall, tmp_path, "pi-x")
-    assert fleet.wait(lambda f: listed(fleet, "pi-x"), 10)
+    assert soon(lambda: listed(fleet, "pi-x"), 10)
     fleet.assign(dev.enrolment.code, 7)
     user, cfg = dev.next_change()
     # the reply, even read by its exact topic, carries the login only sealed to the device's key
@@ -171,14 +177,14 @@ def test_two_devices_showing_one_code_are_both_flagged_and_neither_is_assigned(h
     forger, _ = joiner(hall)
     monkeypatch.setattr(join, "CODE_DIGITS", 2)
     dev = Device(hall, tmp_path, "pi-twin")
-    assert fleet.wait(lambda f: listed(fleet, "pi-twin"), 10)
+    assert soon(lambda: listed(fleet, "pi-twin"), 10)
     while True:  # a key whose (short) code is the device's
         key = secrets.token_bytes(294)
         if join.code(key) == dev.enrolment.code:
             break
     forger.publish(topics.enrol_hello(hall.hall, join.key_id(key)),
                    join.hello_payload("pi-fake", "clock", key, version="x", address=None), qos=1, retain=True).wait_for_publish(5)
-    assert fleet.wait(lambda f: len(fleet.rows()) == 2, 10)
+    assert soon(lambda: len(fleet.rows()) == 2, 10)
     assert all(r["clash"] for r in fleet.rows())
     with pytest.raises(FleetError, match="2 devices show code"):
         fleet.assign(dev.enrolment.code, 3)
@@ -192,14 +198,14 @@ def test_two_devices_showing_one_code_are_both_flagged_and_neither_is_assigned(h
 def test_a_made_up_device_does_not_sort_ahead_of_the_real_one(hall, tmp_path):
     director, fleet = fleet_of(hall)
     dev = Device(hall, tmp_path, "pi-9")
-    assert fleet.wait(lambda f: listed(fleet, "pi-9"), 10)
+    assert soon(lambda: listed(fleet, "pi-9"), 10)
     forger, _ = joiner(hall)
     key = secrets.token_bytes(294)
     forger.publish(topics.enrol_hello(hall.hall, join.key_id(key)), join.hello_payload("0-spare", "clock", key, version="x", address=None),
                    qos=1, retain=True).wait_for_publish(5)
     payload, _ = forged_hello("0-spare")
     forger.publish(topics.enrol_hello(hall.hall, "0-spare"), payload, qos=1, retain=True).wait_for_publish(5)
-    assert fleet.wait(lambda f: len(fleet.rows()) >= 2, 10)
+    assert soon(lambda: len(fleet.rows()) >= 2, 10)
     assert fleet.rows()[0]["device"] == "pi-9"
     dev.enrolment.close()
     stop(forger, director)
@@ -211,12 +217,12 @@ def test_a_made_up_device_does_not_sort_ahead_of_the_real_one(hall, tmp_path):
 def test_an_empty_retained_hello_erases_no_device(hall, tmp_path):
     director, fleet = fleet_of(hall)
     dev = Device(hall, tmp_path, "pi-e")
-    assert fleet.wait(lambda f: listed(fleet, "pi-e"), 10)
+    assert soon(lambda: listed(fleet, "pi-e"), 10)
     forger, _ = joiner(hall)
     forger.publish(topics.enrol_hello(hall.hall, "pi-e"), b"", qos=1, retain=True).wait_for_publish(5)
     stop(director)
     director, fleet = fleet_of(hall)  # the console restarted: what the broker keeps
-    assert fleet.wait(lambda f: listed(fleet, "pi-e"), 5)
+    assert soon(lambda: listed(fleet, "pi-e"), 5)
     # numbered, the device stays listed even were its own hello cleared
     fleet.assign(dev.enrolment.code, 4)
     dev.next_change()
@@ -224,14 +230,14 @@ def test_an_empty_retained_hello_erases_no_device(hall, tmp_path):
     forger.publish(dev.enrolment.hello_topic, b"", qos=1, retain=True).wait_for_publish(5)
     stop(director)
     director, fleet = fleet_of(hall)
-    assert fleet.wait(lambda f: [r for r in listed(fleet, "pi-e") if r["table"] == 4], 5)
+    assert soon(lambda: [r for r in listed(fleet, "pi-e") if r["table"] == 4], 5)
     stop(forger, director)
 
 
 def test_a_hello_flood_hides_no_later_device_nor_one_seen_before(hall, tmp_path):
     director, fleet = fleet_of(hall)
     seen = Device(hall, tmp_path, "pi-seen")
-    assert fleet.wait(lambda f: listed(fleet, "pi-seen"), 10)
+    assert soon(lambda: listed(fleet, "pi-seen"), 10)
     fleet.assign(seen.enrolment.code, 1)
     seen.next_change()
     seen.enrolment.close()
@@ -246,12 +252,12 @@ def test_a_hello_flood_hides_no_later_device_nor_one_seen_before(hall, tmp_path)
     for info in infos:
         info.wait_for_publish(30)
     later = Device(hall, tmp_path, "pi-later", hello_every=1)
-    assert fleet.wait(lambda f: listed(fleet, "pi-later"), 15), "a device saying hello after the flood is not listed"
+    assert soon(lambda: listed(fleet, "pi-later"), 15), "a device saying hello after the flood is not listed"
     assert len(fleet.rows()) <= 1100  # bounded
     stop(director)
     director, fleet = fleet_of(hall)  # the console restarted
-    assert fleet.wait(lambda f: listed(fleet, "pi-seen") and listed(fleet, "pi-later"), 15)
-    assert until(lambda: len(fleet.rows()) <= 1100, 1)
+    assert soon(lambda: listed(fleet, "pi-seen") and listed(fleet, "pi-later"), 15)
+    assert soon(lambda: len(fleet.rows()) <= 1100, 1)
     # the director clears the flood: every waiting row it never answered, and their retained hellos
     n = fleet.remove_waiting()
     assert n >= 1 and listed(fleet, "pi-seen")
@@ -262,7 +268,7 @@ def test_a_hello_flood_hides_no_later_device_nor_one_seen_before(hall, tmp_path)
 def test_the_director_removes_a_device_and_its_retained_hello(hall, tmp_path):
     director, fleet = fleet_of(hall)
     dev = Device(hall, tmp_path, "pi-r")
-    assert fleet.wait(lambda f: listed(fleet, "pi-r"), 10)
+    assert soon(lambda: listed(fleet, "pi-r"), 10)
     fleet.assign(dev.enrolment.code, 6)
     dev.next_change()
     dev.enrolment.close()
@@ -271,7 +277,7 @@ def test_the_director_removes_a_device_and_its_retained_hello(hall, tmp_path):
     rec = Recorder(hall, f"rackside/v1/{hall.hall}/enrol/#")
     stop(director)
     director, fleet = fleet_of(hall)
-    assert fleet.wait(lambda f: True, 1) and listed(fleet, "pi-r") == []
+    assert not soon(lambda: listed(fleet, "pi-r"), 1) and listed(fleet, "pi-r") == []
     assert [t for t, p, retained in rec.messages if retained and dev.enrolment.kid in t] == []
     rec.close()
     stop(director)
@@ -285,7 +291,7 @@ def test_the_join_client_drops_no_table_and_no_console(hall, tmp_path):
 
     director, fleet = fleet_of(hall)
     dev = Device(hall, tmp_path, "pi-t2")
-    assert fleet.wait(lambda f: listed(fleet, "pi-t2"), 10)
+    assert soon(lambda: listed(fleet, "pi-t2"), 10)
     fleet.assign(dev.enrolment.code, 2)
     _, cfg = dev.next_change()
     table2, rc, table_dropped = tls_login(hall, "table-2", cfg.credentials.password, cfg.credentials.mqtt_client_id)
@@ -314,7 +320,7 @@ def test_re_provisioning_keeps_enrolled_devices(make_broker, tmp_path):
     broker = make_broker(tables="1", stations=0, tls=True)
     director, fleet = fleet_of(broker)
     dev = Device(broker, tmp_path, "pi-keep")
-    assert fleet.wait(lambda f: listed(fleet, "pi-keep"), 10)
+    assert soon(lambda: listed(fleet, "pi-keep"), 10)
     fleet.assign(dev.enrolment.code, 9)
     _, cfg = dev.next_change()
     dev.enrolment.close()
@@ -327,5 +333,5 @@ def test_re_provisioning_keeps_enrolled_devices(make_broker, tmp_path):
     t9, rc, _ = tls_login(broker, "table-9", cfg.credentials.password, cfg.credentials.mqtt_client_id)
     assert rc is not None and not rc.is_failure, "re-provisioning forgot the enrolled device"
     director, fleet = fleet_of(broker)
-    assert fleet.wait(lambda f: [r for r in listed(fleet, "pi-keep") if r["table"] == 9], 10)
+    assert soon(lambda: [r for r in listed(fleet, "pi-keep") if r["table"] == 9], 10)
     stop(t9, director)
