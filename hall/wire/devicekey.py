@@ -15,7 +15,9 @@ the key is made once, about a second on a Pi 4).
 
 from __future__ import annotations
 
+import hashlib
 import os
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -67,13 +69,85 @@ def public_der(path: Path) -> bytes:
 
 
 def seal(public: bytes, secret: bytes) -> bytes:
-    """`secret` encrypted to the public key `public` (DER): only its private key opens it."""
-    if not public or len(public) > MAX_PUBLIC_BYTES:
-        raise DeviceKeyError(f"a device key is 1 to {MAX_PUBLIC_BYTES} bytes of DER")
+    """`secret` encrypted to the public key `public` (DER): only its private key opens it.
+
+    Written here rather than run as `openssl pkeyutl -encrypt` (what `seal_with_openssl` does, and
+    what the tests check this against): the director seals one login per assignment, one at a time,
+    and an openssl process costs about 20 ms on a loaded machine, 4 s of a 200-clock hall's
+    enrolment. This is only the public-key half of RSA-OAEP (RFC 8017 7.1.1, SHA-256, MGF1-SHA-256):
+    no private key and no secret but the login itself, which is random. The device opens it with
+    openssl (`unseal`), so a mistake here shows as a login that cannot be opened."""
+    n, e = _rsa_public(public)
+    k = (n.bit_length() + 7) // 8
+    h = hashlib.sha256
+    hlen = h().digest_size
+    if len(secret) > k - 2 * hlen - 2:
+        raise DeviceKeyError(f"a sealed secret is at most {k - 2 * hlen - 2} bytes for this key")
+    db = h(b"").digest() + b"\0" * (k - len(secret) - 2 * hlen - 2) + b"\1" + secret
+    seed = secrets.token_bytes(hlen)
+    masked_db = _xor(db, _mgf1(seed, k - hlen - 1))
+    masked_seed = _xor(seed, _mgf1(masked_db, hlen))
+    m = int.from_bytes(b"\0" + masked_seed + masked_db, "big")
+    return pow(m, e, n).to_bytes(k, "big")
+
+
+def seal_with_openssl(public: bytes, secret: bytes) -> bytes:
+    """`seal`, by the openssl tool (the tests' reference)."""
+    _rsa_public(public)
     with tempfile.NamedTemporaryFile(suffix=".der") as f:
         f.write(public)
         f.flush()
         return _openssl("pkeyutl", "-encrypt", "-pubin", "-keyform", "DER", "-inkey", f.name, *OAEP, data=secret)
+
+
+def _xor(a: bytes, b: bytes) -> bytes:
+    return bytes(x ^ y for x, y in zip(a, b))
+
+
+def _mgf1(seed: bytes, length: int) -> bytes:
+    out = b"".join(hashlib.sha256(seed + i.to_bytes(4, "big")).digest() for i in range(-(-length // 32)))
+    return out[:length]
+
+
+RSA_OID = bytes.fromhex("2a864886f70d010101")  # rsaEncryption
+
+
+def _der(data: bytes, at: int, tag: int) -> tuple[bytes, int]:
+    """The contents of the DER element with `tag` at `at`, and where the next one starts."""
+    if at + 2 > len(data) or data[at] != tag:
+        raise DeviceKeyError("a device key must be an RSA public key (DER)")
+    length, at = data[at + 1], at + 2
+    if length & 0x80:
+        size = length & 0x7F
+        if not 1 <= size <= 2 or at + size > len(data):
+            raise DeviceKeyError("a device key must be an RSA public key (DER)")
+        length, at = int.from_bytes(data[at:at + size], "big"), at + size
+    if at + length > len(data):
+        raise DeviceKeyError("a device key must be an RSA public key (DER)")
+    return data[at:at + length], at + length
+
+
+def _rsa_public(public: bytes) -> tuple[int, int]:
+    """(n, e) of an RSA SubjectPublicKeyInfo in DER, checked: 2048 to 4096 bits, e odd and > 1."""
+    if not public or len(public) > MAX_PUBLIC_BYTES:
+        raise DeviceKeyError(f"a device key is 1 to {MAX_PUBLIC_BYTES} bytes of DER")
+    spki, end = _der(public, 0, 0x30)
+    if end != len(public):
+        raise DeviceKeyError("a device key must be an RSA public key (DER)")
+    algorithm, at = _der(spki, 0, 0x30)
+    oid, _ = _der(algorithm, 0, 0x06)
+    if oid != RSA_OID:
+        raise DeviceKeyError("a device key must be an RSA public key (DER)")
+    bits, _ = _der(spki, at, 0x03)
+    if not bits or bits[0] != 0:
+        raise DeviceKeyError("a device key must be an RSA public key (DER)")
+    key, _ = _der(bits[1:], 0, 0x30)
+    n_bytes, at = _der(key, 0, 0x02)
+    e_bytes, _ = _der(key, at, 0x02)
+    n, e = int.from_bytes(n_bytes, "big"), int.from_bytes(e_bytes, "big")
+    if not 2048 <= n.bit_length() <= 4096 or e < 3 or e % 2 == 0:
+        raise DeviceKeyError("a device key must be an RSA key of 2048 to 4096 bits")
+    return n, e
 
 
 def unseal(path: Path, sealed: bytes) -> bytes:
