@@ -47,7 +47,7 @@ class FleetService:
 
         with self._lock:
             if self._fleet is None:
-                from rackside.hall.director.fleet import SESSION_EXPIRY_S
+                from rackside.hall.net.link import SESSION_EXPIRY_S
 
                 self._client = connect(self.creds, self.url)
                 self._fleet = Fleet(self.creds.hall, self._client, connect_as=lambda cid: connect(

@@ -30,8 +30,6 @@ from rackside.hall.wire import devicekey, join, topics
 
 log = logging.getLogger(__name__)
 
-SESSION_EXPIRY_S = 2 * 24 * 3600  # a spare's prepared session lasts as long as a device's own (hall.net.link)
-
 
 class FleetError(ValueError):
     """An assignment or revocation refused, worded for the director."""

@@ -55,7 +55,8 @@ def table_text(rows: list[dict]) -> str:
 def run(args: argparse.Namespace) -> int:
     from rackside.hall.net.config import HallConfigError, load_credentials
     from rackside.hall.director.dynsec_api import ControlError
-    from rackside.hall.director.fleet import SESSION_EXPIRY_S, Fleet, FleetError
+    from rackside.hall.director.fleet import Fleet, FleetError
+    from rackside.hall.net.link import SESSION_EXPIRY_S
     from rackside.hall.net.client import connect
 
     try:

@@ -12,7 +12,8 @@ It goes on the Pi's boot partition (`/boot/firmware/rackside-join.toml`) or in t
 `rackside hall devices`.
 
 This module is the file's format as both ends speak it: the text the director's provisioning writes
-(`join_text`), the device id and code, the hello and the reply. A device reads and finds the file
+(`join_text`), the device id, what a device's own key gives it (its key id and its code), the hello
+and the reply (issue 25: enrolment bound to the device's key; docs/security.md, "Enrolment"). A device reads and finds the file
 with hall.device.joinfile (`load`, `find`, `resolve`, `device_id`), which checks its url with the
 connection's own parser.
 """
@@ -25,7 +26,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from rackside.hall.wire import topics
+from rackside.hall.wire import devicekey, topics
 
 FILE_NAME = "join.toml"
 MAX_CA_CHARS = 16_384  # one PEM certificate is ~1 kB; a longer "ca" is not one
@@ -110,7 +111,8 @@ def enrol_client_id(kid: str) -> str:
 KINDS = {"clock": "table", "station": "station"}  # a device's kind -> what the director makes it
 MAX_HELLO_BYTES = 2048
 MAX_REPLY_BYTES = 2048
-MAX_SEALED_B64 = 700  # base64 of devicekey.MAX_SEALED_BYTES
+MAX_SEALED_B64 = 4 * (devicekey.MAX_SEALED_BYTES // 3 + 1)  # its base64
+MAX_KEY_B64 = 4 * (devicekey.MAX_PUBLIC_BYTES // 3 + 1)
 
 
 def _b64(data: bytes) -> str:
@@ -124,9 +126,6 @@ def _unb64(value: object, limit: int, what: str) -> bytes:
         return base64.b64decode(value, validate=True)
     except ValueError:
         raise ValueError(f"{what}: not base64") from None
-
-
-MAX_KEY_B64 = 4 * (600 // 3 + 1)  # base64 of hall.wire.devicekey.MAX_PUBLIC_BYTES
 
 
 def hello_payload(device: str, kind: str, public: bytes, *, version: str, address: str | None, asks: int | None = None) -> bytes:
