@@ -258,7 +258,9 @@ def test_rackside_hall_devices_lists_assigns_and_revokes(hall, tmp_path, capsys)
     assert main(["hall", "devices", "--credentials", creds, "--url", url, "revoke", shown]) == 0
     assert dev.next_change() == (None, None)
     assert main(["hall", "devices", "--credentials", creds, "--url", url, "remove", dev.enrolment.kid]) == 0
-    capsys.readouterr()
+    assert "removed" in capsys.readouterr().out
+    assert main(["hall", "devices", "--credentials", creds, "--url", url, "remove-waiting"]) == 0
+    assert "waiting device(s) removed" in capsys.readouterr().out
     dev.enrolment.close()
 
 

@@ -5,6 +5,7 @@
     rackside hall devices --credentials ... assign CODE 1                         a station: station 1
     rackside hall devices --credentials ... revoke CODE|KEY
     rackside hall devices --credentials ... remove CODE|KEY                       revoke, and no longer list it
+    rackside hall devices --credentials ... remove-waiting                        every row never answered (a hello flood)
 
 An assignment names the code the device shows (hall.wire.join.code), never its id. A spare's
 takeover is left with the broker (hall.director.handover), so this command ends at once and the
@@ -35,6 +36,8 @@ def register(hs) -> None:
     r.add_argument("device", metavar="CODE|KEY", help="its code, or its key as the list shows it")
     m = what.add_parser("remove", help="revoke a device and clear its hello: no longer listed")
     m.add_argument("device", metavar="CODE|KEY", help="its code, or its key as the list shows it")
+    what.add_parser("remove-waiting", help="remove every device never numbered nor revoked (made-up hellos); "
+                                           "real ones still on say hello again within 30 s")
     dv.set_defaults(func=run)
 
 
@@ -81,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         elif args.devices_command == "remove":
             fleet.remove(args.device)
             print(f"device {args.device} removed: revoked, and no longer listed")
+        elif args.devices_command == "remove-waiting":
+            print(f"{fleet.remove_waiting()} waiting device(s) removed")
         else:
             print(table_text(fleet.rows()))
         return 0
