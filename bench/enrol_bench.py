@@ -181,8 +181,10 @@ def main() -> int:
     args = ap.parse_args()
     if args.worker:
         return worker(args)
-    if not 1 <= args.devices <= 999:
-        ap.error("--devices: 1 to 999 (one table each)")
+    from rackside.hall.wire import topics
+
+    if not 1 <= args.devices <= topics.MAX_TABLE:
+        ap.error(f"--devices: 1 to {topics.MAX_TABLE} (one table each)")
     procs: list[subprocess.Popen] = []
     try:
         return run(args, procs)

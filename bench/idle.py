@@ -18,7 +18,10 @@ at most 50 wake-ups a second. `sim-window-neutralised` holds a blinking window t
 neutralised clock redraws at least twice a second: colons, HOLd and the turn LEDs), so the
 figures are not bought by skipping what the screens promise. The baselines are measured in the same run: a sleeping Python (the
 floor) and the clock simulator in a terminal (the same firmware, a different front end). Ratios are
-against the terminal clock. Windows are opened on a private Xvfb display (Unix socket only, no TCP).
+against the terminal clock. The keypad (issue 27 item 1) is measured against the same clock without
+one, in the same run: `sim-terminal-keypad` against `sim-terminal`, `headless-keypad` against
+`headless` (the firmware alone, as on a Pi), `sim-window-keypad` against `sim-window`; its targets are
+the window's (a keypad's scanner waits on edges, so an idle clock with one should cost what one without does). Windows are opened on a private Xvfb display (Unix socket only, no TCP).
 
 To add a target, add a function to TARGETS that returns (argv, env, needs_tty); `check` says
 whether the issue's target applies to it.
@@ -65,6 +68,13 @@ def _clock(tmp: Path, env: dict, *extra: str):
     return [_python(), "-m", "rackside", "clock", "--simulate", *extra], env, True
 
 
+def _keypad_clock(tmp: Path, env: dict, *extra: str):
+    """The same clock with the optional keypad fitted: `[keypad] enabled = true` in its config."""
+    (tmp / "config").mkdir(parents=True, exist_ok=True)
+    (tmp / "config" / "clock.toml").write_text("[keypad]\nenabled = true\n")
+    return _clock(tmp, env, *extra)
+
+
 def _neutralised_clock(tmp: Path, env: dict):
     """The window with a game in progress: a journal whose game was running, so the clock restores
     it neutralised (1.4.3) and blinks (colons, HOLd, both turn LEDs) for the whole measurement."""
@@ -86,6 +96,10 @@ TARGETS: dict[str, Target] = {
     "sim-window-neutralised": Target(
         "clock simulator window (Xvfb), neutralised: colons, HOLd and LEDs blink", _neutralised_clock, True, needs_x=True
     ),
+    "sim-terminal-keypad": Target("clock simulator in a terminal with the keypad", lambda t, e: _keypad_clock(t, e, "--terminal"), True),
+    "headless": Target("the clock firmware alone (--headless: as on a Pi), no keypad", lambda t, e: _clock(t, e, "--headless"), True),
+    "headless-keypad": Target("the clock firmware alone with the keypad", lambda t, e: _keypad_clock(t, e, "--headless"), True),
+    "sim-window-keypad": Target("clock simulator window (Xvfb) with the keypad, before a game", lambda t, e: _keypad_clock(t, e), True, needs_x=True),
 }
 BASELINE = "sim-terminal"
 
@@ -225,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             xvfb.__exit__(None, None, None)
     base = results[BASELINE]
     failed = False
-    print(f"{'target':<14} {'CPU % of a core':>16} {'wake-ups/s':>11} {'CPU vs baseline':>16} {'wake-ups vs baseline':>21}  verdict")
+    print(f"{'target':<20} {'CPU % of a core':>16} {'wake-ups/s':>11} {'CPU vs baseline':>16} {'wake-ups vs baseline':>21}  verdict")
     for name, r in results.items():
         t = TARGETS[name]
         ratio_cpu = r["cpu_pct"] / base["cpu_pct"] if base["cpu_pct"] else float("inf") if r["cpu_pct"] else 1.0
@@ -235,8 +249,8 @@ def main(argv: list[str] | None = None) -> int:
             ok = r["cpu_pct"] <= CPU_TARGET_PCT and r["wakeups"] <= WAKEUPS_TARGET
             failed |= not ok
             verdict = f"{'PASS' if ok else 'FAIL'} (target <= {CPU_TARGET_PCT} % and <= {WAKEUPS_TARGET:g}/s)"
-        print(f"{name:<14} {r['cpu_pct']:>15.3f}% {r['wakeups']:>11.1f} {ratio_cpu:>15.2f}x {ratio_wake:>20.2f}x  {verdict}")
-        print(f"{'':<14} {t.describe}")
+        print(f"{name:<20} {r['cpu_pct']:>15.3f}% {r['wakeups']:>11.1f} {ratio_cpu:>15.2f}x {ratio_wake:>20.2f}x  {verdict}")
+        print(f"{'':<20} {t.describe}")
     print("OVERALL", "FAIL" if failed else "PASS")
     return 1 if failed else 0
 

@@ -446,7 +446,7 @@ def frame_scenario(workdir: Path, size) -> dict[str, list[float]]:
             finger("rules")
             finger("back")
             finger("log")
-            rows = app.station.log_rows
+            rows = app.station.director.log_rows
             if rows:
                 app.feed(Tap(f"row:{rows[0].challenge_id}", clock[0]))
                 app.step([])
@@ -562,7 +562,7 @@ def screenshots(workdir: Path, out_dir: Path) -> list[Path]:
         drive(app, clock, ["tap:back", "tap:rules"])
         shot(app, "director-rules")
         drive(app, clock, ["tap:back", "tap:log"])
-        app.feed(Tap(f"row:{app.station.log_rows[0].challenge_id}", clock[0]))
+        app.feed(Tap(f"row:{app.station.director.log_rows[0].challenge_id}", clock[0]))
         shot(app, "director-log")
         drive(app, clock, ["tap:readj"])
         shot(app, "director-readjudication")
@@ -578,14 +578,15 @@ def screenshots(workdir: Path, out_dir: Path) -> list[Path]:
         app.paths.media = (workdir / "media", workdir / "run-media")
         drive(app, clock, ["tap:back", "tap:lexicons", "tap:usb"])
         shot(app, "director-import")
-        from rackside.kiosk.flow import ImportView
+        from rackside.kiosk.wordlists import ImportView
 
         st = app.station  # the progress bar as the compile reports it (a tiny list is done at once)
-        saved = st.screen
-        st.screen, st.import_view = Screen.IMPORTING, ImportView("CSW-club.txt", fraction=0.64, stage="Compiling")
+        saved = st.screen, st.imports
+        view = ImportView("CSW-club.txt", fraction=0.64, stage="Compiling")
+        st.screen, st.imports = Screen.IMPORTING, st.imports.replace(view=view)
         shot(app, "director-importing")
-        st.screen, st.import_view = saved, None
-        drive(app, clock, [f"tap:pick:{[c.path.endswith('CSW-club.txt') for c in st.import_choices].index(True)}"])
+        st.screen, st.imports = saved
+        drive(app, clock, [f"tap:pick:{[c.path.endswith('CSW-club.txt') for c in st.imports.choices].index(True)}"])
         while app.effects.importing is not None:
             time.sleep(0.01)
             app.step([])

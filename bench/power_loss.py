@@ -116,7 +116,7 @@ def next_input(rng: random.Random, clock, now: int):
     if r < 0.94:
         return Neutralise(now)
     if r < 0.99:
-        return Adjust(now, rng.choice([1, 2]), rng.choice([rng.randint(-5_000, 5_000), rng.randint(60_000, 1_500_000)]))
+        return Adjust(now, rng.choice([1, 2]), rng.choice([rng.randint(-5_000, 5_000), rng.randint(60_000, Rules.game_time_ms)]))
     return End(now)
 
 

@@ -14,10 +14,10 @@
 # In order: checks every file against SHA256SUMS; checks this Pi's Python and machine against
 # bundle.json; installs into /opt/rackside/<version>/ (the source and its own venv, made from the
 # wheelhouse with pip --no-index --require-hashes, seeing the system's python3-lgpio); installs the
-# systemd units, /etc/rackside defaults (deploy/install-pi.sh) and the hall join file when the
-# bundle has one; then `rackside switch`: between games only, atomically, and back to the old
-# version if the new one does not report READY=1. Exit status: 0 done, 75 installed but not
-# switched (a game is in progress), 1 failed or rolled back, 2 bad usage.
+# systemd units, /etc/rackside defaults (deploy/install-pi.sh), the hall join file and its update
+# key (/etc/rackside/update-key.pem) when the bundle has one; then `rackside switch`: between games
+# only, atomically, tentatively, back to the old version if the new one is not READY=1. Exit: 0
+# done, 75 installed but not switched (a game is in progress), 1 failed or rolled back, 2 usage.
 #
 # For tests: RACKSIDE_SYSTEMCTL=CMD runs CMD instead of systemctl (as deploy/install-pi.sh).
 set -euo pipefail
@@ -131,6 +131,26 @@ if [ -f "$here/join.toml" ]; then
         group="$(id -gn "$user" 2>/dev/null || echo root)"
         install -m 0640 -o root -g "$group" "$here/join.toml" "$join"
         say "installed: $join (the hall's join file; mode 0640 root:$group)"
+    fi
+    # Its update_key: from now on this Pi's root updater installs only bundles signed with it
+    # (rackside.signing). Root's, and no one else may write it or its folder: the root updater
+    # trusts it only so.
+    key="$prefix/etc/rackside/update-key.pem"
+    "$python" -c 'import sys, tomllib
+k = tomllib.load(open(sys.argv[1], "rb")).get("update_key")
+sys.stdout.write(k.strip() + "\n" if isinstance(k, str) else "")' "$here/join.toml" >"$key.new" \
+        || die "$here/join.toml cannot be read"
+    if [ ! -s "$key.new" ]; then
+        rm -f "$key.new"
+    elif cmp -s "$key.new" "$key"; then
+        rm -f "$key.new"
+        say "unchanged: $key"
+    else
+        chown root:root "$key.new" "$(dirname "$key")"
+        chmod 0644 "$key.new"
+        chmod go-w "$(dirname "$key")"
+        mv -f "$key.new" "$key"
+        say "installed: $key (the hall's update key: only bundles signed with it are installed from now on)"
     fi
 fi
 

@@ -87,8 +87,9 @@ mkdir -p "$unitdir" "$confdir"
 
 changed_units=()
 # rackside-update.path/.service: updates from the console (docs/fleet.md); the clock's unit wants the path unit.
+# rackside-recover.service: back to the known-good version if a switch died (rackside/switch.py).
 for unit in rackside-clock.service rackside-kiosk.service rackside-broker.service rackside-hall-station.service \
-        rackside-update.path rackside-update.service; do
+        rackside-update.path rackside-update.service rackside-recover.service; do
     tmp="$(mktemp)"
     sed -e "s|@REPO@|$repo|g" -e "s|@USER@|$user|g" -e "s|@GROUPS@|${groups[*]}|g" "$src/deploy/$unit" >"$tmp"
     if cmp -s "$tmp" "$unitdir/$unit"; then
@@ -193,4 +194,10 @@ for name in clock kiosk broker hall-station; do
         say "not enabled: $unit (deploy/install-pi.sh $name enables it)"
     fi
 done
+# Versions are switched only where a bundle installed them (/opt/rackside/current): there, every
+# start of the services first undoes a switch that died (rackside-recover.service, WantedBy= them).
+if [ "$repo" = /opt/rackside/current ]; then
+    "${systemctl[@]}" enable --quiet rackside-recover.service
+    say "enabled: rackside-recover.service (back to the known-good version if a switch died)"
+fi
 say "done. Config: $confdir/  State: /var/lib/rackside/"

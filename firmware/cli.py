@@ -35,7 +35,8 @@ def register(sub: Any) -> None:
         help="the table clock (use --simulate on a laptop)",
         description=__doc__.splitlines()[0],
         epilog="Simulator keys: Left Shift or z = left player, Right Shift or m = right player, "
-        "Space = centre (neutralise), d = director's menu, e = end the game, q or Esc = quit.",
+        "Space = centre (neutralise), d = director's menu, e = end the game, q or Esc = quit. "
+        "With a keypad ([keypad] enabled = true): 0-9, * and # (in the window also [ for * and ] for #).",
     )
     p.add_argument("--simulate", action="store_true", help="run on gpiozero's mock pins with a window or terminal")
     p.add_argument("--terminal", action="store_true", help="with --simulate: draw in this terminal, not a window")
@@ -46,6 +47,8 @@ def register(sub: Any) -> None:
     p.add_argument("--hall", metavar="URL", help="put this clock on a hall: mqtt://HOST[:PORT], mqtts://... or auto (overrides [hall] url)")
     p.add_argument("--hall-credentials", type=Path, metavar="FILE", help="this table's credentials file (overrides [hall] credentials)")
     p.add_argument("--hall-join", type=Path, metavar="FILE", help="join the hall with its join file: the director numbers this clock (docs/fleet.md)")
+    p.add_argument("--fault", action="append", default=[], metavar="NAME",
+                   help="with --simulate: report this health fault to the hall (undervoltage, hot, disk-full, unsynced, ...; docs/hall.md)")
     p.add_argument("--device-id", metavar="ID", help="with --hall-join: this device's id (default: the Pi's serial number, else /etc/machine-id)")
     p.set_defaults(func=run_clock)
     clock_sub = p.add_subparsers(dest="clock_command", metavar="SUBCOMMAND")
@@ -125,7 +128,12 @@ class Clock:
             clock_ns=clock_ns,
             led_pins=pins.leds,
         )
+        self.keypad = None  # the optional keypad ([keypad] enabled = true): its keys into the board's queue
         try:
+            if pins.keypad is not None and pins.keypad.enabled:
+                from rackside.hardware.keypad import Keypad
+
+                self.keypad = Keypad(pins.keypad.rows, pins.keypad.columns, board=self.board, settle_ns=fw.settle_ms * 1_000_000)
             self.displays = [
                 open_display(display_spec(pins, side, self.simulated), name=f"{side} display", pin_factory=self.board.factory, clock_ns=clock_ns)
                 for side in ("left", "right")
@@ -157,6 +165,8 @@ class Clock:
                 on_new_game=lambda rules: save_game_time(state_dir, rules.game_time_ms, config_game_time_ms),
             )
         except BaseException:
+            if self.keypad is not None:
+                self.keypad.close()
             self.board.close()
             raise
 
@@ -182,10 +192,13 @@ class Clock:
         if creds is not None and (table is None or isinstance(table, dict)):
             table = {**(table or {}), "credentials": str(creds)}
         return {"section": table, "url": url, "base": self.config.path.parent, "default_outbox": args.state_dir is None,
-                "join": join, "device": getattr(args, "device_id", None)}
+                "join": join, "device": getattr(args, "device_id", None),
+                "faults": tuple(getattr(args, "fault", None) or ()) if self.simulated else ()}
 
     def start(self) -> None:
         self.runner.start()  # restores the game, then starts the outputs (the hall's thread)
+        if self.keypad is not None:
+            self.keypad.start()
 
     def close(self) -> None:
         if getattr(self, "hall", None) is not None:
@@ -195,6 +208,8 @@ class Clock:
                 display.close()
             except Exception as exc:  # noqa: BLE001 - release the rest anyway
                 log.debug("closing display: %s", exc)
+        if getattr(self, "keypad", None) is not None:
+            self.keypad.close()
         self.board.close()
         self.store.close()
 
@@ -205,6 +220,9 @@ def run_clock(args: argparse.Namespace) -> int:
 
     from gpiozero.exc import GPIOZeroError
 
+    if getattr(args, "fault", None) and not args.simulate:  # a real Pi reports its own health, never an invented one
+        print("rackside clock: --fault is for the simulator: add --simulate", file=sys.stderr)
+        return EXIT_CONFIG
     try:
         clock = Clock(args)
     except ConfigError as exc:
@@ -254,13 +272,13 @@ def simulate(clock: Clock, *, terminal: bool = False) -> int:
             try:
                 from rackside.hardware.sim_window import SimWindow
 
-                ui = SimWindow(clock.board, clock.displays, key_help=clock.runner.menu_help)
+                ui = SimWindow(clock.board, clock.displays, key_help=clock.runner.menu_help, keypad=clock.keypad)
             except Exception as exc:  # noqa: BLE001 - no usable window: fall back to the terminal
                 log.warning("no simulator window (%s); drawing in the terminal", exc)
         if ui is None:
             from rackside.hardware.terminal import TerminalSim
 
-            ui = TerminalSim(clock.board, clock.displays, key_help=clock.runner.menu_help)
+            ui = TerminalSim(clock.board, clock.displays, key_help=clock.runner.menu_help, keypad=clock.keypad)
         ui.run(lambda: not thread.is_alive())
     except KeyboardInterrupt:
         pass

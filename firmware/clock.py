@@ -63,6 +63,11 @@ class Rules:
                 raise ValueError(f"{name} must not be negative, got {getattr(self, name)}")
 
 
+# 5.3.3: an overtime forfeit costs the forfeiter at least this many penalty points. Not a `Rules`
+# field (the clock counts only the time penalty); the console's results apply it to the slip.
+OVERTIME_FORFEIT_POINTS = 100
+
+
 # --- Inputs -------------------------------------------------------------------------------------
 
 
@@ -238,7 +243,7 @@ def overtime_seconds(remaining_ns: int) -> int:
     return max(0, -remaining_ns) // NS_PER_S
 
 
-def penalty_points(overtime_s: int, per_minute: int = 10) -> int:
+def penalty_points(overtime_s: int, per_minute: int = Rules.penalty_per_minute) -> int:
     """10 points per minute or part thereof (5.3): 0 s → 0, 1 s → 10, 60 s → 10, 61 s → 20."""
     return -(-overtime_s // 60) * per_minute
 

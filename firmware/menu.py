@@ -30,10 +30,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from rackside.firmware.clock import NS_PER_S, Phase, View, display_text
+from rackside.firmware.render import BLINK_NS  # the menu blinks with the displays
+from rackside.firmware.rules_table import CLOCK_KEYS
 from rackside.hall.wire.topics import MAX_TABLE  # the hall's table numbers
 
-BLINK_NS = 500_000_000
-MAX_TIME_S = 99 * 60 + 59
+MIN_GAME_S, MAX_TIME_S = CLOCK_KEYS["game_time"][1:3]  # a game time the [clock] table takes; 99:59, the most a display shows
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def press(m: Menu, button: str, v: View, game_time_ms: int) -> tuple[Menu, list[
             return replace(m, mode="units"), []
         return replace(m, mode="list"), [("ask_table", m.value_s), ("exit",)]
     if m.mode in ("minutes", "seconds"):
-        low = 60 if m.item.kind == "length" else m.low_s
+        low = MIN_GAME_S if m.item.kind == "length" else m.low_s
         if step:
             size = 60 if m.mode == "minutes" else 1
             return replace(m, value_s=max(low, min(MAX_TIME_S, m.value_s + step * size))), []

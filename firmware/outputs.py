@@ -21,9 +21,10 @@ restores and numbers the inputs, so the runner is handed it by name as well). A 
     name = "scoreboard"    # looked up in the registry below; the other keys go to its factory
     ...
 
-A name is found, in order, in `register()`'d factories (tests, plug-ins that import themselves),
-in `BUILTIN` (lazily imported "module:attribute" strings), and in the `rackside.outputs` entry-point
-group (a separate package adds an output by declaring one, as gpiozero finds its pin factories).
+A name is found (`rackside.registry`, as the display drivers are), in order, in `register()`'d
+factories (tests, plug-ins that import themselves), in `BUILTIN` (lazily imported
+"module:attribute" strings), and in the `rackside.outputs` entry-point group (a separate package
+adds an output by declaring one, as gpiozero finds its pin factories).
 A factory is called as ``factory(context, settings)`` and returns an output; it refuses bad settings
 with `OutputConfigError` naming the key and what is allowed. Adding an output is a new module and a
 config entry: no change to the runner.
@@ -40,6 +41,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Protocol, runtime_checkable
 
 from rackside.outage import Outage
+from rackside.registry import Registry
 
 if TYPE_CHECKING:  # annotations only: importing this module costs nothing of the core
     from rackside.firmware.clock import Clock, Input, Rules, View
@@ -130,42 +132,29 @@ BUILTIN: dict[str, str] = {
     "journal": "rackside.firmware.journal_output:factory",
     "recording": "rackside.firmware.outputs:RecordingOutput",
 }
-_registered: dict[str, Factory] = {}
+REGISTRY = Registry(ENTRY_POINT_GROUP, lambda: BUILTIN, callable)
 
 
 def register(name: str, factory: Factory) -> None:
     """Make `factory` available as `[[outputs]] name = "<name>"` (replaces an earlier one)."""
-    _registered[name] = factory
+    REGISTRY.register(name, factory)
 
 
 def unregister(name: str) -> None:
-    _registered.pop(name, None)
-
-
-def _entry_points() -> dict[str, Any]:
-    from importlib.metadata import entry_points
-
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    REGISTRY.unregister(name)
 
 
 def names() -> list[str]:
     """Every output name that can be configured."""
-    return sorted({*_registered, *BUILTIN, *_entry_points()})
+    return REGISTRY.names()
 
 
 def find(name: str) -> Factory:
     """The factory registered as `name`; OutputConfigError naming the allowed names if none is."""
-    if name in _registered:
-        return _registered[name]
-    if name in BUILTIN:
-        from importlib import import_module
-
-        module, _, attr = BUILTIN[name].partition(":")
-        return getattr(import_module(module), attr)
-    eps = _entry_points()
-    if name in eps:
-        return eps[name].load()
-    raise OutputConfigError(f"outputs: name {name!r} is not a known output (allowed: {', '.join(names())})")
+    factory = REGISTRY.find(name)
+    if factory is None:
+        raise OutputConfigError(f"outputs: name {name!r} is not a known output (allowed: {', '.join(names())})")
+    return factory
 
 
 def check_entries(raw: Any) -> tuple[dict, ...]:

@@ -137,6 +137,7 @@ class GameStore:
         self._seq = 0
         self._journal_clock: Clock | None = None
         self._lost: list[list[int]] = []
+        self.write_errors = 0  # journal lines the card refused since start (the hall's health reports it)
         self.state_outage = Outage(log, "journal state line (the clock's state after lost inputs)")
         # The runner checkpoints every 0.9 s; a failing card must not flood the log (the journal is
         # still the record), so a failed checkpoint is logged once per outage.
@@ -231,6 +232,7 @@ class GameStore:
             try:
                 self._writer.append(d, sync=sync)
             except OSError:
+                self.write_errors += 1
                 if self._lost and self._lost[-1][1] == self._seq - 1:
                     self._lost[-1][1] = self._seq
                 else:

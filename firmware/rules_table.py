@@ -53,16 +53,17 @@ def check_keys(section: str, table: Any, allowed: set[str]) -> dict:
     return table
 
 
-# The [clock] section: its keys, ranges and defaults, in one place.
+# The [clock] section: its keys and ranges, in one place; the defaults are the core's (WESPA's, in
+# clock.Rules), durations as whole seconds.
 CLOCK_KEYS = {
-    "game_time": ("duration", 60, 99 * 60 + 59, "25:00"),  # 5.3.5
-    "penalty_per_minute": ("int", 0, 100, 10),  # 5.3.2
+    "game_time": ("duration", 60, 99 * 60 + 59, Rules.game_time_ms // 1000),  # 5.3.5
+    "penalty_per_minute": ("int", 0, 100, Rules.penalty_per_minute),  # 5.3.2
     # 5.3.3; at most 19:59, the longest overtime a 4-digit module draws ("-19:59", hardware.sevenseg)
-    "forfeit_overtime": ("duration", 60, 19 * 60 + 59, "10:00"),
-    "lateness_forfeit_margin": ("int", 0, 1000, 75),  # 2.3.6(a)
-    "optional_forfeit_below": ("duration", 0, 99 * 60, "15:00"),  # 2.3.4
-    "courtesy_draw_after": ("duration", 1, 10 * 60, "1:00"),  # 3.10.6(a)
-    "switch_guard_ms": ("int", 0, 1000, Rules.switch_guard_ms),  # the core's default
+    "forfeit_overtime": ("duration", 60, 19 * 60 + 59, Rules.forfeit_overtime_ms // 1000),
+    "lateness_forfeit_margin": ("int", 0, 1000, Rules.lateness_forfeit_margin),  # 2.3.6(a)
+    "optional_forfeit_below": ("duration", 0, 99 * 60, Rules.optional_forfeit_below_ms // 1000),  # 2.3.4
+    "courtesy_draw_after": ("duration", 1, 10 * 60, Rules.courtesy_draw_after_ms // 1000),  # 3.10.6(a)
+    "switch_guard_ms": ("int", 0, 1000, Rules.switch_guard_ms),
 }
 
 

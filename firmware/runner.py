@@ -1,10 +1,10 @@
 """The runner: the table clock's one loop, between the queue, the core and the clock's outputs.
 
 One thread does everything, so nothing is shared and nothing is locked. It waits on the one queue
-(`firmware.messages`: the board's button edges, the simulator's commands, requests `submit`ted from
-other threads such as the hall's) with a timeout computed to the next moment something is due: a
-display digit or indicator changes, a release or a long press completes, an output's checkpoint, a
-systemd watchdog ping. It never wakes otherwise (no busy loop, no fixed tick).
+(`firmware.messages`: the board's button edges, the optional keypad's keys, the simulator's
+commands, requests `submit`ted from other threads such as the hall's) with a timeout computed to
+the next moment something is due: a display digit or indicator changes, a release or a long press
+completes, an output's checkpoint, a systemd watchdog ping. It never wakes otherwise (no busy loop, no fixed tick).
 
 Each wake-up drains the queue and handles the batch in time order, so two buttons pressed a
 fraction of a millisecond apart reach the core in the order they were pressed, whatever order the
@@ -21,6 +21,11 @@ The runner knows no display, buzzer, file or network: those are outputs (`firmwa
 adding one is a new module and a config entry. The journal never raises into the loop (its faults
 are logged once per outage by `firmware.journal_output`), nor does any other output (each call is
 guarded). A display is told its text only when the text changes.
+
+Two collaborators the runner owns hold the rest: the director's menu (`firmware.menu_session`:
+open, press, what the displays show; a press comes back as the clock's inputs, applied here like
+a button's) and the requests from off the table (`firmware.requests`: `REQUESTS`, each request's
+check, its answer, and what a request shows on the displays: identify, notice).
 """
 
 from __future__ import annotations
@@ -32,20 +37,14 @@ from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from rackside.firmware import journal_output
-from rackside.firmware import menu as menus
 from rackside.firmware import render
 from rackside.firmware.clock import (
-    Adjust,
-    Arrive,
     ClockInputError,
     End,
-    Forfeit,
-    LateStart,
     Neutralise,
     Phase,
     Press,
     Rules,
-    Takeover,
     View,
     apply,
     new_clock,
@@ -55,34 +54,16 @@ from rackside.firmware.clock import (
 from rackside.firmware.debounce import DEFAULT_SETTLE_NS, Debouncer
 from rackside.firmware.gestures import DEFAULT_CHORD_NS, DEFAULT_HOLD_NS, Action, Gestures
 from rackside.firmware.journal_output import JournalOutput
-from rackside.firmware.messages import BUTTONS, NOTES, Command, Edge, Message, Request, Stop
+from rackside.firmware.menu_session import AskTable, Closed, MenuSession, NewGame
+from rackside.firmware.messages import BUTTONS, KEYPAD_KEYS, Command, Edge, Key, Message, Request, Stop
 from rackside.firmware.outputs import Applied, Frame, Guarded, Output
+from rackside.firmware.requests import Requests
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT_NS = journal_output.CHECKPOINT_NS  # read when a Runner is made (bench/power_loss.py sets it)
 RESTORED_BANNER_NS = 10_000_000_000
 MAX_WAIT_S = 60.0
-
-# The requests the runner answers (`Runner.submit(Request(...))`), with the arguments each takes.
-REQUESTS = {
-    "menu": (),
-    "end": (),
-    "stop": (),
-    "neutralise": (),
-    "adjust": ("player", "remaining_ms"),
-    "late_start": ("players",),
-    "arrive": ("player",),
-    "forfeit": ("player",),
-    "takeover": ("player",),  # the hall: a spare continues a table's game, neutralised (1.4.1(b))
-    "new_game": ("game_time_ms",),
-    "identify": ("seconds",),  # the hall's director: the displays flash 8888 so the table is found
-    # the hall's enrolment: (left, right) texts shown before a game's first press (its code while it
-    # waits for a table number, its number once given), for `seconds` (0: until replaced)
-    "notice": ("left", "right", "seconds"),
-}
-MAX_NOTICE_CHARS = 8
-OPTIONAL_ARGS = {"new_game": ("rules",)}  # rules: the clock.Rules the new game is played under (the hall)
 
 
 class Runner:
@@ -125,15 +106,24 @@ class Runner:
         down = initially_down or {}
         self.debouncers = {b: Debouncer(settle_ns, raw_down=bool(down.get(b))) for b in BUTTONS}
         self.gestures = Gestures(hold_ns=hold_ns, chord_ns=chord_ns)
-        self.menu: menus.Menu | None = None
+        self.menu_session = MenuSession()  # the director's menu, while it is open
         self.clock = None
         self.restored_until_ns: int | None = None
         self.stopped = False
         self._refused = ""  # why the core refused the last input it refused
         self._watchdog_ns = notifier.watchdog_period_ns() if notifier is not None else None
         self._next_watchdog_ns: int | None = None
-        self.notice: tuple[str, str, int | None] | None = None  # (left, right, until): shown in phase setup
-        self.identify_until_ns: int | None = None  # a director's "identify": the displays flash
+        self.requests = Requests(self)  # from off the table: checked, applied, answered
+        self.keys_unused = 0  # keypad keys handled that no flow used (all of them, for now: see _key)
+
+    @property
+    def menu(self):
+        """The director's menu (a `firmware.menu.Menu`) while it is open, else None."""
+        return self.menu_session.menu
+
+    @menu.setter
+    def menu(self, menu) -> None:  # tests close it directly (leaving it is test_menu.py's business)
+        self.menu_session.menu = menu
 
     # The journal's state, read by tests and the status line.
     @property
@@ -231,16 +221,13 @@ class Runner:
         times = [d.release_due_ns() for d in self.debouncers.values()]
         times += [self.gestures.deadline()]
         if self.menu is not None:
-            times.append(menus.next_change_ns(self.menu, now))
+            times.append(self.menu_session.next_change_ns(now))
         else:
             times.append(render.next_change_ns(self.clock, view(self.clock, now), now, restored_until_ns=self.restored_until_ns))
         times.append(self.journal.next_due_ns(now))
         times += [g.call("next_due_ns", now) for g in self._guarded]
         times.append(self._next_watchdog_ns)
-        if self.identify_until_ns is not None and now < self.identify_until_ns:
-            times.append(min(self.identify_until_ns, (now // render.BLINK_NS + 1) * render.BLINK_NS))
-        if self.notice is not None and self.notice[2] is not None and now < self.notice[2]:
-            times.append(self.notice[2])
+        times.append(self.requests.next_change_ns(now))
         times = [t for t in times if t is not None]
         return min(times) if times else None
 
@@ -258,10 +245,12 @@ class Runner:
             self._advance(t)
             if isinstance(m, Edge):
                 self._edge(m.button, m.down, t)
+            elif isinstance(m, Key):
+                self._key(m, t)
             elif isinstance(m, Command):
                 self._command(m.name, t)
             elif isinstance(m, Request):
-                self._request(m, t)
+                self.requests.handle(m, t)
             elif isinstance(m, Stop):
                 self.stopped = True
             else:
@@ -305,6 +294,17 @@ class Runner:
             return
         self._do(self.gestures.press(button, t, self._phase(t)))
 
+    def _key(self, m: Key, t: int) -> None:
+        """A keypad key (`hardware.keypad`, already debounced). No flow uses the keypad yet (issue 27's
+        check-in, director's call and signed slip will), so a key changes nothing: it is counted and
+        logged at debug level, and not journalled (the journal holds the inputs the clock's state was
+        built from; a flow will journal the inputs it applies). A clock without a keypad never sees one."""
+        if m.key not in KEYPAD_KEYS or not isinstance(m.down, bool):
+            log.error("key %r ignored: not one of the keypad's keys", m)
+            return
+        self.keys_unused += 1
+        log.debug("keypad %s %s at %d: no flow uses it yet", m.key, "pressed" if m.down else "released", t)
+
     def _command(self, name: str, t: int) -> None:
         """Keyboard commands of the simulator: the same functions as the long presses."""
         if name == "stop":
@@ -317,79 +317,6 @@ class Runner:
                 self._do([Action("end", t)])
         else:
             log.warning("unknown command %r ignored", name)
-
-    def _request(self, r: Request, t: int) -> None:
-        """A command from off the table: checked, applied like the director's menu would, answered."""
-        ok, why = self._answer(r, t)
-        if not ok:
-            log.warning("%s request %r refused: %s", r.source, r.name, why)
-        if r.reply is not None:
-            try:
-                r.reply(ok, why)
-            except Exception as exc:  # noqa: BLE001 - a requester's bug never stops the clock
-                log.error("reply to %s request %r failed: %r", r.source, r.name, exc)
-
-    def _answer(self, r: Request, t: int) -> tuple[bool, str]:
-        if r.name not in REQUESTS:
-            return False, f"unknown command (allowed: {', '.join(REQUESTS)})"
-        wanted = REQUESTS[r.name]
-        extra = sorted(set(r.args) - set(wanted) - set(OPTIONAL_ARGS.get(r.name, ())) - set(NOTES))
-        missing = [k for k in wanted if k not in r.args]
-        if extra or missing:
-            return False, f"{r.name} takes {', '.join(wanted) or 'no arguments'}" + (f" (missing {missing[0]})" if missing else f" (not {extra[0]})")
-        a = r.args
-        if r.name == "notice":  # display only: shown whenever the menu is closed again
-            texts, seconds = (a["left"], a["right"]), a["seconds"]
-            if not all(isinstance(x, str) and len(x) <= MAX_NOTICE_CHARS for x in texts):
-                return False, f"left, right: texts of at most {MAX_NOTICE_CHARS} characters"
-            if isinstance(seconds, bool) or not isinstance(seconds, int) or not 0 <= seconds <= 600:
-                return False, f"seconds: {seconds!r} (allowed: 0 to 600)"
-            self.notice = (*texts, t + seconds * 1_000_000_000 if seconds else None)
-            return True, ""
-        if self.menu is not None and r.name not in ("stop",):
-            return False, "the director's menu is open on the clock"
-        if r.name in ("menu", "end", "stop"):
-            before = (self.menu, self.clock)
-            self._command(r.name, t)
-            done = r.name == "stop" or (self.menu, self.clock) != before
-            return (True, "") if done else (False, f"{r.name} does nothing in phase {self._phase(t).value}")
-        if r.name == "identify":
-            seconds = a["seconds"]
-            if isinstance(seconds, bool) or not isinstance(seconds, int) or not 1 <= seconds <= 60:
-                return False, f"seconds: {seconds!r} (allowed: 1 to 60)"
-            self.identify_until_ns = t + seconds * 1_000_000_000
-            return True, ""
-        if r.name == "new_game":
-            # Checked here, on the clock as it is now: the hall's own check reads the last frame's
-            # phase, which a start pressed a moment before the command has not reached yet.
-            if self._phase(t) in (Phase.RUNNING, Phase.LATE):
-                return False, f"the game is {self._phase(t).value}: neutralise or end it first"
-            ms = a["game_time_ms"]
-            if isinstance(ms, bool) or not isinstance(ms, int) or ms <= 0:
-                return False, f"game_time_ms: {ms!r} (allowed: a positive whole number of milliseconds)"
-            rules = a.get("rules")
-            if rules is not None:
-                if not isinstance(rules, Rules):
-                    return False, "rules: allowed is a clock.Rules"
-                self.rules = rules
-            self.new_game(ms, t, {k: str(a[k]) for k in NOTES if a.get(k) is not None})
-            return True, ""
-        try:
-            event = {
-                "neutralise": lambda: Neutralise(t),
-                "adjust": lambda: Adjust(t, a["player"], a["remaining_ms"]),
-                "late_start": lambda: LateStart(t, tuple(a["players"])),
-                "arrive": lambda: Arrive(t, a["player"]),
-                "forfeit": lambda: Forfeit(t, a["player"]),
-                "takeover": lambda: Takeover(t, a["player"]),
-            }[r.name]()
-        except (TypeError, ValueError) as exc:
-            return False, str(exc)
-        before = self.clock
-        notes = {k: str(a[k]) for k in NOTES if a.get(k) is not None}
-        if not self._apply(event, source=r.source, **notes):
-            return False, self._refused
-        return (True, "") if self.clock != before else (False, f"{r.name} changes nothing in phase {self._phase(t).value}")
 
     def _do(self, actions: list[Action]) -> None:
         for a in actions:
@@ -438,39 +365,29 @@ class Runner:
             self._apply(Neutralise(t))
         self.gestures.reset()
         self.restored_until_ns = None
-        self.menu = menus.open_menu(view(self.clock, max(t, self.clock.since_ns or t)), self.rules.game_time_ms, self.rules.forfeit_overtime_ms,
-                                    ask_table=any(getattr(g.output, "asks_table", False) for g in self._guarded))
+        self.menu_session.open(view(self.clock, max(t, self.clock.since_ns or t)), self.rules,
+                               ask_table=any(getattr(g.output, "asks_table", False) for g in self._guarded))
         log.info("director's menu opened")
 
     def menu_help(self) -> dict[str, str] | None:
         """What each button does while the director's menu is open, else None: the simulators'
-        key line (any thread may ask; the menu is an immutable value)."""
-        menu = self.menu
-        return None if menu is None else menus.key_help(menu)
+        key line (any thread may ask)."""
+        return self.menu_session.key_help()
 
     def _menu_press(self, button: str, t: int) -> None:
         t = max(t, self.clock.since_ns or t)
-        self.menu, effects = menus.press(self.menu, button, view(self.clock, t), self.rules.game_time_ms)
-        for effect in effects:
-            kind = effect[0]
-            if kind == "adjust":
-                self._apply(Adjust(t, effect[1], effect[2]))
-            elif kind == "late_start":
-                self._apply(LateStart(t, tuple(effect[1])))
-            elif kind == "arrive":
-                self._apply(Arrive(t, effect[1]))
-            elif kind == "forfeit":
-                self._apply(Forfeit(t, effect[1]))
-            elif kind == "new_game":
-                self.new_game(effect[1], t)
-            elif kind == "ask_table":  # to the output that can ask the hall (hall.device.enrolled_output)
+        for step in self.menu_session.press(button, view(self.clock, t), t, self.rules.game_time_ms):
+            if isinstance(step, NewGame):
+                self.new_game(step.game_time_ms, t)
+            elif isinstance(step, AskTable):  # to the output that can ask the hall (hall.device.enrolled_output)
                 for g in self._guarded:
                     if getattr(g.output, "asks_table", False):
-                        g.call("ask_table", effect[1])
-            elif kind == "exit":
-                self.menu = None
+                        g.call("ask_table", step.table)
+            elif isinstance(step, Closed):
                 self.gestures.reset()
                 log.info("director's menu closed")
+            else:
+                self._apply(step)
 
     def new_game(self, game_time_ms: int, t: int, notes: dict[str, str] | None = None) -> None:
         """Close the current game's journal and start a new game with `game_time_ms` a player.
@@ -495,11 +412,10 @@ class Runner:
 
     def _texts(self, v: View, now: int) -> tuple[str, str]:
         if self.menu is not None:
-            return menus.texts(self.menu, v, now, self.rules.game_time_ms)
-        if self.identify_until_ns is not None and now < self.identify_until_ns:
-            return ("8888", "8888") if (now // render.BLINK_NS) % 2 == 0 else ("", "")
-        if self.notice is not None and v.phase is Phase.SETUP and (self.notice[2] is None or now < self.notice[2]):
-            return self.notice[0], self.notice[1]
+            return self.menu_session.texts(v, now, self.rules.game_time_ms)
+        shown = self.requests.texts(v, now)  # the hall's identify or notice
+        if shown is not None:
+            return shown
         return render.texts(v, now, restored_until_ns=self.restored_until_ns)
 
     def frame(self, now: int) -> Frame:

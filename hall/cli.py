@@ -6,6 +6,7 @@
     rackside hall tail --credentials DIR/credentials/director.toml [--url mqtt://HOST:PORT]
     rackside hall devices --credentials DIR/credentials/director.toml [assign DEVICE N | revoke DEVICE]
     rackside hall console [--config FILE]      the director's console (docs/console.md)
+    rackside hall ready [--config FILE]        is every table of the round ready? (docs/console.md)
     rackside hall demo --tables 40             a private broker, simulated tables and the console
 """
 
@@ -50,6 +51,8 @@ def register(sub: Any) -> None:
     st.add_argument("--config", type=Path, metavar="FILE", help="the station's config (default: station.toml in the config folder)")
     st.add_argument("--url", help="mqtt://HOST:PORT or auto (overrides [hall] url)")
     st.add_argument("--device-id", metavar="ID", help="with [hall] join: this device's id (default: the Pi's serial number, else /etc/machine-id)")
+    st.add_argument("--fault", action="append", default=[], metavar="NAME",
+                    help="simulate this health fault in the station's status (undervoltage, hot, disk-full, unsynced, ...; docs/hall.md)")
     st.set_defaults(func=run_station)
 
     tl = hs.add_parser("tail", help="print the hall's traffic as the director reads it")
@@ -65,17 +68,19 @@ def register(sub: Any) -> None:
 
     fleet_cli.register(hs)  # rackside hall devices
 
-    console_cli.register(hs)  # rackside hall console, rackside hall demo
+    console_cli.register(hs)  # rackside hall console, rackside hall demo, rackside hall ready
 
 
 def run_provision(args: argparse.Namespace) -> int:
     from rackside.hall.director import provision as prov
     from rackside.hall.director import tlsfiles
+    from rackside.signing import SigningError
 
     try:
         tables = prov.parse_tables(args.tables) if args.tables else []
         if not 0 <= args.stations <= 99:
             raise ValueError(f"--stations {args.stations}: allowed are 0 to 99")
+        check_provision_args(args)
         if args.url:
             from rackside.hall.net.config import HallConfigError, parse_url
 
@@ -86,8 +91,11 @@ def run_provision(args: argparse.Namespace) -> int:
         prov.provision(args.out, args.hall, tables, args.stations, port=args.port, bind=args.bind,
                        tls=args.tls, data_dir=args.data, run_as=args.run_as, url=args.url, names=args.host,
                        tls_port=args.tls_port)
-    except (ValueError, tlsfiles.TlsError) as e:
+    except (ValueError, tlsfiles.TlsError, SigningError) as e:
         print(f"rackside hall provision: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a folder that cannot be made or written: its name and why, not a traceback
+        print(f"rackside hall provision: {e.filename or args.out}: {e.strerror or e}", file=sys.stderr)
         return 2
     hint = prov.root_hint(args.run_as, os.geteuid())
     if hint:
@@ -97,11 +105,43 @@ def run_provision(args: argparse.Namespace) -> int:
     print(f"  broker config: {out / 'mosquitto.conf'} (run: rackside hall broker --config {out})")
     print(f"  join file:     {out / 'join.toml'} (the same on every device: docs/fleet.md)")
     print(f"  credentials:   {out / 'credentials'}/ (the director's; owner-only)")
+    print(f"  update key:    {out / 'update-signing.key'} (owner-only: `rackside bundle --sign-key` signs with it)")
     if args.tls:
         print(f"  TLS: the hall's CA and the broker's certificate in {out / 'tls'}/ (devices pin ca.crt from the join file)")
     else:
         print("  no TLS: every password crosses the hall's network in clear")
     return 0
+
+
+HOST_NAME = r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?"  # RFC 1123
+
+
+def check_provision_args(args: argparse.Namespace) -> None:
+    """What provisioning writes into mosquitto.conf and the certificate, checked before anything is
+    written: ValueError naming the option and what is allowed."""
+    import ipaddress
+    import re
+
+    def address_or_name(option: str, value: str) -> None:
+        try:
+            ipaddress.ip_address(value)
+        except ValueError:
+            if not re.fullmatch(HOST_NAME, value):
+                raise ValueError(f"{option} {value!r}: allowed are an IP address (192.168.1.10, ::1) or a host name "
+                                 "(letters, digits and - between dots, e.g. director.local)") from None
+
+    for option, port in (("--port", args.port), ("--tls-port", args.tls_port)):
+        if not 1 <= port <= 65535:
+            raise ValueError(f"{option} {port}: allowed are port numbers from 1 to 65535")
+    if args.tls and args.port == args.tls_port:
+        raise ValueError(f"--port and --tls-port are both {args.port}: the plain and TLS listeners need a port each")
+    if args.bind is not None:
+        address_or_name("--bind", args.bind)
+    for name in args.host or []:
+        address_or_name("--host", name)
+    for option, folder in (("--out", args.out), ("--data", args.data)):
+        if folder is not None and folder.exists() and not folder.is_dir():
+            raise ValueError(f"{option} {folder}: not a folder (allowed is a folder, made if missing)")
 
 
 def run_broker(args: argparse.Namespace) -> int:
@@ -112,6 +152,13 @@ def run_broker(args: argparse.Namespace) -> int:
 
 def run_station(args: argparse.Namespace) -> int:
     from rackside.hall.device import station
+    from rackside.hall.wire.health import FaultError, check_faults
+
+    try:
+        check_faults(args.fault)
+    except FaultError as e:
+        print(f"rackside hall station: --fault: {e}", file=sys.stderr)
+        return 2
 
     return station.run(args)
 

@@ -156,6 +156,10 @@ class Board:
             log.warning("pin back-end reported an edge %.3f s old; dating edges on arrival instead", age_ns / 1e9)
         return now
 
+    def clock_ns(self) -> int:
+        """Now, on the clock the board dates its edges with (the keypad's scanner uses it too)."""
+        return self._clock_ns()
+
     def initially_down(self) -> dict[str, bool]:
         """Which buttons are held right now (a button held at start-up is not a press)."""
         return {name: bool(b.is_active) for name, b in self.buttons.items()}

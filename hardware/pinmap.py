@@ -20,9 +20,15 @@ config may carry its own copy)::
     [leds]               # turn indicators beside the buttons; optional like the buzzer
     left = 26
     right = 16
+    [keypad]             # the optional 3x4 keypad (hardware.keypad); used only with enabled = true
+    enabled = false
+    rows = [4, 25, 13, 19]      # top row (1 2 3) first; driven low by the scanner
+    columns = [18, 20, 21]      # left column (1 4 7 *) first; inputs with the Pi's pull-ups
 
 Loading refuses, naming the key and the allowed values: an unknown key, a number outside the
-header's BCM GPIO 2-27, and a pin used twice (naming both uses). What a display uses is what its
+header's BCM GPIO 2-27, and a pin used twice (naming both uses). A keypad's pins are claimed only when
+it is enabled; a `[keypad]` table may leave out its rows and columns, which are then the reference
+build's (so `[keypad] enabled = true` is all a clock config needs for the reference wiring). What a display uses is what its
 driver claims: a TM1637 its CLK and DIO, a serial display on the Pi's own UART BCM 14 and 15 (so
 a button there is refused too) and its port.
 """
@@ -40,7 +46,15 @@ from rackside.hardware.drivers import check_display_spec, driver_of
 
 DEFAULT_PATH = Path(__file__).with_name("pins.toml")
 DISPLAYS = ("left", "right")
+KEYPAD_LINES = {"rows": 4, "columns": 3}  # a 3x4 keypad's lines (hardware.keypad)
 LEDS = ("left", "right")  # a turn LED beside each player's button
+
+
+@dataclass(frozen=True)
+class KeypadPins:
+    rows: tuple[int, ...]  # BCM, top row first
+    columns: tuple[int, ...]  # BCM, left column first
+    enabled: bool  # fitted and scanned; a disabled keypad claims no pin (it is only drawn)
 
 
 @dataclass(frozen=True)
@@ -50,6 +64,7 @@ class PinMap:
     buzzer: int | None
     leds: dict[str, int] = field(default_factory=dict)  # turn LEDs, side -> BCM; empty when not fitted
     uses: tuple[tuple[str, int], ...] = field(default=())  # (use, BCM) for every claimed pin
+    keypad: KeypadPins | None = None  # the [keypad] table, enabled or not; None when there is none
 
     def use_of(self, bcm: int) -> str | None:
         return next((use for use, pin in self.uses if pin == bcm), None)
@@ -70,12 +85,41 @@ def _unknown(table: dict, allowed: tuple[str, ...], where: str) -> None:
             raise PinMapError(f"{where}{key}: unknown key (allowed: {', '.join(allowed)})")
 
 
-def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "") -> PinMap:
+def _keypad(raw: dict, defaults: dict, p: str) -> KeypadPins | None:
+    """The [keypad] table over `defaults` (the reference build's), checked; None when neither has one."""
+    table = _table(raw, "keypad", p, required=False)
+    if not table and not defaults:
+        return None
+    _unknown(table, ("enabled", *KEYPAD_LINES), f"{p}keypad.")
+    table = {**defaults, **table}
+    enabled = table.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise PinMapError(f"{p}keypad.enabled: {enabled!r} (allowed: true, false)")
+    lines: dict[str, tuple[int, ...]] = {}
+    for name, count in KEYPAD_LINES.items():
+        value = table.get(name)
+        if not isinstance(value, list) or len(value) != count:
+            raise PinMapError(f"{p}keypad.{name}: {'missing' if value is None else repr(value)} (allowed: a list of {count} BCM GPIO numbers)")
+        lines[name] = tuple(check_bcm(bcm, f"{p}keypad.{name}[{i}]") for i, bcm in enumerate(value))
+    return KeypadPins(rows=lines["rows"], columns=lines["columns"], enabled=enabled)
+
+
+def reference_keypad() -> dict:
+    """The reference build's [keypad] table (hardware/pins.toml), the defaults of any other."""
+    try:
+        table = tomlfile.read(DEFAULT_PATH).get("keypad", {})
+    except tomlfile.TomlFileError:
+        return {}
+    return table if isinstance(table, dict) else {}
+
+
+def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "", keypad_defaults: dict | None = None) -> PinMap:
     """Validate a pin-map table (as `tomllib` gives it). `prefix` is the table's own name in a
-    bigger config (e.g. "pins."), so errors name the key as the user wrote it."""
+    bigger config (e.g. "pins."), so errors name the key as the user wrote it. `keypad_defaults`
+    fills in what its [keypad] table leaves out (see the module docstring)."""
     p = prefix
     try:
-        _unknown(raw, ("buttons", "displays", "buzzer", "leds"), p)
+        _unknown(raw, ("buttons", "displays", "buzzer", "leds", "keypad"), p)
         uses: list[tuple[str, int]] = []  # (use, BCM)
         devices: list[tuple[str, str]] = []  # (use, a device other than a pin, in words)
 
@@ -125,6 +169,12 @@ def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "") -> PinMap
                 leds[name] = check_bcm(leds_raw[name], f"{p}leds.{name}")
                 uses.append((f"{p}leds.{name}", leds[name]))
 
+        keypad = _keypad(raw, keypad_defaults or {}, p)
+        if keypad is not None and keypad.enabled:
+            for name in KEYPAD_LINES:
+                for i, bcm in enumerate(getattr(keypad, name)):
+                    uses.append((f"{p}keypad.{name}[{i}]", bcm))
+
         seen: dict[int, str] = {}
         for use, bcm in uses:
             if bcm in seen:
@@ -137,7 +187,7 @@ def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "") -> PinMap
             claimed[device] = use
     except PinMapError as exc:
         raise PinMapError(f"{source}: {exc}") from None
-    return PinMap(buttons=buttons, displays=displays, buzzer=buzzer, leds=leds, uses=tuple(uses))
+    return PinMap(buttons=buttons, displays=displays, buzzer=buzzer, leds=leds, uses=tuple(uses), keypad=keypad)
 
 
 def load_pinmap(path: str | Path | None = None) -> PinMap:

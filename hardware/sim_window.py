@@ -9,7 +9,10 @@ through the same queue, debounce and runner as on a Pi.
 Keys: Left Shift (or z) = left player's button, Right Shift (or m) = right player's, Space = the
 centre (neutralise). Holding works as on the real buttons. d = the director's menu, e = end the
 game (the same as the long presses), q or Esc = quit. Beside each player's button is its turn LED,
-read from the board's (mock) LED pins as the runner set them.
+read from the board's (mock) LED pins as the runner set them. With a keypad (`[keypad] enabled =
+true`) the window is wider and draws it on the right: the number keys (top row or numeric keypad)
+close its contacts, and `*` is the numeric keypad's `*` or `[`, `#` is `]` (or a `#` key that needs no
+Shift: Shift is a player's button), held as long as the key is.
 
 An idle window sleeps. pygame's `event.wait` wakes about 900 times a second whatever its timeout,
 so the window does not use it: it sleeps in `select` on the X server's connection (so a key wakes
@@ -29,7 +32,7 @@ import os
 import select
 from typing import Any, Callable, Sequence
 
-from rackside.firmware.messages import BUTTONS
+from rackside.firmware.messages import BUTTONS, KEYPAD_KEYS
 from rackside.hardware import sevenseg
 from rackside.hardware.wake import Waker
 
@@ -53,6 +56,8 @@ POLL_S = 0.04  # without an X connection to sleep on: poll keys 25 times a secon
 STOPPED_CHECK_S = 1.0  # how often an otherwise idle window checks `stopped()`
 BUZZ_POLL_S = 0.05  # while the buzzer sounds (its beeps end on gpiozero's own thread, unannounced)
 SETTLE_S = 0.002  # after an announced change, for the rest of the runner's batch
+KEYPAD_W = 240  # the keypad's column on the right of the window, when one is fitted
+KEY_SIZE, KEY_GAP = 52, 10
 
 
 def x_connection_fd(pygame: Any) -> int | None:
@@ -109,8 +114,17 @@ class SimWindow:
     COMMANDS = {"K_d": "menu", "K_e": "end"}
     QUIT_KEYS = ("K_ESCAPE", "K_q")
 
+    # pygame key names -> keypad keys (digits: the top row and the numeric keypad)
+    KEYPAD = {
+        **{f"K_{d}": d for d in "0123456789"},
+        **{f"K_KP{d}": d for d in "0123456789"},
+        **{f"K_KP_{d}": d for d in "0123456789"},  # pygame 2's other spelling
+        "K_KP_MULTIPLY": "*", "K_LEFTBRACKET": "*", "K_RIGHTBRACKET": "#", "K_HASH": "#",
+    }
+
     KEY_NAMES = {"left": "Left Shift / z", "neutralise": "Space", "right": "Right Shift / m"}
     KEY_LINE = "Left Shift / z: left    Right Shift / m: right    Space: neutralise    d: director menu    e: end game    q: quit"
+    KEYPAD_LINE = "    0-9 * # ([ ]): keypad"
 
     def __init__(
         self,
@@ -120,6 +134,7 @@ class SimWindow:
         size: tuple[int, int] = (1000, 470),
         title: str = "Rackside table clock (simulated)",
         key_help: Callable[[], dict | None] | None = None,
+        keypad: Any = None,
     ) -> None:
         import pygame
 
@@ -133,11 +148,16 @@ class SimWindow:
         pygame.font.init()
         self.board = board
         self.displays = list(displays)
+        self.keypad = keypad  # hardware.keypad.Keypad on mock pins, or None: none fitted
+        if keypad is not None:
+            size = (size[0] + KEYPAD_W, size[1])
         self.screen = pygame.display.set_mode(size)
         pygame.display.set_caption(title)
         self.keys = {getattr(pygame, k): v for k, v in self.KEYS.items()}
         self.commands = {getattr(pygame, k): v for k, v in self.COMMANDS.items()}
         self.quit_keys = {getattr(pygame, k) for k in self.QUIT_KEYS}
+        self.keypad_keys = {getattr(pygame, k): v for k, v in self.KEYPAD.items() if hasattr(pygame, k)} if keypad is not None else {}
+        self.keypad_held: dict[str, set[int]] = {k: set() for k in KEYPAD_KEYS}
         self.font = pygame.font.Font(None, 34)
         self.small = pygame.font.Font(None, 24)
         self.held: dict[str, set[int]] = {b: set() for b in BUTTONS}
@@ -170,11 +190,22 @@ class SimWindow:
                 return False
             if event.key in self.keys:
                 self._key(self.keys[event.key], event.key, True)
+            elif event.key in self.keypad_keys:
+                self._keypad_key(self.keypad_keys[event.key], event.key, True)
             elif event.key in self.commands:
                 self.board.command(self.commands[event.key])
         elif event.type == pg.KEYUP and event.key in self.keys:
             self._key(self.keys[event.key], event.key, False)
+        elif event.type == pg.KEYUP and event.key in self.keypad_keys:
+            self._keypad_key(self.keypad_keys[event.key], event.key, False)
         return True
+
+    def _keypad_key(self, name: str, key: int, down: bool) -> None:
+        keys = self.keypad_held[name]  # "1" and numpad 1: the contact is closed while either is held
+        was = bool(keys)
+        keys.add(key) if down else keys.discard(key)
+        if bool(keys) != was:
+            self.keypad.drive(name, bool(keys))
 
     def _key(self, button: str, key: int, down: bool) -> None:
         # Two keys may stand for one button (Left Shift and z): the contact is closed while either is held.
@@ -198,8 +229,9 @@ class SimWindow:
         width, height = screen.get_size()
         screen.fill(BACKGROUND)
         texts = self.texts()
+        board_w = width - (KEYPAD_W if self.keypad is not None else 0)  # the clock's own part of the window
         panel_w, panel_h = 420, 210
-        gap = width - 2 * panel_w
+        gap = board_w - 2 * panel_w
         for i, text in enumerate(texts[:2]):
             px = gap / 3 + i * (panel_w + gap / 3)
             py = 78
@@ -209,7 +241,9 @@ class SimWindow:
             pg.draw.rect(screen, BEZEL, (px - 8, py - 8, panel_w + 16, panel_h + 16), border_radius=18)
             pg.draw.rect(screen, PANEL, (px, py, panel_w, panel_h), border_radius=12)
             self._draw_digits(text, px + 26, py + 30, panel_w - 52, panel_h - 60)
-        self._draw_buttons(width, height)
+        self._draw_buttons(board_w, height)
+        if self.keypad is not None:
+            self._draw_keypad(board_w)
         surf = self.small.render(self.key_line(), True, DIM_TEXT)
         screen.blit(surf, ((width - surf.get_width()) / 2, height - 34))
         if getattr(self.board, "buzzing", False):
@@ -261,6 +295,26 @@ class SimWindow:
             pg.draw.circle(self.screen, BEZEL, (x, y), 14)
             pg.draw.circle(self.screen, LED_LIT if lit else LED_UNLIT, (x, y), 11)
 
+    def _draw_keypad(self, x0: float) -> None:
+        """The keypad's 12 keys in its column on the right, a closed contact lit."""
+        pg = self.pg
+        grid_w = 3 * KEY_SIZE + 2 * KEY_GAP
+        left, top = x0 + (KEYPAD_W - grid_w) / 2, 78
+        surf = self.font.render("KEYPAD", True, TEXT)
+        self.screen.blit(surf, (left + (grid_w - surf.get_width()) / 2, top - 44))
+        for i, key in enumerate(KEYPAD_KEYS):
+            r, c = divmod(i, 3)
+            rect = (left + c * (KEY_SIZE + KEY_GAP), top + r * (KEY_SIZE + KEY_GAP), KEY_SIZE, KEY_SIZE)
+            pg.draw.rect(self.screen, BUTTON_DOWN if self._key_down(key) else BUTTON, rect, border_radius=8)
+            label = self.font.render(key, True, PANEL)
+            self.screen.blit(label, (rect[0] + (KEY_SIZE - label.get_width()) / 2, rect[1] + (KEY_SIZE - label.get_height()) / 2))
+
+    def _key_down(self, key: str) -> bool:
+        try:
+            return bool(self.keypad.is_down(key))
+        except Exception:  # noqa: BLE001 - a closed keypad: draw the key up
+            return False
+
     def _led_lit(self, side: str) -> bool:
         try:
             return bool(self.board.led_lit(side))
@@ -277,7 +331,7 @@ class SimWindow:
         """What each key does: in the director's menu, what it does there (issue 10)."""
         help_ = self.key_help()
         if not help_:
-            return self.KEY_LINE
+            return self.KEY_LINE + (self.KEYPAD_LINE if self.keypad is not None else "")
         return "director's menu   " + "   ".join(f"{self.KEY_NAMES[b]}: {help_[b]}" for b in ("left", "neutralise", "right"))
 
     def _state(self) -> tuple:
@@ -287,6 +341,7 @@ class SimWindow:
             getattr(self.board, "buzzing", False),
             (self._led_lit("left"), self._led_lit("right")),
             self.key_line(),
+            tuple(self._key_down(k) for k in KEYPAD_KEYS) if self.keypad is not None else (),
         )
 
     # --- main loop -----------------------------------------------------------------------------

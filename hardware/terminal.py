@@ -9,6 +9,8 @@ z = left player's button, m = right player's, Space = the centre (neutralise); e
 closes the mock pin's contact and opens it again `TAP_S` later. Long presses cannot be held in a
 terminal: d opens the director's menu and e ends the game instead; q quits. The turn LEDs are
 drawn beside the players' keys, `(*)` lit and `( )` dark, as the runner set the board's LED pins.
+With a keypad (`[keypad] enabled = true`) the keys 0-9, `*` and `#` (or `[` and `]`) tap its
+contacts the same way, and it is drawn on the right, a key held shown `[5]`.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
-from rackside.firmware.messages import BUTTONS
+from rackside.firmware.messages import BUTTONS, KEYPAD_KEYS
 from rackside.hardware import sevenseg
 from rackside.hardware.wake import Waker
 
 KEYS = {"z": "left", "Z": "left", "m": "right", "M": "right", " ": "neutralise"}
+KEYPAD = {**{k: k for k in KEYPAD_KEYS}, "[": "*", "]": "#"}  # characters -> keypad keys
 COMMANDS = {"d": "menu", "D": "menu", "e": "end", "E": "end"}
 QUIT = {"q", "Q", "\x1b", "\x03", "\x04"}
 TAP_S = 0.12
@@ -69,11 +72,21 @@ def key_line(help_: dict[str, str] | None) -> str:
     return "director's menu   " + "   ".join(f"{KEY_NAMES[b]}: {help_[b]}" for b in ("left", "neutralise", "right"))
 
 
+KEYPAD_LINE = "  0-9 * # ([ ]): keypad"
+
+
+def keypad_rows(held: Sequence[str] = ()) -> list[str]:
+    """The keypad drawn in four rows, a held key in brackets: ' 1  [2]  3 '."""
+    cells = [f"[{k}]" if k in held else f" {k} " for k in KEYPAD_KEYS]
+    return ["KEYPAD"] + [" ".join(cells[i : i + 3]) for i in range(0, len(cells), 3)]
+
+
 def screen(
-    texts: Sequence[str], down: dict[str, bool] | None = None, keys: str = KEY_LINE, leds: Sequence[bool] = (False, False)
+    texts: Sequence[str], down: dict[str, bool] | None = None, keys: str = KEY_LINE, leds: Sequence[bool] = (False, False),
+    keypad: Sequence[str] | None = None,
 ) -> str:
     """The whole screen for the displays' `texts` (left, right), which buttons are held, the key
-    line, and which turn LEDs (left, right) are lit."""
+    line, which turn LEDs (left, right) are lit, and the keypad's held keys (None: no keypad)."""
     down = down or {}
     led = [f"{GREEN}(*){RESET}" if lit else "( )" for lit in leds]
     left, right = big_digits(texts[0]), big_digits(texts[1]) if len(texts) > 1 else big_digits("")
@@ -91,12 +104,27 @@ def screen(
         "",
         f"   {DIM}{keys}{RESET}",
     ]
+    if keypad is not None:  # on the right of the displays and buttons
+        width = 52
+        for i, row in enumerate(keypad_rows(keypad)):
+            at = 2 + i
+            lines[at] = lines[at] + " " * max(0, width - _visible(lines[at])) + "   " + row
     return "\r\n".join(lines) + "\r\n"
 
 
+def _visible(line: str) -> int:
+    """The length of `line` on the screen (without its escapes)."""
+    import re
+
+    return len(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line))
+
+
 class TerminalSim:
-    def __init__(self, board: Any, displays: Sequence[Any], *, stdin: Any = None, stdout: Any = None, key_help: Callable[[], dict | None] | None = None) -> None:
+    def __init__(self, board: Any, displays: Sequence[Any], *, stdin: Any = None, stdout: Any = None, key_help: Callable[[], dict | None] | None = None,
+                 keypad: Any = None) -> None:
         self.board = board
+        self.keypad = keypad  # hardware.keypad.Keypad on mock pins, or None: none fitted
+        self.key_release_at: dict[str, float] = {}
         self.key_help = key_help or (lambda: None)  # the runner's menu_help: the menu's key line
         self.displays = list(displays)
         self.stdin = stdin or sys.stdin
@@ -113,6 +141,11 @@ class TerminalSim:
             if button not in self.release_at:
                 self.board.drive(button, True)
             self.release_at[button] = time.monotonic() + TAP_S
+        elif ch in KEYPAD and self.keypad is not None:
+            key = KEYPAD[ch]
+            if key not in self.key_release_at:
+                self.keypad.drive(key, True)
+            self.key_release_at[key] = time.monotonic() + TAP_S
         elif ch in COMMANDS:
             self.board.command(COMMANDS[ch])
         return True
@@ -123,16 +156,21 @@ class TerminalSim:
             if now >= at:
                 del self.release_at[button]
                 self.board.drive(button, False)
+        for key, at in list(self.key_release_at.items()):
+            if now >= at:
+                del self.key_release_at[key]
+                self.keypad.drive(key, False)
 
     def draw(self) -> None:
         texts = tuple(d.text for d in self.displays)
         down = {n: n in self.release_at for n in BUTTONS}
-        keys = key_line(self.key_help())
+        keys = key_line(self.key_help()) + (KEYPAD_LINE if self.keypad is not None else "")
         leds = tuple(self._led_lit(side) for side in ("left", "right"))
-        state = (texts, tuple(sorted(down.items())), keys, leds)
+        held = tuple(sorted(self.key_release_at)) if self.keypad is not None else None
+        state = (texts, tuple(sorted(down.items())), keys, leds, held)
         if state != self.drawn:
             self.drawn = state
-            self.stdout.write(screen(texts, down, keys, leds))
+            self.stdout.write(screen(texts, down, keys, leds, held))
             self.stdout.flush()
 
     def _led_lit(self, side: str) -> bool:
@@ -161,8 +199,9 @@ class TerminalSim:
                 self.release_due()
                 self.draw()
                 timeout = STOPPED_CHECK_S if waker.announced else POLL_S
-                if self.release_at:
-                    timeout = min(timeout, max(0.0, min(self.release_at.values()) - time.monotonic()))
+                pending = [*self.release_at.values(), *self.key_release_at.values()]
+                if pending:
+                    timeout = min(timeout, max(0.0, min(pending) - time.monotonic()))
                 ready, _, _ = select.select([fd, waker.fileno()], [], [], timeout)
                 if waker.fileno() in ready:
                     waker.drain()
@@ -177,6 +216,9 @@ class TerminalSim:
             for button in list(self.release_at):
                 self.board.drive(button, False)
             self.release_at.clear()
+            for key in list(self.key_release_at):
+                self.keypad.drive(key, False)
+            self.key_release_at.clear()
             self.stdout.write(SHOW_CURSOR + RESET + "\r\n")
             self.stdout.flush()
             if saved is not None:

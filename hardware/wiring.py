@@ -49,6 +49,7 @@ class Part:
     title: str
     subtitle: str
     terminals: list[Terminal] = field(default_factory=list)
+    below: bool = False  # drawn under the header, every connection a labelled stub (its pins are on both sides)
 
 
 def side(pin: int) -> str:
@@ -92,6 +93,17 @@ def parts_of(pinmap: PinMap) -> tuple[list[Part], list[str]]:
             Terminal("NPN emitter", None, "GND"),
             Terminal("buzzer +", None, "5V", "buzzer − to NPN collector"),
         ]))
+    kp = pinmap.keypad
+    if kp is not None and (kp.enabled or not any(pinmap.use_of(bcm) for bcm in (*kp.rows, *kp.columns))):
+        from rackside.hardware.keypad import LAYOUT
+
+        parts.append(Part("keypad", "Keypad 3×4" + ("" if kp.enabled else " (optional)"),
+                          "membrane; 7 lines straight to GPIOs; [keypad] enabled = true", [
+            *(Terminal(f"R{i + 1}: row {i + 1} ({' '.join(LAYOUT[i])})", PHYSICAL[bcm], "signal", "driven low to scan")
+              for i, bcm in enumerate(kp.rows)),
+            *(Terminal(f"C{i + 1}: column {i + 1} ({' '.join(r[i] for r in LAYOUT)})", PHYSICAL[bcm], "signal", "internal pull-up")
+              for i, bcm in enumerate(kp.columns)),
+        ], below=True))
     _assign_power(parts)
     return parts, notes
 
@@ -126,6 +138,9 @@ def render_svg(pinmap: PinMap, source: str = "hardware/pins.toml") -> str:
     title = "Rackside reference build: wiring" if source == "hardware/pins.toml" else f"Rackside wiring: {source}"
     parts, notes = parts_of(pinmap)
     height = TOP + 20 * PITCH + 70 + 22 * (len(notes) + 3)
+    below_y = TOP + 20 * PITCH + 12  # parts drawn under the header (the keypad), on the right of the legend
+    below_h = sum(44 + 18 * len(p.terminals) + 10 for p in parts if p.below)
+    height = max(height, below_y + below_h + 10)
     out: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" '
         'font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="13">',
@@ -142,6 +157,8 @@ def render_svg(pinmap: PinMap, source: str = "hardware/pins.toml") -> str:
     wires: list[str] = []
     shapes: list[str] = []
     for part in parts:
+        if part.below:
+            continue
         home = side(next(t.pin for t in part.terminals if t.kind == "signal"))
         # The box spans the rows of its signals, and a power pin of the same column joins it (as a
         # straight wire) only if that keeps the boxes apart; other power comes by a labelled stub.
@@ -184,6 +201,21 @@ def render_svg(pinmap: PinMap, source: str = "hardware/pins.toml") -> str:
                 shapes.append(f'<text x="{bx + 12}" y="{y + 8}" font-size="12" fill="{colour}">'
                               f'{escape(t.label)} → pin {t.pin} ({HEADER[t.pin][0]})'
                               f'{escape(": " + t.note if t.note else "")}</text>')
+    for part in (p for p in parts if p.below):
+        bx, bw = BOX_X["right"] - 60, BOX_W["right"] + 60
+        y0, y1 = below_y, below_y + 44 + 18 * len(part.terminals)
+        below_y = y1 + 10
+        shapes.append(f'<rect x="{bx}" y="{y0}" width="{bw}" height="{y1 - y0}" rx="8" fill="#f8f9fa" '
+                      'stroke="#5f6368" stroke-width="1.5"/>')
+        shapes.append(f'<text x="{bx + 12}" y="{y0 + 17}" font-weight="bold">{escape(part.title)}</text>')
+        shapes.append(f'<text x="{bx + 12}" y="{y0 + 31}" font-size="11" fill="#444">{escape(part.subtitle)}</text>')
+        for i, t in enumerate(part.terminals):
+            colour = SIGNAL_COLOURS[n_signal % len(SIGNAL_COLOURS)]
+            n_signal += 1
+            colour_of[t.pin] = colour
+            used[t.pin] = (part, t, "stub")
+            shapes.append(f'<text x="{bx + 12}" y="{y0 + 50 + 18 * i}" font-size="12" fill="{colour}">'
+                          f'{escape(t.label)} → pin {t.pin} ({HEADER[t.pin][0]}){escape(": " + t.note if t.note else "")}</text>')
     # The header.
     hx0, hx1 = HX["left"] - 22, HX["right"] + 22
     out.append(f'<rect x="{hx0}" y="{TOP - 22}" width="{hx1 - hx0}" height="{20 * PITCH + 14}" rx="6" fill="#1e1e1e"/>')
@@ -209,8 +241,10 @@ def render_svg(pinmap: PinMap, source: str = "hardware/pins.toml") -> str:
             sx = hx0 - 70 if s == "left" else hx1 + 70
             out.append(f'<line x1="{x}" y1="{y}" x2="{sx}" y2="{y}" stroke="{colour_of[pin]}" stroke-width="3"/>')
             anchor2, lx2 = ("end", sx - 6) if s == "left" else ("start", sx + 6)
+            # A part under the header is named short (keypad R1): the long label would run into a box.
+            label = f"keypad {t.label.split(':')[0]}" if part.below else f"{part.title}: {t.label}"
             out.append(f'<text x="{lx2}" y="{y + 4}" text-anchor="{anchor2}" font-size="12" fill="{colour_of[pin]}">'
-                       f'→ {escape(part.title)}: {escape(t.label)}</text>')
+                       f'→ {escape(label)}</text>')
     out.extend(shapes)
     y = TOP + 20 * PITCH + 30
     legend = [
@@ -220,6 +254,8 @@ def render_svg(pinmap: PinMap, source: str = "hardware/pins.toml") -> str:
           if pinmap.leds else []),
         *(["Buzzer: 1 kΩ from the GPIO to the NPN base (2N2222/BC337), emitter to GND, buzzer between 5 V and the collector."]
           if pinmap.buzzer is not None else []),
+        *(["Keypad: its 7-pin ribbon straight to the GPIOs, no resistors (which ribbon pin is which line: its data sheet)."]
+          if any(p.below for p in parts) else []),
         *notes,
     ]
     for line in legend:

@@ -38,6 +38,7 @@ import zlib
 
 import marisa_trie
 
+from rackside.judge.adjudication import MAX_LETTERS, MIN_LETTERS
 from rackside.values import Record
 
 # pathlib, hashlib and lzma are imported where a path is made, a word list compiled or the shipped
@@ -48,8 +49,6 @@ from rackside.values import Record
 MAGIC = b"RACKLEX\x00"
 FORMAT_VERSION = 1
 TRAILER_SIZE = 256
-MIN_LETTERS = 2
-MAX_LETTERS = 15
 MAX_NAME_BYTES = 128
 
 # magic, version, flags, word count, body size, body crc32, source sha256, name length, name

@@ -365,11 +365,11 @@ class KioskApp:
 
     def _view_key(self, now: int) -> tuple:
         st = self.station
-        locked_secs = (st.lock_until_ns - now + flow.NS - 1) // flow.NS if st.screen == Screen.LOCKED else 0
-        return (st.screen, st.count, tuple(st.words), st.message, st.table, len(st.pin), st.pin_message, st.docket,
-                st.verdict, st.page, st.selected, st.readj_id, st.readj, st.director_note, st.lexicon,
-                st.lexicon_error, st.rule_value, locked_secs, self._pointer.target, len(st.log_rows),
-                st.lexicon_choices, st.countdown_s(now), st.import_choices, st.import_view, st.hall_notice)
+        locked_secs = (st.pin_pad.lock_until_ns - now + flow.NS - 1) // flow.NS if st.screen == Screen.LOCKED else 0
+        return (st.screen, st.count, tuple(st.words), st.message, st.table, st.pin_pad, st.docket,
+                st.verdict, st.director.page, st.director.selected, st.readjudication.typed, st.readjudication.view, st.director.note, st.lexicon,
+                st.lexicon_error, st.rule_value, locked_secs, self._pointer.target, len(st.director.log_rows),
+                st.director.lexicon_choices, st.countdown_s(now), st.imports.choices, st.imports.view, st.hall_notice)
 
     def render(self, force: bool = False) -> bool:
         """Redraw if what is shown changed; returns whether it drew."""

@@ -16,6 +16,14 @@ Screens and why:
 - PIN / LOCKED / DIRECTOR*: the director's screens; the only way out of the kiosk.
 - IMPORT / IMPORTING: a word list from a USB stick, compiled with a progress bar and switched to
   (the compile runs off the UI thread; the director's 60 s timeout waits for it to finish).
+
+`Station` owns the screen shown, the timeouts and the challenge flow; what the director's screens
+hold is in four plain values beside it, each in its own module with the effects and views of its
+screens: `kiosk.pin` (the PIN typed and its lockout), `kiosk.director` (the menu, lexicon, rule
+and log screens), `kiosk.wordlists` (a word list imported from a USB stick) and
+`kiosk.readjudication` (a logged challenge judged again, 3.10.11). The station hands each the
+action on its screens and goes where it answers (`_go`). Their effects and views are imported
+here too, so the app and the tests read the station's whole vocabulary from this module.
 """
 
 from __future__ import annotations
@@ -23,15 +31,18 @@ from __future__ import annotations
 import enum
 from typing import Callable, Sequence
 
+from rackside.judge.adjudication import MAX_LETTERS  # the longest word a challenge may hold
+from rackside.kiosk import pin as pins
+from rackside.kiosk.director import (ChooseLexicon, ChooseRule, DirectorMenu, ExportLog, LexiconChoice, ListLexicons,
+                                     LoadLog, LogRow, Quit, Readjudicate, ScanMedia, Step)
+from rackside.kiosk.pin import PinPad
+from rackside.kiosk.readjudication import Readjudication, ReadjudicationView
+from rackside.kiosk.wordlists import ImportView, ImportWordList, WordListImport
 from rackside.values import Record
 
 NS = 1_000_000_000
 MAX_WORDS = 8
-MAX_LETTERS = 15
 MAX_TABLE_DIGITS = 4
-MAX_ID_CHARS = 48
-PIN_MAX = 8
-PIN_TRIES = 5
 
 
 class Timing(Record):
@@ -139,57 +150,6 @@ class Judge(Record):
     kind: str  # "self" or "runner"
 
 
-class ListLexicons(Record):
-    __slots__ = ()
-
-
-class ChooseLexicon(Record):
-    __slots__ = ("path",)
-    path: str
-
-
-class ChooseRule(Record):
-    __slots__ = ("value",)
-    value: str
-
-
-class LoadLog(Record):
-    __slots__ = ()
-
-
-class ExportLog(Record):
-    __slots__ = ()
-
-
-class Readjudicate(Record):
-    __slots__ = ("challenge_id",)
-    challenge_id: str
-
-
-class Quit(Record):
-    __slots__ = ()
-
-
-class ScanMedia(Record):
-    """List the word lists on removable media (answered with `show_import_choices`)."""
-
-    __slots__ = ()
-
-
-class ImportWordList(Record):
-    """Compile this word list and switch to it (answered with `show_import_progress`/`_done`)."""
-
-    __slots__ = ("path",)
-    path: str
-
-
-Effect = (Judge | ListLexicons | ChooseLexicon | ChooseRule | LoadLog | ExportLog | Readjudicate | Quit | ScanMedia
-          | ImportWordList)
-
-
-# --- Views the app hands in --------------------------------------------------------------------
-
-
 class LexiconInfo(Record):
     __slots__ = ("name", "word_count", "short_checksum")
     name: str
@@ -213,55 +173,6 @@ class Verdict(Record):
     challenge_id: str
     kind: str
     short_id: str  # 6 characters, unique in the log: what the runner copies onto the slip
-
-
-class LexiconChoice(Record):
-    __slots__ = ("path", "label", "error")
-    _defaults = {"error": None}
-    path: str
-    label: str
-    error: str | None
-
-
-class ImportView(Record):
-    """The import screen: a progress bar while compiling, then the lexicon it became or why not."""
-
-    __slots__ = ("source", "fraction", "stage", "done", "name", "word_count", "checksum", "skipped", "error")
-    _defaults = {"fraction": 0.0, "stage": "Reading", "done": False, "name": "", "word_count": 0, "checksum": "",
-                 "skipped": (), "error": ""}
-    source: str
-    fraction: float
-    stage: str
-    done: bool
-    name: str
-    word_count: int
-    checksum: str
-    skipped: tuple[str, ...]
-    error: str
-
-
-class LogRow(Record):
-    """One challenge in the director's log view; per-word results appear only here."""
-
-    __slots__ = ("challenge_id", "time", "kind", "table", "lexicon", "words", "acceptable", "per_word")
-    challenge_id: str
-    time: str
-    kind: str
-    table: str | None
-    lexicon: str
-    words: tuple[str, ...]
-    acceptable: bool
-    per_word: tuple[bool, ...]
-
-
-class ReadjudicationView(Record):
-    __slots__ = ("row", "now_acceptable", "now_per_word", "differs", "message", "lexicon")
-    row: LogRow
-    now_acceptable: bool
-    now_per_word: tuple[bool, ...]
-    differs: bool
-    message: str
-    lexicon: str
 
 
 # --- The machine -------------------------------------------------------------------------------
@@ -301,19 +212,10 @@ class Station:
         self.verdict: Verdict | None = None
         self.verdict_ns = 0
         self.docket = ""  # "", "printing", "printed", or "failed: why"
-        self.pin = ""
-        self.pin_message = ""
-        self.wrong_tries = 0
-        self.lock_until_ns = 0
-        self.director_note = ""
-        self.lexicon_choices: tuple[LexiconChoice, ...] = ()
-        self.log_rows: tuple[LogRow, ...] = ()
-        self.page = 0
-        self.selected = ""
-        self.readj_id = ""
-        self.readj: ReadjudicationView | None = None
-        self.import_choices: tuple[LexiconChoice, ...] = ()
-        self.import_view: ImportView | None = None
+        self.pin_pad = PinPad()  # the PIN being typed and the lockout (kiosk.pin)
+        self.director = DirectorMenu()  # the menu, lexicon, rule and log screens (kiosk.director)
+        self.readjudication = Readjudication()  # a logged challenge judged again (kiosk.readjudication)
+        self.imports = WordListImport()  # a word list from a USB stick (kiosk.wordlists)
         for name, value in state.items():
             if name not in self.__dict__:
                 raise TypeError(f"Station has no field {name!r}")
@@ -335,10 +237,10 @@ class Station:
     @property
     def importing(self) -> bool:
         """A word list is being compiled (the director's timeout waits for it)."""
-        return self.screen == Screen.IMPORTING and self.import_view is not None and not self.import_view.done
+        return self.screen == Screen.IMPORTING and self.imports.compiling
 
     def locked(self, t_ns: int) -> bool:
-        return t_ns < self.lock_until_ns
+        return self.pin_pad.locked(t_ns)
 
     def idle_limit_ns(self) -> int:
         """How long the current player screen waits for input before returning to idle."""
@@ -362,9 +264,9 @@ class Station:
             return self.verdict_ns + t.result_hold_ns
         if self.screen == Screen.LOCKED:
             # Redraw the countdown each second; leave when the lock lifts or nobody is there.
-            remaining = self.lock_until_ns - now_ns
-            next_second = now_ns + (remaining % NS or NS)
-            return min(self.lock_until_ns, self.last_input_ns + t.inactivity_ns, next_second)
+            lock_until_ns = self.pin_pad.lock_until_ns
+            next_second = now_ns + ((lock_until_ns - now_ns) % NS or NS)
+            return min(lock_until_ns, self.last_input_ns + t.inactivity_ns, next_second)
         if self.screen in PLAYER_SCREENS:
             end = self.last_input_ns + self.idle_limit_ns()
             if self.idle_limit_ns() == t.entry_idle_ns:
@@ -423,10 +325,11 @@ class Station:
         self.screen = screen
         self.last_input_ns = t_ns
         self.table, self.count, self.words, self.message = "", 0, [""], ""
-        self.pin, self.pin_message = "", ""
+        self.pin_pad = self.pin_pad.cleared()
         if screen == Screen.IDLE:
             self.verdict, self.docket = None, ""
-            self.readj, self.readj_id, self.selected, self.director_note = None, "", "", ""
+            self.readjudication = Readjudication()
+            self.director = self.director.replace(selected="", note="")
 
     def _to_pin(self, t_ns: int) -> None:
         self._reset(Screen.LOCKED if self.locked(t_ns) else Screen.PIN, t_ns)
@@ -527,207 +430,114 @@ class Station:
         if self.screen == Screen.RESULT:
             self.docket = "printed" if ok else f"failed: {why}" if why else "failed"
 
-    # PIN and LOCKED
+    # PIN and LOCKED (the digits and the lockout are kiosk.pin's)
     def _on_pin(self, ev: Key | Tap) -> None:
         action = _action(ev)
         if action == "cancel":
             self._reset(Screen.IDLE, ev.t_ns)
-        elif action == "backspace":
-            self.pin = self.pin[:-1]
-        elif action.startswith("digit:"):
-            if len(self.pin) < PIN_MAX:
-                self.pin += action[6:]
-            self.pin_message = ""
         elif action in {"enter", "ok"}:
-            self._check_pin(ev.t_ns)
-
-    def _check_pin(self, t_ns: int) -> None:
-        if self.locked(t_ns):
-            self._reset(Screen.LOCKED, t_ns)
-            return
-        pin, self.pin = self.pin, ""
-        if pin and self.verify_pin(pin):
-            self.wrong_tries = 0
-            self._reset(Screen.DIRECTOR, t_ns)
-            return
-        self.wrong_tries += 1
-        if self.wrong_tries >= PIN_TRIES:
-            self.wrong_tries = 0
-            self.lock_until_ns = t_ns + self.timing.lockout_ns
-            self._reset(Screen.LOCKED, t_ns)
+            self.pin_pad, found = self.pin_pad.check(self.verify_pin, ev.t_ns, self.timing.lockout_ns)
+            if found == pins.OPEN:
+                self._reset(Screen.DIRECTOR, ev.t_ns)
+            elif found == pins.LOCKED:
+                self._reset(Screen.LOCKED, ev.t_ns)
         else:
-            left = PIN_TRIES - self.wrong_tries
-            self.pin_message = f"Wrong PIN: {left} {'try' if left == 1 else 'tries'} left"
+            self.pin_pad = self.pin_pad.typed(action)
 
     def _on_locked(self, ev: Key | Tap) -> None:
         if _action(ev) in {"cancel", "ok", "enter"}:
             self._reset(Screen.IDLE, ev.t_ns)
 
-    # DIRECTOR
-    def _back_to_menu(self) -> None:
-        self.screen, self.page, self.readj = Screen.DIRECTOR, 0, None
+    # DIRECTOR, LEXICONS, RULES, LOG (kiosk.director's)
+    def _go(self, step: Step, t_ns: int) -> list[Effect]:
+        """Go where an action on a director's screen says (a list gone to starts at its top); its
+        effects for the app."""
+        to = Screen(step.to) if step.to else None
+        if to == Screen.IDLE:
+            self._reset(Screen.IDLE, t_ns)
+        elif to is not None:
+            self.screen = to
+            if to in (Screen.DIRECTOR, Screen.LEXICONS, Screen.RULES, Screen.LOG):
+                self.director = self.director.replace(page=0)
+            if to == Screen.DIRECTOR:
+                self.readjudication = self.readjudication.replace(view=None)
+            elif to == Screen.IMPORT:
+                self.imports = self.imports.replace(choices=(), page=0)
+            elif to == Screen.IMPORTING:
+                self.note("")
+            elif to == Screen.READJ_ENTRY:
+                self.readjudication = self.readjudication.replace(typed=self.director.selected)
+        return list(step.effects)
 
-    def _on_director(self, ev: Key | Tap) -> list[Effect] | None:
-        action = _action(ev)
-        self.director_note = "" if action else self.director_note
-        if action in {"resume", "escape"}:
-            self._reset(Screen.IDLE, ev.t_ns)
-        elif action == "lexicons":
-            self.screen, self.page = Screen.LEXICONS, 0
-            return [ListLexicons()]
-        elif action == "rules":
-            self.screen, self.page = Screen.RULES, 0
-        elif action == "log":
-            self.screen, self.page, self.selected = Screen.LOG, 0, ""
-            return [LoadLog()]
-        elif action == "readj":
-            self.screen, self.readj_id = Screen.READJ_ENTRY, self.selected
-        elif action == "quit":
-            return [Quit()]
-        return None
+    def _on_director(self, ev: Key | Tap) -> list[Effect]:
+        self.director, step = self.director.on_menu(_action(ev))
+        return self._go(step, ev.t_ns)
 
     def note(self, text: str) -> None:
         """A line for the director (what a choice did, or why it failed)."""
-        self.director_note = text
+        self.director = self.director.replace(note=text)
 
-    def _page_move(self, action: str, total: int, per_page: int) -> bool:
-        pages = max(1, -(-total // per_page))
-        if action in {"prev", "up"}:
-            self.page = max(0, self.page - 1)
-        elif action in {"next", "down"}:
-            self.page = min(pages - 1, self.page + 1)
-        else:
-            return False
-        return True
-
-    def _on_lexicons(self, ev: Key | Tap) -> list[Effect] | None:
-        action = _action(ev)
-        if action in {"back", "escape"}:
-            self._back_to_menu()
-            return None
-        if self._page_move(action, len(self.lexicon_choices), LEXICONS_PER_PAGE):
-            return None
-        if action == "usb":
-            self.screen, self.page, self.import_choices, self.director_note = Screen.IMPORT, 0, (), ""
-            return [ScanMedia()]
-        if action.startswith("pick:"):
-            i = int(action[5:])
-            if 0 <= i < len(self.lexicon_choices) and not self.lexicon_choices[i].error:
-                self._back_to_menu()
-                return [ChooseLexicon(self.lexicon_choices[i].path)]
-        return None
+    def _on_lexicons(self, ev: Key | Tap) -> list[Effect]:
+        self.director, step = self.director.on_lexicons(_action(ev))
+        return self._go(step, ev.t_ns)
 
     def show_lexicons(self, choices: Sequence[LexiconChoice]) -> None:
-        self.lexicon_choices = tuple(choices)
+        self.director = self.director.replace(lexicon_choices=tuple(choices))
 
-    def _to_lexicons(self) -> list[Effect]:
-        self.screen, self.page, self.import_view = Screen.LEXICONS, 0, None
-        return [ListLexicons()]
-
-    # IMPORT (a USB stick's word lists) and IMPORTING (compile, then switch)
-    def _on_import(self, ev: Key | Tap) -> list[Effect] | None:
-        action = _action(ev)
-        if action in {"back", "escape"}:
-            return self._to_lexicons()
-        if self._page_move(action, len(self.import_choices), LEXICONS_PER_PAGE):
-            return None
-        if action == "usb":  # look again (a stick plugged in since)
-            self.import_choices = ()
-            return [ScanMedia()]
-        if action.startswith("pick:"):
-            i = int(action[5:])
-            if 0 <= i < len(self.import_choices):
-                path = self.import_choices[i].path
-                self.screen, self.director_note = Screen.IMPORTING, ""
-                self.import_view = ImportView(path.rsplit("/", 1)[-1])
-                return [ImportWordList(path)]
-        return None
+    # IMPORT (a USB stick's word lists) and IMPORTING (compile, then switch): kiosk.wordlists'
+    def _on_import(self, ev: Key | Tap) -> list[Effect]:
+        self.imports, step = self.imports.on_choices(_action(ev))
+        return self._go(step, ev.t_ns)
 
     def show_import_choices(self, choices: Sequence[LexiconChoice]) -> None:
-        self.import_choices = tuple(choices)
+        self.imports = self.imports.replace(choices=tuple(choices))
 
-    def _on_importing(self, ev: Key | Tap) -> list[Effect] | None:
-        # While compiling, nothing leaves this screen: the result must be seen (and a half-read
-        # stick must not be pulled out because the screen looked finished).
-        if not self.importing and _action(ev) in {"done", "back", "escape", "enter"}:
-            return self._to_lexicons()
-        return None
+    def _on_importing(self, ev: Key | Tap) -> list[Effect]:
+        self.imports, step = self.imports.on_compile(_action(ev))
+        return self._go(step, ev.t_ns)
 
     def show_import_progress(self, fraction: float, stage: str) -> None:
         if self.importing:
-            self.import_view = self.import_view.replace(fraction=fraction, stage=stage)
+            self.imports = self.imports.progressed(fraction, stage)
 
     def show_import_done(self, view: ImportView, t_ns: int) -> None:
         """The compile finished (or failed); the director's 60 s start now."""
         if self.screen == Screen.IMPORTING:
-            self.import_view = view.replace(done=True, fraction=1.0 if not view.error else view.fraction)
+            self.imports = self.imports.finished(view)
             self.last_input_ns = t_ns
 
-    def _on_rules(self, ev: Key | Tap) -> list[Effect] | None:
-        action = _action(ev)
-        if action in {"back", "escape"}:
-            self._back_to_menu()
-        elif self._page_move(action, len(self.rules), RULES_PER_PAGE):
-            return None
-        elif action.startswith("rule:"):
-            value = action[5:]
-            if any(v == value for v, _ in self.rules):
-                self._back_to_menu()
-                return [ChooseRule(value)]
-        return None
+    def _on_rules(self, ev: Key | Tap) -> list[Effect]:
+        self.director, step = self.director.on_rules(_action(ev), self.rules)
+        return self._go(step, ev.t_ns)
 
-    def _on_log(self, ev: Key | Tap) -> list[Effect] | None:
-        action = _action(ev)
-        if action in {"back", "escape"}:
-            self._back_to_menu()
-            return None
-        if self._page_move(action, len(self.log_rows), LOG_ROWS_PER_PAGE):
-            return None
-        if action.startswith("row:"):
-            self.selected = action[4:]
-        elif action == "export":
-            return [ExportLog()]
-        elif action == "readj" and self.selected:
-            self.readj_id = self.selected
-            return [Readjudicate(self.selected)]
-        return None
+    def _on_log(self, ev: Key | Tap) -> list[Effect]:
+        self.director, step = self.director.on_log(_action(ev))
+        return self._go(step, ev.t_ns)
 
     def show_log(self, rows: Sequence[LogRow]) -> None:
-        self.log_rows = tuple(rows)
+        self.director = self.director.replace(log_rows=tuple(rows))
 
-    def _on_readj_entry(self, ev: Key | Tap) -> list[Effect] | None:
-        action = _action(ev)
-        if action in {"back", "escape"}:
-            self._back_to_menu()
-        elif action == "backspace":
-            self.readj_id = self.readj_id[:-1]
-        elif action.startswith(("letter:", "digit:", "char:")) and len(self.readj_id) < MAX_ID_CHARS:
-            self.readj_id += action.split(":", 1)[1]
-        elif action in {"enter", "find", "judge"} and self.readj_id:
-            return [Readjudicate(self.readj_id)]
-        return None
+    # READJ_ENTRY and READJ_RESULT: kiosk.readjudication's
+    def _on_readj_entry(self, ev: Key | Tap) -> list[Effect]:
+        self.readjudication, step = self.readjudication.on_entry(_action(ev))
+        return self._go(step, ev.t_ns)
 
     def show_readjudication(self, view: ReadjudicationView | None, error: str = "") -> None:
         if view is None:
-            self.director_note = error
+            self.note(error)
             return
-        self.readj, self.director_note = view, ""
+        self.readjudication = self.readjudication.replace(view=view)
+        self.note("")
         self.screen = Screen.READJ_RESULT
 
-    def _on_readj_result(self, ev: Key | Tap) -> None:
-        if _action(ev) in {"back", "escape", "enter"}:
-            self._back_to_menu()
+    def _on_readj_result(self, ev: Key | Tap) -> list[Effect]:
+        return self._go(self.readjudication.on_result(_action(ev)), ev.t_ns)
 
     def show_rule(self, value: str, label: str) -> None:
         self.rule_value, self.rule_label = value, label
 
     def show_lexicon(self, info: LexiconInfo | None, error: str | None = None, notice: str = "") -> None:
         self.lexicon, self.lexicon_error, self.lexicon_notice = info, error, notice
-
-
-LEXICONS_PER_PAGE = 4
-RULES_PER_PAGE = 9  # three rows of three above the pager: a tenth rule goes to the next page
-LOG_ROWS_PER_PAGE = 5
 
 
 def _action(ev: Key | Tap) -> str:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 
-from rackside.kiosk.flow import LEXICONS_PER_PAGE, LOG_ROWS_PER_PAGE, MAX_WORDS, RULES_PER_PAGE, Screen, Station
+from rackside.kiosk.director import LEXICONS_PER_PAGE, LOG_ROWS_PER_PAGE, RULES_PER_PAGE
+from rackside.kiosk.flow import MAX_WORDS, Screen, Station
 from rackside.values import Record
 
 DESIGN_W, DESIGN_H = 800, 480
@@ -157,46 +158,46 @@ def buttons(st: Station, geo: Geometry) -> list[Button]:
         return out
     if s == Screen.LEXICONS:
         out = []
-        start = st.page * LEXICONS_PER_PAGE
-        for i, choice in enumerate(st.lexicon_choices[start:start + LEXICONS_PER_PAGE]):
+        start = st.director.page * LEXICONS_PER_PAGE
+        for i, choice in enumerate(st.director.lexicon_choices[start:start + LEXICONS_PER_PAGE]):
             style = "disabled" if choice.error else "selected" if st.lexicon and choice.label.startswith(st.lexicon.name + " ") else "key"
             out.append(Button(f"pick:{start + i}", geo.rect(16, 62 + i * 84, 768, 76), choice.label, style))
-        return out + _pager(geo, len(st.lexicon_choices), LEXICONS_PER_PAGE, st.page) + [
+        return out + _pager(geo, len(st.director.lexicon_choices), LEXICONS_PER_PAGE, st.director.page) + [
             Button("usb", geo.rect(224, 404, 208, 64), "USB STICK", "action")]
     if s == Screen.IMPORT:
         out = []
-        start = st.page * LEXICONS_PER_PAGE
-        for i, choice in enumerate(st.import_choices[start:start + LEXICONS_PER_PAGE]):
+        start = st.imports.page * LEXICONS_PER_PAGE
+        for i, choice in enumerate(st.imports.choices[start:start + LEXICONS_PER_PAGE]):
             out.append(Button(f"pick:{start + i}", geo.rect(16, 62 + i * 84, 768, 76), choice.label, "key"))
-        return out + _pager(geo, len(st.import_choices), LEXICONS_PER_PAGE, st.page) + [
+        return out + _pager(geo, len(st.imports.choices), LEXICONS_PER_PAGE, st.imports.page) + [
             Button("usb", geo.rect(224, 404, 208, 64), "LOOK AGAIN", "action")]
     if s == Screen.IMPORTING:
-        if st.import_view is not None and st.import_view.done:
+        if st.imports.view is not None and st.imports.view.done:
             return [Button("done", geo.rect(584, 404, 200, 64), "DONE", "primary")]
         return []
     if s == Screen.RULES:
         out = []
-        start = st.page * RULES_PER_PAGE
+        start = st.director.page * RULES_PER_PAGE
         for i, (value, label) in enumerate(st.rules[start:start + RULES_PER_PAGE]):
             r, c = divmod(i, 3)
             style = "selected" if value == st.rule_value else "key"
             out.append(Button(f"rule:{value}", geo.rect(16 + c * 258, 62 + r * 110, 250, 100), label, style))
-        return out + _pager(geo, len(st.rules), RULES_PER_PAGE, st.page)
+        return out + _pager(geo, len(st.rules), RULES_PER_PAGE, st.director.page)
     if s == Screen.LOG:
         out = []
-        start = st.page * LOG_ROWS_PER_PAGE
-        for i, row in enumerate(st.log_rows[start:start + LOG_ROWS_PER_PAGE]):
-            style = "selected" if row.challenge_id == st.selected else "row"
+        start = st.director.page * LOG_ROWS_PER_PAGE
+        for i, row in enumerate(st.director.log_rows[start:start + LOG_ROWS_PER_PAGE]):
+            style = "selected" if row.challenge_id == st.director.selected else "row"
             out.append(Button(f"row:{row.challenge_id}", geo.rect(16, 56 + i * 65, 768, 60), row.challenge_id, style))
-        out += _pager(geo, len(st.log_rows), LOG_ROWS_PER_PAGE, st.page, wide=False)
+        out += _pager(geo, len(st.director.log_rows), LOG_ROWS_PER_PAGE, st.director.page, wide=False)
         out.append(Button("export", geo.rect(440, 404, 164, 64), "EXPORT CSV", "action"))
-        out.append(Button("readj", geo.rect(612, 404, 172, 64), "RE-ADJUDICATE", "primary" if st.selected else "disabled"))
+        out.append(Button("readj", geo.rect(612, 404, 172, 64), "RE-ADJUDICATE", "primary" if st.director.selected else "disabled"))
         return out
     if s == Screen.READJ_ENTRY:
         out = _keyboard(geo, ID_ROWS, top=150, row_h=54)
         y = 150 + 4 * 60
         out += [Button("back", geo.rect(12, y, 200, 62), "BACK", "action"),
-                Button("find", geo.rect(588, y, 200, 62), "FIND", "primary" if st.readj_id else "disabled")]
+                Button("find", geo.rect(588, y, 200, 62), "FIND", "primary" if st.readjudication.typed else "disabled")]
         return out
     if s == Screen.READJ_RESULT:
         return [Button("back", geo.rect(16, 404, 200, 64), "BACK", "action")]
@@ -231,13 +232,14 @@ def check_touch_targets(geo: Geometry) -> None:
     """Refuse a display on which any target of any screen would be under 9 mm (LayoutError)."""
     if geo in _FITS:
         return
-    from rackside.kiosk.flow import ImportView, LexiconChoice, LogRow
+    from rackside.kiosk.director import LexiconChoice, LogRow
+    from rackside.kiosk.wordlists import ImportView, WordListImport
 
     probe = Station(mode="self", rules=tuple((f"r{i}", f"Rule {i}") for i in range(RULES_PER_PAGE + 1)))
-    probe.lexicon_choices = tuple(LexiconChoice(f"/x/{i}", f"L{i}") for i in range(LEXICONS_PER_PAGE + 1))
-    probe.import_choices = probe.lexicon_choices
-    probe.import_view = ImportView("x.txt", done=True)
-    probe.log_rows = tuple(LogRow(f"id{i}", "", "self", None, "L", ("QI",), True, (True,)) for i in range(LOG_ROWS_PER_PAGE + 1))
+    probe.show_lexicons(tuple(LexiconChoice(f"/x/{i}", f"L{i}") for i in range(LEXICONS_PER_PAGE + 1)))
+    probe.imports = WordListImport(probe.director.lexicon_choices, view=ImportView("x.txt", done=True))
+    probe.show_log(tuple(LogRow(f"id{i}", "", "self", None, "L", ("QI",), True, (True,))
+                         for i in range(LOG_ROWS_PER_PAGE + 1)))
     smallest = None
     for screen in Screen:
         probe.screen = screen

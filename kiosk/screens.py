@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 
-from rackside.kiosk.flow import LOG_ROWS_PER_PAGE, NS, RULES_PER_PAGE, Station
+from rackside.kiosk.director import LOG_ROWS_PER_PAGE, RULES_PER_PAGE
+from rackside.kiosk.flow import NS, Station
 from rackside.kiosk.layout import Button, Geometry, Rect, buttons
 
 BG = (14, 18, 24)
@@ -327,20 +328,20 @@ class Renderer:
         self.header("Director PIN")
         field = g.rect(16, 110, 420, 110)
         self.box(field, PANEL, (90, 100, 114))
-        dots = "●" * len(st.pin)
+        dots = "●" * len(st.pin_pad.digits)
         if dots:
             d = g.px(22)
-            for i in range(len(st.pin)):
-                cx = field.x + field.w // 2 + int((i - (len(st.pin) - 1) / 2) * d * 2)
+            for i in range(len(st.pin_pad.digits)):
+                cx = field.x + field.w // 2 + int((i - (len(st.pin_pad.digits) - 1) / 2) * d * 2)
                 self._mark(("dot",), self.pg.draw.circle(self.surface, TEXT, (cx, field.y + field.h // 2), d // 2 + 2))
-        if st.pin_message:
-            self.draw_paragraph(st.pin_message, g.rect(16, 236, 420, 60), 24, AMBER)
+        if st.pin_pad.message:
+            self.draw_paragraph(st.pin_pad.message, g.rect(16, 236, 420, 60), 24, AMBER)
         self.draw_paragraph("Director mode only. Players: press CANCEL.", g.rect(16, 310, 420, 60), 20, MUTED)
 
     def _draw_locked(self, st: Station, now_ns: int) -> None:
         g = self.geo
         self.header("Director mode is locked")
-        secs = max(0, -(-(st.lock_until_ns - now_ns) // NS))
+        secs = max(0, -(-(st.pin_pad.lock_until_ns - now_ns) // NS))
         self.draw_text("Too many wrong PINs.", g.rect(400, 130, 0, 0).x, g.rect(0, 130, 0, 0).y, 34, TEXT,
                        align="center")
         self.draw_text(f"Try again in {secs} s", g.rect(400, 200, 0, 0).x, g.rect(0, 200, 0, 0).y, 54, AMBER,
@@ -353,30 +354,30 @@ class Renderer:
         self.draw_text(f"Lexicon: {lex}", g.rect(16, 384, 0, 0).x, g.rect(0, 384, 0, 0).y, 20, TEXT, max_w=g.px(768))
         self.draw_text(f"Rule: {st.rule_label}", g.rect(16, 410, 0, 0).x, g.rect(0, 410, 0, 0).y, 20, MUTED,
                        max_w=g.px(768))
-        if st.director_note:
-            self.draw_paragraph(st.director_note, g.rect(16, 436, 768, 40), 18, AMBER)
+        if st.director.note:
+            self.draw_paragraph(st.director.note, g.rect(16, 436, 768, 40), 18, AMBER)
 
     def _draw_lexicons(self, st: Station, now_ns: int) -> None:
         g = self.geo
-        self.header("Choose the lexicon", f"{len(st.lexicon_choices)} found")
-        if not st.lexicon_choices:
+        self.header("Choose the lexicon", f"{len(st.director.lexicon_choices)} found")
+        if not st.director.lexicon_choices:
             self.draw_paragraph("No compiled lexicons in the lexicon folder. Import a word list with USB STICK, or "
                                 "compile one with `rackside lexicon compile`.", g.rect(16, 80, 768, 100), 24, AMBER)
-        if st.director_note:
-            self.draw_paragraph(st.director_note, g.rect(16, 380, 420, 22), 16, AMBER)
+        if st.director.note:
+            self.draw_paragraph(st.director.note, g.rect(16, 380, 420, 22), 16, AMBER)
 
     def _draw_import(self, st: Station, now_ns: int) -> None:
         g = self.geo
-        self.header("Import a word list from a USB stick", f"{len(st.import_choices)} found")
-        if not st.import_choices:
+        self.header("Import a word list from a USB stick", f"{len(st.imports.choices)} found")
+        if not st.imports.choices:
             self.draw_paragraph("No word lists (.txt files) found on removable media. Plug in the stick, wait a few "
                                 "seconds, then press LOOK AGAIN.", g.rect(16, 80, 768, 100), 24, AMBER)
-        if st.director_note:
-            self.draw_paragraph(st.director_note, g.rect(16, 380, 420, 22), 16, AMBER)
+        if st.director.note:
+            self.draw_paragraph(st.director.note, g.rect(16, 380, 420, 22), 16, AMBER)
 
     def _draw_importing(self, st: Station, now_ns: int) -> None:
         g = self.geo
-        v = st.import_view
+        v = st.imports.view
         if v is None:
             return
         self.header(f"{'Importing' if not v.done else 'Not imported:' if v.error else 'Imported'} {v.source}")
@@ -402,27 +403,27 @@ class Renderer:
             self.draw_text(line, g.rect(16, y, 0, 0).x, g.rect(0, y, 0, 0).y, 20, TEXT if y == 166 else MUTED,
                            max_w=g.px(768))
             y += 28
-        if st.director_note:
-            self.draw_paragraph(st.director_note, g.rect(16, 330, 560, 60), 24, AMBER)
+        if st.director.note:
+            self.draw_paragraph(st.director.note, g.rect(16, 330, 560, 60), 24, AMBER)
 
     def _draw_rules(self, st: Station, now_ns: int) -> None:
         pages = max(1, -(-len(st.rules) // RULES_PER_PAGE))
         self.header("Challenge rule (3.10.15)",
-                    "WESPA norm: 5 per word" + (f" · page {st.page + 1} of {pages}" if pages > 1 else ""))
+                    "WESPA norm: 5 per word" + (f" · page {st.director.page + 1} of {pages}" if pages > 1 else ""))
 
     def _draw_log(self, st: Station, now_ns: int) -> None:
         g = self.geo
-        pages = max(1, -(-len(st.log_rows) // LOG_ROWS_PER_PAGE))
-        self.header(f"Challenge log · {len(st.log_rows)} challenges", f"page {st.page + 1} of {pages}")
-        if not st.log_rows:
+        pages = max(1, -(-len(st.director.log_rows) // LOG_ROWS_PER_PAGE))
+        self.header(f"Challenge log · {len(st.director.log_rows)} challenges", f"page {st.director.page + 1} of {pages}")
+        if not st.director.log_rows:
             self.draw_text("No challenges yet.", g.rect(16, 80, 0, 0).x, g.rect(0, 80, 0, 0).y, 26, MUTED)
-        if st.director_note:
-            self.draw_paragraph(st.director_note, g.rect(16, 378, 768, 24), 18, AMBER)
+        if st.director.note:
+            self.draw_paragraph(st.director.note, g.rect(16, 378, 768, 24), 18, AMBER)
 
     def _log_row(self, st: Station, b: Button, pressed: bool) -> None:
         g = self.geo
-        row = next((r for r in st.log_rows if f"row:{r.challenge_id}" == b.target), None)
-        selected = row is not None and row.challenge_id == st.selected
+        row = next((r for r in st.director.log_rows if f"row:{r.challenge_id}" == b.target), None)
+        selected = row is not None and row.challenge_id == st.director.selected
         self.box(b.rect, (70, 84, 104) if pressed or selected else PANEL, AMBER if selected else None)
         if row is None:
             return
@@ -449,15 +450,15 @@ class Renderer:
         self.header("Re-adjudicate a challenge (3.10.11)")
         field = g.rect(16, 56, 768, 70)
         self.box(field, PANEL, (90, 100, 114))
-        self.draw_text(st.readj_id or "Type the challenge id from the docket or log", field.x + g.px(12),
-                       field.y + g.px(18), 30 if st.readj_id else 22, TEXT if st.readj_id else MUTED,
+        self.draw_text(st.readjudication.typed or "Type the challenge id from the docket or log", field.x + g.px(12),
+                       field.y + g.px(18), 30 if st.readjudication.typed else 22, TEXT if st.readjudication.typed else MUTED,
                        max_w=field.w - g.px(24))
-        if st.director_note:
-            self.draw_paragraph(st.director_note, g.rect(16, 128, 768, 20), 16, AMBER)
+        if st.director.note:
+            self.draw_paragraph(st.director.note, g.rect(16, 128, 768, 20), 16, AMBER)
 
     def _draw_readj_result(self, st: Station, now_ns: int) -> None:
         g = self.geo
-        v = st.readj
+        v = st.readjudication.view
         if v is None:
             return
         self.header("Re-adjudication (3.10.11)")

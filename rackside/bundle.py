@@ -12,6 +12,15 @@ stick, the SD card's boot partition or the hall network by the `install.sh` insi
     source/             Rackside's files (those git tracks; no venv, no build outputs)
     join.toml           the hall's join file (hall/wire/join.py), when --hall-join gave one
     SHA256SUMS          every file above (the installer checks them all before it does anything)
+    SHA256SUMS.sig      with --sign-key: SHA256SUMS signed with the hall's update key (rackside.signing)
+
+Regular files and folders only, no links (the Pi's root updater and the console refuse anything
+else: issue 25, item 2): the checkout's rackside/firmware -> ../firmware links are what make the
+wheel, which is what the Pi runs; the source/ folder keeps the files, not the links.
+
+A Pi that trusts an update key (its join file's update_key, installed by install.sh) installs only
+bundles signed with it, and the console's updates need one: `--sign-key DIR/update-signing.key`,
+the key `rackside hall provision` made in DIR (docs/deploy.md, "Signed bundles").
 
 and beside it `FILE.sha256` (`sha256sum -c` reads it), whose digest is also printed.
 
@@ -46,6 +55,7 @@ from typing import Any, Iterable
 BUNDLE_FORMAT = 1
 # Raspberry Pi OS Bookworm (3.11) and Trixie (3.13), 64-bit.
 PYTHONS = ("3.11", "3.13")
+MIN_PYTHON = (3, 11)  # pyproject.toml's requires-python: a bundle for an older one would not install
 MACHINE = "aarch64"
 # The platform tags pip may take for aarch64: pygame-ce and zeroconf publish manylinux2014
 # (= manylinux_2_17), marisa-trie only manylinux_2_28; Bookworm's glibc is 2.36.
@@ -72,6 +82,8 @@ def register(sub: Any) -> None:
     p.add_argument("--label", metavar="LABEL", help="the version's local label (default: g<commit>, .dirty with changes)")
     p.add_argument("--source", type=Path, metavar="DIR", help="Rackside's source folder (default: this checkout)")
     p.add_argument("--hall-join", type=Path, metavar="FILE", help="the hall's join file, installed on every Pi with the bundle")
+    p.add_argument("--sign-key", type=Path, metavar="KEY",
+                   help="sign the bundle with the hall's update key (update-signing.key in the folder `rackside hall provision` wrote)")
     p.add_argument("--wheelhouse", type=Path, metavar="DIR",
                    help="take the wheels from DIR instead of downloading them (with --python and --machine for what they are)")
     p.add_argument("--python", action="append", metavar="X.Y", help="a Python the wheels are for (with --wheelhouse; default 3.11 and 3.13)")
@@ -84,10 +96,16 @@ def run(args: argparse.Namespace) -> int:
         print("rackside bundle: --python and --machine describe a --wheelhouse; without one the wheels are for "
               f"{MACHINE} CPython {', '.join(PYTHONS)}", file=sys.stderr)
         return 2
+    for python in args.python or ():
+        m = re.fullmatch(r"(\d+)\.(\d+)", python)
+        if not m or (int(m.group(1)), int(m.group(2))) < MIN_PYTHON:
+            print(f"rackside bundle: --python {python}: allowed are CPython versions X.Y from {'.'.join(map(str, MIN_PYTHON))} "
+                  f"(Rackside's requires-python), e.g. {' or '.join(PYTHONS)}", file=sys.stderr)
+            return 2
     try:
         out, digest = build(
             args.out, source=args.source or Path(__file__).resolve().parent.parent, label=args.label,
-            hall_join=args.hall_join, wheelhouse=args.wheelhouse,
+            hall_join=args.hall_join, wheelhouse=args.wheelhouse, sign_key=args.sign_key,
             pythons=tuple(args.python or PYTHONS), machine=args.machine or MACHINE, say=print,
         )
     except BundleError as e:
@@ -238,7 +256,7 @@ def sha256sums(folder: Path) -> str:
 
 def build(out: Path, *, source: Path, label: str | None = None, hall_join: Path | None = None,
           wheelhouse: Path | None = None, pythons: tuple[str, ...] = PYTHONS, machine: str = MACHINE,
-          say=print) -> tuple[Path, str]:
+          say=print, sign_key: Path | None = None) -> tuple[Path, str]:
     """Write the bundle to `out` and `out`.sha256; return (out, its SHA-256)."""
     source = source.resolve()
     if not (source / "pyproject.toml").is_file() or not (source / "deploy" / "bundle-install.sh").is_file():
@@ -249,8 +267,12 @@ def build(out: Path, *, source: Path, label: str | None = None, hall_join: Path 
     pyproject = (source / "pyproject.toml").read_text()
     version = f"{package_version(pyproject)}+{label}"
     join_text = _read_join_file(hall_join) if hall_join is not None else None
+    if sign_key is not None:
+        _check_sign_key(sign_key, hall_join)
     if wheelhouse is not None and not wheelhouse.is_dir():
         raise BundleError(f"--wheelhouse {wheelhouse}: not a folder")
+    if wheelhouse is not None and not any(wheelhouse.glob("*.whl")):
+        raise BundleError(f"--wheelhouse {wheelhouse}: no wheels in it (allowed is a folder of the .whl files of {REQUIREMENTS})")
 
     with tempfile.TemporaryDirectory(prefix="rackside-bundle-") as tmp:
         top = Path(tmp) / f"rackside-{version}"
@@ -270,6 +292,7 @@ def build(out: Path, *, source: Path, label: str | None = None, hall_join: Path 
         with tempfile.TemporaryDirectory(prefix="rackside-wheel-") as build_dir:
             shutil.copytree(src, Path(build_dir) / "src", symlinks=True)
             build_own_wheel(Path(build_dir) / "src", wheels)
+        drop_links(src)
         (top / "requirements.lock").write_text(lock_lines(sorted(wheels.glob("*.whl"))))
         installer = top / "install.sh"
         shutil.copy2(src / "deploy" / "bundle-install.sh", installer)
@@ -288,6 +311,13 @@ def build(out: Path, *, source: Path, label: str | None = None, hall_join: Path 
         }
         (top / "bundle.json").write_text(json.dumps(manifest, indent=2) + "\n")
         (top / "SHA256SUMS").write_text(sha256sums(top))
+        if sign_key is not None:
+            from rackside.signing import SIGNATURE_FILE, SigningError, sign
+
+            try:
+                (top / SIGNATURE_FILE).write_bytes(sign(sign_key, (top / "SHA256SUMS").read_bytes()))
+            except SigningError as e:
+                raise BundleError(f"--sign-key: {e}") from None
         out.parent.mkdir(parents=True, exist_ok=True)
         partial = out.with_name(out.name + ".partial")
         with tarfile.open(partial, "w:gz") as tar:
@@ -297,6 +327,32 @@ def build(out: Path, *, source: Path, label: str | None = None, hall_join: Path 
     (out.with_name(out.name + ".sha256")).write_text(f"{digest}  {out.name}\n")
     say(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB): rackside {version} for {machine} CPython {', '.join(pythons)}")
     return out, digest
+
+
+def drop_links(folder: Path) -> None:
+    """Remove every symbolic link under `folder` (not what they reach): a bundle holds regular files
+    and folders only. Links to folders are not followed (os.walk lists them with the folders)."""
+    for parent, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            if (Path(parent) / name).is_symlink():
+                (Path(parent) / name).unlink()
+
+
+def _check_sign_key(key: Path, hall_join: Path | None) -> None:
+    """`key` signs (an Ed25519 private key), and is the one whose public half --hall-join carries:
+    a Pi given that join file would refuse a bundle signed with another."""
+    from rackside.hall.device.joinfile import load
+    from rackside.signing import SigningError, public_key
+
+    try:
+        public = public_key(key)
+    except SigningError as e:
+        raise BundleError(f"--sign-key {key}: {e}") from None
+    if hall_join is not None:
+        carried = load(hall_join).update_key
+        if carried is not None and carried != public:
+            raise BundleError(f"--sign-key {key} is not the key whose public half --hall-join {hall_join} carries "
+                              "(update_key): the Pis would refuse the bundle; give the key from the same provisioning folder")
 
 
 def _owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "rackside"
 ENTRY_POINT = "rackside.cli"
 # Modules any layer may import: they import nothing of Rackside themselves.
-LEAVES = {"rackside", "rackside.paths", "rackside.outage", "rackside.atomic", "rackside.values", "rackside.tomlfile"}
+LEAVES = {"rackside", "rackside.paths", "rackside.outage", "rackside.atomic", "rackside.values", "rackside.tomlfile",
+          "rackside.registry"}
 
 
 def product_modules() -> dict[str, Path]:

@@ -38,3 +38,43 @@ def test_a_broker_whose_fixture_failed_is_stopped_when_the_session_ends(tmp_path
     if alive:
         os.kill(pid, 9)
     assert not alive, "the broker outlived the test session"
+
+
+
+def test_a_ping_returns_once_the_subscriber_has_every_message_routed_before_it(hall_broker):
+    """support.broker.ping, the barrier tests assert absence after (tests/test_waits.py): messages
+    published with QoS 1, their PUBACKs in, while the subscriber is held in its first on_message;
+    let go, the recorder's ping returns once it has them all, more than the broker's in-flight window
+    (50: it holds the rest back until the first are acknowledged, and one round trip overtakes them)."""
+    import threading
+
+    from support.broker import Recorder, ping
+
+    topic = f"rackside/v1/{hall_broker.hall}/table/8/event"
+    rec = Recorder(hall_broker, topic)
+    held = threading.Lock()
+    record = rec.client.on_message
+
+    def slow(client, userdata, msg):  # the subscriber busy: paho reads nothing more meanwhile
+        with held:
+            record(client, userdata, msg)
+
+    rec.client.on_message = slow
+    sender = hall_broker.client("table-8")
+    try:
+        for round_ in range(3):
+            with held:
+                infos = [sender.publish(topic, b"%d-%d" % (round_, i), qos=1) for i in range(N_PINGED)]
+                for info in infos:
+                    info.wait_for_publish(10)
+            rec.ping()
+            assert [p for _, p, _ in rec.messages][-N_PINGED:] == [b"%d-%d" % (round_, i) for i in range(N_PINGED)]
+    finally:
+        sender.disconnect()
+        sender.loop_stop()
+        rec.close()
+    with __import__("pytest").raises(ConnectionError):
+        ping(rec.client)  # a client that is not connected: no barrier to be had
+
+
+N_PINGED = 300

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rackside import bundle
+from rackside import bundle, signing
+from rackside.hall.wire import bundle as wire_bundle
 from rackside.hall.wire.join import join_text
 from support.bundle import MACHINE, PYTHON, RACKSIDE, build_bundle, copy_checkout, unpack
 
@@ -22,27 +23,37 @@ def source(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(source, offline_wheels, tmp_path_factory):
+def key(tmp_path_factory) -> Path:
+    """The hall's update signing key, as `rackside hall provision` makes it."""
+    path = tmp_path_factory.mktemp("key") / signing.KEY_FILE
+    signing.make_key(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def built(source, offline_wheels, key, tmp_path_factory):
     out = tmp_path_factory.mktemp("out") / "rackside.tar.gz"
     join = tmp_path_factory.mktemp("join") / "join.toml"
-    join.write_text(join_text("open2026", "auto", "s" * 32, None))
-    result = build_bundle(source, offline_wheels, out, "open2026.1", "--hall-join", str(join))
+    join.write_text(join_text("open2026", "auto", "s" * 32, None, signing.public_key(key)))
+    result = build_bundle(source, offline_wheels, out, "open2026.1", "--hall-join", str(join), "--sign-key", str(key))
     assert result.returncode == 0, result.stderr
     return out, result.stdout
 
 
-def test_the_bundle_holds_source_wheels_lock_installer_and_sums(built, tmp_path):
+def test_the_bundle_holds_source_wheels_lock_installer_and_sums(built, key, tmp_path):
     out, _ = built
     top = unpack(out, tmp_path)
     assert top.name == "rackside-0.1.0+open2026.1"
-    assert sorted(p.name for p in top.iterdir()) == ["SHA256SUMS", "bundle.json", "install.sh", "join.toml",
+    assert sorted(p.name for p in top.iterdir()) == ["SHA256SUMS", "SHA256SUMS.sig", "bundle.json", "install.sh", "join.toml",
                                                      "requirements.lock", "source", "wheelhouse"]
     manifest = json.loads((top / "bundle.json").read_text())
     assert manifest["version"] == "0.1.0+open2026.1" and manifest["pythons"] == [PYTHON] and manifest["machine"] == MACHINE
     assert manifest["hall_join"] is True
-    # The source: what git tracks, the subsystem links kept, the version stamped; no venv, no build output.
+    # The source: what git tracks, the version stamped; no venv, no build output, and no links (a
+    # bundle holds regular files and folders only: the wheel, which the Pi runs, has the subsystems).
     src = top / "source"
-    assert (src / "rackside" / "firmware").is_symlink() and (src / "firmware" / "clock.py").is_file()
+    assert not (src / "rackside" / "firmware").exists() and (src / "firmware" / "clock.py").is_file()
+    assert not [p for p in top.rglob("*") if p.is_symlink()]
     assert 'version = "0.1.0+open2026.1"' in (src / "pyproject.toml").read_text()
     assert not (src / ".venv").exists() and not list(src.rglob("__pycache__")) and not list(src.glob("*.egg-info"))
     assert (top / "install.sh").read_bytes() == (src / "deploy" / "bundle-install.sh").read_bytes()
@@ -56,8 +67,28 @@ def test_the_bundle_holds_source_wheels_lock_installer_and_sums(built, tmp_path)
     # SHA256SUMS covers every file, and sha256sum itself agrees.
     listed = {line.split("  ", 1)[1] for line in (top / "SHA256SUMS").read_text().splitlines()}
     files = {p.relative_to(top).as_posix() for p in top.rglob("*") if p.is_file() and not p.is_symlink()}
-    assert listed == files - {"SHA256SUMS"}
+    assert listed == files - {"SHA256SUMS", "SHA256SUMS.sig"}
     assert subprocess.run(["sha256sum", "--quiet", "--strict", "-c", "SHA256SUMS"], cwd=top).returncode == 0
+    # SHA256SUMS is signed with the hall's key; the console's and the root updater's check agrees.
+    sums = (top / "SHA256SUMS").read_bytes()
+    assert signing.verify(signing.public_key(key), sums, (top / "SHA256SUMS.sig").read_bytes())
+    inspected = wire_bundle.inspect_bundle(out)
+    assert (inspected.version, inspected.sums, inspected.signature) == ("0.1.0+open2026.1", sums, (top / "SHA256SUMS.sig").read_bytes())
+
+
+def test_a_key_that_is_not_the_join_files_is_refused(source, key, tmp_path):
+    """The Pis given that join file would refuse the bundle: refused when it is built, in one line."""
+    other = tmp_path / "other.key"
+    signing.make_key(other)
+    join = tmp_path / "join.toml"
+    join.write_text(join_text("open2026", "auto", "s" * 32, None, signing.public_key(key)))
+    with pytest.raises(bundle.BundleError, match="is not the key whose public half --hall-join .* carries"):
+        bundle.build(tmp_path / "b.tar.gz", source=source, label="x", hall_join=join, wheelhouse=tmp_path,
+                     sign_key=other, say=lambda _: None)
+    (tmp_path / "junk.key").write_text("not a key\n")
+    result = subprocess.run([*RACKSIDE, "bundle", "--out", str(tmp_path / "b.tar.gz"), "--wheelhouse", str(tmp_path),
+                             "--sign-key", str(tmp_path / "junk.key")], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "--sign-key" in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
 def test_the_printed_sha256_is_the_files_and_sha256sum_checks_it(built):

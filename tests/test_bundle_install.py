@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 
-from rackside import switch
+from rackside import signing, switch
 from rackside.firmware.clock import End, Press, Rules, apply
 from rackside.firmware.persist import GameStore
 from rackside.hall.wire.join import join_text
@@ -23,8 +23,11 @@ pytestmark = needs_root
 
 
 def make_bundles(tmp: Path, wheels: Path) -> dict[str, Path]:
-    """v1, v2 and v3 (whose sd_notify never says READY=1), unpacked."""
+    """v1, v2 and v3 (whose sd_notify never says READY=1), unpacked, each signed with the hall's update key."""
+    from rackside import signing
+
     out = {}
+    public = signing.make_key(tmp / "update-signing.key")
     for label in ("v1", "v2", "v3"):
         src = copy_checkout(tmp / f"src-{label}")
         if label == "v3":
@@ -36,9 +39,9 @@ def make_bundles(tmp: Path, wheels: Path) -> dict[str, Path]:
         archive = tmp / f"rackside-{label}.tar.gz"
         join = []
         if label == "v1":  # v1 brings the hall's join file
-            (tmp / "join.toml").write_text(join_text("open2026", "auto", "s" * 32, None))
+            (tmp / "join.toml").write_text(join_text("open2026", "auto", "s" * 32, None, public))
             join = ["--hall-join", str(tmp / "join.toml")]
-        result = build_bundle(src, wheels, archive, label, *join)
+        result = build_bundle(src, wheels, archive, label, *join, "--sign-key", str(tmp / "update-signing.key"))
         assert result.returncode == 0, result.stderr
         out[label] = unpack(archive, tmp / f"unpacked-{label}")
     return out
@@ -71,13 +74,16 @@ def test_install_update_between_games_and_roll_back(offline_wheels, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "every file matches SHA256SUMS" in result.stdout
     assert "systemd is not running in" in result.stdout and "enabled, not started" in result.stdout
-    assert calls == ["daemon-reload", "enable rackside-clock.service"]
+    assert calls == ["daemon-reload", "enable rackside-clock.service", "enable --quiet rackside-recover.service"]
     assert os.readlink(base / "current") == "0.1.0+v1" and version_of(root) == "rackside 0.1.0+v1"
     unit = (root / "etc/systemd/system/rackside-clock.service").read_text()
     assert "ExecStart=/opt/rackside/current/.venv/bin/rackside clock" in unit
     assert (root / "etc/rackside/clock.toml").is_file()
     joined = root / "etc/rackside/join.toml"  # where hall.device.joinfile.find looks first
     assert joined.read_text() == (tmp_path / "join.toml").read_text() and joined.stat().st_mode & 0o777 == 0o640
+    key = root / "etc/rackside/update-key.pem"  # its update_key, root's: the root updater trusts only it
+    assert key.read_text() == signing.public_key(tmp_path / "update-signing.key") and key.stat().st_mode & 0o777 == 0o644
+    assert key.stat().st_uid == 0 and signing.trusted_key(root) == key.read_text()
     assert "switch: 0.1.0+v1 is current: the clock on simulated pins reported READY=1" in result.stdout
 
     # v2 while a game runs: installed beside v1, not switched (exit 75); the director's config kept.
@@ -105,7 +111,7 @@ def test_install_update_between_games_and_roll_back(offline_wheels, tmp_path):
     assert "0.1.0+v3 did not become ready: no READY=1 within 5 s" in result.stdout
     assert "rolled back: " in result.stdout and "0.1.0+v2 is current again" in result.stdout
     assert os.readlink(base / "current") == "0.1.0+v2" and version_of(root) == "rackside 0.1.0+v2"
-    assert sorted(p.name for p in base.iterdir()) == ["0.1.0+v1", "0.1.0+v2", "0.1.0+v3", "current", "previous"]
+    assert sorted(p.name for p in base.iterdir()) == [".switch.lock", "0.1.0+v1", "0.1.0+v2", "0.1.0+v3", "current", "previous"]
 
     # A bundle with a changed file changes nothing.
     (bundles["v1"] / "source" / "firmware" / "clock.py").write_text("# tampered\n")
@@ -207,14 +213,14 @@ def test_rackside_update_checks_the_sha256_then_installs(offline_wheels, tmp_pat
 
     wrong = update("--sha256", "0" * 64)
     assert wrong.returncode == 1 and "not the bundle that was built" in wrong.stderr
-    assert not (root / "opt").exists()  # refused before anything was unpacked
+    assert not list((root / "opt/rackside").iterdir())  # refused before anything was unpacked (the copy is gone)
     bad = update("--sha256", "xyz")
     assert bad.returncode == 1 and "--sha256: 'xyz' is not a SHA-256" in bad.stderr
 
     done = update()  # the digest from rackside.tar.gz.sha256 beside it
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SHA-256" in done.stdout and "matches" in done.stdout and "done: rackside 0.1.0+u1 is current" in done.stdout
-    assert sorted(p.name for p in (root / "opt/rackside").iterdir()) == ["0.1.0+u1", "current"]  # the unpacked copy is gone
+    assert sorted(p.name for p in (root / "opt/rackside").iterdir()) == [".switch.lock", "0.1.0+u1", "current"]  # the unpacked copy is gone
 
 
 def test_a_successful_switch_keeps_only_the_current_and_previous_versions(tmp_path, monkeypatch):
@@ -237,7 +243,9 @@ def test_a_successful_switch_keeps_only_the_current_and_previous_versions(tmp_pa
             return self.ok, "stand-in"
 
     assert switch.switch(layout, "failed", Ready(False)) == 1  # a failed switch removes nothing
-    assert sorted(p.name for p in base.iterdir()) == [".incoming-12", "a", "b", "c", "current", "cut-short", "failed"]
+    # (`previous` -> b, the known-good version, was recorded before `current` moved)
+    assert sorted(p.name for p in base.iterdir()) == [".incoming-12", ".switch.lock", "a", "b", "c", "current", "cut-short",
+                                                      "failed", "previous"]
     assert switch.switch(layout, "c", Ready(True)) == 0
-    assert sorted(p.name for p in base.iterdir()) == [".incoming-12", "b", "c", "current", "previous"]
+    assert sorted(p.name for p in base.iterdir()) == [".incoming-12", ".switch.lock", "b", "c", "current", "previous"]
     assert os.readlink(base / "current") == "c" and os.readlink(base / "previous") == "b"

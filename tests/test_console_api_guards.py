@@ -190,3 +190,24 @@ def test_the_rounds_game_time_is_one_every_clock_takes():
 
     assert asyncio.run(go()) == [400, 400, 400, 200]
     assert console.state.round.game_time_ms == 30 * 60_000
+
+
+def test_a_round_is_one_tsh_files_can_hold():
+    """Round numbers went up to 999, the table limit's figure (a copy of it, issue 24 item 2); a
+    .t file's rounds are read up to tsh.MAX_ROUNDS, so a round past it could hold no pairing."""
+    from rackside.hall.console import tsh
+
+    console = Console("h", cheap_hash("pw"))
+    app = build_app(console, secret_key="k" * 64)
+
+    async def go():
+        _, headers, body = await call(app, "GET", "/api/csrf", {})
+        h = {"cookie": headers["set-cookie"].split(";", 1)[0], "x-csrf-token": json.loads(body)["csrf"],
+             "content-type": "application/json"}
+        status, headers, body = await call(app, "POST", "/api/login", h, json.dumps({"password": "pw"}).encode())
+        h.update(cookie=headers["set-cookie"].split(";", 1)[0], **{"x-csrf-token": json.loads(body)["csrf"]})
+        return [(await call(app, "POST", "/api/round", h, json.dumps({"number": n}).encode()))[0]
+                for n in (tsh.MAX_ROUNDS + 1, 999, 0, tsh.MAX_ROUNDS)]
+
+    assert asyncio.run(go()) == [400, 400, 400, 200]
+    assert console.state.round.number == tsh.MAX_ROUNDS

@@ -177,11 +177,11 @@ def test_exports_match_the_clocks_journals(hall, browser):
     csv_text = page.request.get(hall.server.url + "api/export/round.csv").text()
     rows = {int(r[2]): r for r in list(csv.reader(io.StringIO(csv_text)))[1:]}
 
-    j3 = replay(hall.workdir / "journals" / "table-3-t3-g1.jsonl")
+    j3 = replay(hall.workdir / "journals" / "table-3" / "game-000001.jsonl")
     p1 = j3["players"][0]
     assert (p1["overtime_s"], p1["penalty"]) == (99, 20)  # 1599 s played of 1500
     assert rows[3][6:9] == [str(p1["penalty"]), str(p1["overtime_s"]), str(410 - p1["penalty"])]
-    j4 = replay(hall.workdir / "journals" / "table-4-t4-g1.jsonl")
+    j4 = replay(hall.workdir / "journals" / "table-4" / "game-000001.jsonl")
     assert j4["ending"] == "lateness forfeit" and j4["forfeits"] == [2] and j4["lateness_margin"] == 75
     assert rows[4][8] == "80" and rows[4][14] == "-80" and rows[4][15:17] == ["lateness forfeit", "no"]  # not rated (2.3.6(b))
     assert rows[3][3:5] == ["5", rows[3][4]] and "," in rows[3][4]  # TSH player 5, "Surname, Given"

@@ -212,7 +212,7 @@ def test_config_loads_credentials_and_names_a_bad_key(tmp_path):
     with pytest.raises(config.ConfigError, match=r"\[console\] password must be 'scrypt:N:R:P:SALT:HASH'"):
         config.load(path)
     path.write_text(f'[console]\nhall = "h"\nurl = "mqtt://x"\ncredentials = "director.toml"\npassword = "{good}"\nlisten = "8080"\n')
-    with pytest.raises(config.ConfigError, match="listen must be HOST:PORT"):
+    with pytest.raises(config.ConfigError, match="listen = .8080.: allowed is HOST:PORT"):
         config.load(path)
 
 

@@ -5,7 +5,6 @@ takes the retained result. Against a real broker, real table clocks and the real
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -16,6 +15,7 @@ from rackside.hall.console.hallstate import Game
 from support.broker import Recorder
 from support.console import ConsoleProcess, Http, cheap_hash
 from support.hallclock import LiveClock, clock_config
+from support.wait import until
 
 PASSWORD = "delivery-pw"
 
@@ -88,10 +88,7 @@ def test_a_console_down_while_the_broker_lost_its_events_ends_with_every_event(h
     console.start()
     h = Http(console.url)
     h.login(PASSWORD)
-    deadline = time.monotonic() + 10
-    while not all(_history(h, n).get("tile", {}).get("status") == "online" for n in (1, 2)):
-        assert time.monotonic() < deadline, "the clocks never came online"
-        time.sleep(0.1)
+    assert until(lambda: all(_history(h, n).get("tile", {}).get("status") == "online" for n in (1, 2)), 15), "the clocks never came online"
     console.stop()  # the console is down: the broker queues the games' events for its session
 
     rec = Recorder(broker)  # sees the events reach the broker (so the clocks' outboxes let them go)
@@ -115,10 +112,8 @@ def test_a_console_down_while_the_broker_lost_its_events_ends_with_every_event(h
         got = {n: sorted(e["seq"] for e in _history(h, n).get("history", []) if e.get("kind") == "input") for n in (1, 2)}
         return got == want and _history(h, 2)["tile"]["result"] is not None
 
-    deadline = time.monotonic() + limits.GAP_GRACE_S + limits.RESEND_EVERY_S + 10
-    while not complete():
-        assert time.monotonic() < deadline, {n: [e.get("seq") for e in _history(h, n).get("history", [])] for n in (1, 2)}
-        time.sleep(0.2)
+    assert until(complete, limits.GAP_GRACE_S + limits.RESEND_EVERY_S + 10, poll=0.2), \
+        {n: [e.get("seq") for e in _history(h, n).get("history", [])] for n in (1, 2)}
     result = _history(h, 2)["tile"]["result"]
     assert result["game"] == clocks[1].clock.store.journal_path.stem and result["ending"] == "end"
 

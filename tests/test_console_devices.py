@@ -21,6 +21,7 @@ from rackside.hall.device import joinfile as join
 from rackside.hall.device.enrol import Enrolment
 from rackside.hall.device.enrolled_output import WAITING
 from rackside.hall.wire import join as wire_join
+from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
 
 pytestmark = pytest.mark.skipif(not chromium.have_chromium(), reason="Debian's chromium is not installed (setup.sh --dev)")
 PASSWORD = "director-pw"
@@ -76,7 +77,7 @@ def test_devices_are_numbered_from_the_console_and_play(make_broker, tmp_path):
             for n, live in enumerate(clocks.values(), start=1):
                 wait(lambda: live.texts() == (WAITING, f"{n:>4}"))
                 status = f"rackside/v1/{broker.hall}/table/{n}/status"
-                rec.wait_for(lambda r: any(t == status and p == b"online" for t, p, _ in r.messages))
+                rec.wait_for(lambda r: any(t == status and is_online(p) for t, p, _ in r.messages))
             wait(lambda: page.locator("#devices tbody tr td:nth-child(6)", has_text="online").count() == 3)
             if os.environ.get("RACKSIDE_SCREENSHOTS"):
                 page.screenshot(path=os.environ["RACKSIDE_SCREENSHOTS"] + "/console-devices.png")

@@ -21,6 +21,7 @@ from rackside.hall.console.serve import ConsoleServer
 
 from support.hallclock import LiveClock, clock_config
 from support.console import Http
+from support.wait import wait
 
 TABLE = 7
 
@@ -41,16 +42,6 @@ def console(broker, tmp_path):
     server = ConsoleServer(cfg).start()
     yield server
     server.stop()
-
-
-def wait(predicate, timeout=8.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = predicate()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 def test_a_real_clock_on_the_console(broker, console, tmp_path):
@@ -74,8 +65,8 @@ def test_a_real_clock_on_the_console(broker, console, tmp_path):
         assert (adj["source"], adj["by"], adj["reason"]) == ("hall", "Sam", "test")
         ev = wait(lambda: [x for x in tables[TABLE].history if x.get("input") == "adjust"])[-1]
         assert (ev["by"], ev["reason"]) == ("Sam", "test")
-        time.sleep(1.5)  # side 1: 0.3 s left, then more than a whole second of overtime (5.3)
-        live.command("end")
+        # side 1: 0.3 s left, then more than a whole second of overtime (5.3): ended 1.5 s from now
+        live.command("end", at_ns=time.monotonic_ns() + 1_500_000_000)
         wait(lambda: tables[TABLE].result)
         status, body, _ = h.call("POST", f"/api/result/{TABLE}", {"slip": [300, 280], "confirm": True}, {"X-CSRF-Token": token})
         assert status == 200, body

@@ -303,6 +303,8 @@ def clock_state(game: str, seq: int, phase: str = "running", remaining=(600_000,
 
 
 def seat_round(event: Event, state: HallState, rnd: int) -> None:
+    """The director moves the hall to round `rnd`, as the console does (app.Console.apply_pairings)."""
+    state.round.number = rnd
     seats, _ = event.seating(rnd)
     state.set_seats(seats, event.finals(rnd))
 

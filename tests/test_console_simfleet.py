@@ -13,25 +13,21 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from rackside.hall.console.demo import start_hall
 
 from support.console import Http
+from support.wait import until
 
 PASSWORD = "fleet-pw"
 
 
 def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"not within {timeout} s: {what}")
+    value = until(predicate, timeout, poll=0.2)
+    assert value, f"not within {timeout} s: {what}"
+    return value
 
 
 def snapshot(http: Http) -> dict:

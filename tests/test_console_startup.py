@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 
 from support.console import ConsoleProcess, Http
+from support.wait import until
 
 STARTS = 20 if os.environ.get("RACKSIDE_SLOW") else 3
 
@@ -61,13 +61,15 @@ def test_the_hall_is_shown_on_every_start(held_hall, tmp_path):
         try:
             h = Http(proc.url)
             h.login("pw-startup")
-            deadline = time.monotonic() + 5
-            while True:
-                snap = _snapshot(h)
-                got = {t["table"]: (t["status"], (t["state"] or {}).get("phase")) for t in snap["tables"]}
-                if got == want and snap["stations"] == {"1": "online"} or time.monotonic() > deadline:
-                    break
-                time.sleep(0.1)
+            seen = {}
+
+            def shown():
+                snap = seen["snap"] = _snapshot(h)
+                seen["got"] = {t["table"]: (t["status"], (t["state"] or {}).get("phase")) for t in snap["tables"]}
+                return seen["got"] == want and snap["stations"] == {"1": "online"}
+
+            until(shown, 15, poll=0.1)
+            got, snap = seen["got"], seen["snap"]
             assert got == want, f"start {i + 1} of {STARTS}: {got}"
             assert snap["stations"] == {"1": "online"}
         finally:

@@ -5,15 +5,26 @@
   hard-coded it).
 - Command limits: only hall/wire/commands.py says how far a director may adjust a clock; the console
   once refused adjustments below -599,999 ms while the clocks took anything above -1,200,000 ms.
+- Every other rule and limit (issue 24 item 2, `RULES`): the table limit, WESPA's timing rules, the
+  overtime forfeit's points, TSH's score limits, identify's longest flash, the blink period, a
+  word's letters, a typed score's bound; each had two to eight homes. A home is found from its
+  module (`__file__`), so moving a module moves its home with it. And the clock core's forfeit
+  endings, which the console's results and the page's scripts spelled again.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
-from rackside.hall.wire import commands, topics
+import pytest
+
+from rackside.firmware import clock, render, rules_table
+from rackside.hall.wire import commands, messages, topics
+from rackside.hall.console import limits, tsh
+from rackside.judge import adjudication
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("firmware", "hall", "judge", "kiosk", "hardware", "rackside", "bench")
@@ -100,7 +111,7 @@ def test_only_hall_topics_spells_the_topic_root():
 def test_only_hall_commands_says_how_far_a_clock_may_be_adjusted():
     assert adjust_bounds_outside_commands_py(list(python_sources()), page_scripts()) == []
     # and the console checks a director's command with hall.wire.commands itself, not a copy
-    assert "commands.parse(" in (ROOT / "hall" / "console" / "app.py").read_text(encoding="utf-8")
+    assert "commands.parse(" in (ROOT / "hall" / "console" / "requests.py").read_text(encoding="utf-8")
 
 
 def test_the_checks_find_a_second_definition(tmp_path):
@@ -110,3 +121,237 @@ def test_the_checks_find_a_second_definition(tmp_path):
     page.write_text('const floor = -1200000; // the clocks\' floor\nfetch(`rackside/v1/${hall}`);\n')
     assert len(topic_roots_outside_topics_py([bad], [page])) == 2
     assert len(adjust_bounds_outside_commands_py([bad], [page])) == 3
+
+
+# --- every rule and limit with one home (issue 24 item 2) ------------------------------------------
+# Each entry: what it is, the module that defines it (its home: the only file that may spell it),
+# the values the rest of the product may not spell anywhere (`anywhere`: numbers distinctive enough
+# that any copy is one), the values it may not spell near a name matching `near` (a small number such
+# as 15 or 60 means many things: it is a copy of the rule only where the code names the rule), and
+# texts no string may hold ("25:00"). Numbers are found with constant arithmetic folded.
+
+WESPA = clock.Rules()
+
+
+def mmss(ms: int) -> str:
+    return f"{ms // 60_000}:{ms // 1000 % 60:02d}"
+
+
+RULES = [
+    # (what, home, anywhere, near, values near it, texts)
+    ("the table limit", topics, {topics.MAX_TABLE}, None, set(), set()),
+    ("WESPA's game time (5.3.5)", clock, {WESPA.game_time_ms}, r"game_time", {WESPA.game_time_ms // 1000},
+     {mmss(WESPA.game_time_ms)}),
+    ("WESPA's time penalty (5.3.2)", clock, set(), r"per_minute", {WESPA.penalty_per_minute}, set()),
+    ("WESPA's overtime forfeit (5.3.3)", clock, {WESPA.forfeit_overtime_ms}, r"forfeit|overtime",
+     {WESPA.forfeit_overtime_ms // 1000}, {mmss(WESPA.forfeit_overtime_ms)}),
+    ("WESPA's lateness margin (2.3.6(a))", clock, set(), r"margin|lateness", {WESPA.lateness_forfeit_margin}, set()),
+    ("WESPA's optional forfeit (2.3.4)", clock, {WESPA.optional_forfeit_below_ms}, r"optional",
+     {WESPA.optional_forfeit_below_ms // 1000}, {mmss(WESPA.optional_forfeit_below_ms)}),
+    ("WESPA's courtesy draw (3.10.6(a))", clock, set(), r"courtesy",
+     {WESPA.courtesy_draw_after_ms, WESPA.courtesy_draw_after_ms // 1000}, {mmss(WESPA.courtesy_draw_after_ms)}),
+    ("the overtime forfeit's penalty points (5.3.3)", clock, set(), r"forfeit", {clock.OVERTIME_FORFEIT_POINTS}, set()),
+    ("TSH's score limits", tsh, {tsh.DEFAULT_MAX_SCORE, tsh.MIN_SCORE}, None, set(), set()),
+    ("identify's longest flash", commands, set(), r"identify", {commands.IDENTIFY_MAX_S}, set()),
+    ("the displays' blink period", render, {render.BLINK_NS}, r"blink", set(), set()),
+    ("the longest game time and overtime (99:59, 19:59)", rules_table,
+     {rules_table.CLOCK_KEYS["game_time"][2], rules_table.CLOCK_KEYS["forfeit_overtime"][2]}, None, set(), set()),
+    ("a word's letters", adjudication, set(), r"letters", {adjudication.MIN_LETTERS, adjudication.MAX_LETTERS}, set()),
+    ("a typed score's bound", messages, set(), r"score|slip|margin", {limits.SCORE_BOUND, -limits.SCORE_BOUND}, set()),
+]
+
+
+def _names(node: ast.AST) -> set[str]:
+    """The names a target or an operand spells: `x`, `self.x`, `d["x"]`."""
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+        elif isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
+            out.add(n.slice.value)
+    return out
+
+
+def _texts(node: ast.AST) -> set[str]:
+    return {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+
+def named_numbers(tree: ast.AST):
+    """(node, value, names) for every number the code spells, `names` being what it is bound to or
+    checked against: an assignment's target, a parameter or keyword, a dict key, the names it is
+    compared with, a call's text arguments (`_int(x, "score", ...)`) and the texts an enclosing `if`
+    tests (`if name == "identify":`)."""
+    found = []
+
+    def visit(node: ast.AST, names: frozenset) -> None:
+        if isinstance(node, ast.If):  # its test's texts name its body, not its elif/else
+            inner = names | _texts(node.test)
+            visit(node.test, inner)
+            for child in node.body:
+                visit(child, inner)
+            for child in node.orelse:
+                visit(child, names)
+            return
+        if isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                key = {k.value} if isinstance(k, ast.Constant) and isinstance(k.value, str) else set()
+                if k is not None:
+                    visit(k, names)
+                visit(v, names | key)
+            return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = node.args
+            positional = a.posonlyargs + a.args
+            for arg, default in zip(positional[len(positional) - len(a.defaults):], a.defaults):
+                visit(default, names | {arg.arg})
+            for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+                if default is not None:
+                    visit(default, names | {arg.arg})
+            for child in ([node.body] if isinstance(node, ast.Lambda) else node.body):
+                visit(child, names)
+            return
+        extra: set[str] = set()
+        if isinstance(node, ast.Assign):
+            extra = set().union(*(_names(t) for t in node.targets))
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            extra = _names(node.target)
+        elif isinstance(node, ast.keyword) and node.arg:
+            extra = {node.arg}
+        elif isinstance(node, ast.Compare):
+            extra = _names(node)
+        elif isinstance(node, ast.Call):
+            extra = {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+        names = names | extra
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant)):
+            try:
+                value = ast.literal_eval(node) if not isinstance(node, ast.BinOp) else eval(compile(ast.Expression(node), "", "eval"), {})
+            except Exception:
+                value = None
+            if isinstance(value, int) and not isinstance(value, bool):
+                found.append((node, value, names))
+                return  # 10 * 60 is 600: its 60 is a unit, not a rule
+        for child in ast.iter_child_nodes(node):
+            visit(child, names)
+
+    visit(tree, frozenset())
+    return found
+
+
+def _js_number(value: int) -> re.Pattern:
+    digits = re.sub(r"(?<=\d)(?=(\d{3})+$)", "_?", str(abs(value)))
+    return re.compile(rf"(?<![\w.]){'-' if value < 0 else ''}{digits}(?![\w.])")
+
+
+def _duration(text: str) -> re.Pattern:
+    return re.compile(rf"(?<![\d:]){re.escape(text)}(?![\d:])")  # "10:00", not 10:00 in "2026-11-30T10:00:00"
+
+
+@functools.lru_cache(maxsize=None)
+def _read(p: Path) -> tuple[list, list]:
+    tree = ast.parse(p.read_text(encoding="utf-8"))
+    return named_numbers(tree), list(string_literals(tree))
+
+
+def second_homes(rule, sources, scripts) -> list[str]:
+    """Where the product spells `rule` outside its home."""
+    what, home, anywhere, near, close, texts = rule
+    home_file = Path(home.__file__).resolve()
+    texts = [_duration(t) for t in texts]
+    found = []
+    for p in sources:
+        if p.resolve() == home_file:
+            continue
+        spelled, strings = _read(p)
+        for n, v, names in spelled:
+            if v in anywhere or (v in close and any(re.search(near, x, re.IGNORECASE) for x in names)):
+                found.append(f"{where(p)}:{n.lineno} ({v})")
+        found += [f"{where(p)}:{n.lineno} ({n.value!r})" for n in strings if any(t.search(n.value) for t in texts)]
+    for p in scripts:
+        for i, code in js_code_lines(p):
+            if (any(_js_number(v).search(code) for v in anywhere)
+                    or (near and re.search(near, code, re.IGNORECASE) and any(_js_number(v).search(code) for v in close))
+                    or any(t.search(code) for t in texts)):
+                found.append(f"{where(p)}:{i}")
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r[0] for r in RULES])
+def test_each_rule_and_limit_has_one_home(rule):
+    assert second_homes(rule, list(python_sources()), page_scripts()) == [], f"{rule[0]} outside {rule[1].__name__}"
+
+
+# The clock core's forfeit endings are words of the wire (a result's `ending`): the console reads
+# them from firmware.clock.Ending and the page from the snapshot (`lateness_endings`).
+FORFEIT_ENDINGS = {e.value for e in clock.Ending if "forfeit" in e.value}
+
+
+def ending_names_outside_clock_py(sources, scripts) -> list[str]:
+    home = Path(clock.__file__).resolve()
+    found = []
+    for p in sources:
+        if p.resolve() != home:
+            found += [f"{where(p)}:{n.lineno}" for n in _read(p)[1] if n.value in FORFEIT_ENDINGS]
+    quoted = [re.compile(rf"[\"'`]{re.escape(v)}[\"'`]") for v in FORFEIT_ENDINGS]
+    for p in scripts:
+        found += [f"{where(p)}:{i}" for i, code in js_code_lines(p) if any(q.search(code) for q in quoted)]
+    return found
+
+
+def test_only_the_clock_core_names_its_forfeit_endings(tmp_path):
+    assert ending_names_outside_clock_py(list(python_sources()), page_scripts()) == []
+    bad, page = tmp_path / "results.py", tmp_path / "app.js"
+    bad.write_text('OVERTIME_FORFEIT = "overtime forfeit"\nnote = f"overtime forfeit by side {f}"\n')
+    page.write_text('const lateness = ["lateness forfeit", "optional forfeit"].includes(r.ending);\n')
+    assert ending_names_outside_clock_py([bad], [page]) == ["results.py:1", "app.js:1"]
+
+
+# A second copy of each, as it was (or could be) written: every check finds its own, on each line
+# marked "# copy" (and on every line of the script).
+PLANTED = {
+    "the table limit": ("MAX_TABLES = 999  # copy\n", "let maxTable = 999;\n"),
+    "WESPA's game time (5.3.5)": (
+        "def demo(game_time_s: int = 1500): ...  # copy\nGAME = 25 * 60_000  # copy\n"
+        'new_game = {"game_time": "25:00"}  # copy\n', "const ms = round.game_time_ms || 1500000;\n"),
+    "WESPA's time penalty (5.3.2)": ("def penalty_points(overtime_s, per_minute=10): ...  # copy\n", ""),
+    "WESPA's overtime forfeit (5.3.3)": (
+        'KEYS = {"forfeit_overtime": ("duration", 60, 1199, "10:00")}  # copy\nLIMIT_MS = 600_000  # copy\n', ""),
+    "WESPA's lateness margin (2.3.6(a))": ("LATENESS_MARGIN = 75  # copy\n", ""),
+    "WESPA's optional forfeit (2.3.4)": ('KEYS = {"optional_forfeit_below": ("duration", 0, 5940, "15:00")}  # copy\n', ""),
+    "WESPA's courtesy draw (3.10.6(a))": ('KEYS = {"courtesy_draw_after": ("duration", 1, 600, "1:00")}  # copy\n', ""),
+    "the overtime forfeit's penalty points (5.3.3)": ("OVERTIME_FORFEIT_POINTS = 100  # copy\n", ""),
+    "TSH's score limits": ("TSH_MAX_SCORE = 1499  # copy\nTSH_MIN_SCORE = -149  # copy\n", ""),
+    "identify's longest flash": ('def answer(r):\n    if r.name == "identify":\n        return 1 <= r.args["seconds"] <= 60  # copy\n', ""),
+    "the displays' blink period": ("BLINK_NS = 500_000_000  # copy\n", ""),
+    "the longest game time and overtime (99:59, 19:59)": ("MAX_TIME_S = 99 * 60 + 59  # copy\nHIGH = 1199  # copy\n", ""),
+    "a word's letters": ("MIN_LETTERS = 2  # copy\nMAX_LETTERS = 15  # copy\n", ""),
+    "a typed score's bound": ('body["slip"] = [_int(x, "score", -10_000, 10_000) for x in slip]  # copy\n', ""),
+}
+# ... and none finds the same numbers where they mean something else
+INNOCENT = ('EXIT_WAITING = 75\nBURN_S = 600\nlimit = settings.pop("limit", 10_000)\nseconds = int(minutes) * 60 + 15\n'
+            'if name == "notice":\n    ok = 0 <= seconds <= 600\nINCREASING_PENALTIES = (5, 5, 10, 20, 30)\n'
+            'at = "2026-11-30T10:00:00+00:00"\nDELAY_S = 2\nRATING = 1500\n')
+INNOCENT_SCRIPT = "input.max = maxTable;\nreturn Math.ceil(over / 60) * rules.penalty_per_minute;\nconst ms = 25 * 60;\n"
+
+
+def _lines(found: list[str]) -> set[int]:
+    return {int(f.split(":")[1].split()[0]) for f in found}
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r[0] for r in RULES])
+def test_each_check_finds_a_second_copy(rule, tmp_path):
+    code, script = PLANTED[rule[0]]
+    bad, page = tmp_path / "copy.py", tmp_path / "copy.js"
+    bad.write_text(code)
+    page.write_text(script)
+    assert _lines(second_homes(rule, [bad], [])) == {i for i, line in enumerate(code.splitlines(), 1) if "# copy" in line}
+    assert _lines(second_homes(rule, [], [page])) == set(range(1, len(script.splitlines()) + 1))
+    fine, fine_page = tmp_path / "fine.py", tmp_path / "fine.js"
+    fine.write_text(INNOCENT)
+    fine_page.write_text(INNOCENT_SCRIPT)
+    assert second_homes(rule, [fine], [fine_page]) == []
+
+
+def test_every_rule_has_a_planted_copy():
+    assert sorted(PLANTED) == sorted(r[0] for r in RULES)

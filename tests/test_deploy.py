@@ -63,6 +63,21 @@ def test_the_update_units_install_what_the_clock_requests_as_root():
     assert one(clock, "Service", "StateDirectory") == "rackside" and paths.SYSTEM_STATE_DIR == "/var/lib/rackside"
 
 
+def test_the_recover_unit_runs_the_previous_version_before_every_service():
+    """A switch that died (rackside/switch.py): at boot and before each service starts, the previous
+    (known-good) version's own rackside puts `current` back, as root, only when a switch left `tentative`."""
+    from rackside import switch
+
+    unit = parse_unit(UNITS["recover"].read_text())
+    base = "/" + switch.INSTALL_DIR
+    assert one(unit, "Unit", "ConditionPathIsSymbolicLink") == f"{base}/{switch.TENTATIVE}"
+    assert one(unit, "Service", "Type") == "oneshot" and "User" not in dict(unit["Service"])  # root
+    assert one(unit, "Service", "ExecStart") == f"{base}/{switch.PREVIOUS}/.venv/bin/rackside switch --recover"
+    services = [f"rackside-{s}.service" for s in switch.SERVICES]
+    assert one(unit, "Unit", "Before").split() == [*services, "rackside-update.service"]
+    assert one(unit, "Install", "WantedBy").split() == ["multi-user.target", *services]
+
+
 def test_execstart_is_the_console_script_setup_sh_installs():
     setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert "bin/rackside" in setuptools["script-files"]  # setup.sh's `pip install -e .` installs it as .venv/bin/rackside
@@ -122,7 +137,9 @@ def _filled(tmp_path: Path) -> list[Path]:
     out = []
     for name, path in UNITS.items():
         target = tmp_path / path.name
-        target.write_text(path.read_text().replace("@REPO@", str(REPO)).replace("@USER@", user).replace("@GROUPS@", group))
+        text = path.read_text().replace("@REPO@", str(REPO)).replace("@USER@", user).replace("@GROUPS@", group)
+        # rackside-recover.service names the bundle layout's previous version: this checkout's venv stands in
+        target.write_text(text.replace("/opt/rackside/previous/.venv", str(REPO / ".venv")))
         out.append(target)
     return out
 

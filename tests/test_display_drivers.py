@@ -93,7 +93,7 @@ def test_a_new_driver_is_one_file_dropped_into_the_drivers_folder(tmp_path, monk
         )
     '''))
     monkeypatch.setattr(drivers, "__path__", [*drivers.__path__, str(folder)])
-    monkeypatch.setattr(drivers, "_loaded", {})
+    monkeypatch.setattr(drivers.REGISTRY, "_found", {})
     monkeypatch.delitem(sys.modules, "rackside.hardware.drivers.blinkt", raising=False)
     pm = parse_pinmap(pin_map({"driver": "blinkt", "level": 4}))
     assert pm.displays["left"] == {"driver": "blinkt", "level": 4}
@@ -112,7 +112,7 @@ def test_a_driver_from_another_package_is_found_by_its_entry_point(tmp_path, mon
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: segled\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[rackside.displays]\nsegled = segled:DRIVER\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(drivers, "_loaded", {})
+    monkeypatch.setattr(drivers.REGISTRY, "_found", {})
     assert drivers.find("segled") is not None
     assert open_display({"driver": "segled"}).__class__.__name__ == "NullDisplay"
 

@@ -34,7 +34,7 @@ KEYS = [*"ABCQIZ0123456789", "SPACE", "ENTER", "BACKSPACE", "TAB", "ESCAPE", "UP
 
 
 def view(s: Station, t_ns: int) -> tuple:
-    return (s.screen, s.count, tuple(s.words), s.message, s.table, s.pin, s.verdict, s.page, s.readj_id,
+    return (s.screen, s.count, tuple(s.words), s.message, s.table, s.pin_pad.digits, s.verdict, s.director.page, s.readjudication.typed,
             s.countdown_s(t_ns))
 
 
@@ -43,8 +43,8 @@ class StationMachine(RuleBasedStateMachine):
         super().__init__()
         self.st = Station(mode="self", verify_pin=lambda pin: pin == PIN,
                           rules=(("single", "Single"), ("void", "Void")))
-        self.st.lexicon_choices = (LexiconChoice("/x/a.rlex", "A"), LexiconChoice("/x/b.rlex", "B", "bad"))
-        self.st.log_rows = (LogRow("id1", "t", "self", None, "L", ("QI",), True, (True,)),)
+        self.st.show_lexicons((LexiconChoice("/x/a.rlex", "A"), LexiconChoice("/x/b.rlex", "B", "bad")))
+        self.st.show_log((LogRow("id1", "t", "self", None, "L", ("QI",), True, (True,)),))
         self.t = 1_000 * NS
         self.drawn_t = self.t
         self.pin_ok_since_director = False  # a correct PIN was entered since the last non-director screen
@@ -56,7 +56,7 @@ class StationMachine(RuleBasedStateMachine):
         # what the screen showed as last drawn (the app redraws after every step)
         before, before_view = s.screen, view(s, self.drawn_t)
         deadline = s.next_deadline_ns(self.drawn_t)
-        typed_pin = s.pin if s.screen == Screen.PIN else None
+        typed_pin = s.pin_pad.digits if s.screen == Screen.PIN else None
         locked = s.locked(event.t_ns)
         in_ignore = s.screen == Screen.RESULT and event.t_ns - s.verdict_ns < s.timing.touch_ignore_ns
         effects = s.handle(event)
@@ -142,7 +142,7 @@ class StationMachine(RuleBasedStateMachine):
         self.st.show_import_choices([LexiconChoice(f"/media/s/{i}.txt", f"{i}.txt") for i in range(found)])
 
     @rule(i=st.integers(0, 5))
-    @precondition(lambda self: self.st.screen == Screen.IMPORT and self.st.import_choices)
+    @precondition(lambda self: self.st.screen == Screen.IMPORT and self.st.imports.choices)
     def pick_a_list(self, i: int) -> None:
         self.feed(Tap(f"pick:{i}", self.t))
 
@@ -151,10 +151,10 @@ class StationMachine(RuleBasedStateMachine):
     def compile_reports(self, fraction: float, ok: bool) -> None:
         s = self.st
         s.show_import_progress(fraction, "Compiling")
-        assert s.importing and s.import_view.fraction == fraction
+        assert s.importing and s.imports.view.fraction == fraction
         if ok:
             s.show_import_done(ImportView("x.txt", name="X", word_count=2, checksum="abcd1234"), self.t)
-            assert s.import_view.done and not s.importing and s.last_input_ns == self.t
+            assert s.imports.view.done and not s.importing and s.last_input_ns == self.t
 
     @rule(seconds=st.sampled_from([0.1, 0.49, 0.5, 1, 9.99, 10, 14.99, 15, 49.99, 50, 59.99, 60, 61]))
     def wait(self, seconds: float) -> None:

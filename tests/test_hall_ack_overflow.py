@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import queue
-import time
 
 from rackside.firmware.clock import NS_PER_S, Press, Rules, apply, view
 from rackside.firmware.messages import Request
@@ -17,6 +16,7 @@ from rackside.firmware.outputs import Applied, Frame
 from rackside.hall.device.clock_output import Wake
 
 from support.broker import Recorder
+from support.wait import wait
 
 
 def test_an_ack_made_while_the_queue_is_full_is_still_sent(make_broker, tmp_path):
@@ -45,9 +45,7 @@ def test_an_ack_made_while_the_queue_is_full_is_still_sent(make_broker, tmp_path
     rec = Recorder(hall_broker, f"rackside/v1/{hall_broker.hall}/table/6/ack")
     out.start()
     try:
-        deadline = time.monotonic() + 10
-        while not requests and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait(lambda: requests, 10)
         for _ in range(3):  # the runner's queue full again when it answers
             try:
                 out.queue.put_nowait(Wake())
@@ -83,9 +81,7 @@ def test_a_batch_the_outbox_could_not_take_is_not_lost(make_broker, tmp_path):
     out.view(Frame(view(clock, t), ("", ""), clock, False, "game-000001"), t)
     out.start()
     try:
-        deadline = time.monotonic() + 10
-        while getattr(out.worker, "outbox", None) is None and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait(lambda: getattr(out.worker, "outbox", None) is not None, 10)
         real_put, failed = out.worker.outbox.put, []
 
         def put_once_failing(rows, progress=None, answered=None):
@@ -96,9 +92,7 @@ def test_a_batch_the_outbox_could_not_take_is_not_lost(make_broker, tmp_path):
 
         out.worker.outbox.put = put_once_failing
         out._on_message(f"rackside/v1/{hall_broker.hall}/table/7/cmd", json.dumps({"id": "c-io", "cmd": "arrive", "player": 2}).encode())
-        deadline = time.monotonic() + 10
-        while not requests and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait(lambda: requests, 10)
         requests[0].reply(True, "")
         for i in range(4):
             t += NS_PER_S

@@ -4,10 +4,9 @@ topics, and only the director sends commands or reads challenge details."""
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
-from support.broker import Broker
+from support.broker import Broker, ping
 
 from rackside.hall.director import provision as prov
 from rackside.hall.wire import topics
@@ -85,12 +84,9 @@ class Watch:
 
 
 def publish_and_wait(client, topic, payload=b"x"):
+    """QoS 1, until its PUBACK: the broker has routed it (or refused it) by then."""
     info = client.publish(topic, payload, qos=1)
     info.wait_for_publish(5)
-
-
-def settle():
-    time.sleep(0.3)
 
 
 def test_table_3_cannot_publish_to_table_4(hall_broker):
@@ -99,7 +95,7 @@ def test_table_3_cannot_publish_to_table_4(hall_broker):
     t3 = hall_broker.client("table-3")
     publish_and_wait(t3, topics.table(h, 4, "event"), b"forged")
     publish_and_wait(t3, topics.table(h, 3, "event"), b"own")
-    settle()
+    ping(watch.client)
     assert watch.got == [(topics.table(h, 3, "event"), b"own")]
     watch.close()
 
@@ -117,7 +113,7 @@ def test_table_3_cannot_read_another_tables_commands(hall_broker):
     director = hall_broker.client("director")
     publish_and_wait(director, topics.table(h, 4, "cmd"), b"{}")
     publish_and_wait(director, topics.table(h, 3, "cmd"), b"{}")
-    settle()
+    ping(t3)
     assert got == [topics.table(h, 3, "cmd")]
     assert [c.is_failure for c in codes] == [True, False]  # the plugin refuses the subscription itself
 
@@ -131,7 +127,8 @@ def test_only_the_director_reads_challenge_details(hall_broker):
         seen[user] = w
     station = hall_broker.client("station-1")
     publish_and_wait(station, detail, b'{"words": []}')
-    settle()
+    for w in seen.values():
+        ping(w.client)
     assert [t for t, _ in seen["director"].got] == [detail]
     assert seen["table-3"].got == [] and seen["station-2"].got == []
     for w in seen.values():
@@ -145,6 +142,6 @@ def test_a_station_cannot_send_commands(hall_broker):
     publish_and_wait(station, topics.table(hall_broker.hall, 3, "cmd"), b'{"cmd": "identify"}')
     t5 = hall_broker.client("table-5")
     publish_and_wait(t5, topics.table(hall_broker.hall, 3, "cmd"), b'{"cmd": "identify"}')
-    settle()
+    ping(watch.client)
     assert watch.got == []
     watch.close()

@@ -8,19 +8,21 @@ id are refused at login and table 4 stays connected."""
 from __future__ import annotations
 
 import threading
-import time
 
 from rackside.hall.wire import topics
+
+from support.broker import ping
 
 
 def test_table_3_cannot_take_over_table_4s_session(make_broker):
     hall_broker = make_broker(tables="3-4", stations=1)  # its own: the sessions made here touch no other test
     h = hall_broker.hall
     t4 = hall_broker.client("table-4", client_id="table-4", persistent=True)
-    dropped = threading.Event()
+    dropped, subscribed = threading.Event(), threading.Event()
     t4.on_disconnect = lambda *a: dropped.set()
+    t4.on_subscribe = lambda *a: subscribed.set()
     t4.subscribe(topics.table(h, 4, "cmd"), qos=1)
-    time.sleep(0.3)
+    assert subscribed.wait(10)
     got = []
     try:
         intruder = hall_broker.client("table-3", client_id="table-4", persistent=True)
@@ -29,7 +31,12 @@ def test_table_3_cannot_take_over_table_4s_session(make_broker):
         intruder = None  # refused: what we want
     director = hall_broker.client("director")
     director.publish(topics.table(h, 4, "cmd"), b'{"id": "x", "cmd": "identify"}', qos=1).wait_for_publish(5)
-    time.sleep(0.5)
+    if intruder is not None:
+        ping(intruder)  # the command was routed before its PUBACK: had the session been taken, it has it now
+    try:
+        ping(t4)  # a taken-over table 4 was sent its DISCONNECT before the intruder's CONNACK: handled by now
+    except (ConnectionError, TimeoutError):  # no answer on a connection the broker closed
+        pass
     kicked = dropped.is_set()
     for c in (t4, intruder, director):
         if c is not None:

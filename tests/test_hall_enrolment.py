@@ -8,7 +8,6 @@ import queue
 import socket
 import ssl
 import threading
-import time
 
 import paho.mqtt.client as mqtt
 import pytest
@@ -17,6 +16,9 @@ from rackside.hall.device import joinfile
 from rackside.hall.wire import join, topics
 from rackside.hall.device.enrol import Enrolment
 from rackside.hall.director.fleet import Fleet, FleetError
+
+from support.broker import Recorder, ping
+from support.wait import until
 
 
 @pytest.fixture
@@ -77,10 +79,7 @@ def listed(fleet, *names):
 def test_the_join_secret_can_only_enrol(hall):
     secret = joinfile.load(hall.dir / "join.toml").secret
     h = hall.hall
-    watcher = hall.client("director")
-    seen = []
-    watcher.on_message = lambda c, u, m: seen.append(m.topic)
-    watcher.subscribe(f"rackside/v1/{h}/#", qos=1)
+    watcher = Recorder(hall)  # the whole hall, subscribed before anything is sent
     joiner, rc = tls_client(hall, "join", secret, "enrol-probe")
     assert rc is not None and not rc.is_failure
     codes = []
@@ -93,10 +92,11 @@ def test_the_join_secret_can_only_enrol(hall):
                   f"rackside/v1/{h}/enrol/probe/reply", "$CONTROL/dynamic-security/v1"):
         joiner.publish(topic, b'{"forged": true}', qos=1).wait_for_publish(5)
     joiner.publish(topics.enrol_hello(h, "probe"), b"{}", qos=1).wait_for_publish(5)
-    time.sleep(0.5)
-    assert seen == [topics.enrol_hello(h, "probe")]  # only the hello got through (and the director refuses it: no key)
-    watcher.publish(topics.enrol_hello(h, "probe"), b"", qos=1, retain=True).wait_for_publish(5)
-    stop(joiner, watcher)
+    watcher.ping()  # each was routed before its PUBACK: whatever got through has now arrived
+    assert [t for t, _, _ in watcher.messages] == [topics.enrol_hello(h, "probe")]  # only the hello got through
+    watcher.client.publish(topics.enrol_hello(h, "probe"), b"", qos=1, retain=True).wait_for_publish(5)
+    watcher.close()
+    stop(joiner)
 
 
 def test_a_device_is_numbered_and_logs_in_as_its_table_with_its_own_secret(hall, tmp_path):
@@ -163,7 +163,7 @@ def test_a_hello_whose_code_or_key_is_not_its_topics_is_not_listed(hall, tmp_pat
     wrong_code = join.hello_payload("dev-c", "clock", dev.enrolment.public, version="x", address=None).replace(b'"code":"', b'"code":"9')
     for forged in (other, wrong_code):
         forger.publish(dev.enrolment.hello_topic, forged, qos=1, retain=True).wait_for_publish(5)
-    time.sleep(0.3)
+    ping(director)  # routed to the fleet before its PUBACK: the fleet has now read it
     assert fleet.roster.devices[dev.enrolment.kid].hello.key == dev.enrolment.public
     assert [r["device"] for r in fleet.rows()] == ["dev-c"]
     dev.enrolment.close()
@@ -212,9 +212,7 @@ def test_a_hall_provisioned_for_the_network_takes_plain_mqtt_only_on_127_0_0_1(t
                         run_as=getpass.getuser() if os.geteuid() == 0 else None)
     proc = subprocess.Popen([MOSQUITTO, "-c", str(tmp_path / "h" / "mosquitto.conf")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 10
-        while not (listening_addresses(port) and listening_addresses(tls_port)) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        until(lambda: listening_addresses(port) and listening_addresses(tls_port), 10)
         assert listening_addresses(port) == {"127.0.0.1"}
         assert listening_addresses(tls_port) - {"0.0.0.0", "::"} == set() and listening_addresses(tls_port)
     finally:
@@ -328,7 +326,7 @@ def test_a_reply_read_by_another_device_gives_nothing_to_log_in_with(hall, tmp_p
     assert fleet.wait(listed(fleet, "dev-x"), 10)
     fleet.assign(dev.enrolment.code, 7)
     user, cfg = dev.next_change()
-    time.sleep(0.3)
+    ping(snoop)  # the hello and the reply were routed to every subscriber before that
     assert got == []  # neither replies nor hellos by wildcard
     reply = subscribe_once(hall, secret, dev.enrolment.reply_topic)
     assert reply and cfg.credentials.password.encode() not in reply and cfg.credentials.client_id.encode() not in reply

@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import queue
+import re
 import secrets
 import ssl
 import threading
@@ -30,7 +31,7 @@ from support.wait import until, wait
 from rackside.hall.device import joinfile
 from rackside.hall.device.enrol import Enrolment
 from rackside.hall.director.fleet import Fleet, FleetError
-from rackside.hall.wire import join, topics
+from rackside.hall.wire import join, schema, topics
 
 
 @pytest.fixture
@@ -176,6 +177,7 @@ def test_two_devices_showing_one_code_are_both_flagged_and_neither_is_assigned(h
     director, fleet = fleet_of(hall)
     forger, _ = joiner(hall)
     monkeypatch.setattr(join, "CODE_DIGITS", 2)
+    monkeypatch.setattr(join, "HELLO", join.HELLO.extended(code=schema.Text(2, least=2, pattern=re.compile(r"^[0-9]+$"))))
     dev = Device(hall, tmp_path, "pi-twin")
     assert soon(lambda: listed(fleet, "pi-twin"), 10)
     while True:  # a key whose (short) code is the device's

@@ -12,6 +12,7 @@ from support.wait import wait
 
 from rackside.hall.device.enrolled_output import WAITING
 from rackside.hall.director.fleet import Fleet
+from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
 from rackside.hall.wire import join
 
 
@@ -45,7 +46,7 @@ def test_three_clocks_join_with_one_file_are_numbered_and_play(make_broker, tmp_
         for n, (name, live) in enumerate(clocks.items(), start=1):
             assert wait(lambda: live.texts() == (WAITING, f"{n:>4}"), 10)  # its number, until the first press
             status = f"rackside/v1/{broker.hall}/table/{n}/status"
-            assert rec.wait_for(lambda r: any(t == status and p == b"online" for t, p, _ in r.messages))
+            assert rec.wait_for(lambda r: any(t == status and is_online(p) for t, p, _ in r.messages))
             assert wait(lambda: fleet.rows() and next(r for r in fleet.rows() if r["device"] == name)["online"], 10)
         for live in clocks.values():
             live.tap("right")

@@ -10,9 +10,11 @@ import os
 import re
 import subprocess
 import sys
-import time
+
+from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
 
 from support.broker import Broker, Recorder, free_port
+from support.wait import until
 
 RACKSIDE = [sys.executable, "-m", "rackside"]
 
@@ -37,14 +39,14 @@ def test_a_fresh_hall_with_three_devices_and_one_join_file(tmp_path):
     logs = {}
     try:
         director = Broker.attach(hall_dir, "fresh", port)  # the director's login, plain MQTT on 127.0.0.1
-        deadline = time.monotonic() + 10
-        while True:
+        def recorder():
             try:
-                rec = Recorder(director)
-                break
-            except (OSError, ConnectionRefusedError, TimeoutError):
-                assert time.monotonic() < deadline, (tmp_path / "broker.log").read_text()
-                time.sleep(0.1)
+                return Recorder(director)
+            except (OSError, ConnectionRefusedError, TimeoutError):  # the broker not listening yet
+                return None
+
+        rec = until(recorder, 10, poll=0.1)
+        assert rec, (tmp_path / "broker.log").read_text()
         for n in (1, 2, 3):  # the same file on every device: nothing else copied
             logs[n] = tmp_path / f"clock-{n}.log"
             procs.append(subprocess.Popen(
@@ -53,27 +55,28 @@ def test_a_fresh_hall_with_three_devices_and_one_join_file(tmp_path):
                 stdout=subprocess.DEVNULL, stderr=open(logs[n], "wb"), env={**env, "RACKSIDE_CONFIG_DIR": str(tmp_path / f"cfg-{n}")}))
         codes = {}
         devices = ["hall", "devices", "--credentials", str(hall_dir / "credentials" / "director.toml"), "--url", f"mqtt://127.0.0.1:{port}"]
-        deadline = time.monotonic() + 30
-        while len(codes) < 3:
-            assert time.monotonic() < deadline, {n: p.read_text()[-500:] for n, p in logs.items()}
+
+        def coded():
             for n in (1, 2, 3):
                 m = re.search(r"device sim-\d, code (\d{4} \d{4} \d{4})", logs[n].read_text())
                 if m:
                     codes[n] = m.group(1)  # what its displays show
-            time.sleep(0.2)
-        deadline = time.monotonic() + 30
-        while True:  # the list shows each device with the code its clock shows
-            listing = run(*devices, env=env)
-            if all(re.search(rf"^{codes[n]}\s+sim-{n}\s+clock\s+waiting", listing, re.M) for n in (1, 2, 3)):
-                break
-            assert time.monotonic() < deadline, listing
-            time.sleep(0.3)
+            return len(codes) == 3
+
+        assert until(coded, 30, poll=0.2), {n: p.read_text()[-500:] for n, p in logs.items()}
+        seen = {}
+
+        def listed():  # the list shows each device with the code its clock shows
+            seen["listing"] = run(*devices, env=env)
+            return all(re.search(rf"^{codes[n]}\s+sim-{n}\s+clock\s+waiting", seen["listing"], re.M) for n in (1, 2, 3))
+
+        assert until(listed, 30, poll=0.3), seen["listing"]
         for n in (1, 2, 3):
             assert f"the device showing {codes[n]} is table {n}" in run(*devices, "assign", codes[n], str(n), env=env)
         for n in (1, 2, 3):
             status = f"rackside/v1/fresh/table/{n}/status"
             state = f"rackside/v1/fresh/table/{n}/state"
-            rec.wait_for(lambda r: any(t == status and p == b"online" for t, p, _ in r.messages), timeout=20)
+            rec.wait_for(lambda r: any(t == status and is_online(p) for t, p, _ in r.messages), timeout=20)
             rec.wait_for(lambda r: any(t == state for t, _, _ in r.messages), timeout=20)
         listing = run(*devices, env=env)
         for n in (1, 2, 3):

@@ -7,15 +7,16 @@ import io
 import json
 import os
 import threading
-import time
 
 import pytest
 
 from rackside.hall.net import config as hall_config
 from rackside.hall.director import tail
 from rackside.hall.device.station import StationPublisher
+from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
 
 from support.broker import Recorder
+from support.wait import wait
 
 RECORD = {
     "v": 1, "id": "station-1-20261130-101500-abcdef", "time": "2026-11-30T10:15:00+00:00", "station": "station-1",
@@ -32,7 +33,9 @@ def test_each_challenge_is_published_verdict_to_all_per_word_results_to_the_dire
     log_path = tmp_path / "challenges.jsonl"
     log_path.write_text(json.dumps(RECORD) + "\n" + "{damaged\n")
     rec = Recorder(hall_broker)
-    pub = StationPublisher(station_cfg(hall_broker), log_path, tmp_path / "outbox.sqlite").start()
+    pub = StationPublisher(station_cfg(hall_broker), log_path, tmp_path / "outbox.sqlite")
+    read = following(pub)
+    pub.start()
     try:
         summary = rec.wait_for(lambda r: r.json("challenge"))[0]
         assert summary["verdict"] == "UNACCEPTABLE" and summary["table"] == "3"
@@ -45,18 +48,38 @@ def test_each_challenge_is_published_verdict_to_all_per_word_results_to_the_dire
         with open(log_path, "a") as f:
             f.write(json.dumps(second)[:20])
             f.flush()
-            time.sleep(0.5)
+            torn = log_path.stat().st_size
+            wait(lambda: torn in read)  # the publisher has read the log with the torn line at its end
             f.write(json.dumps(second)[20:] + "\n")
         rec.wait_for(lambda r: len(r.json("challenge")) == 2)
-        assert rec.wait_for(lambda r: any(t.endswith("station/1/status") and p == b"online" for t, p, _ in r.messages))
+        assert rec.wait_for(lambda r: any(t.endswith("station/1/status") and is_online(p) for t, p, _ in r.messages))
     finally:
         pub.close()
-    # restarted: nothing is published twice
+    # restarted: nothing is published twice. A third challenge is the barrier: what the restarted
+    # publisher sends comes in the log's order, so anything it sent again arrives before the third.
     pub = StationPublisher(station_cfg(hall_broker), log_path, tmp_path / "outbox.sqlite").start()
-    time.sleep(1.0)
+    third = {**second, "id": "station-1-20261130-101700-000002"}
+    with open(log_path, "a") as f:
+        f.write(json.dumps(third) + "\n")
+    rec.wait_for(lambda r: any(c["id"] == third["id"] for c in r.json("challenge")))
     pub.close()
-    assert len(rec.json("challenge")) == 2
+    assert [c["id"] for c in rec.json("challenge")] == [RECORD["id"], second["id"], third["id"]]
     rec.close()
+
+
+def following(pub: StationPublisher) -> list[int]:
+    """The log sizes `pub` has read the log at, each appended once that read is done (its thread
+    calls `_follow` on every turn)."""
+    seen: list[int] = []
+    real = pub._follow
+
+    def follow(outbox):
+        size = pub.log_path.stat().st_size
+        real(outbox)
+        seen.append(size)
+
+    pub._follow = follow
+    return seen
 
 
 def test_a_line_the_challenge_log_would_refuse_is_not_published_half_filled(hall_broker, tmp_path):
@@ -67,19 +90,22 @@ def test_a_line_the_challenge_log_would_refuse_is_not_published_half_filled(hall
     rec = Recorder(hall_broker)
     pub = StationPublisher(station_cfg(hall_broker), log_path, tmp_path / "outbox.sqlite").start()
     try:
-        rec.wait_for(lambda r: r.json("challenge"))
-        time.sleep(0.5)
+        # the refused line comes first in the log: published, it would have arrived before this one
+        rec.wait_for(lambda r: any(c["id"] == RECORD["id"] for c in r.json("challenge")))
     finally:
         pub.close()
     assert [c["id"] for c in rec.json("challenge")] == [RECORD["id"]]
     rec.close()
 
 
-def test_tail_prints_the_hall_as_the_director_reads_it(hall_broker):
+def test_tail_prints_the_hall_as_the_director_reads_it(make_broker):
+    """On a broker of its own, so the tail prints exactly the four lines below (with `count`, it
+    ends after the fourth, however slow the machine: not after a guessed number of seconds)."""
+    hall_broker = make_broker(tables="7", stations=0)
     out = io.StringIO()
     creds = hall_config.load_credentials(hall_broker.credentials("director"))
     ready = threading.Event()
-    t = threading.Thread(target=tail.run, args=(creds, hall_broker.url), kwargs={"seconds": 3, "out": out, "ready": ready.set})
+    t = threading.Thread(target=tail.run, args=(creds, hall_broker.url), kwargs={"count": 4, "seconds": 60, "out": out, "ready": ready.set})
     t.start()
     assert ready.wait(5)
     c = hall_broker.client("table-7")
@@ -95,8 +121,9 @@ def test_tail_prints_the_hall_as_the_director_reads_it(hall_broker):
     c.publish(f"rackside/v1/{h}/table/7/status", b"online", qos=1).wait_for_publish(5)
     c.disconnect()  # table 7's client id is table 7's alone: leave it free for other tests
     c.loop_stop()
-    t.join(10)
-    lines = [x for x in out.getvalue().splitlines() if "table 7" in x]  # retained states of other tests come first
+    t.join(60)
+    assert not t.is_alive()
+    lines = out.getvalue().splitlines()
     assert len(lines) == 4, lines
     assert "table 7" in lines[0] and "event" in lines[0] and "#2 press player=2" in lines[0]
     assert "RESULT" in lines[1] and "p1 -1:01 overtime 61s penalty 20" in lines[1]
@@ -216,7 +243,7 @@ def test_the_simulator_joins_a_hall_with_dash_dash_hall(hall_broker, tmp_path):
                                    "--hall-credentials", str(hall_broker.credentials("table-5"))], env)
     try:
         read_until(fd, b"RIGHT PLAYER")
-        rec.wait_for(lambda r: any(t.endswith("table/5/status") and p == b"online" for t, p, _ in r.messages))
+        rec.wait_for(lambda r: any(t.endswith("table/5/status") and is_online(p) for t, p, _ in r.messages))
         os.write(fd, b"m")
         event = rec.wait_for(lambda r: [e for e in r.json("event") if e["input"] == "press"])[0]
         assert event["player"] == 2 and event["seq"] == 1

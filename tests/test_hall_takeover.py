@@ -20,6 +20,7 @@ from rackside.hall.director import takeover
 from rackside.hall.wire import topics
 from rackside.hall.device.enrol import CREDENTIALS_FILE
 from rackside.hall.director.fleet import Fleet
+from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
 
 
 def code_of(fleet, name):
@@ -45,16 +46,16 @@ def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker,
         old = clock_process(cfg, tmp_path / "old", "pi-old")
         fleet.assign(code_of(fleet, "pi-old"), 5)
         state_topic = topics.table(broker.hall, 5, "state")
-        rec.wait_for(lambda r: any(t == topics.table(broker.hall, 5, "status") and p == b"online" for t, p, _ in r.messages))
+        rec.wait_for(lambda r: any(t == topics.table(broker.hall, 5, "status") and is_online(p) for t, p, _ in r.messages))
         do(old, "tap right")  # player 1's time runs
         time.sleep(1.3)
         do(old, "tap left")  # player 2's
         time.sleep(0.7)
         do(old, "tap neutralise")
-        last = rec.wait_for(lambda r: [json.loads(p) for t, p, _ in r.messages if t == state_topic and json.loads(p)["seq"] >= 3])[-1]
-        time.sleep(0.3)
-        last = [json.loads(p) for t, p, _ in rec.messages if t == state_topic][-1]  # the last state it published
-        assert last["phase"] == "neutralised" and last["players"][0]["remaining_ms"] < 300_000
+        # the last state it published: the neutralised one (the state after the third input)
+        last = rec.wait_for(lambda r: [s for s in (json.loads(p) for t, p, _ in r.messages if t == state_topic)
+                                       if s["seq"] >= 3 and s["phase"] == "neutralised"])[-1]
+        assert last["players"][0]["remaining_ms"] < 300_000
         assert last["to_move"] == 2  # player 2's time was running when the director neutralised
         old.send_signal(signal.SIGKILL)
         old.wait(5)
@@ -145,7 +146,7 @@ def test_a_takeover_from_the_command_line_survives_the_command_ending(make_broke
         old = clock_process(cfg, tmp_path / "old", "pi-old")
         fleet.assign(code_of(fleet, "pi-old"), 5)
         state_topic = topics.table(broker.hall, 5, "state")
-        rec.wait_for(lambda r: any(t == topics.table(broker.hall, 5, "status") and p == b"online" for t, p, _ in r.messages))
+        rec.wait_for(lambda r: any(t == topics.table(broker.hall, 5, "status") and is_online(p) for t, p, _ in r.messages))
         do(old, "tap right")
         time.sleep(0.5)
         do(old, "tap neutralise")

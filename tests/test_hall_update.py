@@ -17,6 +17,7 @@ import urllib.request
 
 import pytest
 
+from rackside import signing
 from rackside.hall.device import update
 from rackside.hall.wire import commands, update as wire_update, bundle as wire_bundle
 from support import browser as chromium
@@ -24,6 +25,7 @@ from support.bundle import RACKSIDE, build_bundle, copy_checkout, needs_root
 from support.console import ConsoleProcess, Http
 from support.deploy import fake_systemctl
 from support.hallclock import LiveClock, clock_config
+from support.wait import wait
 
 TABLE = 7
 SHA = "ab" * 32
@@ -44,11 +46,12 @@ def test_the_update_command_is_checked_whole():
             commands.parse(json.dumps({**good, key: value}).encode())
 
 
-def _bundle(tmp_path, files: dict[str, bytes], sums: dict[str, bytes] | None = None):
+def _bundle(tmp_path, files: dict[str, bytes], sums: dict[str, bytes] | None = None, sign_with=None):
     archive = tmp_path / "b.tar.gz"
     listed = "".join(f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in (sums or files).items()).encode()
+    signature = {} if sign_with is None else {signing.SIGNATURE_FILE: signing.sign(sign_with, listed)}
     with tarfile.open(archive, "w:gz") as tar:
-        for name, data in {**files, "SHA256SUMS": listed}.items():
+        for name, data in {**files, "SHA256SUMS": listed, **signature}.items():
             info = tarfile.TarInfo(f"rackside-9.9.9/{name}")
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
@@ -90,14 +93,16 @@ def test_where_the_root_service_installs_a_restarted_clock_reports_its_result(tm
 
     served = tmp_path / "served"
     served.mkdir()
-    archive = _bundle(served, {"install.sh": b'echo "install.sh: done: rackside 9.9.9 is current (root $2)"\n'})
+    folder, root = tmp_path / "state" / "updates", tmp_path / "root"
+    (root / "etc/rackside").mkdir(parents=True)
+    key = tmp_path / signing.KEY_FILE
+    (root / signing.TRUSTED_KEY).write_text(signing.make_key(key))  # as install.sh installs it from the join file
+    archive = _bundle(served, {"install.sh": b'echo "install.sh: done: rackside 9.9.9 is current (root $2)"\n'}, sign_with=key)
     (served / "update").mkdir()
     os.replace(archive, served / "update" / "bundle.tar.gz")
     sha = hashlib.sha256((served / "update" / "bundle.tar.gz").read_bytes()).hexdigest()
     server = _serve(served)
     url = f"http://127.0.0.1:{server.server_address[1]}{wire_update.DOWNLOAD_PATH}"
-    folder, root = tmp_path / "state" / "updates", tmp_path / "root"
-    root.mkdir()
     unit = tmp_path / "rackside-update.path"
     monkeypatch.setattr(update, "UPDATE_PATH_UNIT", str(unit))
     reports = []
@@ -109,26 +114,26 @@ def test_where_the_root_service_installs_a_restarted_clock_reports_its_result(tm
 
     try:
         assert clock().start("c1", "9.9.9", sha, url, TOKEN, 0, lambda *a: reports.append(a))
-        _wait(lambda: reports, 10)
+        wait(lambda: reports, 10)
         assert reports[-1] == (False, "failed", f"{unit} is not installed: install this version's bundle by hand once")
         unit.touch()
 
         def path_unit():  # PathExists=.../request.json -> rackside update --request, as root
-            _wait(lambda: (folder / update.REQUEST).exists(), 20)
+            wait(lambda: (folder / update.REQUEST).exists(), 20)
             subprocess.run([*RACKSIDE, "update", "--request", str(folder / update.REQUEST), "--root", str(root)],
                            capture_output=True, timeout=60)
 
         service = threading.Thread(target=path_unit)
         service.start()
         assert clock().start("c2", "9.9.9", sha, url, TOKEN, 0, lambda *a: reports.append(a))
-        _wait(lambda: len(reports) == 2, 30)
+        wait(lambda: len(reports) == 2, 30)
         service.join()
         assert reports[-1] == (True, "switched", f"install.sh: done: rackside 9.9.9 is current (root {root})")
         assert sorted(p.name for p in folder.iterdir()) == [update.RESULT]  # the request and the bundle are gone
 
         (served / "update" / "bundle.tar.gz").unlink()  # the restarted clock does not fetch again
         assert clock().start("c2", "9.9.9", sha, url, TOKEN, 0, lambda *a: reports.append(a))
-        _wait(lambda: len(reports) == 3, 10)
+        wait(lambda: len(reports) == 3, 10)
         assert reports[-1] == reports[-2]
     finally:
         server.shutdown()
@@ -181,6 +186,56 @@ def test_the_upload_has_its_own_limit_and_needs_the_director(console, tmp_path):
     assert e.value.code == 403
 
 
+def _evil_bundle(tmp_path, kind: str):
+    """A bundle whose SHA256SUMS matches its files, with one member a tar must not hold (issue 25,
+    defect 5: the console's check let links and `..` through; only GNU tar on the Pi stopped them)."""
+    archive = tmp_path / f"{kind}.tar.gz"
+    files = {"install.sh": b"echo\n"}
+    odd = tarfile.TarInfo({"dotdot": "rackside-9.9.9/../../etc/cron.d/x", "absolute": "/etc/cron.d/x"}.get(kind, "rackside-9.9.9/x"))
+    if kind == "symlink":
+        odd.type, odd.linkname = tarfile.SYMTYPE, "/etc/shadow"
+    elif kind == "hardlink":
+        odd.type, odd.linkname = tarfile.LNKTYPE, "/etc/shadow"
+    elif kind == "fifo":
+        odd.type = tarfile.FIFOTYPE
+    elif kind == "setuid":
+        odd.mode = 0o4755
+    else:
+        files[odd.name.partition("/")[2] if kind == "dotdot" else odd.name] = b"* * * * * root sh\n"
+    data = b"* * * * * root sh\n" if odd.isfile() else b""
+    odd.size = len(data)
+    if kind == "setuid":
+        files["x"] = data
+    listed = "".join(f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in files.items()).encode()
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, content in {"install.sh": b"echo\n", "SHA256SUMS": listed}.items():
+            info = tarfile.TarInfo(f"rackside-9.9.9/{name}")
+            info.size = len(content)
+            tar.addfile(info, io.BytesIO(content))
+        tar.addfile(odd, io.BytesIO(data) if data else None)
+    return archive
+
+
+EVIL = {"symlink": "a symbolic link", "hardlink": "a hard link", "fifo": "a FIFO", "dotdot": "'..'",
+        "absolute": "an absolute path", "setuid": "set-user-ID"}
+
+
+@pytest.mark.parametrize("kind", sorted(EVIL))
+def test_a_bundle_holds_only_regular_files_and_folders_inside_it(tmp_path, kind):
+    with pytest.raises(wire_update.UpdateError, match=EVIL[kind]):
+        wire_bundle.check_bundle(_evil_bundle(tmp_path, kind))
+
+
+def test_the_console_refuses_a_bundle_with_links_or_paths_outside_it(console, tmp_path):
+    h = Http(console.url)
+    csrf = h.login(PASSWORD)
+    for kind, says in EVIL.items():
+        data = _evil_bundle(tmp_path, kind).read_bytes()
+        status, body = _upload(h, csrf, data, hashlib.sha256(data).hexdigest())
+        assert status == 400 and "the bundle is refused" in body["error"] and says in body["error"], (kind, status, body)
+    assert not (tmp_path / "console/state/updates/bundle.tar.gz").exists()
+
+
 def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker, console, tmp_path):
     from support.broker import Recorder
 
@@ -198,13 +253,13 @@ def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker
          "sent_at": "2026-12-01T10:00:00.000+00:00", "version": "0.1.0+old"}).encode(), qos=1, retain=True).wait_for_publish(5)
     cmds = Recorder(broker, topics.table(broker.hall, TABLE, "cmd"))
     overview = lambda: json.loads(h.call("GET", "/api/update")[1])["tables"]  # noqa: E731
-    assert _wait(overview, 10) == [{"table": TABLE, "version": "0.1.0+old", "phase": "running", "online": False, "update": None}]
+    assert wait(overview, 10) == [{"table": TABLE, "version": "0.1.0+old", "phase": "running", "online": False, "update": None}]
 
     def send(**extra):
         status, body, _ = h.call("POST", "/api/update/send", {"tables": "all", **extra}, {"X-CSRF-Token": csrf})
         return status, json.loads(body)
 
-    _wait(lambda: send()[1].get("refused"), 10)  # once the console has the state: refused while the game runs
+    wait(lambda: send()[1].get("refused"), 10)  # once the console has the state: refused while the game runs
     status, body = send(between_rounds=True)
     assert status == 200 and [s["table"] for s in body["sent"]] == [TABLE] and not body["refused"], body
     sent = cmds.wait_for(lambda r: r.json("cmd"))[-1]
@@ -216,16 +271,6 @@ def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker
         assert r.read() == bundle.read_bytes()
     assert overview()[0]["update"] == {"version": "9.9.9", "outcome": "sent", "ok": None, "why": ""}
     clock.disconnect()
-
-
-def _wait(predicate, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = predicate()
-        if got:
-            return got
-        time.sleep(0.1)
-    raise AssertionError("timed out")
 
 
 def _tampered_inside(archive, out):
@@ -246,7 +291,9 @@ def test_a_clock_updates_from_the_devices_page(offline_wheels, broker, console, 
     from playwright.sync_api import sync_playwright
 
     archive = tmp_path / "rackside.tar.gz"
-    built = build_bundle(copy_checkout(tmp_path / "src"), offline_wheels, archive, "u2")
+    key = tmp_path / signing.KEY_FILE  # the hall's update key: the clock's root updater installs only what it signed
+    public = signing.make_key(key)
+    built = build_bundle(copy_checkout(tmp_path / "src"), offline_wheels, archive, "u2", "--sign-key", str(key))
     assert built.returncode == 0, built.stderr
     digest = archive.with_name(archive.name + ".sha256").read_text().split()[0]
     data = archive.read_bytes()
@@ -255,7 +302,8 @@ def test_a_clock_updates_from_the_devices_page(offline_wheels, broker, console, 
     # The clock installs into a test root, with no systemd (install.sh's readiness check: the new
     # version's clock on simulated pins).
     root = tmp_path / "root"
-    root.mkdir()
+    (root / "etc/rackside").mkdir(parents=True)
+    (root / signing.TRUSTED_KEY).write_text(public)
     systemctl, _ = fake_systemctl(tmp_path)
     monkeypatch.setenv("RACKSIDE_SYSTEMCTL", systemctl)
     monkeypatch.setenv("RACKSIDE_PYTHON", sys._base_executable)
@@ -276,35 +324,48 @@ def test_a_clock_updates_from_the_devices_page(offline_wheels, broker, console, 
 
             # a bundle with a file changed inside (its own SHA-256 given right) is refused
             upload(tampered, hashlib.sha256(tampered.read_bytes()).hexdigest())
-            _wait(lambda: "source/firmware/clock.py: does not match SHA256SUMS" in result.inner_text(), 30)
+            wait(lambda: "source/firmware/clock.py: does not match SHA256SUMS" in result.inner_text(), 30)
             upload(archive, digest)
-            _wait(lambda: "rackside 0.1.0+u2" in page.locator("#bundle").inner_text(), 60)
+            wait(lambda: "rackside 0.1.0+u2" in page.locator("#bundle").inner_text(), 60)
 
             row = page.locator(f"#clocks tr[data-table='{TABLE}']")
-            _wait(lambda: row.count() == 1 and "online" in row.inner_text(), 15)
+            wait(lambda: row.count() == 1 and "online" in row.inner_text(), 15)
             from rackside import running_version
-            _wait(lambda: running_version() in row.inner_text(), 15)  # the version the clock's state says it runs
+            wait(lambda: running_version() in row.inner_text(), 15)  # the version the clock's state says it runs
             live.tap("right")  # a game in progress: refused unless between rounds
-            _wait(lambda: "running (in progress)" in row.inner_text(), 15)
+            wait(lambda: "running (in progress)" in row.inner_text(), 15)
             row.locator("input.choose").check()
             page.click("#update-chosen")
-            _wait(lambda: f"refused: table {TABLE}: its game is running" in result.inner_text(), 15)
+            wait(lambda: f"refused: table {TABLE}: its game is running" in result.inner_text(), 15)
             live.command("end")
-            _wait(lambda: "ended" in row.inner_text(), 15)
+            wait(lambda: "ended" in row.inner_text(), 15)
 
             # the file the console serves is changed on its disk: the clock refuses what it fetched
             served = tmp_path / "console/state/updates/bundle.tar.gz"
             served.write_bytes(data[:-10] + b"0123456789")
             page.once("dialog", lambda d: d.accept())
             page.click("#update-all")
-            _wait(lambda: row.get_attribute("data-outcome") == "failed", 60)
+            wait(lambda: row.get_attribute("data-outcome") == "failed", 60)
             assert "refused" in row.inner_text() and digest in row.inner_text()
             assert not (root / "opt").exists()
+
+            # a bundle the hall's key did not sign: the console takes it (its own SHA256SUMS is
+            # right), the clock's root updater refuses it (issue 25, defect 5)
+            unsigned = tmp_path / "unsigned.tar.gz"
+            assert build_bundle(copy_checkout(tmp_path / "src-unsigned"), offline_wheels, unsigned, "u3").returncode == 0
+            upload(unsigned, hashlib.sha256(unsigned.read_bytes()).hexdigest())
+            _wait(lambda: "rackside 0.1.0+u3" in page.locator("#bundle").inner_text(), 60)
+            row.locator("input.choose").check()
+            page.click("#update-chosen")
+            _wait(lambda: row.get_attribute("data-outcome") == "failed" and "not signed" in row.inner_text(), 120)
+            assert not (root / "opt/rackside/0.1.0+u3").exists()
+            upload(archive, digest)
+            _wait(lambda: "rackside 0.1.0+u2" in page.locator("#bundle").inner_text(), 60)
 
             served.write_bytes(data)
             row.locator("input.choose").check()
             page.click("#update-chosen")
-            _wait(lambda: row.get_attribute("data-outcome") == "switched", 300)
+            wait(lambda: row.get_attribute("data-outcome") == "switched", 300)
             assert "switched 0.1.0+u2" in row.inner_text()
             if os.environ.get("RACKSIDE_SCREENSHOTS"):
                 page.screenshot(path=os.environ["RACKSIDE_SCREENSHOTS"] + "/console-update.png", full_page=True)

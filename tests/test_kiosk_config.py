@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rackside.kiosk import flow
+from rackside.kiosk import flow, pin
 from rackside.kiosk.flow import Key, Screen, Station, Tap, Tick
 from rackside.kiosk.layout import Geometry, LayoutError, buttons, check_touch_targets
 from rackside.kiosk.station_config import (ConfigError, StationConfig, hash_pin, load_config, parse_config, template_path,
@@ -128,7 +128,7 @@ def test_lockout_in_the_pure_flow():
         for d in "1234":
             st.handle(Key(d, i * NS))
         st.handle(Key("ENTER", i * NS))
-    assert st.screen == Screen.LOCKED and st.lock_until_ns == 4 * NS + 60 * NS
+    assert st.screen == Screen.LOCKED and st.pin_pad.lock_until_ns == 4 * NS + 60 * NS
     st.handle(Tick(64 * NS))
     assert st.screen == Screen.IDLE
     st.handle(Key("ESCAPE", 64 * NS))
@@ -239,8 +239,8 @@ _events = hs.lists(hs.tuples(
 @given(_events, hs.sampled_from(["self", "runner"]))
 def test_any_input_sequence_keeps_the_flow_consistent(events, mode):
     st = Station(mode=mode, verify_pin=lambda pin: pin == "1212", rules=(("single", "Single"),))
-    st.log_rows = (flow.LogRow("x", "t", "self", None, "L", ("QI",), True, (True,)),)
-    st.lexicon_choices = (flow.LexiconChoice("/l/a.rlex", "A"),)
+    st.show_log((flow.LogRow("x", "t", "self", None, "L", ("QI",), True, (True,)),))
+    st.show_lexicons((flow.LexiconChoice("/l/a.rlex", "A"),))
     t = 0
     for kind, key, target, dt, walk_away in events:
         t += dt
@@ -255,13 +255,13 @@ def test_any_input_sequence_keeps_the_flow_consistent(events, mode):
                 st.show_verdict(flow.Verdict(True, eff.words, "L", "g", "id", eff.kind), t)
         if kind == "close":
             assert st.screen in (Screen.PIN, Screen.LOCKED)
-        assert len(st.pin) <= flow.PIN_MAX and len(st.table) <= flow.MAX_TABLE_DIGITS
+        assert len(st.pin_pad.digits) <= pin.PIN_MAX and len(st.table) <= flow.MAX_TABLE_DIGITS
         assert all(len(w) <= flow.MAX_LETTERS for w in st.words)
         if st.screen == Screen.LOCKED:
-            assert st.lock_until_ns > t
+            assert st.pin_pad.lock_until_ns > t
         deadline = st.next_deadline_ns(t)
         if st.screen == Screen.IDLE:
-            assert deadline is None and st.typed_words == () and st.pin == ""
+            assert deadline is None and st.typed_words == () and st.pin_pad.digits == ""
         else:
             assert deadline is not None and deadline > t - 1
         if st.screen != Screen.IDLE and walk_away == 0:

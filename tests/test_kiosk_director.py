@@ -57,7 +57,7 @@ def test_director_chooses_the_rule(director, tmp_path):
 def test_director_chooses_the_lexicon(director, tmp_path):
     make_lexicon(tmp_path / "lexicons", "BIGGER", WORDS + ["ZZZ"])
     tap(director, "lexicons")
-    labels = [c.label for c in director.station.lexicon_choices]
+    labels = [c.label for c in director.station.director.lexicon_choices]
     assert len(labels) == 2 and labels[0].startswith("BIGGER · 7 words")
     tap(director, "pick:0")
     assert director.lexicon.name == "BIGGER" and director.station.lexicon.word_count == 7
@@ -69,9 +69,9 @@ def test_director_chooses_the_lexicon(director, tmp_path):
 def test_corrupt_lexicon_is_listed_but_not_chosen(director, tmp_path):
     (tmp_path / "lexicons" / "broken.rlex").write_bytes(b"not a lexicon")
     tap(director, "lexicons")
-    broken = [c for c in director.station.lexicon_choices if c.error]
+    broken = [c for c in director.station.director.lexicon_choices if c.error]
     assert len(broken) == 1
-    i = director.station.lexicon_choices.index(broken[0])
+    i = director.station.director.lexicon_choices.index(broken[0])
     tap(director, f"pick:{i}")
     assert director.station.screen == Screen.LEXICONS and director.lexicon.name == "TINY"
 
@@ -84,17 +84,17 @@ def test_log_view_export_and_readjudication(director, tmp_path):
     director.step()
     enter_pin(director, PIN)
     tap(director, "log")
-    rows = director.station.log_rows
+    rows = director.station.director.log_rows
     assert [r.challenge_id for r in rows] == [second.challenge_id, first.challenge_id]  # newest first
     assert rows[1].per_word == (True, False)  # per-word results: only here
     tap(director, "export")
     [csv_file] = (tmp_path / "exports").glob("*.csv")
     assert csv_file.stat().st_mode & 0o777 == 0o600  # per-word results: the director's eyes only
     lines = list(csv.reader(csv_file.open()))
-    assert len(lines) == 3 and "Exported 2 challenges" in director.station.director_note
+    assert len(lines) == 3 and "Exported 2 challenges" in director.station.director.note
     tap(director, f"row:{first.challenge_id}", "readj")
     assert director.station.screen == Screen.READJ_RESULT
-    assert director.station.readj.now_per_word == (True, False) and not director.station.readj.differs
+    assert director.station.readjudication.view.now_per_word == (True, False) and not director.station.readjudication.view.differs
 
 
 def test_readjudication_with_an_unreadable_log_is_reported_not_a_crash(app, tmp_path):
@@ -112,7 +112,7 @@ def test_readjudication_with_an_unreadable_log_is_reported_not_a_crash(app, tmp_
     app.step()
     assert app.running
     assert app.station.screen == Screen.READJ_ENTRY
-    assert "Cannot read the log" in app.station.director_note
+    assert "Cannot read the log" in app.station.director.note
 
 
 def test_readjudication_screen_does_not_show_which_word_failed(app, tmp_path):
@@ -155,10 +155,10 @@ def test_readjudicate_by_typed_id(director, tmp_path):
     post_keys("ENTER")
     director.step()
     assert director.station.screen == Screen.READJ_RESULT
-    assert director.station.readj.row.challenge_id == v.challenge_id
+    assert director.station.readjudication.view.row.challenge_id == v.challenge_id
     tap(director, "back", "readj")
     tap(director, "digit:9", "find")
-    assert director.station.screen == Screen.READJ_ENTRY and "No challenge" in director.station.director_note
+    assert director.station.screen == Screen.READJ_ENTRY and "No challenge" in director.station.director.note
 
 
 def usb_stick(tmp_path) -> Path:
@@ -188,11 +188,11 @@ def test_import_a_word_list_from_a_usb_stick(director, tmp_path):
     """Issue 10 item 5: list, compile with a progress bar, show what it became, switch to it."""
     import_from(director, usb_stick(tmp_path))
     st = director.station
-    assert [c.path.rsplit("/", 1)[-1] for c in st.import_choices] == ["club26.txt"]
+    assert [c.path.rsplit("/", 1)[-1] for c in st.imports.choices] == ["club26.txt"]
     tap(director, "pick:0")
     assert st.screen == Screen.IMPORTING
     finish_import(director)
-    v = st.import_view
+    v = st.imports.view
     assert v.done and not v.error and v.name == "CLUB26" and v.word_count == 6
     assert v.checksum == director.lexicon.short_checksum and len(v.checksum) == 8
     assert v.skipped[0] == "Skipped 4 lines:" and any(line.startswith("too long: 1") for line in v.skipped)
@@ -200,10 +200,10 @@ def test_import_a_word_list_from_a_usb_stick(director, tmp_path):
     assert director.lexicon.name == "CLUB26" and "ZZZ" in director.lexicon
     from rackside.judge.settings import load_settings
     assert load_settings(tmp_path / "station.json").lexicon_path == tmp_path / "lexicons" / "club26.rlex"
-    assert "Now judging with CLUB26" in st.director_note
+    assert "Now judging with CLUB26" in st.director.note
     director.render(force=True)
     tap(director, "done")
-    assert st.screen == Screen.LEXICONS and any(c.label.startswith("CLUB26 ") for c in st.lexicon_choices)
+    assert st.screen == Screen.LEXICONS and any(c.label.startswith("CLUB26 ") for c in st.director.lexicon_choices)
 
 
 def test_the_ui_never_waits_for_the_compile(director, tmp_path, monkeypatch):
@@ -224,7 +224,7 @@ def test_the_ui_never_waits_for_the_compile(director, tmp_path, monkeypatch):
     director.clock.advance(0.1)
     director.step()  # returns at once: the compile is in its thread
     st = director.station
-    assert st.screen == Screen.IMPORTING and st.import_view.stage == "Compiling" and 0.5 < st.import_view.fraction < 1
+    assert st.screen == Screen.IMPORTING and st.imports.view.stage == "Compiling" and 0.5 < st.imports.view.fraction < 1
     assert "Compiling… 60 %" in texts_drawn(director)  # the bar and its stage are on screen
     assert director._background_deadline(director.clock()) == director.clock() + 100_000_000
     director.clock.advance(120)  # the director's 60 s timeout waits for the compile
@@ -235,7 +235,7 @@ def test_the_ui_never_waits_for_the_compile(director, tmp_path, monkeypatch):
     assert st.screen == Screen.IMPORTING  # nothing leaves it half-done
     release.set()
     finish_import(director)
-    assert st.import_view.done and director.lexicon.name == "CLUB26"
+    assert st.imports.view.done and director.lexicon.name == "CLUB26"
     director.clock.advance(60)  # then the director's timeout applies again
     director.step()
     assert st.screen == Screen.IDLE
@@ -248,7 +248,7 @@ def test_a_bad_word_list_is_refused_and_the_lexicon_kept(director, tmp_path):
     import_from(director, media)
     tap(director, "pick:0")
     finish_import(director)
-    v = director.station.import_view
+    v = director.station.imports.view
     assert v.done and "UTF-16" in v.error and director.lexicon.name == "TINY"
     director.render(force=True)
     assert not (tmp_path / "lexicons" / "utf16.rlex").exists()
@@ -256,7 +256,7 @@ def test_a_bad_word_list_is_refused_and_the_lexicon_kept(director, tmp_path):
 
 def test_no_stick_says_so(director, tmp_path):
     import_from(director, tmp_path / "nothing-mounted")
-    assert director.station.import_choices == ()
+    assert director.station.imports.choices == ()
     assert "No word lists" in " ".join(texts_drawn(director))
 
 
@@ -275,8 +275,8 @@ def test_readjudication_that_differs_goes_to_the_director(director, tmp_path):
     director.step()
     enter_pin(director, PIN)
     tap(director, "lexicons")
-    pick = next(i for i, c in enumerate(director.station.lexicon_choices) if c.label.startswith("BIGGER"))
+    pick = next(i for i, c in enumerate(director.station.director.lexicon_choices) if c.label.startswith("BIGGER"))
     tap(director, f"pick:{pick}", "log", f"row:{v.challenge_id}", "readj")
-    r = director.station.readj
+    r = director.station.readjudication.view
     assert r.differs and r.now_acceptable and "Tournament Director must decide" in r.message
     director.render(force=True)

@@ -37,7 +37,7 @@ def test_pin_lockout_after_five_wrong_tries(app):
     for i in range(4):
         enter_pin(app, "1111")
         assert app.station.screen == Screen.PIN
-        assert f"{4 - i} tr" in app.station.pin_message
+        assert f"{4 - i} tr" in app.station.pin_pad.message
     enter_pin(app, "1111")
     assert app.station.screen == Screen.LOCKED
     # The right PIN does not help during the lockout, whichever way the PIN screen is reached.

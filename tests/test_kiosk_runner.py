@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 
 import pygame
 
@@ -25,6 +24,7 @@ from support.kiosk_rig import (
     texts_drawn,
     wait_for_dockets,
 )
+from support.wait import until
 
 
 def test_runner_mode_prints_the_exact_docket(tmp_path, monkeypatch):
@@ -112,10 +112,7 @@ def test_touches_made_while_a_docket_prints_are_not_lost(tmp_path, monkeypatch):
         assert st.screen == Screen.RESULT and st.verdict.challenge_id != first and st.docket == "printing"
         assert [r.table for r in records(tmp_path)] == ["4", "5"]
         printer.release()  # the first docket fails: said nowhere, its result is gone
-        deadline = time.monotonic() + 5
-        while app.effects.dockets.pending == 2 and time.monotonic() < deadline:
-            time.sleep(0.002)
-            app.step()
+        until(lambda: app.step() or app.effects.dockets.pending != 2, 5, poll=0.002)  # the app is stepped on this thread
         assert app.effects.dockets.pending == 1
         assert st.docket == "printing"
         printer.release()

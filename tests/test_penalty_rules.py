@@ -66,7 +66,7 @@ def test_no_rule_lands_on_a_button(n):
     st.screen = Screen.RULES
     seen = set()
     for page in range(5):
-        st.page = page
+        st.director = st.director.replace(page=page)
         btns = buttons(st, geo)
         for a in btns:
             for b in btns:
@@ -84,12 +84,12 @@ def test_the_rule_screen_pages_with_next_and_prev():
 
     st = Station(mode="self", rules=_rules(10))
     st.screen = Screen.RULES
-    st.page = 0
+    st.director = st.director.replace(page=0)
     st.handle(Tap("next", 1))
-    assert st.page == 1 and st.screen == Screen.RULES
+    assert st.director.page == 1 and st.screen == Screen.RULES
     st.handle(Tap("next", 2))
-    assert st.page == 1  # no page past the last
+    assert st.director.page == 1  # no page past the last
     assert st.handle(Tap("rule:r9", 3)) == [ChooseRule("r9")]
-    st.screen, st.page = Screen.RULES, 1
+    st.screen, st.director = Screen.RULES, st.director.replace(page=1)
     st.handle(Tap("prev", 4))
-    assert st.page == 0
+    assert st.director.page == 0

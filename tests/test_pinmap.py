@@ -63,7 +63,13 @@ def test_pin_outside_the_header_gpio_range(value):
 @pytest.mark.parametrize(
     "changes, message",
     [
-        ({"lights": {}}, r"lights: unknown key \(allowed: buttons, displays, buzzer, leds\)"),
+        ({"lights": {}}, r"lights: unknown key \(allowed: buttons, displays, buzzer, leds, keypad\)"),
+        ({"keypad.enabled": "yes"}, r"keypad.enabled: 'yes' \(allowed: true, false\)"),
+        ({"keypad.rows": [4, 25, 13]}, r"keypad.rows: \[4, 25, 13\] \(allowed: a list of 4 BCM GPIO numbers\)"),
+        ({"keypad.columns": None}, r"keypad.columns: missing \(allowed: a list of 3 BCM GPIO numbers\)"),
+        ({"keypad.columns": [18, 20, 99]}, r"keypad.columns\[2\]: 99 is not a usable pin"),
+        ({"keypad.lines": 7}, r"keypad.lines: unknown key \(allowed: enabled, rows, columns\)"),
+        ({"keypad.enabled": True, "keypad.rows": [4, 25, 13, 17]}, r"BCM 17 is used twice: buttons.left and keypad.rows\[3\]"),
         ({"leds.middle": 4}, r"leds.middle: unknown key \(allowed: left, right, enabled\)"),
         ({"leds.right": None}, r"leds.right: missing \(needed: left, right; or set leds.enabled = false\)"),
         ({"leds.enabled": 1}, r"leds.enabled: 1 \(allowed: true, false\)"),
@@ -86,6 +92,21 @@ def test_bad_tables_name_the_key_and_allowed_values(changes, message):
 def test_error_names_the_source_and_prefix():
     with pytest.raises(PinMapError, match=r"^/etc/rackside/clock.toml: pins.buttons.left: 99 is not a usable pin"):
         parse_pinmap(variant(**{"buttons.left": 99}), source="/etc/rackside/clock.toml", prefix="pins.")
+
+
+def test_the_keypad_is_optional_and_claims_its_pins_only_when_enabled():
+    """Issue 27 item 1: the reference build lists the keypad's pins but does not fit it, so a clock
+    works as before; enabled, its 7 pins are claimed like any other (and checked for double use)."""
+    pm = load_pinmap()
+    assert pm.keypad.enabled is False and (pm.keypad.rows, pm.keypad.columns) == ((4, 25, 13, 19), (18, 20, 21))
+    assert not any(use.startswith("keypad") for use, _ in pm.uses)
+    assert parse_pinmap(variant(**{"keypad.rows": [4, 25, 13, 17]})).keypad.enabled is False  # not claimed: no clash
+    on = parse_pinmap(variant(**{"keypad.enabled": True}))
+    assert [bcm for use, bcm in on.uses if use.startswith("keypad")] == [4, 25, 13, 19, 18, 20, 21]
+    assert parse_pinmap(variant(**{"keypad": None})).keypad is None  # an older pin map: no keypad
+    # A table that leaves out its lines gets the reference build's (a clock config's `[keypad] enabled = true`).
+    only = parse_pinmap(variant(**{"keypad": {"enabled": True}}), keypad_defaults=DEFAULT["keypad"])
+    assert only.keypad.enabled and only.keypad.rows == (4, 25, 13, 19)
 
 
 def test_buzzer_is_optional():
@@ -134,7 +155,9 @@ def test_svg_shows_every_pin_of_the_map():
     texts = {el.text for el in root.iter("{http://www.w3.org/2000/svg}text")}
     for use, bcm in pm.uses:
         assert f"GPIO{bcm}" in texts, use
-    assert {"Buttons", "Left display", "Right display", "Buzzer (optional)"} <= texts
+    assert {"Buttons", "Left display", "Right display", "Buzzer (optional)", "Keypad 3×4 (optional)"} <= texts
+    for bcm in (*pm.keypad.rows, *pm.keypad.columns):  # drawn though not fitted (issue 27 item 1)
+        assert f"GPIO{bcm}" in texts
 
 
 def test_table_rows_agree_with_the_header():
@@ -167,3 +190,13 @@ def test_cli(tmp_path):
     bad.write_text("[buttons]\nleft = 1\n")
     result = subprocess.run([sys.executable, "-m", "rackside.hardware.wiring", "--pins", str(bad)], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 2 and "buttons.left: 1 is not a usable pin" in result.stderr
+
+
+def test_a_fitted_keypad_is_drawn_and_tabled_and_a_clashing_unfitted_one_is_left_out():
+    on = parse_pinmap(variant(**{"keypad.enabled": True}))
+    root = ET.fromstring(wiring.render_svg(on))
+    texts = {el.text for el in root.iter("{http://www.w3.org/2000/svg}text")}
+    assert "Keypad 3×4" in texts and "→ keypad R1" in texts and "→ keypad C3" in texts
+    assert "| Keypad 3×4 | C1: column 1 (1 4 7 *) | 12 (GPIO18) | 18 | internal pull-up |" in wiring.render_table(on)
+    clash = parse_pinmap(variant(**{"keypad.rows": [4, 25, 13, 17]}))  # not fitted, one pin a button's
+    assert "Keypad" not in wiring.render_table(clash)

@@ -120,10 +120,7 @@ def xvfb():
         pytest.skip("Xvfb not installed (setup.sh --dev installs it)")
     n = free_display()
     proc = subprocess.Popen(["Xvfb", f":{n}", "-nolisten", "tcp", "-screen", "0", "1280x720x24"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        if os.path.exists(f"/tmp/.X11-unix/X{n}"):
-            break
-        time.sleep(0.05)
+    until(lambda: os.path.exists(f"/tmp/.X11-unix/X{n}"), 10)
     yield f":{n}"
     proc.terminate()
     proc.wait(5)

@@ -71,3 +71,34 @@ def test_the_key_line_says_what_each_key_does_while_the_menu_is_open():
     last = out.getvalue().rsplit("Rackside table clock", 1)[1]
     assert "director's menu   z: (first item)   space: adjust P1's time   m: next item" in last
     assert "d: director menu" not in last
+
+
+class FakeKeypad:
+    def __init__(self):
+        self.driven = []
+
+    def drive(self, key, down):
+        self.driven.append((key, down))
+
+
+def test_keypad_keys_tap_the_keypad_and_it_is_drawn():
+    """Issue 27 item 1: 0-9, * and # (or [ and ]) tap the keypad's contacts as z/m/space tap the buttons."""
+    out = io.StringIO()
+    b, kp = FakeBoard(), FakeKeypad()
+    t = TerminalSim(b, [RecordingDisplay(), RecordingDisplay()], stdout=out, keypad=kp)
+    assert t.key("5") and t.key("5") and t.key("]") and t.key("*")
+    assert kp.driven == [("5", True), ("#", True), ("*", True)] and b.driven == []
+    t.draw()
+    last = out.getvalue()
+    assert "KEYPAD" in last and "[5]" in last and "[#]" in last and " 1 " in last and "0-9 * #" in last
+    t.release_due(now=10**9)
+    assert sorted(kp.driven[3:]) == [("#", False), ("*", False), ("5", False)]
+
+
+def test_without_a_keypad_the_number_keys_do_nothing_and_the_screen_is_as_before():
+    out = io.StringIO()
+    b = FakeBoard()
+    t = TerminalSim(b, [RecordingDisplay(), RecordingDisplay()], stdout=out)
+    assert t.key("5") and b.driven == [] and b.commands == []
+    t.draw()
+    assert "KEYPAD" not in out.getvalue() and out.getvalue() == screen(("", ""), {n: False for n in ("left", "right", "neutralise")})

@@ -128,3 +128,54 @@ def test_the_key_line_follows_the_menu(rig):
         assert "previous item" in w.key_line()
     finally:
         w.close()
+
+
+# --- the optional keypad (issue 27 item 1) -------------------------------------------------------
+@pytest.fixture
+def keypad(rig):
+    from rackside.hardware.keypad import Keypad
+
+    kp = Keypad((4, 25, 13, 19), (18, 20, 21), board=rig.board)
+    yield kp
+    kp.close()
+
+
+def key_colour(w, index):
+    """The colour at the middle of keypad key `index` (0 = "1", ... 11 = "#"), off its label."""
+    from rackside.hardware.sim_window import KEY_GAP, KEY_SIZE, KEYPAD_W
+
+    x0 = w.screen.get_width() - KEYPAD_W + (KEYPAD_W - (3 * KEY_SIZE + 2 * KEY_GAP)) / 2
+    r, c = divmod(index, 3)
+    return tuple(w.screen.get_at((int(x0 + c * (KEY_SIZE + KEY_GAP) + 4), int(78 + r * (KEY_SIZE + KEY_GAP) + 4))))[:3]
+
+
+def test_number_keys_press_the_keypad_and_the_window_draws_it(rig, keypad):
+    from rackside.hardware.sim_window import BUTTON, BUTTON_DOWN
+
+    w = SimWindow(rig.board, rig.displays, keypad=keypad)
+    try:
+        assert w.screen.get_width() == 1000 + 240  # a column for the keypad
+        post_key(pygame.KEYDOWN, pygame.K_5)
+        w.poll()
+        assert keypad.is_down("5")
+        assert not keypad.columns[1].pin.state  # the contact joins column 2 to its row, driven low
+        w.draw()
+        assert key_colour(w, 4) == BUTTON_DOWN and key_colour(w, 0) == BUTTON
+        post_key(pygame.KEYUP, pygame.K_5)
+        post_key(pygame.KEYDOWN, pygame.K_KP_MULTIPLY)  # the numeric keypad's *
+        post_key(pygame.KEYDOWN, pygame.K_RIGHTBRACKET)  # ] is #: Shift is a player's button
+        w.poll()
+        assert not keypad.is_down("5") and keypad.is_down("*") and keypad.is_down("#")
+        assert not rig.board.is_down("left") and not rig.board.is_down("right")
+        w.draw()
+        assert key_colour(w, 9) == BUTTON_DOWN and key_colour(w, 11) == BUTTON_DOWN and key_colour(w, 4) == BUTTON
+        assert "keypad" in w.key_line()
+    finally:
+        w.close()
+
+
+def test_without_a_keypad_number_keys_do_nothing(rig, window):
+    post_key(pygame.KEYDOWN, pygame.K_5)
+    assert window.poll()
+    assert window.screen.get_width() == 1000 and "keypad" not in window.key_line()
+    assert rig.board.events.empty()

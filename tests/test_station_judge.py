@@ -57,5 +57,5 @@ def test_the_station_finds_a_challenge_by_its_short_id(station):
     v = station.station.verdict
     assert len(v.short_id) == 6 and v.challenge_id.upper().endswith(v.short_id)
     station.effects.carry_out(Readjudicate(v.short_id))
-    assert station.station.readj is not None and station.station.readj.row.challenge_id == v.challenge_id
-    assert "agrees with the original" in station.station.readj.message
+    assert station.station.readjudication.view is not None and station.station.readjudication.view.row.challenge_id == v.challenge_id
+    assert "agrees with the original" in station.station.readjudication.view.message

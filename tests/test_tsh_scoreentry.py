@@ -240,7 +240,7 @@ class Hall:
         self.games = 0
 
     def seat(self, rnd: int) -> None:
-        self.round = rnd
+        self.round = self.state.round.number = rnd  # the hall moves to the round, as the console does
         seats, problems = self.event.seating(rnd)
         assert problems == []
         self.state.set_seats(seats, self.event.finals(rnd))

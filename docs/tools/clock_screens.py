@@ -61,6 +61,33 @@ SCENES = {
 }
 
 
+class StillKeypad:
+    """The optional keypad (issue 27 item 1) in a still picture: these keys held."""
+
+    def __init__(self, *held: str) -> None:
+        self.held = set(held)
+
+    def is_down(self, key: str) -> bool:
+        return key in self.held
+
+
+def keypad_scene(out: Path) -> None:
+    """clock-keypad.png: the window with a keypad fitted, the right player's time running and 5 held."""
+    displays = [RecordingDisplay("left"), RecordingDisplay("right")]
+    board = IdleBoard()
+    window = SimWindow(board, displays, keypad=StillKeypad("5"))
+    try:
+        clock = run(game(0, 372.5))
+        t = int(400.2 * S)
+        board.leds["left"], board.leds["right"] = turn_leds(view(clock, t), t)
+        for display, text in zip(displays, render.texts(view(clock, t), t)):
+            display.show(text)
+        window.save(str(out / "clock-keypad.png"))
+        print(f"{out / 'clock-keypad'}.png: {' | '.join(d.text for d in displays)}, keypad 5 held")
+    finally:
+        window.close()
+
+
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     displays = [RecordingDisplay("left"), RecordingDisplay("right")]
@@ -77,6 +104,7 @@ def main(out: Path) -> None:
             print(f"{out / name}.png: {' | '.join(d.text for d in displays)}")
     finally:
         window.close()
+    keypad_scene(out)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 A private Mosquitto provisioned as a hall of three tables, simulated clocks running the real clock
 core (table 1 plays to the end with side 1 99 s over; table 2 has no clock; table 3's clock broke
 mid-game), the console, and Debian's headless Chromium. First a hall with TSH files (one division
-of four players on tables 1 and 2), then a hall without any (a club night).
+of four players on tables 1 and 2; round 2 set while table 1's clock has its round-1 game), then a
+hall without any (a club night).
 
     .venv/bin/python docs/tools/console_record_screens.py [OUT_DIR]
 """
@@ -114,6 +115,17 @@ def main() -> int:
                 page.wait_for_selector("#result-out >> text=recorded")
                 page.click("#detail .close")
                 page.wait_for_selector('#tiles .tile[data-table="2"] .note >> text=no clock record')
+                # 4. round 2 set while table 1's clock still has its round-1 game: the form says so
+                page.click("#open-round")
+                page.fill("#r-number", "2")
+                page.click("#round-save")
+                page.click("#round-form button[value=cancel]")
+                page.wait_for_selector('#tiles .tile[data-table="1"] .note >> text=round 1\'s game', timeout=10_000)
+                open_form(page, 1)
+                page.fill("#slip1", "")  # the form keeps what was typed for table 2
+                page.fill("#slip2", "")
+                page.screenshot(path=str(out / "console-record-other-round.png"))
+                page.click("#detail .close")
                 page.close()
                 server.stop()
                 # --- a hall without TSH files (the same clocks, a console of its own) -------------

@@ -50,7 +50,9 @@ def main() -> int:
                 page.wait_for_timeout(300)
                 page.screenshot(path=str(out / "console-detail.png"))
                 page.click("#detail .close")
-                page.click('.tile[data-table="1"]')  # the overtime game, finished: type the slip
+                # the overtime game, once finished (its form is open before that too: a slip with no clock record)
+                page.wait_for_selector('.tile[data-table="1"].finished', timeout=120_000)
+                page.click('.tile[data-table="1"]')  # type the slip
                 page.wait_for_selector("#detail-result:not([hidden])", timeout=120_000)
                 page.fill("#slip1", "412")
                 page.fill("#slip2", "398")

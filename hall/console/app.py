@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from starlette.applications import Starlette
 from starlette.authentication import AuthCredentials, AuthenticationBackend, SimpleUser, requires
@@ -30,23 +29,20 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from rackside.firmware.rules_table import ConfigError as RulesError
-from rackside.firmware.rules_table import rules_from_table
-from rackside.hall.wire import commands
-
-from . import auth, devices, limits, results, tsh, updates
+from . import auth, devices, health, limits, readiness, requests, results, tsh, tshlive, tshout, updates
 from .event import Event, decode_upload
-from .guard import BodyLimit, SecurityHeaders, json_object
+from .guard import Admission, BodyLimit, SecurityHeaders, json_object
 from .guard import refused as _bad
 from .transport import PlainHttpLocalOnly
-from .hallstate import RESEND_ID, HallState, Table
-from .resultstore import ResultStore
+from .hallstate import RESEND_ID, HallState
+from .resultstore import ResultStore, StoreError
 from .hub import Hub, sse
 
 log = logging.getLogger("rackside.hall.console")
 STATIC = Path(__file__).parent / "static"
 PUBLIC_STATIC = {"login.html", "login.js", "style.css"}
 DIRECTOR = "director"  # the one scope a logged-in session has
+STORE_REFUSED = 507  # Insufficient Storage: the results store refused a write (resultstore.StoreError)
 
 
 class Console:
@@ -56,6 +52,8 @@ class Console:
                  sessions: auth.Sessions | None = None, store: ResultStore | None = None) -> None:
         self.state = HallState(hall)
         self.event = Event(store or ResultStore(None))  # every division, the seating, the results store
+        self.state.restore_bindings(self.event.store.bound_games())  # which round each clock game is of
+        self.state.thresholds = health.restored(self.event.store.setting(health.THRESHOLDS_KEY))  # the director's, kept
         self.seating_problems: list[str] = []  # games of the round that cannot be put on a table
         self.password_hash = password_hash
         self.hub = Hub()
@@ -75,6 +73,10 @@ class Console:
         self.gaps_since: dict[tuple, float] = {}  # (table, game, first, last) -> when first seen
         self.resent_at: dict[int, float] = {}  # table -> when its clock may next be asked to resend
         self.refusals: dict[int, int] = {}  # table -> resends refused in a row (each doubles the wait)
+        self.binding_failed = False  # the store refused a game's binding (logged once until one is kept)
+        self.tsh_out: tshlive.LiveFile | None = None  # the live tourney.js in its folder (serve.make_console)
+        self.carried = tshlive.Carried()  # what an imported tourney.js had that the console does not hold
+        self.result_rows = tshlive.Rows()  # the results, decoded once each, for the live tourney.js
 
     # called on the event loop (the bridge hands messages over with call_soon_threadsafe)
     def on_message(self, topic: str, payload: bytes) -> None:
@@ -82,9 +84,23 @@ class Console:
             if kind == "resend_ack":
                 self.resend_answered(data["table"], data["ok"])
                 continue
+            if kind == "bind":
+                self.keep_binding(data)
+                continue
             if kind == "ack" and (data["command"] or {}).get("cmd") == "update" and self.updates is not None:
                 self.updates.answered(data["table"], data["ack"], data["command"])
             self.hub.publish(kind, data)
+
+    def keep_binding(self, b: dict) -> None:
+        """A clock game's round, kept for a restart; a disk that refuses it is said once (the
+        binding holds in memory until the console restarts)."""
+        try:
+            self.event.store.bind_game(b["table"], b["game"], b["round"], b["seat"], b["since"])
+            self.binding_failed = False
+        except StoreError as e:
+            if not self.binding_failed:
+                log.error("console: %s", e)
+            self.binding_failed = True
 
     def on_connection(self, up: bool, why: str) -> None:
         self.broker_up = up
@@ -159,8 +175,23 @@ class Console:
 
     def import_tsh(self, files: dict[str, bytes]) -> list[str]:
         """TSH files (name -> bytes) into the event; returns every problem, each naming file and line."""
-        problems = self.event.import_files(files)
+        try:
+            problems = self.event.import_files(files)
+        except StoreError:
+            self.apply_pairings()  # read and seated, not kept: the page says so
+            self.tsh_changed()
+            raise
+        self.tsh_changed()
         return problems + self.apply_pairings()
+
+    def tsh_changed(self) -> None:
+        """The TSH data or a result changed: the live tourney.js is written again (tshlive.LiveFile)."""
+        if self.tsh_out is not None:
+            self.tsh_out.changed()
+
+    async def tourney_js(self) -> tuple[str, list[str]]:
+        """The live tourney.js: gathered here on the loop, written on a thread (tshlive.py)."""
+        return await asyncio.to_thread(tshlive.render, tshlive.gather(self.event, self.result_rows), self.carried)
 
     def divisions_view(self) -> dict:
         return {"divisions": self.event.summary(),
@@ -318,8 +349,9 @@ async def command(request: Request) -> Response:
     console = console_of(request)
     try:
         body = await json_object(request)
-        tables = _tables(body)
-        cmd = _command(body, console, request.user.display_name)
+        tables = requests.tables(body)
+        rd = console.state.round
+        cmd = requests.command(body, rd.start, rd.game_time_ms, request.user.display_name)
     except ValueError as e:
         return _bad(str(e))
     if console.send is None:
@@ -345,19 +377,26 @@ async def set_round(request: Request) -> Response:
     try:
         body = await json_object(request)
         rd = console.state.round
+        before = rd.as_dict()
         if "division" in body:  # the division on screen ("" for all): results are never touched
             rd.division = str(body["division"] or "").strip()[:40]
         if "number" in body:
-            rd.number = _int(body["number"], "round", 1, 999)
+            rd.number = requests.whole(body["number"], "round", 1, tsh.MAX_ROUNDS)  # a .t file's rounds past it are not read
         if "start" in body:
-            rd.start = None if body["start"] in (None, "") else _start(body["start"])
+            rd.start = None if body["start"] in (None, "") else requests.start(body["start"])
         if "late_after_s" in body:
-            rd.late_after_s = _int(body["late_after_s"], "late_after_s", 0, 3600)
+            rd.late_after_s = requests.whole(body["late_after_s"], "late_after_s", 0, 3600)
         if "game_time_ms" in body:
-            rd.game_time_ms = _game_time_ms(body["game_time_ms"])
+            rd.game_time_ms = requests.game_time_ms(body["game_time_ms"])
     except (ValueError, TypeError) as e:
         return _bad(str(e))
-    console.event.save_round(rd.as_dict())
+    try:
+        console.event.save_round(rd.as_dict())
+    except StoreError as e:  # the round as it was: a restart would not find the new one
+        log.error("console: %s", e)
+        for key, value in before.items():
+            setattr(rd, key, value)
+        return _bad(f"{e} The round is unchanged.", STORE_REFUSED)
     console.apply_pairings()
     console.hub.publish("round", rd.as_dict())
     return JSONResponse(rd.as_dict())
@@ -375,6 +414,10 @@ async def tsh_import(request: Request) -> Response:
         problems = console.import_tsh(dict(decode_upload(i) for i in items))
     except (ValueError, tsh.TshError) as e:
         return _bad(str(e))
+    except StoreError as e:
+        log.error("console: %s", e)
+        return _bad(f"{e} The files are read for now but not kept: import them again once the disk has room, "
+                    "or a restart starts without them.", STORE_REFUSED)
     return JSONResponse({**console.divisions_view(), "problems": problems[:limits.MAX_PROBLEMS_SHOWN]})
 
 
@@ -388,17 +431,21 @@ async def result(request: Request) -> Response:
     n = request.path_params["n"]
     try:
         body = await json_object(request)
-        _check_result_body(body)
+        requests.result_body(body)
         t = console.state.tables.get(n)
         if t is None:
             if not 1 <= n <= limits.MAX_TABLE:
                 return _bad("no such table", 404)
             # a table with no clock and no TSH game, never heard of: only its recorded slip makes it known
-            t = Table(n)
+            t = console.state.new_table(n)
         out = console.event.result(t, body, request.user.display_name, _now_iso(), console.state.round.number)
     except (ValueError, results.ResultError) as e:
         return _bad(str(e), 409 if isinstance(e, results.NeedsDirector) else 400)
+    except StoreError as e:  # nothing was kept: the page says so, and what to do (507: no room)
+        log.error("console: table %d: %s", n, e)
+        return _bad(str(e), STORE_REFUSED)
     if out.get("confirmed"):
+        console.tsh_changed()
         console.state.adopt(t)
         console.hub.publish("table", console.state.tables[n].tile())
         log.info("console: %s recorded table %d (division %s round %s): %s (%s)", request.user.display_name, n,
@@ -412,7 +459,7 @@ def _export_target(request: Request) -> tuple[str, int]:
     query must be one the event has: it becomes the download's file name (a header)."""
     console = console_of(request)
     rd = console.state.round
-    rnd = _int(request.query_params.get("round", rd.number), "round", 1, 999)
+    rnd = requests.whole(request.query_params.get("round", rd.number), "round", 1, tsh.MAX_ROUNDS)
     names = list(console.event.divisions)
     if request.query_params.get("by") == "table" or not names:
         return results.BY_TABLE, rnd
@@ -469,10 +516,55 @@ async def export_tsh(request: Request) -> Response:
 
 
 @requires(DIRECTOR, status_code=401)
+async def export_tourney_js(request: Request) -> Response:
+    """TSH's own tourney.js, live: TSH's data with the recorded results (tshout.py), as
+    letsplayscrabble's overlays and TSH's scoreboard read it; the same file is kept in
+    `[console] tourney_js` (tshlive.LiveFile)."""
+    text, problems = await console_of(request).tourney_js()
+    headers = {"Cache-Control": "no-store", "Content-Disposition": f'inline; filename="{tshout.FILE_NAME}"'}
+    if problems:  # results TSH's files pair otherwise: left out, each naming its table
+        headers["X-Rackside-Export-Problems"] = " | ".join(problems)[:2000].encode("ascii", "replace").decode()
+    return Response(text, media_type=tshout.MEDIA_TYPE, headers=headers)
+
+
+@requires(DIRECTOR, status_code=401)
 async def audit(request: Request) -> Response:
     """Who confirmed or changed which result, when, before and after (newest first)."""
     division = request.query_params.get("division") or None
     return JSONResponse({"audit": console_of(request).event.store.audit(division)})
+
+
+# --- device health and round readiness (issue 26; health.py, readiness.py) ------------------------
+
+
+async def ready_page(request: Request) -> Response:
+    if not request.user.is_authenticated:
+        return RedirectResponse("/login", status_code=303)
+    return FileResponse(STATIC / "ready.html", headers={"Cache-Control": "no-store"})
+
+
+@requires(DIRECTOR, status_code=401)
+async def ready(request: Request) -> Response:
+    """Every table of the round's pairings: online, version, rules, clock sync, health, players."""
+    state = console_of(request).state
+    view = readiness.view(state.tables, state.round.game_time_ms, state.round.number, state.stations)
+    return JSONResponse({**view, "thresholds": state.thresholds, "threshold_help": {k: v[3] for k, v in health.THRESHOLDS.items()}})
+
+
+@requires(DIRECTOR, status_code=401)
+async def health_thresholds(request: Request) -> Response:
+    """`{name: number, ...}`: the thresholds that make a health value a problem, kept in the store."""
+    console = console_of(request)
+    try:
+        th = health.check(await json_object(request), base=console.state.thresholds)
+    except ValueError as e:
+        return _bad(str(e))
+    console.event.store.put_setting(health.THRESHOLDS_KEY, th)
+    for kind, data in console.state.set_thresholds(th):
+        console.hub.publish(kind, data)
+    console.hub.publish("health_thresholds", th)
+    log.info("console: %s set the health thresholds to %s", request.user.display_name, th)
+    return JSONResponse({"thresholds": th})
 
 
 async def no_favicon(request: Request) -> Response:
@@ -496,7 +588,11 @@ ROUTES = [
     Route("/api/result/{n:int}", result, methods=["POST"]),
     Route("/api/export/round.csv", export_csv),
     Route("/api/export/tsh.txt", export_tsh),
+    Route("/api/export/tourney.js", export_tourney_js),
     Route("/api/audit", audit),
+    Route("/ready", ready_page),
+    Route("/api/ready", ready),
+    Route("/api/health-thresholds", health_thresholds, methods=["POST"]),
     *devices.ROUTES,  # the Devices page (devices.py)
     *updates.ROUTES,  # updates from the console (updates.py)
 ]
@@ -507,12 +603,15 @@ async def lifespan(app: Starlette):
     console: Console = app.state.console
     console.loop = asyncio.get_running_loop()
     gaps = asyncio.create_task(console.watch_gaps())
+    tsh_out = None if console.tsh_out is None else asyncio.create_task(console.tsh_out.run())
     if console.bridge is not None:
         console.bridge.start()
     try:
         yield
     finally:
         gaps.cancel()
+        if tsh_out is not None:
+            tsh_out.cancel()
         if console.bridge is not None:
             console.bridge.stop()
 
@@ -526,108 +625,9 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
                    max_age=limits.SESSION_S, same_site="strict", https_only=https_only),
         Middleware(AuthenticationMiddleware, backend=SessionAuth(),
                    on_error=lambda conn, exc: _bad("login required", 401)),
+        Middleware(Admission),  # guard.py: slots a crowd cannot take from a signed-in director
         Middleware(CsrfCheck),
     ]
     app = Starlette(routes=ROUTES, middleware=middleware, lifespan=lifespan, exception_handlers=updates.EXCEPTION_HANDLERS)
     app.state.console = console
     return app
-
-
-def _int(v, name: str, lo: int, hi: int) -> int:
-    if isinstance(v, bool):
-        raise ValueError(f"{name} must be a whole number")
-    try:
-        i = int(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a whole number, not {v!r}") from None
-    if not lo <= i <= hi:
-        raise ValueError(f"{name} must be between {lo} and {hi}, not {i}")
-    return i
-
-
-def _start(v) -> float:
-    """A round's scheduled start, epoch seconds: a real moment (not NaN or infinity, which JSON
-    cannot carry and a late start cannot be dated from)."""
-    try:
-        start = float(v)
-        datetime.fromtimestamp(start, timezone.utc)
-    except (TypeError, ValueError, OverflowError, OSError):
-        raise ValueError(f"start must be a time in epoch seconds, not {v!r}") from None
-    return start
-
-
-def _game_time_ms(v) -> int:
-    """A game time in ms, within the clock's own limits for [clock] game_time (firmware.rules_table):
-    a round the console accepts is one every clock takes."""
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise ValueError(f"game_time_ms must be a whole number of milliseconds, not {v!r}")
-    try:
-        rules_from_table({"game_time": v // 1000})
-    except RulesError as e:
-        raise ValueError(f"game_time_ms {v}: {e}") from None
-    return v
-
-
-def _tables(body: dict) -> list[int]:
-    tables = body.get("tables")
-    if not isinstance(tables, list) or not tables or len(tables) > limits.MAX_TABLE:
-        raise ValueError("tables must be a non-empty list of table numbers")
-    return sorted({_int(t, "table", 1, limits.MAX_TABLE) for t in tables})
-
-
-def _command(body: dict, console: Console, by: str) -> dict:
-    """The command as the clock receives it (docs/hall.md, `cmd`), checked by the clock's own parser
-    (hall.wire.commands): one set of limits for the console and the clock."""
-    name = body.get("cmd")
-    cmd: dict[str, Any] = {"cmd": name, "by": by}
-    if name == "late_start":  # 2.3.2(a), 2.3.3(a): the absent players' sides, from the scheduled start
-        cmd["players"] = sorted(set(body["players"])) if isinstance(body.get("players"), list) else body.get("players")
-        if console.state.round.start is not None:
-            cmd["at"] = datetime.fromtimestamp(console.state.round.start, timezone.utc).isoformat()
-    elif name == "arrive":
-        cmd["player"] = body.get("player")
-    elif name == "adjust":  # 1.4.1(b): a reason is required, and logged
-        cmd["player"], cmd["remaining_ms"] = body.get("player"), body.get("remaining_ms")
-        reason = body.get("reason")
-        if not isinstance(reason, str) or not reason.strip():
-            raise ValueError("an adjustment needs a reason (it is logged)")
-        cmd["reason"] = reason.strip()
-    elif name == "new_game":
-        cmd["game_time"] = _game_time_ms(body.get("game_time_ms", console.state.round.game_time_ms)) // 1000  # seconds on the wire
-    try:
-        commands.parse(json.dumps({"id": "check", **cmd}).encode())
-    except commands.CommandError as e:
-        raise ValueError(str(e)) from None
-    except (TypeError, ValueError):
-        raise ValueError("the command's fields must be JSON numbers, lists and text") from None
-    return cmd
-
-
-def _check_result_body(body: dict) -> None:
-    """Types at the boundary: two whole numbers for a slip (a text "12" is not the slip 1-2), a whole
-    margin, a decision object with its scores and reason, a correction's reason as text."""
-    slip = body.get("slip")
-    if slip is not None:
-        if not isinstance(slip, list) or len(slip) != 2:
-            raise results.ResultError("type both scores")
-        body["slip"] = [_int(x, "score", -10_000, 10_000) for x in slip]
-    if body.get("margin") not in (None, ""):
-        body["margin"] = _int(body["margin"], "margin", 0, 10_000)
-    decision = body.get("decision")
-    if decision is not None:
-        if not isinstance(decision, dict) or not isinstance(decision.get("reason", ""), str):
-            raise ValueError("decision must be {scores: [side 1, side 2], reason: text}")
-        scores = decision.get("scores")
-        if scores is not None:
-            if not isinstance(scores, list) or len(scores) != 2:
-                raise ValueError("decision scores must be two whole numbers")
-            decision["scores"] = [_int(x, "score", -10_000, 10_000) for x in scores]
-    if not isinstance(body.get("correction", ""), str):
-        raise ValueError("correction must be the reason, as text")
-    no_clock = body.get("no_clock")
-    if no_clock is not None:  # the slip of a game with no clock result: its values are checked by results.slip_result
-        if not isinstance(no_clock, dict) or not isinstance(no_clock.get("reason", ""), str) \
-                or not isinstance(no_clock.get("ending", "end"), (str, type(None))):
-            raise ValueError("no_clock must be {reason: text, penalties: [side 1, side 2], ending, forfeit}")
-    if body.get("names") is not None:
-        results.typed_names(body["names"])

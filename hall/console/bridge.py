@@ -27,7 +27,7 @@ from paho.mqtt.properties import Properties
 
 from rackside.hall.wire import topics
 from rackside.hall.net.config import parse_url
-from rackside.hall.net.link import KEEPALIVE_S, SESSION_EXPIRY_S
+from rackside.hall.net.link import KEEPALIVE_S, SESSION_EXPIRY_S, Client, connect_failure, login_refusal
 from rackside.outage import Outage
 
 from . import limits
@@ -97,15 +97,17 @@ class Bridge:
         self.on_dropped = on_dropped
         self.gate = RateGate()
         self.outage = Outage(log, f"broker {self.host}:{self.port}")
+        self.tls = endpoint.tls
         if client_id is None:
             client_id = console_client_id(password)
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+        self.client = Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)  # link.Client: says why a connection failed
         self.client.username_pw_set(username, password)
         if endpoint.tls:
             self.client.tls_set(ca_certs=ca_file)
         self.client.reconnect_delay_set(min_delay=1, max_delay=5)
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
+        self.client.on_connect_fail = self._on_connect_fail
         self.client.on_message = self._on_message
 
     def start(self) -> None:
@@ -125,7 +127,7 @@ class Bridge:
 
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:
-            self.outage.failed(f"refused: {reason_code}")
+            self.outage.failed(login_refusal(reason_code))
             self.on_connection(False, str(reason_code))
             return
         self.outage.recovered()
@@ -137,6 +139,11 @@ class Bridge:
             return
         self.outage.failed(f"disconnected: {reason_code}")
         self.on_connection(False, str(reason_code))
+
+    def _on_connect_fail(self, client, userdata) -> None:
+        why = connect_failure(client.last_error, self.tls)
+        self.outage.failed(why)
+        self.on_connection(False, why)
 
     def _on_message(self, client, userdata, msg) -> None:
         where = topics.parse(msg.topic)

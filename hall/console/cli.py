@@ -1,4 +1,4 @@
-"""`rackside hall console` and `rackside hall demo`: registered under the `hall` command by
+"""`rackside hall console`, `rackside hall demo` and `rackside hall ready`: registered under the `hall` command by
 `register(sub_of_hall)`."""
 
 from __future__ import annotations
@@ -21,7 +21,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--tables", type=int, default=40, help="how many simulated tables (default 40)")
     d.add_argument("--port", type=int, default=8080, help="the console's port on 127.0.0.1 (default 8080; 0 picks a free one)")
     d.add_argument("--dir", type=Path, help="keep the broker's files and the journals here (default: a temporary directory)")
+    d.add_argument("--fault", action="append", default=[], metavar="TABLE:NAME",
+                   help="a simulated table reports this health fault (e.g. 3:undervoltage; names in docs/hall.md, \"Device health\")")
     d.set_defaults(func=_demo)
+
+    from . import ready_cli
+
+    ready_cli.register(sub)  # rackside hall ready
 
 
 def _console(args) -> int:
@@ -43,13 +49,39 @@ def _console(args) -> int:
     except config.ConfigError as e:
         print(f"rackside hall console: {e}", file=sys.stderr)
         return 2
-    return serve.run_foreground(cfg)
+    from .resultstore import StoreError
+
+    try:
+        return serve.run_foreground(cfg)
+    except StoreError as e:  # the results database cannot be opened: one line, the file never replaced
+        print(f"rackside hall console: {e}", file=sys.stderr)
+        return 2
 
 
 def _demo(args) -> int:
+    from rackside.hall.wire import topics
+
     from . import demo
 
-    if not 1 <= args.tables <= 999:
-        print("rackside hall demo: --tables must be from 1 to 999", file=sys.stderr)
+    if not 1 <= args.tables <= topics.MAX_TABLE:
+        print(f"rackside hall demo: --tables must be from 1 to {topics.MAX_TABLE}", file=sys.stderr)
+        return 2
+    try:
+        args.faults = demo_faults(args.fault, args.tables)
+    except ValueError as e:
+        print(f"rackside hall demo: --fault: {e}", file=sys.stderr)
         return 2
     return demo.run(args)
+
+
+def demo_faults(given: list[str], tables: int) -> dict[int, tuple[str, ...]]:
+    """`--fault 3:hot --fault 3:unsynced` -> {3: ("hot", "unsynced")}; ValueError naming what is wrong."""
+    from rackside.hall.wire.health import check_faults
+
+    out: dict[int, tuple[str, ...]] = {}
+    for item in given:
+        n, _, name = item.partition(":")
+        if not n.isdigit() or not 1 <= int(n) <= tables:
+            raise ValueError(f"{item!r}: allowed is TABLE:NAME with a table from 1 to {tables}")
+        out[int(n)] = out.get(int(n), ()) + check_faults([name])
+    return out

@@ -8,15 +8,18 @@
     listen = "127.0.0.1:8080"          # where the page is served
     certfile = "tls/server.crt"        # optional, with keyfile: HTTPS with the hall's certificate (docs/fleet.md);
     keyfile = "tls/server.key"         #   without them, plain HTTP is served to this machine only
+    ca_file = "tls/ca.crt"             # with an mqtts:// url: the hall's CA
     tsh = ["config.tsh", "a.t", "b.t"] # optional: TSH files to import at start (config.tsh and its .t files, or tourney.js)
     round = 1
     division = "A"                     # optional: the division on screen at start (default: all)
+    tourney_js = "www"                 # optional: the folder the live tourney.js is kept in (default: the state directory)
 
 A bad value names its key and what is allowed (one clear line), and the console does not start.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +27,13 @@ from rackside import tomlfile
 from rackside.hall.net.config import HallConfigError, parse_url
 
 from .auth import HashError, check_hash_form
+from .tsh import MAX_ROUNDS
+
+MAX_ROUND = MAX_ROUNDS  # a round number: TSH keeps no more rounds than this
+
+
+KEYS = ("hall", "url", "credentials", "username", "mqtt_password", "password", "listen", "certfile", "keyfile",
+        "ca_file", "tsh", "round", "division", "tourney_js")  # [console]'s keys, as the docstring shows them
 
 
 class ConfigError(ValueError):
@@ -47,6 +57,7 @@ class ConsoleConfig:
     state_dir: Path | None = None  # where the console keeps its files (results, sessions); None: `rackside paths`
     certfile: Path | None = None  # with keyfile: the page over HTTPS (uvicorn's TLS)
     keyfile: Path | None = None
+    tourney_js_dir: Path | None = None  # the live tourney.js's folder (tshlive.py); None: the state directory
 
     @property
     def https(self) -> bool:
@@ -74,6 +85,9 @@ def load(path: Path) -> ConsoleConfig:
     if not isinstance(c, dict):
         raise ConfigError(f"{path}: no [console] section")
     base = Path(path).parent
+    unknown = sorted(set(c) - set(KEYS))
+    if unknown:  # a misspelt key would otherwise be ignored in silence (as clock.toml refuses them)
+        raise ConfigError(f"{path}: [console] has unknown key {unknown[0]!r}: allowed keys are {', '.join(KEYS)}")
 
     def need(key: str, kind=str):
         v = c.get(key)
@@ -99,8 +113,16 @@ def load(path: Path) -> ConsoleConfig:
         user, mpw = need("username"), need("mqtt_password")
     listen = c.get("listen", "127.0.0.1:8080")
     host, _, port = str(listen).rpartition(":")
-    if not host or not port.isdigit():
-        raise ConfigError(f"{path}: [console] listen must be HOST:PORT, got {listen!r}")
+    if not isinstance(listen, str) or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ConfigError(f"{path}: [console] listen = {listen!r}: allowed is HOST:PORT with a port from 1 to 65535")
+    rnd = c.get("round", 1)
+    if isinstance(rnd, bool) or not isinstance(rnd, int) or not 1 <= rnd <= MAX_ROUND:
+        raise ConfigError(f"{path}: [console] round = {rnd!r}: allowed are whole numbers from 1 to {MAX_ROUND}")
+    if not isinstance(c.get("division", ""), str):
+        raise ConfigError(f"{path}: [console] division = {c['division']!r}: allowed is a division's name (a string; \"\" for all)")
+    ca_file = c.get("ca_file")
+    if ca_file is not None and (not isinstance(ca_file, str) or not (base / ca_file).is_file()):
+        raise ConfigError(f"{path}: [console] ca_file = {ca_file!r}: no such file (the hall's tls/ca.crt from `rackside hall provision`)")
     tls_files = [c.get(k) for k in ("certfile", "keyfile")]
     if any(x is not None for x in tls_files):
         if not all(isinstance(x, str) and x for x in tls_files):
@@ -108,13 +130,36 @@ def load(path: Path) -> ConsoleConfig:
         for key, x in zip(("certfile", "keyfile"), tls_files):
             if not (base / x).is_file():
                 raise ConfigError(f"{path}: [console] {key} = {x!r}: no such file (`rackside hall provision` writes tls/server.crt and tls/server.key)")
+        _check_tls_pair(path, base / tls_files[0], base / tls_files[1])
     tsh = c.get("tsh", [])
     if not isinstance(tsh, list) or not all(isinstance(x, str) for x in tsh):
         raise ConfigError(f"{path}: [console] tsh must be a list of file names")
+    for x in tsh:  # read at start (serve.make_console): a missing one is this line, not a traceback
+        if not (base / x).is_file():
+            raise ConfigError(f"{path}: [console] tsh: {x!r}: no such file (allowed are TSH files: config.tsh, .t files, tourney.js)")
+    tourney_js = c.get("tourney_js")
+    if tourney_js is not None:
+        folder = base / tourney_js if isinstance(tourney_js, str) and tourney_js.strip() else None
+        if folder is None or not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+            raise ConfigError(f"{path}: [console] tourney_js must be the path of a folder the console can write "
+                              f"(the live tourney.js is kept there), got {tourney_js!r}")
     return ConsoleConfig(
         hall=hall, url=url, username=user, mqtt_password=mpw, password_hash=pw,
         listen_host=host.strip("[]"), listen_port=int(port), tsh=[base / x for x in tsh],
-        round=int(c.get("round", 1)), division=str(c.get("division", "")),
-        ca_file=c.get("ca_file"), base=base,
+        round=rnd, division=c.get("division", ""),
+        ca_file=str(base / ca_file) if ca_file else None, base=base,
         certfile=base / tls_files[0] if tls_files[0] else None, keyfile=base / tls_files[1] if tls_files[1] else None,
+        tourney_js_dir=base / tourney_js if tourney_js is not None else None,
     )
+
+
+def _check_tls_pair(path: Path, certfile: Path, keyfile: Path) -> None:
+    """The certificate and key load as the page's TLS will load them (serve.tls_context)."""
+    import ssl
+
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(str(certfile), str(keyfile))
+    except (ssl.SSLError, OSError) as e:
+        raise ConfigError(f"{path}: [console] certfile {certfile.name!r} and keyfile {keyfile.name!r}: allowed are a PEM certificate "
+                          f"and its own PEM key (`rackside hall provision` writes tls/server.crt and tls/server.key): "
+                          f"{getattr(e, 'reason', None) or e}") from None

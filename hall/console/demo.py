@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from rackside.firmware.clock import Rules
 from rackside.hall.director import provision as prov
 
 from .auth import hash_password
@@ -109,8 +110,9 @@ class Hall:
 
 def start_hall(
     *, port: int, devices: dict, tables: list[int], workdir: Path, listen_port: int = 0, scripts: dict | None = None,
-    round_start_ago_s: float | None = 360, names: bool = True, password: str | None = None, game_time_s: int = 1500,
-    hall: str = HALL, per_process: int = PER_PROCESS,
+    round_start_ago_s: float | None = 360, names: bool = True, password: str | None = None,
+    game_time_s: int = Rules.game_time_ms // 1000,
+    hall: str = HALL, per_process: int = PER_PROCESS, faults: dict[int, tuple[str, ...]] | None = None,
 ) -> Hall:
     """The simulated tables and the console on a running broker (`devices` from provision)."""
     password = password or "-".join(secrets.token_hex(2) for _ in range(3))
@@ -128,12 +130,10 @@ def start_hall(
         server.console.state.round.start = time.time() - round_start_ago_s
     server.console.state.round.game_time_ms = game_time_s * 1000
     server.start()
-    from rackside.firmware.clock import Rules
-
     sim = SimFleet(hall, "127.0.0.1", port, {n: (devices[f"table-{n}"].user, devices[f"table-{n}"].password) for n in tables},
                    workdir / "journals", rules=Rules(game_time_ms=game_time_s * 1000),
                    station=("1", devices["station-1"].user, devices["station-1"].password) if "station-1" in devices else None,
-                   per_process=per_process)
+                   per_process=per_process, faults=faults)
     story: dict[int, str] = {}
     if scripts is None:
         scripts, story = demo_scripts(tables, game_time_s=game_time_s)
@@ -166,7 +166,7 @@ def run(args) -> int:
     hall = None
     try:
         hall = start_hall(port=broker.port, devices=broker.devices, tables=tables, workdir=workdir,
-                          listen_port=args.port or free_port())
+                          listen_port=args.port or free_port(), faults=getattr(args, "faults", None))
         print(f"Rackside hall demo: {len(tables)} simulated tables on a private Mosquitto ({broker.url})")
         print(f"  console: {hall.server.url}")
         print(f"  login:   name director, password {hall.password}")

@@ -26,7 +26,6 @@ from . import guard
 from .guard import refused as _bad
 
 DIRECTOR = "director"
-MAX_TABLE = 999
 
 
 class FleetService:
@@ -94,7 +93,7 @@ async def listing(request: Request) -> Response:
         fleet = await asyncio.to_thread(_service(request).get)
     except (ConnectionError, OSError) as e:
         return _bad(f"not connected to the broker: {e}", 503)
-    return JSONResponse({"hall": fleet.hall, "devices": fleet.rows(), "max_table": MAX_TABLE,
+    return JSONResponse({"hall": fleet.hall, "devices": fleet.rows(), "max_table": topics.MAX_TABLE,
                          "kinds": dict(join.KINDS)})
 
 
@@ -106,7 +105,7 @@ async def assign(request: Request) -> Response:
         body = await _body(request, "code")
         number = body.get("number")
         if not isinstance(number, (int, str)) or isinstance(number, bool) or not str(number).strip():
-            raise ValueError("number: a table number (1 to 999) or a station id")
+            raise ValueError(f"number: a table number (1 to {topics.MAX_TABLE}) or a station id")
         replace = body.get("replace", False) is True
         fleet = await asyncio.to_thread(_service(request).get)
         user = await asyncio.to_thread(fleet.assign, body["code"], str(number).strip(), replace=replace)

@@ -148,10 +148,11 @@ class Event:
             res = results.ClockResult.from_event(t.n, clock.get("game"), clock)
         else:
             if not isinstance(no_clock, dict):
+                withheld = t.withheld()  # the clock's result is of another game (hallstate.Bound)
                 raise results.ResultError(
-                    f"table {t.n}: no clock result{game}: record it from the result slip, with the reason the game has "
-                    "no clock record (a clock that broke, no clock at this table, a lost journal) and any time "
-                    "penalties written on the slip")
+                    f"table {t.n}: no clock result{game}" + (f" ({withheld})" if withheld else "") + ": record it from "
+                    "the result slip, with the reason the game has no clock record (a clock that broke, no clock at "
+                    "this table, a lost journal) and any time penalties written on the slip")
             reason = " ".join(str(no_clock.get("reason") or "").split())[:results.MAX_REASON]
             if not reason:
                 raise results.ResultError(f"table {t.n}: a result with no clock record needs the reason there is none "
@@ -210,8 +211,12 @@ class Event:
     def tsh_export(self, division: str, round_: int) -> results.TshExport:
         """TSH's score entry for the round, byes included: the division as TSH's files have it and
         config.tsh's `entry` and `bye_spread` (or tourney.js's, without config.tsh; results.to_tsh)."""
-        config = self.config or (tsh.Config(options=dict(self.js_entry)) if self.js_entry else None)
-        return results.to_tsh(division, round_, self.export_rows(division, round_), self.divisions.get(division), config)
+        return results.to_tsh(division, round_, self.export_rows(division, round_), self.divisions.get(division),
+                              self.entry_config())
+
+    def entry_config(self) -> tsh.Config | None:
+        """What TSH's score entry reads (`entry`, `bye_spread`, ...): config.tsh, else tourney.js's."""
+        return self.config or (tsh.Config(options=dict(self.js_entry)) if self.js_entry else None)
 
     def save_round(self, round_dict: dict) -> None:
         self.store.put_setting(ROUND_KEY, round_dict)

@@ -11,17 +11,35 @@ result for it (a slip with no clock record, `adopt`): a station naming another t
 asking for one, adds no tile. Events are kept once per (table, game, seq): QoS 1
 may deliver twice, and a resend repeats what arrived; `Seqs` remembers each game's highest seq and
 its gaps, not every event. Everything is bounded (limits.py).
+
+A clock result belongs to one game: each clock game a table reports is bound to the round the
+console was in when it first saw that game started (and the seat then, if TSH had seated one): `Bound`,
+kept in the results store across restarts (a `bind` update, which app.Console keeps and no page
+is sent). The binding is the one answer to "which game is this": a result is offered only for its
+game's round, so a round-1 game still being played, or resent, after the director moved to round 2
+never lands on round 2's players; and a tile shows the clock's current game only while that game is
+bound to the tile's seat (or round). Otherwise (the director went back to an earlier round, or this
+round's game has not begun) it shows the table's earlier game bound to it as it ended (`past`: each
+earlier game's last state and result, by game id, in memory) and says which game the clock is on
+(`clock_on`). A spare's game continues the old clock's (its `takeover` input names it:
+hall.director.takeover.continued_game) and takes its binding. A game id the table had moved on
+from, reported again as the current game later than the game that followed it (by the clocks' own
+times), is a new game of another clock that numbers its games from its own journals (a spare, a
+swapped clock): it is bound afresh.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
+from rackside.firmware.clock import Rules
+from rackside.hall.director.takeover import continued_game
 from rackside.hall.wire import topics
 
-from . import contract, limits
+from . import contract, health, limits, results
 from .contract import Refused, default_rules
 from .results import BY_TABLE
 
@@ -83,6 +101,32 @@ class Seqs:
         return g
 
 
+@dataclass(frozen=True)
+class Bound:
+    """The round a clock game belongs to, the seat it was played at if TSH had seated one when the
+    console first saw it (None: any seat of that round), and since when (the clock's wall time)."""
+
+    round: int
+    seat: dict | None = None
+    since: str | None = None
+
+    def offered_for(self, seat: dict | None, round_now: int) -> bool:
+        """Is this game the one of `seat` (or, with no seat, of the hall's round `round_now`)?"""
+        if seat is None:
+            return self.round == round_now
+        return self.round == seat["round"] and (self.seat is None or seat_key(self.seat) == seat_key(seat))
+
+
+def _moment(iso: str | None) -> datetime | None:
+    if not iso:
+        return None
+    try:
+        t = datetime.fromisoformat(iso)
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
 @dataclass
 class Table:
     n: int
@@ -90,16 +134,21 @@ class Table:
     state: dict | None = None  # the retained snapshot, as checked
     seat: dict | None = None  # this round's game here (hallplan.Seat.as_dict): division, label, players
     challenge: dict | None = None  # a station's challenge in progress for this table
-    result: dict | None = None  # the clock's result event, once the game ends
-    result_seat: dict | None = None  # the seat when that result came (a result belongs to one game)
+    result: dict | None = None  # the clock's result event of its current game, once the game ends
+    round_now: int = 1  # the hall's round (what a result is offered for when no TSH game is seated)
+    bound: OrderedDict = field(default_factory=OrderedDict)  # clock game id -> Bound, latest last (GAMES_BOUND)
     final: dict | None = None  # the confirmed result of the seat's game, from the results store
-    game_seat: dict | None = None  # the seat the clock's current game is played for (seated when it began)
-    # the table's earlier games as they ended, by seat_key: {"game", "state", "result"} (the latest
-    # GAMES_REMEMBERED), so going back to an earlier round shows its games, not the clock's current one
+    # the table's earlier games as they ended, by clock game id: {"game", "state", "result"} (the latest
+    # GAMES_REMEMBERED); their binding says which round's tile shows them, not the clock's current game
     past: OrderedDict = field(default_factory=OrderedDict)
     history: deque = field(default_factory=lambda: deque(maxlen=limits.HISTORY))
     problems: deque = field(default_factory=lambda: deque(maxlen=limits.PROBLEMS_PER_DEVICE))
     seqs: Seqs = field(default_factory=Seqs)
+    # the device's health, from its retained status (hall.wire.health), and its named problems
+    # under the director's thresholds (console/health.py)
+    health: dict | None = None
+    version: str | None = None
+    health_problems: list = field(default_factory=list)
 
     @property
     def names(self) -> tuple[str, str]:
@@ -110,43 +159,104 @@ class Table:
         return tuple(self.seat["numbers"]) if self.seat else (None, None)
 
     def current_result(self) -> dict | None:
-        """The clock's result if it is of this round's game here (not a game of another division
-        or round that was seated here before); for a seat whose game the clock has left, that
-        game's result as it came."""
+        """The clock's result if its game is bound to this seat's game here (not a game of another
+        division or round that was seated here before, or is still being played); for a seat whose
+        game the clock has left, that game's result as it came (`earlier`)."""
         earlier = self.earlier()
         if earlier is not None:
             return earlier.get("result")
-        if self.result is None or seat_key(self.result_seat) != seat_key(self.seat):
+        if self.result is None:
             return None
-        return self.result
+        b = self.bound.get(self.result["game"])
+        return self.result if b is not None and b.offered_for(self.seat, self.round_now) else None
+
+    def withheld(self) -> str:
+        """Why the clock's result is not offered here ("" when it is, or there is none)."""
+        b = None if self.result is None else self.bound.get(self.result["game"])
+        if self.result is None or self.current_result() is not None:
+            return ""
+        if b is None:
+            return f"the clock's result here is of its game {self.result['game']}, which the console cannot place in a round"
+        if self.seat is not None and b.round == self.seat["round"] and b.seat is not None:
+            return (f"the clock's result here is of another game of round {b.round} ({' v '.join(b.seat['names'])}, "
+                    "seated here before the TSH files changed)")
+        return (f"the clock's result here is of round {b.round}'s game ({self.result['game']}): "
+                f"record it with round {b.round} on screen")
+
+    def bind(self, game: str, b: Bound) -> None:
+        Table.bind_in(self.bound, game, b)
+
+    @staticmethod
+    def bind_in(bound: OrderedDict, game: str, b: Bound) -> None:
+        bound.pop(game, None)
+        bound[game] = b
+        while len(bound) > limits.GAMES_BOUND:
+            bound.popitem(last=False)
+
+    def moved_on_from(self, game: str, at: str | None) -> bool:
+        """`game` is bound, a later game was bound after it, and `at` is after that game began: the
+        id is being used again for a new game (another clock's numbering)."""
+        if game not in self.bound or next(reversed(self.bound)) == game:
+            return False
+        now = _moment(at)
+        names = list(self.bound)
+        later = [_moment(self.bound[g].since) for g in names[names.index(game) + 1:]]
+        return now is not None and any(t is not None and now > t for t in later)
+
+    def playing(self) -> Bound | None:
+        """The binding of the clock's current game (None: none yet, or a new game not started)."""
+        return None if self.state is None else self.bound.get(self.state["game"])
 
     def earlier(self) -> dict | None:
-        """None while the clock's game is the seat's own (or nothing says otherwise); when the clock
-        plays another seat's game (the director went back to an earlier round, or this round's game
-        has not begun), the seat's own game as the console last had it ({} if it has none)."""
-        if self.seat is None or self.game_seat is None or seat_key(self.game_seat) == seat_key(self.seat):
+        """None while the clock's current game is this seat's (or this round's, with no TSH game),
+        or is not yet bound to any (a new game waiting to start is the round's next); when the clock
+        plays another round's game (the director went back to an earlier round, or this round's game
+        has not begun), the latest of the table's earlier games bound to this one, as the console
+        last had it ({} if it has none)."""
+        b = self.playing()
+        if b is None or b.offered_for(self.seat, self.round_now):
             return None
-        return self.past.get(seat_key(self.seat)) or {}
+        for key, p in reversed(self.past.items()):
+            mine = self.bound.get(key) if isinstance(key, str) else p["bound"]  # (id, since): a reused id's
+            if mine is not None and mine.offered_for(self.seat, self.round_now):
+                return p
+        return {}
 
-    def game_began(self) -> None:
-        """The clock begins another game: the one before is kept for its seat, as it ended."""
-        old, seat_before, self.game_seat = self.state, self.game_seat, self.seat
-        if old is None:
-            return  # the first state the console has: a result that came before it stays
-        if seat_before is not None:
-            key = seat_key(seat_before)
-            result = self.result if (self.result or {}).get("game") == old.get("game") else None
-            self.past[key] = {"game": old.get("game"), "state": old, "result": result}
-            self.past.move_to_end(key)
-            while len(self.past) > limits.GAMES_REMEMBERED:
-                self.past.popitem(last=False)
-        self.result = self.result_seat = None
+    def rebound(self, game: str) -> None:
+        """`game`'s id now names a new game (Table.moved_on_from): the earlier game kept under it
+        stays with its own binding, under (id, since)."""
+        p, b = self.past.pop(game, None), self.bound.get(game)
+        if p is not None and b is not None:
+            self.past[(game, b.since)] = {**p, "bound": b}
+            self.past.move_to_end((game, b.since), last=False)  # older than any kept since
+
+    def keep(self, game: str, **what) -> None:
+        """Keep `what` (its last "state", its "result") of the table's earlier game `game`; the
+        latest GAMES_REMEMBERED games. A result already kept is not replaced."""
+        p = self.past.pop(game, None) or {"game": game, "state": None, "result": None}
+        for k, v in what.items():
+            if v is not None and not (k == "result" and p["result"] is not None):
+                p[k] = v
+        self.past[game] = p
+        while len(self.past) > limits.GAMES_REMEMBERED:
+            self.past.popitem(last=False)
+
+    def game_began(self, game: str) -> None:
+        """The clock's current game is now `game`: the one before, and a result of another game, are
+        kept with their own game, as they ended (a result that came before any state stays, if it is
+        this game's)."""
+        if self.state is not None and self.state["game"] != game:
+            self.keep(self.state["game"], state=self.state)
+        if self.result is not None and self.result["game"] != game:
+            self.keep(self.result["game"], result=self.result)
+            self.result = None
 
     def tile(self) -> dict:
         """What a tile needs; the page derives the live times and the tile's class itself."""
         seat = self.seat or {}
         earlier = self.earlier()
-        clock_on = None if earlier is None else {k: self.game_seat.get(k) for k in ("division", "round")}
+        playing = self.playing()
+        clock_on = None if earlier is None else {"division": (playing.seat or {}).get("division"), "round": playing.round}
         return {
             "table": self.n,
             "status": self.status,
@@ -163,6 +273,9 @@ class Table:
             "result": self.current_result(),
             "final": self.final,
             "problems": list(self.problems),
+            "health": self.health,
+            "health_problems": list(self.health_problems),
+            "version": self.version or (self.state or {}).get("version"),
         }
 
 
@@ -200,6 +313,9 @@ def _public_challenge(c: dict) -> dict:
 class Station:
     status: str | None = None
     problems: deque = field(default_factory=lambda: deque(maxlen=limits.PROBLEMS_PER_DEVICE))
+    health: dict | None = None
+    version: str | None = None
+    health_problems: list = field(default_factory=list)
 
 
 @dataclass
@@ -208,7 +324,7 @@ class Round:
     number: int = 1
     start: float | None = None  # scheduled start, wall-clock epoch seconds
     late_after_s: int = 300  # a table not started this long after the start is an exception
-    game_time_ms: int = 25 * 60_000
+    game_time_ms: int = Rules.game_time_ms
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -225,18 +341,57 @@ class HallState:
         self.pending: OrderedDict[str, dict] = OrderedDict()  # command id -> command, until its ack
         self.problems: deque = deque(maxlen=limits.PROBLEMS)  # the hall's: devices the console does not know
         self.table_finals: dict[int, dict] = {}  # the round's results recorded by table (no TSH game), by table
+        # each table's clock games -> Bound (the table's own `bound`), GAMES_BOUND a table, MAX_TABLE tables
+        self.bound: dict[int, OrderedDict] = {}
+        self.thresholds = health.defaults()  # the director's health thresholds (console/health.py)
 
     def table(self, n: int) -> Table:
         """The table, made known (its own device spoke, or a pairing puts a game on it)."""
         t = self.tables.get(n)
         if t is None:
-            t = self.tables[n] = Table(n, final=self.table_finals.get(n))
+            t = self.tables[n] = self.new_table(n)
         return t
+
+    def new_table(self, n: int) -> Table:
+        """Table `n` as the console would know it, not yet known (a slip's table until recorded: `adopt`)."""
+        return Table(n, final=self.table_finals.get(n), round_now=self.round.number,
+                     bound=self.bound.setdefault(n, OrderedDict()))
 
     def adopt(self, t: Table) -> None:
         """A table the director recorded a slip for (no clock, no TSH game): known from now on."""
         if 1 <= t.n <= limits.MAX_TABLE:
             self.tables.setdefault(t.n, t)
+
+    # --- which round each clock game belongs to -------------------------------------------------
+
+    def restore_bindings(self, rows) -> None:
+        """The bindings the results store kept (table, game, round, seat, since), oldest first."""
+        for n, game, rnd, seat, since in rows:  # kept apart until the table is known (no tile for them)
+            if 1 <= n <= limits.MAX_TABLE:
+                Table.bind_in(self.bound.setdefault(n, OrderedDict()), game, Bound(rnd, seat, since))
+
+    def _bind(self, t: Table, game: str, since: str | None, b: Bound | None = None) -> list:
+        """Bind `game` to `b`, or to this round's game at `t` (the round the console is in)."""
+        if b is None:
+            seat = t.seat if t.seat and t.seat.get("round") == self.round.number else None
+            b = Bound(self.round.number, seat, since)
+        t.bind(game, b)
+        return [("bind", {"table": t.n, "game": game, "round": b.round, "seat": b.seat, "since": b.since})]
+
+    def _bind_seen(self, t: Table, state: dict) -> list:
+        """A game the table reports as its current one (its state), once started (an input: a
+        new game waiting in setup may be the next round's, started before the director moves the
+        console on): bound the first time, or afresh when its id comes back after the table had
+        moved on (Table.moved_on_from)."""
+        game, at = state["game"], state["sent_at"]
+        if state["seq"] == 0 and state["phase"] == "setup":
+            return []
+        if game not in t.bound:
+            return self._bind(t, game, at)
+        if t.moved_on_from(game, at):
+            t.rebound(game)
+            return self._bind(t, game, at)
+        return []
 
     # --- messages in ------------------------------------------------------------------------
 
@@ -286,19 +441,20 @@ class HallState:
     def _table_message(self, n: int, leaf: str, data: Any) -> list:
         t = self.table(n)  # its own device spoke (the ACL): a known table
         if leaf == "status":
-            t.status = data
+            self._status(t, data)
             return [("table", t.tile())]
         if leaf == "state":
             old = t.state or {}
             if old.get("game") == data["game"] and data["seq"] < old.get("seq", 0):
                 return []  # an older snapshot delivered late
+            bind = self._bind_seen(t, data)
             if old.get("game") != data["game"]:
-                t.game_began()  # a new game on this table (or the first the console sees)
+                t.game_began(data["game"])  # a new game on this table (or the first the console sees)
             t.state = data
             g = t.seqs.game(data["game"])
             g.known = max(g.known, data["seq"])
             g.ended = g.ended or data["phase"] == "ended"
-            return [("table", t.tile())]
+            return bind + [("table", t.tile())]
         if leaf == "event" and data["kind"] == "input":
             g = t.seqs.game(data["game"])
             filling = data["seq"] < g.high
@@ -308,21 +464,28 @@ class HallState:
                 _insert_in_order(t.history, data)  # a resent event goes back where it belongs
             else:
                 t.history.append(data)
-            return [("event", {"table": n, "event": data})]
+            bind = self._bind_unseen(t, data)
+            old_game = continued_game(data.get("reason")) if data["input"] == "takeover" else None
+            if old_game is not None and old_game in t.bound:  # a spare's game continues the old clock's
+                was, mine = t.bound[old_game], t.bound.get(data["game"])
+                # the old game's round and seat, dated from the spare's own game (the old clock's late
+                # states are older: they do not make it look like a new game)
+                since = mine.since if mine is not None else data.get("at")
+                bind = self._bind(t, data["game"], since, Bound(was.round, was.seat, since))
+                return bind + [("event", {"table": n, "event": data}), ("table", t.tile())]
+            return bind + [("event", {"table": n, "event": data})]
         if leaf in ("event", "result"):  # a result: on the event topic, and retained on its own
             g = t.seqs.game(data["game"])
             if g.result:
                 return []
             g.result = True
+            bind = self._bind_unseen(t, data)
             if (t.state or {}).get("game") in (None, data["game"]):
-                # the seat its game was played for, which the round on screen may have left
-                t.result, t.result_seat = data, t.game_seat if t.game_seat is not None else t.seat
-            else:  # a game the clock has left (a resend): kept with that game, for its seat
-                for p in t.past.values():
-                    if p["game"] == data["game"] and p["result"] is None:
-                        p["result"] = data
+                t.result = data  # the current game's: offered for the round its game is bound to
+            else:  # a game the clock has left (a resend): kept with that game, for its round
+                t.keep(data["game"], result=data)
             t.history.append(data)
-            return [("event", {"table": n, "event": data}), ("table", t.tile())]
+            return bind + [("event", {"table": n, "event": data}), ("table", t.tile())]
         if leaf == "ack":
             if str(data["id"]).startswith(RESEND_ID):
                 # the console's own request for missing events: what it brings is the history; the
@@ -333,10 +496,18 @@ class HallState:
             return [("ack", {"table": n, "ack": data, "command": cmd})]
         return []
 
+    def _bind_unseen(self, t: Table, data: dict) -> list:
+        """An event or result of a game never bound: this round's when no state says otherwise (a
+        state naming another game would make it an older game, of a round the console cannot know:
+        left unbound, never offered)."""
+        if data["game"] in t.bound or (t.state or {}).get("game") not in (None, data["game"]):
+            return []
+        return self._bind(t, data["game"], data.get("at"))
+
     def _station_message(self, sid: str, leaf: str, c: Any) -> list:
         s = self.stations.setdefault(sid, Station())
         if leaf == "status":
-            s.status = c
+            self._status(s, c)
             return [("station", self.station_view(sid))]
         # challenge, or detail (the per-word results, for the director alone), kept by station and
         # id: ids are each station's own, and no station may rewrite another's
@@ -367,7 +538,32 @@ class HallState:
 
     def station_view(self, sid: str) -> dict:
         s = self.stations[sid]
-        return {"station": sid, "status": s.status, "problems": list(s.problems)}
+        return {"station": sid, "status": s.status, "problems": list(s.problems), "health": s.health,
+                "health_problems": list(s.health_problems), "version": s.version}
+
+    # --- a device's health (issue 26: its status, the director's thresholds) ------------------------
+
+    def _status(self, device: "Table | Station", data: dict) -> None:
+        """A status (contract._status): online or offline, and an online device's health; the Last
+        Will keeps the health last known (the readiness view says the device is offline)."""
+        device.status = data["status"]
+        if data["status"] == "online":
+            device.health, device.version = data["health"], data["version"]
+        device.health_problems = health.problems(device.health, self.thresholds)
+
+    def set_thresholds(self, th: dict) -> list:
+        """The director's thresholds (health.check'd): every tile whose problems change."""
+        self.thresholds = th
+        out = []
+        for t in self.tables.values():
+            p = health.problems(t.health, th)
+            if p != t.health_problems:
+                t.health_problems = p
+                out.append(("table", t.tile()))
+        for sid, s in self.stations.items():
+            s.health_problems = health.problems(s.health, th)
+            out.append(("station", self.station_view(sid)))
+        return out
 
     # --- gaps -------------------------------------------------------------------------------------
 
@@ -401,18 +597,16 @@ class HallState:
         out = []
         seats = {n: s for n, s in seats.items() if 1 <= n <= limits.MAX_TABLE}
         self.table_finals = {k[2][1]: f for k, f in finals.items() if k[:2] == (BY_TABLE, self.round.number)}
-        known = {n for n, t in self.tables.items() if t.seat is not None or t.final is not None}
-        for n in sorted(set(seats) | known | set(self.table_finals)):  # a recorded table stays known
+        # a recorded table stays known; a table whose round changed shows another round's games
+        known = {n for n, t in self.tables.items()
+                 if t.seat is not None or t.final is not None or t.round_now != self.round.number}
+        for n in sorted(set(seats) | known | set(self.table_finals)):
             t = self.table(n)
             seat = seats.get(n)
             final = finals.get(seat_key(seat)) if seat else self.table_finals.get(n)
-            if t.seat == seat and t.final == final:
+            if t.seat == seat and t.final == final and t.round_now == self.round.number:
                 continue
-            t.seat, t.final = seat, final
-            if t.state is not None and t.game_seat is None:
-                t.game_seat = seat  # a game that began before any TSH file: the game first seated here
-            if t.result is not None and t.result_seat is None:
-                t.result_seat = seat  # a result that came before any TSH file: the game first seated here
+            t.seat, t.final, t.round_now = seat, final, self.round.number
             out.append(("table", t.tile()))
         return out
 
@@ -422,10 +616,13 @@ class HallState:
             "round": self.round.as_dict(),
             # the page's fallback rules (a clock's state carries its game's own): the clock core's defaults
             "rules": default_rules(),
+            "lateness_endings": list(results.LATENESS_ENDINGS),  # a result with one of these takes a margin
             "tables": [t.tile() for t in sorted(self.tables.values(), key=lambda t: t.n)],
             "feed": list(self.feed)[:100],
             "stations": {sid: s.status for sid, s in self.stations.items()},
             "station_problems": {sid: list(s.problems) for sid, s in self.stations.items() if s.problems},
+            "station_health": {sid: list(s.health_problems) for sid, s in self.stations.items() if s.health_problems},
+            "health_thresholds": dict(self.thresholds),
             "problems": list(self.problems),
         }
 

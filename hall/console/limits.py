@@ -7,6 +7,8 @@ so neither a faulty or hostile device nor an outsider on the hall's network can 
 
 from __future__ import annotations
 
+from rackside.hall.wire import messages, topics
+from rackside.hall.wire import health as _health
 from rackside.hall.wire import update as _update
 
 # --- HTTP: before anything is read or anyone is known -----------------------------------------
@@ -18,16 +20,30 @@ MAX_BUNDLE_BYTES = _update.MAX_BUNDLE_BYTES  # (hall.device.update: the clocks t
 BUNDLE_TIMEOUT_S = 600.0  # a 512 MB upload at 1 MB/s would not make it: a hall's network is faster
 UPLOAD_PATH = "/api/update/bundle"
 MAX_HEADER_BYTES = 16 * 1024  # a request's line and headers (uvicorn's h11_max_incomplete_event_size)
-HEADER_TIMEOUT_S = 10.0  # a request's line and headers must arrive within this of the connection (or of the last response)
+HEADER_TIMEOUT_S = 5.0  # the TLS handshake and a request's line and headers must arrive within this of the
+# connection (or of the last response): a browser sends them at once; a crowd's connections are gone in 5 s
 KEEP_ALIVE_S = 5  # an idle kept-alive connection is closed after this (uvicorn's timeout_keep_alive)
 WRITE_STALL_S = 30.0  # a client that reads nothing of a response for this long is cut off
-MAX_CONNECTIONS = 512  # open connections in all (uvicorn's limit_concurrency: a 503 above it)
-MAX_CONNECTIONS_PER_SOURCE = 64  # open connections from one address: more are closed at once
+# Connections (guard.Crowd). Each TLS connection holds about 0.3 MiB (asyncio's 256 KiB read buffer
+# and OpenSSL's state), so these bound the memory connections take: MAX_CONNECTIONS x 0.3 MiB in
+# all, and (MAX_WAITING + MAX_ANONYMOUS_REQUESTS) x 0.3 MiB (about 58 MiB) for a crowd from a few addresses.
+MAX_CONNECTIONS = 512  # open connections in all: past it a waiting one is closed, else the new one
+MAX_CONNECTIONS_PER_SOURCE = 16  # from one address: more are closed at once (Chromium opens at most 6
+# to one host, the event stream among them: two browsers on one laptop fit)
+MAX_WAITING = 128  # connections waiting for a request (handshake, headers, kept alive): past it the oldest
+# of the address with the most is closed, so a crowd churns its own and a new connection always gets in
+# (addresses with one waiting each, a fleet fetching an update, only past MAX_CONNECTIONS)
+MAX_ANONYMOUS_REQUESTS = 64  # requests in flight without the director's session (login page, a slow
+# login body, an update download): a 503 above it; a request with a live session is never refused
 BACKLOG = 128
 
 # --- TSH files -------------------------------------------------------------------------------------
 MAX_TSH_FILES = 64  # files in one import (config.tsh and a .t file per division)
 MAX_PROBLEMS_SHOWN = 500  # import and seating problems sent to the page at once (each names its file and line)
+# A score typed from a slip or decided by the director, a lateness margin, a device's margin: the
+# wire's bound (hall.wire.messages), before anything else looks at it (TSH's own limits,
+# results.Limits, are checked after, with the event's `config max_score`).
+SCORE_BOUND = messages.SCORE_BOUND
 
 # --- event streams -----------------------------------------------------------------------------
 MAX_STREAMS = 100  # open event streams (/api/events) in all: a 503 above it
@@ -44,10 +60,10 @@ SESSION_S = 12 * 3600  # a session's life
 MAX_SESSIONS = 64  # live sessions: a new login past this ends the oldest
 
 # --- the broker's messages ---------------------------------------------------------------------
-MAX_TABLE = 999  # table numbers are 1..MAX_TABLE (rackside hall provision's limit)
+MAX_TABLE = topics.MAX_TABLE  # table numbers are 1..MAX_TABLE (hall.wire.topics: the hall's limit)
 MAX_STATIONS = 64  # stations remembered
 MAX_DEPTH = 4  # nesting of any device payload (a state's players are 3 deep)
-MAX_PAYLOAD = {"status": 16, "state": 4096, "event": 4096, "ack": 2048, "result": 4096,
+MAX_PAYLOAD = {"status": _health.MAX_STATUS_BYTES, "state": 4096, "event": 4096, "ack": 2048, "result": 4096,
                "challenge": 4096, "detail": 16384}  # bytes, by topic leaf
 DEVICE_RATE = 50.0  # messages a second from one device, sustained ...
 DEVICE_BURST = 2000  # ... after a burst of this many (a clock's outbox after an outage)
@@ -55,6 +71,7 @@ PROBLEMS_PER_DEVICE = 10  # a device's latest refused messages, shown on its til
 PROBLEMS = 50  # the hall's latest problems
 HISTORY = 400  # a table's history entries (its current game: a game has a few hundred inputs)
 GAMES_REMEMBERED = 4  # per table, the games whose highest seq is remembered (de-duplication)
+GAMES_BOUND = 64  # per table, the clock games bound to their round (hallstate, the results store): a day's rounds and more
 MAX_GAP = 5000  # a table's missing seqs remembered per game; a wider gap is asked for from its start
 FEED = 300  # challenges in the feed
 CHALLENGES = 2000  # challenges kept with their per-word results (the oldest forgotten first)

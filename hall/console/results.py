@@ -35,14 +35,16 @@ import csv
 import io
 from dataclasses import asdict, dataclass, field
 
+from rackside.firmware.clock import OVERTIME_FORFEIT_POINTS, Ending, Rules
+
 from . import tsh
 
-LATENESS_ENDINGS = ("lateness forfeit", "optional forfeit")
-OVERTIME_FORFEIT = "overtime forfeit"
-OVERTIME_FORFEIT_POINTS = 100  # 5.3.3
-LATENESS_MARGIN = 75  # 2.3.6(a)
-TSH_MAX_SCORE = 1499  # TSH's Addscore: `config max_score`, else 1499
-TSH_MIN_SCORE = -149  # TSH's Addscore: lower limit of a game score
+# A result's `ending` is the clock core's Ending, by value (the page has these from the snapshot)
+LATENESS_ENDINGS = (Ending.LATENESS_FORFEIT.value, Ending.OPTIONAL_FORFEIT.value)  # 2.3.5, 2.3.4
+OVERTIME_FORFEIT = Ending.OVERTIME_FORFEIT.value
+LATENESS_MARGIN = Rules.lateness_forfeit_margin  # 2.3.6(a): WESPA's, when the clock's result says none
+TSH_MAX_SCORE = tsh.DEFAULT_MAX_SCORE  # TSH's Addscore: `config max_score`, else this
+TSH_MIN_SCORE = tsh.MIN_SCORE  # TSH's Addscore: lower limit of a game score
 MAX_REASON = 300  # characters of a director's reason kept
 MAX_NAME = 60  # characters of a player's name typed for a game recorded by table
 NO_CLOCK = "no clock record"  # how a result recorded from the slip alone is marked (store, CSV, page)

@@ -13,16 +13,29 @@ no clock record; the reason is why there is none). A result already confirmed ch
 with a reason (5.4.1(a): a signed slip is final unless corrected; the console records who did it
 and why). Confirming the same result again changes nothing.
 
+Each clock game the console has seen is bound to the round it was started for (`games`: table,
+the clock's game id, the round and seat it belongs to, and since when, by the clock's time), so a
+result a clock delivers again after a restart goes to its own round's game (hallstate.py).
+
+The store never replaces a file it cannot read: a database SQLite cannot open, or whose
+`PRAGMA quick_check` fails, stops the console (`StoreError`, one line naming the file and how to
+recover). A write the disk refuses (full, read-only, failing) is rolled back whole and raised as
+`StoreError` saying what was not kept and what to do: nothing is reported as recorded that is not
+on disk.
+
 Owned by one thread: the console's event loop (a write is a few milliseconds; the clock never waits
 on it, it is the console's own disk). Readers get plain `Recorded` values.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import sqlite3
 from pathlib import Path
 
+from . import limits
 from .results import BY_TABLE, MAX_REASON, Recorded, ResultError
 
 SCHEMA = """
@@ -32,6 +45,10 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (division, round, pn_low, pn_high)
 );
 CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS games (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, tbl INTEGER NOT NULL, game TEXT NOT NULL, round INTEGER NOT NULL,
+    seat TEXT, since TEXT, UNIQUE (tbl, game)
+);
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, who TEXT NOT NULL, action TEXT NOT NULL,
     division TEXT NOT NULL, round INTEGER NOT NULL, pn_low INTEGER NOT NULL, pn_high INTEGER NOT NULL,
@@ -41,24 +58,66 @@ CREATE TABLE IF NOT EXISTS audit (
 MAX_AUDIT_READ = 5000  # audit rows returned at once (the file keeps them all)
 
 
+class StoreError(Exception):
+    """The results database cannot be opened or written: one line saying which file, why, and what
+    the director does about it."""
+
+
 class ResultStore:
     """`path` None: in memory (the demo and tests that need no disk)."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = None if path is None else Path(path)
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(":memory:" if self.path is None else self.path, isolation_level=None,
-                                  check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
-        self.db.executescript(SCHEMA)
-        if self.path is not None:
-            self.path.chmod(0o600)
+        where = ":memory:" if self.path is None else self.path
+        try:
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            # a damaged file is refused whole, before anything is read from it or written to it
+            damage = [row[0] for row in self.db.execute("PRAGMA quick_check(1)")]
+            if damage != ["ok"]:
+                raise sqlite3.DatabaseError("damaged: " + " ".join(" ".join(damage).split())[:160])
+            self.db.executescript(SCHEMA)
+            if self.path is not None:
+                self.path.chmod(0o600)
+        except (sqlite3.Error, OSError) as e:
+            raise StoreError(f"the results database {where} cannot be opened ({' '.join(_why(e).split())}); it is left "
+                             f"as it is: move it aside (mv {where} {where}.damaged) to start with an empty one, and recover "
+                             "what it held with sqlite3's .recover (docs/console.md, \"When the results store fails\")") from None
+
+    @contextlib.contextmanager
+    def _write(self, what: str, again: str = "do it again"):
+        """One write: SQLite's refusal (disk full, read-only, I/O error) becomes a StoreError naming
+        what was not kept and what to do (`again`: how to retry), the transaction rolled back."""
+        try:
+            yield
+        except sqlite3.Error as e:
+            _Transaction(self.db).rollback()
+            why = _why(e)
+            raise StoreError(f"{what} was NOT recorded: {self.path or 'the in-memory store'} cannot be written ({why}). "
+                             f"{_REMEDY.get(why, _REMEDY['other'])}, then {again}.") from None
 
     def put_setting(self, key: str, value) -> None:
         """What the console must find again after a restart (the round, the imported TSH files)."""
-        self.db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+        with self._write({"tsh_files": "the TSH import"}.get(key, f"the {key.replace('_', ' ')}")):
+            self.db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+
+    def bind_game(self, table: int, game: str, round_: int, seat: dict | None, since: str | None) -> None:
+        """Table `table`'s clock game `game` belongs to round `round_` (and, known then, `seat`): kept
+        across restarts; bound again, it becomes the table's latest. At most GAMES_BOUND a table."""
+        with self._write(f"table {table}'s game {game} (round {round_})"), self._tx():
+            self.db.execute("DELETE FROM games WHERE tbl=? AND game=?", (table, game))
+            self.db.execute("INSERT INTO games (tbl, game, round, seat, since) VALUES (?, ?, ?, ?, ?)",
+                            (table, game, round_, None if seat is None else json.dumps(seat), since))
+            self.db.execute("DELETE FROM games WHERE tbl=? AND id NOT IN (SELECT id FROM games WHERE tbl=? "
+                            "ORDER BY id DESC LIMIT ?)", (table, table, limits.GAMES_BOUND))
+
+    def bound_games(self) -> list[tuple[int, str, int, dict | None, str | None]]:
+        """Every kept binding (table, game, round, seat, since), oldest first."""
+        rows = self.db.execute("SELECT tbl, game, round, seat, since FROM games ORDER BY id").fetchall()
+        return [(t, g, r, None if s is None else json.loads(s), since) for t, g, r, s, since in rows]
 
     def setting(self, key: str, default=None):
         row = self.db.execute("SELECT value FROM settings WHERE key=?", (key,)).fetchone()
@@ -86,7 +145,8 @@ class ResultStore:
         with `reason`) or the given `action` (e.g. "decide"). A change without a reason is refused."""
         key = self.key(r)
         reason = " ".join(str(reason or "").split())[:MAX_REASON]
-        with self._tx():
+        with self._write(f"the result of table {r.table} (division {r.division} round {r.round}, "
+                         f"{r.names[0]} v {r.names[1]})", "confirm again: the slip is still needed"), self._tx():
             row = self.db.execute("SELECT body FROM results WHERE division=? AND round=? AND pn_low=? AND pn_high=?",
                                   key).fetchone()
             before = None if row is None else Recorded.from_dict(json.loads(row[0]))
@@ -119,6 +179,11 @@ class ResultStore:
         q = "SELECT body FROM results" + where
         return [Recorded.from_dict(json.loads(b)) for (b,) in self.db.execute(q + " ORDER BY division, round, tbl", args)]
 
+    def bodies(self) -> list[str]:
+        """Every result as kept (its JSON text): for a reader that keeps its own decoded copies and
+        decodes only what changed (tshlive.Rows: decoding every result is most of a full read)."""
+        return [b for (b,) in self.db.execute("SELECT body FROM results ORDER BY division, round, tbl")]
+
     def audit(self, division: str | None = None, round_: int | None = None) -> list[dict]:
         where, args = _where(division, round_)
         q = "SELECT at, who, action, division, round, pn_low, pn_high, before, after, reason FROM audit" + where
@@ -147,7 +212,38 @@ class _Transaction:
         return self
 
     def __exit__(self, kind, value, tb) -> None:
-        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+        if kind is None:
+            try:
+                self.db.execute("COMMIT")
+                return
+            except sqlite3.Error:
+                self.rollback()  # a COMMIT the disk refused leaves the transaction open: end it
+                raise
+        self.rollback()
+
+    def rollback(self) -> None:
+        if self.db.in_transaction:
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:  # SQLite rolled it back itself (SQLITE_FULL may): nothing is kept
+                pass
+
+
+_REMEDY = {  # what the director does, by what SQLite said
+    "the disk is full": "Free space on the console's disk (or move its state directory to a bigger one)",
+    "the file is read-only": "Make the state directory writable for the console",
+    "other": "Check the console's disk",
+}
+
+
+def _why(e: BaseException) -> str:
+    """SQLite's reason in the director's words."""
+    text, name, err = str(e), getattr(e, "sqlite_errorname", None) or "", getattr(e, "errno", None)
+    if name == "SQLITE_FULL" or err == errno.ENOSPC or "disk is full" in text:
+        return "the disk is full"
+    if name.startswith("SQLITE_READONLY") or err == errno.EROFS or "readonly" in text:
+        return "the file is read-only"
+    return text[:200]
 
 
 def _correction_needs_reason(before: Recorded, r: Recorded) -> ResultError:

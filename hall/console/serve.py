@@ -9,9 +9,11 @@ the command's id, the console's log says who it was.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import os
+import ssl
 import threading
 import time
 from pathlib import Path
@@ -20,7 +22,7 @@ import uvicorn
 
 from rackside import paths
 
-from . import limits, tsh
+from . import limits, tsh, tshlive
 from .app import Console, build_app
 from .auth import Sessions, session_secret
 from .bridge import Bridge
@@ -61,6 +63,29 @@ def state_dir(cfg: ConsoleConfig) -> Path:
 def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     store = ResultStore(state_dir(cfg) / RESULTS_DB)
     console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(state_dir(cfg) / SESSIONS), store=store)
+    restore_event(console, cfg)
+    bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
+                    console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
+    cmdlog = CommandLog(state_dir(cfg) / "console-commands.jsonl")
+    def send(table: int, cmd: dict) -> None:
+        cmdlog.append(table, cmd)
+        # what goes to the clock: the command as hall.wire.commands checked it, without the console's own note
+        bridge.command(table, {k: v for k, v in cmd.items() if k != "sent_at"})
+
+    console.send = send
+    console.bridge = bridge
+    console.fleet = FleetService(cfg.hall, cfg.url, cfg.username, cfg.mqtt_password, cfg.ca_file)
+    console.command_log = cmdlog.path
+    console.updates = Updates(state_dir(cfg) / "updates")  # the bundle on offer (updates.py)
+    # the live tourney.js, kept in its folder for a web server, a sync or TSH's scoreboard to read
+    console.tsh_out = tshlive.LiveFile(cfg.tourney_js_dir or state_dir(cfg), lambda: tshlive.gather(console.event, console.result_rows),
+                                       lambda gathered: tshlive.render(gathered, console.carried)[0])
+    return console, bridge
+
+
+def restore_event(console: Console, cfg: ConsoleConfig) -> None:
+    """The round, the TSH files and the seating the console had (its store), and the config's TSH
+    files: the console's start, and `rackside hall ready`'s (ready_cli.py)."""
     console.state.round.division = cfg.division
     console.state.round.number = cfg.round
     saved = console.event.saved_round()  # the round the director last set, kept across a restart
@@ -77,31 +102,45 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
         for p in console.import_tsh({str(f): Path(f).read_bytes() for f in cfg.tsh}):
             log.warning("TSH: %s", p)
     console.apply_pairings()
-    bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, console.deliver_threadsafe,
-                    console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
-    cmdlog = CommandLog(state_dir(cfg) / "console-commands.jsonl")
-    def send(table: int, cmd: dict) -> None:
-        cmdlog.append(table, cmd)
-        # what goes to the clock: the command as hall.wire.commands checked it, without the console's own note
-        bridge.command(table, {k: v for k, v in cmd.items() if k != "sent_at"})
-
-    console.send = send
-    console.bridge = bridge
-    console.fleet = FleetService(cfg.hall, cfg.url, cfg.username, cfg.mqtt_password, cfg.ca_file)
-    console.command_log = cmdlog.path
-    console.updates = Updates(state_dir(cfg) / "updates")  # the bundle on offer (updates.py)
-    return console, bridge
 
 
 def server_config(app, cfg: ConsoleConfig, log_level: str) -> uvicorn.Config:
     """uvicorn with the console's bounds (limits.py): uvicorn's own h11 protocol with a header
-    deadline, a per-address connection cap and a cut-off for clients that stop reading
-    (guard.GuardedH11), its header size, keep-alive and connection limits."""
-    tls = {"ssl_certfile": str(cfg.certfile), "ssl_keyfile": str(cfg.keyfile)} if cfg.https else {}  # the hall's certificate
-    return uvicorn.Config(app, host=cfg.listen_host, port=cfg.listen_port, log_level=log_level, access_log=False,
-                          lifespan="on", http=GuardedH11, ws="none", h11_max_incomplete_event_size=limits.MAX_HEADER_BYTES,
-                          timeout_keep_alive=limits.KEEP_ALIVE_S, limit_concurrency=limits.MAX_CONNECTIONS,
-                          backlog=limits.BACKLOG, server_header=False, **tls)
+    deadline, caps on connections by address, waiting and in all, TLS started inside those caps,
+    and a cut-off for clients that stop reading (guard.GuardedH11), its header size and keep-alive.
+    uvicorn's own limit_concurrency is off: it counted a crowd's half-open connections against the
+    director (guard.Crowd and guard.Admission do that job)."""
+    config = uvicorn.Config(app, host=cfg.listen_host, port=cfg.listen_port, log_level=log_level, access_log=False,
+                            lifespan="on", http=GuardedH11, ws="none", h11_max_incomplete_event_size=limits.MAX_HEADER_BYTES,
+                            timeout_keep_alive=limits.KEEP_ALIVE_S, limit_concurrency=None,
+                            backlog=limits.BACKLOG, server_header=False)
+    config.rackside_tls = tls_context(cfg) if cfg.https else None  # read by GuardedH11: the hall's certificate
+    return config
+
+
+def tls_context(cfg: ConsoleConfig) -> ssl.SSLContext:
+    """The page's TLS: the hall's certificate and key, the standard library's server defaults."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(str(cfg.certfile), str(cfg.keyfile))
+    return context
+
+
+def release_freed_buffers() -> None:
+    """Have glibc give every freed block of 128 KiB or more back to the system at once. Each TLS
+    connection's 256 KiB buffer is such a block; with glibc's sliding threshold they came from the
+    heap after the first, and a crowd's 300 MiB stayed with the process after it left. mallopt is
+    a C call (ctypes) because Python has no binding; elsewhere than glibc it is skipped."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt(M_MMAP_THRESHOLD, 128 * 1024)
+    except (OSError, AttributeError):
+        pass
+
+
+M_MMAP_THRESHOLD = -3  # glibc's malloc.h
 
 
 class ConsoleServer:
@@ -140,9 +179,11 @@ class ConsoleServer:
 
 
 def run_foreground(cfg: ConsoleConfig) -> int:
+    release_freed_buffers()
     console, bridge = make_console(cfg)
     app = build_app(console, secret_key=session_secret(state_dir(cfg) / SESSION_KEY), https_only=cfg.https)  # Secure cookies
     server = uvicorn.Server(server_config(app, cfg, "warning"))
+    gc.freeze()  # what start-up made lives as long as the process: no collection need look at it again (guard.Crowd.sweep)
     scheme = "https" if cfg.https else "http"
     print(f"rackside hall console: {scheme}://{cfg.listen_host}:{cfg.listen_port}/ (hall {cfg.hall}, broker {cfg.url})", flush=True)
     if cfg.https:

@@ -3,8 +3,11 @@ tests and the bench.
 
 Each table is the real clock core (`firmware.clock`) with its own MQTT user, Last Will and journal,
 publishing the hall topics of docs/hall.md: retained `status` and `state`, an `event` per input and
-a `result` at the end, and an `ack` for each director command. Its journal is the firmware's format,
-so `rackside clock replay --json` audits it. One scheduler thread drives every table (scripts,
+a `result` at the end, and an `ack` for each director command. Its journal is the firmware's format
+(`journals/table-N/GAME.jsonl`, each input with its seq), so `rackside clock replay --json` audits it
+and a console's `resend` is answered from it as a real clock answers (hall.wire.resend, which the
+clock's hall.device.recovery answers with; the console paces its own resends, limits.RESEND_EVERY_S,
+so the sim keeps no resend budget of its own: the clock's guards a Pi's SD card). One scheduler thread drives every table (scripts,
 commands, the 10 s state refresh); paho gives each table its own network thread, as each Pi has.
 
 A script is a list of `(seconds, action)` relative to the sim's start, negative for history that
@@ -31,7 +34,7 @@ import paho.mqtt.client as mqtt
 
 from rackside.firmware import clock as C
 from rackside.firmware.journal import input_to_dict, make_header
-from rackside.hall.wire import commands, topics
+from rackside.hall.wire import commands, health, resend, topics
 from rackside.hall.wire.payloads import event_payload, result_payload, state_payload
 from rackside.hall.wire.payloads import challenge_payloads as station_payloads
 
@@ -62,16 +65,25 @@ class SimTable:
     last_state_wall: float = 0.0
 
     @property
-    def game(self) -> str:
-        return f"t{self.n}-g{self.game_no}"
+    def journals(self) -> Path:  # one folder a table, as each clock has its own (what `resend` reads)
+        return self.journal_dir / f"table-{self.n}"
+
+    @property
+    def game(self) -> str:  # named as a clock names its games (a resend names one: hall.wire.commands.GAME)
+        return f"game-{self.game_no:06}"
 
 
 class SimHall:
     """`tables`: {n: (user, password)}; `host`, `port`: the broker; `scripts`: {n: [(s, action)]}."""
 
     def __init__(self, hall: str, host: str, port: int, tables: dict[int, tuple[str, str]], journal_dir: Path,
-                 *, rules: C.Rules | None = None, station: tuple[str, str, str] | None = None) -> None:
+                 *, rules: C.Rules | None = None, station: tuple[str, str, str] | None = None,
+                 faults: dict[int, tuple[str, ...]] | None = None) -> None:
         self.hall = hall
+        # each table's retained status while online: the health a simulated table has (none known:
+        # it reads nothing) with the faults the demo was asked to inject (hall.wire.health.FAULTS)
+        self.statuses = {n: health.status_payload(health.with_faults(health.unknown(), (faults or {}).get(n, ())), None)
+                         for n in tables}
         self.host, self.port = host, port
         self.rules = rules or C.Rules()
         self.journal_dir = Path(journal_dir)
@@ -136,7 +148,7 @@ class SimHall:
                 log.error("table %d refused: %s", t.n, rc)
                 return
             client.subscribe(topics.table(self.hall, t.n, "cmd"), qos=1)
-            client.publish(topics.table(self.hall, t.n, "status"), b"online", qos=1, retain=True)
+            client.publish(topics.table(self.hall, t.n, "status"), self.statuses[t.n], qos=1, retain=True)
             self.inbox.put(("state", t.n, None))
             connected(t.n)
 
@@ -261,7 +273,8 @@ class SimHall:
         t.clock = C.new_clock(rules)
         t.seq = 0
         t.resulted = False
-        t.journal = self.journal_dir / f"table-{t.n}-{t.game}.jsonl"
+        t.journal = t.journals / f"{t.game}.jsonl"
+        t.journal.parent.mkdir(parents=True, exist_ok=True)
         t.journal.write_text(json.dumps(make_header(rules, table=t.n, game=t.game)) + "\n")
 
     def _input(self, t: SimTable, event, source: str = "button", extra: dict | None = None) -> None:
@@ -273,7 +286,7 @@ class SimHall:
         if extra:
             line.update(extra)
         with open(t.journal, "a") as f:
-            f.write(json.dumps(line) + "\n")
+            f.write(json.dumps({**line, "seq": t.seq + 1}) + "\n")  # the input's number, as a clock journals it
         t.clock = C.apply(t.clock, event)
         t.seq += 1
         t.inputs += 1
@@ -289,9 +302,9 @@ class SimHall:
             return
         t.client.publish(topics.table(self.hall, t.n, leaf), payload, qos=1, retain=retain)
 
-    def _ack(self, t: SimTable, cid: str | None, ok: bool, reason: str | None = None) -> None:
+    def _ack(self, t: SimTable, cid: str | None, ok: bool, reason: str | None = None, **extra) -> None:
         self._publish_raw(t, "ack", json.dumps({"id": cid, "ok": ok, "reason": reason, "seq": t.seq if ok else None,
-                                                "at": iso(time.time())}).encode())
+                                                **extra, "at": iso(time.time())}).encode())
 
     def _publish_state(self, t: SimTable, t_ns: int) -> None:
         t_ns = max(t_ns, t.clock.since_ns or t_ns)
@@ -310,8 +323,11 @@ class SimHall:
             self._ack(t, commands.command_id(payload), False, str(e))
             return
         now = self.now_ns()
-        if cmd.name == "resend":  # a console asking for events it missed: a real clock answers from its journal
-            self._ack(t, cmd.id, False, "resend: the simulator keeps no journal to resend from")
+        if cmd.name == "resend":  # a console asking for events it missed: from the journal, as a clock answers
+            ok, reason, found = resend.answer(t.journals, cmd.game, cmd.from_seq, cmd.to_seq)
+            for event in found:
+                self._publish_raw(t, "event", event)
+            self._ack(t, cmd.id, ok, reason, queued=len(found))
             return
         if cmd.name == "new_game":
             t.game_no += 1
@@ -365,7 +381,7 @@ def playing(rng: random.Random, minutes_in: float, *, until_s: float = 3600, mea
     return steps
 
 
-def tournament_day(rng: random.Random, *, hours: float, speed: float = 1.0, game_time_s: float = 1500,
+def tournament_day(rng: random.Random, *, hours: float, speed: float = 1.0, game_time_s: float = C.Rules.game_time_ms / 1000,
                    mean_turn_s: float = 25, break_s: float = 300, in_progress: bool = False) -> list:
     """A table's day: games back to back for `hours`, each played until both sides have used most of
     their time (a turn every `mean_turn_s` on average), ended, and after a break the next round's
@@ -401,7 +417,7 @@ def tournament_day(rng: random.Random, *, hours: float, speed: float = 1.0, game
     return steps
 
 
-def compressed_rules(speed: float, game_time_s: float = 1500) -> C.Rules:
+def compressed_rules(speed: float, game_time_s: float = C.Rules.game_time_ms / 1000) -> C.Rules:
     """WESPA's rules with every span divided by `speed` (for a compressed day, tournament_day)."""
     base = C.Rules()
     return C.Rules(game_time_ms=max(1, int(game_time_s * 1000 / speed)),
@@ -410,7 +426,7 @@ def compressed_rules(speed: float, game_time_s: float = 1500) -> C.Rules:
                    courtesy_draw_after_ms=max(1, int(base.courtesy_draw_after_ms / speed)))
 
 
-def demo_scripts(tables: list[int], seed: int = 7, game_time_s: int = 1500) -> tuple[dict[int, list], dict[int, str]]:
+def demo_scripts(tables: list[int], seed: int = 7, game_time_s: int = C.Rules.game_time_ms // 1000) -> tuple[dict[int, list], dict[int, str]]:
     """The demo's hall: most tables playing; among them an overtime, a lateness forfeit, a late
     arrival, a table that goes offline, a challenge, a finished game, and tables not started."""
     rng = random.Random(seed)

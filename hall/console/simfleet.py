@@ -86,7 +86,7 @@ class SimFleet:
 
     def __init__(self, hall: str, host: str, port: int, tables: dict[int, tuple[str, str]], journal_dir: Path, *,
                  rules: C.Rules | None = None, station: tuple[str, str, str] | None = None,
-                 per_process: int = PER_PROCESS) -> None:
+                 per_process: int = PER_PROCESS, faults: dict[int, tuple[str, ...]] | None = None) -> None:
         order = sorted(tables)
         groups = [order[i:i + per_process] for i in range(0, len(order), per_process)] or [[]]
         rules = rules or C.Rules()
@@ -95,6 +95,7 @@ class SimFleet:
             self.workers.append(_Worker({
                 "hall": hall, "host": host, "port": port, "journal_dir": str(journal_dir), "rules": _rules_dict(rules),
                 "tables": {str(n): list(tables[n]) for n in group}, "station": list(station) if station and i == 0 else None,
+                "faults": {str(n): list((faults or {}).get(n, ())) for n in group if (faults or {}).get(n)},
             }))
         self.by_table = {n: w for w in self.workers for n in w.tables}
 
@@ -140,7 +141,8 @@ def _serve() -> int:
     spec = json.loads(sys.stdin.readline())
     tables = {int(n): tuple(up) for n, up in spec["tables"].items()}
     sim = SimHall(spec["hall"], spec["host"], spec["port"], tables, Path(spec["journal_dir"]),
-                  rules=C.Rules(**spec["rules"]), station=tuple(spec["station"]) if spec["station"] else None)
+                  rules=C.Rules(**spec["rules"]), station=tuple(spec["station"]) if spec["station"] else None,
+                  faults={int(n): tuple(f) for n, f in spec.get("faults", {}).items()})
     out = threading.Lock()
 
     def say(msg: dict) -> None:

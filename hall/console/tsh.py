@@ -37,7 +37,7 @@ REALM_DEFAULTS = {
 }
 MIN_SCORE = -149  # Addscore's lower limit for a game's score
 MAX_PLAYERS = 2000  # per division; a real division has tens, the biggest events a few hundred
-MAX_ROUNDS = 200
+MAX_ROUNDS = 200  # a player line's rounds; the console's round numbers go up to it too
 MAX_BOARDS = 1000  # a division's entries in TSH's `tables` (the hall has at most 999 tables)
 MAX_LABEL = 20  # characters of one of TSH's table labels ("A4", "Hall 2 table 14")
 

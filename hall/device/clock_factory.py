@@ -26,7 +26,22 @@ def factory(context: OutputContext, settings: dict) -> Output:
         raise OutputConfigError(str(e)) from None
     # rackside paths' outbox; beside the journals when --state-dir moves them (tests, a second clock)
     outbox = cfg.outbox or _default_outbox(context, hall)
-    return HallOutput(cfg, context.store.journal_dir, context.submit, outbox_path=outbox, clock_ns=context.clock_ns)
+    return HallOutput(cfg, context.store.journal_dir, context.submit, outbox_path=outbox, clock_ns=context.clock_ns,
+                      health=_health(context, hall))
+
+
+def _health(context: OutputContext, hall: dict):
+    """What the clock's health watch reads (hall.device.health): its state folder's card, its
+    journal's write errors, the simulator's faults (`--fault`)."""
+    from rackside.hall.device.health import Health
+    from rackside.hall.wire.health import FaultError, check_faults
+
+    try:
+        faults = check_faults(hall.get("faults") or ())
+    except FaultError as e:
+        raise OutputConfigError(str(e)) from None
+    store = context.store
+    return Health(Path(context.state_dir), lambda: getattr(store, "write_errors", None), faults)
 
 
 def _default_outbox(context: OutputContext, hall: dict) -> Path:
@@ -56,6 +71,7 @@ def _enrolled(context: OutputContext, hall: dict) -> Output:
     outbox = Path(outbox) if outbox else _default_outbox(context, hall)
     try:
         return EnrolledOutput(joinfile, Path(context.state_dir), context.store.journal_dir, context.submit, outbox_path=outbox,
-                              clock_ns=context.clock_ns, device=hall["device"], version=running_version())
+                              clock_ns=context.clock_ns, device=hall["device"], version=running_version(),
+                              health=_health(context, hall))
     except (HallConfigError, ValueError) as e:
         raise OutputConfigError(str(e)) from None

@@ -1,7 +1,7 @@
 """The clock on the hall: a clock output that publishes, and the director's commands into the runner.
 
 Built through the outputs registry (`firmware.outputs.assemble`, name "hall": hall.device.clock_factory)
-when clock.toml has a `[hall]` section (or `--hall`). Four threads, each owning its own state (hall.device.owner checks it);
+when clock.toml has a `[hall]` section (or `--hall`). Five threads, each owning its own state (hall.device.owner checks it);
 they talk only by posting typed messages:
 
 - **The runner's thread** (`HallOutput`: `applied`, `view`, `flush`, `close`) owns which game it
@@ -18,6 +18,9 @@ they talk only by posting typed messages:
   station), the command intake (hall.device.intake: checks, de-duplication, the broker's acks), journal
   recovery (hall.device.recovery: inputs the outbox never saw, commands the journals hold, `resend`), each
   game's progress and the retained state.
+- **The health watch's thread** ("hall-health", hall.device.health.HealthWatch) reads the Pi's
+  health every 30 s and gives the link the retained status with it (`Link.set_status`); it owns
+  only the reading last published.
 - **The updater's thread** ("hall-update", hall.device.update.Updater, one at a time and only while an
   update runs) owns the update in progress: the fetched bundle, the request and result files in
   the state folder's updates/, the child `rackside update`. It only posts its outcome (`Updated`).
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -57,6 +61,7 @@ from rackside.hall.device.owner import Owner
 from rackside.hall.wire.payloads import ack_payload, applied_event, result_payload, state_payload
 from rackside.hall.device.publisher import OutboxPublisher
 from rackside.hall.device.recovery import JournalRecovery, Row
+from rackside.hall.device.health import Health, HealthReader, HealthWatch
 from rackside.hall.device.update import Updater
 from rackside.outage import Outage
 
@@ -143,6 +148,7 @@ class HallOutput(Output):
         state_every_ns: int = STATE_EVERY_NS,
         queue_size: int = QUEUE_SIZE,
         resolve: Callable[[HallConfig], Any] | None = None,
+        health: Health | None = None,
     ) -> None:
         self.cfg = cfg
         self.clock_ns = clock_ns
@@ -166,6 +172,7 @@ class HallOutput(Output):
         self.updater = Updater(Path(outbox_path).parent / "updates", cfg.credentials.tls_ca)
         self.worker = _Worker(self, journal_dir, submit, Path(outbox_path), resolve)
         self.thread = threading.Thread(target=self.worker.run, name="hall-publisher", daemon=True)
+        self.health = self._health_watch(health)
         self.stopped = threading.Event()
         # the runner's own state
         self.owner = Owner("hall output (runner side)")
@@ -175,6 +182,15 @@ class HallOutput(Output):
         self._ended_sent = False
         self._state_due = False
         self._last_state_ns: int | None = None
+
+    def _health_watch(self, health: Health | None) -> HealthWatch | None:
+        """The clock's health in its retained status (hall.device.health, its own thread): the
+        write errors are the journal's (`health.journal_errors`) and the outbox's (the worker's)."""
+        if health is None:
+            return None
+        journal_errors = health.journal_errors
+        reader = HealthReader(health.state_dir, lambda: (journal_errors() or 0) + self.worker.write_errors)
+        return HealthWatch(reader, self.link.set_status, running_version(), faults=health.faults)
 
     @property
     def published(self) -> int:
@@ -186,6 +202,8 @@ class HallOutput(Output):
     def start(self) -> None:
         self.owner.release()  # the runner's loop owns it from here (it may run on another thread than its start)
         self.thread.start()
+        if self.health is not None:
+            self.health.start()
 
     def applied(self, entry: Applied) -> None:
         self.owner.check()
@@ -220,6 +238,8 @@ class HallOutput(Output):
             except queue.Full:
                 pass
             self.thread.join(timeout)
+        if self.health is not None:
+            self.health.close()
         self.link.close()
 
     def _wall(self, t_ns: int) -> int:
@@ -287,6 +307,7 @@ class _Worker:
         self.owner = Owner("hall output (worker)")
         self.version = running_version()  # in every state: which Rackside this table runs
         self.fault = Outage(log, "hall publisher")
+        self.write_errors = 0  # outbox writes that failed (the health's; an int, read from the health thread)
         self.intake = intake.CommandIntake()
         self.recovery = JournalRecovery(journal_dir, out.topic)
         self.outbox: Outbox | None = None
@@ -327,6 +348,8 @@ class _Worker:
                 self._publish_state()
                 self.fault.recovered()
             except Exception as e:  # noqa: BLE001 - a disk or network fault: logged once, retried
+                if isinstance(e, (OSError, sqlite3.Error)):
+                    self.write_errors += 1
                 self.fault.failed(repr(e))
                 time.sleep(0.5)
         self.out.publisher.deliver()

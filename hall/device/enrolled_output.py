@@ -39,8 +39,10 @@ def code_page(code: str, t_ns: int) -> tuple[str, str]:
 
 class EnrolledOutput:
     def __init__(self, joinfile: join.JoinFile, folder: Path, journal_dir: Path, submit: Callable[[Any], None], *,
-                 outbox_path: Path, clock_ns: Callable[[], int], device: str | None = None, version: str = "") -> None:
+                 outbox_path: Path, clock_ns: Callable[[], int], device: str | None = None, version: str = "",
+                 health=None) -> None:
         self.journal_dir = journal_dir
+        self.health = health  # hall.device.health.Health: the table it becomes reports its health
         self.submit = submit
         self.outbox_path = outbox_path
         self.clock_ns = clock_ns
@@ -83,7 +85,8 @@ class EnrolledOutput:
             self._page(self.clock_ns())
             return
         self._waiting = False
-        new = HallOutput(cfg, self.journal_dir, self.submit, outbox_path=self.outbox_path, clock_ns=self.clock_ns)
+        new = HallOutput(cfg, self.journal_dir, self.submit, outbox_path=self.outbox_path, clock_ns=self.clock_ns,
+                         health=self.health)
         new.start()
         self.inner = new
         self._notice(WAITING, f"{cfg.table:>4}")

@@ -23,6 +23,7 @@ class JoinFile:
     url: str
     secret: str
     ca: str | None
+    update_key: str | None = None  # the public key bundles are signed with (rackside.signing)
 
     @property
     def tls(self) -> bool:
@@ -35,9 +36,9 @@ def load(path: Path | str) -> JoinFile:
         data = tomlfile.read(path)
     except tomlfile.TomlFileError as e:
         raise HallConfigError(f"join file {path}: {e}") from None
-    unknown = sorted(set(data) - {"hall", "url", "secret", "ca"})
+    unknown = sorted(set(data) - {"hall", "url", "secret", "ca", "update_key"})
     if unknown:
-        raise HallConfigError(f"join file {path}: unknown key {unknown[0]!r}: allowed are hall, url, secret, ca")
+        raise HallConfigError(f"join file {path}: unknown key {unknown[0]!r}: allowed are hall, url, secret, ca, update_key")
     try:
         hall = topics.check_name("hall", data.get("hall"))
     except ValueError as e:
@@ -52,7 +53,15 @@ def load(path: Path | str) -> JoinFile:
     ca = data.get("ca")
     if ca is not None and (not isinstance(ca, str) or len(ca) > MAX_CA_CHARS or "BEGIN CERTIFICATE" not in ca):
         raise HallConfigError(f"join file {path}: ca: allowed is one PEM certificate (at most {MAX_CA_CHARS} characters)")
-    return JoinFile(path, hall, url, secret, ca)
+    update_key = data.get("update_key")
+    if update_key is not None:
+        from rackside.signing import check_public_key
+
+        try:
+            update_key = check_public_key(update_key)
+        except ValueError as e:
+            raise HallConfigError(f"join file {path}: update_key: {e}") from None
+    return JoinFile(path, hall, url, secret, ca, update_key)
 
 
 def find(config_dir: Path, boot_paths: tuple[Path, ...] = BOOT_PATHS) -> Path | None:

@@ -11,19 +11,18 @@ journal (for a finished game's result) happens here only: at start-up, after an 
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from rackside.firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Phase, Press, Resume, view
+from rackside.firmware.clock import Phase, view
 from rackside.firmware.journal import JournalError, read_journal
+from rackside.hall.wire import resend
 from rackside.hall.wire.payloads import ack_payload, journal_event, result_payload
+from rackside.hall.wire.resend import INPUT_TYPES
 
 log = logging.getLogger(__name__)
 
-INPUT_TYPES = (Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume)
-RESEND_MAX_EVENTS = 500  # events a resend command puts in the outbox at most (the console asks again from there)
 RECENT = 2  # journals read at start-up: the current game and the one before it
 
 Row = tuple[str, bytes, int, int]  # (topic, payload, qos, retain), as hall.device.outbox stores it
@@ -102,27 +101,6 @@ class JournalRecovery:
         return answers
 
     def resend(self, game: str, first: int, last: int | None) -> tuple[bool, str | None, list[Row]]:
-        """(ok, remark or why not, rows): the events of `game` with first <= seq <= last, at most
-        RESEND_MAX_EVENTS, and its result if it ended and no `last` was asked for."""
-        path = self.journal_dir / f"{game}.jsonl" if self.journal_dir is not None else None
-        if path is None or not path.is_file():
-            return False, f"resend: {game} is not in this clock's journals", []
-        try:
-            journal = read_journal(path)
-            rows: list[Row] = []
-            for jl in journal.iter_lines():
-                if jl.seq is None or jl.seq < first or (last is not None and jl.seq > last) or not isinstance(jl.event, INPUT_TYPES):
-                    continue
-                if len(rows) == RESEND_MAX_EVENTS:
-                    upto = json.loads(rows[-1][1])["seq"]
-                    return True, f"resend: at most {RESEND_MAX_EVENTS} events a command: ask again from seq {upto + 1}", rows
-                rows.append((self.topic["event"], journal_event(jl, game), 1, 0))
-            if last is None:
-                from rackside.firmware.replay import fold
-
-                folded = fold(journal).clock
-                if folded.phase is Phase.ENDED and folded.since_ns is not None:
-                    rows.append((self.topic["event"], result_payload(view(folded, folded.since_ns), game, None), 1, 0))
-        except (OSError, JournalError) as e:
-            return False, f"resend: {game}'s journal cannot be read: {e}", []
-        return True, None, rows
+        """(ok, remark or why not, rows): hall.wire.resend's answer, on the event topic."""
+        ok, remark, payloads = resend.answer(self.journal_dir, game, first, last)
+        return ok, remark, [(self.topic["event"], p, 1, 0) for p in payloads]

@@ -4,7 +4,8 @@ A process of its own beside the station (`rackside kiosk`), so the station itsel
 network: it follows the station's challenge log (JSON lines, fsync'd before a verdict is shown) and
 publishes, through the same on-disk outbox as a clock (hall.device.outbox, QoS 1, deleted when acked):
 
-- `.../station/<id>/status`: retained "online" / "offline" (the Last Will);
+- `.../station/<id>/status`: retained "offline" (the Last Will), or while online its health
+  (hall.device.health, on a thread of its own: "hall-health");
 - `.../station/<id>/challenge`: each challenge: id, time, table, kind, lexicon name and checksum,
   how many words, the verdict for the play as a whole (3.10.7(b));
 - `.../station/<id>/detail`: the same challenge with the words and per-word results, on a topic
@@ -19,9 +20,12 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import threading
 from pathlib import Path
 
+from rackside import running_version
+from rackside.hall.device.health import HealthReader, HealthWatch
 from rackside.hall.wire import topics
 from rackside.hall.net.config import HallConfig
 from rackside.hall.net.link import Link
@@ -38,7 +42,8 @@ LOG_KEY = "challenge-log"  # the outbox's progress row: its `seq` holds the byte
 
 
 class StationPublisher:
-    def __init__(self, cfg: HallConfig, log_path: Path, outbox_path: Path, *, poll_s: float = POLL_S) -> None:
+    def __init__(self, cfg: HallConfig, log_path: Path, outbox_path: Path, *, poll_s: float = POLL_S,
+                 faults: tuple[str, ...] = ()) -> None:
         self.cfg = cfg
         self.log_path = Path(log_path)
         self.outbox_path = Path(outbox_path)
@@ -50,6 +55,9 @@ class StationPublisher:
         self.fault = Outage(log, f"challenge log {self.log_path}")
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self._run, name="hall-station", daemon=True)
+        self.write_errors = 0  # outbox writes that failed (an int the health thread reads)
+        reader = HealthReader(self.outbox_path.parent, lambda: self.write_errors)
+        self.health = HealthWatch(reader, self.link.set_status, running_version(), faults=faults)
 
     @property
     def published(self) -> int:
@@ -57,11 +65,13 @@ class StationPublisher:
 
     def start(self) -> "StationPublisher":
         self.thread.start()
+        self.health.start()
         return self
 
     def close(self, timeout: float = 3.0) -> None:
         self.stop_event.set()
         self.thread.join(timeout)
+        self.health.close()
         self.link.close()
 
     def _run(self) -> None:
@@ -80,7 +90,9 @@ class StationPublisher:
             try:
                 self._follow(outbox)
                 self.fault.recovered()
-            except OSError as e:
+            except (OSError, sqlite3.Error) as e:
+                if isinstance(e, sqlite3.Error):
+                    self.write_errors += 1
                 self.fault.failed(e)
             self.publisher.deliver()
             self.stop_event.wait(0.02 if self.publisher.busy else self.poll_s)
@@ -149,7 +161,7 @@ def run(args) -> int:
 
     log_path = station.log_path or paths.challenge_log()
     outbox = cfg.outbox or paths.state_dir() / "hall-station-outbox.sqlite"
-    pub = StationPublisher(cfg, log_path, outbox).start()
+    pub = StationPublisher(cfg, log_path, outbox, faults=tuple(getattr(args, "fault", None) or ())).start()
     _serve(pub.close)
     return 0
 
@@ -200,7 +212,7 @@ def run_joined(args, station, table: dict, path: Path) -> int:
             return
         show(cfg.ident)
         print(f"rackside hall station: this is station {cfg.ident}", flush=True)
-        current.append(StationPublisher(cfg, log_path, outbox).start())
+        current.append(StationPublisher(cfg, log_path, outbox, faults=tuple(getattr(args, "fault", None) or ())).start())
 
     try:
         enrolment = Enrolment(joinfile, paths.state_dir(), "station", on_change=changed, device=args.device_id, version=running_version())

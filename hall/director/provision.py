@@ -12,7 +12,9 @@ writes
                                   the file this replaces); the broker rewrites it as devices enrol
     DIR/tls/                      the hall's CA and the broker's certificate (hall.director.tlsfiles)
     DIR/join.toml                 the one file for every device: hall, broker URL or "auto", the CA
-                                  certificate, the join secret (hall.wire.join)
+                                  certificate, the join secret, the update key's public half (hall.wire.join)
+    DIR/update-signing.key        the hall's update signing key (Ed25519, owner-only; rackside.signing):
+                                  `rackside bundle --sign-key` signs with it; kept when re-provisioning
     DIR/credentials/director.toml and, with --tables/--stations, table-3.toml, station-1.toml: owner-only
 
 Passwords are hashed here as Mosquitto hashes them (`$7$`: 101 iterations of PBKDF2-HMAC-SHA512, a
@@ -33,6 +35,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from rackside import signing
 from rackside.atomic import write_atomic
 from rackside.hall.director import dynsec, tlsfiles
 from rackside.hall.wire import topics
@@ -40,7 +43,6 @@ from rackside.hall.wire import topics
 PBKDF2_ITERATIONS = 101  # what mosquitto_passwd 2.0 writes (PW_DEFAULT_ITERATIONS)
 SALT_BYTES = 12
 HASH_BYTES = 64
-MAX_TABLES = 999
 DEFAULT_PORT = 1883
 TLS_PORT = 8883
 # The broker refuses larger packets outright; the clock refuses a command larger than its own
@@ -75,8 +77,8 @@ def parse_tables(text: str) -> list[int]:
         if not m:
             raise ValueError(f"--tables {text!r}: allowed are numbers and ranges like 1-60 or 1-10,15")
         low, high = int(m.group(1)), int(m.group(2) or m.group(1))
-        if not 1 <= low <= high <= MAX_TABLES:
-            raise ValueError(f"--tables {text!r}: allowed are table numbers from 1 to {MAX_TABLES}, low to high")
+        if not 1 <= low <= high <= topics.MAX_TABLE:
+            raise ValueError(f"--tables {text!r}: allowed are table numbers from 1 to {topics.MAX_TABLE}, low to high")
         tables.update(range(low, high + 1))
     return sorted(tables)
 
@@ -244,5 +246,6 @@ def provision(
         write_atomic(out / "credentials" / f"{d.user}.toml", credentials_text(hall, d, url, tls, out))
     join_url = url or "auto"
     ca = (out / "tls" / "ca.crt").read_text() if tls else None
-    write_atomic(out / join.FILE_NAME, join.join_text(hall, join_url, joiner.password, ca))
+    update_key = signing.make_key(out / signing.KEY_FILE)  # an existing key is kept: the Pis trust it
+    write_atomic(out / join.FILE_NAME, join.join_text(hall, join_url, joiner.password, ca, update_key))
     return {d.user: d for d in [director, joiner, *devices]}

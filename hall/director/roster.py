@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 
 from rackside.hall.director import takeover
-from rackside.hall.wire import join, topics
+from rackside.hall.wire import health, join, topics
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ class Roster:
         if parts is None:
             return
         _, kind, ident, _ = parts
-        self.set_online(f"{kind}-{ident}", msg.payload == b"online")
+        self.set_online(f"{kind}-{ident}", health.is_online(msg.payload))  # the bare word, or with the health
 
     def set_online(self, user: str, online: bool) -> None:
         with self.lock:

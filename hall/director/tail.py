@@ -30,7 +30,7 @@ def describe(topic: str, payload: bytes) -> str | None:
     who = f"{kind} {ident}"
     text = payload.decode("utf-8", "replace")
     if leaf == "status":
-        return f"{who:<12} {text}"
+        return f"{who:<12} {status_line(payload)}"
     try:
         d = json.loads(text)
     except ValueError:
@@ -163,3 +163,17 @@ def run(credentials, url, *, raw: bool = False, count: int | None = None, second
         print(f"rackside hall tail: login refused: {state['refused']}", file=sys.stderr)
         return 1
     return 0
+
+
+def status_line(payload: bytes) -> str:
+    """A status: the word, and with the health (hall.wire.health) its version and what is known."""
+    text = payload.decode("utf-8", "replace").strip()
+    try:
+        d = json.loads(text) if text.startswith("{") else None
+    except ValueError:
+        d = None
+    if not isinstance(d, dict):
+        return text[:80]
+    h = d.get("health") if isinstance(d.get("health"), dict) else {}
+    known = " ".join(f"{k}={v}" for k, v in h.items() if v is not None)
+    return f"{d.get('status')} (rackside {d.get('version')}) {known}"[:400]

@@ -16,10 +16,15 @@ says where its times came from, and shows it neutralised.
 from __future__ import annotations
 
 import json
+import re
 
+from rackside.firmware.clock import Rules
 from rackside.firmware.rules_table import mmss
 
 MAX_STATE_BYTES = 4096  # a state is ~400 bytes; a bigger one is not a clock's
+REASON = "takeover of table {table} from device {old_device} ({game}, seq {seq}, state {sent_at})"
+# the old game a takeover's reason names (REASON): the console binds the spare's game to that game's round
+_CONTINUES = re.compile(r"^takeover of table \d+ from device .{1,80}? \(([A-Za-z0-9_.:-]{1,64}), seq \d+, state ")
 PHASES = ("running", "neutralised")  # a game under way; before the first press or ended there is nothing to take over
 
 
@@ -55,9 +60,16 @@ def commands(state_payload: bytes, *, table: int, old_device: str, new_device: s
         if extra:
             new_game["rules"] = extra
     else:
-        new_game["game_time"] = "25:00"
-    reason = f"takeover of table {table} from device {old_device} ({game}, seq {seq}, state {s.get('sent_at')})"[:200]
+        new_game["game_time"] = mmss(Rules.game_time_ms)  # the state says none: WESPA's
+    reason = REASON.format(table=table, old_device=old_device, game=game, seq=seq, sent_at=s.get("sent_at"))[:200]
     out = [new_game] + [{"cmd": "adjust", "player": p, "remaining_ms": players[p]} for p in (1, 2)]
     out.append({"cmd": "takeover", "player": to_move})
     return [{**c, "id": f"takeover-{stamp}-{i}"[-64:], "by": by, "reason": reason} for i, c in enumerate(out)]
 
+
+
+def continued_game(reason: object) -> str | None:
+    """The game a spare's takeover input continues (the old clock's game id its REASON names), or
+    None for any other reason: the spare's journal continues that game, under its own id."""
+    m = _CONTINUES.match(reason) if isinstance(reason, str) else None
+    return m.group(1) if m else None

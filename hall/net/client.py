@@ -45,7 +45,9 @@ def connect(creds, url: str, *, client_id: str = "", session_expiry: int = 0):
         # for the previous segment's (delayed) ACK, ~40 ms an assignment
         c.socket().setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     except OSError as e:
-        raise ConnectionError(f"cannot connect to {endpoint.url}: {e}") from None
+        from rackside.hall.net.link import connect_failure
+
+        raise ConnectionError(f"{endpoint.url}: {connect_failure(e, endpoint.tls)}") from None
     c.loop_start()
     try:
         rc = got.get(timeout=10)
@@ -53,5 +55,7 @@ def connect(creds, url: str, *, client_id: str = "", session_expiry: int = 0):
         rc = "no answer"
     if rc == "no answer" or rc.is_failure:
         c.loop_stop()
-        raise ConnectionError(f"{endpoint.url} refused the director: {rc}")
+        from rackside.hall.net.link import login_refusal
+
+        raise ConnectionError(f"{endpoint.url} refused the director: {'no answer' if rc == 'no answer' else login_refusal(rc)}")
     return c

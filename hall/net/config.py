@@ -134,7 +134,11 @@ def from_table(table: object, device: str, *, url_override: str | None = None, b
     url = url_override or table.get("url") or creds.url
     if not isinstance(url, str):
         raise HallConfigError(f"hall.url = {url!r}: allowed are \"auto\", mqtt://HOST[:PORT] and mqtts://HOST[:PORT]")
-    endpoint = parse_url(url, "--hall" if url_override else "hall.url")
+    key = "--hall" if url_override else "hall.url"
+    endpoint = parse_url(url, key)
+    if endpoint is not None and not endpoint.tls and creds.tls_ca:  # paho would speak TLS to the plain port
+        raise HallConfigError(f"{key} = {url!r} is plain MQTT but {cred_path.name} has tls_ca (this hall's devices use TLS): "
+                              f"allowed is mqtts://{endpoint.host}:{SCHEMES['mqtts']} (or \"auto\"); for the plain listener, remove tls_ca")
     hall = table.get("hall", creds.hall)
     try:
         topics.check_name("hall.hall", hall)

@@ -1,26 +1,68 @@
 """The check the console makes of an uploaded bundle before it offers it to clocks (docs/fleet.md,
 "Updates from the console"): every file it holds matches the bundle's own SHA256SUMS, as
 rackside.bundle writes them, and its one folder names a version an update may carry
-(hall.wire.update). It reads the archive: not a pure core, so it is a module of its own."""
+(hall.wire.update), and it holds only regular files and folders inside its one folder (the root
+updater, rackside.update, makes the same check with `inspect_bundle` before it verifies the
+signature). It reads the archive: not a pure core, so it is a module of its own."""
 
 from __future__ import annotations
 
 import hashlib
 import tarfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from rackside.hall.wire.update import SHA256, VERSION, UpdateError
+from rackside.signing import SIGNATURE_FILE  # signs SHA256SUMS, so it is the one file not listed in it
+
+
+MAX_MEMBERS = 50_000  # a bundle's source and wheels are ~1,500 files; a tar of more is not one
+
+
+@dataclass(frozen=True)
+class Inspected:
+    version: str
+    sums: bytes  # the bundle's SHA256SUMS, every file's digest checked against it
+    signature: bytes | None  # its SHA256SUMS.sig, when signed (checked by the root updater: rackside.update)
+
+
+def _refuse_member(member: tarfile.TarInfo) -> str | None:
+    """Why `member` has no place in a bundle, or None: regular files and folders only, each inside
+    the one top folder (no absolute path, no `..`), no set-user-ID, set-group-ID or sticky bit.
+    Refused here whatever tar would do with it (GNU tar on a Pi refuses some; Python's does not)."""
+    name = member.name
+    if name.startswith("/"):
+        return f"{name[:100]!r}: an absolute path"
+    if ".." in name.split("/"):
+        return f"{name[:100]!r}: a path with '..' in it"
+    if not (member.isfile() or member.isdir()):
+        kind = {tarfile.SYMTYPE: "a symbolic link", tarfile.LNKTYPE: "a hard link", tarfile.FIFOTYPE: "a FIFO",
+                tarfile.CHRTYPE: "a device", tarfile.BLKTYPE: "a device"}.get(member.type, "not a regular file or folder")
+        return f"{name[:100]!r}: {kind}"
+    if member.mode & 0o7000:
+        return f"{name[:100]!r}: a set-user-ID, set-group-ID or sticky mode ({member.mode:o})"
+    return None
 
 
 def check_bundle(archive: Path) -> str:
-    """The version of the bundle `archive` once every file it holds matches its SHA256SUMS and
-    SHA256SUMS lists every file; UpdateError naming the file otherwise. One pass over the archive."""
+    """The version of the bundle `archive` (inspect_bundle)."""
+    return inspect_bundle(archive).version
+
+
+def inspect_bundle(archive: Path) -> Inspected:
+    """The bundle `archive`, once it holds only regular files and folders inside one
+    rackside-<version>/ folder, every file matches its SHA256SUMS and SHA256SUMS lists every file
+    (but SHA256SUMS.sig); UpdateError naming the member or file otherwise. One pass over the archive."""
     digests: dict[str, str] = {}
     sums: bytes | None = None
+    signature: bytes | None = None
     tops: set[str] = set()
     try:
         with tarfile.open(archive, "r:gz") as tar:
-            for member in tar:
+            for n, member in enumerate(tar, 1):
+                why = _refuse_member(member) if n <= MAX_MEMBERS else f"more than {MAX_MEMBERS} files"
+                if why is not None:
+                    raise UpdateError(f"not a bundle: {why}; a bundle holds only regular files and folders inside it")
                 top, _, rel = member.name.partition("/")
                 tops.add(top)
                 if not member.isfile() or not rel:
@@ -28,6 +70,9 @@ def check_bundle(archive: Path) -> str:
                 f = tar.extractfile(member)
                 if rel == "SHA256SUMS":
                     sums = f.read(16 * 1024 * 1024)
+                    continue
+                if rel == SIGNATURE_FILE:
+                    signature = f.read(1024)
                     continue
                 h = hashlib.sha256()
                 for chunk in iter(lambda: f.read(1024 * 1024), b""):
@@ -52,4 +97,6 @@ def check_bundle(archive: Path) -> str:
     version = next(iter(tops))[len("rackside-"):]
     if not VERSION.match(version):
         raise UpdateError(f"version {version[:64]!r}: not a version folder name")
-    return version
+    return Inspected(version, sums, signature)
+
+

@@ -44,15 +44,18 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields as dataclass_fields
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules, Takeover
+from rackside.hall.wire import update
+from rackside.hall.wire.schema import Check, Field, Invalid, ListOf, OneOf, Schema, Text, Time, Whole
 
 MAX_COMMAND_BYTES = 4096
 NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "takeover", "update")
 IDENTIFY_S = 10
+IDENTIFY_MAX_S = 60  # the longest an identify may flash a clock's displays (the clock checks it too)
 # A late start's `at` this far ahead of the clock's own time is taken as now: the director's machine
 # and a Pi keep slightly different time (NTP on a hall network without internet is not a given).
 FUTURE_TOLERANCE_NS = 5 * 10**9
@@ -67,16 +70,70 @@ MAX_SEQ = 2**53  # a seq as JSON numbers hold it exactly
 # 10-minute forfeit of 5.3.3, so a forfeited game can still be corrected) and at most 100 minutes.
 ADJUST_ABOVE_MS = -20 * 60_000
 ADJUST_MAX_MS = 100 * 60_000
-_FIELDS = {
-    "late_start": {"players", "at"},
-    "arrive": {"player"},
-    "adjust": {"player", "remaining_ms"},
-    "takeover": {"player"},
-    "new_game": {"game_time", "rules"},
-    "identify": {"seconds"},
-    "resend": {"game", "from_seq", "to_seq"},
-    "update": {"version", "sha256", "url", "token", "wait_s"},
+
+
+# --- each command's schema (hall.wire.schema): the console's check and the clock's are these ---------
+
+def _url(v: Any) -> str:
+    if (not isinstance(v, str) or len(v) > update.MAX_URL_CHARS or not v.startswith(("http://", "https://"))
+            or not v.endswith(update.DOWNLOAD_PATH) or any(c.isspace() for c in v)):
+        raise ValueError()
+    return v
+
+
+def _rules_object(v: Any) -> dict:
+    if not isinstance(v, dict):
+        raise ValueError()
+    return v
+
+
+def _new_game_rules(c: dict, where: str) -> dict:
+    """game_time and rules together are a [clock] table, checked by the clock's own code (WESPA's
+    defaults for the keys not given; `parse` checks again on the clock's own defaults)."""
+    from rackside.firmware.rules_table import ConfigError, rules_from_table
+
+    try:
+        rules_from_table({**c["rules"], "game_time": c["game_time"]})
+    except ConfigError as e:
+        raise Invalid("rules", "clock.toml's [clock] keys", c["rules"], line=str(e)) from None
+    return c
+
+
+def _resend_range(c: dict, where: str) -> dict:
+    if c["to_seq"] is not None and c["to_seq"] < c["from_seq"]:
+        raise Invalid("to_seq", f"a whole number from from_seq to {MAX_SEQ}", c["to_seq"])
+    return c
+
+
+PLAYER = OneOf((1, 2), says="1 or 2")  # a side of the table
+# Every command: its id (journalled beside the input it becomes) and who sent it and why.
+ENVELOPE: dict[str, Field] = {
+    "id": Text(64, pattern=_ID, shape="of letters, digits, '.', '_', ':' or '-'"),
+    "cmd": OneOf(NAMES),
+    **{k: Text(most, null=True) for k, most in NOTES.items()},
 }
+FIELDS: dict[str, dict[str, Field]] = {  # each command's own fields
+    "late_start": {"players": ListOf(PLAYER, least=1, most=2, distinct=True, says="a list of 1 and/or 2"),
+                   "at": Time(zone=True, null=True)},
+    "arrive": {"player": PLAYER},
+    "adjust": {"player": PLAYER, "remaining_ms": Whole(ADJUST_ABOVE_MS, ADJUST_MAX_MS, above=True, unit="milliseconds")},
+    "takeover": {"player": PLAYER},
+    "new_game": {"game_time": Field(says='"MM:SS" or whole seconds'),
+                 "rules": Check(_rules_object, says="an object with clock.toml's [clock] keys", default={})},
+    "identify": {"seconds": Whole(1, IDENTIFY_MAX_S, default=IDENTIFY_S)},
+    "resend": {"game": Text(24, pattern=GAME, says='a game as its events name it, e.g. "game-000003"'),
+               "from_seq": Whole(1, MAX_SEQ), "to_seq": Whole(1, MAX_SEQ, null=True)},
+    "update": {"version": Text(64, pattern=update.VERSION, says='a bundle\'s version, e.g. "0.1.0+g1a2b3c4"'),
+               "sha256": Text(64, pattern=update.SHA256, says="64 lower-case hex digits"),
+               "url": Check(_url, says=f"the console's http(s)://HOST:PORT{update.DOWNLOAD_PATH}, "
+                                       f"at most {update.MAX_URL_CHARS} characters"),
+               "token": Text(64, pattern=update.TOKEN, says="32 to 64 letters, digits, '-' or '_'", hide=True),
+               "wait_s": Whole(0, update.MAX_WAIT_S, unit="seconds", null=True, default=0)},
+}
+_THEN = {"new_game": _new_game_rules, "resend": _resend_range}
+# The schema of each command, by name: looked up when a command is checked, so a field added here is
+# checked by the console (hall.console.requests) and by the clock (`parse`) alike.
+SCHEMAS: dict[str, Schema] = {name: Schema({**ENVELOPE, **FIELDS[name]}, unknown="refuse", then=_THEN.get(name)) for name in NAMES}
 
 
 class CommandError(ValueError):
@@ -144,10 +201,6 @@ def dated(cmd: Command, now_ns: int, wall_now_ns: int, remaining_ms: tuple[int, 
     return now_ns - ago_ns
 
 
-def _int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def command_id(payload: bytes) -> str | None:
     """The id of a command, if one can be read (to address the ack of a refused command)."""
     try:
@@ -158,14 +211,8 @@ def command_id(payload: bytes) -> str | None:
     return cid if isinstance(cid, str) and _ID.match(cid) else None
 
 
-def _epoch_ns(at: Any) -> int:
-    try:
-        when = datetime.fromisoformat(at) if isinstance(at, str) and len(at) <= 40 else None
-    except ValueError:
-        when = None
-    if when is None or when.tzinfo is None:
-        raise CommandError('late_start: at must be a date and time with its zone in ISO 8601, e.g. "2026-11-30T10:00:00+00:00"')
-    return (when - _EPOCH) // timedelta(microseconds=1) * 1000
+def _epoch_ns(at: str) -> int:
+    return (datetime.fromisoformat(at) - _EPOCH) // timedelta(microseconds=1) * 1000
 
 
 def parse(payload: bytes, default_rules: Rules | None = None) -> Command:
@@ -183,82 +230,36 @@ def parse(payload: bytes, default_rules: Rules | None = None) -> Command:
     name = d.get("cmd")
     if name not in NAMES:
         raise CommandError(f"cmd {name!r}: allowed are {', '.join(NAMES)}")
-    unknown = sorted(set(d) - {"id", "cmd"} - set(NOTES) - _FIELDS[name])
-    if unknown:
-        raise CommandError(f"{name}: unknown field {unknown[0]!r}: allowed are {', '.join(sorted(_FIELDS[name] | set(NOTES)))}")
-    for k, most in NOTES.items():
-        v = d.get(k)
-        if v is not None and (not isinstance(v, str) or not 0 < len(v) <= most):
-            raise CommandError(f"{k}: allowed is a text of 1 to {most} characters")
-    return replace(_parse(d, cid, name, default_rules), by=d.get("by"), reason=d.get("reason"))
+    return command(name, check(d), default_rules)
 
 
-def _parse(d: dict, cid: str, name: str, default_rules: Rules | None) -> Command:
-    if name in ("arrive", "adjust", "takeover"):
-        player = d.get("player")
-        if not _int(player) or player not in (1, 2):
-            raise CommandError(f"{name}: player must be 1 or 2")
-        if name != "adjust":
-            return Command(cid, name, player=player)
-        ms = d.get("remaining_ms")
-        if not _int(ms) or not ADJUST_ABOVE_MS < ms <= ADJUST_MAX_MS:
-            raise CommandError(f"adjust: remaining_ms must be a whole number of milliseconds above {ADJUST_ABOVE_MS} "
-                               f"and at most {ADJUST_MAX_MS}")
-        return Command(cid, name, player=player, remaining_ms=ms)
-    if name == "late_start":
-        players = d.get("players")
-        if not isinstance(players, list) or not players or len(players) > 2 or any(not _int(p) or p not in (1, 2) for p in players) or len(set(players)) != len(players):
-            raise CommandError("late_start: players must be a list of 1 and/or 2")
-        at = d.get("at")
-        return Command(cid, name, players=tuple(sorted(players)), at_ns=None if at is None else _epoch_ns(at), at=at)
-    if name == "resend":
-        game = d.get("game")
-        if not isinstance(game, str) or not GAME.match(game):
-            raise CommandError('resend: game must name a game as its events do, e.g. "game-000003"')
-        first, last = d.get("from_seq"), d.get("to_seq")
-        if not _int(first) or not 1 <= first <= MAX_SEQ:
-            raise CommandError(f"resend: from_seq must be a whole number from 1 to {MAX_SEQ}")
-        if last is not None and (not _int(last) or not first <= last <= MAX_SEQ):
-            raise CommandError(f"resend: to_seq must be a whole number from from_seq to {MAX_SEQ}")
-        return Command(cid, name, game=game, from_seq=first, to_seq=last)
-    if name == "update":
-        return _update(d, cid)
-    if name == "identify":
-        seconds = d.get("seconds", IDENTIFY_S)
-        if not _int(seconds) or not 1 <= seconds <= 60:
-            raise CommandError("identify: seconds must be a whole number from 1 to 60")
-        return Command(cid, name, seconds=seconds)
-    # new_game
-    from rackside.firmware.rules_table import ConfigError, rules_from_table, rules_to_table
-
-    rules = d.get("rules", {})
-    if not isinstance(rules, dict):
-        raise CommandError("new_game: rules must be an object with clock.toml's [clock] keys")
-    if "game_time" not in d:
-        raise CommandError('new_game: game_time is missing: allowed are "MM:SS" or whole seconds')
-    base = rules_to_table(default_rules) if default_rules is not None else {}
-    table = {**base, **rules, "game_time": d["game_time"]}
+def check(d: dict) -> dict:
+    """A command, as an object, checked whole by its schema (SCHEMAS); CommandError naming the
+    command and the field. The console checks a director's command with this before it sends it."""
+    name = d.get("cmd")
+    if name not in SCHEMAS:
+        raise CommandError(f"cmd {name!r}: allowed are {', '.join(SCHEMAS)}")
     try:
-        return Command(cid, name, rules=rules_from_table(table))
-    except ConfigError as e:
-        raise CommandError(f"new_game: {e}") from None
+        return SCHEMAS[name].check(d)
+    except Invalid as e:
+        raise CommandError(f"{name}: {e}") from None
 
 
-def _update(d: dict, cid: str) -> Command:
-    from rackside.hall.wire import update
+_ATTRIBUTES = {f.name for f in dataclass_fields(Command)}
 
-    version, sha256, url, token, wait_s = (d.get(k) for k in ("version", "sha256", "url", "token", "wait_s"))
-    if not isinstance(version, str) or not update.VERSION.match(version):
-        raise CommandError("update: version must be a bundle's version, e.g. \"0.1.0+g1a2b3c4\"")
-    if not isinstance(sha256, str) or not update.SHA256.match(sha256):
-        raise CommandError("update: sha256 must be 64 lower-case hex digits")
-    if (not isinstance(url, str) or len(url) > update.MAX_URL_CHARS or not url.startswith(("http://", "https://"))
-            or not url.endswith(update.DOWNLOAD_PATH) or any(c.isspace() for c in url)):
-        raise CommandError(f"update: url must be the console's http(s)://HOST:PORT{update.DOWNLOAD_PATH}, "
-                           f"at most {update.MAX_URL_CHARS} characters")
-    if not isinstance(token, str) or not update.TOKEN.match(token):
-        raise CommandError("update: token must be 32 to 64 letters, digits, '-' or '_'")
-    wait_s = 0 if wait_s is None else wait_s
-    if not _int(wait_s) or not 0 <= wait_s <= update.MAX_WAIT_S:
-        raise CommandError(f"update: wait_s must be a whole number of seconds from 0 to {update.MAX_WAIT_S}")
-    return Command(cid, "update", version=version, sha256=sha256, url=url, token=token, wait_s=wait_s)
+
+def command(name: str, c: dict, default_rules: Rules | None = None) -> Command:
+    """The Command a checked command (`check`) is: its fields as the clock keeps them."""
+    kept = {k: v for k, v in c.items() if k in _ATTRIBUTES and k not in ("id", "name")}
+    if name == "late_start":
+        kept["players"] = tuple(sorted(c["players"]))
+        kept["at_ns"] = None if c["at"] is None else _epoch_ns(c["at"])
+    elif name == "new_game":
+        from rackside.firmware.rules_table import ConfigError, rules_from_table, rules_to_table
+
+        base = rules_to_table(default_rules) if default_rules is not None else {}
+        try:
+            kept["rules"] = rules_from_table({**base, **c["rules"], "game_time": c["game_time"]})
+        except ConfigError as e:
+            raise CommandError(f"new_game: {e}") from None
+    return Command(c["id"], name, **kept)

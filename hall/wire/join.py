@@ -5,6 +5,7 @@
     url = "auto"                      # or "mqtts://director.local:8883"
     secret = "..."                    # the join client's password: it can only enrol (hall.director.dynsec)
     ca = '''-----BEGIN CERTIFICATE----- ...'''   # the hall's CA: devices pin it
+    update_key = '''-----BEGIN PUBLIC KEY----- ...'''  # bundles must be signed by it (rackside.signing)
 
 It goes on the Pi's boot partition (`/boot/firmware/rackside-join.toml`) or in the config folder
 (`/etc/rackside/join.toml`); `[hall] join = "auto"` finds it in either (`resolve`). A device holding it, and no credentials of its own, enrols
@@ -16,6 +17,12 @@ This module is the file's format as both ends speak it: the text the director's 
 and the reply (issue 25: enrolment bound to the device's key; docs/security.md, "Enrolment"). A device reads and finds the file
 with hall.device.joinfile (`load`, `find`, `resolve`, `device_id`), which checks its url with the
 connection's own parser.
+
+`update_key` (issue 25, item 2) is the public half of the hall's update signing key: a bundle's
+install.sh installs it root-owned as /etc/rackside/update-key.pem, and from then on the Pi's root
+updater installs only bundles signed with that key. Optional, so a join file written before it
+still loads (its devices then take updates from the console only once a bundle with a newer join
+file has been installed by hand).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import re
 from dataclasses import dataclass
 
 from rackside.hall.wire import devicekey, topics
+from rackside.hall.wire.schema import Invalid, OneOf, Schema, Text, Whole
 
 FILE_NAME = "join.toml"
 MAX_CA_CHARS = 16_384  # one PEM certificate is ~1 kB; a longer "ca" is not one
@@ -37,7 +45,7 @@ CODE_PAGE = 4  # a TM1637 shows four digits
 CLIENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # a device's MQTT client id (table-12-<random>)
 
 
-def join_text(hall: str, url: str, secret: str, ca: str | None) -> str:
+def join_text(hall: str, url: str, secret: str, ca: str | None, update_key: str | None = None) -> str:
     lines = [
         f"# Rackside hall {hall!r}: the join file. The same on every clock and station; put it on the Pi's",
         "# boot partition as rackside-join.toml, or in /etc/rackside/join.toml. It can only ask to join:",
@@ -48,6 +56,9 @@ def join_text(hall: str, url: str, secret: str, ca: str | None) -> str:
     ]
     if ca:
         lines.append(f'ca = """\n{ca.strip()}\n"""')
+    if update_key:
+        lines.append("# The hall's update key: a Pi installs only bundles signed with it (docs/deploy.md).")
+        lines.append(f'update_key = """\n{update_key.strip()}\n"""')
     return "\n".join(lines) + "\n"
 
 
@@ -150,35 +161,51 @@ class Hello:
     asks: int | None = None  # a table number asked for on the device; the director confirms it
 
 
+def _hello_is_its_own(h: dict, where: str) -> dict:
+    try:
+        h["key"] = base64.b64decode(h["key"], validate=True)
+    except ValueError:
+        raise Invalid("key", "the device's public key in base64", h["key"], line="its key is not base64") from None
+    if h["code"] != code(h["key"]):
+        raise Invalid("code", "the code its key gives", h["code"], line="its code is not its key's")
+    return h
+
+
+# The hello, described once (hall.wire.schema): `hello_payload` writes it, `parse_hello` (the
+# director's roster) reads it.
+HELLO = Schema({
+    "device": Text(48, pattern=DEVICE_ID, says="1 to 48 letters, digits, '.', '_' or '-'"),
+    "kind": OneOf(tuple(KINDS)),
+    "key": Text(MAX_KEY_B64, pattern=re.compile(r"^[A-Za-z0-9+/]+={0,2}$"), says="the device's public key in base64"),
+    "code": Text(CODE_DIGITS, least=CODE_DIGITS, pattern=re.compile(r"^[0-9]+$"), says=f"{CODE_DIGITS} digits"),
+    "version": Text(64, least=0, default=""),
+    "address": Text(64, least=0, default=""),
+    "asks": Whole(1, topics.MAX_TABLE, null=True, says=f"a table number from 1 to {topics.MAX_TABLE}"),
+}, then=_hello_is_its_own)
+
+
 def parse_hello(kid: str, payload: bytes) -> Hello:
-    """A hello from `enrol/<kid>`, checked whole: ValueError saying what is wrong. Its key must be
-    the one its topic names (a hello on another device's topic is not that device's) and its code
-    the one its key gives."""
+    """A hello from `enrol/<kid>`, checked whole (HELLO): ValueError saying what is wrong. Its key
+    must be the one its topic names (a hello on another device's topic is not that device's) and
+    its code the one its key gives."""
     if not isinstance(kid, str) or not KEY_ID.match(kid):
         raise ValueError(f"hello on enrol/{str(kid)[:40]!r}: not a key id")
     if len(payload) > MAX_HELLO_BYTES:
         raise ValueError(f"hello on {kid}: {len(payload)} bytes, allowed at most {MAX_HELLO_BYTES}")
     try:
         d = json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ValueError(f"hello on {kid}: not JSON") from None
     if not isinstance(d, dict):
         raise ValueError(f"hello on {kid}: not a JSON object")
-    device = check_device_id(d.get("device"))
-    if d.get("kind") not in KINDS:
-        raise ValueError(f"hello from {device}: kind {d.get('kind')!r}, allowed are {', '.join(KINDS)}")
-    public = _unb64(d.get("key"), MAX_KEY_B64, f"hello from {device}: key")
-    if key_id(public) != kid:
-        raise ValueError(f"hello from {device}: its key is not the one its topic names")
-    for key in ("version", "address"):
-        if not isinstance(d.get(key, ""), str) or len(d.get(key, "")) > 64:
-            raise ValueError(f"hello from {device}: {key} must be text of at most 64 characters")
-    if d.get("code") != code(public):
-        raise ValueError(f"hello from {device}: its code is not its key's")
-    asks = d.get("asks")
-    if asks is not None and (isinstance(asks, bool) or not isinstance(asks, int) or not 1 <= asks <= topics.MAX_TABLE):
-        raise ValueError(f"hello from {device}: asks = {asks!r}, allowed are table numbers from 1 to 999")
-    return Hello(kid, device, d["kind"], d["code"], d.get("version", ""), d.get("address", ""), public, asks)
+    where = f"hello from {str(d.get('device'))[:48]}" if isinstance(d.get("device"), str) else f"hello on {kid}"
+    try:
+        h = HELLO.check(d)
+    except Invalid as e:
+        raise ValueError(f"{where}: {e}") from None
+    if key_id(h["key"]) != kid:
+        raise ValueError(f"{where}: its key is not the one its topic names")
+    return Hello(kid, h["device"], h["kind"], h["code"], h["version"], h["address"], h["key"], h.get("asks"))
 
 
 def reply_payload(hello: Hello, user: str | None, *, sealed: bytes = b"", reason: str = "") -> bytes:
@@ -209,7 +236,7 @@ def parse_reply(kid: str, payload: bytes) -> Reply:
         raise ValueError("reply too long")
     try:
         d = json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ValueError("reply: not JSON") from None
     if not isinstance(d, dict):
         raise ValueError("reply: not a JSON object")

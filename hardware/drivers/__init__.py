@@ -1,7 +1,7 @@
 """Display drivers, found by name, as gpiozero finds its pin factories.
 
 A display table in a pin map names its driver (``[displays.left] driver = "tm1637"``). The driver
-of that name is found, in order:
+of that name is found (`rackside.registry`, as the clock's outputs are), in order:
 
 1. among drivers `register()`'d in this process (a test, a plug-in that registers itself);
 2. as this package's module of that name (`hardware/drivers/tm1637.py`, `serial.py`, `none.py`,
@@ -18,62 +18,41 @@ from __future__ import annotations
 
 import pkgutil
 import time
-from importlib import import_module
 from typing import Any, Callable
 
 from rackside.hardware.bcm import PinMapError
 from rackside.hardware.display import REQUIRED, Display, Driver
+from rackside.registry import Registry
 
 ENTRY_POINT_GROUP = "rackside.displays"
 
-_registered: dict[str, Driver] = {}
-_loaded: dict[str, Driver] = {}  # this package's modules and entry points, once imported
+
+def _modules() -> dict[str, str]:
+    """This package's driver modules, by name: read from `__path__` each time, so a module dropped
+    into the folder (or a folder added to `__path__`) is found."""
+    return {m.name: f"{__name__}.{m.name}:DRIVER" for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")}
+
+
+REGISTRY = Registry(ENTRY_POINT_GROUP, _modules, lambda driver: isinstance(driver, Driver))
 
 
 def register(driver: Driver) -> None:
     """Make `driver` available by its name (replaces a driver of that name)."""
-    _registered[driver.name] = driver
+    REGISTRY.register(driver.name, driver)
 
 
 def unregister(name: str) -> None:
-    _registered.pop(name, None)
-
-
-def _entry_points() -> dict[str, Any]:
-    from importlib.metadata import entry_points
-
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
-
-
-def _module_names() -> list[str]:
-    return [m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")]
+    REGISTRY.unregister(name)
 
 
 def find(name: Any) -> Driver | None:
     """The driver called `name`, or None."""
-    if not isinstance(name, str) or not name:
-        return None
-    if name in _registered:
-        return _registered[name]
-    if name in _loaded:
-        return _loaded[name]
-    driver = None
-    if name in _module_names():
-        driver = getattr(import_module(f"{__name__}.{name}"), "DRIVER", None)
-    else:
-        ep = _entry_points().get(name)
-        if ep is not None:
-            driver = ep.load()
-    if isinstance(driver, Driver):
-        _loaded[name] = driver
-        return driver
-    return None
+    return REGISTRY.find(name)
 
 
 def available() -> list[Driver]:
     """Every driver that can be named, hardware first, in each driver's `order`."""
-    names = {*_registered, *_module_names(), *_entry_points()}
-    found = [d for d in map(find, names) if d is not None]
+    found = [d for d in map(find, REGISTRY.names()) if d is not None]
     return sorted(found, key=lambda d: (d.simulated, d.order, d.name))
 
 

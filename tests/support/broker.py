@@ -43,16 +43,58 @@ def wait_listening(proc: subprocess.Popen, port: int, name: str, log_path: Path,
     """Return once `proc` accepts connections on 127.0.0.1:`port` (polled every `poll` s); a
     RuntimeError naming `name`, with the tail of its log, if it exits first or is not listening
     after `timeout` s."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    from support.wait import until
+
+    def listening() -> bool:
         if proc.poll() is not None:
             raise RuntimeError(f"{name} exited {proc.returncode}: {log_path.read_text()[-2000:]}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
+            return True
         except OSError:
-            time.sleep(poll)
-    raise RuntimeError(f"{name} did not listen on {port}: {log_path.read_text()[-2000:]}")
+            return False
+
+    if not until(listening, timeout, poll):
+        raise RuntimeError(f"{name} did not listen on {port}: {log_path.read_text()[-2000:]}")
+
+
+def ping(client, timeout: float = 10.0) -> None:
+    """A round trip to the broker on `client`'s own connection, as Mosquitto's tests `do_ping`: once
+    it returns, every message the broker had routed to this client before has been through its
+    on_message. The barrier a test needs before it asserts that something did not arrive: publish
+    the thing under test with QoS 1 and wait for its PUBACK (the broker routes a message to every
+    subscriber before it answers), then ping each subscriber that must not have it.
+
+    The round trip is an UNSUBSCRIBE of a filter the client never had (every login may unsubscribe,
+    hall.director.dynsec), answered by an UNSUBACK: the broker writes a connection's packets in order and
+    paho handles them in order. (paho sends PINGREQ only on its own keepalive timer.) It holds for
+    fewer QoS 1 messages on their way than the broker's in-flight window (max_inflight_messages, 50
+    in a provisioned hall): the broker holds the rest back until the first are acknowledged, and the
+    UNSUBACK overtakes them. `Recorder.ping` repeats the round trip until one brings nothing new.
+    Raises ConnectionError if the client is not connected."""
+    import paho.mqtt.client as mqtt
+
+    answered: set[int] = set()
+    cond = threading.Condition()
+    previous = client.on_unsubscribe
+
+    def on_unsubscribe(c, userdata, mid, reason_codes, properties):
+        with cond:
+            answered.add(mid)
+            cond.notify_all()
+        if previous is not None:
+            previous(c, userdata, mid, reason_codes, properties)
+
+    client.on_unsubscribe = on_unsubscribe
+    try:
+        rc, mid = client.unsubscribe("rackside/test-barrier/never-subscribed")
+        if rc != mqtt.MQTT_ERR_SUCCESS:
+            raise ConnectionError(f"ping: not connected ({mqtt.error_string(rc)})")
+        with cond:
+            if not cond.wait_for(lambda: mid in answered, timeout):
+                raise TimeoutError(f"ping: no UNSUBACK in {timeout} s")
+    finally:
+        client.on_unsubscribe = previous
 
 
 def end_process(proc: subprocess.Popen | None) -> None:
@@ -227,6 +269,18 @@ class Recorder:
                 if left <= 0:
                     raise TimeoutError(f"waited {timeout} s; got {len(self.messages)} message(s)")
                 self.cond.wait(min(left, 0.2))
+
+    def ping(self) -> None:
+        """Once this returns, the recorder has every message the broker routed to it before: round
+        trips (`ping`) until one brings no new message, so none was held back behind the broker's
+        in-flight window (each PUBACK paho sent before the round trip let the next one go first)."""
+        while True:
+            with self.cond:
+                before = len(self.messages)
+            ping(self.client)
+            with self.cond:
+                if len(self.messages) == before:
+                    return
 
     def close(self) -> None:
         self.client.disconnect()

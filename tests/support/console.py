@@ -74,7 +74,7 @@ def cheap_hash(password: str) -> str:
 
 
 @contextlib.contextmanager
-def demo_hall(folder, broker_tables: str, tables: list[int], scripts: dict, password: str):
+def demo_hall(folder, broker_tables: str, tables: list[int], scripts: dict, password: str, faults: dict | None = None):
     """A real Mosquitto provisioned for `broker_tables` ("1-4") and one station, and the demo hall
     (hall.console.demo) on it: `tables` simulated from `scripts`, the console under uvicorn. The hall
     keeps its `broker` (to publish as a table that is not simulated) and its `workdir`."""
@@ -85,7 +85,7 @@ def demo_hall(folder, broker_tables: str, tables: list[int], scripts: dict, pass
     broker = Broker(folder / "broker", tables=broker_tables, stations=1).start()
     try:
         h = start_hall(port=broker.port, devices=broker.devices, tables=tables, workdir=folder, scripts=scripts,
-                       round_start_ago_s=None, password=password, hall=broker.hall)
+                       round_start_ago_s=None, password=password, hall=broker.hall, faults=faults)
         h.broker, h.workdir = broker, folder
         try:
             yield h
@@ -100,7 +100,8 @@ class ConsoleProcess:
     `broker` (the director's credentials), a free loopback port, the state directory `state_dir`.
     `start()` returns once the page answers; `stop()` ends it (SIGTERM, then SIGKILL)."""
 
-    def __init__(self, broker, folder, password: str = "director-pw", *, extra: str = "") -> None:
+    def __init__(self, broker, folder, password: str = "director-pw", *, extra: str = "", prefix: list | None = None) -> None:
+        """`prefix`: what the console's command line is run under (support.disk.SmallDisk's unshare)."""
         from pathlib import Path
 
         from support.broker import free_port
@@ -117,6 +118,7 @@ class ConsoleProcess:
             f'listen = "127.0.0.1:{self.port}"\n{extra}'
         )
         self.proc = None
+        self.prefix = list(prefix or [])
         self.log_path = self.folder / "console.log"
 
     def start(self, timeout: float = 20.0) -> "ConsoleProcess":
@@ -126,13 +128,17 @@ class ConsoleProcess:
 
         from support.broker import wait_listening
 
-        env = {**os.environ, "RACKSIDE_STATE_DIR": str(self.folder / "state")}
+        env = {**os.environ, "RACKSIDE_STATE_DIR": str(self.state_dir)}
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "console", "--config", str(self.config)],
+        self.proc = subprocess.Popen([*self.prefix, sys.executable, "-m", "rackside", "hall", "console", "--config", str(self.config)],
                                      stdout=log, stderr=log, env=env)
         log.close()
         wait_listening(self.proc, self.port, "the console", self.log_path, timeout, poll=0.05)
         return self
+
+    @property
+    def state_dir(self):
+        return self.folder / "state"
 
     def rss_mib(self) -> float:
         with open(f"/proc/{self.proc.pid}/status") as f:

@@ -11,7 +11,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 UNITS = {"clock": REPO / "deploy" / "rackside-clock.service", "kiosk": REPO / "deploy" / "rackside-kiosk.service",
-         "update.path": REPO / "deploy" / "rackside-update.path", "update": REPO / "deploy" / "rackside-update.service"}
+         "update.path": REPO / "deploy" / "rackside-update.path", "update": REPO / "deploy" / "rackside-update.service",
+         "recover": REPO / "deploy" / "rackside-recover.service"}
 INSTALL = REPO / "deploy" / "install-pi.sh"
 
 

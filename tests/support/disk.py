@@ -105,3 +105,59 @@ class Disk:
 
     def unlink(self, path) -> None:
         os.unlink(path)
+
+
+class SmallDisk:
+    """A real disk that fills up: a tmpfs of `size` mounted on `where` for one child process, which
+    `prefix()` starts in a user and mount namespace of its own (unshare: no root needed, nothing
+    mounted on the test machine). `attach(pid)` once it runs; `fill()` takes every byte left (a
+    file written through /proc/PID/root, the child's own view of its mounts) and `free()` gives
+    them back. `available()` says whether this machine allows it."""
+
+    FILLER = "zz-filler"
+
+    def __init__(self, where: Path, size: str = "8m") -> None:
+        self.where = Path(where)
+        self.size = size
+        self.pid: int | None = None
+
+    @staticmethod
+    def available() -> bool:
+        import shutil
+        import subprocess
+
+        if shutil.which("unshare") is None:
+            return False
+        probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"],
+                               capture_output=True)
+        return probe.returncode == 0
+
+    def prefix(self) -> list[str]:
+        self.where.mkdir(parents=True, exist_ok=True)
+        return ["unshare", "-rm", "sh", "-c", 'mount -t tmpfs -o "size=$1,mode=700" tmpfs "$2" && shift 2 && exec "$@"',
+                "sh", self.size, str(self.where)]
+
+    def attach(self, pid: int) -> None:
+        self.pid = pid
+
+    def _inside(self) -> Path:
+        return Path(f"/proc/{self.pid}/root") / self.where.relative_to("/") / self.FILLER
+
+    def fill(self) -> int:
+        """Write until the disk says it is full; the bytes written."""
+        done = 0
+        with open(self._inside(), "ab", buffering=0) as f:
+            block = bytes(64 * 1024)
+            while True:
+                try:
+                    done += f.write(block)
+                except OSError as e:
+                    if e.errno != errno.ENOSPC:
+                        raise
+                    block = block[: len(block) // 2]
+                    if not block:
+                        return done
+        return done
+
+    def free(self) -> None:
+        self._inside().unlink()

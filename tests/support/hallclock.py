@@ -2,7 +2,8 @@
 time, for the hall's tests: in this process (`LiveClock`), or as its own process that a test can
 SIGKILL (`python tests/support/hallclock.py CONFIG STATE_DIR [DEVICE_ID]`, driven by lines on stdin:
 `tap left`, `tap right`, `tap neutralise`, `end`, `show` (prints the displays' texts as a JSON
-list), `quit`; it prints `ready` once started).
+list), `identifying` (prints `yes` while a director's identify flashes the displays, else `no`),
+`quit`; it prints `ready` once started).
 
 With RACKSIDE_TEST_DIE_AFTER_APPLYING=<command id> in its environment, the process SIGKILLs itself
 once that hall command is applied and journalled, in the runner's reply: the clock acknowledges a
@@ -34,14 +35,15 @@ def clock_config(path: Path, broker, table: int, *, game_time: str = "1:00", url
 
 
 class LiveClock:
-    def __init__(self, config: Path, state_dir: Path, *, device_id: str | None = None) -> None:
-        """`device_id`: a clock joining with a join file ([hall] join) says hello as this device."""
+    def __init__(self, config: Path, state_dir: Path, *, device_id: str | None = None, faults: tuple[str, ...] = ()) -> None:
+        """`device_id`: a clock joining with a join file ([hall] join) says hello as this device;
+        `faults`: health faults the simulator reports (`rackside clock --simulate --fault NAME`)."""
         from gpiozero.pins.mock import MockFactory
 
         from rackside.firmware.cli import Clock
 
         args = argparse.Namespace(simulate=True, terminal=False, config=config, state_dir=state_dir, hall=None, hall_credentials=None,
-                                  hall_join=None, device_id=device_id)
+                                  hall_join=None, device_id=device_id, fault=list(faults))
         self.clock = Clock(args, pin_factory=MockFactory())
         self.clock.start()
         self.runner = self.clock.runner
@@ -131,6 +133,9 @@ def main() -> int:
             import json
 
             print(json.dumps([d.text for d in live.clock.displays]), flush=True)
+        elif words[0] == "identifying":
+            until = live.runner.requests.identify_until_ns
+            print("yes" if until is not None and time.monotonic_ns() < until else "no", flush=True)
         elif words[0] == "quit":
             break
         print("ok", flush=True)
@@ -203,11 +208,12 @@ if pytest is not None:
     @pytest.fixture
     def table3(hall_broker, tmp_path):
         """Table 3's clock (game time 1:00) on the hall, and a recorder of what it publishes."""
+        from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
         from support.broker import Recorder
 
         rec = Recorder(hall_broker)
         live = LiveClock(clock_config(tmp_path / "clock.toml", hall_broker, 3), tmp_path / "state")
-        rec.wait_for(lambda r: any(t.endswith("table/3/status") and p == b"online" for t, p, _ in r.messages))
+        rec.wait_for(lambda r: any(t.endswith("table/3/status") and is_online(p) for t, p, _ in r.messages))
         yield live, rec
         live.close()
         rec.close()

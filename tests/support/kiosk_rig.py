@@ -5,7 +5,6 @@ tests/conftest.py, so test modules use it without importing it)."""
 from __future__ import annotations
 
 import os
-import time
 
 os.environ["SDL_VIDEODRIVER"] = "dummy"  # before pygame initialises anything
 os.environ["SDL_AUDIODRIVER"] = "dummy"
@@ -24,6 +23,7 @@ from rackside.judge.lexicon import compile_lexicon
 from rackside.kiosk.station_config import StationConfig, hash_pin
 
 from support.clock import FakeClock
+from support.wait import until
 
 PIN = "2468"
 # Cheap scrypt cost for tests only; the format carries the parameters, verify_pin is the real one.
@@ -135,11 +135,8 @@ def runner_judge(app, table: str, words: str):
 def wait_for_dockets(app: KioskApp, timeout: float = 5.0) -> None:
     """Step the app until the printer's thread has answered every docket posted: the station never
     waits for its printer (kiosk/printing.py); a test that checks the answer does."""
-    deadline = time.monotonic() + timeout
-    while app.effects.dockets.pending:
-        assert time.monotonic() < deadline, "the printer's thread did not answer in time"
-        time.sleep(0.002)
-        app.step()
+    assert until(lambda: app.step() or not app.effects.dockets.pending, timeout, poll=0.002), \
+        "the printer's thread did not answer in time"
 
 
 def records(tmp_path):

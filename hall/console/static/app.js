@@ -18,6 +18,7 @@ let csrf = null;
 let skewMs = 0; // console's clock minus this browser's clock
 let openTable = null;
 let serverRules = null; // the clock core's default rules, from the snapshot: a table's own state's rules win
+let latenessEndings = []; // a result ending so takes a margin, not a slip (the snapshot's lateness_endings)
 const ORDER = ["offline", "forfeit", "overtime", "challenge", "notstarted", "finished", "running", "waiting"];
 const LABEL = {
   offline: "OFFLINE", forfeit: "FORFEIT", overtime: "OVERTIME", challenge: "CHALLENGE",
@@ -163,7 +164,12 @@ function readTable(t) {
   return { n: t.table, status, state, names: shownNames, challenge, refused, earlier, clockOn,
     division, label: textOf(t.label, "label", problems),
     tshTable: textOf(t.tsh_table, "tsh_table", problems),
-    result: readResult(t.result, problems), final, problems, cls: "waiting" };
+    result: readResult(t.result, problems), final, problems, cls: "waiting", health: readHealth(t.health_problems) };
+}
+
+// A device's health problems, named by the console (health.py, under the director's thresholds)
+function readHealth(list) {
+  return Array.isArray(list) ? list.filter((x) => typeof x === "string").slice(0, 12).map(shown) : [];
 }
 
 function tableNumber(v) { return Number.isSafeInteger(v) && v > 0 ? v : null; }
@@ -210,7 +216,9 @@ function tileDom(n) {
     d.append(row);
   }
   d.append(el("div", "note"));
-  d.parts = { label: head.lastChild, where: head.children[1], rows: [...d.querySelectorAll(".side")].map((r) => ({ row: r, name: r.firstChild, time: r.lastChild })), note: d.lastChild };
+  const health = el("div", "health");
+  d.append(health);
+  d.parts = { label: head.lastChild, where: head.children[1], rows: [...d.querySelectorAll(".side")].map((r) => ({ row: r, name: r.firstChild, time: r.lastChild })), note: d.querySelector(".note"), health };
   return d;
 }
 
@@ -249,6 +257,11 @@ function drawTile(d, t) {
       if (row.classList.contains("turn") !== turn) row.classList.toggle("turn", turn);
     }
     setText(d.parts.note, bad ? `problem: ${problems[0]}` : noteFor(t, cls));
+    // the device's health problems: one line on the grid's tile (each named; all in its tooltip), in full in the detail
+    setText(d.parts.health, t.health.length ? `⚡${t.health.length > 1 ? t.health.length + " " : " "}` + t.health.join(" · ") : "");
+    setAttr(d.parts.health, "title", t.health.join("; "));
+    if (t.health.length) setAttr(d, "data-health", t.health.join("; "));
+    else if (d.dataset.health !== undefined) delete d.dataset.health;
     drawTimes(d, t);
   } catch (e) { // a defect of the page's own: shown on this tile, the others still drawn
     d.dataset.problem = `page error: ${e.message}`;
@@ -450,6 +463,7 @@ function connect() {
     skewMs = Date.parse(s.server_now) - Date.now();
     if (Number.isNaN(skewMs)) skewMs = 0;
     serverRules = readRules(s.rules, []);
+    if (Array.isArray(s.lateness_endings)) latenessEndings = s.lateness_endings;
     $("hall").textContent = shown(s.hall);
     $("user").textContent = shown(s.user);
     setRound(s.round);
@@ -497,6 +511,13 @@ function setBroker(up, why) {
 function setRound(r) {
   round = r;
   $("round").textContent = roundText(r);
+}
+
+// The round's game time in minutes, for a form: the round's (the snapshot always has it), else the
+// clock core's default rules (serverRules), never a copy of WESPA's here; empty before the snapshot.
+function roundGameMinutes() {
+  const ms = round.game_time_ms || (serverRules && serverRules.game_time_ms);
+  return ms ? String(ms / 60000) : "";
 }
 
 function timeOfDay(stamp) { // "hh:mm:ss " of a device's ISO time, or nothing
@@ -588,8 +609,19 @@ const DESCRIBE = {
   identify: () => "flash the displays",
 };
 
+// Before a round's games start: the tables the readiness view (/api/ready) finds not ready, named
+async function notReadyText(tables) {
+  try {
+    const r = await fetch("/api/ready", { credentials: "same-origin" });
+    const v = await r.json();
+    const rows = v.tables.filter((x) => !x.ready && tables.includes(x.table));
+    return rows.length ? ` Not ready: ${rows.map((x) => `table ${x.table} (${x.why.map(shown).join("; ")})`).join(", ")}.` : "";
+  } catch (e) { return ` The readiness view could not be read (${e.message}).`; }
+}
+
 async function sendCommand(body) {
-  const ok = await confirmBox(`${DESCRIBE[body.cmd](body)} on ${tablesText(body.tables)}?`);
+  const warn = body.cmd === "new_game" ? await notReadyText(body.tables) : "";
+  const ok = await confirmBox(`${DESCRIBE[body.cmd](body)} on ${tablesText(body.tables)}?${warn}`);
   if (!ok) return;
   try {
     const r = await post("/api/command", body);
@@ -614,7 +646,7 @@ function openCommands(preset) {
     $("cmd-tables").value = String(preset.table);
     if (preset.player) $("cmd-player").value = String(preset.player);
   }
-  $("cmd-game").value = String((round.game_time_ms || 1500000) / 60000);
+  $("cmd-game").value = roundGameMinutes();
   showCommandFields();
   $("commands").showModal();
 }
@@ -695,7 +727,7 @@ function drawDetailTile() {
   setText($("slip2-label"), t.names[1] || "Side 2");
   if (!t.result) {
     setText($("detail-clock-result"), "");
-    const lateness = $("slip-ending").value.startsWith("lateness forfeit");
+    const lateness = latenessEndings.includes($("slip-ending").value.split(":")[0]);
     $("margin-label").hidden = !lateness;
     if (lateness && !$("margin").value && serverRules) $("margin").value = serverRules.lateness_forfeit_margin;
   }
@@ -705,7 +737,7 @@ function drawDetailTile() {
       `side ${p.player}: ${clockText(p.remaining_ms)}, overtime ${p.overtime_s} s, penalty ${p.penalty}`).join("; ") +
       (r.forfeits.length ? `; forfeited by side ${r.forfeits.join(" and ")}` : "") +
       (r.lateness_margin ? `; lateness margin ${r.lateness_margin}` : ""));
-    const lateness = ["lateness forfeit", "optional forfeit"].includes(r.ending);
+    const lateness = latenessEndings.includes(r.ending);
     $("margin-label").hidden = !lateness;
     const rules = (t.state && t.state.rules) || serverRules;
     if (lateness && !$("margin").value) $("margin").value = r.lateness_margin || (rules ? rules.lateness_forfeit_margin : "");
@@ -747,7 +779,7 @@ function openRound() {
   $("r-number").value = round.number;
   $("r-start").value = round.start ? new Date(round.start * 1000).toTimeString().slice(0, 5) : "";
   $("r-late").value = Math.round((round.late_after_s || 0) / 60);
-  $("r-game").value = (round.game_time_ms || 1500000) / 60000;
+  $("r-game").value = roundGameMinutes();
   $("round-out").textContent = "";
   $("round-dialog").showModal();
 }

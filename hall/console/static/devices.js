@@ -6,7 +6,7 @@
 // count as a game in progress come from the server (max_bytes, in_progress).
 "use strict";
 let csrf = null;
-let maxTable = 999;
+let maxTable = null; // rows are drawn only once /api/devices has said
 const body = document.querySelector("#devices tbody");
 const error = document.getElementById("error");
 

@@ -102,6 +102,10 @@ function recordText(t) {
     "(player names optional) and exported as CSV; TSH's score entry needs TSH files (config.tsh with its .t files, or tourney.js: Round & TSH).");
   if (t.result) parts.push("From the clock's result: type the two scores from the slip; the clock's time penalties are applied (5.3).");
   else {
+    if (t.clockOn) { // the clock plays another round's game (hallstate.Bound): its result is that round's
+      const other = `${t.clockOn.division ? t.clockOn.division + " " : ""}round ${t.clockOn.round}`;
+      parts.push(`This table's clock is on ${other}'s game: the result it gives is ${other}'s, recorded with that round on screen.`);
+    }
     const pen = rules ? ` (${rules.penalty_per_minute} points a minute or part thereof of overtime, 0 to ` +
       `${Math.ceil(rules.forfeit_overtime_ms / 60000) * rules.penalty_per_minute}: 5.3, 5.3.3)` : "";
     parts.push("No clock result for this game (a clock that broke, no clock at this table, a lost journal): it is recorded " +
@@ -123,10 +127,10 @@ function resultBody() {
   const t = tables.get(openTable);
   const body = {};
   let lateness;
-  if (t.result) lateness = ["lateness forfeit", "optional forfeit"].includes(t.result.ending);
+  if (t.result) lateness = latenessEndings.includes(t.result.ending);
   else { // no clock record: the slip says how the game ended and the penalties (results.slip_result checks them)
     const [ending, side] = $("slip-ending").value.split(":");
-    lateness = ending === "lateness forfeit";
+    lateness = latenessEndings.includes(ending);
     body.no_clock = { reason: $("no-clock-reason").value, ending,
       penalties: [typedPenalty($("slip-pen1").value), typedPenalty($("slip-pen2").value)] };
     if (side) body.no_clock.forfeit = Number(side);

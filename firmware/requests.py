@@ -1,0 +1,167 @@
+"""The requests the runner answers: a command from off the table, checked, applied, answered.
+
+A `firmware.messages.Request` reaches the runner's queue from the hall (`Runner.submit`, on the
+hall's worker thread) or from a simulator; the runner hands each to its `Requests`, on its own
+thread, in time order with the buttons'. `Requests.answer` checks the request's name and arguments
+(`REQUESTS`: the arguments each takes), carries it out on the runner's clock as the director's menu
+would (through the runner's own `_apply`, `new_game`, `_command`: journalled like a button's input)
+and says whether it was done; `handle` replies to the requester. Two requests only change what the
+displays show, and their state is owned here: a director's `identify` (8888 flashes so the table is
+found) and the enrolment's `notice` (texts shown before a game's first press); the runner asks
+`texts` and `next_change_ns`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from rackside.firmware import render
+from rackside.firmware.clock import (
+    Adjust,
+    Arrive,
+    Forfeit,
+    LateStart,
+    Neutralise,
+    Phase,
+    Rules,
+    Takeover,
+    View,
+)
+from rackside.firmware.messages import NOTES, Request
+from rackside.hall.wire import commands
+from rackside.hall.wire.schema import Check, Invalid, Schema, Text, Whole
+
+log = logging.getLogger(__name__)
+
+# The requests the runner answers (`Runner.submit(Request(...))`), with the arguments each takes.
+REQUESTS = {
+    "menu": (),
+    "end": (),
+    "stop": (),
+    "neutralise": (),
+    "adjust": ("player", "remaining_ms"),
+    "late_start": ("players",),
+    "arrive": ("player",),
+    "forfeit": ("player",),
+    "takeover": ("player",),  # the hall: a spare continues a table's game, neutralised (1.4.1(b))
+    "new_game": ("game_time_ms",),
+    "identify": ("seconds",),  # the hall's director: the displays flash 8888 so the table is found
+    # the hall's enrolment: (left, right) texts shown before a game's first press (its code while it
+    # waits for a table number, its number once given), for `seconds` (0: until replaced)
+    "notice": ("left", "right", "seconds"),
+}
+MAX_NOTICE_CHARS = 8
+OPTIONAL_ARGS = {"new_game": ("rules",)}  # rules: the clock.Rules the new game is played under (the hall)
+
+
+def _rules(v: Any) -> Rules:
+    if not isinstance(v, Rules):
+        raise ValueError()
+    return v
+
+
+# The values of the arguments the runner checks itself (the core checks its inputs'), one schema per
+# request (hall.wire.schema); identify's seconds are the hall command's own field, so the hall's
+# parser and the runner cannot disagree.
+ARGS = {
+    "identify": Schema({"seconds": commands.FIELDS["identify"]["seconds"]}),
+    "notice": Schema({"left": Text(MAX_NOTICE_CHARS, least=0), "right": Text(MAX_NOTICE_CHARS, least=0),
+                      "seconds": Whole(0, 600)}),
+    "new_game": Schema({"game_time_ms": Whole(1, 2**63, says="a positive whole number of milliseconds"),
+                        "rules": Check(_rules, says="a clock.Rules", null=True)}),
+}
+
+
+
+class Requests:
+    """The runner's requests from off the table; made by the `Runner` it answers for, on its thread."""
+
+    def __init__(self, runner: Any) -> None:
+        self.runner = runner  # the `firmware.runner.Runner` that owns it (not imported: it imports this)
+        self.notice: tuple[str, str, int | None] | None = None  # (left, right, until): shown in phase setup
+        self.identify_until_ns: int | None = None  # a director's "identify": the displays flash
+
+    def texts(self, v: View, now: int) -> tuple[str, str] | None:
+        """What the displays show for a request at `now` (the menu, when open, comes first), else None."""
+        if self.identify_until_ns is not None and now < self.identify_until_ns:
+            return ("8888", "8888") if (now // render.BLINK_NS) % 2 == 0 else ("", "")
+        if self.notice is not None and v.phase is Phase.SETUP and (self.notice[2] is None or now < self.notice[2]):
+            return self.notice[0], self.notice[1]
+        return None
+
+    def next_change_ns(self, now: int) -> int | None:
+        """When what `texts` shows next changes: the identify's next blink or end, the notice's end."""
+        times = []
+        if self.identify_until_ns is not None and now < self.identify_until_ns:
+            times.append(min(self.identify_until_ns, (now // render.BLINK_NS + 1) * render.BLINK_NS))
+        if self.notice is not None and self.notice[2] is not None and now < self.notice[2]:
+            times.append(self.notice[2])
+        return min(times) if times else None
+
+    def handle(self, r: Request, t: int) -> None:
+        """A command from off the table: checked, applied like the director's menu would, answered."""
+        ok, why = self.answer(r, t)
+        if not ok:
+            log.warning("%s request %r refused: %s", r.source, r.name, why)
+        if r.reply is not None:
+            try:
+                r.reply(ok, why)
+            except Exception as exc:  # noqa: BLE001 - a requester's bug never stops the clock
+                log.error("reply to %s request %r failed: %r", r.source, r.name, exc)
+
+    def answer(self, r: Request, t: int) -> tuple[bool, str]:
+        """Check `r` and carry it out on the runner's clock: (True, "") or (False, why not)."""
+        runner = self.runner
+        if r.name not in REQUESTS:
+            return False, f"unknown command (allowed: {', '.join(REQUESTS)})"
+        wanted = REQUESTS[r.name]
+        extra = sorted(set(r.args) - set(wanted) - set(OPTIONAL_ARGS.get(r.name, ())) - set(NOTES))
+        missing = [k for k in wanted if k not in r.args]
+        if extra or missing:
+            return False, f"{r.name} takes {', '.join(wanted) or 'no arguments'}" + (f" (missing {missing[0]})" if missing else f" (not {extra[0]})")
+        a = r.args
+        if r.name in ARGS:
+            try:
+                ARGS[r.name].check(a)
+            except Invalid as e:
+                return False, f"{r.name}: {e}"
+        if r.name == "notice":  # display only: shown whenever the menu is closed again
+            seconds = a["seconds"]
+            self.notice = (a["left"], a["right"], t + seconds * 1_000_000_000 if seconds else None)
+            return True, ""
+        if runner.menu is not None and r.name not in ("stop",):
+            return False, "the director's menu is open on the clock"
+        if r.name in ("menu", "end", "stop"):
+            before = (runner.menu, runner.clock)
+            runner._command(r.name, t)
+            done = r.name == "stop" or (runner.menu, runner.clock) != before
+            return (True, "") if done else (False, f"{r.name} does nothing in phase {runner._phase(t).value}")
+        if r.name == "identify":
+            self.identify_until_ns = t + a["seconds"] * 1_000_000_000
+            return True, ""
+        if r.name == "new_game":
+            # Checked here, on the clock as it is now: the hall's own check reads the last frame's
+            # phase, which a start pressed a moment before the command has not reached yet.
+            if runner._phase(t) in (Phase.RUNNING, Phase.LATE):
+                return False, f"the game is {runner._phase(t).value}: neutralise or end it first"
+            if a.get("rules") is not None:
+                runner.rules = a["rules"]
+            runner.new_game(a["game_time_ms"], t, {k: str(a[k]) for k in NOTES if a.get(k) is not None})
+            return True, ""
+        try:
+            event = {
+                "neutralise": lambda: Neutralise(t),
+                "adjust": lambda: Adjust(t, a["player"], a["remaining_ms"]),
+                "late_start": lambda: LateStart(t, tuple(a["players"])),
+                "arrive": lambda: Arrive(t, a["player"]),
+                "forfeit": lambda: Forfeit(t, a["player"]),
+                "takeover": lambda: Takeover(t, a["player"]),
+            }[r.name]()
+        except (TypeError, ValueError) as exc:
+            return False, str(exc)
+        before = runner.clock
+        notes = {k: str(a[k]) for k in NOTES if a.get(k) is not None}
+        if not runner._apply(event, source=r.source, **notes):
+            return False, runner._refused
+        return (True, "") if runner.clock != before else (False, f"{r.name} changes nothing in phase {runner._phase(t).value}")

@@ -1,0 +1,126 @@
+"""Is the hall ready for the next round's games? Pure: the hall state in, one row a table out.
+
+The tables are those the round's pairings use (every division's games on hall-wide tables); with no
+TSH pairings, every table the console knows. A table is ready when its clock is online, runs the
+hall's version (the one most tables run), is not still playing a game (a `new_game` is refused while
+one runs), its clock is synchronised, its health has no problem under the director's thresholds
+(console/health.py), and both its players are known. The rules are the clock's own (its last
+state's, from its clock.toml) with the round's game time, which the console's `new_game` sends.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .contract import default_rules
+
+PLAYING = ("running", "late", "neutralised")
+
+
+def view(tables: dict, round_game_time_ms: int, round_number: int, stations: dict | None = None) -> dict:
+    """{"round", "tables": [row...], "versions": {version: count}, "hall_version", "not_ready": [n...],
+    "stations": [{station, status, version, health, health_problems}...]} (a station starts no game:
+    it is listed, never counted as not ready)."""
+    seated = [t for t in tables.values() if t.seat]
+    used = sorted(seated or tables.values(), key=lambda t: t.n)
+    versions = Counter(v for v in (_version(t) for t in used) if v)
+    hall_version = versions.most_common(1)[0][0] if versions else None
+    wespa = default_rules()
+    rows = [_row(t, hall_version, round_game_time_ms, wespa) for t in used]
+    return {
+        "round": round_number,
+        "from_pairings": bool(seated),
+        "game_time_ms": round_game_time_ms,
+        "versions": dict(versions),
+        "hall_version": hall_version,
+        "tables": rows,
+        "not_ready": [r["table"] for r in rows if not r["ready"]],
+        "stations": [{"station": sid, "status": s.status, "version": s.version, "health": s.health,
+                      "health_problems": list(s.health_problems)} for sid, s in sorted((stations or {}).items())],
+    }
+
+
+def _version(t) -> str | None:
+    return t.version or (t.state or {}).get("version")
+
+
+def _row(t, hall_version: str | None, game_time_ms: int, wespa: dict) -> dict:
+    h = t.health or {}
+    version = _version(t)
+    rules = (t.state or {}).get("rules") or None
+    names = list(t.names)
+    why = []
+    if t.status != "online":
+        why.append("offline" if t.status == "offline" else "no clock heard")
+    if version and hall_version and version != hall_version:
+        why.append(f"version {version} (the hall runs {hall_version})")
+    phase = (t.state or {}).get("phase")
+    if t.status == "online" and phase in PLAYING:
+        why.append(f"a game is still {phase}")
+    why.extend(p for p in t.health_problems if p not in why)
+    if t.seat and not all(names):
+        why.append("a player is not known")
+    return {
+        "table": t.n,
+        "division": (t.seat or {}).get("division"),
+        "names": names,
+        "players_known": bool(t.seat) and all(names),
+        "online": t.status == "online",
+        "status": t.status,
+        "version": version,
+        "game_time_ms": game_time_ms,
+        "rules": {**(rules or wespa), "game_time_ms": game_time_ms},
+        "rules_from_clock": rules is not None,
+        "rules_differ": bool(rules) and any(rules.get(k) != v for k, v in wespa.items() if k != "game_time_ms"),
+        "clock_synced": h.get("clock_synced"),
+        "clock_offset_ms": h.get("clock_offset_ms"),
+        "health": t.health,
+        "health_problems": list(t.health_problems),
+        "ready": not why,
+        "why": why,
+    }
+
+
+def text(v: dict) -> str:
+    """The view as `rackside hall ready` prints it: a line a table, then the verdict."""
+    def ms(x):
+        return f"{x // 60000}:{x // 1000 % 60:02d}"
+
+    def val(x, unit=""):
+        return "unknown" if x is None else f"{x}{unit}"
+
+    lines = [f"round {v['round']}: " + (f"{len(v['tables'])} table(s) of the round's pairings" if v["from_pairings"]
+                                        else f"no pairings: the {len(v['tables'])} table(s) the console knows"),
+             "versions: " + (", ".join(f"{k} ({n} table(s))" for k, n in sorted(v["versions"].items())) or "none known")]
+    for r in v["tables"]:
+        h = r["health"] or {}
+        rules = r["rules"]
+        lines.append(
+            f"table {r['table']:>3} {'READY' if r['ready'] else 'NOT READY'}: "
+            f"{r['status'] or 'never heard'}, version {val(r['version'])}, game time {ms(r['game_time_ms'])}, "
+            f"penalty {rules['penalty_per_minute']}/min, forfeit at {ms(rules['forfeit_overtime_ms'])} overtime"
+            + (" (not WESPA's)" if r["rules_differ"] else "")
+            + f"; players: {' v '.join(n or '?' for n in r['names']) if r['division'] else 'no pairing'}")
+        lines.append(
+            f"          clock synced {val(r['clock_synced'])}, offset {val(r['clock_offset_ms'], ' ms')}; "
+            f"undervoltage {val(h.get('undervoltage'))} (since boot {val(h.get('undervoltage_since_boot'))}), "
+            f"throttled {val(h.get('throttled'))} (since boot {val(h.get('throttled_since_boot'))}), "
+            f"CPU {val(h.get('cpu_temp_c'), ' °C')}, free {val(h.get('state_free_mb'), ' MB')}, "
+            f"write errors {val(h.get('write_errors'))}, Wi-Fi {_wifi(h)}, up {val(h.get('uptime_s'), ' s')}")
+        if r["why"]:
+            lines.append(f"          not ready: {'; '.join(r['why'])}")
+    for s in v["stations"]:
+        lines.append(f"station {s['station']}: {s['status'] or 'never heard'}, version {val(s['version'])}; "
+                     + ("; ".join(s["health_problems"]) or ("no health problem" if s["health"] else "health unknown")))
+    lines.append("ready: every table" if not v["not_ready"] else
+                 f"not ready: table(s) {', '.join(map(str, v['not_ready']))}")
+    return "\n".join(lines)
+
+
+def _wifi(h: dict) -> str:
+    if h.get("wifi_interface") is None:
+        return "unknown"
+    if h.get("wifi_link") is False:
+        return f"{h['wifi_interface']} down"
+    signal = h.get("wifi_signal_dbm")
+    return f"{h['wifi_interface']} {'unknown' if signal is None else f'{signal} dBm'}"

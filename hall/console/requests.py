@@ -1,0 +1,133 @@
+"""What a director's browser sends, checked where it enters (the other boundary is contract.py, what
+the devices send). Pure: a request's body in, the checked values out, or ValueError (ResultError for
+a result) saying in one line which field is wrong and what is allowed. app.py's endpoints call these
+before they touch anything.
+
+A director's command (`command`) is checked by the clock's own parser (hall.wire.commands, its
+schema per command): the console sends only what every clock takes, and a field added to a
+command's schema is taken from the page's body and checked here with no further code.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from rackside.firmware.rules_table import ConfigError as RulesError
+from rackside.firmware.rules_table import rules_from_table
+from rackside.hall.wire import commands
+from rackside.hall.wire.schema import Invalid, Whole
+from rackside.hall.wire.schema import whole as _whole
+
+from . import limits, results
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+# The commands the page sends (docs/console.md, "Commands"); the hall's others (resend, takeover,
+# update) come from the console's own code, never from a request.
+PAGE_COMMANDS = ("late_start", "arrive", "adjust", "new_game", "identify")
+# What the console fills in itself, never from the body: who (the session), a late start's
+# scheduled start (the round's), a new game's time (the round's, or game_time_ms); the page sets no rules.
+CONSOLE_FILLS = ("id", "cmd", "by", "at", "game_time", "rules")
+SCORE = limits.SCORE_BOUND  # a slip's score and a lateness margin, either way (TSH's limits are results.py's)
+
+
+def whole(v: Any, name: str, lo: int, hi: int) -> int:
+    """A whole number from lo to hi: a number, or the text of one (a form's field, a query's value);
+    never a bool, nor a fraction (350.7 is not a score)."""
+    try:
+        return Whole(lo, hi, text=True).check(v, name)
+    except Invalid as e:
+        raise ValueError(str(e)) from None
+
+
+def start(v: Any) -> float:
+    """A round's scheduled start, epoch seconds: a real moment (not NaN or infinity, which JSON
+    cannot carry and a late start cannot be dated from)."""
+    try:
+        s = float(v)
+        _EPOCH + timedelta(seconds=s)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"start must be a time in epoch seconds, not {v!r}") from None
+    return s
+
+
+def game_time_ms(v: Any) -> int:
+    """A game time in ms, within the clock's own limits for [clock] game_time (firmware.rules_table):
+    a round the console accepts is one every clock takes."""
+    if not _whole(v):
+        raise ValueError(f"game_time_ms must be a whole number of milliseconds, not {v!r}")
+    try:
+        rules_from_table({"game_time": v // 1000})
+    except RulesError as e:
+        raise ValueError(f"game_time_ms {v}: {e}") from None
+    return v
+
+
+def tables(body: dict) -> list[int]:
+    tables = body.get("tables")
+    if not isinstance(tables, list) or not tables or len(tables) > limits.MAX_TABLE:
+        raise ValueError("tables must be a non-empty list of table numbers")
+    return sorted({whole(t, "table", 1, limits.MAX_TABLE) for t in tables})
+
+
+def command(body: dict, round_start: float | None, round_game_time_ms: int, by: str) -> dict:
+    """The command as the clock receives it (docs/hall.md, `cmd`), from a page's body: every field
+    of its schema (hall.wire.commands.SCHEMAS) the body gives, but those the console fills in
+    (CONSOLE_FILLS), checked by the clock's own parser: one set of limits for the console and the clock."""
+    name = body.get("cmd")
+    if not isinstance(name, str) or name not in PAGE_COMMANDS:
+        raise ValueError(f"cmd {str(name)[:40]!r}: allowed are {', '.join(PAGE_COMMANDS)}")
+    cmd: dict[str, Any] = {"cmd": name, "by": by}
+    cmd.update({k: body[k] for k in commands.SCHEMAS[name].fields if k not in CONSOLE_FILLS and k in body})
+    reason = cmd.pop("reason", None)
+    if isinstance(reason, str) and reason.strip():
+        cmd["reason"] = reason.strip()
+    elif reason is not None and not isinstance(reason, str):
+        cmd["reason"] = reason  # refused by the parser below, naming it
+    if name == "late_start":  # 2.3.2(a), 2.3.3(a): the absent players' sides, from the scheduled start
+        players = cmd.get("players")
+        if isinstance(players, list) and all(_whole(p) for p in players):
+            cmd["players"] = sorted(set(players))  # [2, 2] is side 2 (the clock takes each side once)
+        if round_start is not None:
+            cmd["at"] = (_EPOCH + timedelta(seconds=round_start)).isoformat()
+    elif name == "adjust" and "reason" not in cmd:  # 1.4.1(b): a reason is required, and logged
+        raise ValueError("an adjustment needs a reason (it is logged)")
+    elif name == "new_game":
+        cmd["game_time"] = game_time_ms(body.get("game_time_ms", round_game_time_ms)) // 1000  # seconds on the wire
+    try:
+        commands.parse(json.dumps({"id": "check", **cmd}).encode())
+    except commands.CommandError as e:
+        raise ValueError(str(e)) from None
+    return cmd
+
+
+def result_body(body: dict) -> None:
+    """Types at the boundary: two whole numbers for a slip (a text "12" is the page's form field, a
+    list of two is the slip), a whole margin, a decision object with its scores and reason, a
+    correction's reason as text."""
+    slip = body.get("slip")
+    if slip is not None:
+        if not isinstance(slip, list) or len(slip) != 2:
+            raise results.ResultError("type both scores")
+        body["slip"] = [whole(x, "score", -SCORE, SCORE) for x in slip]
+    if body.get("margin") not in (None, ""):
+        body["margin"] = whole(body["margin"], "margin", 0, SCORE)
+    decision = body.get("decision")
+    if decision is not None:
+        if not isinstance(decision, dict) or not isinstance(decision.get("reason", ""), str):
+            raise ValueError("decision must be {scores: [side 1, side 2], reason: text}")
+        scores = decision.get("scores")
+        if scores is not None:
+            if not isinstance(scores, list) or len(scores) != 2:
+                raise ValueError("decision scores must be two whole numbers")
+            decision["scores"] = [whole(x, "score", -SCORE, SCORE) for x in scores]
+    if not isinstance(body.get("correction", ""), str):
+        raise ValueError("correction must be the reason, as text")
+    no_clock = body.get("no_clock")
+    if no_clock is not None:  # the slip of a game with no clock result: its values are checked by results.slip_result
+        if not isinstance(no_clock, dict) or not isinstance(no_clock.get("reason", ""), str) \
+                or not isinstance(no_clock.get("ending", "end"), (str, type(None))):
+            raise ValueError("no_clock must be {reason: text, penalties: [side 1, side 2], ending, forfeit}")
+    if body.get("names") is not None:
+        results.typed_names(body["names"])

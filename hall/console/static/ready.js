@@ -1,0 +1,101 @@
+// The readiness page: /api/ready every 2 s (the console's readiness.py decides what is ready), and
+// the director's health thresholds (their names, ranges and meanings come from the server).
+"use strict";
+let csrf = null;
+const $ = (id) => document.getElementById(id);
+
+async function post(path, payload) {
+  if (!csrf) csrf = (await (await fetch("/api/csrf", { credentials: "same-origin" })).json()).csrf;
+  const r = await fetch(path, { method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf }, body: JSON.stringify(payload) });
+  const answer = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(answer.error || `${path}: ${r.status}`);
+  return answer;
+}
+
+function cell(text, cls) {
+  const td = document.createElement("td");
+  td.textContent = text;
+  if (cls) td.className = cls;
+  return td;
+}
+
+function mmss(ms) { return `${Math.floor(ms / 60000)}:${String(Math.floor(ms / 1000) % 60).padStart(2, "0")}`; }
+function known(v, unit) { return v === null || v === undefined ? "unknown" : `${v}${unit || ""}`; }
+
+function row(r, hallVersion) {
+  const tr = document.createElement("tr");
+  tr.dataset.table = r.table;
+  tr.className = r.ready ? "ready" : "not-ready";
+  const names = Array.isArray(r.names) ? r.names : ["", ""];
+  tr.append(cell(String(r.table)),
+    cell(r.division ? `${names[0] || "?"} v ${names[1] || "?"}` + (r.players_known ? "" : " (not known)") : "no pairing"),
+    cell(r.status || "never heard", r.online ? "" : "bad"),
+    cell(known(r.version) + (r.version && hallVersion && r.version !== hallVersion ? " (differs)" : ""),
+      r.version && hallVersion && r.version !== hallVersion ? "bad" : ""),
+    cell(`${mmss(r.game_time_ms)}, ${r.rules.penalty_per_minute}/min, forfeit at ${mmss(r.rules.forfeit_overtime_ms)}` +
+      (r.rules_differ ? " (not WESPA's)" : "") + (r.rules_from_clock ? "" : " (defaults: no state yet)")),
+    cell(r.clock_synced === null || r.clock_synced === undefined ? "unknown" :
+      r.clock_synced ? `synced${r.clock_offset_ms !== null ? `, offset ${r.clock_offset_ms} ms` : ""}` : "not synced",
+      r.clock_synced === false ? "bad" : ""),
+    cell(r.health_problems.length ? r.health_problems.join("; ") : (r.health ? "no problem" : "unknown"),
+      r.health_problems.length ? "bad" : ""),
+    cell(r.ready ? "ready" : "not ready: " + r.why.join("; "), r.ready ? "good" : "bad"));
+  return tr;
+}
+
+let thresholdsDrawn = false;
+function drawThresholds(th, help) {
+  if (thresholdsDrawn) return;
+  thresholdsDrawn = true;
+  const form = $("thresholds");
+  for (const [k, v] of Object.entries(th)) {
+    const label = document.createElement("label");
+    label.textContent = `${help[k] || k} `;
+    const input = document.createElement("input");
+    input.name = k; input.value = v; input.size = 8; input.inputMode = "decimal";
+    label.append(input);
+    form.append(label, document.createElement("br"));
+  }
+  const save = document.createElement("button");
+  save.type = "submit"; save.textContent = "Save thresholds";
+  form.append(save);
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const body = {};
+    for (const input of form.querySelectorAll("input")) body[input.name] = Number(input.value);
+    try {
+      await post("/api/health-thresholds", body);
+      $("thresholds-out").textContent = "saved";
+      refresh();
+    } catch (e) { $("thresholds-out").textContent = e.message; }
+  });
+}
+
+async function refresh() {
+  try {
+    const r = await fetch("/api/ready", { credentials: "same-origin" });
+    if (r.status === 401) { location.href = "/login"; return; }
+    const v = await r.json();
+    const body = document.querySelector("#ready tbody");
+    body.replaceChildren(...v.tables.map((x) => row(x, v.hall_version)));
+    const versions = Object.entries(v.versions);
+    $("versions").textContent = versions.length <= 1 ? `Version: ${versions.length ? versions[0][0] : "none known"} on every table heard`
+      : "Versions differ: " + versions.map(([k, n]) => `${k} on ${n} table(s)`).join(", ");
+    $("summary").textContent = `round ${v.round}: ` + (v.not_ready.length ? `${v.not_ready.length} of ${v.tables.length} table(s) not ready`
+      : `all ${v.tables.length} table(s) ready`);
+    document.querySelector("#stations tbody").replaceChildren(...(v.stations || []).map((s) => {
+      const tr = document.createElement("tr");
+      tr.dataset.station = s.station;
+      tr.append(cell(s.station), cell(s.status || "never heard", s.status === "online" ? "" : "bad"), cell(known(s.version)),
+        cell(s.health_problems.length ? s.health_problems.join("; ") : (s.health ? "no problem" : "unknown"), s.health_problems.length ? "bad" : ""));
+      return tr;
+    }));
+    drawThresholds(v.thresholds, v.threshold_help);
+    $("error").textContent = "";
+    document.body.dataset.ready = "1";
+  } catch (e) { $("error").textContent = `cannot read /api/ready: ${e.message}`; }
+}
+
+refresh();
+setInterval(refresh, 2000);

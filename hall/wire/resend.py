@@ -1,0 +1,47 @@
+"""What a clock answers to a console's `resend` (docs/hall.md): the events of one game as its
+journal holds them (firmware.journal), and the game's result, replayed from the journal, if it ended.
+
+Both ends that answer one live here, in the room both may import: a clock's publisher
+(hall/device/recovery.py, on its worker thread) and the demo's simulated tables (hall/console/sim.py),
+whose journals are the firmware's format too. Reading a journal is file I/O: never on a clock's
+thread.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rackside.firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Phase, Press, Resume, view
+from rackside.firmware.journal import JournalError, read_journal
+from rackside.hall.wire.payloads import journal_event, result_payload
+
+INPUT_TYPES = (Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume)  # what is published of a journal
+RESEND_MAX_EVENTS = 500  # events one resend command brings at most (the console asks again from there)
+
+
+def answer(journal_dir: Path | None, game: str, first: int, last: int | None) -> tuple[bool, str | None, list[bytes]]:
+    """(ok, remark or why not, event payloads): the events of `game` with first <= seq <= last, at
+    most RESEND_MAX_EVENTS, and its result if it ended and no `last` was asked for (all on `event`)."""
+    path = Path(journal_dir) / f"{game}.jsonl" if journal_dir is not None else None
+    if path is None or not path.is_file():
+        return False, f"resend: {game} is not in this clock's journals", []
+    try:
+        journal = read_journal(path)
+        out: list[bytes] = []
+        for jl in journal.iter_lines():
+            if jl.seq is None or jl.seq < first or (last is not None and jl.seq > last) or not isinstance(jl.event, INPUT_TYPES):
+                continue
+            if len(out) == RESEND_MAX_EVENTS:
+                upto = json.loads(out[-1])["seq"]
+                return True, f"resend: at most {RESEND_MAX_EVENTS} events a command: ask again from seq {upto + 1}", out
+            out.append(journal_event(jl, game))
+        if last is None:
+            from rackside.firmware.replay import fold
+
+            folded = fold(journal).clock
+            if folded.phase is Phase.ENDED and folded.since_ns is not None:
+                out.append(result_payload(view(folded, folded.since_ns), game, None))
+    except (OSError, JournalError) as e:
+        return False, f"resend: {game}'s journal cannot be read: {e}", []
+    return True, None, out

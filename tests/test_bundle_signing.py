@@ -1,0 +1,180 @@
+"""Signed updates (issue 25, item 2; defect 5): the unprivileged `rackside` user writes the update
+request the root service acts on (rackside-update.path -> `rackside update --request`), so it must
+not be able to choose what root installs. Here the attacker is that user: it puts a bundle of its
+own making, with the right SHA-256, beside a request naming it, and the root service's own command
+runs on it (in a test root). Only a bundle signed with the hall's update key (made by `rackside hall
+provision`, its public half installed root-owned from the join file) is unpacked and its install.sh run."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from support.bundle import RACKSIDE
+
+VERSION = "6.6.6"
+
+
+def tiny_bundle(archive: Path, install_sh: str, *, sign_with: Path | None = None, extra: dict[str, bytes] | None = None) -> Path:
+    """A bundle laid out as `rackside bundle` lays it out (one rackside-<version>/ folder, SHA256SUMS
+    of every file, SHA256SUMS.sig when signed), with an install.sh of the test's choosing."""
+    files = {"install.sh": install_sh.encode(), "bundle.json": b"{}\n", **(extra or {})}
+    sums = "".join(f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in files.items()).encode()
+    files["SHA256SUMS"] = sums
+    if sign_with is not None:
+        from rackside import signing
+
+        files[signing.SIGNATURE_FILE] = signing.sign(sign_with, sums)
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(f"rackside-{VERSION}/{name}")
+            info.size, info.mode = len(data), 0o755 if name == "install.sh" else 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return archive
+
+
+def request_update(folder: Path, archive: Path, root: Path) -> tuple[subprocess.CompletedProcess, dict]:
+    """What the clock (or anyone who is the `rackside` user) writes, then what the root unit runs."""
+    sha = hashlib.sha256(archive.read_bytes()).hexdigest()
+    (folder / "request.json").write_text(json.dumps({"id": "c1", "file": archive.name, "sha256": sha, "wait_s": 0}))
+    done = subprocess.run([*RACKSIDE, "update", "--request", str(folder / "request.json"), "--root", str(root)],
+                          capture_output=True, text=True, timeout=120)
+    return done, json.loads((folder / "result.json").read_text())
+
+
+@pytest.fixture
+def hall(tmp_path):
+    """A Pi's test root and the clock's updates folder (the `rackside` user's)."""
+    root, folder = tmp_path / "root", tmp_path / "state" / "updates"
+    (root / "etc/rackside").mkdir(parents=True)
+    folder.mkdir(parents=True)
+    return root, folder
+
+
+def test_root_runs_no_bundle_the_rackside_user_made(hall, tmp_path):
+    """Defect 5: today the root service installs whatever file and digest the request names."""
+    root, folder = hall
+    owned = tmp_path / "owned"
+    evil = tiny_bundle(folder / f"rackside-{VERSION}.tar.gz", f"#!/bin/sh\nid -u > {owned}\n")
+    done, result = request_update(folder, evil, root)
+    assert not owned.exists(), "the rackside user's install.sh ran as root"
+    assert result["id"] == "c1" and result["status"] != 0
+    assert "update key" in result["output"], result["output"]
+    assert not (root / "opt/rackside").exists() or not [p for p in (root / "opt/rackside").iterdir() if not p.name.startswith(".")]
+
+
+@pytest.fixture
+def keys(tmp_path):
+    """The hall's update key (as provisioning makes it) and another one (an attacker's)."""
+    from rackside import signing
+
+    hall_key, other = tmp_path / "hall.key", tmp_path / "other.key"
+    return hall_key, signing.make_key(hall_key), other, signing.make_key(other)
+
+
+def trust(root: Path, public: str) -> Path:
+    """What a bundle's install.sh does with its join file's update_key: a root-owned 0644 file."""
+    from rackside import signing
+
+    path = root / signing.TRUSTED_KEY
+    path.write_text(public)
+    path.chmod(0o644)
+    return path
+
+
+def test_with_the_halls_key_only_what_it_signed_is_installed(hall, keys, tmp_path):
+    root, folder = hall
+    hall_key, hall_public, other_key, _ = keys
+    trust(root, hall_public)
+    ran = tmp_path / "ran"
+    script = f"#!/bin/sh\necho \"install.sh: done: rackside {VERSION} is current\"\nid -u > {ran}\n"
+
+    for sign_with, says in [(None, "not signed"), (other_key, "its signature is not the hall's update key's")]:
+        done, result = request_update(folder, tiny_bundle(folder / "b.tar.gz", script, sign_with=sign_with), root)
+        assert result["status"] == 1 and says in result["output"], result["output"]
+        assert not ran.exists()
+    # A signed bundle whose file was changed after signing: SHA256SUMS no longer matches it.
+    changed = tiny_bundle(folder / "b.tar.gz", script, sign_with=hall_key, extra={"source/a.py": b"x\n"})
+    data = changed.read_bytes()
+    import gzip
+
+    raw = gzip.decompress(data).replace(b"x\n", b"y\n", 1)
+    changed.write_bytes(gzip.compress(raw))
+    done, result = request_update(folder, changed, root)
+    assert result["status"] == 1 and "source/a.py: does not match SHA256SUMS" in result["output"], result["output"]
+
+    done, result = request_update(folder, tiny_bundle(folder / "b.tar.gz", script, sign_with=hall_key), root)
+    assert result["status"] == 0, result["output"]
+    assert "signed with the hall's update key" in result["output"] and ran.read_text().strip() == "0"
+    assert sorted(p.name for p in folder.iterdir()) == ["result.json"]  # the request and the bundle are gone
+
+    # By hand as root, too: with a key trusted, an unsigned bundle is refused.
+    by_hand = tiny_bundle(tmp_path / "by-hand.tar.gz", script)
+    sha = hashlib.sha256(by_hand.read_bytes()).hexdigest()
+    done = subprocess.run([*RACKSIDE, "update", str(by_hand), "--sha256", sha, "--root", str(root)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "not signed" in done.stderr
+
+
+def test_a_key_the_rackside_user_could_write_is_not_trusted(hall, keys, tmp_path):
+    root, folder = hall
+    hall_key, hall_public, _, _ = keys
+    trust(root, hall_public).chmod(0o666)
+    done, result = request_update(folder, tiny_bundle(folder / "b.tar.gz", "#!/bin/sh\n", sign_with=hall_key), root)
+    assert result["status"] == 1 and "not trusted" in result["output"], result["output"]
+
+
+def test_links_planted_in_the_updates_folder_lead_root_nowhere(hall, keys, tmp_path):
+    """The folder is the `rackside` user's: a link in place of the bundle, or of the folder itself,
+    is refused, and root writes nothing through it."""
+    root, folder = hall
+    hall_key, hall_public, _, _ = keys
+    trust(root, hall_public)
+    elsewhere = tmp_path / "root-only"
+    elsewhere.mkdir()
+    real = tiny_bundle(elsewhere / "real.tar.gz", "#!/bin/sh\n", sign_with=hall_key)
+    (folder / "b.tar.gz").symlink_to(real)
+    sha = hashlib.sha256(real.read_bytes()).hexdigest()
+    (folder / "request.json").write_text(json.dumps({"id": "c1", "file": "b.tar.gz", "sha256": sha, "wait_s": 0}))
+    done = subprocess.run([*RACKSIDE, "update", "--request", str(folder / "request.json"), "--root", str(root)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "a request needs id, file (a bundle beside it)" in json.loads((folder / "result.json").read_text())["output"]
+
+    moved = tmp_path / "state" / "elsewhere-link"
+    moved.symlink_to(elsewhere)  # the updates folder replaced by a link to a folder of root's
+    (elsewhere / "request.json").write_text((folder / "request.json").read_text() if (folder / "request.json").exists() else "{}")
+    done = subprocess.run([*RACKSIDE, "update", "--request", str(moved / "request.json"), "--root", str(root)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "must be a folder, not a link" in done.stderr
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["real.tar.gz", "request.json"]  # no result written there
+
+
+def test_provisioning_makes_the_key_and_the_join_file_carries_its_public_half(tmp_path):
+    from rackside import signing
+    from rackside.hall.device import joinfile
+    from rackside.hall.wire import join
+
+    out = tmp_path / "hall"
+    first = subprocess.run([*RACKSIDE, "hall", "provision", "--hall", "open2026", "--out", str(out), "--no-tls"],
+                           capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    key = out / signing.KEY_FILE
+    assert key.stat().st_mode & 0o777 == 0o600 and "update-signing.key" in first.stdout
+    carried = joinfile.load(out / "join.toml").update_key
+    assert carried == signing.public_key(key)
+    again = subprocess.run([*RACKSIDE, "hall", "provision", "--hall", "open2026", "--out", str(out), "--no-tls"],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and joinfile.load(out / "join.toml").update_key == carried  # the Pis still trust it
+    # A join file from before update keys still loads; a malformed key is refused in one line.
+    (tmp_path / "old.toml").write_text(join.join_text("open2026", "auto", "s" * 32, None))
+    assert joinfile.load(tmp_path / "old.toml").update_key is None
+    (tmp_path / "bad.toml").write_text(join.join_text("open2026", "auto", "s" * 32, None) + 'update_key = "x"\n')
+    with pytest.raises(Exception, match="update_key: not an Ed25519 public key"):
+        joinfile.load(tmp_path / "bad.toml")

@@ -1,0 +1,258 @@
+"""A clock result belongs to one game (issue 23 item 3): each clock game is bound to the round it
+was started for, kept across a console SIGKILL, so a round-1 game's result that reaches the console
+again (a resend, the retained result) after the director moved to round 2 is never offered for
+round 2's players. The real `rackside hall console` process, a real broker and a real table clock;
+the binding rules themselves on the hall state."""
+
+from __future__ import annotations
+
+import json
+
+from rackside.hall.director import takeover
+from rackside.hall.console.app import Console
+from rackside.hall.console.resultstore import ResultStore
+
+from support.console import ConsoleProcess, Http, cheap_hash
+from support.hallclock import LiveClock, clock_config, send
+from support.broker import Recorder
+from support.wait import wait
+
+TABLE = 7
+PASSWORD = "bind-pw"
+# four players, two rounds: round 1 has 1 v 2 at board 7, round 2 has 1 v 3 there
+T_FILE = """Ames, Ann 1500 2 3; ; board 7 7; p12 1 1;
+Bell, Bob 1400 1 4; ; board 7 8; p12 2 1;
+Cole, Cat 1300 4 1; ; board 8 7; p12 1 2;
+Dunn, Dan 1200 3 2; ; board 8 8; p12 2 2;
+"""
+
+
+def _tile(h: Http) -> dict:
+    status, body, _ = h.call("GET", f"/api/table/{TABLE}")
+    return json.loads(body)["tile"] if status == 200 else {}
+
+
+def _round(h: Http, token: str, number: int) -> None:
+    status, body, _ = h.call("POST", "/api/round", {"number": number}, {"X-CSRF-Token": token})
+    assert status == 200, body
+
+
+def test_a_round_1_result_resent_after_a_sigkill_in_round_2_is_not_offered_for_round_2(make_broker, tmp_path):
+    broker = make_broker(tables=str(TABLE), stations=0)
+    (tmp_path / "a.t").write_text(T_FILE)
+    console = ConsoleProcess(broker, tmp_path / "console", PASSWORD, extra=f'tsh = ["{tmp_path / "a.t"}"]\n')
+    live = LiveClock(clock_config(tmp_path / "clock.toml", broker, TABLE, game_time="5:00"), tmp_path / "clock")
+    try:
+        console.start()
+        h = Http(console.url)
+        token = h.login(PASSWORD)
+        wait(lambda: _tile(h).get("status") == "online")
+        assert _tile(h)["names"] == ["Ames, Ann", "Bell, Bob"]  # round 1 at table 7
+        live.tap("right")  # round 1's game starts (the non-starter starts side 1's time)
+        game = live.clock.store.journal_path.stem
+        wait(lambda: (_tile(h).get("state") or {}).get("game") == game and _tile(h)["state"]["phase"] == "running")
+
+        _round(h, token, 2)  # the director moves on; table 7 is still playing its round-1 game
+        wait(lambda: _tile(h).get("names") == ["Ames, Ann", "Cole, Cat"])
+        console.proc.kill()  # SIGKILL mid-round
+        console.proc.wait(10)
+
+        rec = Recorder(broker)
+        live.command("end")  # the round-1 game ends while the console is down
+        rec.wait_for(lambda r: any(e["kind"] == "result" for e in r.json("event")))
+        console.start()
+        h = Http(console.url)
+        token = h.login(PASSWORD)
+        wait(lambda: _tile(h).get("status") == "online" and _tile(h).get("round") == 2)
+        # the clock's round-1 result delivered again, as a resend brings it
+        send(broker, TABLE, {"id": "ask-again", "cmd": "resend", "game": game, "from_seq": 1})
+        rec.wait_for(lambda r: sum(e["kind"] == "result" for e in r.json("event")) >= 2)
+        rec.close()
+        wait(lambda: any(e.get("kind") == "result" for e in json.loads(h.call("GET", f"/api/table/{TABLE}")[1])["history"]))
+
+        tile = _tile(h)
+        assert tile["names"] == ["Ames, Ann", "Cole, Cat"] and tile["result"] is None, tile  # not round 2's
+        status, body, _ = h.call("POST", f"/api/result/{TABLE}", {"slip": [400, 350], "confirm": True}, {"X-CSRF-Token": token})
+        assert status != 200 and b"of round 1's game" in body, body  # nothing to record for round 2 from round 1's clock
+        assert json.loads(h.call("GET", "/api/audit")[1])["audit"] == []
+
+        _round(h, token, 1)  # round 1's players get it
+        tile = wait(lambda: (t := _tile(h)) and t["result"] and t)
+        assert tile["names"] == ["Ames, Ann", "Bell, Bob"] and tile["result"]["game"] == game
+        status, body, _ = h.call("POST", f"/api/result/{TABLE}", {"slip": [400, 350], "confirm": True}, {"X-CSRF-Token": token})
+        assert status == 200 and json.loads(body)["round"] == 1, body
+    finally:
+        live.close()
+        console.stop()
+
+
+def _msg(console: Console, n: int, leaf: str, data: dict) -> None:
+    console.on_message(f"rackside/v1/h/table/{n}/{leaf}", json.dumps(data).encode())
+
+
+def _state(game: str, seq: int, at: str, phase: str = "running") -> dict:
+    players = [{"player": p, "remaining_ms": 60_000, "overtime_s": 0, "penalty": 0, "forfeit": False} for p in (1, 2)]
+    return {"seq": seq, "game": game, "phase": phase, "running": 1, "players": players, "ending": None, "sent_at": at}
+
+
+def _result(game: str) -> dict:
+    players = [{"player": p, "remaining_ms": 1000, "overtime_s": 0, "penalty": 0, "forfeit": False} for p in (1, 2)]
+    return {"kind": "result", "game": game, "seq": 0, "ending": "end", "players": players, "forfeits": [],
+            "winner_by_forfeit": None, "lateness_margin": None, "at": None}
+
+
+def test_a_spares_game_takes_the_round_of_the_game_it_continues_and_a_reused_id_is_a_new_game(tmp_path):
+    store = ResultStore(tmp_path / "r.sqlite")
+    console = Console("h", cheap_hash("pw"), store=store)
+    t = console.state.table(3)
+    _msg(console, 3, "state", _state("game-000001", 4, "2026-05-01T10:00:00+00:00"))
+    console.state.round.number = 2
+    console.apply_pairings()
+    assert t.bound["game-000001"].round == 1
+    # a spare takes over table 3's round-1 game, under an id from its own journals
+    _msg(console, 3, "state", _state("game-000009", 0, "2026-05-01T10:20:00+00:00", "setup"))
+    assert "game-000009" not in t.bound  # not started: no round yet
+    adjust = {"kind": "input", "game": "game-000009", "seq": 1, "t_ns": 5, "input": "adjust", "player": 1,
+              "remaining_ms": 60_000, "source": "hall", "at": "2026-05-01T10:20:01+00:00"}
+    _msg(console, 3, "event", adjust)
+    assert t.bound["game-000009"].round == 2  # started in round 2: until its takeover says otherwise
+    old_state = json.dumps({**_state("game-000001", 4, "2026-05-01T10:00:00+00:00"), "to_move": 1}).encode()
+    sent = takeover.commands(old_state, table=3, old_device="pi-old", new_device="pi-spare", stamp="s1")
+    reason = sent[-1]["reason"]  # what the spare journals with its takeover input, as hall.director.takeover wrote it
+    _msg(console, 3, "event", {"kind": "input", "game": "game-000009", "seq": 3, "t_ns": 5, "input": "takeover",
+                               "player": 1, "source": "hall", "reason": reason, "at": None})
+    assert t.bound["game-000009"].round == 1
+    _msg(console, 3, "state", _state("game-000001", 5, "2026-05-01T10:10:00+00:00"))  # the old clock's, delivered late
+    assert t.bound["game-000001"].round == 1  # not taken for a new game
+    _msg(console, 3, "state", _state("game-000009", 4, "2026-05-01T10:21:00+00:00"))
+    _msg(console, 3, "result", _result("game-000009"))
+    assert t.current_result() is None  # round 2 on screen: the spare's result is round 1's
+    console.state.round.number = 1
+    console.apply_pairings()
+    assert t.current_result()["game"] == "game-000009"
+
+    # a restarted console finds the bindings in the store
+    again = Console("h", cheap_hash("pw"), store=ResultStore(tmp_path / "r.sqlite"))
+    assert 3 not in again.state.tables  # no tile until table 3 speaks (or a pairing seats a game there)
+    assert {g: b.round for g, b in again.state.table(3).bound.items()} == {"game-000001": 1, "game-000009": 1}
+
+    # later, in round 3, another clock at table 3 numbers its game game-000001 again: a new game
+    console.state.round.number = 3
+    console.apply_pairings()
+    _msg(console, 3, "state", _state("game-000001", 0, "2026-05-01T11:30:00+00:00", "setup"))
+    assert t.bound["game-000001"].round == 1  # waiting in setup: not yet a game of any round
+    _msg(console, 3, "state", _state("game-000001", 1, "2026-05-01T11:31:00+00:00"))
+    assert t.bound["game-000001"].round == 3
+    # but a state of the old game-000001 delivered late (queued while the console was down) is not
+    _msg(console, 3, "state", _state("game-000009", 5, "2026-05-01T10:25:00+00:00"))
+    assert t.bound["game-000009"].round == 1
+
+
+def test_a_spare_that_takes_over_a_round_1_game_in_round_2_gives_its_result_to_round_1(make_broker, tmp_path):
+    """The old clock dies mid-game after the director moved on to round 2; a spare on table 7 gets
+    hall.director.takeover's commands (its own journals number its games from 1 again) and finishes the
+    game; its result is round 1's, also after a console SIGKILL, never round 2's."""
+    from rackside.hall.wire import topics
+
+    broker = make_broker(tables=str(TABLE), stations=0)
+    (tmp_path / "a.t").write_text(T_FILE)
+    console = ConsoleProcess(broker, tmp_path / "console", PASSWORD, extra=f'tsh = ["{tmp_path / "a.t"}"]\n')
+    config = clock_config(tmp_path / "clock.toml", broker, TABLE, game_time="5:00")
+    old = LiveClock(config, tmp_path / "old")
+    spare = None
+    rec = Recorder(broker)
+    try:
+        console.start()
+        h = Http(console.url)
+        token = h.login(PASSWORD)
+        wait(lambda: _tile(h).get("status") == "online")
+        old.tap("right")
+        game = old.clock.store.journal_path.stem
+        wait(lambda: (_tile(h).get("state") or {}).get("phase") == "running")
+        _round(h, token, 2)
+        old.close()  # the old clock is gone mid-game
+        state_topic = topics.table(broker.hall, TABLE, "state")
+        last = [p for t, p, _ in rec.messages if t == state_topic][-1]  # its last state, as the director has it
+
+        spare = LiveClock(config, tmp_path / "spare")
+        wait(lambda: _tile(h).get("status") == "online")
+        for cmd in takeover.commands(last, table=TABLE, old_device="pi-old", new_device="pi-spare", stamp="t1"):
+            send(broker, TABLE, cmd)
+        wait(lambda: any(x.get("input") == "takeover" for x in spare.journal()))
+        spare_game = spare.clock.store.journal_path.stem
+        # the console has the spare's game, bound to round 1: round 2's tile says the clock is on round 1's game
+        wait(lambda: any(e.get("input") == "takeover" and e.get("game") == spare_game
+                         for e in json.loads(h.call("GET", f"/api/table/{TABLE}")[1])["history"]))
+        assert _tile(h)["earlier"] is True and _tile(h)["clock_on"] == {"division": "a", "round": 1}
+        console.proc.kill()  # and the console is SIGKILLed while the spare plays on
+        console.proc.wait(10)
+        spare.tap("neutralise")  # the centre press resumes the side to move
+        spare.command("end")
+        rec.wait_for(lambda r: any(e["kind"] == "result" and e["game"] == spare_game for e in r.json("event")))
+
+        console.start()
+        h = Http(console.url)
+        token = h.login(PASSWORD)
+        wait(lambda: (t := _tile(h)).get("round") == 2 and any(
+            e.get("kind") == "result" for e in json.loads(h.call("GET", f"/api/table/{TABLE}")[1])["history"]))
+        assert _tile(h)["result"] is None  # round 2's players: not theirs
+        _round(h, token, 1)
+        tile = wait(lambda: (t := _tile(h)) and t["result"] and t)
+        assert tile["names"] == ["Ames, Ann", "Bell, Bob"] and tile["result"]["game"] == spare_game
+        status, body, _ = h.call("POST", f"/api/result/{TABLE}", {"slip": [380, 360], "confirm": True}, {"X-CSRF-Token": token})
+        assert status == 200 and json.loads(body)["round"] == 1, body
+    finally:
+        rec.close()
+        if spare is not None:
+            spare.close()
+        console.stop()
+
+
+def test_a_game_started_before_the_director_moves_on_waits_in_setup_for_its_round():
+    """new_game on every table at the end of round 1, then the round switch: the new games are
+    round 2's, since none was started (pressed) before the switch."""
+    console = Console("h", cheap_hash("pw"))
+    _msg(console, 3, "state", _state("game-000001", 9, "2026-05-01T10:00:00+00:00", "ended"))
+    _msg(console, 3, "state", _state("game-000002", 0, "2026-05-01T10:30:00+00:00", "setup"))
+    console.state.round.number = 2
+    console.apply_pairings()
+    _msg(console, 3, "state", _state("game-000002", 1, "2026-05-01T10:35:00+00:00"))
+    t = console.state.tables[3]
+    assert {g: b.round for g, b in t.bound.items()} == {"game-000001": 1, "game-000002": 2}
+
+
+def test_a_result_stays_with_the_seat_it_was_played_at_when_the_pairings_change():
+    console = Console("h", cheap_hash("pw"))
+    seat = lambda names, numbers: {"division": "A", "label": "3", "round": 1, "names": names, "numbers": numbers}  # noqa: E731
+    console.state.set_seats({3: seat(["Ames", "Bell"], [1, 2])}, {})
+    _msg(console, 3, "state", _state("game-000001", 1, "2026-05-01T10:00:00+00:00"))
+    _msg(console, 3, "result", _result("game-000001"))
+    t = console.state.tables[3]
+    assert t.current_result() is not None and t.withheld() == ""
+    console.state.set_seats({3: seat(["Cole", "Dunn"], [3, 4])}, {})  # TSH files imported again: others at table 3
+    assert t.current_result() is None
+    assert "another game of round 1 (Ames v Bell" in t.withheld()
+
+
+def test_after_a_restart_an_earlier_rounds_resent_result_goes_to_that_rounds_tile(tmp_path):
+    """The binding decides both what a result is offered for and which game a tile shows: a round-1
+    result resent after a restart, while the clock plays its round-2 game, is kept with its own game
+    (Table.past) and shown and offered on round 1's tile, never round 2's."""
+    console = Console("h", cheap_hash("pw"), store=ResultStore(tmp_path / "r.sqlite"))
+    _msg(console, 3, "state", _state("game-000001", 4, "2026-05-01T10:00:00+00:00"))
+    console.state.round.number = 2
+    console.apply_pairings()
+    _msg(console, 3, "state", _state("game-000002", 1, "2026-05-01T10:40:00+00:00"))  # round 2's game begins
+
+    again = Console("h", cheap_hash("pw"), store=ResultStore(tmp_path / "r.sqlite"))  # after a SIGKILL
+    again.state.round.number = 2
+    again.apply_pairings()
+    _msg(again, 3, "state", _state("game-000002", 2, "2026-05-01T10:41:00+00:00"))
+    _msg(again, 3, "result", _result("game-000001"))  # the clock answers a resend of round 1's game
+    t = again.state.tables[3]
+    assert t.current_result() is None and t.tile()["earlier"] is False and t.tile()["state"]["game"] == "game-000002"
+    again.state.round.number = 1
+    again.apply_pairings()
+    tile = t.tile()
+    assert tile["earlier"] is True and tile["clock_on"] == {"division": None, "round": 2}
+    assert tile["result"]["game"] == "game-000001" and t.current_result()["game"] == "game-000001"
