@@ -5,7 +5,8 @@ A hall provisioned as a director provisions it (TLS, the dynamic-security plugin
 the console as its own process (`rackside hall console`). Devices (hall.device.enrol.Enrolment, the same
 code a clock runs) start all at once in worker processes with only the join file; a script logs in
 to the console and assigns each device a table through the Devices page's own API as soon as it is
-listed; each device, told its number, logs in over TLS as its table. A device's time is from its
+listed, by the code the device shows; each device, told its number (its login sealed to its own
+key), logs in over TLS as its table. A device's time is from its
 hello being sent to its table's login being accepted.
 
 Baseline, measured in the same run on the same broker: the same number of TLS logins at once with
@@ -103,7 +104,7 @@ def worker(args) -> int:
                         finished.set()
 
         c = cfg.credentials
-        logins.append(tls_login(endpoint.host, endpoint.port, c.tls_ca, c.user, c.password, c.user, done))
+        logins.append(tls_login(endpoint.host, endpoint.port, c.tls_ca, c.user, c.password, c.mqtt_client_id, done))
 
     enrolments = [make(n) for n in names]
     print("ready", flush=True)
@@ -258,7 +259,7 @@ def run(args, procs: list) -> int:
             if row["state"] == "waiting" and row["device"] not in assigned:
                 n = int(row["device"].split("-")[1])
                 a0 = time.perf_counter()
-                director.call("POST", "/api/devices/assign", {"device": row["device"], "number": n})
+                director.call("POST", "/api/devices/assign", {"code": row["code"], "number": n})  # the code it shows
                 assign_ms.append((time.perf_counter() - a0) * 1000)
                 assigned.add(row["device"])
         time.sleep(0.2)

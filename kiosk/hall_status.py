@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 FILE_NAME = "hall-station.json"
 MAX_BYTES = 512  # the file is under 60 bytes; anything longer is not ours
 READ_EVERY_NS = 2_000_000_000  # a newly assigned id is on screen within 2 s
-_CODE = re.compile(r"^[0-9]{1,8}$")  # hall.wire.join.code: CODE_DIGITS digits
+_CODE = re.compile(r"^[0-9]{1,12}$")  # hall.wire.join.code: CODE_DIGITS digits
 
 
 def default_path() -> Path:
@@ -70,4 +70,5 @@ def notice(path: Path) -> str:
     except (ValueError, KeyError, TypeError, RecursionError) as e:
         log.warning("%s: not a hall status (%s): nothing shown", path, str(e)[:80])
         return ""
-    return f"Hall: station {station}" if station else f"Hall: code {code} · waiting for a station id"
+    spaced = " ".join(code[i:i + 4] for i in range(0, len(code), 4))  # as the console lists it (hall.wire.join.code_text)
+    return f"Hall: station {station}" if station else f"Hall: code {spaced} · waiting for a station id"

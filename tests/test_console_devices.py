@@ -20,6 +20,7 @@ from support.wait import wait
 from rackside.hall.device import joinfile as join
 from rackside.hall.device.enrol import Enrolment
 from rackside.hall.device.enrolled_output import WAITING
+from rackside.hall.wire import join as wire_join
 from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
 
 pytestmark = pytest.mark.skipif(not chromium.have_chromium(), reason="Debian's chromium is not installed (setup.sh --dev)")
@@ -62,7 +63,9 @@ def test_devices_are_numbered_from_the_console_and_play(make_broker, tmp_path):
             for n, (name, live) in enumerate(clocks.items(), start=1):
                 row = page.locator(f"tr[data-device='{name}']")
                 code = row.locator("td").nth(0).inner_text()
-                assert live.texts() == (code, WAITING)  # the code the director reads off the clock
+                pages = [(p, f"{WAITING[:3]}{i + 1}") for i, p in enumerate(wire_join.code_pages(code.replace(" ", "")))]
+                assert len(pages) == 3
+                wait(lambda: live.texts() in pages)  # the code the director reads off the clock, four digits at a time
                 row.locator("input.number").fill(str(n))
                 row.locator("button.assign").click()
                 page.wait_for_selector(f"tr[data-device='{name}'][data-state='enrolled']")
@@ -128,8 +131,13 @@ def test_the_devices_api_needs_the_directors_session(make_broker, tmp_path):
         token = http.login(PASSWORD)
         status, body, _ = http.call("GET", "/api/devices")
         assert status == 200 and json.loads(body)["devices"] == []
-        status, body, _ = http.call("POST", "/api/devices/assign", {"device": "../x", "number": 1}, {"X-CSRF-Token": token})
-        assert status == 400 and "device id" in json.loads(body)["error"]
+        status, body, _ = http.call("POST", "/api/devices/assign", {"code": "../x", "number": 1}, {"X-CSRF-Token": token})
+        assert status == 400 and "allowed are the 12 digits the device shows" in json.loads(body)["error"]
+        # an assignment names the code read off the device, never a device id
+        status, body, _ = http.call("POST", "/api/devices/assign", {"device": "pi-1001", "number": 1}, {"X-CSRF-Token": token})
+        assert status == 400 and "code None" in json.loads(body)["error"]
+        status, body, _ = http.call("POST", "/api/devices/remove", {"device": "../x"}, {"X-CSRF-Token": token})
+        assert status == 400 and "allowed are the code the device shows" in json.loads(body)["error"]
         status, body, _ = http.call("POST", "/api/devices/assign", {"device": "nobody", "number": 1})
         assert status == 403  # no CSRF token
     finally:

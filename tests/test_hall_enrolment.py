@@ -67,6 +67,15 @@ def director_fleet(broker):
     return c, Fleet(broker.hall, c)
 
 
+def row(fleet, name):
+    """The listed row of the device with id `name` (None: not listed)."""
+    return next((r for r in fleet.rows() if r["device"] == name), None)
+
+
+def listed(fleet, *names):
+    return lambda f: all(row(fleet, n) for n in names)
+
+
 def test_the_join_secret_can_only_enrol(hall):
     secret = joinfile.load(hall.dir / "join.toml").secret
     h = hall.hall
@@ -93,62 +102,70 @@ def test_the_join_secret_can_only_enrol(hall):
 def test_a_device_is_numbered_and_logs_in_as_its_table_with_its_own_secret(hall, tmp_path):
     director, fleet = director_fleet(hall)
     a, b = Device(hall, tmp_path, "dev-a"), Device(hall, tmp_path, "dev-b")
-    assert fleet.wait(lambda f: {"dev-a", "dev-b"} <= set(f.devices), 10)
+    assert fleet.wait(listed(fleet, "dev-a", "dev-b"), 10)
     rows = {r["device"]: r for r in fleet.rows()}
     assert rows["dev-a"]["code"] == a.enrolment.code and rows["dev-a"]["state"] == "waiting"
     assert rows["dev-a"]["address"] == "127.0.0.1" and rows["dev-a"]["kind"] == "clock"
-    assert fleet.assign("dev-a", 12) == "table-12"
+    assert rows["dev-a"]["key"] == a.enrolment.kid and not rows["dev-a"]["clash"]
+    assert fleet.assign(a.enrolment.code, 12) == "table-12"  # the code read off the device
     user, cfg = a.next_change()
     assert user == "table-12" and cfg.table == 12 and cfg.endpoint.tls
     creds = tmp_path / "dev-a" / "hall-credentials.toml"
     assert creds.stat().st_mode & 0o777 == 0o600
-    t12, rc = tls_client(hall, "table-12", cfg.credentials.password, "table-12")
+    a_id = cfg.credentials.client_id
+    assert a_id.startswith("table-12-") and len(a_id) > len("table-12-") + 8  # a tail nobody else can name
+    t12, rc = tls_client(hall, "table-12", cfg.credentials.password, a_id)
     assert not rc.is_failure
-    # the other device's secret is not table 12's; nor is table 12's client id free for others
-    _, rc = tls_client(hall, "table-12", b.enrolment.secret, "table-12")
+    # with another client id the login is refused, even table 12's own name
+    _, rc = tls_client(hall, "table-12", cfg.credentials.password, "table-12")
     assert rc is not None and rc.is_failure
     t12.publish(topics.table(hall.hall, 12, "status"), b"online", qos=1, retain=True).wait_for_publish(5)
     assert fleet.wait(lambda f: f.online.get("table-12"), 5)
     with pytest.raises(FleetError, match="held by device dev-a, online"):
-        fleet.assign("dev-b", 12)
+        fleet.assign(b.enrolment.code, 12)
     dropped = threading.Event()
     t12.on_disconnect = lambda *x: dropped.set()
-    assert fleet.assign("dev-b", 12, replace=True) == "table-12"
+    assert fleet.assign(b.enrolment.code, 12, replace=True) == "table-12"
     assert dropped.wait(5), "the replaced device stayed connected"
     assert a.next_change() == (None, None)  # told it was replaced: waiting again
-    _, rc = tls_client(hall, "table-12", cfg.credentials.password, "table-12")
+    _, rc = tls_client(hall, "table-12", cfg.credentials.password, a_id)
     assert rc is not None and rc.is_failure  # the old device is refused
     user, cfg_b = b.next_change()
     assert user == "table-12"
-    tb, rc = tls_client(hall, "table-12", cfg_b.credentials.password, "table-12")
+    tb, rc = tls_client(hall, "table-12", cfg_b.credentials.password, cfg_b.credentials.client_id)
     assert not rc.is_failure
     # renumbered: its old login goes, its new one works
-    assert fleet.assign("dev-b", 14) == "table-14"
-    assert b.next_change()[0] == "table-14"
-    _, rc = tls_client(hall, "table-12", cfg_b.credentials.password, "table-12")
+    assert fleet.assign(b.enrolment.code, 14) == "table-14"
+    user, cfg_14 = b.next_change()
+    assert user == "table-14"
+    _, rc = tls_client(hall, "table-12", cfg_b.credentials.password, cfg_b.credentials.client_id)
     assert rc is not None and rc.is_failure
-    t14, rc = tls_client(hall, "table-14", cfg_b.credentials.password, "table-14")
+    t14, rc = tls_client(hall, "table-14", cfg_14.credentials.password, cfg_14.credentials.client_id)
     assert not rc.is_failure
-    fleet.revoke("dev-b")
+    fleet.revoke(b.enrolment.code)
     assert b.next_change() == (None, None)
-    _, rc = tls_client(hall, "table-14", cfg_b.credentials.password, "table-14")
+    _, rc = tls_client(hall, "table-14", cfg_14.credentials.password, cfg_14.credentials.client_id)
     assert rc is not None and rc.is_failure
     a.enrolment.close()
     b.enrolment.close()
     stop(tb, t14, director)
 
 
-def test_a_hello_whose_code_is_not_its_secrets_is_not_listed(hall, tmp_path):
-    """A forged hello under a real device's id, with another secret: ignored; the real one stays."""
+def test_a_hello_whose_code_or_key_is_not_its_topics_is_not_listed(hall, tmp_path):
+    """A hello on a real device's topic with another key, or with a code its key does not give:
+    refused; the real one stays."""
     director, fleet = director_fleet(hall)
     dev = Device(hall, tmp_path, "dev-c")
-    assert fleet.wait(lambda f: "dev-c" in f.devices, 10)
+    assert fleet.wait(listed(fleet, "dev-c"), 10)
     secret = joinfile.load(hall.dir / "join.toml").secret
     forger, _ = tls_client(hall, "join", secret, "enrol-forger")
-    forged = join.hello_payload("dev-c", "clock", "F" * 43, version="x", address=None).replace(b'"code":"', b'"code":"9')
-    forger.publish(topics.enrol_hello(hall.hall, "dev-c"), forged, qos=1, retain=True).wait_for_publish(5)
+    other = join.hello_payload("dev-c", "clock", b"F" * 294, version="x", address=None)
+    wrong_code = join.hello_payload("dev-c", "clock", dev.enrolment.public, version="x", address=None).replace(b'"code":"', b'"code":"9')
+    for forged in (other, wrong_code):
+        forger.publish(dev.enrolment.hello_topic, forged, qos=1, retain=True).wait_for_publish(5)
     ping(director)  # routed to the fleet before its PUBACK: the fleet has now read it
-    assert fleet.devices["dev-c"].hello.secret == dev.enrolment.secret
+    assert fleet.roster.devices[dev.enrolment.kid].hello.key == dev.enrolment.public
+    assert [r["device"] for r in fleet.rows()] == ["dev-c"]
     dev.enrolment.close()
     stop(forger, director)
 
@@ -221,20 +238,27 @@ def test_rackside_hall_devices_lists_assigns_and_revokes(hall, tmp_path, capsys)
     url = f"mqtt://127.0.0.1:{hall.port}"
     dev = Device(hall, tmp_path, "dev-cli", kind="station")
     director, fleet = director_fleet(hall)
-    assert fleet.wait(lambda f: "dev-cli" in f.devices, 10)
+    assert fleet.wait(listed(fleet, "dev-cli"), 10)
     stop(director)
+    shown = join.code_text(dev.enrolment.code)  # as the station's screen shows it
     assert main(["hall", "devices", "--credentials", creds, "--url", url]) == 0
     out = capsys.readouterr().out.splitlines()
-    row = next(line for line in out if line.startswith("dev-cli"))
-    assert "station" in row and dev.enrolment.code in row and "waiting" in row
-    assert main(["hall", "devices", "--credentials", creds, "--url", url, "assign", "dev-cli", "2"]) == 0
-    assert "device dev-cli is station 2" in capsys.readouterr().out
+    line = next(x for x in out if " dev-cli " in x)
+    assert line.startswith(shown) and "station" in line and "waiting" in line and dev.enrolment.kid in line
+    assert main(["hall", "devices", "--credentials", creds, "--url", url, "assign", shown, "2"]) == 0
+    assert f"the device showing {shown} is station 2" in capsys.readouterr().out
     user, cfg = dev.next_change()
     assert user == "station-2" and cfg.ident == "2"
-    assert main(["hall", "devices", "--credentials", creds, "--url", url, "assign", "nobody", "3"]) == 1
-    assert "has not said hello" in capsys.readouterr().err
-    assert main(["hall", "devices", "--credentials", creds, "--url", url, "revoke", "dev-cli"]) == 0
+    assert main(["hall", "devices", "--credentials", creds, "--url", url, "assign", "0000 0000 0000", "3"]) == 1
+    assert "no device shows code 0000 0000 0000" in capsys.readouterr().err
+    assert main(["hall", "devices", "--credentials", creds, "--url", url, "assign", "dev-cli", "3"]) == 1
+    assert "allowed are the 12 digits the device shows" in capsys.readouterr().err  # a device id is not a code
+    assert main(["hall", "devices", "--credentials", creds, "--url", url, "revoke", shown]) == 0
     assert dev.next_change() == (None, None)
+    assert main(["hall", "devices", "--credentials", creds, "--url", url, "remove", dev.enrolment.kid]) == 0
+    assert "removed" in capsys.readouterr().out
+    assert main(["hall", "devices", "--credentials", creds, "--url", url, "remove-waiting"]) == 0
+    assert "waiting device(s) removed" in capsys.readouterr().out
     dev.enrolment.close()
 
 
@@ -259,14 +283,14 @@ def test_a_station_joins_with_the_join_file_and_publishes_as_the_id_it_is_given(
     try:
         first = proc.stdout.readline()
         assert "device st-9, code" in first and "waiting for a station id" in first
-        assert fleet.wait(lambda f: "st-9" in f.devices, 10)
-        assert fleet.devices["st-9"].hello.code in first and fleet.devices["st-9"].hello.kind == "station"
+        assert fleet.wait(listed(fleet, "st-9"), 10)
+        code = row(fleet, "st-9")["code"]
+        assert join.code_text(code) in first and row(fleet, "st-9")["kind"] == "station"
         from rackside.kiosk import hall_status
 
         status = tmp_path / "state" / hall_status.FILE_NAME  # what the kiosk's idle screen shows
-        code = fleet.devices["st-9"].hello.code
-        assert hall_status.notice(status) == f"Hall: code {code} · waiting for a station id"
-        fleet.assign("st-9", "2")
+        assert hall_status.notice(status) == f"Hall: code {join.code_text(code)} · waiting for a station id"
+        fleet.assign(code, "2")
         assert "this is station 2" in proc.stdout.readline()
         assert hall_status.notice(status) == "Hall: station 2"
         record = {"v": 1, "id": "station-2-20261201-101500-abcdef", "time": "2026-12-01T10:15:00+00:00", "station": "station-2",
@@ -287,9 +311,8 @@ def test_a_station_joins_with_the_join_file_and_publishes_as_the_id_it_is_given(
 
 
 def test_a_reply_read_by_another_device_gives_nothing_to_log_in_with(hall, tmp_path):
-    """Any join-file holder may read replies (the plugin cannot tell them apart), so a reply must
-    carry no password: it names the table only; the device's secret stays in its hello, which no
-    join client can read."""
+    """No join client may subscribe to every reply or hello; and a reply read by its exact topic
+    carries the login only sealed to its device's key."""
     secret = joinfile.load(hall.dir / "join.toml").secret
     snoop, rc = tls_client(hall, "join", secret, "enrol-snoop")
     got = []
@@ -300,14 +323,29 @@ def test_a_reply_read_by_another_device_gives_nothing_to_log_in_with(hall, tmp_p
     assert subscribed.wait(5)
     director, fleet = director_fleet(hall)
     dev = Device(hall, tmp_path, "dev-x")
-    assert fleet.wait(lambda f: "dev-x" in f.devices, 10)
-    fleet.assign("dev-x", 7)
-    user, cfg = dev.next_change()  # the hello and the reply were routed to every subscriber before that
-    ping(snoop)
-    assert got and all(t.endswith("/reply") for t, _ in got)  # replies yes, hellos never
-    assert all(cfg.credentials.password.encode() not in p and dev.enrolment.secret.encode() not in p for _, p in got)
+    assert fleet.wait(listed(fleet, "dev-x"), 10)
+    fleet.assign(dev.enrolment.code, 7)
+    user, cfg = dev.next_change()
+    ping(snoop)  # the hello and the reply were routed to every subscriber before that
+    assert got == []  # neither replies nor hellos by wildcard
+    reply = subscribe_once(hall, secret, dev.enrolment.reply_topic)
+    assert reply and cfg.credentials.password.encode() not in reply and cfg.credentials.client_id.encode() not in reply
     dev.enrolment.close()
     stop(snoop, director)
+
+
+def subscribe_once(broker, secret, topic):
+    """What a join client reads on `topic` by its exact name (a retained message), or None."""
+    c, _ = tls_client(broker, "join", secret, "enrol-reader")
+    got: queue.Queue = queue.Queue()
+    c.on_message = lambda cl, u, m: got.put(m.payload)
+    c.subscribe(topic, qos=1)
+    try:
+        return got.get(timeout=5)
+    except queue.Empty:
+        return None
+    finally:
+        stop(c)
 
 
 def test_join_auto_is_the_config_folders_join_file_else_the_boot_partitions(tmp_path):

@@ -13,6 +13,11 @@ from support.wait import wait
 from rackside.hall.device.enrolled_output import WAITING
 from rackside.hall.director.fleet import Fleet
 from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
+from rackside.hall.wire import join
+
+
+def row(fleet, name):
+    return next((r for r in fleet.rows() if r["device"] == name), None)
 
 
 def test_three_clocks_join_with_one_file_are_numbered_and_play(make_broker, tmp_path):
@@ -29,12 +34,15 @@ def test_three_clocks_join_with_one_file_are_numbered_and_play(make_broker, tmp_
             (tmp_path / name / "join.toml").write_bytes(join_file.read_bytes())
             cfg.write_text('[clock]\ngame_time = "1:00"\n\n[hall]\njoin = "auto"\n')  # the same file for all
             clocks[name] = LiveClock(cfg, tmp_path / name / "state", device_id=name)
-        assert fleet.wait(lambda f: set(clocks) <= set(f.devices), 10)
+        assert fleet.wait(lambda f: set(clocks) <= {r["device"] for r in fleet.rows()}, 10)
+        codes = {name: row(fleet, name)["code"] for name in clocks}
         for name, live in clocks.items():
-            code = fleet.devices[name].hello.code
-            assert wait(lambda: live.texts() == (code, WAITING), 10)  # its code, and waiting for a table number
+            pages = join.code_pages(codes[name])
+            assert len(pages) == 3 and "".join(pages) == codes[name]
+            for i, page in enumerate(pages):  # its code, a page at a time, and waiting for a table number
+                assert wait(lambda: live.texts() == (page, f"{WAITING[:3]}{i + 1}"), 10)
         for n, name in enumerate(clocks, start=1):
-            fleet.assign(name, n)
+            fleet.assign(codes[name], n)
         for n, (name, live) in enumerate(clocks.items(), start=1):
             assert wait(lambda: live.texts() == (WAITING, f"{n:>4}"), 10)  # its number, until the first press
             status = f"rackside/v1/{broker.hall}/table/{n}/status"
@@ -69,7 +77,7 @@ def test_the_clocks_menu_asks_for_a_table_and_the_director_confirms_it(make_brok
     cfg.write_text(f'[hall]\njoin = "{broker.dir / "join.toml"}"\n')
     live = LiveClock(cfg, tmp_path / "state", device_id="pi-menu")
     try:
-        assert fleet.wait(lambda f: "pi-menu" in f.devices, 10)
+        assert fleet.wait(lambda f: row(fleet, "pi-menu"), 10)
         live.command("menu")
         wait(lambda: live.runner.menu is not None, 10)
         labels = [i.label for i in live.runner.menu.items]
@@ -81,10 +89,10 @@ def test_the_clocks_menu_asks_for_a_table_and_the_director_confirms_it(make_brok
         live.tap("neutralise")  # to the units
         live.tap("right")  # 12
         live.tap("neutralise")  # ask
-        assert fleet.wait(lambda f: f.devices["pi-menu"].hello.asks == 12, 10)
-        row = next(r for r in fleet.rows() if r["device"] == "pi-menu")
-        assert row["asks"] == 12 and row["state"] == "waiting"  # asked, not numbered
-        fleet.assign("pi-menu", row["asks"])  # the director confirms
+        assert fleet.wait(lambda f: row(fleet, "pi-menu")["asks"] == 12, 10)
+        asked = row(fleet, "pi-menu")
+        assert asked["asks"] == 12 and asked["state"] == "waiting"  # asked, not numbered
+        fleet.assign(asked["code"], asked["asks"])  # the director confirms the code it reads and the number
         wait(lambda: live.texts() == (WAITING, "  12"), 10)
     finally:
         live.close()

@@ -58,7 +58,7 @@ def test_a_fresh_hall_with_three_devices_and_one_join_file(tmp_path):
 
         def coded():
             for n in (1, 2, 3):
-                m = re.search(r"device sim-\d, code (\d{4})", logs[n].read_text())
+                m = re.search(r"device sim-\d, code (\d{4} \d{4} \d{4})", logs[n].read_text())
                 if m:
                     codes[n] = m.group(1)  # what its displays show
             return len(codes) == 3
@@ -68,11 +68,11 @@ def test_a_fresh_hall_with_three_devices_and_one_join_file(tmp_path):
 
         def listed():  # the list shows each device with the code its clock shows
             seen["listing"] = run(*devices, env=env)
-            return all(re.search(rf"^sim-{n}\s+clock\s+{codes[n]}\s+waiting", seen["listing"], re.M) for n in (1, 2, 3))
+            return all(re.search(rf"^{codes[n]}\s+sim-{n}\s+clock\s+waiting", seen["listing"], re.M) for n in (1, 2, 3))
 
         assert until(listed, 30, poll=0.3), seen["listing"]
         for n in (1, 2, 3):
-            assert f"device sim-{n} is table {n}" in run(*devices, "assign", f"sim-{n}", str(n), env=env)
+            assert f"the device showing {codes[n]} is table {n}" in run(*devices, "assign", codes[n], str(n), env=env)
         for n in (1, 2, 3):
             status = f"rackside/v1/fresh/table/{n}/status"
             state = f"rackside/v1/fresh/table/{n}/state"
@@ -80,7 +80,7 @@ def test_a_fresh_hall_with_three_devices_and_one_join_file(tmp_path):
             rec.wait_for(lambda r: any(t == state for t, _, _ in r.messages), timeout=20)
         listing = run(*devices, env=env)
         for n in (1, 2, 3):
-            assert re.search(rf"^sim-{n}\s+clock\s+{codes[n]}\s+enrolled\s+{n}\s+yes", listing, re.M), listing
+            assert re.search(rf"^{codes[n]}\s+sim-{n}\s+clock\s+enrolled\s+{n}\s+yes", listing, re.M), listing
         conf = (hall_dir / "mosquitto.conf").read_text()
         assert f"listener {port} 127.0.0.1" in conf and "certfile" in conf
         rec.close()

@@ -287,8 +287,8 @@ def test_a_clock_that_joined_with_the_join_file_reports_its_health_once_numbered
     fleet = Fleet(broker.hall, director)
     live = LiveClock(cfg, tmp_path / "pi" / "state", device_id="pi-h1", faults=("wifi-down",))
     try:
-        assert fleet.wait(lambda f: "pi-h1" in f.devices, 10)
-        fleet.assign("pi-h1", 4)
+        assert fleet.wait(lambda f: any(r["device"] == "pi-h1" for r in fleet.rows()), 10)
+        fleet.assign(next(r["code"] for r in fleet.rows() if r["device"] == "pi-h1"), 4)  # the code it shows
         got = []
         watcher = broker.client("director")
         watcher.on_message = lambda c, u, m: got.append(m.payload)

@@ -110,12 +110,16 @@ def test_every_message_a_clock_writes_is_read_whole_by_its_schema():
 
 
 def test_the_hello_a_device_writes_is_the_one_the_director_reads():
-    secret = "s" * 24
-    d = json.loads(join.hello_payload("pi-1", "clock", secret, version="0.1.0", address="10.0.0.7", asks=12))
-    assert join.HELLO.check(d) == d
+    key = b"k" * 294  # a device's public key (DER); the hello's check does not parse it
+    d = json.loads(join.hello_payload("pi-1", "clock", key, version="0.1.0", address="10.0.0.7", asks=12))
+    assert join.HELLO.check(d) == {**d, "key": key}
+    kid = join.key_id(key)
     with pytest.raises(ValueError, match=r"^hello from pi-1: asks must be a table number from 1 to 999, not 1000$"):
-        join.parse_hello("pi-1", json.dumps({**d, "asks": 1000}).encode())
-    assert join.parse_reply(join.reply_payload("table-12")) == "table-12" and join.parse_reply(join.reply_payload(None)) is None
+        join.parse_hello(kid, json.dumps({**d, "asks": 1000}).encode())
+    hello = join.parse_hello(kid, json.dumps(d).encode())
+    reply = join.parse_reply(kid, join.reply_payload(hello, "table-12", sealed=b"s" * 256))
+    assert reply.user == "table-12" and reply.sealed == b"s" * 256 and reply.hello.device == "pi-1"
+    assert join.parse_reply(kid, join.reply_payload(hello, None)).user is None
 
 
 # --- refusals: one line naming the field --------------------------------------------------------------

@@ -23,19 +23,28 @@ from rackside.hall.director.fleet import Fleet
 from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
 
 
+def code_of(fleet, name):
+    """The code the device `name` shows, once it is listed."""
+    assert fleet.wait(lambda f: any(r["device"] == name for r in fleet.rows()), 10)
+    return next(r["code"] for r in fleet.rows() if r["device"] == name)
+
+
+def director_fleet(broker):
+    director = broker.client("director")
+    return director, Fleet(broker.hall, director, connect_as=lambda cid: broker.client("director", client_id=cid, persistent=True))
+
+
 def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker, tmp_path):
     broker = make_broker(tables="", stations=0, tls=True)
     join_file = broker.dir / "join.toml"
-    director = broker.client("director")
-    fleet = Fleet(broker.hall, director)
+    director, fleet = director_fleet(broker)
     rec = Recorder(broker)
     old = spare = None
     try:
         cfg = tmp_path / "clock.toml"
         cfg.write_text(f'[clock]\ngame_time = "5:00"\npenalty_per_minute = 10\n\n[hall]\njoin = "{join_file}"\n')
         old = clock_process(cfg, tmp_path / "old", "pi-old")
-        assert fleet.wait(lambda f: "pi-old" in f.devices, 10)
-        fleet.assign("pi-old", 5)
+        fleet.assign(code_of(fleet, "pi-old"), 5)
         state_topic = topics.table(broker.hall, 5, "state")
         rec.wait_for(lambda r: any(t == topics.table(broker.hall, 5, "status") and is_online(p) for t, p, _ in r.messages))
         do(old, "tap right")  # player 1's time runs
@@ -54,8 +63,7 @@ def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker,
         spare_cfg = tmp_path / "spare.toml"
         spare_cfg.write_text(f'[hall]\njoin = "{join_file}"\n')  # a spare from the cupboard: default rules
         spare = LiveClock(spare_cfg, tmp_path / "spare", device_id="pi-spare")
-        assert fleet.wait(lambda f: "pi-spare" in f.devices, 10)
-        assert fleet.assign("pi-spare", 5, replace=True) == "table-5"
+        assert fleet.assign(code_of(fleet, "pi-spare"), 5, replace=True) == "table-5"
 
         def adjusts():
             lines = spare.journal() if spare.clock.store.journal_path else []
@@ -101,7 +109,7 @@ def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker,
 
             import paho.mqtt.client as mqtt
 
-            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="table-5", protocol=mqtt.MQTTv5)
+            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=creds.mqtt_client_id, protocol=mqtt.MQTTv5)
             c.username_pw_set(creds.user, creds.password)
             c.tls_set(ca_certs=creds.tls_ca, tls_version=ssl.PROTOCOL_TLS_CLIENT)
             got_rc = []
@@ -111,6 +119,58 @@ def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker,
             wait(lambda: got_rc, 5)
             c.loop_stop()
             assert got_rc[0].is_failure
+    finally:
+        if old is not None and old.poll() is None:
+            old.kill()
+            old.wait()
+        if spare is not None:
+            spare.close()
+        rec.close()
+        director.disconnect()
+        director.loop_stop()
+
+
+def test_a_takeover_from_the_command_line_survives_the_command_ending(make_broker, tmp_path):
+    """Issue 24 item 4: `rackside hall devices assign --replace` ends as soon as the spare is
+    numbered; the takeover was a thread of that process, which died with it, so the spare started
+    afresh and the game's times were lost. Now the commands wait for the spare in its session."""
+    broker = make_broker(tables="", stations=0, tls=True)
+    join_file = broker.dir / "join.toml"
+    director = broker.client("director")
+    fleet = Fleet(broker.hall, director)  # only to read the list; the assignment is the CLI's
+    rec = Recorder(broker)
+    old = spare = None
+    try:
+        cfg = tmp_path / "clock.toml"
+        cfg.write_text(f'[clock]\ngame_time = "5:00"\n\n[hall]\njoin = "{join_file}"\n')
+        old = clock_process(cfg, tmp_path / "old", "pi-old")
+        fleet.assign(code_of(fleet, "pi-old"), 5)
+        state_topic = topics.table(broker.hall, 5, "state")
+        rec.wait_for(lambda r: any(t == topics.table(broker.hall, 5, "status") and is_online(p) for t, p, _ in r.messages))
+        do(old, "tap right")
+        time.sleep(0.5)
+        do(old, "tap neutralise")
+        rec.wait_for(lambda r: [p for t, p, _ in r.messages if t == state_topic and json.loads(p)["phase"] == "neutralised"])
+        time.sleep(0.3)
+        last = [json.loads(p) for t, p, _ in rec.messages if t == state_topic][-1]
+        old.send_signal(signal.SIGKILL)
+        old.wait(5)
+        spare_cfg = tmp_path / "spare.toml"
+        spare_cfg.write_text(f'[hall]\njoin = "{join_file}"\n')
+        spare = LiveClock(spare_cfg, tmp_path / "spare", device_id="pi-spare")
+        code = code_of(fleet, "pi-spare")
+        r = subprocess.run([sys.executable, "-m", "rackside", "hall", "devices", "--credentials", str(broker.credentials("director")),
+                            "--url", f"mqtt://127.0.0.1:{broker.port}", "assign", code, "5", "--replace"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert "is table 5" in r.stdout  # the command has ended; the spare comes online after it
+
+        def adjusts():
+            return [x for x in spare.journal() if x.get("input") == "adjust"] if spare.clock.store.journal_path else []
+
+        got = wait(lambda: len(adjusts()) == 2 and adjusts(), 30)
+        assert [x["remaining_ms"] for x in got] == [p["remaining_ms"] for p in last["players"]]
+        assert wait(lambda: [x for x in spare.journal() if x.get("input") == "takeover"], 10)
     finally:
         if old is not None and old.poll() is None:
             old.kill()

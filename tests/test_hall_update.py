@@ -354,13 +354,13 @@ def test_a_clock_updates_from_the_devices_page(offline_wheels, broker, console, 
             unsigned = tmp_path / "unsigned.tar.gz"
             assert build_bundle(copy_checkout(tmp_path / "src-unsigned"), offline_wheels, unsigned, "u3").returncode == 0
             upload(unsigned, hashlib.sha256(unsigned.read_bytes()).hexdigest())
-            _wait(lambda: "rackside 0.1.0+u3" in page.locator("#bundle").inner_text(), 60)
+            wait(lambda: "rackside 0.1.0+u3" in page.locator("#bundle").inner_text(), 60)
             row.locator("input.choose").check()
             page.click("#update-chosen")
-            _wait(lambda: row.get_attribute("data-outcome") == "failed" and "not signed" in row.inner_text(), 120)
+            wait(lambda: row.get_attribute("data-outcome") == "failed" and "not signed" in row.inner_text(), 120)
             assert not (root / "opt/rackside/0.1.0+u3").exists()
             upload(archive, digest)
-            _wait(lambda: "rackside 0.1.0+u2" in page.locator("#bundle").inner_text(), 60)
+            wait(lambda: "rackside 0.1.0+u2" in page.locator("#bundle").inner_text(), 60)
 
             served.write_bytes(data)
             row.locator("input.choose").check()

@@ -14,6 +14,8 @@ is spent on it, and what it dropped is reported (a gap in its events is asked fo
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import logging
 import time
@@ -64,6 +66,13 @@ class RateGate:
         return ok, report
 
 
+def console_client_id(password: str) -> str:
+    """The console's client id: `director-console-` and a tail only the director's password gives,
+    the same at every start (its session persists). A fixed, guessable id could be taken by anyone
+    with the join file, and Mosquitto drops the client already holding an id (issue 25, defect 4)."""
+    return "director-console-" + hmac.new(password.encode(), b"rackside console client id", hashlib.sha256).hexdigest()[:16]
+
+
 class Bridge:
     def __init__(
         self,
@@ -73,7 +82,7 @@ class Bridge:
         hall: str,
         deliver: Callable[[str, bytes], None],
         on_connection: Callable[[bool, str], None] = lambda up, why: None,
-        client_id: str = "director-console",
+        client_id: str | None = None,
         ca_file: str | None = None,
         on_dropped: Callable[[str, int], None] = lambda device, n: None,
     ) -> None:
@@ -89,6 +98,8 @@ class Bridge:
         self.gate = RateGate()
         self.outage = Outage(log, f"broker {self.host}:{self.port}")
         self.tls = endpoint.tls
+        if client_id is None:
+            client_id = console_client_id(password)
         self.client = Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)  # link.Client: says why a connection failed
         self.client.username_pw_set(username, password)
         if endpoint.tls:

@@ -2,7 +2,8 @@
 numbered, and the director's assign / replace / renumber / revoke (hall.director.fleet does the work).
 
 The page (static/devices.html, devices.js) polls `GET /api/devices` every 2 s and posts
-`/api/devices/assign` ({device, number, replace}) and `/api/devices/revoke` ({device}); both need
+`/api/devices/assign` ({code, number, replace}: the code the director reads off the device, never
+its id), `/api/devices/revoke` and `/api/devices/remove` ({device}: a code, or a row's key); all need
 the director's session and CSRF token like every console POST. The fleet has its own director
 connection to the broker (not the console bridge's: its subscriptions would take the statuses the
 hall view needs), made at the first request and kept. Calls into the fleet wait on the broker's
@@ -45,8 +46,11 @@ class FleetService:
 
         with self._lock:
             if self._fleet is None:
+                from rackside.hall.net.link import SESSION_EXPIRY_S
+
                 self._client = connect(self.creds, self.url)
-                self._fleet = Fleet(self.creds.hall, self._client)
+                self._fleet = Fleet(self.creds.hall, self._client, connect_as=lambda cid: connect(
+                    self.creds, self.url, client_id=cid, session_expiry=SESSION_EXPIRY_S))
             return self._fleet
 
     def close(self) -> None:
@@ -61,14 +65,21 @@ def _service(request: Request) -> FleetService:
     return request.app.state.console.fleet
 
 
-async def _body(request: Request) -> dict:
+async def _body(request: Request, key: str = "device") -> dict:
+    """The request's JSON object; its `key` a code (12 digits) or a row's key id."""
     body = await guard.json_object(request)
-    device = body.get("device")
-    try:
-        join.check_device_id(device)
-    except ValueError as e:
-        raise ValueError(str(e)) from None
+    ref = body.get(key)
+    if not (isinstance(ref, str) and join.KEY_ID.match(ref)):
+        body[key] = join.normal_code(ref) if key == "code" or not isinstance(ref, str) else _code_or_key(ref)
     return body
+
+
+def _code_or_key(ref: str) -> str:
+    try:
+        return join.normal_code(ref)
+    except ValueError:
+        raise ValueError(f"device {ref[:40]!r}: allowed are the code the device shows ({join.CODE_DIGITS} digits) "
+                         f"or its key as the list shows it") from None
 
 
 async def page(request: Request) -> Response:
@@ -91,13 +102,13 @@ async def assign(request: Request) -> Response:
     from rackside.hall.director.fleet import FleetError
 
     try:
-        body = await _body(request)
+        body = await _body(request, "code")
         number = body.get("number")
         if not isinstance(number, (int, str)) or isinstance(number, bool) or not str(number).strip():
             raise ValueError(f"number: a table number (1 to {topics.MAX_TABLE}) or a station id")
         replace = body.get("replace", False) is True
         fleet = await asyncio.to_thread(_service(request).get)
-        user = await asyncio.to_thread(fleet.assign, body["device"], str(number).strip(), replace=replace)
+        user = await asyncio.to_thread(fleet.assign, body["code"], str(number).strip(), replace=replace)
     except (ValueError, FleetError) as e:
         return _bad(str(e), 409 if "held by" in str(e) else 400)
     except (ConnectionError, OSError) as e:
@@ -108,12 +119,21 @@ async def assign(request: Request) -> Response:
 
 @requires(DIRECTOR, status_code=401)
 async def revoke(request: Request) -> Response:
+    return await _act(request, "revoke")
+
+
+@requires(DIRECTOR, status_code=401)
+async def remove(request: Request) -> Response:
+    return await _act(request, "remove")
+
+
+async def _act(request: Request, action: str) -> Response:
     from rackside.hall.director.fleet import FleetError
 
     try:
         body = await _body(request)
         fleet = await asyncio.to_thread(_service(request).get)
-        await asyncio.to_thread(fleet.revoke, body["device"])
+        await asyncio.to_thread(getattr(fleet, action), body["device"])
     except (ValueError, FleetError) as e:
         return _bad(str(e))
     except (ConnectionError, OSError) as e:
@@ -126,4 +146,5 @@ ROUTES = [
     Route("/api/devices", listing),
     Route("/api/devices/assign", assign, methods=["POST"]),
     Route("/api/devices/revoke", revoke, methods=["POST"]),
+    Route("/api/devices/remove", remove, methods=["POST"]),
 ]

@@ -176,6 +176,8 @@ def run_joined(args, station, table: dict, path: Path) -> int:
     from rackside import paths, running_version
     from rackside.hall.device import joinfile as join
     from rackside.hall.net.config import HallConfigError
+    from rackside.hall.wire.devicekey import DeviceKeyError
+    from rackside.hall.wire.join import code_text
     from rackside.hall.device.enrol import Enrolment
     from rackside.kiosk import hall_status
 
@@ -206,7 +208,7 @@ def run_joined(args, station, table: dict, path: Path) -> int:
             current.pop().close()
         if cfg is None:
             show(None)
-            print(f"rackside hall station: code {enrolment.code}: waiting for a station id", flush=True)
+            print(f"rackside hall station: code {code_text(enrolment.code)}: waiting for a station id", flush=True)
             return
         show(cfg.ident)
         print(f"rackside hall station: this is station {cfg.ident}", flush=True)
@@ -214,11 +216,11 @@ def run_joined(args, station, table: dict, path: Path) -> int:
 
     try:
         enrolment = Enrolment(joinfile, paths.state_dir(), "station", on_change=changed, device=args.device_id, version=running_version())
-    except (HallConfigError, ValueError) as e:
+    except (HallConfigError, ValueError, DeviceKeyError) as e:
         print(f"rackside hall station: {e}", file=sys.stderr)
         return 2
     show(None)
-    print(f"rackside hall station: device {enrolment.device}, code {enrolment.code}: waiting for a station id "
+    print(f"rackside hall station: device {enrolment.device}, code {code_text(enrolment.code)}: waiting for a station id "
           "(the director assigns it on the console's Devices page)", flush=True)
     enrolment.start()
 

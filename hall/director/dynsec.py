@@ -7,8 +7,12 @@ cannot knock another off by reusing its id), holding one *role* of the same name
 topics. The director is a client with no fixed client id (the console, `rackside hall tail` and
 `rackside hall devices` connect at once) and the role `director`: the whole hall, and the plugin's
 control topic (it creates and revokes devices). The join client (`join`, password: the join
-secret) has the role `enrol`: publish a hello under `enrol/<device-id>`, read enrolment replies,
-nothing else. Anything not granted is refused (`defaultACLAccess` all false but unsubscribe).
+secret) has the role `enrol`: publish a hello under `enrol/<key-id>`, subscribe to one reply topic
+by its exact name (never `enrol/+/reply`: a device reads only the reply whose key id it knows,
+hall.wire.join), nothing else. A device enrolled by the director is a client whose client id has a
+random tail (`table-12-<random>`), sent to it sealed to its own key: nobody holding the join file
+can name it, so no join client can knock it off by connecting with its client id (Mosquitto 2.0's
+plugin binds a client to one exact id; it cannot keep the shared join client to `enrol-...`). Anything not granted is refused (`defaultACLAccess` all false but unsubscribe).
 
 The password hash is the one Mosquitto's password file uses (hall.director.provision.hash_password:
 PBKDF2-HMAC-SHA512, 101 iterations), stored as the plugin stores it: hash, salt and iterations apart.
@@ -71,11 +75,13 @@ def director_acls(hall: str) -> list[dict]:
 
 
 def enrol_acls(hall: str) -> list[dict]:
-    """The join secret's whole power: a hello under its device id, and the replies. A reply names a
-    device's table and user, never a password (the device chose its own and sent it in its hello,
-    which only the director reads), so a device that reads another's reply learns nothing it can use."""
+    """The join secret's whole power: a hello, and a reply read by its exact topic. The wildcard
+    subscription to every reply is refused first (a higher priority): a device reads only the reply
+    whose key id it knows. A reply carries a login sealed to one device's key, so even read it gives
+    nobody else anything to log in with."""
     replies = topics.enrol_reply(hall, "+")
-    return [write(topics.enrol_hello(hall, "+")), acl("subscribePattern", replies), acl("publishClientReceive", replies)]
+    return [write(topics.enrol_hello(hall, "+")), {**acl("subscribeLiteral", replies, False), "priority": 10},
+            acl("subscribePattern", replies), acl("publishClientReceive", replies)]
 
 
 def role(name: str, acls: list[dict]) -> dict:
@@ -97,9 +103,25 @@ def client(user: str, hashed: str, roles: list[str], *, clientid: str | None = N
     return c
 
 
-def initial_config(hall: str, director_hash: str, join_hash: str, devices: dict[str, str]) -> dict:
+ENROLLED_TEXT = "enrolled device"  # a client the director made for an enrolled device (its textname starts so)
+
+
+def enrolled(config: dict) -> tuple[list[dict], list[dict]]:
+    """The clients (and their roles) a plugin config holds for enrolled devices: what
+    re-provisioning keeps (hall.director.provision)."""
+    clients = [c for c in config.get("clients", []) if isinstance(c, dict)
+               and str(c.get("textname", c.get("textName", ""))).startswith(ENROLLED_TEXT)]
+    names = {r.get("rolename") for c in clients for r in c.get("roles", []) if isinstance(r, dict)}
+    roles = [r for r in config.get("roles", []) if isinstance(r, dict) and r.get("rolename") in names]
+    return clients, roles
+
+
+def initial_config(hall: str, director_hash: str, join_hash: str, devices: dict[str, str], *,
+                   keep: tuple[list[dict], list[dict]] = ([], [])) -> dict:
     """The plugin's config file as provisioning writes it; `devices` maps a device's user name to its
-    password hash (tables and stations made up front; enrolled ones are added live)."""
+    password hash (tables and stations made up front; enrolled ones are added live). `keep`: the
+    enrolled devices' clients and roles from the config this one replaces (`enrolled`), except any
+    made up front now."""
     clients = [
         client(topics.DIRECTOR, director_hash, [DIRECTOR_ROLE], text="the director (console, tail, devices)"),
         client(JOIN_USER, join_hash, [ENROL_ROLE], text="any device with the hall's join file"),
@@ -108,6 +130,10 @@ def initial_config(hall: str, director_hash: str, join_hash: str, devices: dict[
     for user, hashed in devices.items():
         clients.append(client(user, hashed, [user], clientid=user))
         roles.append(device_role(hall, user))
+    kept_clients = [c for c in keep[0] if c.get("username") not in devices]
+    kept_roles = {r for c in kept_clients for r in (x.get("rolename") for x in c.get("roles", []))}
+    clients += kept_clients
+    roles += [r for r in keep[1] if r.get("rolename") in kept_roles]
     return {
         "clients": clients,
         "groups": [],
@@ -119,13 +145,15 @@ def initial_config(hall: str, director_hash: str, join_hash: str, devices: dict[
 # --- the plugin's commands (its $CONTROL/dynamic-security/v1 API) ---------------------------------
 
 
-def create_device(hall: str, user: str, password: str) -> list[dict]:
-    """The commands that make a device's role and its client bound to its own client id."""
+def create_device(hall: str, user: str, password: str, clientid: str | None = None, *, text: str = "") -> list[dict]:
+    """The commands that make a device's role and its client bound to its client id (default: its
+    user name). `text`: the client's textname (an enrolled device's starts with ENROLLED_TEXT)."""
     r = device_role(hall, user)
-    return [
-        {"command": "createRole", "rolename": user, "acls": r["acls"]},
-        {"command": "createClient", "username": user, "password": password, "clientid": user, "roles": [{"rolename": user}]},
-    ]
+    c = {"command": "createClient", "username": user, "password": password, "clientid": clientid or user,
+         "roles": [{"rolename": user}]}
+    if text:
+        c["textname"] = text[:200]
+    return [{"command": "createRole", "rolename": user, "acls": r["acls"]}, c]
 
 
 def delete_device(user: str) -> list[dict]:

@@ -7,8 +7,9 @@ writes
 
     DIR/mosquitto.conf            TLS listener (8883) for devices, plain 1883 on 127.0.0.1 only,
                                   persistence, no anonymous access, the dynamic-security plugin
-    DIR/dynamic-security.json     the plugin's config: the director, the join client, and any table
-                                  or station made up front; the broker rewrites it as devices enrol
+    DIR/dynamic-security.json     the plugin's config: the director, the join client, any table or
+                                  station made up front, and every device enrolled before (kept from
+                                  the file this replaces); the broker rewrites it as devices enrol
     DIR/tls/                      the hall's CA and the broker's certificate (hall.director.tlsfiles)
     DIR/join.toml                 the one file for every device: hall, broker URL or "auto", the CA
                                   certificate, the join secret, the update key's public half (hall.wire.join)
@@ -203,8 +204,9 @@ def provision(
 ) -> dict[str, Device]:
     """Write a hall's broker files, join file and credentials into `out`; returns the devices by user
     name (the director, `join`, and the tables and stations made up front). Passwords and the join
-    secret are new random ones each time (re-provisioning replaces every credential and forgets every
-    enrolled device). `names`: the host names and addresses the certificate is for (default: this
+    secret are new random ones each time; re-provisioning keeps every device the director enrolled
+    (its client and role in the old dynamic-security.json, unless that table or station is made up
+    front now), so the hall's clocks go on logging in with their own logins. `names`: the host names and addresses the certificate is for (default: this
     machine's, hall.director.tlsfiles.default_names, plus `bind`)."""
     from rackside.hall.wire import join
 
@@ -228,8 +230,15 @@ def provision(
         if bind and bind not in cert_names and bind not in ("0.0.0.0", "::"):
             cert_names.append(bind)
         tlsfiles.make(out / "tls", hall, cert_names)
+    keep = ([], [])
+    try:
+        keep = dynsec.enrolled(json.loads((out / DYNSEC_FILE).read_text()))
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, AttributeError) as e:
+        raise ValueError(f"{out / DYNSEC_FILE}: cannot read the enrolled devices to keep ({e}); move it away to start afresh") from None
     config = dynsec.initial_config(hall, hash_password(director.password), hash_password(joiner.password),
-                                   {d.user: hash_password(d.password) for d in devices})
+                                   {d.user: hash_password(d.password) for d in devices}, keep=keep)
     write_atomic(out / DYNSEC_FILE, json.dumps(config, indent=1) + "\n")
     write_atomic(out / "mosquitto.conf", mosquitto_conf(out, hall=hall, port=port, bind=bind, tls=tls, data_dir=data_dir,
                                                         run_as=run_as, tls_port=tls_port))

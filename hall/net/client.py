@@ -10,8 +10,10 @@ import socket
 import ssl
 
 
-def connect(creds, url: str):
-    """A paho client logged in as the director (`creds`: hall, user, password, tls_ca); ConnectionError saying why not."""
+def connect(creds, url: str, *, client_id: str = "", session_expiry: int = 0):
+    """A paho client logged in as the director (`creds`: hall, user, password, tls_ca); ConnectionError
+    saying why not. `client_id` and `session_expiry` (seconds): a new session the broker keeps that
+    long after the client leaves (hall.director.handover)."""
     import paho.mqtt.client as mqtt
 
     from rackside.hall.net.config import parse_url
@@ -23,14 +25,22 @@ def connect(creds, url: str):
         endpoint = find_broker(hall=creds.hall)
         if endpoint is None:
             raise ConnectionError("no broker for this hall found by mDNS; give --url")
-    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
     c.username_pw_set(creds.user, creds.password)
     if endpoint.tls:
         c.tls_set(ca_certs=creds.tls_ca, tls_version=ssl.PROTOCOL_TLS_CLIENT)
     got: queue.Queue = queue.Queue()
     c.on_connect = lambda cl, u, f, rc, p: got.put(rc)
     try:
-        c.connect(endpoint.host, endpoint.port)
+        if session_expiry:
+            from paho.mqtt.packettypes import PacketTypes
+            from paho.mqtt.properties import Properties
+
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = session_expiry
+            c.connect(endpoint.host, endpoint.port, clean_start=True, properties=props)
+        else:
+            c.connect(endpoint.host, endpoint.port)
         # paho leaves Nagle on: an assignment's reply and the next plugin command would each wait
         # for the previous segment's (delayed) ACK, ~40 ms an assignment
         c.socket().setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -63,6 +63,11 @@ class Credentials:
     station: str | None = None
     url: str | None = None
     tls_ca: str | None = None
+    client_id: str | None = None  # an enrolled device's (table-12-<random>, from its sealed login); else its user name
+
+    @property
+    def mqtt_client_id(self) -> str:
+        return self.client_id or self.user
 
 
 def load_credentials(path: Path | str) -> Credentials:
@@ -76,7 +81,11 @@ def load_credentials(path: Path | str) -> Credentials:
     for key in ("hall", "user", "password"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise HallConfigError(f"{path}: {key} is missing; allowed is the file `rackside hall provision` wrote")
+    client_id = data.get("client_id")
+    if client_id is not None and (not isinstance(client_id, str) or not client_id or len(client_id) > 64):
+        raise HallConfigError(f"{path}: client_id = {client_id!r}: allowed is the client id the director's assignment gave")
     return Credentials(
+        client_id=client_id,
         hall=data["hall"],
         user=data["user"],
         password=data["password"],

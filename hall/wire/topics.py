@@ -9,8 +9,9 @@
     rackside/v1/<hall>/station/<id>/status       retained "online" / "offline"
     rackside/v1/<hall>/station/<id>/challenge    each challenge: table, lexicon checksum, verdict
     rackside/v1/<hall>/station/<id>/detail       per-word results: only the director may read it
-    rackside/v1/<hall>/enrol/<device-id>         a device's hello (the join secret), retained; only the director reads it
-    rackside/v1/<hall>/enrol/<device-id>/reply   the director's answer: the table or station it is now, retained
+    rackside/v1/<hall>/enrol/<key-id>            a device's hello (its public key), retained; only the director reads it
+    rackside/v1/<hall>/enrol/<key-id>/reply      the director's answer: the table or station it is now and its login
+                                                 sealed to its key, retained; read by the device that knows <key-id>
 """
 
 from __future__ import annotations
@@ -59,12 +60,13 @@ def station_user(sid: str) -> str:
     return f"station-{sid}"
 
 
-def enrol_hello(hall: str, device: str) -> str:
-    return f"{ROOT}/{hall}/enrol/{device}"
+def enrol_hello(hall: str, kid: str) -> str:
+    """`kid`: the device's key id (hall.wire.join.key_id), or "+" to subscribe to every hello."""
+    return f"{ROOT}/{hall}/enrol/{kid}"
 
 
-def enrol_reply(hall: str, device: str) -> str:
-    return f"{ROOT}/{hall}/enrol/{device}/reply"
+def enrol_reply(hall: str, kid: str) -> str:
+    return f"{ROOT}/{hall}/enrol/{kid}/reply"
 
 
 MAX_TABLE = 999  # table numbers are 1 to MAX_TABLE (table-N users, [hall] table, the fleet, the clock's menu)

@@ -1,5 +1,6 @@
-// The Devices page: list what /api/devices says every 2 s; assign, replace and revoke with the
-// session's CSRF token. The highest table number comes from the server (max_table).
+// The Devices page: list what /api/devices says every 2 s; assign, replace, revoke and remove with
+// the session's CSRF token. An assignment names the row's code (what the director reads off the
+// device), never its id; a row whose code another row shows too is flagged and cannot be assigned. The highest table number comes from the server (max_table).
 // Its "Update" section: upload a bundle, list /api/update's clocks every 2 s (version, game, last
 // update), and send the update to the chosen ones or all; the size limit and the phases that
 // count as a game in progress come from the server (max_bytes, in_progress).
@@ -36,10 +37,14 @@ function cell(text) {
 function row(d) {
   const tr = document.createElement("tr");
   tr.dataset.device = d.device;
+  tr.dataset.key = d.key;
   tr.dataset.state = d.state;
+  if (d.clash) tr.classList.add("clash");
   const number = d.table ?? d.station ?? "";
   const asks = d.asks != null && d.table !== d.asks ? ` (asks for ${d.asks})` : "";  // its own menu's request
-  tr.append(cell(d.code), cell(d.kind), cell(d.device), cell(d.state + asks), cell(String(number)),
+  const code = cell(d.code_text + (d.clash ? " — shown by two devices: remove the one not in front of you" : ""));
+  code.className = "code";
+  tr.append(code, cell(d.kind), cell(d.device), cell(d.state + asks), cell(String(number)),
             cell(d.online ? "online" : "—"), cell(d.version), cell(d.address));
   const form = document.createElement("td");
   const input = document.createElement("input");
@@ -57,8 +62,9 @@ function row(d) {
   go.type = "button";
   go.className = "assign";
   go.textContent = d.state === "enrolled" ? "Renumber" : "Assign";
+  go.disabled = d.clash;
   go.addEventListener("click", () => act("/api/devices/assign",
-    { device: d.device, number: input.value, replace: box.checked }));
+    { code: d.code, number: input.value, replace: box.checked }, d.key));
   form.append(input, replace, go);
   const revoke = document.createElement("button");
   revoke.type = "button";
@@ -66,10 +72,19 @@ function row(d) {
   revoke.textContent = "Revoke";
   revoke.disabled = d.state !== "enrolled";
   revoke.addEventListener("click", () => {
-    if (confirm(`Revoke ${d.device}? It is disconnected and refused until assigned again.`)) act("/api/devices/revoke", { device: d.device });
+    if (confirm(`Revoke ${d.device}? It is disconnected and refused until assigned again.`)) act("/api/devices/revoke", { device: d.key }, d.key);
+  });
+  const remove = document.createElement("button");
+  remove.type = "button";
+  remove.className = "remove";
+  remove.textContent = "Remove";
+  remove.addEventListener("click", () => {
+    if (confirm(`Remove ${d.device} (code ${d.code_text})? It is revoked and no longer listed; a device still on says hello again.`)) {
+      act("/api/devices/remove", { device: d.key }, d.key);
+    }
   });
   const last = document.createElement("td");
-  last.append(revoke);
+  last.append(revoke, " ", remove);
   tr.append(form, last);
   return tr;
 }
@@ -78,12 +93,12 @@ let editing = false;
 body.addEventListener("focusin", () => { editing = true; });
 body.addEventListener("focusout", () => { editing = false; });
 
-async function act(path, payload) {
+async function act(path, payload, key) {
   error.textContent = "";
   try {
     await post(path, payload);
     editing = false;
-    const tr = body.querySelector(`tr[data-device="${CSS.escape(payload.device)}"]`);  // done: what was typed goes
+    const tr = body.querySelector(`tr[data-key="${CSS.escape(key)}"]`);  // done: what was typed goes
     if (tr) { tr.querySelector("input.number").value = ""; tr.querySelector("input.replace").checked = false; }
     await refresh();
   } catch (e) {
@@ -104,13 +119,13 @@ async function refresh() {
   // nor lose what was typed: a number (or a ticked "replace") left in a row while the director
   // looked elsewhere stays in that device's new row
   const typed = new Map();
-  for (const tr of body.querySelectorAll("tr[data-device]")) {
+  for (const tr of body.querySelectorAll("tr[data-key]")) {
     const input = tr.querySelector("input.number"), box = tr.querySelector("input.replace");
-    if (input && (input.value !== input.defaultValue || box.checked)) typed.set(tr.dataset.device, [input.value, box.checked]);
+    if (input && (input.value !== input.defaultValue || box.checked)) typed.set(tr.dataset.key, [input.value, box.checked]);
   }
   const rows = data.devices.map(row);
   for (const tr of rows) {
-    const kept = typed.get(tr.dataset.device);
+    const kept = typed.get(tr.dataset.key);
     if (kept) { tr.querySelector("input.number").value = kept[0]; tr.querySelector("input.replace").checked = kept[1]; }
   }
   body.replaceChildren(...rows);
