@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -142,7 +143,8 @@ def test_clock_hall_url_overrides_the_join_files_url(hall_broker, tmp_path):
     rec = Recorder(hall_broker, topics.enrol_hello(hall_broker.hall, "+"))
     proc, log = start_clock(tmp_path, "override", "--hall-join", str(join), "--hall", hall_broker.url, "--device-id", "ovr-1")
     try:
-        rec.wait_for(lambda r: any(t == topics.enrol_hello(hall_broker.hall, "ovr-1") for t, _, _ in r.messages), timeout=30)
+        # its hello reached the broker given by --hall (hellos are named by the device's key: read its device)
+        rec.wait_for(lambda r: any(p.startswith(b"{") and json.loads(p).get("device") == "ovr-1" for _, p, _ in r.messages), timeout=30)
     finally:
         proc.terminate()
         proc.wait(timeout=20)
