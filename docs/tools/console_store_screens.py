@@ -67,7 +67,7 @@ def main() -> int:
                 page.click("#result-form button[type=submit]")
                 page.wait_for_selector("#confirm[open]")
                 page.click("#confirm-ok")
-                page.wait_for_function("document.querySelector('#result-out').textContent.includes('NOT recorded')")
+                page.wait_for_function("() => document.querySelector('#result-out').textContent.includes('NOT recorded')")
                 page.screenshot(path=str(out / "console-store-full.png"))
                 b.close()
         finally:
