@@ -53,7 +53,7 @@ async def logged_in(app, password: str) -> dict:
     _, headers, body = await call(app, "GET", "/api/csrf", {})
     h = {"cookie": headers["set-cookie"].split(";", 1)[0], "x-csrf-token": json.loads(body)["csrf"],
          "content-type": "application/json"}
-    status, headers, body = await call(app, "POST", "/api/login", h, json.dumps({"password": password}).encode())
+    _, headers, body = await call(app, "POST", "/api/login", h, json.dumps({"password": password}).encode())
     h.update(cookie=headers["set-cookie"].split(";", 1)[0], **{"x-csrf-token": json.loads(body)["csrf"]})
     return h
 
