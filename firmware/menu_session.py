@@ -1,7 +1,7 @@
 """The director's menu as the runner holds it: the one open menu, and what a press asks of the clock.
 
 `firmware.menu` is the menu itself (pure values, navigated with three buttons); the runner owns one
-`MenuSession` and asks it: is the menu open, open it, a button was pressed, what do the displays
+`MenuSession` and asks it: which menu is open (`menu`), open it, a button was pressed, what do the displays
 show, when does that change. A press comes back as the clock's own inputs (`Adjust`, `LateStart`,
 `Arrive`, `Forfeit`: the runner checks, journals and applies them like any other) and three things
 only the runner can do: `NewGame` (a new game with this game time), `AskTable` (the output that can
@@ -46,10 +46,6 @@ class MenuSession:
 
     def __init__(self) -> None:
         self.menu: menus.Menu | None = None
-
-    @property
-    def is_open(self) -> bool:
-        return self.menu is not None
 
     def open(self, v: View, rules: Rules, ask_table: bool) -> None:
         """Open the menu on the clock as `v` shows it (the runner has neutralised a running game, 1.4.3)."""

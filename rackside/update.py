@@ -48,7 +48,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("update", help="install a bundle file: check its SHA-256, unpack it, run its install.sh",
                        description="Install or update from a bundle file (docs/deploy.md).")
     p.add_argument("file", type=Path, nargs="?", metavar="FILE", help="a bundle from `rackside bundle`")
-    p.add_argument("--request", type=Path, metavar="JSON", help="install what a clock's update request names (hall.update)")
+    p.add_argument("--request", type=Path, metavar="JSON", help="install what a clock's update request names (hall.device.update)")
     p.add_argument("roles", nargs="*", metavar="SERVICE", help=f"the services to enable: {', '.join(ROLES)} (default: clock)")
     p.add_argument("--sha256", metavar="HEX", help="the bundle's SHA-256 (default: from FILE.sha256)")
     p.add_argument("--root", type=Path, default=Path("/"), metavar="DIR", help="the system's root (an image, a test root)")

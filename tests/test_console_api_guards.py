@@ -11,19 +11,12 @@ through."""
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import json
 
 from rackside.hall.console import limits
 from rackside.hall.console.app import Console, build_app
 
-
-def cheap_hash(password: str) -> str:
-    # the stored form with a tiny N, so the test is quick; verify_password reads N from the hash
-    salt = b"0123456789abcdef"
-    digest = hashlib.scrypt(password.encode(), salt=salt, n=16, r=8, p=1, dklen=32)
-    return f"scrypt:16:8:1:{base64.b64encode(salt).decode()}:{base64.b64encode(digest).decode()}"
+from support.console import cheap_hash
 
 
 async def call(app, method: str, path: str, headers: dict, body: bytes = b"") -> tuple[int, dict, bytes]:
@@ -55,6 +48,16 @@ async def call(app, method: str, path: str, headers: dict, body: bytes = b"") ->
     return out["status"], out["headers"], out["body"]
 
 
+async def logged_in(app, password: str) -> dict:
+    """The director's request headers once logged in: the session's cookie and CSRF token."""
+    _, headers, body = await call(app, "GET", "/api/csrf", {})
+    h = {"cookie": headers["set-cookie"].split(";", 1)[0], "x-csrf-token": json.loads(body)["csrf"],
+         "content-type": "application/json"}
+    _, headers, body = await call(app, "POST", "/api/login", h, json.dumps({"password": password}).encode())
+    h.update(cookie=headers["set-cookie"].split(";", 1)[0], **{"x-csrf-token": json.loads(body)["csrf"]})
+    return h
+
+
 def test_a_burst_of_wrong_passwords_gets_five_tries_not_all():
     console = Console("h", cheap_hash("right password"))
     app = build_app(console, secret_key="k" * 64)
@@ -82,11 +85,7 @@ def test_a_round_start_that_is_not_a_time_is_refused_and_breaks_nothing():
     app = build_app(console, secret_key="k" * 64)
 
     async def go():
-        _, headers, body = await call(app, "GET", "/api/csrf", {})
-        cookie = headers["set-cookie"].split(";", 1)[0]
-        h = {"cookie": cookie, "x-csrf-token": json.loads(body)["csrf"], "content-type": "application/json"}
-        status, headers, body = await call(app, "POST", "/api/login", h, json.dumps({"password": "pw"}).encode())
-        h.update(cookie=headers["set-cookie"].split(";", 1)[0], **{"x-csrf-token": json.loads(body)["csrf"]})
+        h = await logged_in(app, "pw")
         answers = []
         for start in ("nan", "inf", "-inf", 1e300, "Infinity"):
             try:
@@ -110,11 +109,7 @@ def test_an_export_names_only_a_division_the_event_has():
     app = build_app(console, secret_key="k" * 64)
 
     async def go():
-        _, headers, body = await call(app, "GET", "/api/csrf", {})
-        cookie = headers["set-cookie"].split(";", 1)[0]
-        h = {"cookie": cookie, "x-csrf-token": json.loads(body)["csrf"], "content-type": "application/json"}
-        status, headers, body = await call(app, "POST", "/api/login", h, json.dumps({"password": "pw"}).encode())
-        h.update(cookie=headers["set-cookie"].split(";", 1)[0], **{"x-csrf-token": json.loads(body)["csrf"]})
+        h = await logged_in(app, "pw")
         answers = []
         for path in ("/api/export/round.csv", "/api/export/tsh.txt"):
             for division in ("%C3%A4", "A%22%3B%20x%3D", "B"):
@@ -178,11 +173,7 @@ def test_the_rounds_game_time_is_one_every_clock_takes():
     app = build_app(console, secret_key="k" * 64)
 
     async def go():
-        _, headers, body = await call(app, "GET", "/api/csrf", {})
-        h = {"cookie": headers["set-cookie"].split(";", 1)[0], "x-csrf-token": json.loads(body)["csrf"],
-             "content-type": "application/json"}
-        status, headers, body = await call(app, "POST", "/api/login", h, json.dumps({"password": "pw"}).encode())
-        h.update(cookie=headers["set-cookie"].split(";", 1)[0], **{"x-csrf-token": json.loads(body)["csrf"]})
+        h = await logged_in(app, "pw")
         out = []
         for ms in (120 * 60_000, 59_000, "25:00", 30 * 60_000):
             out.append((await call(app, "POST", "/api/round", h, json.dumps({"game_time_ms": ms}).encode()))[0])
@@ -201,11 +192,7 @@ def test_a_round_is_one_tsh_files_can_hold():
     app = build_app(console, secret_key="k" * 64)
 
     async def go():
-        _, headers, body = await call(app, "GET", "/api/csrf", {})
-        h = {"cookie": headers["set-cookie"].split(";", 1)[0], "x-csrf-token": json.loads(body)["csrf"],
-             "content-type": "application/json"}
-        status, headers, body = await call(app, "POST", "/api/login", h, json.dumps({"password": "pw"}).encode())
-        h.update(cookie=headers["set-cookie"].split(";", 1)[0], **{"x-csrf-token": json.loads(body)["csrf"]})
+        h = await logged_in(app, "pw")
         return [(await call(app, "POST", "/api/round", h, json.dumps({"number": n}).encode()))[0]
                 for n in (tsh.MAX_ROUNDS + 1, 999, 0, tsh.MAX_ROUNDS)]
 

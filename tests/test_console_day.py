@@ -29,12 +29,10 @@ import json
 
 import pytest
 
-from rackside.firmware.clock import Rules
 from rackside.hall.console import tsh
-from rackside.hall.console.sim import SimHall
 
 from support import browser as chromium
-from support.console import ConsoleProcess, Http
+from support.console import ConsoleProcess, Http, post, sim_clocks, tsh_files
 from support.tshmodel import Tsh
 from support.wait import wait
 
@@ -89,21 +87,9 @@ class Hall:
 
         self.dir = folder
         self.broker = Broker(folder / "broker", tables=tables, stations=0).start()
-        self.extra = ""
-        if with_tsh:
-            t = folder / "console" / "tsh"
-            t.mkdir(parents=True)
-            (t / "config.tsh").write_text(CONFIG_TSH)
-            (t / "a.t").write_text(A_T)
-            self.extra = 'tsh = ["tsh/config.tsh", "tsh/a.t"]\nround = 1\n'
+        self.extra = tsh_files(folder / "console", {"config.tsh": CONFIG_TSH, "a.t": A_T}) if with_tsh else ""
         self.console = ConsoleProcess(self.broker, folder / "console", PASSWORD, extra=self.extra).start()
-        self.sim = SimHall(self.broker.hall, "127.0.0.1", self.broker.port,
-                           {n: (self.broker.devices[f"table-{n}"].user, self.broker.devices[f"table-{n}"].password)
-                            for n in scripts}, folder / "journals", rules=Rules(game_time_ms=GAME_S * 1000))
-        self.sim.connect()
-        for n, steps in scripts.items():
-            self.sim.script(n, steps)
-        self.sim.start()
+        self.sim = sim_clocks(self.broker, scripts, folder / "journals", GAME_S)
         self.h = self.http()
 
     def http(self) -> Http:
@@ -112,8 +98,7 @@ class Hall:
         return h
 
     def post(self, path: str, body: dict) -> tuple[int, dict]:
-        status, raw, _ = self.h.call("POST", path, body, {"X-CSRF-Token": self.h.token})
-        return status, json.loads(raw or b"{}")
+        return post(self.h, path, body)
 
     def round(self, number: int) -> None:
         status, out = self.post("/api/round", {"number": number})

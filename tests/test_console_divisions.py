@@ -11,12 +11,10 @@ import json
 
 import pytest
 
-from rackside.firmware.clock import Rules
-from rackside.hall.console.sim import SimHall
 
 from support import browser as chromium
 from support.tshmodel import Tsh
-from support.console import ConsoleProcess, Http
+from support.console import ConsoleProcess, Http, sim_clocks, tsh_files
 
 pytestmark = pytest.mark.skipif(not chromium.have_chromium(), reason="Debian's chromium is not installed (setup.sh --dev)")
 
@@ -49,20 +47,9 @@ def day(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("day")
     broker = Broker(d / "broker", tables="1-4", stations=0).start()
-    tsh = d / "console" / "tsh"
-    tsh.mkdir(parents=True)
-    (tsh / "config.tsh").write_text(CONFIG_TSH)
-    (tsh / "a.t").write_bytes(A_T.encode("latin-1"))
-    (tsh / "b.t").write_bytes(B_T.encode("latin-1"))
-    extra = 'tsh = ["tsh/config.tsh", "tsh/a.t", "tsh/b.t"]\nround = 1\n'
+    extra = tsh_files(d / "console", {"config.tsh": CONFIG_TSH, "a.t": A_T.encode("latin-1"), "b.t": B_T.encode("latin-1")})
     console = ConsoleProcess(broker, d / "console", PASSWORD, extra=extra).start()
-    sim = SimHall(broker.hall, "127.0.0.1", broker.port,
-                  {n: (broker.devices[f"table-{n}"].user, broker.devices[f"table-{n}"].password) for n in SCRIPTS},
-                  d / "journals", rules=Rules(game_time_ms=GAME_S * 1000))
-    sim.connect()
-    for n, steps in SCRIPTS.items():
-        sim.script(n, steps)
-    sim.start()
+    sim = sim_clocks(broker, SCRIPTS, d / "journals", GAME_S)
     day = type("Day", (), {})()
     day.broker, day.console, day.sim, day.dir, day.extra = broker, console, sim, d, extra
     yield day

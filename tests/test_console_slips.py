@@ -17,11 +17,9 @@ import json
 
 import pytest
 
-from rackside.firmware.clock import Rules
-from rackside.hall.console.sim import SimHall
 
 from support import browser as chromium
-from support.console import ConsoleProcess, Http
+from support.console import ConsoleProcess, Http, post, sim_clocks, tsh_files
 from support.wait import wait
 
 PASSWORD = "slip-day"
@@ -54,21 +52,9 @@ def start_day(folder, scripts: dict, tsh: bool) -> Day:
     from support.broker import Broker
 
     broker = Broker(folder / "broker", tables="1-3", stations=0).start()
-    extra = ""
-    if tsh:
-        t = folder / "console" / "tsh"
-        t.mkdir(parents=True)
-        (t / "config.tsh").write_text(CONFIG_TSH)
-        (t / "a.t").write_bytes(A_T.encode("latin-1"))
-        extra = 'tsh = ["tsh/config.tsh", "tsh/a.t"]\nround = 1\n'
+    extra = tsh_files(folder / "console", {"config.tsh": CONFIG_TSH, "a.t": A_T.encode("latin-1")}) if tsh else ""
     console = ConsoleProcess(broker, folder / "console", PASSWORD, extra=extra).start()
-    sim = SimHall(broker.hall, "127.0.0.1", broker.port,
-                  {n: (broker.devices[f"table-{n}"].user, broker.devices[f"table-{n}"].password) for n in scripts},
-                  folder / "journals", rules=Rules(game_time_ms=GAME_S * 1000))
-    sim.connect()
-    for n, steps in scripts.items():
-        sim.script(n, steps)
-    sim.start()
+    sim = sim_clocks(broker, scripts, folder / "journals", GAME_S)
     return Day(broker, console, sim, folder, extra)
 
 
@@ -92,11 +78,6 @@ def club_night(tmp_path_factory):
     day = start_day(tmp_path_factory.mktemp("club"), {1: END, 2: RUNNING}, tsh=False)
     yield day
     stop_day(day)
-
-
-def post(h, path, body):
-    status, raw, _ = h.call("POST", path, body, {"X-CSRF-Token": h.token})
-    return status, json.loads(raw or b"{}")
 
 
 def tile(h, n):

@@ -18,11 +18,9 @@ from datetime import datetime
 
 import pytest
 
-from rackside.firmware.clock import Rules
-from rackside.hall.console.sim import SimHall
 
 from support import browser as chromium
-from support.console import ConsoleProcess, Http
+from support.console import ConsoleProcess, Http, sim_clocks, tsh_files
 
 pytestmark = pytest.mark.skipif(not chromium.have_chromium(), reason="Debian's chromium is not installed (setup.sh --dev)")
 
@@ -55,16 +53,8 @@ def hall(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("truth")
     broker = Broker(d / "broker", tables="1-2", stations=0).start()
-    (d / "console" / "tsh").mkdir(parents=True)
-    (d / "console" / "tsh" / "tourney.js").write_text(TOURNEY_JS)
-    console = ConsoleProcess(broker, d / "console", PASSWORD, extra='tsh = ["tsh/tourney.js"]\nround = 1\n').start()
-    sim = SimHall(broker.hall, "127.0.0.1", broker.port,
-                  {n: (broker.devices[f"table-{n}"].user, broker.devices[f"table-{n}"].password) for n in SCRIPTS},
-                  d / "journals", rules=Rules(game_time_ms=GAME_S * 1000))
-    sim.connect()
-    for n, steps in SCRIPTS.items():
-        sim.script(n, steps)
-    sim.start()
+    console = ConsoleProcess(broker, d / "console", PASSWORD, extra=tsh_files(d / "console", {"tourney.js": TOURNEY_JS})).start()
+    sim = sim_clocks(broker, SCRIPTS, d / "journals", GAME_S)
     h = type("Hall", (), {})()
     h.broker, h.console, h.sim, h.dir = broker, console, sim, d
     yield h

@@ -27,6 +27,7 @@ from rackside.hall.console import jsliteral, results, tsh, tshout
 from rackside.hall.console.event import Event
 from rackside.hall.console.resultstore import ResultStore
 from rackside.hall.console.results import Recorded
+from support.console import post
 from support.tshmodel import Tsh
 
 DATA = Path(__file__).parent / "data" / "tsh"
@@ -144,27 +145,19 @@ DIRECTOR = "Chief Ttd"
 @pytest.fixture(scope="module")
 def live_day(tmp_path_factory):
     from support.broker import Broker
-    from support.console import ConsoleProcess
+    from support.console import ConsoleProcess, tsh_files
 
     folder = tmp_path_factory.mktemp("tourneyjs")
     broker = Broker(folder / "broker", tables="1-3", stations=0).start()
-    t = folder / "console" / "tsh"
-    t.mkdir(parents=True)
-    for f in ("config.tsh", "a.t", "b.t"):
-        shutil.copy(JULY4 / f, t / f)
+    extra = tsh_files(folder / "console", {f: (JULY4 / f).read_bytes() for f in ("config.tsh", "a.t", "b.t")}, round=3)
     (folder / "console" / "www").mkdir()
-    extra = 'tsh = ["tsh/config.tsh", "tsh/a.t", "tsh/b.t"]\nround = 3\ntourney_js = "www"\n'
+    extra += 'tourney_js = "www"\n'
     console = ConsoleProcess(broker, folder / "console", PASSWORD, extra=extra).start()
     try:
         yield console, folder / "console" / "www" / "tourney.js"
     finally:
         console.stop()
         broker.stop()
-
-
-def post(h, path, body):
-    status, raw, _ = h.call("POST", path, body, {"X-CSRF-Token": h.token})
-    return status, json.loads(raw or b"{}")
 
 
 def node_reads(path: Path) -> dict:

@@ -18,18 +18,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from _folder import screens_folder  # noqa: E402 (docs/tools/_folder.py, beside this script)
+from _console import chromium, login, sim_hall, start_console  # noqa: E402 (docs/tools/_console.py)
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from rackside.firmware.clock import Rules  # noqa: E402
-from rackside.hall.console.auth import hash_password  # noqa: E402
-from rackside.hall.console.config import ConsoleConfig  # noqa: E402
-from rackside.hall.console.demo import HALL, Mosquitto, free_port  # noqa: E402
-from rackside.hall.console.serve import ConsoleServer  # noqa: E402
-from rackside.hall.console.sim import SimHall  # noqa: E402
+from rackside.hall.console.demo import Mosquitto  # noqa: E402
 
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 EVENT = ROOT / "tests" / "data" / "tsh" / "albany-2024"
 TABLES = list(range(1, 44))  # round 1: A's 12 boards, B's 14, C's 17, hall-wide
 END = [(-1200, ("press", 2)), (-1.0, ("press", 1)), (0.2, ("end",))]
@@ -47,24 +41,15 @@ def main() -> int:
         os.environ["RACKSIDE_STATE_DIR"] = str(Path(tmp) / "state")  # a fresh results store, not the machine's
         broker = Mosquitto(Path(tmp) / "broker", TABLES, stations=0)
         broker.start()
-        director = broker.devices["director"]
-        cfg = ConsoleConfig(hall=HALL, url=f"mqtt://127.0.0.1:{broker.port}", username=director.user,
-                            mqtt_password=director.password, password_hash=hash_password("screens"), listen_port=free_port())
-        server = ConsoleServer(cfg).start()
-        sim = SimHall(HALL, "127.0.0.1", broker.port, {n: (broker.devices[f"table-{n}"].user, broker.devices[f"table-{n}"].password)
-                                                          for n in TABLES}, Path(tmp) / "journals", rules=Rules())
-        sim.connect()
+        server = start_console(broker)
+        sim = sim_hall(broker, TABLES, Path(tmp) / "journals")
         for n, steps in SCRIPTS.items():
             sim.script(n, steps)
         sim.start()
         try:
             with sync_playwright() as p:
-                b = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-                page = b.new_page(viewport={"width": 1920, "height": 1080})
-                page.goto(server.url + "login")
-                page.fill("#password", "screens")
-                page.click("button[type=submit]")
-                page.wait_for_selector("body[data-ready='1']")
+                b = chromium(p)
+                page = login(b, server.url)
                 # 1. the director imports the event's config.tsh and .t files (the file picker's files)
                 page.click("#open-round")
                 files = [{"name": f, "mimeType": "text/plain", "buffer": (EVENT / f).read_bytes()}

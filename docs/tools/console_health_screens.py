@@ -19,16 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _folder import screens_folder  # noqa: E402 (docs/tools/_folder.py, beside this script)
+from _console import chromium, login, start_console  # noqa: E402 (docs/tools/_console.py)
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from rackside.hall.console.auth import hash_password  # noqa: E402
-from rackside.hall.console.config import ConsoleConfig  # noqa: E402
-from rackside.hall.console.demo import HALL, Mosquitto, demo_t_file, free_port  # noqa: E402
-from rackside.hall.console.serve import ConsoleServer  # noqa: E402
+from rackside.hall.console.demo import Mosquitto, demo_t_file  # noqa: E402
 
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 FAULTS = {1: ["undervoltage", "hot"], 2: ["unsynced"], 3: ["disk-full", "write-errors"], 4: ["wifi-weak", "undervoltage-earlier"],
           5: [], 6: []}
 
@@ -41,11 +37,7 @@ def main() -> int:
         broker = Mosquitto(tmp / "broker", tables, stations=1)
         broker.start()
         (tmp / "A.t").write_text(demo_t_file(tables))
-        director = broker.devices["director"]
-        cfg = ConsoleConfig(hall=HALL, url=broker.url, username=director.user, mqtt_password=director.password,
-                            password_hash=hash_password("screens"), listen_port=free_port(), tsh=[tmp / "A.t"],
-                            state_dir=tmp / "state")
-        server = ConsoleServer(cfg).start()
+        server = start_console(broker, tsh=[tmp / "A.t"], state_dir=tmp / "state")
         clocks = []
         try:
             for n, faults in FAULTS.items():
@@ -62,12 +54,8 @@ def main() -> int:
                                             "--fault", "disk-full"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                            env={**os.environ, "RACKSIDE_STATE_DIR": str(tmp / "station-state")}))
             with sync_playwright() as p:
-                b = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-                page = b.new_page(viewport={"width": 1280, "height": 560})
-                page.goto(server.url + "login")
-                page.fill("#password", "screens")
-                page.click("button[type=submit]")
-                page.wait_for_selector("body[data-ready='1']")
+                b = chromium(p)
+                page = login(b, server.url, {"width": 1280, "height": 560})
                 page.wait_for_function("() => document.querySelectorAll('.tile[data-health]').length >= 6", timeout=60_000)
                 page.wait_for_timeout(500)
                 page.click("#tiles .tile[data-table='1']")  # the open table's tile: its problems in full

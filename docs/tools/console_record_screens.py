@@ -19,18 +19,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from _folder import screens_folder  # noqa: E402 (docs/tools/_folder.py, beside this script)
+from _console import chromium, login, sim_hall, start_console  # noqa: E402 (docs/tools/_console.py)
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from rackside.firmware.clock import Rules  # noqa: E402
-from rackside.hall.console.auth import hash_password  # noqa: E402
-from rackside.hall.console.config import ConsoleConfig  # noqa: E402
-from rackside.hall.console.demo import HALL, Mosquitto, free_port  # noqa: E402
-from rackside.hall.console.serve import ConsoleServer  # noqa: E402
-from rackside.hall.console.sim import SimHall  # noqa: E402
+from rackside.hall.console.demo import Mosquitto  # noqa: E402
 
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 CONFIG_TSH = b"division A a.t\nconfig max_rounds = 2\n"
 A_T = ("Adams, Ann             1500 2 3; ; board 1 2; p12 1 2\n"
        "Baker, Bob             1400 1 4; ; board 1 1; p12 2 1\n"
@@ -43,21 +37,12 @@ SCRIPTS = {
 TABLES = [1, 2, 3]
 
 
-def console(broker, state: Path) -> ConsoleServer:
+def console(broker, state: Path):
     os.environ["RACKSIDE_STATE_DIR"] = str(state)  # a fresh results store, not the machine's
-    director = broker.devices["director"]
-    cfg = ConsoleConfig(hall=HALL, url=f"mqtt://127.0.0.1:{broker.port}", username=director.user,
-                        mqtt_password=director.password, password_hash=hash_password("screens"), listen_port=free_port())
-    return ConsoleServer(cfg).start()
+    return start_console(broker)
 
 
-def login(b, server):
-    page = b.new_page(viewport={"width": 1400, "height": 900})
-    page.goto(server.url + "login")
-    page.fill("#password", "screens")
-    page.click("button[type=submit]")
-    page.wait_for_selector("body[data-ready='1']")
-    return page
+VIEWPORT = {"width": 1400, "height": 900}
 
 
 def open_form(page, n: int) -> None:
@@ -70,9 +55,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         broker = Mosquitto(Path(tmp) / "broker", TABLES, stations=0)
         broker.start()
-        sim = SimHall(HALL, "127.0.0.1", broker.port, {n: (broker.devices[f"table-{n}"].user, broker.devices[f"table-{n}"].password)
-                                                          for n in SCRIPTS}, Path(tmp) / "journals", rules=Rules())
-        sim.connect()
+        sim = sim_hall(broker, SCRIPTS, Path(tmp) / "journals")
         # the console first: the clocks' results are events, not retained, so it must be listening
         server = console(broker, Path(tmp) / "state-tsh")
         for n, steps in SCRIPTS.items():
@@ -80,9 +63,9 @@ def main() -> int:
         sim.start()
         try:
             with sync_playwright() as p:
-                b = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                b = chromium(p)
                 # --- a hall with TSH files -------------------------------------------------------
-                page = login(b, server)
+                page = login(b, server.url, VIEWPORT)
                 page.click("#open-round")
                 page.set_input_files("#r-tsh", [{"name": "config.tsh", "mimeType": "text/plain", "buffer": CONFIG_TSH},
                                                 {"name": "a.t", "mimeType": "text/plain", "buffer": A_T}])
@@ -130,7 +113,7 @@ def main() -> int:
                 server.stop()
                 # --- a hall without TSH files (the same clocks, a console of its own) -------------
                 server = console(broker, Path(tmp) / "state-club")
-                page = login(b, server)
+                page = login(b, server.url, VIEWPORT)
                 page.wait_for_selector('#tiles .tile[data-table="3"]', timeout=60_000)
                 open_form(page, 3)
                 page.fill("#name1", "Ann")

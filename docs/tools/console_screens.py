@@ -17,13 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _folder import screens_folder  # noqa: E402 (docs/tools/_folder.py, beside this script)
+from _console import chromium, login  # noqa: E402 (docs/tools/_console.py)
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from rackside.hall.console.demo import Mosquitto, start_hall  # noqa: E402
-
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 def main() -> int:
@@ -37,12 +35,8 @@ def main() -> int:
         try:
             time.sleep(45)  # the demo's stories play out: challenge judged, table offline, overtime
             with sync_playwright() as p:
-                b = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-                page = b.new_page(viewport={"width": 1920, "height": 1080})
-                page.goto(hall.server.url + "login")
-                page.fill("#password", "screens")
-                page.click("button[type=submit]")
-                page.wait_for_selector("body[data-ready='1']")
+                b = chromium(p)
+                page = login(b, hall.server.url)
                 page.wait_for_timeout(1500)
                 page.screenshot(path=str(out / "console-hall.png"))
                 page.click('.tile[data-table="5"]')  # the challenge table: per-word results
@@ -61,11 +55,7 @@ def main() -> int:
                 page.screenshot(path=str(out / "console-result.png"))
                 page.click("#confirm-ok")
                 page.close()
-                phone = b.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
-                phone.goto(hall.server.url + "login")
-                phone.fill("#password", "screens")
-                phone.click("button[type=submit]")
-                phone.wait_for_selector("body[data-ready='1']")
+                phone = login(b, hall.server.url, {"width": 390, "height": 844}, device_scale_factor=2)
                 phone.wait_for_timeout(1000)
                 phone.screenshot(path=str(out / "console-phone.png"))
                 b.close()

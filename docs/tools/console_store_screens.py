@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _folder import screens_folder  # noqa: E402 (docs/tools/_folder.py, beside this script)
+from _console import chromium, login  # noqa: E402 (docs/tools/_console.py)
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
@@ -26,8 +27,6 @@ from rackside.hall.console.demo import Mosquitto, start_hall  # noqa: E402
 from rackside.hall.console.results import ClockResult, Final, Recorded  # noqa: E402
 from rackside.hall.console.resultstore import StoreError  # noqa: E402
 
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 FINISHED = 6  # demo_scripts: the sixth special table, "finished: waiting for the scorekeeper"
 
 
@@ -55,12 +54,8 @@ def main() -> int:
         hall = start_hall(port=broker.port, devices=broker.devices, tables=tables, workdir=Path(tmp), password="screens")
         try:
             with sync_playwright() as p:
-                b = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-                page = b.new_page(viewport={"width": 1280, "height": 900})
-                page.goto(hall.server.url + "login")
-                page.fill("#password", "screens")
-                page.click("button[type=submit]")
-                page.wait_for_selector("body[data-ready='1']")
+                b = chromium(p)
+                page = login(b, hall.server.url, {"width": 1280, "height": 900})
                 page.click(f'.tile[data-table="{FINISHED}"]')
                 page.wait_for_selector("#detail-result:not([hidden])", timeout=60_000)
                 filled = threading.Event()
@@ -72,7 +67,7 @@ def main() -> int:
                 page.click("#result-form button[type=submit]")
                 page.wait_for_selector("#confirm[open]")
                 page.click("#confirm-ok")
-                page.wait_for_function("document.querySelector('#result-out').textContent.includes('NOT recorded')")
+                page.wait_for_function("() => document.querySelector('#result-out').textContent.includes('NOT recorded')")
                 page.screenshot(path=str(out / "console-store-full.png"))
                 b.close()
         finally:

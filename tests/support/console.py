@@ -152,3 +152,40 @@ class ConsoleProcess:
 
         end_process(self.proc)
         self.proc = None
+
+
+def post(h, path: str, body: dict) -> tuple[int, dict]:
+    """POST `body` as the director logged in on `h` (its CSRF token kept as `h.token`): the status and the reply."""
+    status, raw, _ = h.call("POST", path, body, {"X-CSRF-Token": h.token})
+    return status, json.loads(raw or b"{}")
+
+
+def tsh_files(console_folder, files: dict, round: int | None = 1) -> str:
+    """TSH's files (name: text, or bytes as TSH wrote them) put in `console_folder`/tsh; the console's
+    settings naming them (and the round, unless None) for ConsoleProcess's `extra`."""
+    from pathlib import Path
+
+    folder = Path(console_folder) / "tsh"
+    folder.mkdir(parents=True)
+    for name, text in files.items():
+        if isinstance(text, bytes):
+            (folder / name).write_bytes(text)
+        else:
+            (folder / name).write_text(text)
+    return f"tsh = {json.dumps([f'tsh/{name}' for name in files])}\n" + ("" if round is None else f"round = {round}\n")
+
+
+def sim_clocks(broker, scripts: dict, journals, game_s: int):
+    """Simulated clocks (hall.console.sim, the real clock core) at `scripts`' tables, each on its own
+    credentials and playing its script, started; close() when done."""
+    from rackside.firmware.clock import Rules
+    from rackside.hall.console.sim import SimHall
+
+    sim = SimHall(broker.hall, "127.0.0.1", broker.port,
+                  {n: (broker.devices[f"table-{n}"].user, broker.devices[f"table-{n}"].password) for n in scripts},
+                  journals, rules=Rules(game_time_ms=game_s * 1000))
+    sim.connect()
+    for n, steps in scripts.items():
+        sim.script(n, steps)
+    sim.start()
+    return sim
