@@ -26,9 +26,24 @@ def hall(make_broker):
     return make_broker(tables="", stations=0, tls=True)
 
 
+_CLIENTS: list = []  # every tls_client of the test running: stopped when it ends (stop_tls_clients)
+
+
+@pytest.fixture(autouse=True)
+def stop_tls_clients():
+    """A refused client's loop keeps reconnecting for the rest of the session unless stopped (its
+    thread then tripped a later test that forbids time.sleep in its process)."""
+    yield
+    while _CLIENTS:
+        c = _CLIENTS.pop()
+        c.disconnect()
+        c.loop_stop()
+
+
 def tls_client(broker, user, password, client_id, *, port=None, ca=None):
     """A paho client over TLS pinning the hall's CA; (client, reason code or None on timeout)."""
     c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+    _CLIENTS.append(c)
     c.username_pw_set(user, password)
     c.tls_set(ca_certs=str(ca or broker.dir / "tls" / "ca.crt"), tls_version=ssl.PROTOCOL_TLS_CLIENT)
     got = queue.Queue()

@@ -39,9 +39,23 @@ def hall(make_broker):
     return make_broker(tables="", stations=0, tls=True)
 
 
+_CLIENTS: list = []  # every tls_login of the test running: stopped when it ends (stop_tls_logins)
+
+
+@pytest.fixture(autouse=True)
+def stop_tls_logins():
+    """A refused login's loop keeps reconnecting for the rest of the session unless stopped."""
+    yield
+    while _CLIENTS:
+        c = _CLIENTS.pop()
+        c.disconnect()
+        c.loop_stop()
+
+
 def tls_login(broker, user, password, client_id):
     """A paho client over TLS pinning the hall's CA: (client, reason code, dropped event)."""
     c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+    _CLIENTS.append(c)
     c.username_pw_set(user, password)
     c.tls_set(ca_certs=str(broker.dir / "tls" / "ca.crt"), tls_version=ssl.PROTOCOL_TLS_CLIENT)
     got: queue.Queue = queue.Queue()
