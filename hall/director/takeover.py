@@ -20,6 +20,7 @@ import re
 
 from rackside.firmware.clock import Rules
 from rackside.firmware.rules_table import mmss
+from rackside.hall.wire import messages
 
 MAX_STATE_BYTES = 4096  # a state is ~400 bytes; a bigger one is not a clock's
 REASON = "takeover of table {table} from device {old_device} ({game}, seq {seq}, state {sent_at})"
@@ -39,17 +40,16 @@ def commands(state_payload: bytes, *, table: int, old_device: str, new_device: s
     if not state_payload or len(state_payload) > MAX_STATE_BYTES:
         raise NothingToTakeOver(f"table {table} has no state to take over")
     try:
-        s = json.loads(state_payload)
-        players = {p["player"]: p["remaining_ms"] for p in s["players"]}
-        phase, game, seq, rules = s["phase"], s["game"], s["seq"], s.get("rules") or {}
-        to_move = s.get("to_move") or s.get("running")  # to_move: also while neutralised
-    except (ValueError, KeyError, TypeError):
+        # the state as the console reads it (hall.wire.messages.STATE: types, ranges, both sides in order)
+        s = messages.STATE.check(json.loads(state_payload))
+    except ValueError:  # not JSON, or hall.wire.schema.Invalid
         raise NothingToTakeOver(f"table {table}'s last state is not a clock's state") from None
+    players = {p["player"]: p["remaining_ms"] for p in s["players"]}
+    phase, game, seq, rules = s["phase"], s["game"], s["seq"], s.get("rules") or {}
+    to_move = s.get("to_move") or s.get("running")  # to_move: also while neutralised
     if phase not in PHASES:
         raise NothingToTakeOver(f"table {table}'s last state is in phase {phase!r}: no game under way to take over")
-    if sorted(players) != [1, 2] or not all(isinstance(v, int) and not isinstance(v, bool) for v in players.values()):
-        raise NothingToTakeOver(f"table {table}'s last state has no remaining times")
-    if to_move not in (1, 2) or isinstance(to_move, bool):
+    if to_move not in (1, 2):
         raise NothingToTakeOver(f"table {table}'s last state does not say whose time runs")
     new_game: dict = {"cmd": "new_game"}
     if isinstance(rules.get("game_time_ms"), int):
