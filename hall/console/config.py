@@ -71,6 +71,10 @@ class ConsoleConfig:
     tourney_js_dir: Path | None = None  # the live tourney.js's folder (tshlive.py); None: the state directory
     public: "PublicConfig | None" = None  # [public]: the public hall (publicserve.py); None: not served
 
+    @property
+    def https(self) -> bool:
+        return self.certfile is not None
+
 
 @dataclass
 class PublicConfig:
@@ -81,10 +85,6 @@ class PublicConfig:
     folder: Path | None = None
     delay_s: int = 0
     every_s: int = 2
-
-    @property
-    def https(self) -> bool:
-        return self.certfile is not None
 
 
 def load_credentials(path: Path) -> tuple[str, str]:
