@@ -177,6 +177,7 @@ def test_live_tables_tick_and_say_whose_turn_it_is(hall, browser):
     page.wait_for_function(f"(b) => JSON.stringify([...document.querySelectorAll('{sel}')].map(x => x.textContent)) !== JSON.stringify(b)",
                            arg=before, timeout=10000)
     assert page.eval_on_selector_all(f"{sel}.turn", "s => s.length") == 1
+    assert page.text_content('.live-table[data-table="1"] h3') == "Table 1 (A1)"  # TSH's table, as seated
     assert "Lamabadusuriya, Harshan" in " ".join(before)
     assert page.errors == []
 

@@ -184,6 +184,24 @@ def test_an_unchanged_document_keeps_its_etag_and_a_changed_one_gets_a_new_one()
     asyncio.run(go())
 
 
+def test_live_json_built_alone_keeps_each_tables_seat():
+    """Between results only live.json is built (the seating is not worked out again): its tables
+    still say their division, TSH's table and players (a defect: they came out with none)."""
+    async def go():
+        c = a_console()
+        c.on_message("rackside/v1/open/table/1/state", json.dumps({
+            "seq": 1, "game": "g1", "phase": "running", "running": 1, "sent_at": "2026-07-04T10:00:00+00:00",
+            "players": [{"player": 1, "remaining_ms": 1000, "overtime_s": 0, "penalty": 0, "forfeit": False},
+                        {"player": 2, "remaining_ms": 1000, "overtime_s": 0, "penalty": 0, "forfeit": False}],
+            "ending": None}).encode())
+        f = feed_of(c, None)
+        await f.build(0.0)
+        await f.build(1.0)  # nothing changed but the clocks: live.json alone
+        table = json.loads(f.latest["live.json"].body)["tables"][0]
+        assert (table["label"], table["division"], table["names"]) == ("board 1", "A", ["Adams, Ann", "Cole, Cy"])
+    asyncio.run(go())
+
+
 def test_not_modified_reads_if_none_match_as_rfc_9110():
     assert publicserve.not_modified('"a", W/"b"', '"b"') and publicserve.not_modified("*", '"x"')
     assert not publicserve.not_modified('"a"', '"b"') and not publicserve.not_modified(None, '"b"')

@@ -33,7 +33,7 @@ from . import standings, tsh
 # The page's settings (it reads them from hall.json: no rule is defined twice)
 POLL_S = 5  # a page asks for what changed this often (a conditional request: 304 when nothing did)
 CYCLE_S = 12  # the hall screen shows each division this long
-SCREEN_ROWS = 16  # rows of a hall-screen page: legible from across the room on a 1080p screen
+SCREEN_ROWS = 12  # rows of a hall-screen page: at 4.2 % of the screen's height a row, read from across the room
 FILES = ("hall.json", "players.json", "pairings.json", "standings.json", "live.json")
 PAGE_FILES = ("index.html", "public.js", "public.css")  # the page, served and written beside the JSON
 # The clock's rules the page needs to tick a time as the clock does (it stops at the forfeit line, 5.3.3)
@@ -162,15 +162,13 @@ def _live_state(tile: dict) -> dict | None:
 
 
 def live_tables(h: Hall) -> list[dict]:
-    """Every table seated this round (and any other with a clock), in table order."""
-    seats = h.seats.get(h.round, {})
+    """Every table seated this round (and any other with a clock), in table order: its seat as the
+    tile has it (hallstate: this round's TSH game at that table), so live.json needs no seating."""
     out = []
     for t in sorted(h.tiles, key=lambda t: t["table"]):
-        seat = seats.get(t["table"])
-        if seat is None and t.get("state") is None:
+        if t.get("division") is None and t.get("state") is None:
             continue
-        names = list(seat["names"]) if seat else [str(x) for x in t.get("names") or ["", ""]]
-        out.append({"table": t["table"], "label": seat["label"] if seat else "", "division": seat["division"] if seat else None,
-                    "names": names, "numbers": list(seat["numbers"]) if seat else [None, None],
+        out.append({"table": t["table"], "label": t.get("label") or "", "division": t.get("division"),
+                    "names": [str(x) for x in t.get("names") or ["", ""]],
                     "state": _live_state(t), "result": _recorded(t) if t.get("round") in (None, h.round) else None})
     return out

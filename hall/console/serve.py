@@ -226,7 +226,9 @@ class ConsoleServer:
         return f"{'https' if self.cfg.https else 'http'}://{self.cfg.listen_host}:{self.cfg.listen_port}/"
 
     def start(self, timeout: float = 15.0) -> "ConsoleServer":
-        self.thread = threading.Thread(target=self.server.run, name="console", daemon=True)
+        feed = self.console.public_out  # with [public]: the public hall beside it, on the same loop
+        run = self.server.run if feed is None else (lambda: asyncio.run(serve_all(self.server, feed)))
+        self.thread = threading.Thread(target=run, name="console", daemon=True)
         self.thread.start()
         deadline = time.monotonic() + timeout
         while not self.server.started:

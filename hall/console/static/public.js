@@ -104,7 +104,7 @@ function drawFind() {
 function pairingsTable(r, games) {
   const t = el("table", "pairings");
   const head = el("tr");
-  for (const h of ["Table", "Players", "Result"]) head.append(el("th", "", h));
+  for (const h of ["Table", "Players", "Result"]) head.append(el("th", h === "Players" ? "" : "n", h));
   t.append(head);
   for (const g of games) {
     const tr = el("tr");
@@ -128,7 +128,7 @@ function drawPairings() {
 function standingsTable(d, rows) {
   const t = el("table", "standings");
   const head = el("tr");
-  for (const h of ["#", "Player", "W", "L", "Spread"]) head.append(el("th", "", h));
+  for (const h of ["#", "Player", "W", "L", "Spread"]) head.append(el("th", h === "Player" ? "" : "n", h));
   t.append(head);
   for (const r of rows) {
     const tr = el("tr");
@@ -179,8 +179,9 @@ function drawLive() {
     card.append(el("h3", "", `Table ${t.table}${t.label && t.label !== String(t.table) ? ` (${t.label})` : ""}`));
     const times = el("div", "times");
     for (const side of [1, 2]) {
-      const s = el("span", "side");
+      const s = el("div", "side");
       s.dataset.side = side;
+      s.append(el("div", "who", t.names[side - 1] || `side ${side}`), el("div", "time", ""));
       times.append(s);
     }
     card.append(times);
@@ -199,11 +200,10 @@ function tick() {
     const st = t.state;
     for (const s of card.querySelectorAll(".side")) {
       const side = Number(s.dataset.side);
-      const name = t.names[side - 1] || `side ${side}`;
       const p = st && st.players.find((x) => x.player === side);
       const rules = (st && Object.keys(st.rules || {}).length ? st.rules : live.rules);
       const ms = p ? remaining(st, p, rules) : null;
-      s.textContent = ms === null ? name : `${name} ${clockText(ms)}`;
+      s.querySelector(".time").textContent = ms === null ? "" : clockText(ms);
       s.classList.toggle("turn", Boolean(st && !st.frozen && turnOf(st) === side && st.phase !== "ended"));
       s.classList.toggle("over", ms !== null && ms < 0);
     }
