@@ -51,9 +51,10 @@ class Crowding:
 
 DIRECTOR = Crowding(MAX_CONNECTIONS, MAX_CONNECTIONS_PER_SOURCE, MAX_WAITING)
 # The public listener ([public] listen, publicserve.py): phones and hall screens, read-only. Plain
-# HTTP (no TLS state: about 70 KiB a connection, asyncio's read buffer and h11's), so more of them
-# fit in less memory than the director's: 2,048 x 70 KiB is about 140 MiB at most. A phone keeps one
-# or two connections; 32 from one address lets a hall screen or a venue's NAT'ed guest network in.
+# HTTP, so a connection holds no TLS state (the director's 0.3 MiB each is mostly TLS's buffer):
+# more of them fit than the director's. A phone keeps one or two connections; 32 from one address
+# lets a hall screen or a venue's NAT'ed guest network in. The caps are this listener's own: a crowd
+# of phones never takes a connection the director's listener counts.
 PUBLIC = Crowding(connections=2048, per_source=32, waiting=1024)
 PUBLIC_MAX_AGE_S = 2  # how long a browser or a proxy may keep a public JSON document without asking again
 PUBLIC_PAGE_MAX_AGE_S = 300  # ... and the page itself (its script and stylesheet)
