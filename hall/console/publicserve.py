@@ -133,7 +133,7 @@ class Feed:
         self.delayed: deque[tuple[float, dict[str, Doc]]] = deque()
         self.folder = Folder(settings.folder) if settings.folder is not None else None
         self.builds = 0  # views built (the tests and the bench read it)
-        self.shown = asyncio.Event()  # set once the first view is shown
+        self.shown = asyncio.Event()  # set once the first view is shown (and written to the folder)
 
     def changed(self) -> None:
         """A result or the TSH files changed: the slow documents are built again."""
@@ -180,9 +180,9 @@ class Feed:
             if view is not None and view is not self.shown_view:
                 self.shown_view = view
                 self.current = {**self.page, **view}
-                self.shown.set()
                 if self.folder is not None:
                     await self.folder.write(self.current)
+                self.shown.set()  # (after the folder has it: a test waits on this, not on a guessed time)
             await asyncio.sleep(self.every_s)
 
 
