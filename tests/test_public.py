@@ -175,12 +175,12 @@ def test_an_unchanged_document_keeps_its_etag_and_a_changed_one_gets_a_new_one()
         assert f.latest["standings.json"] is first["standings.json"]
         c.event.result(c.state.tables[1], {"slip": [420, 400], "no_clock": {"reason": "r", "penalties": [0, 0]},
                                            "confirm": True}, "TD", "2026-07-04T10:00:00+00:00", 2)
-        c.tsh_changed()  # what the result endpoint does
         c.public_out = f
-        f.changed()
+        c.tsh_changed()  # what the result endpoint does: the feed is told
         await f.build(2.0)
         assert f.latest["standings.json"].etag != first["standings.json"].etag
-        assert f.latest["hall.json"] is first["hall.json"]
+        assert f.latest["players.json"] is first["players.json"]  # nobody's table changed
+        assert json.loads(f.latest["hall.json"].body)["versions"]["standings.json"] == f.latest["standings.json"].etag
     asyncio.run(go())
 
 
@@ -287,3 +287,17 @@ def test_good_public_keys(tmp_path):
     assert (p.listen_host, p.listen_port, p.folder, p.delay_s, p.every_s) == ("0.0.0.0", 8081, tmp_path / "www", 900, 2)
     path.write_text(BASE.format(pw=cheap_hash("x")))
     assert config.load(path).public is None
+
+
+def test_hall_json_names_each_documents_etag_and_an_idle_hall_changes_nothing():
+    """A page polls hall.json alone: it names the others' ETags. With no press and no result,
+    nothing changes, live.json included (its build time moves on only with a change)."""
+    async def go():
+        f = feed_of(a_console(), None)
+        await f.build(0.0)
+        first = dict(f.latest)
+        versions = json.loads(first["hall.json"].body)["versions"]
+        assert versions == {n: first[n].etag for n in public.FILES if n != "hall.json"}
+        await f.build(1.0)
+        assert {n: d.etag for n, d in f.latest.items()} == {n: d.etag for n, d in first.items()}
+    asyncio.run(go())

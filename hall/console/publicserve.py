@@ -6,7 +6,8 @@ delayed if asked, answered on their own listener and written into a folder as st
   documents only after a result or an import changed them (`changed()`, from app.Console.tsh_changed)
   or the round did, off the loop (tshout.live_divisions and the standings of a big event take a few
   hundred ms). Each document is encoded once, with its ETag (a digest of its bytes); a document that
-  did not change keeps its bytes and its ETag.
+  did not change keeps its bytes and its ETag (live.json too: its `built_at` moves on only with a
+  change). hall.json names the other documents' ETags (`versions`), so a page polls hall.json alone.
 - The delay (`[public] delay_s`, 0 to 3,600 s) is applied here, where the view is built: the views
   wait in a queue and the one shown is the newest at least that old, so neither the listener nor the
   folder ever holds anything newer. The queue is bounded: at most MAX_DELAYED views, one kept every
@@ -118,6 +119,10 @@ def hall_of(g: dict) -> public.Hall:
     return h
 
 
+def _without_time(live: dict) -> dict:
+    return {k: v for k, v in live.items() if k != "built_at"}
+
+
 class Feed:
     """The public view as it is shown, kept up to date on the console's event loop."""
 
@@ -130,6 +135,7 @@ class Feed:
         self.latest: dict[str, Doc] = {}  # the newest view built (shown once the delay has passed)
         self.slow_due = True  # players, pairings, standings: built again
         self.slow_round: int | None = None
+        self.live_value: dict | None = None  # live.json as last built (its time moves on only with a change)
         self.delayed: deque[tuple[float, dict[str, Doc]]] = deque()
         self.folder = Folder(settings.folder) if settings.folder is not None else None
         self.builds = 0  # views built (the tests and the bench read it)
@@ -153,7 +159,16 @@ class Feed:
             self.slow_round = rnd
         else:
             docs = public.live(hall_of(g))
-        self.latest = {**self.latest, **encode(docs, self.latest)}
+        live = docs["live.json"]
+        if self.live_value is not None and _without_time(live) == _without_time(self.live_value):
+            docs["live.json"] = self.live_value  # nothing changed but the time it was built: the same bytes and ETag
+        self.live_value = docs["live.json"]
+        hall = docs.pop("hall.json", None) or json.loads(self.latest["hall.json"].body)
+        latest = {**self.latest, **encode(docs, self.latest)}
+        # hall.json names every other document's ETag: a page asks for hall.json alone (a 304 while
+        # nothing changed) and for a document only when its ETag there is new to it
+        hall = {**hall, "versions": {n: latest[n].etag for n in public.FILES if n != "hall.json"}}
+        self.latest = {**latest, **encode({"hall.json": hall}, latest)}
         self.builds += 1
         if self.settings.delay_s:
             self.delayed.append((now, self.latest))

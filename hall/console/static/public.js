@@ -3,8 +3,9 @@
 // page works from the console's public listener and from the published folder on any web host.
 // Every setting it follows (how often to ask, how long a division stays on the hall screen, how many
 // rows a screen page has, the delay) comes from hall.json: none is defined here (docs/public.md).
-// Each file is asked for again with a conditional request (the browser sends If-None-Match: an
-// unchanged file is a 304 with no body), and drawn again only when its ETag changed.
+// hall.json is asked for again with a conditional request (the browser sends If-None-Match: an
+// unchanged file is a 304 with no body); it names the other files' versions, and a file is asked
+// for only when its version is new, and drawn again only then.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -17,23 +18,25 @@ let screenStarted = false;
 
 // --- fetching ---------------------------------------------------------------------------------
 
-async function fetchFile(name) {
+async function fetchFile(name, version) {
   const r = await fetch(name, { cache: "no-cache" }); // revalidated every time: a 304 when unchanged
   if (!r.ok) throw new Error(`${name}: ${r.status}`);
-  const tag = r.headers.get("ETag") || r.headers.get("Last-Modified") || "";
+  const tag = version || r.headers.get("ETag") || r.headers.get("Last-Modified") || "";
   if (tag && etags[name] === tag && name in data) return false;
   data[name] = await r.json();
   etags[name] = tag;
   return true;
 }
 
+// hall.json names every other file's version (its ETag): only a file whose version is new is asked for.
 async function poll() {
   try {
     const changed = await fetchFile("hall.json");
     hall = data["hall.json"];
     let any = changed;
     for (const name of hall.page.files) {
-      if (name !== "hall.json") any = (await fetchFile(name)) || any;
+      const version = (hall.versions || {})[name];
+      if (name !== "hall.json" && (!version || version !== etags[name])) any = (await fetchFile(name, version)) || any;
     }
     if (any) draw();
     if (screenMode && !screenStarted) { screenStarted = true; setTimeout(nextScreen, hall.page.cycle_s * 1000); }
