@@ -239,3 +239,41 @@ def test_no_private_field_is_in_any_public_answer_by_key_or_by_value(hall):
             assert found == set(), (where, name, found)
     live = {t["table"]: t for t in json.loads(answers["live.json"])["tables"]}
     assert live[3]["state"]["players"][0].keys() == {"player", "remaining_ms", "absent"}
+
+
+def test_the_public_listener_has_its_own_caps_and_a_crowd_there_leaves_the_director_alone(hall):
+    """One address gets at most limits.PUBLIC.per_source connections to the public listener (the
+    rest closed at once), more than the director's listener allows one address: the caps are its own;
+    and the director, on his own listener, is served throughout."""
+    import socket
+    import time
+
+    from rackside.hall.console import limits
+    from support.wait import until
+
+    def closed(s: socket.socket) -> bool:
+        s.settimeout(0.01)
+        try:
+            return s.recv(1) == b""
+        except (TimeoutError, BlockingIOError):
+            return False
+        except OSError:
+            return True
+
+    assert limits.PUBLIC.per_source > limits.DIRECTOR.per_source
+    held = []
+    t_first = time.monotonic()
+    try:
+        for _ in range(limits.PUBLIC.per_source + 10):
+            s = socket.create_connection(("127.0.0.1", hall.port), timeout=5, source_address=("127.0.0.6", 0))
+            s.sendall(b"GET /hall.json HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            held.append(s)
+        assert hall.h.call("GET", "/api/snapshot")[0] == 200
+        assert until(lambda: sum(closed(s) for s in held) >= 10, limits.HEADER_TIMEOUT_S)
+        open_past_directors_cap = sum(not closed(s) for s in held[:limits.DIRECTOR.per_source + 1])
+        assert time.monotonic() - t_first < limits.HEADER_TIMEOUT_S  # at once, before any header deadline
+        assert open_past_directors_cap == limits.DIRECTOR.per_source + 1  # the director's cap is not this listener's
+    finally:
+        for s in held:
+            s.close()
+    assert get(hall.url + "hall.json")[0] == 200
