@@ -277,3 +277,30 @@ def test_the_public_listener_has_its_own_caps_and_a_crowd_there_leaves_the_direc
         for s in held:
             s.close()
     assert get(hall.url + "hall.json")[0] == 200
+
+
+def test_the_delay_is_applied_where_the_files_are_built(tmp_path):
+    """[public] delay_s = 3, folder only: the console writes nothing for the first 3 s, and every
+    file it writes shows the hall as it was at least 3 s before it was written."""
+    import os
+    from datetime import datetime
+
+    broker = Broker(tmp_path / "broker", tables="1", stations=0).start()
+    www = tmp_path / "www"
+    www.mkdir()
+    extra = tsh_files(tmp_path / "console", {n: (EVENT / n).read_bytes() for n in FILES}, round=3)
+    extra += f'\n[public]\nfolder = "{www}"\ndelay_s = 3\nevery_s = 1\n'
+    console = ConsoleProcess(broker, tmp_path / "console", PASSWORD, extra=extra).start()
+    try:
+        started = datetime.now().astimezone()
+        assert not (www / "live.json").exists()  # the console listens at once, but shows nothing younger than 3 s
+        wait(lambda: (www / "hall.json").exists(), 20)
+        live = json.loads((www / "live.json").read_text())
+        built = datetime.fromisoformat(live["built_at"])
+        written = datetime.fromtimestamp(os.stat(www / "live.json").st_mtime).astimezone()
+        assert live["delay_s"] == 3 and json.loads((www / "hall.json").read_text())["delay_s"] == 3
+        assert (written - built).total_seconds() >= 3, (built, written)
+        assert (written - started).total_seconds() >= 2  # (the first view was built as the console started)
+    finally:
+        console.stop()
+        broker.stop()
