@@ -50,6 +50,8 @@ PURE_CORES = {
     "rackside.hall.console.tsh": "hall/console/tsh.py",
     "rackside.hall.console.jsliteral": "hall/console/jsliteral.py",
     "rackside.hall.console.hallplan": "hall/console/hallplan.py",
+    "rackside.hall.console.standings": "hall/console/standings.py",  # TSH's ranking
+    "rackside.hall.console.public": "hall/console/public.py",  # the public hall's documents
 }
 
 # Modules that do I/O, run threads or processes, read a clock or randomness, or drive hardware.

@@ -77,6 +77,7 @@ class Console:
         self.tsh_out: tshlive.LiveFile | None = None  # the live tourney.js in its folder (serve.make_console)
         self.carried = tshlive.Carried()  # what an imported tourney.js had that the console does not hold
         self.result_rows = tshlive.Rows()  # the results, decoded once each, for the live tourney.js
+        self.public_out = None  # publicserve.Feed: the public hall ([public], serve.make_console), told of changes
 
     # called on the event loop (the bridge hands messages over with call_soon_threadsafe)
     def on_message(self, topic: str, payload: bytes) -> None:
@@ -188,6 +189,8 @@ class Console:
         """The TSH data or a result changed: the live tourney.js is written again (tshlive.LiveFile)."""
         if self.tsh_out is not None:
             self.tsh_out.changed()
+        if self.public_out is not None:
+            self.public_out.changed()
 
     async def tourney_js(self) -> tuple[str, list[str]]:
         """The live tourney.js: gathered here on the loop, written on a thread (tshlive.py)."""

@@ -14,6 +14,12 @@
     division = "A"                     # optional: the division on screen at start (default: all)
     tourney_js = "www"                 # optional: the folder the live tourney.js is kept in (default: the state directory)
 
+    [public]                           # optional: the public hall, read-only, no login (docs/public.md)
+    listen = "0.0.0.0:8081"            # optional: its own listener, apart from the director's
+    folder = "public"                  # optional: a folder the public view is written to as static files
+    delay_s = 0                        # the public sees the hall as it was this long ago (0 to 3600)
+    every_s = 2                        # at most one new view in this long (1 to 60)
+
 A bad value names its key and what is allowed (one clear line), and the console does not start.
 """
 
@@ -34,6 +40,11 @@ MAX_ROUND = MAX_ROUNDS  # a round number: TSH keeps no more rounds than this
 
 KEYS = ("hall", "url", "credentials", "username", "mqtt_password", "password", "listen", "certfile", "keyfile",
         "ca_file", "tsh", "round", "division", "tourney_js")  # [console]'s keys, as the docstring shows them
+
+
+PUBLIC_KEYS = ("listen", "folder", "delay_s", "every_s")  # [public]'s keys
+PUBLIC_DELAY_MAX_S = 3600  # an hour: Lichess's longest broadcast delay
+PUBLIC_EVERY_S = (1, 60)  # the public view's rate bound, in seconds (its default: PublicConfig.every_s)
 
 
 class ConfigError(ValueError):
@@ -58,10 +69,22 @@ class ConsoleConfig:
     certfile: Path | None = None  # with keyfile: the page over HTTPS (uvicorn's TLS)
     keyfile: Path | None = None
     tourney_js_dir: Path | None = None  # the live tourney.js's folder (tshlive.py); None: the state directory
+    public: "PublicConfig | None" = None  # [public]: the public hall (publicserve.py); None: not served
 
     @property
     def https(self) -> bool:
         return self.certfile is not None
+
+
+@dataclass
+class PublicConfig:
+    """[public]: where the public hall is served (its own listener) and written (a folder), how late."""
+
+    listen_host: str | None = None
+    listen_port: int | None = None
+    folder: Path | None = None
+    delay_s: int = 0
+    every_s: int = 2
 
 
 def load_credentials(path: Path) -> tuple[str, str]:
@@ -143,7 +166,9 @@ def load(path: Path) -> ConsoleConfig:
         if folder is None or not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
             raise ConfigError(f"{path}: [console] tourney_js must be the path of a folder the console can write "
                               f"(the live tourney.js is kept there), got {tourney_js!r}")
+    public = _public(path, data.get("public"), base, (host.strip("[]"), int(port)))
     return ConsoleConfig(
+        public=public,
         hall=hall, url=url, username=user, mqtt_password=mpw, password_hash=pw,
         listen_host=host.strip("[]"), listen_port=int(port), tsh=[base / x for x in tsh],
         round=rnd, division=c.get("division", ""),
@@ -151,6 +176,49 @@ def load(path: Path) -> ConsoleConfig:
         certfile=base / tls_files[0] if tls_files[0] else None, keyfile=base / tls_files[1] if tls_files[1] else None,
         tourney_js_dir=base / tourney_js if tourney_js is not None else None,
     )
+
+
+def _listen(path: Path, section: str, listen) -> tuple[str, int]:
+    host, _, port = str(listen).rpartition(":")
+    if not isinstance(listen, str) or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ConfigError(f"{path}: [{section}] listen = {listen!r}: allowed is HOST:PORT with a port from 1 to 65535")
+    return host.strip("[]"), int(port)
+
+
+def _public(path: Path, p, base: Path, console_listen: tuple[str, int]) -> PublicConfig | None:
+    """[public], checked whole: each bad key is one line naming it and what is allowed."""
+    if p is None:
+        return None
+    if not isinstance(p, dict):
+        raise ConfigError(f"{path}: [public] must be a table (a [public] section)")
+    unknown = sorted(set(p) - set(PUBLIC_KEYS))
+    if unknown:
+        raise ConfigError(f"{path}: [public] has unknown key {unknown[0]!r}: allowed keys are {', '.join(PUBLIC_KEYS)}")
+    out = PublicConfig()
+    if "listen" in p:
+        out.listen_host, out.listen_port = _listen(path, "public", p["listen"])
+        if out.listen_port == console_listen[1]:
+            raise ConfigError(f"{path}: [public] listen = {p['listen']!r}: allowed is a port other than the director's "
+                              f"([console] listen's {console_listen[1]}): the public hall has its own listener")
+    if "folder" in p:
+        folder = p["folder"]
+        where = base / folder if isinstance(folder, str) and folder.strip() else None
+        if where is None or not where.is_dir() or not os.access(where, os.W_OK | os.X_OK):
+            raise ConfigError(f"{path}: [public] folder must be the path of a folder the console can write "
+                              f"(the public view is written there as static files), got {folder!r}")
+        out.folder = where
+    delay = p.get("delay_s", 0)
+    if isinstance(delay, bool) or not isinstance(delay, int) or not 0 <= delay <= PUBLIC_DELAY_MAX_S:
+        raise ConfigError(f"{path}: [public] delay_s = {delay!r}: allowed are whole seconds from 0 to {PUBLIC_DELAY_MAX_S}")
+    out.delay_s = delay
+    every = p.get("every_s", out.every_s)
+    low, high = PUBLIC_EVERY_S
+    if isinstance(every, bool) or not isinstance(every, int) or not low <= every <= high:
+        raise ConfigError(f"{path}: [public] every_s = {every!r}: allowed are whole seconds from {low} to {high}")
+    out.every_s = every
+    if out.listen_port is None and out.folder is None:
+        raise ConfigError(f"{path}: [public] needs listen (its own listener), folder (static files) or both")
+    return out
 
 
 def _check_tls_pair(path: Path, certfile: Path, keyfile: Path) -> None:

@@ -67,7 +67,8 @@ class Crowd:
     Addresses with one waiting connection each (a fleet of clocks fetching an update at once) are
     thinned only past MAX_CONNECTIONS."""
 
-    def __init__(self) -> None:
+    def __init__(self, bounds: limits.Crowding = limits.DIRECTOR) -> None:
+        self.bounds = bounds  # the listener's caps: the director's, or the public hall's (limits.PUBLIC)
         self.closed = 0  # connections closed since the last collection (sweep)
         self.sweep_due: asyncio.TimerHandle | None = None
         self.per_source: dict[str, int] = {}
@@ -82,7 +83,7 @@ class Crowd:
         """Count a new connection; False if its address already has its share (it is refused)."""
         self.per_source[conn.source] = self.per_source.get(conn.source, 0) + 1
         conn.counted = True
-        return self.per_source[conn.source] <= limits.MAX_CONNECTIONS_PER_SOURCE
+        return self.per_source[conn.source] <= self.bounds.per_source
 
     def wait(self, conn: "GuardedH11") -> None:
         if conn not in self.waiting:
@@ -125,7 +126,7 @@ class Crowd:
 
     def make_room(self) -> bool:
         """Close waiting connections until the bounds hold; False if only busy ones are left."""
-        while (over_total := self.total > limits.MAX_CONNECTIONS) or len(self.waiting) > limits.MAX_WAITING:
+        while (over_total := self.total > self.bounds.connections) or len(self.waiting) > self.bounds.waiting:
             if not self.waiting:
                 return False
             busiest = max(self.waiting_per_source, key=self.waiting_per_source.__getitem__)
@@ -146,7 +147,8 @@ class GuardedH11(H11Protocol):
         self.header_timer: asyncio.TimerHandle | None = None
         peer = transport.get_extra_info("peername")
         self.source = peer[0] if peer else "?"
-        self.crowd = self.server_state.__dict__.setdefault("rackside_crowd", Crowd())
+        bounds = getattr(self.config, "rackside_crowding", limits.DIRECTOR)  # the public listener sets its own
+        self.crowd = self.server_state.__dict__.setdefault("rackside_crowd", Crowd(bounds))
         if not self.crowd.add(self):
             self.close_now()
             return

@@ -7,6 +7,8 @@ so neither a faulty or hostile device nor an outsider on the hall's network can 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rackside.hall.wire import messages, topics
 from rackside.hall.wire import health as _health
 from rackside.hall.wire import update as _update
@@ -36,6 +38,26 @@ MAX_WAITING = 128  # connections waiting for a request (handshake, headers, kept
 MAX_ANONYMOUS_REQUESTS = 64  # requests in flight without the director's session (login page, a slow
 # login body, an update download): a 503 above it; a request with a live session is never refused
 BACKLOG = 128
+
+
+@dataclass(frozen=True)
+class Crowding:
+    """A listener's connection caps (guard.Crowd): in all, from one address, waiting for a request."""
+
+    connections: int
+    per_source: int
+    waiting: int
+
+
+DIRECTOR = Crowding(MAX_CONNECTIONS, MAX_CONNECTIONS_PER_SOURCE, MAX_WAITING)
+# The public listener ([public] listen, publicserve.py): phones and hall screens, read-only. Plain
+# HTTP, so a connection holds no TLS state (the director's 0.3 MiB each is mostly TLS's buffer):
+# more of them fit than the director's. A phone keeps one or two connections; 32 from one address
+# lets a hall screen or a venue's NAT'ed guest network in. The caps are this listener's own: a crowd
+# of phones never takes a connection the director's listener counts.
+PUBLIC = Crowding(connections=2048, per_source=32, waiting=1024)
+PUBLIC_MAX_AGE_S = 2  # how long a browser or a proxy may keep a public JSON document without asking again
+PUBLIC_PAGE_MAX_AGE_S = 300  # ... and the page itself (its script and stylesheet)
 
 # --- TSH files -------------------------------------------------------------------------------------
 MAX_TSH_FILES = 64  # files in one import (config.tsh and a .t file per division)

@@ -23,7 +23,7 @@ import uvicorn
 from rackside import paths
 from rackside.atomic import write_atomic
 
-from . import limits, tsh, tshlive
+from . import limits, publicserve, tsh, tshlive
 from .app import Console, build_app
 from .auth import Sessions, session_secret
 from .bridge import Bridge
@@ -142,6 +142,8 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     # the live tourney.js, kept in its folder for a web server, a sync or TSH's scoreboard to read
     console.tsh_out = tshlive.LiveFile(cfg.tourney_js_dir or state_dir(cfg), lambda: tshlive.gather(console.event, console.result_rows),
                                        lambda gathered: tshlive.render(gathered, console.carried)[0])
+    if cfg.public is not None:  # the public hall: its own listener and/or a folder of static files (publicserve.py)
+        console.public_out = publicserve.Feed(console, cfg.public)
     return console, bridge
 
 
@@ -224,7 +226,9 @@ class ConsoleServer:
         return f"{'https' if self.cfg.https else 'http'}://{self.cfg.listen_host}:{self.cfg.listen_port}/"
 
     def start(self, timeout: float = 15.0) -> "ConsoleServer":
-        self.thread = threading.Thread(target=self.server.run, name="console", daemon=True)
+        feed = self.console.public_out  # with [public]: the public hall beside it, on the same loop
+        run = self.server.run if feed is None else (lambda: asyncio.run(serve_all(self.server, feed)))
+        self.thread = threading.Thread(target=run, name="console", daemon=True)
         self.thread.start()
         deadline = time.monotonic() + timeout
         while not self.server.started:
@@ -267,6 +271,12 @@ def run_foreground(cfg: ConsoleConfig) -> int:
         print(f"rackside hall console: port {cfg.listen_port} on {cfg.listen_host} is in use (another console or "
               f"`rackside hall demo`?): stop it, or choose another port with [console] listen", file=sys.stderr)
         return 1
+    if cfg.public is not None and cfg.public.listen_port is not None and port_taken(cfg.public.listen_host, cfg.public.listen_port):
+        import sys
+
+        print(f"rackside hall console: port {cfg.public.listen_port} on {cfg.public.listen_host} is in use: stop what "
+              f"holds it, or choose another port with [public] listen", file=sys.stderr)
+        return 1
     console, bridge = make_console(cfg)
     app = build_app(console, secret_key=session_secret(state_dir(cfg) / SESSION_KEY), https_only=cfg.https)  # Secure cookies
     server = uvicorn.Server(server_config(app, cfg, "warning"))
@@ -279,5 +289,33 @@ def run_foreground(cfg: ConsoleConfig) -> int:
         print(f"rackside hall console: {trust_hint(cfg.certfile)}", flush=True)
     else:
         print("rackside hall console: plain HTTP, served to this machine only (certfile and keyfile in [console] for HTTPS)", flush=True)
-    asyncio.run(server.serve())  # the app's lifespan starts the bridge once the loop runs, and stops it
+    feed = console.public_out
+    if feed is not None:
+        s = feed.settings
+        if s.listen_port is not None:
+            print(f"rackside hall console: the public hall on http://{s.listen_host}:{s.listen_port}/ (read-only, no login"
+                  f"{f', {s.delay_s} s behind' if s.delay_s else ''})", flush=True)
+        if s.folder is not None:
+            print(f"rackside hall console: the public hall written to {s.folder}", flush=True)
+    asyncio.run(serve_all(server, feed))  # the app's lifespan starts the bridge once the loop runs, and stops it
     return 0
+
+
+async def serve_all(server: uvicorn.Server, feed: "publicserve.Feed | None") -> None:
+    """The director's server and, with [public], the public hall's feed and listener on the same
+    loop; the director's server owns the signals, and the public side stops when it does."""
+    if feed is None:
+        await server.serve()
+        return
+    tasks = [asyncio.create_task(feed.run())]
+    public_server = publicserve.server(feed) if feed.settings.listen_port is not None else None
+    if public_server is not None:
+        tasks.append(asyncio.create_task(public_server.serve()))
+    try:
+        await server.serve()
+    finally:
+        if public_server is not None:
+            public_server.should_exit = True
+            await asyncio.wait([tasks[1]], timeout=5)
+        for t in tasks:
+            t.cancel()

@@ -1,0 +1,277 @@
+"""The public hall served and written (docs/public.md): the documents of public.py, kept up to date,
+delayed if asked, answered on their own listener and written into a folder as static files.
+
+- `Feed` (on the console's event loop, its one owner) builds the view at most once every
+  `[public] every_s`: live.json from the tiles each time (cheap: a few hundred tiles), the other
+  documents only after a result or an import changed them (`changed()`, from app.Console.tsh_changed)
+  or the round did, off the loop (tshout.live_divisions and the standings of a big event take a few
+  hundred ms). Each document is encoded once, with its ETag (a digest of its bytes); a document that
+  did not change keeps its bytes and its ETag (live.json too: its `built_at` moves on only with a
+  change). hall.json names the other documents' ETags (`versions`), so a page polls hall.json alone.
+- The delay (`[public] delay_s`, 0 to 3,600 s) is applied here, where the view is built: the views
+  wait in a queue and the one shown is the newest at least that old, so neither the listener nor the
+  folder ever holds anything newer. The queue is bounded: at most MAX_DELAYED views, one kept every
+  delay_s / MAX_DELAYED seconds at most (an hour's delay: one every 10 s), sharing the bytes of the
+  documents that did not change.
+- `app(feed)` (Starlette) answers GET and HEAD for the page and the documents, nothing else: every
+  answer has an ETag and a Cache-Control, and a request whose If-None-Match names it gets a 304 with
+  no body. No session, no cookie, no login: nothing of the director's is reachable from it (its own
+  routes, its own uvicorn server with limits.PUBLIC's caps, guard.GuardedH11's deadlines).
+- `Folder` writes the page and the documents into `[public] folder` whenever the view shown
+  changes, each file whole or not at all (rackside.atomic, 0644: a web server or `rclone` reads them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from rackside.atomic import write_atomic
+
+from . import hallplan, limits, public, tshout
+from .config import PublicConfig
+from .guard import BodyLimit, GuardedH11, SecurityHeaders
+
+log = logging.getLogger("rackside.hall.console")
+STATIC = Path(__file__).parent / "static"
+PAGE_SOURCES = {"index.html": "public.html", "public.js": "public.js", "public.css": "public.css"}
+MEDIA = {".json": "application/json", ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+         ".css": "text/css; charset=utf-8"}
+MAX_DELAYED = 360  # views waiting out the delay, at most (see the module's docstring)
+FILE_MODE = 0o644  # public: for a web server or a sync to read
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One answer: its bytes, its ETag and its type."""
+
+    body: bytes
+    etag: str
+    media: str
+
+    @staticmethod
+    def of(name: str, body: bytes) -> "Doc":
+        return Doc(body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"', MEDIA.get(Path(name).suffix, "application/octet-stream"))
+
+
+def encode(docs: dict[str, object], before: dict[str, Doc]) -> dict[str, Doc]:
+    """Each JSON document as bytes with its ETag; one whose bytes did not change keeps its Doc."""
+    out = {}
+    for name, value in docs.items():
+        body = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+        old = before.get(name)
+        out[name] = old if old is not None and old.body == body else Doc.of(name, body)
+    return out
+
+
+def page() -> dict[str, Doc]:
+    """The page's files, read once (they are the package's own)."""
+    return {name: Doc.of(name, (STATIC / source).read_bytes()) for name, source in PAGE_SOURCES.items()}
+
+
+def not_modified(if_none_match: str | None, etag: str) -> bool:
+    """RFC 9110 13.1.2: If-None-Match lists ETags (or `*`); a weak comparison."""
+    if not if_none_match:
+        return False
+    tags = [t.strip() for t in if_none_match.split(",")]
+    return "*" in tags or any(t.removeprefix("W/") == etag for t in tags)
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def gather(console, delay_s: int, slow: bool) -> dict:
+    """What the view is made of, taken on the event loop (the store's and the state's one owner)."""
+    ev = console.event
+    st = console.state
+    out = {"name": st.hall, "round": st.round.number, "tiles": [t.tile() for t in st.tables.values()],
+           "built_at": _now_iso(), "delay_s": delay_s}
+    if slow:
+        out.update(divisions=list(ev.divisions.values()), rows=console.result_rows.of(ev.store),
+                   entry_config=ev.entry_config(), config=ev.config,
+                   options=dict(ev.config.options) if ev.config is not None else dict(ev.js_entry))
+    return out
+
+
+def hall_of(g: dict) -> public.Hall:
+    """The public.Hall of what gather() took (off the loop: TSH's arithmetic over the whole event)."""
+    h = public.Hall(g["name"], g["round"], tiles=g["tiles"], built_at=g["built_at"], delay_s=g["delay_s"])
+    if "divisions" in g:
+        h.divisions, _problems = tshout.live_divisions(g["divisions"], g["rows"], g["entry_config"])
+        h.options = g["options"]
+        h.seats = {r: {n: s.as_dict() for n, s in hallplan.plan(g["divisions"], g["config"], r)[0].items()}
+                   for r in (g["round"], g["round"] + 1)}
+    return h
+
+
+def _without_time(live: dict) -> dict:
+    return {k: v for k, v in live.items() if k != "built_at"}
+
+
+class Feed:
+    """The public view as it is shown, kept up to date on the console's event loop."""
+
+    def __init__(self, console, settings: PublicConfig) -> None:
+        self.console = console
+        self.settings = settings
+        self.page = page()
+        self.current: dict[str, Doc] = {}  # what the listener answers and the folder holds
+        self.shown_view: dict[str, Doc] | None = None  # the view `current` was made from
+        self.latest: dict[str, Doc] = {}  # the newest view built (shown once the delay has passed)
+        self.slow_due = True  # players, pairings, standings: built again
+        self.slow_round: int | None = None
+        self.live_value: dict | None = None  # live.json as last built (its time moves on only with a change)
+        self.delayed: deque[tuple[float, dict[str, Doc]]] = deque()
+        self.folder = Folder(settings.folder) if settings.folder is not None else None
+        self.builds = 0  # views built (the tests and the bench read it)
+        self.shown = asyncio.Event()  # set once the first view is shown (and written to the folder)
+
+    def changed(self) -> None:
+        """A result or the TSH files changed: the slow documents are built again."""
+        self.slow_due = True
+
+    @property
+    def every_s(self) -> float:
+        return max(self.settings.every_s, self.settings.delay_s / MAX_DELAYED)
+
+    async def build(self, now: float) -> None:
+        rnd = self.console.state.round.number
+        slow = self.slow_due or rnd != self.slow_round
+        self.slow_due = False
+        g = gather(self.console, self.settings.delay_s, slow)
+        if slow:
+            docs = await asyncio.to_thread(lambda: public.view(hall_of(g)))
+            self.slow_round = rnd
+        else:
+            docs = public.live(hall_of(g))
+        live = docs["live.json"]
+        if self.live_value is not None and _without_time(live) == _without_time(self.live_value):
+            docs["live.json"] = self.live_value  # nothing changed but the time it was built: the same bytes and ETag
+        self.live_value = docs["live.json"]
+        hall = docs.pop("hall.json", None) or json.loads(self.latest["hall.json"].body)
+        latest = {**self.latest, **encode(docs, self.latest)}
+        # hall.json names every other document's ETag: a page asks for hall.json alone (a 304 while
+        # nothing changed) and for a document only when its ETag there is new to it
+        hall = {**hall, "versions": {n: latest[n].etag for n in public.FILES if n != "hall.json"}}
+        self.latest = {**latest, **encode({"hall.json": hall}, latest)}
+        self.builds += 1
+        if self.settings.delay_s:
+            self.delayed.append((now, self.latest))
+            while len(self.delayed) > MAX_DELAYED:
+                self.delayed.popleft()
+
+    def due(self, now: float) -> dict[str, Doc] | None:
+        """The view to show at `now`: the latest, or with a delay the newest at least delay_s old."""
+        if not self.settings.delay_s:
+            return self.latest
+        shown = None
+        while self.delayed and now - self.delayed[0][0] >= self.settings.delay_s:
+            shown = self.delayed.popleft()[1]
+        return shown
+
+    async def run(self) -> None:
+        while True:
+            now = time.monotonic()
+            try:
+                await self.build(now)
+            except Exception:  # a bug here must not stop the console: said, and tried at the next turn
+                log.exception("console: the public view could not be built")
+            view = self.due(time.monotonic())
+            if view is not None and view is not self.shown_view:
+                self.shown_view = view
+                self.current = {**self.page, **view}
+                if self.folder is not None:
+                    await self.folder.write(self.current)
+                self.shown.set()  # (after the folder has it: a test waits on this, not on a guessed time)
+            await asyncio.sleep(self.every_s)
+
+
+class Folder:
+    """The public view as static files in a folder: only the files that changed are written."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self.written: dict[str, str] = {}  # name -> ETag on disk
+        self.failing = False
+
+    async def write(self, docs: dict[str, Doc]) -> None:
+        todo = {n: d for n, d in docs.items() if self.written.get(n) != d.etag}
+        # the documents first, hall.json (what a page reads first) last: a reader never finds a
+        # hall.json newer than the documents it names
+        for name in sorted(todo, key=lambda n: n == "hall.json"):
+            try:
+                await asyncio.to_thread(write_atomic, self.folder / name, todo[name].body, FILE_MODE)
+                self.written[name] = todo[name].etag
+                if self.failing:
+                    log.info("console: the public folder %s is written again", self.folder)
+                self.failing = False
+            except OSError as e:
+                if not self.failing:
+                    log.error("console: the public folder %s: %s cannot be written (%s): tried again at the next change",
+                              self.folder, name, e)
+                self.failing = True
+                return
+
+
+# --- the listener ----------------------------------------------------------------------------------
+
+
+async def answer(request: Request) -> Response:
+    feed: Feed = request.app.state.feed
+    name = request.path_params.get("name", "index.html")
+    doc = feed.current.get(name)
+    if doc is None:
+        if not feed.current and (name in public.FILES or name in PAGE_SOURCES):
+            return PlainTextResponse("the public hall is starting: try again in a moment", status_code=503,
+                                     headers={"Retry-After": "2", "Cache-Control": "no-store"})
+        return PlainTextResponse("not found", status_code=404, headers={"Cache-Control": f"public, max-age={limits.PUBLIC_PAGE_MAX_AGE_S}"})
+    age = limits.PUBLIC_PAGE_MAX_AGE_S if name in PAGE_SOURCES else limits.PUBLIC_MAX_AGE_S
+    headers = {"ETag": doc.etag, "Cache-Control": f"public, max-age={age}"}
+    if not_modified(request.headers.get("if-none-match"), doc.etag):
+        return Response(status_code=304, headers=headers)
+    return Response(doc.body, media_type=doc.media, headers=headers)
+
+
+ROUTES = [Route("/", answer, methods=["GET"]), Route("/{name}", answer, methods=["GET"])]
+
+
+def app(feed: Feed) -> Starlette:
+    application = Starlette(routes=ROUTES, middleware=[Middleware(SecurityHeaders), Middleware(BodyLimit)])
+    application.state.feed = feed
+    return application
+
+
+class PublicServer(uvicorn.Server):
+    """The public listener beside the director's, in the same process and event loop. The director's
+    server owns the process's signals: this one is stopped by it (serve.run_foreground)."""
+
+    def capture_signals(self):  # type: ignore[override]
+        import contextlib
+
+        return contextlib.nullcontext()
+
+
+def server(feed: Feed, log_level: str = "warning") -> PublicServer:
+    s = feed.settings
+    config = uvicorn.Config(app(feed), host=s.listen_host, port=s.listen_port, log_level=log_level, access_log=False,
+                            lifespan="off", http=GuardedH11, ws="none", h11_max_incomplete_event_size=limits.MAX_HEADER_BYTES,
+                            timeout_keep_alive=limits.KEEP_ALIVE_S, limit_concurrency=None, backlog=limits.BACKLOG,
+                            server_header=False)
+    config.rackside_tls = None  # plain HTTP: the public hall carries nothing secret (docs/public.md)
+    config.rackside_crowding = limits.PUBLIC
+    return PublicServer(config)

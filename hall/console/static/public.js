@@ -1,0 +1,278 @@
+// The public hall: find my table, pairings, standings, live tables; ?screen for a hall screen.
+// Plain JavaScript, no build step. It reads relative files (hall.json, players.json, ...), so the same
+// page works from the console's public listener and from the published folder on any web host.
+// Every setting it follows (how often to ask, how long a division stays on the hall screen, how many
+// rows a screen page has, the delay) comes from hall.json: none is defined here (docs/public.md).
+// hall.json is asked for again with a conditional request (the browser sends If-None-Match: an
+// unchanged file is a 304 with no body); it names the other files' versions, and a file is asked
+// for only when its version is new, and drawn again only then.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const data = {}; // file name -> its JSON, as last fetched
+const etags = {}; // file name -> the ETag it came with
+let hall = null; // hall.json
+const screenMode = new URLSearchParams(location.search).has("screen");
+let screenStep = 0;
+let screenStarted = false;
+
+// --- fetching ---------------------------------------------------------------------------------
+
+async function fetchFile(name, version) {
+  const r = await fetch(name, { cache: "no-cache" }); // revalidated every time: a 304 when unchanged
+  if (!r.ok) throw new Error(`${name}: ${r.status}`);
+  const tag = version || r.headers.get("ETag") || r.headers.get("Last-Modified") || "";
+  if (tag && etags[name] === tag && name in data) return false;
+  data[name] = await r.json();
+  etags[name] = tag;
+  return true;
+}
+
+// hall.json names every other file's version (its ETag): only a file whose version is new is asked for.
+async function poll() {
+  try {
+    const changed = await fetchFile("hall.json");
+    hall = data["hall.json"];
+    let any = changed;
+    for (const name of hall.page.files) {
+      const version = (hall.versions || {})[name];
+      if (name !== "hall.json" && (!version || version !== etags[name])) any = (await fetchFile(name, version)) || any;
+    }
+    if (any) draw();
+    if (screenMode && !screenStarted) { screenStarted = true; setTimeout(nextScreen, hall.page.cycle_s * 1000); }
+    $("status").textContent = `updated ${new Date().toLocaleTimeString()}` +
+      (hall.delay_s ? ` · shown ${Math.round(hall.delay_s / 60)} min behind` : "");
+  } catch (e) {
+    $("status").textContent = `could not update (${e.message}): trying again`;
+  }
+  setTimeout(poll, ((hall && hall.page.poll_s) || 1) * 1000);
+}
+
+// --- helpers ------------------------------------------------------------------------------------
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = String(text);
+  return e;
+}
+function spread(s) { return s > 0 ? `+${s}` : String(s); }
+function where(g) {
+  if (!g) return "not paired yet";
+  if (g.bye) return "a bye";
+  return `table ${g.table}${g.label && g.label !== String(g.table) ? ` (${g.label})` : ""}`;
+}
+function clockText(ms) { // as the clock shows it: remaining rounded up, overtime whole seconds
+  let s, sign = "";
+  if (ms > 0) { s = Math.ceil(ms / 1000); } else { s = Math.floor(-ms / 1000); if (s) sign = "-"; }
+  return `${sign}${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+// The time the view is of: now, less the delay the hall is shown with.
+function viewNow() { return Date.now() - ((hall && hall.delay_s) || 0) * 1000; }
+
+// --- find my table ------------------------------------------------------------------------------
+
+function matches(p, q) {
+  const m = /^([A-Za-z]*)\s*(\d+)$/.exec(q);
+  if (m) return p.number === Number(m[2]) && (!m[1] || p.division.toLowerCase() === m[1].toLowerCase());
+  return p.name.toLowerCase().includes(q.toLowerCase());
+}
+
+function drawFind() {
+  const list = $("found");
+  list.replaceChildren();
+  const q = $("who").value.trim();
+  const players = (data["players.json"] || {}).players || [];
+  if (!q) return;
+  try { localStorage.setItem("rackside-who", q); } catch (e) { /* private mode: not remembered */ }
+  const found = players.filter((p) => matches(p, q)).slice(0, 20);
+  if (!found.length) list.append(el("li", "muted", "nobody by that name or number"));
+  for (const p of found) {
+    const li = el("li", "card player");
+    li.append(el("h3", "", `${p.name} (${p.division}${p.number})`));
+    for (const [when, g] of [["now", p.now], ["next", p.next]]) {
+      if (when === "next" && !g) continue;
+      const line = el("div", "game");
+      const round = g ? `Round ${g.round}` : `Round ${data["players.json"].round}`;
+      line.append(el("div", "muted", round), el("div", "big table", where(g)));
+      if (g && g.opponent) line.append(el("div", "", `against ${g.opponent.name} (${p.division}${g.opponent.number})` + (g.first ? ", you start" : "")));
+      li.append(line);
+    }
+    list.append(li);
+  }
+}
+
+// --- pairings, standings ------------------------------------------------------------------------
+
+function pairingsTable(r, games) {
+  const t = el("table", "pairings");
+  const head = el("tr");
+  for (const h of ["Table", "Players", "Result"]) head.append(el("th", h === "Players" ? "" : "n", h));
+  t.append(head);
+  for (const g of games) {
+    const tr = el("tr");
+    tr.append(el("td", "n", g.label && g.label !== String(g.table) ? `${g.table} (${g.label})` : g.table),
+      el("td", "", g.players.map((p) => `${p.name} (${g.division}${p.number})`).join(" v ")),
+      el("td", "n", g.result ? g.result.join("-") : ""));
+    t.append(tr);
+  }
+  return t;
+}
+
+function drawPairings() {
+  const box = $("pairings");
+  box.replaceChildren();
+  for (const r of (data["pairings.json"] || {}).rounds || []) {
+    box.append(el("h2", "", `Round ${r.round}`), pairingsTable(r, r.games));
+    for (const [div, numbers] of Object.entries(r.byes || {})) box.append(el("p", "muted", `Byes, division ${div}: ${numbers.join(", ")}`));
+  }
+}
+
+function standingsTable(d, rows) {
+  const t = el("table", "standings");
+  const head = el("tr");
+  for (const h of ["#", "Player", "W", "L", "Spread"]) head.append(el("th", h === "Player" ? "" : "n", h));
+  t.append(head);
+  for (const r of rows) {
+    const tr = el("tr");
+    tr.append(el("td", "n", r.rank), el("td", "", `${r.name} (${d.division}${r.number})`), el("td", "n", r.wins),
+      el("td", "n", r.losses), el("td", "n", spread(r.spread)));
+    t.append(tr);
+  }
+  return t;
+}
+
+function drawStandings() {
+  const divs = (data["standings.json"] || {}).divisions || [];
+  const pick = $("division");
+  const chosen = pick.value;
+  if (pick.options.length !== divs.length) {
+    pick.replaceChildren(...divs.map((d) => { const o = el("option", "", d.division); o.value = d.division; return o; }));
+  }
+  if (chosen) pick.value = chosen;
+  const d = divs.find((x) => x.division === pick.value) || divs[0];
+  const box = $("standings-table");
+  box.replaceChildren();
+  if (!d) return;
+  box.append(el("p", "muted", d.after_round ? `after round ${d.after_round}` : "before round 1"), standingsTable(d, d.rows));
+}
+
+// --- live tables: the times tick here, from remaining_ms and sent_at ------------------------------
+
+function remaining(st, p, rules) {
+  let ms = p.remaining_ms;
+  const ticking = (st.phase === "running" && st.running === p.player) || (st.phase === "late" && p.absent);
+  const sent = Date.parse(st.sent_at);
+  if (ticking && !st.frozen && !Number.isNaN(sent)) {
+    ms -= Math.max(0, viewNow() - sent);
+    if (rules && typeof rules.forfeit_overtime_ms === "number") ms = Math.max(ms, -rules.forfeit_overtime_ms);
+  }
+  return ms;
+}
+
+function turnOf(st) { return st.phase === "running" ? st.running : st.to_move; }
+
+function drawLive() {
+  const live = data["live.json"] || {};
+  const box = $("live");
+  box.replaceChildren();
+  for (const t of live.tables || []) {
+    const card = el("div", "card live-table");
+    card.dataset.table = t.table;
+    card.append(el("h3", "", `Table ${t.table}${t.label && t.label !== String(t.table) ? ` (${t.label})` : ""}`));
+    const times = el("div", "times");
+    for (const side of [1, 2]) {
+      const s = el("div", "side");
+      s.dataset.side = side;
+      s.append(el("div", "who", t.names[side - 1] || `side ${side}`), el("div", "time", ""));
+      times.append(s);
+    }
+    card.append(times);
+    card.append(el("div", "result muted", t.result ? `result ${t.result.join("-")}` : ""));
+    box.append(card);
+  }
+  tick();
+}
+
+function tick() {
+  const live = data["live.json"] || {};
+  const byTable = new Map((live.tables || []).map((t) => [String(t.table), t]));
+  for (const card of document.querySelectorAll(".live-table")) {
+    const t = byTable.get(card.dataset.table);
+    if (!t) continue;
+    const st = t.state;
+    for (const s of card.querySelectorAll(".side")) {
+      const side = Number(s.dataset.side);
+      const p = st && st.players.find((x) => x.player === side);
+      const rules = (st && Object.keys(st.rules || {}).length ? st.rules : live.rules);
+      const ms = p ? remaining(st, p, rules) : null;
+      s.querySelector(".time").textContent = ms === null ? "" : clockText(ms);
+      s.classList.toggle("turn", Boolean(st && !st.frozen && turnOf(st) === side && st.phase !== "ended"));
+      s.classList.toggle("over", ms !== null && ms < 0);
+    }
+  }
+}
+
+// --- the hall screen: each division's standings, then the pairings, a page at a time ---------------
+
+function screenPages() {
+  const rows = hall.page.screen_rows;
+  const pages = [];
+  for (const d of (data["standings.json"] || {}).divisions || []) {
+    for (let i = 0; i < Math.max(d.rows.length, 1); i += rows) {
+      pages.push(() => [el("h2", "", `Division ${d.division} standings` + (d.after_round ? `, after round ${d.after_round}` : "")),
+        standingsTable(d, d.rows.slice(i, i + rows))]);
+    }
+  }
+  for (const r of (data["pairings.json"] || {}).rounds || []) {
+    for (let i = 0; i < r.games.length; i += rows) {
+      pages.push(() => [el("h2", "", `Round ${r.round} pairings`), pairingsTable(r, r.games.slice(i, i + rows))]);
+    }
+  }
+  return pages;
+}
+
+function drawScreen() {
+  const pages = screenPages();
+  if (!pages.length) return;
+  const box = $("screen");
+  box.replaceChildren(...pages[screenStep % pages.length]());
+}
+
+function nextScreen() {
+  screenStep += 1;
+  drawScreen();
+  setTimeout(nextScreen, hall.page.cycle_s * 1000);
+}
+
+// --- the page -----------------------------------------------------------------------------------
+
+function draw() {
+  $("hall").textContent = hall.hall;
+  $("round").textContent = `round ${hall.round}`;
+  document.title = `${hall.hall}: round ${hall.round}`;
+  if (screenMode) { drawScreen(); return; }
+  drawFind();
+  drawPairings();
+  drawStandings();
+  drawLive();
+}
+
+function show(tab) {
+  for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("on", b.dataset.tab === tab);
+  for (const s of document.querySelectorAll(".tab")) s.hidden = s.id !== tab;
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  if (screenMode) {
+    document.body.classList.add("screen");
+    for (const s of document.querySelectorAll(".tab")) s.hidden = true;
+    $("screen").hidden = false;
+  }
+  for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => show(b.dataset.tab));
+  $("who").addEventListener("input", drawFind);
+  $("division").addEventListener("change", drawStandings);
+  try { $("who").value = localStorage.getItem("rackside-who") || ""; } catch (e) { /* private mode */ }
+  setInterval(tick, 1000);
+  poll();
+});

@@ -1,0 +1,303 @@
+"""The public hall's pure parts and its feed (issue 28 item 1 and item 2's static files): standings
+ranked as TSH ranks them, held to the ranks TSH itself wrote (`rrank`) for every player and round of
+two real events; what the view holds and never holds; the delay; the folder; [public]'s keys.
+The page and the listener through the real `rackside hall console`: tests/test_console_public.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from rackside.hall.console import config, public, publicserve, standings, tsh
+from rackside.hall.console.app import Console
+from support.console import cheap_hash
+
+DATA = Path(__file__).parent / "data" / "tsh"
+
+
+def real_divisions(event: str) -> list[tsh.Division]:
+    return tsh.parse_tourney_js((DATA / event / "tourney.js").read_text(encoding="utf-8"), "tourney.js")
+
+
+def tsh_ranks(d: tsh.Division, rnd: int) -> dict[int, int]:
+    return {p.number: int(p.etc["rrank"][rnd]) for p in d.players.values()
+            if rnd < len(p.etc.get("rrank", ())) and p.etc["rrank"][rnd] is not None}
+
+
+@pytest.mark.parametrize("event", ["albany-2024", "july4-2025"])
+def test_every_rank_is_the_rank_tsh_wrote_for_every_player_and_round(event):
+    """TSH writes each player's rank after every round into tourney.js (`etc.rrank`, 1-based by
+    round, TSH::Division::ComputeRanks). A player who withdrew later (`off`) was ranked while still
+    playing: TSH kept ranks for them up to the round before (their rrank's length says to when)."""
+    checked = 0
+    for d in real_divisions(event):
+        for rnd in range(1, standings.last_scored_round(d) + 2):
+            among = {p.number for p in d.players.values() if p.active or len(p.etc.get("rrank", ())) > rnd + 1}
+            ours = {r["number"]: r["rank"] for r in standings.ranked(d, rnd - 1, among=among)}
+            theirs = tsh_ranks(d, rnd)
+            assert {n: ours[n] for n in theirs if n in ours} == {n: r for n, r in theirs.items() if n in ours}, (d.name, rnd)
+            checked += len(theirs)
+    assert checked > (2000 if event == "albany-2024" else 100)
+
+
+def test_ranking_follows_tsh_wins_then_losses_then_spread_and_shares_ties():
+    # (TSH's names are two characters at least: its line pattern's `(.+?\S)`)
+    d = tsh.parse_t("Al 1500 2 0; 400 50\nBo 1600 1 3; 300 300\nCy 1400 4 2; 380 380\nDi 1300 3 0; 380 -50\n", "A")
+    rows = standings.ranked(d)
+    # Al: a win and a +50 bye; Bo: two losses; Cy: a tie and a win; Di: a tie and a -50 bye (a loss)
+    assert [(r["name"], r["rank"], r["wins"], r["losses"], r["spread"]) for r in rows] == [
+        ("Al", 1, 2, 0, 150), ("Cy", 2, 1.5, 0.5, 80), ("Di", 3, 0.5, 1.5, -50), ("Bo", 4, 0, 2, -180)]
+    tied = tsh.parse_t("Al 1500 2; 400\nBo 1600 1; 400\n", "T")  # a tie: half a win each, one shared rank
+    assert [(r["name"], r["rank"], r["wins"]) for r in standings.ranked(tied)] == [("Bo", 1, 0.5), ("Al", 1, 0.5)]
+    two = tsh.parse_t("Al 1500 2; 400\nBo 1600 1; 300\nCy 1400 4; 420\nDi 1300 3; 300\n", "S")
+    assert [r["name"] for r in standings.ranked(two)][:2] == ["Cy", "Al"]  # the same wins: more spread first
+    assert [r["name"] for r in standings.ranked(two, options={"spread_bad": 1})][:2] == ["Al", "Cy"]
+
+
+def test_a_penalty_annotation_counts_in_the_spread_as_tsh_synch():
+    d = tsh.parse_t("Al 1500 2; 400; penalty -10\nBo 1600 1; 390\n", "P")
+    assert {r["name"]: r["spread"] for r in standings.ranked(d)} == {"Al": 0, "Bo": -10}
+
+
+# --- the view: what it holds, and what never ------------------------------------------------------
+
+A_T = ("Adams, Ann   1500 2 3; 400; board 1 1; p12 1 1\n"
+       "Baker, Bob   1450 1 4; 350; board 1 2; p12 2 1\n"
+       "Cole, Cy     1400 4 1; 380; board 2 1; p12 1 2\n"
+       "Dunn, Di     1350 3 2; 300; board 2 2; p12 2 2\n")
+
+
+def a_console() -> Console:
+    c = Console("open", cheap_hash("x"))
+    c.import_tsh({"config.tsh": b"division A a.t\n", "a.t": A_T.encode()})
+    c.state.round.number = 2
+    c.apply_pairings()
+    return c
+
+
+def built(c: Console, delay_s: int = 0) -> dict:
+    return public.view(publicserve.hall_of(publicserve.gather(c, delay_s, slow=True)))
+
+
+def test_find_my_table_this_round_and_the_next_when_paired():
+    c = a_console()
+    c.state.round.number = 1
+    c.apply_pairings()
+    players = {p["name"]: p for p in built(c)["players.json"]["players"]}
+    adams = players["Adams, Ann"]
+    assert adams["now"] == {"round": 1, "table": 1, "label": "board 1", "first": True,
+                            "opponent": {"number": 2, "name": "Baker, Bob"}}
+    assert adams["next"]["round"] == 2 and adams["next"]["table"] == 1 and adams["next"]["opponent"]["number"] == 3
+    c.state.round.number = 2
+    assert built(c)["players.json"]["players"][0]["next"] is None  # round 3 is not paired
+
+
+def test_standings_are_of_the_recorded_results_too():
+    c = a_console()
+    before = {r["name"]: r["wins"] for r in built(c)["standings.json"]["divisions"][0]["rows"]}
+    assert before == {"Adams, Ann": 1, "Cole, Cy": 1, "Baker, Bob": 0, "Dunn, Di": 0}
+    t = c.state.tables[1]  # round 2, table 1: Adams v Cole, recorded from the slip
+    out = c.event.result(t, {"slip": [420, 400], "no_clock": {"reason": "no clock at this table", "penalties": [0, 0]},
+                             "confirm": True}, "TD", "2026-07-04T10:00:00+00:00", 2)
+    assert out["confirmed"]
+    view = built(c)
+    rows = view["standings.json"]["divisions"][0]
+    assert rows["after_round"] == 2 and rows["rows"][0]["name"] == "Adams, Ann" and rows["rows"][0]["wins"] == 2
+    c.state.set_seats(c.event.seating(2)[0], c.event.finals(2))  # what the result endpoint's adopt shows
+    game = next(g for g in built(c)["pairings.json"]["rounds"][0]["games"] if g["table"] == 1)
+    assert game["result"] == [420, 400]
+
+
+# What only the director may see, as values: a challenge's word and station, a command's id, who sent
+# it and why, a device's version
+PRIVATE_VALUES = {"SECRETWORD", "cmd-abc123", "clock-7f3e", "penalty-note", "TD Sam", "0.0.0-private"}
+
+
+def test_no_private_field_by_key_or_value_in_any_document():
+    """Every document built from a hall whose state holds a challenge with per-word results, a
+    command awaiting its ack, a device's status, version and health, a live penalty and overtime,
+    and a recorded result with its note and who recorded it."""
+    c = a_console()
+    hall = "open"
+    state = {"seq": 9, "game": "g1", "phase": "running", "running": 1, "to_move": 1, "sent_at": "2026-07-04T10:00:00+00:00",
+             "players": [{"player": 1, "remaining_ms": -65000, "overtime_s": 65, "penalty": 20, "forfeit": False},
+                         {"player": 2, "remaining_ms": 100000, "overtime_s": 0, "penalty": 0, "forfeit": False}],
+             "ending": None, "rules": {"game_time_ms": 1500000}, "version": "0.0.0-private"}
+    c.on_message(f"rackside/v1/{hall}/table/1/state", json.dumps(state).encode())
+    c.on_message(f"rackside/v1/{hall}/table/1/status", json.dumps({"status": "online", "version": "0.0.0-private"}).encode())
+    c.state.command_sent(1, {"id": "cmd-abc123", "cmd": "identify", "by": "TD Sam", "reason": "penalty-note"})
+    challenge = {"id": "c1", "table": 1, "verdict": "pending", "words": 1, "time": "2026-07-04T10:00:00+00:00"}
+    c.on_message(f"rackside/v1/{hall}/station/clock-7f3e/challenge", json.dumps(challenge).encode())
+    c.on_message(f"rackside/v1/{hall}/station/clock-7f3e/detail",
+                 json.dumps({"id": "c1", "words": [{"word": "SECRETWORD", "valid": False}]}).encode())
+    director = json.dumps(c.snapshot()) + json.dumps(c.state.detail(1))
+    assert "SECRETWORD" in director and "cmd-abc123" in director  # the director's snapshot has them
+    docs = built(c)
+    text = json.dumps(docs)
+    for value in PRIVATE_VALUES:
+        assert value not in text, value
+    private_keys = {"penalty", "overtime_s", "forfeit", "ending", "challenge", "word_results", "words", "command", "history",
+                    "status", "version", "health", "health_problems", "problems", "note", "by", "decision", "no_clock",
+                    "station", "stations", "feed", "csrf", "user", "thresholds", "health_thresholds", "tsh_problems"}
+
+    def keys(v):
+        if isinstance(v, dict):
+            for k, x in v.items():
+                yield k
+                yield from keys(x)
+        elif isinstance(v, list):
+            for x in v:
+                yield from keys(x)
+
+    assert set(keys(docs)) & private_keys == set()
+    live = next(t for t in docs["live.json"]["tables"] if t["table"] == 1)
+    assert live["state"]["players"][0] == {"player": 1, "remaining_ms": -65000, "absent": False}
+    assert live["state"]["running"] == 1 and live["state"]["sent_at"] == state["sent_at"]
+
+
+# --- the feed: ETags, the delay, the folder -------------------------------------------------------
+
+
+def feed_of(c: Console, tmp_path: Path | None, delay_s: int = 0) -> publicserve.Feed:
+    return publicserve.Feed(c, config.PublicConfig(folder=tmp_path, delay_s=delay_s, every_s=1))
+
+
+def test_an_unchanged_document_keeps_its_etag_and_a_changed_one_gets_a_new_one():
+    async def go():
+        c = a_console()
+        f = feed_of(c, None)
+        await f.build(0.0)
+        first = dict(f.latest)
+        await f.build(1.0)
+        assert f.latest["standings.json"] is first["standings.json"]
+        c.event.result(c.state.tables[1], {"slip": [420, 400], "no_clock": {"reason": "r", "penalties": [0, 0]},
+                                           "confirm": True}, "TD", "2026-07-04T10:00:00+00:00", 2)
+        c.public_out = f
+        c.tsh_changed()  # what the result endpoint does: the feed is told
+        await f.build(2.0)
+        assert f.latest["standings.json"].etag != first["standings.json"].etag
+        assert f.latest["players.json"] is first["players.json"]  # nobody's table changed
+        assert json.loads(f.latest["hall.json"].body)["versions"]["standings.json"] == f.latest["standings.json"].etag
+    asyncio.run(go())
+
+
+def test_live_json_built_alone_keeps_each_tables_seat():
+    """Between results only live.json is built (the seating is not worked out again): its tables
+    still say their division, TSH's table and players (a defect: they came out with none)."""
+    async def go():
+        c = a_console()
+        c.on_message("rackside/v1/open/table/1/state", json.dumps({
+            "seq": 1, "game": "g1", "phase": "running", "running": 1, "sent_at": "2026-07-04T10:00:00+00:00",
+            "players": [{"player": 1, "remaining_ms": 1000, "overtime_s": 0, "penalty": 0, "forfeit": False},
+                        {"player": 2, "remaining_ms": 1000, "overtime_s": 0, "penalty": 0, "forfeit": False}],
+            "ending": None}).encode())
+        f = feed_of(c, None)
+        await f.build(0.0)
+        await f.build(1.0)  # nothing changed but the clocks: live.json alone
+        table = json.loads(f.latest["live.json"].body)["tables"][0]
+        assert (table["label"], table["division"], table["names"]) == ("board 1", "A", ["Adams, Ann", "Cole, Cy"])
+    asyncio.run(go())
+
+
+def test_not_modified_reads_if_none_match_as_rfc_9110():
+    assert publicserve.not_modified('"a", W/"b"', '"b"') and publicserve.not_modified("*", '"x"')
+    assert not publicserve.not_modified('"a"', '"b"') and not publicserve.not_modified(None, '"b"')
+
+
+def test_the_delay_shows_the_hall_as_it_was_and_nothing_newer(tmp_path):
+    """With delay_s 600, the view of t=0 is shown from t=600 on, and the view of t=300 not before 900."""
+    async def go():
+        c = a_console()
+        f = feed_of(c, tmp_path, delay_s=600)
+        await f.build(0.0)
+        old = f.latest
+        assert f.due(599.0) is None  # nothing is old enough yet: nothing is shown
+        c.event.result(c.state.tables[1], {"slip": [420, 400], "no_clock": {"reason": "r", "penalties": [0, 0]},
+                                           "confirm": True}, "TD", "2026-07-04T10:00:00+00:00", 2)
+        f.changed()
+        await f.build(300.0)
+        assert f.due(600.0) is old  # the hall as it was at t=0, not the result recorded at t=300
+        assert f.due(899.0) is None
+        shown = f.due(900.0)
+        assert shown["standings.json"].etag != old["standings.json"].etag
+        assert json.loads(old["live.json"].body)["delay_s"] == 600
+        assert f.every_s == max(1, 600 / publicserve.MAX_DELAYED)
+    asyncio.run(go())
+
+
+def test_the_delayed_views_are_bounded():
+    async def go():
+        f = feed_of(a_console(), None, delay_s=3600)
+        for i in range(publicserve.MAX_DELAYED + 50):
+            await f.build(float(i))
+        assert len(f.delayed) == publicserve.MAX_DELAYED
+    asyncio.run(go())
+
+
+def test_the_folder_gets_every_file_whole_and_only_what_changed(tmp_path):
+    async def go():
+        c = a_console()
+        f = feed_of(c, tmp_path)
+        task = asyncio.create_task(f.run())
+        await asyncio.wait_for(f.shown.wait(), 10)  # set once the folder has the view
+        task.cancel()
+        names = sorted(p.name for p in tmp_path.iterdir())
+        assert names == sorted(public.FILES + public.PAGE_FILES)
+        assert json.loads((tmp_path / "hall.json").read_text())["hall"] == "open"
+        assert (tmp_path / "index.html").read_bytes() == (publicserve.STATIC / "public.html").read_bytes()
+        assert oct((tmp_path / "standings.json").stat().st_mode & 0o777) == "0o644"
+        mtime = (tmp_path / "standings.json").stat().st_mtime_ns
+        await f.folder.write(f.current)  # the same view again: nothing rewritten
+        assert (tmp_path / "standings.json").stat().st_mtime_ns == mtime
+    asyncio.run(go())
+
+
+# --- [public]'s keys, each checked with one clear line -----------------------------------------------
+
+BASE = '[console]\nhall = "h"\nurl = "mqtt://127.0.0.1:1883"\nusername = "d"\nmqtt_password = "p"\npassword = "{pw}"\nlisten = "127.0.0.1:8080"\n'
+
+
+@pytest.mark.parametrize("section, says", [
+    ('[public]\nlisten = "0.0.0.0:8080"\n', "[public] listen = '0.0.0.0:8080': allowed is a port other than the director's"),
+    ('[public]\nlisten = "nohost"\n', "[public] listen = 'nohost': allowed is HOST:PORT with a port from 1 to 65535"),
+    ('[public]\nfolder = "missing"\n', "[public] folder must be the path of a folder the console can write"),
+    ('[public]\nfolder = "."\ndelay_s = 3601\n', "[public] delay_s = 3601: allowed are whole seconds from 0 to 3600"),
+    ('[public]\nfolder = "."\ndelay_s = -1\n', "[public] delay_s = -1: allowed are whole seconds from 0 to 3600"),
+    ('[public]\nfolder = "."\ndelay_s = 1.5\n', "[public] delay_s = 1.5: allowed are whole seconds from 0 to 3600"),
+    ('[public]\nfolder = "."\nevery_s = 0\n', "[public] every_s = 0: allowed are whole seconds from 1 to 60"),
+    ('[public]\nfolder = "."\ndelay = 60\n', "[public] has unknown key 'delay': allowed keys are listen, folder, delay_s, every_s"),
+    ('[public]\ndelay_s = 60\n', "[public] needs listen (its own listener), folder (static files) or both"),
+])
+def test_a_bad_public_key_is_one_line_naming_it_and_what_is_allowed(tmp_path, section, says):
+    path = tmp_path / "hall.toml"
+    path.write_text(BASE.format(pw=cheap_hash("x")) + section)
+    with pytest.raises(config.ConfigError) as e:
+        config.load(path)
+    assert says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_good_public_keys(tmp_path):
+    path = tmp_path / "hall.toml"
+    (tmp_path / "www").mkdir()
+    path.write_text(BASE.format(pw=cheap_hash("x")) + '[public]\nlisten = "0.0.0.0:8081"\nfolder = "www"\ndelay_s = 900\n')
+    p = config.load(path).public
+    assert (p.listen_host, p.listen_port, p.folder, p.delay_s, p.every_s) == ("0.0.0.0", 8081, tmp_path / "www", 900, 2)
+    path.write_text(BASE.format(pw=cheap_hash("x")))
+    assert config.load(path).public is None
+
+
+def test_hall_json_names_each_documents_etag_and_an_idle_hall_changes_nothing():
+    """A page polls hall.json alone: it names the others' ETags. With no press and no result,
+    nothing changes, live.json included (its build time moves on only with a change)."""
+    async def go():
+        f = feed_of(a_console(), None)
+        await f.build(0.0)
+        first = dict(f.latest)
+        versions = json.loads(first["hall.json"].body)["versions"]
+        assert versions == {n: first[n].etag for n in public.FILES if n != "hall.json"}
+        await f.build(1.0)
+        assert {n: d.etag for n, d in f.latest.items()} == {n: d.etag for n, d in first.items()}
+    asyncio.run(go())
