@@ -8,6 +8,7 @@
     rackside hall console [--config FILE]      the director's console (docs/console.md)
     rackside hall ready [--config FILE]        is every table of the round ready? (docs/console.md)
     rackside hall demo --tables 40             a private broker, simulated tables and the console
+    rackside hall publish DEST [--watch]       copy the console's public view out with rclone (docs/publish.md)
 """
 
 from __future__ import annotations
@@ -63,10 +64,11 @@ def register(sub: Any) -> None:
     tl.add_argument("--seconds", type=float, help="exit after this many seconds")
     tl.set_defaults(func=run_tail)
 
-    from rackside.hall.director import fleet_cli
+    from rackside.hall.director import fleet_cli, publish
     from rackside.hall.console import cli as console_cli
 
     fleet_cli.register(hs)  # rackside hall devices
+    publish.register(hs)  # rackside hall publish
 
     console_cli.register(hs)  # rackside hall console, rackside hall demo, rackside hall ready
 
