@@ -268,14 +268,14 @@ def test_watch_reports_a_dead_remote_once_and_catches_up_when_it_is_back(tmp_pat
         public_view(folder, 3)  # more changes while it is down: retried, not said again
         wait(lambda: len(said("failed again")) >= 2, 60)
         webdav.start()
-        wait(lambda: said("works again"), 60)
+        wait(lambda: said("works again (after"), 60)
         wait(lambda: webdav.get("site/tables/12.json") == json.dumps({"table": 12, "round": 3}), 60)
     except TimeoutError:
         raise AssertionError(f"publish said: {w.lines()}") from None
     finally:
         w.stop()
     outage = [line for line in w.lines() if "failed again" not in line and "synced" not in line]
-    assert len(outage) == 3, outage  # the start, the failure once, the recovery once
+    assert len(outage) == 3, "\n".join(w.lines())  # the start, the failure once, the recovery once
     assert outage[1].startswith("rackside hall publish: sync to partner:site failed: rclone exited ")
     assert "connection refused" in outage[1] and outage[1].endswith("; retrying (said once until it works again)")
     assert outage[2].startswith("rackside hall publish: sync to partner:site works again (after ")

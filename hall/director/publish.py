@@ -40,8 +40,8 @@ MAX_FILES = 20_000  # a public view is a page and a JSON file per division and r
 SYNC_TIMEOUT_S = 600.0  # one rclone run; its own --timeout below ends a stalled transfer long before
 # rclone's own retries off (we retry, at --every): a failure is then one run, reported at once. A
 # dead host fails its connection in 10 s and a stalled transfer in 60 s, not rclone's 1 min / 5 min.
-RCLONE_FLAGS = ("--exclude", ".*", "--exclude", ".*/**", "--retries", "1", "--low-level-retries", "2",
-                "--contimeout", "10s", "--timeout", "60s", "--log-level", "ERROR")
+RCLONE_FLAGS = ("--retries", "1", "--low-level-retries", "2", "--contimeout", "10s", "--timeout", "60s", "--log-level", "ERROR")
+HIDDEN = ("--exclude", ".*", "--exclude", ".*/**")  # for `sync` (a `copy` names its files: never these)
 # rclone's own remote names: letters, digits, "_", "-", ".", "+", "@" and spaces, not starting with "-" or a space
 REMOTE = re.compile(r"^([\w.+@-][\w.+@ -]*):")
 LOG_STAMP = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d (?:ERROR : )?")
@@ -164,18 +164,42 @@ def snapshot(folder: Path) -> tuple | None:
 
 
 class Publisher:
+    """Copies the folder to DEST. `synced` is what the last good sync copied: a file that changed since
+    is uploaded whatever rclone's comparison says (`copy --no-check-dest`), because a host that keeps
+    no modification times (WebDAV, FTP) is compared by size alone, and a JSON file whose times tick
+    from 742113 to 741113 keeps its size. `sync` then deletes what the folder no longer holds; it
+    runs when something went or nothing was synced yet (a first sync also clears what DEST held)."""
+
     def __init__(self, rclone: str, folder: Path, dest: str) -> None:
+        self.rclone = rclone
         self.folder = folder
         self.dest = dest
-        self.command = [rclone, "sync", str(folder), dest, *RCLONE_FLAGS]
+        self.synced: dict[str, tuple[int, int]] | None = None  # path -> (size, mtime) at the last good sync
         self.stop = threading.Event()
         self.proc: subprocess.Popen | None = None
 
-    def sync(self) -> str | None:
-        """One `rclone sync`: None when it worked, else why not (one line)."""
+    def sync(self, snap: tuple) -> str | None:
+        """Bring DEST to `snap` (a snapshot taken just before): None when it worked, else why not (one line)."""
+        now = {path: (size, mtime) for path, size, mtime in snap}
+        before = self.synced or {}
+        changed = [path for path, seen in now.items() if before.get(path) != seen]
+        if changed:
+            reason = self._rclone("copy", "--no-check-dest", "--files-from-raw", "-", stdin="\n".join(changed) + "\n")
+            if reason is not None:
+                return reason
+        if self.synced is None or set(before) - set(now):
+            reason = self._rclone("sync", *HIDDEN)
+            if reason is not None:
+                return reason
+        self.synced = now
+        return None
+
+    def _rclone(self, verb: str, *flags: str, stdin: str | None = None) -> str | None:
+        command = [self.rclone, verb, str(self.folder), self.dest, *RCLONE_FLAGS, *flags]
         try:
-            self.proc = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            _, err = self.proc.communicate(timeout=SYNC_TIMEOUT_S)
+            self.proc = subprocess.Popen(command, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            _, err = self.proc.communicate(stdin, timeout=SYNC_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.communicate()
@@ -185,16 +209,13 @@ class Publisher:
         finally:
             code = self.proc.returncode if self.proc is not None else None
             self.proc = None
-        if code == 0:
-            return None
-        if self.stop.is_set():
-            return None  # ended by our own SIGTERM: not a failure of the destination
+        if code == 0 or self.stop.is_set():  # ended by our own SIGTERM: not a failure of the destination
+            return None if code == 0 else "stopped"
         return f"rclone exited {code}: {last_line(err) or 'no message'}"
 
     def watch(self, every: float, verbose: bool = False) -> int:
         outage = Outage(_Say(verbose), self.dest, failed_msg="sync to %(what)s failed: %(reason)s; retrying (said once until it works again)",
                         recovered_msg="sync to %(what)s works again (after %(failures)d failed attempt(s): %(reason)s)")
-        synced = None  # the snapshot last copied
         last = None  # monotonic time of the last attempt
         waiting_said = False
         while not self.stop.is_set():
@@ -204,20 +225,22 @@ class Publisher:
                 if not waiting_said:
                     say(f"waiting for {self.folder / INDEX} (the console writes the public view there)")
                     waiting_said = True
-            elif (snap != synced or outage.active) and (last is None or now - last >= every):
+            elif (self.synced is None or snap != self.synced_snapshot() or outage.active) and (last is None or now - last >= every):
                 waiting_said = False
                 last = now
-                reason = self.sync()
+                reason = self.sync(snap)
                 if self.stop.is_set():
                     break
                 if reason is None:
-                    synced = snap
                     if not outage.recovered() and verbose:
                         say(f"synced {len(snap)} file(s) to {self.dest}")
                 else:
                     outage.failed(reason)
             self.stop.wait(POLL_S)  # a change waiting for --every is taken up within POLL_S of its time
         return 0
+
+    def synced_snapshot(self) -> tuple:
+        return tuple(sorted((path, size, mtime) for path, (size, mtime) in (self.synced or {}).items()))
 
     def end(self) -> None:
         self.stop.set()
@@ -239,10 +262,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     publisher = Publisher(rclone, folder, args.dest)
     if not args.watch:
-        if snapshot(folder) is None:
+        snap = snapshot(folder)
+        if snap is None:
             say(f"--from {folder}: no {INDEX} there, so nothing to publish (the console writes the public view there)")
             return 1
-        reason = publisher.sync()
+        reason = publisher.sync(snap)
         if reason is not None:
             say(f"sync to {args.dest} failed: {reason}")
             return 1
