@@ -171,6 +171,7 @@ def test_a_change_that_keeps_the_size_reaches_a_remote_that_keeps_no_modificatio
     (["nosuch:bucket/path"], "DEST 'nosuch:bucket/path': rclone has no remote 'nosuch' (configured: none); set it up with `rclone config`, or give a local folder"),
     (["{folder}/inside"], "DEST '{folder}/inside': inside --from {folder} or holding it (allowed is a folder apart from it)"),
     (["{tmp}/site", "--watch", "--every", "0.2"], "--every 0.2: allowed are 1 to 3600 seconds"),
+    (["--", "--delete-excluded"], "DEST '--delete-excluded': allowed are an rclone remote (\"remote:bucket/path\") or a local folder"),
     (["{tmp}/file.txt"], "DEST '{tmp}/file.txt': not a folder (allowed is a folder, made if missing, or an rclone remote)"),
 ])
 def test_a_dest_or_setting_that_cannot_work_is_one_line_and_exit_2(tmp_path, args, line):
@@ -179,7 +180,7 @@ def test_a_dest_or_setting_that_cannot_work_is_one_line_and_exit_2(tmp_path, arg
     (tmp_path / "file.txt").write_text("x")
     env = dict(os.environ, RCLONE_CONFIG=str(tmp_path / "rclone.conf"))
     fill = {"folder": folder, "tmp": tmp_path}
-    r = run(*[a.format(**fill) for a in args], "--from", str(folder), env=env)
+    r = run("--from", str(folder), *[a.format(**fill) for a in args], env=env)
     assert (r.returncode, r.stderr, r.stdout) == (2, f"rackside hall publish: {line.format(**fill)}\n", "")
 
 

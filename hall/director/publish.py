@@ -102,7 +102,7 @@ def check(dest: str, folder: Path, every: float, rclone: str) -> None:
     is not checked here: that is an outage, retried."""
     if not MIN_EVERY_S <= every <= MAX_EVERY_S:
         raise PublishError(f"--every {every:g}: allowed are {MIN_EVERY_S:g} to {MAX_EVERY_S:g} seconds")
-    if not dest.strip() or "\n" in dest or "\0" in dest:
+    if not dest.strip() or dest.startswith("-") or "\n" in dest or "\0" in dest:  # "-...": rclone would take it for a flag
         raise PublishError(f"DEST {dest!r}: allowed are an rclone remote (\"remote:bucket/path\") or a local folder")
     if folder.exists() and not folder.is_dir():
         raise PublishError(f"--from {folder}: not a folder (allowed is the folder the console writes its public view to)")
@@ -149,7 +149,7 @@ def snapshot(folder: Path) -> tuple | None:
         for d, dirs, files in os.walk(folder):
             dirs[:] = [x for x in dirs if not x.startswith(".")]
             for f in files:
-                if f.startswith("."):
+                if f.startswith(".") or "\n" in f or "\r" in f:  # a line each in rclone's --files-from-raw
                     continue
                 try:
                     st = os.stat(os.path.join(d, f))
@@ -195,7 +195,8 @@ class Publisher:
         return None
 
     def _rclone(self, verb: str, *flags: str, stdin: str | None = None) -> str | None:
-        command = [self.rclone, verb, str(self.folder), self.dest, *RCLONE_FLAGS, *flags]
+        # The folder absolute: "a:b" would be a remote to rclone, "/x/a:b" is a path.
+        command = [self.rclone, verb, str(self.folder.absolute()), self.dest, *RCLONE_FLAGS, *flags]
         try:
             self.proc = subprocess.Popen(command, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
