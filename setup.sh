@@ -63,7 +63,7 @@ if [ -r /proc/device-tree/model ]; then
 fi
 case "$pi_model" in Raspberry\ Pi*) on_pi=1 ;; *) on_pi=0 ;; esac
 
-# --- Mosquitto for the hall; and what the tests start for real (--dev): Chromium, Xvfb -----------
+# --- Mosquitto for the hall; and what the tests start for real (--dev): Chromium, Xvfb, rclone ---
 # Debian's packages, as python3-venv above: the hall tests run a real broker, the console's tests a
 # real browser (Playwright drives /usr/bin/chromium; it never downloads a browser of its own).
 # Off a Pi (a director's laptop), the plain install brings Mosquitto too, so `rackside hall demo`
@@ -76,6 +76,8 @@ fi
 if [ "$dev" = 1 ]; then
     [ -x /usr/bin/chromium ] || missing+=(chromium)
     command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb)
+    # `rackside hall publish` syncs the public view through rclone; its tests sync for real.
+    command -v rclone >/dev/null 2>&1 || missing+=(rclone)
 fi
 if [ "${#missing[@]}" -gt 0 ]; then
     apt_install "${missing[@]}" \

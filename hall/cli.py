@@ -1,6 +1,6 @@
 """`rackside hall`: provision a hall, run its broker, watch its traffic.
 
-    rackside hall provision --hall NAME --out DIR [--tables 1-60] [--stations 3] [--no-tls]
+    rackside hall provision --hall NAME --out DIR [--tables 1-60] [--stations 3] [--no-tls] [--bridge FILE]
     rackside hall broker --config DIR
     rackside hall station [--config station.toml]
     rackside hall tail --credentials DIR/credentials/director.toml [--url mqtt://HOST:PORT]
@@ -8,6 +8,7 @@
     rackside hall console [--config FILE]      the director's console (docs/console.md)
     rackside hall ready [--config FILE]        is every table of the round ready? (docs/console.md)
     rackside hall demo --tables 40             a private broker, simulated tables and the console
+    rackside hall publish DEST [--watch]       copy the console's public view out with rclone (docs/publish.md)
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def register(sub: Any) -> None:
     pr.add_argument("--data", type=Path, metavar="DIR", help="the broker's persistence folder (default DIR/data)")
     pr.add_argument("--url", help='the URL written into every credentials file (default: none, so [hall] url or "auto")')
     pr.add_argument("--run-as", metavar="USER", help="the account Mosquitto drops to when started as root")
+    pr.add_argument("--bridge", type=Path, metavar="FILE", help="bridge the public topics (tables' states, results, "
+                    "statuses) out to a trusted partner's broker over TLS, as this TOML file says (docs/publish.md)")
     pr.set_defaults(func=run_provision)
 
     br = hs.add_parser("broker", help="run Mosquitto with a provisioned hall's config and advertise it by mDNS")
@@ -63,10 +66,11 @@ def register(sub: Any) -> None:
     tl.add_argument("--seconds", type=float, help="exit after this many seconds")
     tl.set_defaults(func=run_tail)
 
-    from rackside.hall.director import fleet_cli
+    from rackside.hall.director import fleet_cli, publish
     from rackside.hall.console import cli as console_cli
 
     fleet_cli.register(hs)  # rackside hall devices
+    publish.register(hs)  # rackside hall publish
 
     console_cli.register(hs)  # rackside hall console, rackside hall demo, rackside hall ready
 
@@ -88,9 +92,15 @@ def run_provision(args: argparse.Namespace) -> int:
                 parse_url(args.url, "--url")
             except HallConfigError as e:
                 raise ValueError(str(e)) from None
+        bridge = None
+        if args.bridge is not None:
+            from rackside.hall.director import bridge as partner
+            from rackside.hall.wire.topics import check_name
+
+            bridge = partner.load(args.bridge, check_name("--hall", args.hall))
         prov.provision(args.out, args.hall, tables, args.stations, port=args.port, bind=args.bind,
                        tls=args.tls, data_dir=args.data, run_as=args.run_as, url=args.url, names=args.host,
-                       tls_port=args.tls_port)
+                       tls_port=args.tls_port, bridge=bridge)
     except (ValueError, tlsfiles.TlsError, SigningError) as e:
         print(f"rackside hall provision: {e}", file=sys.stderr)
         return 2
@@ -106,6 +116,8 @@ def run_provision(args: argparse.Namespace) -> int:
     print(f"  join file:     {out / 'join.toml'} (the same on every device: docs/fleet.md)")
     print(f"  credentials:   {out / 'credentials'}/ (the director's; owner-only)")
     print(f"  update key:    {out / 'update-signing.key'} (owner-only: `rackside bundle --sign-key` signs with it)")
+    if bridge is not None:
+        print(f"  bridge:        the public topics out to {bridge.host}:{bridge.port} over TLS (mosquitto.conf is owner-only: it holds that login)")
     if args.tls:
         print(f"  TLS: the hall's CA and the broker's certificate in {out / 'tls'}/ (devices pin ca.crt from the join file)")
     else:

@@ -95,6 +95,11 @@ def exports_dir() -> Path:
     return state_dir() / "exports"
 
 
+def public_dir() -> Path:
+    """The console's published public view (static JSON and its page), which `rackside hall publish` copies out."""
+    return state_dir() / "public"
+
+
 def outbox() -> Path:
     """The hall publisher's store-and-forward queue (SQLite)."""
     return state_dir() / "hall-outbox.sqlite"
@@ -114,4 +119,5 @@ def all_paths() -> dict[str, Path]:
         "station settings": station_settings(),
         "exports": exports_dir(),
         "hall outbox": outbox(),
+        "public view": public_dir(),
     }

@@ -38,7 +38,8 @@ def conf_settings(conf: Path) -> tuple[int | None, bool, str | None]:
 
 
 DEFAULT_DROP_USER = "mosquitto"  # whom Mosquitto started as root becomes, without a `user` line
-FILE_KEYS = ("plugin_opt_config_file", "cafile", "certfile", "keyfile", "password_file", "acl_file")
+FILE_KEYS = ("plugin_opt_config_file", "cafile", "certfile", "keyfile", "password_file", "acl_file",
+             "bridge_cafile", "bridge_certfile", "bridge_keyfile")
 
 
 def _may(st: os.stat_result, uid: int, gids: set[int], bits: tuple[int, int, int]) -> bool:

@@ -17,6 +17,9 @@ writes
                                   `rackside bundle --sign-key` signs with it; kept when re-provisioning
     DIR/credentials/director.toml and, with --tables/--stations, table-3.toml, station-1.toml: owner-only
 
+With `--bridge FILE`, mosquitto.conf also bridges the public topics out to a trusted partner's
+broker over TLS (hall.director.bridge); it is then owner-only like the rest (it holds that login).
+
 Passwords are hashed here as Mosquitto hashes them (`$7$`: 101 iterations of PBKDF2-HMAC-SHA512, a
 12-byte salt, a 64-byte hash; mosquitto's password_mosq.c), so no password ever goes on a command
 line (visible in `ps`) and the machine that provisions needs no broker package.
@@ -38,6 +41,7 @@ from pathlib import Path
 from rackside import signing
 from rackside.atomic import write_atomic
 from rackside.hall.director import dynsec, tlsfiles
+from rackside.hall.director.bridge import Bridge, conf_lines as bridge_lines
 from rackside.hall.wire import topics
 
 PBKDF2_ITERATIONS = 101  # what mosquitto_passwd 2.0 writes (PW_DEFAULT_ITERATIONS)
@@ -101,6 +105,7 @@ def mosquitto_conf(
     data_dir: Path,
     run_as: str | None,
     tls_port: int = TLS_PORT,
+    bridge: Bridge | None = None,
 ) -> str:
     where = f" {bind}" if bind else ""
     lines = [
@@ -153,6 +158,8 @@ def mosquitto_conf(
     else:
         lines += ["# No TLS (provisioned with --no-tls): every password crosses the network in clear.",
                   f"listener {port}{where}", ""]
+    if bridge is not None:  # after the listeners: a bridge's settings end the file (mosquitto.conf(5))
+        lines += bridge_lines(bridge, hall)
     return "\n".join(lines)
 
 
@@ -201,13 +208,15 @@ def provision(
     url: str | None = None,
     tls_port: int = TLS_PORT,
     names: list[str] | None = None,
+    bridge: Bridge | None = None,
 ) -> dict[str, Device]:
     """Write a hall's broker files, join file and credentials into `out`; returns the devices by user
     name (the director, `join`, and the tables and stations made up front). Passwords and the join
     secret are new random ones each time; re-provisioning keeps every device the director enrolled
     (its client and role in the old dynamic-security.json, unless that table or station is made up
     front now), so the hall's clocks go on logging in with their own logins. `names`: the host names and addresses the certificate is for (default: this
-    machine's, hall.director.tlsfiles.default_names, plus `bind`)."""
+    machine's, hall.director.tlsfiles.default_names, plus `bind`). `bridge`: the public topics out to
+    a trusted partner's broker (hall.director.bridge.load reads and checks its file)."""
     from rackside.hall.wire import join
 
     topics.check_name("hall", hall)
@@ -241,7 +250,7 @@ def provision(
                                    {d.user: hash_password(d.password) for d in devices}, keep=keep)
     write_atomic(out / DYNSEC_FILE, json.dumps(config, indent=1) + "\n")
     write_atomic(out / "mosquitto.conf", mosquitto_conf(out, hall=hall, port=port, bind=bind, tls=tls, data_dir=data_dir,
-                                                        run_as=run_as, tls_port=tls_port))
+                                                        run_as=run_as, tls_port=tls_port, bridge=bridge))
     for d in [director, *devices]:
         write_atomic(out / "credentials" / f"{d.user}.toml", credentials_text(hall, d, url, tls, out))
     join_url = url or "auto"

@@ -22,6 +22,10 @@ ROOT = "rackside/v1"
 TABLE_TOPICS = ("status", "state", "event", "result", "cmd", "ack")
 TABLE_WRITES = ("status", "state", "event", "result", "ack")  # what a table's clock publishes (its ACL)
 STATION_TOPICS = ("status", "challenge", "detail")
+# What may leave the hall for a trusted partner's broker (a bridge, hall.director.bridge; docs/publish.md):
+# each table's state, result and status. Never a command or ack, an event (every journal input, the
+# director's own among them), a station's challenge or per-word detail, nor enrolment.
+PUBLIC_TABLE_TOPICS = ("state", "result", "status")
 DIRECTOR = "director"
 
 # A hall or station name is one topic level: no "/", "+", "#", no spaces, nothing a shell or an
