@@ -13,6 +13,7 @@ from rackside.firmware.journal import input_to_dict
 from rackside.firmware.messages import NOTES
 
 JOURNAL_NOTES = ("source", *NOTES)  # what a journal line carries beside its input, published with it
+SLIP_NOTE = "slip"  # beside the signature that made a result slip final: the slip's record (firmware.slip_session)
 STATE_RULES = ("game_time_ms", "penalty_per_minute", "forfeit_overtime_ms", "lateness_forfeit_margin")
 
 
@@ -81,9 +82,23 @@ def event_payload(line: dict, game: str, seq: int, wall_ns: int | None) -> bytes
 
 
 def applied_event(entry: Any, wall_ns: int) -> bytes:
-    """An input as the runner told it (`firmware.outputs.Applied`): what the journal line holds."""
+    """An input as the runner told it (`firmware.outputs.Applied`): what the journal line holds
+    (a final slip's record goes as its own event, `slip_payload`)."""
     extra = {"source": entry.source} if entry.source else {}
-    return event_payload({**input_to_dict(entry.input), **extra, **entry.notes}, entry.game, entry.seq, wall_ns)
+    notes = {k: v for k, v in entry.notes.items() if k != SLIP_NOTE}
+    return event_payload({**input_to_dict(entry.input), **extra, **notes}, entry.game, entry.seq, wall_ns)
+
+
+def slip_payload(record: dict, game: str, seq: int, wall_ns: int | None) -> bytes:
+    """A signed result slip (hall.wire.messages.SLIP): `record` as journalled beside the signature
+    that made it final (its `seq`): scores, penalties, final, numbers, ending, forfeits, recounted."""
+    return dumps({"kind": "slip", "game": game, "seq": seq, **record, "at": iso(wall_ns) if wall_ns else None})
+
+
+def journal_slip(jl: Any, game: str) -> bytes | None:
+    """The slip event a journal line holds (the final signature's), else None."""
+    record = (jl.data or {}).get(SLIP_NOTE)
+    return slip_payload(record, game, jl.seq, None) if isinstance(record, dict) and jl.seq is not None else None
 
 
 def journal_event(jl: Any, game: str) -> bytes:
