@@ -39,6 +39,7 @@ from typing import Union
 
 from rackside.firmware.clock import OVERTIME_FORFEIT_POINTS, Ending, Phase, View
 from rackside.firmware.messages import KEYPAD_KEYS
+from rackside.firmware.render import BLINK_NS, SLOT_NS, penalty_text  # the displays' grid: frames change together
 from rackside.hall.wire.messages import SCORE_BOUND
 
 RECOUNT_MARGIN = 20  # 5.5.1: a final margin of this many points or less may be recounted
@@ -242,8 +243,6 @@ def run(s: Slip, inputs) -> Slip:
 
 # --- What the displays show --------------------------------------------------------------------
 
-SLOT_NS = 1_000_000_000  # each frame of a cycle shows for a second, on the monotonic grid (as render's)
-BLINK_NS = 500_000_000
 EMPTY = "----"  # a score not typed yet, on the display it goes to
 RECOUNT = "rCnt"
 FINAL = "FInL"
@@ -256,10 +255,6 @@ OUTCOME_TEXTS = {"recorded": "rEC", "held": "HELd", "refused": "rEF"}
 
 def score_text(v: int | None) -> str:
     return EMPTY if v is None else f"{v:>4}"
-
-
-def penalty_text(points: int) -> str:
-    return f"P{points:>3}" if points < 1000 else "P---"
 
 
 def texts(s: Slip, t_ns: int) -> tuple[str, str] | None:
