@@ -25,7 +25,9 @@ guarded). A display is told its text only when the text changes.
 Two collaborators the runner owns hold the rest: the director's menu (`firmware.menu_session`:
 open, press, what the displays show; a press comes back as the clock's inputs, applied here like
 a button's) and the requests from off the table (`firmware.requests`: `REQUESTS`, each request's
-check, its answer, and what a request shows on the displays: identify, notice).
+check, its answer, and what a request shows on the displays: identify, notice). A third, the
+result slip after the game's end (`firmware.slip_session`), takes the keypad's keys and, while it
+waits for signatures, the players' presses; a clock without a keypad never reaches it.
 """
 
 from __future__ import annotations

@@ -235,3 +235,14 @@ def test_a_game_ended_with_nothing_typed_starts_a_new_game_after_a_power_cut_as_
         assert back.view().phase is Phase.SETUP and back.runner.slip_session.slip is None
     finally:
         back.close()
+
+
+def test_both_players_signing_together_are_two_signatures_not_the_menu(rig, keypad):
+    """Both buttons down together and let go: two signatures (only holding both 3 s opens the menu)."""
+    end_a_game(rig)
+    keypad.type("412#350#")
+    rig.down("left").pump()
+    rig.after_ms(30).down("right").pump()
+    rig.after_ms(80).up("left").up("right").pump()
+    rig.advance_ms(500)
+    assert slip(rig).step is Step.FINAL and rig.runner.menu is None
