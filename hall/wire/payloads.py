@@ -11,6 +11,8 @@ from typing import Any
 from rackside.firmware.clock import Rules, View
 from rackside.firmware.journal import input_to_dict
 from rackside.firmware.messages import NOTES
+from rackside.hall.wire.messages import SLIP
+from rackside.hall.wire.schema import Invalid
 
 JOURNAL_NOTES = ("source", *NOTES)  # what a journal line carries beside its input, published with it
 SLIP_NOTE = "slip"  # beside the signature that made a result slip final: the slip's record (firmware.slip_session)
@@ -96,9 +98,17 @@ def slip_payload(record: dict, game: str, seq: int, wall_ns: int | None) -> byte
 
 
 def journal_slip(jl: Any, game: str) -> bytes | None:
-    """The slip event a journal line holds (the final signature's), else None."""
+    """The slip event a journal line holds (the final signature's), else None (also for a damaged
+    record: what is published from a file is checked by the schema every reader checks it with)."""
     record = (jl.data or {}).get(SLIP_NOTE)
-    return slip_payload(record, game, jl.seq, None) if isinstance(record, dict) and jl.seq is not None else None
+    if not isinstance(record, dict) or jl.seq is None:
+        return None
+    payload = slip_payload(record, game, jl.seq, None)
+    try:
+        SLIP.check(json.loads(payload))
+    except Invalid:
+        return None
+    return payload
 
 
 def journal_event(jl: Any, game: str) -> bytes:
