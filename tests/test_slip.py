@@ -223,3 +223,22 @@ def test_any_inputs_keep_the_slips_rules(overtime, inputs):
             if shown is not None:
                 for text in shown:
                     encode(text)  # raises for a glyph seven segments cannot draw
+
+
+def test_an_ended_game_with_an_open_slip_is_resumed_after_a_restart():
+    """firmware.restore: an ended game starts a new journal, unless its slip was begun and the console
+    has not answered it (a power cut mid-typing or mid-signing comes back to the same step)."""
+    from types import SimpleNamespace
+
+    from rackside.firmware import restore
+
+    c = run([Press(0, 1), End(NS_PER_S)])
+    fold = SimpleNamespace(applied=2, states=0, lines_read=2, clock=c)
+    kind = lambda open_: restore.start_kind(fold, journal_rules=Rules(), configured_rules=Rules(),  # noqa: E731
+                                           chosen_by_director=False, torn=False, slip_open=open_)
+    assert kind(False) is restore.Start.NEW and kind(True) is restore.Start.RESUME
+    s = slips.begin(view(c, c.since_ns))
+    assert not slips.slip_open(None) and not slips.slip_open(s)  # nothing typed: a new game, as before
+    assert slips.slip_open(keys(s, "4"))
+    final = slips.apply(slips.apply(keys(s, "412#350#"), SlipSign(50, 1)), SlipSign(51, 2))
+    assert slips.slip_open(final) and not slips.slip_open(slips.apply(final, SlipOutcome(52, "recorded")))

@@ -246,3 +246,24 @@ def test_both_players_signing_together_are_two_signatures_not_the_menu(rig, keyp
     rig.after_ms(80).up("left").up("right").pump()
     rig.advance_ms(500)
     assert slip(rig).step is Step.FINAL and rig.runner.menu is None
+
+
+def test_an_overtime_forfeits_slip_costs_the_forfeiter_100_5_3_3(monkeypatch, tmp_path):
+    from rackside.firmware.clock import Rules
+
+    rig = Rig(monkeypatch, tmp_path / "state", rules=Rules(game_time_ms=60_000, forfeit_overtime_ms=60_000))
+    keypad = KeypadRig(rig)
+    try:
+        rig.after_ms(10)
+        rig.tap("left")  # player 2's time runs (2.2) past the minute's game time and the minute's forfeit line
+        rig.advance_ms(121_000)
+        assert rig.view().ending.value == "overtime forfeit"
+        keypad.type("300#450#")
+        rig.tap("left")
+        rig.tap("right")
+        record = inputs(rig, "slip_sign")[-1]["slip"]
+        assert record["forfeits"] == [2] and record["penalties"] == [0, 10] and record["final"] == [300, 350]
+        assert record["ending"] == "overtime forfeit"
+    finally:
+        keypad.close()
+        rig.close()
