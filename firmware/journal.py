@@ -49,6 +49,8 @@ from rackside.firmware.clock import (
     apply,
     view,
 )
+from rackside.firmware.slip import SlipKey, SlipOutcome, SlipSign
+from rackside.firmware import slip as slips
 
 JOURNAL_VERSION = 1
 HEADER_KEY = "rackside_clock_journal"
@@ -77,6 +79,11 @@ _INPUTS: dict[str, tuple[type, tuple[str, ...]]] = {
     "forfeit": (Forfeit, ("player",)),
     "resume": (Resume, ("at_ns",)),
     "takeover": (Takeover, ("player",)),
+    # the signed result slip's inputs after the game's end (firmware.slip; the clock core leaves an
+    # ended clock as it is, the slip folds them: firmware.replay.fold_slip)
+    "slip_key": (SlipKey, ("key",)),
+    "slip_sign": (SlipSign, ("player",)),
+    "slip_outcome": (SlipOutcome, ("outcome", "why")),
 }
 _NAMES = {cls: name for name, (cls, _) in _INPUTS.items()}
 INPUT_NAMES = tuple(_INPUTS)
@@ -115,9 +122,21 @@ def _field(d: dict, name: str, key: str) -> Any:
         ):
             raise JournalError(f"{name!r} input: players must be a list of 1 and/or 2, got {value!r}")
         value = tuple(value)
+    elif key in _SLIP_FIELDS:
+        try:  # the slip core's own check, on an input holding just this field
+            slips.check(_SLIP_FIELDS[key](value))
+        except slips.SlipInputError as e:
+            raise JournalError(f"{name!r} input: {e}") from None
     elif not _is_int(value):
         raise JournalError(f"{name!r} input: {key} must be an integer, got {value!r}")
     return value
+
+
+_SLIP_FIELDS = {  # a text field of a slip input -> an input holding it, for slips.check
+    "key": lambda v: SlipKey(0, v),
+    "outcome": lambda v: SlipOutcome(0, v),
+    "why": lambda v: SlipOutcome(0, slips.OUTCOMES[0], v),
+}
 
 
 def input_from_dict(d: Any) -> Input:

@@ -72,7 +72,8 @@ from rackside.firmware.journal import (
     state_to_dict,
 )
 from rackside.firmware.journal_writer import JournalWriter
-from rackside.firmware.replay import fold
+from rackside.firmware.replay import fold, fold_slip
+from rackside.firmware.slip import Slip, slip_open
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +127,7 @@ class GameStore:
         self.config = config
         self.boot_id = boot_id if boot_id is not None else read_boot_id()
         self.restore_info: RestoreInfo | None = None
+        self.slip: Slip | None = None  # a restored ended game's result slip (firmware.slip), for the runner
         self._writer: JournalWriter | None = None
         self._lock_fd = -1
         self._mutex = threading.Lock()
@@ -380,6 +382,7 @@ class GameStore:
             old.close()
         self.rules = rules
         self.restore_info = None
+        self.slip = None
         self._last_checkpoint = None
         self._seq, self._journal_clock, self._lost = 0, new_clock(rules), []
         try:
@@ -423,7 +426,8 @@ class GameStore:
         for number, problem in result.problems:
             log.warning("%s:%d: %s", path, number, problem)
         kind = restore.start_kind(result, journal_rules=journal.rules, configured_rules=self._configured_rules,
-                                  chosen_by_director=journal.header.get("source") == "new_game", torn=journal.torn)
+                                  chosen_by_director=journal.header.get("source") == "new_game", torn=journal.torn,
+                                  slip_open=self._slip_open(journal, result.clock))
         if kind is restore.Start.REUSE:
             self._writer = JournalWriter(path, self.disk)  # nothing happened in it yet: keep using it
             self.rules = journal.rules
@@ -435,6 +439,12 @@ class GameStore:
             log.warning("restoring %s under the rules it was started with, not the configured ones", path)
         segment = restore.segment_boot(journal.header.get("boot_id"), result.last_resume_data)
         return self._resume(journal, result, checkpoint, segment, now_ns)
+
+    def _slip_open(self, journal, clock: Clock) -> bool:
+        """Fold an ended game's result slip (firmware.slip) into `self.slip`; whether it is still
+        open (begun, and not yet answered by the console): then the ended game is resumed."""
+        self.slip = fold_slip(journal, clock)
+        return slip_open(self.slip)
 
     @staticmethod
     def _written_by_us(cp: Checkpoint | None, journal) -> bool:
@@ -462,7 +472,8 @@ class GameStore:
         for number, problem in result.problems:
             log.warning("%s:%d: %s", journal.path, number, problem)
         kind = restore.start_kind(result, journal_rules=journal.rules, configured_rules=self._configured_rules,
-                                  chosen_by_director=False, torn=journal.torn, from_checkpoint_position=True)
+                                  chosen_by_director=False, torn=journal.torn, from_checkpoint_position=True,
+                                  slip_open=self._slip_open(journal, result.clock))
         if kind is restore.Start.NEW:
             return None
         # a checkpoint is written on the boot of the stretch it is in

@@ -37,6 +37,7 @@ from rackside.firmware.clock import (
     settle,
     view,
 )
+from rackside.firmware import slip as slips
 from rackside.firmware.journal import Journal, JournalError, Line, StateRecord, read_journal
 from rackside.firmware.rules_table import mmss
 
@@ -212,6 +213,28 @@ def _take_state(result: Replayed, line: Line, state: StateRecord, report) -> Non
     result.states += 1
 
 
+def fold_slip(journal: Journal, clock: Clock) -> slips.Slip | None:
+    """The signed result slip of a game that ended (`clock`, its fold): begun from the clock's own
+    result and given the journal's slip inputs in order (firmware.slip), else None (not ended, or
+    an end with no slip). A second pass over the journal, made only for an ended game; it does not
+    fold the clock (after the end nothing changes it), so a slip line the fold refused (one dated
+    before the end: damage, the runner never writes one) counts here too. A repeated seq is skipped."""
+    if clock.phase is not Phase.ENDED or clock.since_ns is None:
+        return None
+    s = slips.begin(view(clock, clock.since_ns))
+    if s is None:
+        return None
+    last_seq = 0
+    for line in journal.iter_lines():
+        if line.seq is not None:
+            if line.seq <= last_seq:
+                continue
+            last_seq = line.seq
+        if isinstance(line.event, slips.INPUT_TYPES):
+            s = slips.apply(s, line.event)  # the journal's reader checked each field (never raises)
+    return s
+
+
 def final_view(result: Replayed) -> View:
     """The clock as it stood at the last usable input."""
     c = result.clock
@@ -242,6 +265,8 @@ def _describe(event: Input | StateRecord) -> str:
         return "resume (restored)"
     if isinstance(event, Takeover):
         return f"takeover: neutralised, player {event.player} to move"
+    if isinstance(event, slips.INPUT_TYPES):
+        return slips.describe(event)
     return type(event).__name__.lower()
 
 
@@ -325,7 +350,17 @@ def summary_json(result: Replayed) -> dict:
         "state_lines": result.states,
         "journal": str(result.journal.path),
         "config": {k: v for k, v in result.journal.header.get("config", {}).items()},
+        "slip": slip_json(fold_slip(result.journal, result.clock)),
     }
+
+
+def slip_json(s: slips.Slip | None) -> dict | None:
+    """The slip as `--json` shows it (None: no slip begun)."""
+    if s is None or s.step is slips.Step.UNTYPED:
+        return None
+    return {"step": s.step.value, "scores": list(s.scores), "penalties": list(s.charged),
+            "final": None if s.final is None else list(s.final), "signed": list(s.signed),
+            "recounted": s.recounted, "outcome": s.outcome, "why": s.why}
 
 
 def _rules_text(journal: Journal) -> str:
@@ -358,8 +393,17 @@ def run(args: argparse.Namespace, *, stdout=None, stderr=None) -> int:
         print(f"rackside clock replay: {path}: line 1: bad header: {e}", file=err)
         return EXIT_UNREADABLE
 
+    slip = [None]  # the signed result slip, folded as its inputs are printed (firmware.slip)
+
     def print_step(line: Line, event: Input, c: Clock) -> None:
-        print(format_step(line, event, c), file=out)
+        text = format_step(line, event, c)
+        if isinstance(event, slips.INPUT_TYPES):
+            if slip[0] is None:
+                slip[0] = slips.begin(view(c, c.since_ns))
+            if slip[0] is not None:
+                slip[0] = slips.apply(slip[0], event)
+                text += "  " + slips.summary(slip[0])
+        print(text, file=out)
 
     if not args.json:
         print(f"{path}: {_rules_text(journal)}", file=out)
@@ -383,6 +427,9 @@ def run(args: argparse.Namespace, *, stdout=None, stderr=None) -> int:
         for p in v.players
     )
     print(f"final: {finals}", file=out)
+    signed = fold_slip(journal, result.clock)
+    if signed is not None and signed.step is not slips.Step.UNTYPED:
+        print(f"result slip: {slips.summary(signed)}", file=out)
     print(
         f"{verdict}. {result.applied} inputs applied, {result.problem_count} problems, {result.resumes} restores"
         + (f", inputs {_lost_text(result.lost)} not journalled (state lines taken: {result.states})." if result.lost else "."),

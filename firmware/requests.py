@@ -50,6 +50,8 @@ REQUESTS = {
     # the hall's enrolment: (left, right) texts shown before a game's first press (its code while it
     # waits for a table number, its number once given), for `seconds` (0: until replaced)
     "notice": ("left", "right", "seconds"),
+    # the console's answer to the game's signed result slip (firmware.slip_session): shown, journalled
+    "slip_outcome": ("game", "outcome", "why"),
 }
 MAX_NOTICE_CHARS = 8
 OPTIONAL_ARGS = {"new_game": ("rules",)}  # rules: the clock.Rules the new game is played under (the hall)
@@ -68,6 +70,7 @@ ARGS = {
     "identify": Schema({"seconds": commands.FIELDS["identify"]["seconds"]}),
     "notice": Schema({"left": Text(MAX_NOTICE_CHARS, least=0), "right": Text(MAX_NOTICE_CHARS, least=0),
                       "seconds": Whole(0, 600)}),
+    "slip_outcome": Schema(commands.FIELDS["slip_outcome"]),
     "new_game": Schema({"game_time_ms": Whole(1, 2**63, says="a positive whole number of milliseconds"),
                         "rules": Check(_rules, says="a clock.Rules", null=True)}),
 }
@@ -130,6 +133,9 @@ class Requests:
             seconds = a["seconds"]
             self.notice = (a["left"], a["right"], t + seconds * 1_000_000_000 if seconds else None)
             return True, ""
+        if r.name == "slip_outcome":  # the menu may be open: the answer is journalled and shown after it
+            notes = {k: str(a[k]) for k in NOTES if a.get(k) is not None}
+            return runner.slip_session.outcome(a["game"], a["outcome"], a["why"], t, source=r.source, **notes)
         if runner.menu is not None and r.name not in ("stop",):
             return False, "the director's menu is open on the clock"
         if r.name in ("menu", "end", "stop"):

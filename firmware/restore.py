@@ -28,15 +28,17 @@ class Start(enum.Enum):
 
 
 def start_kind(fold: Any, *, journal_rules: Rules, configured_rules: Rules, chosen_by_director: bool, torn: bool,
-               from_checkpoint_position: bool = False) -> Start:
+               from_checkpoint_position: bool = False, slip_open: bool = False) -> Start:
     """REUSE a journal with no line after its header when its rules are still wanted (the
     configured ones, or ones the director chose for this game with "new game") and it is not
     torn; NEW for any other journal with nothing played, or an ended game; else RESUME. A fold
-    that began at a checkpoint's position (a game was under way there) is NEW only if it ended."""
+    that began at a checkpoint's position (a game was under way there) is NEW only if it ended.
+    An ended game whose result slip is begun and not yet answered by the console (`slip_open`,
+    firmware.slip) is RESUMEd: a power cut mid-typing or mid-signing comes back to the same step."""
     if not from_checkpoint_position and fold.applied == 0 and fold.states == 0:
         wanted = journal_rules == configured_rules or chosen_by_director
         return Start.REUSE if fold.lines_read == 0 and wanted and not torn else Start.NEW
-    return Start.NEW if fold.clock.phase is Phase.ENDED else Start.RESUME
+    return Start.NEW if fold.clock.phase is Phase.ENDED and not slip_open else Start.RESUME
 
 
 def segment_boot(boot_id: str | None, last_resume: dict | None) -> str | None:

@@ -25,7 +25,9 @@ guarded). A display is told its text only when the text changes.
 Two collaborators the runner owns hold the rest: the director's menu (`firmware.menu_session`:
 open, press, what the displays show; a press comes back as the clock's inputs, applied here like
 a button's) and the requests from off the table (`firmware.requests`: `REQUESTS`, each request's
-check, its answer, and what a request shows on the displays: identify, notice).
+check, its answer, and what a request shows on the displays: identify, notice). A third, the
+result slip after the game's end (`firmware.slip_session`), takes the keypad's keys and, while it
+waits for signatures, the players' presses; a clock without a keypad never reaches it.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from rackside.firmware.menu_session import AskTable, Closed, MenuSession, NewGam
 from rackside.firmware.messages import BUTTONS, KEYPAD_KEYS, Command, Edge, Key, Message, Request, Stop
 from rackside.firmware.outputs import Applied, Frame, Guarded, Output
 from rackside.firmware.requests import Requests
+from rackside.firmware.slip_session import SlipSession
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +117,8 @@ class Runner:
         self._watchdog_ns = notifier.watchdog_period_ns() if notifier is not None else None
         self._next_watchdog_ns: int | None = None
         self.requests = Requests(self)  # from off the table: checked, applied, answered
-        self.keys_unused = 0  # keypad keys handled that no flow used (all of them, for now: see _key)
+        self.keys_unused = 0  # keypad keys handled that no flow used (see _key)
+        self.slip_session = SlipSession(self)  # the signed result slip after the game's end (issue 27)
 
     @property
     def menu(self):
@@ -148,6 +152,7 @@ class Runner:
         self.clock = self.journal.start(now)
         self.rules = self.journal.rules or self.rules  # a restored game keeps its own rules
         self.journal.rules = self.rules
+        self.slip_session.restore(getattr(self.store, "slip", None))  # an ended game's slip, mid-typing or signing
         v = view(self.clock, now)
         if v.restored:
             self.restored_until_ns = now + self.restored_banner_ns
@@ -228,6 +233,7 @@ class Runner:
         times += [g.call("next_due_ns", now) for g in self._guarded]
         times.append(self._next_watchdog_ns)
         times.append(self.requests.next_change_ns(now))
+        times.append(self.slip_session.next_change_ns(now))
         times = [t for t in times if t is not None]
         return min(times) if times else None
 
@@ -295,12 +301,14 @@ class Runner:
         self._do(self.gestures.press(button, t, self._phase(t)))
 
     def _key(self, m: Key, t: int) -> None:
-        """A keypad key (`hardware.keypad`, already debounced). No flow uses the keypad yet (issue 27's
-        check-in, director's call and signed slip will), so a key changes nothing: it is counted and
-        logged at debug level, and not journalled (the journal holds the inputs the clock's state was
-        built from; a flow will journal the inputs it applies). A clock without a keypad never sees one."""
+        """A keypad key (`hardware.keypad`, already debounced). After the game's end a pressed key is
+        the result slip's (`firmware.slip_session`: journalled when the slip applies it); any other
+        key changes nothing: it is counted and logged at debug level, and not journalled (the
+        journal holds the inputs the clock's state was built from). A clock without a keypad never sees one."""
         if m.key not in KEYPAD_KEYS or not isinstance(m.down, bool):
             log.error("key %r ignored: not one of the keypad's keys", m)
+            return
+        if m.down and self.slip_session.key(m.key, t):
             return
         self.keys_unused += 1
         log.debug("keypad %s %s at %d: no flow uses it yet", m.key, "pressed" if m.down else "released", t)
@@ -321,7 +329,8 @@ class Runner:
     def _do(self, actions: list[Action]) -> None:
         for a in actions:
             if a.kind == "press":
-                self._apply(Press(a.t_ns, a.player))
+                if not self.slip_session.sign(a.player, a.t_ns):  # while the slip waits: a signature
+                    self._apply(Press(a.t_ns, a.player))
             elif a.kind == "neutralise":
                 self._apply(Neutralise(a.t_ns))
             elif a.kind == "end":
@@ -400,6 +409,7 @@ class Runner:
         self.rules = replace(self.rules, game_time_ms=game_time_ms)
         self.clock = new_clock(self.rules)
         self.journal.new_game(self.rules, self.clock, t, notes)
+        self.slip_session.reset()
         self.restored_until_ns = None
         log.info("new game: %d:%02d a player", game_time_ms // 60000, game_time_ms // 1000 % 60)
         if self.on_new_game is not None:
@@ -414,6 +424,8 @@ class Runner:
         if self.menu is not None:
             return self.menu_session.texts(v, now, self.rules.game_time_ms)
         shown = self.requests.texts(v, now)  # the hall's identify or notice
+        if shown is None:
+            shown = self.slip_session.texts(now)  # the result slip, once a key began it
         if shown is not None:
             return shown
         return render.texts(v, now, restored_until_ns=self.restored_until_ns)

@@ -49,7 +49,8 @@ def test_contract_line_formats():
     assert input_to_dict(Arrive(5, 1)) == {"t_ns": 5, "input": "arrive", "player": 1}
     assert input_to_dict(Forfeit(5, 1)) == {"t_ns": 5, "input": "forfeit", "player": 1}
     assert input_to_dict(Resume(5, at_ns=3)) == {"t_ns": 5, "input": "resume", "at_ns": 3}
-    assert set(INPUT_NAMES) == {"press", "neutralise", "end", "adjust", "late_start", "arrive", "forfeit", "resume", "takeover"}
+    assert set(INPUT_NAMES) == {"press", "neutralise", "end", "adjust", "late_start", "arrive", "forfeit", "resume", "takeover",
+                                "slip_key", "slip_sign", "slip_outcome"}  # issue 27: the result slip (firmware.slip)
 
 
 @pytest.mark.parametrize("event", EVERY_INPUT, ids=lambda e: type(e).__name__)

@@ -24,6 +24,7 @@ PURE_CORES = {
     "rackside.firmware.messages": "firmware/messages.py",
     "rackside.firmware.rules_table": "firmware/rules_table.py",
     "rackside.firmware.restore": "firmware/restore.py",
+    "rackside.firmware.slip": "firmware/slip.py",
     "rackside.kiosk.flow": "kiosk/flow.py",
     "rackside.kiosk.pin": "kiosk/pin.py",
     "rackside.kiosk.director": "kiosk/director.py",

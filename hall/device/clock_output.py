@@ -58,7 +58,7 @@ from rackside.hall.net.config import HallConfig
 from rackside.hall.net.link import Link
 from rackside.hall.device.outbox import Outbox
 from rackside.hall.device.owner import Owner
-from rackside.hall.wire.payloads import ack_payload, applied_event, result_payload, state_payload
+from rackside.hall.wire.payloads import SLIP_NOTE, ack_payload, applied_event, result_payload, slip_payload, state_payload
 from rackside.hall.device.publisher import OutboxPublisher
 from rackside.hall.device.recovery import JournalRecovery, Row
 from rackside.hall.device.health import Health, HealthReader, HealthWatch
@@ -435,6 +435,8 @@ class _Worker:
         seen, result = self._progress_of(entry.game)
         if entry.seq > seen:
             rows.append((self.topic["event"], applied_event(entry, item.wall_ns), 1, 0))
+            if SLIP_NOTE in entry.notes:  # the signature that made the result slip final: the slip (QoS 1)
+                rows.append((self.topic["event"], slip_payload(entry.notes[SLIP_NOTE], entry.game, entry.seq, item.wall_ns), 1, 0))
             self._progress[entry.game] = changed[entry.game] = (entry.seq, result)
         self._seqs[entry.game] = entry.seq
 
@@ -517,6 +519,7 @@ class _Worker:
             "takeover": lambda: {"player": cmd.player},
             "new_game": lambda: {"game_time_ms": cmd.rules.game_time_ms, "rules": cmd.rules},
             "identify": lambda: {"seconds": cmd.seconds},
+            "slip_outcome": lambda: {"game": cmd.game, "outcome": cmd.outcome, "why": cmd.why},
         }[cmd.name]()
         args.update(cmd.notes())  # journalled beside the input (firmware.messages.NOTES)
         out = self.out

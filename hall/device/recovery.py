@@ -18,7 +18,7 @@ from typing import Callable, NamedTuple
 from rackside.firmware.clock import Phase, view
 from rackside.firmware.journal import JournalError, read_journal
 from rackside.hall.wire import resend
-from rackside.hall.wire.payloads import ack_payload, journal_event, result_payload
+from rackside.hall.wire.payloads import ack_payload, journal_event, journal_slip, result_payload
 from rackside.hall.wire.resend import INPUT_TYPES
 
 log = logging.getLogger(__name__)
@@ -66,6 +66,9 @@ class JournalRecovery:
                     if jl.seq is None or jl.seq <= seen or not isinstance(jl.event, INPUT_TYPES):
                         continue  # before issue 9's seq, already in the outbox, damaged, or a state line
                     rows.append((self.topic["event"], journal_event(jl, game), 1, 0))
+                    signed = journal_slip(jl, game)  # a result slip made final by this signature
+                    if signed is not None:
+                        rows.append((self.topic["event"], signed, 1, 0))
                     last = max(last, jl.seq)
                 done = result
                 if not result:

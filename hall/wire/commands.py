@@ -10,6 +10,7 @@ A command is one JSON object, at most MAX_COMMAND_BYTES:
     {"id": "c22", "cmd": "adjust", "player": 2, "remaining_ms": 60000, "by": "director", "reason": "clock knocked"}
     {"id": "c23", "cmd": "takeover", "player": 1, "by": "director", "reason": "takeover of table 12 ..."}
     {"id": "c30", "cmd": "resend", "game": "game-000003", "from_seq": 12, "to_seq": 20}
+    {"id": "c50", "cmd": "slip_outcome", "game": "game-000003", "outcome": "held", "why": "the scorekeeper checks it"}
     {"id": "c40", "cmd": "update", "version": "0.1.0+g1a2b3c4", "sha256": "<64 hex>",
      "url": "https://console.local:8443/update/bundle.tar.gz", "token": "<the table's own>", "wait_s": 0}
 
@@ -20,6 +21,10 @@ player's time, as on the old clock.
 `resend` is not a clock input: the clock's hall output answers it from its journal (the events of
 `game` with `from_seq` <= seq <= `to_seq`, and the result if that game ended), never reaching the
 runner (hall.device.clock_output says how many at most, and how often).
+
+`slip_outcome` is the console's answer to a signed result slip (issue 27; firmware.slip): "recorded",
+"held" (for the scorekeeper's click) or "refused", with `why`; the clock journals it beside the slip
+and shows it. It names the `game` the slip is of: one for another game is refused.
 
 `update` is not a clock input either: the hall output hands it to hall.device.update.Updater, which
 fetches the bundle from `url` with `token`, checks it against `sha256` and installs it, switching
@@ -49,11 +54,12 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules, Takeover
+from rackside.firmware import slip
 from rackside.hall.wire import update
 from rackside.hall.wire.schema import Check, Field, Invalid, ListOf, OneOf, Schema, Text, Time, Whole
 
 MAX_COMMAND_BYTES = 4096
-NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "takeover", "update")
+NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "takeover", "update", "slip_outcome")
 IDENTIFY_S = 10
 IDENTIFY_MAX_S = 60  # the longest an identify may flash a clock's displays (the clock checks it too)
 # A late start's `at` this far ahead of the clock's own time is taken as now: the director's machine
@@ -129,6 +135,9 @@ FIELDS: dict[str, dict[str, Field]] = {  # each command's own fields
                                        f"at most {update.MAX_URL_CHARS} characters"),
                "token": Text(64, pattern=update.TOKEN, says="32 to 64 letters, digits, '-' or '_'", hide=True),
                "wait_s": Whole(0, update.MAX_WAIT_S, unit="seconds", null=True, default=0)},
+    # the console's answer to a signed result slip (firmware.slip: the clock shows it)
+    "slip_outcome": {"game": Text(24, pattern=GAME, says='a game as its events name it, e.g. "game-000003"'),
+                     "outcome": OneOf(slip.OUTCOMES), "why": Text(slip.MAX_WHY, null=True)},
 }
 _THEN = {"new_game": _new_game_rules, "resend": _resend_range}
 # The schema of each command, by name: looked up when a command is checked, so a field added here is
@@ -161,6 +170,8 @@ class Command:
     url: str | None = None
     token: str | None = None
     wait_s: int = 0
+    outcome: str | None = None  # slip_outcome: the console's answer to the game's signed slip, and why
+    why: str | None = None
 
     def notes(self) -> dict[str, str]:
         """The command's id, who sent it, why, and a late start's scheduled start, as given (for

@@ -92,7 +92,7 @@ STATE = Schema({
     "version": Text(64, pattern=update.VERSION, null=True),
 }, then=_sides_in_order)
 
-EVENT_KINDS = ("input", "result")
+EVENT_KINDS = ("input", "result", "slip")
 INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with its game, seq and time
     "kind": OneOf(EVENT_KINDS),
     "game": Text(64, pattern=NAME),
@@ -110,6 +110,9 @@ INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with it
     "reason": Text(200, **_OPT),
     "scheduled_start": Text(40, **_OPT),
     "at_ns": Whole(0, NS, **_OPT),
+    "key": Text(1, **_OPT),  # slip_key: the keypad's key (firmware.slip)
+    "outcome": Text(16, pattern=LOWER, **_OPT),  # slip_outcome: the console's answer, and why
+    "why": Text(200, **_OPT),
     "rebooted": Flag(**_OPT),
     "from_checkpoint": Flag(**_OPT),
 })
@@ -125,6 +128,35 @@ RESULT = Schema({  # the game's result: an event of kind "result", seq 0
     "lateness_margin": Whole(0, SCORE_BOUND, null=True),
     "at": Time(null=True),
 }, then=_sides_in_order)
+
+MAX_PLAYER_NUMBER = 9999  # a TSH player number typed at a table (issue 27's check-in and slip)
+
+
+def _player_number(v: Any) -> int | None:
+    if v is None:
+        return None
+    return Whole(1, MAX_PLAYER_NUMBER).check(v, "numbers")
+
+
+def _pair(item, says: str) -> ListOf:
+    return ListOf(item, least=2, most=2, says=says)
+
+
+SLIP = Schema({  # a signed result slip (firmware.slip): an event of kind "slip", once both players signed
+    "kind": OneOf(("slip",)),
+    "game": Text(64, pattern=NAME),
+    "seq": Whole(1, BIG),  # the journal seq of the signature that made it final
+    "scores": _pair(Whole(0, SCORE_BOUND), "the two scores as typed, side 1 then side 2"),
+    "penalties": _pair(Whole(0, 10**6), "the clock's two time penalties (5.3)"),
+    # after penalties; an overtime forfeiter's at least 100 points off (5.3.3)
+    "final": _pair(Whole(-10**6, SCORE_BOUND), "the two scores after penalties"),
+    "numbers": _pair(Check(_player_number, says=f"a TSH player number from 1 to {MAX_PLAYER_NUMBER}, or null"),
+                     "the two sides' TSH player numbers from check-in (null: not checked in)"),
+    "ending": OneOf(ENDINGS, null=True),
+    "forfeits": ListOf(SIDE, most=1, says="[] or the overtime forfeiter's side (5.3.3)", default=[]),
+    "recounted": Flag(default=False),  # a recount was asked for (5.5.1)
+    "at": Time(null=True),
+})
 
 ACK = Schema({  # a command's answer
     "id": Text(64, pattern=NAME, null=True),
@@ -181,11 +213,11 @@ STATUS = Schema({
 })
 
 SCHEMAS: dict[str, Schema] = {"state": STATE, "event": INPUT, "result": RESULT, "ack": ACK, "challenge": CHALLENGE,
-                              "detail": DETAIL}
+                              "detail": DETAIL, "slip": SLIP}
 
 
 def schema_of(leaf: str, message: dict) -> Schema:
     """The schema a JSON message on `leaf` is read with."""
-    if leaf == "event" and message.get("kind") == "result":
-        return SCHEMAS["result"]
+    if leaf == "event" and message.get("kind") in ("result", "slip"):
+        return SCHEMAS[message["kind"]]
     return SCHEMAS[leaf]

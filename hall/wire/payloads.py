@@ -11,8 +11,11 @@ from typing import Any
 from rackside.firmware.clock import Rules, View
 from rackside.firmware.journal import input_to_dict
 from rackside.firmware.messages import NOTES
+from rackside.hall.wire.messages import SLIP
+from rackside.hall.wire.schema import Invalid
 
 JOURNAL_NOTES = ("source", *NOTES)  # what a journal line carries beside its input, published with it
+SLIP_NOTE = "slip"  # beside the signature that made a result slip final: the slip's record (firmware.slip_session)
 STATE_RULES = ("game_time_ms", "penalty_per_minute", "forfeit_overtime_ms", "lateness_forfeit_margin")
 
 
@@ -81,9 +84,31 @@ def event_payload(line: dict, game: str, seq: int, wall_ns: int | None) -> bytes
 
 
 def applied_event(entry: Any, wall_ns: int) -> bytes:
-    """An input as the runner told it (`firmware.outputs.Applied`): what the journal line holds."""
+    """An input as the runner told it (`firmware.outputs.Applied`): what the journal line holds
+    (a final slip's record goes as its own event, `slip_payload`)."""
     extra = {"source": entry.source} if entry.source else {}
-    return event_payload({**input_to_dict(entry.input), **extra, **entry.notes}, entry.game, entry.seq, wall_ns)
+    notes = {k: v for k, v in entry.notes.items() if k != SLIP_NOTE}
+    return event_payload({**input_to_dict(entry.input), **extra, **notes}, entry.game, entry.seq, wall_ns)
+
+
+def slip_payload(record: dict, game: str, seq: int, wall_ns: int | None) -> bytes:
+    """A signed result slip (hall.wire.messages.SLIP): `record` as journalled beside the signature
+    that made it final (its `seq`): scores, penalties, final, numbers, ending, forfeits, recounted."""
+    return dumps({"kind": "slip", "game": game, "seq": seq, **record, "at": iso(wall_ns) if wall_ns else None})
+
+
+def journal_slip(jl: Any, game: str) -> bytes | None:
+    """The slip event a journal line holds (the final signature's), else None (also for a damaged
+    record: what is published from a file is checked by the schema every reader checks it with)."""
+    record = (jl.data or {}).get(SLIP_NOTE)
+    if not isinstance(record, dict) or jl.seq is None:
+        return None
+    payload = slip_payload(record, game, jl.seq, None)
+    try:
+        SLIP.check(json.loads(payload))
+    except Invalid:
+        return None
+    return payload
 
 
 def journal_event(jl: Any, game: str) -> bytes:

@@ -14,9 +14,11 @@ from pathlib import Path
 
 from rackside.firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Phase, Press, Resume, view
 from rackside.firmware.journal import JournalError, read_journal
-from rackside.hall.wire.payloads import journal_event, result_payload
+from rackside.firmware import slip
+from rackside.hall.wire.payloads import journal_event, journal_slip, result_payload
 
-INPUT_TYPES = (Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume)  # what is published of a journal
+# what is published of a journal (a result slip's inputs too: firmware.slip)
+INPUT_TYPES = (Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume, *slip.INPUT_TYPES)
 RESEND_MAX_EVENTS = 500  # events one resend command brings at most (the console asks again from there)
 
 
@@ -36,6 +38,9 @@ def answer(journal_dir: Path | None, game: str, first: int, last: int | None) ->
                 upto = json.loads(out[-1])["seq"]
                 return True, f"resend: at most {RESEND_MAX_EVENTS} events a command: ask again from seq {upto + 1}", out
             out.append(journal_event(jl, game))
+            signed = journal_slip(jl, game)  # the signature that made the slip final: the slip too
+            if signed is not None:
+                out.append(signed)
         if last is None:
             from rackside.firmware.replay import fold
 
