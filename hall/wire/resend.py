@@ -14,9 +14,11 @@ from pathlib import Path
 
 from rackside.firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Phase, Press, Resume, view
 from rackside.firmware.journal import JournalError, read_journal
+from rackside.firmware.table import INPUT_TYPES as TABLE_INPUT_TYPES
 from rackside.hall.wire.payloads import journal_event, result_payload
 
-INPUT_TYPES = (Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume)  # what is published of a journal
+# what is published of a journal: the clock's inputs and the table's (check-in, calls: issue 27)
+INPUT_TYPES = (Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume, *TABLE_INPUT_TYPES)
 RESEND_MAX_EVENTS = 500  # events one resend command brings at most (the console asks again from there)
 
 
