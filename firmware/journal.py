@@ -82,7 +82,8 @@ _INPUTS: dict[str, tuple[type, tuple[str, ...]]] = {
 _NAMES = {cls: name for name, (cls, _) in _INPUTS.items()}
 # ... and the table's inputs beside the clock (issue 27: check-in, the director's call), whose
 # fields and checks firmware.table keeps
-INPUT_NAMES = tuple(_INPUTS) + tuple(table_core.JOURNAL_INPUTS)
+INPUT_NAMES = tuple(_INPUTS)  # the clock core's
+TABLE_INPUT_NAMES = tuple(table_core.JOURNAL_INPUTS)
 
 
 def _is_int(value: Any) -> bool:
@@ -135,10 +136,10 @@ def input_from_dict(d: Any) -> Input:
             return table_core.input_from_dict(name, d)
         except ValueError as e:
             raise JournalError(str(e)) from None
-    if not isinstance(name, str) or name not in INPUT_NAMES:
+    if not isinstance(name, str) or name not in _INPUTS and name not in table_core.JOURNAL_INPUTS:
         if "input" not in d:
             raise JournalError("line lacks the 'input' field")
-        raise JournalError(f"unknown input {name!r}: known inputs are {', '.join(INPUT_NAMES)}")
+        raise JournalError(f"unknown input {name!r}: known inputs are {', '.join(INPUT_NAMES + TABLE_INPUT_NAMES)}")
     if "t_ns" not in d:
         raise JournalError(f"{name!r} input lacks the 't_ns' field")
     if not _is_int(d["t_ns"]):

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from rackside.firmware.call import CALL_ID
-from rackside.firmware.checkin import CLEAR_KEY, MAX_PLAYER_NUMBER, MAX_ROUND
+from rackside.firmware.checkin import CLEAR_KEY, DIGITS, MAX_PLAYER_NUMBER, MAX_ROUND
 from rackside.firmware.clock import Ending, Phase, Rules
 from rackside.hall.wire import health, topics, update
 from rackside.hall.wire.schema import OMIT, Check, Flag, Invalid, ListOf, Obj, OneOf, Schema, Text, Time, Whole
@@ -117,7 +117,7 @@ INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with it
     # the table's inputs (issue 27, firmware.table): a check-in's TSH player number, a typed key,
     # a pairing's round, numbers and starter (2.1), a seat's table, a call's id
     "number": Whole(1, MAX_PLAYER_NUMBER, **_OPT),
-    "key": OneOf((*"0123456789", CLEAR_KEY), **_OPT),
+    "key": OneOf((*DIGITS, CLEAR_KEY), **_OPT),
     "round": Whole(1, MAX_ROUND, **_OPT),
     "numbers": ListOf(Whole(1, MAX_PLAYER_NUMBER), least=2, most=2, says="a list of two player numbers", **_OPT),
     "starter": Whole(1, MAX_PLAYER_NUMBER, **_OPT),
