@@ -25,7 +25,7 @@ from rackside.firmware import checkin as checkin_core
 from rackside.firmware.call import Call, CallAck, CallError, CallResolve, Calls, OpenCall
 from rackside.firmware.checkin import CheckIn, CheckInError, Pairing, Seat, Seating, Typed
 from rackside.firmware.checkin import MAX_TABLE
-from rackside.firmware.clock import Arrive, Clock, Neutralise, Phase, apply as clock_apply, phase_at
+from rackside.firmware.clock import Arrive, Clock, ClockInputError, Neutralise, Phase, apply as clock_apply, phase_at, settle
 
 
 class TableInputError(ValueError):
@@ -68,14 +68,15 @@ def step(table: Table, clock: Clock, event: Any) -> tuple[Table, Clock]:
     """The table and the clock after a table input. Raises TableInputError when it cannot apply."""
     t = max(event.t_ns, clock.since_ns or event.t_ns)
     try:
+        clock = settle(clock, t)  # the time up to a table input is accounted, as for any input
         if isinstance(event, (Call, CallAck, CallResolve)):
             calls = call_core.apply(table.calls, event)
-            if isinstance(event, Call) and clock.since_ns is not None and phase_at(clock, t) is Phase.RUNNING:
+            if isinstance(event, Call) and clock.phase is Phase.RUNNING:
                 clock = clock_apply(clock, Neutralise(t))  # 1.4.3: the times stop while the director comes
             return replace(table, calls=calls), clock
         before = _before_game(clock, t)
         seating = checkin_core.apply(table.seating, event, before_game=before)
-    except (CallError, CheckInError) as e:
+    except (CallError, CheckInError, ClockInputError) as e:
         raise TableInputError(str(e)) from None
     if isinstance(event, CheckIn) and checkin_core.checked_in(seating, event.player) and before:
         if clock.phase is Phase.LATE and clock.absent[event.player - 1]:
