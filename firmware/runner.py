@@ -334,6 +334,9 @@ class Runner:
         elif name == "end":
             if self.menu is None and self._phase(t) in (Phase.RUNNING, Phase.NEUTRALISED, Phase.LATE):
                 self._do([Action("end", t)])
+        elif name == "call":  # the director's call (issue 27), as the three buttons' gesture
+            if self.menu is None:
+                self._do([Action("call", t)])
         else:
             log.warning("unknown command %r ignored", name)
 
