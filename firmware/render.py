@@ -68,21 +68,21 @@ def number_text(n: int) -> str:
     return f"{n:>4}"
 
 
-def table_frames(v: View, table, *, keypad: bool) -> tuple[str | None, tuple[list[str], list[str]], bool]:
-    """What the table (firmware.table.Table) adds to the displays: (digits shown on both, or None;
-    each side's flags; whether the time is hidden on a side's frames: no, except tAbL)."""
+def table_frames(v: View, table, *, keypad: bool) -> tuple[str | None, tuple[list[str], list[str]]]:
+    """What the table (firmware.table.Table) adds to the displays: (the digits typed, shown on both,
+    or None; each side's flags). A side's flags that begin with tAbL replace its time: where to go."""
     flags: tuple[list[str], list[str]] = ([], [])
     if table is None:
-        return None, flags, False
+        return None, flags
     open_call = table.calls.open
     if open_call is not None:
         for f in flags:
             f.append(CALL_SEEN if open_call.acked_ns is not None else CALL)
     if not keypad or v.phase not in (Phase.SETUP, Phase.LATE):
-        return None, flags, False
+        return None, flags
     s = table.seating
     if s.typed and open_call is None:
-        return f"{s.typed:>4}", flags, False
+        return f"{s.typed:>4}", flags
     starter = checkin.starter_side(s)
     for i, f in enumerate(flags):
         side = i + 1
@@ -98,7 +98,7 @@ def table_frames(v: View, table, *, keypad: bool) -> tuple[str | None, tuple[lis
                 f.append(STARTER)
         elif s.table is not None:
             f.append(table_text(s.table))
-    return None, flags, True
+    return None, flags
 
 
 def penalty_text(points: int) -> str:
@@ -113,7 +113,7 @@ def no_colon(text: str) -> str:
 def texts(v: View, t_ns: int, *, restored_until_ns: int | None = None, table=None, keypad: bool = False) -> tuple[str, str]:
     """(left, right) texts at `t_ns` for the clock's view `v` (player 1 left, player 2 right), with
     what the table (firmware.table.Table: check-in with a `keypad`, the director's call) adds."""
-    typed, extra, _ = table_frames(v, table, keypad=keypad)
+    typed, extra = table_frames(v, table, keypad=keypad)
     if typed is not None:
         return typed, typed
     out = []
@@ -150,7 +150,7 @@ def texts(v: View, t_ns: int, *, restored_until_ns: int | None = None, table=Non
 def animated(v: View, t_ns: int, restored_until_ns: int | None = None, table=None, keypad: bool = False) -> bool:
     """Do the texts change with time alone (blinking or alternating)?"""
     if table is not None:
-        typed, extra, _ = table_frames(v, table, keypad=keypad)
+        typed, extra = table_frames(v, table, keypad=keypad)
         if typed is None and any(extra):
             return True
     if v.phase in (Phase.NEUTRALISED, Phase.ENDED):

@@ -417,3 +417,31 @@ def test_the_replay_folds_check_ins_and_calls_with_the_clock(kp_rig, capsys):
     assert replay.run(Namespace(file=rig.store.journal_path, json=True)) == 0
     summary = json.loads(capsys.readouterr().out)["table"]
     assert summary["seated"] == [12, 31] and summary["starter_side"] == 2 and summary["calls"] == 1 and summary["open_call"] is None
+
+
+def test_the_call_gesture_is_both_player_buttons_held_then_the_centre_in_any_phase():
+    """firmware.gestures: it pre-empts the menu's chord (no menu, the two presses dropped) and its
+    releases do nothing; one player's button and the centre stay what they were (both act)."""
+    from rackside.firmware.gestures import Action, Gestures
+
+    for phase in (Phase.SETUP, Phase.NEUTRALISED, Phase.ENDED):
+        g = Gestures(hold_ns=3000 * MS, chord_ns=400 * MS)
+        assert g.press("left", 0, phase) == [] and g.press("right", 100 * MS, phase) == []
+        assert g.press("neutralise", 300 * MS, phase) == [Action("call", 300 * MS)]
+        assert g.deadline() is None and g.tick(5000 * MS, phase) == []
+        assert [g.release(b, 6000 * MS) for b in ("left", "right", "neutralise")] == [[], [], []]
+    g = Gestures(hold_ns=3000 * MS, chord_ns=400 * MS)
+    assert g.press("left", 0, Phase.NEUTRALISED) == []
+    assert g.press("neutralise", 100 * MS, Phase.NEUTRALISED) == [Action("press", 0, 1), Action("neutralise", 100 * MS)]
+
+
+def test_the_simulators_c_is_the_call(rig):
+    from rackside.firmware.messages import Command
+
+    rig.tap("right")
+    rig.runner.submit(Command(rig.now, "call"))
+    rig.pump()
+    assert rig.view().phase is Phase.NEUTRALISED and inputs(rig)[-1] == "call"
+    rig.runner.submit(Command(rig.now, "call"))  # one call at a time: the second changes nothing
+    rig.pump()
+    assert inputs(rig).count("call") == 1
