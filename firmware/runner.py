@@ -421,6 +421,7 @@ class Runner:
         if self._phase(t) is Phase.RUNNING:  # the director's menu always neutralises (1.4.3)
             self._apply(Neutralise(t))
         self.gestures.reset()
+        self.table_session.cancel()  # a # held as the menu opened makes no call
         self.restored_until_ns = None
         self.menu_session.open(view(self.clock, max(t, self.clock.since_ns or t)), self.rules,
                                ask_table=any(getattr(g.output, "asks_table", False) for g in self._guarded))

@@ -36,6 +36,10 @@ class TableSession:
         self.call_hold_ns = call_hold_ns
         self.call_key_since: int | None = None  # `#` is held since then (its call not made yet)
 
+    def cancel(self) -> None:
+        """Forget a `#` being held (the director's menu opened: its release never comes here)."""
+        self.call_key_since = None
+
     def deadline(self) -> int | None:
         """When holding `#` makes the call (None: not held)."""
         return None if self.call_key_since is None else self.call_key_since + self.call_hold_ns

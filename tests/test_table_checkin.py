@@ -445,3 +445,16 @@ def test_the_simulators_c_is_the_call(rig):
     rig.runner.submit(Command(rig.now, "call"))  # one call at a time: the second changes nothing
     rig.pump()
     assert inputs(rig).count("call") == 1
+
+
+def test_hash_held_as_the_directors_menu_opens_makes_no_call(kp_rig):
+    from rackside.firmware.messages import Command
+
+    rig = kp_rig
+    rig.runner.submit(Key(rig.now, "#", True))
+    rig.pump()
+    rig.runner.submit(Command(rig.now, "menu"))
+    rig.pump()
+    rig.runner.submit(Key(rig.now, "#", False))  # released in the menu: the menu's, not the call's
+    rig.advance_ms(3000)
+    assert "call" not in inputs(rig) and rig.runner.menu is not None
