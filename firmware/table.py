@@ -161,6 +161,13 @@ def from_dict(d: Any) -> Table:
         raise ValueError("table state: typed is not digits")
     if len(seating.unknown) != 2 or not all(isinstance(x, bool) for x in seating.unknown):
         raise ValueError("table state: unknown is not two flags")
+    for name, lo, hi in (("table", 1, MAX_TABLE), ("round", 1, checkin_core.MAX_ROUND), ("starter", 1, checkin_core.MAX_PLAYER_NUMBER),
+                         ("since_ns", 0, 2**63)):
+        v = getattr(seating, name)
+        if v is not None and not _whole(v, lo, hi):
+            raise ValueError(f"table state: {name} is not a whole number from {lo} to {hi}")
+    if seating.numbers is not None and len(seating.numbers) != 2:
+        raise ValueError("table state: numbers is not two player numbers")
     c = d["calls"]
     made, open_ = c.get("made"), c.get("open")
     if not _whole(made, 0, call_core.MAX_CALLS):
@@ -171,6 +178,9 @@ def from_dict(d: Any) -> Table:
             raise ValueError("table state: the open call is not a call")
         opened = OpenCall(**open_)
         call_core.check_id(opened.call)
+        if (opened.player not in (None, 1, 2) or isinstance(opened.player, bool) or not _whole(opened.t_ns, 0, 2**63)
+                or (opened.acked_ns is not None and not _whole(opened.acked_ns, 0, 2**63))):
+            raise ValueError("table state: the open call's side or times are not a call's")
     return Table(seating=seating, calls=Calls(made=made, open=opened))
 
 
