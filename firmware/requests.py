@@ -143,6 +143,8 @@ class Requests:
             seconds = a["seconds"]
             self.notice = (a["left"], a["right"], t + seconds * 1_000_000_000 if seconds else None)
             return True, ""
+        if r.name in commands.TABLE_COMMANDS:  # the table's (issue 27): applied while the menu is open too
+            return self._table(r, t)
         if runner.menu is not None and r.name not in ("stop",):
             return False, "the director's menu is open on the clock"
         if r.name in ("menu", "end", "stop"):
@@ -153,8 +155,6 @@ class Requests:
         if r.name == "identify":
             self.identify_until_ns = t + a["seconds"] * 1_000_000_000
             return True, ""
-        if r.name in commands.TABLE_COMMANDS:
-            return self._table(r, t)
         if r.name == "new_game":
             # Checked here, on the clock as it is now: the hall's own check reads the last frame's
             # phase, which a start pressed a moment before the command has not reached yet.

@@ -502,3 +502,16 @@ def view_of(c):
     from rackside.firmware.clock import view
 
     return view(c, c.since_ns or 0)
+
+
+def test_the_hall_s_table_commands_apply_while_the_directors_menu_is_open(kp_rig):
+    """A pairing refused because a director was in the clock's menu would never come again (the
+    console sends it when the pairings are known and when the clock comes online)."""
+    from rackside.firmware.messages import Command
+
+    rig = kp_rig
+    rig.runner.submit(Command(rig.now, "menu"))
+    rig.pump()
+    answers: list = []
+    hall(rig, "pairing", answers, round=3, numbers=[12, 31], starter=31, table=7)
+    assert answers == [(True, "")] and rig.runner.menu is not None and inputs(rig) == ["pairing"]
