@@ -515,3 +515,24 @@ def test_the_hall_s_table_commands_apply_while_the_directors_menu_is_open(kp_rig
     answers: list = []
     hall(rig, "pairing", answers, round=3, numbers=[12, 31], starter=31, table=7)
     assert answers == [(True, "")] and rig.runner.menu is not None and inputs(rig) == ["pairing"]
+
+
+def test_a_late_player_s_check_in_at_the_clock_is_their_arrival(kp_rig):
+    """2.3.3(a)-(b): the director starts the absent player's side at the scheduled start; that
+    player's check-in is their arrival, assigned the time showing, in one journal line; then the
+    non-starter starts the starter's time as usual (2.2)."""
+    rig = kp_rig
+    hall(rig, "pairing", round=3, numbers=[12, 31], starter=12, table=7)
+    type_number(rig, "12")
+    rig.tap("left")
+    hall(rig, "late_start", players=[2])
+    rig.advance_ms(90_000)
+    assert rig.view().phase is Phase.LATE and rig.view().players[1].absent
+    type_number(rig, "31")
+    rig.tap("right")
+    v = rig.view()
+    assert v.phase is Phase.SETUP and not v.players[1].absent and 23 * 60 * S < v.players[1].remaining_ns < 24 * 60 * S
+    assert [i["input"] for i in rig.journal_inputs() if i["input"] != "key"] == ["pairing", "checkin", "late_start", "checkin"]
+    rig.tap("right")  # 31, the non-starter, starts 12's time (2.2)
+    rig.advance_ms(500)
+    assert rig.view().players[0].running
