@@ -47,8 +47,12 @@ class TableSession:
     def key(self, key: str, down: bool, t: int, table: Table, phase: Phase) -> list | None:
         """The table inputs a key makes (a list, maybe empty), or None when no flow used it."""
         if key == CALL_KEY:
-            self.call_key_since = t if down else None
-            return []
+            if down:
+                self.call_key_since = t
+                return []
+            held, self.call_key_since = self.call_key_since, None
+            # released before its call: a tap, which no flow of these uses (another may: the slip's)
+            return None if held is not None else []
         if not down:
             return None
         if phase in BEFORE_GAME and (key in checkin_core.DIGITS or key == checkin_core.CLEAR_KEY):

@@ -536,3 +536,12 @@ def test_a_late_player_s_check_in_at_the_clock_is_their_arrival(kp_rig):
     rig.tap("right")  # 31, the non-starter, starts 12's time (2.2)
     rig.advance_ms(500)
     assert rig.view().players[0].running
+
+
+def test_a_tap_of_hash_is_no_call_and_is_left_to_other_flows(kp_rig):
+    rig = kp_rig
+    rig.runner.submit(Key(rig.now, "#", True))
+    rig.after_ms(200)
+    rig.runner.submit(Key(rig.now, "#", False))
+    rig.advance_ms(3000)
+    assert "call" not in inputs(rig) and rig.runner.keys_unused == 1  # the release of a tap: unused here
