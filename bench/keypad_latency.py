@@ -13,9 +13,10 @@ waits until the runner's thread has handled what it made:
   debounces, and queues a `Key` the runner handles;
 - the baseline, in the same run: a player's button, whose edge goes straight into the queue.
 
-No flow displays a key yet (check-in and the slip are later items of issue 27), so this is
-key-to-event latency, not key-to-display; a key's press-to-display will add the display's own
-press-to-display time (bench/clock_latency.py). Also printed: how far a key's timestamp is from
+Then key-to-display: before the game a digit is typed for check-in (issue 27, docs/table.md), so
+the displays show it: each round clears what was typed (`*`), closes a digit's contact and waits
+until the (recording) displays are told the digit: the scanner, the runner, the journal's write
+ahead of applying it, the render. A real display adds its own time (bench/clock_latency.py). Also printed: how far a key's timestamp is from
 the moment its contact closed (it should be the edge's time, not the scan's), and one scan's
 duration on the mock pins (a Pi's lgpio pins cost differently: measure there).
 """
@@ -99,6 +100,34 @@ def main(argv: list[str] | None = None) -> int:
                     else:
                         board.drive("neutralise", False)
                     time.sleep(0.04)  # released and settled (15 ms) before the next press
+            # Key to display: a digit typed before the game (check-in) shown on both displays.
+            shown = threading.Event()
+            want: dict[str, str] = {}
+            left = clock.displays[0]
+            left.watchers.append(lambda: shown.set() if want.get("text") is not None and want["text"](left.text) else None)
+
+            def until_shown(test) -> None:
+                want["text"] = test
+                if not test(left.text):
+                    if not shown.wait(10):
+                        raise SystemExit("bench/keypad_latency.py: the displays never showed the key")
+                want["text"] = None
+                shown.clear()
+
+            results["keypad digit to display"] = []
+            for i in range(args.presses):
+                keypad.drive("*", True)
+                until_shown(lambda text: ":" in text)  # nothing typed: the time again
+                keypad.drive("*", False)
+                time.sleep(0.04)
+                digit = "123456789"[i % 9]
+                shown.clear()
+                t0 = time.monotonic_ns()
+                keypad.drive(digit, True)
+                until_shown(lambda text, d=digit: text == f"{d:>4}")
+                results["keypad digit to display"].append((time.monotonic_ns() - t0) / 1e6)
+                keypad.drive(digit, False)
+                time.sleep(0.04)
             # One scan, on the mock pins, with nothing down (what an edge costs the scanner's thread).
             t0 = time.perf_counter()
             n = 200

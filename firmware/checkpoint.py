@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from rackside.firmware.clock import Clock
 from rackside.firmware.journal import clock_from_dict, clock_to_dict
+from rackside.firmware import table as table_core
+from rackside.firmware.table import Table
 
 CHECKPOINT_KEY = "rackside_clock_checkpoint"
 CHECKPOINT_VERSION = 1
@@ -24,7 +26,7 @@ def _digest(body: dict) -> str:
 
 def make_checkpoint(
     journal: str, lines: int, size: int, t_ns: int, boot_id: str | None, clock: Clock, *, seq: int | None = None, complete: bool = True,
-    journal_sha256: str | None = None, position: Clock | None = None,
+    journal_sha256: str | None = None, position: Clock | None = None, table: Table | None = None,
 ) -> bytes:
     body = {
         CHECKPOINT_KEY: CHECKPOINT_VERSION,
@@ -40,6 +42,8 @@ def make_checkpoint(
         "position_state": None if position is None else clock_to_dict(position),
         "state": clock_to_dict(clock),
     }
+    if table is not None and table != Table():  # check-in and calls (firmware.table), as of the last input
+        body["table_state"] = table_core.to_dict(table)
     return (json.dumps({**body, "sha256": _digest(body)}) + "\n").encode("ascii")
 
 
@@ -55,6 +59,7 @@ class Checkpoint:
     complete: bool = True  # False: the journal lacks inputs this state includes (a full card)
     journal_sha256: str | None = None  # of the journal's first `size` bytes, as the store wrote them
     position: Clock | None = None  # the clock as of its last input (unsettled), when recorded
+    table: Table = Table()  # the table's check-in and calls as of its last input (firmware.table)
 
 
 def parse_checkpoint(data: bytes) -> Checkpoint:
@@ -80,6 +85,7 @@ def parse_checkpoint(data: bytes) -> Checkpoint:
             complete=doc.get("complete", True) is not False,
             journal_sha256=doc.get("journal_sha256") if isinstance(doc.get("journal_sha256"), str) else None,
             position=None if doc.get("position_state") is None else clock_from_dict(doc["position_state"]),
+            table=Table() if doc.get("table_state") is None else table_core.from_dict(doc["table_state"]),
         )
     except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"malformed state: {e!r}") from None

@@ -202,6 +202,7 @@ class Clock:
                 restored_banner_ns=fw.restored_s * 1_000_000_000,
                 initially_down=self.board.initially_down(),
                 on_new_game=lambda rules: save_game_time(state_dir, rules.game_time_ms, config_game_time_ms),
+                keypad=self.keypad is not None,  # the check-in shows on the displays (issue 27)
             )
         except BaseException:
             if self.keypad is not None:

@@ -20,6 +20,12 @@ means depends on the clock's phase when it happens:
   - both player buttons pressed within `chord_ns` of each other and held `hold_ns` from the second
     press: the director's menu (as on hardware chess clocks). The two presses are dropped, so
     entering the menu never starts or switches anyone's time.
+- **Calling the director** (issue 27, for clocks without a keypad): the centre pressed while both
+  player buttons are held, in any phase. No play holds both player buttons and then presses the
+  centre, so it collides with nothing: on a stopped clock the two held presses are dropped (as
+  for the menu's chord, which the centre press pre-empts); on a running clock every press acted
+  at its edge already, and the call neutralises (1.4.3, firmware.table). The three buttons'
+  releases then do nothing.
 
 Releasing a button that took part in a completed long press does nothing.
 """
@@ -37,7 +43,8 @@ DEFAULT_CHORD_NS = 400_000_000
 
 @dataclass(frozen=True)
 class Action:
-    """What the gestures ask the runner to do: `press` (with `player`), `neutralise`, `end`, `menu`."""
+    """What the gestures ask the runner to do: `press` (with `player`), `neutralise`, `end`, `menu`,
+    `call` (the director: the centre pressed while both player buttons are held)."""
 
     kind: str
     t_ns: int
@@ -84,6 +91,13 @@ class Gestures:
         out: list[Action] = []
         self.down[button] = t_ns
         self.consumed.discard(button)
+        if button == "neutralise" and "left" in self.down and "right" in self.down:
+            # the director's call: both player buttons held, then the centre (any phase)
+            self.pending.clear()
+            self.chord_at = self.centre_hold_at = None
+            self.centre_acted = False
+            self.consumed |= {"left", "right", "neutralise"}
+            return [Action("call", t_ns)]
         if phase is Phase.RUNNING and not self.pending:
             if button == "neutralise":
                 self.centre_hold_at, self.centre_acted = t_ns + self.hold_ns, True

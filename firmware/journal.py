@@ -51,6 +51,7 @@ from rackside.firmware.clock import (
 )
 from rackside.firmware.slip import SlipKey, SlipOutcome, SlipSign
 from rackside.firmware import slip as slips
+from rackside.firmware import table as table_core
 
 JOURNAL_VERSION = 1
 HEADER_KEY = "rackside_clock_journal"
@@ -86,7 +87,10 @@ _INPUTS: dict[str, tuple[type, tuple[str, ...]]] = {
     "slip_outcome": (SlipOutcome, ("outcome", "why")),
 }
 _NAMES = {cls: name for name, (cls, _) in _INPUTS.items()}
-INPUT_NAMES = tuple(_INPUTS)
+# ... and the table's inputs beside the clock (issue 27: check-in, the director's call), whose
+# fields and checks firmware.table keeps
+INPUT_NAMES = tuple(_INPUTS)  # the clock core's
+TABLE_INPUT_NAMES = tuple(table_core.JOURNAL_INPUTS)
 
 
 def _is_int(value: Any) -> bool:
@@ -96,6 +100,8 @@ def _is_int(value: Any) -> bool:
 def input_to_dict(event: Input) -> dict:
     """The journal object for one core input: `t_ns`, `input`, then the input's own fields."""
     name = _NAMES.get(type(event))
+    if name is None and table_core.is_table_input(event):
+        return table_core.input_to_dict(event)
     if name is None:
         raise JournalError(f"not a clock input: {event!r}")
     d: dict[str, Any] = {"t_ns": event.t_ns, "input": name}
@@ -144,10 +150,15 @@ def input_from_dict(d: Any) -> Input:
     if not isinstance(d, dict):
         raise JournalError(f"an input line must be a JSON object, got {type(d).__name__}")
     name = d.get("input")
-    if not isinstance(name, str) or name not in _INPUTS:
+    if isinstance(name, str) and name in table_core.JOURNAL_INPUTS and _is_int(d.get("t_ns")):
+        try:
+            return table_core.input_from_dict(name, d)
+        except ValueError as e:
+            raise JournalError(str(e)) from None
+    if not isinstance(name, str) or name not in _INPUTS and name not in table_core.JOURNAL_INPUTS:
         if "input" not in d:
             raise JournalError("line lacks the 'input' field")
-        raise JournalError(f"unknown input {name!r}: known inputs are {', '.join(INPUT_NAMES)}")
+        raise JournalError(f"unknown input {name!r}: known inputs are {', '.join(INPUT_NAMES + TABLE_INPUT_NAMES)}")
     if "t_ns" not in d:
         raise JournalError(f"{name!r} input lacks the 't_ns' field")
     if not _is_int(d["t_ns"]):

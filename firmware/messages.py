@@ -66,7 +66,8 @@ class _Command(NamedTuple):
 
 
 class Command(_Command):
-    """A command of the simulator's keyboard, the same as a long press: "menu", "end", "stop"."""
+    """A command of the simulator's keyboard, the same as a long press: "menu", "end", "stop", and
+    "call" (the director's call, issue 27: # held on the keypad, or the three buttons)."""
 
     __slots__ = ()
 

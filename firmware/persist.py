@@ -74,6 +74,8 @@ from rackside.firmware.journal import (
 from rackside.firmware.journal_writer import JournalWriter
 from rackside.firmware.replay import fold, fold_slip
 from rackside.firmware.slip import Slip, slip_open
+from rackside.firmware import table as table_core
+from rackside.firmware.table import Table, TableInputError
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +141,7 @@ class GameStore:
         self._seq = 0
         self._journal_clock: Clock | None = None
         self._lost: list[list[int]] = []
+        self.table = Table()  # the table's check-in and calls (firmware.table): restored by `start`, kept by `record`
         self.write_errors = 0  # journal lines the card refused since start (the hall's health reports it)
         self.state_outage = Outage(log, "journal state line (the clock's state after lost inputs)")
         # The runner checkpoints every 0.9 s; a failing card must not flood the log (the journal is
@@ -215,7 +218,8 @@ class GameStore:
 
     # -- the runner's calls --
 
-    def record(self, event: Input, *, sync: bool = True, after: Clock | None = None, **extra: Any) -> int:
+    def record(self, event: Input, *, sync: bool = True, after: Clock | None = None, table_after: Table | None = None,
+               **extra: Any) -> int:
         """Append `event` to the journal; call BEFORE applying it. The line is written at once (a
         crash of the process cannot lose it); it is fsync'd before returning when `sync` is true,
         else by the next `sync()`. Returns its `seq` (its number in the game). `extra` fields are written beside the
@@ -223,12 +227,15 @@ class GameStore:
         line; the next record starts on a fresh line. `after` is the clock the runner's core made of
         `event` (the core runs once per input): while the journal is in step (nothing lost since its
         last state line) it is what the journal's lines give; without it (tools, tests) the event is
-        applied here."""
+        applied here. `table_after` is the table (firmware.table) after a table input: the
+        checkpoints carry it, so a restore from one comes back to the same check-in step."""
         d = input_to_dict(event)
         d.update(extra)
         with self._mutex:
             if self._writer is None:
                 raise StoreError("GameStore.record before start")
+            if table_after is not None:
+                self.table = table_after
             self._seq += 1  # numbered whether or not it reaches the card: a reader then sees a gap
             d["seq"] = self._seq
             try:
@@ -246,8 +253,11 @@ class GameStore:
                 self._journal_clock = after if not self._lost else None
             elif self._journal_clock is not None:
                 try:
-                    self._journal_clock = apply(self._journal_clock, event)
-                except ClockInputError:
+                    if table_core.is_table_input(event):
+                        _, self._journal_clock = table_core.step(self.table, self._journal_clock, event)
+                    else:
+                        self._journal_clock = apply(self._journal_clock, event)
+                except (ClockInputError, TableInputError):
                     self._journal_clock = None  # the replay skips it; the next checkpoint writes the state
             return self._seq
 
@@ -285,7 +295,7 @@ class GameStore:
                 return False
             data = make_checkpoint(
                 self._writer.path.name, lines, self._writer.size, t_ns, self.boot_id, settled, seq=self._seq, complete=complete,
-                journal_sha256=self._writer.digest.hexdigest(), position=clock,
+                journal_sha256=self._writer.digest.hexdigest(), position=clock, table=self.table,
             )
             try:
                 self._write_whole(self.checkpoint_path, data)
@@ -385,6 +395,7 @@ class GameStore:
         self.slip = None
         self._last_checkpoint = None
         self._seq, self._journal_clock, self._lost = 0, new_clock(rules), []
+        self.table = Table()
         try:
             self.checkpoint_path.unlink()
         except FileNotFoundError:
@@ -468,7 +479,7 @@ class GameStore:
     def _restore_after(self, cp: Checkpoint, journal, now_ns: int) -> Clock | None:
         """Restore from a checkpoint that vouches for the journal up to its position (see
         `_written_by_us`): fold only the lines after it, from its state."""
-        result = fold(journal, start=(cp.lines, cp.position, cp.seq or 0, cp.size))
+        result = fold(journal, start=(cp.lines, cp.position, cp.seq or 0, cp.size), table=cp.table)
         for number, problem in result.problems:
             log.warning("%s:%d: %s", journal.path, number, problem)
         kind = restore.start_kind(result, journal_rules=journal.rules, configured_rules=self._configured_rules,
@@ -502,7 +513,8 @@ class GameStore:
                 # the state they gave. Trust it, the newest consistent state, and fold the lines
                 # written after it on top.
                 position = checkpoint.position or checkpoint.clock
-                adopted = fold(journal, start=(checkpoint.lines, position, max(checkpoint.seq or 0, result.at_line_seq)))
+                adopted = fold(journal, start=(checkpoint.lines, position, max(checkpoint.seq or 0, result.at_line_seq)),
+                               table=checkpoint.table)
                 log.warning("checkpoint taken over the journal: the journal lacks inputs the clock acted on (%s)", path.name)
                 at_ns, from_checkpoint = restore.last_moment(adopted, checkpoint.t_ns, from_checkpoint_position=True)
             else:
@@ -510,9 +522,9 @@ class GameStore:
         rebooted = restore.rebooted(self.boot_id, segment_boot)
         self._writer = JournalWriter(path, self.disk)
         self.rules = journal.rules
-        clock, self._seq = result.clock, result.last_seq
+        clock, self._seq, self.table = result.clock, result.last_seq, result.table
         if adopted is not None:
-            clock, self._seq = adopted.clock, max(result.last_seq, adopted.last_seq)
+            clock, self._seq, self.table = adopted.clock, max(result.last_seq, adopted.last_seq), adopted.table
             lost = restore.lost_inputs(result, checkpoint, verified=verified)
             # journal the state restored, so a replay reproduces this restore and shows the gap
             self._writer.append(state_to_dict(clock.since_ns, self._seq, clock, lost, source="checkpoint"))

@@ -16,6 +16,20 @@ may forfeit           a late player assigned under 15:00 alternates with ``oPt``
 ended                 each display cycles: final time, ``End``, penalty ``P 20`` (5.3)
 forfeit               the forfeiter's display cycles: final time, ``ForF``, ``P100`` (5.3.3)
 restored              after a power cut both alternate with ``rStd`` for a few seconds
+director called       both alternate their time with ``CALL``, then ``SEEn`` once the director
+                      has acknowledged it, until it is resolved (1.4.3; firmware.call)
+====================  ==========================================================================
+
+With a keypad, before the game (check-in, firmware.checkin):
+
+====================  ==========================================================================
+digits typed          both displays show them, steady: ``  12`` (the player then presses their button)
+not checked in        the side alternates its time with its table: ``t 14``
+checked in            the side alternates its time with the player's number ``  12``; the
+                      starter's side (2.1) also with ``1St``
+waiting for the hall  a number not in this table's pairing: the time and ``----``
+at another table      ``tAbL`` and the table to go to, ``  14`` (the time is not shown)
+in no pairing         the time and ``nonE``
 ====================  ==========================================================================
 
 A running display never alternates: its time is always visible. Alternating displays change every
@@ -25,6 +39,7 @@ together.
 
 from __future__ import annotations
 
+from rackside.firmware import checkin
 from rackside.firmware.clock import NS_PER_S, Clock, Phase, View
 
 BLINK_NS = 500_000_000
@@ -37,6 +52,53 @@ ENDED = "End"
 FORFEIT = "ForF"
 RESTORED = "rStd"
 HOLD = "HOLd"  # neutralised: legible from across the table
+CALL = "CALL"  # the director was called (firmware.call)
+CALL_SEEN = "SEEn"  # ... and has acknowledged the call
+TABLE_WORD = "tAbL"  # at another table: tAbL, then its number
+STARTER = "1St"  # the starter's side (2.1), before the game
+ASKED = "----"  # the hall is asked where this number plays
+NOT_PAIRED = "nonE"  # in no pairing of the round
+
+
+def table_text(n: int) -> str:
+    return f"t{n:>3}"
+
+
+def number_text(n: int) -> str:
+    return f"{n:>4}"
+
+
+def table_frames(v: View, table, *, keypad: bool) -> tuple[str | None, tuple[list[str], list[str]]]:
+    """What the table (firmware.table.Table) adds to the displays: (the digits typed, shown on both,
+    or None; each side's flags). A side's flags that begin with tAbL replace its time: where to go."""
+    flags: tuple[list[str], list[str]] = ([], [])
+    if table is None:
+        return None, flags
+    open_call = table.calls.open
+    if open_call is not None:
+        for f in flags:
+            f.append(CALL_SEEN if open_call.acked_ns is not None else CALL)
+    if not keypad or v.phase not in (Phase.SETUP, Phase.LATE):
+        return None, flags
+    s = table.seating
+    if s.typed and open_call is None:
+        return f"{s.typed:>4}", flags
+    starter = checkin.starter_side(s)
+    for i, f in enumerate(flags):
+        side = i + 1
+        if s.elsewhere[i] is not None:
+            f += [TABLE_WORD, number_text(s.elsewhere[i])]
+        elif s.unknown[i]:
+            f.append(NOT_PAIRED)
+        elif s.asked[i] is not None:
+            f.append(ASKED)
+        elif s.seated[i] is not None:
+            f.append(number_text(s.seated[i]))
+            if starter == side:
+                f.append(STARTER)
+        elif s.table is not None:
+            f.append(table_text(s.table))
+    return None, flags
 
 
 def penalty_text(points: int) -> str:
@@ -48,8 +110,12 @@ def no_colon(text: str) -> str:
     return text.replace(":", "")
 
 
-def texts(v: View, t_ns: int, *, restored_until_ns: int | None = None) -> tuple[str, str]:
-    """(left, right) texts at `t_ns` for the clock's view `v` (player 1 left, player 2 right)."""
+def texts(v: View, t_ns: int, *, restored_until_ns: int | None = None, table=None, keypad: bool = False) -> tuple[str, str]:
+    """(left, right) texts at `t_ns` for the clock's view `v` (player 1 left, player 2 right), with
+    what the table (firmware.table.Table: check-in with a `keypad`, the director's call) adds."""
+    typed, extra = table_frames(v, table, keypad=keypad)
+    if typed is not None:
+        return typed, typed
     out = []
     slot = t_ns // SLOT_NS
     colon_off = v.phase is Phase.NEUTRALISED and (t_ns // BLINK_NS) % 2 == 1
@@ -58,6 +124,9 @@ def texts(v: View, t_ns: int, *, restored_until_ns: int | None = None) -> tuple[
         time = no_colon(p.text) if colon_off else p.text
         if p.running:
             out.append(time)
+            continue
+        if extra[p.player - 1] and extra[p.player - 1][0] == TABLE_WORD:
+            out.append(extra[p.player - 1][slot % len(extra[p.player - 1])])  # tAbL 14: where to go, not the time
             continue
         flags: list[str] = []
         if v.phase is Phase.ENDED:
@@ -68,6 +137,7 @@ def texts(v: View, t_ns: int, *, restored_until_ns: int | None = None) -> tuple[
             flags = [MAY_FORFEIT]
         elif p.courtesy_draw:
             flags = [COURTESY]
+        flags = extra[p.player - 1] + flags
         if v.phase is Phase.NEUTRALISED:
             flags.append(HOLD)
         if banner:
@@ -77,8 +147,12 @@ def texts(v: View, t_ns: int, *, restored_until_ns: int | None = None) -> tuple[
     return out[0], out[1]
 
 
-def animated(v: View, t_ns: int, restored_until_ns: int | None = None) -> bool:
+def animated(v: View, t_ns: int, restored_until_ns: int | None = None, table=None, keypad: bool = False) -> bool:
     """Do the texts change with time alone (blinking or alternating)?"""
+    if table is not None:
+        typed, extra = table_frames(v, table, keypad=keypad)
+        if typed is None and any(extra):
+            return True
     if v.phase in (Phase.NEUTRALISED, Phase.ENDED):
         return True
     if restored_until_ns is not None and t_ns < restored_until_ns:
@@ -95,7 +169,8 @@ def next_digit_change_ns(remaining_ns: int) -> int:
     return (over // NS_PER_S + 1) * NS_PER_S - over
 
 
-def next_change_ns(c: Clock, v: View, t_ns: int, *, restored_until_ns: int | None = None) -> int | None:
+def next_change_ns(c: Clock, v: View, t_ns: int, *, restored_until_ns: int | None = None, table=None,
+                   keypad: bool = False) -> int | None:
     """The next moment either display's text may change without any input, or None if it never
     will. May be early (a wake-up that changes nothing), never late."""
     times = []
@@ -109,6 +184,6 @@ def next_change_ns(c: Clock, v: View, t_ns: int, *, restored_until_ns: int | Non
             times.append(due)
     if restored_until_ns is not None and t_ns < restored_until_ns:
         times.append(restored_until_ns)
-    if animated(v, t_ns, restored_until_ns):
+    if animated(v, t_ns, restored_until_ns, table, keypad):
         times.append((t_ns // BLINK_NS + 1) * BLINK_NS)
     return min(times) if times else None

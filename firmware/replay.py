@@ -39,6 +39,8 @@ from rackside.firmware.clock import (
 )
 from rackside.firmware import slip as slips
 from rackside.firmware.journal import Journal, JournalError, Line, StateRecord, read_journal
+from rackside.firmware import table as table_core
+from rackside.firmware.table import Table, TableInputError
 from rackside.firmware.rules_table import mmss
 
 EXIT_OK = 0
@@ -69,6 +71,8 @@ class Replayed:
     at_line_clock: Clock | None = None  # with fold(at_line=N): the clock after line N
     at_line_seq: int = 0
     last_line: int = 1  # the number of the last line read
+    table: Table = field(default_factory=Table)  # check-in and calls (firmware.table), folded with the clock
+    at_line_table: Table | None = None
 
     def problem(self, number: int, text: str) -> None:
         self.problem_count += 1
@@ -77,6 +81,7 @@ class Replayed:
 
 
 Step = Callable[[Line, Input, Clock], None]
+_TABLE_KINDS = frozenset(table_core.INPUT_TYPES)
 
 
 def _lost_text(ranges) -> str:
@@ -91,6 +96,7 @@ def fold(
     on_problem: Callable[[int, str], None] | None = None,
     at_line: int | None = None,
     start: tuple[int, Clock, int] | tuple[int, Clock, int, int] | None = None,
+    table: Table | None = None,
 ) -> Replayed:
     """Fold the journal's inputs (up to and including line `upto_line`, if given) into a clock, one
     line at a time. The firmware restores with this too, so a replay reproduces a restore exactly.
@@ -103,8 +109,9 @@ def fold(
     `at_line=N` also keeps the clock as it stood after line N (a restore checks a checkpoint with
     it, in the same pass); `start=(N, clock, seq)` begins after line N from that clock instead, and
     `start=(N, clock, seq, offset)` also skips reading the lines before it (offset: the byte just
-    past line N)."""
-    result = Replayed(journal=journal, clock=new_clock(journal.rules))
+    past line N). `table` is the table's state (firmware.table) at the start (a checkpoint's):
+    the table's inputs (check-in, calls) fold with the clock's, through `firmware.table.step`."""
+    result = Replayed(journal=journal, clock=new_clock(journal.rules), table=table or Table())
     report = result.problem
     if on_problem is not None:
 
@@ -123,6 +130,7 @@ def fold(
     # The loop keeps its counters in locals and writes them back at the end: a long journal is
     # millions of iterations, and attribute access is most of the cost that is not the core's.
     clock, last_seq, applied, lines_read, last_t_ns = result.clock, result.last_seq, 0, 0, result.last_t_ns
+    tables, step, table = _TABLE_KINDS, table_core.step, result.table
     never = 1 << 62  # a line number no journal reaches (an int: comparing with inf is slower)
     stop = upto_line if upto_line is not None else never
     snap = at_line if at_line is not None else never
@@ -137,6 +145,7 @@ def fold(
                 break
             if number > snap:
                 result.at_line_clock, result.at_line_seq, snap = clock, last_seq, never
+                result.at_line_table = table
             watch = min(stop, snap)
         lines_read += 1
         kind = type(event)
@@ -162,8 +171,11 @@ def fold(
                 "the card could not take them): times from here rely on the next state line",
             )
         try:
-            clock = apply(clock, event)
-        except ClockInputError as e:
+            if kind in tables:
+                table, clock = step(table, clock, event)
+            else:
+                clock = apply(clock, event)
+        except (ClockInputError, TableInputError) as e:
             report(number, f"{_describe(event)}: {e}; skipped")
             continue
         if seq is not None:
@@ -178,8 +190,9 @@ def fold(
             on_step(line, event, clock)
     result.clock, result.last_seq, result.last_t_ns = clock, last_seq, last_t_ns
     result.applied, result.lines_read, result.last_line = applied, lines_read, number
+    result.table = table
     if at_line is not None and result.at_line_clock is None:
-        result.at_line_clock, result.at_line_seq = clock, last_seq
+        result.at_line_clock, result.at_line_seq, result.at_line_table = clock, last_seq, table
     return result
 
 
@@ -267,6 +280,8 @@ def _describe(event: Input | StateRecord) -> str:
         return f"takeover: neutralised, player {event.player} to move"
     if isinstance(event, slips.INPUT_TYPES):
         return slips.describe(event)
+    if table_core.is_table_input(event):
+        return table_core.describe(event)
     return type(event).__name__.lower()
 
 
@@ -348,6 +363,7 @@ def summary_json(result: Replayed) -> dict:
         "problem_count": result.problem_count,
         "lost_inputs": [list(r) for r in result.lost],
         "state_lines": result.states,
+        "table": table_core.summary(result.table),
         "journal": str(result.journal.path),
         "config": {k: v for k, v in result.journal.header.get("config", {}).items()},
         "slip": slip_json(fold_slip(result.journal, result.clock)),

@@ -8,7 +8,10 @@ would (through the runner's own `_apply`, `new_game`, `_command`: journalled lik
 and says whether it was done; `handle` replies to the requester. Two requests only change what the
 displays show, and their state is owned here: a director's `identify` (8888 flashes so the table is
 found) and the enrolment's `notice` (texts shown before a game's first press); the runner asks
-`texts` and `next_change_ns`.
+`texts` and `next_change_ns`. The table's requests (issue 27: `pairing`, `seat`, `call_ack`,
+`call_resolve`) become the table's inputs (firmware.table), journalled through the runner's
+`_apply_table`; a pairing that arrives once the game is under way is for the next game, and is
+journalled as that game's first input.
 """
 
 from __future__ import annotations
@@ -28,8 +31,10 @@ from rackside.firmware.clock import (
     Takeover,
     View,
 )
+from rackside.firmware.call import CallAck, CallResolve
+from rackside.firmware.checkin import Pairing, Seat
 from rackside.firmware.messages import NOTES, Request
-from rackside.hall.wire import commands
+from rackside.hall.wire import commands, topics
 from rackside.hall.wire.schema import Check, Invalid, Schema, Text, Whole
 
 log = logging.getLogger(__name__)
@@ -52,9 +57,15 @@ REQUESTS = {
     "notice": ("left", "right", "seconds"),
     # the console's answer to the game's signed result slip (firmware.slip_session): shown, journalled
     "slip_outcome": ("game", "outcome", "why"),
+    # issue 27, the table (hall.wire.commands' fields): the round's pairing here and who starts (2.1),
+    # where a player checked in at the wrong table plays, the director's answer to a call
+    "pairing": ("round", "numbers", "starter"),
+    "seat": ("number", "table"),
+    "call_ack": ("call",),
+    "call_resolve": ("call", "reason"),
 }
 MAX_NOTICE_CHARS = 8
-OPTIONAL_ARGS = {"new_game": ("rules",)}  # rules: the clock.Rules the new game is played under (the hall)
+OPTIONAL_ARGS = {"new_game": ("rules",), "pairing": ("table",)}  # pairing's table: this clock's number (the hall's)  # rules: the clock.Rules the new game is played under (the hall)
 
 
 def _rules(v: Any) -> Rules:
@@ -71,6 +82,7 @@ ARGS = {
     "notice": Schema({"left": Text(MAX_NOTICE_CHARS, least=0), "right": Text(MAX_NOTICE_CHARS, least=0),
                       "seconds": Whole(0, 600)}),
     "slip_outcome": Schema(commands.FIELDS["slip_outcome"]),
+    **{name: Schema(dict(commands.FIELDS[name]), then=commands._THEN.get(name)) for name in commands.TABLE_COMMANDS},
     "new_game": Schema({"game_time_ms": Whole(1, 2**63, says="a positive whole number of milliseconds"),
                         "rules": Check(_rules, says="a clock.Rules", null=True)}),
 }
@@ -84,6 +96,7 @@ class Requests:
         self.runner = runner  # the `firmware.runner.Runner` that owns it (not imported: it imports this)
         self.notice: tuple[str, str, int | None] | None = None  # (left, right, until): shown in phase setup
         self.identify_until_ns: int | None = None  # a director's "identify": the displays flash
+        self.next_pairing: Request | None = None  # a pairing that came once the game was under way: the next game's
 
     def texts(self, v: View, now: int) -> tuple[str, str] | None:
         """What the displays show for a request at `now` (the menu, when open, comes first), else None."""
@@ -136,6 +149,8 @@ class Requests:
         if r.name == "slip_outcome":  # the menu may be open: the answer is journalled and shown after it
             notes = {k: str(a[k]) for k in NOTES if a.get(k) is not None}
             return runner.slip_session.outcome(a["game"], a["outcome"], a["why"], t, source=r.source, **notes)
+        if r.name in commands.TABLE_COMMANDS:  # the table's (issue 27): applied while the menu is open too
+            return self._table(r, t)
         if runner.menu is not None and r.name not in ("stop",):
             return False, "the director's menu is open on the clock"
         if r.name in ("menu", "end", "stop"):
@@ -167,7 +182,36 @@ class Requests:
         except (TypeError, ValueError) as exc:
             return False, str(exc)
         before = runner.clock
-        notes = {k: str(a[k]) for k in NOTES if a.get(k) is not None}
+        notes = _notes(a)
         if not runner._apply(event, source=r.source, **notes):
             return False, runner._refused
         return (True, "") if runner.clock != before else (False, f"{r.name} changes nothing in phase {runner._phase(t).value}")
+
+    def _table(self, r: Request, t: int) -> tuple[bool, str]:
+        """A table request (issue 27) as the table's input, journalled and applied by the runner."""
+        runner, a = self.runner, r.args
+        table_number = a.get("table") if r.name == "pairing" else None
+        if table_number is not None and not (isinstance(table_number, int) and 1 <= table_number <= topics.MAX_TABLE):
+            return False, f"pairing: table must be a whole number from 1 to {topics.MAX_TABLE}"
+        event = {
+            "pairing": lambda: Pairing(t, a["round"], tuple(a["numbers"]), a["starter"], table_number),
+            "seat": lambda: Seat(t, a["number"], a["table"]),
+            "call_ack": lambda: CallAck(t, a["call"]),
+            "call_resolve": lambda: CallResolve(t, a["call"], a["reason"]),
+        }[r.name]()
+        if r.name == "pairing" and runner._phase(t) not in (Phase.SETUP, Phase.LATE):
+            self.next_pairing = r  # 2.1: for the game that follows this one; journalled when it starts
+            return True, ""
+        if not runner._apply_table(event, source=r.source, **_notes({k: v for k, v in a.items() if k != "reason" or r.name != "call_resolve"})):
+            return False, runner._refused
+        return True, ""
+
+    def new_game(self, t: int) -> None:
+        """A new game began: the pairing kept for it is its first input."""
+        r, self.next_pairing = self.next_pairing, None
+        if r is not None:
+            self._table(r._replace(t_ns=t), t)
+
+
+def _notes(a: dict) -> dict[str, str]:
+    return {k: str(a[k]) for k in NOTES if a.get(k) is not None}

@@ -25,9 +25,12 @@ guarded). A display is told its text only when the text changes.
 Two collaborators the runner owns hold the rest: the director's menu (`firmware.menu_session`:
 open, press, what the displays show; a press comes back as the clock's inputs, applied here like
 a button's) and the requests from off the table (`firmware.requests`: `REQUESTS`, each request's
-check, its answer, and what a request shows on the displays: identify, notice). A third, the
-result slip after the game's end (`firmware.slip_session`), takes the keypad's keys and, while it
-waits for signatures, the players' presses; a clock without a keypad never reaches it.
+check, its answer, and what a request shows on the displays: identify, notice). A third holds the
+table's flows (`firmware.table_session`: check-in and the director's call, issue 27): a key or a
+press comes back as the table's inputs (`firmware.table`), journalled and applied here (`_apply_table`)
+beside the clock's. A fourth, the result slip after the game's end (`firmware.slip_session`), takes
+the keys the table's flows leave and, while it waits for signatures, the players' presses. A clock
+without a keypad reaches neither with a key.
 """
 
 from __future__ import annotations
@@ -61,6 +64,9 @@ from rackside.firmware.messages import BUTTONS, KEYPAD_KEYS, Command, Edge, Key,
 from rackside.firmware.outputs import Applied, Frame, Guarded, Output
 from rackside.firmware.requests import Requests
 from rackside.firmware.slip_session import SlipSession
+from rackside.firmware import table as table_core
+from rackside.firmware.table import Table, TableInputError
+from rackside.firmware.table_session import REFUSED, TableSession
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +99,7 @@ class Runner:
         restored_banner_ns: int = RESTORED_BANNER_NS,
         initially_down: dict[str, bool] | None = None,
         on_new_game: Callable[[Rules], None] | None = None,
+        keypad: bool = False,
     ) -> None:
         self.rules = rules
         self.journal = store if isinstance(store, JournalOutput) else JournalOutput(store, log=log, checkpoint_ns=CHECKPOINT_NS)
@@ -119,6 +126,11 @@ class Runner:
         self.requests = Requests(self)  # from off the table: checked, applied, answered
         self.keys_unused = 0  # keypad keys handled that no flow used (see _key)
         self.slip_session = SlipSession(self)  # the signed result slip after the game's end (issue 27)
+        # issue 27: check-in and the director's call, beside the clock (`keypad`: one is fitted)
+        self.table = Table()
+        self.table_session = TableSession(keypad=keypad)
+        # the slip names the players by the numbers they checked in with (firmware.checkin), by side
+        self.slip_session.numbers = lambda: self.table.seating.seated
 
     @property
     def menu(self):
@@ -150,6 +162,7 @@ class Runner:
     def start(self) -> View:
         now = self.clock_ns()
         self.clock = self.journal.start(now)
+        self.table = getattr(self.store, "table", None) or Table()  # a restored game's check-in and calls
         self.rules = self.journal.rules or self.rules  # a restored game keeps its own rules
         self.journal.rules = self.rules
         self.slip_session.restore(getattr(self.store, "slip", None))  # an ended game's slip, mid-typing or signing
@@ -224,11 +237,12 @@ class Runner:
 
     def next_due_ns(self, now: int) -> int | None:
         times = [d.release_due_ns() for d in self.debouncers.values()]
-        times += [self.gestures.deadline()]
+        times += [self.gestures.deadline(), self.table_session.deadline()]
         if self.menu is not None:
             times.append(self.menu_session.next_change_ns(now))
         else:
-            times.append(render.next_change_ns(self.clock, view(self.clock, now), now, restored_until_ns=self.restored_until_ns))
+            times.append(render.next_change_ns(self.clock, view(self.clock, now), now, restored_until_ns=self.restored_until_ns,
+                                               table=self.table, keypad=self.table_session.keypad))
         times.append(self.journal.next_due_ns(now))
         times += [g.call("next_due_ns", now) for g in self._guarded]
         times.append(self._next_watchdog_ns)
@@ -273,11 +287,14 @@ class Runner:
         while True:
             due = [(d.release_due_ns(), "release", b) for b, d in self.debouncers.items()]
             due.append((self.gestures.deadline(), "gesture", None))
+            due.append((self.table_session.deadline(), "table", None))
             due = [x for x in due if x[0] is not None and x[0] <= t]
             if not due:
                 return
             when, what, button = min(due, key=lambda x: x[0])
-            if what == "release":
+            if what == "table":
+                self._table_inputs(self.table_session.tick(when, self.table))
+            elif what == "release":
                 released = self.debouncers[button].poll(when)
                 if released is not None:
                     self._do(self.gestures.release(button, released))
@@ -301,17 +318,23 @@ class Runner:
         self._do(self.gestures.press(button, t, self._phase(t)))
 
     def _key(self, m: Key, t: int) -> None:
-        """A keypad key (`hardware.keypad`, already debounced). After the game's end a pressed key is
-        the result slip's (`firmware.slip_session`: journalled when the slip applies it); any other
-        key changes nothing: it is counted and logged at debug level, and not journalled (the
-        journal holds the inputs the clock's state was built from). A clock without a keypad never sees one."""
+        """A keypad key (`hardware.keypad`, already debounced): the table's flows say what it is
+        (`firmware.table_session`: a digit typed for check-in, the director's call), journalled and
+        applied like a button's input; after the game's end a pressed key they leave is the result
+        slip's (`firmware.slip_session`: journalled when the slip applies it). A key no flow uses
+        changes nothing: it is counted and logged at debug level, and not journalled. A clock without
+        a keypad never sees one."""
         if m.key not in KEYPAD_KEYS or not isinstance(m.down, bool):
             log.error("key %r ignored: not one of the keypad's keys", m)
+            return
+        inputs = None if self.menu is not None else self.table_session.key(m.key, m.down, t, self.table, self._phase(t))
+        if inputs is not None:
+            self._table_inputs(inputs)
             return
         if m.down and self.slip_session.key(m.key, t):
             return
         self.keys_unused += 1
-        log.debug("keypad %s %s at %d: no flow uses it yet", m.key, "pressed" if m.down else "released", t)
+        log.debug("keypad %s %s at %d: no flow uses it now", m.key, "pressed" if m.down else "released", t)
 
     def _command(self, name: str, t: int) -> None:
         """Keyboard commands of the simulator: the same functions as the long presses."""
@@ -323,14 +346,24 @@ class Runner:
         elif name == "end":
             if self.menu is None and self._phase(t) in (Phase.RUNNING, Phase.NEUTRALISED, Phase.LATE):
                 self._do([Action("end", t)])
+        elif name == "call":  # the director's call (issue 27), as the three buttons' gesture
+            if self.menu is None:
+                self._do([Action("call", t)])
         else:
             log.warning("unknown command %r ignored", name)
 
     def _do(self, actions: list[Action]) -> None:
         for a in actions:
             if a.kind == "press":
-                if not self.slip_session.sign(a.player, a.t_ns):  # while the slip waits: a signature
+                taken = self.table_session.press(a.player, a.t_ns, self.table, self._phase(a.t_ns))
+                if taken is REFUSED:  # 2.2: the non-starter starts the starter's time
+                    log.info("press %d before the game ignored: the starter's own press is not a start (2.2)", a.player)
+                elif taken is not None:
+                    self._table_inputs(taken)
+                elif not self.slip_session.sign(a.player, a.t_ns):  # while the slip waits: a signature
                     self._apply(Press(a.t_ns, a.player))
+            elif a.kind == "call":
+                self._table_inputs(self.table_session.gesture_call(a.t_ns, self.table))
             elif a.kind == "neutralise":
                 self._apply(Neutralise(a.t_ns))
             elif a.kind == "end":
@@ -361,6 +394,33 @@ class Runner:
             g.call("applied", entry)
         return True
 
+    def _table_inputs(self, inputs: list) -> None:
+        for event in inputs:
+            self._apply_table(event)
+
+    def _apply_table(self, event: Any, **extra: Any) -> bool:
+        """A table input (firmware.table: check-in, the director's call), as `_apply` for the
+        clock's: checked, journalled (write-ahead, with the table after it for the checkpoints),
+        then applied with what it does to the clock (an arrival, a neutralisation) and handed to
+        the outputs. True when applied; else False, and `_refused` says why."""
+        since = self.clock.since_ns
+        if since is not None and event.t_ns < since:
+            event = replace(event, t_ns=since)
+        try:
+            table, after = table_core.step(self.table, self.clock, event)
+        except (TableInputError, ClockInputError) as exc:
+            log.warning("input %r refused: %s", event, exc)
+            self._refused = str(exc) or type(exc).__name__
+            return False
+        seq = self.journal.record(event, after, table_after=table, **extra)
+        self.clock, self.table = after, table
+        notes = {k: v for k, v in extra.items() if k != "source"}
+        entry = Applied(event, seq, self.journal.game, extra.get("source"), notes, after, event.t_ns)
+        self.journal.applied(entry)
+        for g in self._guarded:
+            g.call("applied", entry)
+        return True
+
     def _phase(self, t: int) -> Phase:
         c = self.clock
         if c.since_ns is not None and t >= c.since_ns:
@@ -373,6 +433,7 @@ class Runner:
         if self._phase(t) is Phase.RUNNING:  # the director's menu always neutralises (1.4.3)
             self._apply(Neutralise(t))
         self.gestures.reset()
+        self.table_session.cancel()  # a # held as the menu opened makes no call
         self.restored_until_ns = None
         self.menu_session.open(view(self.clock, max(t, self.clock.since_ns or t)), self.rules,
                                ask_table=any(getattr(g.output, "asks_table", False) for g in self._guarded))
@@ -408,8 +469,10 @@ class Runner:
         creating the journal, the inputs applied meanwhile counted as unjournalled."""
         self.rules = replace(self.rules, game_time_ms=game_time_ms)
         self.clock = new_clock(self.rules)
+        self.table = Table()  # a new game's check-in starts afresh (the hall sends its pairing)
         self.journal.new_game(self.rules, self.clock, t, notes)
         self.slip_session.reset()
+        self.requests.new_game(t)  # a pairing kept for this game is its first input
         self.restored_until_ns = None
         log.info("new game: %d:%02d a player", game_time_ms // 60000, game_time_ms // 1000 % 60)
         if self.on_new_game is not None:
@@ -428,7 +491,7 @@ class Runner:
             shown = self.slip_session.texts(now)  # the result slip, once a key began it
         if shown is not None:
             return shown
-        return render.texts(v, now, restored_until_ns=self.restored_until_ns)
+        return render.texts(v, now, restored_until_ns=self.restored_until_ns, table=self.table, keypad=self.table_session.keypad)
 
     def frame(self, now: int) -> Frame:
         """What the clock shows at `now`."""

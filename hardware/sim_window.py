@@ -111,7 +111,7 @@ def segment_polygons(x: float, y: float, w: float, h: float, t: float) -> list[l
 
 class SimWindow:
     KEYS = {"K_LSHIFT": "left", "K_z": "left", "K_RSHIFT": "right", "K_m": "right", "K_SPACE": "neutralise"}
-    COMMANDS = {"K_d": "menu", "K_e": "end"}
+    COMMANDS = {"K_d": "menu", "K_e": "end", "K_c": "call"}  # c: the director's call (issue 27), as # held
     QUIT_KEYS = ("K_ESCAPE", "K_q")
 
     # pygame key names -> keypad keys (digits: the top row and the numeric keypad)
@@ -124,7 +124,7 @@ class SimWindow:
 
     KEY_NAMES = {"left": "Left Shift / z", "neutralise": "Space", "right": "Right Shift / m"}
     KEY_LINE = "Left Shift / z: left    Right Shift / m: right    Space: neutralise    d: director menu    e: end game    q: quit"
-    KEYPAD_LINE = "    0-9 * # ([ ]): keypad"
+    KEYPAD_LINE = "    0-9 * # ([ ]): keypad (# held: call the director)"
     KEY_LINE_ENDED = "game over    d: director menu (rSEt or LEn: a new game)    q: quit"
 
     def __init__(

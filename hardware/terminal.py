@@ -7,7 +7,7 @@ a text changes. Reads keys in cbreak mode (Ctrl-C still interrupts).
 A terminal reports key presses but not key releases, and not Shift on its own, so the keys are:
 z = left player's button, m = right player's, Space = the centre (neutralise); each key press
 closes the mock pin's contact and opens it again `TAP_S` later. Long presses cannot be held in a
-terminal: d opens the director's menu and e ends the game instead; q quits. The turn LEDs are
+terminal: d opens the director's menu, e ends the game and c calls the director instead; q quits. The turn LEDs are
 drawn beside the players' keys, `(*)` lit and `( )` dark, as the runner set the board's LED pins.
 With a keypad (`[keypad] enabled = true`) the keys 0-9, `*` and `#` (or `[` and `]`) tap its
 contacts the same way, and it is drawn on the right, a key held shown `[5]`.
@@ -27,7 +27,9 @@ from rackside.hardware.wake import Waker
 
 KEYS = {"z": "left", "Z": "left", "m": "right", "M": "right", " ": "neutralise"}
 KEYPAD = {**{k: k for k in KEYPAD_KEYS}, "[": "*", "]": "#"}  # characters -> keypad keys
-COMMANDS = {"d": "menu", "D": "menu", "e": "end", "E": "end"}
+# c: the director's call (issue 27), which a keypad makes with # held and the buttons with both
+# player buttons held and the centre: neither can be held in a terminal
+COMMANDS = {"d": "menu", "D": "menu", "e": "end", "E": "end", "c": "call", "C": "call"}
 QUIT = {"q", "Q", "\x1b", "\x03", "\x04"}
 TAP_S = 0.12
 STOPPED_CHECK_S = 1.0  # an otherwise idle terminal checks `stopped()` this often
@@ -76,7 +78,7 @@ def key_line(help_: dict[str, str] | None, ended: bool = False) -> str:
     return "director's menu   " + "   ".join(f"{KEY_NAMES[b]}: {help_[b]}" for b in ("left", "neutralise", "right"))
 
 
-KEYPAD_LINE = "  0-9 * # ([ ]): keypad"
+KEYPAD_LINE = "  0-9 * # ([ ]): keypad  c: call the director"
 
 
 def keypad_rows(held: Sequence[str] = ()) -> list[str]:

@@ -412,7 +412,9 @@ def test_the_simulator_in_a_terminal_draws_the_keypad_and_taps_it(tmp_path):
     assert os.waitstatus_to_exitcode(status) == 0
     journal = next((tmp_path / "state" / "clock" / "journals").glob("game-*.jsonl"))
     inputs = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
-    assert [i["input"] for i in inputs] == ["press"]  # the key is journalled by no flow yet
+    # before the game a digit is typed for check-in (issue 27), and the button then pressed is that
+    # player's check-in with the number typed (firmware.checkin), not a start
+    assert [(i["input"], i.get("key"), i.get("number")) for i in inputs] == [("key", "5", None), ("checkin", None, 5)]
 
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402

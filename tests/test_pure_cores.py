@@ -25,6 +25,10 @@ PURE_CORES = {
     "rackside.firmware.rules_table": "firmware/rules_table.py",
     "rackside.firmware.restore": "firmware/restore.py",
     "rackside.firmware.slip": "firmware/slip.py",
+    "rackside.firmware.checkin": "firmware/checkin.py",  # issue 27: check-in at the table
+    "rackside.firmware.call": "firmware/call.py",  # issue 27: the director's call
+    "rackside.firmware.table": "firmware/table.py",  # ... composed, with their effects on the clock
+    "rackside.firmware.table_session": "firmware/table_session.py",  # ... a key or a press as their inputs
     "rackside.kiosk.flow": "kiosk/flow.py",
     "rackside.kiosk.pin": "kiosk/pin.py",
     "rackside.kiosk.director": "kiosk/director.py",

@@ -512,6 +512,7 @@ class _Worker:
     def _submit(self, cmd: commands.Command, t_ns: int) -> None:
         from rackside.firmware.messages import Request
 
+        out = self.out
         args = {
             "adjust": lambda: {"player": cmd.player, "remaining_ms": cmd.remaining_ms},
             "late_start": lambda: {"players": list(cmd.players)},
@@ -520,9 +521,14 @@ class _Worker:
             "new_game": lambda: {"game_time_ms": cmd.rules.game_time_ms, "rules": cmd.rules},
             "identify": lambda: {"seconds": cmd.seconds},
             "slip_outcome": lambda: {"game": cmd.game, "outcome": cmd.outcome, "why": cmd.why},
+            # issue 27, the table's (firmware.table): the pairing carries this clock's table number,
+            # which the check-in shows before the game
+            "pairing": lambda: {"round": cmd.round, "numbers": list(cmd.numbers), "starter": cmd.starter, "table": out.cfg.table},
+            "seat": lambda: {"number": cmd.number, "table": cmd.table},
+            "call_ack": lambda: {"call": cmd.call},
+            "call_resolve": lambda: {"call": cmd.call, "reason": cmd.reason},
         }[cmd.name]()
         args.update(cmd.notes())  # journalled beside the input (firmware.messages.NOTES)
-        out = self.out
         self.submit(Request(t_ns, cmd.name, args, source="hall", reply=lambda ok, why: out._replied(cmd, ok, why)))
 
     def _ack(self, cid: str | None, ok: bool, reason: str | None, seq: int | None, answered: dict, **extra: Any) -> Row:

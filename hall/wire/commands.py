@@ -25,6 +25,15 @@ runner (hall.device.clock_output says how many at most, and how often).
 `slip_outcome` is the console's answer to a signed result slip (issue 27; firmware.slip): "recorded",
 "held" (for the scorekeeper's click) or "refused", with `why`; the clock journals it beside the slip
 and shows it. It names the `game` the slip is of: one for another game is refused.
+`pairing`, `seat`, `call_ack` and `call_resolve` are the table's (issue 27; firmware.table): the
+round's pairing at this table and who starts (2.1(b)(i)), where a player who checked in at the wrong
+table plays, and the director's answer to a call from the table (1.4.3). The clock journals each
+as an input of the game with "source": "hall" (docs/journal.md):
+
+    {"id": "c50", "cmd": "pairing", "round": 3, "numbers": [12, 31], "starter": 31}
+    {"id": "c51", "cmd": "seat", "number": 7, "table": 14}
+    {"id": "c52", "cmd": "call_ack", "call": "call-1", "by": "director"}
+    {"id": "c53", "cmd": "call_resolve", "call": "call-1", "reason": "word judged; play on"}
 
 `update` is not a clock input either: the hall output hands it to hall.device.update.Updater, which
 fetches the bundle from `url` with `token`, checks it against `sha256` and installs it, switching
@@ -53,13 +62,17 @@ from dataclasses import dataclass, fields as dataclass_fields
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from rackside.firmware.call import CALL_ID, MAX_REASON_CHARS
+from rackside.firmware.checkin import MAX_PLAYER_NUMBER, MAX_ROUND
 from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules, Takeover
 from rackside.firmware import slip
-from rackside.hall.wire import update
+from rackside.hall.wire import topics, update
 from rackside.hall.wire.schema import Check, Field, Invalid, ListOf, OneOf, Schema, Text, Time, Whole
 
 MAX_COMMAND_BYTES = 4096
-NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "takeover", "update", "slip_outcome")
+NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "takeover", "update", "slip_outcome",
+         "pairing", "seat", "call_ack", "call_resolve")
+TABLE_COMMANDS = ("pairing", "seat", "call_ack", "call_resolve")  # the table's inputs (firmware.table), issue 27
 IDENTIFY_S = 10
 IDENTIFY_MAX_S = 60  # the longest an identify may flash a clock's displays (the clock checks it too)
 # A late start's `at` this far ahead of the clock's own time is taken as now: the director's machine
@@ -112,6 +125,17 @@ def _resend_range(c: dict, where: str) -> dict:
 
 
 PLAYER = OneOf((1, 2), says="1 or 2")  # a side of the table
+NUMBER = Whole(1, MAX_PLAYER_NUMBER)  # a TSH player number (firmware.checkin)
+CALL = Text(12, pattern=CALL_ID, says='a call\'s id on the clock, e.g. "call-1"')
+
+
+def _pairing(c: dict, where: str) -> dict:
+    if c["numbers"][0] == c["numbers"][1]:
+        raise Invalid("numbers", "two different player numbers", c["numbers"])
+    if c["starter"] is not None and c["starter"] not in c["numbers"]:
+        raise Invalid("starter", "one of the pairing's numbers, or null", c["starter"])
+    return c
+
 # Every command: its id (journalled beside the input it becomes) and who sent it and why.
 ENVELOPE: dict[str, Field] = {
     "id": Text(64, pattern=_ID, shape="of letters, digits, '.', '_', ':' or '-'"),
@@ -129,6 +153,12 @@ FIELDS: dict[str, dict[str, Field]] = {  # each command's own fields
     "identify": {"seconds": Whole(1, IDENTIFY_MAX_S, default=IDENTIFY_S)},
     "resend": {"game": Text(24, pattern=GAME, says='a game as its events name it, e.g. "game-000003"'),
                "from_seq": Whole(1, MAX_SEQ), "to_seq": Whole(1, MAX_SEQ, null=True)},
+    # issue 27, the table (firmware.checkin, firmware.call)
+    "pairing": {"round": Whole(1, MAX_ROUND), "numbers": ListOf(NUMBER, least=2, most=2, says="a list of the two player numbers"),
+                "starter": Whole(1, MAX_PLAYER_NUMBER, null=True, default=None)},
+    "seat": {"number": NUMBER, "table": Whole(1, topics.MAX_TABLE, null=True, default=None)},
+    "call_ack": {"call": CALL},
+    "call_resolve": {"call": CALL, "reason": Text(MAX_REASON_CHARS)},
     "update": {"version": Text(64, pattern=update.VERSION, says='a bundle\'s version, e.g. "0.1.0+g1a2b3c4"'),
                "sha256": Text(64, pattern=update.SHA256, says="64 lower-case hex digits"),
                "url": Check(_url, says=f"the console's http(s)://HOST:PORT{update.DOWNLOAD_PATH}, "
@@ -139,7 +169,7 @@ FIELDS: dict[str, dict[str, Field]] = {  # each command's own fields
     "slip_outcome": {"game": Text(24, pattern=GAME, says='a game as its events name it, e.g. "game-000003"'),
                      "outcome": OneOf(slip.OUTCOMES), "why": Text(slip.MAX_WHY, null=True)},
 }
-_THEN = {"new_game": _new_game_rules, "resend": _resend_range}
+_THEN = {"new_game": _new_game_rules, "resend": _resend_range, "pairing": _pairing}
 # The schema of each command, by name: looked up when a command is checked, so a field added here is
 # checked by the console (hall.console.requests) and by the clock (`parse`) alike.
 SCHEMAS: dict[str, Schema] = {name: Schema({**ENVELOPE, **FIELDS[name]}, unknown="refuse", then=_THEN.get(name)) for name in NAMES}
@@ -172,6 +202,12 @@ class Command:
     wait_s: int = 0
     outcome: str | None = None  # slip_outcome: the console's answer to the game's signed slip, and why
     why: str | None = None
+    round: int | None = None  # pairing: the round, its two numbers and the starter (2.1(b)(i))
+    numbers: tuple[int, ...] = ()
+    starter: int | None = None
+    number: int | None = None  # seat: the number checked in at the wrong table, and where it plays
+    table: int | None = None
+    call: str | None = None  # call_ack, call_resolve: the call's id on the clock
 
     def notes(self) -> dict[str, str]:
         """The command's id, who sent it, why, and a late start's scheduled start, as given (for
@@ -262,6 +298,8 @@ _ATTRIBUTES = {f.name for f in dataclass_fields(Command)}
 def command(name: str, c: dict, default_rules: Rules | None = None) -> Command:
     """The Command a checked command (`check`) is: its fields as the clock keeps them."""
     kept = {k: v for k, v in c.items() if k in _ATTRIBUTES and k not in ("id", "name")}
+    if name == "pairing":
+        kept["numbers"] = tuple(c["numbers"])
     if name == "late_start":
         kept["players"] = tuple(sorted(c["players"]))
         kept["at_ns"] = None if c["at"] is None else _epoch_ns(c["at"])

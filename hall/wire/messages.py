@@ -14,7 +14,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rackside.firmware.call import CALL_ID
+from rackside.firmware.checkin import MAX_PLAYER_NUMBER, MAX_ROUND
 from rackside.firmware.clock import Ending, Phase, Rules
+from rackside.firmware.messages import KEYPAD_KEYS
 from rackside.hall.wire import health, topics, update
 from rackside.hall.wire.schema import OMIT, Check, Flag, Invalid, ListOf, Obj, OneOf, Schema, Text, Time, Whole
 
@@ -110,11 +113,19 @@ INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with it
     "reason": Text(200, **_OPT),
     "scheduled_start": Text(40, **_OPT),
     "at_ns": Whole(0, NS, **_OPT),
-    "key": Text(1, **_OPT),  # slip_key: the keypad's key (firmware.slip)
+    "key": OneOf(KEYPAD_KEYS, **_OPT),  # a keypad's key: check-in's typing (firmware.checkin), slip_key's (firmware.slip)
     "outcome": Text(16, pattern=LOWER, **_OPT),  # slip_outcome: the console's answer, and why
     "why": Text(200, **_OPT),
     "rebooted": Flag(**_OPT),
     "from_checkpoint": Flag(**_OPT),
+    # the table's inputs (issue 27, firmware.table): a check-in's TSH player number,
+    # a pairing's round, numbers and starter (2.1), a seat's table, a call's id
+    "number": Whole(1, MAX_PLAYER_NUMBER, **_OPT),
+    "round": Whole(1, MAX_ROUND, **_OPT),
+    "numbers": ListOf(Whole(1, MAX_PLAYER_NUMBER), least=2, most=2, says="a list of two player numbers", **_OPT),
+    "starter": Whole(1, MAX_PLAYER_NUMBER, **_OPT),
+    "table": Whole(1, topics.MAX_TABLE, **_OPT),
+    "call": Text(12, pattern=CALL_ID, **_OPT),
 })
 
 RESULT = Schema({  # the game's result: an event of kind "result", seq 0
@@ -129,7 +140,6 @@ RESULT = Schema({  # the game's result: an event of kind "result", seq 0
     "at": Time(null=True),
 }, then=_sides_in_order)
 
-MAX_PLAYER_NUMBER = 9999  # a TSH player number typed at a table (issue 27's check-in and slip)
 
 
 def _player_number(v: Any) -> int | None:

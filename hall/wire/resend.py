@@ -15,10 +15,12 @@ from pathlib import Path
 from rackside.firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Phase, Press, Resume, view
 from rackside.firmware.journal import JournalError, read_journal
 from rackside.firmware import slip
+from rackside.firmware.table import INPUT_TYPES as TABLE_INPUT_TYPES
 from rackside.hall.wire.payloads import journal_event, journal_slip, result_payload
 
-# what is published of a journal (a result slip's inputs too: firmware.slip)
-INPUT_TYPES = (Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume, *slip.INPUT_TYPES)
+# what is published of a journal: the clock's inputs, the table's (check-in, calls: issue 27) and a
+# result slip's (firmware.slip)
+INPUT_TYPES = (Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume, *TABLE_INPUT_TYPES, *slip.INPUT_TYPES)
 RESEND_MAX_EVENTS = 500  # events one resend command brings at most (the console asks again from there)
 
 

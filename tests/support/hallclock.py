@@ -26,10 +26,11 @@ from pathlib import Path
 os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
 
 
-def clock_config(path: Path, broker, table: int, *, game_time: str = "1:00", url: str | None = None) -> Path:
+def clock_config(path: Path, broker, table: int, *, game_time: str = "1:00", url: str | None = None, keypad: bool = False) -> Path:
     path.write_text(
         f'[clock]\ngame_time = "{game_time}"\n\n'
         f'[hall]\nurl = "{url or broker.url}"\ncredentials = "{broker.credentials(f"table-{table}")}"\n'
+        + ("\n[keypad]\nenabled = true\n" if keypad else "")  # issue 27: the keypad, scanned on the mock pins
     )
     return path
 
@@ -56,6 +57,13 @@ class LiveClock:
         time.sleep(hold_s)
         self.clock.board.drive(button, False)
         time.sleep(0.05)  # the release settles (15 ms debounce)
+
+    def key(self, key: str, hold_s: float = 0.06) -> None:
+        """A keypad key pressed and released (its contact on the mock pins: the real scanner reads it)."""
+        self.clock.keypad.drive(key, True)
+        time.sleep(hold_s)
+        self.clock.keypad.drive(key, False)
+        time.sleep(0.05)  # the release settles
 
     def command(self, name: str, at_ns: int | None = None) -> None:
         """A simulator command ("end", "menu") now, or dated `at_ns` (this boot's monotonic clock):

@@ -1,0 +1,109 @@
+"""Calling the director from the table (issue 27 item 3) as a pure value: no I/O, no clock.
+
+A player holds the keypad's `CALL_KEY` (or, on a clock without a keypad, holds both player buttons
+and presses the centre: firmware.gestures' "call"). The clock neutralises a running game (1.4.3:
+both times stop while the director comes; firmware.table applies that to the clock) and shows the
+call on both displays until the hall's director acknowledges it (`call_ack`: "SEEn") and resolves
+it with a reason (`call_resolve`: the displays go back to the times). Every call, acknowledgement
+and resolution is an input of the game, journalled and published (docs/journal.md, docs/hall.md).
+
+One call is open at a time: a second call while one waits changes nothing (the displays already
+say so). Each call of a game has its own id, "call-1", "call-2", ..., the console's handle on it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+CALL_KEY = "#"  # held CALL_HOLD_NS on the keypad: call the director (a tap is left to other flows)
+CALL_HOLD_NS = 1_500_000_000
+CALL_ID = re.compile(r"^call-[1-9][0-9]{0,5}$")
+MAX_CALLS = 999_999  # calls in one game, at most (the id's digits)
+MAX_REASON_CHARS = 200  # a resolution's reason (hall.wire.commands.NOTES' reason is as long)
+
+
+class CallError(ValueError):
+    """An input that cannot apply: an id that is not a call's, or not the open call."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """A player called the director: `player` is the side whose key or gesture it was (None: the
+    three buttons' gesture, which either side may make). `call` is its id in the game."""
+
+    t_ns: int
+    player: int | None
+    call: str
+
+
+@dataclass(frozen=True)
+class CallAck:
+    """The hall's director has seen the call and is coming."""
+
+    t_ns: int
+    call: str
+
+
+@dataclass(frozen=True)
+class CallResolve:
+    """The hall's director resolved the call, saying how (`reason`, required)."""
+
+    t_ns: int
+    call: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class OpenCall:
+    call: str
+    player: int | None
+    t_ns: int  # when it was made
+    acked_ns: int | None = None  # when the director acknowledged it
+
+
+@dataclass(frozen=True)
+class Calls:
+    """The game's calls: how many were made, and the one open (None: none)."""
+
+    made: int = 0
+    open: OpenCall | None = None
+
+
+def call_id(n: int) -> str:
+    return f"call-{n}"
+
+
+def next_call(c: Calls, t_ns: int, player: int | None) -> Call | None:
+    """The call a key or gesture makes now, or None while one is open (or the game has had the most)."""
+    if c.open is not None or c.made >= MAX_CALLS:
+        return None
+    return Call(t_ns, player, call_id(c.made + 1))
+
+
+def check_id(call: object) -> str:
+    if not isinstance(call, str) or not CALL_ID.match(call):
+        raise CallError(f"a call's id is call-N (N 1 to {MAX_CALLS}), got {call!r}")
+    return call
+
+
+def apply(c: Calls, event: object) -> Calls:
+    """The calls after `event`. Raises CallError for an input that cannot apply."""
+    if isinstance(event, Call):
+        if event.player is not None and (event.player not in (1, 2) or isinstance(event.player, bool)):
+            raise CallError(f"a call's side is 1, 2 or none, got {event.player!r}")
+        if c.open is not None:
+            raise CallError(f"{c.open.call} is open: one call at a time")
+        if check_id(event.call) != call_id(c.made + 1):
+            raise CallError(f"the next call of this game is {call_id(c.made + 1)}, not {event.call}")
+        return Calls(made=c.made + 1, open=OpenCall(event.call, event.player, event.t_ns))
+    if isinstance(event, (CallAck, CallResolve)):
+        check_id(event.call)
+        if c.open is None or c.open.call != event.call:
+            raise CallError(f"{event.call} is not open on this clock" + (f" ({c.open.call} is)" if c.open else ""))
+        if isinstance(event, CallAck):
+            return c if c.open.acked_ns is not None else replace(c, open=replace(c.open, acked_ns=event.t_ns))
+        if not isinstance(event.reason, str) or not event.reason.strip() or len(event.reason) > MAX_REASON_CHARS:
+            raise CallError(f"a call is resolved with a reason of 1 to {MAX_REASON_CHARS} characters")
+        return replace(c, open=None)
+    raise CallError(f"not a call input: {event!r}")
