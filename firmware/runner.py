@@ -66,6 +66,7 @@ from rackside.firmware.requests import Requests
 from rackside.firmware.slip_session import SlipSession
 from rackside.firmware import table as table_core
 from rackside.firmware.table import Table, TableInputError
+from rackside.firmware.call import CALL_KEY
 from rackside.firmware.table_session import REFUSED, TableSession
 
 log = logging.getLogger(__name__)
@@ -328,10 +329,12 @@ class Runner:
             log.error("key %r ignored: not one of the keypad's keys", m)
             return
         inputs = None if self.menu is not None else self.table_session.key(m.key, m.down, t, self.table, self._phase(t))
-        if inputs is not None:
+        if inputs is not None:  # the table's (an empty list: `#` held, its call not yet due)
             self._table_inputs(inputs)
             return
-        if m.down and self.slip_session.key(m.key, t):
+        # a key the table's flows leave is the slip's when pressed; `#` once released, as a tap (held,
+        # it calls the director: table_session)
+        if m.down != (m.key == CALL_KEY) and self.slip_session.key(m.key, t):
             return
         self.keys_unused += 1
         log.debug("keypad %s %s at %d: no flow uses it now", m.key, "pressed" if m.down else "released", t)

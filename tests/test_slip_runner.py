@@ -99,7 +99,7 @@ def test_a_key_before_the_end_is_no_slips(rig, keypad):
     rig.tap("left")
     keypad.type("4#")
     assert slip(rig) is None and not inputs(rig, "slip_key")
-    assert rig.runner.keys_unused == 4  # two presses, two releases: used by nothing
+    assert rig.runner.keys_unused == 3  # 4 pressed and released, # released: used by nothing (# pressed may begin a call)
 
 
 def test_either_player_clears_it_before_both_signed_and_it_is_retyped_5_4_1a(rig, keypad):
@@ -267,3 +267,20 @@ def test_an_overtime_forfeits_slip_costs_the_forfeiter_100_5_3_3(monkeypatch, tm
     finally:
         keypad.close()
         rig.close()
+
+
+def test_the_slip_names_the_players_by_the_numbers_they_checked_in_with(rig, keypad):
+    """Check-in (firmware.checkin, 1.4.5: who sits where) then the game and its slip: the slip
+    carries each side's TSH number, so the console can check it against the round's pairing."""
+    rig.after_ms(10)
+    keypad.type("31")
+    rig.tap("right")  # player 31 sits on the right (2.3.1(b): their arrival)
+    keypad.type("12")
+    rig.tap("left")
+    assert [d["number"] for d in inputs(rig, "checkin")] == [31, 12]
+    end_a_game(rig)
+    keypad.type("412#350#")
+    rig.tap("left")
+    rig.tap("right")
+    final = inputs(rig, "slip_sign")[-1]["slip"]
+    assert final["numbers"] == [12, 31] and final["scores"] == [412, 350]
