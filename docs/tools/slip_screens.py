@@ -1,4 +1,4 @@
-"""Regenerate the result slip's simulator screenshots in docs/screens/slip-*.png (docs/table-slip.md).
+"""Regenerate the result slip's simulator screenshots in docs/screens/slip-*.png (docs/table.md, "The signed result").
 
 Each picture is a real game ended through the pure clock core (`firmware.clock`), its result slip
 typed and signed through the slip's own core (`firmware.slip`), its texts drawn by `firmware.slip.texts`
