@@ -383,6 +383,28 @@ def test_the_join_client_drops_no_table_and_no_station_made_up_front(tmp_path):
         broker.stop()
 
 
+def test_a_credentials_file_without_a_client_id_still_logs_in_under_its_user_name(make_broker, tmp_path, caplog):
+    """A table provisioned before client ids had tails: its broker binds it to `table-5`, and its
+    file names no client_id. The clock logs in as before, and says once why to provision again."""
+    from rackside.hall.director import dynsec
+    from rackside.hall.director.dynsec_api import Control
+    from support.hallclock import LiveClock, clock_config
+
+    broker = make_broker(tables="", stations=0)
+    director = broker.client("director")
+    Control(director).run(dynsec.create_device(broker.hall, "table-5", "old-pw", "table-5"))  # as provisioning bound it then
+    (broker.dir / "credentials" / "table-5.toml").write_text(f'hall = "{broker.hall}"\nuser = "table-5"\npassword = "old-pw"\ntable = 5\n')
+    statuses = Recorder(broker, topics.table(broker.hall, 5, "status"))
+    clock = LiveClock(clock_config(tmp_path / "clock.toml", broker, 5), tmp_path / "state")
+    try:
+        statuses.wait_for(lambda r: any(p.startswith(b"{") for _, p, _ in r.messages), timeout=20)
+        assert "has no client_id (an earlier `rackside hall provision`): connecting as 'table-5'" in caplog.text
+    finally:
+        clock.close()
+        statuses.close()
+        stop(director)
+
+
 # --- re-provisioning ---------------------------------------------------------------------------------
 
 

@@ -82,7 +82,7 @@ class _Worker:
 
 
 class SimFleet:
-    """`tables`: {n: (user, password)}, as for SimHall; the station goes with the first group."""
+    """`tables`: {n: (user, password, client id)} and `station`, as for SimHall; the station goes with the first group."""
 
     def __init__(self, hall: str, host: str, port: int, tables: dict[int, tuple[str, str]], journal_dir: Path, *,
                  rules: C.Rules | None = None, station: tuple[str, str, str] | None = None,
