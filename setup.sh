@@ -76,6 +76,9 @@ fi
 if [ "$dev" = 1 ]; then
     [ -x /usr/bin/chromium ] || missing+=(chromium)
     command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb)
+    # the director's machine's firewall (deploy/rackside-console.nft), loaded for real in
+    # tests/test_console_firewall.py's network namespaces
+    [ -x /usr/sbin/nft ] || command -v nft >/dev/null 2>&1 || missing+=(nftables)
 fi
 if [ "${#missing[@]}" -gt 0 ]; then
     apt_install "${missing[@]}" \

@@ -174,7 +174,9 @@ def main() -> int:
                                       host="0.0.0.0" if args.network == "netns" else "127.0.0.1",
                                       extra=f'certfile = "{tmp / "tls" / "server.crt"}"\nkeyfile = "{tmp / "tls" / "server.key"}"\n')
         if args.nft:
-            rules = args.nft.read_text().replace("define console_port = 8080\n", f"define console_port = {port}\n")
+            rules = args.nft.read_text().replace("define console_port = 8443\n", f"define console_port = {port}\n")
+            if f"define console_port = {port}\n" not in rules:
+                raise SystemExit(f"console_crowd: {args.nft} has no line 'define console_port = 8443' to set the console's port in")
             (tmp / "rules.nft").write_text(rules)
             subprocess.run(["nft", "-f", str(tmp / "rules.nft")], check=True)
             print(f"nftables: {args.nft} loaded on the director's machine (console_port = {port})")
