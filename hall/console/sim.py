@@ -78,8 +78,8 @@ class SimHall:
     """`tables`: {n: (user, password, client id)} (a provisioned device's `login`); `station`: (id,
     user, password, client id); `host`, `port`: the broker; `scripts`: {n: [(s, action)]}."""
 
-    def __init__(self, hall: str, host: str, port: int, tables: dict[int, tuple[str, str]], journal_dir: Path,
-                 *, rules: C.Rules | None = None, station: tuple[str, str, str] | None = None,
+    def __init__(self, hall: str, host: str, port: int, tables: dict[int, tuple[str, str, str]], journal_dir: Path,
+                 *, rules: C.Rules | None = None, station: tuple[str, str, str, str] | None = None,
                  faults: dict[int, tuple[str, ...]] | None = None) -> None:
         self.hall = hall
         # each table's retained status while online: the health a simulated table has (none known:

@@ -6,15 +6,18 @@ Every device is a plugin *client* (user name `table-12`, `station-1`) bound to o
 knock another off by reusing its id), holding one *role* of the same name that lists its own
 topics. The client id is the user name with a random tail (`table-12-<16 hex>`, `client_id`), for a
 device made up front by provisioning as for one the director enrolled: Mosquitto drops a connected
-client when another connects with its client id, and the shared join client may connect with any. The director is a client with no fixed client id (the console, `rackside hall tail` and
+client when another connects with its client id, and the shared join client may connect with any.
+The director is a client with no fixed client id (the console, `rackside hall tail` and
 `rackside hall devices` connect at once) and the role `director`: the whole hall, and the plugin's
 control topic (it creates and revokes devices). The join client (`join`, password: the join
 secret) has the role `enrol`: publish a hello under `enrol/<key-id>`, subscribe to one reply topic
 by its exact name (never `enrol/+/reply`: a device reads only the reply whose key id it knows,
 hall.wire.join), nothing else. An enrolled device's client id is sent to it sealed to its own
 key; a device made up front finds its own in its owner-only credentials file: nobody holding the
-join file can name either, so no join client can knock it off by connecting with its client id (Mosquitto 2.0's
-plugin binds a client to one exact id; it cannot keep the shared join client to `enrol-...`). Anything not granted is refused (`defaultACLAccess` all false but unsubscribe).
+join file can name either, so no join client can knock one off by connecting with its client id
+(Mosquitto 2.0's plugin binds a client to one exact id; it cannot keep the shared join client to
+`enrol-...`: docs/security.md says why that holds). Anything not granted is refused
+(`defaultACLAccess` all false but unsubscribe).
 
 The password hash is the one Mosquitto's password file uses (hall.director.provision.hash_password:
 PBKDF2-HMAC-SHA512, 101 iterations), stored as the plugin stores it: hash, salt and iterations apart.
