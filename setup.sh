@@ -78,6 +78,9 @@ if [ "$dev" = 1 ]; then
     command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb)
     # `rackside hall publish` syncs the public view through rclone; its tests sync for real.
     command -v rclone >/dev/null 2>&1 || missing+=(rclone)
+    # the director's machine's firewall (deploy/rackside-console.nft), loaded for real in
+    # tests/test_console_firewall.py's network namespaces
+    [ -x /usr/sbin/nft ] || command -v nft >/dev/null 2>&1 || missing+=(nftables)
 fi
 if [ "${#missing[@]}" -gt 0 ]; then
     apt_install "${missing[@]}" \

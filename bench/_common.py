@@ -78,19 +78,19 @@ def console_page(playwright, url: str, password: str):
 
 
 def start_console(broker, folder: Path, hall: str, password: str, procs: list, *, cwd: Path | None = None,
-                  quiet: bool = False, drain: bool = True, extra: str = "") -> tuple[subprocess.Popen, int]:
+                  quiet: bool = False, drain: bool = True, extra: str = "", host: str = "127.0.0.1") -> tuple[subprocess.Popen, int]:
     """`rackside hall console` as its own process on `broker` (hall.console.demo's Mosquitto) as
     the director, on a free loopback port, its state in `folder`, run from the checkout `cwd` if
     given; appended to `procs` at once (so it is ended) and returned once it has printed its address,
     with its port. `quiet`: its stderr thrown away; `drain`: its stdout read on so it never blocks;
-    `extra`: more [console] lines (certfile and keyfile for HTTPS)."""
+    `extra`: more [console] lines (certfile and keyfile for HTTPS); `host`: the address it listens on."""
     from rackside.hall.console.auth import hash_password
     from rackside.hall.console.demo import free_port
 
     port = free_port()
     cfg = folder / "hall.toml"
     cfg.write_text(f'[console]\nhall = "{hall}"\nurl = "{broker.url}"\ncredentials = "{broker.dir / "credentials" / "director.toml"}"\n'
-                   f'password = "{hash_password(password)}"\nlisten = "127.0.0.1:{port}"\n{extra}')
+                   f'password = "{hash_password(password)}"\nlisten = "{host}:{port}"\n{extra}')
     env = {**os.environ, "RACKSIDE_STATE_DIR": str(folder / "state")}
     console = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "console", "--config", str(cfg)], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL if quiet else None, text=True, cwd=cwd)

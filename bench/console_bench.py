@@ -80,7 +80,7 @@ def run(procs: list) -> int:
     console, port = start_console(broker, tmp, "demo", password, procs, drain=False)
     url = f"http://127.0.0.1:{port}/"
 
-    sim = SimHall("demo", "127.0.0.1", broker.port, {n: (f"table-{n}", broker.devices[f"table-{n}"].password) for n in tables},
+    sim = SimHall("demo", "127.0.0.1", broker.port, {n: broker.devices[f"table-{n}"].login for n in tables},
                   tmp / "journals", rules=Rules())
     applied: dict[tuple[int, int], float] = {}  # (table, seq) -> wall time the clock applied the input
     original_input = sim._input

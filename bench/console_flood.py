@@ -122,8 +122,9 @@ def flood(broker, n: int, rate: float, seconds: float, stop: threading.Event, se
     """Events at `rate` a second from table n's own user, each a new seq, paced every 10 ms."""
     import paho.mqtt.client as mqtt
 
-    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"table-{n}")
-    c.username_pw_set(f"table-{n}", broker.devices[f"table-{n}"].password)
+    user, password, client_id = broker.devices[f"table-{n}"].login
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id)
+    c.username_pw_set(user, password)
     c.max_queued_messages_set(0)
     c.connect("127.0.0.1", broker.port)
     c.loop_start()
@@ -165,7 +166,7 @@ def run(procs: list, fleet_box: list) -> int:
     procs.append(broker.proc)
     console, port = start_console(broker, tmp, HALL, PASSWORD, procs, cwd=args.console_from, quiet=True)
 
-    fleet = SimFleet(HALL, "127.0.0.1", broker.port, {n: (f"table-{n}", broker.devices[f"table-{n}"].password) for n in tables},
+    fleet = SimFleet(HALL, "127.0.0.1", broker.port, {n: broker.devices[f"table-{n}"].login for n in tables},
                      tmp / "journals")
     fleet_box.append(fleet)
     fleet.connect(timeout=60)

@@ -109,7 +109,7 @@ def run(procs: list, fleet_box: list) -> int:
     url = f"http://127.0.0.1:{port}/"
 
     rules = compressed_rules(args.speed)
-    fleet = SimFleet("demo", "127.0.0.1", broker.port, {n: (f"table-{n}", broker.devices[f"table-{n}"].password) for n in tables},
+    fleet = SimFleet("demo", "127.0.0.1", broker.port, {n: broker.devices[f"table-{n}"].login for n in tables},
                      tmp / "journals", rules=rules)
     fleet_box.append(fleet)
     fleet.connect(timeout=120)

@@ -103,7 +103,7 @@ class BareOutput(Output):
         self.topic = topics.table(cfg.hall, cfg.table, "event")
         self.state_topic = topics.table(cfg.hall, cfg.table, "state")
         # the table's own client id: the broker binds each table's login to it (the phases run one after the other)
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cfg.credentials.user, protocol=mqtt.MQTTv5)
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cfg.credentials.mqtt_client_id, protocol=mqtt.MQTTv5)
         c.username_pw_set(cfg.credentials.user, cfg.credentials.password)
         c.connect(cfg.endpoint.host, cfg.endpoint.port)
         c.loop_start()

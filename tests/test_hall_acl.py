@@ -65,6 +65,27 @@ def test_every_provisioned_device_logs_in(hall_broker):
         c.loop_stop()
 
 
+def test_a_device_made_up_front_is_bound_to_a_random_client_id_its_file_names(hall_broker):
+    """Its user name is no client id the broker takes from it: a join-file holder knowing `table-3`
+    names no connected client (tests/test_hall_enrolment_attacks.py connects as one)."""
+    import re
+
+    from rackside.hall.net.config import load_credentials
+
+    ids = {}
+    for user in ("table-3", "station-1"):
+        creds = load_credentials(hall_broker.credentials(user))
+        assert re.fullmatch(rf"{user}-[0-9a-f]{{16}}", creds.client_id) and creds.mqtt_client_id == creds.client_id
+        ids[user] = creds.client_id
+        with pytest.raises(ConnectionRefusedError):
+            hall_broker.client(user, client_id=user)
+        c = hall_broker.client(user, client_id=creds.client_id)
+        c.disconnect()
+        c.loop_stop()
+    again = prov.provision(hall_broker.dir.with_name(hall_broker.dir.name + "-again"), "testhall", [3], ["1"], tls=False)
+    assert again["table-3"].client_id != ids["table-3"] and again["station-1"].client_id != ids["station-1"]
+
+
 class Watch:
     """The director's view of `topic_filter`: what the broker actually delivered."""
 

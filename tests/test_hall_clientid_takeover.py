@@ -1,9 +1,9 @@
 """One table's credentials cannot take over another table's MQTT session by using its client id.
 
-Devices connect with their user name as client id (hall.net.link), and Mosquitto ends an existing
-connection when another connects with the same client id. The dynamic-security plugin binds each
-device's client to its own client id (hall.director.dynsec), so table 3's credentials with table 4's client
-id are refused at login and table 4 stays connected."""
+Devices connect with the client id their credentials file names (hall.net.link), and Mosquitto
+ends an existing connection when another connects with the same client id. The dynamic-security
+plugin binds each device's client to its own client id (hall.director.dynsec), so table 3's
+credentials with table 4's client id (even known) are refused at login and table 4 stays connected."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from support.broker import ping
 def test_table_3_cannot_take_over_table_4s_session(make_broker):
     hall_broker = make_broker(tables="3-4", stations=1)  # its own: the sessions made here touch no other test
     h = hall_broker.hall
-    t4 = hall_broker.client("table-4", client_id="table-4", persistent=True)
+    t4_id = hall_broker.devices["table-4"].client_id
+    t4 = hall_broker.client("table-4", client_id=t4_id, persistent=True)
     dropped, subscribed = threading.Event(), threading.Event()
     t4.on_disconnect = lambda *a: dropped.set()
     t4.on_subscribe = lambda *a: subscribed.set()
@@ -25,7 +26,7 @@ def test_table_3_cannot_take_over_table_4s_session(make_broker):
     assert subscribed.wait(10)
     got = []
     try:
-        intruder = hall_broker.client("table-3", client_id="table-4", persistent=True)
+        intruder = hall_broker.client("table-3", client_id=t4_id, persistent=True)
         intruder.on_message = lambda c, u, m: got.append(m.topic)
     except ConnectionRefusedError:
         intruder = None  # refused: what we want

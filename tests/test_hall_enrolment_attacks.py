@@ -327,6 +327,84 @@ def test_the_join_client_drops_no_table_and_no_console(hall, tmp_path):
     stop(table2, director)
 
 
+def test_the_join_client_drops_no_table_and_no_station_made_up_front(tmp_path):
+    """`rackside hall provision --tables 2 --stations 1`: a real clock and a real `rackside hall
+    station` log in with the credentials files it wrote; a join client connecting as `table-2` or
+    `station-1` drops neither (it did: their client id was their user name)."""
+    import subprocess
+    import sys
+
+    from support.broker import Broker, free_port
+    from support.hallclock import LiveClock, clock_config
+
+    out, port, tls_port = tmp_path / "hall", free_port(), free_port()
+    run_as = ["--run-as", getpass.getuser()] if os.geteuid() == 0 else []
+    made = subprocess.run([sys.executable, "-m", "rackside", "hall", "provision", "--hall", "upfront", "--out", str(out),
+                           "--tables", "2", "--stations", "1", "--port", str(port), "--tls-port", str(tls_port),
+                           "--bind", "127.0.0.1", "--host", "127.0.0.1", "--url", f"mqtts://127.0.0.1:{tls_port}", *run_as],
+                          capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    broker = Broker.attach(out, "upfront", port)
+    broker.tls_port = tls_port
+    broker.start()
+    statuses = Recorder(broker, "rackside/v1/upfront/+/+/status")
+    clock = station = None
+    try:
+        clock = LiveClock(clock_config(tmp_path / "clock.toml", broker, 2, url=f"mqtts://127.0.0.1:{tls_port}"), tmp_path / "clock-state")
+        (tmp_path / "station.toml").write_text(
+            f'[log]\npath = "{tmp_path / "challenges.jsonl"}"\n\n[hall]\ncredentials = "{broker.credentials("station-1")}"\n'
+            f'outbox = "{tmp_path / "outbox.sqlite"}"\n')
+        station = subprocess.Popen([sys.executable, "-m", "rackside", "hall", "station", "--config", str(tmp_path / "station.toml")],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   env={**os.environ, "RACKSIDE_STATE_DIR": str(tmp_path / "station-state")})
+        status = {"table-2": topics.table("upfront", 2, "status"), "station-1": topics.station("upfront", "1", "status")}
+
+        def online(r):
+            last = {t: p for t, p, _ in r.messages}
+            return all(last.get(t, b"").startswith(b"{") for t in status.values())
+
+        statuses.wait_for(online, timeout=30)
+        before = len(statuses.messages)
+        for client_id in status:
+            c, _ = joiner(broker, client_id)
+            stop(c)
+        statuses.ping()
+        log = broker.log_path.read_text()
+        for user in status:
+            assert f"Client {user} already connected" not in log, f"the join client dropped {user}"
+        assert [p for t, p, _ in statuses.messages[before:] if p == b"offline"] == []
+    finally:
+        if station is not None:
+            station.terminate()
+            station.wait(10)
+        if clock is not None:
+            clock.close()
+        statuses.close()
+        broker.stop()
+
+
+def test_a_credentials_file_without_a_client_id_still_logs_in_under_its_user_name(make_broker, tmp_path, caplog):
+    """A table provisioned before client ids had tails: its broker binds it to `table-5`, and its
+    file names no client_id. The clock logs in as before, and says once why to provision again."""
+    from rackside.hall.director import dynsec
+    from rackside.hall.director.dynsec_api import Control
+    from support.hallclock import LiveClock, clock_config
+
+    broker = make_broker(tables="", stations=0)
+    director = broker.client("director")
+    Control(director).run(dynsec.create_device(broker.hall, "table-5", "old-pw", "table-5"))  # as provisioning bound it then
+    (broker.dir / "credentials" / "table-5.toml").write_text(f'hall = "{broker.hall}"\nuser = "table-5"\npassword = "old-pw"\ntable = 5\n')
+    statuses = Recorder(broker, topics.table(broker.hall, 5, "status"))
+    clock = LiveClock(clock_config(tmp_path / "clock.toml", broker, 5), tmp_path / "state")
+    try:
+        statuses.wait_for(lambda r: any(p.startswith(b"{") for _, p, _ in r.messages), timeout=20)
+        assert "has no client_id (an earlier `rackside hall provision`): connecting as 'table-5'" in caplog.text
+    finally:
+        clock.close()
+        statuses.close()
+        stop(director)
+
+
 # --- re-provisioning ---------------------------------------------------------------------------------
 
 

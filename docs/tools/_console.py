@@ -45,7 +45,6 @@ def start_console(broker, **settings) -> ConsoleServer:
 
 def sim_hall(broker, tables, journals: Path) -> SimHall:
     """Simulated clocks at `tables`, connected to `broker` with their own credentials (not yet started)."""
-    sim = SimHall(HALL, "127.0.0.1", broker.port, {n: (broker.devices[f"table-{n}"].user, broker.devices[f"table-{n}"].password)
-                                                    for n in tables}, journals, rules=Rules())
+    sim = SimHall(HALL, "127.0.0.1", broker.port, {n: broker.devices[f"table-{n}"].login for n in tables}, journals, rules=Rules())
     sim.connect()
     return sim

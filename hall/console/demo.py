@@ -130,9 +130,9 @@ def start_hall(
         server.console.state.round.start = time.time() - round_start_ago_s
     server.console.state.round.game_time_ms = game_time_s * 1000
     server.start()
-    sim = SimFleet(hall, "127.0.0.1", port, {n: (devices[f"table-{n}"].user, devices[f"table-{n}"].password) for n in tables},
+    sim = SimFleet(hall, "127.0.0.1", port, {n: devices[f"table-{n}"].login for n in tables},
                    workdir / "journals", rules=Rules(game_time_ms=game_time_s * 1000),
-                   station=("1", devices["station-1"].user, devices["station-1"].password) if "station-1" in devices else None,
+                   station=("1", *devices["station-1"].login) if "station-1" in devices else None,
                    per_process=per_process, faults=faults)
     story: dict[int, str] = {}
     if scripts is None:

@@ -52,6 +52,7 @@ class SimTable:
     n: int
     user: str
     password: str
+    client_id: str  # the one the broker binds this table's login to (provisioning's: table-N-<random>)
     rules: C.Rules
     journal_dir: Path
     game_no: int = 1
@@ -74,10 +75,11 @@ class SimTable:
 
 
 class SimHall:
-    """`tables`: {n: (user, password)}; `host`, `port`: the broker; `scripts`: {n: [(s, action)]}."""
+    """`tables`: {n: (user, password, client id)} (a provisioned device's `login`); `station`: (id,
+    user, password, client id); `host`, `port`: the broker; `scripts`: {n: [(s, action)]}."""
 
-    def __init__(self, hall: str, host: str, port: int, tables: dict[int, tuple[str, str]], journal_dir: Path,
-                 *, rules: C.Rules | None = None, station: tuple[str, str, str] | None = None,
+    def __init__(self, hall: str, host: str, port: int, tables: dict[int, tuple[str, str, str]], journal_dir: Path,
+                 *, rules: C.Rules | None = None, station: tuple[str, str, str, str] | None = None,
                  faults: dict[int, tuple[str, ...]] | None = None) -> None:
         self.hall = hall
         # each table's retained status while online: the health a simulated table has (none known:
@@ -88,8 +90,8 @@ class SimHall:
         self.rules = rules or C.Rules()
         self.journal_dir = Path(journal_dir)
         self.journal_dir.mkdir(parents=True, exist_ok=True)
-        self.tables = {n: SimTable(n, u, p, self.rules, self.journal_dir) for n, (u, p) in tables.items()}
-        self.station = station  # (id, user, password)
+        self.tables = {n: SimTable(n, u, p, cid, self.rules, self.journal_dir) for n, (u, p, cid) in tables.items()}
+        self.station = station  # (id, user, password, client id)
         self.station_client: mqtt.Client | None = None
         self.t0_ns = time.monotonic_ns()
         self.wall0 = time.time()
@@ -126,8 +128,8 @@ class SimHall:
         for t in self.tables.values():
             t.client = self._client(t, connected)
         if self.station:
-            sid, user, pw = self.station
-            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=user)
+            sid, user, pw, cid = self.station
+            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cid)
             c.username_pw_set(user, pw)
             st = topics.station(self.hall, sid, "status")
             c.will_set(st, b"offline", qos=1, retain=True)
@@ -139,7 +141,7 @@ class SimHall:
             raise TimeoutError(f"tables not connected: {sorted(pending)[:10]}")
 
     def _client(self, t: SimTable, connected) -> mqtt.Client:
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=t.user, clean_session=True)
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=t.client_id, clean_session=True)
         c.username_pw_set(t.user, t.password)
         c.will_set(topics.table(self.hall, t.n, "status"), b"offline", qos=1, retain=True)
 

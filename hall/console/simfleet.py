@@ -82,10 +82,10 @@ class _Worker:
 
 
 class SimFleet:
-    """`tables`: {n: (user, password)}, as for SimHall; the station goes with the first group."""
+    """`tables`: {n: (user, password, client id)} and `station`, as for SimHall; the station goes with the first group."""
 
-    def __init__(self, hall: str, host: str, port: int, tables: dict[int, tuple[str, str]], journal_dir: Path, *,
-                 rules: C.Rules | None = None, station: tuple[str, str, str] | None = None,
+    def __init__(self, hall: str, host: str, port: int, tables: dict[int, tuple[str, str, str]], journal_dir: Path, *,
+                 rules: C.Rules | None = None, station: tuple[str, str, str, str] | None = None,
                  per_process: int = PER_PROCESS, faults: dict[int, tuple[str, ...]] | None = None) -> None:
         order = sorted(tables)
         groups = [order[i:i + per_process] for i in range(0, len(order), per_process)] or [[]]

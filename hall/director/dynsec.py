@@ -1,24 +1,31 @@
 """Mosquitto's dynamic-security plugin, as the hall uses it: who may connect, as which client id,
 and read or write which topics. Pure: JSON values only (hall.director.dynsec_api sends them to the broker).
 
-Every device is a plugin *client* (user name `table-12`, `station-1`) bound to the client id of the
-same name (`clientid`: the broker refuses a connection whose id differs, so one device's credentials
-cannot knock another off by reusing its id), holding one *role* of the same name that lists its own
-topics. The director is a client with no fixed client id (the console, `rackside hall tail` and
+Every device is a plugin *client* (user name `table-12`, `station-1`) bound to one client id
+(`clientid`: the broker refuses a connection whose id differs, so one device's credentials cannot
+knock another off by reusing its id), holding one *role* of the same name that lists its own
+topics. The client id is the user name with a random tail (`table-12-<16 hex>`, `client_id`), for a
+device made up front by provisioning as for one the director enrolled: Mosquitto drops a connected
+client when another connects with its client id, and the shared join client may connect with any.
+The director is a client with no fixed client id (the console, `rackside hall tail` and
 `rackside hall devices` connect at once) and the role `director`: the whole hall, and the plugin's
 control topic (it creates and revokes devices). The join client (`join`, password: the join
 secret) has the role `enrol`: publish a hello under `enrol/<key-id>`, subscribe to one reply topic
 by its exact name (never `enrol/+/reply`: a device reads only the reply whose key id it knows,
-hall.wire.join), nothing else. A device enrolled by the director is a client whose client id has a
-random tail (`table-12-<random>`), sent to it sealed to its own key: nobody holding the join file
-can name it, so no join client can knock it off by connecting with its client id (Mosquitto 2.0's
-plugin binds a client to one exact id; it cannot keep the shared join client to `enrol-...`). Anything not granted is refused (`defaultACLAccess` all false but unsubscribe).
+hall.wire.join), nothing else. An enrolled device's client id is sent to it sealed to its own
+key; a device made up front finds its own in its owner-only credentials file: nobody holding the
+join file can name either, so no join client can knock one off by connecting with its client id
+(Mosquitto 2.0's plugin binds a client to one exact id; it cannot keep the shared join client to
+`enrol-...`: docs/security.md says why that holds). Anything not granted is refused
+(`defaultACLAccess` all false but unsubscribe).
 
 The password hash is the one Mosquitto's password file uses (hall.director.provision.hash_password:
 PBKDF2-HMAC-SHA512, 101 iterations), stored as the plugin stores it: hash, salt and iterations apart.
 """
 
 from __future__ import annotations
+
+import secrets
 
 from rackside.hall.wire import topics
 
@@ -33,6 +40,12 @@ PLUGIN_PATHS = (
 JOIN_USER = "join"
 ENROL_ROLE = "enrol"
 DIRECTOR_ROLE = "director"
+
+
+def client_id(user: str) -> str:
+    """A new client id for the device `user`: its user name (so the broker's log and `hall tail`
+    still say which device) and 64 random bits nobody without the device's credentials can guess."""
+    return f"{user}-{secrets.token_hex(8)}"
 
 
 def plugin_path() -> str:
@@ -116,10 +129,10 @@ def enrolled(config: dict) -> tuple[list[dict], list[dict]]:
     return clients, roles
 
 
-def initial_config(hall: str, director_hash: str, join_hash: str, devices: dict[str, str], *,
+def initial_config(hall: str, director_hash: str, join_hash: str, devices: dict[str, tuple[str, str]], *,
                    keep: tuple[list[dict], list[dict]] = ([], [])) -> dict:
     """The plugin's config file as provisioning writes it; `devices` maps a device's user name to its
-    password hash (tables and stations made up front; enrolled ones are added live). `keep`: the
+    password hash and client id (tables and stations made up front; enrolled ones are added live). `keep`: the
     enrolled devices' clients and roles from the config this one replaces (`enrolled`), except any
     made up front now."""
     clients = [
@@ -127,8 +140,8 @@ def initial_config(hall: str, director_hash: str, join_hash: str, devices: dict[
         client(JOIN_USER, join_hash, [ENROL_ROLE], text="any device with the hall's join file"),
     ]
     roles = [role(DIRECTOR_ROLE, director_acls(hall)), role(ENROL_ROLE, enrol_acls(hall))]
-    for user, hashed in devices.items():
-        clients.append(client(user, hashed, [user], clientid=user))
+    for user, (hashed, cid) in devices.items():
+        clients.append(client(user, hashed, [user], clientid=cid))
         roles.append(device_role(hall, user))
     kept_clients = [c for c in keep[0] if c.get("username") not in devices]
     kept_roles = {r for c in kept_clients for r in (x.get("rolename") for x in c.get("roles", []))}
@@ -145,11 +158,11 @@ def initial_config(hall: str, director_hash: str, join_hash: str, devices: dict[
 # --- the plugin's commands (its $CONTROL/dynamic-security/v1 API) ---------------------------------
 
 
-def create_device(hall: str, user: str, password: str, clientid: str | None = None, *, text: str = "") -> list[dict]:
-    """The commands that make a device's role and its client bound to its client id (default: its
-    user name). `text`: the client's textname (an enrolled device's starts with ENROLLED_TEXT)."""
+def create_device(hall: str, user: str, password: str, clientid: str, *, text: str = "") -> list[dict]:
+    """The commands that make a device's role and its client bound to `clientid` (`client_id(user)`).
+    `text`: the client's textname (an enrolled device's starts with ENROLLED_TEXT)."""
     r = device_role(hall, user)
-    c = {"command": "createClient", "username": user, "password": password, "clientid": clientid or user,
+    c = {"command": "createClient", "username": user, "password": password, "clientid": clientid,
          "roles": [{"rolename": user}]}
     if text:
         c["textname"] = text[:200]

@@ -107,7 +107,7 @@ class Fleet:
             name = holder_row.hello.device if holder_row else holder
             raise FleetError(f"{user.replace('-', ' ')} is held by device {name}, online: choose replace to give it to "
                              f"{hello.device} (code {join.code_text(hello.code)})")
-        password, client_id = secrets.token_urlsafe(24), f"{user}-{secrets.token_hex(8)}"
+        password, client_id = secrets.token_urlsafe(24), dynsec.client_id(user)
         try:
             sealed = devicekey.seal(hello.key, join.sealed_login(password, client_id))
         except devicekey.DeviceKeyError as e:

@@ -15,7 +15,10 @@ writes
                                   certificate, the join secret, the update key's public half (hall.wire.join)
     DIR/update-signing.key        the hall's update signing key (Ed25519, owner-only; rackside.signing):
                                   `rackside bundle --sign-key` signs with it; kept when re-provisioning
-    DIR/credentials/director.toml and, with --tables/--stations, table-3.toml, station-1.toml: owner-only
+    DIR/credentials/director.toml and, with --tables/--stations, table-3.toml, station-1.toml: owner-only;
+                                  a table's or station's holds its client id too, with a random tail
+                                  (`table-3-<16 hex>`, hall.director.dynsec.client_id) the plugin binds
+                                  it to, so a join-file holder cannot name it and knock the device off
 
 With `--bridge FILE`, mosquitto.conf also bridges the public topics out to a trusted partner's
 broker over TLS (hall.director.bridge); it is then owner-only like the rest (it holds that login).
@@ -93,6 +96,12 @@ class Device:
     kind: str  # "table", "station", "director", "join"
     ident: str  # the table's number or station's id; "" for the director
     password: str
+    client_id: str = ""  # a table's or station's, bound by the plugin (dynsec.client_id); "" for the director and join
+
+    @property
+    def login(self) -> tuple[str, str, str]:
+        """(user, password, client id): what a simulated table or station logs in with (hall.console.sim)."""
+        return self.user, self.password, self.client_id
 
 
 def mosquitto_conf(
@@ -172,6 +181,8 @@ def credentials_text(hall: str, d: Device, url: str | None, tls: bool, out: Path
         f'user = "{d.user}"',
         f'password = "{d.password}"',
     ]
+    if d.client_id:
+        lines.append(f'client_id = "{d.client_id}"')
     if d.kind == "table":
         lines.append(f"table = {int(d.ident)}")
     elif d.kind == "station":
@@ -227,8 +238,8 @@ def provision(
         topics.check_name("station", sid)
     director = Device(topics.DIRECTOR, "director", "", secrets.token_urlsafe(18))
     joiner = Device(dynsec.JOIN_USER, "join", "", secrets.token_urlsafe(24))
-    devices = [Device(topics.table_user(n), "table", str(n), secrets.token_urlsafe(18)) for n in tables]
-    devices += [Device(topics.station_user(s), "station", s, secrets.token_urlsafe(18)) for s in station_ids]
+    users = [(topics.table_user(n), "table", str(n)) for n in tables] + [(topics.station_user(s), "station", s) for s in station_ids]
+    devices = [Device(user, kind, ident, secrets.token_urlsafe(18), dynsec.client_id(user)) for user, kind, ident in users]
 
     (out / "credentials").mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -247,7 +258,7 @@ def provision(
     except (OSError, ValueError, AttributeError) as e:
         raise ValueError(f"{out / DYNSEC_FILE}: cannot read the enrolled devices to keep ({e}); move it away to start afresh") from None
     config = dynsec.initial_config(hall, hash_password(director.password), hash_password(joiner.password),
-                                   {d.user: hash_password(d.password) for d in devices}, keep=keep)
+                                   {d.user: (hash_password(d.password), d.client_id) for d in devices}, keep=keep)
     write_atomic(out / DYNSEC_FILE, json.dumps(config, indent=1) + "\n")
     write_atomic(out / "mosquitto.conf", mosquitto_conf(out, hall=hall, port=port, bind=bind, tls=tls, data_dir=data_dir,
                                                         run_as=run_as, tls_port=tls_port, bridge=bridge))

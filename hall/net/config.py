@@ -63,7 +63,9 @@ class Credentials:
     station: str | None = None
     url: str | None = None
     tls_ca: str | None = None
-    client_id: str | None = None  # an enrolled device's (table-12-<random>, from its sealed login); else its user name
+    # the client id the broker binds this login to (table-12-<random>: from an enrolled device's sealed
+    # login, or written by provisioning); a file without it is from a provisioning that bound the user name
+    client_id: str | None = None
 
     @property
     def mqtt_client_id(self) -> str:

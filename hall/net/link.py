@@ -1,6 +1,8 @@
 """One device's connection to the hall's broker: paho-mqtt 2.x, its own network thread.
 
-A fixed client id (an enrolled device's own, `table-12-<random>`, else its user name) and a persistent MQTT 5 session (clean_start False, a
+A fixed client id (the credentials file's `client_id`, `table-12-<random>`: from an enrolled
+device's sealed login, or written by provisioning; a file of an earlier provisioning has none, and
+the device uses its user name, the id that provisioning bound it to) and a persistent MQTT 5 session (clean_start False, a
 two-day session expiry): the broker keeps the device's subscription and its queued commands while
 it is away, and paho re-sends every unacknowledged QoS 1 message on reconnect. The Last Will
 publishes "offline" on the device's retained status topic; every (re)connect subscribes, then
@@ -104,6 +106,11 @@ class Link:
         self.connected = threading.Event()
         self.online = b"online"  # the retained status while connected (set_status: with the health)
         self.outage = Outage(log, f"hall broker ({cfg.url})")
+        if cfg.credentials.client_id is None:
+            # kept working rather than refused: the broker of that provisioning accepts this device only under its user name
+            log.warning("the credentials file of %s has no client_id (an earlier `rackside hall provision`): connecting as %r, "
+                        "which anyone with the hall's join file can knock off; provision again and install its new file",
+                        cfg.credentials.user, cfg.credentials.user)
         c = Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cfg.credentials.mqtt_client_id, protocol=mqtt.MQTTv5, manual_ack=manual_ack)
         c.username_pw_set(cfg.credentials.user, cfg.credentials.password)
         c.will_set(status_topic, b"offline", qos=1, retain=True)

@@ -10,7 +10,7 @@ Fixtures (registered for every test by tests/conftest.py):
   the test.
 
 A `Broker` knows its `url`, `hall`, `dir`, each device's `Device` (`broker.devices["table-3"]`,
-with the password) and credentials file (`broker.credentials("table-3")`), and makes connected
+with the password and the client id the broker binds it to) and credentials file (`broker.credentials("table-3")`), and makes connected
 paho clients: `broker.client("director")`. Nothing is mocked: /usr/sbin/mosquitto runs for real.
 Listening on 127.0.0.1 only.
 """
@@ -140,7 +140,7 @@ class Broker:
         b.devices = {}
         for f in (b.dir / "credentials").glob("*.toml"):
             c = load_credentials(f)
-            b.devices[c.user] = prov.Device(c.user, "", "", c.password)
+            b.devices[c.user] = prov.Device(c.user, "", "", c.password, c.client_id or "")
         return b
 
     def credentials(self, user: str) -> Path:
@@ -188,14 +188,14 @@ class Broker:
         """A paho client logged in as `user` (None: anonymous), its network loop running (paho
         reconnects it by itself). `persistent`: a session the broker keeps (and persists) while the
         client is away, so it misses nothing across a broker restart (needs a `client_id`).
-        A table or station connects with its own client id unless told otherwise (the broker binds
-        each device to it). Raises ConnectionRefusedError with the broker's reason when the login is refused."""
+        A table or station connects with its own client id (provisioning's, `devices[user].client_id`)
+        unless told otherwise (the broker binds each device to it). Raises ConnectionRefusedError with the broker's reason when the login is refused."""
         import paho.mqtt.client as mqtt
         from paho.mqtt.packettypes import PacketTypes
         from paho.mqtt.properties import Properties
 
-        if not client_id and user is not None and user.startswith(("table-", "station-")):
-            client_id = user
+        if not client_id and user in self.devices:
+            client_id = self.devices[user].client_id
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
         if user is not None:
             c.username_pw_set(user, password if password is not None else self.password(user))

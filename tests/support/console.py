@@ -182,7 +182,7 @@ def sim_clocks(broker, scripts: dict, journals, game_s: int):
     from rackside.hall.console.sim import SimHall
 
     sim = SimHall(broker.hall, "127.0.0.1", broker.port,
-                  {n: (broker.devices[f"table-{n}"].user, broker.devices[f"table-{n}"].password) for n in scripts},
+                  {n: broker.devices[f"table-{n}"].login for n in scripts},
                   journals, rules=Rules(game_time_ms=game_s * 1000))
     sim.connect()
     for n, steps in scripts.items():
