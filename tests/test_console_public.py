@@ -72,8 +72,8 @@ class Hall:
         wait(lambda: get(self.url + "hall.json")[0] == 200, 20)
         d = self.broker.devices
         self.sim = SimHall(self.broker.hall, "127.0.0.1", self.broker.port,
-                           {n: (d[f"table-{n}"].user, d[f"table-{n}"].password) for n in SCRIPTS}, folder / "journals",
-                           rules=Rules(game_time_ms=GAME_S * 1000), station=("1", d["station-1"].user, d["station-1"].password))
+                           {n: d[f"table-{n}"].login for n in SCRIPTS}, folder / "journals",
+                           rules=Rules(game_time_ms=GAME_S * 1000), station=("1", *d["station-1"].login))
         self.sim.connect()
         for n, steps in SCRIPTS.items():
             self.sim.script(n, steps)
@@ -220,7 +220,7 @@ def test_no_private_field_is_in_any_public_answer_by_key_or_by_value(hall):
     words = [w["word"] for c in detail["challenges"] for w in c["word_results"]]
     assert WORD in words
     versions = {t["version"] for t in snapshot["tables"] if t.get("version")}  # (the simulated clocks send none)
-    devices = {x for d in hall.broker.devices.values() for x in (d.user, d.password)}  # who each device is
+    devices = {x for d in hall.broker.devices.values() for x in (d.user, d.password, d.client_id)}  # who each device is
     cookies = {c.value for c in hall.h.jar}
     private = {WORD, command_id, hall.h.token, *cookies, *versions, *devices, "Chief TD"}  # (a station's id, "1", is checked by key)
     assert any(p["penalty"] for p in ended["state"]["players"])  # a penalty the clock has, not yet recorded
