@@ -466,6 +466,8 @@ def run(args, procs: list, fleets: list) -> int:
         frames = public_frames(ppage, args.seconds)
         pbrowser.close()
         browser.close()
+    console.terminate()  # before the broker (guarded_run ends what is left in start order): no "broker failed" at the end
+    console.wait(10)
 
     print(f"\npublic viewers bench: {len(tables)} tables, {args.seconds:g} s a phase, {len(applied)} clock inputs; "
           f"published folder served by {static_what}; viewers poll every {POLL_S} s (If-None-Match)")
