@@ -182,6 +182,29 @@ def test_live_tables_tick_and_say_whose_turn_it_is(hall, browser):
     assert page.errors == []
 
 
+def test_a_new_live_json_redraws_the_changed_card_in_place_and_nothing_else(hall, browser):
+    """The page's renderer held to issue 28 item 4 (bench/public_viewers.py: 300 live tables within 5 %
+    of a core): a table's press redraws its own card, in place; the other cards, the pairings and the
+    standings are not built again."""
+    page = phone(browser, hall.url)
+    page.click("#tabs button[data-tab=live]")
+    page.wait_for_selector('.live-table[data-table="1"] .side.turn')
+    version = page.evaluate("""() => {
+      for (const c of document.querySelectorAll('.live-table')) c.kept = true;
+      document.querySelector('#pairings table').kept = true;
+      document.querySelector('#standings-table table').kept = true;
+      return etags['live.json'];
+    }""")
+    # table 1 presses every 3 s: a new live.json reaches the page, which draws it at its next frame
+    page.wait_for_function("(v) => etags['live.json'] !== v", arg=version, timeout=20000)
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    kept = page.evaluate("""() => ({cards: [...document.querySelectorAll('.live-table')].map(c => c.kept === true),
+      pairings: document.querySelector('#pairings table').kept === true,
+      standings: document.querySelector('#standings-table table').kept === true})""")
+    assert all(kept["cards"]) and kept["pairings"] and kept["standings"], kept
+    assert page.errors == []
+
+
 def test_every_public_answer_is_cacheable_and_a_conditional_request_is_a_304(hall):
     for name in ("", *public.FILES, "public.js", "public.css"):
         status, body, headers = get(hall.url + name)

@@ -20,6 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Start a private Mosquitto, simulated tables playing scripted games and the console.")
     d.add_argument("--tables", type=int, default=40, help="how many simulated tables (default 40)")
     d.add_argument("--port", type=int, default=8080, help="the console's port on 127.0.0.1 (default 8080; 0 picks a free one)")
+    d.add_argument("--public", type=int, metavar="PORT",
+                   help="serve the public hall too (read-only, no login: docs/public.md) on this port of 127.0.0.1 (0 picks a free one)")
     d.add_argument("--dir", type=Path, help="keep the broker's files and the journals here (default: a temporary directory)")
     d.add_argument("--fault", action="append", default=[], metavar="TABLE:NAME",
                    help="a simulated table reports this health fault (e.g. 3:undervoltage; names in docs/hall.md, \"Device health\")")
@@ -65,6 +67,9 @@ def _demo(args) -> int:
 
     if not 1 <= args.tables <= topics.MAX_TABLE:
         print(f"rackside hall demo: --tables must be from 1 to {topics.MAX_TABLE}", file=sys.stderr)
+        return 2
+    if args.public is not None and not 0 <= args.public <= 65535:
+        print("rackside hall demo: --public must be a port from 0 to 65535 (0 picks a free one)", file=sys.stderr)
         return 2
     try:
         args.faults = demo_faults(args.fault, args.tables)

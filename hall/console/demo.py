@@ -27,7 +27,7 @@ from rackside.firmware.clock import Rules
 from rackside.hall.director import provision as prov
 
 from .auth import hash_password
-from .config import ConsoleConfig
+from .config import ConsoleConfig, PublicConfig
 from .serve import ConsoleServer
 from .sim import demo_scripts
 from .simfleet import PER_PROCESS, SimFleet
@@ -113,8 +113,10 @@ def start_hall(
     round_start_ago_s: float | None = 360, names: bool = True, password: str | None = None,
     game_time_s: int = Rules.game_time_ms // 1000,
     hall: str = HALL, per_process: int = PER_PROCESS, faults: dict[int, tuple[str, ...]] | None = None,
+    public_port: int | None = None,
 ) -> Hall:
-    """The simulated tables and the console on a running broker (`devices` from provision)."""
+    """The simulated tables and the console on a running broker (`devices` from provision); with
+    `public_port`, the public hall on that port of 127.0.0.1 too (docs/public.md)."""
     password = password or "-".join(secrets.token_hex(2) for _ in range(3))
     director = devices["director"]
     cfg = ConsoleConfig(hall=hall, url=f"mqtt://127.0.0.1:{port}", username=director.user, mqtt_password=director.password,
@@ -125,6 +127,8 @@ def start_hall(
         cfg.tsh = [t_file]
         cfg.division = "demo"
     cfg.state_dir = workdir / "state"  # the demo's results and sessions are its own, never the machine's
+    if public_port is not None:
+        cfg.public = PublicConfig(listen_host="127.0.0.1", listen_port=public_port)
     server = ConsoleServer(cfg)
     if round_start_ago_s is not None:
         server.console.state.round.start = time.time() - round_start_ago_s
@@ -155,12 +159,19 @@ def _interrupt(signum, frame):
 def run(args) -> int:
     from .serve import port_taken
 
-    if args.port and port_taken("127.0.0.1", args.port):
-        import sys
+    import sys
 
+    if args.port and port_taken("127.0.0.1", args.port):
         print(f"rackside hall demo: port {args.port} on 127.0.0.1 is in use (another demo or console?): "
               f"stop it, or give --port 0 for a free one", file=sys.stderr)
         return 1
+    public = getattr(args, "public", None)
+    if public and port_taken("127.0.0.1", public):
+        print(f"rackside hall demo: port {public} on 127.0.0.1 (--public) is in use: stop what holds it, "
+              f"or give --public 0 for a free one", file=sys.stderr)
+        return 1
+    if public is not None and public == 0:
+        public = free_port()
     signal.signal(signal.SIGTERM, _interrupt)  # a stop from a service manager cleans up as Ctrl-C does
     tables = list(range(1, args.tables + 1))
     keep = args.dir is not None
@@ -174,10 +185,12 @@ def run(args) -> int:
     hall = None
     try:
         hall = start_hall(port=broker.port, devices=broker.devices, tables=tables, workdir=workdir,
-                          listen_port=args.port or free_port(), faults=getattr(args, "faults", None))
+                          listen_port=args.port or free_port(), faults=getattr(args, "faults", None), public_port=public)
         print(f"Rackside hall demo: {len(tables)} simulated tables on a private Mosquitto ({broker.url})")
         print(f"  console: {hall.server.url}")
         print(f"  login:   name director, password {hall.password}")
+        if public is not None:
+            print(f"  public:  http://127.0.0.1:{public}/ (the public hall: read-only, no login; ?screen for a hall screen)")
         print(f"  journals: {workdir / 'journals'} (audit with: rackside clock replay --json FILE)")
         for n, what in sorted(hall.story.items()):
             print(f"  table {n}: {what}")

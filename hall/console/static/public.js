@@ -15,6 +15,7 @@ let hall = null; // hall.json
 const screenMode = new URLSearchParams(location.search).has("screen");
 let screenStep = 0;
 let screenStarted = false;
+let screenDrawn = false;
 
 // --- fetching ---------------------------------------------------------------------------------
 
@@ -31,14 +32,14 @@ async function fetchFile(name, version) {
 // hall.json names every other file's version (its ETag): only a file whose version is new is asked for.
 async function poll() {
   try {
-    const changed = await fetchFile("hall.json");
+    const changed = new Set();
+    if (await fetchFile("hall.json")) changed.add("hall.json");
     hall = data["hall.json"];
-    let any = changed;
     for (const name of hall.page.files) {
       const version = (hall.versions || {})[name];
-      if (name !== "hall.json" && (!version || version !== etags[name])) any = (await fetchFile(name, version)) || any;
+      if (name !== "hall.json" && (!version || version !== etags[name]) && (await fetchFile(name, version))) changed.add(name);
     }
-    if (any) draw();
+    if (changed.size) draw(changed);
     if (screenMode && !screenStarted) { screenStarted = true; setTimeout(nextScreen, hall.page.cycle_s * 1000); }
     $("status").textContent = `updated ${new Date().toLocaleTimeString()}` +
       (hall.delay_s ? ` · shown ${Math.round(hall.delay_s / 60)} min behind` : "");
@@ -56,6 +57,7 @@ function el(tag, cls, text) {
   if (text !== undefined) e.textContent = String(text);
   return e;
 }
+function setText(e, text) { if (e.textContent !== text) e.textContent = text; } // an unchanged text is not laid out again
 function spread(s) { return s > 0 ? `+${s}` : String(s); }
 function where(g) {
   if (!g) return "not paired yet";
@@ -171,46 +173,85 @@ function remaining(st, p, rules) {
 }
 
 function turnOf(st) { return st.phase === "running" ? st.running : st.to_move; }
+function ticking(t) { const st = t.state; return Boolean(st && !st.frozen && (st.phase === "running" || st.phase === "late")); }
+
+// Each table's card is kept (table -> {card, sig, t, ...}); a new live.json redraws only the cards
+// whose table changed, at the next frame, and the running times tick once a second, each text
+// written only when it changed: 300 live tables cost a few cards a poll and a few hundred texts a
+// second, not the whole list (bench/public_viewers.py holds it to 5 % of a core and the next frame).
+const cards = new Map();
+let liveDue = false;
 
 function drawLive() {
-  const live = data["live.json"] || {};
-  const box = $("live");
-  box.replaceChildren();
-  for (const t of live.tables || []) {
-    const card = el("div", "card live-table");
-    card.dataset.table = t.table;
-    card.append(el("h3", "", `Table ${t.table}${t.label && t.label !== String(t.table) ? ` (${t.label})` : ""}`));
-    const times = el("div", "times");
-    for (const side of [1, 2]) {
-      const s = el("div", "side");
-      s.dataset.side = side;
-      s.append(el("div", "who", t.names[side - 1] || `side ${side}`), el("div", "time", ""));
-      times.append(s);
-    }
-    card.append(times);
-    card.append(el("div", "result muted", t.result ? `result ${t.result.join("-")}` : ""));
-    box.append(card);
-  }
-  tick();
+  if (!liveDue) { liveDue = true; requestAnimationFrame(drawLiveNow); }
 }
 
-function tick() {
+function makeCard(t) {
+  const card = el("div", "card live-table");
+  card.dataset.table = t.table;
+  const title = el("h3", "");
+  const times = el("div", "times");
+  const sides = [1, 2].map((side) => {
+    const s = el("div", "side");
+    s.dataset.side = side;
+    const who = el("div", "who");
+    const time = el("div", "time", "");
+    s.append(who, time);
+    times.append(s);
+    return { el: s, who, time };
+  });
+  const result = el("div", "result muted", "");
+  card.append(title, times, result);
+  return { card, title, sides, result, sig: null, t };
+}
+
+function fillCard(c, t) {
+  c.t = t;
+  setText(c.title, `Table ${t.table}${t.label && t.label !== String(t.table) ? ` (${t.label})` : ""}`);
+  c.sides.forEach((s, i) => setText(s.who, t.names[i] || `side ${i + 1}`));
+  setText(c.result, t.result ? `result ${t.result.join("-")}` : "");
+  // the state the card shows (a probe of bench/public_viewers.py watches it change)
+  c.card.dataset.sent = `${(t.state && t.state.sent_at) || ""}${t.result ? " " + t.result.join("-") : ""}`;
+}
+
+function drawLiveNow() {
+  liveDue = false;
   const live = data["live.json"] || {};
-  const byTable = new Map((live.tables || []).map((t) => [String(t.table), t]));
-  for (const card of document.querySelectorAll(".live-table")) {
-    const t = byTable.get(card.dataset.table);
-    if (!t) continue;
-    const st = t.state;
-    for (const s of card.querySelectorAll(".side")) {
-      const side = Number(s.dataset.side);
-      const p = st && st.players.find((x) => x.player === side);
-      const rules = (st && Object.keys(st.rules || {}).length ? st.rules : live.rules);
-      const ms = p ? remaining(st, p, rules) : null;
-      s.querySelector(".time").textContent = ms === null ? "" : clockText(ms);
-      s.classList.toggle("turn", Boolean(st && !st.frozen && turnOf(st) === side && st.phase !== "ended"));
-      s.classList.toggle("over", ms !== null && ms < 0);
-    }
+  const box = $("live");
+  const seen = new Set();
+  let prev = null;
+  for (const t of live.tables || []) {
+    const key = String(t.table);
+    seen.add(key);
+    const sig = JSON.stringify(t);
+    let c = cards.get(key);
+    if (!c) { c = makeCard(t); cards.set(key, c); }
+    if (c.sig !== sig) { fillCard(c, t); c.sig = sig; tickCard(c, live); }
+    const want = prev ? prev.nextSibling : box.firstChild; // table order, moving nothing already in place
+    if (c.card !== want) box.insertBefore(c.card, want);
+    prev = c.card;
   }
+  for (const [key, c] of cards) if (!seen.has(key)) { c.card.remove(); cards.delete(key); }
+}
+
+function tickCard(c, live) {
+  const st = c.t.state;
+  const rules = (st && Object.keys(st.rules || {}).length ? st.rules : live.rules);
+  for (const s of c.sides) {
+    const side = Number(s.el.dataset.side);
+    const p = st && st.players.find((x) => x.player === side);
+    const ms = p ? remaining(st, p, rules) : null;
+    setText(s.time, ms === null ? "" : clockText(ms));
+    s.el.classList.toggle("turn", Boolean(st && !st.frozen && turnOf(st) === side && st.phase !== "ended"));
+    s.el.classList.toggle("over", ms !== null && ms < 0);
+  }
+}
+
+// Once a second: the running times only (a still table's card was drawn with its data).
+function tick() {
+  if ($("live").hidden) return;
+  const live = data["live.json"] || {};
+  for (const c of cards.values()) if (ticking(c.t)) tickCard(c, live);
 }
 
 // --- the hall screen: each division's standings, then the pairings, a page at a time ---------------
@@ -247,20 +288,26 @@ function nextScreen() {
 
 // --- the page -----------------------------------------------------------------------------------
 
-function draw() {
+// Only what changed is drawn again: a poll that brings a new live.json alone redraws a few cards,
+// not the pairings and standings of the whole event.
+function draw(changed) {
   $("hall").textContent = hall.hall;
   $("round").textContent = `round ${hall.round}`;
   document.title = `${hall.hall}: round ${hall.round}`;
-  if (screenMode) { drawScreen(); return; }
-  drawFind();
-  drawPairings();
-  drawStandings();
-  drawLive();
+  if (screenMode) {
+    if (changed.has("standings.json") || changed.has("pairings.json") || !screenDrawn) { screenDrawn = true; drawScreen(); }
+    return;
+  }
+  if (changed.has("players.json")) drawFind();
+  if (changed.has("pairings.json")) drawPairings();
+  if (changed.has("standings.json")) drawStandings();
+  if (changed.has("live.json")) drawLive();
 }
 
 function show(tab) {
   for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("on", b.dataset.tab === tab);
   for (const s of document.querySelectorAll(".tab")) s.hidden = s.id !== tab;
+  if (tab === "live") tick(); // the times were not ticked while hidden
 }
 
 document.addEventListener("DOMContentLoaded", () => {
