@@ -10,6 +10,11 @@ A command is one JSON object, at most MAX_COMMAND_BYTES:
     {"id": "c22", "cmd": "adjust", "player": 2, "remaining_ms": 60000, "by": "director", "reason": "clock knocked"}
     {"id": "c23", "cmd": "takeover", "player": 1, "by": "director", "reason": "takeover of table 12 ..."}
     {"id": "c30", "cmd": "resend", "game": "game-000003", "from_seq": 12, "to_seq": 20}
+    {"id": "c50", "cmd": "pairing", "round": 3, "numbers": [12, 7], "starter": 7}
+    {"id": "c51", "cmd": "seat", "number": 12, "table": 14}
+    {"id": "c52", "cmd": "call_ack", "call": "call-1"}
+    {"id": "c53", "cmd": "call_resolve", "call": "call-1", "reason": "tile count checked"}
+    {"id": "c54", "cmd": "slip_outcome", "game": "game-000003", "outcome": "recorded", "why": null}
     {"id": "c40", "cmd": "update", "version": "0.1.0+g1a2b3c4", "sha256": "<64 hex>",
      "url": "https://console.local:8443/update/bundle.tar.gz", "token": "<the table's own>", "wait_s": 0}
 
@@ -49,11 +54,13 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules, Takeover
-from rackside.hall.wire import update
+from rackside.hall.wire import messages, topics, update
 from rackside.hall.wire.schema import Check, Field, Invalid, ListOf, OneOf, Schema, Text, Time, Whole
 
 MAX_COMMAND_BYTES = 4096
-NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "takeover", "update")
+NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "takeover", "update",
+         # the paperless table (issue 27, docs/hall.md): check-in, the director's call, the signed slip
+         "pairing", "seat", "call_ack", "call_resolve", "slip_outcome")
 IDENTIFY_S = 10
 IDENTIFY_MAX_S = 60  # the longest an identify may flash a clock's displays (the clock checks it too)
 # A late start's `at` this far ahead of the clock's own time is taken as now: the director's machine
@@ -105,6 +112,14 @@ def _resend_range(c: dict, where: str) -> dict:
     return c
 
 
+def _starter_paired(c: dict, where: str) -> dict:
+    if c["starter"] is not None and c["starter"] not in c["numbers"]:
+        raise Invalid("starter", "one of numbers (the player TSH says starts, 2.1) or null", c["starter"])
+    return c
+
+
+MAX_ROUND = 999  # a pairing's round, bounded on the wire (the console knows at most tsh.MAX_ROUNDS)
+SLIP_OUTCOMES = ("recorded", "held", "refused")  # the console's answer to a signed slip
 PLAYER = OneOf((1, 2), says="1 or 2")  # a side of the table
 # Every command: its id (journalled beside the input it becomes) and who sent it and why.
 ENVELOPE: dict[str, Field] = {
@@ -129,8 +144,20 @@ FIELDS: dict[str, dict[str, Field]] = {  # each command's own fields
                                        f"at most {update.MAX_URL_CHARS} characters"),
                "token": Text(64, pattern=update.TOKEN, says="32 to 64 letters, digits, '-' or '_'", hide=True),
                "wait_s": Whole(0, update.MAX_WAIT_S, unit="seconds", null=True, default=0)},
+    # issue 27 (docs/hall.md, "The paperless table"): the round's pairing at this table, the answer to a
+    # check-in of a player not paired here, the director's answers to a call, the console's to a slip
+    "pairing": {"round": Whole(1, MAX_ROUND),
+                "numbers": ListOf(Whole(1, messages.MAX_PLAYER_NUMBER), least=2, most=2, distinct=True,
+                                  says="the two TSH player numbers paired at this table"),
+                "starter": Whole(1, messages.MAX_PLAYER_NUMBER, null=True)},
+    "seat": {"number": Whole(1, messages.MAX_PLAYER_NUMBER), "table": Whole(1, topics.MAX_TABLE, null=True)},
+    "call_ack": {"call": Text(20, pattern=messages.CALL, shape='"call-" and a number')},
+    "call_resolve": {"call": Text(20, pattern=messages.CALL, shape='"call-" and a number'),
+                     "reason": Text(NOTES["reason"])},  # required here (the director's why)
+    "slip_outcome": {"game": Text(24, pattern=GAME, says='a game as its events name it, e.g. "game-000003"'),
+                     "outcome": OneOf(SLIP_OUTCOMES), "why": Text(300, null=True)},
 }
-_THEN = {"new_game": _new_game_rules, "resend": _resend_range}
+_THEN = {"new_game": _new_game_rules, "resend": _resend_range, "pairing": _starter_paired}
 # The schema of each command, by name: looked up when a command is checked, so a field added here is
 # checked by the console (hall.console.requests) and by the clock (`parse`) alike.
 SCHEMAS: dict[str, Schema] = {name: Schema({**ENVELOPE, **FIELDS[name]}, unknown="refuse", then=_THEN.get(name)) for name in NAMES}

@@ -1,5 +1,5 @@
 """What a clock and a station publish (docs/hall.md, "Topics, v1"), one schema each (hall.wire.schema):
-a clock's `state`, its `event`s (an input, or the game's `result`) and its command `ack`s; a
+a clock's `state`, its `event`s (an input, the game's `result`, or its signed `slip`) and its command `ack`s; a
 station's `challenge` and its `detail`. hall.wire.payloads writes them on the device; the console
 reads every one with these schemas (hall.console.contract) before it touches the hall state, and
 the device's payloads are checked against them by the tests; so a field added here is read,
@@ -92,7 +92,11 @@ STATE = Schema({
     "version": Text(64, pattern=update.VERSION, null=True),
 }, then=_sides_in_order)
 
-EVENT_KINDS = ("input", "result")
+EVENT_KINDS = ("input", "result", "slip")
+# A TSH player number, as a player types it at check-in (issue 27: 2.3.1(b), 2.1) and a slip names it
+MAX_PLAYER_NUMBER = 9999
+# A director call's id on its clock ("call-K", issue 27): the inputs call, call_ack and call_resolve name it
+CALL = re.compile(r"^call-[0-9]{1,12}$")
 INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with its game, seq and time
     "kind": OneOf(EVENT_KINDS),
     "game": Text(64, pattern=NAME),
@@ -112,6 +116,10 @@ INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with it
     "at_ns": Whole(0, NS, **_OPT),
     "rebooted": Flag(**_OPT),
     "from_checkpoint": Flag(**_OPT),
+    # check-in (issue 27): the TSH player number typed before pressing one's own button (`player`)
+    "number": Whole(1, MAX_PLAYER_NUMBER, **_OPT),
+    # a director call, its acknowledgement and its resolution (issue 27): the call's id on the clock
+    "call": Text(20, pattern=CALL, shape='"call-" and a number', **_OPT),
 })
 
 RESULT = Schema({  # the game's result: an event of kind "result", seq 0
@@ -125,6 +133,37 @@ RESULT = Schema({  # the game's result: an event of kind "result", seq 0
     "lateness_margin": Whole(0, SCORE_BOUND, null=True),
     "at": Time(null=True),
 }, then=_sides_in_order)
+
+def _slip_sums(m: dict, where: str) -> dict:
+    """A slip's final scores are its typed scores less the clock's penalties (5.3), side by side."""
+    for i in range(2):
+        if m["final"][i] != m["scores"][i] - m["penalties"][i]:
+            raise Invalid(f"final[{i}]", f"scores[{i}] - penalties[{i}] ({m['scores'][i] - m['penalties'][i]})", m["final"][i])
+    return m
+
+
+def _number_or_null(v: Any) -> int | None:
+    if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_PLAYER_NUMBER):
+        raise ValueError()
+    return v
+
+
+def _two(item, says: str, **kw) -> ListOf:
+    return ListOf(item, least=2, most=2, says=says, **kw)
+
+
+SLIP = Schema({  # the signed result (issue 27; 5.4.1, 5.4.2): an event of kind "slip", once both players signed
+    "kind": OneOf(("slip",)),
+    "game": Text(64, pattern=NAME),
+    "seq": Whole(1, BIG),
+    "scores": _two(Whole(0, SCORE_BOUND), f"two whole numbers from 0 to {SCORE_BOUND}, side 1 and side 2"),
+    "penalties": _two(Whole(0, 10**6), "two whole numbers of points, side 1 and side 2"),
+    "final": _two(Whole(-10**6, SCORE_BOUND), "two whole numbers, side 1 and side 2"),
+    # the TSH player numbers checked in at side 1 and side 2 (null: that side did not check in)
+    "numbers": _two(Check(_number_or_null, says=f"a TSH player number from 1 to {MAX_PLAYER_NUMBER}, or null"),
+                    "two TSH player numbers (or null), side 1 and side 2"),
+    "at": Time(null=True),
+}, then=_slip_sums)
 
 ACK = Schema({  # a command's answer
     "id": Text(64, pattern=NAME, null=True),
@@ -180,12 +219,12 @@ STATUS = Schema({
     "health": Obj(HEALTH, null=True),
 })
 
-SCHEMAS: dict[str, Schema] = {"state": STATE, "event": INPUT, "result": RESULT, "ack": ACK, "challenge": CHALLENGE,
-                              "detail": DETAIL}
+SCHEMAS: dict[str, Schema] = {"state": STATE, "event": INPUT, "result": RESULT, "slip": SLIP, "ack": ACK,
+                              "challenge": CHALLENGE, "detail": DETAIL}
 
 
 def schema_of(leaf: str, message: dict) -> Schema:
     """The schema a JSON message on `leaf` is read with."""
-    if leaf == "event" and message.get("kind") == "result":
-        return SCHEMAS["result"]
+    if leaf == "event" and message.get("kind") in ("result", "slip"):
+        return SCHEMAS[message["kind"]]
     return SCHEMAS[leaf]
