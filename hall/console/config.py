@@ -13,6 +13,8 @@
     round = 1
     division = "A"                     # optional: the division on screen at start (default: all)
     tourney_js = "www"                 # optional: the folder the live tourney.js is kept in (default: the state directory)
+    slips = "record"                   # optional: a slip signed at the clock that agrees is recorded ("record"),
+                                       #   or held for the scorekeeper's one click ("hold"); issue 27
 
 A bad value names its key and what is allowed (one clear line), and the console does not start.
 """
@@ -27,13 +29,14 @@ from rackside import tomlfile
 from rackside.hall.net.config import HallConfigError, parse_url
 
 from .auth import HashError, check_hash_form
+from .signedslips import RECORD, SLIPS
 from .tsh import MAX_ROUNDS
 
 MAX_ROUND = MAX_ROUNDS  # a round number: TSH keeps no more rounds than this
 
 
 KEYS = ("hall", "url", "credentials", "username", "mqtt_password", "password", "listen", "certfile", "keyfile",
-        "ca_file", "tsh", "round", "division", "tourney_js")  # [console]'s keys, as the docstring shows them
+        "ca_file", "tsh", "round", "division", "tourney_js", "slips")  # [console]'s keys, as the docstring shows them
 
 
 class ConfigError(ValueError):
@@ -58,6 +61,7 @@ class ConsoleConfig:
     certfile: Path | None = None  # with keyfile: the page over HTTPS (uvicorn's TLS)
     keyfile: Path | None = None
     tourney_js_dir: Path | None = None  # the live tourney.js's folder (tshlive.py); None: the state directory
+    slips: str = RECORD  # what a signed slip that agrees becomes (signedslips.SLIPS)
 
     @property
     def https(self) -> bool:
@@ -143,13 +147,17 @@ def load(path: Path) -> ConsoleConfig:
         if folder is None or not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
             raise ConfigError(f"{path}: [console] tourney_js must be the path of a folder the console can write "
                               f"(the live tourney.js is kept there), got {tourney_js!r}")
+    slips = c.get("slips", RECORD)
+    if slips not in SLIPS:
+        raise ConfigError(f"{path}: [console] slips = {slips!r}: allowed are {' or '.join(repr(x) for x in SLIPS)} "
+                          "(a slip signed at the clock that agrees is recorded, or held for the scorekeeper's click)")
     return ConsoleConfig(
         hall=hall, url=url, username=user, mqtt_password=mpw, password_hash=pw,
         listen_host=host.strip("[]"), listen_port=int(port), tsh=[base / x for x in tsh],
         round=rnd, division=c.get("division", ""),
         ca_file=str(base / ca_file) if ca_file else None, base=base,
         certfile=base / tls_files[0] if tls_files[0] else None, keyfile=base / tls_files[1] if tls_files[1] else None,
-        tourney_js_dir=base / tourney_js if tourney_js is not None else None,
+        tourney_js_dir=base / tourney_js if tourney_js is not None else None, slips=slips,
     )
 
 

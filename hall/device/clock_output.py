@@ -69,6 +69,8 @@ log = logging.getLogger(__name__)
 
 STATE_EVERY_NS = 10_000_000_000
 QUEUE_SIZE = 2000  # the runner's messages waiting for the worker
+# the commands the runner applies (`_submit`), besides resend and update, which the hall output answers itself
+RUNNER_COMMANDS = ("adjust", "late_start", "arrive", "takeover", "new_game", "identify")
 COMMANDS_SIZE = 256  # raw commands waiting for the worker (the broker sends at most 50 unacknowledged)
 IDENTIFY_TAKEN = "taken just before the clock restarted: if the table did not flash, send identify again"
 
@@ -473,6 +475,10 @@ class _Worker:
             return
         if cmd.name == "update":
             self._update(cmd, rows, answered, settled)
+            return
+        if cmd.name not in RUNNER_COMMANDS:  # issue 27's commands, until this clock acts on them: refused, never a KeyError
+            rows.append(self._ack(cmd.id, False, f"{cmd.name}: this clock does not take it (no keypad)", None, answered))
+            settled.append(cmd.id)
             return
         try:  # a late start from the scheduled start: that moment on this clock
             t_ns = commands.dated(cmd, self.out.clock_ns(), time.time_ns(), self._remaining_ms)

@@ -118,7 +118,9 @@ def _starter_paired(c: dict, where: str) -> dict:
     return c
 
 
-MAX_ROUND = 999  # a pairing's round, bounded on the wire (the console knows at most tsh.MAX_ROUNDS)
+# a pairing's round: 1 to 999 on the wire (paperless.md), the hall's table bound reused rather than a
+# second 999 (the console itself knows at most tsh.MAX_ROUNDS rounds)
+MAX_ROUND = topics.MAX_TABLE
 SLIP_OUTCOMES = ("recorded", "held", "refused")  # the console's answer to a signed slip
 PLAYER = OneOf((1, 2), says="1 or 2")  # a side of the table
 # Every command: its id (journalled beside the input it becomes) and who sent it and why.
