@@ -113,11 +113,15 @@ class Paperless:
         if not t.seat or t.seat.get("round") != self.console.state.round.number or st.get("phase") not in (None, "setup"):
             return
         fields = checkin.pairing(t.seat)
-        sent = (st.get("game"), fields["round"], tuple(fields["numbers"]), fields["starter"])
-        if not again and self.paired.get(t.n) == sent:
+        game, pairing = st.get("game"), (fields["round"], tuple(fields["numbers"]), fields["starter"])
+        last = self.paired.get(t.n)
+        # a new game on the clock (the next round's new_game) gets it again; a state that merely names
+        # the game the pairing went to before any state came does not
+        if not again and last is not None and last[1] == pairing and (last[0] in (None, game)):
+            self.paired[t.n] = (game or last[0], pairing)
             return
         if self.send(t.n, fields, CONSOLE):
-            self.paired[t.n] = sent
+            self.paired[t.n] = (game, pairing)
 
     def _input(self, n: int, event: dict) -> None:
         name = event.get("input")
@@ -159,6 +163,9 @@ class Paperless:
             self._hold(n, slip, "the director's setting: a signed slip waits for the scorekeeper's click", agrees=True)
             return
         outcome, why = self.record(n, slip, f"signed at table {n}")
+        if outcome == "recorded" and self.held.take(n, slip["game"]) is not None:  # signed again, right this time
+            self._keep_held()
+            self._publish_lists()
         self._answer(n, slip, outcome, why)
 
     def _rules_say(self, t, slip: dict) -> str | None:

@@ -260,9 +260,11 @@ def _correction_needs_reason(before: Recorded, r: Recorded) -> ResultError:
     game = f"division {r.division} round {r.round}" if r.division else f"round {r.round} table {r.table}"
     signed = " (signed by both players at the clock: only the director changes it)" if before.entry == SIGNED else ""
     # 5.4.1(b): scores accidentally reversed between winner and loser are corrected on petition
-    clause = "5.4.1(b): reversed scores" if tuple(r.scores) == tuple(reversed(before.scores)) and not r.forfeits else "5.4.1(a)"
+    was, now = (before.slip, r.slip) if before.slip and r.slip else (before.scores, r.scores)  # as typed, before penalties
+    reversed_ = tuple(now) == tuple(reversed(was)) and not r.forfeits and now[0] != now[1]
+    petition = "; these are its scores reversed, corrected on petition (5.4.1(b))" if reversed_ else ""
     return ResultError(f"{game}: {before.names[0]} v {before.names[1]} is already recorded "
-                       f"{before.scores[0]}-{before.scores[1]}{signed}: a correction needs a reason ({clause})")
+                       f"{before.scores[0]}-{before.scores[1]}{signed}: a correction needs a reason (5.4.1(a)){petition}")
 
 
 def _where(division: str | None, round_: int | None) -> tuple[str, list]:
