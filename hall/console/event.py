@@ -237,7 +237,8 @@ def tile_final(r: results.Recorded) -> dict:
             "forfeits": list(r.forfeits), "decision": r.decision, "division": r.division, "round": r.round,
             # the clock's final times, for a tile of an earlier round once the clock plays another game
             "remaining_ms": None if r.remaining_ms is None else list(r.remaining_ms), "overtime_s": list(r.overtime_s),
-            "no_clock": r.no_clock, "names": list(r.names), "entry": r.entry or results.TYPED}
+            "no_clock": r.no_clock, "names": list(r.names), "entry": r.entry or results.TYPED,
+            "signed": r.entry == results.SIGNED}
 
 
 def decode_upload(item: dict) -> tuple[str, bytes | str]:
