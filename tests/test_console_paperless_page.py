@@ -55,6 +55,7 @@ def test_check_in_calls_and_the_start_of_absent_sides_on_the_page(hall, browser)
     call = hall.clocks[1].call(2)
     page.wait_for_function("() => document.querySelector('#open-calls').textContent.includes('Calls 1')")
     assert "wrong table 1" in page.text_content("#open-calls")
+    page.wait_for_selector('#tiles .tile[data-table="1"] .note >> text=/^CALL side 2: waiting since/')
     page.click("#open-calls")
     item = page.locator(f'#call-list li[data-table="1"][data-call="{call}"]')
     item.wait_for()
@@ -77,6 +78,7 @@ def test_check_in_calls_and_the_start_of_absent_sides_on_the_page(hall, browser)
     resolved = wait(lambda: hall.clocks[1].sent("call_resolve"))
     assert resolved[0]["reason"] == "score sheet lent: rule 5.5.3" and len(resolved) == 1
     page.wait_for_function(f"() => document.querySelector('#call-list li[data-call=\"{call}\"]').classList.contains('resolved')")
+    page.wait_for_function("() => !document.querySelector('#tiles .tile[data-table=\"1\"] .note').textContent.startsWith('CALL')")
     page.click("#calls .close")
 
     # the scheduled start: one confirmation for every table not checked in

@@ -163,7 +163,7 @@ function readTable(t) {
   const typedNames = !division && final && !names.some(Boolean) ? final.names : names;
   const checkin = earlier ? null : checkedIn(t.table, typedNames); // who checked in where (paperless.js)
   const shownNames = checkin ? checkin.names : typedNames;
-  return { n: t.table, status, state, names: shownNames, checkin, challenge, refused, earlier, clockOn,
+  return { n: t.table, status, state, names: shownNames, checkin, call: openCall(t.table), challenge, refused, earlier, clockOn,
     division, label: textOf(t.label, "label", problems),
     tshTable: textOf(t.tsh_table, "tsh_table", problems),
     result: readResult(t.result, problems), final, problems, cls: "waiting", health: readHealth(t.health_problems) };
@@ -283,6 +283,7 @@ function noteFor(t, cls) {
     return st && st.sentAt ? `offline since ${new Date(st.sentAt).toTimeString().slice(0, 8)}: times as of then`
       : "clock offline (last will): no state from it";
   }
+  if (t.call) return t.call; // a call for the director (paperless.js): before the rest
   if (t.final) return finalText(t.final);
   if (t.clockOn && (!st || st.phase !== "ended")) { // this seat's game is not (or no longer) on the clock
     const on = `clock on ${t.clockOn.division ? t.clockOn.division + " " : ""}round ${t.clockOn.round}'s game`;
@@ -433,7 +434,7 @@ window.addEventListener("resize", fitTiles);
 const lookOf = new WeakMap(); // model -> what its tile shows apart from the ticking times
 function sameLook(before, t) {
   const st = t.state;
-  const look = JSON.stringify([t.status, t.cls, t.names, t.checkin, t.problems, t.refused, t.challenge, t.result, t.final, t.division, t.label,
+  const look = JSON.stringify([t.status, t.cls, t.names, t.checkin, t.call, t.problems, t.refused, t.challenge, t.result, t.final, t.division, t.label,
     t.tshTable, t.earlier, t.clockOn,
     st && [st.phase, st.running, st.seq, st.players.map((p) => [p.player, p.penalty, p.forfeit, p.absent])]]);
   lookOf.set(t, look);

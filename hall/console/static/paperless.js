@@ -28,8 +28,16 @@ function paperlessEvents(es) {
   on(es, "paperless", setPaperless);
 }
 
+// A table's open call, as its tile's note says it ("" for none)
+function openCall(n) {
+  const c = paperless.calls.find((x) => x.table === n && x.status !== "resolved");
+  if (!c) return "";
+  return `CALL ${isNum(c.side) ? "side " + c.side : "(buttons)"}: ${c.status === "waiting" ? "waiting since " + timeOfDay(c.at).trim() : "acknowledged"}`;
+}
+
 function setPaperless(p) {
   if (!isObj(p)) return;
+  const before = new Set(paperless.calls.map((c) => c.table));
   paperless = {
     calls: Array.isArray(p.calls) ? p.calls.filter(isObj) : [],
     wrong_tables: Array.isArray(p.wrong_tables) ? p.wrong_tables.filter(isObj) : [],
@@ -37,6 +45,8 @@ function setPaperless(p) {
     slips_setting: typeof p.slips_setting === "string" ? p.slips_setting : "record",
   };
   drawIncidents();
+  for (const c of paperless.calls) before.add(c.table);
+  for (const n of before) if (rawTiles.has(n)) updateTable(rawTiles.get(n)); // their tiles' notes
 }
 
 // --- the tile: who sits where ----------------------------------------------------------------------
