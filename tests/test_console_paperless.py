@@ -175,10 +175,15 @@ def test_a_signed_slip_that_agrees_is_recorded_with_the_sides_as_signed(hall):
     # a signed result is the director's to change, with a reason (5.4.1(a)); reversed scores are 5.4.1(b)
     status, out = post(hall.h, "/api/result/2", {"slip": [380, 420]})
     assert status == 400 and "5.4.1(a)" in out["error"] and "5.4.1(b)" in out["error"] and "signed" in out["error"], out
-    # the same slip again (the clock's redelivery) is answered again, and changes nothing
+    # the same slip again (the clock's redelivery) is answered again, and changes nothing; another is refused
     two.slip((420, 380))
     wait(lambda: len(two.sent("slip_outcome")) == 2)
     assert two.sent("slip_outcome")[1]["outcome"] == "recorded"
+    two.slip((380, 420))
+    wait(lambda: len(two.sent("slip_outcome")) == 3)
+    refused = two.sent("slip_outcome")[2]
+    assert refused["outcome"] == "refused" and "5.4.1(b)" in refused["why"], refused
+    assert hall.csv()["2"]["score1"] == "400" and not hall.paperless()["held_slips"]
 
 
 def test_a_slip_that_disagrees_is_held_with_why(hall):

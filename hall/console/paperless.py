@@ -154,6 +154,10 @@ class Paperless:
         if t is None:
             return
         why = signedslips.disagreement(slip, t.seat, t.current_result())
+        if why is None and t.final is not None:  # recorded already: the slip is the same result, or refused (5.4.1)
+            outcome, why = self.record(n, slip, f"signed at table {n}")
+            self._answer(n, slip, outcome, why)
+            return
         if why is None:
             why = self._rules_say(t, slip)
         if why is not None:
