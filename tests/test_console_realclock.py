@@ -57,7 +57,8 @@ def test_a_real_clock_on_the_console(broker, console, tmp_path):
         status, body, _ = h.call("POST", "/api/command", {"cmd": "adjust", "tables": [TABLE], "player": 1,
                                                           "remaining_ms": 300, "reason": "test"}, {"X-CSRF-Token": token})
         assert status == 200, body
-        acks = lambda: [x for x in tables[TABLE].history if x["kind"] == "ack"]  # noqa: E731
+        # this command's ack (the console's own commands to the table, its pairing, have theirs)
+        acks = lambda: [x for x in tables[TABLE].history if x["kind"] == "ack" and (x["command"] or {}).get("cmd") == "adjust"]  # noqa: E731
         a = wait(acks)[-1]
         assert a["ok"] is True and a["command"]["by"] == "Sam" and a["command"]["reason"] == "test"
         # who and why reached the clock: in its own journal and in the table's history (its event)
@@ -97,7 +98,7 @@ def test_start_absent_players_clocks_from_the_rounds_scheduled_start(broker, con
         status, body, _ = h.call("POST", "/api/command", {"cmd": "late_start", "tables": [TABLE], "players": [2]},
                                  {"X-CSRF-Token": token})
         assert status == 200, body
-        a = wait(lambda: [x for x in tables[TABLE].history if x["kind"] == "ack"])[-1]
+        a = wait(lambda: [x for x in tables[TABLE].history if x["kind"] == "ack" and (x["command"] or {}).get("cmd") == "late_start"])[-1]
         assert a["ok"] is True, a
         st = wait(lambda: tables[TABLE].state if tables[TABLE].state and tables[TABLE].state["phase"] == "late" else None)
         assert [p["absent"] for p in st["players"]] == [False, True]
