@@ -29,6 +29,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from rackside.firmware import clock as C
 from rackside.hall.console import tsh
 
 from support.console import cheap_hash, post
@@ -290,6 +291,19 @@ def test_with_slips_hold_a_slip_that_agrees_waits_for_one_click(tmp_path):
         assert (row["player1"], row["score1"], row["player2"], row["score2"], row["confirmed_by"], row["entry"]) == (
             "4", "300", "3", "350", "Chief TD", "signed at the clock")
         assert h.paperless()["held_slips"] == []
+        # a lateness forfeit (2.3.5): Eng never came, so side 1 never checked in; the slip is Fox's alone
+        three = h.clock(3)
+        three.checkin(2, 6)
+        three.apply(C.LateStart(three.after(1), (1,)))  # the director's late start of side 1 (2.3.3(a))
+        result = three.end(1501)
+        assert (result["ending"], result["forfeits"]) == ("lateness forfeit", [1])
+        wait(lambda: h.tile(3)["result"])
+        three.slip((0, 0))
+        held = wait(lambda: [x for x in h.paperless()["held_slips"] if x["table"] == 3])
+        assert held[0]["agrees"] is True, held  # the absent side is the seat's other player
+        assert h.post("/api/slip/3", {"game": three.game, "action": "record"})[0] == 200
+        row = h.csv()["3"]
+        assert (row["player1"], row["score1"], row["player2"], row["score2"], row["rated"]) == ("5", "-75", "6", "75", "no"), row
     finally:
         h.close()
 

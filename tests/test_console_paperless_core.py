@@ -132,3 +132,13 @@ def test_a_slip_at_a_table_with_no_tsh_game_is_held_and_the_seat_is_taken_as_sig
     assert "no TSH game" in signedslips.disagreement(slip(), None, RESULT)
     assert signedslips.seat_as_signed(SEATS[1], [2, 1])["names"] == ["Bob", "Ann"]
     assert signedslips.seat_as_signed(SEATS[1], [1, 2]) is SEATS[1]
+
+
+def test_a_side_that_forfeited_for_lateness_is_the_seats_other_player_2_3_5():
+    late = {"game": "game-000001", "ending": "lateness forfeit", "forfeits": [1],
+            "players": [{"player": 1, "penalty": 0}, {"player": 2, "penalty": 0}]}
+    s = slip(numbers=[None, 2], scores=[0, 0], penalties=[0, 0], final=[0, 0])
+    assert signedslips.signed_numbers(s, SEATS[1], late) == [1, 2]
+    assert signedslips.disagreement(s, SEATS[1], late) is None
+    # not a lateness forfeit of that side: who played there is not known
+    assert "side 1 did not check in" in signedslips.disagreement(s, SEATS[1], {**late, "forfeits": [2]})

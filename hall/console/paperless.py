@@ -183,7 +183,8 @@ class Paperless:
 
     def signed_as(self, t, slip: dict):
         """Table `t` with its seat's players in the order they signed (the slip's sides)."""
-        return replace(t, seat=signedslips.seat_as_signed(t.seat, slip["numbers"]))
+        numbers = signedslips.signed_numbers(slip, t.seat, t.current_result())
+        return replace(t, seat=signedslips.seat_as_signed(t.seat, numbers))
 
     def record(self, n: int, slip: dict, by: str) -> tuple[str, str | None]:
         """Record a slip that agrees: ("recorded", note) or ("refused", why): a result recorded

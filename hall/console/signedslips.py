@@ -24,14 +24,30 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from .results import LATENESS_ENDINGS
+
 RECORD, HOLD = "record", "hold"
 SLIPS = (RECORD, HOLD)  # [console] slips: what the console does with a slip that agrees
 MAX_HELD = 1000
 
 
+def signed_numbers(slip: dict, seat: dict | None, clock_result: dict | None) -> list:
+    """The TSH numbers at side 1 and side 2 as the slip has them; a side that never checked in
+    because its player forfeited for lateness (2.3.5: never arrived) is the seat's other player."""
+    numbers = list(slip["numbers"])
+    if seat is None or numbers.count(None) != 1 or clock_result is None:
+        return numbers
+    absent = numbers.index(None) + 1
+    present = numbers[2 - absent]
+    late = clock_result.get("ending") in LATENESS_ENDINGS and list(clock_result.get("forfeits") or []) == [absent]
+    if late and present in seat["numbers"]:
+        numbers[absent - 1] = next(x for x in seat["numbers"] if x != present)
+    return numbers
+
+
 def disagreement(slip: dict, seat: dict | None, clock_result: dict | None) -> str | None:
     """Why the slip cannot be recorded as it is (None: it agrees with the pairing and the clock)."""
-    numbers = slip["numbers"]
+    numbers = signed_numbers(slip, seat, clock_result)
     if seat is None:
         return "no TSH game is seated at this table this round: record it by hand from the slip"
     if None in numbers:
