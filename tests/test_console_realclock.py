@@ -66,6 +66,9 @@ def test_a_real_clock_on_the_console(broker, console, tmp_path):
         assert (adj["source"], adj["by"], adj["reason"]) == ("hall", "Sam", "test")
         ev = wait(lambda: [x for x in tables[TABLE].history if x.get("input") == "adjust"])[-1]
         assert (ev["by"], ev["reason"]) == ("Sam", "test")
+        # the round's pairing (issue 27) went to it too: a clock without a keypad refuses it in its ack, and runs on
+        paired = wait(lambda: [x for x in tables[TABLE].history if x["kind"] == "ack" and (x["command"] or {}).get("cmd") == "pairing"])
+        assert paired[0]["ok"] is False and "does not take it" in paired[0]["reason"], paired
         # side 1: 0.3 s left, then more than a whole second of overtime (5.3): ended 1.5 s from now
         live.command("end", at_ns=time.monotonic_ns() + 1_500_000_000)
         wait(lambda: tables[TABLE].result)
