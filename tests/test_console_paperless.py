@@ -31,6 +31,7 @@ import pytest
 
 from rackside.firmware import clock as C
 from rackside.hall.console import tsh
+from rackside.hall.wire import payloads
 
 from support.console import cheap_hash, post
 from support.keypadclock import KeypadClock
@@ -317,3 +318,24 @@ def test_an_unknown_slips_setting_is_refused_in_one_line(tmp_path):
     assert run.returncode != 0
     lines = [x for x in run.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "[console] slips = 'maybe'" in lines[0] and "'record' or 'hold'" in lines[0], run.stderr
+
+
+def test_a_slip_before_its_clock_result_is_judged_again_when_the_result_comes(tmp_path):
+    """A resend brings a game's events first and its result last: the slip waits for the result."""
+    h = Hall(tmp_path)
+    try:
+        c = h.clock(4)
+        c.checkin(1, 7)
+        c.checkin(2, 8)
+        c.press(1)
+        c.apply(C.End(c.after(300)))  # the game's end as an input: its result not yet here
+        slip = c.slip((410, 390))
+        first = outcome(c, c.game)
+        assert first["outcome"] == "held" and "no clock result" in first["why"], first
+        c._publish("event", payloads.result_payload(C.view(c.clock, c.t_ns), c.game, time.time_ns()))
+        wait(lambda: len(c.sent("slip_outcome")) == 2)
+        assert c.sent("slip_outcome")[1]["outcome"] == "recorded"
+        assert h.csv()["4"]["score1"] == "410" and h.paperless()["held_slips"] == []
+        assert slip["numbers"] == [7, 8]
+    finally:
+        h.close()
