@@ -81,6 +81,8 @@ class Paperless:
                 self._table_changed(data["table"])
             elif kind == "event" and data["event"].get("kind") == "input":
                 self._input(data["table"], data["event"])
+            elif kind == "event" and data["event"].get("kind") == "result":
+                self._result_came(data["table"], data["event"]["game"])
             elif kind == "slip":
                 self.on_slip(data["table"], data["slip"])
         except StoreError as e:  # the store said what was not kept; the clock's message is in the history
@@ -171,6 +173,16 @@ class Paperless:
             self._keep_held()
             self._publish_lists()
         self._answer(n, slip, outcome, why)
+
+    def _result_came(self, n: int, game: str) -> None:
+        """A clock's result after its slip (a resend brings the result after the game's events): a slip
+        held for want of it is judged again, and the clock answered again."""
+        held = self.held.get(n, game)
+        if held is not None and not held["agrees"]:
+            self.held.take(n, game)
+            self._keep_held()
+            self.on_slip(n, held["slip"])
+            self._publish_lists()
 
     def _rules_say(self, t, slip: dict) -> str | None:
         """What the results' rules (5.3.3, 2.3.5) leave to the director, or refuse, for this slip."""
