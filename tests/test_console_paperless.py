@@ -35,7 +35,7 @@ from rackside.hall.wire import payloads
 
 from support.console import cheap_hash, post
 from support.keypadclock import KeypadClock
-from support.paperless import A_T, Hall
+from support.paperless import A_T, PASSWORD, Hall
 from support.tshmodel import Tsh
 from support.wait import wait
 
@@ -337,5 +337,31 @@ def test_a_slip_before_its_clock_result_is_judged_again_when_the_result_comes(tm
         assert c.sent("slip_outcome")[1]["outcome"] == "recorded"
         assert h.csv()["4"]["score1"] == "410" and h.paperless()["held_slips"] == []
         assert slip["numbers"] == [7, 8]
+    finally:
+        h.close()
+
+
+def test_the_open_calls_and_the_held_slips_outlive_a_sigkill_of_the_console(tmp_path):
+    from support.console import ConsoleProcess, Http
+
+    h = Hall(tmp_path)
+    try:
+        c = h.clock(4)
+        call = c.call(1)
+        c.press(1)
+        c.end(300)
+        wait(lambda: h.tile(4)["result"])
+        c.slip((410, 390), numbers=[7, None])  # Hart never checked in
+        wait(lambda: h.paperless()["held_slips"] and h.paperless()["calls"])
+        h.console.proc.kill()  # SIGKILL: nothing is flushed on the way out
+        h.console.proc.wait()
+        h.console = ConsoleProcess(h.broker, tmp_path / "console", PASSWORD, extra=h.extra).start()
+        h.h = Http(h.console.url)
+        h.h.token = h.h.login(PASSWORD, "Chief TD")
+        after = h.paperless()
+        assert [(x["table"], x["call"], x["status"]) for x in after["calls"]] == [(4, call, "waiting")]
+        assert [(x["table"], x["slip"]["scores"]) for x in after["held_slips"]] == [(4, [410, 390])]
+        assert "side 2 did not check in" in after["held_slips"][0]["why"]
+        assert h.post("/api/call/4", {"call": call, "action": "resolve", "reason": "answered after the restart"})[0] == 200
     finally:
         h.close()
