@@ -57,7 +57,8 @@ def test_a_real_clock_on_the_console(broker, console, tmp_path):
         status, body, _ = h.call("POST", "/api/command", {"cmd": "adjust", "tables": [TABLE], "player": 1,
                                                           "remaining_ms": 300, "reason": "test"}, {"X-CSRF-Token": token})
         assert status == 200, body
-        acks = lambda: [x for x in tables[TABLE].history if x["kind"] == "ack"]  # noqa: E731
+        # this command's ack (the console's own commands to the table, its pairing, have theirs)
+        acks = lambda: [x for x in tables[TABLE].history if x["kind"] == "ack" and (x["command"] or {}).get("cmd") == "adjust"]  # noqa: E731
         a = wait(acks)[-1]
         assert a["ok"] is True and a["command"]["by"] == "Sam" and a["command"]["reason"] == "test"
         # who and why reached the clock: in its own journal and in the table's history (its event)
@@ -65,6 +66,9 @@ def test_a_real_clock_on_the_console(broker, console, tmp_path):
         assert (adj["source"], adj["by"], adj["reason"]) == ("hall", "Sam", "test")
         ev = wait(lambda: [x for x in tables[TABLE].history if x.get("input") == "adjust"])[-1]
         assert (ev["by"], ev["reason"]) == ("Sam", "test")
+        # the round's pairing (issue 27) went to it too: taken (a clock without a keypad shows nothing of it), and it runs on
+        paired = wait(lambda: [x for x in tables[TABLE].history if x["kind"] == "ack" and (x["command"] or {}).get("cmd") == "pairing"])
+        assert paired[0]["ok"] is True, paired
         # side 1: 0.3 s left, then more than a whole second of overtime (5.3): ended 1.5 s from now
         live.command("end", at_ns=time.monotonic_ns() + 1_500_000_000)
         wait(lambda: tables[TABLE].result)
@@ -97,7 +101,7 @@ def test_start_absent_players_clocks_from_the_rounds_scheduled_start(broker, con
         status, body, _ = h.call("POST", "/api/command", {"cmd": "late_start", "tables": [TABLE], "players": [2]},
                                  {"X-CSRF-Token": token})
         assert status == 200, body
-        a = wait(lambda: [x for x in tables[TABLE].history if x["kind"] == "ack"])[-1]
+        a = wait(lambda: [x for x in tables[TABLE].history if x["kind"] == "ack" and (x["command"] or {}).get("cmd") == "late_start"])[-1]
         assert a["ok"] is True, a
         st = wait(lambda: tables[TABLE].state if tables[TABLE].state and tables[TABLE].state["phase"] == "late" else None)
         assert [p["absent"] for p in st["players"]] == [False, True]

@@ -57,6 +57,9 @@ PURE_CORES = {
     "rackside.hall.console.hallplan": "hall/console/hallplan.py",
     "rackside.hall.console.standings": "hall/console/standings.py",  # TSH's ranking
     "rackside.hall.console.public": "hall/console/public.py",  # the public hall's documents
+    "rackside.hall.console.checkin": "hall/console/checkin.py",  # issue 27: check-in against the round's pairings
+    "rackside.hall.console.incidents": "hall/console/incidents.py",  # issue 27: the calls' queue
+    "rackside.hall.console.signedslips": "hall/console/signedslips.py",  # issue 27: whether a signed slip agrees
 }
 
 # Modules that do I/O, run threads or processes, read a clock or randomness, or drive hardware.

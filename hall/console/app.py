@@ -29,7 +29,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from . import auth, devices, health, limits, readiness, requests, results, tsh, tshlive, tshout, updates
+from . import auth, devices, health, limits, paperless, readiness, requests, results, tsh, tshlive, tshout, updates
 from .event import Event, decode_upload
 from .guard import Admission, BodyLimit, SecurityHeaders, json_object
 from .guard import refused as _bad
@@ -78,6 +78,7 @@ class Console:
         self.carried = tshlive.Carried()  # what an imported tourney.js had that the console does not hold
         self.result_rows = tshlive.Rows()  # the results, decoded once each, for the live tourney.js
         self.public_out = None  # publicserve.Feed: the public hall ([public], serve.make_console), told of changes
+        self.paperless = paperless.Paperless(self)  # check-in, calls, signed slips (issue 27)
 
     # called on the event loop (the bridge hands messages over with call_soon_threadsafe)
     def on_message(self, topic: str, payload: bytes) -> None:
@@ -90,7 +91,9 @@ class Console:
                 continue
             if kind == "ack" and (data["command"] or {}).get("cmd") == "update" and self.updates is not None:
                 self.updates.answered(data["table"], data["ack"], data["command"])
-            self.hub.publish(kind, data)
+            if kind != "slip":  # the slip's own event is published with it
+                self.hub.publish(kind, data)
+            self.paperless.on_update(kind, data)
 
     def keep_binding(self, b: dict) -> None:
         """A clock game's round, kept for a restart; a disk that refuses it is said once (the
@@ -172,6 +175,7 @@ class Console:
         for kind, data in self.state.set_seats(seats, self.event.finals(rd)):
             self.hub.publish(kind, data)
         self.hub.publish("divisions", self.divisions_view())
+        self.paperless.pairings_known()
         return self.seating_problems
 
     def import_tsh(self, files: dict[str, bytes]) -> list[str]:
@@ -201,7 +205,7 @@ class Console:
                 "tsh_problems": (self.event.problems + self.seating_problems)[:limits.MAX_PROBLEMS_SHOWN]}
 
     def snapshot(self) -> dict:
-        return {**self.state.snapshot(), **self.divisions_view()}
+        return {**self.state.snapshot(), **self.divisions_view(), "paperless": self.paperless.snapshot()}
 
 
 def console_of(conn: HTTPConnection) -> Console:
@@ -441,7 +445,9 @@ async def result(request: Request) -> Response:
                 return _bad("no such table", 404)
             # a table with no clock and no TSH game, never heard of: only its recorded slip makes it known
             t = console.state.new_table(n)
-        out = console.event.result(t, body, request.user.display_name, _now_iso(), console.state.round.number)
+        seated = console.paperless.in_checkin_order(t)  # the players' sides as they checked in (issue 27)
+        out = console.event.result(seated, body, request.user.display_name, _now_iso(), console.state.round.number)
+        t.final = seated.final
     except (ValueError, results.ResultError) as e:
         return _bad(str(e), 409 if isinstance(e, results.NeedsDirector) else 400)
     except StoreError as e:  # nothing was kept: the page says so, and what to do (507: no room)
@@ -598,6 +604,7 @@ ROUTES = [
     Route("/api/health-thresholds", health_thresholds, methods=["POST"]),
     *devices.ROUTES,  # the Devices page (devices.py)
     *updates.ROUTES,  # updates from the console (updates.py)
+    *paperless.ROUTES,  # check-in, calls, signed slips (paperless.py)
 ]
 
 

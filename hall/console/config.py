@@ -13,6 +13,8 @@
     round = 1
     division = "A"                     # optional: the division on screen at start (default: all)
     tourney_js = "www"                 # optional: the folder the live tourney.js is kept in (default: the state directory)
+    slips = "record"                   # optional: a slip signed at the clock that agrees is recorded ("record"),
+                                       #   or held for the scorekeeper's one click ("hold"); issue 27
 
     [public]                           # optional: the public hall, read-only, no login (docs/public.md)
     listen = "0.0.0.0:8081"            # optional: its own listener, apart from the director's
@@ -33,13 +35,14 @@ from rackside import tomlfile
 from rackside.hall.net.config import HallConfigError, parse_url
 
 from .auth import HashError, check_hash_form
+from .signedslips import RECORD, SLIPS
 from .tsh import MAX_ROUNDS
 
 MAX_ROUND = MAX_ROUNDS  # a round number: TSH keeps no more rounds than this
 
 
 KEYS = ("hall", "url", "credentials", "username", "mqtt_password", "password", "listen", "certfile", "keyfile",
-        "ca_file", "tsh", "round", "division", "tourney_js")  # [console]'s keys, as the docstring shows them
+        "ca_file", "tsh", "round", "division", "tourney_js", "slips")  # [console]'s keys, as the docstring shows them
 
 
 PUBLIC_KEYS = ("listen", "folder", "delay_s", "every_s")  # [public]'s keys
@@ -70,6 +73,7 @@ class ConsoleConfig:
     keyfile: Path | None = None
     tourney_js_dir: Path | None = None  # the live tourney.js's folder (tshlive.py); None: the state directory
     public: "PublicConfig | None" = None  # [public]: the public hall (publicserve.py); None: not served
+    slips: str = RECORD  # what a signed slip that agrees becomes (signedslips.SLIPS)
 
     @property
     def https(self) -> bool:
@@ -167,6 +171,10 @@ def load(path: Path) -> ConsoleConfig:
             raise ConfigError(f"{path}: [console] tourney_js must be the path of a folder the console can write "
                               f"(the live tourney.js is kept there), got {tourney_js!r}")
     public = _public(path, data.get("public"), base, (host.strip("[]"), int(port)))
+    slips = c.get("slips", RECORD)
+    if slips not in SLIPS:
+        raise ConfigError(f"{path}: [console] slips = {slips!r}: allowed are {' or '.join(repr(x) for x in SLIPS)} "
+                          "(a slip signed at the clock that agrees is recorded, or held for the scorekeeper's click)")
     return ConsoleConfig(
         public=public,
         hall=hall, url=url, username=user, mqtt_password=mpw, password_hash=pw,
@@ -174,7 +182,7 @@ def load(path: Path) -> ConsoleConfig:
         round=rnd, division=c.get("division", ""),
         ca_file=str(base / ca_file) if ca_file else None, base=base,
         certfile=base / tls_files[0] if tls_files[0] else None, keyfile=base / tls_files[1] if tls_files[1] else None,
-        tourney_js_dir=base / tourney_js if tourney_js is not None else None,
+        tourney_js_dir=base / tourney_js if tourney_js is not None else None, slips=slips,
     )
 
 

@@ -130,13 +130,15 @@ class Event:
 
     # --- results -------------------------------------------------------------------------------
 
-    def result(self, t: Table, body: dict, by: str, at: str, round_: int | None = None) -> dict:
+    def result(self, t: Table, body: dict, by: str, at: str, round_: int | None = None,
+               entry: str = results.TYPED) -> dict:
         """Work out (and with `confirm`, record) a table's result. Raises ResultError.
 
         What the director has decides how: the clock's result of this round's game here, or, with
         none, the result slip alone (`no_clock`: the reason, the penalties written on the slip, how
         the game ended), marked "no clock record" (5.4.1: the signed slip is the record). A table
-        with no TSH game this round is recorded by table (`round_`, the names as typed, optional)."""
+        with no TSH game this round is recorded by table (`round_`, the names as typed, optional).
+        `entry`: the scores were typed from the paper slip (the form) or signed at the clock (issue 27)."""
         clock = t.current_result()
         no_clock = body.get("no_clock")
         game = f" for division {t.seat['division']} round {t.seat['round']} ({t.names[0]} v {t.names[1]})" if t.seat else ""
@@ -191,7 +193,7 @@ class Event:
         rec = None if rnd is None else results.Recorded.of(division, rnd, t.n, numbers, names, res,
                                                            None if slip is None else tuple(int(x) for x in slip),
                                                            final, by, at, no_clock=reason,
-                                                           tsh_table=seat.get("tsh_table", ""))
+                                                           tsh_table=seat.get("tsh_table", ""), entry=entry)
         correction = str(body.get("correction") or "")
         if rec is not None and not final.needs_director:
             self.store.check(rec, correction)  # refused now, before the page asks to confirm, as record() would
@@ -235,7 +237,8 @@ def tile_final(r: results.Recorded) -> dict:
             "forfeits": list(r.forfeits), "decision": r.decision, "division": r.division, "round": r.round,
             # the clock's final times, for a tile of an earlier round once the clock plays another game
             "remaining_ms": None if r.remaining_ms is None else list(r.remaining_ms), "overtime_s": list(r.overtime_s),
-            "no_clock": r.no_clock, "names": list(r.names)}
+            "no_clock": r.no_clock, "names": list(r.names), "entry": r.entry or results.TYPED,
+            "signed": r.entry == results.SIGNED}
 
 
 def decode_upload(item: dict) -> tuple[str, bytes | str]:

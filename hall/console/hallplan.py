@@ -34,11 +34,14 @@ class Seat:
     numbers: tuple[int, int]
     names: tuple[str, str]
     tsh_table: str = ""  # TSH's own table for the board (`tables`), "" when TSH names none
+    # who TSH says starts (its `p12`, 2.1(b)(i)): numbers[0], or None when TSH's file does not say
+    # (the lower number is then put first, but the players draw tiles, 2.1(a))
+    starter: int | None = None
 
     def as_dict(self) -> dict:
         return {"table": self.table, "label": self.label, "division": self.division, "round": self.round,
                 "board": self.board, "numbers": list(self.numbers), "names": list(self.names),
-                "tsh_table": self.tsh_table}
+                "tsh_table": self.tsh_table, "starter": self.starter}
 
 
 def span(div: Division) -> int:
@@ -72,7 +75,8 @@ def plan(divisions: list[Division], config: Config | None, round_: int) -> tuple
             else:
                 table = offset + g.board
             seat = Seat(table, label or f"board {g.board}", div.name, round_, g.board,
-                        (g.first.number, g.second.number), (g.first.name, g.second.name), label or "")
+                        (g.first.number, g.second.number), (g.first.name, g.second.name), label or "",
+                        g.first.number if g.starter_known else None)
             taken = seats.get(table)
             if taken is not None:
                 where = f"{div.source}:{g.first.line}" if g.first.line else div.source

@@ -474,9 +474,11 @@ class HallState:
                 bind = self._bind(t, data["game"], since, Bound(was.round, was.seat, since))
                 return bind + [("event", {"table": n, "event": data}), ("table", t.tile())]
             return bind + [("event", {"table": n, "event": data})]
-        if leaf == "event" and data["kind"] == "slip":  # a signed result slip (issue 27): in the table's
-            t.history.append(data)  # history, never taken for the clock's result
-            return [("event", {"table": n, "event": data})]
+        if leaf == "event" and data["kind"] == "slip":  # the signed result (issue 27): paperless.py reads it
+            if not t.seqs.game(data["game"]).accept(data["seq"]):
+                return []
+            t.history.append(data)
+            return [("slip", {"table": n, "slip": data}), ("event", {"table": n, "event": data})]
         if leaf in ("event", "result"):  # a result: on the event topic, and retained on its own
             g = t.seqs.game(data["game"])
             if g.result:

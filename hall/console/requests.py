@@ -102,6 +102,15 @@ def command(body: dict, round_start: float | None, round_game_time_ms: int, by: 
     return cmd
 
 
+def checked_command(cmd: dict) -> None:
+    """A command the console makes itself (paperless.py: pairing, seat, call answers, slip_outcome),
+    checked by the clock's own parser before it is sent (its `sent_at` is the console's note)."""
+    try:
+        commands.parse(json.dumps({k: v for k, v in cmd.items() if k != "sent_at"}).encode())
+    except commands.CommandError as e:
+        raise ValueError(str(e)) from None
+
+
 def result_body(body: dict) -> None:
     """Types at the boundary: two whole numbers for a slip (a text "12" is the page's form field, a
     list of two is the slip), a whole margin, a decision object with its scores and reason, a

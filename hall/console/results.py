@@ -50,6 +50,11 @@ MAX_NAME = 60  # characters of a player's name typed for a game recorded by tabl
 NO_CLOCK = "no clock record"  # how a result recorded from the slip alone is marked (store, CSV, page)
 BY_TABLE = ""  # the division of a game recorded by table: no TSH players (resultstore.py keys it by table)
 SLIP_ENDINGS = ("end", OVERTIME_FORFEIT, LATENESS_ENDINGS[0])  # how a slip may say its game ended
+# How a result's scores came (issue 27): typed by the scorekeeper from the paper slip, or signed by
+# both players at the clock's keypad (5.4.1); a result kept before issue 27 has "" (it was typed).
+TYPED = "typed from a slip"
+SIGNED = "signed at the clock"
+ENTRIES = (TYPED, SIGNED)
 
 
 class ResultError(ValueError):
@@ -253,16 +258,17 @@ class Recorded:
     tsh_table: str = ""  # TSH's own table for the game's board (config tables), "" when TSH names none
     remaining_ms: tuple[int, int] | None = None  # the clock's final times: what an earlier round's tile shows
     no_clock: str = ""  # recorded from the slip alone: why the game has no clock record ("" : the clock's)
+    entry: str = ""  # TYPED or SIGNED (issue 27); "" : kept before it, typed
 
     @classmethod
     def of(cls, division: str, round_: int, table: int, numbers, names, result: ClockResult, slip, final: Final,
-           by: str, at: str, tsh_table: str = "", no_clock: str = "") -> "Recorded":
+           by: str, at: str, tsh_table: str = "", no_clock: str = "", entry: str = TYPED) -> "Recorded":
         # a slip with no clock record has no clock times (None, None): nothing to show for them
         remaining = None if None in tuple(result.remaining_ms) else tuple(result.remaining_ms)
         return cls(division, int(round_), int(table), tuple(numbers), tuple(names),
                    None if slip is None else tuple(int(x) for x in slip), tuple(final.scores), tuple(final.penalties),
                    tuple(result.overtime_s), result.ending or "", final.note, tuple(final.forfeits), final.decision, by, at,
-                   tsh_table, remaining, no_clock)
+                   tsh_table, remaining, no_clock, entry)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -276,8 +282,8 @@ class Recorded:
 
     def same_result(self, other: "Recorded") -> bool:
         """The same recorded outcome (who confirmed it and when, where TSH put the table, the clock's
-        final times aside)."""
-        keep = lambda r: {k: v for k, v in r.as_dict().items() if k not in ("by", "at", "tsh_table", "remaining_ms")}  # noqa: E731
+        final times and whether it was typed or signed aside)."""
+        keep = lambda r: {k: v for k, v in r.as_dict().items() if k not in ("by", "at", "tsh_table", "remaining_ms", "entry")}  # noqa: E731
         return keep(self) == keep(other)
 
     @property
@@ -289,13 +295,14 @@ CSV_HEAD = [
     "division", "round", "table",
     "player1", "name1", "slip1", "penalty1", "overtime1_s", "score1",
     "player2", "name2", "slip2", "penalty2", "overtime2_s", "score2",
-    "ending", "rated", "note", "director", "confirmed_by", "tsh_table", "clock_record",
+    "ending", "rated", "note", "director", "confirmed_by", "tsh_table", "clock_record", "entry",
 ]
 
 
 def to_csv(rows: list[Recorded]) -> str:
     """One line a result; for a forfeit, score1/score2 are the spreads TSH records. `clock_record`
-    is "clock" or "no clock record" (from the slip alone: overtime empty, the reason in `note`)."""
+    is "clock" or "no clock record" (from the slip alone: overtime empty, the reason in `note`);
+    `entry` says how the scores came: typed from a slip, or signed at the clock (issue 27)."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(CSV_HEAD)
@@ -306,7 +313,7 @@ def to_csv(rows: list[Recorded]) -> str:
             r.numbers[0] or "", r.names[0], slip[0], r.penalties[0], r.overtime_s[0], r.scores[0],
             r.numbers[1] or "", r.names[1], slip[1], r.penalties[1], r.overtime_s[1], r.scores[1],
             r.ending, "yes" if r.rated else "no", r.note, r.decision, r.by, r.tsh_table,
-            NO_CLOCK if r.no_clock else "clock",
+            NO_CLOCK if r.no_clock else "clock", r.entry or TYPED,
         ])
     return out.getvalue()
 

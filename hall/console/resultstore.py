@@ -36,7 +36,7 @@ import sqlite3
 from pathlib import Path
 
 from . import limits
-from .results import BY_TABLE, MAX_REASON, Recorded, ResultError
+from .results import BY_TABLE, MAX_REASON, SIGNED, Recorded, ResultError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -165,6 +165,16 @@ class ResultStore:
                             (r.at, who, what, *key, None if before is None else json.dumps(before.as_dict()), body, reason))
             return what
 
+    def note(self, at: str, who: str, action: str, division: str, round_: int, table: int, reason: str = "",
+             after: dict | None = None) -> None:
+        """An audited step that is not a result (issue 27: a director's call acknowledged or
+        resolved, a signed slip held or refused), keyed by its table (pn_low 0, pn_high the table)."""
+        with self._write(f"the audit of table {table}'s {action}"):
+            self.db.execute("INSERT INTO audit (at, who, action, division, round, pn_low, pn_high, before, after, reason) "
+                            "VALUES (?, ?, ?, ?, ?, 0, ?, NULL, ?, ?)",
+                            (at, who, action, division, round_, table, None if after is None else json.dumps(after),
+                             " ".join(str(reason or "").split())[:MAX_REASON]))
+
     def check(self, r: Recorded, reason: str = "") -> None:
         """What `record` would refuse, said before anything is confirmed: a change to a result
         already recorded without a reason (5.4.1(a))."""
@@ -248,8 +258,13 @@ def _why(e: BaseException) -> str:
 
 def _correction_needs_reason(before: Recorded, r: Recorded) -> ResultError:
     game = f"division {r.division} round {r.round}" if r.division else f"round {r.round} table {r.table}"
+    signed = " (signed by both players at the clock: only the director changes it)" if before.entry == SIGNED else ""
+    # 5.4.1(b): scores accidentally reversed between winner and loser are corrected on petition
+    was, now = (before.slip, r.slip) if before.slip and r.slip else (before.scores, r.scores)  # as typed, before penalties
+    reversed_ = tuple(now) == tuple(reversed(was)) and not r.forfeits and now[0] != now[1]
+    petition = "; these are its scores reversed, corrected on petition (5.4.1(b))" if reversed_ else ""
     return ResultError(f"{game}: {before.names[0]} v {before.names[1]} is already recorded "
-                       f"{before.scores[0]}-{before.scores[1]}: a correction needs a reason (5.4.1(a))")
+                       f"{before.scores[0]}-{before.scores[1]}{signed}: a correction needs a reason (5.4.1(a)){petition}")
 
 
 def _where(division: str | None, round_: int | None) -> tuple[str, list]:

@@ -117,6 +117,7 @@ def state_dir(cfg: ConsoleConfig) -> Path:
 def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     store = ResultStore(state_dir(cfg) / RESULTS_DB)
     console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(state_dir(cfg) / SESSIONS), store=store)
+    console.paperless.slips = cfg.slips  # [console] slips (issue 27)
     restore_event(console, cfg)
     challenges = ChallengeKeep(state_dir(cfg) / CHALLENGES_KEPT)
     for topic, payload in challenges.kept():  # the feed and challenges from before a restart

@@ -43,6 +43,10 @@ NS = 1_000_000_000
 STATE_EVERY_S = 10.0
 
 
+# the commands of the paperless table (issue 27, docs/hall.md) a clock without a keypad takes and ignores
+KEYPAD_COMMANDS = ("pairing", "seat", "call_ack", "call_resolve", "slip_outcome")
+
+
 def iso(wall: float) -> str:
     return datetime.fromtimestamp(wall, timezone.utc).isoformat(timespec="milliseconds")
 
@@ -325,6 +329,9 @@ class SimHall:
             self._ack(t, commands.command_id(payload), False, str(e))
             return
         now = self.now_ns()
+        if cmd.name in KEYPAD_COMMANDS:  # a simulated table has no keypad (issue 27): taken, nothing to show
+            self._ack(t, cmd.id, True, "no keypad on this simulated clock")
+            return
         if cmd.name == "resend":  # a console asking for events it missed: from the journal, as a clock answers
             ok, reason, found = resend.answer(t.journals, cmd.game, cmd.from_seq, cmd.to_seq)
             for event in found:

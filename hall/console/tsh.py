@@ -91,6 +91,11 @@ class Game:
     first: Player
     second: Player
 
+    @property
+    def starter_known(self) -> bool:
+        """TSH's `p12` says `first` starts (2.1(b)(i)); False: the order is the lower number first."""
+        return self.first.first(self.round - 1) == 1 or self.second.first(self.round - 1) == 2
+
 
 @dataclass
 class Division:

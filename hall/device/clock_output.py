@@ -69,6 +69,7 @@ log = logging.getLogger(__name__)
 
 STATE_EVERY_NS = 10_000_000_000
 QUEUE_SIZE = 2000  # the runner's messages waiting for the worker
+# the commands the runner applies (`_submit`), besides resend and update, which the hall output answers itself
 COMMANDS_SIZE = 256  # raw commands waiting for the worker (the broker sends at most 50 unacknowledged)
 IDENTIFY_TAKEN = "taken just before the clock restarted: if the table did not flash, send identify again"
 

@@ -10,7 +10,11 @@ A command is one JSON object, at most MAX_COMMAND_BYTES:
     {"id": "c22", "cmd": "adjust", "player": 2, "remaining_ms": 60000, "by": "director", "reason": "clock knocked"}
     {"id": "c23", "cmd": "takeover", "player": 1, "by": "director", "reason": "takeover of table 12 ..."}
     {"id": "c30", "cmd": "resend", "game": "game-000003", "from_seq": 12, "to_seq": 20}
-    {"id": "c50", "cmd": "slip_outcome", "game": "game-000003", "outcome": "held", "why": "the scorekeeper checks it"}
+    {"id": "c50", "cmd": "pairing", "round": 3, "numbers": [12, 7], "starter": 7}
+    {"id": "c51", "cmd": "seat", "number": 12, "table": 14}
+    {"id": "c52", "cmd": "call_ack", "call": "call-1"}
+    {"id": "c53", "cmd": "call_resolve", "call": "call-1", "reason": "tile count checked"}
+    {"id": "c54", "cmd": "slip_outcome", "game": "game-000003", "outcome": "recorded", "why": null}
     {"id": "c40", "cmd": "update", "version": "0.1.0+g1a2b3c4", "sha256": "<64 hex>",
      "url": "https://console.local:8443/update/bundle.tar.gz", "token": "<the table's own>", "wait_s": 0}
 

@@ -135,7 +135,7 @@ function readFinal(f, problems) {
   if (f.remaining_ms !== undefined && f.remaining_ms !== null && !times) problems.push("final.remaining_ms is not two times");
   return { scores: f.scores, forfeits: readSides(f.forfeits || [], "final.forfeits", problems),
     decision: textOf(f.decision, "final.decision", problems), remaining_ms: times,
-    no_clock: textOf(f.no_clock, "final.no_clock", problems),
+    no_clock: textOf(f.no_clock, "final.no_clock", problems), signed: f.signed === true,
     names: Array.isArray(f.names) ? [0, 1].map((i) => textOf(f.names[i], "final.names", problems)) : ["", ""] };
 }
 
@@ -160,8 +160,10 @@ function readTable(t) {
   const division = textOf(t.division, "division", problems);
   const final = readFinal(t.final, problems);
   // a game recorded by table (no TSH game): the names typed with its result, if any
-  const shownNames = !division && final && !names.some(Boolean) ? final.names : names;
-  return { n: t.table, status, state, names: shownNames, challenge, refused, earlier, clockOn,
+  const typedNames = !division && final && !names.some(Boolean) ? final.names : names;
+  const checkin = earlier ? null : checkedIn(t.table, typedNames); // who checked in where (paperless.js)
+  const shownNames = checkin ? checkin.names : typedNames;
+  return { n: t.table, status, state, names: shownNames, checkin, call: openCall(t.table), challenge, refused, earlier, clockOn,
     division, label: textOf(t.label, "label", problems),
     tshTable: textOf(t.tsh_table, "tsh_table", problems),
     result: readResult(t.result, problems), final, problems, cls: "waiting", health: readHealth(t.health_problems) };
@@ -251,7 +253,7 @@ function drawTile(d, t) {
     for (const side of [1, 2]) {
       const { row, name } = d.parts.rows[side - 1];
       const full = t.names[side - 1];
-      setText(name, shortName(full) || `Player ${side}`);
+      setText(name, seatMark(t, side) + (shortName(full) || `Player ${side}`)); // ✓ checked in, ★ TSH's starter
       if (name.title !== full) name.title = full;
       const turn = !!st && st.running === side && st.phase === "running" && !t.earlier; // nobody is to move in an earlier game; an offline clock's side to move is the spare's
       if (row.classList.contains("turn") !== turn) row.classList.toggle("turn", turn);
@@ -281,6 +283,7 @@ function noteFor(t, cls) {
     return st && st.sentAt ? `offline since ${new Date(st.sentAt).toTimeString().slice(0, 8)}: times as of then`
       : "clock offline (last will): no state from it";
   }
+  if (t.call) return t.call; // a call for the director (paperless.js): before the rest
   if (t.final) return finalText(t.final);
   if (t.clockOn && (!st || st.phase !== "ended")) { // this seat's game is not (or no longer) on the clock
     const on = `clock on ${t.clockOn.division ? t.clockOn.division + " " : ""}round ${t.clockOn.round}'s game`;
@@ -431,7 +434,7 @@ window.addEventListener("resize", fitTiles);
 const lookOf = new WeakMap(); // model -> what its tile shows apart from the ticking times
 function sameLook(before, t) {
   const st = t.state;
-  const look = JSON.stringify([t.status, t.cls, t.names, t.problems, t.refused, t.challenge, t.result, t.final, t.division, t.label,
+  const look = JSON.stringify([t.status, t.cls, t.names, t.checkin, t.call, t.problems, t.refused, t.challenge, t.result, t.final, t.division, t.label,
     t.tshTable, t.earlier, t.clockOn,
     st && [st.phase, st.running, st.seq, st.players.map((p) => [p.player, p.penalty, p.forfeit, p.absent])]]);
   lookOf.set(t, look);
@@ -443,6 +446,7 @@ function updateTable(raw, drawNow) {
   if (!isObj(raw)) return;
   const n = tableNumber(raw.table);
   if (n === null) { console.warn("a table message without a table number", raw.table); return; }
+  rawTiles.set(n, raw); // a check-in redraws it (paperless.js)
   const t = readTable(raw);
   const before = tables.get(n);
   let cls;
@@ -504,6 +508,7 @@ function connect() {
     setRound(s.round);
     setDivisions(s);
     setBroker(s.broker_up, s.broker_up ? "connected" : "connecting");
+    paperlessSnapshot(s.paperless); // before the tiles: they show who checked in where
     for (const t of Array.isArray(s.tables) ? s.tables : []) updateTable(t, true);
     resort();
     $("feed-list").replaceChildren();
@@ -511,13 +516,16 @@ function connect() {
     document.body.dataset.ready = "1";
   });
   on(es, "table", (t) => updateTable(t));
+  paperlessEvents(es); // check-in, calls, held slips (paperless.js)
   on(es, "event", ({ table, event }) => { if (openTable === table) addHistory(event); });
   on(es, "command", ({ table, command }) => { if (openTable === table) addHistory({ ...command, kind: "command" }); });
   on(es, "ack", ({ table, ack, command }) => {
     const a = isObj(ack) ? ack : {};
     const what = isObj(command) ? shown(command.cmd) : "command";
     const ok = a.ok !== false && !a.refused;
-    toast(`table ${shown(table)}: ${what} ${ok ? "acknowledged" : "REFUSED: " + shown(a.reason || a.error || "no reason given")}`, ok ? "ok" : "bad");
+    // the console's own commands (a pairing, a seat, a slip's outcome: paperless.py) go to the history only
+    const own = isObj(command) && command.by === "console";
+    if (!own) toast(`table ${shown(table)}: ${what} ${ok ? "acknowledged" : "REFUSED: " + shown(a.reason || a.error || "no reason given")}`, ok ? "ok" : "bad");
     if (openTable === table) addHistory({ ...a, kind: "ack", command });
   });
   on(es, "challenge", (c) => {
@@ -793,12 +801,15 @@ function historyText(h) {
   if (h.kind === "command") return `${at}COMMAND ${f(h.cmd)} by ${f(h.by)}` + (h.reason ? ` (reason: ${f(h.reason)})` : "") + (h.player ? ` side ${f(h.player)}` : "") + (h.players ? ` sides ${f(h.players)}` : "");
   if (h.kind === "ack") return `${at}ack ${isObj(h.command) ? f(h.command.cmd) : f(h.id)}: ${h.ok === false ? "refused: " + f(h.reason) : "applied"}`;
   if (h.kind === "result") return `${at}RESULT: ${f(h.ending) || "ended"}` + (Array.isArray(h.forfeits) && h.forfeits.length ? `, forfeited by side ${f(h.forfeits).replace(",", " and ")}` : "");
+  if (h.kind === "slip") return `${at}SLIP signed: ${f(h.scores).replace(",", "–")}, penalties ${f(h.penalties).replace(",", "/")}, players ${f(h.numbers)}`;
   if (h.kind === "challenge") return `${at || timeOfDay(h.time)}challenge at ${f(h.station)}: ${f(h.verdict) || "in progress"}`;
   const src = h.source === "hall" ? ` (director${h.by ? " " + f(h.by) : ""}${h.reason ? ", reason: " + f(h.reason) : ""})` : "";
   p.push(`${at}#${f(h.seq)} ${f(h.input) || "input"}`);
   if (h.player) p.push(` ${f(h.player)}`);
   if (h.players) p.push(` ${f(h.players)}`);
   if (isNum(h.remaining_ms)) p.push(` to ${clockText(h.remaining_ms)}`);
+  if (isNum(h.number)) p.push(` number ${h.number}`); // a check-in (issue 27)
+  if (h.call) p.push(` ${f(h.call)}`); // a call, and its answers
   return p.join("") + src;
 }
 

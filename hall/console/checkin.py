@@ -1,0 +1,142 @@
+"""Check-in at the table (issue 27 item 2): who sits where, checked against the round's pairings. Pure.
+
+Before the game each player types their TSH player number on the clock's keypad and presses their
+own button: that press is their arrival (2.3.1(b)) and says which side they sit on, whichever way
+round the non-starter placed the clock (1.4.5). The clock publishes it as the input "checkin"
+(`player`: the side, `number`: the number typed; docs/hall.md). The console holds it against the
+round's pairing at that table (hallplan's seat, TSH's `p12` naming the starter, 2.1(b)(i)):
+
+- a number paired here checks that side in; the tile shows who sits where, the starter marked;
+- a number not paired here is answered with the `seat` command: the table that player plays at this
+  round (the clock shows "tAbL 14" on that side), or null when the round has no such player; the
+  director's page lists the pair at the wrong table until that player checks in where they play.
+
+`pairing` is the command each table gets when the round's pairings are known and again when its clock
+comes online (docs/hall.md, `pairing`). `absent_sides` is what the one confirmation at the scheduled
+start offers: the sides not checked in at each table whose game has not begun (2.3.2(a), 2.3.3(a)).
+
+Bounded: one check-in per side of each table (MAX_TABLE tables), and the latest MAX_WRONG wrong-table
+check-ins. The console's event loop owns it; nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+MAX_WRONG = 100  # wrong-table check-ins shown to the director (the oldest forgotten first)
+
+
+@dataclass
+class Seated:
+    """A table's check-ins in one clock game: side -> TSH number, and when."""
+
+    game: str
+    numbers: dict = field(default_factory=dict)  # side (1, 2) -> TSH player number
+    at: dict = field(default_factory=dict)  # side -> the clock's time of the press (ISO), if it sent one
+
+
+def pairing(seat: dict) -> dict:
+    """The `pairing` command's fields for a seat (hallplan.Seat.as_dict): the round, the two TSH
+    numbers and the starter TSH names (null: the players draw for it, 2.1(a))."""
+    return {"cmd": "pairing", "round": seat["round"], "numbers": list(seat["numbers"]), "starter": seat.get("starter")}
+
+
+def where_plays(number: int, seat: dict | None, seats: dict[int, dict]) -> int | None:
+    """The table `number` plays at in this round: among the seats of the same division and round as
+    `seat` (TSH numbers are a division's own); for a table TSH seats no game at, the one table whose
+    seat has that number in any division, if only one has. None: not in this round's pairings."""
+    if seat is not None:
+        same = [n for n, s in seats.items() if s and s["division"] == seat["division"] and s["round"] == seat["round"]
+                and number in s["numbers"]]
+    else:
+        same = [n for n, s in seats.items() if s and number in s["numbers"]]
+    return same[0] if len(same) == 1 else None
+
+
+def name_of(number: int, seat: dict | None) -> str:
+    if seat and number in seat["numbers"]:
+        return seat["names"][list(seat["numbers"]).index(number)]
+    return ""
+
+
+class CheckIns:
+    def __init__(self) -> None:
+        self.tables: dict[int, Seated] = {}
+        # (table, side, number) -> the wrong-table check-in as the page shows it, latest last
+        self.wrong: OrderedDict[tuple, dict] = OrderedDict()
+
+    def check_in(self, n: int, event: dict, seat: dict | None, seats: dict[int, dict]) -> dict | None:
+        """A "checkin" input at table `n` (checked by the contract: `player`, `number`), against
+        `seat` (the round's game here) and the round's `seats` (table -> seat). Returns the `seat`
+        command's fields to answer with when the number is not paired here, else None."""
+        side, number, game = event.get("player"), event.get("number"), event["game"]
+        if side not in (1, 2) or number is None:
+            return None
+        here = self.tables.get(n)
+        if here is None or here.game != game:
+            here = self.tables[n] = Seated(game)
+        if seat is None or number not in seat["numbers"]:
+            here.numbers.pop(side, None)  # that side is not checked in (the clock says where to go)
+            goes_to = where_plays(number, seat, seats)
+            goes = seats.get(goes_to) if goes_to is not None else None
+            self.wrong.pop((n, side, number), None)
+            self.wrong[(n, side, number)] = {"table": n, "side": side, "number": number, "goes_to": goes_to,
+                                             "name": name_of(number, goes), "at": event.get("at"), "game": game}
+            while len(self.wrong) > MAX_WRONG:
+                self.wrong.popitem(last=False)
+            return {"cmd": "seat", "number": number, "table": goes_to}
+        for s in (1, 2):  # a number is at one side only: the latest press says which
+            if here.numbers.get(s) == number and s != side:
+                del here.numbers[s]
+        here.numbers[side] = number
+        here.at[side] = event.get("at")
+        for key in [k for k in self.wrong if k[2] == number and self.wrong[k]["goes_to"] == n]:
+            del self.wrong[key]  # found their table
+        return None
+
+    def forget_other_games(self, n: int, game: str | None) -> bool:
+        """The table's clock is on another game (a new round's): its check-ins were the last game's."""
+        here = self.tables.get(n)
+        if here is not None and game is not None and here.game != game:
+            del self.tables[n]
+            return True
+        return False
+
+    def sides(self, n: int) -> dict:
+        """Side -> TSH number checked in at table `n` (empty: nobody yet)."""
+        here = self.tables.get(n)
+        return dict(here.numbers) if here else {}
+
+    def view(self, n: int, seat: dict | None) -> dict:
+        """What the tile shows: each checked-in side's number and name, the starter TSH names marked."""
+        here = self.tables.get(n)
+        starter = (seat or {}).get("starter")
+        sides = {}
+        if here is not None:
+            for side, number in sorted(here.numbers.items()):
+                sides[str(side)] = {"number": number, "name": name_of(number, seat), "starter": number == starter,
+                                    "at": here.at.get(side)}
+        return {"table": n, "game": here.game if here else None, "sides": sides, "starter": starter}
+
+    def wrong_tables(self) -> list[dict]:
+        return list(reversed(self.wrong.values()))
+
+
+def absent_sides(tables: dict, checked: CheckIns, round_number: int) -> list[dict]:
+    """The late starts the one confirmation at the scheduled start offers: for each table with a
+    game of this round seated, its clock online and in setup (no press yet), the sides not checked
+    in: both (2.3.2(a)) or the one (2.3.3(a)). `tables`: hallstate's tables."""
+    out = []
+    for n, t in sorted(tables.items()):
+        if not t.seat or t.seat.get("round") != round_number or t.status != "online":
+            continue
+        st = t.state or {}
+        if st.get("phase") != "setup":
+            continue
+        here = checked.tables.get(n)
+        sides = dict(here.numbers) if here is not None and here.game == st.get("game") else {}
+        absent = [s for s in (1, 2) if s not in sides]
+        if absent:
+            out.append({"table": n, "players": absent, "names": [name_of(x, t.seat) for x in sides.values()]})
+    return out

@@ -1,0 +1,409 @@
+"""The paperless table at the console (issue 27): check-in, the director's calls, the signed slips.
+
+The edge around three pure parts (checkin.py, incidents.py, signedslips.py): `Paperless` sits on the
+`Console` (app.py), reads the page updates the hall state makes of each clock message (an input
+"checkin", "call", "call_ack", "call_resolve"; an event "slip"; a table coming online or starting a
+new game), sends the clocks their commands (`pairing`, `seat`, `call_ack`, `call_resolve`,
+`slip_outcome`, and the round's `late_start`s: docs/hall.md), keeps what must survive a restart in
+the results store (the open calls and the held slips, as settings; every director's step in its
+audit), and tells the pages (`checkin` per table, `paperless` for the lists). Its endpoints are
+ROUTES (app.py lists them). Everything runs on the console's event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import replace
+from datetime import datetime, timezone
+
+from starlette.authentication import requires
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from rackside.hall.wire import commands
+
+from . import checkin, incidents, requests, results, signedslips
+from .guard import json_object
+from .guard import refused as _bad
+from .resultstore import StoreError
+
+log = logging.getLogger("rackside.hall.console")
+DIRECTOR = "director"
+CONSOLE = "console"  # `by` of the commands the console sends by itself (pairing, seat, slip_outcome)
+CALLS_KEY = "calls"  # the results store's settings: the calls, and the held slips
+HELD_KEY = "held_slips"
+COMMAND_ID = "pl-"  # the ids of the console's own paperless commands
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class Paperless:
+    def __init__(self, console) -> None:
+        self.console = console
+        self.slips = signedslips.RECORD  # [console] slips (config.py): record a slip that agrees, or hold it
+        self.checkins = checkin.CheckIns()
+        self.incidents = incidents.Incidents()
+        self.held = signedslips.Held()
+        self.online: set[int] = set()
+        self.paired: dict[int, tuple] = {}  # table -> (clock game, pairing fields) last sent
+        store = console.event.store
+        for p in self.incidents.restore(store.setting(CALLS_KEY, [])):
+            log.warning("console: %s", p)
+        self.held.restore(store.setting(HELD_KEY, []))
+
+    # --- what the pages get -----------------------------------------------------------------------
+
+    def snapshot(self) -> dict:
+        tables = self.console.state.tables
+        return {"checkins": [self.checkins.view(n, tables[n].seat if n in tables else None) for n in sorted(self.checkins.tables)],
+                **self.lists()}
+
+    def lists(self) -> dict:
+        return {"wrong_tables": self.checkins.wrong_tables(), "calls": self.incidents.queue(), "held_slips": self.held.view(),
+                "slips_setting": self.slips}
+
+    def _publish_lists(self) -> None:
+        self.console.hub.publish("paperless", self.lists())
+
+    def _publish_checkin(self, n: int) -> None:
+        t = self.console.state.tables.get(n)
+        self.console.hub.publish("checkin", self.checkins.view(n, t.seat if t else None))
+
+    # --- the clocks' messages, as the hall state's updates -------------------------------------------
+
+    def on_update(self, kind: str, data) -> None:
+        try:
+            if kind == "table":
+                self._table_changed(data["table"])
+            elif kind == "event" and data["event"].get("kind") == "input":
+                self._input(data["table"], data["event"])
+            elif kind == "event" and data["event"].get("kind") == "result":
+                self._result_came(data["table"], data["event"]["game"])
+            elif kind == "slip":
+                self.on_slip(data["table"], data["slip"])
+        except StoreError as e:  # the store said what was not kept; the clock's message is in the history
+            log.error("console: table %s: %s", data.get("table"), e)
+
+    def _table_changed(self, n: int) -> None:
+        t = self.console.state.tables.get(n)
+        if t is None:
+            return
+        game = (t.state or {}).get("game")
+        if self.checkins.forget_other_games(n, game):
+            self._publish_checkin(n)
+        if t.status != "online":
+            self.online.discard(n)
+            return
+        came = n not in self.online
+        self.online.add(n)
+        self._send_pairing(t, again=came)
+
+    def pairings_known(self) -> None:
+        """The round's pairings changed (app.Console.apply_pairings): every seated online table's."""
+        for n, t in sorted(self.console.state.tables.items()):
+            if t.status == "online":
+                self._send_pairing(t)
+
+    def _send_pairing(self, t, again: bool = False) -> None:
+        """The round's pairing, to a clock in setup (its game not begun) that does not have it yet,
+        or came online again (a clock's own memory of it is not the console's to assume)."""
+        st = t.state or {}
+        if not t.seat or t.seat.get("round") != self.console.state.round.number or st.get("phase") not in (None, "setup"):
+            return
+        fields = checkin.pairing(t.seat)
+        game, pairing = st.get("game"), (fields["round"], tuple(fields["numbers"]), fields["starter"])
+        last = self.paired.get(t.n)
+        # a new game on the clock (the next round's new_game) gets it again; a state that merely names
+        # the game the pairing went to before any state came does not
+        if not again and last is not None and last[1] == pairing and (last[0] in (None, game)):
+            self.paired[t.n] = (game or last[0], pairing)
+            return
+        if self.send(t.n, fields, CONSOLE):
+            self.paired[t.n] = (game, pairing)
+
+    def _input(self, n: int, event: dict) -> None:
+        name = event.get("input")
+        state = self.console.state
+        if name == "checkin":
+            t = state.tables.get(n)
+            seats = {m: x.seat for m, x in state.tables.items() if x.seat}
+            answer = self.checkins.check_in(n, event, t.seat if t else None, seats)
+            if answer is not None:
+                self.send(n, answer, CONSOLE)
+            self._publish_checkin(n)
+            self._publish_lists()  # a wrong-table check-in, or one this check-in resolved
+        elif name == "call":
+            if event.get("call") is None:
+                return
+            c = self.incidents.called(n, event)
+            if c is not None:
+                self._audit(n, "call", CONSOLE, f"side {c.side}" if c.side else "the buttons' gesture", c.as_dict())
+                self._keep_calls()
+                self._publish_lists()
+        elif name in ("call_ack", "call_resolve"):
+            if self.incidents.answered_on_clock(n, event) is not None:
+                self._keep_calls()
+                self._publish_lists()
+
+    # --- the signed slip (signedslips.py) ------------------------------------------------------------
+
+    def on_slip(self, n: int, slip: dict) -> None:
+        t = self.console.state.tables.get(n)
+        if t is None:
+            return
+        why = signedslips.disagreement(slip, t.seat, t.current_result())
+        if why is None and t.final is not None:  # recorded already: the slip is the same result, or refused (5.4.1)
+            outcome, why = self.record(n, slip, f"signed at table {n}")
+            self._answer(n, slip, outcome, why)
+            return
+        if why is None:
+            why = self._rules_say(t, slip)
+        if why is not None:
+            self._hold(n, slip, why, agrees=False)
+            return
+        if self.slips == signedslips.HOLD:
+            self._hold(n, slip, "the director's setting: a signed slip waits for the scorekeeper's click", agrees=True)
+            return
+        outcome, why = self.record(n, slip, f"signed at table {n}")
+        if outcome == "recorded" and self.held.take(n, slip["game"]) is not None:  # signed again, right this time
+            self._keep_held()
+            self._publish_lists()
+        self._answer(n, slip, outcome, why)
+
+    def _result_came(self, n: int, game: str) -> None:
+        """A clock's result after its slip (a resend brings the result after the game's events): a slip
+        held for want of it is judged again, and the clock answered again."""
+        held = self.held.get(n, game)
+        if held is not None and not held["agrees"]:
+            self.held.take(n, game)
+            self._keep_held()
+            self.on_slip(n, held["slip"])
+            self._publish_lists()
+
+    def _rules_say(self, t, slip: dict) -> str | None:
+        """What the results' rules (5.3.3, 2.3.5) leave to the director, or refuse, for this slip."""
+        try:
+            out = self.console.event.result(self.signed_as(t, slip), {"slip": list(slip["scores"])}, CONSOLE, _now_iso(),
+                                            self.console.state.round.number, entry=results.SIGNED)
+        except results.ResultError as e:
+            return str(e)
+        return out["note"] if out["needs_director"] else None
+
+    def signed_as(self, t, slip: dict):
+        """Table `t` with its seat's players in the order they signed (the slip's sides)."""
+        numbers = signedslips.signed_numbers(slip, t.seat, t.current_result())
+        return replace(t, seat=signedslips.seat_as_signed(t.seat, numbers))
+
+    def record(self, n: int, slip: dict, by: str) -> tuple[str, str | None]:
+        """Record a slip that agrees: ("recorded", note) or ("refused", why): a result recorded
+        already is changed by the director alone (5.4.1)."""
+        t = self.console.state.tables[n]
+        seated = self.signed_as(t, slip)
+        try:
+            out = self.console.event.result(seated, {"slip": list(slip["scores"]), "confirm": True}, by, _now_iso(),
+                                            self.console.state.round.number, entry=results.SIGNED)
+        except results.ResultError as e:
+            return "refused", str(e)
+        t.final = seated.final
+        self.console.tsh_changed()
+        self.console.hub.publish("table", t.tile())
+        log.info("console: table %d's signed slip recorded (%s): %s", n, out["recorded"], out["scores"])
+        return "recorded", out["note"] or None
+
+    def _hold(self, n: int, slip: dict, why: str, agrees: bool) -> None:
+        self.held.hold(n, slip, why, agrees)
+        self._keep_held()
+        t = self.console.state.tables.get(n)
+        self._audit(n, "slip held", CONSOLE, why, slip, t)
+        self._answer(n, slip, "held", why)
+        self._publish_lists()
+
+    def _answer(self, n: int, slip: dict, outcome: str, why: str | None) -> None:
+        fields = {"cmd": "slip_outcome", "game": slip["game"], "outcome": outcome}
+        if why:
+            fields["why"] = why[:300]
+        self.send(n, fields, CONSOLE)
+
+    def in_checkin_order(self, t):
+        """Table `t` with its seat's players in the sides they checked in at (the typed form's
+        result: the clock's sides are the players' own, whichever way round the clock was put)."""
+        sides = self.checkins.sides(t.n)
+        if not t.seat or not sides or self.checkins.tables[t.n].game != (t.state or {}).get("game"):
+            return t
+        numbers = list(t.seat["numbers"])
+        side, number = next(iter(sides.items()))
+        if numbers.index(number) + 1 == side:
+            return t
+        return replace(t, seat=signedslips.seat_as_signed(t.seat, list(reversed(numbers))))
+
+    # --- sending, keeping, auditing ------------------------------------------------------------------
+
+    def send(self, n: int, fields: dict, by: str) -> bool:
+        """A command to table `n`'s clock, checked by the clock's own parser first, journalled in the
+        console's command log and the table's history, like a director's (app.command)."""
+        console = self.console
+        if console.send is None:
+            return False
+        c = {**fields, "by": by, "id": COMMAND_ID + uuid.uuid4().hex[:12], "sent_at": _now_iso()}
+        try:
+            requests.checked_command(c)
+        except ValueError as e:
+            log.error("console: table %d: %s not sent: %s", n, fields.get("cmd"), e)
+            return False
+        console.state.command_sent(n, c)
+        try:
+            console.send(n, c)
+        except ConnectionError as e:
+            console.state.pending.pop(c["id"], None)
+            log.warning("console: table %d: %s not sent: %s", n, fields.get("cmd"), e)
+            return False
+        console.hub.publish("command", {"table": n, "command": c})
+        return True
+
+    def _keep_calls(self) -> None:
+        self.console.event.store.put_setting(CALLS_KEY, self.incidents.rows())
+
+    def _keep_held(self) -> None:
+        self.console.event.store.put_setting(HELD_KEY, self.held.rows())
+
+    def _audit(self, n: int, action: str, who: str, reason: str, after: dict | None, t=None) -> None:
+        t = t or self.console.state.tables.get(n)
+        seat = (t.seat if t else None) or {}
+        self.console.event.store.note(_now_iso(), who, action, seat.get("division", results.BY_TABLE),
+                                      seat.get("round", self.console.state.round.number), n, reason, after)
+
+
+def _paperless(request: Request) -> Paperless:
+    return request.app.state.console.paperless
+
+
+# --- the director's endpoints -----------------------------------------------------------------------
+
+
+@requires(DIRECTOR, status_code=401)
+async def call_answer(request: Request) -> Response:
+    """`{"call": "call-K", "action": "ack"}` or `{"call", "action": "resolve", "reason"}`: the
+    director's answer to a table's call, sent to its clock (call_ack, call_resolve) and audited."""
+    p = _paperless(request)
+    n = request.path_params["n"]
+    who = request.user.display_name
+    try:
+        body = await json_object(request)
+        action, call = body.get("action"), body.get("call")
+        if action not in ("ack", "resolve"):
+            raise ValueError("action must be ack or resolve")
+        if not isinstance(call, str):
+            raise ValueError('call must be the call\'s id ("call-K")')
+        at = _now_iso()
+        if action == "ack":
+            c = p.incidents.acknowledge(n, call, who, at)
+            fields = {"cmd": "call_ack", "call": call}
+        else:
+            reason = body.get("reason")
+            if not isinstance(reason, str):
+                raise ValueError("a call is resolved with a reason (it is audited, and journalled on the clock)")
+            c = p.incidents.resolve(n, call, who, at, reason[:commands.NOTES['reason']])
+            fields = {"cmd": "call_resolve", "call": call, "reason": c.reason}
+    except ValueError as e:  # CallError is one
+        return _bad(str(e))
+    p._audit(n, f"call {action}", who, c.reason, c.as_dict())
+    p._keep_calls()
+    sent = p.send(n, fields, who)
+    p._publish_lists()
+    log.info("console: %s: %s table %d's %s", who, action, n, call)
+    return JSONResponse({"call": c.as_dict(), "sent": sent})
+
+
+def _start_plan(p: Paperless) -> list[dict]:
+    state = p.console.state
+    return checkin.absent_sides(state.tables, p.checkins, state.round.number)
+
+
+@requires(DIRECTOR, status_code=401)
+async def start_absent_plan(request: Request) -> Response:
+    """The late starts the one confirmation at the scheduled start offers (2.3.2(a), 2.3.3(a))."""
+    p = _paperless(request)
+    rd = p.console.state.round
+    return JSONResponse({"start": rd.start, "tables": _start_plan(p)})
+
+
+@requires(DIRECTOR, status_code=401)
+async def start_absent(request: Request) -> Response:
+    """`{"tables": [n, ...]}` (the tables the director confirmed): a late start of each one's absent
+    sides, dated from the round's scheduled start, as the Commands dialog sends it."""
+    p = _paperless(request)
+    console = p.console
+    rd = console.state.round
+    who = request.user.display_name
+    try:
+        body = await json_object(request)
+        confirmed = set(requests.tables(body))
+        if rd.start is None:
+            raise ValueError("the round has no scheduled start: set it under Round & TSH first")
+        early = rd.start - datetime.now(timezone.utc).timestamp()
+        if early > 0:
+            raise ValueError(f"the scheduled start is {int(early) + 1} s away: absent players' clocks start from it (2.3.2(a), 2.3.3(a))")
+        plan = [x for x in _start_plan(p) if x["table"] in confirmed]
+        cmds = [(x, requests.command({"cmd": "late_start", "players": x["players"]}, rd.start, rd.game_time_ms, who)) for x in plan]
+    except ValueError as e:
+        return _bad(str(e))
+    if console.send is None:
+        return _bad("not connected to the broker", 503)
+    sent = []
+    for x, cmd in cmds:
+        if p.send(x["table"], {k: v for k, v in cmd.items() if k != "by"}, who):
+            sent.append({"table": x["table"], "players": x["players"]})
+    log.info("console: %s started the absent sides of %d tables", who, len(sent))
+    return JSONResponse({"sent": sent, "skipped": sorted(confirmed - {x["table"] for x in sent})})
+
+
+@requires(DIRECTOR, status_code=401)
+async def held_slip(request: Request) -> Response:
+    """`{"game": G, "action": "record"}`: the scorekeeper's one click on a held slip that agrees;
+    `{"game": G, "action": "dismiss", "reason"}`: a held slip set aside (recorded by hand instead)."""
+    p = _paperless(request)
+    n = request.path_params["n"]
+    who = request.user.display_name
+    try:
+        body = await json_object(request)
+        game, action = body.get("game"), body.get("action")
+        held = p.held.get(n, game) if isinstance(game, str) else None
+        if held is None:
+            return _bad(f"table {n} has no held slip of game {str(game)[:24]!r}", 404)
+        if action == "record":
+            t = p.console.state.tables.get(n)
+            why = signedslips.disagreement(held["slip"], t.seat if t else None, t.current_result() if t else None)
+            why = why or (p._rules_say(t, held["slip"]) if t else "no such table")
+            if why:
+                raise ValueError(f"this slip cannot be recorded as signed: {why}. Record the result from the form "
+                                 "(a correction or the director's decision, with a reason), then set the slip aside")
+            outcome, note = p.record(n, held["slip"], who)
+            if outcome != "recorded":
+                raise ValueError(note)
+        elif action == "dismiss":
+            reason = " ".join(str(body.get("reason") or "").split())
+            if not reason:
+                raise ValueError("setting a signed slip aside needs a reason (it is audited)")
+            p._audit(n, "slip set aside", who, reason, held["slip"])
+        else:
+            raise ValueError("action must be record or dismiss")
+    except (ValueError, results.ResultError) as e:
+        return _bad(str(e))
+    except StoreError as e:
+        return _bad(str(e), 507)
+    p.held.take(n, game)
+    p._keep_held()
+    p._publish_lists()
+    return JSONResponse({"ok": True, "action": action})
+
+
+ROUTES = [
+    Route("/api/call/{n:int}", call_answer, methods=["POST"]),
+    Route("/api/start-absent", start_absent_plan, methods=["GET"]),
+    Route("/api/start-absent", start_absent, methods=["POST"]),
+    Route("/api/slip/{n:int}", held_slip, methods=["POST"]),
+]

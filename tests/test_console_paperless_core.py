@@ -1,0 +1,144 @@
+"""The pure parts of the paperless table at the console (issue 27): check-in against the round's
+pairings (2.3.1(b), 1.4.5, 2.1), the absent sides at the start (2.3.2(a), 2.3.3(a)), the calls' queue,
+and whether a signed slip agrees (5.4.1, 5.3). The end-to-end tests are test_console_paperless*.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from rackside.hall.console import checkin, incidents, signedslips
+from rackside.hall.console.hallstate import Table
+
+
+def seat(table, numbers, names, division="A", starter=None, round_=1):
+    return {"table": table, "division": division, "round": round_, "numbers": list(numbers), "names": list(names),
+            "starter": starter, "label": "", "board": table, "tsh_table": ""}
+
+
+SEATS = {1: seat(1, (1, 2), ("Ann", "Bob"), starter=1), 2: seat(2, (3, 4), ("Cy", "Di")),
+         3: seat(3, (1, 2), ("Eve", "Flo"), division="B")}
+
+
+def event(game="game-000001", seq=1, **kw):
+    return {"kind": "input", "game": game, "seq": seq, "t_ns": seq, "input": "checkin", "at": None, **kw}
+
+
+def test_a_number_is_looked_for_in_the_tables_own_division_tsh_numbers_are_a_divisions_own():
+    c = checkin.CheckIns()
+    # player 1 of division B at division A's table 2: division A's player 1 plays at table 1
+    assert c.check_in(2, event(player=1, number=1), SEATS[2], SEATS) == {"cmd": "seat", "number": 1, "table": 1}
+    assert c.check_in(3, event(player=1, number=3), SEATS[3], SEATS) == {"cmd": "seat", "number": 3, "table": None}
+    assert checkin.where_plays(3, None, SEATS) == 2  # a table TSH seats nothing at: the one table with that number
+    assert checkin.where_plays(1, None, SEATS) is None  # in two divisions: not known
+
+
+def test_a_number_checks_in_at_one_side_only_and_a_new_game_starts_afresh():
+    c = checkin.CheckIns()
+    assert c.check_in(1, event(player=1, number=2), SEATS[1], SEATS) is None
+    assert c.check_in(1, event(seq=2, player=2, number=2), SEATS[1], SEATS) is None  # pressed the other button after all
+    assert c.sides(1) == {2: 2}
+    view = c.view(1, SEATS[1])
+    assert view["sides"] == {"2": {"number": 2, "name": "Bob", "starter": False, "at": None}}
+    c.check_in(1, event(seq=3, player=1, number=1), SEATS[1], SEATS)
+    assert c.view(1, SEATS[1])["sides"]["1"]["starter"] is True  # TSH's p12 (2.1(b)(i))
+    assert c.forget_other_games(1, "game-000002") and c.sides(1) == {}
+
+
+def test_the_wrong_table_list_is_bounded_and_cleared_when_the_player_finds_their_table():
+    c = checkin.CheckIns()
+    for i in range(checkin.MAX_WRONG + 20):
+        c.check_in(2, event(seq=i + 1, player=1, number=5000 + i), SEATS[2], SEATS)
+    assert len(c.wrong_tables()) == checkin.MAX_WRONG
+    c.check_in(2, event(seq=999, player=2, number=1), SEATS[2], SEATS)
+    assert c.wrong_tables()[0]["goes_to"] == 1
+    c.check_in(1, event(seq=1000, player=1, number=1), SEATS[1], SEATS)
+    assert all(w["number"] != 1 for w in c.wrong_tables())
+
+
+def table(n, phase="setup", status="online", seat_=None, game="game-000001"):
+    t = Table(n, status=status, seat=seat_)
+    t.state = {"game": game, "phase": phase}
+    return t
+
+
+def test_the_absent_sides_at_the_start_are_those_not_checked_in_at_tables_not_begun():
+    c = checkin.CheckIns()
+    c.check_in(2, event(player=2, number=4), SEATS[2], SEATS)
+    tables = {1: table(1, seat_=SEATS[1]), 2: table(2, seat_=SEATS[2]), 3: table(3, phase="running", seat_=SEATS[3]),
+              4: table(4, status="offline", seat_=seat(4, (7, 8), ("G", "H"))), 5: table(5)}
+    plan = checkin.absent_sides(tables, c, 1)
+    # 1: both (2.3.2(a)); 2: side 1 (2.3.3(a)); 3 has begun, 4 is offline, 5 has no TSH game
+    assert [(x["table"], x["players"]) for x in plan] == [(1, [1, 2]), (2, [1])]
+    tables[2].state = {"game": "game-000002", "phase": "setup"}  # a new game: the check-in was the last one's
+    assert [(x["table"], x["players"]) for x in checkin.absent_sides(tables, c, 1)] == [(1, [1, 2]), (2, [1, 2])]
+
+
+def call(n=1, k=1, side=2, game="game-000001"):
+    return {"kind": "input", "game": game, "seq": k, "t_ns": k, "input": "call", "call": f"call-{k}", "player": side,
+            "at": "2026-12-02T10:00:00+00:00"}
+
+
+def test_a_call_is_acknowledged_then_resolved_with_a_reason_once():
+    q = incidents.Incidents()
+    assert q.called(1, call()) is not None and q.called(1, call()) is None  # a repeat (QoS 1) is one call
+    q.acknowledge(1, "call-1", "td", "t1")
+    with pytest.raises(incidents.CallError, match="reason"):
+        q.resolve(1, "call-1", "td", "t2", "  ")
+    c = q.resolve(1, "call-1", "td", "t2", " tiles  counted ")
+    assert (c.status, c.reason, c.acked_at) == ("resolved", "tiles counted", "t1")
+    with pytest.raises(incidents.CallError, match="resolved already"):
+        q.acknowledge(1, "call-1", "td", "t3")
+    with pytest.raises(incidents.CallError, match="no call"):
+        q.acknowledge(2, "call-1", "td", "t3")
+    assert q.called(1, call(game="game-000002")) is not None  # the same id in the next game: a new call
+    assert q.queue()[0]["status"] == "waiting"
+
+
+def test_the_queue_keeps_its_bound_forgetting_resolved_calls_first_and_restores_what_was_kept():
+    q = incidents.Incidents()
+    q.called(9, call(k=1))
+    for k in range(2, incidents.MAX_CALLS + 10):
+        q.called(1, call(k=k))
+        q.resolve(1, f"call-{k}", "td", "t", "done")
+    assert len(q.calls) == incidents.MAX_CALLS and (9, "call-1") in q.calls
+    again = incidents.Incidents()
+    problems = again.restore([*q.rows(), {"table": "x"}])  # a damaged row is skipped, by its number
+    assert len(problems) == 1 and problems[0].startswith(f"kept call {incidents.MAX_CALLS + 1} skipped"), problems
+    assert again.queue() == q.queue()
+
+
+def slip(**kw):
+    return {"kind": "slip", "game": "game-000001", "seq": 9, "scores": [400, 380], "penalties": [10, 0],
+            "final": [390, 380], "numbers": [2, 1], "at": None, **kw}
+
+
+RESULT = {"game": "game-000001", "players": [{"player": 1, "penalty": 10}, {"player": 2, "penalty": 0}]}
+
+
+@pytest.mark.parametrize("changes, result, why", [
+    ({}, RESULT, None),  # the pair either way round (1.4.5), the clock's penalties (5.3)
+    ({"numbers": [2, None]}, RESULT, "side 2 did not check in"),
+    ({"numbers": [2, 3]}, RESULT, "not the pair TSH has"),
+    ({"penalties": [0, 0], "final": [400, 380]}, RESULT, "not the clock's 10/0 (5.3)"),
+    ({}, None, "no clock result"),
+    ({"game": "game-000002"}, RESULT, "the clock's result of game game-000001"),
+])
+def test_a_slip_agrees_with_the_pairing_and_the_clocks_result_or_says_why(changes, result, why):
+    got = signedslips.disagreement(slip(**changes), SEATS[1], result)
+    assert got is None if why is None else why in got, got
+
+
+def test_a_slip_at_a_table_with_no_tsh_game_is_held_and_the_seat_is_taken_as_signed():
+    assert "no TSH game" in signedslips.disagreement(slip(), None, RESULT)
+    assert signedslips.seat_as_signed(SEATS[1], [2, 1])["names"] == ["Bob", "Ann"]
+    assert signedslips.seat_as_signed(SEATS[1], [1, 2]) is SEATS[1]
+
+
+def test_a_side_that_forfeited_for_lateness_is_the_seats_other_player_2_3_5():
+    late = {"game": "game-000001", "ending": "lateness forfeit", "forfeits": [1],
+            "players": [{"player": 1, "penalty": 0}, {"player": 2, "penalty": 0}]}
+    s = slip(numbers=[None, 2], scores=[0, 0], penalties=[0, 0], final=[0, 0])
+    assert signedslips.signed_numbers(s, SEATS[1], late) == [1, 2]
+    assert signedslips.disagreement(s, SEATS[1], late) is None
+    # not a lateness forfeit of that side: who played there is not known
+    assert "side 1 did not check in" in signedslips.disagreement(s, SEATS[1], {**late, "forfeits": [2]})
