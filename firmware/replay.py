@@ -308,8 +308,11 @@ HEAD = f"{'line':>5} {'elapsed':>10}  {'input':<22} {'P1 remaining':>12} {'ot':>
 
 
 def format_step(line: Line, event: Input, c: Clock) -> str:
-    v = view(c, c.since_ns)
-    elapsed_s = (c.since_ns - c.origin_ns) / 1e9
+    # a table input before the first press (a pairing, a check-in: firmware.table) leaves the clock
+    # undated: nothing has run, and its elapsed time is that of the input itself
+    at = c.since_ns if c.since_ns is not None else event.t_ns
+    v = view(c, at)
+    elapsed_s = (at - c.origin_ns) / 1e9 if c.origin_ns is not None else 0.0
     p1, p2 = v.players
     return (
         f"{line.number:>5} {elapsed_s:>10.3f}  {_describe(event):<22} "

@@ -40,14 +40,14 @@ from typing import Union
 from rackside.firmware.clock import OVERTIME_FORFEIT_POINTS, Ending, Phase, View
 from rackside.firmware.messages import KEYPAD_KEYS
 from rackside.firmware.render import BLINK_NS, SLOT_NS, penalty_text  # the displays' grid: frames change together
-from rackside.hall.wire.messages import SCORE_BOUND
+from rackside.hall.wire.messages import SCORE_BOUND, SLIP_WHY_CHARS
 
 RECOUNT_MARGIN = 20  # 5.5.1: a final margin of this many points or less may be recounted
 # A 4-digit display shows four digits: a score above this cannot be typed on the clock (a real
 # slip's is under TSH's max_score, 1499; the console's form takes any score up to SCORE_BOUND).
 MOST_SHOWN = min(SCORE_BOUND, 9999)
 OUTCOMES = ("recorded", "held", "refused")  # the console's answer to a signed slip (hall "slip_outcome")
-MAX_WHY = 200  # the console's reason, as the journal keeps it
+MAX_WHY = SLIP_WHY_CHARS  # the console's reason, as the journal keeps it (hall.wire.messages)
 CONFIRM, CLEAR = "#", "*"
 NO_SLIP_ENDINGS = (Ending.LATENESS_FORFEIT, Ending.OPTIONAL_FORFEIT)  # 2.3.6(a): the clock's result is the result
 

@@ -68,7 +68,11 @@ def step(table: Table, clock: Clock, event: Any) -> tuple[Table, Clock]:
     """The table and the clock after a table input. Raises TableInputError when it cannot apply."""
     t = max(event.t_ns, clock.since_ns or event.t_ns)
     try:
-        clock = settle(clock, t)  # the time up to a table input is accounted, as for any input
+        # the time up to a table input is accounted, as for any input, once a time runs: before the
+        # first press (SETUP) nothing runs, and a pairing or a check-in then must not date the clock,
+        # or a late start from the round's scheduled start (2.3.2(a)) would be dated from it instead
+        if clock.phase is not Phase.SETUP:
+            clock = settle(clock, t)
         if isinstance(event, (Call, CallAck, CallResolve)):
             calls = call_core.apply(table.calls, event)
             if isinstance(event, Call) and clock.phase is Phase.RUNNING:

@@ -169,7 +169,7 @@ def test_a_signed_slip_that_agrees_is_recorded_with_the_sides_as_signed(hall):
     assert [p["penalty"] for p in result["players"]] == [20, 0]
     wait(lambda: hall.tile(2)["result"])
     two.slip((420, 380))
-    assert outcome(two, two.game)["outcome"] == "recorded"
+    assert outcome(two, two.game)["outcome"] == "recorded", outcome(two, two.game)
     row = wait(lambda: hall.csv().get("2"))
     assert (row["player1"], row["name1"], row["slip1"], row["penalty1"], row["score1"]) == ("3", "Cole, Cy", "420", "20", "400")
     assert (row["player2"], row["score2"], row["entry"], row["clock_record"]) == ("4", "380", "signed at the clock", "clock")

@@ -31,6 +31,7 @@ from .resultstore import StoreError
 
 log = logging.getLogger("rackside.hall.console")
 DIRECTOR = "director"
+SLIP_WHY = commands.FIELDS["slip_outcome"]["why"].most  # the longest why a slip_outcome carries
 CONSOLE = "console"  # `by` of the commands the console sends by itself (pairing, seat, slip_outcome)
 CALLS_KEY = "calls"  # the results store's settings: the calls, and the held slips
 HELD_KEY = "held_slips"
@@ -225,7 +226,7 @@ class Paperless:
     def _answer(self, n: int, slip: dict, outcome: str, why: str | None) -> None:
         fields = {"cmd": "slip_outcome", "game": slip["game"], "outcome": outcome}
         if why:
-            fields["why"] = why[:300]
+            fields["why"] = why[:SLIP_WHY]  # the clock keeps what the command's schema allows
         self.send(n, fields, CONSOLE)
 
     def in_checkin_order(self, t):

@@ -24,6 +24,7 @@ from rackside.hall.wire.schema import OMIT, Check, Flag, Invalid, ListOf, Obj, O
 # A score or a lateness margin a device or a director sends: a whole number within +-this before
 # anything else looks at it (TSH's own limits are the console's results.Limits).
 SCORE_BOUND = 10_000
+SLIP_WHY_CHARS = 400  # the console's reason for a slip's outcome (a refusal cites its rules), as the clock journals it
 
 STATUSES = (health.ONLINE, health.OFFLINE)  # a device's `status`: its will (and an older device) says the bare word
 PHASES = tuple(p.value for p in Phase)
@@ -115,7 +116,7 @@ INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with it
     "at_ns": Whole(0, NS, **_OPT),
     "key": OneOf(KEYPAD_KEYS, **_OPT),  # a keypad's key: check-in's typing (firmware.checkin), slip_key's (firmware.slip)
     "outcome": Text(16, pattern=LOWER, **_OPT),  # slip_outcome: the console's answer, and why
-    "why": Text(200, **_OPT),
+    "why": Text(SLIP_WHY_CHARS, **_OPT),
     "rebooted": Flag(**_OPT),
     "from_checkpoint": Flag(**_OPT),
     # the table's inputs (issue 27, firmware.table): a check-in's TSH player number,
