@@ -332,8 +332,9 @@ function drawTimes(d, t) {
 // of the tiles on screen are drawn once a second, all in one frame, as of the console clock's
 // whole second (shownAt): every time steps by exactly one second a tick, however late the timer
 // fires. Nothing is drawn when nothing changed: no frame is asked for, and the page wakes once a
-// second. Each tile is CSS-contained, so a frame costs the browser the changed tiles' style, layout
-// and paint only (docs/performance.md).
+// second. Each tile is CSS-contained and nothing is written that did not change, so a frame costs
+// the changed tiles' style and paint, and the browser's own pass over the page's layers, about the
+// same for one tile as for a hundred (what a frame costs at 300 tables: docs/performance.md).
 
 const visible = new Set(); // tables whose tile is on screen (or near it)
 const stale = new Set(); // tables whose tile is behind their data, drawn when seen
@@ -359,7 +360,12 @@ function needFrame() {
 
 function frame() {
   frameQueued = false;
-  if (tickDue) { tickDue = false; tick(); }
+  if (tickDue) { // the times as of this second, set as they are drawn
+    tickDue = false;
+    lastSecond = Math.floor(nowMs() / 1000);
+    shownAt = lastSecond * 1000;
+    tick();
+  }
   if (sortPending) resort();
   drawStale();
 }
@@ -476,13 +482,14 @@ function tick() {
   if (openTable !== null) detailStale = true;
 }
 
-// The console clock's whole seconds: a timer for the next one (not a poll), and the times drawn as
-// of it. A clock set back (the snapshot's skew, a time step) starts the count again from there.
-let lastSecond = 0; // the whole second (of the console's clock) the times show
+// The console clock's whole seconds: a timer for the next one (not a poll: a timer fires a little
+// late, never early, and a poll would add its own period), its frame drawing the times as of it. A
+// clock set back (the snapshot's skew, a time step) counts on from there.
+let lastSecond = 0; // the whole second (of the console's clock) the times on screen show
 function nextSecond() {
   const now = nowMs();
   const second = Math.floor(now / 1000);
-  if (second !== lastSecond) { lastSecond = second; shownAt = second * 1000; tickDue = true; needFrame(); }
+  if (second !== lastSecond) { tickDue = true; needFrame(); }
   setTimeout(nextSecond, 1000 - (now - second * 1000));
 }
 nextSecond();
