@@ -24,7 +24,7 @@ For each turn, after a warm-up:
 Targets (issue 28.4): press to tile p99 <= 150 ms and the renderer <= 5 % of a core, both in the
 same turns. `--check` exits 1 when a target is missed.
 
-    .venv/bin/python bench/console_render.py [--tables 300] [--seconds 60] [--rounds 2] [--base HEAD~1] [--check]
+    .venv/bin/python bench/console_render.py [--tables 300] [--seconds 60] [--rounds 2] [--base REV] [--check]
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "render-password"
 TILE_P99_MS = 150  # issue 28.4
 RENDERER_PCT = 5.0  # issue 28.4: the page's renderer, % of a core
+BEFORE = "b126a26"  # the last commit whose page drew once a second (FRAME_MS), before issue 28.4's renderer
 
 # Works on either page: both keep `tables`, `visible` and `updateTable` as globals. A state's first
 # arrival with a new seq is noted with whether its tile was on screen then; the tile's data-seq
@@ -165,7 +166,7 @@ def run(procs: list, fleet_box: list) -> int:
     ap.add_argument("--seconds", type=float, default=60, help="each turn's measured span")
     ap.add_argument("--warmup", type=float, default=8, help="seconds after a page's load before its turn is measured")
     ap.add_argument("--rounds", type=int, default=2, help="turns of each page (in the order A B B A ...)")
-    ap.add_argument("--base", default="HEAD~1", help="the git revision whose static/app.js is the page before")
+    ap.add_argument("--base", default=BEFORE, help=f"the git revision whose static/app.js is the page before (default {BEFORE})")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args()
     old_js = subprocess.run(["git", "show", f"{args.base}:hall/console/static/app.js"], cwd=ROOT, check=True,
