@@ -243,3 +243,61 @@ def test_a_frozen_state_does_not_tick_and_says_why(hall, browser):
             assert page.text_content(f'.tile[data-table="{n}"] .s2 .time') == "13:21"
     assert page.errors == []
     page.close()
+
+
+# Counts the browser's frames, and for each new seq of a table's state the frame it arrived in and
+# the frame its tile showed it in (a MutationObserver on data-seq: the DOM, whatever the clock time).
+FRAMES = """() => {
+  window.__frame = 0;
+  const count = () => { window.__frame++; requestAnimationFrame(count); };
+  requestAnimationFrame(count);
+  window.__arrived = new Map(); window.__shown = [];
+  const read = updateTable;
+  window.updateTable = (raw, drawNow) => {
+    const st = raw && raw.state, before = raw && tables.get(raw.table);
+    if (st && typeof st.seq === 'number' && (!before || !before.state || before.state.seq !== st.seq)) __arrived.set(`${raw.table} ${st.seq}`, __frame);
+    return read(raw, drawNow);
+  };
+  new MutationObserver((ms) => { for (const m of ms) {
+    const key = `${m.target.dataset.table} ${m.target.dataset.seq}`;
+    if (__arrived.has(key)) { __shown.push([Number(m.target.dataset.table), Number(m.target.dataset.seq), __frame - __arrived.get(key)]); __arrived.delete(key); }
+  } }).observe(document.getElementById('tiles'), {subtree: true, attributes: true, attributeFilter: ['data-seq']});
+}"""
+BUSY = """() => { let k = 0; window.__busy = setInterval(() => { k++;  // another tile changing five times a second
+  updateTable({table: 960, status: "online", names: ["Brown, Ann", "Evans, Dara"], state: {seq: k, game: "g", phase: "running",
+    running: 1 + (k % 2), sent_at: new Date(Date.now() + skewMs).toISOString(),
+    players: [{player: 1, remaining_ms: 900000 - k * 1000}, {player: 2, remaining_ms: 800000}]}}); }, 200); }"""
+
+
+def test_a_press_is_shown_at_the_next_frame_and_the_times_tick_once_a_second(hall, browser):
+    """Issue 28.4: a press reaches its tile at the browser's next frame, not at the next second's,
+    even while other tiles change (the page before waited for the second: up to 60 frames); the
+    running times still step once a second, by one second a second."""
+    page = chromium.login(browser, hall.server.url, PASSWORD)
+    page.wait_for_selector('.tile[data-table="1"].running')
+    page.evaluate(FRAMES)
+    page.evaluate(BUSY)
+    page.wait_for_selector('.tile[data-table="960"]')
+    page.wait_for_function("() => __shown.some(([n]) => n === 960)")  # the busy tile is drawn as it changes
+    seq = int(page.get_attribute('.tile[data-table="1"]', "data-seq"))
+    hall.sim.act(1, ("turn",))  # table 1's clock: the running side ends its turn (3.1.1(c))
+    page.wait_for_function("seq => __shown.some(([n, s]) => n === 1 && s > seq)", arg=seq, timeout=10000)
+    shown = page.evaluate("__shown")
+    gaps = [gap for n, s, gap in shown if n == 1 and s > seq]
+    assert gaps and max(gaps) <= 1, shown  # drawn in the frame after it arrived (or that same frame)
+    assert all(gap <= 1 for _, _, gap in shown), shown  # and so was every other change
+
+    # the times tick: table 2's running time changes with no input, by the seconds gone by
+    time_2 = '.tile[data-table="2"] .side.turn .time'
+    before, second = page.evaluate(f"[document.querySelector('{time_2}').textContent, lastSecond]")
+    page.wait_for_function(f"t => document.querySelector('{time_2}').textContent !== t", arg=before, timeout=5000)
+    after, second_after = page.evaluate(f"[document.querySelector('{time_2}').textContent, lastSecond]")
+
+    def seconds(text: str) -> int:
+        m, s = text.lstrip("-").split(":")
+        return (-1 if text.startswith("-") else 1) * (int(m) * 60 + int(s))
+
+    assert seconds(before) - seconds(after) == second_after - second >= 1, (before, after, second, second_after)
+    page.evaluate("clearInterval(__busy)")
+    assert page.errors == []
+    page.close()

@@ -5,9 +5,9 @@
 //
 // What a page costs must not grow with the hall or the hours (issue 17.6): every message is read
 // into a checked model first (a field of the wrong type is a problem shown on that tile, never an
-// exception that stops the others); only tiles on screen are drawn (an IntersectionObserver), in
-// the page's own frames (FRAME_MS), the ticking times once a second; every list the page keeps is
-// bounded (PAGE_LIMITS, stated in docs/console.md).
+// exception that stops the others); only tiles on screen are drawn (an IntersectionObserver), a
+// changed tile at the browser's next frame, the ticking times once a second; every list the page
+// keeps is bounded (PAGE_LIMITS, stated in docs/console.md).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -32,6 +32,7 @@ const RULE_NAMES = ["game_time_ms", "penalty_per_minute", "forfeit_overtime_ms",
 // --- time ---------------------------------------------------------------------------------------
 
 function nowMs() { return Date.now() + skewMs; }
+let shownAt = 0; // the console clock's whole second the running times are drawn as of (nextSecond)
 
 // What a player's display shows (as the clock: remaining rounded up, overtime whole seconds).
 function clockText(ms) {
@@ -42,11 +43,12 @@ function clockText(ms) {
 
 // A frozen state (an offline clock's last, or an earlier round's game) is shown as it was: a dead
 // clock's times are what a spare takes over (docs/fleet.md), not a count-down nobody runs.
+// A state newer than that second shows its own moment's time (what the clock showed as it sent it).
 function liveRemaining(st, p) {
   let ms = p.remaining_ms;
   const ticking = (st.phase === "running" && st.running === p.player) || (st.phase === "late" && p.absent);
   if (ticking && st.sentAt && !st.frozen) {
-    ms -= Math.max(0, nowMs() - st.sentAt);
+    ms -= Math.max(0, shownAt - st.sentAt);
     if (st.rules) ms = Math.max(ms, -st.rules.forfeit_overtime_ms); // the clock forfeits there (5.3.3)
   }
   return ms;
@@ -326,55 +328,59 @@ function drawTimes(d, t) {
   }
 }
 
-// --- drawing only what is seen, once a second ----------------------------------------------------
+// --- drawing only what is seen: a change at the next frame, the times once a second --------------
 //
-// Every frame the browser draws costs it a paint of what changed and a composite of the screen, so
-// the page draws a frame of its own once a second, when the times change (issue 17.6: a tile is
-// redrawn at most once a second, as its time changes once a second): the changes that came during
-// the second are drawn with the times. A change after a quiet spell (no frame in the last FRAME_MS)
-// is drawn at the browser's next frame. At 300 tables and a turn every 25 s a table, that is about
-// one frame a second instead of one a message (docs/console.md); 200 ms frames cost 5.7 % of a core.
+// A tile whose table changed (a press, a class, a problem) is drawn at the browser's next frame,
+// that tile alone (issue 28.4: a press is seen at once, not at the next second). The running times
+// of the tiles on screen are drawn once a second, all in one frame, as of the console clock's
+// whole second (shownAt): every time steps by exactly one second a tick, however late the timer
+// fires. Nothing is drawn when nothing changed: no frame is asked for, and the page wakes once a
+// second. Each tile is CSS-contained and nothing is written that did not change, so a frame costs
+// the changed tiles' style and paint, and the browser's own pass over the page's layers, about the
+// same for one tile as for a hundred (what a frame costs at 300 tables: docs/performance.md).
 
-const FRAME_MS = 1000;
-const POLL_MS = 100; // how often the page looks for the next second (a timer drifts; a skipped second would show)
 const visible = new Set(); // tables whose tile is on screen (or near it)
 const stale = new Set(); // tables whose tile is behind their data, drawn when seen
 let detailStale = false;
 let sortPending = false;
+let frameQueued = false; // a frame has been asked for (requestAnimationFrame), not yet drawn
+let tickDue = false; // a new second: the next frame draws the times
 const onScreen = new IntersectionObserver((entries) => {
   for (const e of entries) {
     const n = Number(e.target.dataset.table);
-    if (e.isIntersecting) { visible.add(n); stale.add(n); } else visible.delete(n);
+    if (e.isIntersecting) { visible.add(n); stale.add(n); needFrame(); } else visible.delete(n);
   }
 }, { rootMargin: "0px" });
 
-let lastDrawn = -Infinity; // when a frame last changed anything (performance.now())
-let soonQueued = false;
-function scheduleSort() { sortPending = true; soon(); }
+function scheduleSort() { sortPending = true; needFrame(); }
 
-// A change after a quiet spell: drawn at the browser's next frame, not the page's.
-function soon() {
-  if (soonQueued || performance.now() - lastDrawn < FRAME_MS) return;
-  soonQueued = true;
-  requestAnimationFrame(() => { soonQueued = false; frame(); });
+// Something to draw: at the browser's next frame, once however many changes come before it.
+function needFrame() {
+  if (frameQueued) return;
+  frameQueued = true;
+  requestAnimationFrame(frame);
 }
 
 function frame() {
-  const sorting = sortPending;
-  if (sorting) resort();
-  if (drawStale() || sorting) lastDrawn = performance.now();
+  frameQueued = false;
+  if (tickDue) { // the times as of this second, set as they are drawn
+    tickDue = false;
+    lastSecond = Math.floor(nowMs() / 1000);
+    shownAt = lastSecond * 1000;
+    tick();
+  }
+  if (sortPending) resort();
+  drawStale();
 }
 
-function drawStale() { // true when it drew anything
-  let drew = false;
+function drawStale() {
   for (const n of stale) {
     if (!visible.has(n)) continue;
     stale.delete(n);
     const t = tables.get(n);
-    if (t) { drawTile(tiles.get(n), t); drew = true; }
+    if (t) drawTile(tiles.get(n), t);
   }
-  if (detailStale) { drawDetailTile(); drew = true; }
-  return drew;
+  if (detailStale) drawDetailTile();
 }
 
 function resort() {
@@ -458,9 +464,9 @@ function updateTable(raw, drawNow) {
   const hidden = !divisionShown(t); // set even off screen: a hidden tile is never seen to be drawn
   if (d.hidden !== hidden) d.hidden = hidden;
   if (fresh || drawNow) drawTile(d, t); // a new tile is drawn once at once: its place in the grid is not known yet
-  else if (!sameLook(before, t)) { stale.add(n); if (visible.has(n)) soon(); }
+  else if (!sameLook(before, t)) { stale.add(n); if (visible.has(n)) needFrame(); }
   if (fresh || !before || before.cls !== cls) scheduleSort();
-  if (openTable === n) { detailStale = true; soon(); }
+  if (openTable === n) { detailStale = true; needFrame(); }
 }
 
 // Once a second (a tile's time changes once a second): the classes time alone changes (overtime,
@@ -480,11 +486,17 @@ function tick() {
   if (openTable !== null) detailStale = true;
 }
 
-let lastSecond = 0;
-setInterval(() => {
-  const second = Math.floor(Date.now() / 1000);
-  if (second !== lastSecond) { lastSecond = second; tick(); frame(); }
-}, POLL_MS);
+// The console clock's whole seconds: a timer for the next one (not a poll: a timer fires a little
+// late, never early, and a poll would add its own period), its frame drawing the times as of it. A
+// clock set back (the snapshot's skew, a time step) counts on from there.
+let lastSecond = 0; // the whole second (of the console's clock) the times on screen show
+function nextSecond() {
+  const now = nowMs();
+  const second = Math.floor(now / 1000);
+  if (second !== lastSecond) { tickDue = true; needFrame(); }
+  setTimeout(nextSecond, 1000 - (now - second * 1000));
+}
+nextSecond();
 
 // --- the event stream ---------------------------------------------------------------------------
 
@@ -501,6 +513,8 @@ function connect() {
   on(es, "snapshot", (s) => {
     skewMs = Date.parse(s.server_now) - Date.now();
     if (Number.isNaN(skewMs)) skewMs = 0;
+    lastSecond = Math.floor(nowMs() / 1000);
+    shownAt = lastSecond * 1000;
     serverRules = readRules(s.rules, []);
     if (Array.isArray(s.lateness_endings)) latenessEndings = s.lateness_endings;
     $("hall").textContent = shown(s.hall);

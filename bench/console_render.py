@@ -1,0 +1,254 @@
+"""The director's page at 300 tables (issue 28.4): a press to its tile, the ticking times and what the
+page's renderer costs, measured together in one run against the page before.
+
+A private Mosquitto (provisioned as a real hall), 300 simulated tables (the real clock core, each its
+own MQTT user, spread over processes: hall/console/simfleet.py) playing at tournament pace (25 minutes
+a side, a turn every 25 s on average, every table's game already under way), the console as its own
+process (`rackside hall console`), and Debian's headless Chromium showing its page at 1920x1080 (about
+100 of the 300 tiles on screen). The same hall is shown in turns by two pages, each in a browser of
+its own: the page as it is, and the page before (the console's own page with `app.js` as of `--base`,
+served in its place by the browser: same console, same hall, same minutes), in the order A B B A ...
+so that the machine's load falls on both alike. A last turn shows the page as it is with its tiles
+hidden: what the event stream alone costs the renderer (every message read, nothing drawn).
+
+For each turn, after a warm-up:
+- press to tile: for every clock input of a table whose tile is on screen, from the press (the
+  state's `sent_at`, the simulated clock's wall time of the input) to the tile's DOM showing its seq
+  (a MutationObserver on `data-seq`), split into delivery (press to the page's event, through the
+  broker, the console and the event stream) and the page's own wait (event to DOM);
+- the ticking times: each on-screen tile's running time, every change with no input between: the
+  interval between two changes and the step it showed (a second, or a skipped/repeated one);
+- the page's renderer: its processes' CPU time (Chromium's SystemInfo.getProcessInfo and /proc) and
+  the main thread's task time (CDP Performance.getMetrics TaskDuration), as % of a core.
+
+Targets (issue 28.4): press to tile p99 <= 150 ms and the renderer <= 5 % of a core, both in the
+same turns. `--check` exits 1 when a target is missed.
+
+    .venv/bin/python bench/console_render.py [--tables 300] [--seconds 60] [--rounds 2] [--base REV] [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _common import CHROMIUM, CHROMIUM_ARGS, guarded_run, pct, start_console  # noqa: E402
+from console_soak import PageMeter  # noqa: E402
+from rackside.hall.console.demo import Mosquitto  # noqa: E402
+from rackside.hall.console.sim import tournament_day  # noqa: E402
+from rackside.hall.console.simfleet import SimFleet  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+PASSWORD = "render-password"
+TILE_P99_MS = 150  # issue 28.4
+RENDERER_PCT = 5.0  # issue 28.4: the page's renderer, % of a core
+BEFORE = "b126a26"  # the last commit whose page drew once a second (FRAME_MS), before issue 28.4's renderer
+
+# Works on either page: both keep `tables`, `visible` and `updateTable` as globals. A state's first
+# arrival with a new seq is noted with whether its tile was on screen then; the tile's data-seq
+# showing it closes the sample. Each running time's change is noted with the tile's seq then.
+INSTRUMENT = """() => {
+  const clock = () => performance.timeOrigin + performance.now();
+  const arrived = new Map();  // table -> [seq, sent_at, arrived, on screen]
+  window.__lat = []; window.__ticks = [];
+  const read = updateTable;
+  window.updateTable = (raw, drawNow) => {
+    try {
+      const n = raw && raw.table, st = raw && raw.state;
+      if (typeof n === 'number' && st && typeof st.seq === 'number') {
+        const before = tables.get(n);
+        if (!before || !before.state || before.state.seq !== st.seq) arrived.set(n, [st.seq, Date.parse(st.sent_at), clock(), visible.has(n)]);
+      }
+    } catch (e) {}
+    return read(raw, drawNow);
+  };
+  new MutationObserver((muts) => {
+    const now = clock();
+    for (const m of muts) {
+      const el = m.target.nodeType === 1 ? m.target : m.target.parentNode;
+      if (m.type === 'attributes') {
+        const n = Number(el.dataset.table), a = arrived.get(n);
+        if (a && a[0] === Number(el.dataset.seq)) { arrived.delete(n); if (a[3] && visible.has(n)) __lat.push([a[1], a[2], now]); }
+      } else if (el.classList && el.classList.contains('time') && el.closest('.side.turn')) {
+        const tile = el.closest('.tile');
+        if (visible.has(Number(tile.dataset.table))) __ticks.push([Number(tile.dataset.table), tile.dataset.seq, now, el.textContent]);
+      }
+    }
+  }).observe(document.getElementById('tiles'), {subtree: true, attributes: true, attributeFilter: ['data-seq'], childList: true, characterData: true});
+}"""
+
+
+def main() -> int:
+    return guarded_run("console render bench", run)
+
+
+def seconds_of(text: str) -> int | None:
+    """'-1:05' -> -65, '12:00' -> 720: what a tile's time shows, in whole seconds."""
+    sign = -1 if text.startswith("-") else 1
+    m, _, s = text.lstrip("-").partition(":")
+    return sign * (int(m) * 60 + int(s)) if m.isdigit() and s.isdigit() else None
+
+
+def ticking(ticks: list) -> tuple[list[float], int, int]:
+    """The intervals (ms) between a tile's successive time changes with no input between, and how
+    many of those steps showed other than one second (a second skipped or shown twice), of all."""
+    last: dict[int, tuple] = {}
+    intervals, uneven, steps = [], 0, 0
+    for n, seq, at, text in ticks:
+        s = seconds_of(text)
+        prev = last.get(n)
+        last[n] = (seq, at, s)
+        if prev is None or prev[0] != seq or s is None or prev[2] is None:
+            continue
+        steps += 1
+        intervals.append(at - prev[1])
+        if prev[2] - s != 1:
+            uneven += 1
+    return intervals, uneven, steps
+
+
+def one_turn(p, url: str, n_tables: int, old_js: str | None, warmup_s: float, seconds: float, floor: bool = False) -> dict:
+    browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    try:
+        page = browser.new_page(viewport={"width": 1920, "height": 1080})
+        if old_js is not None:
+            page.route("**/static/app.js", lambda route: route.fulfill(status=200, body=old_js, content_type="text/javascript",
+                                                                       headers={"Cache-Control": "no-cache"}))
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "login")
+        page.fill("#password", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_selector("body[data-ready='1']")
+        page.wait_for_function("n => document.querySelectorAll('.tile').length >= n", arg=n_tables, timeout=60_000)
+        if floor:  # the stream alone: every message read, no tile on screen to draw
+            page.evaluate("document.getElementById('tiles').style.display = 'none'")  # (the page's CSP refuses a style tag)
+        time.sleep(warmup_s)
+        page.evaluate(INSTRUMENT)
+        meter = PageMeter(browser, page)
+        metrics0 = page_metrics(meter)
+        time.sleep(seconds)
+        cost = meter.sample()
+        metrics = {k: v - metrics0.get(k, 0) for k, v in page_metrics(meter).items()}
+        lat, ticks = page.evaluate("[window.__lat, window.__ticks]")
+        on_screen = page.evaluate("visible.size")
+    finally:
+        browser.close()
+    total = [done - sent for sent, _, done in lat]
+    delivery = [arrived - sent for sent, arrived, _ in lat]
+    wait = [done - arrived for _, arrived, done in lat]
+    intervals, uneven, steps = ticking(ticks)
+    return {"cpu": cost["cpu"], "task": cost["task"], "total": total, "delivery": delivery, "wait": wait,
+            "intervals": intervals, "uneven": uneven, "steps": steps, "on_screen": on_screen, "errors": errors,
+            "metrics": {k: v / seconds for k, v in metrics.items()}}
+
+
+WORK = ("ScriptDuration", "RecalcStyleDuration", "LayoutDuration", "RecalcStyleCount", "LayoutCount")
+
+
+def page_metrics(meter: PageMeter) -> dict:
+    """The main thread's script, style and layout time so far (s) and how many style and layout passes."""
+    m = {x["name"]: x["value"] for x in meter.page_cdp.send("Performance.getMetrics")["metrics"]}
+    return {k: m.get(k, 0.0) for k in WORK}
+
+
+def run(procs: list, fleet_box: list) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tables", type=int, default=300)
+    ap.add_argument("--seconds", type=float, default=60, help="each turn's measured span")
+    ap.add_argument("--warmup", type=float, default=8, help="seconds after a page's load before its turn is measured")
+    ap.add_argument("--rounds", type=int, default=2, help="turns of each page (in the order A B B A ...)")
+    ap.add_argument("--base", default=BEFORE, help=f"the git revision whose static/app.js is the page before (default {BEFORE})")
+    ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    args = ap.parse_args()
+    old_js = subprocess.run(["git", "show", f"{args.base}:hall/console/static/app.js"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout
+    tables = list(range(1, args.tables + 1))
+    tmp = Path(tempfile.mkdtemp(prefix="rackside-console-render-"))
+    broker = Mosquitto(tmp / "broker", tables)
+    broker.start()
+    procs.append(broker.proc)
+    _, port = start_console(broker, tmp, "demo", PASSWORD, procs)
+    url = f"http://127.0.0.1:{port}/"
+    fleet = SimFleet("demo", "127.0.0.1", broker.port, {n: (f"table-{n}", broker.devices[f"table-{n}"].password) for n in tables},
+                     tmp / "journals")
+    fleet_box.append(fleet)
+    fleet.connect(timeout=120)
+    rng = random.Random(28)
+    hours = (args.seconds + args.warmup + 30) * args.rounds * 2 / 3600 + 0.1
+    for n in tables:
+        fleet.script(n, tournament_day(rng, hours=hours, speed=1, in_progress=True))
+    fleet.start()
+
+    from playwright.sync_api import sync_playwright
+
+    results: dict[str, list[dict]] = {"now": [], "before": [], "floor": []}
+    order = [v for r in range(args.rounds) for v in (("now", "before") if r % 2 == 0 else ("before", "now"))] + ["floor"]
+    inputs0 = fleet.inputs
+    t0 = time.monotonic()
+    with sync_playwright() as p:
+        for which in order:
+            r = one_turn(p, url, len(tables), old_js if which == "before" else None, args.warmup, args.seconds, floor=which == "floor")
+            results[which].append(r)
+            print(f"  turn: {which:6} renderer {r['cpu']:.1f} % (main thread {r['task']:.1f} %), press to tile "
+                  f"p50 {statistics.median(r['total']) if r['total'] else float('nan'):.0f} ms p99 "
+                  f"{pct(r['total'], 99) if r['total'] else float('nan'):.0f} ms (n={len(r['total'])}), "
+                  f"{r['on_screen']} tiles on screen, page errors {len(r['errors'])}", flush=True)
+            m = r["metrics"]
+            print(f"        a second: script {m['ScriptDuration'] * 1000:.1f} ms, style {m['RecalcStyleDuration'] * 1000:.1f} ms "
+                  f"({m['RecalcStyleCount']:.1f} passes), layout {m['LayoutDuration'] * 1000:.1f} ms ({m['LayoutCount']:.1f} passes)", flush=True)
+    rate = (fleet.inputs - inputs0) / (time.monotonic() - t0)
+    print(f"console render bench: {len(tables)} tables at tournament pace ({rate:.1f} clock inputs a second), 1920x1080, "
+          f"{args.rounds} turns of {args.seconds:g} s per page; the page before: app.js of {args.base}")
+    ok = True
+    floor = results["floor"][0]
+    print(f"baseline, the event stream alone (the page as it is, no tile shown): renderer {floor['cpu']:.1f} % of a core "
+          f"(main thread tasks {floor['task']:.1f} %); what drawing costs on top: the page "
+          f"{statistics.mean(r['cpu'] for r in results['now']) - floor['cpu']:+.1f} %, the page before "
+          f"{statistics.mean(r['cpu'] for r in results['before']) - floor['cpu']:+.1f} %")
+    for which in ("now", "before"):
+        rs = results[which]
+        total = [x for r in rs for x in r["total"]]
+        delivery = [x for r in rs for x in r["delivery"]]
+        wait = [x for r in rs for x in r["wait"]]
+        intervals = [x for r in rs for x in r["intervals"]]
+        uneven, steps = sum(r["uneven"] for r in rs), sum(r["steps"] for r in rs)
+        cpu = statistics.mean(r["cpu"] for r in rs)
+        task = statistics.mean(r["task"] for r in rs)
+        name = "the page" if which == "now" else "baseline, the page before"
+        if not total:
+            print(f"{name}: no press reached an on-screen tile: FAIL")
+            ok = False
+            continue
+        p99 = pct(total, 99)
+        print(f"{name}: press to tile p50 {statistics.median(total):.1f} ms, p99 {p99:.1f} ms, max {max(total):.0f} ms "
+              f"(n={len(total)}); delivery p50 {statistics.median(delivery):.1f} / p99 {pct(delivery, 99):.1f} ms, "
+              f"the page's wait p50 {statistics.median(wait):.1f} / p99 {pct(wait, 99):.1f} ms")
+        if intervals:
+            print(f"  {name}: times ticked every p1 {pct(intervals, 1):.0f} / p50 {statistics.median(intervals):.0f} / "
+                  f"p99 {pct(intervals, 99):.0f} ms; {uneven} of {steps} steps not one second")
+        turns = ", ".join(f"{r['cpu']:.1f}" for r in rs)
+        print(f"  {name}: renderer {cpu:.1f} % of a core (per turn: {turns}), "
+              f"main thread tasks {task:.1f} %")
+        if which == "now":
+            lat_ok, cpu_ok = p99 <= TILE_P99_MS, cpu <= RENDERER_PCT
+            ok &= lat_ok and cpu_ok
+            print(f"  targets: press to tile p99 <= {TILE_P99_MS} ms: {'PASS' if lat_ok else 'FAIL'}; "
+                  f"renderer <= {RENDERER_PCT:g} % of a core: {'PASS' if cpu_ok else 'FAIL'}")
+        errors = [e for r in rs for e in r["errors"]]
+        if errors:
+            print(f"  {name}: page errors: {errors[:3]}")
+    print("targets: " + ("met" if ok else "MISSED"))
+    return 0 if ok or not args.check else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
