@@ -109,3 +109,25 @@ def test_a_slip_lost_to_a_crash_is_recovered_from_the_journal_and_resent(monkeyp
     assert len(slips) == 1 and slips[0]["scores"] == [412, 350] and slips[0]["at"] is None
     ok, _, payloads = resend.answer(journals, "game-000001", 1, None)
     assert ok and [json.loads(p)["kind"] for p in payloads].count("slip") == 1
+
+
+def test_the_console_reads_the_slip_a_real_clock_publishes_after_its_signature():
+    """A real clock publishes the signature's input event and then the slip with that same seq
+    (hall.device.clock_output, hall.wire.resend): the slip still reaches the console's paperless
+    flow (before, the input had taken the seq and the slip was dropped as its repeat); a
+    redelivery is handed on again, to be answered again, and kept in the history once."""
+    import json
+
+    from rackside.hall.console.hallstate import HallState
+
+    h = HallState("h")
+    sign = {"kind": "input", "game": "game-000001", "seq": 14, "t_ns": 10**9, "input": "slip_sign", "player": 2,
+            "at": None}
+    slip = {"kind": "slip", "game": "game-000001", "seq": 14, "scores": [412, 350], "penalties": [0, 0],
+            "final": [412, 350], "numbers": [12, 31], "ending": "end", "forfeits": [], "recounted": False, "at": None}
+    h.on_message(P + "table/3/event", json.dumps(sign).encode())
+    out = h.on_message(P + "table/3/event", json.dumps(slip).encode())
+    assert ("slip", {"table": 3, "slip": slip}) in out
+    again = h.on_message(P + "table/3/event", json.dumps(slip).encode())
+    assert again == [("slip", {"table": 3, "slip": slip})]
+    assert [e["kind"] for e in h.tables[3].history].count("slip") == 1

@@ -127,6 +127,10 @@ class KeypadClock:
             slip = {"kind": "slip", "game": self.game, "seq": seq, "scores": list(scores), "penalties": pen,
                     "final": [scores[0] - pen[0], scores[1] - pen[1]],
                     "numbers": list(self.numbers if numbers is None else numbers), "at": payloads.iso(time.time_ns())}
+            # as a real clock (hall.device.clock_output): the second signature's input event, then the
+            # slip with that input's seq
+            sign = {"t_ns": self.after(1), "input": "slip_sign", "player": 2}
+            self._publish("event", payloads.event_payload(sign, self.game, seq, time.time_ns()))
             self._publish("event", payloads.dumps(slip))
         return slip
 
