@@ -18,37 +18,12 @@ from rackside.firmware.clock import NS_PER_MS, Phase
 from rackside.firmware.messages import Key
 from rackside.hardware.keypad import SCAN_INTERVAL_NS, Keypad
 
-ROWS, COLUMNS = (4, 25, 13, 19), (18, 20, 21)  # hardware/pins.toml's [keypad]
-WAKE_NS = 100_000  # the scanner thread's wake-up after an edge: 0.1 ms
+from support import keypad_scan as scan
+from support.keypad_scan import COLUMNS, ROWS, WAKE_NS
 
 
-class Scanner:
-    """The scanner's thread on the rig's fake clock."""
-
-    def __init__(self, rig, keypad):
-        self.rig, self.kp = rig, keypad
-        self.due: int | None = None
-
-    def _woken(self) -> None:
-        if self.kp._wake.is_set():
-            self.kp._wake.clear()
-            t = self.rig.now + WAKE_NS
-            self.due = t if self.due is None else min(self.due, t)
-
-    def until(self, t_ns: int) -> None:
-        """Let time pass to `t_ns`, running every round due before it."""
-        while True:
-            self._woken()
-            if self.due is None or self.due > t_ns:
-                break
-            self.rig.at(max(self.due, self.rig.now))
-            delay = self.kp.service()
-            self.due = None if delay is None else self.rig.now + round(delay * 1e9)
-        self.rig.at(t_ns)
-
-    def ms(self, ms: float) -> "Scanner":
-        self.until(self.rig.now + round(ms * NS_PER_MS))
-        return self
+class Scanner(scan.Scanner):
+    """The scanner's thread on the rig's fake clock, with single edges and the waiting check."""
 
     def down(self, key: str) -> int:
         t = self.rig.now
