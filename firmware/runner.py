@@ -390,11 +390,7 @@ class Runner:
             return False
         seq = self.journal.record(event, after, **extra)
         self.clock = after
-        notes = {k: v for k, v in extra.items() if k != "source"}
-        entry = Applied(event, seq, self.journal.game, extra.get("source"), notes, after, event.t_ns)
-        self.journal.applied(entry)
-        for g in self._guarded:
-            g.call("applied", entry)
+        self._applied(event, seq, after, extra)
         return True
 
     def _table_inputs(self, inputs: list) -> None:
@@ -417,12 +413,16 @@ class Runner:
             return False
         seq = self.journal.record(event, after, table_after=table, **extra)
         self.clock, self.table = after, table
+        self._applied(event, seq, after, extra)
+        return True
+
+    def _applied(self, event: Any, seq: int, after: Any, extra: dict) -> None:
+        """An input journalled and applied (`_apply`, `_apply_table`): told to the journal's writer and every output."""
         notes = {k: v for k, v in extra.items() if k != "source"}
         entry = Applied(event, seq, self.journal.game, extra.get("source"), notes, after, event.t_ns)
         self.journal.applied(entry)
         for g in self._guarded:
             g.call("applied", entry)
-        return True
 
     def _phase(self, t: int) -> Phase:
         c = self.clock
