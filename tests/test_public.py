@@ -301,3 +301,35 @@ def test_hall_json_names_each_documents_etag_and_an_idle_hall_changes_nothing():
         await f.build(1.0)
         assert {n: d.etag for n, d in f.latest.items()} == {n: d.etag for n, d in first.items()}
     asyncio.run(go())
+
+
+# --- no device in the view (a table's status, a clock at a table TSH did not seat) ---------------------
+
+RUNNING = {"seq": 1, "game": "g1", "phase": "running", "running": 1, "to_move": 1, "sent_at": "2026-07-04T10:00:00+00:00",
+           "players": [{"player": 1, "remaining_ms": 1000, "overtime_s": 0, "penalty": 0, "forfeit": False},
+                       {"player": 2, "remaining_ms": 1000, "overtime_s": 0, "penalty": 0, "forfeit": False}],
+           "ending": None}
+
+
+def test_a_clock_going_offline_changes_no_public_document():
+    """A table's status is the device's (docs/public.md): its Last Will changes nothing the public
+    sees (a defect: live.json's `frozen` said which clocks were offline); a stale sent_at stops the
+    ticking on the page instead (hall.json's page.stale_s)."""
+    c = a_console()
+    c.on_message("rackside/v1/open/table/1/state", json.dumps(RUNNING).encode())
+    c.on_message("rackside/v1/open/table/1/status", json.dumps({"status": "online"}).encode())
+    online = built(c)
+    c.on_message("rackside/v1/open/table/1/status", json.dumps({"status": "offline"}).encode())
+    assert c.state.tables[1].status == "offline"
+    assert publicserve._without_time(built(c)["live.json"]) == publicserve._without_time(online["live.json"])
+    assert online["hall.json"]["page"]["stale_s"] == public.stale_s(1)
+
+
+def test_a_clock_at_a_table_tsh_did_not_seat_is_not_shown():
+    """Only the tables with a seat (a TSH pairing) are live tables: a clock that speaks from table 9,
+    where nobody is seated, shows no table (a defect: it was listed, which showed a device was there)."""
+    c = a_console()
+    c.on_message("rackside/v1/open/table/9/state", json.dumps(RUNNING).encode())
+    assert 9 in c.state.tables
+    tables = [t["table"] for t in built(c)["live.json"]["tables"]]
+    assert tables == [1, 2]
