@@ -262,6 +262,9 @@ def test_no_private_field_is_in_any_public_answer_by_key_or_by_value(hall):
             assert found == set(), (where, name, found)
     live = {t["table"]: t for t in json.loads(answers["live.json"])["tables"]}
     assert live[3]["state"]["players"][0].keys() == {"player", "remaining_ms", "absent"}
+    # side 1's 99 s in overtime is shown as its clock's display shows it, the 20 points never (5.3)
+    side1 = next(p for p in ended["state"]["players"] if p["player"] == 1)
+    assert live[3]["state"]["players"][0]["remaining_ms"] == side1["remaining_ms"] < 0 and side1["penalty"] == 20
 
 
 def test_the_public_listener_has_its_own_caps_and_a_crowd_there_leaves_the_director_alone(hall):

@@ -119,7 +119,9 @@ PRIVATE_VALUES = {"SECRETWORD", "cmd-abc123", "clock-7f3e", "penalty-note", "TD 
 def test_no_private_field_by_key_or_value_in_any_document():
     """Every document built from a hall whose state holds a challenge with per-word results, a
     command awaiting its ack, a device's status, version and health, a live penalty and overtime,
-    and a recorded result with its note and who recorded it."""
+    and a recorded result with its note and who recorded it. A side's time in overtime is shown, as
+    the table's own display shows it (negative remaining_ms); its penalty points never are, by key
+    (`penalty`, `overtime_s`) or in any field, before the result is recorded (docs/public.md)."""
     c = a_console()
     hall = "open"
     state = {"seq": 9, "game": "g1", "phase": "running", "running": 1, "to_move": 1, "sent_at": "2026-07-04T10:00:00+00:00",
@@ -154,7 +156,8 @@ def test_no_private_field_by_key_or_value_in_any_document():
 
     assert set(keys(docs)) & private_keys == set()
     live = next(t for t in docs["live.json"]["tables"] if t["table"] == 1)
-    assert live["state"]["players"][0] == {"player": 1, "remaining_ms": -65000, "absent": False}
+    assert live["state"]["players"][0] == {"player": 1, "remaining_ms": -65000, "absent": False}  # the display's -1:05
+    assert c.state.tables[1].state["players"][0]["penalty"] == 20  # (the director's, from the clock: 5.3)
     assert live["state"]["running"] == 1 and live["state"]["sent_at"] == state["sent_at"]
 
 
