@@ -29,6 +29,7 @@ Each document is built from an allow list of fields, never by removing fields fr
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from rackside.hall.wire import messages
@@ -49,7 +50,7 @@ def stale_s(every_s: float) -> int:
     is built at most every `every_s`, a page asks every POLL_S and a cache keeps an answer up to
     PUBLIC_MAX_AGE_S. A state older than that is a clock that stopped sending, whatever the reason:
     its time is not ticked on for ever, and no device status is published for it."""
-    return int(2 * messages.STATE_EVERY_S + -(-every_s // 1) + POLL_S + limits.PUBLIC_MAX_AGE_S)
+    return int(2 * messages.STATE_EVERY_S + math.ceil(every_s) + POLL_S + limits.PUBLIC_MAX_AGE_S)
 
 
 # The clock's rules the page needs to tick a time as the clock does (it stops at the forfeit line, 5.3.3)
