@@ -262,6 +262,9 @@ def test_no_private_field_is_in_any_public_answer_by_key_or_by_value(hall):
             assert found == set(), (where, name, found)
     live = {t["table"]: t for t in json.loads(answers["live.json"])["tables"]}
     assert live[3]["state"]["players"][0].keys() == {"player", "remaining_ms", "absent"}
+    # side 1's 99 s in overtime is shown as its clock's display shows it, the 20 points never (5.3)
+    side1 = next(p for p in ended["state"]["players"] if p["player"] == 1)
+    assert live[3]["state"]["players"][0]["remaining_ms"] == side1["remaining_ms"] < 0 and side1["penalty"] == 20
 
 
 def test_the_public_listener_has_its_own_caps_and_a_crowd_there_leaves_the_director_alone(hall):
@@ -327,3 +330,59 @@ def test_the_delay_is_applied_where_the_files_are_built(tmp_path):
     finally:
         console.stop()
         broker.stop()
+
+
+def test_a_console_started_with_a_delay_says_when_the_hall_is_back(tmp_path, browser):
+    """[public] delay_s = 3600, listener only (a console restarted: its queue of delayed views was in
+    memory). Until the first view is an hour old the listener serves the page and a hall.json with
+    the hall's name, the delay and when the hall is back, nothing of the hall as it is now; the page
+    says so (a defect: every answer was a 503 for an hour)."""
+    from datetime import datetime, timedelta
+
+    broker = Broker(tmp_path / "broker", tables="1", stations=0).start()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    extra = tsh_files(tmp_path / "console", {n: (EVENT / n).read_bytes() for n in FILES}, round=3)
+    extra += f'\n[public]\nlisten = "127.0.0.1:{port}"\ndelay_s = 3600\nevery_s = 1\n'
+    console = ConsoleProcess(broker, tmp_path / "console", PASSWORD, extra=extra).start()
+    try:
+        started = datetime.now().astimezone()
+        status, body, headers = wait(lambda: (r := get(url + "hall.json"))[0] == 200 and r, 20)
+        hall = json.loads(body)
+        assert hall["delay_s"] == 3600 and hall["round"] is None and hall["divisions"] == [], hall
+        assert hall["page"]["files"] == ["hall.json"] and hall["versions"] == {}
+        back = datetime.fromisoformat(hall["back_at"])
+        assert timedelta(minutes=59) < back - started < timedelta(minutes=61), (started, back)
+        assert headers["ETag"] and get(url + "hall.json", {"If-None-Match": headers["ETag"]})[0] == 304
+        for name in public.FILES[1:]:
+            status, _, headers = get(url + name)
+            assert status == 503 and headers["Retry-After"], name  # nothing of the hall as it is now
+        assert get(url)[0] == 200
+        page = browser.new_page(viewport=PHONE, is_mobile=True)
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url)
+        page.wait_for_function("() => document.getElementById('status').textContent.includes('back at')")
+        assert "60 min behind" in page.text_content("#status") and errors == []
+    finally:
+        console.stop()
+        broker.stop()
+
+
+def test_a_stale_state_ticks_no_further_than_stale_s_past_its_sent_at(hall, browser):
+    """A clock that stopped sending (its state is republished every STATE_EVERY_S while it runs) is
+    not ticked for ever: the page ticks a state at most hall.json's page.stale_s past its sent_at,
+    and a state of the earlier game (`frozen`) not at all. No device status is needed for it."""
+    page = phone(browser, hall.url)
+    stale_s = hall.doc("hall.json")["page"]["stale_s"]
+    left = page.evaluate("""(stale) => {
+      const sent = new Date(Date.now() - 3600e3).toISOString();
+      const st = {phase: "running", running: 1, to_move: 1, sent_at: sent, frozen: false,
+                  players: [{player: 1, remaining_ms: 600000, absent: false}, {player: 2, remaining_ms: 600000, absent: false}]};
+      const fresh = {...st, sent_at: new Date(Date.now() - 3000).toISOString()};
+      return [remaining(st, st.players[0], {}), remaining({...st, frozen: true}, st.players[0], {}),
+              remaining(fresh, fresh.players[0], {})];
+    }""", stale_s)
+    assert left[0] == 600000 - stale_s * 1000, left
+    assert left[1] == 600000 and 596000 <= left[2] <= 597000, left
+    assert page.errors == []

@@ -119,7 +119,9 @@ PRIVATE_VALUES = {"SECRETWORD", "cmd-abc123", "clock-7f3e", "penalty-note", "TD 
 def test_no_private_field_by_key_or_value_in_any_document():
     """Every document built from a hall whose state holds a challenge with per-word results, a
     command awaiting its ack, a device's status, version and health, a live penalty and overtime,
-    and a recorded result with its note and who recorded it."""
+    and a recorded result with its note and who recorded it. A side's time in overtime is shown, as
+    the table's own display shows it (negative remaining_ms); its penalty points never are, by key
+    (`penalty`, `overtime_s`) or in any field, before the result is recorded (docs/public.md)."""
     c = a_console()
     hall = "open"
     state = {"seq": 9, "game": "g1", "phase": "running", "running": 1, "to_move": 1, "sent_at": "2026-07-04T10:00:00+00:00",
@@ -154,7 +156,8 @@ def test_no_private_field_by_key_or_value_in_any_document():
 
     assert set(keys(docs)) & private_keys == set()
     live = next(t for t in docs["live.json"]["tables"] if t["table"] == 1)
-    assert live["state"]["players"][0] == {"player": 1, "remaining_ms": -65000, "absent": False}
+    assert live["state"]["players"][0] == {"player": 1, "remaining_ms": -65000, "absent": False}  # the display's -1:05
+    assert c.state.tables[1].state["players"][0]["penalty"] == 20  # (the director's, from the clock: 5.3)
     assert live["state"]["running"] == 1 and live["state"]["sent_at"] == state["sent_at"]
 
 
@@ -301,3 +304,35 @@ def test_hall_json_names_each_documents_etag_and_an_idle_hall_changes_nothing():
         await f.build(1.0)
         assert {n: d.etag for n, d in f.latest.items()} == {n: d.etag for n, d in first.items()}
     asyncio.run(go())
+
+
+# --- no device in the view (a table's status, a clock at a table TSH did not seat) ---------------------
+
+RUNNING = {"seq": 1, "game": "g1", "phase": "running", "running": 1, "to_move": 1, "sent_at": "2026-07-04T10:00:00+00:00",
+           "players": [{"player": 1, "remaining_ms": 1000, "overtime_s": 0, "penalty": 0, "forfeit": False},
+                       {"player": 2, "remaining_ms": 1000, "overtime_s": 0, "penalty": 0, "forfeit": False}],
+           "ending": None}
+
+
+def test_a_clock_going_offline_changes_no_public_document():
+    """A table's status is the device's (docs/public.md): its Last Will changes nothing the public
+    sees (a defect: live.json's `frozen` said which clocks were offline); a stale sent_at stops the
+    ticking on the page instead (hall.json's page.stale_s)."""
+    c = a_console()
+    c.on_message("rackside/v1/open/table/1/state", json.dumps(RUNNING).encode())
+    c.on_message("rackside/v1/open/table/1/status", json.dumps({"status": "online"}).encode())
+    online = built(c)
+    c.on_message("rackside/v1/open/table/1/status", json.dumps({"status": "offline"}).encode())
+    assert c.state.tables[1].status == "offline"
+    assert publicserve._without_time(built(c)["live.json"]) == publicserve._without_time(online["live.json"])
+    assert online["hall.json"]["page"]["stale_s"] == public.stale_s(1)
+
+
+def test_a_clock_at_a_table_tsh_did_not_seat_is_not_shown():
+    """Only the tables with a seat (a TSH pairing) are live tables: a clock that speaks from table 9,
+    where nobody is seated, shows no table (a defect: it was listed, which showed a device was there)."""
+    c = a_console()
+    c.on_message("rackside/v1/open/table/9/state", json.dumps(RUNNING).encode())
+    assert 9 in c.state.tables
+    tables = [t["table"] for t in built(c)["live.json"]["tables"]]
+    assert tables == [1, 2]

@@ -13,22 +13,28 @@ dict of documents, file name -> JSON value:
 - `pairings.json`: this round's and the next round's games by table, with the recorded result;
 - `standings.json`: each division's standings, ranked as TSH ranks them (standings.py), after the
   last round with a recorded score;
-- `live.json`: when it was built, and every table of this round: its players, its clock's times (`remaining_ms` and
-  `sent_at`, which the page ticks itself), whose turn it is, and the recorded result.
+- `live.json`: when it was built, and every table TSH seated this round: its players, its clock's times
+  (`remaining_ms` and `sent_at`, which the page ticks itself, at most `stale_s` past sent_at), whose
+  turn it is, and the recorded result.
 
 What is never in them (docs/public.md, "What the public never sees"; tests/test_public.py checks
 every document by key and by value against the director's snapshot): a challenge (its words, its
 per-word results, its station), a command, a device (a table's status, version, health or
-problems), a clock's penalty, overtime or ending before the result is recorded, a result's note,
-decision, reason or who recorded it, a session or a token. Each document is built from an allow
-list of fields, never by removing fields from the director's.
+problems; whether it is online; a clock at a table TSH did not seat), a clock's penalty points,
+forfeit or ending before the result is recorded, a result's note, decision, reason or who recorded
+it, a session or a token. A side's time in overtime is shown as the table's own display shows it
+(negative `remaining_ms`: the clock shows it to everyone at the table, 5.3), never its penalty.
+Each document is built from an allow list of fields, never by removing fields from the director's.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
-from . import standings, tsh
+from rackside.hall.wire import messages
+
+from . import limits, standings, tsh
 
 # The page's settings (it reads them from hall.json: no rule is defined twice)
 POLL_S = 5  # a page asks for what changed this often (a conditional request: 304 when nothing did)
@@ -36,6 +42,17 @@ CYCLE_S = 12  # the hall screen shows each division this long
 SCREEN_ROWS = 12  # rows of a hall-screen page: at 3.5 % of the screen's height a letter (public.css), read from across the room
 FILES = ("hall.json", "players.json", "pairings.json", "standings.json", "live.json")
 PAGE_FILES = ("index.html", "public.js", "public.css")  # the page, served and written beside the JSON
+
+
+def stale_s(every_s: float) -> int:
+    """How long past its sent_at the page ticks a running clock's state (then it holds the time): a
+    clock sends its state at least every STATE_EVERY_S (twice that: a state lost on the way), the view
+    is built at most every `every_s`, a page asks every POLL_S and a cache keeps an answer up to
+    PUBLIC_MAX_AGE_S. A state older than that is a clock that stopped sending, whatever the reason:
+    its time is not ticked on for ever, and no device status is published for it."""
+    return int(2 * messages.STATE_EVERY_S + math.ceil(every_s) + POLL_S + limits.PUBLIC_MAX_AGE_S)
+
+
 # The clock's rules the page needs to tick a time as the clock does (it stops at the forfeit line, 5.3.3)
 LIVE_RULES = ("game_time_ms", "forfeit_overtime_ms")
 
@@ -52,6 +69,7 @@ class Hall:
     tiles: list[dict] = field(default_factory=list)  # hallstate.Table.tile() of every known table
     built_at: str = ""  # the console's wall time the view is of (ISO 8601)
     delay_s: int = 0
+    every_s: float = 1  # how often the view is built ([public] every_s, or longer with a delay): stale_s
 
 
 def view(h: Hall) -> dict[str, object]:
@@ -59,12 +77,23 @@ def view(h: Hall) -> dict[str, object]:
     nxt = h.round + 1
     return {
         "hall.json": {"hall": h.name, "round": h.round, "divisions": [d.name for d in h.divisions], "delay_s": h.delay_s,
-                      "page": {"poll_s": POLL_S, "cycle_s": CYCLE_S, "screen_rows": SCREEN_ROWS, "files": list(FILES)}},
+                      "page": page_settings(h.every_s)},
         "players.json": {"round": h.round, "players": players(h, h.round, nxt)},
         "pairings.json": {"rounds": [pairings(h, r) for r in (h.round, nxt) if h.seats.get(r) or byes(h, r)]},
         "standings.json": {"divisions": [division_standings(d, h.options) for d in h.divisions]},
         **live(h),
     }
+
+
+def page_settings(every_s: float, files: tuple[str, ...] = FILES) -> dict:
+    return {"poll_s": POLL_S, "cycle_s": CYCLE_S, "screen_rows": SCREEN_ROWS, "stale_s": stale_s(every_s), "files": list(files)}
+
+
+def waiting(name: str, delay_s: int, every_s: float, back_at: str) -> dict:
+    """hall.json while no view is yet `delay_s` old (a console just started: its delayed views were in
+    memory): the hall's name, the delay and when the hall is shown again, nothing of it as it is now."""
+    return {"hall": name, "round": None, "divisions": [], "delay_s": delay_s, "back_at": back_at,
+            "page": page_settings(every_s, ("hall.json",)), "versions": {}}
 
 
 def live(h: Hall) -> dict[str, object]:
@@ -142,9 +171,11 @@ def _rules(tiles: list[dict]) -> dict:
 
 def _live_state(tile: dict) -> dict | None:
     """A clock's state as the public sees it: its phase, whose turn, each side's time and when it
-    was sent. Not its penalty, overtime, forfeit or ending: those are the result's, shown once
-    recorded. A state the console holds still (an offline clock's, an earlier game's) is `frozen`:
-    the page does not tick it."""
+    was sent; in overtime the time below zero, as the table's display shows it. Not its penalty
+    points, forfeit or ending: those are the result's, shown once recorded. The state of the
+    seat's earlier game (the clock plays another round's) is `frozen`: the page does not tick it.
+    Whether the clock is online is the device's, never said: a clock that stopped sending has a
+    sent_at that grows old, and the page stops ticking it stale_s past it."""
     st = tile.get("state")
     if not isinstance(st, dict):
         return None
@@ -154,7 +185,7 @@ def _live_state(tile: dict) -> dict | None:
         "running": st.get("running"),
         "to_move": st.get("to_move"),
         "sent_at": st.get("sent_at"),
-        "frozen": bool(tile.get("earlier")) or tile.get("status") == "offline",
+        "frozen": bool(tile.get("earlier")),
         "players": [{"player": p.get("player"), "remaining_ms": p.get("remaining_ms"), "absent": bool(p.get("absent"))}
                     for p in st.get("players") or []],
         "rules": {k: rules[k] for k in LIVE_RULES if k in rules},
@@ -162,11 +193,12 @@ def _live_state(tile: dict) -> dict | None:
 
 
 def live_tables(h: Hall) -> list[dict]:
-    """Every table seated this round (and any other with a clock), in table order: its seat as the
-    tile has it (hallstate: this round's TSH game at that table), so live.json needs no seating."""
+    """Every table TSH seated this round, in table order: its seat as the tile has it (hallstate: this
+    round's TSH game at that table), so live.json needs no seating. A table with a clock and no seat
+    is not listed: it would say a device is there (the pairings are TSH's, public already)."""
     out = []
     for t in sorted(h.tiles, key=lambda t: t["table"]):
-        if t.get("division") is None and t.get("state") is None:
+        if t.get("division") is None:
             continue
         out.append({"table": t["table"], "label": t.get("label") or "", "division": t.get("division"),
                     "names": [str(x) for x in t.get("names") or ["", ""]],

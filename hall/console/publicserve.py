@@ -12,7 +12,10 @@ delayed if asked, answered on their own listener and written into a folder as st
   wait in a queue and the one shown is the newest at least that old, so neither the listener nor the
   folder ever holds anything newer. The queue is bounded: at most MAX_DELAYED views, one kept every
   delay_s / MAX_DELAYED seconds at most (an hour's delay: one every 10 s), sharing the bytes of the
-  documents that did not change.
+  documents that did not change. The queue is in memory: until a console just started has a view
+  delay_s old, the listener answers the page and `public.waiting`'s hall.json (the hall's name, the
+  delay, when the hall is back; nothing of it as it is now), the other documents a 503, and the
+  folder keeps what it holds (the last view written, delayed as it was when written).
 - `app(feed)` (Starlette) answers GET and HEAD for the page and the documents, nothing else: every
   answer has an ETag and a Cache-Control, and a request whose If-None-Match names it gets a 304 with
   no body. No session, no cookie, no login: nothing of the director's is reachable from it (its own
@@ -30,7 +33,7 @@ import logging
 import time
 from collections import deque
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import uvicorn
@@ -95,12 +98,12 @@ def _now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def gather(console, delay_s: int, slow: bool) -> dict:
+def gather(console, delay_s: int, slow: bool, every_s: float = 1) -> dict:
     """What the view is made of, taken on the event loop (the store's and the state's one owner)."""
     ev = console.event
     st = console.state
     out = {"name": st.hall, "round": st.round.number, "tiles": [t.tile() for t in st.tables.values()],
-           "built_at": _now_iso(), "delay_s": delay_s}
+           "built_at": _now_iso(), "delay_s": delay_s, "every_s": every_s}
     if slow:
         out.update(divisions=list(ev.divisions.values()), rows=console.result_rows.of(ev.store),
                    entry_config=ev.entry_config(), config=ev.config,
@@ -110,7 +113,8 @@ def gather(console, delay_s: int, slow: bool) -> dict:
 
 def hall_of(g: dict) -> public.Hall:
     """The public.Hall of what gather() took (off the loop: TSH's arithmetic over the whole event)."""
-    h = public.Hall(g["name"], g["round"], tiles=g["tiles"], built_at=g["built_at"], delay_s=g["delay_s"])
+    h = public.Hall(g["name"], g["round"], tiles=g["tiles"], built_at=g["built_at"], delay_s=g["delay_s"],
+                    every_s=g.get("every_s", 1))
     if "divisions" in g:
         h.divisions, _problems = tshout.live_divisions(g["divisions"], g["rows"], g["entry_config"])
         h.options = g["options"]
@@ -153,7 +157,7 @@ class Feed:
         rnd = self.console.state.round.number
         slow = self.slow_due or rnd != self.slow_round
         self.slow_due = False
-        g = gather(self.console, self.settings.delay_s, slow)
+        g = gather(self.console, self.settings.delay_s, slow, self.every_s)
         if slow:
             docs = await asyncio.to_thread(lambda: public.view(hall_of(g)))
             self.slow_round = rnd
@@ -184,7 +188,16 @@ class Feed:
             shown = self.delayed.popleft()[1]
         return shown
 
+    def waiting(self) -> dict[str, Doc]:
+        """The page and public.waiting's hall.json: what is answered until a view is delay_s old."""
+        back = datetime.now(timezone.utc) + timedelta(seconds=self.settings.delay_s)
+        hall = public.waiting(self.console.state.hall, self.settings.delay_s, self.every_s,
+                              back.isoformat(timespec="seconds"))
+        return {**self.page, **encode({"hall.json": hall}, {})}
+
     async def run(self) -> None:
+        if self.settings.delay_s:
+            self.current = self.waiting()  # the listener's alone: the folder keeps what it holds
         while True:
             now = time.monotonic()
             try:
@@ -236,8 +249,8 @@ async def answer(request: Request) -> Response:
     name = request.path_params.get("name", "index.html")
     doc = feed.current.get(name)
     if doc is None:
-        if not feed.current and (name in public.FILES or name in PAGE_SOURCES):
-            return PlainTextResponse("the public hall is starting: try again in a moment", status_code=503,
+        if name in public.FILES or name in PAGE_SOURCES:  # (once a view is shown, every one is there)
+            return PlainTextResponse("the public hall is not shown yet (starting, or delayed: hall.json says until when)", status_code=503,
                                      headers={"Retry-After": "2", "Cache-Control": "no-store"})
         return PlainTextResponse("not found", status_code=404, headers={"Cache-Control": f"public, max-age={limits.PUBLIC_PAGE_MAX_AGE_S}"})
     age = limits.PUBLIC_PAGE_MAX_AGE_S if name in PAGE_SOURCES else limits.PUBLIC_MAX_AGE_S

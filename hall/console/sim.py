@@ -34,13 +34,13 @@ import paho.mqtt.client as mqtt
 
 from rackside.firmware import clock as C
 from rackside.firmware.journal import input_to_dict, make_header
-from rackside.hall.wire import commands, health, resend, topics
+from rackside.hall.wire import commands, health, messages, resend, topics
 from rackside.hall.wire.payloads import event_payload, result_payload, state_payload
 from rackside.hall.wire.payloads import challenge_payloads as station_payloads
 
 log = logging.getLogger("rackside.hall.sim")
 NS = 1_000_000_000
-STATE_EVERY_S = 10.0
+STATE_EVERY_S = float(messages.STATE_EVERY_S)
 
 
 # the commands of the paperless table (issue 27, docs/hall.md) a clock without a keypad takes and ignores

@@ -53,7 +53,7 @@ from rackside import running_version
 from rackside.firmware.clock import Phase, Rules, View
 from rackside.firmware.outputs import Applied, Frame, Output
 from rackside.hall.device import intake
-from rackside.hall.wire import commands, topics
+from rackside.hall.wire import commands, messages, topics
 from rackside.hall.net.config import HallConfig
 from rackside.hall.net.link import Link
 from rackside.hall.device.outbox import Outbox
@@ -67,7 +67,7 @@ from rackside.outage import Outage
 
 log = logging.getLogger(__name__)
 
-STATE_EVERY_NS = 10_000_000_000
+STATE_EVERY_NS = messages.STATE_EVERY_S * 1_000_000_000
 QUEUE_SIZE = 2000  # the runner's messages waiting for the worker
 # the commands the runner applies (`_submit`), besides resend and update, which the hall output answers itself
 COMMANDS_SIZE = 256  # raw commands waiting for the worker (the broker sends at most 50 unacknowledged)

@@ -80,6 +80,11 @@ def _table(v: Any) -> int:
     return Whole(1, topics.MAX_TABLE).check(v, "table")
 
 
+# A clock publishes its retained state on every input and at least this often while it is on (a
+# page that sees a running clock's sent_at grow older than this knows the state is stale)
+STATE_EVERY_S = 10
+
+
 STATE = Schema({
     "seq": Whole(0, BIG),
     "game": Text(64, pattern=NAME),

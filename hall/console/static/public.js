@@ -39,6 +39,12 @@ async function poll() {
       const version = (hall.versions || {})[name];
       if (name !== "hall.json" && (!version || version !== etags[name]) && (await fetchFile(name, version))) changed.add(name);
     }
+    if (hall.back_at) { // a console just started with a delay: nothing of the hall until then
+      if (changed.size) draw(changed);
+      $("status").textContent = `shown ${Math.round(hall.delay_s / 60)} min behind: back at ${new Date(hall.back_at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}`;
+      setTimeout(poll, hall.page.poll_s * 1000);
+      return;
+    }
     if (changed.size) draw(changed);
     if (screenMode && !screenStarted) { screenStarted = true; setTimeout(nextScreen, hall.page.cycle_s * 1000); }
     $("status").textContent = `updated ${new Date().toLocaleTimeString()}` +
@@ -166,7 +172,10 @@ function remaining(st, p, rules) {
   const ticking = (st.phase === "running" && st.running === p.player) || (st.phase === "late" && p.absent);
   const sent = Date.parse(st.sent_at);
   if (ticking && !st.frozen && !Number.isNaN(sent)) {
-    ms -= Math.max(0, viewNow() - sent);
+    // at most stale_s past sent_at: a clock sends its state every few seconds while it runs, so an
+    // older state is one that stopped coming, and its time is held (hall.json's page.stale_s)
+    const stale = ((hall && hall.page.stale_s) || 0) * 1000;
+    ms -= Math.min(Math.max(0, viewNow() - sent), stale);
     if (rules && typeof rules.forfeit_overtime_ms === "number") ms = Math.max(ms, -rules.forfeit_overtime_ms);
   }
   return ms;
@@ -292,8 +301,8 @@ function nextScreen() {
 // not the pairings and standings of the whole event.
 function draw(changed) {
   $("hall").textContent = hall.hall;
-  $("round").textContent = `round ${hall.round}`;
-  document.title = `${hall.hall}: round ${hall.round}`;
+  $("round").textContent = hall.round === null ? "" : `round ${hall.round}`;
+  document.title = hall.round === null ? hall.hall : `${hall.hall}: round ${hall.round}`;
   if (screenMode) {
     if (changed.has("standings.json") || changed.has("pairings.json") || !screenDrawn) { screenDrawn = true; drawScreen(); }
     return;
