@@ -117,20 +117,39 @@ def test_this_machine_reports_what_it_has_and_unknown_for_the_rest(tmp_path):
         assert h["clock_synced"] == healthparse.clock_sync(*timex)["clock_synced"]
 
 
-def test_the_watch_publishes_on_change_not_on_every_reading(tmp_path):
+class _Disk:
+    """os.statvfs of the state folder, as the test says (the suite's own folder fills and empties as
+    other tests and programs write: a real one made this test fail when 1 MB moved between readings)."""
+
+    def __init__(self, free_mb: int) -> None:
+        self.free_mb = free_mb
+
+    def __call__(self, path):
+        import types
+
+        return types.SimpleNamespace(f_bavail=self.free_mb * 256, f_blocks=64 * 2**30 // 4096, f_frsize=4096)
+
+
+def test_the_watch_publishes_on_change_not_on_every_reading(tmp_path, monkeypatch):
+    disk = _Disk(20_008)  # within a 16 MB step: 3 MB less stays in it
+    monkeypatch.setattr("rackside.hall.device.health.os.statvfs", disk)
     root = a_pi(tmp_path / "pi", throttled="0")
     sent: list[bytes] = []
     watch = HealthWatch(HealthReader(tmp_path, root=root, sync=lambda: None), sent.append, "1.2.3")
     assert watch.once(0) is True
     (root / "proc/uptime").write_text("12400.00 1.00\n")  # only the uptime moved
     assert watch.once(30) is False
+    disk.free_mb -= 3  # a journal grew: no change worth a status
+    assert watch.once(31) is False
+    disk.free_mb -= 400  # the card filling: a change
+    assert watch.once(32) is True
     (root / "sys/devices/platform/soc/soc:firmware/get_throttled").write_text("1\n")  # undervoltage now
     assert watch.once(60) is True
     assert watch.once(wire_quiet := watch.quiet_s) is True  # quiet for long enough: the uptime goes again
     assert wire_quiet == 600
-    body = json.loads(sent[1])
+    body = json.loads(sent[2])
     assert body["status"] == "online" and body["version"] == "1.2.3" and body["health"]["undervoltage"] is True
-    assert len(sent[1]) <= wire.MAX_STATUS_BYTES
+    assert len(sent[2]) <= wire.MAX_STATUS_BYTES
 
 
 def test_a_simulated_fault_is_laid_over_the_reading(tmp_path):

@@ -86,6 +86,18 @@ class Health(NamedTuple):
     faults: tuple[str, ...] = ()
 
 
+FREE_STEP_MB = 16  # free space that moved less than this is no change worth a status (journals grow by KB)
+
+
+def _look(h: dict) -> dict:
+    """What of a reading is a change worth publishing: not the uptime, which always moves, nor free
+    space moving within one FREE_STEP_MB step or a whole percent (a journal or the outbox growing);
+    the quiet period's status carries the exact figures."""
+    mb, pct = h.get("state_free_mb"), h.get("state_free_pct")
+    return {**h, "uptime_s": None, "state_free_mb": None if mb is None else mb // FREE_STEP_MB,
+            "state_free_pct": None if pct is None else int(pct)}
+
+
 class HealthReader:
     """Reads the health of the machine it runs on; `root` is "/" (a test gives a folder laid out
     as a Pi's /sys and /proc); `sync` is adjtimex (a test gives its own)."""
@@ -166,7 +178,7 @@ class HealthWatch:
         except Exception as e:  # noqa: BLE001 - health is never worth stopping a device for
             log.debug("health not read: %r", e)
             return False
-        same = self.last is not None and {**h, "uptime_s": None} == {**self.last, "uptime_s": None}
+        same = self.last is not None and _look(h) == _look(self.last)
         if same and quiet_for < self.quiet_s:
             return False
         self.last = h
