@@ -40,6 +40,40 @@ def test_a_broker_whose_fixture_failed_is_stopped_when_the_session_ends(tmp_path
     assert not alive, "the broker outlived the test session"
 
 
+def test_a_test_on_the_shared_broker_leaves_nothing_retained_for_the_next(tmp_path):
+    """The session's `hall_broker` is shared: what one test leaves retained there (a table's state,
+    its status, an enrolment hello) a later test's console or recorder receives first, as if its own
+    clock had published it (a retained table-3 state of another game hid a later test's table-3
+    result). Each test leaves nothing retained under the hall, whatever it published and however it ended."""
+    (tmp_path / "test_inner.py").write_text(textwrap.dedent("""
+        from support.broker import Recorder
+
+        def leave_retained(hall_broker):
+            t3 = hall_broker.client("table-3")
+            for leaf, payload in (("state", b'{"game": "game-left-behind"}'), ("status", b"online")):
+                t3.publish(f"rackside/v1/{hall_broker.hall}/table/3/{leaf}", payload, qos=1, retain=True).wait_for_publish(5)
+            t3.disconnect()
+            t3.loop_stop()
+
+        def test_one_leaves_retained_state(hall_broker):
+            leave_retained(hall_broker)
+
+        def test_two_fails_after_leaving_retained_state(hall_broker):
+            leave_retained(hall_broker)
+            raise AssertionError("a test that fails cleans up too")
+
+        def test_three_finds_nothing_retained(hall_broker):
+            rec = Recorder(hall_broker)
+            rec.ping()
+            rec.close()
+            assert [t for t, _, retained in rec.messages if retained] == []
+    """))
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "support.broker", "-p", "no:cacheprovider",
+                          str(tmp_path / "test_inner.py")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert "1 failed, 2 passed" in run.stdout and "test_two_fails" in run.stdout, run.stdout + run.stderr
+
+
 
 def test_a_ping_returns_once_the_subscriber_has_every_message_routed_before_it(hall_broker):
     """support.broker.ping, the barrier tests assert absence after (tests/test_waits.py): messages

@@ -3,8 +3,10 @@
 Fixtures (registered for every test by tests/conftest.py):
 
 - `hall_broker`: one broker for the whole session (hall "testhall", tables 1-8, stations 1-2, a
-  director). Tests must not stop it; use `make_broker` for that. It keeps what earlier tests left
-  retained (states, statuses): a new subscriber receives those first.
+  director). Tests must not stop it; use `make_broker` for that. Each test finds nothing retained
+  under the hall and leaves nothing: once the test and its own fixtures are done, every retained
+  message under the hall (states, statuses, results, hellos) is deleted (`clear_retained`), so no
+  test's console or recorder receives another test's table as its own.
 - `make_broker`: a factory, `make_broker(tables="1-4", stations=1)`, for a test's own broker
   that it may stop, kill and restart (`broker.stop()`, `broker.start()`); each is torn down after
   the test.
@@ -297,12 +299,44 @@ def pytest_sessionfinish(session, exitstatus) -> None:
         _started.pop().stop()
 
 
+def clear_retained(broker: Broker, passes: int = 5) -> None:
+    """Delete every message retained under `broker`'s hall: as the director (who may publish to the
+    whole hall, hall.director.dynsec), subscribe to it, take in what comes retained (`Recorder.ping`:
+    all of it), and publish an empty retained message to each such topic (MQTT 5 3.3.1.3: that
+    deletes it), each PUBACK awaited (the broker has deleted it by then). Repeated until a fresh
+    subscription receives nothing retained; a RuntimeError naming the topics if something still
+    publishes them after `passes` rounds (a device the test left running)."""
+    left: list[str] = []
+    for _ in range(passes):
+        rec = Recorder(broker)
+        try:
+            rec.ping()
+            with rec.cond:
+                left = sorted({topic for topic, _, retained in rec.messages if retained})
+            if not left:
+                return
+            for topic in left:
+                rec.client.publish(topic, b"", qos=1, retain=True).wait_for_publish(10)
+        finally:
+            rec.close()
+    raise RuntimeError(f"retained again after {passes} clearings (a device of the test still running?): {left}")
+
+
 @pytest.fixture(scope="session")
-def hall_broker(tmp_path_factory):
+def _session_hall_broker(tmp_path_factory):
     broker = Broker(tmp_path_factory.mktemp("hall-broker"))
     broker.start()
     yield broker
     broker.stop()
+
+
+@pytest.fixture
+def hall_broker(_session_hall_broker):
+    """The session's broker, for one test: set up before any fixture of the test that uses it, so
+    torn down after them (their clocks and consoles stopped), it then clears what the test left
+    retained, whether the test passed or failed."""
+    yield _session_hall_broker
+    clear_retained(_session_hall_broker)
 
 
 @pytest.fixture
