@@ -128,7 +128,7 @@ def one_turn(p, url: str, n_tables: int, old_js: str | None, warmup_s: float, se
         page.fill("#password", PASSWORD)
         page.click("button[type=submit]")
         page.wait_for_selector("body[data-ready='1']")
-        page.wait_for_function("n => document.querySelectorAll('.tile').length >= n", arg=n_tables, timeout=60_000)
+        page.wait_for_function("n => tiles.size >= n", arg=n_tables, timeout=60_000)  # (only those on screen are in the DOM)
         if floor:  # the stream alone: every message read, no tile on screen to draw
             page.evaluate("document.getElementById('tiles').style.display = 'none'")  # (the page's CSP refuses a style tag)
         time.sleep(warmup_s)
