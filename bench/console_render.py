@@ -178,7 +178,7 @@ def run(procs: list, fleet_box: list) -> int:
     procs.append(broker.proc)
     _, port = start_console(broker, tmp, "demo", PASSWORD, procs)
     url = f"http://127.0.0.1:{port}/"
-    fleet = SimFleet("demo", "127.0.0.1", broker.port, {n: (f"table-{n}", broker.devices[f"table-{n}"].password) for n in tables},
+    fleet = SimFleet("demo", "127.0.0.1", broker.port, {n: broker.devices[f"table-{n}"].login for n in tables},
                      tmp / "journals")
     fleet_box.append(fleet)
     fleet.connect(timeout=120)
