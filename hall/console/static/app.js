@@ -5,7 +5,7 @@
 //
 // What a page costs must not grow with the hall or the hours (issue 17.6): every message is read
 // into a checked model first (a field of the wrong type is a problem shown on that tile, never an
-// exception that stops the others); only tiles on screen are drawn (an IntersectionObserver), a
+// exception that stops the others); only tiles on screen are in the DOM and drawn (placeTiles), a
 // changed tile at the browser's next frame, the ticking times once a second; every list the page
 // keeps is bounded (PAGE_LIMITS, stated in docs/console.md).
 "use strict";
@@ -334,9 +334,9 @@ function drawTimes(d, t) {
 // of the tiles on screen are drawn once a second, all in one frame, as of the console clock's
 // whole second (shownAt): every time steps by exactly one second a tick, however late the timer
 // fires. Nothing is drawn when nothing changed: no frame is asked for, and the page wakes once a
-// second. Each tile is CSS-contained and nothing is written that did not change, so a frame costs
-// the changed tiles' style and paint, and the browser's own pass over the page's layers, about the
-// same for one tile as for a hundred (what a frame costs at 300 tables: docs/performance.md).
+// second. Each tile is CSS-contained, nothing is written that did not change, and only the rows on
+// screen (and one each side) are in the DOM (placeTiles), so a frame costs the changed tiles' style
+// and paint and the browser's own pass over about 140 tiles, not 300 (docs/performance.md).
 
 const visible = new Set(); // tables whose tile is on screen
 const stale = new Set(); // tables whose tile is behind their data, drawn when seen
