@@ -128,7 +128,7 @@ def one_turn(p, url: str, n_tables: int, old_js: str | None, warmup_s: float, se
         page.fill("#password", PASSWORD)
         page.click("button[type=submit]")
         page.wait_for_selector("body[data-ready='1']")
-        page.wait_for_function("n => document.querySelectorAll('.tile').length >= n", arg=n_tables, timeout=60_000)
+        page.wait_for_function("n => tiles.size >= n", arg=n_tables, timeout=60_000)  # (only those on screen are in the DOM)
         if floor:  # the stream alone: every message read, no tile on screen to draw
             page.evaluate("document.getElementById('tiles').style.display = 'none'")  # (the page's CSP refuses a style tag)
         time.sleep(warmup_s)
@@ -178,7 +178,7 @@ def run(procs: list, fleet_box: list) -> int:
     procs.append(broker.proc)
     _, port = start_console(broker, tmp, "demo", PASSWORD, procs)
     url = f"http://127.0.0.1:{port}/"
-    fleet = SimFleet("demo", "127.0.0.1", broker.port, {n: (f"table-{n}", broker.devices[f"table-{n}"].password) for n in tables},
+    fleet = SimFleet("demo", "127.0.0.1", broker.port, {n: broker.devices[f"table-{n}"].login for n in tables},
                      tmp / "journals")
     fleet_box.append(fleet)
     fleet.connect(timeout=120)

@@ -246,3 +246,38 @@ def test_a_stream_that_stops_reading_is_dropped_at_its_byte_budget_and_freed():
     full = Hub()
     opened = [full.open() for _ in range(limits.MAX_STREAMS + 5)]
     assert opened.count(None) == 5
+
+
+def test_a_clocks_repeated_state_is_not_sent_again_and_every_real_change_is():
+    """Issue 28.4: a clock repeats its state every 10 s, its times ticked on; every page already
+    works that out, so the tile is not sent again. A time that jumped, a new seq, a status: sent."""
+    import asyncio
+
+    from rackside.hall.console.hub import Hub
+
+    def tile(sent_at, p1, p2=600_000, seq=7, status="online", phase="running"):
+        return {"table": 4, "status": status, "names": ["A", "B"], "problems": [],
+                "state": {"game": "g", "seq": seq, "phase": phase, "running": 1, "sent_at": sent_at,
+                          "players": [{"player": 1, "remaining_ms": p1}, {"player": 2, "remaining_ms": p2}]}}
+
+    async def go():
+        hub = Hub()
+        page = hub.open()
+        sent = []
+        for t in [tile("2026-12-02T10:00:00.000+00:00", 900_000),
+                  tile("2026-12-02T10:00:10.000+00:00", 890_010),  # the repeat, 10 s on: not sent
+                  tile("2026-12-02T10:00:20.000+00:00", 880_000),  # and again
+                  tile("2026-12-02T10:00:30.000+00:00", 875_000),  # the clock's time jumped 5 s: sent
+                  tile("2026-12-02T10:00:30.000+00:00", 875_000, p2=599_000),  # the side not ticking changed: sent
+                  tile("2026-12-02T10:00:40.000+00:00", 865_000, p2=599_000, status="offline"),  # a status: sent
+                  tile("2026-12-02T10:00:40.000+00:00", 865_000, p2=599_000, status="offline"),  # the very same: not
+                  tile("2026-12-02T10:00:41.000+00:00", 864_000, p2=599_000, seq=8),  # a new seq: sent
+                  tile("2026-12-02T10:00:51.000+00:00", 864_000, p2=599_000, seq=8, phase="paused")]:  # sent
+            hub.publish("table", t)
+            sent.append(len(page.take()))
+        hub.publish("table", {**tile("2026-12-02T10:01:01.000+00:00", 864_000, p2=599_000, seq=8, phase="paused"),
+                              "problems": ["state: refused"]})  # a problem on the tile: sent
+        sent.append(len(page.take()))
+        return sent
+
+    assert asyncio.run(go()) == [1, 0, 0, 1, 1, 1, 0, 1, 1, 1]

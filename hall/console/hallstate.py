@@ -30,6 +30,7 @@ swapped clock): it is bound afresh.
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -128,6 +129,46 @@ def _moment(iso: str | None) -> datetime | None:
     except ValueError:
         return None
     return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+# A clock repeats its state every 10 s with nothing new but its times as of then
+# (hall/device/clock_output.STATE_EVERY_NS), which a page works out itself from the state it has: a
+# tile that repeats the one a page was last sent is not sent again (issue 28.4: of about 57 events
+# a second at 300 tables, 30 were such repeats, each read by every page). A repeat is the same tile
+# in every field but the state's `sent_at` and the ticking sides' `remaining_ms`, those ticked on by
+# the time between (within REPEAT_SLACK_MS): a time set, a clock's jump or anything else is sent.
+REPEAT_SLACK_MS = 100  # a tenth of the second a page shows: a repeat's times differ from the page's by less
+
+
+def tile_look(tile: dict) -> tuple[str, datetime | None, tuple]:
+    """A tile as a page draws it apart from its ticking times (its JSON, the state's moment and
+    times left out), the state's moment, and each side's (remaining ms, ticking) then."""
+    st = tile.get("state")
+    if not isinstance(st, dict) or not isinstance(st.get("players"), list):
+        return json.dumps(tile, sort_keys=True, default=str), None, ()
+    players = [p for p in st["players"] if isinstance(p, dict)]
+    phase, running = st.get("phase"), st.get("running")
+    times = tuple((p.get("remaining_ms"), (phase == "running" and running == p.get("player")) or (phase == "late" and p.get("absent") is True))
+                  for p in players)
+    rest = {**tile, "state": {**st, "sent_at": None, "players": [{**p, "remaining_ms": None} for p in players]}}
+    return json.dumps(rest, sort_keys=True, default=str), _moment(st.get("sent_at")), times
+
+
+def repeats(before: tuple | None, look: tuple) -> bool:
+    """True when the tile of `look` tells a page that was sent `before` nothing new (tile_look)."""
+    if before is None or before[0] != look[0]:
+        return False
+    if not look[2]:
+        return True  # no state, or one with no times: the very same tile
+    if before[1] is None or look[1] is None or len(before[2]) != len(look[2]):
+        return False
+    elapsed_ms = (look[1] - before[1]).total_seconds() * 1000
+    for (was, ticking), (now, _) in zip(before[2], look[2]):
+        if not (isinstance(was, (int, float)) and isinstance(now, (int, float))):
+            return False
+        if abs((was - elapsed_ms if ticking else was) - now) > REPEAT_SLACK_MS:
+            return False
+    return True
 
 
 @dataclass

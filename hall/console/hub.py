@@ -1,6 +1,7 @@
 """The open event streams (/api/events), each bounded by bytes.
 
-Every change is encoded once and queued on each open stream. A page that stops reading (a laptop
+Every change is encoded once and queued on each open stream; a table's tile that repeats the one
+last sent (a clock's state repeated with its times ticked on: hallstate.repeats) is not sent. A page that stops reading (a laptop
 asleep, a stalled network) fills its queue; past STREAM_QUEUE_BYTES the stream is dropped: its
 queue is freed and the stream ends, and the page's EventSource reconnects and starts again from a
 snapshot. At most MAX_STREAMS are open at once. Touched only on the console's event loop.
@@ -15,6 +16,7 @@ from collections import deque
 from typing import Any
 
 from . import limits
+from .hallstate import repeats, tile_look
 
 log = logging.getLogger("rackside.hall.console")
 
@@ -55,6 +57,10 @@ class Hub:
     def __init__(self) -> None:
         self.streams: set[Stream] = set()
         self.dropped = 0  # streams dropped for not reading (for the logs and tests)
+        # each table's tile as last sent (hallstate.tile_look), one a table (at most limits.MAX_TABLE):
+        # a tile that repeats it is not sent again. Kept with no stream open too: a stream opens
+        # with a snapshot at least as new, so what it was last sent is never older than this.
+        self.looks: dict[int, tuple] = {}
 
     def open(self) -> Stream | None:
         """A new stream, or None when MAX_STREAMS are open."""
@@ -68,6 +74,11 @@ class Hub:
         self.streams.discard(s)
 
     def publish(self, kind: str, data: Any) -> None:
+        if kind == "table" and isinstance(data, dict) and isinstance(data.get("table"), int):
+            look = tile_look(data)
+            if repeats(self.looks.get(data["table"]), look):
+                return
+            self.looks[data["table"]] = look
         if not self.streams:
             return
         try:

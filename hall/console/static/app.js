@@ -5,7 +5,7 @@
 //
 // What a page costs must not grow with the hall or the hours (issue 17.6): every message is read
 // into a checked model first (a field of the wrong type is a problem shown on that tile, never an
-// exception that stops the others); only tiles on screen are drawn (an IntersectionObserver), a
+// exception that stops the others); only tiles on screen are in the DOM and drawn (placeTiles), a
 // changed tile at the browser's next frame, the ticking times once a second; every list the page
 // keeps is bounded (PAGE_LIMITS, stated in docs/console.md).
 "use strict";
@@ -232,7 +232,6 @@ function makeTile(n) {
   d.addEventListener("click", () => openDetail(n));
   d.addEventListener("keydown", (e) => { if (e.key === "Enter") openDetail(n); });
   tiles.set(n, d);
-  onScreen.observe(d);
   return d;
 }
 
@@ -335,22 +334,18 @@ function drawTimes(d, t) {
 // of the tiles on screen are drawn once a second, all in one frame, as of the console clock's
 // whole second (shownAt): every time steps by exactly one second a tick, however late the timer
 // fires. Nothing is drawn when nothing changed: no frame is asked for, and the page wakes once a
-// second. Each tile is CSS-contained and nothing is written that did not change, so a frame costs
-// the changed tiles' style and paint, and the browser's own pass over the page's layers, about the
-// same for one tile as for a hundred (what a frame costs at 300 tables: docs/performance.md).
+// second. Each tile is CSS-contained, nothing is written that did not change, and only the rows on
+// screen (and one each side) are in the DOM (placeTiles), so a frame costs the changed tiles' style
+// and paint and the browser's own pass over about 140 tiles, not 300 (docs/performance.md).
 
-const visible = new Set(); // tables whose tile is on screen (or near it)
+const visible = new Set(); // tables whose tile is on screen
 const stale = new Set(); // tables whose tile is behind their data, drawn when seen
 let detailStale = false;
 let sortPending = false;
 let frameQueued = false; // a frame has been asked for (requestAnimationFrame), not yet drawn
 let tickDue = false; // a new second: the next frame draws the times
-const onScreen = new IntersectionObserver((entries) => {
-  for (const e of entries) {
-    const n = Number(e.target.dataset.table);
-    if (e.isIntersecting) { visible.add(n); stale.add(n); needFrame(); } else visible.delete(n);
-  }
-}, { rootMargin: "0px" });
+let order = []; // the shown tables (their division on screen) in the grid's order: exceptions first
+let grid = null; // the grid's geometry (fitTiles): columns, a row's height and pitch; null for a phone's list
 
 function scheduleSort() { sortPending = true; needFrame(); }
 
@@ -385,22 +380,61 @@ function drawStale() {
 
 function resort() {
   sortPending = false;
-  const main = $("tiles");
   const list = [...tables.values()].map((t) => [ORDER.indexOf(t.cls), t.n]);
   list.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let prev = null;
-  for (const [, n] of list) { // move only tiles out of place, so the grid does not flicker
-    const d = tiles.get(n);
-    const want = prev ? prev.nextSibling : main.firstChild;
-    if (d !== want) main.insertBefore(d, want);
-    prev = d;
-  }
+  order = list.map(([, n]) => n).filter((n) => !tiles.get(n).hidden);
   const counts = {};
   for (const t of tables.values()) counts[t.cls] = (counts[t.cls] || 0) + 1;
   setText($("counts"), ORDER.filter((c) => counts[c]).map((c) => `${counts[c]} ${LABEL[c].toLowerCase()}`).join(" · "));
   $("empty-hall").hidden = tables.size > 0; // an empty hall says where its tables come from, not a blank page
   fitTiles();
 }
+
+// Only the tiles on screen are in the grid (issue 28.4): a frame's cost is the browser's pass over
+// the page (style, layout, layerizing every tile's paint, the commit), which grew with the 300
+// tiles whether one changed or a hundred. The grid's rows are all the same height, so which tiles
+// a scroll shows is arithmetic: the rows on screen and one more above and below are in the DOM
+// (in the grid's order, moving only tiles out of place so it does not flicker), the rows above and
+// below them are the grid's padding, and a tile is drawn when its row comes on screen. A hidden
+// tile (another division's) stays in the DOM, hidden; a phone's list (tiles of their contents'
+// height) keeps every tile and draws them all.
+function placeTiles() {
+  const main = $("tiles");
+  let from = 0, to = order.length, seenFrom = 0, seenTo = order.length, above = 0, below = 0;
+  if (grid && order.length) {
+    const rows = Math.ceil(order.length / grid.cols);
+    const top = main.offsetTop + 6; // the first row's top in the page (the grid's own padding: style.css)
+    const y0 = window.scrollY - top, y1 = y0 + window.innerHeight;
+    const first = Math.max(0, Math.floor(y0 / grid.pitch)), last = Math.min(rows, Math.ceil(y1 / grid.pitch));
+    // a row is seen when any of it is on screen: its top above the screen's bottom, its bottom below its top
+    const seenA = first + (first * grid.pitch + grid.row <= y0 ? 1 : 0);
+    const seenB = Math.max(seenA, last);
+    const a = Math.min(rows, Math.max(0, first - 1)), b = Math.max(a, Math.min(rows, last + 1));
+    from = a * grid.cols; to = Math.min(order.length, b * grid.cols);
+    seenFrom = seenA * grid.cols; seenTo = Math.min(order.length, seenB * grid.cols);
+    above = a * grid.pitch; below = (rows - b) * grid.pitch;
+  }
+  setPx(main, "padding-top", 6 + above);
+  setPx(main, "padding-bottom", 6 + below);
+  let prev = null;
+  for (let i = from; i < to; i++) {
+    const d = tiles.get(order[i]);
+    const at = prev ? prev.nextSibling : main.firstChild;
+    if (d !== at) main.insertBefore(d, at);
+    prev = d;
+  }
+  for (let e = prev ? prev.nextSibling : main.firstChild; e;) { // the rest: out of the grid, but a hidden tile stays
+    const next = e.nextSibling;
+    if (!e.hidden) e.remove();
+    e = next;
+  }
+  for (const d of tiles.values()) if (d.hidden && d.parentNode !== main) main.append(d);
+  const seen = new Set(order.slice(seenFrom, seenTo));
+  for (const n of visible) if (!seen.has(n)) visible.delete(n);
+  for (const n of seen) if (!visible.has(n)) { visible.add(n); stale.add(n); needFrame(); }
+}
+
+function setPx(e, name, px) { const v = `${px}px`; if (e.style.getPropertyValue(name) !== v) e.style.setProperty(name, v); }
 
 // The tiles as large as the screen allows for this many tables, never smaller than the 100-table
 // size (152 x 108 px, 12 x 9 on 1920 x 1080): 40 tables on 1920 px get tiles 1.5 times as wide,
@@ -410,7 +444,7 @@ function resort() {
 // left alone.
 function fitTiles() {
   const main = $("tiles");
-  const n = main.querySelectorAll(".tile").length;
+  const n = tiles.size;
   let best = 1, rowScale = 1, bestCols = 0;
   if (n && window.innerWidth > 700) {
     const gap = 5, w = main.clientWidth - 12, h = window.innerHeight - document.querySelector("header").offsetHeight - 12;
@@ -422,9 +456,21 @@ function fitTiles() {
     best = Math.min(3, Math.floor(best * 20) / 20);
     rowScale = Math.max(best, Math.min(3 * 1.5, Math.floor(rowScale * 20) / 20));
   }
-  const stacked = best > 1 && rowScale >= best * 1.2;
   const key = `${best} ${rowScale} ${bestCols}`;
-  if (main.dataset.scale === key) return;
+  if (main.dataset.scale !== key) setScale(main, key, best, rowScale, bestCols);
+  // the grid's geometry, as style.css lays it out: columns of at least 152 px x --s (or --cols of
+  // them), rows of 108 px x --h, 5 px apart, inside 6 px of padding
+  const h = stacked(best, rowScale) ? rowScale : best;
+  const cols = () => best > 1 ? bestCols : Math.max(1, Math.floor((main.clientWidth - 12 + 5) / (152 * best + 5)));
+  grid = window.innerWidth > 700 ? { cols: cols(), row: 108 * h, pitch: 108 * h + 5 } : null;
+  placeTiles();
+  if (grid && grid.cols !== cols()) { grid.cols = cols(); placeTiles(); } // the page's height brought (or took) a scroll bar
+}
+
+function stacked(best, rowScale) { return best > 1 && rowScale >= best * 1.2; }
+
+function setScale(main, key, best, rowScale, bestCols) {
+  const stacked = best > 1 && rowScale >= best * 1.2;
   main.dataset.scale = key;
   main.classList.toggle("stacked", stacked);
   main.style.setProperty("--s", String(best));
@@ -433,7 +479,8 @@ function fitTiles() {
   main.style.setProperty("--t", String(best > 1 ? best * (stacked ? 1.4 : 1.25) : 1));
   main.style.setProperty("--n", String(best > 1 ? 1 + (best - 1) * (stacked ? 0.8 : 0.4) : 1));
 }
-window.addEventListener("resize", fitTiles);
+window.addEventListener("resize", () => fitTiles());
+window.addEventListener("scroll", placeTiles, { passive: true });
 
 // A clock repeats its state every few seconds with nothing new but the times, which the page
 // computes itself: such a repeat changes the model, not the tile, so it costs no frame.
@@ -462,10 +509,11 @@ function updateTable(raw, drawNow) {
   const fresh = !tiles.has(n);
   const d = tiles.get(n) || makeTile(n);
   const hidden = !divisionShown(t); // set even off screen: a hidden tile is never seen to be drawn
-  if (d.hidden !== hidden) d.hidden = hidden;
+  const shownNow = d.hidden !== hidden;
+  if (shownNow) d.hidden = hidden;
   if (fresh || drawNow) drawTile(d, t); // a new tile is drawn once at once: its place in the grid is not known yet
   else if (!sameLook(before, t)) { stale.add(n); if (visible.has(n)) needFrame(); }
-  if (fresh || !before || before.cls !== cls) scheduleSort();
+  if (fresh || shownNow || !before || before.cls !== cls) scheduleSort();
   if (openTable === n) { detailStale = true; needFrame(); }
 }
 
