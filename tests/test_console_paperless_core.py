@@ -35,13 +35,35 @@ def test_a_number_is_looked_for_in_the_tables_own_division_tsh_numbers_are_a_div
 def test_a_number_checks_in_at_one_side_only_and_a_new_game_starts_afresh():
     c = checkin.CheckIns()
     assert c.check_in(1, event(player=1, number=2), SEATS[1], SEATS) is None
-    assert c.check_in(1, event(seq=2, player=2, number=2), SEATS[1], SEATS) is None  # pressed the other button after all
-    assert c.sides(1) == {2: 2}
+    assert c.check_in(1, event(seq=2, player=2, number=2), SEATS[1], SEATS) is None  # typed again on the other side
+    assert c.sides(1) == {1: 2}  # the side it checked in at first stands, as on the clock (firmware.checkin)
     view = c.view(1, SEATS[1])
-    assert view["sides"] == {"2": {"number": 2, "name": "Bob", "starter": False, "at": None}}
+    assert view["sides"] == {"1": {"number": 2, "name": "Bob", "starter": False, "at": None}}
     c.check_in(1, event(seq=3, player=1, number=1), SEATS[1], SEATS)
     assert c.view(1, SEATS[1])["sides"]["1"]["starter"] is True  # TSH's p12 (2.1(b)(i))
     assert c.forget_other_games(1, "game-000002") and c.sides(1) == {}
+
+
+@pytest.mark.parametrize("presses", [
+    [(1, 12), (2, 12)],  # the same number on both sides: the first side keeps it
+    [(1, 12), (2, 31), (2, 12)],  # and the second side keeps its own
+    [(1, 12), (1, 31)],  # a second check-in on a side replaces the first
+    [(2, 31), (1, 12), (1, 31), (2, 12)],
+    [(1, 12), (2, 44), (2, 31)],  # a number paired elsewhere seats nobody
+])
+def test_the_console_seats_each_check_in_where_the_clock_does(presses):
+    """2.3.1(b), 1.4.5: the console's seating is the clock's (firmware.checkin): a late start is offered
+    for the side a player is not sitting at (2.3.3(a)), and the typed form's sides are the players'."""
+    from rackside.firmware import checkin as clock_checkin
+
+    here = seat(1, (12, 31), ("Ann", "Bob"), starter=31)
+    seats = {1: here, 2: seat(2, (44, 45), ("Cy", "Di"))}
+    s = clock_checkin.apply(clock_checkin.Seating(), clock_checkin.Pairing(0, 1, (12, 31), 31, 1))
+    c = checkin.CheckIns()
+    for i, (side, number) in enumerate(presses, 1):
+        s = clock_checkin.apply(s, clock_checkin.CheckIn(i, side, number))
+        c.check_in(1, event(seq=i, player=side, number=number), here, seats)
+        assert c.sides(1) == {side: n for side, n in zip((1, 2), s.seated) if n is not None}, (presses[:i], s.seated)
 
 
 def test_the_wrong_table_list_is_bounded_and_cleared_when_the_player_finds_their_table():
