@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from rackside.firmware.checkin import seated_after
+
 MAX_WRONG = 100  # wrong-table check-ins shown to the director (the oldest forgotten first)
 
 
@@ -86,11 +88,12 @@ class CheckIns:
             while len(self.wrong) > MAX_WRONG:
                 self.wrong.popitem(last=False)
             return {"cmd": "seat", "number": number, "table": goes_to}
-        for s in (1, 2):  # a number is at one side only: the latest press says which
-            if here.numbers.get(s) == number and s != side:
-                del here.numbers[s]
-        here.numbers[side] = number
-        here.at[side] = event.get("at")
+        # the clock's own rule (firmware.checkin): a number is at one side only, the first side keeps it
+        before = (here.numbers.get(1), here.numbers.get(2))
+        after = seated_after(before, side, number)
+        here.numbers = {s: x for s, x in zip((1, 2), after) if x is not None}
+        if after != before:
+            here.at[side] = event.get("at")
         for key in [k for k in self.wrong if k[2] == number and self.wrong[k]["goes_to"] == n]:
             del self.wrong[key]  # found their table
         return None
