@@ -77,9 +77,9 @@ def test_the_wrong_table_list_is_bounded_and_cleared_when_the_player_finds_their
     assert all(w["number"] != 1 for w in c.wrong_tables())
 
 
-def table(n, phase="setup", status="online", seat_=None, game="game-000001"):
+def table(n, phase="setup", status="online", seat_=None, game="game-000001", keypad=True):
     t = Table(n, status=status, seat=seat_)
-    t.state = {"game": game, "phase": phase}
+    t.state = {"game": game, "phase": phase, "keypad": keypad}
     return t
 
 
@@ -93,6 +93,16 @@ def test_the_absent_sides_at_the_start_are_those_not_checked_in_at_tables_not_be
     assert [(x["table"], x["players"]) for x in plan] == [(1, [1, 2]), (2, [1])]
     tables[2].state = {"game": "game-000002", "phase": "setup"}  # a new game: the check-in was the last one's
     assert [(x["table"], x["players"]) for x in checkin.absent_sides(tables, c, 1)] == [(1, [1, 2]), (2, [1, 2])]
+
+
+def test_a_table_whose_clock_has_no_keypad_is_never_offered_a_late_start():
+    """2.3.2(a): nobody can check in at a clock without a keypad, so "not checked in" says nothing of
+    who is there: the one confirmation would start present players' time. An older clock's state has
+    no keypad flag (the schema reads it as false)."""
+    tables = {1: table(1, seat_=SEATS[1], keypad=False), 2: table(2, seat_=SEATS[2])}
+    tables[3] = table(3, seat_=SEATS[3])
+    del tables[3].state["keypad"]
+    assert [x["table"] for x in checkin.absent_sides(tables, checkin.CheckIns(), 1)] == [2]
 
 
 def call(n=1, k=1, side=2, game="game-000001"):
