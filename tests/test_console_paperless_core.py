@@ -91,7 +91,7 @@ def test_the_absent_sides_at_the_start_are_those_not_checked_in_at_tables_not_be
     plan = checkin.absent_sides(tables, c, 1)
     # 1: both (2.3.2(a)); 2: side 1 (2.3.3(a)); 3 has begun, 4 is offline, 5 has no TSH game
     assert [(x["table"], x["players"]) for x in plan] == [(1, [1, 2]), (2, [1])]
-    tables[2].state = {"game": "game-000002", "phase": "setup"}  # a new game: the check-in was the last one's
+    tables[2].state = {"game": "game-000002", "phase": "setup", "keypad": True}  # a new game: the check-in was the last one's
     assert [(x["table"], x["players"]) for x in checkin.absent_sides(tables, c, 1)] == [(1, [1, 2]), (2, [1, 2])]
 
 

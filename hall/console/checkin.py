@@ -128,15 +128,16 @@ class CheckIns:
 
 def absent_sides(tables: dict, checked: CheckIns, round_number: int) -> list[dict]:
     """The late starts the one confirmation at the scheduled start offers: for each table with a
-    game of this round seated, its clock online and in setup (no press yet), the sides not checked
-    in: both (2.3.2(a)) or the one (2.3.3(a)). `tables`: hallstate's tables."""
+    game of this round seated, its clock online, with a keypad (its state's `keypad`: at a clock
+    without one nobody ever checks in) and in setup (no press yet), the sides not checked in: both
+    (2.3.2(a)) or the one (2.3.3(a)). `tables`: hallstate's tables."""
     out = []
     for n, t in sorted(tables.items()):
         if not t.seat or t.seat.get("round") != round_number or t.status != "online":
             continue
         st = t.state or {}
-        if st.get("phase") != "setup":
-            continue
+        if st.get("phase") != "setup" or st.get("keypad") is not True:
+            continue  # begun; or nobody can check in at it, so who is absent is not known (2.3.2(a))
         here = checked.tables.get(n)
         sides = dict(here.numbers) if here is not None and here.game == st.get("game") else {}
         absent = [s for s in (1, 2) if s not in sides]

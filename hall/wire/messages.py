@@ -94,6 +94,9 @@ STATE = Schema({
     "rules": Check(_rules, says="an object with " + ", ".join(STATE_RULES), default={}, null=True),
     # the Rackside the clock runs: the update section of the Devices page shows it
     "version": Text(64, pattern=update.VERSION, null=True),
+    # a keypad is fitted (issue 27): only then do its players check in, so only then is a side not
+    # checked in absent (2.3.2(a)); an older clock sends none and has none
+    "keypad": Flag(default=False),
 }, then=_sides_in_order)
 
 EVENT_KINDS = ("input", "result", "slip")
