@@ -129,8 +129,6 @@ def test_a_call_is_queued_acknowledged_and_resolved_with_a_reason(hall):
     call = one.call(2)
     queued = wait(lambda: [c for c in hall.paperless()["calls"] if c["table"] == 1 and c["call"] == call])
     assert (queued[0]["side"], queued[0]["status"]) == (2, "waiting") and queued[0]["at"]
-    gesture = one.call(None)  # the buttons' gesture has no side
-    wait(lambda: [c for c in hall.paperless()["calls"] if c["call"] == gesture])
     status, out = hall.post("/api/call/1", {"call": call, "action": "ack"})
     assert status == 200 and out["call"]["status"] == "acknowledged", out
     assert wait(lambda: one.sent("call_ack"))[0]["call"] == call
@@ -146,15 +144,37 @@ def test_a_call_is_queued_acknowledged_and_resolved_with_a_reason(hall):
     wait(lambda: next(c for c in hall.paperless()["calls"] if c["call"] == call)["clock"] == "call_resolve")
     status, out = hall.post("/api/call/1", {"call": call, "action": "resolve", "reason": "again"})
     assert status == 400 and "resolved already" in out["error"], out
+    gesture = one.call(None)  # the next call (a clock has one open at a time): the buttons' gesture has no side
+    wait(lambda: [c for c in hall.paperless()["calls"] if c["call"] == gesture])
     actions = [(a["action"], a["reason"]) for a in hall.audit() if a["pn_high"] == 1 and a["pn_low"] == 0]
     assert ("call", "side 2") in actions and ("call ack", "") in actions
     assert ("call resolve", "tile count checked: 100") in actions
     history = json.loads(hall.h.call("GET", "/api/table/1")[1])["history"]
     assert [h["input"] for h in history if h.get("kind") == "input" and h.get("input", "").startswith("call")] == [
-        "call", "call", "call_ack", "call_resolve"]
+        "call", "call_ack", "call_resolve", "call"]
     assert [h["cmd"] for h in history if h.get("kind") == "command" and h["cmd"].startswith("call")] == ["call_ack", "call_resolve"]
     # apart from the challenges: none in the feed
     assert hall.snapshot()["feed"] == []
+
+
+def test_only_a_call_of_the_tables_current_game_is_audited(hall):
+    """A device replaying calls of other games (or inventing them) neither fills the audit nor
+    pushes anything out: the call is its table's one open call at most, audited only when it is of
+    the game the table's clock is on."""
+    two = hall.clocks[2]
+    before = len(hall.audit())
+    game = two.game
+    try:
+        two.game = "game-000099"  # not the game the table's state names
+        for _ in range(3):
+            stray = two.call(1)
+    finally:
+        two.game = game
+    wait(lambda: [c for c in hall.paperless()["calls"] if c["table"] == 2 and c["call"] == stray])
+    assert [(c["table"], c["call"]) for c in hall.paperless()["calls"] if c["table"] == 2 and c["status"] != "resolved"] == [(2, stray)]
+    assert len(hall.audit()) == before, hall.audit()[before:]
+    status, out = hall.post("/api/call/2", {"call": stray, "action": "resolve", "reason": "not this game's"})
+    assert status == 200, out
 
 
 # --- signed slips (item 4) -----------------------------------------------------------------------

@@ -129,14 +129,37 @@ def test_a_call_is_acknowledged_then_resolved_with_a_reason_once():
 def test_the_queue_keeps_its_bound_forgetting_resolved_calls_first_and_restores_what_was_kept():
     q = incidents.Incidents()
     q.called(9, call(k=1))
-    for k in range(2, incidents.MAX_CALLS + 10):
+    for k in range(2, incidents.RESOLVED_SHOWN + 10):
         q.called(1, call(k=k))
         q.resolve(1, f"call-{k}", "td", "t", "done")
-    assert len(q.calls) == incidents.MAX_CALLS and (9, "call-1") in q.calls
+    assert len(q.calls) == incidents.RESOLVED_SHOWN + 1 and (9, "call-1") in q.calls
     again = incidents.Incidents()
     problems = again.restore([*q.rows(), {"table": "x"}])  # a damaged row is skipped, by its number
-    assert len(problems) == 1 and problems[0].startswith(f"kept call {incidents.MAX_CALLS + 1} skipped"), problems
+    assert len(problems) == 1 and problems[0].startswith(f"kept call {incidents.RESOLVED_SHOWN + 2} skipped"), problems
     assert again.queue() == q.queue()
+
+
+def test_a_table_has_one_open_call_so_one_device_never_pushes_out_another_tables_calls():
+    """1.4.3: a clock has one call open at a time (firmware.call); a new call from a table replaces its
+    previous open one, so a device sending call after call keeps one open call, and every other
+    table's open call stays queued. At most MAX_TABLE open calls and RESOLVED_SHOWN resolved."""
+    from rackside.hall.wire.topics import MAX_TABLE
+
+    q = incidents.Incidents()
+    q.called(2, call(k=1))
+    q.called(3, call(k=1))
+    q.acknowledge(3, "call-1", "td", "t")
+    for k in range(1, 1200):
+        q.called(1, call(k=k))
+    open_ = [(c["table"], c["call"]) for c in q.queue() if c["status"] != incidents.RESOLVED]
+    assert open_ == [(2, "call-1"), (3, "call-1"), (1, "call-1199")]
+    assert incidents.MAX_CALLS == MAX_TABLE + incidents.RESOLVED_SHOWN
+    for n in range(1, MAX_TABLE + 1):
+        q.called(n, call(k=5))
+    for n in range(1, 40):
+        q.resolve(n, "call-5", "td", "t", "done")
+    assert len(q.calls) <= incidents.MAX_CALLS
+    assert len([c for c in q.calls.values() if c.status == incidents.RESOLVED]) == incidents.RESOLVED_SHOWN
 
 
 def slip(**kw):
