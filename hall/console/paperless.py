@@ -142,7 +142,11 @@ class Paperless:
                 return
             c = self.incidents.called(n, event)
             if c is not None:
-                self._audit(n, "call", CONSOLE, f"side {c.side}" if c.side else "the buttons' gesture", c.as_dict())
+                t = state.tables.get(n)
+                if t is not None and (t.state or {}).get("game") == c.game:
+                    # audited once, of the game the clock is on: a stray game's calls (a replay, a
+                    # device's invention) are queued, one a table, and never fill the audit
+                    self._audit(n, "call", CONSOLE, f"side {c.side}" if c.side else "the buttons' gesture", c.as_dict())
                 self._keep_calls()
                 self._publish_lists()
         elif name in ("call_ack", "call_resolve"):
