@@ -361,6 +361,34 @@ def test_a_slip_before_its_clock_result_is_judged_again_when_the_result_comes(tm
         h.close()
 
 
+def test_a_slip_of_a_game_the_table_is_not_on_is_ignored(tmp_path):
+    """A slip of a game the table's clock is not on, and the console never bound to it (a device
+    inventing games), is neither held, nor audited, nor answered: it cannot push out a held slip or
+    fill the disk. The table's own slip after it is recorded."""
+    h = Hall(tmp_path)
+    try:
+        c = h.clock(4)
+        c.checkin(1, 7)
+        c.checkin(2, 8)
+        c.press(1)
+        c.end(300)
+        wait(lambda: h.tile(4)["result"])
+        game = c.game
+        try:
+            for g in range(80, 84):
+                c.game = f"game-{g:06d}"
+                c.slip((410, 390))
+        finally:
+            c.game = game
+        c.slip((410, 390))  # after the strays on the same topic: its answer is the barrier
+        assert outcome(c, game)["outcome"] == "recorded"
+        assert [o["game"] for o in c.sent("slip_outcome")] == [game]
+        assert h.paperless()["held_slips"] == []
+        assert [a for a in h.audit() if a["action"] == "slip held"] == []
+    finally:
+        h.close()
+
+
 def test_the_open_calls_and_the_held_slips_outlive_a_sigkill_of_the_console(tmp_path):
     from support.console import ConsoleProcess, Http
 

@@ -197,3 +197,20 @@ def test_a_side_that_forfeited_for_lateness_is_the_seats_other_player_2_3_5():
     assert signedslips.disagreement(s, SEATS[1], late) is None
     # not a lateness forfeit of that side: who played there is not known
     assert "side 1 did not check in" in signedslips.disagreement(s, SEATS[1], {**late, "forfeits": [2]})
+
+
+def test_a_table_holds_one_slip_its_latest_games():
+    """One device's slips never push out another table's held slip: a table holds one, of the latest
+    game it sent (the earlier one is in its audit and history), at most MAX_TABLE in all."""
+    from rackside.hall.wire.topics import MAX_TABLE
+
+    h = signedslips.Held()
+    h.hold(2, slip(), "side 2 did not check in", agrees=False)
+    for g in range(1, 1500):
+        h.hold(1, slip(game=f"game-{g:06d}"), "why", agrees=False)
+    assert [(x["table"], x["slip"]["game"]) for x in h.view()] == [(2, "game-000001"), (1, "game-001499")]
+    assert h.get(1, "game-000001") is None and h.take(1, "game-000001") is None and h.get(1, "game-001499")
+    assert signedslips.MAX_HELD == MAX_TABLE
+    again = signedslips.Held()
+    again.restore([*h.rows(), {"table": 1, "slip": slip(game="game-000007"), "why": "", "agrees": False}])
+    assert [(x["table"], x["slip"]["game"]) for x in again.view()] == [(2, "game-000001"), (1, "game-000007")]
