@@ -160,6 +160,11 @@ class Paperless:
         t = self.console.state.tables.get(n)
         if t is None:
             return
+        if slip["game"] != (t.state or {}).get("game") and slip["game"] not in t.bound:
+            # not the game the clock is on, nor one the console bound: no hold, audit or answer (a
+            # device cannot push out a held slip, or fill the disk, with games it makes up)
+            log.debug("console: table %d: a slip of game %s, which the table is not on, ignored", n, slip["game"])
+            return
         why = signedslips.disagreement(slip, t.seat, t.current_result())
         if why is None and t.final is not None:  # recorded already: the slip is the same result, or refused (5.4.1)
             outcome, why = self.record(n, slip, f"signed at table {n}")
@@ -220,6 +225,10 @@ class Paperless:
         return "recorded", out["note"] or None
 
     def _hold(self, n: int, slip: dict, why: str, agrees: bool) -> None:
+        known = self.held.get(n, slip["game"])
+        if known is not None and (known["slip"], known["why"], known["agrees"]) == (slip, why, agrees):
+            self._answer(n, slip, "held", why)  # the same slip again (QoS 1, a resend): answered, audited once
+            return
         self.held.hold(n, slip, why, agrees)
         self._keep_held()
         t = self.console.state.tables.get(n)
