@@ -24,11 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rackside.hall.wire.topics import MAX_TABLE
+from rackside.hall.wire.topics import MAX_ROUND, MAX_TABLE
 
 MAX_PLAYER_NUMBER = 9999  # a TSH player number as typed: 1 to 4 digits (TSH numbers players from 1)
 MAX_DIGITS = len(str(MAX_PLAYER_NUMBER))
-MAX_ROUND = 1000  # rounds in one event, at most (a bound on what the hall sends; TSH events have a few dozen)
 DIGITS = "0123456789"
 CLEAR_KEY = "*"  # clears the digits typed so far (before the player's button is pressed)
 SIDES = (1, 2)

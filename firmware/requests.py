@@ -200,9 +200,7 @@ class Requests:
     def _table(self, r: Request, t: int) -> tuple[bool, str]:
         """A table request (issue 27) as the table's input, journalled and applied by the runner."""
         runner, a = self.runner, r.args
-        table_number = a.get("table") if r.name == "pairing" else None
-        if table_number is not None and not (isinstance(table_number, int) and 1 <= table_number <= topics.MAX_TABLE):
-            return False, f"pairing: table must be a whole number from 1 to {topics.MAX_TABLE}"
+        table_number = a.get("table") if r.name == "pairing" else None  # checked by the core (firmware.checkin)
         event = {
             "pairing": lambda: Pairing(t, a["round"], tuple(a["numbers"]), a["starter"], table_number),
             "seat": lambda: Seat(t, a["number"], a["table"]),

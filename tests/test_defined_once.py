@@ -346,6 +346,8 @@ PLANTED = {
     "the longest game time and overtime (99:59, 19:59)": ("MAX_TIME_S = 99 * 60 + 59  # copy\nHIGH = 1199  # copy\n", ""),
     "a word's letters": ("MIN_LETTERS = 2  # copy\nMAX_LETTERS = 15  # copy\n", ""),
     "a typed score's bound": ('body["slip"] = [_int(x, "score", -10_000, 10_000) for x in slip]  # copy\n', ""),
+    "a call's reason": ('NOTES = {"by": 64, "reason": 200}  # copy\nreply = dict(reason=why[:200])  # copy\n', ""),
+    "the rounds of an event": ("MAX_ROUNDS = 200  # copy\n", ""),
 }
 # ... and none finds the same numbers where they mean something else
 INNOCENT = ('EXIT_WAITING = 75\nBURN_S = 600\nlimit = settings.pop("limit", 10_000)\nseconds = int(minutes) * 60 + 15\n'

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rackside.firmware.call import CALL_ID
+from rackside.firmware.call import CALL_ID, MAX_REASON_CHARS
 from rackside.firmware.checkin import MAX_PLAYER_NUMBER, MAX_ROUND
 from rackside.firmware.clock import Ending, Phase, Rules
 from rackside.firmware.messages import KEYPAD_KEYS
@@ -114,7 +114,7 @@ INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with it
     "source": Text(16, pattern=NAME, **_OPT),
     "command": Text(64, pattern=NAME, **_OPT),
     "by": Text(64, **_OPT),
-    "reason": Text(200, **_OPT),
+    "reason": Text(MAX_REASON_CHARS, **_OPT),
     "scheduled_start": Text(40, **_OPT),
     "at_ns": Whole(0, NS, **_OPT),
     "key": OneOf(KEYPAD_KEYS, **_OPT),  # a keypad's key: check-in's typing (firmware.checkin), slip_key's (firmware.slip)
