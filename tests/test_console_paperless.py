@@ -12,7 +12,7 @@ the clock core's own views, the clock's own payload functions, the wire contract
 - signed slips (5.4.1, 5.4.2): one that agrees with the clock's result and the pairing is recorded
   (the sides as the players signed), answered `recorded`; one that disagrees is held with why; an
   overtime forfeit the loser is still not behind in is the director's (5.3.3); a game recorded is
-  changed by the director only, with a reason (5.4.1(a), 5.4.1(b) for reversed scores); a table
+  final (5.4.1): changed by the director only, with a reason (5.4.1(b) for reversed scores); a table
   without a keypad is typed from the slip and marked so; the round's TSH export is accepted by the
   model of TSH's score entry;
 - `[console] slips = "hold"`: a slip that agrees waits for the scorekeeper's one click; an unknown
@@ -194,9 +194,11 @@ def test_a_signed_slip_that_agrees_is_recorded_with_the_sides_as_signed(hall):
     assert (row["player1"], row["name1"], row["slip1"], row["penalty1"], row["score1"]) == ("3", "Cole, Cy", "420", "20", "400")
     assert (row["player2"], row["score2"], row["entry"], row["clock_record"]) == ("4", "380", "signed at the clock", "clock")
     assert hall.tile(2)["final"]["entry"] == "signed at the clock"
-    # a signed result is the director's to change, with a reason (5.4.1(a)); reversed scores are 5.4.1(b)
+    # a signed result is final (5.4.1): the director's to change, with a reason; reversed scores are
+    # corrected on petition (5.4.1(b)); 5.4.1(a) is the players' own correction before it is signed
     status, out = post(hall.h, "/api/result/2", {"slip": [380, 420]})
-    assert status == 400 and "5.4.1(a)" in out["error"] and "5.4.1(b)" in out["error"] and "signed" in out["error"], out
+    assert status == 400 and "(5.4.1)" in out["error"] and "5.4.1(b)" in out["error"] and "signed" in out["error"], out
+    assert "5.4.1(a)" not in out["error"], out
     # the same slip again (the clock's redelivery) is answered again, and changes nothing; another is refused
     two.slip((420, 380))
     wait(lambda: len(two.sent("slip_outcome")) == 2)
