@@ -240,7 +240,9 @@ def test_a_slip_that_disagrees_is_held_with_why(hall):
     four.slip((400, 300), numbers=[7, 9])
     out = outcome(four, four.game)
     assert out["outcome"] == "held" and "not the pair TSH has" in out["why"], out
-    four.slip((400, 300))  # signed again with the right players (the clock's retyped slip)
+    # the game's slip again, agreeing (not a real clock's: its final slip is never typed again, only
+    # resent as it was); recorded, it takes the held one's place
+    four.slip((400, 300))
     wait(lambda: len(four.sent("slip_outcome")) == 2)
     assert four.sent("slip_outcome")[1]["outcome"] == "recorded"
     assert not [x for x in hall.paperless()["held_slips"] if x["table"] == 4]

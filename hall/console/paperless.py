@@ -179,7 +179,7 @@ class Paperless:
             self._hold(n, slip, "the director's setting: a signed slip waits for the scorekeeper's click", agrees=True)
             return
         outcome, why = self.record(n, slip, f"signed at table {n}")
-        if outcome == "recorded" and self.held.take(n, slip["game"]) is not None:  # signed again, right this time
+        if outcome == "recorded" and self.held.take(n, slip["game"]) is not None:  # the game's slip agrees now (a device that sent another)
             self._keep_held()
             self._publish_lists()
         self._answer(n, slip, outcome, why)

@@ -14,11 +14,16 @@ The console records it only when it agrees with what the console already knows:
 
 A slip that agrees is recorded, or held for the scorekeeper's one click when the director's setting
 says so (`[console] slips = "hold"`, SLIPS); one that disagrees is held with why. A game recorded
-already is never changed by a slip (only the director changes a result, with a reason: 5.4.1(a),
-5.4.1(b) for reversed scores): the slip is refused, saying so. The console answers every slip with
+already is never changed by a slip: a signed result sheet is final (5.4.1), so only the director
+changes a recorded result, with a reason (5.4.1(b) for reversed scores, corrected on petition;
+5.4.1(a), the players' correction by agreement, is before both sign: on the clock, `*` clears the
+slip): the slip is refused, saying so. The console answers every slip with
 `slip_outcome` (recorded, held or refused, and why). A slip of a game the table's clock is not on
 and the console never bound to it is ignored (paperless.py: not held, audited or answered).
-Bounded: one held slip a table, its latest game's (an earlier game's held slip is replaced: it is in
+A held slip stays until the director records the game from the form (a correction or a decision,
+with a reason) and sets it aside, or records it with one click when it agrees; a real clock's
+final slip is never typed again (firmware.slip: FINAL), so the same slip comes again only as a
+resend or a redelivery, answered again and audited once. Bounded: one held slip a table, its latest game's (an earlier game's held slip is replaced: it is in
 the audit and the table's history), at most MAX_HELD = MAX_TABLE.
 """
 
