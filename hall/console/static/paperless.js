@@ -179,12 +179,18 @@ async function heldSlip(h, action) {
 
 // --- the scheduled start: one confirmation for every absent side ------------------------------------
 
+// Whether table n's clock has a keypad: its last tile message's state says so (the page's own
+// reading of the state keeps only what the tile draws)
+function hasKeypad(n) {
+  const raw = rawTiles.get(n);
+  return isObj(raw) && isObj(raw.state) && raw.state.keypad === true;
+}
+
 // Offered once the round's scheduled start has passed and a table of the round whose clock has a
-// keypad (its state says so) is still in setup (the server says which sides: those not checked in).
+// keypad is still in setup (the server says which sides: those not checked in).
 function absentOffer() {
   const due = !!round.start && nowMs() >= round.start * 1000;
-  const setup = [...tables.values()].some((t) => t.division && t.state && t.state.phase === "setup" && t.state.keypad === true &&
-    t.status === "online");
+  const setup = [...tables].some(([n, t]) => t.division && t.state && t.state.phase === "setup" && t.status === "online" && hasKeypad(n));
   const b = $("start-absent");
   if (b.hidden !== !(due && setup)) b.hidden = !(due && setup);
 }
