@@ -20,7 +20,7 @@ CALL_KEY = "#"  # held CALL_HOLD_NS on the keypad: call the director (a tap is l
 CALL_HOLD_NS = 1_500_000_000
 CALL_ID = re.compile(r"^call-[1-9][0-9]{0,5}$")
 MAX_CALLS = 999_999  # calls in one game, at most (the id's digits)
-MAX_REASON_CHARS = 200  # a resolution's reason (hall.wire.commands.NOTES' reason is as long)
+MAX_REASON_CHARS = 200  # a resolution's reason; every reason on the hall's wire (hall.wire.commands.NOTES, messages)
 
 
 class CallError(ValueError):

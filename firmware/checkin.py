@@ -24,11 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rackside.hall.wire.topics import MAX_TABLE
+from rackside.hall.wire.topics import MAX_ROUND, MAX_TABLE
 
 MAX_PLAYER_NUMBER = 9999  # a TSH player number as typed: 1 to 4 digits (TSH numbers players from 1)
 MAX_DIGITS = len(str(MAX_PLAYER_NUMBER))
-MAX_ROUND = 1000  # rounds in one event, at most (a bound on what the hall sends; TSH events have a few dozen)
 DIGITS = "0123456789"
 CLEAR_KEY = "*"  # clears the digits typed so far (before the player's button is pressed)
 SIDES = (1, 2)
@@ -184,6 +183,16 @@ def _pairing(s: Seating, p: Pairing, t: int) -> Seating:
                    starter=p.starter, seated=seated, asked=asked, since_ns=t)
 
 
+def seated_after(seated: tuple[int | None, int | None], side: int, number: int) -> tuple[int | None, int | None]:
+    """Who sits where after `number` (paired at this table) checks in on `side`: a number is at one
+    side only, and the side it checked in at first keeps it (the player sits there: a late start
+    must not start their time, 2.3.3(a)); a second check-in on a side replaces the first (the wrong
+    player pressed, then the right one). The console seats its check-ins with this too."""
+    if seated[2 - side] == number:
+        return seated
+    return _set(seated, side, number)  # type: ignore[return-value]
+
+
 def _check_in(s: Seating, side: int, number: int, t: int, before_game: bool) -> Seating:
     s = replace(s, typed="", since_ns=t)  # the button took the digits, whatever it finds
     if not before_game:
@@ -195,8 +204,7 @@ def _check_in(s: Seating, side: int, number: int, t: int, before_game: bool) -> 
     if s.numbers is not None and number not in s.numbers:
         # not at this table: the hall says where (`seat`); this side is not checked in
         return replace(cleared, seated=_set(s.seated, side, None), asked=_set(cleared.asked, side, number))
-    # a second check-in on a side replaces the first (the wrong player pressed, then the right one)
-    return replace(cleared, seated=_set(s.seated, side, number))
+    return replace(cleared, seated=seated_after(s.seated, side, number))
 
 
 def _seat(s: Seating, number: int, table: int | None, t: int) -> Seating:

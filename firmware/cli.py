@@ -184,6 +184,7 @@ class Clock:
                 config=self.config, rules=self.config.rules, board=self.board, clock_ns=clock_ns,
                 state_dir=state_dir, simulated=self.simulated, submit=self.board.events.put,
                 displays=tuple(self.displays), store=self.store, hall=self._hall_settings(args),
+                keypad=self.keypad is not None,
             )
             try:  # every output, built by name in one place (firmware.outputs.assemble)
                 self.outputs, journal, self.hall = assemble(self.config.outputs, context, buzzer=fw.buzzer)

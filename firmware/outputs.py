@@ -119,6 +119,7 @@ class OutputContext(NamedTuple):
     displays: tuple = ()  # the opened displays (left, right): `hardware.display` objects
     store: Any = None  # the journal store (`firmware.persist.GameStore`)
     hall: Any = None  # the hall's [hall] table with the command line's overrides, or None: not on a hall
+    keypad: bool = False  # a keypad is fitted ([keypad] enabled): its players can check in (issue 27)
 
 
 Factory = Callable[[OutputContext, dict], Output]

@@ -32,6 +32,7 @@ from rackside.firmware.clock import (
     View,
 )
 from rackside.firmware.call import CallAck, CallResolve
+from rackside.firmware import checkin
 from rackside.firmware.checkin import Pairing, Seat
 from rackside.firmware.messages import NOTES, Request
 from rackside.hall.wire import commands, topics
@@ -170,6 +171,15 @@ class Requests:
                 runner.rules = a["rules"]
             runner.new_game(a["game_time_ms"], t, {k: str(a[k]) for k in NOTES if a.get(k) is not None})
             return True, ""
+        if r.name == "late_start" and isinstance(a["players"], (list, tuple)):  # else LateStart refuses it
+            # 2.3.3(a) is for players not yet here: one who checked in (2.3.1(b)) since the hall
+            # planned it is seated, and their time is not a latecomer's
+            seating = runner.table.seating
+            here = [p for p in a["players"] if p in checkin.SIDES and checkin.checked_in(seating, p)]
+            if here:
+                a = {**a, "players": [p for p in a["players"] if p not in here]}
+                if not a["players"]:
+                    return False, f"late_start: side {' and '.join(map(str, here))} checked in: nobody to start late"
         try:
             event = {
                 "neutralise": lambda: Neutralise(t),
@@ -190,9 +200,7 @@ class Requests:
     def _table(self, r: Request, t: int) -> tuple[bool, str]:
         """A table request (issue 27) as the table's input, journalled and applied by the runner."""
         runner, a = self.runner, r.args
-        table_number = a.get("table") if r.name == "pairing" else None
-        if table_number is not None and not (isinstance(table_number, int) and 1 <= table_number <= topics.MAX_TABLE):
-            return False, f"pairing: table must be a whole number from 1 to {topics.MAX_TABLE}"
+        table_number = a.get("table") if r.name == "pairing" else None  # checked by the core (firmware.checkin)
         event = {
             "pairing": lambda: Pairing(t, a["round"], tuple(a["numbers"]), a["starter"], table_number),
             "seat": lambda: Seat(t, a["number"], a["table"]),

@@ -12,7 +12,7 @@ the clock core's own views, the clock's own payload functions, the wire contract
 - signed slips (5.4.1, 5.4.2): one that agrees with the clock's result and the pairing is recorded
   (the sides as the players signed), answered `recorded`; one that disagrees is held with why; an
   overtime forfeit the loser is still not behind in is the director's (5.3.3); a game recorded is
-  changed by the director only, with a reason (5.4.1(a), 5.4.1(b) for reversed scores); a table
+  final (5.4.1): changed by the director only, with a reason (5.4.1(b) for reversed scores); a table
   without a keypad is typed from the slip and marked so; the round's TSH export is accepted by the
   model of TSH's score entry;
 - `[console] slips = "hold"`: a slip that agrees waits for the scorekeeper's one click; an unknown
@@ -129,8 +129,6 @@ def test_a_call_is_queued_acknowledged_and_resolved_with_a_reason(hall):
     call = one.call(2)
     queued = wait(lambda: [c for c in hall.paperless()["calls"] if c["table"] == 1 and c["call"] == call])
     assert (queued[0]["side"], queued[0]["status"]) == (2, "waiting") and queued[0]["at"]
-    gesture = one.call(None)  # the buttons' gesture has no side
-    wait(lambda: [c for c in hall.paperless()["calls"] if c["call"] == gesture])
     status, out = hall.post("/api/call/1", {"call": call, "action": "ack"})
     assert status == 200 and out["call"]["status"] == "acknowledged", out
     assert wait(lambda: one.sent("call_ack"))[0]["call"] == call
@@ -146,15 +144,37 @@ def test_a_call_is_queued_acknowledged_and_resolved_with_a_reason(hall):
     wait(lambda: next(c for c in hall.paperless()["calls"] if c["call"] == call)["clock"] == "call_resolve")
     status, out = hall.post("/api/call/1", {"call": call, "action": "resolve", "reason": "again"})
     assert status == 400 and "resolved already" in out["error"], out
+    gesture = one.call(None)  # the next call (a clock has one open at a time): the buttons' gesture has no side
+    wait(lambda: [c for c in hall.paperless()["calls"] if c["call"] == gesture])
     actions = [(a["action"], a["reason"]) for a in hall.audit() if a["pn_high"] == 1 and a["pn_low"] == 0]
     assert ("call", "side 2") in actions and ("call ack", "") in actions
     assert ("call resolve", "tile count checked: 100") in actions
     history = json.loads(hall.h.call("GET", "/api/table/1")[1])["history"]
     assert [h["input"] for h in history if h.get("kind") == "input" and h.get("input", "").startswith("call")] == [
-        "call", "call", "call_ack", "call_resolve"]
+        "call", "call_ack", "call_resolve", "call"]
     assert [h["cmd"] for h in history if h.get("kind") == "command" and h["cmd"].startswith("call")] == ["call_ack", "call_resolve"]
     # apart from the challenges: none in the feed
     assert hall.snapshot()["feed"] == []
+
+
+def test_only_a_call_of_the_tables_current_game_is_audited(hall):
+    """A device replaying calls of other games (or inventing them) neither fills the audit nor
+    pushes anything out: the call is its table's one open call at most, audited only when it is of
+    the game the table's clock is on."""
+    two = hall.clocks[2]
+    before = len(hall.audit())
+    game = two.game
+    try:
+        two.game = "game-000099"  # not the game the table's state names
+        for _ in range(3):
+            stray = two.call(1)
+    finally:
+        two.game = game
+    wait(lambda: [c for c in hall.paperless()["calls"] if c["table"] == 2 and c["call"] == stray])
+    assert [(c["table"], c["call"]) for c in hall.paperless()["calls"] if c["table"] == 2 and c["status"] != "resolved"] == [(2, stray)]
+    assert len(hall.audit()) == before, hall.audit()[before:]
+    status, out = hall.post("/api/call/2", {"call": stray, "action": "resolve", "reason": "not this game's"})
+    assert status == 200, out
 
 
 # --- signed slips (item 4) -----------------------------------------------------------------------
@@ -174,9 +194,11 @@ def test_a_signed_slip_that_agrees_is_recorded_with_the_sides_as_signed(hall):
     assert (row["player1"], row["name1"], row["slip1"], row["penalty1"], row["score1"]) == ("3", "Cole, Cy", "420", "20", "400")
     assert (row["player2"], row["score2"], row["entry"], row["clock_record"]) == ("4", "380", "signed at the clock", "clock")
     assert hall.tile(2)["final"]["entry"] == "signed at the clock"
-    # a signed result is the director's to change, with a reason (5.4.1(a)); reversed scores are 5.4.1(b)
+    # a signed result is final (5.4.1): the director's to change, with a reason; reversed scores are
+    # corrected on petition (5.4.1(b)); 5.4.1(a) is the players' own correction before it is signed
     status, out = post(hall.h, "/api/result/2", {"slip": [380, 420]})
-    assert status == 400 and "5.4.1(a)" in out["error"] and "5.4.1(b)" in out["error"] and "signed" in out["error"], out
+    assert status == 400 and "(5.4.1)" in out["error"] and "5.4.1(b)" in out["error"] and "signed" in out["error"], out
+    assert "5.4.1(a)" not in out["error"], out
     # the same slip again (the clock's redelivery) is answered again, and changes nothing; another is refused
     two.slip((420, 380))
     wait(lambda: len(two.sent("slip_outcome")) == 2)
@@ -218,7 +240,9 @@ def test_a_slip_that_disagrees_is_held_with_why(hall):
     four.slip((400, 300), numbers=[7, 9])
     out = outcome(four, four.game)
     assert out["outcome"] == "held" and "not the pair TSH has" in out["why"], out
-    four.slip((400, 300))  # signed again with the right players (the clock's retyped slip)
+    # the game's slip again, agreeing (not a real clock's: its final slip is never typed again, only
+    # resent as it was); recorded, it takes the held one's place
+    four.slip((400, 300))
     wait(lambda: len(four.sent("slip_outcome")) == 2)
     assert four.sent("slip_outcome")[1]["outcome"] == "recorded"
     assert not [x for x in hall.paperless()["held_slips"] if x["table"] == 4]
@@ -337,6 +361,34 @@ def test_a_slip_before_its_clock_result_is_judged_again_when_the_result_comes(tm
         assert c.sent("slip_outcome")[1]["outcome"] == "recorded"
         assert h.csv()["4"]["score1"] == "410" and h.paperless()["held_slips"] == []
         assert slip["numbers"] == [7, 8]
+    finally:
+        h.close()
+
+
+def test_a_slip_of_a_game_the_table_is_not_on_is_ignored(tmp_path):
+    """A slip of a game the table's clock is not on, and the console never bound to it (a device
+    inventing games), is neither held, nor audited, nor answered: it cannot push out a held slip or
+    fill the disk. The table's own slip after it is recorded."""
+    h = Hall(tmp_path)
+    try:
+        c = h.clock(4)
+        c.checkin(1, 7)
+        c.checkin(2, 8)
+        c.press(1)
+        c.end(300)
+        wait(lambda: h.tile(4)["result"])
+        game = c.game
+        try:
+            for g in range(80, 84):
+                c.game = f"game-{g:06d}"
+                c.slip((410, 390))
+        finally:
+            c.game = game
+        c.slip((410, 390))  # after the strays on the same topic: its answer is the barrier
+        assert outcome(c, game)["outcome"] == "recorded"
+        assert [o["game"] for o in c.sent("slip_outcome")] == [game]
+        assert h.paperless()["held_slips"] == []
+        assert [a for a in h.audit() if a["action"] == "slip held"] == []
     finally:
         h.close()
 

@@ -35,13 +35,35 @@ def test_a_number_is_looked_for_in_the_tables_own_division_tsh_numbers_are_a_div
 def test_a_number_checks_in_at_one_side_only_and_a_new_game_starts_afresh():
     c = checkin.CheckIns()
     assert c.check_in(1, event(player=1, number=2), SEATS[1], SEATS) is None
-    assert c.check_in(1, event(seq=2, player=2, number=2), SEATS[1], SEATS) is None  # pressed the other button after all
-    assert c.sides(1) == {2: 2}
+    assert c.check_in(1, event(seq=2, player=2, number=2), SEATS[1], SEATS) is None  # typed again on the other side
+    assert c.sides(1) == {1: 2}  # the side it checked in at first stands, as on the clock (firmware.checkin)
     view = c.view(1, SEATS[1])
-    assert view["sides"] == {"2": {"number": 2, "name": "Bob", "starter": False, "at": None}}
+    assert view["sides"] == {"1": {"number": 2, "name": "Bob", "starter": False, "at": None}}
     c.check_in(1, event(seq=3, player=1, number=1), SEATS[1], SEATS)
     assert c.view(1, SEATS[1])["sides"]["1"]["starter"] is True  # TSH's p12 (2.1(b)(i))
     assert c.forget_other_games(1, "game-000002") and c.sides(1) == {}
+
+
+@pytest.mark.parametrize("presses", [
+    [(1, 12), (2, 12)],  # the same number on both sides: the first side keeps it
+    [(1, 12), (2, 31), (2, 12)],  # and the second side keeps its own
+    [(1, 12), (1, 31)],  # a second check-in on a side replaces the first
+    [(2, 31), (1, 12), (1, 31), (2, 12)],
+    [(1, 12), (2, 44), (2, 31)],  # a number paired elsewhere seats nobody
+])
+def test_the_console_seats_each_check_in_where_the_clock_does(presses):
+    """2.3.1(b), 1.4.5: the console's seating is the clock's (firmware.checkin): a late start is offered
+    for the side a player is not sitting at (2.3.3(a)), and the typed form's sides are the players'."""
+    from rackside.firmware import checkin as clock_checkin
+
+    here = seat(1, (12, 31), ("Ann", "Bob"), starter=31)
+    seats = {1: here, 2: seat(2, (44, 45), ("Cy", "Di"))}
+    s = clock_checkin.apply(clock_checkin.Seating(), clock_checkin.Pairing(0, 1, (12, 31), 31, 1))
+    c = checkin.CheckIns()
+    for i, (side, number) in enumerate(presses, 1):
+        s = clock_checkin.apply(s, clock_checkin.CheckIn(i, side, number))
+        c.check_in(1, event(seq=i, player=side, number=number), here, seats)
+        assert c.sides(1) == {side: n for side, n in zip((1, 2), s.seated) if n is not None}, (presses[:i], s.seated)
 
 
 def test_the_wrong_table_list_is_bounded_and_cleared_when_the_player_finds_their_table():
@@ -55,9 +77,9 @@ def test_the_wrong_table_list_is_bounded_and_cleared_when_the_player_finds_their
     assert all(w["number"] != 1 for w in c.wrong_tables())
 
 
-def table(n, phase="setup", status="online", seat_=None, game="game-000001"):
+def table(n, phase="setup", status="online", seat_=None, game="game-000001", keypad=True):
     t = Table(n, status=status, seat=seat_)
-    t.state = {"game": game, "phase": phase}
+    t.state = {"game": game, "phase": phase, "keypad": keypad}
     return t
 
 
@@ -69,8 +91,18 @@ def test_the_absent_sides_at_the_start_are_those_not_checked_in_at_tables_not_be
     plan = checkin.absent_sides(tables, c, 1)
     # 1: both (2.3.2(a)); 2: side 1 (2.3.3(a)); 3 has begun, 4 is offline, 5 has no TSH game
     assert [(x["table"], x["players"]) for x in plan] == [(1, [1, 2]), (2, [1])]
-    tables[2].state = {"game": "game-000002", "phase": "setup"}  # a new game: the check-in was the last one's
+    tables[2].state = {"game": "game-000002", "phase": "setup", "keypad": True}  # a new game: the check-in was the last one's
     assert [(x["table"], x["players"]) for x in checkin.absent_sides(tables, c, 1)] == [(1, [1, 2]), (2, [1, 2])]
+
+
+def test_a_table_whose_clock_has_no_keypad_is_never_offered_a_late_start():
+    """2.3.2(a): nobody can check in at a clock without a keypad, so "not checked in" says nothing of
+    who is there: the one confirmation would start present players' time. An older clock's state has
+    no keypad flag (the schema reads it as false)."""
+    tables = {1: table(1, seat_=SEATS[1], keypad=False), 2: table(2, seat_=SEATS[2])}
+    tables[3] = table(3, seat_=SEATS[3])
+    del tables[3].state["keypad"]
+    assert [x["table"] for x in checkin.absent_sides(tables, checkin.CheckIns(), 1)] == [2]
 
 
 def call(n=1, k=1, side=2, game="game-000001"):
@@ -97,14 +129,37 @@ def test_a_call_is_acknowledged_then_resolved_with_a_reason_once():
 def test_the_queue_keeps_its_bound_forgetting_resolved_calls_first_and_restores_what_was_kept():
     q = incidents.Incidents()
     q.called(9, call(k=1))
-    for k in range(2, incidents.MAX_CALLS + 10):
+    for k in range(2, incidents.RESOLVED_SHOWN + 10):
         q.called(1, call(k=k))
         q.resolve(1, f"call-{k}", "td", "t", "done")
-    assert len(q.calls) == incidents.MAX_CALLS and (9, "call-1") in q.calls
+    assert len(q.calls) == incidents.RESOLVED_SHOWN + 1 and (9, "call-1") in q.calls
     again = incidents.Incidents()
     problems = again.restore([*q.rows(), {"table": "x"}])  # a damaged row is skipped, by its number
-    assert len(problems) == 1 and problems[0].startswith(f"kept call {incidents.MAX_CALLS + 1} skipped"), problems
+    assert len(problems) == 1 and problems[0].startswith(f"kept call {incidents.RESOLVED_SHOWN + 2} skipped"), problems
     assert again.queue() == q.queue()
+
+
+def test_a_table_has_one_open_call_so_one_device_never_pushes_out_another_tables_calls():
+    """1.4.3: a clock has one call open at a time (firmware.call); a new call from a table replaces its
+    previous open one, so a device sending call after call keeps one open call, and every other
+    table's open call stays queued. At most MAX_TABLE open calls and RESOLVED_SHOWN resolved."""
+    from rackside.hall.wire.topics import MAX_TABLE
+
+    q = incidents.Incidents()
+    q.called(2, call(k=1))
+    q.called(3, call(k=1))
+    q.acknowledge(3, "call-1", "td", "t")
+    for k in range(1, 1200):
+        q.called(1, call(k=k))
+    open_ = [(c["table"], c["call"]) for c in q.queue() if c["status"] != incidents.RESOLVED]
+    assert open_ == [(2, "call-1"), (3, "call-1"), (1, "call-1199")]
+    assert incidents.MAX_CALLS == MAX_TABLE + incidents.RESOLVED_SHOWN
+    for n in range(1, MAX_TABLE + 1):
+        q.called(n, call(k=5))
+    for n in range(1, 40):
+        q.resolve(n, "call-5", "td", "t", "done")
+    assert len(q.calls) <= incidents.MAX_CALLS
+    assert len([c for c in q.calls.values() if c.status == incidents.RESOLVED]) == incidents.RESOLVED_SHOWN
 
 
 def slip(**kw):
@@ -142,3 +197,20 @@ def test_a_side_that_forfeited_for_lateness_is_the_seats_other_player_2_3_5():
     assert signedslips.disagreement(s, SEATS[1], late) is None
     # not a lateness forfeit of that side: who played there is not known
     assert "side 1 did not check in" in signedslips.disagreement(s, SEATS[1], {**late, "forfeits": [2]})
+
+
+def test_a_table_holds_one_slip_its_latest_games():
+    """One device's slips never push out another table's held slip: a table holds one, of the latest
+    game it sent (the earlier one is in its audit and history), at most MAX_TABLE in all."""
+    from rackside.hall.wire.topics import MAX_TABLE
+
+    h = signedslips.Held()
+    h.hold(2, slip(), "side 2 did not check in", agrees=False)
+    for g in range(1, 1500):
+        h.hold(1, slip(game=f"game-{g:06d}"), "why", agrees=False)
+    assert [(x["table"], x["slip"]["game"]) for x in h.view()] == [(2, "game-000001"), (1, "game-001499")]
+    assert h.get(1, "game-000001") is None and h.take(1, "game-000001") is None and h.get(1, "game-001499")
+    assert signedslips.MAX_HELD == MAX_TABLE
+    again = signedslips.Held()
+    again.restore([*h.rows(), {"table": 1, "slip": slip(game="game-000007"), "why": "", "agrees": False}])
+    assert [(x["table"], x["slip"]["game"]) for x in again.view()] == [(2, "game-000001"), (1, "game-000007")]

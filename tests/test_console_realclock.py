@@ -111,3 +111,29 @@ def test_start_absent_players_clocks_from_the_rounds_scheduled_start(broker, con
         assert (late["by"], bool(late["scheduled_start"])) == ("Sam", True)
     finally:
         live.close()
+
+
+def test_the_start_absent_confirmation_offers_only_tables_whose_clock_has_a_keypad(broker, console, tmp_path):
+    """2.3.2(a): a clock without a keypad can never check anyone in, so its players, present or not,
+    are not the confirmation's to start late; a clock with one says so in its state, and is offered."""
+    h = Http(console.url)
+    token = h.login("pw-for-the-test")
+    tables = console.console.state.tables
+    status, body, _ = h.call("POST", "/api/round", {"start": time.time() - 20}, {"X-CSRF-Token": token})
+    assert status == 200, body
+    plain = LiveClock(clock_config(tmp_path / "clock.toml", broker, TABLE), tmp_path / "state")
+    try:
+        wait(lambda: TABLE in tables and tables[TABLE].status == "online" and (tables[TABLE].state or {}).get("phase") == "setup")
+        wait(lambda: [x for x in tables[TABLE].history if x["kind"] == "ack" and (x["command"] or {}).get("cmd") == "pairing"])
+        assert tables[TABLE].state.get("keypad") is False, tables[TABLE].state
+        assert json.loads(h.call("GET", "/api/start-absent")[1])["tables"] == []
+    finally:
+        plain.close()
+    wait(lambda: tables[TABLE].status == "offline")
+    keypad = LiveClock(clock_config(tmp_path / "keypad.toml", broker, TABLE, keypad=True), tmp_path / "keypad-state")
+    try:
+        wait(lambda: tables[TABLE].status == "online" and (tables[TABLE].state or {}).get("keypad") is True)
+        plan = json.loads(h.call("GET", "/api/start-absent")[1])["tables"]
+        assert [(x["table"], x["players"]) for x in plan] == [(TABLE, [1, 2])]
+    finally:
+        keypad.close()

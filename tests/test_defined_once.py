@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from rackside.firmware import clock, render, rules_table
+from rackside.firmware import call, checkin, clock, render, rules_table
 from rackside.hall.wire import commands, messages, topics
 from rackside.hall.console import limits, tsh
 from rackside.judge import adjudication
@@ -158,7 +158,26 @@ RULES = [
      {rules_table.CLOCK_KEYS["game_time"][2], rules_table.CLOCK_KEYS["forfeit_overtime"][2]}, None, set(), set()),
     ("a word's letters", adjudication, set(), r"letters", {adjudication.MIN_LETTERS, adjudication.MAX_LETTERS}, set()),
     ("a typed score's bound", messages, set(), r"score|slip|margin", {limits.SCORE_BOUND, -limits.SCORE_BOUND}, set()),
+    # issue 27: a call's reason (the clock journals it, the hall's command and event carry it)
+    ("a call's reason", call, set(), r"reason", {call.MAX_REASON_CHARS}, set()),
+    # an event's rounds: TSH's player lines, the console's round, a pairing's round on the clock
+    ("the rounds of an event", topics, set(), r"round", {topics.MAX_ROUND}, set()),
 ]
+
+
+def test_the_clock_and_the_console_take_the_same_rounds():
+    """A pairing's round (firmware.checkin, hall.wire) and the console's (TSH's player lines, its
+    config's round) are one limit: a round the console may be in is one the clock takes."""
+    from rackside.hall.console import config
+
+    assert checkin.MAX_ROUND == tsh.MAX_ROUNDS == config.MAX_ROUND == topics.MAX_ROUND
+
+
+def test_the_simulators_keypad_commands_are_the_tables_and_the_slips_answer():
+    from rackside.hall.console import sim
+
+    assert set(sim.KEYPAD_COMMANDS) == {*commands.TABLE_COMMANDS, "slip_outcome"}
+    assert "KEYPAD_COMMANDS = (*commands.TABLE_COMMANDS" in Path(sim.__file__).read_text(encoding="utf-8")
 
 
 def _names(node: ast.AST) -> set[str]:
@@ -327,6 +346,8 @@ PLANTED = {
     "the longest game time and overtime (99:59, 19:59)": ("MAX_TIME_S = 99 * 60 + 59  # copy\nHIGH = 1199  # copy\n", ""),
     "a word's letters": ("MIN_LETTERS = 2  # copy\nMAX_LETTERS = 15  # copy\n", ""),
     "a typed score's bound": ('body["slip"] = [_int(x, "score", -10_000, 10_000) for x in slip]  # copy\n', ""),
+    "a call's reason": ('NOTES = {"by": 64, "reason": 200}  # copy\nreply = dict(reason=why[:200])  # copy\n', ""),
+    "the rounds of an event": ("MAX_ROUNDS = 200  # copy\n", ""),
 }
 # ... and none finds the same numbers where they mean something else
 INNOCENT = ('EXIT_WAITING = 75\nBURN_S = 600\nlimit = settings.pop("limit", 10_000)\nseconds = int(minutes) * 60 + 15\n'

@@ -101,6 +101,9 @@ def test_every_message_a_clock_writes_is_read_whole_by_its_schema():
                                                "source": "hall", "command": "c1", "by": "td", "reason": "knock"}, "game-000001", 2, WALL))
     for schema, message in ((messages.STATE, state), (messages.ACK, ack), (messages.INPUT, event)):
         assert schema.check(message) == message  # every field it writes is named, and of its kind
+    # whether the clock has a keypad (issue 27: only then can its players check in); an older clock's is false
+    assert state["keypad"] is False and json.loads(clock_state(keypad=True))["keypad"] is True
+    assert messages.STATE.check({k: v for k, v in state.items() if k != "keypad"})["keypad"] is False
     # a result's sides are read without `absent` (a finished game has no one arriving to tick)
     assert messages.RESULT.check(result) == {**result, "players": [{k: v for k, v in p.items() if k != "absent"} for p in result["players"]]}
     summary, detail = payloads.challenge_payloads({"id": "ch-1", "time": "2026-11-30T10:00:00", "table": 4, "kind": "self",

@@ -74,3 +74,35 @@ def test_check_in_and_a_call_travel_to_the_hall_and_its_answers_come_back(hall_b
         live.close()
         rec.close()
 
+
+
+def test_a_late_start_never_starts_the_time_of_a_player_who_checked_in(hall_broker, tmp_path):
+    """2.3.3(a), 2.3.1(b): the console plans a late start of both sides; side 1's player checks in
+    before the command reaches the clock. Only side 2 is started late; a late start left with no
+    absent side is refused, saying so in the ack."""
+    from rackside.hall.wire.health import is_online
+    from support.broker import Recorder
+
+    rec = Recorder(hall_broker)
+    live = LiveClock(clock_config(tmp_path / "clock.toml", hall_broker, 6, keypad=True), tmp_path / "state")
+    try:
+        rec.wait_for(lambda r: any(t.endswith("table/6/status") and is_online(p) for t, p, _ in r.messages))
+        send(hall_broker, 6, {"id": "p1", "cmd": "pairing", "round": 1, "numbers": [12, 31], "starter": 31, "by": "console"})
+        assert ack(rec, "p1")["ok"] is True
+        for k in "12":
+            live.key(k)
+        live.tap("left")
+        assert until(lambda: live.runner.table.seating.seated == (12, None)), "12 checked in on the left"
+        send(hall_broker, 6, {"id": "l1", "cmd": "late_start", "players": [1], "by": "Chief TD"})
+        refused = ack(rec, "l1")
+        assert refused["ok"] is False and "checked in" in refused["reason"], refused
+        assert live.runner.clock.phase is Phase.SETUP
+        send(hall_broker, 6, {"id": "l2", "cmd": "late_start", "players": [1, 2], "by": "Chief TD"})
+        assert ack(rec, "l2")["ok"] is True
+        assert until(lambda: live.runner.clock.phase is Phase.LATE), "side 2's time runs late"
+        assert live.runner.clock.absent == (False, True), "side 1 checked in: its time is not a latecomer's"
+        started = [j for j in live.journal() if j["input"] == "late_start"]
+        assert [j["players"] for j in started] == [[2]]
+    finally:
+        live.close()
+        rec.close()

@@ -20,6 +20,7 @@ from rackside.firmware.clock import NS_PER_MS, Arrive, LateStart, Phase, Press, 
 from rackside.firmware.messages import Key, Request
 from rackside.firmware.replay import fold
 from rackside.firmware.journal import read_journal
+from rackside.hall.wire.topics import MAX_TABLE
 
 from support.firmware_rig import make_rig
 
@@ -545,3 +546,14 @@ def test_a_tap_of_hash_is_no_call_and_is_left_to_other_flows(kp_rig):
     rig.runner.submit(Key(rig.now, "#", False))
     rig.advance_ms(3000)
     assert "call" not in inputs(rig) and rig.runner.keys_unused == 1  # the release of a tap: unused here
+
+
+def test_a_pairing_s_table_is_checked_once_by_the_core(kp_rig):
+    """The pairing's table number (the hall's) is the core's to check (firmware.checkin): refused
+    with its line, nothing journalled; a good one is taken."""
+    answers: list = []
+    hall(kp_rig, "pairing", answers, round=1, numbers=[12, 31], starter=31, table=MAX_TABLE + 1)
+    hall(kp_rig, "pairing", answers, round=1, numbers=[12, 31], starter=31, table=7)
+    assert answers[0] == (False, f"a table is a whole number from 1 to {MAX_TABLE}, got {MAX_TABLE + 1}")
+    assert answers[1] == (True, "") and kp_rig.runner.table.seating.table == 7
+    assert inputs(kp_rig).count("pairing") == 1

@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from rackside.firmware.checkin import seated_after
+
 MAX_WRONG = 100  # wrong-table check-ins shown to the director (the oldest forgotten first)
 
 
@@ -86,11 +88,12 @@ class CheckIns:
             while len(self.wrong) > MAX_WRONG:
                 self.wrong.popitem(last=False)
             return {"cmd": "seat", "number": number, "table": goes_to}
-        for s in (1, 2):  # a number is at one side only: the latest press says which
-            if here.numbers.get(s) == number and s != side:
-                del here.numbers[s]
-        here.numbers[side] = number
-        here.at[side] = event.get("at")
+        # the clock's own rule (firmware.checkin): a number is at one side only, the first side keeps it
+        before = (here.numbers.get(1), here.numbers.get(2))
+        after = seated_after(before, side, number)
+        here.numbers = {s: x for s, x in zip((1, 2), after) if x is not None}
+        if after != before:
+            here.at[side] = event.get("at")
         for key in [k for k in self.wrong if k[2] == number and self.wrong[k]["goes_to"] == n]:
             del self.wrong[key]  # found their table
         return None
@@ -125,15 +128,16 @@ class CheckIns:
 
 def absent_sides(tables: dict, checked: CheckIns, round_number: int) -> list[dict]:
     """The late starts the one confirmation at the scheduled start offers: for each table with a
-    game of this round seated, its clock online and in setup (no press yet), the sides not checked
-    in: both (2.3.2(a)) or the one (2.3.3(a)). `tables`: hallstate's tables."""
+    game of this round seated, its clock online, with a keypad (its state's `keypad`: at a clock
+    without one nobody ever checks in) and in setup (no press yet), the sides not checked in: both
+    (2.3.2(a)) or the one (2.3.3(a)). `tables`: hallstate's tables."""
     out = []
     for n, t in sorted(tables.items()):
         if not t.seat or t.seat.get("round") != round_number or t.status != "online":
             continue
         st = t.state or {}
-        if st.get("phase") != "setup":
-            continue
+        if st.get("phase") != "setup" or st.get("keypad") is not True:
+            continue  # begun; or nobody can check in at it, so who is absent is not known (2.3.2(a))
         here = checked.tables.get(n)
         sides = dict(here.numbers) if here is not None and here.game == st.get("game") else {}
         absent = [s for s in (1, 2) if s not in sides]

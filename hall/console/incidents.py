@@ -10,7 +10,10 @@ the call as the clock has it. Every step is also audited in the results store (p
 is in the table's history (the inputs and the commands are).
 
 `rows()` / `restore()` are what the store keeps, so a restarted console has its open calls.
-Bounded: at most MAX_CALLS calls (resolved ones are forgotten first, oldest first).
+Bounded: a clock has one call open at a time (firmware.call), so a table has one open call here: a
+new call from a table replaces its previous open one (the clock has resolved it, or is on another
+game), and one device sending call after call never pushes out another table's. At most MAX_TABLE
+open calls, and the latest RESOLVED_SHOWN resolved ones (MAX_CALLS in all).
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 
-MAX_CALLS = 500
-RESOLVED_SHOWN = 20  # resolved calls the page lists under the open ones
+from rackside.hall.wire.topics import MAX_TABLE
+
+RESOLVED_SHOWN = 20  # resolved calls the page lists under the open ones, and all that are kept
+MAX_CALLS = MAX_TABLE + RESOLVED_SHOWN  # one open call a table, and the latest resolved
 WAITING, ACKNOWLEDGED, RESOLVED = "waiting", "acknowledged", "resolved"
 
 
@@ -58,6 +63,8 @@ class Incidents:
         if known is not None and known.game == event["game"]:
             return None
         self.calls.pop(key, None)  # the same id in a later game: a new call
+        for k in [k for k, x in self.calls.items() if k[0] == n and x.status != RESOLVED]:
+            del self.calls[k]  # the table's previous open call: its clock has one open at a time
         c = self.calls[key] = Call(n, event["call"], event["game"], event.get("player"), event.get("at"), event["seq"])
         self._bound()
         return c
@@ -71,6 +78,7 @@ class Incidents:
         c.clock = event["input"]
         if event["input"] == "call_resolve" and c.status != RESOLVED:
             c.status, c.resolved_by, c.resolved_at, c.reason = RESOLVED, event.get("by") or "", event.get("at"), event.get("reason") or ""
+            self._bound()
         elif event["input"] == "call_ack" and c.status == WAITING:
             c.status, c.acked_by, c.acked_at = ACKNOWLEDGED, event.get("by") or "", event.get("at")
         return c
@@ -99,6 +107,7 @@ class Incidents:
         if not c.acked_at:
             c.acked_by, c.acked_at = by, at
         c.status, c.resolved_by, c.resolved_at, c.reason = RESOLVED, by, at, reason
+        self._bound()
         return c
 
     def queue(self) -> list[dict]:
@@ -121,11 +130,16 @@ class Incidents:
             except TypeError as e:
                 problems.append(f"kept call {i} skipped: {e}")
                 continue
+            if c.status != RESOLVED:  # one open call a table (a store kept by an older console may have more)
+                for k in [k for k, x in self.calls.items() if k[0] == c.table and x.status != RESOLVED]:
+                    del self.calls[k]
             self.calls[(c.table, c.call)] = c
         self._bound()
         return problems
 
     def _bound(self) -> None:
-        while len(self.calls) > MAX_CALLS:
-            done = next((k for k, c in self.calls.items() if c.status == RESOLVED), None)
-            self.calls.pop(done if done is not None else next(iter(self.calls)))
+        resolved = [k for k, c in self.calls.items() if c.status == RESOLVED]
+        for k in resolved[:max(0, len(resolved) - RESOLVED_SHOWN)]:  # the oldest resolved first
+            del self.calls[k]
+        while len(self.calls) > MAX_CALLS:  # only a store from elsewhere: the oldest goes
+            self.calls.popitem(last=False)

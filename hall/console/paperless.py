@@ -142,7 +142,11 @@ class Paperless:
                 return
             c = self.incidents.called(n, event)
             if c is not None:
-                self._audit(n, "call", CONSOLE, f"side {c.side}" if c.side else "the buttons' gesture", c.as_dict())
+                t = state.tables.get(n)
+                if t is not None and (t.state or {}).get("game") == c.game:
+                    # audited once, of the game the clock is on: a stray game's calls (a replay, a
+                    # device's invention) are queued, one a table, and never fill the audit
+                    self._audit(n, "call", CONSOLE, f"side {c.side}" if c.side else "the buttons' gesture", c.as_dict())
                 self._keep_calls()
                 self._publish_lists()
         elif name in ("call_ack", "call_resolve"):
@@ -155,6 +159,11 @@ class Paperless:
     def on_slip(self, n: int, slip: dict) -> None:
         t = self.console.state.tables.get(n)
         if t is None:
+            return
+        if slip["game"] != (t.state or {}).get("game") and slip["game"] not in t.bound:
+            # not the game the clock is on, nor one the console bound: no hold, audit or answer (a
+            # device cannot push out a held slip, or fill the disk, with games it makes up)
+            log.debug("console: table %d: a slip of game %s, which the table is not on, ignored", n, slip["game"])
             return
         why = signedslips.disagreement(slip, t.seat, t.current_result())
         if why is None and t.final is not None:  # recorded already: the slip is the same result, or refused (5.4.1)
@@ -170,7 +179,7 @@ class Paperless:
             self._hold(n, slip, "the director's setting: a signed slip waits for the scorekeeper's click", agrees=True)
             return
         outcome, why = self.record(n, slip, f"signed at table {n}")
-        if outcome == "recorded" and self.held.take(n, slip["game"]) is not None:  # signed again, right this time
+        if outcome == "recorded" and self.held.take(n, slip["game"]) is not None:  # the game's slip agrees now (a device that sent another)
             self._keep_held()
             self._publish_lists()
         self._answer(n, slip, outcome, why)
@@ -216,6 +225,10 @@ class Paperless:
         return "recorded", out["note"] or None
 
     def _hold(self, n: int, slip: dict, why: str, agrees: bool) -> None:
+        known = self.held.get(n, slip["game"])
+        if known is not None and (known["slip"], known["why"], known["agrees"]) == (slip, why, agrees):
+            self._answer(n, slip, "held", why)  # the same slip again (QoS 1, a resend): answered, audited once
+            return
         self.held.hold(n, slip, why, agrees)
         self._keep_held()
         t = self.console.state.tables.get(n)

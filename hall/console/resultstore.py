@@ -10,8 +10,9 @@ and table: division "", pn_low 0 (TSH numbers start at 1, so it is no TSH game's
 Every write is audited in the same transaction: who, when, what (confirm, slip, correct, decide),
 the result before and after, and the reason ("slip": a result recorded from the slip alone, with
 no clock record; the reason is why there is none). A result already confirmed changes only as a correction
-with a reason (5.4.1(a): a signed slip is final unless corrected; the console records who did it
-and why). Confirming the same result again changes nothing.
+with a reason (5.4.1: a signed result sheet is final and binds the players and the director; the
+players' own correction by agreement, 5.4.1(a), is before it is signed, and reversed scores are
+corrected on petition, 5.4.1(b); the console records who changed it and why). Confirming the same result again changes nothing.
 
 Each clock game the console has seen is bound to the round it was started for (`games`: table,
 the clock's game id, the round and seat it belongs to, and since when, by the clock's time), so a
@@ -177,7 +178,7 @@ class ResultStore:
 
     def check(self, r: Recorded, reason: str = "") -> None:
         """What `record` would refuse, said before anything is confirmed: a change to a result
-        already recorded without a reason (5.4.1(a))."""
+        already recorded without a reason (5.4.1: final once signed)."""
         row = self.db.execute("SELECT body FROM results WHERE division=? AND round=? AND pn_low=? AND pn_high=?",
                               self.key(r)).fetchone()
         before = None if row is None else Recorded.from_dict(json.loads(row[0]))
@@ -264,7 +265,7 @@ def _correction_needs_reason(before: Recorded, r: Recorded) -> ResultError:
     reversed_ = tuple(now) == tuple(reversed(was)) and not r.forfeits and now[0] != now[1]
     petition = "; these are its scores reversed, corrected on petition (5.4.1(b))" if reversed_ else ""
     return ResultError(f"{game}: {before.names[0]} v {before.names[1]} is already recorded "
-                       f"{before.scores[0]}-{before.scores[1]}{signed}: a correction needs a reason (5.4.1(a)){petition}")
+                       f"{before.scores[0]}-{before.scores[1]}{signed}: a correction needs a reason (5.4.1){petition}")
 
 
 def _where(division: str | None, round_: int | None) -> tuple[str, list]:

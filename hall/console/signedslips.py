@@ -14,21 +14,30 @@ The console records it only when it agrees with what the console already knows:
 
 A slip that agrees is recorded, or held for the scorekeeper's one click when the director's setting
 says so (`[console] slips = "hold"`, SLIPS); one that disagrees is held with why. A game recorded
-already is never changed by a slip (only the director changes a result, with a reason: 5.4.1(a),
-5.4.1(b) for reversed scores): the slip is refused, saying so. The console answers every slip with
-`slip_outcome` (recorded, held or refused, and why). Bounded: one held slip a table and game, at
-most MAX_HELD.
+already is never changed by a slip: a signed result sheet is final (5.4.1), so only the director
+changes a recorded result, with a reason (5.4.1(b) for reversed scores, corrected on petition;
+5.4.1(a), the players' correction by agreement, is before both sign: on the clock, `*` clears the
+slip): the slip is refused, saying so. The console answers every slip with
+`slip_outcome` (recorded, held or refused, and why). A slip of a game the table's clock is not on
+and the console never bound to it is ignored (paperless.py: not held, audited or answered).
+A held slip stays until the director records the game from the form (a correction or a decision,
+with a reason) and sets it aside, or records it with one click when it agrees; a real clock's
+final slip is never typed again (firmware.slip: FINAL), so the same slip comes again only as a
+resend or a redelivery, answered again and audited once. Bounded: one held slip a table, its latest game's (an earlier game's held slip is replaced: it is in
+the audit and the table's history), at most MAX_HELD = MAX_TABLE.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 
+from rackside.hall.wire.topics import MAX_TABLE
+
 from .results import LATENESS_ENDINGS
 
 RECORD, HOLD = "record", "hold"
 SLIPS = (RECORD, HOLD)  # [console] slips: what the console does with a slip that agrees
-MAX_HELD = 1000
+MAX_HELD = MAX_TABLE  # one a table
 
 
 def signed_numbers(slip: dict, seat: dict | None, clock_result: dict | None) -> list:
@@ -74,24 +83,24 @@ def seat_as_signed(seat: dict, numbers: list) -> dict:
 
 
 class Held:
-    """The slips waiting for the scorekeeper or the director, by (table, game)."""
+    """The slips waiting for the scorekeeper or the director: one a table, its latest game's."""
 
     def __init__(self) -> None:
-        self.slips: OrderedDict[tuple, dict] = OrderedDict()
+        self.slips: OrderedDict[int, dict] = OrderedDict()  # table -> held, the latest held last
 
     def hold(self, n: int, slip: dict, why: str, agrees: bool) -> dict:
-        key = (n, slip["game"])
-        self.slips.pop(key, None)
-        held = self.slips[key] = {"table": n, "slip": slip, "why": why, "agrees": agrees}
-        while len(self.slips) > MAX_HELD:
+        self.slips.pop(n, None)  # the table's earlier held slip (another game's, or this one's before)
+        held = self.slips[n] = {"table": n, "slip": slip, "why": why, "agrees": agrees}
+        while len(self.slips) > MAX_HELD:  # only a store from elsewhere: tables are at most MAX_TABLE
             self.slips.popitem(last=False)
         return held
 
     def take(self, n: int, game: str) -> dict | None:
-        return self.slips.pop((n, game), None)
+        return self.slips.pop(n) if self.get(n, game) is not None else None
 
     def get(self, n: int, game: str) -> dict | None:
-        return self.slips.get((n, game))
+        held = self.slips.get(n)
+        return held if held is not None and held["slip"]["game"] == game else None
 
     def view(self) -> list[dict]:
         return list(self.slips.values())
@@ -103,4 +112,7 @@ class Held:
         for row in rows if isinstance(rows, list) else []:
             if isinstance(row, dict) and isinstance(row.get("table"), int) and isinstance(row.get("slip"), dict) \
                     and isinstance(row["slip"].get("game"), str):
-                self.slips[(row["table"], row["slip"]["game"])] = row
+                self.slips.pop(row["table"], None)  # one a table: a later row (an older console kept more) wins
+                self.slips[row["table"]] = row
+        while len(self.slips) > MAX_HELD:
+            self.slips.popitem(last=False)

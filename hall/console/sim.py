@@ -44,7 +44,7 @@ STATE_EVERY_S = float(messages.STATE_EVERY_S)
 
 
 # the commands of the paperless table (issue 27, docs/hall.md) a clock without a keypad takes and ignores
-KEYPAD_COMMANDS = ("pairing", "seat", "call_ack", "call_resolve", "slip_outcome")
+KEYPAD_COMMANDS = (*commands.TABLE_COMMANDS, "slip_outcome")  # what only a clock with a keypad shows
 
 
 def iso(wall: float) -> str:

@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from rackside.hall.wire.topics import MAX_ROUND
+
 from . import jsliteral
 
 DEFAULT_ENCODING = "latin-1"  # TSH's default, `isolatin1`
@@ -37,7 +39,7 @@ REALM_DEFAULTS = {
 }
 MIN_SCORE = -149  # Addscore's lower limit for a game's score
 MAX_PLAYERS = 2000  # per division; a real division has tens, the biggest events a few hundred
-MAX_ROUNDS = 200  # a player line's rounds; the console's round numbers go up to it too
+MAX_ROUNDS = MAX_ROUND  # a player line's rounds; the console's round numbers go up to it too (and a clock's pairing)
 MAX_BOARDS = 1000  # a division's entries in TSH's `tables` (the hall has at most 999 tables)
 MAX_LABEL = 20  # characters of one of TSH's table labels ("A4", "Hall 2 table 14")
 

@@ -27,7 +27,7 @@ def factory(context: OutputContext, settings: dict) -> Output:
     # rackside paths' outbox; beside the journals when --state-dir moves them (tests, a second clock)
     outbox = cfg.outbox or _default_outbox(context, hall)
     return HallOutput(cfg, context.store.journal_dir, context.submit, outbox_path=outbox, clock_ns=context.clock_ns,
-                      health=_health(context, hall))
+                      health=_health(context, hall), keypad=context.keypad)
 
 
 def _health(context: OutputContext, hall: dict):
@@ -79,6 +79,6 @@ def _enrolled(context: OutputContext, hall: dict) -> Output:
     try:
         return EnrolledOutput(joinfile, Path(context.state_dir), context.store.journal_dir, context.submit, outbox_path=outbox,
                               clock_ns=context.clock_ns, device=hall["device"], version=running_version(),
-                              health=_health(context, hall))
+                              health=_health(context, hall), keypad=context.keypad)
     except (HallConfigError, ValueError) as e:
         raise OutputConfigError(str(e)) from None

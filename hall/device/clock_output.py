@@ -150,8 +150,10 @@ class HallOutput(Output):
         queue_size: int = QUEUE_SIZE,
         resolve: Callable[[HallConfig], Any] | None = None,
         health: Health | None = None,
+        keypad: bool = False,
     ) -> None:
         self.cfg = cfg
+        self.keypad = keypad  # said in every state: only a clock with a keypad checks its players in (issue 27)
         self.clock_ns = clock_ns
         self.state_every_ns = state_every_ns
         self.topic = {leaf: topics.table(cfg.hall, cfg.table, leaf) for leaf in topics.TABLE_TOPICS}
@@ -450,7 +452,8 @@ class _Worker:
             if not result:
                 rows.extend(self.recovery.result_rows(result_payload(item.view, game, item.wall_ns)))
                 self._progress[game] = changed[game] = (seen, True)
-        self._state = (state_payload(item.view, game, self._last_seq(game), item.wall_ns, item.rules, self.version), False)
+        self._state = (state_payload(item.view, game, self._last_seq(game), item.wall_ns, item.rules, self.version,
+                                     keypad=self.out.keypad), False)
 
     def _command(self, c: CommandIn, rows: list[Row], answered: dict, settled: list) -> None:
         decision = self.intake.receive(c.payload, c.token, self._rules)

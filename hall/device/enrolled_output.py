@@ -40,8 +40,9 @@ def code_page(code: str, t_ns: int) -> tuple[str, str]:
 class EnrolledOutput:
     def __init__(self, joinfile: join.JoinFile, folder: Path, journal_dir: Path, submit: Callable[[Any], None], *,
                  outbox_path: Path, clock_ns: Callable[[], int], device: str | None = None, version: str = "",
-                 health=None) -> None:
+                 health=None, keypad: bool = False) -> None:
         self.journal_dir = journal_dir
+        self.keypad = keypad  # the table it becomes says so in its state (issue 27)
         self.health = health  # hall.device.health.Health: the table it becomes reports its health
         self.submit = submit
         self.outbox_path = outbox_path
@@ -86,7 +87,7 @@ class EnrolledOutput:
             return
         self._waiting = False
         new = HallOutput(cfg, self.journal_dir, self.submit, outbox_path=self.outbox_path, clock_ns=self.clock_ns,
-                         health=self.health)
+                         health=self.health, keypad=self.keypad)
         new.start()
         self.inner = new
         self._notice(WAITING, f"{cfg.table:>4}")

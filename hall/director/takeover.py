@@ -21,6 +21,7 @@ import re
 from rackside.firmware.clock import Rules
 from rackside.firmware.rules_table import mmss
 from rackside.hall.wire import messages
+from rackside.hall.wire.commands import NOTES
 
 MAX_STATE_BYTES = 4096  # a state is ~400 bytes; a bigger one is not a clock's
 REASON = "takeover of table {table} from device {old_device} ({game}, seq {seq}, state {sent_at})"
@@ -61,7 +62,7 @@ def commands(state_payload: bytes, *, table: int, old_device: str, new_device: s
             new_game["rules"] = extra
     else:
         new_game["game_time"] = mmss(Rules.game_time_ms)  # the state says none: WESPA's
-    reason = REASON.format(table=table, old_device=old_device, game=game, seq=seq, sent_at=s.get("sent_at"))[:200]
+    reason = REASON.format(table=table, old_device=old_device, game=game, seq=seq, sent_at=s.get("sent_at"))[:NOTES["reason"]]
     out = [new_game] + [{"cmd": "adjust", "player": p, "remaining_ms": players[p]} for p in (1, 2)]
     out.append({"cmd": "takeover", "player": to_move})
     return [{**c, "id": f"takeover-{stamp}-{i}"[-64:], "by": by, "reason": reason} for i, c in enumerate(out)]

@@ -83,7 +83,7 @@ IDENTIFY_MAX_S = 60  # the longest an identify may flash a clock's displays (the
 # and a Pi keep slightly different time (NTP on a hall network without internet is not a given).
 FUTURE_TOLERANCE_NS = 5 * 10**9
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-NOTES = {"by": 64, "reason": 200}  # optional on every command: the longest each may be
+NOTES = {"by": 64, "reason": MAX_REASON_CHARS}  # optional on every command: the longest each may be
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 # A game is its journal's name on the clock (firmware.persist: journals/game-000003.jsonl), the
 # `game` of every event and state: never a path.

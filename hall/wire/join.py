@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass
 
 from rackside.hall.wire import devicekey, topics
+from rackside.hall.wire.commands import NOTES
 from rackside.hall.wire.schema import Invalid, OneOf, Schema, Text, Whole
 
 FILE_NAME = "join.toml"
@@ -215,7 +216,7 @@ def reply_payload(hello: Hello, user: str | None, *, sealed: bytes = b"", reason
     answered even when its hello is gone (hall.director.roster)."""
     d: dict = {"device": hello.device, "kind": hello.kind, "code": hello.code, "key": _b64(hello.key)}
     if user is None:
-        d.update(revoked=True, reason=reason[:200])
+        d.update(revoked=True, reason=reason[:NOTES["reason"]])  # a director's reason, as long as a command's
     else:
         kind, ident = topics.parse_user(user)
         d.update(user=user, sealed=_b64(sealed))

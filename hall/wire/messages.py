@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rackside.firmware.call import CALL_ID
+from rackside.firmware.call import CALL_ID, MAX_REASON_CHARS
 from rackside.firmware.checkin import MAX_PLAYER_NUMBER, MAX_ROUND
 from rackside.firmware.clock import Ending, Phase, Rules
 from rackside.firmware.messages import KEYPAD_KEYS
@@ -99,6 +99,9 @@ STATE = Schema({
     "rules": Check(_rules, says="an object with " + ", ".join(STATE_RULES), default={}, null=True),
     # the Rackside the clock runs: the update section of the Devices page shows it
     "version": Text(64, pattern=update.VERSION, null=True),
+    # a keypad is fitted (issue 27): only then do its players check in, so only then is a side not
+    # checked in absent (2.3.2(a)); an older clock sends none and has none
+    "keypad": Flag(default=False),
 }, then=_sides_in_order)
 
 EVENT_KINDS = ("input", "result", "slip")
@@ -116,7 +119,7 @@ INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with it
     "source": Text(16, pattern=NAME, **_OPT),
     "command": Text(64, pattern=NAME, **_OPT),
     "by": Text(64, **_OPT),
-    "reason": Text(200, **_OPT),
+    "reason": Text(MAX_REASON_CHARS, **_OPT),
     "scheduled_start": Text(40, **_OPT),
     "at_ns": Whole(0, NS, **_OPT),
     "key": OneOf(KEYPAD_KEYS, **_OPT),  # a keypad's key: check-in's typing (firmware.checkin), slip_key's (firmware.slip)

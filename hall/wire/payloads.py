@@ -41,10 +41,12 @@ def players(v: View) -> list[dict]:
     ]
 
 
-def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | None = None, version: str | None = None) -> bytes:
+def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | None = None, version: str | None = None,
+                  *, keypad: bool = False) -> bytes:
     """The retained state; `rules` (the running game's) let a page compute penalties and forfeits
     under the rules the game is played under (a new_game may set other than WESPA's); `version`
-    is the Rackside the clock runs (after an update, the director sees which version each table has)."""
+    is the Rackside the clock runs (after an update, the director sees which version each table has);
+    `keypad`: the clock has one, so its players check in at it (issue 27)."""
     running = next((p.player for p in v.players if p.running), None)
     state: dict[str, Any] = {
         "seq": seq,
@@ -55,6 +57,7 @@ def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | Non
         "players": players(v),
         "ending": v.ending.value if v.ending else None,
         "sent_at": iso(wall_ns),
+        "keypad": keypad,
     }
     if rules is not None:
         state["rules"] = {k: getattr(rules, k) for k in STATE_RULES}

@@ -74,6 +74,9 @@ def enrol_reply(hall: str, kid: str) -> str:
 
 
 MAX_TABLE = 999  # table numbers are 1 to MAX_TABLE (table-N users, [hall] table, the fleet, the clock's menu)
+# The rounds of one event, at most: TSH's player lines (hall.console.tsh), the console's round, and a
+# pairing's round on the clock (firmware.checkin) are all this one limit (TSH events have a few dozen)
+MAX_ROUND = 200
 
 def parse_user(user: str) -> tuple[str, str]:
     """("table", "12") for "table-12", ("station", "1") for "station-1"; ValueError otherwise."""

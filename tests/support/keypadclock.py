@@ -65,7 +65,7 @@ class KeypadClock:
 
     def state(self) -> None:
         v = C.view(self.clock, self.t_ns)
-        self._publish("state", payloads.state_payload(v, self.game, self.seq, time.time_ns(), self.rules), retain=True)
+        self._publish("state", payloads.state_payload(v, self.game, self.seq, time.time_ns(), self.rules, keypad=True), retain=True)
 
     def _event(self, line: dict, wait: bool = True) -> int:
         with self.lock:

@@ -116,7 +116,7 @@ function recordText(t) {
       parts.push(`This table's clock is still in its game (${st.phase}): its result is due from the clock; use the slip only if the clock cannot give one.`);
     }
   }
-  if (t.final) parts.push(`Already ${finalText(t.final)}: a change is a correction and needs its reason (5.4.1(a)).`);
+  if (t.final) parts.push(`Already ${finalText(t.final)}: a change is a correction and needs its reason (5.4.1).`);
   return parts.join(" ");
 }
 

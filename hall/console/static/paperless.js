@@ -2,7 +2,8 @@
 // where (on each tile: a checked-in side's player, the starter TSH names marked), the calls from the
 // tables (the incident queue: table, side, since when, waiting for how long; apart from the
 // challenges), the players at the wrong table, the signed slips held, and the one confirmation at
-// the scheduled start that starts the absent sides of every table not checked in (2.3.2(a), 2.3.3(a)).
+// the scheduled start that starts the absent sides at every table whose clock has a keypad and whose
+// players have not all checked in (2.3.2(a), 2.3.3(a)); at a clock without one nobody checks in.
 // Loaded before app.js, which calls paperlessSnapshot, paperlessEvents, checkedIn and seatMark.
 // Every list is the server's, bounded there (checkin.MAX_WRONG, incidents.MAX_CALLS, signedslips.MAX_HELD).
 "use strict";
@@ -178,11 +179,18 @@ async function heldSlip(h, action) {
 
 // --- the scheduled start: one confirmation for every absent side ------------------------------------
 
-// Offered once the round's scheduled start has passed and a table of the round is still in setup
-// (the server says which sides: those not checked in).
+// Whether table n's clock has a keypad: its last tile message's state says so (the page's own
+// reading of the state keeps only what the tile draws)
+function hasKeypad(n) {
+  const raw = rawTiles.get(n);
+  return isObj(raw) && isObj(raw.state) && raw.state.keypad === true;
+}
+
+// Offered once the round's scheduled start has passed and a table of the round whose clock has a
+// keypad is still in setup (the server says which sides: those not checked in).
 function absentOffer() {
   const due = !!round.start && nowMs() >= round.start * 1000;
-  const setup = [...tables.values()].some((t) => t.division && t.state && t.state.phase === "setup" && t.status === "online");
+  const setup = [...tables].some(([n, t]) => t.division && t.state && t.state.phase === "setup" && t.status === "online" && hasKeypad(n));
   const b = $("start-absent");
   if (b.hidden !== !(due && setup)) b.hidden = !(due && setup);
 }
