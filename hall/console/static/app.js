@@ -834,7 +834,7 @@ function drawDetailTile() {
   setText($("result-can"), recordText(t));
   $("no-clock-row").hidden = !!t.result;
   $("names-row").hidden = !!t.division;
-  if (t.final) $("correction-row").hidden = false; // 5.4.1(a): a change is a correction, with its reason
+  if (t.final) $("correction-row").hidden = false; // 5.4.1: a recorded result changes only as a correction, with its reason
   setText($("slip1-label"), t.names[0] || "Side 1");
   setText($("slip2-label"), t.names[1] || "Side 2");
   if (!t.result) {
