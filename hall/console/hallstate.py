@@ -58,6 +58,16 @@ class Game:
     known: int = 0
     result: bool = False
     ended: bool = False  # the clock's state says the game is over: its result is due
+    # the seqs of the signed slips seen (issue 27): a slip has the seq of the signature's input
+    # event (docs/hall.md), so it is not counted with the inputs; bounded (limits.SLIPS_REMEMBERED)
+    slips: list = field(default_factory=list)
+
+    def accept_slip(self, seq: int) -> bool:
+        """True for a slip not seen before; False for a repeat (QoS 1's redelivery, a resend)."""
+        if seq in self.slips:
+            return False
+        self.slips = (self.slips + [seq])[-limits.SLIPS_REMEMBERED:]
+        return True
 
     def accept(self, seq: int) -> bool:
         """True for an event not seen before (new, or filling a gap); False for a repeat."""
@@ -475,7 +485,7 @@ class HallState:
                 return bind + [("event", {"table": n, "event": data}), ("table", t.tile())]
             return bind + [("event", {"table": n, "event": data})]
         if leaf == "event" and data["kind"] == "slip":  # the signed result (issue 27): paperless.py reads it
-            if not t.seqs.game(data["game"]).accept(data["seq"]):
+            if not t.seqs.game(data["game"]).accept_slip(data["seq"]):
                 return []
             t.history.append(data)
             return [("slip", {"table": n, "slip": data}), ("event", {"table": n, "event": data})]

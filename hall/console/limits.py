@@ -95,6 +95,7 @@ HISTORY = 400  # a table's history entries (its current game: a game has a few h
 GAMES_REMEMBERED = 4  # per table, the games whose highest seq is remembered (de-duplication)
 GAMES_BOUND = 64  # per table, the clock games bound to their round (hallstate, the results store): a day's rounds and more
 MAX_GAP = 5000  # a table's missing seqs remembered per game; a wider gap is asked for from its start
+SLIPS_REMEMBERED = 8  # a game's signed slips' seqs remembered, to drop a repeat (a clock makes one a game)
 FEED = 300  # challenges in the feed
 CHALLENGES = 2000  # challenges kept with their per-word results (the oldest forgotten first)
 PENDING = 2000  # commands awaiting their ack
