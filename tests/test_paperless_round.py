@@ -136,6 +136,21 @@ def outcome(live: LiveClock) -> str:
 # --- on the page ------------------------------------------------------------------------------------
 
 
+def csv_rows(h: Http) -> dict[str, dict]:
+    import csv
+    import io
+
+    status, raw, _ = h.call("GET", "/api/export/round.csv?division=A&round=1")
+    assert status == 200, raw
+    return {r["table"]: r for r in csv.DictReader(io.StringIO(raw.decode()))}
+
+
+def tile(h: Http, n: int) -> dict:
+    import json
+
+    return next(t for t in json.loads(h.call("GET", "/api/snapshot")[1])["tables"] if t["table"] == n)
+
+
 def director(browser, url: str):
     """The director's page, logged in by name (support.browser.login, with the name the audit keeps)."""
     page = browser.new_page(viewport={"width": 1920, "height": 1080})
@@ -345,7 +360,7 @@ def test_a_paperless_round_from_check_in_to_the_tsh_export(hall, browser, tmp_pa
 
     # --- table 6: typed from the paper slip in the form (no keypad) -----------------------------------
     ended(six)
-    page.wait_for_function("() => document.querySelector('#tiles .tile[data-table=\"6\"]').textContent.includes('nded')")
+    wait(lambda: tile(h, 6)["result"])  # the console has the clock's result: the form takes the slip against it
     page.click('#tiles .tile[data-table="6"]')
     page.wait_for_selector("#detail-result:not([hidden])")
     page.fill("#slip1", "390")
@@ -356,8 +371,15 @@ def test_a_paperless_round_from_check_in_to_the_tsh_export(hall, browser, tmp_pa
     page.click("#confirm-ok")
     page.wait_for_selector("#result-out >> text=recorded")
     page.click("#detail .close")
-    for n, text in ((1, "recorded 423–377 · signed"), (2, "recorded 401–377 · signed"), (6, "recorded 390–410")):
+    recorded = {1: "recorded 423–377 · signed", 2: "recorded 401–377 · signed", 3: "recorded 367–392 · signed",
+                4: f"recorded {310 - s4}–388 · signed", 5: "recorded 398–352 · signed", 6: "recorded 390–410"}
+    for n, text in recorded.items():
         page.wait_for_selector(f'{note(n)} >> text="{text}"')
+    page.screenshot(path=str(tmp_path / "recorded.png"))
+    rows = csv_rows(h)
+    assert {n: rows[str(n)]["entry"] for n in range(1, 7)} == {**{n: "signed at the clock" for n in KEYPADS}, 6: "typed from a slip"}
+    assert (rows["3"]["player2"], rows["3"]["slip2"], rows["3"]["penalty2"], rows["3"]["score2"]) == ("6", "402", "10", "392")
+    assert (rows["2"]["player1"], rows["2"]["player2"]) == ("3", "4")  # the sides as they checked in (1.4.5)
 
     # --- the TSH export, as the page links it -----------------------------------------------------
     page.click("#open-results")
