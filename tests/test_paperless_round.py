@@ -259,16 +259,20 @@ def test_a_paperless_round_from_check_in_to_the_tsh_export(hall, browser, tmp_pa
     for live, side in ((one, 1), (four, 1), (five, 1)):
         wait(lambda live=live, side=side: phase(live) is Phase.RUNNING and live.runner.clock.side == side)
 
-    # the director call at table 5: hold # (1.5 s); the running game is neutralised (1.4.3)
-    five.key("#", hold_s=1.8)
+    # the director call at table 5: Jay holds # and presses his own button (the call says his side);
+    # the running game is neutralised (1.4.3)
+    five.clock.keypad.drive("#", True)
+    five.tap("right")
+    five.clock.keypad.drive("#", False)
     wait(lambda: five.runner.table.calls.open is not None and phase(five) is Phase.NEUTRALISED)
+    assert next(j for j in five.journal() if j["input"] == "call")["player"] == 2
     assert shows(five, {"CALL"}) == "CALL"
     wait_text(page, "#open-calls", "Calls 1")
     page.wait_for_selector(f'{note(5)} >> text=/^CALL .*: waiting since/')
     page.click("#open-calls")
     item = page.locator('#call-list li[data-table="5"][data-call="call-1"]')
     item.wait_for()
-    assert "table 5 · " in item.text_content() and "waiting 0:0" in item.text_content()
+    assert "table 5 · side 2 · " in item.text_content() and "waiting 0:0" in item.text_content()
     item.locator("button", has_text="Acknowledge").click()
     assert shows(five, {"SEEn"}) == "SEEn"  # the director has seen it, on the clock
     wait_text(page, '#call-list li[data-call="call-1"]', "acknowledged by Chief TD")
@@ -342,6 +346,7 @@ def test_a_paperless_round_from_check_in_to_the_tsh_export(hall, browser, tmp_pa
     wait(lambda: view(three).players[1].overtime_s >= 1, 30)  # -0:01 shown: a started minute over (5.3.2)
     three.tap("right")
     r3 = ended(three)
+    assert (r3.players[1].overtime_s >= 1, r3.players[1].penalty) == (True, 10)  # Fox's lateness, then overtime (5.3.2)
     keys(three, "367#402#")
     s = at_step(three, Step.SIGNING)
     assert s.penalties == (0, 10), s
