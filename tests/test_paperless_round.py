@@ -261,9 +261,9 @@ def test_a_paperless_round_from_check_in_to_the_tsh_export(hall, browser, tmp_pa
 
     # the director call at table 5: Jay holds # and presses his own button (the call says his side);
     # the running game is neutralised (1.4.3)
-    five.clock.keypad.drive("#", True)
+    five.key_down("#")
     five.tap("right")
-    five.clock.keypad.drive("#", False)
+    five.key_up("#")
     wait(lambda: five.runner.table.calls.open is not None and phase(five) is Phase.NEUTRALISED)
     assert next(j for j in five.journal() if j["input"] == "call")["player"] == 2
     assert shows(five, {"CALL"}) == "CALL"
