@@ -282,6 +282,7 @@ def test_a_paperless_round_from_check_in_to_the_tsh_export(hall, browser, tmp_pa
     page.wait_for_function("() => document.querySelector('#call-list li[data-call=\"call-1\"]').classList.contains('resolved')")
     assert "resolved by Chief TD: tile count checked: 100" in page.text_content('#call-list li[data-call="call-1"]')
     wait(lambda: five.runner.table.calls.open is None)
+    wait(lambda: not {t.strip() for t in five.texts()} & {"CALL", "SEEn"})  # the times again
     resolve = next(j for j in five.journal() if j["input"] == "call_resolve")
     assert (resolve["reason"], resolve["source"], resolve["by"]) == ("tile count checked: 100", "hall", "Chief TD")
     page.click("#calls .close")
