@@ -59,11 +59,29 @@ class LiveClock:
         time.sleep(0.05)  # the release settles (15 ms debounce)
 
     def key(self, key: str, hold_s: float = 0.06) -> None:
-        """A keypad key pressed and released (its contact on the mock pins: the real scanner reads it)."""
-        self.clock.keypad.drive(key, True)
+        """A keypad key pressed and released (its contact on the mock pins: the real scanner reads it),
+        held at least `hold_s` and until the scanner has taken the press, as a finger holds a key
+        until it clicks: on a loaded machine the scanner's thread may not run within a short hold,
+        and a key open again before its scan is not a press (hardware.keypad)."""
+        self.key_down(key)
         time.sleep(hold_s)
-        self.clock.keypad.drive(key, False)
-        time.sleep(0.05)  # the release settles
+        self.key_up(key)
+
+    def key_down(self, key: str, timeout: float = 10.0) -> None:
+        """Close a key's contact, once the scanner has taken it as a press."""
+        keypad = self.clock.keypad
+        keypad.drive(key, True)
+        deadline = time.monotonic() + timeout
+        while not keypad.debouncers[key].down and time.monotonic() < deadline:
+            time.sleep(0.005)
+
+    def key_up(self, key: str, timeout: float = 10.0) -> None:
+        """Open a key's contact, once the scanner has the release as final."""
+        keypad = self.clock.keypad
+        keypad.drive(key, False)
+        deadline = time.monotonic() + timeout
+        while keypad.debouncers[key].down and time.monotonic() < deadline:
+            time.sleep(0.005)
 
     def command(self, name: str, at_ns: int | None = None) -> None:
         """A simulator command ("end", "menu") now, or dated `at_ns` (this boot's monotonic clock):

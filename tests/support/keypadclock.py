@@ -121,16 +121,13 @@ class KeypadClock:
         penalties (unless `penalties` says otherwise: a slip that disagrees)."""
         v = C.view(self.clock, self.t_ns)
         pen = list(penalties) if penalties is not None else [p.penalty for p in v.players]
+        # the second signature's input event, and the slip with its seq, right after it (docs/hall.md),
+        # as firmware.cli.Clock publishes them
+        seq = self._event({"t_ns": self.after(1), "input": "slip_sign", "player": 2})
         with self.lock:
-            self.seq += 1
-            seq = self.seq
             slip = {"kind": "slip", "game": self.game, "seq": seq, "scores": list(scores), "penalties": pen,
                     "final": [scores[0] - pen[0], scores[1] - pen[1]],
                     "numbers": list(self.numbers if numbers is None else numbers), "at": payloads.iso(time.time_ns())}
-            # as a real clock (hall.device.clock_output): the second signature's input event, then the
-            # slip with that input's seq
-            sign = {"t_ns": self.after(1), "input": "slip_sign", "player": 2}
-            self._publish("event", payloads.event_payload(sign, self.game, seq, time.time_ns()))
             self._publish("event", payloads.dumps(slip))
         return slip
 
