@@ -37,8 +37,6 @@ ALLOWED = {
         "the release is held for real (15 ms debounce) before the next press",
     ("support/hallclock.py", "LiveClock.key", "time.sleep(hold_s)"):
         "a keypad key is held down for real: the keypad's scanner debounces the contact this long",
-    ("support/hallclock.py", "LiveClock.key", "time.sleep(0.05)"):
-        "the key's release is held for real (the scanner's debounce) before the next key",
     ("support/hallclock.py", "LiveClock.command", "time.sleep(left / 1000000000.0)"):
         "a command dated at_ns is sent once that moment of the monotonic clock has passed: real time that load only lengthens",
     ("test_hall_takeover.py", "test_a_spare_continues_a_killed_clocks_game_with_its_last_times", "time.sleep(1.3)"):

@@ -71,17 +71,17 @@ class LiveClock:
         """Close a key's contact, once the scanner has taken it as a press."""
         keypad = self.clock.keypad
         keypad.drive(key, True)
-        deadline = time.monotonic() + timeout
-        while not keypad.debouncers[key].down and time.monotonic() < deadline:
-            time.sleep(0.005)
+        from support.wait import until  # (not at the top: this file also runs as a clock's own process)
+
+        until(lambda: keypad.debouncers[key].down, timeout)
 
     def key_up(self, key: str, timeout: float = 10.0) -> None:
         """Open a key's contact, once the scanner has the release as final."""
         keypad = self.clock.keypad
         keypad.drive(key, False)
-        deadline = time.monotonic() + timeout
-        while keypad.debouncers[key].down and time.monotonic() < deadline:
-            time.sleep(0.005)
+        from support.wait import until
+
+        until(lambda: not keypad.debouncers[key].down, timeout)
 
     def command(self, name: str, at_ns: int | None = None) -> None:
         """A simulator command ("end", "menu") now, or dated `at_ns` (this boot's monotonic clock):
