@@ -368,7 +368,7 @@ def run(args, procs: list, fleets: list) -> int:
     url = f"http://127.0.0.1:{port}/"
     public_url = f"http://127.0.0.1:{public_port}/"
 
-    sim = SimHall("demo", "127.0.0.1", broker.port, {n: (f"table-{n}", broker.devices[f"table-{n}"].password) for n in tables},
+    sim = SimHall("demo", "127.0.0.1", broker.port, {n: broker.devices[f"table-{n}"].login for n in tables},
                   tmp / "journals", rules=Rules())
     fleets.append(sim)
     applied: dict[tuple[int, int], float] = {}  # (table, seq) -> wall time the clock applied the input
