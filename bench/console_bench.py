@@ -43,6 +43,8 @@ from rackside.hall.wire import topics  # noqa: E402
 from rackside.hall.console.sim import SimHall, playing  # noqa: E402
 
 TILE_P99_MS = 1100  # issue 13/17.6's bound (a second's frame, then delivery); issue 28.4's is console_render.py's
+# (the page keeps only the tiles on screen in its DOM, issue 28.4: a probe of a table off screen is
+# never seen, and only what the director can see is timed)
 OBSERVER = """
 window.__seen = [];
 new MutationObserver((muts) => {
@@ -127,14 +129,14 @@ def run(procs: list) -> int:
         for _ in range(5):
             t0 = time.perf_counter()
             page.goto(url)
-            page.wait_for_function(f"() => document.body.dataset.ready === '1' && document.querySelectorAll('.tile').length >= {len(tables)}")
+            page.wait_for_function(f"() => document.body.dataset.ready === '1' && tiles.size >= {len(tables)}")
             loads.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             page.goto(url + "login")
             page.wait_for_selector("#password")
             base_loads.append((time.perf_counter() - t0) * 1000)
         page.goto(url)
-        page.wait_for_function(f"() => document.querySelectorAll('.tile').length >= {len(tables)}")
+        page.wait_for_function(f"() => tiles.size >= {len(tables)}")
         page.evaluate(OBSERVER)
 
         cpu0, t0 = cpu_seconds(console.pid), time.monotonic()
