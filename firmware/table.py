@@ -46,13 +46,13 @@ JOURNAL_INPUTS: dict[str, tuple[type, tuple[str, ...]]] = {
     "checkin": (CheckIn, ("player", "number")),
     "pairing": (Pairing, ("round", "numbers", "starter", "table")),
     "seat": (Seat, ("number", "table")),
-    "call": (Call, ("player", "call")),
+    "call": (Call, ("player", "call", "how")),
     "call_ack": (CallAck, ("call",)),
     "call_resolve": (CallResolve, ("call", "reason")),
 }
 INPUT_TYPES = tuple(cls for cls, _ in JOURNAL_INPUTS.values())
 _NAMES = {cls: name for name, (cls, _) in JOURNAL_INPUTS.items()}
-OPTIONAL = {("pairing", "starter"), ("pairing", "table"), ("seat", "table"), ("call", "player")}
+OPTIONAL = {("pairing", "starter"), ("pairing", "table"), ("seat", "table"), ("call", "player"), ("call", "how")}
 
 
 def is_table_input(event: object) -> bool:
@@ -127,6 +127,7 @@ def input_from_dict(name: str, d: dict) -> Any:
             "table": lambda: v is None or _whole(v, 1, MAX_TABLE),
             "call": lambda: isinstance(v, str) and bool(call_core.CALL_ID.match(v)),
             "reason": lambda: isinstance(v, str) and 0 < len(v) <= call_core.MAX_REASON_CHARS,
+            "how": lambda: v in call_core.CALL_HOW or v is None,  # absent in a journal written before calls said how
         }[key]()
         if not ok:
             raise ValueError(f"{name!r} input: {key} {v!r} is not allowed")
@@ -200,7 +201,9 @@ def describe(event: Any) -> str:
     if isinstance(event, Seat):
         return f"seat #{event.number}: " + (f"table {event.table}" if event.table is not None else "not paired")
     if isinstance(event, Call):
-        return f"{event.call}" + (f" by {event.player}" if event.player is not None else "")
+        if event.player is not None:
+            return f"{event.call} by {event.player}"
+        return event.call + (f" by the {event.how}" if event.how is not None else "")
     if isinstance(event, CallAck):
         return f"{event.call} acknowledged"
     if isinstance(event, CallResolve):

@@ -8,8 +8,9 @@ Keys (firmware.messages.Key, debounced by hardware.keypad):
   (firmware.checkin.CLEAR_KEY); each is journalled (`key`), so a power cut mid-number comes back
   with the digits typed so far. With digits typed, a player's own button is their check-in
   (2.3.1(b), 1.4.5), not a start;
-- any time: `#` (firmware.call.CALL_KEY) held `CALL_HOLD_NS` calls the director; a player's own
-  button pressed while `#` is held calls at once, from that side (the call says which side called).
+- any time: `#` (firmware.call.CALL_KEY) held `CALL_HOLD_NS` calls the director (from no side: the
+  call's `how` is KEYPAD); a player's own button pressed while `#` is held calls at once, from that
+  side (SIDE: the call says which side called). The three buttons' gesture calls from no side (BUTTONS).
 
 A press the table takes (a check-in, a call) never reaches the clock core; the starter's own press
 before the game (2.2: the non-starter starts the starter's time) is not a start once the starter's
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from rackside.firmware import call as call_core
 from rackside.firmware import checkin as checkin_core
-from rackside.firmware.call import CALL_HOLD_NS, CALL_KEY
+from rackside.firmware.call import BUTTONS, CALL_HOLD_NS, CALL_KEY, KEYPAD, SIDE
 from rackside.firmware.checkin import CheckIn, Typed
 from rackside.firmware.clock import Phase
 from rackside.firmware.table import Table
@@ -67,7 +68,7 @@ class TableSession:
         if due is None or t < due:
             return []
         self.call_key_since = None
-        made = call_core.next_call(table.calls, due, None)
+        made = call_core.next_call(table.calls, due, KEYPAD)
         return [made] if made is not None else []
 
     def press(self, player: int, t: int, table: Table, phase: Phase) -> list | str | None:
@@ -75,7 +76,7 @@ class TableSession:
         the clock's press, as always."""
         if self.call_key_since is not None:
             self.call_key_since = None  # `#` held and a button: that side's call, now
-            made = call_core.next_call(table.calls, t, player)
+            made = call_core.next_call(table.calls, t, SIDE, player)
             return [made] if made is not None else []
         s = table.seating
         if phase in BEFORE_GAME and checkin_core.taking_digits(s):
@@ -86,5 +87,5 @@ class TableSession:
 
     def gesture_call(self, t: int, table: Table) -> list:
         """The three buttons' call gesture (firmware.gestures): a call from no side in particular."""
-        made = call_core.next_call(table.calls, t, None)
+        made = call_core.next_call(table.calls, t, BUTTONS)
         return [made] if made is not None else []

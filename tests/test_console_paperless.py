@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 import pytest
 
 from rackside.firmware import clock as C
+from rackside.firmware.call import BUTTONS, KEYPAD, SIDE
 from rackside.hall.console import tsh
 from rackside.hall.wire import payloads
 
@@ -144,10 +145,11 @@ def test_a_call_is_queued_acknowledged_and_resolved_with_a_reason(hall):
     wait(lambda: next(c for c in hall.paperless()["calls"] if c["call"] == call)["clock"] == "call_resolve")
     status, out = hall.post("/api/call/1", {"call": call, "action": "resolve", "reason": "again"})
     assert status == 400 and "resolved already" in out["error"], out
-    gesture = one.call(None)  # the next call (a clock has one open at a time): the buttons' gesture has no side
+    gesture = one.call(None, BUTTONS)  # the next call (a clock has one open at a time): the buttons' gesture has no side
     wait(lambda: [c for c in hall.paperless()["calls"] if c["call"] == gesture])
     actions = [(a["action"], a["reason"]) for a in hall.audit() if a["pn_high"] == 1 and a["pn_low"] == 0]
     assert ("call", "side 2") in actions and ("call ack", "") in actions
+    assert wait(lambda: ("call", "the buttons") in [(a["action"], a["reason"]) for a in hall.audit() if a["pn_high"] == 1])
     assert ("call resolve", "tile count checked: 100") in actions
     history = json.loads(hall.h.call("GET", "/api/table/1")[1])["history"]
     assert [h["input"] for h in history if h.get("kind") == "input" and h.get("input", "").startswith("call")] == [
@@ -155,6 +157,22 @@ def test_a_call_is_queued_acknowledged_and_resolved_with_a_reason(hall):
     assert [h["cmd"] for h in history if h.get("kind") == "command" and h["cmd"].startswith("call")] == ["call_ack", "call_resolve"]
     # apart from the challenges: none in the feed
     assert hall.snapshot()["feed"] == []
+
+
+def test_the_queue_and_the_audit_say_how_a_call_without_a_side_was_made(hall):
+    """`#` held alone on the keypad is not the three buttons' gesture (firmware.call's `how`): the
+    Calls drawer and the audit say which; an older clock's call (no `how`) says neither."""
+    one = hall.clocks[1]
+    for how, who in ((KEYPAD, "the keypad"), (BUTTONS, "the buttons"), (None, "no side")):
+        audited = [a for a in hall.audit() if a["action"] == "call" and a["reason"] == who and a["pn_high"] == 1]
+        call = one.call(None, how)
+        queued = wait(lambda: next((c for c in hall.paperless()["calls"] if c["table"] == 1 and c["call"] == call), None))
+        assert (queued["side"], queued["how"], queued["who"]) == (None, how, who), queued
+        wait(lambda: len([a for a in hall.audit() if a["action"] == "call" and a["reason"] == who and a["pn_high"] == 1]) > len(audited))
+    call = one.call(1)  # `#` held with side 1's own button
+    queued = wait(lambda: next((c for c in hall.paperless()["calls"] if c["table"] == 1 and c["call"] == call), None))
+    assert (queued["side"], queued["how"], queued["who"]) == (1, SIDE, "side 1"), queued
+    assert hall.post("/api/call/1", {"call": call, "action": "resolve", "reason": "done"})[0] == 200
 
 
 def test_only_a_call_of_the_tables_current_game_is_audited(hall):

@@ -214,3 +214,20 @@ def test_a_table_holds_one_slip_its_latest_games():
     again = signedslips.Held()
     again.restore([*h.rows(), {"table": 1, "slip": slip(game="game-000007"), "why": "", "agrees": False}])
     assert [(x["table"], x["slip"]["game"]) for x in again.view()] == [(2, "game-000001"), (1, "game-000007")]
+
+
+@pytest.mark.parametrize("player, how, who", [(2, "side", "side 2"), (None, "keypad", "the keypad"), (None, "buttons", "the buttons"),
+                                              (None, None, "no side"), (1, None, "side 1")])
+def test_a_queued_call_says_who_called_as_the_drawer_and_the_audit_say_it(player, how, who):
+    """`#` held alone (the keypad) and the three buttons' gesture both call from no side; the call's
+    `how` tells them apart. An older clock's call has no `how`: without a side it says "no side"."""
+    q = incidents.Incidents()
+    e = {k: v for k, v in {**call(side=player), "how": how}.items() if v is not None}
+    c = q.called(1, e)
+    assert (c.side, c.how, c.who) == (player, how, who)
+    assert q.queue()[0]["who"] == who and q.queue()[0]["how"] == how
+    again = incidents.Incidents()
+    assert again.restore(q.rows()) == [] and again.queue() == q.queue()  # kept, and restored, with how
+    old = {k: v for k, v in q.rows()[0].items() if k != "how"}  # a row an older console kept
+    assert again.restore([old]) == [] and again.queue()[0]["who"] == ("no side" if player is None else who)
+    assert again.restore([{**old, "call": "call-2", "how": "elbow"}])[0].startswith("kept call 1 skipped")

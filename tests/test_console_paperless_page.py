@@ -18,6 +18,8 @@ import time
 
 import pytest
 
+from rackside.firmware.call import BUTTONS, KEYPAD
+
 from support import browser as chromium
 from support.paperless import PASSWORD, Hall
 from support.wait import wait
@@ -79,6 +81,14 @@ def test_check_in_calls_and_the_start_of_absent_sides_on_the_page(hall, browser)
     assert resolved[0]["reason"] == "score sheet lent: rule 5.5.3" and len(resolved) == 1
     page.wait_for_function(f"() => document.querySelector('#call-list li[data-call=\"{call}\"]').classList.contains('resolved')")
     page.wait_for_function("() => !document.querySelector('#tiles .tile[data-table=\"1\"] .note').textContent.startsWith('CALL')")
+    # `#` held alone is the keypad's call, the three buttons' gesture the buttons': neither has a side
+    for n, how, who in ((1, KEYPAD, "the keypad"), (2, BUTTONS, "the buttons")):
+        other = hall.clocks[n].call(None, how)
+        item = page.locator(f'#call-list li[data-table="{n}"][data-call="{other}"]')
+        item.wait_for()
+        assert f"table {n} · {who} ·" in item.text_content(), item.text_content()
+        page.wait_for_selector(f'#tiles .tile[data-table="{n}"] .note >> text=/^CALL {who}: waiting since/')
+        assert hall.post(f"/api/call/{n}", {"call": other, "action": "resolve", "reason": "seen"})[0] == 200
     page.click("#calls .close")
 
     # the scheduled start: one confirmation for every table not checked in

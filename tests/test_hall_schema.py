@@ -112,6 +112,19 @@ def test_every_message_a_clock_writes_is_read_whole_by_its_schema():
         assert schema.check(message) == {k: v for k, v in message.items() if k != "station"}  # the topic names the station
 
 
+def test_a_call_event_says_how_the_call_was_made_and_an_older_one_without_is_read():
+    """A call from `#` held alone, from `#` with a player's own button, or from the three buttons'
+    gesture (firmware.call): the event carries `how`; an older clock's event has none."""
+    from rackside.firmware.call import BUTTONS, KEYPAD, SIDE, Call
+    from rackside.firmware.journal import input_to_dict
+
+    for call in (Call(NS, None, "call-1", KEYPAD), Call(NS, 2, "call-1", SIDE), Call(NS, None, "call-1", BUTTONS), Call(NS, None, "call-1")):
+        event = json.loads(payloads.event_payload(input_to_dict(call), "game-000001", 2, WALL))
+        assert messages.INPUT.check(event) == event and event.get("how") == call.how
+    with pytest.raises(contract.Refused, match=r"^how "):
+        contract.read("event", json.dumps({**event, "how": "elbow"}).encode())
+
+
 def test_the_hello_a_device_writes_is_the_one_the_director_reads():
     key = b"k" * 294  # a device's public key (DER); the hello's check does not parse it
     d = json.loads(join.hello_payload("pi-1", "clock", key, version="0.1.0", address="10.0.0.7", asks=12))

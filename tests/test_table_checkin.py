@@ -14,7 +14,7 @@ import json
 import pytest
 
 from rackside.firmware import checkin, render, table
-from rackside.firmware.call import Call, CallAck, CallResolve
+from rackside.firmware.call import BUTTONS, KEYPAD, SIDE, Call, CallAck, CallResolve
 from rackside.firmware.checkin import CheckIn, Pairing, Seat, Seating, Typed
 from rackside.firmware.clock import NS_PER_MS, Arrive, LateStart, Phase, Press, new_clock, apply
 from rackside.firmware.messages import Key, Request
@@ -119,14 +119,29 @@ def test_a_call_neutralises_a_running_clock_and_waits_for_the_director():
     assert t.calls.open is None and t.calls.made == 1
 
 
+@pytest.mark.parametrize("player, how", [(None, SIDE), (1, KEYPAD), (2, BUTTONS), (1, "elbow"), (None, "")])
+def test_a_call_says_how_it_was_made_and_its_side_agrees(player, how):
+    """`how`: `#` held alone (the keypad, no side), `#` held with a player's own button (that side),
+    the three buttons' gesture (no side). A call whose side does not fit how it was made is refused."""
+    with pytest.raises(table.TableInputError, match="made"):
+        table.step(table.Table(), new_clock(), Call(S, player, "call-1", how))
+    for player, how in [(None, KEYPAD), (2, SIDE), (None, BUTTONS), (None, None), (1, None)]:  # None: an older journal's
+        t, _ = table.step(table.Table(), new_clock(), Call(S, player, "call-1", how))
+        assert t.calls.open.player == player
+
+
 def test_every_table_input_round_trips_through_a_journal_line():
     from rackside.firmware.journal import dumps, input_to_dict, parse_line
 
     for event in [Typed(1, "7"), Typed(1, "*"), CheckIn(2, 1, 12), Pairing(3, 4, (12, 31), None), Pairing(3, 4, (12, 31), 31, 9),
                   Seat(4, 44, 14), Seat(4, 44, None), Call(5, None, "call-1"), Call(5, 2, "call-2"), CallAck(6, "call-1"),
+                  Call(5, None, "call-1", KEYPAD), Call(5, 2, "call-2", SIDE), Call(5, None, "call-3", BUTTONS),
                   CallResolve(7, "call-1", "ok")]:
         assert parse_line(dumps(input_to_dict(event))) == event
-    assert input_to_dict(Call(5, None, "call-1")) == {"t_ns": 5, "input": "call", "call": "call-1"}
+    assert input_to_dict(Call(5, None, "call-1")) == {"t_ns": 5, "input": "call", "call": "call-1"}  # as an older clock wrote it
+    assert input_to_dict(Call(5, None, "call-1", KEYPAD)) == {"t_ns": 5, "input": "call", "call": "call-1", "how": "keypad"}
+    with pytest.raises(Exception, match="how"):
+        parse_line(dumps({"t_ns": 5, "input": "call", "call": "call-1", "how": "elbow"}))
 
 
 def test_the_table_state_round_trips_and_a_damaged_one_is_refused_whole():
@@ -258,7 +273,7 @@ def test_the_keypad_call_neutralises_and_shows_until_the_director_resolves_it(kp
     assert rig.view().phase is Phase.NEUTRALISED  # the game restarts as ever (4.1)
     journal = rig.journal_inputs()
     call = next(i for i in journal if i["input"] == "call")
-    assert call["call"] == "call-1" and "player" not in call
+    assert call["call"] == "call-1" and "player" not in call and call["how"] == "keypad"
     resolve = next(i for i in journal if i["input"] == "call_resolve")
     assert resolve["reason"] == "word judged; play on" and resolve["source"] == "hall" and resolve["by"] == "director"
 
@@ -272,7 +287,7 @@ def test_hash_held_with_a_players_button_calls_from_that_side(kp_rig):
     rig.tap("left")
     assert rig.view().phase is Phase.NEUTRALISED
     call = next(i for i in rig.journal_inputs() if i["input"] == "call")
-    assert call["player"] == 1
+    assert call["player"] == 1 and call["how"] == "side"
 
 
 def test_without_a_keypad_the_three_buttons_call_the_director(rig):
@@ -289,6 +304,8 @@ def test_without_a_keypad_the_three_buttons_call_the_director(rig):
     rig.advance_ms(3500)  # the releases do nothing, and no long press completes
     assert rig.view().phase is Phase.NEUTRALISED and rig.runner.menu is None
     assert inputs(rig)[-1] == "call"
+    call = rig.journal_inputs()[-1]
+    assert call["how"] == "buttons" and "player" not in call
     assert render.CALL in {t[0] for t in seen_texts(rig)}
 
 

@@ -22,7 +22,7 @@ from _folder import screens_folder  # noqa: E402 (docs/tools/_folder.py, beside 
 from clock_screens import IdleBoard, StillKeypad  # noqa: E402
 
 from rackside.firmware import render, table  # noqa: E402
-from rackside.firmware.call import Call, CallAck  # noqa: E402
+from rackside.firmware.call import SIDE, Call, CallAck  # noqa: E402
 from rackside.firmware.checkin import CheckIn, Pairing, Seat, Typed  # noqa: E402
 from rackside.firmware.clock import Press, apply, new_clock, view  # noqa: E402
 from rackside.firmware.led_output import turn_leds  # noqa: E402
@@ -55,9 +55,9 @@ SCENES = {
                          "both checked in: the number on each side, 1St on TSH's starter's (2.1)"),
     "table-wrong-table": ([PAIRING, *typed("44", 20), CheckIn(21 * S, 1, 44), Seat(int(21.3 * S), 44, 14)], 26.2, (),
                           "44 plays at table 14 this round: tAbL 14 on that side"),
-    "table-call": ([PAIRING, CheckIn(21 * S, 1, 12), CheckIn(23 * S, 2, 31), Press(30 * S, 1), Call(400 * S, 2, "call-1")], 403.2, ("#",),
+    "table-call": ([PAIRING, CheckIn(21 * S, 1, 12), CheckIn(23 * S, 2, 31), Press(30 * S, 1), Call(400 * S, 2, "call-1", SIDE)], 403.2, ("#",),
                    "the director called: neutralised (1.4.3), CALL on both"),
-    "table-call-seen": ([PAIRING, CheckIn(21 * S, 1, 12), CheckIn(23 * S, 2, 31), Press(30 * S, 1), Call(400 * S, 2, "call-1"),
+    "table-call-seen": ([PAIRING, CheckIn(21 * S, 1, 12), CheckIn(23 * S, 2, 31), Press(30 * S, 1), Call(400 * S, 2, "call-1", SIDE),
                          CallAck(430 * S, "call-1")], 433.2, (), "the director has seen the call: SEEn"),
 }
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 
+from rackside.firmware.call import BUTTONS, CALL_HOW, KEYPAD
 from rackside.hall.wire.topics import MAX_TABLE
 
 RESOLVED_SHOWN = 20  # resolved calls the page lists under the open ones, and all that are kept
@@ -37,7 +38,7 @@ class Call:
     table: int
     call: str  # the clock's id, "call-K"
     game: str
-    side: int | None  # who called (None: the buttons' gesture, which has no side)
+    side: int | None  # who called (None: `#` held alone or the buttons' gesture, which have no side)
     at: str | None  # when, by the clock
     seq: int = 0
     status: str = WAITING
@@ -47,9 +48,21 @@ class Call:
     resolved_at: str | None = None
     reason: str = ""
     clock: str = ""  # what the clock has applied of the answers: "", "call_ack", "call_resolve"
+    how: str | None = None  # how it was made (firmware.call.CALL_HOW); None: an older clock's call, or an older console's row
+
+    @property
+    def who(self) -> str:
+        """Who called, as the Calls drawer, the tile and the audit say it."""
+        if self.side is not None:
+            return f"side {self.side}"
+        return {KEYPAD: "the keypad", BUTTONS: "the buttons"}.get(self.how, "no side")
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def shown(self) -> dict:
+        """The call as the page has it: its row, and who called."""
+        return {**asdict(self), "who": self.who}
 
 
 class Incidents:
@@ -65,7 +78,7 @@ class Incidents:
         self.calls.pop(key, None)  # the same id in a later game: a new call
         for k in [k for k, x in self.calls.items() if k[0] == n and x.status != RESOLVED]:
             del self.calls[k]  # the table's previous open call: its clock has one open at a time
-        c = self.calls[key] = Call(n, event["call"], event["game"], event.get("player"), event.get("at"), event["seq"])
+        c = self.calls[key] = Call(n, event["call"], event["game"], event.get("player"), event.get("at"), event["seq"], how=event.get("how"))
         self._bound()
         return c
 
@@ -112,8 +125,8 @@ class Incidents:
 
     def queue(self) -> list[dict]:
         """The open calls, oldest first (the longest waiting at the top), then the latest resolved."""
-        open_ = [c.as_dict() for c in self.calls.values() if c.status != RESOLVED]
-        done = [c.as_dict() for c in self.calls.values() if c.status == RESOLVED][-RESOLVED_SHOWN:]
+        open_ = [c.shown() for c in self.calls.values() if c.status != RESOLVED]
+        done = [c.shown() for c in self.calls.values() if c.status == RESOLVED][-RESOLVED_SHOWN:]
         return open_ + list(reversed(done))
 
     def rows(self) -> list[dict]:
@@ -127,6 +140,8 @@ class Incidents:
                 c = Call(**row)
                 if not isinstance(c.table, int) or not isinstance(c.call, str):
                     raise TypeError("table and call")
+                if c.how is not None and c.how not in CALL_HOW:
+                    raise TypeError(f"how is one of {', '.join(CALL_HOW)}")
             except TypeError as e:
                 problems.append(f"kept call {i} skipped: {e}")
                 continue

@@ -146,7 +146,7 @@ class Paperless:
                 if t is not None and (t.state or {}).get("game") == c.game:
                     # audited once, of the game the clock is on: a stray game's calls (a replay, a
                     # device's invention) are queued, one a table, and never fill the audit
-                    self._audit(n, "call", CONSOLE, f"side {c.side}" if c.side else "the buttons' gesture", c.as_dict())
+                    self._audit(n, "call", CONSOLE, c.who, c.as_dict())
                 self._keep_calls()
                 self._publish_lists()
         elif name in ("call_ack", "call_resolve"):
@@ -329,7 +329,7 @@ async def call_answer(request: Request) -> Response:
     sent = p.send(n, fields, who)
     p._publish_lists()
     log.info("console: %s: %s table %d's %s", who, action, n, call)
-    return JSONResponse({"call": c.as_dict(), "sent": sent})
+    return JSONResponse({"call": c.shown(), "sent": sent})
 
 
 def _start_plan(p: Paperless) -> list[dict]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rackside.firmware.call import CALL_ID, MAX_REASON_CHARS
+from rackside.firmware.call import CALL_HOW, CALL_ID, MAX_REASON_CHARS
 from rackside.firmware.checkin import MAX_PLAYER_NUMBER, MAX_ROUND
 from rackside.firmware.clock import Ending, Phase, Rules
 from rackside.firmware.messages import KEYPAD_KEYS
@@ -128,13 +128,15 @@ INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with it
     "rebooted": Flag(**_OPT),
     "from_checkpoint": Flag(**_OPT),
     # the table's inputs (issue 27, firmware.table): a check-in's TSH player number,
-    # a pairing's round, numbers and starter (2.1), a seat's table, a call's id
+    # a pairing's round, numbers and starter (2.1), a seat's table, a call's id and how it was made
+    # (firmware.call: `#` alone, `#` with a side's button, the buttons' gesture; an older clock's has none)
     "number": Whole(1, MAX_PLAYER_NUMBER, **_OPT),
     "round": Whole(1, MAX_ROUND, **_OPT),
     "numbers": ListOf(Whole(1, MAX_PLAYER_NUMBER), least=2, most=2, says="a list of two player numbers", **_OPT),
     "starter": Whole(1, MAX_PLAYER_NUMBER, **_OPT),
     "table": Whole(1, topics.MAX_TABLE, **_OPT),
     "call": Text(12, pattern=CALL_ID, **_OPT),
+    "how": OneOf(CALL_HOW, **_OPT),
 })
 
 RESULT = Schema({  # the game's result: an event of kind "result", seq 0

@@ -18,6 +18,7 @@ import threading
 import time
 
 from rackside.firmware import clock as C
+from rackside.firmware.call import SIDE, Call
 from rackside.firmware.journal import input_to_dict
 from rackside.hall.wire import messages, payloads, topics
 
@@ -105,15 +106,16 @@ class KeypadClock:
         self.state()
         return json.loads(payload)
 
-    def call(self, side: int | None) -> str:
-        """A call for the director (a key on the keypad, or the buttons' gesture: no side)."""
+    def call(self, side: int | None, how: str | None = SIDE) -> str:
+        """A call for the director: `#` held with a side's own button (SIDE), `#` held alone (KEYPAD:
+        no side), the three buttons' gesture (BUTTONS: no side), or None: an older clock's, which
+        says neither (firmware.call)."""
         with self.lock:
             self.calls += 1
             call = f"call-{self.calls}"
-        line = {"t_ns": self.after(1), "input": "call", "call": call}
-        if side is not None:
-            line["player"] = side
-        self._event(line)
+        if side is None and how == SIDE:
+            raise ValueError("a call from a side names the side")
+        self._event(input_to_dict(Call(self.after(1), side, call, how)))
         return call
 
     def slip(self, scores: tuple[int, int], penalties: tuple[int, int] | None = None, numbers=None) -> dict:

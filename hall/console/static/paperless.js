@@ -1,9 +1,10 @@
 // The paperless table on the director's page (issue 27; hall/console/paperless.py): who checked in
 // where (on each tile: a checked-in side's player, the starter TSH names marked), the calls from the
-// tables (the incident queue: table, side, since when, waiting for how long; apart from the
-// challenges), the players at the wrong table, the signed slips held, and the one confirmation at
-// the scheduled start that starts the absent sides at every table whose clock has a keypad and whose
-// players have not all checked in (2.3.2(a), 2.3.3(a)); at a clock without one nobody checks in.
+// tables (the incident queue: table, who called (the server's `who`: a side, the keypad, the
+// buttons), since when, waiting for how long; apart from the challenges), the players at the wrong
+// table, the signed slips held, and the one confirmation at the scheduled start that starts the
+// absent sides at every table whose clock has a keypad and whose players have not all checked in
+// (2.3.2(a), 2.3.3(a)); at a clock without one nobody checks in.
 // Loaded before app.js, which calls paperlessSnapshot, paperlessEvents, checkedIn and seatMark.
 // Every list is the server's, bounded there (checkin.MAX_WRONG, incidents.MAX_CALLS, signedslips.MAX_HELD).
 "use strict";
@@ -33,7 +34,7 @@ function paperlessEvents(es) {
 function openCall(n) {
   const c = paperless.calls.find((x) => x.table === n && x.status !== "resolved");
   if (!c) return "";
-  return `CALL ${isNum(c.side) ? "side " + c.side : "(buttons)"}: ${c.status === "waiting" ? "waiting since " + timeOfDay(c.at).trim() : "acknowledged"}`;
+  return `CALL ${shown(c.who)}: ${c.status === "waiting" ? "waiting since " + timeOfDay(c.at).trim() : "acknowledged"}`;
 }
 
 function setPaperless(p) {
@@ -99,8 +100,7 @@ function drawIncidents() {
     const li = el("li", "call " + shown(c.status));
     li.dataset.table = String(c.table);
     li.dataset.call = shown(c.call);
-    const who = isNum(c.side) ? `side ${c.side}` : "the buttons";
-    const head = el("span", "what", `table ${tableNumber(c.table) ?? "?"} · ${who} · ${timeOfDay(c.at)}`);
+    const head = el("span", "what", `table ${tableNumber(c.table) ?? "?"} · ${shown(c.who)} · ${timeOfDay(c.at)}`);
     li.append(head);
     if (c.status === "resolved") {
       li.append(el("span", "status", ` resolved by ${shown(c.resolved_by)}: ${shown(c.reason)}`));
