@@ -217,17 +217,19 @@ class Clock:
         table = self.config.data.get("hall")
         url, creds = getattr(args, "hall", None), getattr(args, "hall_credentials", None)
         join = getattr(args, "hall_join", None)
-        if join is None and creds is None and isinstance(table, dict) and table.get("join"):
-            from rackside.firmware.config import ConfigError
-            from rackside.hall.device import joinfile
-            from rackside.hall.net.config import HallConfigError
-
-            try:  # "auto": the config folder's join.toml, else the boot partition's
-                join = joinfile.resolve(table["join"], self.config.path.parent)
-            except HallConfigError as e:
-                raise ConfigError(f"{self.config.path}: {e}") from None
-        elif creds is not None:
+        if creds is not None:
             join = None  # credentials given: this clock is that table
+        elif join is None and isinstance(table, dict):
+            from rackside.hall.net.config import JOIN, HallConfigError
+
+            if table.get(JOIN):
+                from rackside.firmware.config import ConfigError
+                from rackside.hall.device import joinfile
+
+                try:  # "auto": the config folder's join.toml, else the boot partition's
+                    join = joinfile.resolve(table[JOIN], self.config.path.parent)
+                except HallConfigError as e:
+                    raise ConfigError(f"{self.config.path}: {e}") from None
         if table is None and url is None and creds is None and join is None:
             return None
         if creds is not None and (table is None or isinstance(table, dict)):

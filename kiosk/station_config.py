@@ -115,8 +115,18 @@ _KEYS = {
     "director": {"pin_hash"},
     "printer": {"url", "baudrate", "write_timeout", "status_check"},
     "log": {"path", "export_dir"},
-    "hall": {"url", "hall", "station", "credentials", "outbox", "join"},  # read by `rackside hall station` (rackside.hall.net.config, or hall.device.enrol with join)
+    # read by `rackside hall station`: rackside.hall.net.config says its keys (`_allowed`, imported
+    # only for a config with [hall]: the kiosk's start-up does without it)
+    "hall": None,
 }
+
+
+def _allowed(section: str) -> set | frozenset:
+    if section == "hall":
+        from rackside.hall.net.config import device_keys
+
+        return device_keys("station")
+    return _KEYS[section]
 
 
 def parse_config(data: dict) -> StationConfig:
@@ -126,8 +136,8 @@ def parse_config(data: dict) -> StationConfig:
         if not isinstance(value, dict):
             raise ConfigError(f"{section} must be a [{section}] table")
         for key in value:
-            if key not in _KEYS[section]:
-                raise ConfigError(f"unknown key {section}.{key} (allowed: {', '.join(sorted(_KEYS[section]))})")
+            if key not in _allowed(section):
+                raise ConfigError(f"unknown key {section}.{key} (allowed: {', '.join(sorted(_allowed(section)))})")
 
     def get(section: str, key: str, kind, default):
         value = data.get(section, {}).get(key, default)

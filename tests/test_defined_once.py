@@ -301,6 +301,49 @@ def test_each_rule_and_limit_has_one_home(rule):
     assert second_homes(rule, list(python_sources()), page_scripts()) == [], f"{rule[0]} outside {rule[1].__name__}"
 
 
+# The [hall] section's keys (a clock's clock.toml, a station's station.toml): hall/net/config.py says
+# them, and the join key and what may stand beside it; the clock's hall output, the station and the
+# station's config check import them (each once had its own set, and its own error text).
+HALL_KEY_SETS = ({"credentials", "outbox"}, {"join", "outbox"})
+
+
+def hall_keys_outside_config_py(sources) -> list[str]:
+    from rackside.hall.net import config as hall_config
+
+    home = Path(hall_config.__file__).resolve()
+    found = []
+    for p in sources:
+        if p.resolve() == home:
+            continue
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Set, ast.Tuple, ast.List)):
+                spelled = {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+                if any(keys <= spelled for keys in HALL_KEY_SETS):
+                    found.append(f"{where(p)}:{node.lineno}")
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "allowed are join, outbox" in node.value:
+                found.append(f"{where(p)}:{node.lineno}")
+    return sorted(set(found))
+
+
+def test_only_hall_net_config_says_the_hall_sections_keys(tmp_path):
+    assert hall_keys_outside_config_py(list(python_sources())) == []
+    bad = tmp_path / "station.py"
+    bad.write_text('unknown = sorted(set(table) - {"join", "outbox"})\n'
+                   '_KEYS = {"hall": {"url", "hall", "station", "credentials", "outbox", "join"}}\n'
+                   'msg = f"[hall] has unknown key {k!r} beside join: allowed are join, outbox"\n')
+    assert hall_keys_outside_config_py([bad]) == ["station.py:1", "station.py:2", "station.py:3"]
+    # the lines the director reads are as they were
+    from rackside.hall.net.config import HallConfigError, check_join_keys, from_table
+
+    with pytest.raises(HallConfigError, match=r"^\[hall\] has unknown key 'url' beside join: allowed are join, outbox$"):
+        check_join_keys({"join": "auto", "url": "mqtt://h"})
+    with pytest.raises(HallConfigError, match=r"^\[hall\] has unknown key 'station': allowed keys are credentials, hall, join, outbox, table, url$"):
+        from_table({"station": "1"}, "table")
+    with pytest.raises(HallConfigError, match=r"^\[hall\] has unknown key 'table': allowed keys are credentials, hall, join, outbox, station, url$"):
+        from_table({"table": 1}, "station")
+
+
 # The clock core's forfeit endings are words of the wire (a result's `ending`): the console reads
 # them from firmware.clock.Ending and the page from the snapshot (`lateness_endings`).
 FORFEIT_ENDINGS = {e.value for e in clock.Ending if "forfeit" in e.value}

@@ -54,14 +54,12 @@ def _enrolled(context: OutputContext, hall: dict) -> Output:
     """A clock joining with the hall's join file: numbered by the director."""
     from rackside import running_version
     from rackside.hall.device import joinfile as join
-    from rackside.hall.net.config import HallConfigError
+    from rackside.hall.net.config import HallConfigError, check_join_keys
     from rackside.hall.device.enrolled_output import EnrolledOutput
 
     table = hall["section"] if isinstance(hall["section"], dict) else {}
-    unknown = sorted(set(table) - {"join", "outbox"})
-    if unknown:
-        raise OutputConfigError(f"[hall] has unknown key {unknown[0]!r} beside join: allowed are join, outbox")
     try:
+        check_join_keys(table)
         joinfile = join.load(Path(hall["join"]))
         if hall["url"]:  # --hall URL: over the join file's url, as over [hall] url
             from dataclasses import replace

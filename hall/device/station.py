@@ -142,13 +142,13 @@ class StationPublisher:
 def run(args) -> int:
     """`rackside hall station`: publish this station's challenges until stopped."""
     import sys
-    from rackside.hall.net.config import HallConfigError, from_table
+    from rackside.hall.net.config import JOIN, HallConfigError, from_table
     from rackside.kiosk.station_config import ConfigError, default_config_path, load_config_and_document
 
     path = args.config or default_config_path()
     try:
         station, data = load_config_and_document(path)
-        if isinstance(data.get("hall"), dict) and "join" in data["hall"]:
+        if isinstance(data.get("hall"), dict) and JOIN in data["hall"]:
             return run_joined(args, station, data["hall"], Path(path))
         cfg = from_table(data.get("hall"), "station", url_override=args.url, base=Path(path).parent)
     except (ConfigError, HallConfigError) as e:
@@ -175,17 +175,15 @@ def run_joined(args, station, table: dict, path: Path) -> int:
 
     from rackside import paths, running_version
     from rackside.hall.device import joinfile as join
-    from rackside.hall.net.config import HallConfigError
+    from rackside.hall.net.config import JOIN, HallConfigError, check_join_keys
     from rackside.hall.wire.devicekey import DeviceKeyError
     from rackside.hall.wire.join import code_text
     from rackside.hall.device.enrol import Enrolment
     from rackside.kiosk import hall_status
 
-    unknown = sorted(set(table) - {"join", "outbox"})
-    where = table.get("join")
+    where = table.get(JOIN)
     try:
-        if unknown:
-            raise HallConfigError(f"[hall] has unknown key {unknown[0]!r} beside join: allowed are join, outbox")
+        check_join_keys(table)
         if not isinstance(table.get("outbox", ""), str):
             raise HallConfigError(f"hall.outbox = {table['outbox']!r}: allowed is a file path")
         joinfile = join.load(join.resolve(where, path.parent))

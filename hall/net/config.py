@@ -19,7 +19,12 @@ from urllib.parse import urlsplit
 from rackside import tomlfile
 from rackside.hall.wire import topics
 
-KEYS = {"url", "hall", "table", "station", "credentials", "outbox"}
+# the [hall] keys (clock.toml, station.toml: each device takes its own of table and station), and
+# `join`: the hall's join file instead of credentials, read before this table is (firmware.cli,
+# hall.device.enrol), beside which only JOIN_KEYS may stand (hall.device.clock_factory, hall.device.station)
+KEYS = frozenset({"url", "hall", "table", "station", "credentials", "outbox"})
+JOIN = "join"
+JOIN_KEYS = (JOIN, "outbox")
 SCHEMES = {"mqtt": 1883, "mqtts": 8883}
 
 
@@ -113,6 +118,18 @@ class HallConfig:
         return int(self.ident)
 
 
+def device_keys(device: str) -> frozenset:
+    """The [hall] keys a device may have: "table" (the clock) or "station"; `join` among them."""
+    return (KEYS - {"station" if device == "table" else "table"}) | {JOIN}
+
+
+def check_join_keys(table: dict) -> None:
+    """A [hall] with `join` holds JOIN_KEYS only: HallConfigError naming the first other key."""
+    unknown = sorted(set(table) - set(JOIN_KEYS))
+    if unknown:
+        raise HallConfigError(f"[hall] has unknown key {unknown[0]!r} beside join: allowed are {', '.join(JOIN_KEYS)}")
+
+
 def from_table(table: object, device: str, *, url_override: str | None = None, base: Path | None = None) -> HallConfig | None:
     """Check a [hall] table (None: not on a hall). `device` is "table" (the clock) or "station"."""
     if table is None and url_override is None:
@@ -121,12 +138,10 @@ def from_table(table: object, device: str, *, url_override: str | None = None, b
         table = {}
     if not isinstance(table, dict):
         raise HallConfigError("[hall] must be a table")
-    other = "station" if device == "table" else "table"
-    allowed = KEYS - {other}
+    allowed = device_keys(device)
     unknown = sorted(set(table) - allowed)
     if unknown:
-        # join: the hall's join file instead of credentials (read before this table is: firmware.cli, hall.device.enrol)
-        raise HallConfigError(f"[hall] has unknown key {unknown[0]!r}: allowed keys are {', '.join(sorted(allowed | {'join'}))}")
+        raise HallConfigError(f"[hall] has unknown key {unknown[0]!r}: allowed keys are {', '.join(sorted(allowed))}")
     cred_path = table.get("credentials")
     if not isinstance(cred_path, str) or not cred_path:
         raise HallConfigError("hall.credentials is missing: allowed is the path of this device's credentials file from `rackside hall provision`")
