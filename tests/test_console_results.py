@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -408,3 +409,28 @@ def test_a_slip_result_is_marked_and_its_overtime_is_not_known(hall):
     assert (row.no_clock, row.overtime_s) == ("lost journal", (None, None)) and row.note.startswith("no clock record (lost journal)")
     again = ResultStore(event.store.path)
     assert [r.no_clock for r in again.results("A", 1)] == ["lost journal"]
+
+
+def test_a_results_body_is_checked_once_at_the_request_and_the_event_works_with_what_it_left(hall, monkeypatch):
+    """hall.console.requests.result_body checks (and puts in their one form) the types of a result's
+    body: the slip's two scores, a margin, a decision, the names typed for a game by table. The
+    event's result works the result out from that body and checks none of them again."""
+    from rackside.hall.console import requests
+
+    body = {"slip": ["410", 388], "names": ["  Ann \x07 Adams ", ""], "decision": {"scores": ["1", 2], "reason": "x"}, "margin": "80"}
+    requests.result_body(body)
+    assert body == {"slip": [410, 388], "names": ["Ann Adams", ""], "decision": {"scores": [1, 2], "reason": "x"}, "margin": 80}
+    for bad, says in [({"slip": [1]}, "type both scores"), ({"names": "Ann"}, "names must be two texts"),
+                      ({"decision": "yes"}, "decision must be {scores"), ({"correction": 3}, "correction must be")]:
+        with pytest.raises(ValueError, match=re.escape(says)):
+            requests.result_body(bad)
+    event, state = hall
+
+    def checked_again(*a, **kw):
+        raise AssertionError("typed names checked a second time")
+
+    monkeypatch.setattr(results, "typed_names", checked_again)
+    t = state.new_table(9)  # no TSH game here: recorded by table, with the names as result_body left them
+    body = {"slip": [300, 280], "names": ["Ida", "Al"], "no_clock": {"reason": "no clock at this table", "penalties": [0, 0]}}
+    out = event.result(t, body, "td", "t", 1)
+    assert out["scores"] == [300, 280] and out["by_table"]

@@ -138,7 +138,11 @@ class Event:
         none, the result slip alone (`no_clock`: the reason, the penalties written on the slip, how
         the game ended), marked "no clock record" (5.4.1: the signed slip is the record). A table
         with no TSH game this round is recorded by table (`round_`, the names as typed, optional).
-        `entry`: the scores were typed from the paper slip (the form) or signed at the clock (issue 27)."""
+        `entry`: the scores were typed from the paper slip (the form) or signed at the clock (issue 27).
+
+        `body`'s types are as hall.console.requests.result_body checked and left them (a page's
+        request), or as the console built it (a signed slip's scores, hall.console.paperless): they
+        are not checked again here; the rules (results.py) check the values."""
         clock = t.current_result()
         no_clock = body.get("no_clock")
         game = f" for division {t.seat['division']} round {t.seat['round']} ({t.names[0]} v {t.names[1]})" if t.seat else ""
@@ -149,7 +153,7 @@ class Event:
                                           "clock's (5.3), so it is recorded from the clock, not as a slip with no clock record")
             res = results.ClockResult.from_event(t.n, clock.get("game"), clock)
         else:
-            if not isinstance(no_clock, dict):
+            if no_clock is None:
                 withheld = t.withheld()  # the clock's result is of another game (hallstate.Bound)
                 raise results.ResultError(
                     f"table {t.n}: no clock result{game}" + (f" ({withheld})" if withheld else "") + ": record it from "
@@ -164,17 +168,13 @@ class Event:
         if t.seat is not None and body.get("names") is not None:
             raise results.ResultError(f"table {t.n}: the players are TSH's ({t.names[0]} v {t.names[1]}): names are typed "
                                       "only for a game recorded by table")
-        names = tuple(t.seat["names"]) if t.seat else results.typed_names(body.get("names"))
+        names = tuple(t.seat["names"]) if t.seat else tuple(body.get("names") or ("", ""))
         slip = body.get("slip")
-        if slip is not None and (not isinstance(slip, list) or len(slip) != 2):
-            raise results.ResultError("type both scores")
         margin = body.get("margin")
         final = results.final_scores(res, None if slip is None else tuple(slip),
                                      None if margin in (None, "") else margin, self.limits)
         decision = body.get("decision")
         if decision is not None:
-            if not isinstance(decision, dict):
-                raise results.ResultError("decision must be an object with a reason (and the scores)")
             if not final.needs_director:
                 raise results.ResultError("this result needs no decision: it follows from the slip and the rules")
             scores = decision.get("scores")

@@ -112,9 +112,11 @@ def checked_command(cmd: dict) -> None:
 
 
 def result_body(body: dict) -> None:
-    """Types at the boundary: two whole numbers for a slip (a text "12" is the page's form field, a
-    list of two is the slip), a whole margin, a decision object with its scores and reason, a
-    correction's reason as text."""
+    """Types at the boundary, each checked here once and put in its one form for
+    hall.console.event's `result`, which checks none of them again: two whole numbers for a slip (a
+    text "12" is the page's form field, a list of two is the slip), a whole margin, a decision
+    object with its scores and reason, a correction's reason as text, the shape of `no_clock` (its
+    values are results.slip_result's), the names typed for a game by table (results.typed_names)."""
     slip = body.get("slip")
     if slip is not None:
         if not isinstance(slip, list) or len(slip) != 2:
@@ -139,4 +141,4 @@ def result_body(body: dict) -> None:
                 or not isinstance(no_clock.get("ending", "end"), (str, type(None))):
             raise ValueError("no_clock must be {reason: text, penalties: [side 1, side 2], ending, forfeit}")
     if body.get("names") is not None:
-        results.typed_names(body["names"])
+        body["names"] = list(results.typed_names(body["names"]))
