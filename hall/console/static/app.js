@@ -34,12 +34,7 @@ const RULE_NAMES = ["game_time_ms", "penalty_per_minute", "forfeit_overtime_ms",
 function nowMs() { return Date.now() + skewMs; }
 let shownAt = 0; // the console clock's whole second the running times are drawn as of (nextSecond)
 
-// What a player's display shows (as the clock: remaining rounded up, overtime whole seconds).
-function clockText(ms) {
-  let s, sign = "";
-  if (ms > 0) { s = Math.ceil(ms / 1000); } else { s = Math.floor(-ms / 1000); if (s) sign = "-"; }
-  return `${sign}${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
-}
+// clockText(ms): what a player's display shows, in clocktext.js (loaded first, shared with ready.js)
 
 // A frozen state (an offline clock's last, or an earlier round's game) is shown as it was: a dead
 // clock's times are what a spare takes over (docs/fleet.md), not a count-down nobody runs.

@@ -81,8 +81,7 @@ function seatMark(t, side) { return t.checkin && t.checkin.marks[side - 1] ? t.c
 function waitedText(at) {
   const ms = typeof at === "string" ? Date.parse(at) : NaN;
   if (Number.isNaN(ms)) return "";
-  const s = Math.max(0, Math.floor((nowMs() - ms) / 1000));
-  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+  return clockText(Math.max(0, Math.floor((nowMs() - ms) / 1000)) * 1000); // whole seconds waited, m:ss
 }
 
 function drawIncidents() {

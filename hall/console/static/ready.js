@@ -1,5 +1,6 @@
 // The readiness page: /api/ready every 2 s (the console's readiness.py decides what is ready), and
-// the director's health thresholds (their names, ranges and meanings come from the server).
+// the director's health thresholds (their names, ranges and meanings come from the server). The
+// game time and the forfeit line are shown as a clock shows a time (clockText: clocktext.js, loaded first).
 "use strict";
 let csrf = null;
 const $ = (id) => document.getElementById(id);
@@ -20,7 +21,6 @@ function cell(text, cls) {
   return td;
 }
 
-function mmss(ms) { return `${Math.floor(ms / 60000)}:${String(Math.floor(ms / 1000) % 60).padStart(2, "0")}`; }
 function known(v, unit) { return v === null || v === undefined ? "unknown" : `${v}${unit || ""}`; }
 
 function row(r, hallVersion) {
@@ -33,7 +33,7 @@ function row(r, hallVersion) {
     cell(r.status || "never heard", r.online ? "" : "bad"),
     cell(known(r.version) + (r.version && hallVersion && r.version !== hallVersion ? " (differs)" : ""),
       r.version && hallVersion && r.version !== hallVersion ? "bad" : ""),
-    cell(`${mmss(r.game_time_ms)}, ${r.rules.penalty_per_minute}/min, forfeit at ${mmss(r.rules.forfeit_overtime_ms)}` +
+    cell(`${clockText(r.game_time_ms)}, ${r.rules.penalty_per_minute}/min, forfeit at ${clockText(r.rules.forfeit_overtime_ms)}` +
       (r.rules_differ ? " (not WESPA's)" : "") + (r.rules_from_clock ? "" : " (defaults: no state yet)")),
     cell(r.clock_synced === null || r.clock_synced === undefined ? "unknown" :
       r.clock_synced ? `synced${r.clock_offset_ms !== null ? `, offset ${r.clock_offset_ms} ms` : ""}` : "not synced",
