@@ -18,6 +18,7 @@ phone's viewport. Nothing is mocked.
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 from dataclasses import replace
@@ -364,6 +365,65 @@ def test_a_console_started_with_a_delay_says_when_the_hall_is_back(tmp_path, bro
         page.goto(url)
         page.wait_for_function("() => document.getElementById('status').textContent.includes('back at')")
         assert "60 min behind" in page.text_content("#status") and errors == []
+    finally:
+        console.stop()
+        broker.stop()
+
+
+def test_a_restarted_console_with_a_delay_shows_the_folders_last_view_and_never_a_damaged_one(tmp_path):
+    """[public] delay_s with a folder and a listener: the console stopped, down ten minutes (its
+    files dated back), started again with a delay of a minute: the listener answers the folder's
+    last delayed view, the same bytes and ETags, not "back at" (a defect: the waiting page for
+    delay_s). A damaged document is refused with the whole view, in one line of the log."""
+    import os
+
+    broker = Broker(tmp_path / "broker", tables="1", stations=0).start()
+    www = tmp_path / "www"
+    www.mkdir()
+    extra = tsh_files(tmp_path / "console", {n: (EVENT / n).read_bytes() for n in FILES}, round=3)
+
+    def start(delay_s: int) -> tuple[ConsoleProcess, str]:
+        port = free_port()
+        conf = extra + f'\n[public]\nlisten = "127.0.0.1:{port}"\nfolder = "{www}"\ndelay_s = {delay_s}\nevery_s = 1\n'
+        return ConsoleProcess(broker, tmp_path / "console", PASSWORD, extra=conf).start(), f"http://127.0.0.1:{port}/"
+
+    def down_for(s: float) -> None:
+        back = time.time() - s
+        for p in www.iterdir():
+            os.utime(p, (back, back))
+
+    console, url = start(2)
+    try:
+        wait(lambda: (www / "hall.json").exists(), 20)
+    finally:
+        console.stop()
+    files = {n: (www / n).read_bytes() for n in public.FILES}
+    assert json.loads(files["hall.json"])["round"] == 3
+    down_for(600)
+    console, url = start(60)
+    try:
+        status, body, headers = wait(lambda: (r := get(url + "hall.json"))[0] == 200 and r, 20)
+        assert body == files["hall.json"] and "back_at" not in json.loads(body), body[:200]
+        assert get(url + "hall.json", {"If-None-Match": headers["ETag"]})[0] == 304  # a page's ETag from before the restart
+        for name in public.FILES[1:]:
+            status, body, _ = get(url + name)
+            assert status == 200 and body == files[name], name
+        assert {n: (www / n).read_bytes() for n in public.FILES} == files  # the folder keeps what it holds
+    finally:
+        console.stop()
+    (www / "players.json").write_bytes(files["players.json"][:100])  # a torn file (a full disk, a bad copy)
+    down_for(600)
+    log_before = console.log_path.read_text(errors="replace")
+    console, url = start(60)
+    try:
+        status, body, _ = wait(lambda: (r := get(url + "hall.json"))[0] == 200 and r, 20)
+        hall = json.loads(body)
+        assert hall["round"] is None and hall["back_at"], hall  # the waiting page: nothing of the damaged view
+        for name in public.FILES[1:]:
+            assert get(url + name)[0] == 503, name
+        lines = [x for x in console.log_path.read_text(errors="replace")[len(log_before):].splitlines() if "public folder" in x]
+        assert len(lines) == 1 and "players.json: not JSON" in lines[0], lines
+        assert (www / "players.json").read_bytes() == files["players.json"][:100]  # left as it is
     finally:
         console.stop()
         broker.stop()

@@ -258,6 +258,139 @@ def test_the_folder_gets_every_file_whole_and_only_what_changed(tmp_path):
     asyncio.run(go())
 
 
+# --- a restart with a delay: the folder's last view, read back whole --------------------------------
+
+DOWN_S = 600  # how long the console was down, in these tests (the folder's files are dated back by this)
+
+
+def a_written_folder(tmp_path: Path, delay_s: int = 60) -> tuple[Console, dict]:
+    """A console's folder as a console with `delay_s` left it: its last delayed view, written
+    DOWN_S ago. The folder's files (name -> bytes)."""
+    import os
+    import time
+
+    async def go():
+        c = a_console()
+        f = feed_of(c, tmp_path, delay_s=delay_s)
+        await f.build(0.0)
+        f.current = {**f.page, **f.due(float(delay_s))}
+        await f.folder.write(f.current)
+        return c
+    c = asyncio.run(go())
+    back = time.time() - DOWN_S
+    for p in tmp_path.iterdir():
+        os.utime(p, (back, back))
+    return c, {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+
+def resumed(c: Console, folder: Path | None, delay_s: int = 60) -> publicserve.Feed:
+    f = feed_of(c, folder, delay_s=delay_s)
+    asyncio.run(f.resume())
+    return f
+
+
+def test_a_restarted_console_shows_the_folders_last_delayed_view_until_its_own_is_old_enough(tmp_path, caplog):
+    """[public] delay_s with a folder: the views waiting out the delay were in memory, but the folder
+    holds the last one shown. Read back whole, it is what the listener answers (with its ETags: a
+    page's conditional request is a 304 still) until a view of this run is delay_s old."""
+    c, files = a_written_folder(tmp_path)
+    f = resumed(c, tmp_path)
+    for name in public.FILES:
+        assert f.current[name].body == files[name] and f.current[name].etag == publicserve.Doc.of(name, files[name]).etag
+    assert json.loads(f.current["hall.json"].body)["round"] == 2 and "back_at" not in json.loads(f.current["hall.json"].body)
+    assert f.current["index.html"] is f.page["index.html"]
+    assert f.folder.written == {n: publicserve.Doc.of(n, files[n]).etag for n in public.FILES}  # not written again
+    assert not [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
+
+    async def own_view_due():
+        await f.build(0.0)
+        return f.due(60.0)
+    assert asyncio.run(own_view_due()) is not None  # (run() shows it then, in place of the folder's)
+
+
+def _truncated(files):
+    return {"players.json": files["players.json"][:-7]}
+
+
+def _not_finite(files):
+    return {"standings.json": b'{"divisions": [NaN]}'}
+
+
+def _not_an_object(files):
+    return {"live.json": b"[]"}
+
+
+def _not_utf8(files):
+    return {"pairings.json": b'{"rounds": "\xff"}'}
+
+
+def _newer_than_hall_json(files):  # a document of the next view written, the console killed before its hall.json
+    return {"live.json": files["live.json"].replace(b'"round":2', b'"round":2,"x":1', 1)}
+
+
+def _another_halls(files):
+    hall = json.loads(files["hall.json"])
+    return {"hall.json": json.dumps({**hall, "hall": "elsewhere"}).encode()}
+
+
+def _versions_missing(files):
+    hall = json.loads(files["hall.json"])
+    return {"hall.json": json.dumps({k: v for k, v in hall.items() if k != "versions"}).encode()}
+
+
+@pytest.mark.parametrize("damage, says", [
+    (_truncated, "players.json: not JSON"), (_not_finite, "standings.json: not JSON"), (_not_an_object, "live.json: not a JSON object"),
+    (_not_utf8, "pairings.json: not JSON"), (_newer_than_hall_json, "live.json is not the one hall.json names"),
+    (_another_halls, "of the hall 'elsewhere', not 'open'"), (_versions_missing, "hall.json: names no versions"),
+    (lambda files: {"standings.json": None}, "standings.json is missing"),
+])
+def test_a_damaged_folder_is_refused_whole_with_one_line(tmp_path, caplog, damage, says):
+    import os
+
+    c, files = a_written_folder(tmp_path)
+    for name, body in damage(files).items():
+        if body is None:
+            os.unlink(tmp_path / name)
+        else:
+            (tmp_path / name).write_bytes(body)
+    f = resumed(c, tmp_path)
+    assert json.loads(f.current["hall.json"].body)["round"] is None and "back_at" in json.loads(f.current["hall.json"].body)
+    assert set(f.current) == set(public.PAGE_FILES) | {"hall.json"}  # the waiting page: nothing of the folder's
+    lines = [r.getMessage() for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
+    assert len(lines) == 1 and says in lines[0] and "\n" not in lines[0], lines
+    assert {p.name for p in tmp_path.iterdir()} == set(files) - {n for n, b in damage(files).items() if b is None}  # left as it is
+
+
+def test_a_folder_document_larger_than_its_bound_is_refused(tmp_path, caplog, monkeypatch):
+    from rackside.hall.console import limits
+
+    c, files = a_written_folder(tmp_path)
+    monkeypatch.setattr(limits, "PUBLIC_DOC_BYTES", max(len(files[n]) for n in public.FILES) - 1)
+    f = resumed(c, tmp_path)
+    assert json.loads(f.current["hall.json"].body)["round"] is None
+    lines = [r.getMessage() for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
+    assert len(lines) == 1 and "bytes, at most" in lines[0], lines
+
+
+def test_a_folders_view_younger_than_the_delay_is_not_shown(tmp_path, caplog):
+    """The folder's view was shown delayed by 60 s and written DOWN_S ago: at least DOWN_S + 60 s
+    old now. Under a delay longer than that it is still too new: the waiting page, said in one line."""
+    c, _ = a_written_folder(tmp_path)
+    f = resumed(c, tmp_path, delay_s=DOWN_S + 120)
+    assert json.loads(f.current["hall.json"].body)["round"] is None
+    lines = [r.getMessage() for r in caplog.records if r.levelname in ("WARNING", "ERROR", "INFO") and "public folder" in r.getMessage()]
+    assert len(lines) == 1 and "too new" in lines[0], lines
+    assert json.loads(resumed(c, tmp_path, delay_s=DOWN_S + 30).current["hall.json"].body)["round"] == 2  # 60 + 600 s old: shown
+
+
+def test_an_empty_folder_or_none_is_the_waiting_page_and_no_complaint(tmp_path, caplog):
+    c = a_console()
+    for folder in (tmp_path, None):
+        assert json.loads(resumed(c, folder).current["hall.json"].body)["round"] is None
+    assert not [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
+    assert resumed(c, None, delay_s=0).current == {}  # no delay: the first view built is shown at once, as before
+
+
 # --- [public]'s keys, each checked with one clear line -----------------------------------------------
 
 BASE = '[console]\nhall = "h"\nurl = "mqtt://127.0.0.1:1883"\nusername = "d"\nmqtt_password = "p"\npassword = "{pw}"\nlisten = "127.0.0.1:8080"\n'

@@ -58,6 +58,9 @@ DIRECTOR = Crowding(MAX_CONNECTIONS, MAX_CONNECTIONS_PER_SOURCE, MAX_WAITING)
 PUBLIC = Crowding(connections=2048, per_source=32, waiting=1024)
 PUBLIC_MAX_AGE_S = 2  # how long a browser or a proxy may keep a public JSON document without asking again
 PUBLIC_PAGE_MAX_AGE_S = 300  # ... and the page itself (its script and stylesheet)
+# a public document read back from the [public] folder after a restart (publicserve.read_view), at
+# most: the largest, players.json, is about 200 bytes a player (a few hundred KiB for a big event)
+PUBLIC_DOC_BYTES = 16 * 1024 * 1024
 
 # --- TSH files -------------------------------------------------------------------------------------
 MAX_TSH_FILES = 64  # files in one import (config.tsh and a .t file per division)

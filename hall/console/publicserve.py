@@ -13,9 +13,11 @@ delayed if asked, answered on their own listener and written into a folder as st
   folder ever holds anything newer. The queue is bounded: at most MAX_DELAYED views, one kept every
   delay_s / MAX_DELAYED seconds at most (an hour's delay: one every 10 s), sharing the bytes of the
   documents that did not change. The queue is in memory: until a console just started has a view
-  delay_s old, the listener answers the page and `public.waiting`'s hall.json (the hall's name, the
-  delay, when the hall is back; nothing of it as it is now), the other documents a 503, and the
-  folder keeps what it holds (the last view written, delayed as it was when written).
+  delay_s old, the listener answers the last view the folder holds (`read_view`: the view shown
+  before the restart, read back whole and checked as anything read from disk, and old enough for the
+  delay), or, with no folder or none it can show, the page and `public.waiting`'s hall.json (the
+  hall's name, the delay, when the hall is back; nothing of it as it is now) and the other documents
+  a 503; the folder keeps what it holds (the last view written, delayed as it was when written).
 - `app(feed)` (Starlette) answers GET and HEAD for the page and the documents, nothing else: every
   answer has an ETag and a Cache-Control, and a request whose If-None-Match names it gets a 304 with
   no body. No session, no cookie, no login: nothing of the director's is reachable from it (its own
@@ -30,6 +32,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import math
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -127,6 +130,78 @@ def _without_time(live: dict) -> dict:
     return {k: v for k, v in live.items() if k != "built_at"}
 
 
+class FolderViewError(ValueError):
+    """The folder's view cannot be shown (one line: which file, and why)."""
+
+
+def _strict_json(name: str, body: bytes) -> dict:
+    def constant(c: str):
+        raise ValueError(f"{c} is not JSON")
+
+    def finite(text: str) -> float:
+        f = float(text)
+        if not math.isfinite(f):
+            raise ValueError(f"{text[:20]} is out of range")
+        return f
+
+    try:
+        value = json.loads(body.decode("utf-8"), parse_constant=constant, parse_float=finite)
+    except RecursionError:
+        raise FolderViewError(f"{name}: not JSON (nested too deep)") from None
+    except ValueError as e:  # UnicodeDecodeError and JSONDecodeError included
+        raise FolderViewError(f"{name}: not JSON ({str(e)[:80]})") from None
+    if not isinstance(value, dict):
+        raise FolderViewError(f"{name}: not a JSON object")
+    return value
+
+
+def read_view(folder: Path, hall: str, delay_s: int, now: float | None = None) -> dict[str, Doc] | None:
+    """The last view the folder holds, as the documents it was written as (their bytes, so their
+    ETags), to show after a restart; None when it holds none (no hall.json: a folder never written).
+    Checked whole, as anything read from disk: every document there, each at most
+    limits.PUBLIC_DOC_BYTES of JSON (UTF-8, no NaN, an object); hall.json of this hall, naming each
+    other document's ETag (a document of a later view written, the console stopped before that
+    view's hall.json, is not this view's); and old enough for `delay_s`: shown delayed by its own
+    `delay_s`, then written (hall.json last) when the file says. Anything else raises FolderViewError
+    (one line), and the folder is left as it is."""
+    folder = Path(folder)
+    if not (folder / "hall.json").exists():
+        return None
+    docs, values = {}, {}
+    for name in public.FILES:
+        path = folder / name
+        try:
+            size = path.stat().st_size
+            if size > limits.PUBLIC_DOC_BYTES:
+                raise FolderViewError(f"{name}: {size} bytes, at most {limits.PUBLIC_DOC_BYTES}")
+            body = path.read_bytes()
+        except FileNotFoundError:
+            raise FolderViewError(f"{name} is missing") from None
+        except OSError as e:
+            raise FolderViewError(f"{name} cannot be read ({e.strerror or e})") from None
+        if len(body) > limits.PUBLIC_DOC_BYTES:  # (it grew since)
+            raise FolderViewError(f"{name}: {len(body)} bytes, at most {limits.PUBLIC_DOC_BYTES}")
+        values[name], docs[name] = _strict_json(name, body), Doc.of(name, body)
+    head = values["hall.json"]
+    if head.get("hall") != hall:
+        raise FolderViewError(f"hall.json is of the hall {str(head.get('hall'))[:64]!r}, not {hall!r}")
+    versions = head.get("versions")
+    if not isinstance(versions, dict) or not versions:
+        raise FolderViewError("hall.json: names no versions of the other documents")
+    for name in public.FILES[1:]:
+        if versions.get(name) != docs[name].etag:
+            raise FolderViewError(f"{name} is not the one hall.json names (a later view's, or damaged)")
+    was = head.get("delay_s")
+    if not isinstance(was, int) or isinstance(was, bool) or was < 0:
+        raise FolderViewError(f"hall.json: delay_s {str(was)[:20]} is not a whole number of seconds")
+    written = (folder / "hall.json").stat().st_mtime
+    age = was + max(0.0, (time.time() if now is None else now) - written)
+    if age < delay_s:
+        raise FolderViewError(f"its view is too new to show under delay_s = {delay_s}: at least {int(age)} s old "
+                              f"(shown {was} s late, written {int(age - was)} s ago)")
+    return docs
+
+
 class Feed:
     """The public view as it is shown, kept up to date on the console's event loop."""
 
@@ -195,9 +270,28 @@ class Feed:
                               back.isoformat(timespec="seconds"))
         return {**self.page, **encode({"hall.json": hall}, {})}
 
+    async def resume(self) -> None:
+        """What the listener answers as a console starts with a delay: the folder's last view while
+        it is old enough and whole (`read_view`), else the waiting page (the listener's alone: the
+        folder keeps what it holds). The first view of this run that is delay_s old replaces it."""
+        if not self.settings.delay_s:
+            return
+        view = None
+        if self.folder is not None:
+            try:
+                view = await asyncio.to_thread(read_view, self.folder.folder, self.console.state.hall, self.settings.delay_s)
+            except (FolderViewError, OSError) as e:  # (an OSError: the folder changed as it was read)
+                log.warning("console: the public folder %s: %s: not shown; the waiting page until a view is %d s old",
+                            self.folder.folder, e, self.settings.delay_s)
+        if view is None:
+            self.current = self.waiting()
+            return
+        self.current = {**self.page, **view}
+        self.folder.written.update({n: d.etag for n, d in view.items()})  # on disk already: not written again
+        log.info("console: the public listener shows the folder's last view until one of this run is %d s old", self.settings.delay_s)
+
     async def run(self) -> None:
-        if self.settings.delay_s:
-            self.current = self.waiting()  # the listener's alone: the folder keeps what it holds
+        await self.resume()
         while True:
             now = time.monotonic()
             try:
