@@ -47,7 +47,7 @@ def login(browser, hall, viewport=(1920, 1080)):
 def test_nothing_without_login_and_csrf_on_every_command(hall):
     h = Http(hall.server.url)
     assert h.call("GET", "/")[0] == 303
-    for path in ("/api/snapshot", "/api/events", "/api/table/5", "/api/export/round.csv", "/static/app.js"):
+    for path in ("/api/snapshot", "/api/events", "/api/table/5", "/api/table/5/events", "/api/export/round.csv", "/static/app.js"):
         assert h.call("GET", path)[0] == 401, path
     assert h.call("POST", "/api/command", {"cmd": "identify", "tables": [1]})[0] == 401
     assert h.call("POST", "/api/login", {"password": PASSWORD})[0] == 403  # no CSRF token
@@ -135,6 +135,36 @@ def test_a_command_round_trips_and_is_logged_with_who_and_why(hall, browser):
     page.click("#cmd-next")
     page.click("#confirm-ok")
     page.wait_for_selector(".toast.bad >> text=REFUSED", timeout=5000)
+    page.close()
+
+
+# Each message an EventSource hands the page, by stream: the page's own listeners see the same.
+SSE_KINDS = """(() => { window.__kinds = {}; const O = window.EventSource;
+  window.EventSource = function (url) { const es = new O(url); const add = es.addEventListener.bind(es);
+    es.addEventListener = (kind, fn, ...rest) => add(kind, (e) => { const k = __kinds[url] || (__kinds[url] = {});
+      k[kind] = (k[kind] || 0) + 1; fn(e); }, ...rest);
+    return es; }; })()"""
+
+
+def test_a_tables_history_comes_only_to_the_page_that_has_it_open(hall, browser):
+    """Issue 28.4: the hall's stream carries no table's history (every second message at 300
+    tables, for a list nobody had on screen); the open table's detail has its own stream, which
+    starts with the history as it is and then brings each entry as it comes."""
+    assert Http(hall.server.url).call("GET", "/api/table/1/events")[0] == 401
+    page = chromium.login(browser, hall.server.url, PASSWORD, (1920, 1080), init_script=SSE_KINDS)
+    page.click('.tile[data-table="1"]')
+    page.wait_for_selector("#detail-history li")
+    seq = page.evaluate("tables.get(1).state.seq")
+    # table 1 turns every 3 s: its next input comes into the open history, newest first
+    page.wait_for_function(f"() => /#({seq + 1}|{seq + 2}) /.test(document.querySelector('#detail-history li').textContent)", timeout=15_000)
+    kinds = page.evaluate("__kinds")
+    hall_stream = next(v for k, v in kinds.items() if k.endswith("/api/events"))
+    table_stream = next(v for k, v in kinds.items() if k.endswith("/api/table/1/events"))
+    assert hall_stream.get("table", 0) > 0 and "event" not in hall_stream and "command" not in hall_stream, hall_stream
+    assert table_stream.get("detail") == 1 and table_stream.get("event", 0) >= 1, table_stream
+    # closed, its stream ends with it: a page keeps one hall stream and at most one table's
+    page.click("#detail .close")
+    page.wait_for_function("() => tableStream === null")
     page.close()
 
 

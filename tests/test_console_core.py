@@ -281,3 +281,32 @@ def test_a_clocks_repeated_state_is_not_sent_again_and_every_real_change_is():
         return sent
 
     assert asyncio.run(go()) == [1, 0, 0, 1, 1, 1, 0, 1, 1, 1]
+
+
+def test_a_tables_history_goes_only_to_the_streams_open_on_that_table():
+    """Issue 28.4: the hall's streams (every page) get tiles, rounds, the feed and acks, never a
+    table's history; a table's stream (its detail drawer) gets that table's events, commands and
+    acks, and nothing of any other table's or of the hall's."""
+    import asyncio
+
+    from rackside.hall.console.hub import Hub
+
+    def kinds(stream):
+        return [m.split("\n", 1)[0].removeprefix("event: ") + ":" + str(json.loads(m.split("data: ", 1)[1])["table"])
+                for m in stream.take()]
+
+    async def go():
+        hub = Hub()
+        hall, three, four = hub.open(), hub.open(table=3), hub.open(table=4)
+        hub.publish("table", {"table": 3, "status": "online"})
+        hub.publish("event", {"table": 3, "event": {"kind": "input", "seq": 1}})
+        hub.publish("command", {"table": 3, "command": {"cmd": "identify"}})
+        hub.publish("ack", {"table": 3, "ack": {"ok": True}, "command": {"cmd": "identify"}})
+        hub.publish("event", {"table": 4, "event": {"kind": "input", "seq": 9}})
+        hub.publish("challenge", {"table": 3, "station": "1"})
+        return kinds(hall), kinds(three), kinds(four)
+
+    hall, three, four = asyncio.run(go())
+    assert hall == ["table:3", "ack:3", "challenge:3"]
+    assert three == ["event:3", "command:3", "ack:3"]
+    assert four == ["event:4"]

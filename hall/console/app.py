@@ -312,16 +312,36 @@ async def static(request: Request) -> Response:
 
 @requires(DIRECTOR, status_code=401)
 async def events(request: Request) -> Response:
+    """The hall's stream: a snapshot, then every change (hub.py)."""
     console = console_of(request)
     stream = console.hub.open()
     if stream is None:
         return _bad(f"too many event streams open (at most {limits.MAX_STREAMS})", 503)
     first = {**console.snapshot(), "broker_up": console.broker_up, "user": request.user.display_name,
              "server_now": _now_iso()}
+    return _stream(console, stream, "snapshot", first)
 
+
+@requires(DIRECTOR, status_code=401)
+async def table_events(request: Request) -> Response:
+    """An open table's stream (the page's detail drawer): its detail (history and challenges) as it
+    is now, then each entry of its history as it comes, with nothing lost or repeated between the
+    two (both are taken on the console's event loop, which alone changes them)."""
+    console = console_of(request)
+    n = request.path_params["n"]
+    detail = console.state.detail(n)
+    if detail is None:
+        return _bad("no such table", 404)
+    stream = console.hub.open(table=n)
+    if stream is None:
+        return _bad(f"too many event streams open (at most {limits.MAX_STREAMS})", 503)
+    return _stream(console, stream, "detail", detail)
+
+
+def _stream(console: Console, stream, first_kind: str, first: dict) -> Response:
     async def body():
         try:
-            yield sse("snapshot", first)
+            yield sse(first_kind, first)
             while not stream.dropped:
                 try:
                     await asyncio.wait_for(stream.ready.wait(), limits.KEEPALIVE_S)
@@ -592,6 +612,7 @@ ROUTES = [
     Route("/api/events", events),
     Route("/api/snapshot", snapshot),
     Route("/api/table/{n:int}", table_detail),
+    Route("/api/table/{n:int}/events", table_events),
     Route("/api/command", command, methods=["POST"]),
     Route("/api/round", set_round, methods=["POST"]),
     Route("/api/tsh", tsh_import, methods=["POST"]),

@@ -1,4 +1,11 @@
-"""The open event streams (/api/events), each bounded by bytes.
+"""The open event streams, each bounded by bytes: the hall's (/api/events, every page) and an open
+table's (/api/table/N/events, a page with that table's detail open).
+
+A table's history (its clock's events and the director's commands to it: TABLE_ONLY) goes only to
+the streams of the pages that have that table open, never to every page (issue 28.4: at 300 tables
+that was every second message a page read, each a wake-up of its renderer, for a list nobody had on
+screen). Acknowledgements go to both: the hall's stream says so in a toast, the table's puts it in
+the history.
 
 Every change is encoded once and queued on each open stream; a table's tile that repeats the one
 last sent (a clock's state repeated with its times ticked on: hallstate.repeats) is not sent. A page that stops reading (a laptop
@@ -25,8 +32,14 @@ def sse(kind: str, data: Any) -> str:
     return f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'), allow_nan=False)}\n\n"
 
 
+# the kinds that belong to one table's history: sent only to the streams open on that table
+TABLE_ONLY = frozenset({"event", "command"})
+BOTH = frozenset({"ack"})  # a toast on every page, a line in the open table's history
+
+
 class Stream:
-    def __init__(self) -> None:
+    def __init__(self, table: int | None = None) -> None:
+        self.table = table  # None: the hall's stream; else the open table's
         self.items: deque[str] = deque()
         self.bytes = 0
         self.ready = asyncio.Event()
@@ -62,11 +75,12 @@ class Hub:
         # with a snapshot at least as new, so what it was last sent is never older than this.
         self.looks: dict[int, tuple] = {}
 
-    def open(self) -> Stream | None:
-        """A new stream, or None when MAX_STREAMS are open."""
+    def open(self, table: int | None = None) -> Stream | None:
+        """A new stream (the hall's, or `table`'s history), or None when MAX_STREAMS are open, of
+        either kind."""
         if len(self.streams) >= limits.MAX_STREAMS:
             return None
-        s = Stream()
+        s = Stream(table)
         self.streams.add(s)
         return s
 
@@ -81,12 +95,20 @@ class Hub:
             self.looks[data["table"]] = look
         if not self.streams:
             return
+        if kind in TABLE_ONLY or kind in BOTH:
+            n = data.get("table") if isinstance(data, dict) else None
+            to = [s for s in self.streams if s.table is not None and s.table == n] + \
+                ([s for s in self.streams if s.table is None] if kind in BOTH else [])
+        else:
+            to = [s for s in self.streams if s.table is None]
+        if not to:
+            return
         try:
             msg = sse(kind, data)
         except (ValueError, TypeError, RecursionError) as e:  # the schema keeps these out; never a crash
             log.error("console: a %s update could not be encoded: %s", kind, e)
             return
-        for s in list(self.streams):
+        for s in to:
             if not s.put(msg):
                 self.streams.discard(s)
                 self.dropped += 1

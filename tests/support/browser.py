@@ -32,10 +32,12 @@ def browser():
         b.close()
 
 
-def login(browser, url: str, password: str, viewport=(1920, 1080)):
+def login(browser, url: str, password: str, viewport=(1920, 1080), init_script: str | None = None):
     """A new page logged in to the console at `url`, its hall drawn; `page.errors` collects the
-    page's uncaught errors."""
+    page's uncaught errors. `init_script` runs before each of the page's documents does."""
     page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+    if init_script:
+        page.add_init_script(init_script)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.errors = errors

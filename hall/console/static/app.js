@@ -574,8 +574,6 @@ function connect() {
   });
   on(es, "table", (t) => updateTable(t));
   paperlessEvents(es); // check-in, calls, held slips (paperless.js)
-  on(es, "event", ({ table, event }) => { if (openTable === table) addHistory(event); });
-  on(es, "command", ({ table, command }) => { if (openTable === table) addHistory({ ...command, kind: "command" }); });
   on(es, "ack", ({ table, ack, command }) => {
     const a = isObj(ack) ? ack : {};
     const what = isObj(command) ? shown(command.cmd) : "command";
@@ -583,7 +581,7 @@ function connect() {
     // the console's own commands (a pairing, a seat, a slip's outcome: paperless.py) go to the history only
     const own = isObj(command) && command.by === "console";
     if (!own) toast(`table ${shown(table)}: ${what} ${ok ? "acknowledged" : "REFUSED: " + shown(a.reason || a.error || "no reason given")}`, ok ? "ok" : "bad");
-    if (openTable === table) addHistory({ ...a, kind: "ack", command });
+    // (the open table's history has it from its own stream: watchTable)
   });
   on(es, "challenge", (c) => {
     addFeed(c);
@@ -772,7 +770,7 @@ function commandBody() {
 
 let detailTile = null; // the open table's tile, drawn by drawTile as the grid's are
 
-async function openDetail(n) {
+function openDetail(n) {
   openTable = n;
   $("detail").hidden = false;
   $("feed").hidden = true;
@@ -786,10 +784,30 @@ async function openDetail(n) {
   detailTile = tileDom(n);
   $("detail-tile").replaceChildren(detailTile);
   drawDetailTile();
-  const r = await fetch(`/api/table/${n}`, { credentials: "same-origin" });
-  if (!r.ok) return;
-  const d = await r.json();
-  if (openTable !== n || !isObj(d)) return;
+  watchTable(n);
+}
+
+// The open table's history comes on a stream of its own (/api/table/N/events): its detail as it is
+// now, then each new entry; the hall's stream never carries a table's history to every page (hub.py).
+// Reopened (a reconnect, or a challenge's per-word results), it starts again from the detail.
+let tableStream = null;
+function watchTable(n) {
+  if (tableStream) tableStream.close();
+  const es = tableStream = new EventSource(`/api/table/${n}/events`);
+  on(es, "detail", (d) => { if (openTable === n && isObj(d)) showDetail(d); });
+  on(es, "event", ({ event }) => { if (openTable === n) addHistory(event); });
+  on(es, "command", ({ command }) => { if (openTable === n) addHistory({ ...command, kind: "command" }); });
+  on(es, "ack", ({ ack, command }) => { if (openTable === n) addHistory({ ...(isObj(ack) ? ack : {}), kind: "ack", command }); });
+}
+
+function closeDetail() {
+  openTable = null;
+  if (tableStream) { tableStream.close(); tableStream = null; }
+}
+
+function showDetail(d) {
+  $("detail-history").replaceChildren();
+  $("detail-challenges").replaceChildren();
   // the newest PAGE_LIMITS.history entries, oldest first: addHistory puts each on top
   const history = Array.isArray(d.history) ? d.history.slice(-PAGE_LIMITS.history) : [];
   for (const h of history) addHistory(h);
@@ -898,9 +916,9 @@ function openRound() {
 
 document.querySelectorAll(".drawer .close").forEach((b) => b.addEventListener("click", () => {
   b.closest(".drawer").hidden = true;
-  if (b.closest("#detail")) openTable = null;
+  if (b.closest("#detail")) closeDetail();
 }));
-$("open-feed").addEventListener("click", () => { $("feed").hidden = !$("feed").hidden; $("detail").hidden = true; openTable = null; });
+$("open-feed").addEventListener("click", () => { $("feed").hidden = !$("feed").hidden; $("detail").hidden = true; closeDetail(); });
 $("open-commands").addEventListener("click", () => openCommands());
 $("open-results").addEventListener("click", openResults);
 $("open-round").addEventListener("click", openRound);
