@@ -166,10 +166,13 @@ def bare_turn(url: str, n_tables: int, old_js: str | None, warmup_s: float, seco
             # the stream alone: every message read, no tile on screen to draw (the page's CSP refuses a style tag)
             chromium.evaluate(s, "document.getElementById('tiles').style.display = 'none'; true")
         time.sleep(warmup_s)
+        assert chromium.evaluate(s, "document.visibilityState") == "visible"  # (a hidden page draws no frames)
         pids = chromium.renderers()
-        t0, cpu0 = time.monotonic(), sum(renderer_cpu_seconds(pid) for pid in pids)
+        t0, cpu0 = time.monotonic(), {pid: renderer_cpu_seconds(pid) for pid in pids}
         time.sleep(seconds)
-        return (sum(renderer_cpu_seconds(pid) for pid in pids) - cpu0) / (time.monotonic() - t0) * 100
+        cpu1 = {pid: renderer_cpu_seconds(pid) for pid in pids}
+        # a renderer that ended on the way (0 at the end) is left out, not counted as time given back
+        return sum(cpu1[p] - cpu0[p] for p in pids if cpu1[p] > 0) / (time.monotonic() - t0) * 100
     finally:
         chromium.close()
 
@@ -206,9 +209,11 @@ def run(procs: list, fleet_box: list) -> int:
     fleet_box.append(fleet)
     fleet.connect(timeout=120)
     rng = random.Random(28)
-    hours = (args.seconds + args.warmup + 30) * args.rounds * 2 / 3600 + 0.1
+    # every turn's span at tournament pace: 4 turns a round (each page's two) and the floor's, the
+    # next game started 30 s after one ends (a game in progress ends within 510-2,600 s)
+    hours = (args.seconds + args.warmup + 30) * (4 * args.rounds + 1) / 3600 + 0.1
     for n in tables:
-        fleet.script(n, tournament_day(rng, hours=hours, speed=1, in_progress=True))
+        fleet.script(n, tournament_day(rng, hours=hours, speed=1, in_progress=True, break_s=30))
     fleet.start()
 
     from playwright.sync_api import sync_playwright
@@ -220,17 +225,19 @@ def run(procs: list, fleet_box: list) -> int:
     with sync_playwright() as p:
         for which in order:
             js = old_js if which == "before" else None
+            inputs_before, turn_t0 = fleet.inputs, time.monotonic()
             r = {"cpu": None} if which == "floor" else one_turn(p, url, len(tables), js, args.warmup, args.seconds)
             r["instrumented"] = r["cpu"]
             r["cpu"] = bare_turn(url, len(tables), js, args.warmup, args.seconds, floor=which == "floor")
             results[which].append(r)
+            r["rate"] = (fleet.inputs - inputs_before) / (time.monotonic() - turn_t0)
             if which == "floor":
                 print(f"  turn: floor  renderer {r['cpu']:.1f} % (the event stream alone, nothing drawn)", flush=True)
                 continue
             print(f"  turn: {which:6} renderer {r['cpu']:.1f} % (instrumented {r['instrumented']:.1f} %, main thread {r['task']:.1f} %), press to tile "
                   f"p50 {statistics.median(r['total']) if r['total'] else float('nan'):.0f} ms p99 "
                   f"{pct(r['total'], 99) if r['total'] else float('nan'):.0f} ms (n={len(r['total'])}), "
-                  f"{r['on_screen']} tiles on screen, page errors {len(r['errors'])}", flush=True)
+                  f"{r['on_screen']} tiles on screen, {r['rate']:.1f} clock inputs a second, page errors {len(r['errors'])}", flush=True)
             m = r["metrics"]
             print(f"        a second: script {m['ScriptDuration'] * 1000:.1f} ms, style {m['RecalcStyleDuration'] * 1000:.1f} ms "
                   f"({m['RecalcStyleCount']:.1f} passes), layout {m['LayoutDuration'] * 1000:.1f} ms ({m['LayoutCount']:.1f} passes)", flush=True)

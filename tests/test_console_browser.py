@@ -143,7 +143,8 @@ SSE_KINDS = """(() => { window.__kinds = {}; const O = window.EventSource;
   window.EventSource = function (url) { const es = new O(url); const add = es.addEventListener.bind(es);
     es.addEventListener = (kind, fn, ...rest) => add(kind, (e) => { const k = __kinds[url] || (__kinds[url] = {});
       k[kind] = (k[kind] || 0) + 1; fn(e); }, ...rest);
-    return es; }; })()"""
+    return es; };
+  Object.assign(window.EventSource, {CONNECTING: 0, OPEN: 1, CLOSED: 2}); })()"""
 
 
 def test_a_tables_history_comes_only_to_the_page_that_has_it_open(hall, browser):
@@ -165,6 +166,38 @@ def test_a_tables_history_comes_only_to_the_page_that_has_it_open(hall, browser)
     # closed, its stream ends with it: a page keeps one hall stream and at most one table's
     page.click("#detail .close")
     page.wait_for_function("() => tableStream === null")
+    page.close()
+
+
+def test_an_open_tables_stream_refused_at_the_limit_is_asked_for_again(hall, browser):
+    """A stream answered 503 (the console's MAX_STREAMS open) ends an EventSource for good; the
+    drawer asks again while it shows that table, and its history goes live once there is room."""
+    import socket
+
+    from rackside.hall.console import limits
+
+    page = chromium.login(browser, hall.server.url, PASSWORD, (1920, 1080), init_script=SSE_KINDS)
+    cookie = "; ".join(f"{c['name']}={c['value']}" for c in page.context.cookies())
+    port = int(hall.server.url.rsplit(":", 1)[1].strip("/"))
+    held = []
+    try:
+        while True:  # the page's own stream is one of them; from more than one address (guard.py's per-address cap)
+            source = f"127.0.0.{30 + len(held) // limits.MAX_CONNECTIONS_PER_SOURCE}"
+            s = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+            s.sendall(f"GET /api/events HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\n\r\n".encode())
+            answer = s.recv(12)
+            if answer != b"HTTP/1.1 200":
+                s.close()
+                break
+            held.append(s)
+        assert len(held) == limits.MAX_STREAMS - 1
+        page.click('.tile[data-table="1"]')
+        page.wait_for_function("() => tableStream && tableStream.readyState === tableStream.CLOSED")  # refused
+    finally:
+        for s in held:
+            s.close()
+    page.wait_for_function("() => (__kinds['/api/table/1/events'] || {}).detail >= 1", timeout=15_000)
+    page.wait_for_selector("#detail-history li")
     page.close()
 
 

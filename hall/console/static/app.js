@@ -585,7 +585,9 @@ function connect() {
   });
   on(es, "challenge", (c) => {
     addFeed(c);
-    if (openTable != null && Number(c.table) === openTable) setTimeout(() => openDetail(openTable), 300); // its per-word results follow
+    // its per-word results follow: the open table's detail again (its stream), the result form left as typed
+    const n = openTable;
+    if (n != null && Number(c.table) === n) setTimeout(() => { if (openTable === n) watchTable(n); }, 300);
   });
   on(es, "divisions", setDivisions);
   on(es, "round", (r) => {
@@ -791,6 +793,7 @@ function openDetail(n) {
 // now, then each new entry; the hall's stream never carries a table's history to every page (hub.py).
 // Reopened (a reconnect, or a challenge's per-word results), it starts again from the detail.
 let tableStream = null;
+const TABLE_STREAM_RETRY_MS = 3000;
 function watchTable(n) {
   if (tableStream) tableStream.close();
   const es = tableStream = new EventSource(`/api/table/${n}/events`);
@@ -798,6 +801,12 @@ function watchTable(n) {
   on(es, "event", ({ event }) => { if (openTable === n) addHistory(event); });
   on(es, "command", ({ command }) => { if (openTable === n) addHistory({ ...command, kind: "command" }); });
   on(es, "ack", ({ ack, command }) => { if (openTable === n) addHistory({ ...(isObj(ack) ? ack : {}), kind: "ack", command }); });
+  // an answer other than the stream (a 503 at the streams' limit, a 404 for a table the console has
+  // yet to hear of) ends an EventSource for good: ask again while the drawer shows this table
+  es.onerror = () => {
+    if (es.readyState !== es.CLOSED) return; // (it reconnects by itself)
+    setTimeout(() => { if (openTable === n && tableStream === es) watchTable(n); }, TABLE_STREAM_RETRY_MS);
+  };
 }
 
 function closeDetail() {
