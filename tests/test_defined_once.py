@@ -367,6 +367,21 @@ def test_only_hall_net_config_says_the_hall_sections_keys(tmp_path):
         from_table({"table": 1}, "station")
 
 
+def test_from_table_refuses_join_as_an_unknown_key(tmp_path):
+    # join is read before from_table is (firmware.cli, hall.device.station): a [hall] reaching it with
+    # join (`join = ""`, or join beside credentials) is refused as before the keys were defined once
+    from rackside.hall.net.config import HallConfigError, from_table
+    from rackside.kiosk.station_config import parse_config
+
+    for device, allowed in (("table", "credentials, hall, join, outbox, table, url"),
+                            ("station", "credentials, hall, join, outbox, station, url")):
+        for table in ({"join": ""}, {"join": "auto", "credentials": str(tmp_path / "c.toml")}):
+            with pytest.raises(HallConfigError, match=rf"^\[hall\] has unknown key 'join': allowed keys are {allowed}$"):
+                from_table(table, device)
+    # station.toml's check still takes join (`rackside hall station` reads it before from_table)
+    parse_config({"hall": {"join": "auto", "outbox": "o.sqlite"}})
+
+
 # The clock core's forfeit endings are words of the wire (a result's `ending`): the console reads
 # them from firmware.clock.Ending and the page from the snapshot (`lateness_endings`).
 FORFEIT_ENDINGS = {e.value for e in clock.Ending if "forfeit" in e.value}

@@ -372,6 +372,63 @@ def test_a_folder_document_larger_than_its_bound_is_refused(tmp_path, caplog, mo
     assert len(lines) == 1 and "bytes, at most" in lines[0], lines
 
 
+def read_view_promptly(folder: Path, delay_s: int = 60):
+    """read_view in a thread of its own (a daemon: a read that blocks must not hang the tests):
+    what it returned or raised, or a failure if it has not finished in 30 s."""
+    import threading
+
+    out = {}
+
+    def run():
+        try:
+            out["view"] = publicserve.read_view(folder, "open", delay_s)
+        except BaseException as e:  # noqa: BLE001 (handed to the test)
+            out["error"] = e
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(30)
+    assert not t.is_alive(), "read_view did not finish (blocked on a file of the folder)"
+    return out
+
+
+def _a_fifo(path: Path) -> None:
+    import os
+
+    os.unlink(path)
+    os.mkfifo(path)
+
+
+def _a_symlink_to(target: str | None):
+    def make(path: Path) -> None:
+        import os
+
+        kept = path.with_name(path.name + ".kept")
+        os.rename(path, kept)
+        os.symlink(target or kept, path)  # (None: to the genuine document, moved aside)
+    return make
+
+
+@pytest.mark.parametrize("name", ["hall.json", "players.json"])
+@pytest.mark.parametrize("make, says", [
+    (_a_fifo, "not a regular file"), (_a_symlink_to("/dev/zero"), "a symbolic link"), (_a_symlink_to(None), "a symbolic link"),
+])
+def test_a_folder_document_that_is_no_regular_file_is_refused_promptly(tmp_path, name, make, says):
+    """A FIFO in the folder would block a plain read for ever (the public feed never started), a
+    link to /dev/zero read without bound: each is refused at once, in one line naming the file."""
+    a_written_folder(tmp_path)
+    make(tmp_path / name)
+    out = read_view_promptly(tmp_path)
+    assert isinstance(out.get("error"), publicserve.FolderViewError), out
+    line = str(out["error"])
+    assert line.startswith(name) and says in line and "\n" not in line, line
+
+
+def test_a_folder_read_back_whole_promptly_is_shown(tmp_path):
+    _, files = a_written_folder(tmp_path)
+    view = read_view_promptly(tmp_path)["view"]
+    assert {n: d.body for n, d in view.items()} == {n: files[n] for n in public.FILES}
+
+
 def test_a_folders_view_younger_than_the_delay_is_not_shown(tmp_path, caplog):
     """The folder's view was shown delayed by 60 s and written DOWN_S ago: at least DOWN_S + 60 s
     old now. Under a delay longer than that it is still too new: the waiting page, said in one line."""

@@ -29,10 +29,13 @@ delayed if asked, answered on their own listener and written into a folder as st
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import json
 import logging
 import math
+import os
+import stat
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -155,34 +158,62 @@ def _strict_json(name: str, body: bytes) -> dict:
     return value
 
 
+def _read_doc(path: Path, name: str) -> tuple[bytes, os.stat_result]:
+    """One document of the folder, its bytes and its stat: a regular file of at most
+    limits.PUBLIC_DOC_BYTES, opened without following a link and without waiting (a FIFO there
+    would block a read for ever, a link to /dev/zero read without bound); else FolderViewError."""
+    bound = limits.PUBLIC_DOC_BYTES
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise FolderViewError(f"{name} is missing") from None
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise FolderViewError(f"{name} is a symbolic link, not a file the console wrote") from None
+        raise FolderViewError(f"{name} cannot be read ({e.strerror or e})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FolderViewError(f"{name} is not a regular file (a FIFO, a device or a folder: not one the console wrote)")
+        if st.st_size > bound:
+            raise FolderViewError(f"{name}: {st.st_size} bytes, at most {bound}")
+        chunks, size = [], 0
+        while size <= bound:
+            chunk = os.read(fd, min(1 << 20, bound + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as e:
+        raise FolderViewError(f"{name} cannot be read ({e.strerror or e})") from None
+    finally:
+        os.close(fd)
+    if size > bound:  # (it grew since)
+        raise FolderViewError(f"{name}: more than {bound} bytes, at most {bound}")
+    return b"".join(chunks), st
+
+
 def read_view(folder: Path, hall: str, delay_s: int, now: float | None = None) -> dict[str, Doc] | None:
     """The last view the folder holds, as the documents it was written as (their bytes, so their
     ETags), to show after a restart; None when it holds none (no hall.json: a folder never written).
-    Checked whole, as anything read from disk: every document there, each at most
-    limits.PUBLIC_DOC_BYTES of JSON (UTF-8, no NaN, an object); hall.json of this hall, naming each
+    Checked whole, as anything read from disk: every document there, each a regular file (not a
+    link, not a FIFO: `_read_doc`) of at most limits.PUBLIC_DOC_BYTES of JSON (UTF-8, no NaN, an
+    object); hall.json of this hall, naming each
     other document's ETag (a document of a later view written, the console stopped before that
     view's hall.json, is not this view's); and old enough for `delay_s`: shown delayed by its own
     `delay_s`, then written (hall.json last) when the file says. Anything else raises FolderViewError
     (one line), and the folder is left as it is."""
     folder = Path(folder)
-    if not (folder / "hall.json").exists():
+    if not os.path.lexists(folder / "hall.json"):
         return None
-    docs, values = {}, {}
+    docs, head, written = {}, {}, 0.0
     for name in public.FILES:
-        path = folder / name
-        try:
-            size = path.stat().st_size
-            if size > limits.PUBLIC_DOC_BYTES:
-                raise FolderViewError(f"{name}: {size} bytes, at most {limits.PUBLIC_DOC_BYTES}")
-            body = path.read_bytes()
-        except FileNotFoundError:
-            raise FolderViewError(f"{name} is missing") from None
-        except OSError as e:
-            raise FolderViewError(f"{name} cannot be read ({e.strerror or e})") from None
-        if len(body) > limits.PUBLIC_DOC_BYTES:  # (it grew since)
-            raise FolderViewError(f"{name}: {len(body)} bytes, at most {limits.PUBLIC_DOC_BYTES}")
-        values[name], docs[name] = _strict_json(name, body), Doc.of(name, body)
-    head = values["hall.json"]
+        body, st = _read_doc(folder / name, name)
+        if name == "hall.json":  # of the parsed values, only hall.json's is kept: the others are checked
+            head, written = _strict_json(name, body), st.st_mtime
+        else:
+            _strict_json(name, body)
+        docs[name] = Doc.of(name, body)
     if head.get("hall") != hall:
         raise FolderViewError(f"hall.json is of the hall {str(head.get('hall'))[:64]!r}, not {hall!r}")
     versions = head.get("versions")
@@ -194,7 +225,6 @@ def read_view(folder: Path, hall: str, delay_s: int, now: float | None = None) -
     was = head.get("delay_s")
     if not isinstance(was, int) or isinstance(was, bool) or was < 0:
         raise FolderViewError(f"hall.json: delay_s {str(was)[:20]} is not a whole number of seconds")
-    written = (folder / "hall.json").stat().st_mtime
     age = was + max(0.0, (time.time() if now is None else now) - written)
     if age < delay_s:
         raise FolderViewError(f"its view is too new to show under delay_s = {delay_s}: at least {int(age)} s old "

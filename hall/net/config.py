@@ -138,8 +138,10 @@ def from_table(table: object, device: str, *, url_override: str | None = None, b
         table = {}
     if not isinstance(table, dict):
         raise HallConfigError("[hall] must be a table")
+    # join is read before this table is (firmware.cli, hall.device.station): here it is unknown too
+    # (`join = ""`, or join beside credentials), though the message names it among the device's keys
     allowed = device_keys(device)
-    unknown = sorted(set(table) - allowed)
+    unknown = sorted(set(table) - (allowed - {JOIN}))
     if unknown:
         raise HallConfigError(f"[hall] has unknown key {unknown[0]!r}: allowed keys are {', '.join(sorted(allowed))}")
     cred_path = table.get("credentials")
