@@ -12,7 +12,7 @@ import pytest
 
 from rackside import cli as rackside_cli
 
-from support.terminal import read_until
+from support.terminal import read_until, reap
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -115,7 +115,7 @@ def test_simulator_in_a_terminal_starts_the_clock_and_quits_cleanly(tmp_path):
         os.write(fd, b"q")
         read_until(fd, b"\x1b[?25h")  # the cursor is given back
     finally:
-        _, status = os.waitpid(pid, 0)
+        status = reap(pid)  # (killed if a step above failed: never a hung suite)
         os.close(fd)
     assert os.waitstatus_to_exitcode(status) == 0
     journal = next((tmp_path / "state" / "clock" / "journals").glob("game-*.jsonl"))

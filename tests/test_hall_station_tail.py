@@ -231,7 +231,7 @@ def test_the_simulator_joins_a_hall_with_dash_dash_hall(hall_broker, tmp_path):
     import pty
     import sys
 
-    from support.terminal import read_until
+    from support.terminal import read_until, reap
 
     rec = Recorder(hall_broker)
     pid, fd = pty.fork()
@@ -250,7 +250,7 @@ def test_the_simulator_joins_a_hall_with_dash_dash_hall(hall_broker, tmp_path):
         os.write(fd, b"q")
         read_until(fd, b"\x1b[?25h")
     finally:
-        _, status = os.waitpid(pid, 0)
+        status = reap(pid)  # (killed if a step above failed: never a hung suite)
         os.close(fd)
         rec.close()
     assert os.waitstatus_to_exitcode(status) == 0

@@ -362,7 +362,7 @@ def test_the_simulator_in_a_terminal_draws_the_keypad_and_taps_it(tmp_path):
     import pty
     import sys
 
-    from support.terminal import read_until
+    from support.terminal import read_until, reap
 
     config = tmp_path / "clock.toml"
     config.write_text("[keypad]\nenabled = true\n")
@@ -382,7 +382,7 @@ def test_the_simulator_in_a_terminal_draws_the_keypad_and_taps_it(tmp_path):
         os.write(fd, b"q")
         read_until(fd, b"\x1b[?25h")
     finally:
-        _, status = os.waitpid(pid, 0)
+        status = reap(pid)  # (killed if a step above failed: never a hung suite)
         os.close(fd)
     assert os.waitstatus_to_exitcode(status) == 0
     journal = next((tmp_path / "state" / "clock" / "journals").glob("game-*.jsonl"))
