@@ -134,3 +134,18 @@ def test_clock_without_a_gpio_back_end_says_so_in_one_line_instead_of_a_tracebac
     err = capsys.readouterr().err
     assert code == 1
     assert err.count("\n") == 1 and err.startswith("rackside clock: ") and "--simulate" in err
+
+
+def test_a_terminal_child_left_waiting_is_killed_not_waited_on_for_ever():
+    """The harness can fail: a simulator still waiting for its next key when a step fails is
+    killed by reap (CI once hung in waitpid here)."""
+    import signal
+
+    from support.terminal import reap
+
+    pid = os.fork()
+    if pid == 0:  # a child that waits for ever, as a simulator waits for a key nobody types
+        signal.pause()
+        os._exit(0)
+    status = reap(pid)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
