@@ -25,7 +25,7 @@ from typing import Callable
 
 
 class CdpError(RuntimeError):
-    pass
+    """A command the browser refused, did not answer in time, or could not answer (it ended)."""
 
 
 class BareChromium:
@@ -132,10 +132,21 @@ class BareChromium:
     def renderers(self) -> list[int]:
         return [p["id"] for p in self.send("SystemInfo.getProcessInfo")["processInfo"] if p["type"] == "renderer"]
 
+    def renderer_cpu(self, seconds: float) -> float:
+        """The renderers' CPU (% of a core) over the next `seconds`; a renderer that ends on the
+        way (read as 0 at the end) is left out, not counted as time given back."""
+        from console_soak import renderer_cpu_seconds  # (bench/, as every bench imports it)
+
+        pids = self.renderers()
+        t0, cpu0 = time.monotonic(), {pid: renderer_cpu_seconds(pid) for pid in pids}
+        time.sleep(seconds)
+        cpu1 = {pid: renderer_cpu_seconds(pid) for pid in pids}
+        return sum(cpu1[p] - cpu0[p] for p in pids if cpu1[p] > 0) / (time.monotonic() - t0) * 100
+
     def close(self) -> None:
         try:
             self.send("Browser.close", timeout=5)
-        except CdpError:
+        except CdpError:  # (already ending: the wait below sees to it)
             pass
         try:
             self.proc.wait(10)

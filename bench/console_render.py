@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _cdp import BareChromium, console_login  # noqa: E402
 from _common import CHROMIUM, CHROMIUM_ARGS, guarded_run, pct, start_console  # noqa: E402
-from console_soak import PageMeter, renderer_cpu_seconds  # noqa: E402
+from console_soak import PageMeter  # noqa: E402
 from rackside.hall.console.demo import Mosquitto  # noqa: E402
 from rackside.hall.console.sim import tournament_day  # noqa: E402
 from rackside.hall.console.simfleet import SimFleet  # noqa: E402
@@ -167,12 +167,7 @@ def bare_turn(url: str, n_tables: int, old_js: str | None, warmup_s: float, seco
             chromium.evaluate(s, "document.getElementById('tiles').style.display = 'none'; true")
         time.sleep(warmup_s)
         assert chromium.evaluate(s, "document.visibilityState") == "visible"  # (a hidden page draws no frames)
-        pids = chromium.renderers()
-        t0, cpu0 = time.monotonic(), {pid: renderer_cpu_seconds(pid) for pid in pids}
-        time.sleep(seconds)
-        cpu1 = {pid: renderer_cpu_seconds(pid) for pid in pids}
-        # a renderer that ended on the way (0 at the end) is left out, not counted as time given back
-        return sum(cpu1[p] - cpu0[p] for p in pids if cpu1[p] > 0) / (time.monotonic() - t0) * 100
+        return chromium.renderer_cpu(seconds)
     finally:
         chromium.close()
 

@@ -34,7 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _cdp import BareChromium, console_login  # noqa: E402
 from _common import CHROMIUM, CHROMIUM_ARGS, guarded_run, start_console  # noqa: E402
-from console_soak import renderer_cpu_seconds  # noqa: E402
 from rackside.hall.console.demo import Mosquitto  # noqa: E402
 from rackside.hall.console.sim import tournament_day  # noqa: E402
 from rackside.hall.console.simfleet import SimFleet  # noqa: E402
@@ -59,10 +58,7 @@ def main() -> int:
 
 def measure(chromium: BareChromium, warmup_s: float, seconds: float) -> float:
     time.sleep(warmup_s)
-    pids = chromium.renderers()
-    t0, cpu0 = time.monotonic(), sum(renderer_cpu_seconds(p) for p in pids)
-    time.sleep(seconds)
-    return (sum(renderer_cpu_seconds(p) for p in pids) - cpu0) / (time.monotonic() - t0) * 100
+    return chromium.renderer_cpu(seconds)
 
 
 def run(procs: list, fleet_box: list) -> int:
@@ -83,7 +79,7 @@ def run(procs: list, fleet_box: list) -> int:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, *a) -> None:
+        def log_message(self, *a) -> None:  # no line a request on the bench's output
             pass
 
     static = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Static)
