@@ -301,3 +301,39 @@ def test_a_press_is_shown_at_the_next_frame_and_the_times_tick_once_a_second(hal
     page.evaluate("clearInterval(__busy)")
     assert page.errors == []
     page.close()
+
+
+# Where each side's name text starts on a tile (a Range over the text: the arrow is the name's
+# ::before), and the arrow's colour on each side.
+NAME_LEFTS = """n => [1, 2].map((side) => {
+  const name = document.querySelector(`.tile[data-table="${n}"] .s${side} .name`);
+  const r = document.createRange(); r.selectNodeContents(name);
+  const text = [...name.childNodes].find((c) => c.nodeType === 3);
+  r.selectNode(text);
+  return [r.getBoundingClientRect().left - name.getBoundingClientRect().left, getComputedStyle(name, '::before').color,
+          name.parentElement.classList.contains('turn')];
+})"""
+
+
+def test_a_press_moves_the_arrow_not_the_names(hall, browser):
+    """Issue 28.4: whose turn it is shows as the arrow before that side's name, which is always
+    there and coloured only on the side to move: a press changes two colours, never where a name
+    starts (the names stood still for the director), and never makes or unmakes a box (a pseudo-
+    element made at each press had the browser lay out the page's layers again, bench/frame_cost)."""
+    page = chromium.login(browser, hall.server.url, PASSWORD)
+    page.wait_for_selector('.tile[data-table="1"] .side.turn')
+    first = page.evaluate(NAME_LEFTS, 1)
+    seq = int(page.get_attribute('.tile[data-table="1"]', "data-seq"))
+    hall.sim.act(1, ("turn",))  # the running side ends its turn (3.1.1(c))
+    page.wait_for_function("seq => Number(document.querySelector('.tile[data-table=\"1\"]').dataset.seq) > seq", arg=seq)
+    after = page.evaluate(NAME_LEFTS, 1)
+    for sides in (first, after):
+        (left_1, colour_1, turn_1), (left_2, colour_2, turn_2) = sides
+        assert turn_1 != turn_2, sides  # one side to move
+        assert left_1 == left_2 > 0, sides  # both names start after the arrow's room
+        on, off = (colour_1, colour_2) if turn_1 else (colour_2, colour_1)
+        assert on == "rgb(88, 214, 141)" and off == "rgba(0, 0, 0, 0)", sides
+    assert [s[2] for s in first] != [s[2] for s in after]  # the turn moved
+    assert [s[0] for s in first] == [s[0] for s in after]  # the names did not
+    assert page.errors == []
+    page.close()
