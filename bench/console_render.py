@@ -6,7 +6,7 @@ own MQTT user, spread over processes: hall/console/simfleet.py) playing at tourn
 a side, a turn every 25 s on average, every table's game already under way), the console as its own
 process (`rackside hall console`), and Debian's headless Chromium showing its page at 1920x1080 (about
 100 of the 300 tiles on screen). The same hall is shown in turns by two pages, each in a browser of
-its own: the page as it is, and the page before (the console's own page with `app.js` as of `--base`,
+its own: the page as it is, and the page before (the console's own page with `app.js` and `style.css` as of `--base`,
 served in its place by the browser: same console, same hall, same minutes), in the order A B B A ...
 so that the machine's load falls on both alike. A last turn shows the page as it is with its tiles
 hidden: what the event stream alone costs the renderer (every message read, nothing drawn).
@@ -120,14 +120,15 @@ def ticking(ticks: list) -> tuple[list[float], int, int]:
     return intervals, uneven, steps
 
 
-def one_turn(p, url: str, n_tables: int, old_js: str | None, warmup_s: float, seconds: float) -> dict:
+def one_turn(p, url: str, n_tables: int, old: dict[str, tuple[str, str]] | None, warmup_s: float, seconds: float) -> dict:
     """A page's press to tile and ticking times, with the bench's instruments attached."""
     browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     try:
         page = browser.new_page(viewport={"width": 1920, "height": 1080})
-        if old_js is not None:
-            page.route("**/static/app.js", lambda route: route.fulfill(status=200, body=old_js, content_type="text/javascript",
-                                                                       headers={"Cache-Control": "no-cache"}))
+        for path, (body, ctype) in (old or {}).items():
+            def serve(route, _request, body=body, ctype=ctype) -> None:  # (Playwright passes the route and its request)
+                route.fulfill(status=200, body=body, content_type=ctype, headers={"Cache-Control": "no-cache"})
+            page.route("**" + path, serve)
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(url + "login")
@@ -155,12 +156,11 @@ def one_turn(p, url: str, n_tables: int, old_js: str | None, warmup_s: float, se
             "metrics": {k: v / seconds for k, v in metrics.items()}}
 
 
-def bare_turn(url: str, n_tables: int, old_js: str | None, warmup_s: float, seconds: float, floor: bool = False) -> float:
+def bare_turn(url: str, n_tables: int, old: dict[str, tuple[str, str]] | None, warmup_s: float, seconds: float, floor: bool = False) -> float:
     """The page's renderer CPU (% of a core) in a browser with nothing attached to the page."""
     chromium = BareChromium(CHROMIUM, CHROMIUM_ARGS)
     try:
-        serve = {"/static/app.js": (old_js, "text/javascript")} if old_js is not None else None
-        s = console_login(chromium, url, PASSWORD, serve)
+        s = console_login(chromium, url, PASSWORD, old)
         chromium.wait_for(s, f"tiles.size >= {n_tables}")
         if floor:
             # the stream alone: every message read, no tile on screen to draw (the page's CSP refuses a style tag)
@@ -187,11 +187,14 @@ def run(procs: list, fleet_box: list) -> int:
     ap.add_argument("--seconds", type=float, default=60, help="each turn's measured span")
     ap.add_argument("--warmup", type=float, default=8, help="seconds after a page's load before its turn is measured")
     ap.add_argument("--rounds", type=int, default=2, help="turns of each page (in the order A B B A ...)")
-    ap.add_argument("--base", default=BEFORE, help=f"the git revision whose static/app.js is the page before (default {BEFORE})")
+    ap.add_argument("--base", default=BEFORE, help=f"the git revision whose static/app.js and style.css are the page before (default {BEFORE})")
+    ap.add_argument("--turn-s", type=float, default=25, help="a table's mean time between presses, seconds (default 25: "
+                    "the issue's five presses a second on screen; real games are about 4 times slower, see docs/performance.md)")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args()
-    old_js = subprocess.run(["git", "show", f"{args.base}:hall/console/static/app.js"], cwd=ROOT, check=True,
-                            capture_output=True, text=True).stdout
+    old = {f"/static/{name}": (subprocess.run(["git", "show", f"{args.base}:hall/console/static/{name}"], cwd=ROOT, check=True,
+                                              capture_output=True, text=True).stdout, ctype)
+           for name, ctype in (("app.js", "text/javascript"), ("style.css", "text/css"))}
     tables = list(range(1, args.tables + 1))
     tmp = Path(tempfile.mkdtemp(prefix="rackside-console-render-"))
     broker = Mosquitto(tmp / "broker", tables)
@@ -208,7 +211,7 @@ def run(procs: list, fleet_box: list) -> int:
     # next game started 30 s after one ends (a game in progress ends within 510-2,600 s)
     hours = (args.seconds + args.warmup + 30) * (4 * args.rounds + 1) / 3600 + 0.1
     for n in tables:
-        fleet.script(n, tournament_day(rng, hours=hours, speed=1, in_progress=True, break_s=30))
+        fleet.script(n, tournament_day(rng, hours=hours, speed=1, in_progress=True, break_s=30, mean_turn_s=args.turn_s))
     fleet.start()
 
     from playwright.sync_api import sync_playwright
@@ -219,11 +222,11 @@ def run(procs: list, fleet_box: list) -> int:
     t0 = time.monotonic()
     with sync_playwright() as p:
         for which in order:
-            js = old_js if which == "before" else None
+            before = old if which == "before" else None
             inputs_before, turn_t0 = fleet.inputs, time.monotonic()
-            r = {"cpu": None} if which == "floor" else one_turn(p, url, len(tables), js, args.warmup, args.seconds)
+            r = {"cpu": None} if which == "floor" else one_turn(p, url, len(tables), before, args.warmup, args.seconds)
             r["instrumented"] = r["cpu"]
-            r["cpu"] = bare_turn(url, len(tables), js, args.warmup, args.seconds, floor=which == "floor")
+            r["cpu"] = bare_turn(url, len(tables), before, args.warmup, args.seconds, floor=which == "floor")
             results[which].append(r)
             r["rate"] = (fleet.inputs - inputs_before) / (time.monotonic() - turn_t0)
             if which == "floor":
@@ -237,8 +240,8 @@ def run(procs: list, fleet_box: list) -> int:
             print(f"        a second: script {m['ScriptDuration'] * 1000:.1f} ms, style {m['RecalcStyleDuration'] * 1000:.1f} ms "
                   f"({m['RecalcStyleCount']:.1f} passes), layout {m['LayoutDuration'] * 1000:.1f} ms ({m['LayoutCount']:.1f} passes)", flush=True)
     rate = (fleet.inputs - inputs0) / (time.monotonic() - t0)
-    print(f"console render bench: {len(tables)} tables at tournament pace ({rate:.1f} clock inputs a second), 1920x1080, "
-          f"{args.rounds} turns of {args.seconds:g} s per page; the page before: app.js of {args.base}")
+    print(f"console render bench: {len(tables)} tables, a press every {args.turn_s:g} s a table on average ({rate:.1f} clock inputs a second), 1920x1080, "
+          f"{args.rounds} turns of {args.seconds:g} s per page; the page before: app.js and style.css of {args.base}")
     ok = True
     floor = results["floor"][0]
     print(f"baseline, the event stream alone (the page as it is, no tile shown): renderer {floor['cpu']:.1f} % of a core; "

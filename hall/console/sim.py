@@ -396,14 +396,16 @@ def tournament_day(rng: random.Random, *, hours: float, speed: float = 1.0, game
     their time (a turn every `mean_turn_s` on average), ended, and after a break the next round's
     game. `speed` compresses the day (a soak covers ten hours in half an hour): every span is
     divided by it, so the table must run with `compressed_rules(speed)`. `in_progress`: the first
-    game is already under way (side 1 has been thinking for up to 80 % of a game time)."""
+    game is already under way (side 1 has been thinking for up to 80 % of a game time, and its
+    first turn ends a uniform part of a turn in)."""
     steps: list = []
     t = rng.uniform(0, 120) / speed  # tables start their games over the first two minutes
     end = hours * 3600 / speed
     first = True
     while t < end:
         used = [0.0, 0.0]
-        if first and in_progress:
+        under_way = first and in_progress  # its first turn is already part thought: the presses start at their pace, not a turn late
+        if under_way:
             used[0] = rng.uniform(0.1, 0.8) * game_time_s
             t = 0.0
             steps.append((-used[0] / speed, ("press", 2)))
@@ -417,7 +419,8 @@ def tournament_day(rng: random.Random, *, hours: float, speed: float = 1.0, game
         while min(used) < 0.9 * game_time_s and max(used) < 0.97 * game_time_s:
             turn = rng.uniform(0.4, 1.6) * mean_turn_s
             used[side] += turn
-            t += turn / speed
+            t += (turn * rng.random() if under_way else turn) / speed
+            under_way = False
             steps.append((t, ("turn",)))
             side ^= 1
         t += 1 / speed
