@@ -123,6 +123,15 @@ def test_a_call_event_says_how_the_call_was_made_and_an_older_one_without_is_rea
         assert messages.INPUT.check(event) == event and event.get("how") == call.how
     with pytest.raises(contract.Refused, match=r"^how "):
         contract.read("event", json.dumps({**event, "how": "elbow"}).encode())
+    # how and the side agree where the call enters the console, as the clock's own journal checks
+    # them (firmware.call.check_how): a side's call names its side, a keypad's or the buttons' none
+    side = json.loads(payloads.event_payload(input_to_dict(Call(NS, 2, "call-1", SIDE)), "game-000001", 2, WALL))
+    keypad = json.loads(payloads.event_payload(input_to_dict(Call(NS, None, "call-1", KEYPAD)), "game-000001", 2, WALL))
+    for bad in ({k: v for k, v in side.items() if k != "player"}, {**keypad, "player": 1}, {**keypad, "how": BUTTONS, "player": 2}):
+        with pytest.raises(contract.Refused, match=r"^how: a call made by (side has a side, got side None|keypad has no side, got side 1|buttons has no side, got side 2)$"):
+            contract.read("event", json.dumps(bad).encode())
+    assert messages.INPUT.check({**keypad, "how": None, "player": 1})["player"] == 1  # an older clock's: any side
+    assert messages.INPUT.check({**keypad, "input": "press", "player": 1, "how": KEYPAD})  # only a call's how is a call's
 
 
 def test_the_hello_a_device_writes_is_the_one_the_director_reads():

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rackside.firmware.call import CALL_HOW, CALL_ID, MAX_REASON_CHARS
+from rackside.firmware.call import CALL_HOW, CALL_ID, MAX_REASON_CHARS, CallError, check_how
 from rackside.firmware.checkin import MAX_PLAYER_NUMBER, MAX_ROUND
 from rackside.firmware.clock import Ending, Phase, Rules
 from rackside.firmware.messages import KEYPAD_KEYS
@@ -104,6 +104,19 @@ STATE = Schema({
     "keypad": Flag(default=False),
 }, then=_sides_in_order)
 
+
+def _call_how_agrees(m: dict, where: str) -> dict:
+    """A call's `how` agrees with its side (firmware.call.check_how, the clock's own journal check):
+    `#` with a side's button names that side, `#` alone and the buttons' gesture none."""
+    if m["input"] == "call":
+        try:
+            check_how(m.get("how"), m.get("player"))
+        except CallError as e:
+            field = f"{where}.how" if where else "how"
+            raise Invalid(field, "", m.get("how"), line=f"{field}: {e}") from None
+    return m
+
+
 EVENT_KINDS = ("input", "result", "slip")
 INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with its game, seq and time
     "kind": OneOf(EVENT_KINDS),
@@ -137,7 +150,8 @@ INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with it
     "table": Whole(1, topics.MAX_TABLE, **_OPT),
     "call": Text(12, pattern=CALL_ID, **_OPT),
     "how": OneOf(CALL_HOW, **_OPT),
-})
+}, then=_call_how_agrees)
+
 
 RESULT = Schema({  # the game's result: an event of kind "result", seq 0
     "kind": OneOf(("result",)),
