@@ -6,8 +6,10 @@ own folder is first on its path: `python bench/console_flood.py`)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Callable, Iterable
@@ -49,13 +51,27 @@ def end_all(procs: Iterable[subprocess.Popen]) -> None:
                 proc.wait()
 
 
+_SCRATCH: list[Path] = []  # this run's folders (scratch): removed once its processes have ended
+
+
+def scratch(prefix: str) -> Path:
+    """A new temporary folder for this run (a broker's files, a console's state, journals), removed
+    by guarded_run after every process it started has ended; kept, and named, when the run failed."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    _SCRATCH.append(folder)
+    return folder
+
+
 def guarded_run(name: str, run: Callable[[list, list], int]) -> int:
     """`run(procs, fleets)`'s exit status; whatever it started (processes appended to `procs`,
-    simulated fleets to `fleets`) is closed whatever happens."""
+    simulated fleets to `fleets`) is closed whatever happens, and its scratch folders removed (kept
+    for a look when it failed)."""
     procs: list = []
     fleets: list = []
+    status = 1
     try:
-        return run(procs, fleets)
+        status = run(procs, fleets)
+        return status
     except Exception as e:  # a target so far off that a step timed out is a failed run, not a crash
         print(f"{name} FAILED: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
         return 1
@@ -63,6 +79,12 @@ def guarded_run(name: str, run: Callable[[list, list], int]) -> int:
         for f in fleets:
             f.close()
         end_all(procs)
+        for folder in _SCRATCH:
+            if status == 0:
+                shutil.rmtree(folder, ignore_errors=True)
+            else:
+                print(f"{name}: its files are kept in {folder}")
+        _SCRATCH.clear()
 
 
 def console_page(playwright, url: str, password: str):

@@ -37,7 +37,6 @@ import socket
 import ssl
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -46,7 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import guarded_run, pct, rss_mib, start_console  # noqa: E402
+from _common import guarded_run, pct, rss_mib, scratch, start_console  # noqa: E402
 from rackside.hall.console.demo import HALL, Mosquitto  # noqa: E402
 from rackside.hall.director import tlsfiles  # noqa: E402
 
@@ -152,7 +151,7 @@ def main() -> int:
             return run_in(procs, stack)
 
     def run_in(procs: list, stack: contextlib.ExitStack) -> int:
-        tmp = Path(tempfile.mkdtemp(prefix="rackside-crowd-"))
+        tmp = scratch("rackside-crowd-")
         host, sources, where, net = "127.0.0.1", SOURCES, contextlib.nullcontext, None
         if args.network == "netns":
             sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))

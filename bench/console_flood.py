@@ -26,7 +26,6 @@ import random
 import socket
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from datetime import datetime
@@ -34,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import cpu_seconds, guarded_run, pct, rss_mib, start_console  # noqa: E402
+from _common import cpu_seconds, guarded_run, pct, rss_mib, scratch, start_console  # noqa: E402
 from rackside.hall.wire import topics  # noqa: E402
 from rackside.hall.console.demo import Mosquitto  # noqa: E402
 from rackside.hall.console.sim import playing  # noqa: E402
@@ -160,7 +159,7 @@ def run(procs: list, fleet_box: list) -> int:
     args = ap.parse_args()
     tables = list(range(1, args.tables + 1))
     flooder = args.tables + 1
-    tmp = Path(tempfile.mkdtemp(prefix="rackside-console-flood-"))
+    tmp = scratch("rackside-console-flood-")
     broker = Mosquitto(tmp / "broker", tables + [flooder])
     broker.start()
     procs.append(broker.proc)

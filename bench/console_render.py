@@ -38,14 +38,13 @@ import random
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _cdp import BareChromium, console_login  # noqa: E402
-from _common import CHROMIUM, CHROMIUM_ARGS, guarded_run, pct, start_console  # noqa: E402
+from _common import CHROMIUM, CHROMIUM_ARGS, guarded_run, pct, scratch, start_console  # noqa: E402
 from console_soak import PageMeter  # noqa: E402
 from rackside.hall.console.demo import Mosquitto  # noqa: E402
 from rackside.hall.console.sim import tournament_day  # noqa: E402
@@ -196,7 +195,7 @@ def run(procs: list, fleet_box: list) -> int:
                                               capture_output=True, text=True).stdout, ctype)
            for name, ctype in (("app.js", "text/javascript"), ("style.css", "text/css"))}
     tables = list(range(1, args.tables + 1))
-    tmp = Path(tempfile.mkdtemp(prefix="rackside-console-render-"))
+    tmp = scratch("rackside-console-render-")
     broker = Mosquitto(tmp / "broker", tables)
     broker.start()
     procs.append(broker.proc)

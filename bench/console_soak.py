@@ -33,13 +33,12 @@ import argparse
 import random
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import console_page, cpu_seconds, guarded_run, rss_mib, start_console  # noqa: E402
+from _common import console_page, cpu_seconds, guarded_run, rss_mib, scratch, start_console  # noqa: E402
 from rackside.hall.console.demo import Mosquitto  # noqa: E402
 from rackside.hall.console.sim import compressed_rules, tournament_day  # noqa: E402
 from rackside.hall.console.simfleet import SimFleet  # noqa: E402
@@ -101,7 +100,7 @@ def run(procs: list, fleet_box: list) -> int:
     args = ap.parse_args()
     hour_s = 3600 / args.speed
     tables = list(range(1, args.tables + 1))
-    tmp = Path(tempfile.mkdtemp(prefix="rackside-console-soak-"))
+    tmp = scratch("rackside-console-soak-")
     broker = Mosquitto(tmp / "broker", tables)
     broker.start()
     procs.append(broker.proc)

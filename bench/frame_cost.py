@@ -25,7 +25,6 @@ import http.server
 import random
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -33,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _cdp import BareChromium, console_login  # noqa: E402
-from _common import CHROMIUM, CHROMIUM_ARGS, guarded_run, start_console  # noqa: E402
+from _common import CHROMIUM, CHROMIUM_ARGS, guarded_run, scratch, start_console  # noqa: E402
 from rackside.hall.console.demo import Mosquitto  # noqa: E402
 from rackside.hall.console.sim import tournament_day  # noqa: E402
 from rackside.hall.console.simfleet import SimFleet  # noqa: E402
@@ -87,7 +86,7 @@ def run(procs: list, fleet_box: list) -> int:
     static_url = f"http://127.0.0.1:{static.server_port}"
 
     tables = list(range(1, args.tables + 1))
-    tmp = Path(tempfile.mkdtemp(prefix="rackside-frame-cost-"))
+    tmp = scratch("rackside-frame-cost-")
     broker = Mosquitto(tmp / "broker", tables)
     broker.start()
     procs.append(broker.proc)

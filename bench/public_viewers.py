@@ -50,14 +50,13 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import CHROMIUM, CHROMIUM_ARGS, console_page, cpu_seconds, guarded_run, pct, rss_mib, start_console  # noqa: E402
+from _common import CHROMIUM, CHROMIUM_ARGS, console_page, cpu_seconds, guarded_run, pct, rss_mib, scratch, start_console  # noqa: E402
 from console_bench import OBSERVER  # noqa: E402 (the director's tile probe: one definition)
 from console_soak import PageMeter  # noqa: E402 (a browser's renderer CPU)
 
@@ -353,7 +352,7 @@ def main() -> int:
 def run(args, procs: list, fleets: list) -> int:
     counts = [int(x) for x in args.viewers.split(",") if x.strip()]
     tables = list(range(1, args.tables + 1))
-    tmp = Path(tempfile.mkdtemp(prefix="rackside-public-viewers-"))
+    tmp = scratch("rackside-public-viewers-")
     tmp.chmod(0o755)  # nginx's workers (its `user`, nobody) read the published folder, as a web host's would
     www = tmp / "www"
     www.mkdir(mode=0o755)
