@@ -47,9 +47,10 @@ def login(browser, hall, viewport=(1920, 1080)):
 def test_nothing_without_login_and_csrf_on_every_command(hall):
     h = Http(hall.server.url)
     assert h.call("GET", "/")[0] == 303
-    for path in ("/api/snapshot", "/api/events", "/api/table/5", "/api/table/5/events", "/api/export/round.csv", "/static/app.js"):
+    for path in ("/api/snapshot", "/api/events", "/api/table/5", "/api/export/round.csv", "/static/app.js"):
         assert h.call("GET", path)[0] == 401, path
     assert h.call("POST", "/api/command", {"cmd": "identify", "tables": [1]})[0] == 401
+    assert h.call("POST", "/api/events/any/watch", {"table": 5})[0] == 401
     assert h.call("POST", "/api/login", {"password": PASSWORD})[0] == 403  # no CSRF token
     token = h.csrf()
     status, body, _ = h.call("POST", "/api/login", {"password": PASSWORD}, {"X-CSRF-Token": token})
@@ -148,57 +149,61 @@ SSE_KINDS = """(() => { window.__kinds = {}; const O = window.EventSource;
 
 
 def test_a_tables_history_comes_only_to_the_page_that_has_it_open(hall, browser):
-    """Issue 28.4: the hall's stream carries no table's history (every second message at 300
-    tables, for a list nobody had on screen); the open table's detail has its own stream, which
-    starts with the history as it is and then brings each entry as it comes."""
-    assert Http(hall.server.url).call("GET", "/api/table/1/events")[0] == 401
+    """Issue 28.4: no page's stream carries a table's history (every second message at 300 tables,
+    for a list nobody had on screen) but a page's whose drawer shows that table: the page says so
+    (POST /api/events/ID/watch), and its own stream brings the history as it is, then each entry as
+    it comes; closed, no more. Only the session that opened a stream can steer it."""
     page = chromium.login(browser, hall.server.url, PASSWORD, (1920, 1080), init_script=SSE_KINDS)
+    other = chromium.login(browser, hall.server.url, PASSWORD, (1920, 1080), init_script=SSE_KINDS)
     page.click('.tile[data-table="1"]')
     page.wait_for_selector("#detail-history li")
     seq = page.evaluate("tables.get(1).state.seq")
     # table 1 turns every 3 s: its next input comes into the open history, newest first
     page.wait_for_function(f"() => /#({seq + 1}|{seq + 2}) /.test(document.querySelector('#detail-history li').textContent)", timeout=15_000)
-    kinds = page.evaluate("__kinds")
-    hall_stream = next(v for k, v in kinds.items() if k.endswith("/api/events"))
-    table_stream = next(v for k, v in kinds.items() if k.endswith("/api/table/1/events"))
-    assert hall_stream.get("table", 0) > 0 and "event" not in hall_stream and "command" not in hall_stream, hall_stream
-    assert table_stream.get("detail") == 1 and table_stream.get("event", 0) >= 1, table_stream
-    # closed, its stream ends with it: a page keeps one hall stream and at most one table's
+    (stream,) = page.evaluate("__kinds").values()  # the page's one stream
+    assert stream.get("detail") == 1 and stream.get("event", 0) >= 1 and stream.get("table", 0) > 0, stream
+    other.wait_for_function(f"() => tables.get(1).state.seq > {seq + 1}")
+    (seen,) = other.evaluate("__kinds").values()
+    assert "event" not in seen and "detail" not in seen and "command" not in seen, seen
+    # another session cannot steer this page's stream, nor a request without one
+    sid = page.evaluate("streamId")
+    assert other.evaluate(f"post('/api/events/{sid}/watch', {{table: 2}}).then(() => 'ok', (e) => e.message)") \
+        .startswith("no such event stream open")
+    assert Http(hall.server.url).call("POST", f"/api/events/{sid}/watch", {"table": 2})[0] in (401, 403)
+    assert page.evaluate("post(`/api/events/${streamId}/watch`, {table: 0}).then(() => 'ok', (e) => e.message)") \
+        == "table must be a whole number from 1 to 999, not 0"
+    # closed: its history stops coming
     page.click("#detail .close")
-    page.wait_for_function("() => tableStream === null")
+    seq = page.evaluate("tables.get(1).state.seq")
+    page.wait_for_function(f"() => tables.get(1).state.seq > {seq}", timeout=15_000)  # (what was on its way has come)
+    events, seq = page.evaluate("[Object.values(__kinds)[0].event || 0, tables.get(1).state.seq]")
+    page.wait_for_function(f"() => tables.get(1).state.seq > {seq + 1}", timeout=15_000)
+    assert page.evaluate("Object.values(__kinds)[0].event || 0") == events
     page.close()
+    other.close()
 
 
-def test_an_open_tables_stream_refused_at_the_limit_is_asked_for_again(hall, browser):
-    """A stream answered 503 (the console's MAX_STREAMS open) ends an EventSource for good; the
-    drawer asks again while it shows that table, and its history goes live once there is room."""
-    import socket
-
-    from rackside.hall.console import limits
-
-    page = chromium.login(browser, hall.server.url, PASSWORD, (1920, 1080), init_script=SSE_KINDS)
-    cookie = "; ".join(f"{c['name']}={c['value']}" for c in page.context.cookies())
-    port = int(hall.server.url.rsplit(":", 1)[1].strip("/"))
-    held = []
-    try:
-        while True:  # the page's own stream is one of them; from more than one address (guard.py's per-address cap)
-            source = f"127.0.0.{30 + len(held) // limits.MAX_CONNECTIONS_PER_SOURCE}"
-            s = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
-            s.sendall(f"GET /api/events HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\n\r\n".encode())
-            answer = s.recv(12)
-            if answer != b"HTTP/1.1 200":
-                s.close()
-                break
-            held.append(s)
-        assert len(held) == limits.MAX_STREAMS - 1
-        page.click('.tile[data-table="1"]')
-        page.wait_for_function("() => tableStream && tableStream.readyState === tableStream.CLOSED")  # refused
-    finally:
-        for s in held:
-            s.close()
-    page.wait_for_function("() => (__kinds['/api/table/1/events'] || {}).detail >= 1", timeout=15_000)
-    page.wait_for_selector("#detail-history li")
-    page.close()
+def test_pages_with_their_drawers_open_hold_one_connection_each(hall, browser):
+    """A browser keeps at most six HTTP/1.1 connections to the console for all its tabs; a page
+    whose drawer held a second stream took two, so three tabs with drawers open starved every other
+    request (a command, a result). Four tabs of one browser, each with a drawer open: each has its
+    history, and a request still goes through."""
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})  # one browser's tabs: one pool of connections
+    first = context.new_page()
+    first.goto(hall.server.url + "login")
+    first.fill("#password", PASSWORD)
+    first.click("button[type=submit]")
+    first.wait_for_selector("body[data-ready='1']")
+    pages = [first] + [context.new_page() for _ in range(3)]
+    for p in pages[1:]:
+        p.goto(hall.server.url)
+        p.wait_for_selector("body[data-ready='1']")
+    for i, p in enumerate(pages):
+        p.click(f'.tile[data-table="{1 + i % 2}"]')
+    for p in pages:
+        p.wait_for_selector("#detail-history li", timeout=15_000)
+    assert first.evaluate("fetch('/api/snapshot').then((r) => r.status)") == 200
+    context.close()
 
 
 def test_per_word_results_for_the_director_only(hall, browser):

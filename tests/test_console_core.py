@@ -283,10 +283,11 @@ def test_a_clocks_repeated_state_is_not_sent_again_and_every_real_change_is():
     assert asyncio.run(go()) == [1, 0, 0, 1, 1, 1, 0, 1, 1, 1]
 
 
-def test_a_tables_history_goes_only_to_the_streams_open_on_that_table():
-    """Issue 28.4: the hall's streams (every page) get tiles, rounds, the feed and acks, never a
-    table's history; a table's stream (its detail drawer) gets that table's events, commands and
-    acks, and nothing of any other table's or of the hall's."""
+def test_a_tables_history_goes_only_to_the_streams_watching_that_table():
+    """Issue 28.4: every page's stream gets tiles, rounds, the feed and acks; a table's history (its
+    events and commands) goes only to the streams watching that table (the page's drawer open on
+    it), first its detail as it is then, and to none once the drawer closes. A page's stream is
+    steered only by the session that opened it."""
     import asyncio
 
     from rackside.hall.console.hub import Hub
@@ -297,16 +298,23 @@ def test_a_tables_history_goes_only_to_the_streams_open_on_that_table():
 
     async def go():
         hub = Hub()
-        hall, three, four = hub.open(), hub.open(table=3), hub.open(table=4)
+        hall, three, four = hub.open("s1"), hub.open("s1"), hub.open("s2")
+        assert hub.find(three.id, "s1") is three and hub.find(three.id, "s2") is None and hub.find("nope", "s1") is None
+        hub.watch(three, 3, {"history": []})
+        hub.watch(four, 4, {"history": []})
         hub.publish("table", {"table": 3, "status": "online"})
         hub.publish("event", {"table": 3, "event": {"kind": "input", "seq": 1}})
         hub.publish("command", {"table": 3, "command": {"cmd": "identify"}})
         hub.publish("ack", {"table": 3, "ack": {"ok": True}, "command": {"cmd": "identify"}})
         hub.publish("event", {"table": 4, "event": {"kind": "input", "seq": 9}})
         hub.publish("challenge", {"table": 3, "station": "1"})
-        return kinds(hall), kinds(three), kinds(four)
+        got = kinds(hall), kinds(three), kinds(four)
+        hub.watch(three, None, None)  # its drawer closed
+        hub.publish("event", {"table": 3, "event": {"kind": "input", "seq": 2}})
+        return got, kinds(three)
 
-    hall, three, four = asyncio.run(go())
+    (hall, three, four), closed = asyncio.run(go())
     assert hall == ["table:3", "ack:3", "challenge:3"]
-    assert three == ["event:3", "command:3", "ack:3"]
-    assert four == ["event:4"]
+    assert three == ["detail:3", "table:3", "event:3", "command:3", "ack:3", "challenge:3"]
+    assert four == ["detail:4", "table:3", "ack:3", "event:4", "challenge:3"]
+    assert closed == []

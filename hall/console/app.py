@@ -314,28 +314,33 @@ async def static(request: Request) -> Response:
 async def events(request: Request) -> Response:
     """The hall's stream: a snapshot, then every change (hub.py)."""
     console = console_of(request)
-    stream = console.hub.open()
+    stream = console.hub.open(request.session.get("sid"))
     if stream is None:
         return _bad(f"too many event streams open (at most {limits.MAX_STREAMS})", 503)
     first = {**console.snapshot(), "broker_up": console.broker_up, "user": request.user.display_name,
-             "server_now": _now_iso()}
+             "server_now": _now_iso(), "stream": stream.id}
     return _stream(console, stream, "snapshot", first)
 
 
 @requires(DIRECTOR, status_code=401)
-async def table_events(request: Request) -> Response:
-    """An open table's stream (the page's detail drawer): its detail (history and challenges) as it
-    is now, then each entry of its history as it comes, with nothing lost or repeated between the
-    two (both are taken on the console's event loop, which alone changes them)."""
+async def watch(request: Request) -> Response:
+    """The page's detail drawer: its stream (the snapshot's `stream`, this session's) carries
+    `table`'s detail as it is now, then each entry of its history as it comes; `table` null: none."""
     console = console_of(request)
-    n = request.path_params["n"]
-    detail = console.state.detail(n)
-    if detail is None:
-        return _bad("no such table", 404)
-    stream = console.hub.open(table=n)
+    try:
+        n = requests.watched_table(await json_object(request))
+    except ValueError as e:
+        return _bad(str(e))
+    stream = console.hub.find(request.path_params["stream"], request.session.get("sid"))
     if stream is None:
-        return _bad(f"too many event streams open (at most {limits.MAX_STREAMS})", 503)
-    return _stream(console, stream, "detail", detail)
+        return _bad("no such event stream open (the page reconnects, then asks again)", 404)
+    detail = None
+    if n is not None:
+        detail = console.state.detail(n)
+        if detail is None:
+            return _bad("no such table", 404)
+    console.hub.watch(stream, n, detail)
+    return JSONResponse({"ok": True})
 
 
 def _stream(console: Console, stream, first_kind: str, first: dict) -> Response:
@@ -612,7 +617,7 @@ ROUTES = [
     Route("/api/events", events),
     Route("/api/snapshot", snapshot),
     Route("/api/table/{n:int}", table_detail),
-    Route("/api/table/{n:int}/events", table_events),
+    Route("/api/events/{stream}/watch", watch, methods=["POST"]),
     Route("/api/command", command, methods=["POST"]),
     Route("/api/round", set_round, methods=["POST"]),
     Route("/api/tsh", tsh_import, methods=["POST"]),

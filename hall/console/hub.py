@@ -1,11 +1,11 @@
-"""The open event streams, each bounded by bytes: the hall's (/api/events, every page) and an open
-table's (/api/table/N/events, a page with that table's detail open).
+"""The open event streams, one a page (/api/events), each bounded by bytes.
 
 A table's history (its clock's events and the director's commands to it: TABLE_ONLY) goes only to
-the streams of the pages that have that table open, never to every page (issue 28.4: at 300 tables
-that was every second message a page read, each a wake-up of its renderer, for a list nobody had on
-screen). Acknowledgements go to both: the hall's stream says so in a toast, the table's puts it in
-the history.
+the streams of the pages that watch that table (its detail drawer open: Hub.watch), never to every
+page (issue 28.4: at 300 tables that was every second message a page read, each a wake-up of its
+renderer, for a list nobody had on screen). A page's one stream carries both, so a page with its
+drawer open holds one of the browser's six connections to the console, not two. Acknowledgements
+go to every stream (a toast; the open table's history too, on the page that watches it).
 
 Every change is encoded once and queued on each open stream; a table's tile that repeats the one
 last sent (a clock's state repeated with its times ticked on: hallstate.repeats) is not sent. A page that stops reading (a laptop
@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import secrets
 from collections import deque
 from typing import Any
 
@@ -32,14 +33,15 @@ def sse(kind: str, data: Any) -> str:
     return f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'), allow_nan=False)}\n\n"
 
 
-# the kinds that belong to one table's history: sent only to the streams open on that table
+# the kinds that belong to one table's history: sent only to the streams watching that table
 TABLE_ONLY = frozenset({"event", "command"})
-BOTH = frozenset({"ack"})  # a toast on every page, a line in the open table's history
 
 
 class Stream:
-    def __init__(self, table: int | None = None) -> None:
-        self.table = table  # None: the hall's stream; else the open table's
+    def __init__(self, owner: str | None = None) -> None:
+        self.id = secrets.token_urlsafe(16)  # the page learns it from its snapshot, to say what it watches
+        self.owner = owner  # the login session that opened it: only that session may steer it
+        self.watching: int | None = None  # the table whose history it carries (the page's open drawer)
         self.items: deque[str] = deque()
         self.bytes = 0
         self.ready = asyncio.Event()
@@ -75,14 +77,29 @@ class Hub:
         # with a snapshot at least as new, so what it was last sent is never older than this.
         self.looks: dict[int, tuple] = {}
 
-    def open(self, table: int | None = None) -> Stream | None:
-        """A new stream (the hall's, or `table`'s history), or None when MAX_STREAMS are open, of
-        either kind."""
+    def open(self, owner: str | None = None) -> Stream | None:
+        """A new stream for a page of the login session `owner`, or None when MAX_STREAMS are open."""
         if len(self.streams) >= limits.MAX_STREAMS:
             return None
-        s = Stream(table)
+        s = Stream(owner)
         self.streams.add(s)
         return s
+
+    def find(self, stream_id: str, owner: str | None) -> Stream | None:
+        """The open stream `stream_id` of the session `owner` (None for another session's, or one
+        that has ended)."""
+        for s in self.streams:
+            if secrets.compare_digest(s.id, stream_id) and s.owner == owner:
+                return s
+        return None
+
+    def watch(self, s: Stream, table: int | None, detail: dict | None) -> None:
+        """`s` carries `table`'s history from now on (None: no table's): first its `detail` as it is
+        now, then each entry as it comes, with nothing lost or repeated between the two (both are
+        taken on the console's event loop, which alone changes them)."""
+        s.watching = table
+        if table is not None and detail is not None and not s.put(sse("detail", {**detail, "table": table})):
+            self._drop(s)
 
     def close(self, s: Stream) -> None:
         self.streams.discard(s)
@@ -95,12 +112,11 @@ class Hub:
             self.looks[data["table"]] = look
         if not self.streams:
             return
-        if kind in TABLE_ONLY or kind in BOTH:
+        if kind in TABLE_ONLY:
             n = data.get("table") if isinstance(data, dict) else None
-            to = [s for s in self.streams if s.table is not None and s.table == n] + \
-                ([s for s in self.streams if s.table is None] if kind in BOTH else [])
+            to = [s for s in self.streams if s.watching is not None and s.watching == n]
         else:
-            to = [s for s in self.streams if s.table is None]
+            to = list(self.streams)
         if not to:
             return
         try:
@@ -110,7 +126,10 @@ class Hub:
             return
         for s in to:
             if not s.put(msg):
-                self.streams.discard(s)
-                self.dropped += 1
-                log.warning("console: an event stream fell %d bytes behind and was dropped (the page resyncs)",
-                            limits.STREAM_QUEUE_BYTES)
+                self._drop(s)
+
+    def _drop(self, s: Stream) -> None:
+        self.streams.discard(s)
+        self.dropped += 1
+        log.warning("console: an event stream fell %d bytes behind and was dropped (the page resyncs)",
+                    limits.STREAM_QUEUE_BYTES)

@@ -71,7 +71,7 @@ MAX_PROBLEMS_SHOWN = 500  # import and seating problems sent to the page at once
 SCORE_BOUND = messages.SCORE_BOUND
 
 # --- event streams -----------------------------------------------------------------------------
-MAX_STREAMS = 100  # open event streams in all (/api/events and /api/table/N/events together): a 503 above it
+MAX_STREAMS = 100  # open event streams (/api/events, one a page; an open table's history comes on it): a 503 above it
 STREAM_QUEUE_BYTES = 4 * 1024 * 1024  # a stream's unsent messages: past this it is dropped and the page resyncs
 KEEPALIVE_S = 15.0  # a comment line on an idle stream
 

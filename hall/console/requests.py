@@ -71,6 +71,12 @@ def tables(body: dict) -> list[int]:
     return sorted({whole(t, "table", 1, limits.MAX_TABLE) for t in tables})
 
 
+def watched_table(body: dict) -> int | None:
+    """The table whose history a page's stream is to carry (POST /api/events/ID/watch), or None."""
+    n = body.get("table")
+    return None if n is None else whole(n, "table", 1, limits.MAX_TABLE)
+
+
 def command(body: dict, round_start: float | None, round_game_time_ms: int, by: str) -> dict:
     """The command as the clock receives it (docs/hall.md, `cmd`), from a page's body: every field
     of its schema (hall.wire.commands.SCHEMAS) the body gives, but those the console fills in

@@ -554,6 +554,8 @@ function on(es, kind, fn) {
 function connect() {
   const es = new EventSource("/api/events");
   on(es, "snapshot", (s) => {
+    streamId = typeof s.stream === "string" ? s.stream : null;
+    if (openTable !== null) watchTable(openTable); // a new stream (a reconnect) watches nothing yet
     skewMs = Date.parse(s.server_now) - Date.now();
     if (Number.isNaN(skewMs)) skewMs = 0;
     lastSecond = Math.floor(nowMs() / 1000);
@@ -573,6 +575,10 @@ function connect() {
     document.body.dataset.ready = "1";
   });
   on(es, "table", (t) => updateTable(t));
+  // the open table's detail and history (watchTable): for the table the drawer shows, or none
+  on(es, "detail", (d) => { if (isObj(d) && openTable !== null && d.table === openTable) showDetail(d); });
+  on(es, "event", ({ table, event }) => { if (openTable !== null && table === openTable) addHistory(event); });
+  on(es, "command", ({ table, command }) => { if (openTable !== null && table === openTable) addHistory({ ...command, kind: "command" }); });
   paperlessEvents(es); // check-in, calls, held slips (paperless.js)
   on(es, "ack", ({ table, ack, command }) => {
     const a = isObj(ack) ? ack : {};
@@ -581,7 +587,7 @@ function connect() {
     // the console's own commands (a pairing, a seat, a slip's outcome: paperless.py) go to the history only
     const own = isObj(command) && command.by === "console";
     if (!own) toast(`table ${shown(table)}: ${what} ${ok ? "acknowledged" : "REFUSED: " + shown(a.reason || a.error || "no reason given")}`, ok ? "ok" : "bad");
-    // (the open table's history has it from its own stream: watchTable)
+    if (openTable !== null && table === openTable) addHistory({ ...a, kind: "ack", command });
   });
   on(es, "challenge", (c) => {
     addFeed(c);
@@ -789,29 +795,25 @@ function openDetail(n) {
   watchTable(n);
 }
 
-// The open table's history comes on a stream of its own (/api/table/N/events): its detail as it is
-// now, then each new entry; the hall's stream never carries a table's history to every page (hub.py).
-// Reopened (a reconnect, or a challenge's per-word results), it starts again from the detail.
-let tableStream = null;
-const TABLE_STREAM_RETRY_MS = 3000;
-function watchTable(n) {
-  if (tableStream) tableStream.close();
-  const es = tableStream = new EventSource(`/api/table/${n}/events`);
-  on(es, "detail", (d) => { if (openTable === n && isObj(d)) showDetail(d); });
-  on(es, "event", ({ event }) => { if (openTable === n) addHistory(event); });
-  on(es, "command", ({ command }) => { if (openTable === n) addHistory({ ...command, kind: "command" }); });
-  on(es, "ack", ({ ack, command }) => { if (openTable === n) addHistory({ ...(isObj(ack) ? ack : {}), kind: "ack", command }); });
-  // an answer other than the stream (a 503 at the streams' limit, a 404 for a table the console has
-  // yet to hear of) ends an EventSource for good: ask again while the drawer shows this table
-  es.onerror = () => {
-    if (es.readyState !== es.CLOSED) return; // (it reconnects by itself)
-    setTimeout(() => { if (openTable === n && tableStream === es) watchTable(n); }, TABLE_STREAM_RETRY_MS);
-  };
+// The open table's history comes on the page's one stream (hub.py): the page says which table it
+// watches (POST /api/events/ID/watch, ID from the snapshot), and the stream brings its detail as it
+// is now, then each new entry; other pages never get it. Asked again on a reconnect (a new stream)
+// and for a challenge's per-word results; a refusal (a table the console has yet to hear of, a
+// stream that has just ended) is asked again while the drawer shows that table.
+let streamId = null; // this page's stream (the snapshot's `stream`)
+const WATCH_RETRY_MS = 3000;
+async function watchTable(n) {
+  if (streamId === null || openTable !== n) return; // (the snapshot asks again once the stream is up)
+  try {
+    await post(`/api/events/${encodeURIComponent(streamId)}/watch`, { table: n });
+  } catch (e) {
+    setTimeout(() => { if (openTable === n) watchTable(n); }, WATCH_RETRY_MS);
+  }
 }
 
 function closeDetail() {
   openTable = null;
-  if (tableStream) { tableStream.close(); tableStream = null; }
+  if (streamId !== null) post(`/api/events/${encodeURIComponent(streamId)}/watch`, { table: null }).catch(() => {}); // (a stream gone watches nothing)
 }
 
 function showDetail(d) {
