@@ -429,30 +429,6 @@ def test_a_restarted_console_with_a_delay_shows_the_folders_last_view_and_never_
         broker.stop()
 
 
-def test_a_view_kept_from_before_a_restart_says_how_far_behind_it_really_is(hall, browser):
-    """A console restarted with a delay shows the folder's last view (the test above) until a view
-    of its own is old enough: the page says how far behind that view really is (live.json's
-    built_at), not the delay alone, and never less than the delay."""
-    page = phone(browser, hall.url)
-    got = page.evaluate("""() => {
-      const was = [hall, data["live.json"]];
-      const ago = (s) => new Date(Date.now() - s * 1000).toISOString();
-      hall = {...hall, delay_s: 60};
-      data["live.json"] = {...was[1], built_at: ago(660)};  // kept from before ten minutes down
-      const kept = behindText();
-      data["live.json"] = {...was[1], built_at: ago(61)};  // a view of its own, a minute old
-      const own = behindText();
-      data["live.json"] = {...was[1], built_at: ago(5)};  // (a phone's clock behind the console's)
-      const early = behindText();
-      hall = {...hall, delay_s: 0};
-      const none = behindText();
-      [hall, data["live.json"]] = was;
-      return [kept, own, early, none];
-    }""")
-    assert got == [" · shown 11 min behind", " · shown 1 min behind", " · shown 1 min behind", ""], got
-    assert page.errors == []
-
-
 def test_a_stale_state_ticks_no_further_than_stale_s_past_its_sent_at(hall, browser):
     """A clock that stopped sending (its state is republished every STATE_EVERY_S while it runs) is
     not ticked for ever: the page ticks a state at most hall.json's page.stale_s past its sent_at,

@@ -47,7 +47,8 @@ async function poll() {
     }
     if (changed.size) draw(changed);
     if (screenMode && !screenStarted) { screenStarted = true; setTimeout(nextScreen, hall.page.cycle_s * 1000); }
-    $("status").textContent = `updated ${new Date().toLocaleTimeString()}` + behindText();
+    $("status").textContent = `updated ${new Date().toLocaleTimeString()}` +
+      (hall.delay_s ? ` · shown ${Math.round(hall.delay_s / 60)} min behind` : "");
   } catch (e) {
     $("status").textContent = `could not update (${e.message}): trying again`;
   }
@@ -76,15 +77,6 @@ function clockText(ms) { // as the clock shows it: remaining rounded up, overtim
 }
 // The time the view is of: now, less the delay the hall is shown with.
 function viewNow() { return Date.now() - ((hall && hall.delay_s) || 0) * 1000; }
-// How far behind the hall is shown: its delay, or more for a view a restarted console kept from
-// before (live.json's built_at, the console's time the view is of, ten minutes old after ten down).
-function behindText() {
-  const delay = (hall && hall.delay_s) || 0;
-  if (!delay) return "";
-  const built = Date.parse((data["live.json"] || {}).built_at);
-  const behind = Math.max(delay, Number.isNaN(built) ? 0 : (Date.now() - built) / 1000);
-  return ` · shown ${Math.round(behind / 60)} min behind`;
-}
 
 // --- find my table ------------------------------------------------------------------------------
 
