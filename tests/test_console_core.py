@@ -300,6 +300,7 @@ def test_a_tables_history_goes_only_to_the_streams_watching_that_table():
         hub = Hub()
         hall, three, four = hub.open("s1"), hub.open("s1"), hub.open("s2")
         assert hub.find(three.id, "s1") is three and hub.find(three.id, "s2") is None and hub.find("nope", "s1") is None
+        assert hub.find("é", "s1") is None and hub.find("x" * 10_000, "s1") is None  # (a path's text, decoded: any)
         hub.watch(three, 3, {"history": []})
         hub.watch(four, 4, {"history": []})
         hub.publish("table", {"table": 3, "status": "online"})

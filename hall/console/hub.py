@@ -88,8 +88,9 @@ class Hub:
     def find(self, stream_id: str, owner: str | None) -> Stream | None:
         """The open stream `stream_id` of the session `owner` (None for another session's, or one
         that has ended)."""
+        asked = stream_id.encode("utf-8", "replace")  # (compare_digest takes ASCII text only: a path is any text)
         for s in self.streams:
-            if secrets.compare_digest(s.id, stream_id) and s.owner == owner:
+            if secrets.compare_digest(s.id.encode(), asked) and s.owner == owner:
                 return s
         return None
 
@@ -98,7 +99,14 @@ class Hub:
         now, then each entry as it comes, with nothing lost or repeated between the two (both are
         taken on the console's event loop, which alone changes them)."""
         s.watching = table
-        if table is not None and detail is not None and not s.put(sse("detail", {**detail, "table": table})):
+        if table is None or detail is None:
+            return
+        try:
+            msg = sse("detail", {**detail, "table": table})
+        except (ValueError, TypeError, RecursionError) as e:  # as publish: the schema keeps these out; never a crash
+            log.error("console: table %d's detail could not be encoded: %s", table, e)
+            return
+        if not s.put(msg):
             self._drop(s)
 
     def close(self, s: Stream) -> None:
