@@ -47,7 +47,7 @@ from _cdp import BareChromium, console_login  # noqa: E402
 from _common import CHROMIUM, CHROMIUM_ARGS, guarded_run, pct, scratch, start_console  # noqa: E402
 from console_soak import PageMeter  # noqa: E402
 from rackside.hall.console.demo import Mosquitto  # noqa: E402
-from rackside.hall.console.sim import tournament_day  # noqa: E402
+from rackside.hall.console.sim import MEAN_TURN_S, tournament_day  # noqa: E402
 from rackside.hall.console.simfleet import SimFleet  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -187,8 +187,8 @@ def run(procs: list, fleet_box: list) -> int:
     ap.add_argument("--warmup", type=float, default=8, help="seconds after a page's load before its turn is measured")
     ap.add_argument("--rounds", type=int, default=2, help="turns of each page (in the order A B B A ...)")
     ap.add_argument("--base", default=BEFORE, help=f"the git revision whose static/app.js and style.css are the page before (default {BEFORE})")
-    ap.add_argument("--turn-s", type=float, default=25, help="a table's mean time between presses, seconds (default 25: "
-                    "the issue's five presses a second on screen; real games are about 4 times slower, see docs/performance.md)")
+    ap.add_argument("--turn-s", type=float, default=MEAN_TURN_S, help=f"a table's mean time between presses, seconds (default {MEAN_TURN_S:g}: "
+                    "the issue's five presses a second on screen; a real hall's is about 80, docs/performance.md)")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args()
     old = {f"/static/{name}": (subprocess.run(["git", "show", f"{args.base}:hall/console/static/{name}"], cwd=ROOT, check=True,

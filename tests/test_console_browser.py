@@ -168,7 +168,7 @@ def test_a_tables_history_comes_only_to_the_page_that_has_it_open(hall, browser)
     # another session cannot steer this page's stream, nor a request without one
     sid = page.evaluate("streamId")
     assert other.evaluate(f"post('/api/events/{sid}/watch', {{table: 2}}).then(() => 'ok', (e) => e.message)") \
-        .startswith("no such event stream open")
+        .startswith("no such event stream open for this session")
     assert Http(hall.server.url).call("POST", f"/api/events/{sid}/watch", {"table": 2})[0] in (401, 403)
     assert page.evaluate("post(`/api/events/${streamId}/watch`, {table: 0}).then(() => 'ok', (e) => e.message)") \
         == "table must be a whole number from 1 to 999, not 0"
@@ -181,6 +181,38 @@ def test_a_tables_history_comes_only_to_the_page_that_has_it_open(hall, browser)
     assert page.evaluate("Object.values(__kinds)[0].event || 0") == events
     page.close()
     other.close()
+
+
+# The page's first watch request held back half a second (a slow network), and the table of each
+# detail its stream brings, in order.
+SLOW_FIRST_WATCH = """(() => { const f = window.fetch; let first = true;
+  window.fetch = (url, opts) => { if (first && String(url).includes('/watch')) { first = false;
+    return new Promise((ok) => setTimeout(ok, 500)).then(() => f(url, opts)); } return f(url, opts); };
+  window.__details = []; const O = window.EventSource;
+  window.EventSource = function (url) { const es = new O(url); const add = es.addEventListener.bind(es);
+    es.addEventListener = (kind, fn, ...rest) => add(kind, (e) => { if (kind === 'detail') __details.push(JSON.parse(e.data).table); fn(e); }, ...rest);
+    return es; };
+  Object.assign(window.EventSource, {CONNECTING: 0, OPEN: 1, CLOSED: 2}); })()"""
+
+
+def test_the_drawer_watches_the_table_it_shows_whatever_order_the_requests_take(hall, browser):
+    """Two tables opened in quick succession, the first request slow: the console applies a page's
+    watch requests as they arrive, so the page sends one at a time, in the order it made them, and
+    the stream watches the table the drawer shows (its detail the last to come). A stream the
+    console does not know for this page (it ended, or another login's) is opened again, and watches."""
+    page = chromium.login(browser, hall.server.url, PASSWORD, (1920, 1080), init_script=SLOW_FIRST_WATCH)
+    page.click('.tile[data-table="1"]')
+    page.evaluate("openDetail(2)")
+    page.wait_for_function("() => __details.length >= 2", timeout=15_000)
+    assert page.evaluate("__details") == [1, 2]
+    assert page.text_content("#detail-title").startswith("Table 2")
+    # a stream id the console does not know for this page (another login's), and a token another
+    # login replaced: a new stream, the session's token as it is now, and the drawer filled
+    page.evaluate("streamId = 'gone'; csrf = 'replaced'; watchTable(2)")
+    page.wait_for_function("() => __details.length >= 3 && streamId !== 'gone'", timeout=15_000)
+    assert page.evaluate("__details")[-1] == 2
+    assert page.errors == []
+    page.close()
 
 
 def test_pages_with_their_drawers_open_hold_one_connection_each(hall, browser):

@@ -333,7 +333,7 @@ async def watch(request: Request) -> Response:
         return _bad(str(e))
     stream = console.hub.find(request.path_params["stream"], request.session.get("sid"))
     if stream is None:
-        return _bad("no such event stream open (the page reconnects, then asks again)", 404)
+        return _bad("no such event stream open for this session (the page opens a new one, then asks again)", 410)
     detail = None
     if n is not None:
         detail = console.state.detail(n)

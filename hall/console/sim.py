@@ -390,8 +390,13 @@ def playing(rng: random.Random, minutes_in: float, *, until_s: float = 3600, mea
     return steps
 
 
+# a table's mean time between presses in the benches' day: about three times a real game's pace (a
+# real game is some 16 turns a player: a press every 80 s or so, docs/performance.md), a stress
+MEAN_TURN_S = 25
+
+
 def tournament_day(rng: random.Random, *, hours: float, speed: float = 1.0, game_time_s: float = C.Rules.game_time_ms / 1000,
-                   mean_turn_s: float = 25, break_s: float = 300, in_progress: bool = False) -> list:
+                   mean_turn_s: float = MEAN_TURN_S, break_s: float = 300, in_progress: bool = False) -> list:
     """A table's day: games back to back for `hours`, each played until both sides have used most of
     their time (a turn every `mean_turn_s` on average), ended, and after a break the next round's
     game. `speed` compresses the day (a soak covers ten hours in half an hour): every span is
@@ -419,7 +424,7 @@ def tournament_day(rng: random.Random, *, hours: float, speed: float = 1.0, game
         while min(used) < 0.9 * game_time_s and max(used) < 0.97 * game_time_s:
             turn = rng.uniform(0.4, 1.6) * mean_turn_s
             used[side] += turn
-            t += (turn * rng.random() if under_way else turn) / speed
+            t += (turn * rng.random() if under_way else turn) / speed  # (`used` counts it whole: that game ends a little early)
             under_way = False
             steps.append((t, ("turn",)))
             side ^= 1

@@ -552,7 +552,7 @@ function on(es, kind, fn) {
 }
 
 function connect() {
-  const es = new EventSource("/api/events");
+  const es = hallStream = new EventSource("/api/events");
   on(es, "snapshot", (s) => {
     streamId = typeof s.stream === "string" ? s.stream : null;
     if (openTable !== null) watchTable(openTable); // a new stream (a reconnect) watches nothing yet
@@ -608,6 +608,14 @@ function connect() {
   es.onerror = () => setBroker(false, "console connection lost, retrying");
 }
 
+// A new stream in place of this page's (the console no longer knows it for this page): its
+// snapshot draws the hall again and watches the open table.
+function reconnect() {
+  if (hallStream) hallStream.close();
+  streamId = null;
+  connect();
+}
+
 function setBroker(up, why) {
   const b = $("broker");
   b.textContent = up ? "broker: connected" : `broker: ${shown(why)}`;
@@ -654,16 +662,19 @@ async function getCsrf() {
   csrf = (await r.json()).csrf;
 }
 
-async function post(url, body) {
+// A 403 is asked again once with the session's token as it is now: a login in another tab gave the
+// session a new one, and this page's was refused (the console's CsrfCheck).
+async function post(url, body, again = true) {
   if (!csrf) await getCsrf();
   const r = await fetch(url, {
     method: "POST", credentials: "same-origin",
     headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
     body: JSON.stringify(body),
   });
+  if (r.status === 403 && again) { csrf = null; return post(url, body, false); }
   const data = await r.json().catch(() => ({}));
   if (r.status === 401) { location.href = "/login"; }
-  if (!r.ok) throw new Error(data.error || `HTTP ${r.status}`);
+  if (!r.ok) throw Object.assign(new Error(data.error || `HTTP ${r.status}`), { status: r.status });
   return data;
 }
 
@@ -797,23 +808,35 @@ function openDetail(n) {
 
 // The open table's history comes on the page's one stream (hub.py): the page says which table it
 // watches (POST /api/events/ID/watch, ID from the snapshot), and the stream brings its detail as it
-// is now, then each new entry; other pages never get it. Asked again on a reconnect (a new stream)
-// and for a challenge's per-word results; a refusal (a table the console has yet to hear of, a
-// stream that has just ended) is asked again while the drawer shows that table.
+// is now, then each new entry; other pages never get it. The console applies watch requests as
+// they arrive, so the page sends one at a time, in the order it made them (two in flight could
+// leave the stream watching the table the drawer left). Asked again on a reconnect (a new stream)
+// and for a challenge's per-word results; a stream the console does not know for this page (it
+// ended, or it is another login's: a 410) is opened again, and its snapshot watches again; any other
+// refusal (a table the console has yet to hear of) is asked again while the drawer shows that table.
 let streamId = null; // this page's stream (the snapshot's `stream`)
+let hallStream = null; // its EventSource
 const WATCH_RETRY_MS = 3000;
+let watchChain = Promise.resolve(); // the watch requests, one after another
+function sendWatch(table) {
+  const sent = watchChain.then(() => streamId === null ? null : post(`/api/events/${encodeURIComponent(streamId)}/watch`, { table }));
+  watchChain = sent.catch(() => {});
+  return sent;
+}
+
 async function watchTable(n) {
   if (streamId === null || openTable !== n) return; // (the snapshot asks again once the stream is up)
   try {
-    await post(`/api/events/${encodeURIComponent(streamId)}/watch`, { table: n });
+    await sendWatch(n);
   } catch (e) {
+    if (e.status === 410) { reconnect(); return; }
     setTimeout(() => { if (openTable === n) watchTable(n); }, WATCH_RETRY_MS);
   }
 }
 
 function closeDetail() {
   openTable = null;
-  if (streamId !== null) post(`/api/events/${encodeURIComponent(streamId)}/watch`, { table: null }).catch(() => {}); // (a stream gone watches nothing)
+  if (streamId !== null) sendWatch(null).catch(() => {}); // (a stream gone watches nothing)
 }
 
 function showDetail(d) {
