@@ -215,6 +215,28 @@ def test_the_drawer_watches_the_table_it_shows_whatever_order_the_requests_take(
     page.close()
 
 
+# The page's first watch request never answered (a connection half dead after a laptop's sleep),
+# but given up as fetch gives up: when its signal says so.
+LOST_FIRST_WATCH = """(() => { const f = window.fetch; let first = true;
+  window.fetch = (url, opts) => { if (first && String(url).includes('/watch')) { first = false;
+    return new Promise((_, fail) => { if (opts && opts.signal) opts.signal.addEventListener('abort', () => fail(opts.signal.reason)); }); }
+    return f(url, opts); }; })()"""
+
+
+def test_a_watch_request_never_answered_holds_up_the_next_no_longer_than_its_timeout(hall, browser):
+    """The page's watch requests go one at a time: one that is never answered is given up after
+    WATCH_TIMEOUT_MS, and the drawer then fills (the request after it goes, the first asked again)."""
+    page = chromium.login(browser, hall.server.url, PASSWORD, (1920, 1080), init_script=LOST_FIRST_WATCH)
+    timeout_ms = page.evaluate("WATCH_TIMEOUT_MS")
+    assert timeout_ms == 10_000
+    page.click('.tile[data-table="1"]')
+    page.evaluate("openDetail(2)")
+    page.wait_for_selector("#detail-history li", timeout=timeout_ms + 15_000)
+    assert page.text_content("#detail-title").startswith("Table 2")
+    assert page.errors == []
+    page.close()
+
+
 def test_pages_with_their_drawers_open_hold_one_connection_each(hall, browser):
     """A browser keeps at most six HTTP/1.1 connections to the console for all its tabs; a page
     whose drawer held a second stream took two, so three tabs with drawers open starved every other

@@ -339,7 +339,8 @@ async def watch(request: Request) -> Response:
         detail = console.state.detail(n)
         if detail is None:
             return _bad("no such table", 404)
-    console.hub.watch(stream, n, detail)
+    if not console.hub.watch(stream, n, detail):
+        return _bad("the table's detail could not be sent (the console's log says why)", 500)
     return JSONResponse({"ok": True})
 
 

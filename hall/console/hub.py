@@ -94,20 +94,23 @@ class Hub:
                 return s
         return None
 
-    def watch(self, s: Stream, table: int | None, detail: dict | None) -> None:
+    def watch(self, s: Stream, table: int | None, detail: dict | None) -> bool:
         """`s` carries `table`'s history from now on (None: no table's): first its `detail` as it is
         now, then each entry as it comes, with nothing lost or repeated between the two (both are
-        taken on the console's event loop, which alone changes them)."""
-        s.watching = table
+        taken on the console's event loop, which alone changes them). False when the detail could not
+        be encoded (the stream then watches nothing: the page asks again)."""
+        s.watching = None
         if table is None or detail is None:
-            return
+            return True
         try:
             msg = sse("detail", {**detail, "table": table})
         except (ValueError, TypeError, RecursionError) as e:  # as publish: the schema keeps these out; never a crash
             log.error("console: table %d's detail could not be encoded: %s", table, e)
-            return
+            return False
+        s.watching = table
         if not s.put(msg):
             self._drop(s)
+        return True
 
     def close(self, s: Stream) -> None:
         self.streams.discard(s)

@@ -379,8 +379,12 @@ class SimHall:
 
 # --- scripted games --------------------------------------------------------------------------------
 
+# a table's mean time between presses in the benches' day: about three times a real game's pace (a
+# real game is some 16 turns a player: a press every 80 s or so, docs/performance.md), a stress
+MEAN_TURN_S = 25
 
-def playing(rng: random.Random, minutes_in: float, *, until_s: float = 3600, mean_turn_s: float = 25) -> list:
+
+def playing(rng: random.Random, minutes_in: float, *, until_s: float = 3600, mean_turn_s: float = MEAN_TURN_S) -> list:
     """A game already `minutes_in` minutes old, then presses every few seconds until `until_s`."""
     steps = [(-minutes_in * 60, ("press", 2))]  # the non-starter starts side 1 (2.2)
     t = -minutes_in * 60
@@ -388,11 +392,6 @@ def playing(rng: random.Random, minutes_in: float, *, until_s: float = 3600, mea
         t += rng.uniform(0.4, 1.6) * mean_turn_s
         steps.append((t, ("turn",)))
     return steps
-
-
-# a table's mean time between presses in the benches' day: about three times a real game's pace (a
-# real game is some 16 turns a player: a press every 80 s or so, docs/performance.md), a stress
-MEAN_TURN_S = 25
 
 
 def tournament_day(rng: random.Random, *, hours: float, speed: float = 1.0, game_time_s: float = C.Rules.game_time_ms / 1000,

@@ -664,14 +664,14 @@ async function getCsrf() {
 
 // A 403 is asked again once with the session's token as it is now: a login in another tab gave the
 // session a new one, and this page's was refused (the console's CsrfCheck).
-async function post(url, body, again = true) {
+async function post(url, body, again = true, signal = undefined) {
   if (!csrf) await getCsrf();
   const r = await fetch(url, {
-    method: "POST", credentials: "same-origin",
+    method: "POST", credentials: "same-origin", signal,
     headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
     body: JSON.stringify(body),
   });
-  if (r.status === 403 && again) { csrf = null; return post(url, body, false); }
+  if (r.status === 403 && again) { csrf = null; return post(url, body, false, signal); }
   const data = await r.json().catch(() => ({}));
   if (r.status === 401) { location.href = "/login"; }
   if (!r.ok) throw Object.assign(new Error(data.error || `HTTP ${r.status}`), { status: r.status });
@@ -817,9 +817,18 @@ function openDetail(n) {
 let streamId = null; // this page's stream (the snapshot's `stream`)
 let hallStream = null; // its EventSource
 const WATCH_RETRY_MS = 3000;
+const WATCH_TIMEOUT_MS = 10000; // a request with no answer (a connection half dead after a sleep) holds up the next no longer
 let watchChain = Promise.resolve(); // the watch requests, one after another
 function sendWatch(table) {
-  const sent = watchChain.then(() => streamId === null ? null : post(`/api/events/${encodeURIComponent(streamId)}/watch`, { table }));
+  const sent = watchChain.then(async () => {
+    const id = streamId; // the stream as it is when the request goes (a reconnect may have replaced it)
+    if (id === null) return;
+    try {
+      await post(`/api/events/${encodeURIComponent(id)}/watch`, { table }, true, AbortSignal.timeout(WATCH_TIMEOUT_MS));
+    } catch (e) {
+      throw Object.assign(e, { stream: id });
+    }
+  });
   watchChain = sent.catch(() => {});
   return sent;
 }
@@ -829,7 +838,7 @@ async function watchTable(n) {
   try {
     await sendWatch(n);
   } catch (e) {
-    if (e.status === 410) { reconnect(); return; }
+    if (e.status === 410) { if (e.stream === streamId) reconnect(); return; } // (a stream replaced since: its snapshot watches)
     setTimeout(() => { if (openTable === n) watchTable(n); }, WATCH_RETRY_MS);
   }
 }
