@@ -379,8 +379,8 @@ class SimHall:
 
 # --- scripted games --------------------------------------------------------------------------------
 
-# a table's mean time between presses in the benches' day: about three times a real game's pace (a
-# real game is some 16 turns a player: a press every 80 s or so, docs/performance.md), a stress
+# a table's mean time between presses in the benches' scripted games: about three times a real
+# game's pace (some 16 turns a player: a press every 80 s or so, docs/performance.md), a stress load
 MEAN_TURN_S = 25
 
 

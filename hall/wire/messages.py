@@ -19,7 +19,7 @@ from rackside.firmware.checkin import MAX_PLAYER_NUMBER, MAX_ROUND
 from rackside.firmware.clock import Ending, Phase, Rules
 from rackside.firmware.messages import KEYPAD_KEYS
 from rackside.hall.wire import health, topics, update
-from rackside.hall.wire.schema import OMIT, Check, Flag, Invalid, ListOf, Obj, OneOf, Schema, Text, Time, Whole
+from rackside.hall.wire.schema import OMIT, Check, Flag, Invalid, ListOf, Obj, OneOf, Schema, Text, Time, Whole, field_path
 
 # A score or a lateness margin a device or a director sends: a whole number within +-this before
 # anything else looks at it (TSH's own limits are the console's results.Limits).
@@ -112,7 +112,7 @@ def _call_how_agrees(m: dict, where: str) -> dict:
         try:
             check_how(m.get("how"), m.get("player"))
         except CallError as e:
-            field = f"{where}.how" if where else "how"
+            field = field_path(where, "how")
             raise Invalid(field, "", m.get("how"), line=f"{field}: {e}") from None
     return m
 

@@ -65,7 +65,8 @@ def show(v: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _at(where: str, name: str) -> str:
+def field_path(where: str, name: str) -> str:
+    """`name` inside `where` (a nested message's path): `players[0].remaining_ms`."""
     return f"{where}.{name}" if where else name
 
 
@@ -243,7 +244,7 @@ class Schema:
         if self.unknown == "refuse":
             extra = sorted(k for k in d if k not in self.fields)
             if extra:
-                field = _at(where, str(extra[0])[:40])
+                field = field_path(where, str(extra[0])[:40])
                 raise Invalid(field, ", ".join(self.fields), d[extra[0]],
                               line=f"unknown field {field!r}: allowed are {', '.join(sorted(self.fields))}")
         out: dict[str, Any] = {}
@@ -252,9 +253,9 @@ class Schema:
             if v is _MISSING or (v is None and f.null):
                 fill = f.absent()
                 if fill is REQUIRED:
-                    raise Invalid(_at(where, name), f.allowed)
+                    raise Invalid(field_path(where, name), f.allowed)
                 if fill is not OMIT:
                     out[name] = fill
                 continue
-            out[name] = f.check(v, _at(where, name))
+            out[name] = f.check(v, field_path(where, name))
         return self.then(out, where) if self.then is not None else out

@@ -576,9 +576,9 @@ function connect() {
   });
   on(es, "table", (t) => updateTable(t));
   // the open table's detail and history (watchTable): for the table the drawer shows, or none
-  on(es, "detail", (d) => { if (isObj(d) && openTable !== null && d.table === openTable) showDetail(d); });
-  on(es, "event", ({ table, event }) => { if (openTable !== null && table === openTable) addHistory(event); });
-  on(es, "command", ({ table, command }) => { if (openTable !== null && table === openTable) addHistory({ ...command, kind: "command" }); });
+  on(es, "detail", (d) => { if (isObj(d) && shownInDrawer(d.table)) showDetail(d); });
+  on(es, "event", ({ table, event }) => { if (shownInDrawer(table)) addHistory(event); });
+  on(es, "command", ({ table, command }) => { if (shownInDrawer(table)) addHistory({ ...command, kind: "command" }); });
   paperlessEvents(es); // check-in, calls, held slips (paperless.js)
   on(es, "ack", ({ table, ack, command }) => {
     const a = isObj(ack) ? ack : {};
@@ -587,7 +587,7 @@ function connect() {
     // the console's own commands (a pairing, a seat, a slip's outcome: paperless.py) go to the history only
     const own = isObj(command) && command.by === "console";
     if (!own) toast(`table ${shown(table)}: ${what} ${ok ? "acknowledged" : "REFUSED: " + shown(a.reason || a.error || "no reason given")}`, ok ? "ok" : "bad");
-    if (openTable !== null && table === openTable) addHistory({ ...a, kind: "ack", command });
+    if (shownInDrawer(table)) addHistory({ ...a, kind: "ack", command });
   });
   on(es, "challenge", (c) => {
     addFeed(c);
@@ -664,14 +664,14 @@ async function getCsrf() {
 
 // A 403 is asked again once with the session's token as it is now: a login in another tab gave the
 // session a new one, and this page's was refused (the console's CsrfCheck).
-async function post(url, body, again = true, signal = undefined) {
+async function post(url, body, { signal, again = true } = {}) {
   if (!csrf) await getCsrf();
   const r = await fetch(url, {
     method: "POST", credentials: "same-origin", signal,
     headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
     body: JSON.stringify(body),
   });
-  if (r.status === 403 && again) { csrf = null; return post(url, body, false, signal); }
+  if (r.status === 403 && again) { csrf = null; return post(url, body, { signal, again: false }); }
   const data = await r.json().catch(() => ({}));
   if (r.status === 401) { location.href = "/login"; }
   if (!r.ok) throw Object.assign(new Error(data.error || `HTTP ${r.status}`), { status: r.status });
@@ -814,20 +814,18 @@ function openDetail(n) {
 // and for a challenge's per-word results; a stream the console does not know for this page (it
 // ended, or it is another login's: a 410) is opened again, and its snapshot watches again; any other
 // refusal (a table the console has yet to hear of) is asked again while the drawer shows that table.
+function shownInDrawer(n) { return openTable !== null && n === openTable; }
 let streamId = null; // this page's stream (the snapshot's `stream`)
 let hallStream = null; // its EventSource
 const WATCH_RETRY_MS = 3000;
 const WATCH_TIMEOUT_MS = 10000; // a request with no answer (a connection half dead after a sleep) holds up the next no longer
 let watchChain = Promise.resolve(); // the watch requests, one after another
 function sendWatch(table) {
-  const sent = watchChain.then(async () => {
+  const sent = watchChain.then(() => {
     const id = streamId; // the stream as it is when the request goes (a reconnect may have replaced it)
-    if (id === null) return;
-    try {
-      await post(`/api/events/${encodeURIComponent(id)}/watch`, { table }, true, AbortSignal.timeout(WATCH_TIMEOUT_MS));
-    } catch (e) {
-      throw Object.assign(e, { stream: id });
-    }
+    if (id === null) return null;
+    return post(`/api/events/${encodeURIComponent(id)}/watch`, { table }, { signal: AbortSignal.timeout(WATCH_TIMEOUT_MS) })
+      .catch((e) => { throw Object.assign(e, { stream: id }); });
   });
   watchChain = sent.catch(() => {});
   return sent;
@@ -845,7 +843,7 @@ async function watchTable(n) {
 
 function closeDetail() {
   openTable = null;
-  if (streamId !== null) sendWatch(null).catch(() => {}); // (a stream gone watches nothing)
+  sendWatch(null).catch(() => {}); // (a stream gone watches nothing; no stream yet, nothing is sent)
 }
 
 function showDetail(d) {
