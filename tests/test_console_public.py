@@ -446,3 +446,24 @@ def test_a_stale_state_ticks_no_further_than_stale_s_past_its_sent_at(hall, brow
     assert left[0] == 600000 - stale_s * 1000, left
     assert left[1] == 600000 and 596000 <= left[2] <= 597000, left
     assert page.errors == []
+
+
+# Every EventSource the page opens, by URL.
+COUNT_STREAMS = """(() => { window.__streams = []; const O = window.EventSource;
+  window.EventSource = function (url) { __streams.push(url); return new O(url); };
+  Object.assign(window.EventSource, {CONNECTING: 0, OPEN: 1, CLOSED: 2}); })()"""
+
+
+def test_the_console_process_brings_the_open_tables_history_on_the_pages_one_stream(hall, browser):
+    """Through `rackside hall console` as the director runs it (this module's hall: its own process,
+    the event's TSH files): the director's drawer on a table fills with its history, which comes on
+    the page's one event stream (POST /api/events/ID/watch), and another session cannot steer it."""
+    page = chromium.login(browser, hall.console.url, PASSWORD, (1920, 1080), init_script=COUNT_STREAMS)
+    page.click('.tile[data-table="1"]')
+    page.wait_for_selector("#detail-history li")
+    assert page.evaluate("__streams") == ["/api/events"]
+    sid = page.evaluate("streamId")
+    status, body, _ = hall.h.call("POST", f"/api/events/{sid}/watch", {"table": 2}, {"X-CSRF-Token": hall.h.token})
+    assert status == 410, body  # the module's own director session: not the page's stream
+    assert page.errors == []
+    page.close()
