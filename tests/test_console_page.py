@@ -245,8 +245,9 @@ def test_a_frozen_state_does_not_tick_and_says_why(hall, browser):
     page.close()
 
 
-# Counts the browser's frames, and for each new seq of a table's state the frame it arrived in and
-# the frame its tile showed it in (a MutationObserver on data-seq: the DOM, whatever the clock time).
+# Counts the browser's frames, and for each new seq of a table's state the frame and the moment
+# (performance.now) it arrived in, and the frame and moment its tile showed it (a MutationObserver
+# on data-seq: the DOM, whatever the clock time).
 FRAMES = """() => {
   window.__frame = 0;
   const count = () => { window.__frame++; requestAnimationFrame(count); };
@@ -255,37 +256,51 @@ FRAMES = """() => {
   const read = updateTable;
   window.updateTable = (raw, drawNow) => {
     const st = raw && raw.state, before = raw && tables.get(raw.table);
-    if (st && typeof st.seq === 'number' && (!before || !before.state || before.state.seq !== st.seq)) __arrived.set(`${raw.table} ${st.seq}`, __frame);
+    if (st && typeof st.seq === 'number' && (!before || !before.state || before.state.seq !== st.seq)) __arrived.set(`${raw.table} ${st.seq}`, [__frame, performance.now()]);
     return read(raw, drawNow);
   };
   new MutationObserver((ms) => { for (const m of ms) {
     const key = `${m.target.dataset.table} ${m.target.dataset.seq}`;
-    if (__arrived.has(key)) { __shown.push([Number(m.target.dataset.table), Number(m.target.dataset.seq), __frame - __arrived.get(key)]); __arrived.delete(key); }
+    if (!__arrived.has(key)) continue;
+    const [frame, at] = __arrived.get(key);
+    __shown.push([Number(m.target.dataset.table), Number(m.target.dataset.seq), __frame, performance.now() - at]);
+    __arrived.delete(key);
   } }).observe(document.getElementById('tiles'), {subtree: true, attributes: true, attributeFilter: ['data-seq']});
 }"""
-BUSY = """() => { let k = 0; window.__busy = setInterval(() => { k++;  // another tile changing five times a second
-  updateTable({table: 960, status: "online", names: ["Brown, Ann", "Evans, Dara"], state: {seq: k, game: "g", phase: "running",
-    running: 1 + (k % 2), sent_at: new Date(Date.now() + skewMs).toISOString(),
-    players: [{player: 1, remaining_ms: 900000 - k * 1000}, {player: 2, remaining_ms: 800000}]}}); }, 200); }"""
+# Two other tiles, each changing five times a second, the second 30 ms after the first.
+BUSY = """() => { let k = 0; const change = (n, k) => updateTable({table: n, status: "online", names: ["Brown, Ann", "Evans, Dara"],
+  state: {seq: k, game: "g", phase: "running", running: 1 + (k % 2), sent_at: new Date(Date.now() + skewMs).toISOString(),
+          players: [{player: 1, remaining_ms: 900000 - k * 1000}, {player: 2, remaining_ms: 800000}]}});
+  window.__busy = setInterval(() => { k++; change(960, k); setTimeout(() => change(961, k), 30); }, 200); }"""
+SLACK_MS = 250  # a loaded machine's late timer and frame, over the page's own wait
 
 
-def test_a_press_is_shown_at_the_next_frame_and_the_times_tick_once_a_second(hall, browser):
-    """Issue 28.4: a press reaches its tile at the browser's next frame, not at the next second's,
-    even while other tiles change (the page before waited for the second: up to 60 frames); the
-    running times still step once a second, by one second a second."""
+def test_a_press_is_shown_within_a_tenth_of_a_second_and_the_times_tick_once_a_second(hall, browser):
+    """Issue 28.4: a press reaches its tile at the first frame after the next tenth of a second of
+    the console's clock, not at the next second's (the page before waited for the second), even
+    while other tiles change; changes in the same tenth share one frame (two tiles changing 30 ms
+    apart are mostly drawn together); the running times still step once a second, by one second a
+    second."""
     page = chromium.login(browser, hall.server.url, PASSWORD)
     page.wait_for_selector('.tile[data-table="1"].running')
+    slot_ms = page.evaluate("CHANGE_SLOT_MS")
+    assert 0 < slot_ms <= 100  # issue 28.4's press to tile p99 is 150 ms, the delivery's included
     page.evaluate(FRAMES)
     page.evaluate(BUSY)
-    page.wait_for_selector('.tile[data-table="960"]')
-    page.wait_for_function("() => __shown.some(([n]) => n === 960)")  # the busy tile is drawn as it changes
+    page.wait_for_selector('.tile[data-table="961"]')
+    page.wait_for_function("() => __shown.filter(([n]) => n === 961).length >= 15")  # the busy tiles are drawn as they change
     seq = int(page.get_attribute('.tile[data-table="1"]', "data-seq"))
     hall.sim.act(1, ("turn",))  # table 1's clock: the running side ends its turn (3.1.1(c))
     page.wait_for_function("seq => __shown.some(([n, s]) => n === 1 && s > seq)", arg=seq, timeout=10000)
+    page.evaluate("clearInterval(__busy)")
     shown = page.evaluate("__shown")
-    gaps = [gap for n, s, gap in shown if n == 1 and s > seq]
-    assert gaps and max(gaps) <= 1, shown  # drawn in the frame after it arrived (or that same frame)
-    assert all(gap <= 1 for _, _, gap in shown), shown  # and so was every other change
+    waits = [ms for n, s, _, ms in shown if n == 1 and s > seq]
+    assert waits and max(waits) <= slot_ms + SLACK_MS, shown  # the press: at the next tenth's frame
+    assert all(ms <= slot_ms + SLACK_MS for *_, ms in shown), shown  # and so was every other change
+    frames = {(n, s): f for n, s, f, _ in shown}
+    pairs = [(frames[(960, k)], frames[(961, k)]) for (n, k) in frames if n == 960 and (961, k) in frames]
+    together = sum(a == b for a, b in pairs)
+    assert len(pairs) >= 10 and together * 2 > len(pairs), pairs  # a change 30 ms after another mostly shares its frame
 
     # the times tick: table 2's running time changes with no input, by the seconds gone by
     time_2 = '.tile[data-table="2"] .side.turn .time'
@@ -298,7 +313,6 @@ def test_a_press_is_shown_at_the_next_frame_and_the_times_tick_once_a_second(hal
         return (-1 if text.startswith("-") else 1) * (int(m) * 60 + int(s))
 
     assert seconds(before) - seconds(after) == second_after - second >= 1, (before, after, second, second_after)
-    page.evaluate("clearInterval(__busy)")
     assert page.errors == []
     page.close()
 

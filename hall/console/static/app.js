@@ -342,11 +342,23 @@ let tickDue = false; // a new second: the next frame draws the times
 let order = []; // the shown tables (their division on screen) in the grid's order: exceptions first
 let grid = null; // the grid's geometry (fitTiles): columns, a row's height and pitch; null for a phone's list
 
-function scheduleSort() { sortPending = true; needFrame(); }
+function scheduleSort() { sortPending = true; needFrame(true); }
 
-// Something to draw: at the browser's next frame, once however many changes come before it.
-function needFrame() {
+// Something to draw: at the browser's next frame, once however many changes come before it. A
+// table's change (`held`) waits for the next tenth of a second of the console's clock (CHANGE_SLOT_MS)
+// and shares that frame with every change before it, the last tenth's with the ticking times: a
+// frame costs the browser about as much whatever it changes (docs/performance.md), and five
+// presses a second on screen would otherwise be five frames. The scroll's tiles and the tick are
+// drawn at once.
+const CHANGE_SLOT_MS = 100; // press to tile at most this (and a frame) late: issue 28.4's p99 is 150 ms
+let slotTimer = 0;
+function needFrame(held) {
   if (frameQueued) return;
+  if (held) {
+    if (!slotTimer) slotTimer = setTimeout(() => { slotTimer = 0; needFrame(); }, CHANGE_SLOT_MS - nowMs() % CHANGE_SLOT_MS);
+    return;
+  }
+  if (slotTimer) { clearTimeout(slotTimer); slotTimer = 0; }
   frameQueued = true;
   requestAnimationFrame(frame);
 }
@@ -507,9 +519,9 @@ function updateTable(raw, drawNow) {
   const shownNow = d.hidden !== hidden;
   if (shownNow) d.hidden = hidden;
   if (fresh || drawNow) drawTile(d, t); // a new tile is drawn once at once: its place in the grid is not known yet
-  else if (!sameLook(before, t)) { stale.add(n); if (visible.has(n)) needFrame(); }
+  else if (!sameLook(before, t)) { stale.add(n); if (visible.has(n)) needFrame(true); }
   if (fresh || shownNow || !before || before.cls !== cls) scheduleSort();
-  if (openTable === n) { detailStale = true; needFrame(); }
+  if (openTable === n) { detailStale = true; needFrame(true); }
 }
 
 // Once a second (a tile's time changes once a second): the classes time alone changes (overtime,
