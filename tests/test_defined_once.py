@@ -324,6 +324,28 @@ def test_one_script_formats_a_clocks_time_and_the_pages_load_it_first(tmp_path):
     assert time_formats_outside_clocktext_js([bad]) == ["ready.js:1"]
 
 
+# A POST from a console page is static/request.js's `post` (the session's CSRF token, a 403 asked
+# again once, a 401 to the login page), loaded before the scripts of every page that posts: the
+# Devices and readiness pages had their own, without the 403's second try.
+CSRF_FETCH = re.compile(r"""fetch\(\s*["'`]/api/csrf""")
+
+
+def csrf_fetches_outside_request_js(scripts) -> list[str]:
+    return [f"{where(p)}:{i}" for p in scripts if p.name != "request.js"
+            for i, code in js_code_lines(p) if CSRF_FETCH.search(code) or re.search(r"\bfunction post\(", code)]
+
+
+def test_one_script_posts_with_the_csrf_token_and_the_pages_load_it_first(tmp_path):
+    static = ROOT / "hall" / "console" / "static"
+    assert csrf_fetches_outside_request_js(page_scripts()) == []
+    for page, script in (("index.html", "app.js"), ("devices.html", "devices.js"), ("ready.html", "ready.js"), ("login.html", "login.js")):
+        html = (static / page).read_text(encoding="utf-8")
+        assert html.index('<script src="/static/request.js"></script>') < html.index(f'<script src="/static/{script}"></script>'), page
+    bad = tmp_path / "ready.js"
+    bad.write_text('async function post(path, payload) {\n  csrf = (await (await fetch("/api/csrf")).json()).csrf;\n}\n')
+    assert csrf_fetches_outside_request_js([bad]) == ["ready.js:1", "ready.js:2"]
+
+
 # The [hall] section's keys (a clock's clock.toml, a station's station.toml): hall/net/config.py says
 # them, and the join key and what may stand beside it; the clock's hall output, the station and the
 # station's config check import them (each once had its own set, and its own error text).

@@ -40,7 +40,7 @@ from .hub import Hub, sse
 
 log = logging.getLogger("rackside.hall.console")
 STATIC = Path(__file__).parent / "static"
-PUBLIC_STATIC = {"login.html", "login.js", "style.css"}
+PUBLIC_STATIC = {"login.html", "login.js", "request.js", "style.css"}  # (request.js: the login form's CSRF token)
 DIRECTOR = "director"  # the one scope a logged-in session has
 STORE_REFUSED = 507  # Insufficient Storage: the results store refused a write (resultstore.StoreError)
 

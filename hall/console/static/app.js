@@ -14,7 +14,6 @@ const $ = (id) => document.getElementById(id);
 const tables = new Map(); // n -> the checked model of a table (readTable)
 const tiles = new Map(); // n -> DOM element
 let round = {};
-let csrf = null;
 let skewMs = 0; // console's clock minus this browser's clock
 let openTable = null;
 let serverRules = null; // the clock core's default rules, from the snapshot: a table's own state's rules win
@@ -669,27 +668,6 @@ function addFeed(c) {
 
 // --- requests -----------------------------------------------------------------------------------
 
-async function getCsrf() {
-  const r = await fetch("/api/csrf", { credentials: "same-origin" });
-  csrf = (await r.json()).csrf;
-}
-
-// A 403 is asked again once with the session's token as it is now: a login in another tab gave the
-// session a new one, and this page's was refused (the console's CsrfCheck).
-async function post(url, body, { signal, again = true } = {}) {
-  if (!csrf) await getCsrf();
-  const r = await fetch(url, {
-    method: "POST", credentials: "same-origin", signal,
-    headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
-    body: JSON.stringify(body),
-  });
-  if (r.status === 403 && again) { csrf = null; return post(url, body, { signal, again: false }); }
-  const data = await r.json().catch(() => ({}));
-  if (r.status === 401) { location.href = "/login"; }
-  if (!r.ok) throw Object.assign(new Error(data.error || `HTTP ${r.status}`), { status: r.status });
-  return data;
-}
-
 function toast(text, kind) {
   const t = el("div", "toast " + (kind || ""), text);
   const box = $("toasts");
@@ -999,4 +977,4 @@ $("slip-table-open").addEventListener("click", openSlipTable);
 $("show-division").addEventListener("change", (e) => showDivision(e.target.value));
 $("logout").addEventListener("click", async () => { await post("/api/logout", {}); location.href = "/login"; });
 
-getCsrf().then(connect);
+csrfToken().then(connect);

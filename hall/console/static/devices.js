@@ -5,28 +5,9 @@
 // update), and send the update to the chosen ones or all; the size limit and the phases that
 // count as a game in progress come from the server (max_bytes, in_progress).
 "use strict";
-let csrf = null;
 let maxTable = null; // rows are drawn only once /api/devices has said
 const body = document.querySelector("#devices tbody");
 const error = document.getElementById("error");
-
-async function csrfToken() {
-  if (!csrf) csrf = (await (await fetch("/api/csrf", { credentials: "same-origin" })).json()).csrf;
-  return csrf;
-}
-
-async function post(path, payload) {
-  await csrfToken();
-  const r = await fetch(path, {
-    method: "POST",
-    credentials: "same-origin",
-    headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
-    body: JSON.stringify(payload),
-  });
-  const answer = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(answer.error || `${path}: ${r.status}`);
-  return answer;
-}
 
 function cell(text) {
   const td = document.createElement("td");

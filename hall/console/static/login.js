@@ -1,14 +1,14 @@
-// The login form: fetch the session's CSRF token, then post the password with it.
+// The login form: the session's CSRF token (request.js), then the password posted with it; a 401
+// here is a wrong name or password, said on the form (request.js's post would reload the page).
 "use strict";
 document.getElementById("login").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const error = document.getElementById("error");
   error.textContent = "";
-  const { csrf } = await (await fetch("/api/csrf", { credentials: "same-origin" })).json();
   const r = await fetch("/api/login", {
     method: "POST",
     credentials: "same-origin",
-    headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+    headers: { "Content-Type": "application/json", "X-CSRF-Token": await csrfToken(true) }, // a fresh token each try: the session may be new
     body: JSON.stringify({
       name: document.getElementById("name").value,
       password: document.getElementById("password").value,

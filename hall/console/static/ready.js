@@ -2,17 +2,7 @@
 // the director's health thresholds (their names, ranges and meanings come from the server). The
 // game time and the forfeit line are shown as a clock shows a time (clockText: clocktext.js, loaded first).
 "use strict";
-let csrf = null;
 const $ = (id) => document.getElementById(id);
-
-async function post(path, payload) {
-  if (!csrf) csrf = (await (await fetch("/api/csrf", { credentials: "same-origin" })).json()).csrf;
-  const r = await fetch(path, { method: "POST", credentials: "same-origin",
-    headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf }, body: JSON.stringify(payload) });
-  const answer = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(answer.error || `${path}: ${r.status}`);
-  return answer;
-}
 
 function cell(text, cls) {
   const td = document.createElement("td");
