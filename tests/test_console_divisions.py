@@ -104,7 +104,7 @@ def test_a_two_division_day_survives_a_sigkill(day, browser):
     assert "division A round 1, table 1: 390 – 388" in record(page, 1, slip=(410, 388))
     assert "division B round 1, table 3: 401 – 399" in record(page, 3, slip=(401, 399))
     assert "division B" in record(page, 4, margin=90)  # 2.3.6(a): the director raises the margin
-    # the tiles say so once the page draws its next frame
+    # the tiles say so once the page draws the change
     page.wait_for_selector('#tiles .tile[data-table="4"] .note >> text="recorded: forfeit by side 2, 90 (not rated)"')
     assert note(page, 1) == "recorded 390–388"
 

@@ -267,12 +267,17 @@ FRAMES = """() => {
     __arrived.delete(key);
   } }).observe(document.getElementById('tiles'), {subtree: true, attributes: true, attributeFilter: ['data-seq']});
 }"""
-# Two other tiles, each changing five times a second, the second 30 ms after the first.
+# Two other tiles, each changing five times a second: the first 10 ms into a tenth of a second of the
+# console's clock (a timer set for it each time: an interval would keep one phase for the whole run,
+# and one past 70 ms would part every pair), the second 30 ms after it.
 BUSY = """() => { let k = 0; const change = (n, k) => updateTable({table: n, status: "online", names: ["Brown, Ann", "Evans, Dara"],
   state: {seq: k, game: "g", phase: "running", running: 1 + (k % 2), sent_at: new Date(Date.now() + skewMs).toISOString(),
           players: [{player: 1, remaining_ms: 900000 - k * 1000}, {player: 2, remaining_ms: 800000}]}});
-  window.__busy = setInterval(() => { k++; change(960, k); setTimeout(() => change(961, k), 30); }, 200); }"""
-SLACK_MS = 250  # a loaded machine's late timer and frame, over the page's own wait
+  window.__busy = true;
+  const next = () => setTimeout(() => { if (!__busy) return; k++; change(960, k); setTimeout(() => change(961, k), 30); next(); },
+                                210 - nowMs() % 100);
+  next(); }"""
+SLACK_MS = 400  # a loaded machine's late timer and frame, over the page's own wait (the page before waited up to 1,000 ms)
 
 
 def test_a_press_is_shown_within_a_tenth_of_a_second_and_the_times_tick_once_a_second(hall, browser):
@@ -292,7 +297,7 @@ def test_a_press_is_shown_within_a_tenth_of_a_second_and_the_times_tick_once_a_s
     seq = int(page.get_attribute('.tile[data-table="1"]', "data-seq"))
     hall.sim.act(1, ("turn",))  # table 1's clock: the running side ends its turn (3.1.1(c))
     page.wait_for_function("seq => __shown.some(([n, s]) => n === 1 && s > seq)", arg=seq, timeout=10000)
-    page.evaluate("clearInterval(__busy)")
+    page.evaluate("__busy = false")
     shown = page.evaluate("__shown")
     waits = [ms for n, s, _, ms in shown if n == 1 and s > seq]
     assert waits and max(waits) <= slot_ms + SLACK_MS, shown  # the press: at the next tenth's frame
@@ -300,7 +305,7 @@ def test_a_press_is_shown_within_a_tenth_of_a_second_and_the_times_tick_once_a_s
     frames = {(n, s): f for n, s, f, _ in shown}
     pairs = [(frames[(960, k)], frames[(961, k)]) for (n, k) in frames if n == 960 and (961, k) in frames]
     together = sum(a == b for a, b in pairs)
-    assert len(pairs) >= 10 and together * 2 > len(pairs), pairs  # a change 30 ms after another mostly shares its frame
+    assert len(pairs) >= 10 and together * 2 > len(pairs), pairs  # a change 30 ms after another in its tenth shares its frame
 
     # the times tick: table 2's running time changes with no input, by the seconds gone by
     time_2 = '.tile[data-table="2"] .side.turn .time'
