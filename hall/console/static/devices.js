@@ -166,14 +166,12 @@ document.getElementById("upload").addEventListener("submit", async (e) => {
     return;
   }
   updateResult.textContent = `uploading ${file.name} ...`;
-  const r = await fetch("/api/update/bundle", {
-    method: "POST",
-    credentials: "same-origin",
-    headers: { "Content-Type": "application/octet-stream", "X-CSRF-Token": await csrfToken(), "X-Bundle-SHA256": sha },
-    body: file,
-  });
-  const answer = await r.json().catch(() => ({}));
-  updateResult.textContent = r.ok ? `uploaded rackside ${answer.version}` : (answer.error || `upload: ${r.status}`);
+  try {
+    const answer = await post("/api/update/bundle", file, { headers: { "X-Bundle-SHA256": sha } });
+    updateResult.textContent = `uploaded rackside ${answer.version}`;
+  } catch (err) {
+    updateResult.textContent = err.message;
+  }
   await refreshUpdates();
 });
 

@@ -3,7 +3,8 @@
 // A 403 is asked again once with the session's token as it is now: a login in another tab gave the
 // session a new one and this page's was refused (the console's CsrfCheck, which answers before any
 // handler runs, so nothing is done twice). A 401 (the session ended) goes to the login page; any
-// other refusal is thrown with the console's own one line (`error`) and its status.
+// other refusal is thrown with the console's own one line (`error`) and its status. A body that is a
+// file (a Blob: the Devices page's update bundle) goes as it is, with the caller's own headers.
 "use strict";
 // the session's token, asked for once, again after a 403 or when asked `fresh` (its own name: the
 // bench's page before, an older app.js, declares its own `csrf` beside this file)
@@ -14,13 +15,14 @@ async function csrfToken(fresh = false) {
   return sessionCsrf;
 }
 
-async function post(url, body, { signal, again = true } = {}) {
+async function post(url, body, { signal, again = true, headers = {} } = {}) {
+  const raw = body instanceof Blob;
   const r = await fetch(url, {
     method: "POST", credentials: "same-origin", signal,
-    headers: { "Content-Type": "application/json", "X-CSRF-Token": await csrfToken() },
-    body: JSON.stringify(body),
+    headers: { "Content-Type": raw ? "application/octet-stream" : "application/json", ...headers, "X-CSRF-Token": await csrfToken() },
+    body: raw ? body : JSON.stringify(body),
   });
-  if (r.status === 403 && again) { sessionCsrf = null; return post(url, body, { signal, again: false }); }
+  if (r.status === 403 && again) { sessionCsrf = null; return post(url, body, { signal, again: false, headers }); }
   const data = await r.json().catch(() => ({}));
   if (r.status === 401) location.href = "/login";
   if (!r.ok) throw Object.assign(new Error(data.error || `${url}: HTTP ${r.status}`), { status: r.status });
