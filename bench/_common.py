@@ -64,8 +64,9 @@ def scratch(prefix: str) -> Path:
 
 def guarded_run(name: str, run: Callable[[list, list], int]) -> int:
     """`run(procs, fleets)`'s exit status; whatever it started (processes appended to `procs`,
-    simulated fleets to `fleets`) is closed whatever happens, and its scratch folders removed (kept
-    for a look when it failed)."""
+    simulated fleets to `fleets`) is closed whatever happens, the last started first (a worker
+    before the console, the console before its broker), and its scratch folders removed (kept for
+    a look when it failed)."""
     procs: list = []
     fleets: list = []
     status = 1
@@ -78,7 +79,7 @@ def guarded_run(name: str, run: Callable[[list, list], int]) -> int:
     finally:
         for f in fleets:
             f.close()
-        end_all(procs)
+        end_all(reversed(procs))
         for folder in _SCRATCH:
             if status == 0:
                 shutil.rmtree(folder, ignore_errors=True)

@@ -29,7 +29,6 @@ import shutil
 import ssl
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -39,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import paho.mqtt.client as mqtt  # noqa: E402
 
-from _common import cpu_seconds, end_all  # noqa: E402
+from _common import cpu_seconds, guarded_run, scratch  # noqa: E402
 
 TARGET_P99_S = 10.0
 
@@ -185,11 +184,7 @@ def main() -> int:
 
     if not 1 <= args.devices <= topics.MAX_TABLE:
         ap.error(f"--devices: 1 to {topics.MAX_TABLE} (one table each)")
-    procs: list[subprocess.Popen] = []
-    try:
-        return run(args, procs)
-    finally:
-        end_all(reversed(procs))  # the workers first, then the console, then the broker
+    return guarded_run("enrol bench", lambda procs, _fleets: run(args, procs))  # (the workers end first, then the console, then the broker)
 
 
 def run(args, procs: list) -> int:
@@ -198,7 +193,7 @@ def run(args, procs: list) -> int:
     from rackside.hall.console.auth import hash_password
     from rackside.hall.console.demo import free_port
 
-    tmp = Path(tempfile.mkdtemp(prefix="rackside-enrol-bench-"))
+    tmp = scratch("rackside-enrol-bench-")
     port, tls_port, web = free_port(), free_port(), free_port()
     hall_dir = tmp / "hall"
     provision.provision(hall_dir, "bench", [], 0, port=port, tls_port=tls_port, bind="127.0.0.1", names=["127.0.0.1"],
