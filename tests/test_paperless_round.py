@@ -220,7 +220,9 @@ def test_a_paperless_round_from_check_in_to_the_tsh_export(hall, browser, tmp_pa
     for live, want in ((one, (1, 2)), (two, (3, 4)), (three, (5, None)), (four, (7, 8)), (five, (9, 10))):
         wait(lambda live=live, want=want: seated(live, want))
     page.wait_for_function("() => document.querySelector('#wrong-list').children.length === 0")
+    # each table's tile is drawn when its own message comes (within a tenth of a second and a frame)
     page.wait_for_function("() => document.querySelector('#tiles .tile[data-table=\"2\"] .s2 .name').textContent.startsWith('★')")
+    page.wait_for_function("() => document.querySelector('#tiles .tile[data-table=\"3\"] .s1 .name').textContent.startsWith('✓')")
     assert name_text(page, 2, 1) == "✓ Cole C" and name_text(page, 2, 2) == "★ Dunn D"
     assert name_text(page, 3, 1) == "✓ Eng E" and not name_text(page, 3, 2).startswith("✓")
     assert checkin_core.starter_side(two.runner.table.seating) == 2  # the clock's side of TSH's starter
