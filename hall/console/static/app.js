@@ -363,11 +363,10 @@ function needFrame(held) {
   requestAnimationFrame(frame);
 }
 
-let drawing = false; // inside frame(): a tile it places (resort) is drawn by its own drawStale
+// Still queued while it draws: a tile its own sort places (resort) is drawn by its own drawStale,
+// and asks for no second frame.
 function frame() {
-  frameQueued = false;
-  drawing = true;
-  try { drawFrame(); } finally { drawing = false; }
+  try { drawFrame(); } finally { frameQueued = false; }
 }
 
 function drawFrame() {
@@ -444,7 +443,7 @@ function placeTiles() {
   for (const d of tiles.values()) if (d.hidden && d.parentNode !== main) main.append(d);
   const seen = new Set(order.slice(seenFrom, seenTo));
   for (const n of visible) if (!seen.has(n)) visible.delete(n);
-  for (const n of seen) if (!visible.has(n)) { visible.add(n); stale.add(n); if (!drawing) needFrame(); }
+  for (const n of seen) if (!visible.has(n)) { visible.add(n); stale.add(n); needFrame(); }
 }
 
 function setPx(e, name, px) { const v = `${px}px`; if (e.style.getPropertyValue(name) !== v) e.style.setProperty(name, v); }
