@@ -18,9 +18,13 @@ let skewMs = 0; // console's clock minus this browser's clock
 let openTable = null;
 let serverRules = null; // the clock core's default rules, from the snapshot: a table's own state's rules win
 let latenessEndings = []; // a result ending so takes a margin, not a slip (the snapshot's lateness_endings)
-const ORDER = ["offline", "forfeit", "overtime", "challenge", "notstarted", "finished", "running", "waiting"];
+// A held clock's class is the console's word for why it is held (the tile's `held`, hallstate.held:
+// the one place it is decided, the public page's words too): only a station's challenge is "challenge"
+const HELD = ["challenge", "call", "takeover", "neutralised"];
+const ORDER = ["offline", "forfeit", "overtime", ...HELD, "notstarted", "finished", "running", "waiting"];
 const LABEL = {
   offline: "OFFLINE", forfeit: "FORFEIT", overtime: "OVERTIME", challenge: "CHALLENGE",
+  call: "CALL", takeover: "TAKEOVER", neutralised: "NEUTRALISED",
   notstarted: "NOT STARTED", finished: "FINISHED", running: "running", waiting: "waiting",
 };
 // The page's own memory bounds: DOM items kept in the open table's history, the challenge feed and
@@ -143,6 +147,8 @@ function readTable(t) {
   let challenge = null;
   if (isObj(t.challenge)) challenge = { station: textOf(t.challenge.station, "challenge.station", problems) };
   else if (t.challenge !== undefined && t.challenge !== null) problems.push("challenge is not an object");
+  const held = HELD.includes(t.held) ? t.held : null;
+  if (t.held !== undefined && t.held !== null && !held) problems.push(`held is not one of ${HELD.join(", ")}`);
   const status = typeof t.status === "string" ? t.status : null;
   if (t.status !== undefined && t.status !== null && status === null) problems.push("status is not text");
   // the console's own refusals of this table's messages (its latest few): shown as this tile's problems
@@ -159,7 +165,7 @@ function readTable(t) {
   const typedNames = !division && final && !names.some(Boolean) ? final.names : names;
   const checkin = earlier ? null : checkedIn(t.table, typedNames); // who checked in where (paperless.js)
   const shownNames = checkin ? checkin.names : typedNames;
-  return { n: t.table, status, state, names: shownNames, checkin, call: openCall(t.table), challenge, refused, earlier, clockOn,
+  return { n: t.table, status, state, names: shownNames, checkin, call: openCall(t.table), challenge, held, refused, earlier, clockOn,
     division, label: textOf(t.label, "label", problems),
     tshTable: textOf(t.tsh_table, "tsh_table", problems),
     result: readResult(t.result, problems), final, problems, cls: "waiting", health: readHealth(t.health_problems) };
@@ -180,7 +186,7 @@ function classify(t) {
   const players = st ? st.players : [];
   if (players.some((p) => p.forfeit) || (t.result && t.result.forfeits.length)) return "forfeit";
   if (st && st.phase !== "ended" && players.some((p) => liveRemaining(st, p) <= -1000)) return "overtime";
-  if (t.challenge || (st && st.phase === "neutralised")) return "challenge";
+  if (t.held) return t.held; // why it is held: "challenge" only for a station's challenge
   if (t.final && t.final.forfeits.length && !st) return "forfeit"; // a recorded game the clock has left
   const notPlaying = !st || st.phase === "setup" || st.phase === "late";
   if (notPlaying && !t.final && round.start && nowMs() > (round.start + (round.late_after_s || 0)) * 1000) return "notstarted";
@@ -291,10 +297,10 @@ function noteFor(t, cls) {
     if (r.forfeits.length) return `${r.ending || "forfeit"}: side ${r.forfeits.join("+")}`;
     return pen.some((x) => x) ? `penalties ${pen.join(" / ")}` : "no penalties";
   }
-  if (cls === "challenge") {
-    if (t.challenge) return `challenge at ${t.challenge.station || "station"}`;
-    return "neutralised";
-  }
+  if (cls === "challenge") return t.challenge ? `challenge at ${t.challenge.station || "station"}` : "challenge judged: centre restarts";
+  if (cls === "call") return "called the director (1.4.3)";
+  if (cls === "takeover") return "a spare took over: centre restarts";
+  if (cls === "neutralised") return "neutralised: centre restarts";
   if (st && st.phase === "late") {
     const absent = st.players.filter((p) => p.absent).map((p) => p.player);
     return absent.length ? `late: waiting for ${absent.join(" and ")}` : "late start";
@@ -499,7 +505,7 @@ window.addEventListener("scroll", placeTiles, { passive: true });
 const lookOf = new WeakMap(); // model -> what its tile shows apart from the ticking times
 function sameLook(before, t) {
   const st = t.state;
-  const look = JSON.stringify([t.status, t.cls, t.names, t.checkin, t.call, t.problems, t.refused, t.challenge, t.result, t.final, t.division, t.label,
+  const look = JSON.stringify([t.status, t.cls, t.names, t.checkin, t.call, t.problems, t.refused, t.challenge, t.held, t.result, t.final, t.division, t.label,
     t.tshTable, t.earlier, t.clockOn,
     st && [st.phase, st.running, st.seq, st.players.map((p) => [p.player, p.penalty, p.forfeit, p.absent])]]);
   lookOf.set(t, look);
