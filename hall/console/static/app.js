@@ -281,7 +281,7 @@ function shortName(full) {
 function noteFor(t, cls) {
   const st = t.state;
   if (cls === "offline") { // its Last Will: the times are its last state's, which a spare takes over
-    return st && st.sentAt ? `offline since ${new Date(st.sentAt).toTimeString().slice(0, 8)}: times as of then`
+    return st && st.sentAt ? `offline since ${new Date(st.sentAt).toTimeString().slice(0, 8)}`
       : "clock offline (last will): no state from it";
   }
   if (t.call) return t.call; // a call for the director (paperless.js): before the rest
@@ -298,9 +298,9 @@ function noteFor(t, cls) {
     return pen.some((x) => x) ? `penalties ${pen.join(" / ")}` : "no penalties";
   }
   if (cls === "challenge") return t.challenge ? `challenge at ${t.challenge.station || "station"}` : "challenge judged: centre restarts";
-  if (cls === "call") return "called the director (1.4.3)";
-  if (cls === "takeover") return "a spare took over: centre restarts";
-  if (cls === "neutralised") return "neutralised: centre restarts";
+  if (cls === "call") return "the director is called (1.4.3)";
+  if (cls === "takeover") return "a spare's: centre restarts";
+  if (cls === "neutralised") return "centre restarts";
   if (st && st.phase === "late") {
     const absent = st.players.filter((p) => p.absent).map((p) => p.player);
     return absent.length ? `late: waiting for ${absent.join(" and ")}` : "late start";
@@ -498,6 +498,17 @@ function setScale(main, key, best, rowScale, bestCols) {
   main.style.setProperty("--n", String(best > 1 ? 1 + (best - 1) * (stacked ? 0.8 : 0.4) : 1));
 }
 window.addEventListener("resize", () => fitTiles());
+// The header wraps rather than cut (issue 35): when its height changes (a narrower window, a longer
+// round or count), the drawers start below it and the tiles fit the rest. A ResizeObserver reports
+// after the browser's layout, so this reads no layout of its own.
+let headerH = 40;
+new ResizeObserver((entries) => {
+  const h = Math.round(entries[entries.length - 1].borderBoxSize[0].blockSize);
+  if (h === headerH) return;
+  headerH = h;
+  document.documentElement.style.setProperty("--header-h", h + "px");
+  fitTiles();
+}).observe(document.querySelector("header"));
 window.addEventListener("scroll", placeTiles, { passive: true });
 
 // A clock repeats its state every few seconds with nothing new but the times, which the page
