@@ -114,3 +114,40 @@ def test_nothing_on_the_directors_page_is_cut_or_small(day, browser, width):
         assert page.errors == []
     finally:
         page.close()
+
+
+def test_a_division_is_removed_from_the_page_audited_and_csrf_checked(day, browser):
+    """Issue 35: importing .t files added divisions and none could be removed. (Last in this file:
+    the hall above keeps its three divisions until here.)"""
+    import json
+
+    from support.console import Http
+
+    h = Http(day.url)
+    token = h.login(PASSWORD)
+    assert h.call("POST", "/api/division/remove", {"division": "C"})[0] == 403  # no CSRF token: as every POST
+    assert h.call("POST", "/api/division/remove", {"division": "C"}, {"X-CSRF-Token": "forged"})[0] == 403
+    status, body, _ = h.call("POST", "/api/division/remove", {"division": "Z"}, {"X-CSRF-Token": token})
+    assert status == 400 and b"allowed are A, B, C" in body, body
+    page = chromium.login(browser, day.url, PASSWORD, (1600, 1080))
+    try:
+        page.on("dialog", lambda d: d.accept())  # the page's "Remove division C ...?"
+        page.wait_for_function("() => document.querySelectorAll('#show-division option').length === 4")
+        page.click("#open-round")
+        page.click("#division-list li[data-division='C'] button.remove-division")
+        page.wait_for_function("() => document.getElementById('round-out').textContent === 'division C removed'")
+        page.wait_for_function("() => document.querySelectorAll('#show-division option').length === 3")
+        assert page.locator("#division-list li[data-division='C']").count() == 0
+        page.wait_for_function("() => !document.querySelector('#tiles .tile[data-table=\"5\"] .where').textContent")  # its games left the tiles
+        assert page.errors == []
+    finally:
+        page.close()
+    audit = json.loads(h.call("GET", "/api/audit")[1])["audit"]
+    assert any(a["action"] == "remove division" and a["division"] == "C" and a["who"] for a in audit), audit
+    # a restarted console keeps it removed (its TSH files are still kept)
+    day.stop()
+    day.start()
+    h = Http(day.url)
+    h.login(PASSWORD)
+    names = [d["name"] for d in json.loads(h.call("GET", "/api/snapshot")[1])["divisions"]]
+    assert names == ["A", "B"], names
