@@ -32,7 +32,7 @@ def division(names):
 
 A_T = division(["Lamabadusuriya, Rasika", "Krafchick, Joey", "Boonbamrung, Rungpetch", "Pakinung, Tankun"])
 B_T = division(["M\xfcller, J\xfcrgen", "N\xfa\xf1ez, Mar\xeda", "Ortiz, Al", "Patel, Raj"])
-C_T = division(["Bigall, Vera", "Dyer, Brian", "Evans, Dara", "Fofana, Eli"])
+C_T = division(["Bigall, Vera", "Dyer, Brian", "Evans, Dara", "Fofana, Eli"]) + b"this line has no rating\n"  # a TSH problem in the header
 
 SCRIPTS = {
     1: [(-1510, ("press", 2))],  # side 1 10 s past 0:00: "side 1 overtime: -10 so far (5.3)"
@@ -71,6 +71,11 @@ MEASURE = """() => {
     const px = parseFloat(getComputedStyle(e).fontSize);
     if (px < 14) out.small.push(name(e) + " " + px + "px");
   }
+  for (const e of document.querySelectorAll("select, input, button")) { // a control's own text (a select's option has no box)
+    if (e.offsetParent === null || e.closest("dialog:not([open]), [hidden]")) continue;
+    const px = parseFloat(getComputedStyle(e).fontSize);
+    if (px < 14) out.small.push(name(e) + " " + px + "px");
+  }
   return out;
 }"""
 
@@ -105,6 +110,7 @@ def test_nothing_on_the_directors_page_is_cut_or_small(day, browser, width):
         counts = page.text_content("#counts")
         assert "1 neutralised" in counts and "challenge" not in counts, counts
         assert page.is_visible("#show-division")  # the division picker, whole, on screen
+        assert page.is_visible("#tsh-problems")  # "⚠ 1 TSH problem", as in the issue's header
         found = page.evaluate(MEASURE)
         if os.environ.get("RACKSIDE_SCREENSHOTS"):
             page.screenshot(path=os.path.join(os.environ["RACKSIDE_SCREENSHOTS"], f"console-width-{width}.png"))
