@@ -77,10 +77,11 @@ def watched_table(body: dict) -> int | None:
     return None if n is None else whole(n, "table", 1, limits.MAX_TABLE)
 
 
-def command(body: dict, round_start: float | None, round_game_time_ms: int, by: str) -> dict:
+def command(body: dict, round_start: float | None, round_game_time_ms: int, by: str, rules: dict | None = None) -> dict:
     """The command as the clock receives it (docs/hall.md, `cmd`), from a page's body: every field
     of its schema (hall.wire.commands.SCHEMAS) the body gives, but those the console fills in
-    (CONSOLE_FILLS), checked by the clock's own parser: one set of limits for the console and the clock."""
+    (CONSOLE_FILLS), checked by the clock's own parser: one set of limits for the console and the clock.
+    `rules`: a new game's, the event's ([event], hall.wire.eventrules.EventRules.command_rules)."""
     name = body.get("cmd")
     if not isinstance(name, str) or name not in PAGE_COMMANDS:
         raise ValueError(f"cmd {str(name)[:40]!r}: allowed are {', '.join(PAGE_COMMANDS)}")
@@ -101,6 +102,8 @@ def command(body: dict, round_start: float | None, round_game_time_ms: int, by: 
         raise ValueError("an adjustment needs a reason (it is logged)")
     elif name == "new_game":
         cmd["game_time"] = game_time_ms(body.get("game_time_ms", round_game_time_ms)) // 1000  # seconds on the wire
+        if rules is not None:  # every game key: the clock's next game runs the event's rules, not its clock.toml's
+            cmd["rules"] = dict(rules)
     try:
         commands.parse(json.dumps({"id": "check", **cmd}).encode())
     except commands.CommandError as e:

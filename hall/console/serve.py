@@ -16,12 +16,15 @@ import os
 import ssl
 import threading
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import uvicorn
 
 from rackside import paths
 from rackside.atomic import write_atomic
+
+from rackside.hall.wire import eventrules
 
 from . import limits, publicserve, tsh, tshlive
 from .app import Console, build_app
@@ -137,6 +140,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
 
     console.send = send
     console.bridge = bridge
+    bridge.rules = eventrules.payload(cfg.event)  # the event's rules, retained for the stations (issue 38)
     console.fleet = FleetService(cfg.hall, cfg.url, cfg.username, cfg.mqtt_password, cfg.ca_file)
     console.command_log = cmdlog.path
     console.updates = Updates(state_dir(cfg) / "updates")  # the bundle on offer (updates.py)
@@ -154,9 +158,16 @@ def restore_event(console: Console, cfg: ConsoleConfig) -> None:
     console.state.round.division = cfg.division
     console.state.round.number = cfg.round
     saved = console.event.saved_round()  # the round the director last set, kept across a restart
+    # the event's rules ([event], issue 38): kept, and audited when they changed since the last start;
+    # the round's game time is theirs then (one the director set on the page for the round stays otherwise)
+    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    changed = console.event.set_rules(cfg.event, "console.toml [event]", at, (saved or {}).get("number", cfg.round))
+    console.state.round.game_time_ms = cfg.event.rules.game_time_ms
+    log.info("console: the event's rules: %s%s", cfg.event.summary(),
+             " (new since the last start: audited; games in progress keep theirs)" if changed else "")
     if saved:
         for key in ("division", "number", "start", "late_after_s", "game_time_ms"):
-            if key in saved:
+            if key in saved and not (changed and key == "game_time_ms"):
                 setattr(console.state.round, key, saved[key])
     try:
         for p in console.event.restore():  # the TSH files imported in the page before a restart
