@@ -121,7 +121,7 @@ def text(v: dict) -> str:
         rules = r["rules"]
         lines.append(
             f"table {r['table']:>3} {'READY' if r['ready'] else 'NOT READY'}: "
-            f"{r['status'] or 'never heard'}, version {val(r['version'])}, game time {ms(r['game_time_ms'])}, "
+            f"{r['status'] or 'never heard'}, version {val(r['version'])}, game time {ms(rules['game_time_ms'])}, "
             f"penalty {rules['penalty_per_minute']}/min, forfeit at {ms(rules['forfeit_overtime_ms'])} overtime"
             + (" (not the event's: its next game from the console runs the event's)" if r["rules_differ"] else "")
             + f"; players: {' v '.join(n or '?' for n in r['names']) if r['division'] else 'no pairing'}")
