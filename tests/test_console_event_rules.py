@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+from rackside.firmware.requests import RULES_NOTICE
 from rackside.hall.console.auth import hash_password
 from rackside.hall.console.config import ConsoleConfig, load_credentials
 from rackside.hall.console.demo import demo_t_file, free_port
@@ -155,6 +156,8 @@ def test_an_event_at_20_minutes_and_5_points_a_minute_runs_end_to_end(hall, brok
             assert hall.rules(n)["game_time_ms"] == 20 * 60_000 and hall.tables[n].state["players"][0]["remaining_ms"] == 20 * 60_000
             config = header_config(hall.clocks[n])  # journalled: the game-start record holds the event's rules
             assert (config["game_time_s"], config["penalty_per_minute"], config["forfeit_overtime_ms"]) == (1200, 5, 600_000)
+            # the clock shows, before the first press, that its game runs the hall's rules and not its card's
+            assert hall.clocks[n].runner.requests.notice[:2] == RULES_NOTICE
         live3 = hall.start_clock(3)  # back: the new game sent while it was away starts with the event's rules
         assert hall.ack(3, sent[3])["ok"] is True
         wait(lambda: hall.rules(3)["penalty_per_minute"] == 5 and hall.rules(3)["game_time_ms"] == 20 * 60_000)
@@ -207,8 +210,9 @@ def test_rules_changed_mid_round_leave_the_games_in_progress_as_they_were(hall):
     sent = hall.new_games()
     for n in (1, 2):  # refused by the clock: a game in progress keeps its rules (never changed under the players)
         a = hall.ack(n, sent[n])
-        assert a["ok"] is False and "running" in a["reason"], a
+        assert a["ok"] is False and "running" in a["reason"] and "next game runs these" in a["reason"], a
         assert (hall.rules(n)["penalty_per_minute"], hall.rules(n)["game_time_ms"]) == (5, 20 * 60_000)
+        assert header_config(hall.clocks[n])["penalty_per_minute"] == 5
     hall.start_clock(3)  # away while the rules changed: its next game runs the new ones
     assert hall.ack(3, sent[3])["ok"] is True
     wait(lambda: hall.rules(3)["penalty_per_minute"] == 3 and hall.rules(3)["game_time_ms"] == 22 * 60_000)
@@ -219,3 +223,10 @@ def test_rules_changed_mid_round_leave_the_games_in_progress_as_they_were(hall):
     assert hall.tables[1].result["players"][0]["penalty"] == 5
     hall.post("/api/result/1", {"slip": [300, 280], "confirm": True})
     assert hall.csv_row(1)[6] == "5"
+    # its next game, started from the clock's own menu (rSEt, yES), runs the rules the refused new game brought
+    live = hall.clocks[1]
+    live.command("menu")
+    for button in ("right", "neutralise", "left", "neutralise"):
+        live.tap(button)
+    wait(lambda: hall.tables[1].state["phase"] == "setup" and hall.rules(1)["penalty_per_minute"] == 3)
+    assert hall.rules(1)["game_time_ms"] == 22 * 60_000 and header_config(live)["penalty_per_minute"] == 3
