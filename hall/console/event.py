@@ -45,10 +45,14 @@ class Event:
         """The event's rules as a clock's state carries its game's (hall.wire.messages.STATE_RULES)."""
         return {k: getattr(self.rules.rules, k) for k in messages.STATE_RULES}
 
+    def new_rules(self, rules: EventRules) -> bool:
+        """Whether `rules` are not those the console last ran (or none were kept): read only."""
+        return self.store.setting(RULES_KEY) != rules.as_dict()
+
     def set_rules(self, rules: EventRules, who: str, at: str, round_: int) -> bool:
         """The event's rules, from [event] at the console's start: kept, and audited when they are not
         those the console last ran (a change between rounds, or in one). True when they are not the
-        ones kept (or none were: the round's game time is theirs then)."""
+        ones kept (or none were)."""
         self.rules = rules
         kept = self.store.setting(RULES_KEY)
         if kept == rules.as_dict():

@@ -122,6 +122,11 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(state_dir(cfg) / SESSIONS), store=store)
     console.paperless.slips = cfg.slips  # [console] slips (issue 27)
     restore_event(console, cfg)
+    # the event's rules ([event], issue 38): kept in the store, and audited when they changed since the last start
+    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    changed = console.event.set_rules(cfg.event, "console.toml [event]", at, console.state.round.number)
+    log.info("console: the event's rules: %s%s", cfg.event.summary(),
+             " (new since the last start: audited; games in progress keep theirs)" if changed else "")
     challenges = ChallengeKeep(state_dir(cfg) / CHALLENGES_KEPT)
     for topic, payload in challenges.kept():  # the feed and challenges from before a restart
         console.state.on_message(topic, payload)
@@ -158,13 +163,11 @@ def restore_event(console: Console, cfg: ConsoleConfig) -> None:
     console.state.round.division = cfg.division
     console.state.round.number = cfg.round
     saved = console.event.saved_round()  # the round the director last set, kept across a restart
-    # the event's rules ([event], issue 38): kept, and audited when they changed since the last start;
-    # the round's game time is theirs then (one the director set on the page for the round stays otherwise)
-    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    changed = console.event.set_rules(cfg.event, "console.toml [event]", at, (saved or {}).get("number", cfg.round))
+    # the event's rules ([event], issue 38; make_console keeps and audits them): the round's game time
+    # is theirs when they are new (one the director set on the page for the round stays otherwise)
+    console.event.rules = cfg.event
+    changed = console.event.new_rules(cfg.event)
     console.state.round.game_time_ms = cfg.event.rules.game_time_ms
-    log.info("console: the event's rules: %s%s", cfg.event.summary(),
-             " (new since the last start: audited; games in progress keep theirs)" if changed else "")
     if saved:
         for key in ("division", "number", "start", "late_after_s", "game_time_ms"):
             if key in saved and not (changed and key == "game_time_ms"):
