@@ -198,7 +198,9 @@ def test_the_snapshot_carries_the_events_rules_for_the_page():
     rules = console.snapshot()["rules"]
     assert rules == {"game_time_ms": Rules().game_time_ms, "penalty_per_minute": Rules().penalty_per_minute,
                      "forfeit_overtime_ms": Rules().forfeit_overtime_ms,
-                     "lateness_forfeit_margin": Rules().lateness_forfeit_margin}
+                     "lateness_forfeit_margin": Rules().lateness_forfeit_margin,
+                     "optional_forfeit_below_ms": Rules().optional_forfeit_below_ms,
+                     "courtesy_draw_after_ms": Rules().courtesy_draw_after_ms}
     console.event.set_rules(from_table({"game_time": "20:00", "penalty_per_minute": 5}), "test", "2026-12-05T10:00:00+00:00", 1)
     snap = console.snapshot()
     assert (snap["rules"]["game_time_ms"], snap["rules"]["penalty_per_minute"]) == (20 * 60_000, 5)
