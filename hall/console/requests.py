@@ -27,7 +27,8 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 # update) come from the console's own code, never from a request.
 PAGE_COMMANDS = ("late_start", "arrive", "adjust", "new_game", "identify")
 # What the console fills in itself, never from the body: who (the session), a late start's
-# scheduled start (the round's), a new game's time (the round's, or game_time_ms); the page sets no rules.
+# scheduled start (the round's), a new game's time (the round's, or game_time_ms) and rules (the event's
+# [event], issue 38); the page sets no rules.
 CONSOLE_FILLS = ("id", "cmd", "by", "at", "game_time", "rules")
 SCORE = limits.SCORE_BOUND  # a slip's score and a lateness margin, either way (TSH's limits are results.py's)
 
