@@ -76,12 +76,6 @@ class EventRules:
         return (f"{mmss(r.game_time_ms)} a player, {r.penalty_per_minute} points a minute of overtime, "
                 f"forfeit at {mmss(r.forfeit_overtime_ms)} overtime, challenges {self.challenge_rule}")
 
-    def differs_from(self, state_rules: dict | None) -> list[str]:
-        """The game keys a clock's state (hall.wire.messages.STATE_RULES, as ms) holds otherwise."""
-        if not state_rules:
-            return []
-        return sorted(k for k, v in state_rules.items() if hasattr(self.rules, k) and getattr(self.rules, k) != v)
-
 
 def from_table(table: Any, where: str = SECTION) -> EventRules:
     """[event], checked whole: missing keys take the preset's (WESPA's by default). ConfigError
