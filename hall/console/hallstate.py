@@ -41,7 +41,7 @@ from rackside.hall.director.takeover import continued_game
 from rackside.hall.wire import topics
 
 from . import contract, health, limits, results
-from .contract import Refused, default_rules
+from .contract import Refused
 from .results import BY_TABLE
 
 
@@ -665,8 +665,6 @@ class HallState:
         return {
             "hall": self.hall,
             "round": self.round.as_dict(),
-            # the page's fallback rules (a clock's state carries its game's own): the clock core's defaults
-            "rules": default_rules(),
             "lateness_endings": list(results.LATENESS_ENDINGS),  # a result with one of these takes a margin
             "tables": [t.tile() for t in sorted(self.tables.values(), key=lambda t: t.n)],
             "feed": list(self.feed)[:100],
