@@ -35,7 +35,7 @@ from .guard import Admission, BodyLimit, SecurityHeaders, json_object
 from .guard import refused as _bad
 from .transport import PlainHttpLocalOnly
 from .hallstate import RESEND_ID, HallState
-from .resultstore import ResultStore, StoreError
+from .resultstore import AUDIT_KINDS, ResultStore, StoreError
 from .hub import Hub, sse
 
 log = logging.getLogger("rackside.hall.console")
@@ -565,9 +565,19 @@ async def export_tourney_js(request: Request) -> Response:
 
 @requires(DIRECTOR, status_code=401)
 async def audit(request: Request) -> Response:
-    """Who confirmed or changed which result, when, before and after (newest first)."""
-    division = request.query_params.get("division") or None
-    return JSONResponse({"audit": console_of(request).event.store.audit(division)})
+    """Who confirmed or changed which result, answered which call, held or set aside which slip, sent
+    which update: when, before and after (newest first); `?division=`, `?table=N`, `?kind=K`
+    (resultstore.AUDIT_KINDS) pick rows. A device's rows never push a director's out (resultstore)."""
+    q = request.query_params
+    try:
+        table = requests.whole(q["table"], "table", 1, limits.MAX_TABLE) if q.get("table") else None
+        kind = q.get("kind") or None
+        if kind is not None and kind not in AUDIT_KINDS:
+            raise ValueError(f"kind {kind[:40]!r}: allowed are {', '.join(AUDIT_KINDS)}")
+    except ValueError as e:
+        return _bad(str(e))
+    rows = console_of(request).event.store.audit(q.get("division") or None, table=table, kind=kind)
+    return JSONResponse({"audit": rows, "kinds": list(AUDIT_KINDS)})
 
 
 # --- device health and round readiness (issue 26; health.py, readiness.py) ------------------------
