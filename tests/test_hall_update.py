@@ -46,13 +46,19 @@ def test_the_update_command_is_checked_whole():
             commands.parse(json.dumps({**good, key: value}).encode())
 
 
-def _bundle(tmp_path, files: dict[str, bytes], sums: dict[str, bytes] | None = None, sign_with=None):
+MANIFEST = {"bundle.json": b'{"version": "9.9.9", "built": "2026-12-01T09:00:00Z"}\n'}  # as rackside.bundle writes it
+
+
+def _bundle(tmp_path, files: dict[str, bytes], sums: dict[str, bytes] | None = None, sign_with=None, folder="rackside-9.9.9"):
     archive = tmp_path / "b.tar.gz"
+    files = {**MANIFEST, **files}
+    sums = None if sums is None else {**MANIFEST, **sums}
     listed = "".join(f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in (sums or files).items()).encode()
-    signature = {} if sign_with is None else {signing.SIGNATURE_FILE: signing.sign(sign_with, listed)}
+    version = json.loads(files["bundle.json"])["version"]
+    signature = {} if sign_with is None else {signing.SIGNATURE_FILE: signing.sign(sign_with, signing.signed_manifest(version, listed))}
     with tarfile.open(archive, "w:gz") as tar:
         for name, data in {**files, "SHA256SUMS": listed, **signature}.items():
-            info = tarfile.TarInfo(f"rackside-9.9.9/{name}")
+            info = tarfile.TarInfo(f"{folder}/{name}")
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     return archive
@@ -190,7 +196,7 @@ def _evil_bundle(tmp_path, kind: str):
     """A bundle whose SHA256SUMS matches its files, with one member a tar must not hold (issue 25,
     defect 5: the console's check let links and `..` through; only GNU tar on the Pi stopped them)."""
     archive = tmp_path / f"{kind}.tar.gz"
-    files = {"install.sh": b"echo\n"}
+    files = {"install.sh": b"echo\n", **MANIFEST}
     odd = tarfile.TarInfo({"dotdot": "rackside-9.9.9/../../etc/cron.d/x", "absolute": "/etc/cron.d/x"}.get(kind, "rackside-9.9.9/x"))
     if kind == "symlink":
         odd.type, odd.linkname = tarfile.SYMTYPE, "/etc/shadow"
@@ -208,7 +214,7 @@ def _evil_bundle(tmp_path, kind: str):
         files["x"] = data
     listed = "".join(f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in files.items()).encode()
     with tarfile.open(archive, "w:gz") as tar:
-        for name, content in {"install.sh": b"echo\n", "SHA256SUMS": listed}.items():
+        for name, content in {"install.sh": b"echo\n", **MANIFEST, "SHA256SUMS": listed}.items():
             info = tarfile.TarInfo(f"rackside-9.9.9/{name}")
             info.size = len(content)
             tar.addfile(info, io.BytesIO(content))
