@@ -19,6 +19,7 @@ from rackside.hall.console import limits
 from rackside.hall.console.resultstore import (AUDIT_KINDS, DEVICE_GAMES, DEVICE_ROWS, MAX_AUDIT_READ, ResultStore)
 from rackside.hall.wire import payloads
 
+from support import browser as chromium
 from support.console import post
 from support.paperless import Hall
 from support.wait import wait
@@ -144,5 +145,36 @@ def test_a_flood_of_calls_at_the_device_rate_never_displaces_a_directors_correct
         device_rows = db.execute("SELECT COUNT(*) FROM audit WHERE who='console'").fetchone()[0]
         db.close()
         assert device_rows <= DEVICE_GAMES * DEVICE_KINDS * (DEVICE_ROWS + 1), device_rows
+        if chromium.have_chromium():
+            _the_pages_audit_view_filters(hall)
     finally:
         hall.close()
+
+
+def _the_pages_audit_view_filters(hall) -> None:
+    """The console's audit page (/audit, linked from the hall page): its table and kind filters."""
+    from playwright.sync_api import sync_playwright
+
+    from support.paperless import PASSWORD
+
+    with sync_playwright() as p:
+        b = chromium.launch(p)
+        page = chromium.login(b, hall.console.url, PASSWORD)
+        page.click("a[href='/audit']")
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.locator("#audit tbody tr[data-table='6'] td", has_text="scores were reversed").count() == 1
+        page.fill("#table", "2")
+        page.select_option("#kind", "call")
+        page.click("#filters button")
+        page.wait_for_selector("body[data-ready='1']")
+        rows = page.locator("#audit tbody tr")
+        assert rows.count() == DEVICE_ROWS + 1
+        assert page.locator("#audit tbody tr[data-table='2'][data-kind='call']").count() == DEVICE_ROWS + 1
+        assert "calls folded (device)" in rows.first.inner_text() and "more calls" in rows.first.inner_text()
+        page.fill("#table", "6")
+        page.select_option("#kind", "result")
+        page.click("#filters button")
+        page.wait_for_selector("body[data-ready='1']")
+        assert [r.get_attribute("data-table") for r in page.locator("#audit tbody tr").all()] == ["6", "6"]
+        assert "table=6&kind=result" in page.url
+        assert page.errors == []

@@ -279,6 +279,64 @@ def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker
     clock.disconnect()
 
 
+@pytest.mark.skipif(not chromium.have_chromium(), reason="Debian's chromium is not installed (setup.sh --dev)")
+def test_a_downgrade_is_sent_only_when_the_director_confirms_it_and_is_audited(broker, console, tmp_path):
+    """Issue 36: a clock running a newer version than the bundle on offer is refused it, until the
+    Devices page's confirmation sends the command with allow_downgrade (the Pi's root updater
+    refuses a downgrade without it: tests/test_bundle_signing.py); each update sent is audited."""
+    from playwright.sync_api import sync_playwright
+
+    from support.broker import Recorder
+
+    from rackside.hall.wire import topics
+
+    bundle = _bundle(tmp_path, {"install.sh": b"echo\n"})
+    h = Http(console.url)
+    csrf = h.login(PASSWORD)
+    assert _upload(h, csrf, bundle.read_bytes(), hashlib.sha256(bundle.read_bytes()).hexdigest())[0] == 200
+    clock = broker.client(f"table-{TABLE}")
+    clock.publish(topics.table(broker.hall, TABLE, "state"), json.dumps(
+        {"seq": 0, "game": "game-000001", "phase": "setup", "running": None, "ending": None,
+         "players": [{"player": n, "remaining_ms": 60_000, "overtime_s": 0, "penalty": 0, "forfeit": False,
+                      "absent": False} for n in (1, 2)],
+         "sent_at": "2026-12-01T10:00:00.000+00:00", "version": "9.10.0+g1"}).encode(), qos=1, retain=True).wait_for_publish(5)
+    cmds = Recorder(broker, topics.table(broker.hall, TABLE, "cmd"))
+    wait(lambda: json.loads(h.call("GET", "/api/update")[1])["tables"], 10)
+    status, body, _ = h.call("POST", "/api/update/send", {"tables": [TABLE]}, {"X-CSRF-Token": csrf})
+    body = json.loads(body)
+    assert status == 200 and not body["sent"] and body["refused"][0]["downgrade"] is True, body
+    assert "runs 9.10.0+g1, newer than 9.9.9" in body["refused"][0]["why"]
+    status, body, _ = h.call("POST", "/api/update/send", {"tables": [TABLE], "allow_downgrade": "yes"}, {"X-CSRF-Token": csrf})
+    assert status == 400 and "allow_downgrade must be true or false" in json.loads(body)["error"]
+    try:
+        with sync_playwright() as p:
+            b = chromium.launch(p)
+            page = chromium.login(b, console.url, PASSWORD)
+            page.goto(console.url + "/devices")
+            page.wait_for_selector("#update[data-ready='1']")
+            row = page.locator(f"#clocks tr[data-table='{TABLE}']")
+            wait(lambda: row.count() == 1 and "9.10.0+g1" in row.inner_text(), 15)
+            result = page.locator("#update-result")
+            asked = []
+            page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+            row.locator("input.choose").check()
+            page.click("#update-chosen")
+            wait(lambda: "refused: table 7: its clock runs 9.10.0+g1" in result.inner_text(), 15)
+            assert "run a newer version than this bundle" in asked[0] and not cmds.json("cmd")  # dismissed: nothing sent
+            page.once("dialog", lambda d: d.accept())
+            page.click("#update-chosen")
+            wait(lambda: "sent to tables 7" in result.inner_text(), 15)
+            assert page.errors == []
+        sent = cmds.wait_for(lambda r: r.json("cmd"))[-1]
+        cmd = commands.parse(json.dumps(sent).encode())
+        assert (cmd.version, cmd.allow_downgrade) == ("9.9.9", True)
+        audit = json.loads(h.call("GET", f"/api/audit?table={TABLE}&kind=update")[1])["audit"]
+        assert [(a["action"], a["who"], a["reason"], a["after"]["allow_downgrade"]) for a in audit] == [
+            ("update (downgrade allowed)", "director", "from 9.10.0+g1 to 9.9.9, a downgrade", True)], audit
+    finally:
+        clock.disconnect()
+
+
 def _tampered_inside(archive, out):
     """`archive` with one file changed inside (its SHA256SUMS left as built)."""
     with tarfile.open(archive) as src, tarfile.open(out, "w:gz") as dst:

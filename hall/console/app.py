@@ -580,6 +580,12 @@ async def audit(request: Request) -> Response:
     return JSONResponse({"audit": rows, "kinds": list(AUDIT_KINDS)})
 
 
+async def audit_page(request: Request) -> Response:
+    if not request.user.is_authenticated:
+        return RedirectResponse("/login", status_code=303)
+    return FileResponse(STATIC / "audit.html", headers={"Cache-Control": "no-store"})
+
+
 # --- device health and round readiness (issue 26; health.py, readiness.py) ------------------------
 
 
@@ -637,6 +643,7 @@ ROUTES = [
     Route("/api/export/tsh.txt", export_tsh),
     Route("/api/export/tourney.js", export_tourney_js),
     Route("/api/audit", audit),
+    Route("/audit", audit_page),
     Route("/ready", ready_page),
     Route("/api/ready", ready),
     Route("/api/health-thresholds", health_thresholds, methods=["POST"]),
