@@ -279,6 +279,14 @@ def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker
     clock.disconnect()
 
 
+def _devices_page(playwright, console):
+    """The Devices page, the director logged in, its Update section loaded."""
+    page = chromium.login(chromium.launch(playwright), console.url, PASSWORD)
+    page.goto(console.url + "/devices")
+    page.wait_for_selector("#update[data-ready='1']")
+    return page
+
+
 @pytest.mark.skipif(not chromium.have_chromium(), reason="Debian's chromium is not installed (setup.sh --dev)")
 def test_a_downgrade_is_sent_only_when_the_director_confirms_it_and_is_audited(broker, console, tmp_path):
     """Issue 36: a clock running a newer version than the bundle on offer is refused it, until the
@@ -310,10 +318,7 @@ def test_a_downgrade_is_sent_only_when_the_director_confirms_it_and_is_audited(b
     assert status == 400 and "allow_downgrade must be true or false" in json.loads(body)["error"]
     try:
         with sync_playwright() as p:
-            b = chromium.launch(p)
-            page = chromium.login(b, console.url, PASSWORD)
-            page.goto(console.url + "/devices")
-            page.wait_for_selector("#update[data-ready='1']")
+            page = _devices_page(p, console)
             row = page.locator(f"#clocks tr[data-table='{TABLE}']")
             wait(lambda: row.count() == 1 and "9.10.0+g1" in row.inner_text(), 15)
             result = page.locator("#update-result")
@@ -375,10 +380,7 @@ def test_a_clock_updates_from_the_devices_page(offline_wheels, broker, console, 
     live.hall.updater.command = [*RACKSIDE, "update", "--root", str(root), "--user", "root"]
     try:
         with sync_playwright() as p:
-            b = chromium.launch(p)
-            page = chromium.login(b, console.url, PASSWORD)
-            page.goto(console.url + "/devices")
-            page.wait_for_selector("#update[data-ready='1']")
+            page = _devices_page(p, console)
             result = page.locator("#update-result")
 
             def upload(path, sha256):
