@@ -240,6 +240,11 @@ def test_the_console_refuses_a_bundle_with_links_or_paths_outside_it(console, tm
         status, body = _upload(h, csrf, data, hashlib.sha256(data).hexdigest())
         assert status == 400 and "the bundle is refused" in body["error"] and says in body["error"], (kind, status, body)
     assert not (tmp_path / "console/state/updates/bundle.tar.gz").exists()
+    # issue 36: a bundle whose folder was renamed after it was built is not listed as that version
+    renamed = _bundle(tmp_path, {"install.sh": b"echo\n"}, folder="rackside-9.9.10").read_bytes()
+    status, body = _upload(h, csrf, renamed, hashlib.sha256(renamed).hexdigest())
+    assert status == 400 and "folder says version '9.9.10' but its bundle.json says '9.9.9'" in body["error"], body
+    assert json.loads(h.call("GET", "/api/update")[1])["bundle"] is None
 
 
 def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker, console, tmp_path):
