@@ -35,7 +35,7 @@ from .guard import Admission, BodyLimit, SecurityHeaders, json_object
 from .guard import refused as _bad
 from .transport import PlainHttpLocalOnly
 from .hallstate import RESEND_ID, HallState
-from .resultstore import ResultStore, StoreError
+from .resultstore import AUDIT_KINDS, ResultStore, StoreError
 from .hub import Hub, sse
 
 log = logging.getLogger("rackside.hall.console")
@@ -567,9 +567,25 @@ async def export_tourney_js(request: Request) -> Response:
 
 @requires(DIRECTOR, status_code=401)
 async def audit(request: Request) -> Response:
-    """Who confirmed or changed which result, when, before and after (newest first)."""
-    division = request.query_params.get("division") or None
-    return JSONResponse({"audit": console_of(request).event.store.audit(division)})
+    """Who confirmed or changed which result, answered which call, held or set aside which slip, sent
+    which update: when, before and after (newest first); `?division=`, `?table=N`, `?kind=K`
+    (resultstore.AUDIT_KINDS) pick rows. A device's rows never push a director's out (resultstore)."""
+    q = request.query_params
+    try:
+        table = requests.whole(q["table"], "table", 1, limits.MAX_TABLE) if q.get("table") else None
+        kind = q.get("kind") or None
+        if kind is not None and kind not in AUDIT_KINDS:
+            raise ValueError(f"kind {kind[:40]!r}: allowed are {', '.join(AUDIT_KINDS)}")
+    except ValueError as e:
+        return _bad(str(e))
+    rows = console_of(request).event.store.audit(q.get("division") or None, table=table, kind=kind)
+    return JSONResponse({"audit": rows, "kinds": list(AUDIT_KINDS)})
+
+
+async def audit_page(request: Request) -> Response:
+    if not request.user.is_authenticated:
+        return RedirectResponse("/login", status_code=303)
+    return FileResponse(STATIC / "audit.html", headers={"Cache-Control": "no-store"})
 
 
 # --- device health and round readiness (issue 26; health.py, readiness.py) ------------------------
@@ -630,6 +646,7 @@ ROUTES = [
     Route("/api/export/tsh.txt", export_tsh),
     Route("/api/export/tourney.js", export_tourney_js),
     Route("/api/audit", audit),
+    Route("/audit", audit_page),
     Route("/ready", ready_page),
     Route("/api/ready", ready),
     Route("/api/health-thresholds", health_thresholds, methods=["POST"]),

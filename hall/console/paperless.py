@@ -27,7 +27,7 @@ from rackside.hall.wire import commands
 from . import checkin, incidents, requests, results, signedslips
 from .guard import json_object
 from .guard import refused as _bad
-from .resultstore import StoreError
+from .resultstore import CALL, SLIP, StoreError
 
 log = logging.getLogger("rackside.hall.console")
 DIRECTOR = "director"
@@ -146,7 +146,7 @@ class Paperless:
                 if t is not None and (t.state or {}).get("game") == c.game:
                     # audited once, of the game the clock is on: a stray game's calls (a replay, a
                     # device's invention) are queued, one a table, and never fill the audit
-                    self._audit(n, "call", CONSOLE, c.who, c.as_dict())
+                    self._audit(n, "call", CONSOLE, c.who, c.as_dict(), kind=CALL, game=c.game, device=True)
                 self._keep_calls()
                 self._publish_lists()
         elif name in ("call_ack", "call_resolve"):
@@ -232,7 +232,7 @@ class Paperless:
         self.held.hold(n, slip, why, agrees)
         self._keep_held()
         t = self.console.state.tables.get(n)
-        self._audit(n, "slip held", CONSOLE, why, slip, t)
+        self._audit(n, "slip held", CONSOLE, why, slip, t, kind=SLIP, game=slip["game"], device=True)
         self._answer(n, slip, "held", why)
         self._publish_lists()
 
@@ -284,11 +284,14 @@ class Paperless:
     def _keep_held(self) -> None:
         self.console.event.store.put_setting(HELD_KEY, self.held.rows())
 
-    def _audit(self, n: int, action: str, who: str, reason: str, after: dict | None, t=None) -> None:
+    def _audit(self, n: int, action: str, who: str, reason: str, after: dict | None, t=None, kind: str = CALL,
+               game: str | None = None, device: bool = False) -> None:
+        """`device`: a row a device's message made (bounded per table, game and kind: resultstore.note)."""
         t = t or self.console.state.tables.get(n)
         seat = (t.seat if t else None) or {}
         self.console.event.store.note(_now_iso(), who, action, seat.get("division", results.BY_TABLE),
-                                      seat.get("round", self.console.state.round.number), n, reason, after)
+                                      seat.get("round", self.console.state.round.number), n, reason, after,
+                                      kind=kind, game=game, device=device)
 
 
 def _paperless(request: Request) -> Paperless:
@@ -324,7 +327,7 @@ async def call_answer(request: Request) -> Response:
             fields = {"cmd": "call_resolve", "call": call, "reason": c.reason}
     except ValueError as e:  # CallError is one
         return _bad(str(e))
-    p._audit(n, f"call {action}", who, c.reason, c.as_dict())
+    p._audit(n, f"call {action}", who, c.reason, c.as_dict(), kind=CALL, game=c.game)
     p._keep_calls()
     sent = p.send(n, fields, who)
     p._publish_lists()
@@ -402,7 +405,7 @@ async def held_slip(request: Request) -> Response:
             reason = " ".join(str(body.get("reason") or "").split())
             if not reason:
                 raise ValueError("setting a signed slip aside needs a reason (it is audited)")
-            p._audit(n, "slip set aside", who, reason, held["slip"])
+            p._audit(n, "slip set aside", who, reason, held["slip"], kind=SLIP, game=game)
         else:
             raise ValueError("action must be record or dismiss")
     except (ValueError, results.ResultError) as e:

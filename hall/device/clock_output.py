@@ -507,7 +507,8 @@ class _Worker:
             return
         out = self.out
         started = out.updater.start(cmd.id, cmd.version, cmd.sha256, cmd.url, cmd.token, cmd.wait_s,
-                                    lambda ok, outcome, why: out._updated(cmd, ok, outcome, why))
+                                    lambda ok, outcome, why: out._updated(cmd, ok, outcome, why),
+                                    allow_downgrade=cmd.allow_downgrade)
         if not started:
             rows.append(self._ack(cmd.id, False, "another update is running on this clock: send it again when it is over",
                                   None, answered, update={"version": cmd.version, "outcome": "failed"}))

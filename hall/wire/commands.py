@@ -41,8 +41,9 @@ as an input of the game with "source": "hall" (docs/journal.md):
 
 `update` is not a clock input either: the hall output hands it to hall.device.update.Updater, which
 fetches the bundle from `url` with `token`, checks it against `sha256` and installs it, switching
-only between games (waiting up to `wait_s` for the game in progress to end); its ack is the outcome
-(docs/fleet.md, "Updates").
+only between games (waiting up to `wait_s` for the game in progress to end); a version older than
+the one installed only with `"allow_downgrade": true`, the director's confirmation; its ack is the
+outcome (docs/fleet.md, "Updates").
 
 Any command may carry `by` (who sent it, at most 64 characters) and `reason` (why, at most 200):
 the clock journals them beside the input with "source": "hall", so its own journal says who and why.
@@ -71,7 +72,7 @@ from rackside.firmware.checkin import MAX_PLAYER_NUMBER, MAX_ROUND
 from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules, Takeover
 from rackside.firmware import slip
 from rackside.hall.wire import topics, update
-from rackside.hall.wire.schema import Check, Field, Invalid, ListOf, OneOf, Schema, Text, Time, Whole
+from rackside.hall.wire.schema import Check, Field, Flag, Invalid, ListOf, OneOf, Schema, Text, Time, Whole
 
 MAX_COMMAND_BYTES = 4096
 NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "takeover", "update", "slip_outcome",
@@ -168,7 +169,9 @@ FIELDS: dict[str, dict[str, Field]] = {  # each command's own fields
                "url": Check(_url, says=f"the console's http(s)://HOST:PORT{update.DOWNLOAD_PATH}, "
                                        f"at most {update.MAX_URL_CHARS} characters"),
                "token": Text(64, pattern=update.TOKEN, says="32 to 64 letters, digits, '-' or '_'", hide=True),
-               "wait_s": Whole(0, update.MAX_WAIT_S, unit="seconds", null=True, default=0)},
+               "wait_s": Whole(0, update.MAX_WAIT_S, unit="seconds", null=True, default=0),
+               # the director confirmed installing a version older than the clock's (issue 36)
+               "allow_downgrade": Flag(default=False)},
     # the console's answer to a signed result slip (firmware.slip: the clock shows it)
     "slip_outcome": {"game": Text(24, pattern=GAME, says='a game as its events name it, e.g. "game-000003"'),
                      "outcome": OneOf(slip.OUTCOMES), "why": Text(slip.MAX_WHY, null=True)},
@@ -204,6 +207,7 @@ class Command:
     url: str | None = None
     token: str | None = None
     wait_s: int = 0
+    allow_downgrade: bool = False  # update: the director's confirmation of a downgrade
     outcome: str | None = None  # slip_outcome: the console's answer to the game's signed slip, and why
     why: str | None = None
     round: int | None = None  # pairing: the round, its two numbers and the starter (2.1(b)(i))
