@@ -13,6 +13,8 @@ import pytest
 
 from rackside.hall.console import config, public, publicserve, standings, tsh
 from rackside.hall.console.app import Console
+from rackside.hall.console.event import Event
+from rackside.hall.console.resultstore import ResultStore
 from support.console import cheap_hash
 
 DATA = Path(__file__).parent / "data" / "tsh"
@@ -27,20 +29,66 @@ def tsh_ranks(d: tsh.Division, rnd: int) -> dict[int, int]:
             if rnd < len(p.etc.get("rrank", ())) and p.etc["rrank"][rnd] is not None}
 
 
-@pytest.mark.parametrize("event", ["albany-2024", "july4-2025"])
+# Every real tourney.js the tests hold (tests/data/tsh/README.md), and how many ranks TSH wrote in it
+REAL_EVENTS = {"albany-2024": 2000, "july4-2025": 100, "ccc-may2026": 66, "botb-2025": 160}
+
+
+def imported(event: str) -> tuple[Console, public.Hall]:
+    """A console that imported the event's tourney.js alone, and the public view's makings of it."""
+    c = Console("open", cheap_hash("x"))
+    assert c.import_tsh({"tourney.js": (DATA / event / "tourney.js").read_bytes()}) == []
+    return c, publicserve.hall_of(publicserve.gather(c, 0, slow=True))
+
+
+@pytest.mark.parametrize("event", sorted(REAL_EVENTS))
 def test_every_rank_is_the_rank_tsh_wrote_for_every_player_and_round(event):
     """TSH writes each player's rank after every round into tourney.js (`etc.rrank`, 1-based by
     round, TSH::Division::ComputeRanks). A player who withdrew later (`off`) was ranked while still
-    playing: TSH kept ranks for them up to the round before (their rrank's length says to when)."""
+    playing: TSH kept ranks for them up to the round before (their rrank's length says to when).
+    The event comes in as a tourney.js alone, with TSH's options in its `config` object, which the
+    public view ranks with (issue 35: `spread_cap` was dropped, so ccc-may2026's spreads were
+    uncapped and 7 of its ranks differed); its standings.json is that ranking after the last round."""
+    c, h = imported(event)
     checked = 0
-    for d in real_divisions(event):
+    for d in h.divisions:
         for rnd in range(1, standings.last_scored_round(d) + 2):
             among = {p.number for p in d.players.values() if p.active or len(p.etc.get("rrank", ())) > rnd + 1}
-            ours = {r["number"]: r["rank"] for r in standings.ranked(d, rnd - 1, among=among)}
+            ours = {r["number"]: r["rank"] for r in standings.ranked(d, rnd - 1, h.options, among=among)}
             theirs = tsh_ranks(d, rnd)
             assert {n: ours[n] for n in theirs if n in ours} == {n: r for n, r in theirs.items() if n in ours}, (d.name, rnd)
             checked += len(theirs)
-    assert checked > (2000 if event == "albany-2024" else 100)
+    assert checked >= REAL_EVENTS[event]
+    shown = public.view(h)["standings.json"]["divisions"]
+    assert shown == [public.division_standings(d, h.options) for d in h.divisions]
+    assert [x["rows"] for x in shown] == [standings.ranked(d, None, h.options) for d in h.divisions]
+
+
+def test_the_rank_options_come_from_tourney_js_config_and_bad_values_are_left_out():
+    text = ("newt={config:{spread_cap:[250],oppless_spread:undefined,spread_bad:1,sum_before_spread:'x'.repeat,"
+            "zero_byes_tie:true,all_byes_tie:{a:1},entry:'both'},divisions:[]};")
+    assert tsh.tourney_js_options(text.replace("'x'.repeat", "0")) == {
+        "spread_cap": [250], "spread_bad": 1, "sum_before_spread": 0, "entry": "both"}
+
+
+def test_a_tourney_js_replaces_the_event_an_earlier_import_left():
+    """Importing a single-division tourney.js leaves no division, config.tsh or file of an earlier
+    import beside it (issue 35): TSH writes every division into tourney.js, so it is the whole event,
+    after a restart too; a failed import changes nothing."""
+    store = ResultStore(None)
+    ev = Event(store)
+    ev.import_files({n: (DATA / "albany-2024" / n).read_bytes() for n in ("config.tsh", "a.t", "b.t", "c.t")})
+    assert list(ev.divisions) == ["A", "B", "C"] and ev.config is not None
+    one = (DATA / "ccc-may2026" / "tourney.js").read_bytes()
+    with pytest.raises(tsh.TshError):
+        ev.import_files({"tourney.js": b"newt={divisions:["})
+    assert list(ev.divisions) == ["A", "B", "C"]
+    ev.import_files({"tourney.js": one})
+    assert list(ev.divisions) == ["A"] and len(ev.divisions["A"].players) == 33
+    assert ev.config is None and ev.options()["spread_cap"] == [250]
+    again = Event(store)
+    again.restore()
+    assert list(again.divisions) == ["A"] and len(again.divisions["A"].players) == 33
+    assert again.options()["spread_cap"] == [250]
 
 
 def test_ranking_follows_tsh_wins_then_losses_then_spread_and_shares_ties():

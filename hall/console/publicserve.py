@@ -113,7 +113,7 @@ def gather(console, delay_s: int, slow: bool, every_s: float = 1) -> dict:
     if slow:
         out.update(divisions=list(ev.divisions.values()), rows=console.result_rows.of(ev.store),
                    entry_config=ev.entry_config(), config=ev.config,
-                   options=dict(ev.config.options) if ev.config is not None else dict(ev.js_entry))
+                   options=ev.options())
     return out
 
 
