@@ -303,12 +303,12 @@ def test_each_rule_and_limit_has_one_home(rule):
 
 # A clock's time as m:ss (25:00, -1:05) is static/clocktext.js's `clockText`, loaded before the
 # script of every console page that shows one (ready.js had its own `mmss`, the paperless drawer its
-# own count). The public page is its own folder of files (hall.console.public.PAGE_FILES) with its own.
+# own count), the public page too: its folder of files (hall.console.public.PAGE_FILES) carries clocktext.js.
 TIME_FORMAT = re.compile(r"%\s*60\)\.padStart\(2")
 
 
 def time_formats_outside_clocktext_js(scripts) -> list[str]:
-    return [f"{where(p)}:{i}" for p in scripts if p.name not in ("clocktext.js", "public.js")
+    return [f"{where(p)}:{i}" for p in scripts if p.name != "clocktext.js"
             for i, code in js_code_lines(p) if TIME_FORMAT.search(code)]
 
 
@@ -319,6 +319,8 @@ def test_one_script_formats_a_clocks_time_and_the_pages_load_it_first(tmp_path):
     for page, script in (("index.html", "app.js"), ("ready.html", "ready.js")):
         html = (static / page).read_text(encoding="utf-8")
         assert html.index('<script src="/static/clocktext.js"></script>') < html.index(f'<script src="/static/{script}"></script>'), page
+    html = (static / "public.html").read_text(encoding="utf-8")
+    assert html.index('<script src="clocktext.js" defer></script>') < html.index('<script src="public.js" defer></script>')
     bad = tmp_path / "ready.js"
     bad.write_text('function mmss(ms) { return `${Math.floor(ms / 60000)}:${String(Math.floor(ms / 1000) % 60).padStart(2, "0")}`; }\n')
     assert time_formats_outside_clocktext_js([bad]) == ["ready.js:1"]

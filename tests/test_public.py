@@ -159,6 +159,72 @@ def test_standings_are_of_the_recorded_results_too():
     assert game["result"] == [420, 400]
 
 
+def checked_in(c: Console, table: int, side: int, number: int, game: str = "g1", seq: int = 1) -> None:
+    """A player's check-in at the clock (issue 27): their number typed and their own button pressed."""
+    c.on_message(f"rackside/v1/open/table/{table}/event", json.dumps(
+        {"kind": "input", "game": game, "seq": seq, "t_ns": seq, "input": "checkin", "at": None,
+         "player": side, "number": number}).encode())
+
+
+def recorded(c: Console, table: int, slip: list[int]) -> dict:
+    """The director's result, as the result endpoint records it (app.result): the players in the sides
+    they sit at (Paperless.in_checkin_order), the slip's scores side 1 then side 2."""
+    t = c.state.tables[table]
+    seated = c.paperless.in_checkin_order(t)
+    out = c.event.result(seated, {"slip": slip, "no_clock": {"reason": "r", "penalties": [0, 0]}, "confirm": True},
+                         "TD", "2026-07-04T10:00:00+00:00", c.state.round.number)
+    t.final = seated.final
+    return out
+
+
+@pytest.mark.parametrize("starter_side", [1, 2])
+def test_every_name_is_on_the_side_and_score_it_played_for_both_seatings_of_the_starter(starter_side):
+    """Issue 35: where TSH's starter checked in on side 2, the public pairings showed the second
+    player with the starter's score and the live card the starter's time under the other's name
+    (public.py paired TSH's seat order with the sides). Round 2, table 1: Adams (#1, TSH's starter)
+    v Cole (#3). Adams sits at `starter_side` with 59 s left, wins 398-380: on every document each
+    name has its own time and score, as the director's tile and result form have them."""
+    c = a_console()
+    other = 3 - starter_side
+    times = {starter_side: 59000, other: 1200000}
+    state = {**RUNNING, "running": starter_side, "to_move": starter_side,
+             "players": [{**RUNNING["players"][i], "remaining_ms": times[i + 1]} for i in range(2)]}
+    c.on_message("rackside/v1/open/table/1/state", json.dumps(state).encode())
+    checked_in(c, 1, starter_side, 1)
+    live = next(t for t in built(c)["live.json"]["tables"] if t["table"] == 1)
+    names = {starter_side: "Adams, Ann", other: "Cole, Cy"}
+    assert live["names"] == [names[1], names[2]]
+    assert {p["player"]: p["remaining_ms"] for p in live["state"]["players"]} == {starter_side: 59000, other: 1200000}
+    assert live["state"]["running"] == starter_side  # Adams's time runs, on Adams's side
+    slip = [398, 380] if starter_side == 1 else [380, 398]
+    assert recorded(c, 1, slip)["confirmed"]
+    docs = built(c)
+    live = next(t for t in docs["live.json"]["tables"] if t["table"] == 1)
+    assert live["names"] == [names[1], names[2]] and live["result"] == slip
+    game = next(g for g in docs["pairings.json"]["rounds"][0]["games"] if g["table"] == 1)
+    assert [p["name"] for p in game["players"]] == ["Adams, Ann", "Cole, Cy"] and game["result"] == [398, 380]
+    rows = {r["name"]: r for r in docs["standings.json"]["divisions"][0]["rows"]}
+    assert (rows["Adams, Ann"]["wins"], rows["Cole, Cy"]["losses"]) == (2, 1)
+    director = c.state.tables[1].final  # the tile's recorded result: its names and numbers by side
+    assert director["names"] == [names[1], names[2]] and director["scores"] == slip
+    assert c.paperless.checkins.view(1, c.state.tables[1].seat)["names"] == [names[1], names[2]]
+
+
+def test_a_recorded_result_keeps_its_sides_after_a_restart_with_no_check_in():
+    """The console keeps no check-in across a restart; the recorded result keeps the players it was
+    recorded for at each side, which the public view pairs its scores with."""
+    c = a_console()
+    c.on_message("rackside/v1/open/table/1/state", json.dumps(RUNNING).encode())
+    checked_in(c, 1, 2, 1)
+    recorded(c, 1, [380, 398])
+    c.paperless.checkins.tables.clear()  # as a restarted console has them
+    docs = built(c)
+    live = next(t for t in docs["live.json"]["tables"] if t["table"] == 1)
+    assert live["names"] == ["Cole, Cy", "Adams, Ann"] and live["result"] == [380, 398]
+    game = next(g for g in docs["pairings.json"]["rounds"][0]["games"] if g["table"] == 1)
+    assert game["result"] == [398, 380]
+
+
 # What only the director may see, as values: a challenge's word and station, a command's id, who sent
 # it and why, a device's version
 PRIVATE_VALUES = {"SECRETWORD", "cmd-abc123", "clock-7f3e", "penalty-note", "TD Sam", "0.0.0-private"}
@@ -169,7 +235,10 @@ def test_no_private_field_by_key_or_value_in_any_document():
     command awaiting its ack, a device's status, version and health, a live penalty and overtime,
     and a recorded result with its note and who recorded it. A side's time in overtime is shown, as
     the table's own display shows it (negative remaining_ms); its penalty points never are, by key
-    (`penalty`, `overtime_s`) or in any field, before the result is recorded (docs/public.md)."""
+    (`penalty`, `overtime_s`) or in any field, before the result is recorded (docs/public.md). What the
+    director's tile shows everyone at the table sees too, and the public page shows it as the tile
+    does (issue 35): a forfeit and how the game ended, a challenge in progress (that there is one:
+    not its station, words or verdict), a clock offline."""
     c = a_console()
     hall = "open"
     state = {"seq": 9, "game": "g1", "phase": "running", "running": 1, "to_move": 1, "sent_at": "2026-07-04T10:00:00+00:00",
@@ -189,7 +258,7 @@ def test_no_private_field_by_key_or_value_in_any_document():
     text = json.dumps(docs)
     for value in PRIVATE_VALUES:
         assert value not in text, value
-    private_keys = {"penalty", "overtime_s", "forfeit", "ending", "challenge", "word_results", "words", "command", "history",
+    private_keys = {"penalty", "overtime_s", "word_results", "words", "command", "history",
                     "status", "version", "health", "health_problems", "problems", "note", "by", "decision", "no_clock",
                     "station", "stations", "feed", "csrf", "user", "thresholds", "health_thresholds", "tsh_problems"}
 
@@ -204,7 +273,8 @@ def test_no_private_field_by_key_or_value_in_any_document():
 
     assert set(keys(docs)) & private_keys == set()
     live = next(t for t in docs["live.json"]["tables"] if t["table"] == 1)
-    assert live["state"]["players"][0] == {"player": 1, "remaining_ms": -65000, "absent": False}  # the display's -1:05
+    assert live["state"]["players"][0] == {"player": 1, "remaining_ms": -65000, "absent": False, "forfeit": False}  # -1:05
+    assert live["challenge"] is True and live["offline"] is False
     assert c.state.tables[1].state["players"][0]["penalty"] == 20  # (the director's, from the clock: 5.3)
     assert live["state"]["running"] == 1 and live["state"]["sent_at"] == state["sent_at"]
 
@@ -552,16 +622,23 @@ RUNNING = {"seq": 1, "game": "g1", "phase": "running", "running": 1, "to_move": 
            "ending": None}
 
 
-def test_a_clock_going_offline_changes_no_public_document():
-    """A table's status is the device's (docs/public.md): its Last Will changes nothing the public
-    sees (a defect: live.json's `frozen` said which clocks were offline); a stale sent_at stops the
-    ticking on the page instead (hall.json's page.stale_s)."""
+def test_a_clock_going_offline_is_shown_as_the_director_sees_it():
+    """Issue 35: a real table whose clock quit was OFFLINE on the director's page and 25:00 / 25:00
+    as normal on the public one. Its Last Will marks the live table offline (the page freezes its
+    times as of its last state and says since when, static/tilestate.js), and nothing else of the
+    device (its version, health, name) is in any document; online again, it is as before."""
     c = a_console()
     c.on_message("rackside/v1/open/table/1/state", json.dumps(RUNNING).encode())
     c.on_message("rackside/v1/open/table/1/status", json.dumps({"status": "online"}).encode())
     online = built(c)
     c.on_message("rackside/v1/open/table/1/status", json.dumps({"status": "offline"}).encode())
     assert c.state.tables[1].status == "offline"
+    offline = built(c)
+    table = next(t for t in offline["live.json"]["tables"] if t["table"] == 1)
+    assert table["offline"] is True and table["state"]["sent_at"] == RUNNING["sent_at"]
+    was = next(t for t in online["live.json"]["tables"] if t["table"] == 1)
+    assert {**table, "offline": False} == was
+    c.on_message("rackside/v1/open/table/1/status", json.dumps({"status": "online"}).encode())
     assert publicserve._without_time(built(c)["live.json"]) == publicserve._without_time(online["live.json"])
     assert online["hall.json"]["page"]["stale_s"] == public.stale_s(1)
 

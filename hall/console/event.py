@@ -255,6 +255,7 @@ def tile_final(r: results.Recorded) -> dict:
             # the clock's final times, for a tile of an earlier round once the clock plays another game
             "remaining_ms": None if r.remaining_ms is None else list(r.remaining_ms), "overtime_s": list(r.overtime_s),
             "no_clock": r.no_clock, "names": list(r.names), "entry": r.entry or results.TYPED,
+            "numbers": list(r.numbers),  # TSH's players at side 1 and 2, as recorded (checkin.on_sides)
             "signed": r.entry == results.SIGNED}
 
 
