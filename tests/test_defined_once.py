@@ -481,3 +481,30 @@ def test_each_check_finds_a_second_copy(rule, tmp_path):
 
 def test_every_rule_has_a_planted_copy():
     assert sorted(PLANTED) == sorted(r[0] for r in RULES)
+
+
+# A table's class, times and words (OFFLINE, "offline since", a forfeit named, neutralised or a
+# challenge, ended) are static/tilestate.js's, loaded by the director's page and the public page
+# before their own scripts (issue 35: the public page had its own derivation, and showed an offline
+# clock running): no other script defines them or a tile's label.
+DERIVATION = re.compile(r"\bfunction\s+(tileClass|stateWords|remainingAt|forfeitText|recordedText)\b|\"OFFLINE\"|\bconst\s+LABEL\b")
+
+
+def derivations_outside_tilestate_js(scripts) -> list[str]:
+    return [f"{where(p)}:{i}" for p in scripts if p.name != "tilestate.js"
+            for i, code in js_code_lines(p) if DERIVATION.search(code)]
+
+
+def test_one_script_derives_a_tables_state_and_both_pages_load_it(tmp_path):
+    static = ROOT / "hall" / "console" / "static"
+    assert derivations_outside_tilestate_js(page_scripts()) == []
+    assert len(DERIVATION.findall((static / "tilestate.js").read_text(encoding="utf-8"))) == 7
+    director = (static / "index.html").read_text(encoding="utf-8")
+    assert director.index('<script src="/static/tilestate.js"></script>') < director.index('<script src="/static/app.js"></script>')
+    public_page = (static / "public.html").read_text(encoding="utf-8")
+    assert public_page.index('<script src="tilestate.js" defer></script>') < public_page.index('<script src="public.js" defer></script>')
+    from rackside.hall.console import public
+    assert {"clocktext.js", "tilestate.js"} <= set(public.PAGE_FILES)  # written beside the page in the folder too
+    bad = tmp_path / "public.js"
+    bad.write_text('function classOf(t) { if (t.offline) return "OFFLINE"; }\n')
+    assert derivations_outside_tilestate_js([bad]) == ["public.js:1"]

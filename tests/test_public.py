@@ -212,12 +212,14 @@ def test_every_name_is_on_the_side_and_score_it_played_for_both_seatings_of_the_
 
 def test_a_recorded_result_keeps_its_sides_after_a_restart_with_no_check_in():
     """The console keeps no check-in across a restart; the recorded result keeps the players it was
-    recorded for at each side, which the public view pairs its scores with."""
+    recorded for at each side, which the director's tile and the public view pair its scores and
+    final times with."""
     c = a_console()
     c.on_message("rackside/v1/open/table/1/state", json.dumps(RUNNING).encode())
     checked_in(c, 1, 2, 1)
     recorded(c, 1, [380, 398])
     c.paperless.checkins.tables.clear()  # as a restarted console has them
+    assert c.state.tables[1].tile()["names"] == ["Cole, Cy", "Adams, Ann"]  # the director's tile, as recorded
     docs = built(c)
     live = next(t for t in docs["live.json"]["tables"] if t["table"] == 1)
     assert live["names"] == ["Cole, Cy", "Adams, Ann"] and live["result"] == [380, 398]

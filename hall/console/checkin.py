@@ -71,6 +71,13 @@ def on_sides(seat: dict, sides: dict) -> dict:
     return seat
 
 
+def recorded_sides(final: dict | None) -> dict:
+    """Side -> TSH number of a recorded result (event.tile_final's `numbers`, by side): the sides a
+    game was recorded with, when no check-in says them (a console restarted keeps none)."""
+    numbers = (final or {}).get("numbers") or ()
+    return {s: x for s, x in zip((1, 2), numbers) if x is not None}
+
+
 def name_of(number: int, seat: dict | None) -> str:
     if seat and number in seat["numbers"]:
         return seat["names"][list(seat["numbers"]).index(number)]

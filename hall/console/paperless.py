@@ -248,8 +248,7 @@ class Paperless:
         here = self.checkins.tables.get(t.n)
         if here is not None and here.numbers and here.game == (t.state or {}).get("game"):
             return dict(here.numbers)
-        numbers = (t.final or {}).get("numbers") or ()
-        return {s: x for s, x in zip((1, 2), numbers) if x is not None}
+        return checkin.recorded_sides(t.final)
 
     def in_checkin_order(self, t):
         """Table `t` with its seat's players in the sides they sit at (checkin.on_sides: the clock's
