@@ -13,17 +13,20 @@ dict of documents, file name -> JSON value:
 - `pairings.json`: this round's and the next round's games by table, with the recorded result;
 - `standings.json`: each division's standings, ranked as TSH ranks them (standings.py), after the
   last round with a recorded score;
-- `live.json`: when it was built, and every table TSH seated this round: its players, its clock's times
-  (`remaining_ms` and `sent_at`, which the page ticks itself, at most `stale_s` past sent_at), whose
-  turn it is, and the recorded result.
+- `live.json`: when it was built, and every table TSH seated this round: its players by the side they
+  sit at (checkin.on_sides), its clock's times (`remaining_ms` and `sent_at`, which the page ticks
+  itself, at most `stale_s` past sent_at), whose turn it is, how it ended and who forfeited, whether
+  its clock is offline and a challenge on, and the recorded result: what the director's tile derives
+  its class, times and words from, with the same script (static/tilestate.js, docs/public.md "One
+  truth on every screen").
 
 What is never in them (docs/public.md, "What the public never sees"; tests/test_public.py checks
-every document by key and by value against the director's snapshot): a challenge (its words, its
-per-word results, its station), a command, a device (a table's status, version, health or
-problems; whether it is online; a clock at a table TSH did not seat), a clock's penalty points,
-forfeit or ending before the result is recorded, a result's note, decision, reason or who recorded
-it, a session or a token. A side's time in overtime is shown as the table's own display shows it
-(negative `remaining_ms`: the clock shows it to everyone at the table, 5.3), never its penalty.
+every document by key and by value against the director's snapshot): a challenge's words, per-word
+results, verdict or station, a command, a device (a table's version, health or problems; a clock at
+a table TSH did not seat), a clock's penalty points before the result is recorded, a result's note,
+decision, reason or who recorded it, a session or a token. A side's time in overtime is shown as the
+table's own display shows it (negative `remaining_ms`: the clock shows it to everyone at the table,
+5.3), never its penalty.
 Each document is built from an allow list of fields, never by removing fields from the director's.
 """
 
