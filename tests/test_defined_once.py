@@ -307,20 +307,29 @@ def test_each_rule_and_limit_has_one_home(rule):
 TIME_FORMAT = re.compile(r"%\s*60\)\.padStart\(2")
 
 
+def outside(home: str, pattern: re.Pattern, scripts) -> list[str]:
+    """Where a script other than `home` has code matching `pattern`, as file:line."""
+    return [f"{where(p)}:{i}" for p in scripts if p.name != home for i, code in js_code_lines(p) if pattern.search(code)]
+
+
 def time_formats_outside_clocktext_js(scripts) -> list[str]:
-    return [f"{where(p)}:{i}" for p in scripts if p.name != "clocktext.js"
-            for i, code in js_code_lines(p) if TIME_FORMAT.search(code)]
+    return outside("clocktext.js", TIME_FORMAT, scripts)
+
+
+def loaded_first(home: str, pages) -> None:
+    """Each (page, script) of `pages` loads `home` before its own script (the public page: by relative address)."""
+    static = ROOT / "hall" / "console" / "static"
+    for page, script in pages:
+        html = (static / page).read_text(encoding="utf-8")
+        tag = '<script src="{}" defer></script>' if page == "public.html" else '<script src="/static/{}"></script>'
+        assert html.index(tag.format(home)) < html.index(tag.format(script)), page
 
 
 def test_one_script_formats_a_clocks_time_and_the_pages_load_it_first(tmp_path):
     static = ROOT / "hall" / "console" / "static"
     assert time_formats_outside_clocktext_js(page_scripts()) == []
     assert TIME_FORMAT.search((static / "clocktext.js").read_text(encoding="utf-8"))
-    for page, script in (("index.html", "app.js"), ("ready.html", "ready.js")):
-        html = (static / page).read_text(encoding="utf-8")
-        assert html.index('<script src="/static/clocktext.js"></script>') < html.index(f'<script src="/static/{script}"></script>'), page
-    html = (static / "public.html").read_text(encoding="utf-8")
-    assert html.index('<script src="clocktext.js" defer></script>') < html.index('<script src="public.js" defer></script>')
+    loaded_first("clocktext.js", (("index.html", "app.js"), ("ready.html", "ready.js"), ("public.html", "public.js")))
     bad = tmp_path / "ready.js"
     bad.write_text('function mmss(ms) { return `${Math.floor(ms / 60000)}:${String(Math.floor(ms / 1000) % 60).padStart(2, "0")}`; }\n')
     assert time_formats_outside_clocktext_js([bad]) == ["ready.js:1"]
@@ -490,21 +499,13 @@ def test_every_rule_has_a_planted_copy():
 DERIVATION = re.compile(r"\bfunction\s+(tileClass|stateWords|remainingAt|forfeitText|recordedText)\b|\"OFFLINE\"|\bconst\s+LABEL\b")
 
 
-def derivations_outside_tilestate_js(scripts) -> list[str]:
-    return [f"{where(p)}:{i}" for p in scripts if p.name != "tilestate.js"
-            for i, code in js_code_lines(p) if DERIVATION.search(code)]
-
-
 def test_one_script_derives_a_tables_state_and_both_pages_load_it(tmp_path):
     static = ROOT / "hall" / "console" / "static"
-    assert derivations_outside_tilestate_js(page_scripts()) == []
+    assert outside("tilestate.js", DERIVATION, page_scripts()) == []
     assert len(DERIVATION.findall((static / "tilestate.js").read_text(encoding="utf-8"))) == 7
-    director = (static / "index.html").read_text(encoding="utf-8")
-    assert director.index('<script src="/static/tilestate.js"></script>') < director.index('<script src="/static/app.js"></script>')
-    public_page = (static / "public.html").read_text(encoding="utf-8")
-    assert public_page.index('<script src="tilestate.js" defer></script>') < public_page.index('<script src="public.js" defer></script>')
+    loaded_first("tilestate.js", (("index.html", "app.js"), ("public.html", "public.js")))
     from rackside.hall.console import public
     assert {"clocktext.js", "tilestate.js"} <= set(public.PAGE_FILES)  # written beside the page in the folder too
     bad = tmp_path / "public.js"
     bad.write_text('function classOf(t) { if (t.offline) return "OFFLINE"; }\n')
-    assert derivations_outside_tilestate_js([bad]) == ["public.js:1"]
+    assert outside("tilestate.js", DERIVATION, [bad]) == ["public.js:1"]
