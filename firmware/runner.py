@@ -102,7 +102,8 @@ class Runner:
         on_new_game: Callable[[Rules], None] | None = None,
         keypad: bool = False,
     ) -> None:
-        self.rules = rules
+        self.rules = rules  # the next game's (a hall's new_game may set them: firmware.requests)
+        self.own_rules = rules  # clock.toml's: the fallback of a clock with no hall (issue 38)
         self.journal = store if isinstance(store, JournalOutput) else JournalOutput(store, log=log, checkpoint_ns=CHECKPOINT_NS)
         self.journal.rules = rules
         self.store = self.journal.store
@@ -438,7 +439,9 @@ class Runner:
         self.gestures.reset()
         self.table_session.cancel()  # a # held as the menu opened makes no call
         self.restored_until_ns = None
-        self.menu_session.open(view(self.clock, max(t, self.clock.since_ns or t)), self.rules,
+        # the game time the next game would get, the forfeit line of this one (an adjustment's bound)
+        self.menu_session.open(view(self.clock, max(t, self.clock.since_ns or t)),
+                               replace(self.clock.rules, game_time_ms=self.rules.game_time_ms),
                                ask_table=any(getattr(g.output, "asks_table", False) for g in self._guarded))
         log.info("director's menu opened")
 

@@ -166,3 +166,19 @@ def test_a_station_cannot_send_commands(hall_broker):
     ping(watch.client)
     assert watch.got == []
     watch.close()
+
+
+def test_a_station_reads_the_events_rules_and_cannot_write_them(hall_broker):
+    """Issue 38: the console's retained rules reach every station (its challenge rule, 3.10.15); a
+    station or a table cannot change them for the others."""
+    rules = topics.rules(hall_broker.hall)
+    station = Watch(hall_broker, rules, user="station-2")
+    assert [c.is_failure for c in station.codes] == [False]
+    director = Watch(hall_broker, rules)
+    publish_and_wait(hall_broker.client("station-1"), rules, b'{"challenge_rule": "double"}')
+    publish_and_wait(hall_broker.client("table-3"), rules, b'{"challenge_rule": "double"}')
+    publish_and_wait(hall_broker.client("director"), rules, b'{"challenge_rule": "5-per-word"}')
+    for w in (station, director):
+        ping(w.client)
+        assert w.got == [(rules, b'{"challenge_rule": "5-per-word"}')]
+        w.close()

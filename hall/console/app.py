@@ -205,7 +205,9 @@ class Console:
                 "tsh_problems": (self.event.problems + self.seating_problems)[:limits.MAX_PROBLEMS_SHOWN]}
 
     def snapshot(self) -> dict:
-        return {**self.state.snapshot(), **self.divisions_view(), "paperless": self.paperless.snapshot()}
+        return {**self.state.snapshot(), **self.divisions_view(), "paperless": self.paperless.snapshot(),
+                # the page's fallback rules (a clock's state carries its game's own): the event's ([event])
+                "rules": self.event.state_rules(), "event_rules": self.event.rules.as_dict()}
 
 
 def console_of(conn: HTTPConnection) -> Console:
@@ -385,7 +387,7 @@ async def command(request: Request) -> Response:
         body = await json_object(request)
         tables = requests.tables(body)
         rd = console.state.round
-        cmd = requests.command(body, rd.start, rd.game_time_ms, request.user.display_name)
+        cmd = requests.command(body, rd.start, rd.game_time_ms, request.user.display_name, console.event.rules.command_rules())
     except ValueError as e:
         return _bad(str(e))
     if console.send is None:
@@ -582,8 +584,9 @@ async def ready_page(request: Request) -> Response:
 @requires(DIRECTOR, status_code=401)
 async def ready(request: Request) -> Response:
     """Every table of the round's pairings: online, version, rules, clock sync, health, players."""
-    state = console_of(request).state
-    view = readiness.view(state.tables, state.round.game_time_ms, state.round.number, state.stations)
+    console = console_of(request)
+    state = console.state
+    view = readiness.view(state.tables, state.round.game_time_ms, state.round.number, state.stations, console.event.rules)
     return JSONResponse({**view, "thresholds": state.thresholds, "threshold_help": {k: v[3] for k, v in health.THRESHOLDS.items()}})
 
 

@@ -5,7 +5,8 @@ TSH files come in as bytes (`import_files`): a `config.tsh` names the divisions 
 says how to read them (encoding, comments, score limit, tables); `.t` files without one are named
 after the file; a `tourney.js` brings every division it has. What was imported is kept in the store,
 so a restarted console has the same divisions. Results go through `result()`: the clock's result
-(or, with none, the slip alone: "no clock record"), the slip, the rules (results.py), the director's
+(or, with none, the slip alone: "no clock record"), the slip, the event's rules ([event]: `rules`, never
+the built-in defaults) and results.py's, the director's
 decision where one is needed, then the store; a table with no TSH game is recorded by table.
 """
 
@@ -16,8 +17,10 @@ import binascii
 from dataclasses import replace
 from pathlib import PurePosixPath
 
+from rackside.hall.wire import messages
+from rackside.hall.wire.eventrules import EventRules
+
 from . import hallplan, limits, results, tsh
-from .contract import default_rules
 from .hallstate import Table, table_key
 from .resultstore import ResultStore
 
@@ -25,6 +28,7 @@ MAX_FILE_BYTES = limits.MAX_BODY_BYTES  # one TSH file: no more than a request m
 MAX_FILES = limits.MAX_TSH_FILES
 FILES_KEY = "tsh_files"
 ROUND_KEY = "round"
+RULES_KEY = "event_rules"  # the event's rules the console last ran (a change is audited)
 
 
 class Event:
@@ -35,10 +39,33 @@ class Event:
         self.problems: list[str] = []  # what the last imports could not place
         self.files: dict[str, bytes] = {}
         self.js_options: dict = {}  # tourney.js's options (score entry, ranking), for an event without config.tsh
+        self.rules = EventRules()  # the event's rules ([event], issue 38): a slip with no clock record is reckoned with them
+
+    def state_rules(self) -> dict:
+        """The event's rules as a clock's state carries its game's (hall.wire.messages.STATE_RULES)."""
+        return {k: getattr(self.rules.rules, k) for k in messages.STATE_RULES}
+
+    def new_rules(self, rules: EventRules) -> bool:
+        """Whether `rules` are not those the console last ran (or none were kept): read only."""
+        return self.store.setting(RULES_KEY) != rules.as_dict()
+
+    def set_rules(self, rules: EventRules, who: str, at: str, round_: int) -> bool:
+        """The event's rules, from [event] at the console's start: kept, and audited when they are not
+        those the console last ran (a change between rounds, or in one). True when they are not the
+        ones kept (or none were)."""
+        self.rules = rules
+        kept = self.store.setting(RULES_KEY)
+        if kept == rules.as_dict():
+            return False
+        if kept is not None:
+            self.store.note(at, who, "rules", "", round_, 0, f"the event's rules are now {rules.summary()}", rules.as_dict())
+        self.store.put_setting(RULES_KEY, rules.as_dict())
+        return True
 
     @property
     def limits(self) -> results.Limits:
-        return results.Limits(max_score=self.config.max_score if self.config else results.TSH_MAX_SCORE)
+        return results.Limits(max_score=self.config.max_score if self.config else results.TSH_MAX_SCORE,
+                              lateness_margin=self.rules.rules.lateness_forfeit_margin)
 
     # --- TSH in --------------------------------------------------------------------------------
 
@@ -171,7 +198,7 @@ class Event:
                 raise results.ResultError(f"table {t.n}: a result with no clock record needs the reason there is none "
                                           "(it is recorded and audited)")
             res = results.slip_result(t.n, no_clock.get("ending"), no_clock.get("forfeit"),
-                                      no_clock.get("penalties", [0, 0]), default_rules())
+                                      no_clock.get("penalties", [0, 0]), self.state_rules())
         if t.seat is not None and body.get("names") is not None:
             raise results.ResultError(f"table {t.n}: the players are TSH's ({t.names[0]} v {t.names[1]}): names are typed "
                                       "only for a game recorded by table")

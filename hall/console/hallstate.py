@@ -42,7 +42,7 @@ from rackside.hall.wire import topics
 
 from . import contract, health, limits, results
 from .checkin import on_sides, recorded_sides
-from .contract import Refused, default_rules
+from .contract import Refused
 from .results import BY_TABLE
 
 
@@ -667,8 +667,6 @@ class HallState:
         return {
             "hall": self.hall,
             "round": self.round.as_dict(),
-            # the page's fallback rules (a clock's state carries its game's own): the clock core's defaults
-            "rules": default_rules(),
             "lateness_endings": list(results.LATENESS_ENDINGS),  # a result with one of these takes a margin
             "tables": [t.tile() for t in sorted(self.tables.values(), key=lambda t: t.n)],
             "feed": list(self.feed)[:100],

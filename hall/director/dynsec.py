@@ -76,7 +76,8 @@ def table_acls(hall: str, n: int) -> list[dict]:
 
 
 def station_acls(hall: str, sid: str) -> list[dict]:
-    return [write(topics.station(hall, sid, leaf)) for leaf in topics.STATION_TOPICS]
+    """Its own topics, and the event's rules (its challenge rule, 3.10.15: issue 38)."""
+    return [write(topics.station(hall, sid, leaf)) for leaf in topics.STATION_TOPICS] + read(topics.rules(hall))
 
 
 def director_acls(hall: str) -> list[dict]:
