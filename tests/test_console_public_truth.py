@@ -128,14 +128,16 @@ DIRECTOR = """(n) => {
   if (!d) return null;
   const rows = [...d.querySelectorAll(".side")];
   return { cls: d.dataset.cls, note: d.querySelector(".note").textContent,
-    names: rows.map((r) => r.querySelector(".name").title), times: rows.map((r) => r.querySelector(".time").textContent) };
+    names: rows.map((r) => r.querySelector(".name").title), times: rows.map((r) => r.querySelector(".time").textContent),
+    turn: rows.map((r) => r.classList.contains("turn")) };
 }"""
 PUBLIC = """(n) => {
   const c = document.querySelector(`#live .live-table[data-table="${n}"]`);
   if (!c) return null;
   const sides = [1, 2].map((s) => c.querySelector(`.side[data-side="${s}"]`));
-  return { cls: c.dataset.cls, label: c.querySelector(".words .label").textContent, note: c.querySelector(".words .note").textContent,
-    names: sides.map((s) => s.querySelector(".who").textContent), times: sides.map((s) => s.querySelector(".time").textContent) };
+  return { cls: c.dataset.cls, label: c.querySelector(".words .label").textContent, note: c.dataset.words,
+    names: sides.map((s) => s.querySelector(".who").textContent), times: sides.map((s) => s.querySelector(".time").textContent),
+    turn: sides.map((s) => s.classList.contains("turn")) };
 }"""
 TICKING = ("running", "overtime")  # their times move on each second: compared by name, not to the second
 
@@ -164,6 +166,9 @@ def test_the_public_page_and_the_directors_say_the_same_for_every_phase_and_both
         starter, other = name(2 * n - 1), name(2 * n)
         by_side = [starter, other] if side == 1 else [other, starter]
         assert d["names"] == by_side and p["names"] == by_side, where  # each name on the side it sits at
+        assert p["turn"] == d["turn"], where  # the side whose time runs (the starter's, where it runs)
+        if phase in ("running", "overtime", "offline"):
+            assert p["turn"][side - 1] and not p["turn"][2 - side], where
         if phase not in TICKING:
             assert p["times"] == d["times"], where  # frozen, stopped or ended: the very same times
         if phase == "forfeit":

@@ -225,7 +225,7 @@ function drawTile(d, t) {
       const full = t.names[side - 1];
       setText(name, seatMark(t, side) + (shortName(full) || `Player ${side}`)); // ✓ checked in, ★ TSH's starter
       if (name.title !== full) name.title = full;
-      const turn = !!st && st.running === side && st.phase === "running" && !t.earlier; // nobody is to move in an earlier game; an offline clock's side to move is the spare's
+      const turn = turnSide(t) === side; // tilestate.js: the public page's too
       if (row.classList.contains("turn") !== turn) row.classList.toggle("turn", turn);
     }
     setText(d.parts.note, bad ? `problem: ${problems[0]}` : noteFor(t, cls));

@@ -177,7 +177,6 @@ function modelOf(t, live) {
     const rules = raw.rules && Object.keys(raw.rules).length ? raw.rules : live.rules;
     state = {
       phase: String(raw.phase || ""), running: raw.running === 1 || raw.running === 2 ? raw.running : null,
-      toMove: raw.to_move === 1 || raw.to_move === 2 ? raw.to_move : null,
       ending: typeof raw.ending === "string" ? raw.ending : null,
       players: (Array.isArray(raw.players) ? raw.players : []).filter((p) => p && (p.player === 1 || p.player === 2) && typeof p.remaining_ms === "number")
         .map((p) => ({ player: p.player, remaining_ms: p.remaining_ms, forfeit: p.forfeit === true, absent: p.absent === true })),
@@ -189,7 +188,7 @@ function modelOf(t, live) {
   }
   const r = t.clock_result, f = t.final;
   return {
-    status: t.offline === true ? "offline" : "online", state,
+    status: t.offline === true ? "offline" : "online", state, earlier: Boolean(raw && raw.frozen === true),
     names: [0, 1].map((i) => String((t.names || [])[i] || "")),
     result: r && typeof r === "object" ? { ending: typeof r.ending === "string" ? r.ending : null, forfeits: sides(r.forfeits) } : null,
     final: f && Array.isArray(f.scores) && f.scores.length === 2 ? { scores: f.scores, forfeits: sides(f.forfeits) } : null,
@@ -197,7 +196,6 @@ function modelOf(t, live) {
   };
 }
 
-function turnOf(st) { return st.phase === "running" ? st.running : st.toMove; }
 function ticking(c) { const st = c.m.state; return Boolean(st && !st.frozen && (st.phase === "running" || st.phase === "late")); }
 
 // Each table's card is kept (table -> {card, sig, t, ...}); a new live.json redraws only the cards
@@ -270,14 +268,16 @@ function tickCard(c) {
   const at = viewNow();
   const cls = tileClass(m, at, at, null); // tilestate.js: the director's tile's class
   c.card.dataset.cls = cls;
+  const words = stateWords(m, cls);
+  c.card.dataset.words = words;
   setText(c.label, LABEL[cls]);
-  setText(c.note, stateWords(m, cls));
+  setText(c.note, words === LABEL[cls].toLowerCase() ? "" : words); // "running", said once
   for (const s of c.sides) {
     const side = Number(s.el.dataset.side);
     const p = st && st.players.find((x) => x.player === side);
     const ms = p ? remainingAt(st, p, at) : null;
     setText(s.time, ms === null ? "" : clockText(ms));
-    s.el.classList.toggle("turn", Boolean(st && !st.frozen && turnOf(st) === side && st.phase !== "ended"));
+    s.el.classList.toggle("turn", turnSide(m) === side); // tilestate.js: the director's tile's too
     s.el.classList.toggle("over", ms !== null && ms < 0);
   }
 }

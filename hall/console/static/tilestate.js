@@ -50,6 +50,13 @@ function tileClass(t, at, now, round) {
   return "waiting";
 }
 
+// The side whose time runs, highlighted on both pages: nobody's in an earlier round's game (the
+// clock plays another); an offline clock's running side stays (the side a spare takes over)
+function turnSide(t) {
+  const st = t.state;
+  return st && st.phase === "running" && !t.earlier ? st.running : null;
+}
+
 // A recorded result, as both pages say it (the director's page adds how it was recorded)
 function recordedText(f) {
   if (f.forfeits && f.forfeits.length === 1) return `recorded: forfeit by side ${f.forfeits[0]}, ${Math.abs(f.scores[0])} (not rated)`;
