@@ -63,6 +63,20 @@ def test_every_rank_is_the_rank_tsh_wrote_for_every_player_and_round(event):
     assert [x["rows"] for x in shown] == [standings.ranked(d, None, h.options) for d in h.divisions]
 
 
+def test_config_tsh_rank_options_reach_the_public_standings():
+    """From config.tsh as from tourney.js: `spread_cap` holds Al's +400 and Cy's +90 to +50 each, so the
+    two share rank 1 (TSH's ComputeRanks: the same wins, losses and spread)."""
+    t = "Al 1500 2; 500; board 1\nBo 1600 1; 100; board 1\nCy 1400 4; 390; board 2\nDi 1300 3; 300; board 2\n"
+    ranks = {}
+    for cap in ("", "config spread_cap = 50\n"):
+        c = Console("open", cheap_hash("x"))
+        assert c.import_tsh({"config.tsh": f"division A a.t\n{cap}".encode(), "a.t": t.encode()}) == []
+        rows = built(c)["standings.json"]["divisions"][0]["rows"]
+        ranks[cap] = {r["name"]: (r["rank"], r["spread"]) for r in rows}
+    assert ranks[""]["Al"] == (1, 400) and ranks[""]["Cy"] == (2, 90)
+    assert ranks["config spread_cap = 50\n"]["Al"] == (1, 50) == ranks["config spread_cap = 50\n"]["Cy"]
+
+
 def test_the_rank_options_come_from_tourney_js_config_and_bad_values_are_left_out():
     text = ("newt={config:{spread_cap:[250],oppless_spread:undefined,spread_bad:1,sum_before_spread:'x'.repeat,"
             "zero_byes_tie:true,all_byes_tie:{a:1},entry:'both'},divisions:[]};")
