@@ -56,6 +56,28 @@ def where_plays(number: int, seat: dict | None, seats: dict[int, dict]) -> int |
     return same[0] if len(same) == 1 else None
 
 
+def on_sides(seat: dict, sides: dict) -> dict:
+    """The seat (hallplan's: TSH's order, its starter first) with its players in the clock's sides
+    they sit at, side 1 first, from `sides` (side -> TSH number; one side is enough: the other
+    player sits at the other). The one mapping from a seat to the sides: the director's tile and
+    result form, the public pairings and live tables (issue 35). `seat` itself when it is already in
+    side order or `sides` names none of its players."""
+    for side, number in sorted(sides.items()):
+        numbers = list(seat["numbers"])
+        if side in (1, 2) and number in numbers:
+            if numbers.index(number) + 1 == side:
+                return seat
+            return {**seat, "numbers": numbers[::-1], "names": list(seat["names"])[::-1]}
+    return seat
+
+
+def recorded_sides(final: dict | None) -> dict:
+    """Side -> TSH number of a recorded result (event.tile_final's `numbers`, by side): the sides a
+    game was recorded with, when no check-in says them (a console restarted keeps none)."""
+    numbers = (final or {}).get("numbers") or ()
+    return {s: x for s, x in zip((1, 2), numbers) if x is not None}
+
+
 def name_of(number: int, seat: dict | None) -> str:
     if seat and number in seat["numbers"]:
         return seat["names"][list(seat["numbers"]).index(number)]
@@ -120,7 +142,9 @@ class CheckIns:
             for side, number in sorted(here.numbers.items()):
                 sides[str(side)] = {"number": number, "name": name_of(number, seat), "starter": number == starter,
                                     "at": here.at.get(side)}
-        return {"table": n, "game": here.game if here else None, "sides": sides, "starter": starter}
+        # the seat's names by side (on_sides), for the tile's two rows: the page maps nothing itself
+        names = list(on_sides(seat, here.numbers)["names"]) if seat and here is not None else None
+        return {"table": n, "game": here.game if here else None, "sides": sides, "starter": starter, "names": names}
 
     def wrong_tables(self) -> list[dict]:
         return list(reversed(self.wrong.values()))

@@ -38,7 +38,7 @@ class Event:
         self.divisions: dict[str, tsh.Division] = {}  # in config.tsh's order, else import order
         self.problems: list[str] = []  # what the last imports could not place
         self.files: dict[str, bytes] = {}
-        self.js_entry: dict = {}  # tourney.js's score-entry options, for an event without config.tsh
+        self.js_options: dict = {}  # tourney.js's options (score entry, ranking), for an event without config.tsh
         self.rules = EventRules()  # the event's rules ([event], issue 38): a slip with no clock record is reckoned with them
 
     def state_rules(self) -> dict:
@@ -84,7 +84,9 @@ class Event:
 
     def import_files(self, files: dict[str, bytes | str], keep: bool = True) -> list[str]:
         """Read TSH files (name -> bytes as on disk, or text already decoded); returns the problems
-        (each naming its file and line). A division imported again replaces the one before."""
+        (each naming its file and line). A division imported again replaces the one before; a
+        tourney.js is the whole event (TSH writes every division into it), so importing one replaces
+        the event: no division, config.tsh or file of an earlier import stays beside it."""
         if len(files) > MAX_FILES:
             raise tsh.TshError(f"at most {MAX_FILES} files at once, not {len(files)}")
         for name, data in files.items():
@@ -94,17 +96,20 @@ class Event:
         problems: list[str] = []
         new: list[tsh.Division] = []
         cfg_entry = by_base.get("config.tsh")
+        # a tourney.js in the files: the event is theirs alone (nothing is changed until all are read)
+        whole = any(base != "config.tsh" and _is_tourney_js(base, data) for base, (_n, data) in by_base.items())
+        before = {} if whole else self.divisions
+        cfg = None if whole else self.config
         if cfg_entry is not None:
             cfg = tsh.parse_config(_text(cfg_entry[1], "utf-8"), cfg_entry[0])
-            self.config = cfg
             problems += cfg.problems
-        cfg = self.config
+        js_options = {} if whole else self.js_options
         used: set[str] = {"config.tsh"}
         if cfg is not None:
             for div_name, fname in cfg.divisions:
                 entry = by_base.get(PurePosixPath(fname).name)
                 if entry is None:
-                    if cfg_entry is not None and div_name not in self.divisions:
+                    if cfg_entry is not None and div_name not in before:
                         problems.append(f"{cfg.source}: division {div_name}: its file {fname} was not given")
                     continue
                 used.add(PurePosixPath(fname).name)
@@ -113,22 +118,24 @@ class Event:
         for base, (name, data) in by_base.items():
             if base in used:
                 continue
-            head = _text(data[:200], "utf-8").lstrip("\ufeff \t\r\n")
-            if base.endswith(".js") or head.startswith("newt") or head.startswith("//"):
+            if _is_tourney_js(base, data):
                 new.extend(tsh.parse_tourney_js(_text(data, "utf-8"), name))
-                self.js_entry = tsh.tourney_js_entry_options(_text(data, "utf-8"), name)
+                js_options = tsh.tourney_js_options(_text(data, "utf-8"), name)
             elif base.endswith(".t"):
                 enc = cfg.encoding if cfg else tsh.DEFAULT_ENCODING
                 new.append(tsh.parse_t(_text(data, enc), base[:-2], name, cfg.inline_comments if cfg else False))
             else:
                 problems.append(f"{name}: not a TSH file (config.tsh, a .t file or tourney.js): not read")
+        self.config, self.js_options, self.divisions = cfg, js_options, dict(before)
         for d in new:
             self.divisions[d.name] = d
             problems += d.problems
         if cfg is not None:
             rank = {n.lower(): i for i, (n, _) in enumerate(cfg.divisions)}
             self.divisions = dict(sorted(self.divisions.items(), key=lambda kv: rank.get(kv[0].lower(), len(rank))))
-        if keep:  # by file name: the same file imported again replaces the one kept
+        if keep:  # by file name: the same file imported again replaces the one kept (a tourney.js: all)
+            if whole:
+                self.files = {}
             self.files.update({PurePosixPath(n.replace("\\", "/")).name: d for n, d in files.items()})
             self.store.put_setting(FILES_KEY, {n: {"text": d} if isinstance(d, str) else base64.b64encode(d).decode()
                                                for n, d in self.files.items()})
@@ -245,13 +252,23 @@ class Event:
 
     def entry_config(self) -> tsh.Config | None:
         """What TSH's score entry reads (`entry`, `bye_spread`, ...): config.tsh, else tourney.js's."""
-        return self.config or (tsh.Config(options=dict(self.js_entry)) if self.js_entry else None)
+        return self.config or (tsh.Config(options=dict(self.js_options)) if self.js_options else None)
+
+    def options(self) -> dict:
+        """TSH's options of the event, from whichever file it came in: config.tsh's, else tourney.js's
+        `config` (what the ranking reads, standings.py, and the score entry)."""
+        return dict(self.config.options) if self.config is not None else dict(self.js_options)
 
     def save_round(self, round_dict: dict) -> None:
         self.store.put_setting(ROUND_KEY, round_dict)
 
     def saved_round(self) -> dict | None:
         return self.store.setting(ROUND_KEY)
+
+
+def _is_tourney_js(base: str, data: bytes | str) -> bool:
+    head = _text(data[:200], "utf-8").lstrip("\ufeff \t\r\n")
+    return base.endswith(".js") or head.startswith("newt") or head.startswith("//")
 
 
 def _text(data: bytes | str, encoding: str) -> str:
@@ -265,6 +282,7 @@ def tile_final(r: results.Recorded) -> dict:
             # the clock's final times, for a tile of an earlier round once the clock plays another game
             "remaining_ms": None if r.remaining_ms is None else list(r.remaining_ms), "overtime_s": list(r.overtime_s),
             "no_clock": r.no_clock, "names": list(r.names), "entry": r.entry or results.TYPED,
+            "numbers": list(r.numbers),  # TSH's players at side 1 and 2, as recorded (checkin.on_sides)
             "signed": r.entry == results.SIGNED}
 
 

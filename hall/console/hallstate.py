@@ -41,6 +41,7 @@ from rackside.hall.director.takeover import continued_game
 from rackside.hall.wire import topics
 
 from . import contract, health, limits, results
+from .checkin import on_sides, recorded_sides
 from .contract import Refused
 from .results import BY_TABLE
 
@@ -308,7 +309,8 @@ class Table:
             "state": self.state if earlier is None else earlier.get("state"),
             "earlier": earlier is not None,
             "clock_on": clock_on,  # the game the clock plays instead (division, round)
-            "names": list(self.names),
+            # by side: as recorded (a check-in in the clock's game says it too: paperless.in_checkin_order)
+            "names": list(on_sides(self.seat, recorded_sides(self.final))["names"]) if self.seat else list(self.names),
             "division": seat.get("division"),
             "label": seat.get("label"),
             "tsh_table": seat.get("tsh_table", ""),

@@ -242,17 +242,22 @@ class Paperless:
             fields["why"] = why[:SLIP_WHY]  # the clock keeps what the command's schema allows
         self.send(n, fields, CONSOLE)
 
+    def sides_of(self, t) -> dict:
+        """Side -> TSH number at table `t`'s game: its check-ins in the clock's current game, else the
+        sides its recorded result was recorded with (a console restarted keeps no check-in)."""
+        here = self.checkins.tables.get(t.n)
+        if here is not None and here.numbers and here.game == (t.state or {}).get("game"):
+            return dict(here.numbers)
+        return checkin.recorded_sides(t.final)
+
     def in_checkin_order(self, t):
-        """Table `t` with its seat's players in the sides they checked in at (the typed form's
-        result: the clock's sides are the players' own, whichever way round the clock was put)."""
-        sides = self.checkins.sides(t.n)
-        if not t.seat or not sides or self.checkins.tables[t.n].game != (t.state or {}).get("game"):
+        """Table `t` with its seat's players in the sides they sit at (checkin.on_sides: the clock's
+        sides are the players' own, whichever way round the clock was put): what the result form,
+        the record and the public view (publicserve.gather) pair each name with."""
+        if not t.seat:
             return t
-        numbers = list(t.seat["numbers"])
-        side, number = next(iter(sides.items()))
-        if numbers.index(number) + 1 == side:
-            return t
-        return replace(t, seat=signedslips.seat_as_signed(t.seat, list(reversed(numbers))))
+        seat = checkin.on_sides(t.seat, self.sides_of(t))
+        return t if seat is t.seat else replace(t, seat=seat)
 
     # --- sending, keeping, auditing ------------------------------------------------------------------
 

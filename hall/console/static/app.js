@@ -18,11 +18,7 @@ let skewMs = 0; // console's clock minus this browser's clock
 let openTable = null;
 let serverRules = null; // the clock core's default rules, from the snapshot: a table's own state's rules win
 let latenessEndings = []; // a result ending so takes a margin, not a slip (the snapshot's lateness_endings)
-const ORDER = ["offline", "forfeit", "overtime", "challenge", "notstarted", "finished", "running", "waiting"];
-const LABEL = {
-  offline: "OFFLINE", forfeit: "FORFEIT", overtime: "OVERTIME", challenge: "CHALLENGE",
-  notstarted: "NOT STARTED", finished: "FINISHED", running: "running", waiting: "waiting",
-};
+// ORDER and LABEL, the tile's class (tileClass) and its words (stateWords): tilestate.js, the public page's too
 // The page's own memory bounds: DOM items kept in the open table's history, the challenge feed and
 // the messages at the bottom left, and the longest text a field may show.
 const PAGE_LIMITS = { history: 500, feed: 300, toasts: 6, text: 200 };
@@ -35,18 +31,9 @@ let shownAt = 0; // the console clock's whole second the running times are drawn
 
 // clockText(ms): what a player's display shows, in clocktext.js (loaded first, shared with ready.js)
 
-// A frozen state (an offline clock's last, or an earlier round's game) is shown as it was: a dead
-// clock's times are what a spare takes over (docs/fleet.md), not a count-down nobody runs.
-// A state newer than that second shows its own moment's time (what the clock showed as it sent it).
-function liveRemaining(st, p) {
-  let ms = p.remaining_ms;
-  const ticking = (st.phase === "running" && st.running === p.player) || (st.phase === "late" && p.absent);
-  if (ticking && st.sentAt && !st.frozen) {
-    ms -= Math.max(0, shownAt - st.sentAt);
-    if (st.rules) ms = Math.max(ms, -st.rules.forfeit_overtime_ms); // the clock forfeits there (5.3.3)
-  }
-  return ms;
-}
+// A side's time as of the second the times are drawn (tilestate.js's remainingAt: a frozen state
+// is shown as it was). A state newer than that second shows its own moment's time.
+function liveRemaining(st, p) { return remainingAt(st, p, shownAt); }
 
 function penaltySoFar(ms, rules) { // the game's points per minute or part thereof, whole seconds (5.3)
   if (!rules) return 0;
@@ -111,6 +98,7 @@ function readState(st, problems) {
   if (st.sent_at !== undefined && Number.isNaN(sentAt)) problems.push("state.sent_at is not a time");
   const rules = readRules(st.rules, problems) || serverRules;
   return { phase, running: st.running === 1 || st.running === 2 ? st.running : null, seq: isNum(st.seq) ? st.seq : null,
+    ending: typeof st.ending === "string" ? shown(st.ending) : null,
     players: readPlayers(st.players, "players", problems), sentAt: Number.isNaN(sentAt) ? null : sentAt, rules };
 }
 
@@ -174,20 +162,7 @@ function tableNumber(v) { return Number.isSafeInteger(v) && v > 0 ? v : null; }
 
 // --- classification (exceptions first) ----------------------------------------------------------
 
-function classify(t) {
-  const st = t.state;
-  if (t.status === "offline") return "offline";
-  const players = st ? st.players : [];
-  if (players.some((p) => p.forfeit) || (t.result && t.result.forfeits.length)) return "forfeit";
-  if (st && st.phase !== "ended" && players.some((p) => liveRemaining(st, p) <= -1000)) return "overtime";
-  if (t.challenge || (st && st.phase === "neutralised")) return "challenge";
-  if (t.final && t.final.forfeits.length && !st) return "forfeit"; // a recorded game the clock has left
-  const notPlaying = !st || st.phase === "setup" || st.phase === "late";
-  if (notPlaying && !t.final && round.start && nowMs() > (round.start + (round.late_after_s || 0)) * 1000) return "notstarted";
-  if ((st && st.phase === "ended") || t.result || t.final) return "finished";
-  if (st && st.phase === "running" && !st.frozen) return "running";
-  return "waiting";
-}
+function classify(t) { return tileClass(t, shownAt, nowMs(), round); } // tilestate.js: the public page's too
 
 // --- tiles --------------------------------------------------------------------------------------
 
@@ -250,7 +225,7 @@ function drawTile(d, t) {
       const full = t.names[side - 1];
       setText(name, seatMark(t, side) + (shortName(full) || `Player ${side}`)); // ✓ checked in, ★ TSH's starter
       if (name.title !== full) name.title = full;
-      const turn = !!st && st.running === side && st.phase === "running" && !t.earlier; // nobody is to move in an earlier game; an offline clock's side to move is the spare's
+      const turn = turnSide(t) === side; // tilestate.js: the public page's too
       if (row.classList.contains("turn") !== turn) row.classList.toggle("turn", turn);
     }
     setText(d.parts.note, bad ? `problem: ${problems[0]}` : noteFor(t, cls));
@@ -272,11 +247,13 @@ function shortName(full) {
   return m ? `${m[1]} ${m[2]}` : full;
 }
 
+// The tile's note: the state's words (tilestate.js's stateWords, the public page's too), then what
+// only the director sees (a call, how a result was recorded, the penalties, the station).
 function noteFor(t, cls) {
   const st = t.state;
+  const words = stateWords(t, cls);
   if (cls === "offline") { // its Last Will: the times are its last state's, which a spare takes over
-    return st && st.sentAt ? `offline since ${new Date(st.sentAt).toTimeString().slice(0, 8)}: times as of then`
-      : "clock offline (last will): no state from it";
+    return st && st.sentAt ? `${words}: times as of then` : `${words} (last will): no state from it`;
   }
   if (t.call) return t.call; // a call for the director (paperless.js): before the rest
   if (t.final) return finalText(t.final);
@@ -284,23 +261,12 @@ function noteFor(t, cls) {
     const on = `clock on ${t.clockOn.division ? t.clockOn.division + " " : ""}round ${t.clockOn.round}'s game`;
     return st ? `left unfinished: ${on}` : on;
   }
-  if (cls === "finished" || cls === "forfeit") {
-    const r = t.result;
-    if (!r) return st ? st.phase : "";
-    const pen = r.players.map((p) => p.penalty);
-    if (r.forfeits.length) return `${r.ending || "forfeit"}: side ${r.forfeits.join("+")}`;
-    return pen.some((x) => x) ? `penalties ${pen.join(" / ")}` : "no penalties";
+  if (cls === "finished" && t.result) {
+    const pen = t.result.players.map((p) => p.penalty);
+    return `${words}: ` + (pen.some((x) => x) ? `penalties ${pen.join(" / ")}` : "no penalties");
   }
-  if (cls === "challenge") {
-    if (t.challenge) return `challenge at ${t.challenge.station || "station"}`;
-    return "neutralised";
-  }
-  if (st && st.phase === "late") {
-    const absent = st.players.filter((p) => p.absent).map((p) => p.player);
-    return absent.length ? `late: waiting for ${absent.join(" and ")}` : "late start";
-  }
-  if (!st) return "no clock yet";
-  return st.phase;
+  if (cls === "challenge" && t.challenge) return `${words} at ${t.challenge.station || "station"}`;
+  return words;
 }
 
 function drawTimes(d, t) {

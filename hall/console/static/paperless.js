@@ -59,18 +59,12 @@ function checkedIn(n, names) {
   const c = checkins.get(n);
   const sides = c && isObj(c.sides) ? c.sides : {};
   const marks = ["", ""];
-  const out = names.slice();
   for (const side of [1, 2]) {
     const s = sides[String(side)];
-    if (!isObj(s)) continue;
-    const name = textOf(s.name, "checkin.name", []);
-    marks[side - 1] = (s.starter === true ? "★" : "✓");
-    if (name && out[side - 1] !== name) { // the other side is then the other player
-      const other = out.find((x) => x && x !== name);
-      out[side - 1] = name;
-      if (other !== undefined && !isObj(sides[String(3 - side)])) out[2 - side] = other;
-    }
+    if (isObj(s)) marks[side - 1] = (s.starter === true ? "★" : "✓");
   }
+  // the seat's names by side, as the console maps them (checkin.on_sides): the page maps nothing itself
+  const out = c && Array.isArray(c.names) && c.names.length === 2 ? c.names.map((x) => textOf(x, "checkin.names", [])) : names.slice();
   return { names: out, marks };
 }
 
