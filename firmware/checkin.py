@@ -10,7 +10,12 @@ the table they sit on, whichever way round the non-starter placed the clock (1.4
   the non-starter's press starts the starter's time (2.2): the starter's own press before the game
   is not a start (`refuses_start`);
 - a number not in the pairing is not seated: the clock asks the hall (the check-in is published)
-  and shows where that player plays when the hall answers `seat` (`tAbL 14`, firmware.render).
+  and shows where that player plays when the hall answers `seat` (`tAbL 14`, firmware.render);
+- a number already checked in at the other side of this table is refused, never silently: that side
+  is not checked in, the clock says so on that side (`USEd` and the number, firmware.render) until
+  the player types again, and the check-in is published like any other, so the console shows the
+  conflict on the table's tile and the director can settle it (issue 40). The player who took the
+  number by mistake types their own and presses again (a second check-in on a side replaces the first).
 
 With no pairing (offline, no TSH) a check-in still records the arrival and the side.
 
@@ -95,6 +100,7 @@ class Seating:
     asked: tuple[int | None, int | None] = (None, None)  # a number not in the pairing, waiting for `seat`
     elsewhere: tuple[int | None, int | None] = (None, None)  # that side's player plays at this table (tAbL 14)
     unknown: tuple[bool, bool] = (False, False)  # that side's number is in no pairing of the round
+    refused: tuple[int | None, int | None] = (None, None)  # that side typed a number the other side holds (USEd)
     since_ns: int | None = None  # the last input's time
 
 
@@ -179,8 +185,8 @@ def _pairing(s: Seating, p: Pairing, t: int) -> Seating:
     # are the hall's to place (they were published: the hall answers with `seat`).
     seated = tuple(n if n in numbers else None for n in s.seated)
     asked = tuple(a if a is not None else (n if n is not None and n not in numbers else None) for a, n in zip(s.asked, s.seated))
-    return replace(s, table=p.table if p.table is not None else s.table, round=p.round, numbers=numbers,  # type: ignore[arg-type]
-                   starter=p.starter, seated=seated, asked=asked, since_ns=t)
+    return _settled(replace(s, table=p.table if p.table is not None else s.table, round=p.round, numbers=numbers,  # type: ignore[arg-type]
+                            starter=p.starter, seated=seated, asked=asked, since_ns=t))
 
 
 def seated_after(seated: tuple[int | None, int | None], side: int, number: int) -> tuple[int | None, int | None]:
@@ -198,13 +204,29 @@ def _check_in(s: Seating, side: int, number: int, t: int, before_game: bool) -> 
     if not before_game:
         return s
     cleared = replace(s, elsewhere=_set(s.elsewhere, side, None), unknown=_set(s.unknown, side, False),
-                      asked=_set(s.asked, side, None))
+                      asked=_set(s.asked, side, None), refused=_set(s.refused, side, None))
     if s.seated[2 - side] == number:
-        return cleared  # the same number on both sides: the other side's stands, this one is not seated
+        # the same number on both sides: the other side's stands, this one is not seated, and says so
+        return replace(cleared, refused=_set(cleared.refused, side, number))
     if s.numbers is not None and number not in s.numbers:
         # not at this table: the hall says where (`seat`); this side is not checked in
-        return replace(cleared, seated=_set(s.seated, side, None), asked=_set(cleared.asked, side, number))
-    return replace(cleared, seated=seated_after(s.seated, side, number))
+        return _settled(replace(cleared, seated=_set(s.seated, side, None), asked=_set(cleared.asked, side, number)))
+    return _settled(replace(cleared, seated=seated_after(s.seated, side, number)))
+
+
+def _settled(s: Seating) -> Seating:
+    """A refusal stands while its number is held at the other side; once that side changed its
+    check-in (the player who took it typed their own), the refused side's message is gone."""
+    refused = tuple(r if r is not None and s.seated[1 - i] == r else None for i, r in enumerate(s.refused))
+    return s if refused == s.refused else replace(s, refused=refused)  # type: ignore[arg-type]
+
+
+def conflict(s: Seating) -> tuple[int, int] | None:
+    """(side, number): a side whose check-in was refused because the other side holds that number."""
+    for side in SIDES:
+        if s.refused[side - 1] is not None:
+            return side, s.refused[side - 1]  # type: ignore[return-value]
+    return None
 
 
 def _seat(s: Seating, number: int, table: int | None, t: int) -> Seating:

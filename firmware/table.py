@@ -152,6 +152,8 @@ def from_dict(d: Any) -> Table:
     if not isinstance(d, dict) or not isinstance(d.get("seating"), dict) or not isinstance(d.get("calls"), dict):
         raise ValueError("table state: not an object with seating and calls")
     raw = d["seating"]
+    if "refused" not in raw:
+        raw = {**raw, "refused": [None, None]}  # a checkpoint written before refusals were kept (issue 40)
     if set(raw) != {f.name for f in fields(Seating)}:
         raise ValueError("table state: seating's fields are not a Seating's")
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
@@ -159,7 +161,7 @@ def from_dict(d: Any) -> Table:
     # every field checked by folding it the way the core would: a damaged state is refused whole
     for n in (seating.numbers or ()):
         checkin_core.check_number(n)
-    for pair in (seating.seated, seating.asked, seating.elsewhere):
+    for pair in (seating.seated, seating.asked, seating.elsewhere, seating.refused):
         if len(pair) != 2 or any(x is not None and not _whole(x, 1, checkin_core.MAX_PLAYER_NUMBER) for x in pair):
             raise ValueError("table state: a side's number is not a player number")
     if not isinstance(seating.typed, str) or len(seating.typed) > checkin_core.MAX_DIGITS or not all(k in checkin_core.DIGITS for k in seating.typed):
@@ -221,6 +223,7 @@ def summary(table: Table) -> dict:
         "starter_side": checkin_core.starter_side(s),
         "seated": list(s.seated),
         "elsewhere": list(s.elsewhere),
+        "refused": list(s.refused),
         "typed": s.typed,
         "calls": table.calls.made,
         "open_call": None if table.calls.open is None else table.calls.open.call,
