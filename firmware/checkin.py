@@ -33,6 +33,7 @@ from rackside.hall.wire.topics import MAX_ROUND, MAX_TABLE
 
 MAX_PLAYER_NUMBER = 9999  # a TSH player number as typed: 1 to 4 digits (TSH numbers players from 1)
 MAX_DIGITS = len(str(MAX_PLAYER_NUMBER))
+MAX_NAME_CHARS = 64  # a player's name as the pairing carries it (TSH's "Surname, Given"), cut by the console
 DIGITS = "0123456789"
 CLEAR_KEY = "*"  # clears the digits typed so far (before the player's button is pressed)
 SIDES = (1, 2)
@@ -72,6 +73,7 @@ class Pairing:
     numbers: tuple[int, int]
     starter: int | None
     table: int | None = None  # this table's number (the hall knows it), shown before the game
+    names: tuple[str, str] | None = None  # the two players' names as TSH has them, in `numbers`' order (issue 40)
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,7 @@ class Seating:
     elsewhere: tuple[int | None, int | None] = (None, None)  # that side's player plays at this table (tAbL 14)
     unknown: tuple[bool, bool] = (False, False)  # that side's number is in no pairing of the round
     refused: tuple[int | None, int | None] = (None, None)  # that side typed a number the other side holds (USEd)
+    names: tuple[str, str] | None = None  # the pairing's names, in `numbers`' order (a text display shows them)
     since_ns: int | None = None  # the last input's time
 
 
@@ -114,6 +117,23 @@ def check_number(number: object) -> int:
     if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= MAX_PLAYER_NUMBER:
         raise CheckInError(f"a player number is a whole number from 1 to {MAX_PLAYER_NUMBER}, got {number!r}")
     return number
+
+
+def check_names(names: object) -> tuple[str, str] | None:
+    """A pairing's names: None, or two texts of at most MAX_NAME_CHARS characters."""
+    if names is None:
+        return None
+    if (not isinstance(names, (tuple, list)) or len(names) != 2
+            or not all(isinstance(n, str) and len(n) <= MAX_NAME_CHARS for n in names)):
+        raise CheckInError(f"a pairing's names are two texts of at most {MAX_NAME_CHARS} characters, got {names!r}")
+    return (names[0], names[1])
+
+
+def name_of(s: Seating, number: int | None) -> str | None:
+    """The name the pairing gives `number` (None: no names, or not paired here)."""
+    if s.names is None or s.numbers is None or number not in s.numbers:
+        return None
+    return s.names[s.numbers.index(number)]
 
 
 def _set(pair: tuple, side: int, value) -> tuple:
@@ -185,8 +205,9 @@ def _pairing(s: Seating, p: Pairing, t: int) -> Seating:
     # are the hall's to place (they were published: the hall answers with `seat`).
     seated = tuple(n if n in numbers else None for n in s.seated)
     asked = tuple(a if a is not None else (n if n is not None and n not in numbers else None) for a, n in zip(s.asked, s.seated))
+    names = check_names(p.names)
     return _settled(replace(s, table=p.table if p.table is not None else s.table, round=p.round, numbers=numbers,  # type: ignore[arg-type]
-                            starter=p.starter, seated=seated, asked=asked, since_ns=t))
+                            starter=p.starter, seated=seated, asked=asked, names=names, since_ns=t))
 
 
 def seated_after(seated: tuple[int | None, int | None], side: int, number: int) -> tuple[int | None, int | None]:

@@ -499,7 +499,9 @@ class Runner:
     def frame(self, now: int) -> Frame:
         """What the clock shows at `now`."""
         v = view(self.clock, now)
-        return Frame(v, self._texts(v, now), self.clock, self.menu is not None, self.journal.game)
+        return Frame(v, self._texts(v, now), self.clock, self.menu is not None, self.journal.game, self.table,
+                     self.slip_session.slip, self.table_session.keypad,
+                     self.restored_until_ns is not None and now < self.restored_until_ns)
 
     def refresh(self, now: int) -> None:
         """Show every output the frame at `now`: the displays are told a text that changed, the

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from rackside.firmware.checkin import seated_after
+from rackside.firmware.checkin import MAX_NAME_CHARS, seated_after
 
 MAX_WRONG = 100  # wrong-table check-ins shown to the director (the oldest forgotten first)
 
@@ -46,7 +46,11 @@ class Seated:
 def pairing(seat: dict) -> dict:
     """The `pairing` command's fields for a seat (hallplan.Seat.as_dict): the round, the two TSH
     numbers and the starter TSH names (null: the players draw for it, 2.1(a))."""
-    return {"cmd": "pairing", "round": seat["round"], "numbers": list(seat["numbers"]), "starter": seat.get("starter")}
+    fields = {"cmd": "pairing", "round": seat["round"], "numbers": list(seat["numbers"]), "starter": seat.get("starter")}
+    names = seat.get("names")
+    if isinstance(names, (list, tuple)) and len(names) == 2 and all(isinstance(n, str) for n in names):
+        fields["names"] = [n[:MAX_NAME_CHARS] for n in names]  # a text display shows them (issue 40)
+    return fields
 
 
 def where_plays(number: int, seat: dict | None, seats: dict[int, dict]) -> int | None:
