@@ -50,12 +50,13 @@ MESSAGES: dict[str, str] = {
     "enter_scores": "Winner: type both scores",
     "fill_slip": "Fill in the result slip",
     "typing": "Type {name}'s score, then #",
-    "scores": "{a} {sa} - {b} {sb}",
+    "scores": "{a} {sa}, {b} {sb}",  # after penalties (5.3), once both are typed
     "recount": "Margin {margin}: recount? * yes, # no",
     "wins": "{winner} wins by {margin}",
     "tie": "A tie",
     "penalties": "Time penalties {pa} / {pb}",
     "sign": "{name}, press your button to sign",
+    "sign_both": "Each player: press your button to sign",
     "signed": "Both signed: result sent",
     "recorded": "Result recorded",
     "held": "Held for the director: {why}",
@@ -130,32 +131,37 @@ def _header(s: checkin.Seating) -> list[str]:
 
 
 def _before_game(s: checkin.Seating, keypad: bool) -> list[str]:
+    """What must be put right first (a side's refusal, where to go) or who starts, then the table and
+    the pair, then what is left to type and who sat down where: a small display's first page is
+    what a player must do."""
     if keypad and s.typed:
         return [_msg("typed", typed=s.typed)]
-    lines = _header(s)
+    problems: list[str] = []  # a side refused, sent elsewhere, not paired, being looked up
+    prompts: list[str] = []  # a side still to check in
+    done: list[str] = []  # who sat down where
     if keypad:
         for side in checkin.SIDES:
             i, label, other = side - 1, SIDE_NAMES[side - 1], SIDE_NAMES[2 - side].lower()
             if s.refused[i] is not None:
-                lines.append(_msg("used", side=label, number=s.refused[i], other=other))
+                problems.append(_msg("used", side=label, number=s.refused[i], other=other))
             elif s.elsewhere[i] is not None:
-                lines.append(_msg("wrong_table", side=label, goes=s.elsewhere[i]))
+                problems.append(_msg("wrong_table", side=label, goes=s.elsewhere[i]))
             elif s.unknown[i]:
-                lines.append(_msg("not_paired", side=label))
+                problems.append(_msg("not_paired", side=label))
             elif s.asked[i] is not None:
-                lines.append(_msg("asking", side=label, number=s.asked[i]))
-            elif s.seated[i] is not None:
-                lines.append(_msg("seated", side=label, name=_side_name(s, side), number=s.seated[i]))
-            else:
-                lines.append(_msg("type_number", side=label))
+                problems.append(_msg("asking", side=label, number=s.asked[i]))
+            elif s.seated[i] is None:
+                prompts.append(_msg("type_number", side=label))
+            if s.seated[i] is not None:
+                done.append(_msg("seated", side=label, name=_side_name(s, side), number=s.seated[i]))
     starter = checkin.starter_side(s)
     if starter is not None and all(n is not None for n in s.seated):
-        lines.append(_msg("starts", starter=_side_name(s, starter), other=_side_name(s, 3 - starter)))
+        problems.append(_msg("starts", starter=_side_name(s, starter), other=_side_name(s, 3 - starter)))
     elif starter is None and s.starter is not None and s.numbers is not None and not keypad:
         other = next(n for n in s.numbers if n != s.starter)
-        lines.append(_msg("starts", starter=short_name(checkin.name_of(s, s.starter)) or f"#{s.starter}",
-                          other=short_name(checkin.name_of(s, other)) or f"#{other}"))
-    return lines
+        done.append(_msg("starts", starter=short_name(checkin.name_of(s, s.starter)) or f"#{s.starter}",
+                         other=short_name(checkin.name_of(s, other)) or f"#{other}"))
+    return problems + _header(s) + prompts + done
 
 
 def _slip(sl: slips.Slip, s: checkin.Seating, keypad: bool) -> list[str] | None:
@@ -164,22 +170,21 @@ def _slip(sl: slips.Slip, s: checkin.Seating, keypad: bool) -> list[str] | None:
         return None
     if sl.step is slips.Step.TYPING:
         shown = ["_" if x is None else str(x) for x in sl.scores]
-        return [_msg("scores", a=names[0], sa=shown[0], b=names[1], sb=shown[1]), _msg("typing", name=names[sl.side - 1])]
+        return [_msg("typing", name=names[sl.side - 1]), _msg("scores", a=names[0], sa=shown[0], b=names[1], sb=shown[1])]
     f = sl.final
     scores = _msg("scores", a=names[0], sa=f[0], b=names[1], sb=f[1])
     if sl.step is slips.Step.RECOUNT:
         return [scores, _msg("recount", margin=sl.margin)]
     result = _msg("tie") if f[0] == f[1] else _msg("wins", winner=names[0 if f[0] > f[1] else 1], margin=sl.margin)
-    lines = [f"{scores}: {result}"]
-    if any(sl.charged):
-        lines.append(_msg("penalties", pa=sl.charged[0], pb=sl.charged[1]))
+    penalties = [_msg("penalties", pa=sl.charged[0], pb=sl.charged[1])] if any(sl.charged) else []
     if sl.step is slips.Step.SIGNING:
-        lines += [_msg("sign", name=names[i]) for i in (0, 1) if not sl.signed[i]]
-        return lines
+        unsigned = [i for i in (0, 1) if not sl.signed[i]]
+        sign = _msg("sign", name=names[unsigned[0]]) if len(unsigned) == 1 else _msg("sign_both")
+        return [scores, result, sign, *penalties]
     if sl.outcome is None:
-        return lines + [_msg("signed")]
+        return [_msg("signed"), scores, result, *penalties]
     why = ascii_text(sl.why) if sl.why else "see the director"
-    return lines + [_msg(sl.outcome, why=why)]
+    return [_msg(sl.outcome, why=why), scores, result, *penalties]
 
 
 def screen(v: View, t_ns: int, *, table: Any = None, slip: Any = None, keypad: bool = False, menu: tuple[str, str] | None = None,

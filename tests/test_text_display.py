@@ -5,6 +5,8 @@ as a display can show them, the `[text_display]` config, and the output that nev
 
 from __future__ import annotations
 
+import re
+import string
 import threading
 
 import pytest
@@ -39,7 +41,7 @@ def words(t, c, at=S, **kw) -> str:
 def test_before_the_game_the_table_the_names_and_what_to_type():
     t, c = seated()
     assert words(t, c, keypad=True) == ("Table 7 - round 3 / Smith v Jones / Left: type your number, then your button / "
-                                        "Right: type your number, then your button")
+                                        "Right: type your number, then your button")  # the table first: the right one?
     t, c = seated(Typed(1, "1"), Typed(2, "2"))
     assert words(t, c, keypad=True) == "Number 12: press your own button"
 
@@ -48,7 +50,8 @@ def test_each_side_names_who_checked_in_and_who_starts():
     t, c = seated(CheckIn(1, 1, 12))
     assert "Left: Smith #12" in words(t, c, keypad=True) and "Right: type your number" in words(t, c, keypad=True)
     t, c = seated(CheckIn(1, 1, 12), CheckIn(2, 2, 31))
-    assert words(t, c, keypad=True).endswith("Left: Smith #12 / Right: Jones #31 / Jones starts: Smith, press your button")  # 2.2
+    assert words(t, c, keypad=True) == ("Jones starts: Smith, press your button / Table 7 - round 3 / Smith v Jones / "
+                                        "Left: Smith #12 / Right: Jones #31")  # 2.2: what to do first
 
 
 def test_without_a_keypad_the_pairing_still_says_who_starts():
@@ -74,7 +77,7 @@ def test_the_wrong_table_and_a_number_in_no_pairing():
 def test_a_late_player_is_named():
     t, c = seated(CheckIn(1, 1, 12))
     c = run([LateStart(2 * S, (2,))], clock=c)
-    assert words(t, c, 3 * S, keypad=True).startswith("#31 is late: time running") or "late" in words(t, c, 3 * S, keypad=True)
+    assert words(t, c, 3 * S, keypad=True).startswith("Right is late: time running / Table 7 - round 3")
 
 
 # --- the call, the game ------------------------------------------------------------------------------
@@ -132,19 +135,18 @@ def test_the_end_asks_for_the_scores():
 def test_the_slip_step_by_step():
     t, c, s = slip_after("412")
     at = c.since_ns
-    assert words(t, c, at, slip=s, keypad=True) == "Smith 412 - Jones _ / Type Smith's score, then #"
+    assert words(t, c, at, slip=s, keypad=True) == "Type Smith's score, then # / Smith 412, Jones _"
     t, c, s = slip_after("412#388#")
-    assert words(t, c, at, slip=s, keypad=True) == ("Smith 412 - Jones 388: Smith wins by 24 / Smith, press your button to sign / "
-                                                     "Jones, press your button to sign")
+    assert words(t, c, at, slip=s, keypad=True) == "Smith 412, Jones 388 / Smith wins by 24 / Each player: press your button to sign"
     t, c, s = slip_after("412#388#", SlipSign(200 * S, 1))
-    assert words(t, c, at, slip=s, keypad=True).endswith("Smith wins by 24 / Jones, press your button to sign")
+    assert words(t, c, at, slip=s, keypad=True) == "Smith 412, Jones 388 / Smith wins by 24 / Jones, press your button to sign"
     t, c, s = slip_after("412#388#", SlipSign(200 * S, 1), SlipSign(201 * S, 2))
-    assert words(t, c, at, slip=s, keypad=True).endswith("/ Both signed: result sent")
+    assert words(t, c, at, slip=s, keypad=True) == "Both signed: result sent / Smith 412, Jones 388 / Smith wins by 24"
 
 
 def test_a_close_game_offers_the_recount():
     t, c, s = slip_after("400#390#")  # 5.5.1: a margin of 20 or less
-    assert words(t, c, c.since_ns, slip=s, keypad=True) == "Smith 400 - Jones 390 / Margin 10: recount? * yes, # no"
+    assert words(t, c, c.since_ns, slip=s, keypad=True) == "Smith 400, Jones 390 / Margin 10: recount? * yes, # no"
 
 
 @pytest.mark.parametrize("outcome, why, said", [
@@ -154,7 +156,38 @@ def test_a_close_game_offers_the_recount():
 ])
 def test_the_consoles_answer(outcome, why, said):
     t, c, s = slip_after("412#388#", SlipSign(200 * S, 1), SlipSign(201 * S, 2), SlipOutcome(202 * S, outcome, why))
-    assert words(t, c, c.since_ns, slip=s, keypad=True).endswith(said)
+    assert words(t, c, c.since_ns, slip=s, keypad=True) == f"{said} / Smith 412, Jones 388 / Smith wins by 24"
+
+
+def load_scenes():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "tools" / "text_screens.py"
+    spec = importlib.util.spec_from_file_location("text_screens", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_message_is_in_a_screenshot_of_docs_table_md_and_each_screenshot_is_current():
+    """Each message of the renderer's table is reached by a scene of docs/tools/text_screens.py, whose
+    picture docs/table.md shows; the picture's caption there is the scene's first page, as drawn."""
+    from pathlib import Path
+
+    tool = load_scenes()
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "table.md").read_text()
+    reached = set()
+    for name in tool.SCENES:
+        texts, lines, shown = tool.scene(name)
+        assert f"(screens/{name}.png)" in docs, f"docs/table.md does not show {name}.png"
+        assert (Path(__file__).resolve().parents[1] / "docs" / "screens" / f"{name}.png").exists()
+        assert " / ".join(row.rstrip() for row in shown if row.strip()) in docs, f"{name}: regenerate docs/tools/text_screens.py and table.md"
+        for key, template in MESSAGES.items():
+            pattern = re.compile("".join(re.escape(lit) + (".+?" if field else "") for lit, field, _, _ in string.Formatter().parse(template)))
+            if any(pattern.fullmatch(line) for line in lines):
+                reached.add(key)
+    assert set(MESSAGES) - reached - tool.NOT_IN_A_SCENE == set()
 
 
 def test_every_message_of_the_table_is_a_format_of_known_fields():
