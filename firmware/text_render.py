@@ -33,6 +33,7 @@ MESSAGES: dict[str, str] = {
     "table": "Table {table} - round {round}",
     "pair": "{a} v {b}",
     "type_number": "{side}: type your number, then your button",
+    "type_both": "Each player: type your number, then your own button",
     "typed": "Number {typed}: press your own button",
     "seated": "{side}: {name} #{number}",
     "starts": "{starter} starts: {other}, press your button",
@@ -161,6 +162,8 @@ def _before_game(s: checkin.Seating, keypad: bool) -> list[str]:
         other = next(n for n in s.numbers if n != s.starter)
         done.append(_msg("starts", starter=short_name(checkin.name_of(s, s.starter)) or f"#{s.starter}",
                          other=short_name(checkin.name_of(s, other)) or f"#{other}"))
+    if len(prompts) == 2:
+        prompts = [_msg("type_both")]  # one line for both: a small display's page holds it
     return problems + _header(s) + prompts + done
 
 

@@ -40,8 +40,7 @@ def words(t, c, at=S, **kw) -> str:
 
 def test_before_the_game_the_table_the_names_and_what_to_type():
     t, c = seated()
-    assert words(t, c, keypad=True) == ("Table 7 - round 3 / Smith v Jones / Left: type your number, then your button / "
-                                        "Right: type your number, then your button")  # the table first: the right one?
+    assert words(t, c, keypad=True) == "Table 7 - round 3 / Smith v Jones / Each player: type your number, then your own button"
     t, c = seated(Typed(1, "1"), Typed(2, "2"))
     assert words(t, c, keypad=True) == "Number 12: press your own button"
 

@@ -49,18 +49,6 @@ def read_text_chunk(png: bytes, key: bytes) -> str | None:
     return None
 
 
-def wrap(font, text: str, width: int) -> list[str]:
-    lines, line = [], ""
-    for word in text.split():
-        trial = f"{line} {word}".strip()
-        if font.size(trial)[0] <= width or not line:
-            line = trial
-        else:
-            lines.append(line)
-            line = word
-    return lines + ([line] if line else [])
-
-
 def draw(path: Path) -> None:
     import pygame
 
@@ -95,10 +83,10 @@ def draw(path: Path) -> None:
                 if i == sevenseg.COLON_AFTER and frame.colon:
                     pygame.draw.circle(surface, LIT, (x - 2, y + digit_h * 0.33), 4)
                     pygame.draw.circle(surface, LIT, (x - 2, y + digit_h * 0.66), 4)
-            lines = wrap(body, meaning, W - MARGIN - text_x)
-            for j, line in enumerate(lines):
-                surface.blit(body.render(line, True, INK), (text_x, y + 8 + j * 24))
-            y += max(digit_h, 8 + 24 * len(lines)) + 5
+            if body.size(meaning)[0] > W - MARGIN - text_x:
+                raise SystemExit(f"{shown!r}: its line runs off the card: shorten it ({meaning!r})")
+            surface.blit(body.render(meaning, True, INK), (text_x, y + 8))  # one line each
+            y += digit_h + 5
     end, y = y, H - MARGIN - 30
     if end > y - 14:
         raise SystemExit(f"the card runs over A6 ({end} > {y - 14} px): shorten its lines")
