@@ -18,6 +18,11 @@ from __future__ import annotations
 import hashlib
 
 from rackside.firmware import render, slip
+from rackside.firmware.call import CALL_HOLD_NS
+from rackside.firmware.clock import Rules
+
+WESPA = Rules()  # the card's figures are WESPA's, as the clock's defaults (firmware.clock)
+HOLD_S = f"{CALL_HOLD_NS / 1e9:g}"
 
 # (section, [(what the display shows, what it means / what to do), ...]); a shown text as the display
 # has it (4 characters, `render.number_text` right-aligned numbers written out as an example).
@@ -32,12 +37,12 @@ CARD: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         (render.USED, "That number is already checked in on the other side: type your own number."),
     )),
     ("During the game", (
-        ("-1:05", "Overtime: you lose 10 points for each minute or part of one (5.3)."),
+        ("-1:05", f"Overtime: you lose {WESPA.penalty_per_minute} points for each minute or part of one (5.3)."),
         (render.ABSENT, "That player is late: their time runs until they arrive."),
-        (render.MAY_FORFEIT, "A late player under 15:00 left may choose to forfeit (2.3.4): see the director."),
+        (render.MAY_FORFEIT, "A late player with little time left may choose to forfeit (2.3.4): see the director."),
         (render.COURTESY, "Your opponent has held a while: you may draw tiles now (3.10.6)."),
         (render.HOLD, "The clock is paused (neutralised): the times stop. Centre button restarts."),
-        (render.CALL, "The director was called (hold # 1.5 s, or both buttons then the centre)."),
+        (render.CALL, f"The director was called (hold # {HOLD_S} s, or both buttons then the centre)."),
         (render.CALL_SEEN, "The director has seen your call and is on the way."),
         (render.RESTORED, "The clock restarted after a power cut; the times are as they were."),
         ("8888", "Flashing: the director is looking for this table."),
@@ -47,7 +52,7 @@ CARD: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         (render.FORFEIT, "That side forfeited (overtime, 5.3.3, or lateness)."),
         (render.penalty_text(20), "That side's time penalty: 20 points (5.3)."),
         (slip.EMPTY, "Slip: a score not typed yet. The blinking side is the one being typed; # confirms."),
-        (slip.RECOUNT, "Close game (20 or less): * to recount (5.5.2), # to go on to sign."),
+        (slip.RECOUNT, f"Close game ({slip.RECOUNT_MARGIN} or less): * to recount (5.5.2), # to go on to sign."),
         (slip.FINAL, "The score after penalties follows."),
         (slip.SIGN, "Check both scores, then press YOUR OWN button to sign. * clears the slip."),
         (slip.SIGNED, "You have signed."),
@@ -58,7 +63,7 @@ CARD: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     )),
 )
 TITLE = "Your table clock"
-FOOTER = "Call the director: hold # for 1.5 s (or both buttons, then the centre)."
+FOOTER = f"Call the director: hold # for {HOLD_S} s (or both buttons, then the centre)."
 
 
 def shown() -> list[str]:

@@ -28,6 +28,7 @@ import argparse
 import os
 import queue
 import select
+import string
 import sys
 import time
 from dataclasses import dataclass
@@ -241,8 +242,8 @@ class SelfTest:
 
 def text_pattern(cols: int, rows: int) -> tuple[str, ...]:
     """Row n: "Row n " then letters up to the last column, which shows a '|'."""
-    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ" * 2
-    return tuple((f"Row {n + 1} " + letters)[: cols - 1] + "|" for n in range(rows))
+    filler = string.ascii_uppercase * 2
+    return tuple((f"Row {n + 1} " + filler)[: cols - 1] + "|" for n in range(rows))
 
 
 # --- the simulated board in the terminal ---------------------------------------------------------
