@@ -10,11 +10,15 @@ With no `[text_display]` the output is not built and the clock is as before.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
 from rackside.firmware import text_render
 from rackside.firmware.outputs import Frame, Output, OutputContext, no_settings
+from rackside.outage import Outage
+
+log = logging.getLogger(__name__)
 
 
 def factory(context: OutputContext, settings: dict) -> "TextDisplayOutput":
@@ -39,6 +43,7 @@ class TextDisplayOutput(Output):
         self._cond = threading.Condition()
         self._stop = False
         self._thread: threading.Thread | None = None
+        self.outage = Outage(log, "text display")  # a display that raises (a plug-in's): logged once, kept
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._write_loop, name="text-display", daemon=True)
@@ -68,8 +73,14 @@ class TextDisplayOutput(Output):
     def _write_pending(self) -> None:
         with self._cond:
             screen, self._pending = self._pending, None
-        if screen is not None:
-            self.display.show(screen)  # never raises (hardware.textdisplay)
+        if screen is None:
+            return
+        try:
+            self.display.show(screen)  # hardware.textdisplay's never raise; another's might
+        except Exception as exc:  # noqa: BLE001 - the writer thread must outlive a display's fault
+            self.outage.failed(repr(exc))
+            return
+        self.outage.recovered()
 
     def _write_loop(self) -> None:
         while True:

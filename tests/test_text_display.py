@@ -334,3 +334,33 @@ def test_a_bad_text_display_table_stops_the_clock_with_one_line(tmp_path, capsys
     path.write_text('[text_display]\ndriver = "hd44780"\naddress = 300\n')
     with pytest.raises(ConfigError, match=r"clock.toml: text_display.address = 300: allowed is a whole number from 3 to 119"):
         load_config(path)
+
+
+def test_a_display_that_raises_is_logged_and_the_next_screen_still_written(caplog):
+    from support.wait import wait
+
+    from rackside.firmware.text_output import TextDisplayOutput
+
+    class Flaky(SimTextDisplay):
+        fail = True
+
+        def show(self, lines):
+            if self.fail:
+                self.fail = False
+                raise OSError("I2C bus error")
+            super().show(lines)
+
+    d = Flaky(20, 4)
+    out = TextDisplayOutput(d)
+    out.start()
+    try:
+        t, c = seated()
+        from rackside.firmware.outputs import Frame
+
+        out.view(Frame(view(c, S), ("", ""), c, False, None, t, None, True), S)
+        wait(lambda: out.outage.active)
+        out.view(Frame(view(c, S), ("", ""), c, False, None, t, None, False), S)  # a new screen: written
+        wait(lambda: d.shown == 1)
+        assert "I2C bus error" in caplog.text
+    finally:
+        out.close()
