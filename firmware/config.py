@@ -183,6 +183,13 @@ def load_config(path: Path | None = None, state_dir: Path | str | None = None) -
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}") from None
     pins = pinmap_from_data(data, str(path))
+    if text_display is not None:  # the text display takes the I2C bus: no other part may use its pins
+        from rackside.hardware.textdisplay import I2C_PINS
+
+        for line, bcm in I2C_PINS.items():
+            use = pins.use_of(bcm) if pins is not None else None
+            if use is not None:
+                raise ConfigError(f"{path}: BCM {bcm} is used twice: {use} and text_display ({line.upper()}, the I2C bus)")
     config_game_time_ms = rules.game_time_ms
     if state_dir is not None:
         saved = _saved_game_time(Path(state_dir), config_game_time_ms)

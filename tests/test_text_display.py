@@ -327,6 +327,15 @@ def test_without_one_the_clock_is_as_before(tmp_path):
         live.close()
 
 
+def test_a_pin_map_that_takes_the_i2c_bus_is_refused_with_a_text_display(tmp_path):
+    from rackside.firmware.config import ConfigError, load_config
+
+    path = tmp_path / "clock.toml"
+    path.write_text('[text_display]\ndriver = "hd44780"\n\n[keypad]\nenabled = true\nrows = [2, 25, 13, 19]\n')
+    with pytest.raises(ConfigError, match=r"BCM 2 is used twice: keypad.rows\[0\]|BCM 2 is used twice: .* and text_display \(SDA"):
+        load_config(path)
+
+
 def test_a_bad_text_display_table_stops_the_clock_with_one_line(tmp_path, capsys):
     from rackside.firmware.config import ConfigError, load_config
 
