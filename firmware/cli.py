@@ -208,6 +208,7 @@ class Clock:
                 initially_down=self.board.initially_down(),
                 on_new_game=lambda rules: save_game_time(state_dir, rules.game_time_ms, config_game_time_ms),
                 keypad=self.keypad is not None,  # the check-in shows on the displays (issue 27)
+                confirm_names=self.text_display is not None,  # each player confirms their name there (issue 40)
             )
         except BaseException:
             if self.keypad is not None:

@@ -58,7 +58,8 @@ class Frame(NamedTuple):
     `menu` is open, and the `game`: its journal's name, "game-000003" (None while the new game's
     journal is pending); and what a text display says in words (issue 40, firmware.text_render):
     the `table` (firmware.table.Table), the game's `slip` (firmware.slip.Slip or None), whether a
-    `keypad` is fitted and whether the power-cut banner shows (`restored`)."""
+    `keypad` is fitted, whether the power-cut banner shows (`restored`) and a check-in waiting for
+    its player to confirm their name (`confirm`)."""
 
     view: "View"
     texts: tuple[str, str]
@@ -69,6 +70,7 @@ class Frame(NamedTuple):
     slip: Any = None
     keypad: bool = False
     restored: bool = False
+    confirm: Any = None  # (side, number) a text display asks that side to confirm before it checks in
 
 
 class Applied(NamedTuple):

@@ -29,7 +29,7 @@ def factory(context: OutputContext, settings: dict) -> "TextDisplayOutput":
 def frame_lines(frame: Frame, t_ns: int) -> list[str]:
     """The renderer's lines for a frame (also what the tests and the docs' screenshots record)."""
     return text_render.screen(frame.view, t_ns, table=frame.table, slip=frame.slip, keypad=frame.keypad,
-                              menu=frame.texts if frame.menu else None, restored=frame.restored)
+                              menu=frame.texts if frame.menu else None, restored=frame.restored, confirm=frame.confirm)
 
 
 class TextDisplayOutput(Output):

@@ -35,6 +35,7 @@ MESSAGES: dict[str, str] = {
     "type_number": "{side}: type your number, then your button",
     "type_both": "Each player: type your number, then your own button",
     "typed": "Number {typed}: press your own button",
+    "confirm": "{side}: {who}? Press your button again. Not you: *",
     "seated": "{side}: {name} #{number}",
     "starts": "{starter} starts: {other}, press your button",
     "used": "{side}: #{number} is in on the {other}. Type your own number",
@@ -131,11 +132,15 @@ def _header(s: checkin.Seating) -> list[str]:
     return out
 
 
-def _before_game(s: checkin.Seating, keypad: bool) -> list[str]:
+def _before_game(s: checkin.Seating, keypad: bool, confirm: tuple[int, int] | None = None) -> list[str]:
     """What must be put right first (a side's refusal, where to go) or who starts, then the table and
     the pair, then what is left to type and who sat down where: a small display's first page is
     what a player must do."""
     if keypad and s.typed:
+        if confirm is not None and str(confirm[1]) == s.typed:
+            name = short_name(checkin.name_of(s, confirm[1]))
+            who = f"{name} #{confirm[1]}" if name else f"#{confirm[1]}"
+            return [_msg("confirm", side=SIDE_NAMES[confirm[0] - 1], who=who)]
         return [_msg("typed", typed=s.typed)]
     problems: list[str] = []  # a side refused, sent elsewhere, not paired, being looked up
     prompts: list[str] = []  # a side still to check in
@@ -191,10 +196,11 @@ def _slip(sl: slips.Slip, s: checkin.Seating, keypad: bool) -> list[str] | None:
 
 
 def screen(v: View, t_ns: int, *, table: Any = None, slip: Any = None, keypad: bool = False, menu: tuple[str, str] | None = None,
-           restored: bool = False) -> list[str]:
+           restored: bool = False, confirm: tuple[int, int] | None = None) -> list[str]:
     """What the text display says at `t_ns`, as lines of any length (`fit` makes them the display's).
     `table`: firmware.table.Table; `slip`: firmware.slip.Slip or None; `menu`: the two 4-digit texts
-    while the director's menu is open."""
+    while the director's menu is open; `confirm`: (side, number) a first press asks that side to
+    confirm (firmware.table_session)."""
     if menu is not None:
         return [_msg("menu", left=menu[0].strip(), right=menu[1].strip())]
     s = table.seating if table is not None else checkin.Seating()
@@ -210,7 +216,7 @@ def screen(v: View, t_ns: int, *, table: Any = None, slip: Any = None, keypad: b
             shown = [_msg("ended"), _msg("enter_scores" if keypad else "fill_slip")]
         return lines + shown
     if v.phase in (Phase.SETUP, Phase.LATE) and not (call is not None and v.phase is Phase.SETUP and not s.numbers):
-        before = _before_game(s, keypad)
+        before = _before_game(s, keypad, confirm)
         late = [_msg("late", name=_side_name(s, p.player)) for p in v.players if p.absent]
         return lines + late + before
     if call is None:

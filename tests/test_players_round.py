@@ -6,7 +6,8 @@ display, 5 to 8 only the 4-digit displays.
 Each player follows only what their clock shows: with a text display, the renderer's words (every
 page of it, `firmware.text_output.frame_lines`); without, the 4-digit displays and the player card
 (`firmware.player_card`: each word's meaning is what the player knows). Nobody reads the docs or the
-clock's state. The steps: a player at the wrong table is sent on, everyone checks in, the
+clock's state. The steps: a player at the wrong table is sent on, everyone checks in (with a text
+display, confirming by a second press the name it shows for the number typed), the
 non-starter starts, a call at tables 2 and 6 (acknowledged and resolved by the director on the
 console), a slip with a recount at tables 3 and 7, signing, and the console's answer.
 
@@ -144,6 +145,8 @@ def test_a_round_played_by_players_following_only_their_clocks(players_round, tm
         r.type(n, str(number))
         r.press(n, "left")
         if n in TEXT_TABLES:
+            r.record("confirm", n, p, r.sees(n, has(f"Left: #{number}? Press your button again")))  # not paired here: no name
+            r.press(n, "left")
             shown = r.sees(n, has("Left: wrong table: go to table"))
             goes = int(re.search(r"go to table (\d+)", " ".join(shown)).group(1))
         else:
@@ -179,6 +182,9 @@ def play_table(r: Round, n: int, players: dict) -> None:
             r.sees(n, lambda t, p=p: f"t{p.table:>3}" in t)  # the card: this is table N
         r.type(n, str(p.number))
         r.press(n, p.side)
+        if n in TEXT_TABLES:  # the text display names whose number it is: the player confirms it is theirs
+            r.record("confirm", n, p, r.sees(n, has(f"{p.word}: {p.surname} #{p.number}? Press your button again")))
+            r.press(n, p.side)
         shown = r.sees(n, has(f"{p.word}: {p.surname} #{p.number}") if n in TEXT_TABLES else shows(f"{p.number}", 0 if p.side == "left" else 1))
         r.record("checked in", n, p, shown)
 

@@ -45,6 +45,48 @@ def test_before_the_game_the_table_the_names_and_what_to_type():
     assert words(t, c, keypad=True) == "Number 12: press your own button"
 
 
+def test_the_first_press_asks_the_player_to_confirm_the_name_of_the_number_typed():
+    t, c = seated(Typed(1, "3"), Typed(2, "1"))
+    assert words(t, c, keypad=True, confirm=(2, 31)) == "Right: Jones #31? Press your button again. Not you: *"
+    assert words(t, c, keypad=True, confirm=(2, 44)) == "Number 31: press your own button"  # other digits: not this one's
+    t, c = seated(Typed(1, "4"), Typed(2, "4"))
+    assert words(t, c, keypad=True, confirm=(1, 44)) == "Left: #44? Press your button again. Not you: *"  # not paired here
+
+
+@pytest.fixture
+def confirm_rig(monkeypatch, tmp_path):
+    from support.firmware_rig import make_rig
+
+    r = make_rig(monkeypatch, tmp_path, keypad=True, confirm_names=True)
+    yield r
+    r.close()
+
+
+def test_with_a_text_display_a_check_in_counts_at_the_second_press_and_a_key_between_starts_again(confirm_rig):
+    from rackside.firmware.messages import Key
+
+    rig = confirm_rig
+
+    def typed(text):
+        for k in text:
+            rig.runner.submit(Key(rig.now, k, True))
+            rig.after_ms(60)
+            rig.runner.submit(Key(rig.now, k, False))
+            rig.after_ms(60)
+        rig.pump()
+
+    typed("12")
+    rig.tap("left")
+    assert rig.runner.table.seating.seated == (None, None)  # asked, not checked in
+    assert rig.runner.frame(rig.now).confirm == (1, 12)
+    typed("3")  # another digit: the question is for 123 now, from the start
+    rig.tap("left")
+    assert rig.runner.table.seating.seated == (None, None) and rig.runner.frame(rig.now).confirm == (1, 123)
+    rig.tap("left")
+    assert rig.runner.table.seating.seated == (123, None) and rig.runner.frame(rig.now).confirm is None
+    assert [i["input"] for i in rig.journal_inputs() if i["input"] != "key"] == ["checkin"]  # the first press is not journalled
+
+
 def test_each_side_names_who_checked_in_and_who_starts():
     t, c = seated(CheckIn(1, 1, 12))
     assert "Left: Smith #12" in words(t, c, keypad=True) and "Right: type your number" in words(t, c, keypad=True)
@@ -190,7 +232,7 @@ def test_every_message_is_in_a_screenshot_of_docs_table_md_and_each_screenshot_i
 
 
 def test_every_message_of_the_table_is_a_format_of_known_fields():
-    fields = {"table", "round", "a", "b", "side", "typed", "name", "number", "starter", "other", "goes", "waited",
+    fields = {"table", "round", "a", "b", "side", "typed", "who", "name", "number", "starter", "other", "goes", "waited",
               "sa", "sb", "margin", "winner", "pa", "pb", "why", "left", "right"}
     import string
 

@@ -43,10 +43,13 @@ def slip_keys(text: str, at_s: float = 1100):
     return [SlipKey(int((at_s + i * 0.3) * S), k) for i, k in enumerate(text)]
 
 
-# name: (inputs, the moment shown (seconds), extra: {"menu": texts, "restored": True}, what it shows)
+# name: (inputs, the moment shown (seconds), extra: {"menu": texts, "restored": True, "keypad": False, "confirm": (side,
+# number): a first press waiting for its second, firmware.table_session}, what it shows)
 SCENES: dict[str, tuple[list, float, dict, str]] = {
     "text-before": ([PAIRING], 11.2, {}, "before the game: the table, the names, what to type"),
     "text-typing": ([PAIRING, *typed("12", 20)], 21.2, {}, "a number typed: press your own button"),
+    "text-confirm": ([PAIRING, *typed("31", 20)], 21.2, {"confirm": (2, 31)},
+                     "the first press: whose number it is, for that player to confirm (issue 40)"),
     "text-checked-in": (BOTH_IN, 29.2, {}, "both checked in, by name; who starts and who presses (2.2)"),
     "text-used": ([PAIRING, CheckIn(21 * S, 1, 31), CheckIn(23 * S, 2, 31)], 29.2, {},
                   "Smith typed Jones's number: Jones's own check-in is refused, said in words (USEd 31)"),
@@ -117,7 +120,7 @@ def scene(name: str) -> tuple[tuple[str, str], list[str], tuple[str, ...]]:
         texts = slips.texts(s, t)
     else:
         texts = render.texts(v, t, table=t_state, keypad=keypad, restored_until_ns=t + S if restored else None)
-    lines = text_render.screen(v, t, table=t_state, slip=s, keypad=keypad, menu=menu, restored=restored)
+    lines = text_render.screen(v, t, table=t_state, slip=s, keypad=keypad, menu=menu, restored=restored, confirm=extra.get("confirm"))
     return texts, lines, text_render.fit(lines, COLS, ROWS, 0)
 
 
