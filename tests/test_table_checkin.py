@@ -185,12 +185,7 @@ def kp_rig(monkeypatch, tmp_path):
 
 
 def type_number(rig, text: str) -> None:
-    for k in text:
-        rig.runner.submit(Key(rig.now, k, True))
-        rig.after_ms(60)
-        rig.runner.submit(Key(rig.now, k, False))
-        rig.after_ms(60)
-    rig.pump()
+    rig.type_keys(text)
 
 
 def hall(rig, name: str, answers: list | None = None, **args) -> None:

@@ -63,23 +63,12 @@ def confirm_rig(monkeypatch, tmp_path):
 
 
 def test_with_a_text_display_a_check_in_counts_at_the_second_press_and_a_key_between_starts_again(confirm_rig):
-    from rackside.firmware.messages import Key
-
     rig = confirm_rig
-
-    def typed(text):
-        for k in text:
-            rig.runner.submit(Key(rig.now, k, True))
-            rig.after_ms(60)
-            rig.runner.submit(Key(rig.now, k, False))
-            rig.after_ms(60)
-        rig.pump()
-
-    typed("12")
+    rig.type_keys("12")
     rig.tap("left")
     assert rig.runner.table.seating.seated == (None, None)  # asked, not checked in
     assert rig.runner.frame(rig.now).confirm == (1, 12)
-    typed("3")  # another digit: the question is for 123 now, from the start
+    rig.type_keys("3")  # another digit: the question is for 123 now, from the start
     rig.tap("left")
     assert rig.runner.table.seating.seated == (None, None) and rig.runner.frame(rig.now).confirm == (1, 123)
     rig.tap("left")
