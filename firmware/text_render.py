@@ -10,7 +10,8 @@ wraps them to the display's width and, when they are more than its rows, pages t
 
 Every text comes from `MESSAGES`, the renderer's one table (the docs' screenshots and the tests read
 it); names go through `ascii_text`, so any name shows on a display whose font is ASCII: é -> e,
-ø -> o, ß -> ss, a character with no ASCII form -> ?; never an exception.
+ø -> o, ß -> ss, a character with no ASCII form -> ?, and the two ASCII characters an HD44780 draws
+otherwise (backslash, tilde) -> / and -; never an exception.
 
 No I/O, no clock read: every call is given its `t_ns`.
 """
@@ -93,7 +94,8 @@ def ascii_text(text: Any) -> str:
             continue
         base = "".join(c for c in unicodedata.normalize("NFKD", ch) if " " <= c <= "~")
         out.append(base or "?")
-    return "".join(out)
+    # an HD44780's character ROM (A00) has a yen sign for the backslash and an arrow for the tilde
+    return "".join(out).replace("\\", "/").replace("~", "-")
 
 
 def short_name(name: str | None) -> str | None:

@@ -237,7 +237,7 @@ def test_every_message_of_the_table_is_a_format_of_known_fields():
 @pytest.mark.parametrize("name, shown", [
     ("Müller, Jörg", "Muller, Jorg"), ("Søren Ørsted", "Soren Orsted"), ("Straße", "Strasse"),
     ("Łukasz", "Lukasz"), ("Nguyễn", "Nguyen"), ("O’Brien", "O'Brien"), ("王", "?"), ("a\x00b\nc", "ab c"),
-    ("", ""), (None, "None"),
+    ("", ""), (None, "None"), ("a\\b~c", "a/b-c"),
 ])
 def test_names_become_ascii_and_never_raise(name, shown):
     assert ascii_text(name) == shown
