@@ -75,7 +75,7 @@ REQUESTS = {
 MAX_NOTICE_CHARS = 8
 RULES_NOTICE = ("HALL", "rULE")  # a new game under the hall's rules, not clock.toml's (issue 38)
 RULES_NOTICE_S = 5
-OPTIONAL_ARGS = {"new_game": ("rules",), "pairing": ("table",)}  # pairing's table: this clock's number (the hall's)  # rules: the clock.Rules the new game is played under (the hall)
+OPTIONAL_ARGS = {"new_game": ("rules",), "pairing": ("table", "names")}  # pairing's table: this clock's number (the hall's)  # rules: the clock.Rules the new game is played under (the hall)
 
 
 def _rules(v: Any) -> Rules:
@@ -217,7 +217,8 @@ class Requests:
         runner, a = self.runner, r.args
         table_number = a.get("table") if r.name == "pairing" else None  # checked by the core (firmware.checkin)
         event = {
-            "pairing": lambda: Pairing(t, a["round"], tuple(a["numbers"]), a["starter"], table_number),
+            "pairing": lambda: Pairing(t, a["round"], tuple(a["numbers"]), a["starter"], table_number,
+                                       None if a.get("names") is None else tuple(a["names"])),
             "seat": lambda: Seat(t, a["number"], a["table"]),
             "call_ack": lambda: CallAck(t, a["call"]),
             "call_resolve": lambda: CallResolve(t, a["call"], a["reason"]),

@@ -101,6 +101,7 @@ class Runner:
         initially_down: dict[str, bool] | None = None,
         on_new_game: Callable[[Rules], None] | None = None,
         keypad: bool = False,
+        confirm_names: bool = False,  # a text display is fitted: a check-in's name is confirmed by a second press (issue 40)
     ) -> None:
         self.rules = rules  # the next game's (a hall's new_game may set them: firmware.requests)
         self.own_rules = rules  # clock.toml's: the fallback of a clock with no hall (issue 38)
@@ -130,7 +131,7 @@ class Runner:
         self.slip_session = SlipSession(self)  # the signed result slip after the game's end (issue 27)
         # issue 27: check-in and the director's call, beside the clock (`keypad`: one is fitted)
         self.table = Table()
-        self.table_session = TableSession(keypad=keypad)
+        self.table_session = TableSession(keypad=keypad, confirm=keypad and confirm_names)
         # the slip names the players by the numbers they checked in with (firmware.checkin), by side
         self.slip_session.numbers = lambda: self.table.seating.seated
 
@@ -502,7 +503,10 @@ class Runner:
     def frame(self, now: int) -> Frame:
         """What the clock shows at `now`."""
         v = view(self.clock, now)
-        return Frame(v, self._texts(v, now), self.clock, self.menu is not None, self.journal.game)
+        return Frame(v, self._texts(v, now), self.clock, self.menu is not None, self.journal.game, self.table,
+                     self.slip_session.slip, self.table_session.keypad,
+                     self.restored_until_ns is not None and now < self.restored_until_ns,
+                     self.table_session.confirm_shown(self.table))
 
     def refresh(self, now: int) -> None:
         """Show every output the frame at `now`: the displays are told a text that changed, the

@@ -21,6 +21,7 @@ PURE_CORES = {
     "rackside.firmware.menu": "firmware/menu.py",
     "rackside.firmware.menu_session": "firmware/menu_session.py",
     "rackside.firmware.render": "firmware/render.py",
+    "rackside.firmware.text_render": "firmware/text_render.py",
     "rackside.firmware.messages": "firmware/messages.py",
     "rackside.firmware.rules_table": "firmware/rules_table.py",
     "rackside.firmware.restore": "firmware/restore.py",

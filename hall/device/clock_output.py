@@ -528,7 +528,8 @@ class _Worker:
             "slip_outcome": lambda: {"game": cmd.game, "outcome": cmd.outcome, "why": cmd.why},
             # issue 27, the table's (firmware.table): the pairing carries this clock's table number,
             # which the check-in shows before the game
-            "pairing": lambda: {"round": cmd.round, "numbers": list(cmd.numbers), "starter": cmd.starter, "table": out.cfg.table},
+            "pairing": lambda: {"round": cmd.round, "numbers": list(cmd.numbers), "starter": cmd.starter, "table": out.cfg.table,
+                                **({"names": list(cmd.names)} if cmd.names is not None else {})},
             "seat": lambda: {"number": cmd.number, "table": cmd.table},
             "call_ack": lambda: {"call": cmd.call},
             "call_resolve": lambda: {"call": cmd.call, "reason": cmd.reason},

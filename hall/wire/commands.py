@@ -68,7 +68,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from rackside.firmware.call import CALL_ID, MAX_REASON_CHARS
-from rackside.firmware.checkin import MAX_PLAYER_NUMBER, MAX_ROUND
+from rackside.firmware.checkin import MAX_NAME_CHARS, MAX_PLAYER_NUMBER, MAX_ROUND
 from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules, Takeover
 from rackside.firmware import slip
 from rackside.hall.wire import topics, update
@@ -160,7 +160,10 @@ FIELDS: dict[str, dict[str, Field]] = {  # each command's own fields
                "from_seq": Whole(1, MAX_SEQ), "to_seq": Whole(1, MAX_SEQ, null=True)},
     # issue 27, the table (firmware.checkin, firmware.call)
     "pairing": {"round": Whole(1, MAX_ROUND), "numbers": ListOf(NUMBER, least=2, most=2, says="a list of the two player numbers"),
-                "starter": Whole(1, MAX_PLAYER_NUMBER, null=True, default=None)},
+                "starter": Whole(1, MAX_PLAYER_NUMBER, null=True, default=None),
+                # the two players' names as TSH has them, in `numbers`' order: a text display shows them (issue 40)
+                "names": ListOf(Text(MAX_NAME_CHARS, least=0), least=2, most=2, null=True, default=None,
+                                says=f"a list of the two players' names, at most {MAX_NAME_CHARS} characters each")},
     "seat": {"number": NUMBER, "table": Whole(1, topics.MAX_TABLE, null=True, default=None)},
     "call_ack": {"call": CALL},
     "call_resolve": {"call": CALL, "reason": Text(MAX_REASON_CHARS)},
@@ -213,6 +216,7 @@ class Command:
     round: int | None = None  # pairing: the round, its two numbers and the starter (2.1(b)(i))
     numbers: tuple[int, ...] = ()
     starter: int | None = None
+    names: tuple[str, ...] | None = None  # pairing: the players' names (issue 40)
     number: int | None = None  # seat: the number checked in at the wrong table, and where it plays
     table: int | None = None
     call: str | None = None  # call_ack, call_resolve: the call's id on the clock
@@ -308,6 +312,7 @@ def command(name: str, c: dict, default_rules: Rules | None = None) -> Command:
     kept = {k: v for k, v in c.items() if k in _ATTRIBUTES and k not in ("id", "name")}
     if name == "pairing":
         kept["numbers"] = tuple(c["numbers"])
+        kept["names"] = None if c.get("names") is None else tuple(c["names"])
     if name == "late_start":
         kept["players"] = tuple(sorted(c["players"]))
         kept["at_ns"] = None if c["at"] is None else _epoch_ns(c["at"])

@@ -147,7 +147,7 @@ function readTable(t) {
   const typedNames = !division && final && !names.some(Boolean) ? final.names : names;
   const checkin = earlier ? null : checkedIn(t.table, typedNames); // who checked in where (paperless.js)
   const shownNames = checkin ? checkin.names : typedNames;
-  return { n: t.table, status, state, names: shownNames, checkin, call: openCall(t.table), challenge, refused, earlier, clockOn,
+  return { n: t.table, status, state, names: shownNames, checkin, call: openCall(t.table) || checkinConflict(t.table), challenge, refused, earlier, clockOn,
     division, label: textOf(t.label, "label", problems),
     tshTable: textOf(t.tsh_table, "tsh_table", problems),
     result: readResult(t.result, problems), final, problems, cls: "waiting", health: readHealth(t.health_problems) };

@@ -5,7 +5,7 @@
 // table, the signed slips held, and the one confirmation at the scheduled start that starts the
 // absent sides at every table whose clock has a keypad and whose players have not all checked in
 // (2.3.2(a), 2.3.3(a)); at a clock without one nobody checks in.
-// Loaded before app.js, which calls paperlessSnapshot, paperlessEvents, checkedIn and seatMark.
+// Loaded before app.js, which calls paperlessSnapshot, paperlessEvents, checkedIn, checkinConflict and seatMark.
 // Every list is the server's, bounded there (checkin.MAX_WRONG, incidents.MAX_CALLS, signedslips.MAX_HELD).
 "use strict";
 
@@ -66,6 +66,16 @@ function checkedIn(n, names) {
   // the seat's names by side, as the console maps them (checkin.on_sides): the page maps nothing itself
   const out = c && Array.isArray(c.names) && c.names.length === 2 ? c.names.map((x) => textOf(x, "checkin.names", [])) : names.slice();
   return { names: out, marks };
+}
+
+// A check-in the clock refused because the other side holds that number (issue 40): the tile's note,
+// "" for none. A player typed their opponent's number; the director sees which side and whose number.
+function checkinConflict(n) {
+  const c = checkins.get(n);
+  const x = c && isObj(c.conflict) ? c.conflict : null;
+  if (!x) return "";
+  const name = textOf(x.name, "checkin.conflict.name", []);
+  return `CHECK-IN side ${shown(x.side)}: #${shown(x.number)}${name ? " " + name : ""} is checked in on side ${shown(x.held_by)}`;
 }
 
 function seatMark(t, side) { return t.checkin && t.checkin.marks[side - 1] ? t.checkin.marks[side - 1] + " " : ""; }
