@@ -59,6 +59,9 @@ CREATE TABLE IF NOT EXISTS audit (
 MAX_AUDIT_READ = 5000  # audit rows returned at once (the file keeps them all)
 
 
+STORE_REFUSED = 507  # Insufficient Storage: an endpoint's answer when the store refused a write (StoreError)
+
+
 class StoreError(Exception):
     """The results database cannot be opened or written: one line saying which file, why, and what
     the director does about it."""
