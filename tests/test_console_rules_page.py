@@ -120,9 +120,8 @@ def test_a_malformed_body_is_refused(page, body, says):
 
 
 def test_after_the_first_game_a_change_needs_a_confirmation_and_a_reason_and_is_audited(page):
-    store = page.console.event.store
-    store.bind_game(1, "g1", 1, None, "2026-12-05T10:00:00+00:00")  # table 1's game of round 1 has begun
-    assert page.get()["started"] is True
+    status, _ = page.post("/api/round", {"number": 2})  # the event has moved on to its second round
+    assert status == 200 and page.get()["started"] is True
     for body in ({"rules": {"penalty_per_minute": 5}}, {"rules": {"penalty_per_minute": 5}, "confirm": True},
                  {"rules": {"penalty_per_minute": 5}, "confirm": True, "reason": "  "},
                  {"rules": {"penalty_per_minute": 5}, "reason": "the event charges 5"}):
@@ -164,3 +163,26 @@ def test_a_restart_keeps_the_pages_change_until_console_tomls_event_changes(tmp_
     assert audits[0]["who"] == "console.toml [event]" and "3 points a minute" in audits[0]["reason"]
     console.event.store.close()
     assert ResultStore(tmp_path / RESULTS_DB).setting(RULES_KEY)["penalty_per_minute"] == 3
+
+
+def test_a_result_recorded_means_the_event_has_begun(page):
+    assert page.get()["started"] is False
+    status, out = page.post("/api/result/3", {"slip": [400, 380], "names": ["A", "B"], "confirm": True,
+                                              "no_clock": {"reason": "no clock at this table", "penalties": [0, 0]}})
+    assert status == 200, out
+    assert page.get()["started"] is True
+
+
+def test_once_begun_the_event_stays_begun_across_a_restart(tmp_path):
+    """Round 2 marks the event begun; kept, so a console set back to round 1 (no result, no clock)
+    and restarted still asks for a confirmation."""
+    console, _ = make_console(_config(tmp_path, {}))
+    page = Page(console)
+    assert page.post("/api/round", {"number": 2})[0] == 200 and page.get()["started"] is True
+    assert page.post("/api/round", {"number": 1})[0] == 200
+    console.event.store.close()
+    console, _ = make_console(_config(tmp_path, {}))
+    page = Page(console)
+    assert console.state.round.number == 1 and page.get()["started"] is True
+    status, out = page.post("/api/event-rules", {"rules": {"courtesy_draw_after": "2:00"}})
+    assert status == 409, out

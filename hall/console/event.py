@@ -23,7 +23,7 @@ from rackside.hall.wire.eventrules import EventRules
 
 from . import hallplan, limits, results, tsh
 from .hallstate import Table, table_key
-from .resultstore import ResultStore
+from .resultstore import ResultStore, StoreError
 
 MAX_FILE_BYTES = limits.MAX_BODY_BYTES  # one TSH file: no more than a request may carry
 MAX_FILES = limits.MAX_TSH_FILES
@@ -31,6 +31,7 @@ FILES_KEY = "tsh_files"
 ROUND_KEY = "round"
 RULES_KEY = "event_rules"  # the event's rules the console last ran (a change is audited)
 CONFIG_RULES_KEY = "event_rules_config"  # console.toml's [event] as the console last read it (rules_at_start)
+STARTED_KEY = "event_started"  # the event's first game has begun (started): a change of rules is confirmed from then on
 
 
 class Event:
@@ -74,10 +75,20 @@ class Event:
             self.store.put_setting(CONFIG_RULES_KEY, config.as_dict())
         return changed
 
-    def started(self) -> bool:
-        """Whether the event's play has begun: a clock game bound to a round (its first press) or a
-        result recorded. From then on a change of rules needs a confirmation and a reason."""
-        return bool(self.store.bound_games()) or bool(self.store.bodies())
+    def started(self, round_number: int, a_game_begun: bool) -> bool:
+        """Whether the event's play has begun: a game of it past its first press on a clock
+        (`a_game_begun`, the hall's), a round after the first, or a result recorded. From then on a
+        change of rules needs a confirmation and a reason; once seen, kept (STARTED_KEY), so neither
+        a restart nor a clock gone quiet makes it "not begun" again."""
+        if self.store.setting(STARTED_KEY):
+            return True
+        if not (round_number > 1 or a_game_begun or self.store.bodies()):
+            return False
+        try:
+            self.store.put_setting(STARTED_KEY, True)
+        except StoreError:  # said when the next write fails; begun all the same
+            pass
+        return True
 
     def change_rules(self, rules: EventRules, who: str, at: str, round_: int, reason: str) -> None:
         """The director's change on the rules page (rulespage.py): audited with its reason and what

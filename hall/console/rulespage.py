@@ -43,13 +43,20 @@ def _console(request: Request):
     return request.app.state.console
 
 
+def started(console) -> bool:
+    """Whether the event's play has begun (event.Event.started): a clock's game of a round (bound
+    to one) past its first press, besides what the store says."""
+    begun = any(t.playing() is not None and t.state.get("phase") != "setup" for t in console.state.tables.values())
+    return console.event.started(console.state.round.number, begun)
+
+
 def view(console) -> dict:
     """What the rules page draws: the rules, their form (ranges and choices), console.toml's."""
-    return {"rules": console.event.rules.as_dict(), **eventrules.form(), "started": console.event.started(),
+    return {"rules": console.event.rules.as_dict(), **eventrules.form(), "started": started(console),
             "config": console.event.store.setting(CONFIG_RULES_KEY), "max_reason": MAX_REASON}
 
 
-def checked(body: dict, current: eventrules.EventRules, started: bool) -> tuple[eventrules.EventRules, str]:
+def checked(body: dict, current: eventrules.EventRules, begun: bool) -> tuple[eventrules.EventRules, str]:
     """The body's new rules and reason, or ValueError (one line naming the key), or PermissionError
     (the event has begun and the change is not confirmed with a reason)."""
     unknown = sorted(set(body) - set(BODY_KEYS))
@@ -65,7 +72,7 @@ def checked(body: dict, current: eventrules.EventRules, started: bool) -> tuple[
     confirm = body.get("confirm", False)
     if not isinstance(confirm, bool):
         raise ValueError("confirm must be true or false")
-    if started and rules != current and not (confirm and reason):
+    if begun and rules != current and not (confirm and reason):
         raise PermissionError(STARTED)
     return rules, reason
 
@@ -85,7 +92,7 @@ async def set_rules(request: Request) -> Response:
     console = _console(request)
     event, rd = console.event, console.state.round
     try:
-        rules, reason = checked(await json_object(request), event.rules, event.started())
+        rules, reason = checked(await json_object(request), event.rules, started(console))
     except (ValueError, ConfigError) as e:
         return _bad(str(e))
     except PermissionError as e:
