@@ -186,3 +186,14 @@ def test_once_begun_the_event_stays_begun_across_a_restart(tmp_path):
     assert console.state.round.number == 1 and page.get()["started"] is True
     status, out = page.post("/api/event-rules", {"rules": {"courtesy_draw_after": "2:00"}})
     assert status == 409, out
+
+
+def test_the_rules_need_the_directors_session_and_a_post_its_csrf_token(page):
+    body = json.dumps({"rules": {"penalty_per_minute": 5}}).encode()
+    assert asyncio.run(call(page.app, "GET", "/api/event-rules", {}))[0] == 401
+    assert asyncio.run(call(page.app, "POST", "/api/event-rules", {"content-type": "application/json"}, body))[0] == 401
+    no_token = {k: v for k, v in page.headers.items() if k != "x-csrf-token"}
+    assert asyncio.run(call(page.app, "POST", "/api/event-rules", no_token, body))[0] == 403
+    status, headers, _ = asyncio.run(call(page.app, "GET", "/rules", {}))
+    assert status == 303 and headers["location"] == "/login"
+    assert page.console.event.rules.rules.penalty_per_minute == 10
