@@ -19,12 +19,16 @@ import pytest
 from rackside.firmware.requests import RULES_NOTICE
 from rackside.hall.console.auth import hash_password
 from rackside.hall.console.config import ConsoleConfig, load_credentials
+from rackside.hall.console import rulespage
 from rackside.hall.console.demo import demo_t_file, free_port
 from rackside.hall.console.serve import ConsoleServer
 from rackside.hall.device.station import StationPublisher
 from rackside.hall.net import config as hall_config
+from rackside.hall.wire import topics
 from rackside.hall.wire.eventrules import from_table
 
+from support.broker import Recorder
+from support.browser import have_chromium, login
 from support.console import Http
 from support.hallclock import LiveClock, clock_config
 from support.kiosk_rig import make_app
@@ -230,3 +234,60 @@ def test_rules_changed_mid_round_leave_the_games_in_progress_as_they_were(hall):
         live.tap(button)
     wait(lambda: hall.tables[1].state["phase"] == "setup" and hall.rules(1)["penalty_per_minute"] == 3)
     assert hall.rules(1)["game_time_ms"] == 22 * 60_000 and header_config(live)["penalty_per_minute"] == 3
+
+
+@pytest.mark.skipif(not have_chromium(), reason="needs Debian's chromium")
+def test_the_director_edits_the_penalty_on_the_rules_page_and_the_next_new_game_runs_it(hall, broker, browser):
+    """Issue 38, item 1 ("editable on the page before the first round, audited after"), in Chromium:
+    the rules page (the console's link) shows the event's rules, refuses 500 points a minute with the
+    console's one line, takes 5; the stations' retained rules say 5, the next new game's clock runs 5.
+    Once that game has begun a change needs a confirmation and a reason, and the game keeps its 5."""
+    hall.console({})  # console.toml's [event]: WESPA's, 10 points a minute
+    hall.start_clock(1)
+    rules_topic = Recorder(broker, topics.rules(broker.hall))
+    page = login(browser, hall.server.url, PASSWORD)
+    try:
+        page.click("#open-rules")
+        page.wait_for_selector("body.rules-page[data-ready='1']")
+        penalty = page.locator("#rule-penalty_per_minute")
+        # the clock's game has the round's pairing (journalled: bound to round 1) but no press: not begun
+        assert penalty.input_value() == "10" and page.locator("#confirm-box").is_hidden()
+        assert "0 to 100" in page.locator("tr[data-key='penalty_per_minute']").inner_text()  # the range, from the console's data
+        penalty.fill("500")
+        page.click("#save")
+        page.wait_for_function("() => document.getElementById('error').textContent.includes('event.penalty_per_minute = 500')")
+        assert "allowed are whole numbers from 0 to 100" in page.locator("#error").inner_text()
+        assert hall.server.console.event.rules.rules.penalty_per_minute == 10
+        penalty.fill("5")
+        page.click("#save")
+        page.wait_for_function("() => document.getElementById('out').textContent.startsWith('Saved')")
+        assert page.locator("#error").inner_text() == ""
+        # the stations' retained rules say so (3.10.15's rule rides with them)
+        rules_topic.wait_for(lambda r: any(m["penalty_per_minute"] == 5 for m in r.json("rules")))
+        # the next new game from the console: its clock runs 5 a minute, journalled
+        (cid,) = hall.post("/api/command", {"cmd": "new_game", "tables": [1]})["sent"]
+        assert hall.ack(1, cid["id"])["ok"] is True
+        wait(lambda: hall.rules(1)["penalty_per_minute"] == 5)
+        assert header_config(hall.clocks[1])["penalty_per_minute"] == 5
+        # the game begins: from now on a change needs a confirmation and a reason
+        hall.clocks[1].tap("right")
+        wait(lambda: hall.tables[1].state["phase"] == "running")
+        wait(lambda: rulespage.started(hall.server.console))
+        page.reload()
+        page.wait_for_selector("body.rules-page[data-ready='1']")
+        assert page.locator("#confirm-box").is_visible() and penalty.input_value() == "5"
+        penalty.fill("3")
+        page.click("#save")
+        page.wait_for_function("() => document.getElementById('error').textContent.includes('confirm')")
+        assert hall.server.console.event.rules.rules.penalty_per_minute == 5 and penalty.input_value() == "3"
+        page.check("#confirm")
+        page.fill("#reason", "the organisers' published rate")
+        page.click("#save")
+        page.wait_for_function("() => document.getElementById('out').textContent.startsWith('Saved')")
+        audit = [a for a in json.loads(hall.get("/api/audit"))["audit"] if a["action"] == "rules"]
+        assert audit[0]["reason"] == "the organisers' published rate: penalty_per_minute 5 -> 3", audit
+        assert hall.rules(1)["penalty_per_minute"] == 5  # the game in progress keeps its rules
+        assert page.errors == []
+    finally:
+        rules_topic.close()
+        page.close()

@@ -329,7 +329,8 @@ def test_one_script_formats_a_clocks_time_and_the_pages_load_it_first(tmp_path):
     static = ROOT / "hall" / "console" / "static"
     assert time_formats_outside_clocktext_js(page_scripts()) == []
     assert TIME_FORMAT.search((static / "clocktext.js").read_text(encoding="utf-8"))
-    loaded_first("clocktext.js", (("index.html", "app.js"), ("ready.html", "ready.js"), ("public.html", "public.js")))
+    loaded_first("clocktext.js", (("index.html", "app.js"), ("ready.html", "ready.js"), ("public.html", "public.js"),
+                                  ("rules.html", "rules.js")))
     bad = tmp_path / "ready.js"
     bad.write_text('function mmss(ms) { return `${Math.floor(ms / 60000)}:${String(Math.floor(ms / 1000) % 60).padStart(2, "0")}`; }\n')
     assert time_formats_outside_clocktext_js([bad]) == ["ready.js:1"]
@@ -349,7 +350,8 @@ def csrf_fetches_outside_request_js(scripts) -> list[str]:
 def test_one_script_posts_with_the_csrf_token_and_the_pages_load_it_first(tmp_path):
     static = ROOT / "hall" / "console" / "static"
     assert csrf_fetches_outside_request_js(page_scripts()) == []
-    for page, script in (("index.html", "app.js"), ("devices.html", "devices.js"), ("ready.html", "ready.js"), ("login.html", "login.js")):
+    for page, script in (("index.html", "app.js"), ("devices.html", "devices.js"), ("ready.html", "ready.js"), ("login.html", "login.js"),
+                         ("rules.html", "rules.js")):
         html = (static / page).read_text(encoding="utf-8")
         assert html.index('<script src="/static/request.js"></script>') < html.index(f'<script src="/static/{script}"></script>'), page
     bad = tmp_path / "ready.js"

@@ -1,9 +1,11 @@
-"""Regenerate docs/screens/console-event-rules.png: the readiness page with the event's rules (issue 38).
+"""Regenerate docs/screens/console-event-rules.png: the readiness page with the event's rules (issue 38),
+and docs/screens/console-event-rules-page.png: the rules page, its challenge rule changed there.
 
 A private Mosquitto (provisioned as a real hall), the console with `[event]` at 20 minutes and 5 points
 a minute, and four simulated clocks as the director would start them (`rackside clock --simulate
 --headless`, their clock.toml WESPA's): the console's new game goes to tables 1 to 3, so they run the
-event's rules, and table 4 still runs its clock.toml's. Debian's headless Chromium draws the page.
+event's rules, and table 4 still runs its clock.toml's. Debian's headless Chromium draws the page;
+then, on the rules page (/rules), the director sets the challenge rule to 10 points a challenge.
 
     .venv/bin/python docs/tools/console_event_rules_screen.py [OUT_DIR]
 """
@@ -59,10 +61,16 @@ def main() -> int:
                                        " && document.getElementById('rules').textContent.includes('table(s) 4')", timeout=30_000)
                 page.wait_for_timeout(500)
                 page.screenshot(path=str(out / "console-event-rules.png"), full_page=True)
+                page.goto(server.url + "rules")
+                page.wait_for_selector("body.rules-page[data-ready='1']")
+                page.select_option("#rule-challenge_rule", "10-per-turn")
+                page.click("#save")
+                page.wait_for_function("() => document.getElementById('out').textContent.startsWith('Saved')", timeout=30_000)
+                page.screenshot(path=str(out / "console-event-rules-page.png"), full_page=True)
                 b.close()
         finally:
             stop_all(clocks, server, broker)
-    print(f"wrote {out}/console-event-rules.png")
+    print(f"wrote {out}/console-event-rules.png and {out}/console-event-rules-page.png")
     return 0
 
 

@@ -29,20 +29,19 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from . import auth, devices, health, limits, paperless, readiness, requests, results, tsh, tshlive, tshout, updates
+from . import auth, devices, health, limits, paperless, readiness, requests, results, rulespage, tsh, tshlive, tshout, updates
 from .event import Event, decode_upload
 from .guard import Admission, BodyLimit, SecurityHeaders, json_object
 from .guard import refused as _bad
 from .transport import PlainHttpLocalOnly
 from .hallstate import RESEND_ID, HallState
-from .resultstore import AUDIT_KINDS, ResultStore, StoreError
+from .resultstore import AUDIT_KINDS, STORE_REFUSED, ResultStore, StoreError
 from .hub import Hub, sse
 
 log = logging.getLogger("rackside.hall.console")
 STATIC = Path(__file__).parent / "static"
 PUBLIC_STATIC = {"login.html", "login.js", "request.js", "style.css"}  # (request.js: the login form's CSRF token)
 DIRECTOR = "director"  # the one scope a logged-in session has
-STORE_REFUSED = 507  # Insufficient Storage: the results store refused a write (resultstore.StoreError)
 
 
 class Console:
@@ -653,6 +652,7 @@ ROUTES = [
     *devices.ROUTES,  # the Devices page (devices.py)
     *updates.ROUTES,  # updates from the console (updates.py)
     *paperless.ROUTES,  # check-in, calls, signed slips (paperless.py)
+    *rulespage.ROUTES,  # the event's rules on the page (rulespage.py, issue 38)
 ]
 
 

@@ -157,6 +157,11 @@ class Bridge:
         if ok:
             self.deliver(msg.topic, msg.payload)
 
+    def publish_rules(self, rules: bytes) -> None:
+        """The event's rules changed (the rules page): retained now, and again at each connection."""
+        self.rules = rules
+        self.client.publish(topics.rules(self.hall), rules, qos=1, retain=True)  # queued while away: sent again on connect
+
     def command(self, table: int, cmd: dict) -> None:
         """Send a command to a table's clock (QoS 1); its ack comes back on `…/ack`."""
         info = self.client.publish(topics.table(self.hall, table, "cmd"), json.dumps(cmd), qos=1)

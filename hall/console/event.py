@@ -17,18 +17,21 @@ import binascii
 from dataclasses import replace
 from pathlib import PurePosixPath
 
-from rackside.hall.wire import messages
+from rackside.firmware.rules_table import ConfigError
+from rackside.hall.wire import eventrules, messages
 from rackside.hall.wire.eventrules import EventRules
 
 from . import hallplan, limits, results, tsh
 from .hallstate import Table, table_key
-from .resultstore import ResultStore
+from .resultstore import ResultStore, StoreError
 
 MAX_FILE_BYTES = limits.MAX_BODY_BYTES  # one TSH file: no more than a request may carry
 MAX_FILES = limits.MAX_TSH_FILES
 FILES_KEY = "tsh_files"
 ROUND_KEY = "round"
 RULES_KEY = "event_rules"  # the event's rules the console last ran (a change is audited)
+CONFIG_RULES_KEY = "event_rules_config"  # console.toml's [event] as the console last read it (rules_at_start)
+STARTED_KEY = "event_started"  # the event's first game has begun (started): a change of rules is confirmed from then on
 
 
 class Event:
@@ -45,22 +48,58 @@ class Event:
         """The event's rules as a clock's state carries its game's (hall.wire.messages.STATE_RULES)."""
         return {k: getattr(self.rules.rules, k) for k in messages.STATE_RULES}
 
-    def new_rules(self, rules: EventRules) -> bool:
-        """Whether `rules` are not those the console last ran (or none were kept): read only."""
-        return self.store.setting(RULES_KEY) != rules.as_dict()
-
-    def set_rules(self, rules: EventRules, who: str, at: str, round_: int) -> bool:
-        """The event's rules, from [event] at the console's start: kept, and audited when they are not
-        those the console last ran (a change between rounds, or in one). True when they are not the
-        ones kept (or none were)."""
-        self.rules = rules
+    def rules_at_start(self, config: EventRules) -> tuple[EventRules, bool]:
+        """The rules a (re)started console runs, read only: console.toml's [event] when it is not
+        what the console read at its last start (or none was read: the director's new word), else
+        those kept (a change made on the rules page since survives a restart). With them, whether
+        they are not those the console last ran (or none were kept)."""
         kept = self.store.setting(RULES_KEY)
-        if kept == rules.as_dict():
+        if kept is not None and self.store.setting(CONFIG_RULES_KEY) == config.as_dict():
+            try:
+                return eventrules.from_table(kept, "the kept event rules"), False
+            except ConfigError:  # not what this version writes: console.toml's, as at a first start
+                pass
+        return config, kept != config.as_dict()
+
+    def set_rules(self, config: EventRules, who: str, at: str, round_: int) -> bool:
+        """The event's rules at the console's start, from [event] (`config`) or kept (rules_at_start):
+        kept, and audited when they are not those the console last ran (a change between rounds, or
+        in one). True when they are not the ones kept (or none were)."""
+        self.rules, changed = self.rules_at_start(config)
+        if changed:
+            if self.store.setting(RULES_KEY) is not None:
+                self.store.note(at, who, "rules", "", round_, 0, f"the event's rules are now {self.rules.summary()}",
+                                self.rules.as_dict())
+            self.store.put_setting(RULES_KEY, self.rules.as_dict())
+        if self.store.setting(CONFIG_RULES_KEY) != config.as_dict():
+            self.store.put_setting(CONFIG_RULES_KEY, config.as_dict())
+        return changed
+
+    def started(self, round_number: int, a_game_begun: bool) -> bool:
+        """Whether the event's play has begun: a game of it past its first press on a clock
+        (`a_game_begun`, the hall's), a round after the first, or a result recorded. From then on a
+        change of rules needs a confirmation and a reason; once seen, kept (STARTED_KEY), so neither
+        a restart nor a clock gone quiet makes it "not begun" again."""
+        if self.store.setting(STARTED_KEY):
+            return True
+        if not (round_number > 1 or a_game_begun or self.store.bodies()):
             return False
-        if kept is not None:
-            self.store.note(at, who, "rules", "", round_, 0, f"the event's rules are now {rules.summary()}", rules.as_dict())
-        self.store.put_setting(RULES_KEY, rules.as_dict())
+        try:
+            self.store.put_setting(STARTED_KEY, True)
+        except StoreError:  # said when the next write fails; begun all the same
+            pass
         return True
+
+    def change_rules(self, rules: EventRules, who: str, at: str, round_: int, reason: str) -> None:
+        """The director's change on the rules page (rulespage.py): audited with its reason and what
+        they were, then kept (RULES_KEY), so a restart runs them while console.toml's [event] is
+        unchanged (rules_at_start). StoreError: not kept, the rules as they were."""
+        was, now = self.rules.as_dict(), rules.as_dict()
+        changes = "; ".join(f"{k} {was[k]} -> {now[k]}" for k in now if now[k] != was.get(k))
+        why = f"{reason}: {changes}" if reason else changes
+        self.store.note(at, who, "rules", "", round_, 0, why, rules.as_dict())
+        self.store.put_setting(RULES_KEY, rules.as_dict())
+        self.rules = rules
 
     @property
     def limits(self) -> results.Limits:

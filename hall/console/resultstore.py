@@ -79,6 +79,9 @@ DEVICE_GAMES = 8  # a table's games whose device rows are kept (the latest; a ga
 # the audit's device rows are thus at most MAX_TABLE * DEVICE_GAMES * 2 kinds (call, slip) * (DEVICE_ROWS + 1)
 
 
+STORE_REFUSED = 507  # Insufficient Storage: an endpoint's answer when the store refused a write (StoreError)
+
+
 class StoreError(Exception):
     """The results database cannot be opened or written: one line saying which file, why, and what
     the director does about it."""

@@ -125,7 +125,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     # the event's rules ([event], issue 38): kept in the store, and audited when they changed since the last start
     at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     changed = console.event.set_rules(cfg.event, "console.toml [event]", at, console.state.round.number)
-    log.info("console: the event's rules: %s%s", cfg.event.summary(),
+    log.info("console: the event's rules: %s%s", console.event.rules.summary(),
              " (new since the last start: audited; games in progress keep theirs)" if changed else "")
     challenges = ChallengeKeep(state_dir(cfg) / CHALLENGES_KEPT)
     for topic, payload in challenges.kept():  # the feed and challenges from before a restart
@@ -145,7 +145,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
 
     console.send = send
     console.bridge = bridge
-    bridge.rules = eventrules.payload(cfg.event)  # the event's rules, retained for the stations (issue 38)
+    bridge.rules = eventrules.payload(console.event.rules)  # the event's rules, retained for the stations (issue 38)
     console.fleet = FleetService(cfg.hall, cfg.url, cfg.username, cfg.mqtt_password, cfg.ca_file)
     console.command_log = cmdlog.path
     console.updates = Updates(state_dir(cfg) / "updates")  # the bundle on offer (updates.py)
@@ -165,9 +165,8 @@ def restore_event(console: Console, cfg: ConsoleConfig) -> None:
     saved = console.event.saved_round()  # the round the director last set, kept across a restart
     # the event's rules ([event], issue 38; make_console keeps and audits them): the round's game time
     # is theirs when they are new (one the director set on the page for the round stays otherwise)
-    console.event.rules = cfg.event
-    changed = console.event.new_rules(cfg.event)
-    console.state.round.game_time_ms = cfg.event.rules.game_time_ms
+    console.event.rules, changed = console.event.rules_at_start(cfg.event)
+    console.state.round.game_time_ms = console.event.rules.rules.game_time_ms
     if saved:
         for key in ("division", "number", "start", "late_after_s", "game_time_ms"):
             if key in saved and not (changed and key == "game_time_ms"):

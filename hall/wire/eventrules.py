@@ -20,7 +20,8 @@ On the wire the rules are that same table: a `new_game` command's `game_time` an
 key, so a clock starts its next game with the event's rules whatever its clock.toml says,
 hall.wire.commands), and the retained `rackside/v1/<hall>/rules` message (`payload`, `parse`), which
 a station reads for its challenge rule (hall.device.station) and which names the rules a console
-runs. WESPA's presets are cited clause by clause (../shared/rules/wespa-game-rules-v2.0-2010.txt);
+runs. The director's page edits them (`form`: each key's range from the same table, `edit`: a change
+checked as [event] is; hall.console.rulespage). WESPA's presets are cited clause by clause (../shared/rules/wespa-game-rules-v2.0-2010.txt);
 no NASPA or ABSP values are shipped, for want of a published source at hand (docs/console.md).
 """
 
@@ -48,6 +49,16 @@ PRESETS: dict[str, dict[str, Any]] = {
 DEFAULT_PRESET = "wespa"
 KEYS = ("preset", *GAME_KEYS, "challenge_rule")  # [event]'s keys
 MAX_PAYLOAD_BYTES = 1024  # the retained rules message, at most
+# What the page calls each key, and the clause it implements (the ranges are CLOCK_KEYS', never here)
+LABELS = {
+    "game_time": ("Game time, each player", "5.3.5"),
+    "penalty_per_minute": ("Overtime penalty, points a minute or part thereof", "5.3.2"),
+    "forfeit_overtime": ("Overtime that forfeits the game", "5.3.3"),
+    "lateness_forfeit_margin": ("A lateness forfeit is a win by", "2.3.6(a)"),
+    "optional_forfeit_below": ("A late player may forfeit with less time than", "2.3.4"),
+    "courtesy_draw_after": ("Courtesy draw, this long after pressing", "3.10.6(a)"),
+    "challenge_rule": ("Penalty for an unsuccessful challenge", "3.10.15"),
+}
 
 
 @dataclass(frozen=True)
@@ -91,6 +102,28 @@ def from_table(table: Any, where: str = SECTION) -> EventRules:
     if not isinstance(rule, str) or rule not in CHALLENGE_RULES:
         raise ConfigError(f"{where}.challenge_rule = {rule!r}: allowed are {', '.join(CHALLENGE_RULES)} (3.10.15)")
     return EventRules(rules, rule, preset)
+
+
+def form() -> dict:
+    """What the director's rules page draws, as data: each key with its label, clause, kind and
+    range (CLOCK_KEYS': durations in whole seconds) or its choices, and the presets."""
+    fields = []
+    for key in (*GAME_KEYS, "challenge_rule"):
+        label, clause = LABELS[key]
+        if key == "challenge_rule":
+            fields.append({"key": key, "label": label, "clause": clause, "kind": "choice",
+                           "choices": [{"value": r.value, "label": r.label, "clause": r.clause} for r in ChallengeRule]})
+        else:
+            kind, low, high, _ = CLOCK_KEYS[key]
+            fields.append({"key": key, "label": label, "clause": clause, "kind": kind, "low": low, "high": high})
+    return {"fields": fields, "presets": PRESETS}
+
+
+def edit(current: EventRules, changes: Any) -> EventRules:
+    """`current` with `changes` (some of [event]'s keys, as [event] writes them) over it, checked
+    whole as [event] is: ConfigError naming `event.<key>` and what is allowed."""
+    check_keys(SECTION, changes, set(KEYS))
+    return from_table({**current.as_dict(), **changes})
 
 
 def payload(ev: EventRules) -> bytes:

@@ -558,6 +558,7 @@ function connect() {
     document.body.dataset.ready = "1";
   });
   on(es, "table", (t) => updateTable(t));
+  on(es, "rules", (r) => { serverRules = readRules(r.rules, []) || serverRules; }); // the rules page changed the event's
   // the open table's detail and history (watchTable): for the table the drawer shows, or none
   on(es, "detail", (d) => { if (isObj(d) && shownInDrawer(d.table)) showDetail(d); });
   on(es, "event", ({ table, event }) => { if (shownInDrawer(table)) addHistory(event); });
