@@ -22,7 +22,7 @@ from rackside.hall.wire.eventrules import EventRules
 
 from . import hallplan, limits, results, tsh
 from .hallstate import Table, table_key
-from .resultstore import ResultStore
+from .resultstore import RULES, ResultStore
 
 MAX_FILE_BYTES = limits.MAX_BODY_BYTES  # one TSH file: no more than a request may carry
 MAX_FILES = limits.MAX_TSH_FILES
@@ -58,7 +58,8 @@ class Event:
         if kept == rules.as_dict():
             return False
         if kept is not None:
-            self.store.note(at, who, "rules", "", round_, 0, f"the event's rules are now {rules.summary()}", rules.as_dict())
+            self.store.note(at, who, "rules", "", round_, 0, f"the event's rules are now {rules.summary()}", rules.as_dict(),
+                            kind=RULES)
         self.store.put_setting(RULES_KEY, rules.as_dict())
         return True
 
