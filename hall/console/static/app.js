@@ -16,7 +16,7 @@ const tiles = new Map(); // n -> DOM element
 let round = {};
 let skewMs = 0; // console's clock minus this browser's clock
 let openTable = null;
-let serverRules = null; // the clock core's default rules, from the snapshot: a table's own state's rules win
+let serverRules = null; // the event's rules ([event], issue 38), from the snapshot: a table's own state's rules win
 let latenessEndings = []; // a result ending so takes a margin, not a slip (the snapshot's lateness_endings)
 const ORDER = ["offline", "forfeit", "overtime", "challenge", "notstarted", "finished", "running", "waiting"];
 const LABEL = {
@@ -645,7 +645,7 @@ function setRound(r) {
 }
 
 // The round's game time in minutes, for a form: the round's (the snapshot always has it), else the
-// clock core's default rules (serverRules), never a copy of WESPA's here; empty before the snapshot.
+// event's rules (serverRules), never a copy of WESPA's here; empty before the snapshot.
 function roundGameMinutes() {
   const ms = round.game_time_ms || (serverRules && serverRules.game_time_ms);
   return ms ? String(ms / 60000) : "";
