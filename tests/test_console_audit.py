@@ -72,7 +72,7 @@ def test_the_audit_reads_by_table_and_kind():
     assert [r["action"] for r in store.audit(table=3)] == ["slip set aside", "slip held"]
     assert [r["table"] for r in store.audit(kind="call")] == [2]
     assert store.audit(table=2, kind="slip") == []
-    with pytest.raises(ValueError, match="allowed are result, call, slip, update"):
+    with pytest.raises(ValueError, match="allowed are result, call, slip, update, rules"):
         store.note("t", "x", "y", "A", 1, 1, kind="chat")
 
 

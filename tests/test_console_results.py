@@ -436,6 +436,21 @@ def test_a_slip_with_no_clock_record_is_reckoned_with_the_events_rules_not_the_d
     assert not event.set_rules(from_table({"penalty_per_minute": 10}), "console.toml [event]", "2026-12-05T12:00:00Z", 2)
 
 
+def test_a_change_of_the_events_rules_is_audited_as_the_rules_not_as_a_call(hall):
+    """The audit's kinds (issue 36) and the event's rules (issue 38): a change of [event] is its own kind,
+    found by `?kind=rules`, never among a table's calls. Before, it was written with note()'s default
+    kind, "call", so the Audit page listed it as a call and `?kind=rules` was refused."""
+    from rackside.hall.console.resultstore import AUDIT_KINDS
+    from rackside.hall.wire.eventrules import from_table
+
+    event, _ = hall
+    event.set_rules(from_table({"penalty_per_minute": 5}), "console.toml [event]", "2026-12-05T09:00:00Z", 1)
+    event.set_rules(from_table({"penalty_per_minute": 10}), "console.toml [event]", "2026-12-05T11:00:00Z", 2)
+    assert "rules" in AUDIT_KINDS
+    assert [a["action"] for a in event.store.audit(kind="rules")] == ["rules"]
+    assert event.store.audit(kind="call") == []
+
+
 def test_a_results_body_is_checked_once_at_the_request_and_the_event_works_with_what_it_left(hall, monkeypatch):
     """hall.console.requests.result_body checks (and puts in their one form) the types of a result's
     body: the slip's two scores, a margin, a decision, the names typed for a game by table. The

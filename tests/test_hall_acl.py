@@ -182,3 +182,22 @@ def test_a_station_reads_the_events_rules_and_cannot_write_them(hall_broker):
         ping(w.client)
         assert w.got == [(rules, b'{"challenge_rule": "5-per-word"}')]
         w.close()
+
+
+def test_re_provisioning_gives_an_enrolled_station_todays_acls():
+    """A station enrolled before the event's rules topic existed (issue 38) has a role without its read:
+    re-provisioning, which keeps enrolled devices, gives it the role a station has now, so it reads the
+    event's challenge rule. Before, the kept role was copied as it was, and the station's subscription
+    to the rules was refused for good (it kept its own rule, silently)."""
+    from rackside.hall.director import dynsec
+
+    hall = "h1"
+    old_role = dynsec.role("station-7", [dynsec.write(topics.station(hall, "7", leaf)) for leaf in topics.STATION_TOPICS])
+    enrolled = dynsec.client("station-7", "$7$101$c2FsdA==$aGFzaA==", ["station-7"], clientid="station-7-x",
+                             text=dynsec.ENROLLED_TEXT)
+    before = {"clients": [enrolled], "roles": [old_role]}
+    config = dynsec.initial_config(hall, "$7$101$c2FsdA==$aGFzaA==", "$7$101$c2FsdA==$aGFzaA==", {},
+                                   keep=dynsec.enrolled(before))
+    [kept] = [r for r in config["roles"] if r["rolename"] == "station-7"]
+    assert kept["acls"] == dynsec.station_acls(hall, "7")
+    assert [c["username"] for c in config["clients"]].count("station-7") == 1

@@ -347,6 +347,44 @@ def test_a_downgrade_is_sent_only_when_the_director_confirms_it_and_is_audited(b
         clock.disconnect()
 
 
+def test_a_downgrade_within_one_release_is_told_by_the_build_times_the_console_was_given(broker, console, tmp_path):
+    """Every bundle of one release differs only by its label (0.1.0+g<commit>: pyproject's version), so
+    release numbers cannot tell a downgrade, and the Pi's root updater tells it by build time. The
+    console knows the build time of each bundle it was given (kept in its state folder, bounded), so
+    it asks for the director's confirmation of that downgrade too. Before, it sent it without
+    allow_downgrade, the root updater refused it ("confirm the downgrade on the Devices page"), and
+    the page never offered that confirmation: no way from the console to go back within a release."""
+    from rackside.hall.console.updates import Updates
+    from rackside.hall.wire import topics
+
+    def bundle(label: str, built: str):
+        (tmp_path / label).mkdir()
+        manifest = json.dumps({"version": f"0.1.0+{label}", "built": built}).encode()
+        return _bundle(tmp_path / label, {"bundle.json": manifest, "install.sh": b"echo\n"}, folder=f"rackside-0.1.0+{label}")
+
+    h = Http(console.url)
+    csrf = h.login(PASSWORD)
+    for label, built in (("g2", "2026-12-02T09:00:00Z"), ("g1", "2026-12-01T09:00:00Z")):  # the newer one first
+        data = bundle(label, built).read_bytes()
+        assert _upload(h, csrf, data, hashlib.sha256(data).hexdigest())[0] == 200
+    clock = broker.client(f"table-{TABLE}")
+    try:
+        clock.publish(topics.table(broker.hall, TABLE, "state"), json.dumps(
+            {"seq": 0, "game": "game-000001", "phase": "setup", "running": None, "ending": None,
+             "players": [{"player": n, "remaining_ms": 60_000, "overtime_s": 0, "penalty": 0, "forfeit": False,
+                          "absent": False} for n in (1, 2)],
+             "sent_at": "2026-12-01T10:00:00.000+00:00", "version": "0.1.0+g2"}).encode(), qos=1, retain=True).wait_for_publish(5)
+        wait(lambda: json.loads(h.call("GET", "/api/update")[1])["tables"], 10)
+        status, body, _ = h.call("POST", "/api/update/send", {"tables": [TABLE]}, {"X-CSRF-Token": csrf})
+        body = json.loads(body)
+        assert status == 200 and not body["sent"] and body["refused"][0]["downgrade"] is True, body
+        assert "runs 0.1.0+g2, newer than 0.1.0+g1" in body["refused"][0]["why"]
+    finally:
+        clock.disconnect()
+    # a console started again knows them still
+    assert Updates(console.state_dir / "updates").built("0.1.0+g2") == "2026-12-02T09:00:00Z"
+
+
 def _tampered_inside(archive, out):
     """`archive` with one file changed inside (its SHA256SUMS left as built)."""
     with tarfile.open(archive) as src, tarfile.open(out, "w:gz") as dst:

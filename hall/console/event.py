@@ -23,7 +23,7 @@ from rackside.hall.wire.eventrules import EventRules
 
 from . import hallplan, limits, results, tsh
 from .hallstate import Table, table_key
-from .resultstore import ResultStore, StoreError
+from .resultstore import RULES, ResultStore, StoreError
 
 MAX_FILE_BYTES = limits.MAX_BODY_BYTES  # one TSH file: no more than a request may carry
 MAX_FILES = limits.MAX_TSH_FILES
@@ -69,7 +69,7 @@ class Event:
         if changed:
             if self.store.setting(RULES_KEY) is not None:
                 self.store.note(at, who, "rules", "", round_, 0, f"the event's rules are now {self.rules.summary()}",
-                                self.rules.as_dict())
+                                self.rules.as_dict(), kind=RULES)
             self.store.put_setting(RULES_KEY, self.rules.as_dict())
         if self.store.setting(CONFIG_RULES_KEY) != config.as_dict():
             self.store.put_setting(CONFIG_RULES_KEY, config.as_dict())
@@ -97,7 +97,7 @@ class Event:
         was, now = self.rules.as_dict(), rules.as_dict()
         changes = "; ".join(f"{k} {was[k]} -> {now[k]}" for k in now if now[k] != was.get(k))
         why = f"{reason}: {changes}" if reason else changes
-        self.store.note(at, who, "rules", "", round_, 0, why, rules.as_dict())
+        self.store.note(at, who, "rules", "", round_, 0, why, rules.as_dict(), kind=RULES)
         self.store.put_setting(RULES_KEY, rules.as_dict())
         self.rules = rules
 

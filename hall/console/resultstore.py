@@ -15,7 +15,7 @@ players' own correction by agreement, 5.4.1(a), is before it is signed, and reve
 corrected on petition, 5.4.1(b); the console records who changed it and why). Confirming the same result again changes nothing.
 
 The audit is the director's (issue 36): every row has its table and its kind (AUDIT_KINDS: a
-result, a call, a signed slip, an update), readable by either (`audit(table=, kind=)`,
+result, a call, a signed slip, an update, the event's rules changed), readable by either (`audit(table=, kind=)`,
 `/api/audit?table=N&kind=K`). A row a device's message wrote (a call, a slip held: `device` 1) is
 bounded where the device can write it: at most DEVICE_ROWS of a kind for each of a table's games,
 beyond which they are folded into one count row ("and 1,234 more calls", its `folded` the count,
@@ -71,8 +71,8 @@ CREATE TABLE IF NOT EXISTS audit (
 AUDIT_COLUMNS = (("tbl", "INTEGER"), ("kind", "TEXT"), ("game", "TEXT"), ("device", "INTEGER NOT NULL DEFAULT 0"),
                  ("folded", "INTEGER NOT NULL DEFAULT 0"))
 AUDIT_INDEX = "CREATE INDEX IF NOT EXISTS audit_device ON audit (device, tbl, game, kind, folded)"
-RESULT, CALL, SLIP, UPDATE = "result", "call", "slip", "update"
-AUDIT_KINDS = (RESULT, CALL, SLIP, UPDATE)  # what `/api/audit?kind=` takes
+RESULT, CALL, SLIP, UPDATE, RULES = "result", "call", "slip", "update", "rules"
+AUDIT_KINDS = (RESULT, CALL, SLIP, UPDATE, RULES)  # what `/api/audit?kind=` takes (RULES: the event's [event] changed)
 MAX_AUDIT_READ = 5000  # audit rows returned at once, of the director's and of the devices' each
 DEVICE_ROWS = 20  # a device's rows of one kind for one game of its table; the rest are one count row
 DEVICE_GAMES = 8  # a table's games whose device rows are kept (the latest; a game has a few calls)
@@ -358,7 +358,7 @@ def _add_audit_columns(db: sqlite3.Connection) -> None:
                 db.execute(f"ALTER TABLE audit ADD COLUMN {name} {kind}")
             db.execute("UPDATE audit SET tbl = CASE WHEN pn_low=0 THEN pn_high ELSE json_extract(after, '$.table') END, "
                        f"kind = CASE WHEN action IN ('call', 'call ack', 'call resolve') THEN '{CALL}' "
-                       f"WHEN action IN ('slip held', 'slip set aside') THEN '{SLIP}' ELSE '{RESULT}' END, "
+                       f"WHEN action IN ('slip held', 'slip set aside') THEN '{SLIP}' WHEN action='rules' THEN '{RULES}' ELSE '{RESULT}' END, "
                        "game = CASE WHEN pn_low=0 THEN json_extract(after, '$.game') END, "
                        "device = (who='console' AND action IN ('call', 'slip held'))")
     db.execute(AUDIT_INDEX)

@@ -10,7 +10,8 @@ bundle, the chosen clocks are told to fetch it, and each one's outcome comes bac
   clock gets an `update` command (hall.wire.commands) on its own cmd topic with a token for it alone. A
   table whose game is in progress is refused, unless `between_rounds`: then its clock installs now and
   switches when its game has ended (waiting up to limits.BETWEEN_ROUNDS_WAIT_S). A table whose clock
-  runs a newer version than the bundle's is refused (`downgrade`: true, for the page's confirmation)
+  runs a newer version than the bundle's (by release numbers, then by the build times of the bundles
+  this console was given, BUILT_FILE) is refused (`downgrade`: true, for the page's confirmation)
   unless `allow_downgrade` is true, which its command carries to the Pi's root updater (issue 36).
   Each command sent is audited (kind `update`: the version, and whether a downgrade was allowed).
 - `GET /update/bundle.tar.gz` (header X-Rackside-Update-Token): the bundle, for a valid token only
@@ -39,6 +40,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from rackside.atomic import write_atomic
 from rackside.hall.wire import commands, update, bundle as wire_bundle
 
 from . import limits
@@ -48,6 +50,11 @@ from .resultstore import UPDATE, StoreError
 
 log = logging.getLogger("rackside.hall.console")
 DIRECTOR = "director"
+# When each bundle this console was given was built, by version (bundle.json's `built`): the bundles
+# of one release differ only by their label (0.1.0+g<commit>), so it is by these that the console
+# tells a clock's downgrade within a release, as the Pi's root updater does (hall.wire.update.older).
+BUILT_FILE = "built.json"  # in the updates folder: [[version, built], ...], oldest first
+MAX_BUILT = 100  # versions remembered (the oldest forgotten: its clocks' downgrades are then the Pi's to refuse)
 IN_PROGRESS = ("running", "neutralised", "late")  # a clock's phases while a game is played (rackside.switch's too)
 
 
@@ -69,6 +76,24 @@ class Updates:
         self.bundle: Bundle | None = None
         self.tokens: OrderedDict[str, tuple[int, float, str]] = OrderedDict()  # token -> (table, expiry, sha256)
         self.outcomes: dict[int, dict] = {}  # table -> {version, outcome, ok, why, at}
+        self.built_at: OrderedDict[str, str] = _read_built(folder / BUILT_FILE)  # version -> built (BUILT_FILE)
+
+    def built(self, version: str | None) -> str | None:
+        """When the bundle of `version` was built, if this console was given it."""
+        return None if version is None else self.built_at.get(version)
+
+    def given(self, version: str, built: str | None) -> None:
+        """A bundle uploaded: its build time kept (at most MAX_BUILT versions, in BUILT_FILE)."""
+        if built is None or self.built_at.get(version) == built:
+            return
+        self.built_at.pop(version, None)
+        self.built_at[version] = built
+        while len(self.built_at) > MAX_BUILT:
+            self.built_at.popitem(last=False)
+        try:
+            write_atomic(self.folder / BUILT_FILE, json.dumps(list(self.built_at.items())) + "\n")
+        except OSError as e:  # the bundle is on offer; only a later downgrade's check knows less
+            log.error("console: %s: %s", self.folder / BUILT_FILE, e)
 
     def token_for(self, table: int, now: float) -> str:
         token = secrets.token_urlsafe(32)
@@ -87,6 +112,24 @@ class Updates:
         self.outcomes[table] = {"version": str(got.get("version") or (command or {}).get("version") or "")[:64],
                                 "outcome": str(got.get("outcome") or ("switched" if ack.get("ok") else "failed"))[:20],
                                 "ok": ack.get("ok") is True, "why": str(ack.get("reason") or "")[:update.MAX_WHY_CHARS]}
+
+
+def _read_built(path: Path) -> OrderedDict[str, str]:
+    """BUILT_FILE as written by Updates.given; what is not that (a damaged file) is left out."""
+    try:
+        with open(path, "rb") as f:
+            rows = json.loads(f.read(256 * MAX_BUILT))  # a row is at most ~140 bytes
+    except FileNotFoundError:
+        return OrderedDict()
+    except (OSError, ValueError) as e:
+        log.error("console: %s: %s (the build times of earlier bundles are forgotten)", path, e)
+        return OrderedDict()
+    kept = OrderedDict()
+    for row in rows[-MAX_BUILT:] if isinstance(rows, list) else []:
+        if (isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) and len(x) <= 64 for x in row)
+                and update.VERSION.match(row[0])):
+            kept[row[0]] = row[1]
+    return kept
 
 
 def _updates(request: Request) -> Updates:
@@ -132,6 +175,7 @@ async def upload(request: Request) -> Response:
         partial.unlink(missing_ok=True)
     version = inspected.version
     updates.bundle = Bundle(final, version, given, size, inspected.built)
+    updates.given(version, inspected.built)
     updates.tokens.clear()  # tokens served the bundle they were made for
     log.info("console: %s uploaded bundle %s (%d bytes, SHA-256 %s)", request.user.display_name, version, size, given)
     return JSONResponse({"version": version, "sha256": given, "size": size})
@@ -173,7 +217,7 @@ async def send(request: Request) -> Response:
             refused.append({"table": n, "why": f"its game is {phase}: update between rounds"})
             continue
         running = (t.state or {}).get("version") if t is not None else None
-        downgrade = bool(update.older(updates.bundle.version, updates.bundle.built, running, None))
+        downgrade = bool(update.older(updates.bundle.version, updates.bundle.built, running, updates.built(running)))
         if downgrade and not allow_downgrade:
             refused.append({"table": n, "downgrade": True,
                             "why": f"its clock runs {running}, newer than {updates.bundle.version}: a downgrade, sent only "

@@ -107,6 +107,14 @@ def device_role(hall: str, user: str) -> dict:
     return role(user, table_acls(hall, int(ident)) if kind == "table" else station_acls(hall, ident))
 
 
+def _current(hall: str, kept: dict) -> dict:
+    """A kept role, with the ACLs its device's role has today (a role that is no device's, as kept)."""
+    try:
+        return device_role(hall, str(kept.get("rolename")))
+    except ValueError:
+        return kept
+
+
 def client(user: str, hashed: str, roles: list[str], *, clientid: str | None = None, text: str = "") -> dict:
     """A plugin client from a password-file hash ($7$iterations$salt$hash)."""
     _, _, iterations, salt, digest = hashed.split("$")
@@ -147,7 +155,9 @@ def initial_config(hall: str, director_hash: str, join_hash: str, devices: dict[
     kept_clients = [c for c in keep[0] if c.get("username") not in devices]
     kept_roles = {r for c in kept_clients for r in (x.get("rolename") for x in c.get("roles", []))}
     clients += kept_clients
-    roles += [r for r in keep[1] if r.get("rolename") in kept_roles]
+    # a kept device's role as a device's role is now (a station enrolled before the event's rules
+    # topic reads it too: issue 38), never the ACLs of the code that made it
+    roles += [_current(hall, r) for r in keep[1] if r.get("rolename") in kept_roles]
     return {
         "clients": clients,
         "groups": [],

@@ -16,7 +16,7 @@ const tiles = new Map(); // n -> DOM element
 let round = {};
 let skewMs = 0; // console's clock minus this browser's clock
 let openTable = null;
-let serverRules = null; // the clock core's default rules, from the snapshot: a table's own state's rules win
+let serverRules = null; // the event's rules ([event], issue 38), from the snapshot: a table's own state's rules win
 let latenessEndings = []; // a result ending so takes a margin, not a slip (the snapshot's lateness_endings)
 // ORDER and LABEL, the tile's class (tileClass) and its words (stateWords): tilestate.js, the public page's too
 // The page's own memory bounds: DOM items kept in the open table's history, the challenge feed and
@@ -612,7 +612,7 @@ function setRound(r) {
 }
 
 // The round's game time in minutes, for a form: the round's (the snapshot always has it), else the
-// clock core's default rules (serverRules), never a copy of WESPA's here; empty before the snapshot.
+// event's rules (serverRules), never a copy of WESPA's here; empty before the snapshot.
 function roundGameMinutes() {
   const ms = round.game_time_ms || (serverRules && serverRules.game_time_ms);
   return ms ? String(ms / 60000) : "";
