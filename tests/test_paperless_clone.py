@@ -1,0 +1,112 @@
+"""A copied card cannot decide its own table's game (issue 36 item 1), through `rackside hall console` as
+its own process, a real Mosquitto and a clock with a keypad as the hall sees it (support.keypadclock,
+with its Last Will and its "online" on every reconnect, as hall.net.link).
+
+The adversary: a player who copied their own table's SD card (its credentials file: user, password,
+the bound client id) and has a phone on the hall Wi-Fi. The card connects only under the table's
+bound client id, so the broker closes the real clock's connection ("already connected, closing old
+connection") and publishes its Last Will. The red team's break was a slip 10-990 for table 1's own
+game, sent while the game ran: held for want of the clock's result, then recorded "signed at the
+clock" when the result came, and the players' real 410-390 refused as "already recorded".
+"""
+
+from __future__ import annotations
+
+import time
+
+from rackside.hall.wire import payloads, topics
+
+from support.paperless import Hall
+from support.wait import wait
+
+
+def clone_slip(h: Hall, clock, scores: tuple[int, int], sign_first: bool = False) -> None:
+    """Table `clock.n`'s copied card, on a phone: its login and client id, one slip (after its own
+    signature's input event if `sign_first`, as a clock does), then gone."""
+    card = h.broker.client(topics.table_user(clock.n))  # the card's user, password and bound client id
+    try:
+        seq = clock.seq + 1
+        topic = topics.table(h.broker.hall, clock.n, "event")
+        if sign_first:
+            line = {"t_ns": clock.t_ns + 10**9, "input": "slip_sign", "player": 2}
+            card.publish(topic, payloads.event_payload(line, clock.game, seq, time.time_ns()), qos=1).wait_for_publish(10)
+        slip = {"kind": "slip", "game": clock.game, "seq": seq, "scores": list(scores), "penalties": [0, 0],
+                "final": list(scores), "numbers": list(clock.numbers), "at": payloads.iso(time.time_ns())}
+        card.publish(topic, payloads.dumps(slip), qos=1).wait_for_publish(10)
+    finally:
+        card.loop_stop()
+        card.disconnect()
+
+
+def held_of(h: Hall, n: int) -> dict | None:
+    return next((x for x in h.paperless()["held_slips"] if x["table"] == n), None)
+
+
+def test_a_copied_cards_slip_while_the_game_runs_is_held_and_the_players_slip_is_the_directors(tmp_path):
+    h = Hall(tmp_path)
+    try:
+        one = h.clock(1)
+        one.checkin(1, 1)
+        one.checkin(2, 2)
+        one.press(1)  # Adams starts Baker's time: the game runs
+        one.state()
+        wait(lambda: (h.tile(1)["state"] or {}).get("phase") == "running")
+
+        clone_slip(h, one, (10, 990))
+        held = wait(lambda: held_of(h, 1))
+        assert held["slip"]["scores"] == [10, 990], held
+        wait(lambda: h.tile(1)["status"] == "online")  # the real clock took its connection back
+
+        # the game ends at the clock; its result does not make the copied card's slip count
+        one.press(2, 300)
+        one.end(1)
+        wait(lambda: h.tile(1)["result"])
+        wait(lambda: h.tile(1)["final"] or (held_of(h, 1) or {}).get("suspect") is not None)
+        assert "1" not in h.csv(), "the copied card's 10-990 was recorded"
+        held = held_of(h, 1)
+        assert held["slip"]["scores"] == [10, 990] and held.get("suspect") is True and held["agrees"] is False, held
+        assert "copied card" in held["why"] and "table 1" in held["why"], held
+        tile = h.tile(1).get("twice")
+        assert tile and tile["game"] == one.game, tile
+        assert [a for a in h.audit() if a["action"] == "identity used twice" and a["pn_high"] == 1]
+
+        # the players sign 410-390 at the clock: held for the director too (which connection signed
+        # what is theirs to ask), it agrees, and the director accepts it (audited)
+        one.slip((410, 390))
+        real = wait(lambda: (x := held_of(h, 1)) and x["slip"]["scores"] == [410, 390] and x)
+        assert real["agrees"] is True and real["suspect"] is True, real
+        assert h.post("/api/slip/1", {"game": one.game, "action": "accept"})[0] == 200
+        row = wait(lambda: h.csv().get("1"))
+        assert (row["score1"], row["score2"]) == ("410", "390"), row
+        assert held_of(h, 1) is None
+        assert wait(lambda: [c for c in one.sent("slip_outcome") if c["outcome"] == "recorded"])
+    finally:
+        h.close()
+
+
+def test_a_copied_card_that_signs_after_the_end_before_the_players_is_held(tmp_path):
+    """The card takes the client id over after the clock's result and sends a signature and a slip
+    that continue the clock's sequence: the broker's Last Will came first, so the console knows
+    another connection sent them; the director rejects the slip (audited)."""
+    h = Hall(tmp_path)
+    try:
+        four = h.clock(4)
+        four.checkin(1, 7)
+        four.checkin(2, 8)
+        four.press(1)
+        four.end(300)
+        wait(lambda: h.tile(4)["result"])
+
+        clone_slip(h, four, (10, 990), sign_first=True)
+        wait(lambda: h.tile(4)["final"] or held_of(h, 4))
+        assert "4" not in h.csv(), "the copied card's 10-990 was recorded"
+        held = held_of(h, 4)
+        assert held["slip"]["scores"] == [10, 990] and held.get("suspect") is True, held
+        assert "taken over" in held["why"] and "Last Will" in held["why"], held
+        assert h.tile(4)["twice"]["game"] == four.game
+        status, out = h.post("/api/slip/4", {"game": four.game, "action": "reject", "reason": "not what the players signed"})
+        assert status == 200, out
+        assert held_of(h, 4) is None and "4" not in h.csv()
+        assert [a for a in h.audit() if a["action"] == "slip set aside" and a["pn_high"] == 4]
+    finally:
+        h.close()
