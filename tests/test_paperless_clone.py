@@ -110,3 +110,42 @@ def test_a_copied_card_that_signs_after_the_end_before_the_players_is_held(tmp_p
         assert [a for a in h.audit() if a["action"] == "slip set aside" and a["pn_high"] == 4]
     finally:
         h.close()
+
+
+def test_the_red_teams_script_prints_held_for_each_slip_attack(tmp_path):
+    """tools/redteam/slip_clone.py, run from outside with a table's copied credentials file: at table
+    1 while its game runs, at table 4 after its end before the players sign. Every attack HELD,
+    nothing recorded (on the old console, the one after the end was recorded: BROKEN)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from support.paperless import PASSWORD
+
+    h = Hall(tmp_path)
+    script = Path(__file__).resolve().parents[1] / "tools" / "redteam" / "slip_clone.py"
+
+    def red_team(n: int) -> list[str]:
+        run = subprocess.run([sys.executable, str(script), "--card", str(h.broker.credentials(f"table-{n}")),
+                              "--url", h.broker.url, "--console", h.console.url],
+                             env={**os.environ, "RACKSIDE_DIRECTOR_PASSWORD": PASSWORD}, capture_output=True, text=True, timeout=120)
+        lines = run.stdout.splitlines()
+        assert len(lines) == 2 and not [x for x in lines if ": BROKEN" in x] and run.returncode == 0, (run.stdout, run.stderr)
+        return lines
+
+    try:
+        one, four = h.clock(1), h.clock(4)
+        for c, numbers in ((one, (1, 2)), (four, (7, 8))):
+            c.checkin(1, numbers[0])
+            c.checkin(2, numbers[1])
+            c.press(1)
+            c.state()
+        four.end(300)
+        wait(lambda: (h.tile(1)["state"] or {}).get("phase") == "running" and h.tile(4)["result"])
+        assert all(": HELD (" in x for x in red_team(1))
+        running, signed = red_team(4)
+        assert running.startswith("slip while running: SKIPPED") and signed.startswith("signed as the clock: HELD ("), (running, signed)
+        assert "1" not in h.csv() and "4" not in h.csv()
+    finally:
+        h.close()
