@@ -21,6 +21,9 @@ Clauses (WESPA Game Rules v2.0 and the v5.1 summary):
   the director, on the console, 5.4.1(b)).
 - 5.4.1(a): until both have signed, either player may clear it (`*` while signing): the scores and
   both signatures are dropped and it is typed again.
+- 5.4.1, 1.4.3: a slip the console refused (a result is recorded for this game already, and it is not
+  the one signed here: a copied card's, issue 36) shows `dISP` among its frames; either player's own
+  button then calls the director (`disputable`; the runner makes the call, firmware.call).
 - 5.5.1, 5.5.2: with a margin (after penalties) of 20 or less, the clock offers a recount before
   anyone can sign; the game's timers stay off (the clock has ended: nothing restarts them).
 
@@ -137,6 +140,12 @@ class Slip:
         return self.step is Step.SIGNING
 
 
+def disputable(s: Slip | None) -> bool:
+    """Signed here and refused by the console (a result of this game recorded that is not this slip):
+    a player's own button calls the director (issue 36)."""
+    return s is not None and s.step is Step.FINAL and s.outcome == "refused"
+
+
 def begin(v: View) -> Slip | None:
     """The slip of a game whose clock shows `v` (ended), or None: not ended, or a lateness forfeit
     (2.3.6(a): no slip; the clock's result is the result)."""
@@ -250,6 +259,7 @@ SIGN = "SIGn"
 SIGNED = "donE"
 SENT = "SEnt"
 FORFEIT = "ForF"
+DISPUTE = "dISP"  # a refused slip: press your own button to call the director (issue 36)
 OUTCOME_TEXTS = {"recorded": "rEC", "held": "HELd", "refused": "rEF"}
 
 
@@ -282,7 +292,7 @@ def texts(s: Slip, t_ns: int) -> tuple[str, str] | None:
             out.append(frames[slot % len(frames)])
         return out[0], out[1]
     status = OUTCOME_TEXTS[s.outcome] if s.outcome else SENT
-    frames = [(score_text(f[0]), score_text(f[1])), (status, status)]
+    frames = [(score_text(f[0]), score_text(f[1])), (status, status)] + ([(DISPUTE, DISPUTE)] if disputable(s) else [])
     return frames[slot % len(frames)]
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from rackside.firmware import call as call_core
 from rackside.firmware import slip as slips
 from rackside.firmware.clock import Phase, view
 
@@ -77,6 +78,14 @@ class SlipSession:
             return False
         self._apply(slips.SlipSign(t, player))
         return True
+
+    def dispute(self, player: int, t: int) -> list | None:
+        """A player's press on a slip the console refused (`slips.disputable`): the call to the director
+        it makes ([] when one is open already), or None: not a dispute."""
+        if not slips.disputable(self.slip):
+            return None
+        made = call_core.next_call(self.runner.table.calls, t, call_core.SIDE, player)
+        return [made] if made is not None else []
 
     def outcome(self, game: Any, outcome: str, why: str | None, t: int, **notes: Any) -> tuple[bool, str]:
         """The console's answer to the signed slip (hall "slip_outcome"): (done, why not)."""

@@ -324,7 +324,8 @@ class Table:
             "health": self.health,
             "health_problems": list(self.health_problems),
             "version": self.version or (self.state or {}).get("version"),
-            "twice": self.twice,
+            # issue 36: its identity used twice in the game it is on (a held slip of it says so after)
+            "twice": self.twice if self.twice is not None and self.twice["game"] == (self.state or {}).get("game") else None,
         }
 
     def used_twice(self, game: str, why: str) -> list:
