@@ -45,12 +45,7 @@ def held_of(h: Hall, n: int) -> dict | None:
 def test_a_copied_cards_slip_while_the_game_runs_is_held_and_the_players_slip_is_the_directors(tmp_path):
     h = Hall(tmp_path)
     try:
-        one = h.clock(1)
-        one.checkin(1, 1)
-        one.checkin(2, 2)
-        one.press(1)  # Adams starts Baker's time: the game runs
-        one.state()
-        wait(lambda: (h.tile(1)["state"] or {}).get("phase") == "running")
+        one = h.running(1, (1, 2))  # Adams starts Baker's time: the game runs
 
         clone_slip(h, one, (10, 990))
         held = wait(lambda: held_of(h, 1))
@@ -90,13 +85,7 @@ def test_a_copied_card_that_signs_after_the_end_before_the_players_is_held(tmp_p
     another connection sent them; the director rejects the slip (audited)."""
     h = Hall(tmp_path)
     try:
-        four = h.clock(4)
-        four.checkin(1, 7)
-        four.checkin(2, 8)
-        four.press(1)
-        four.end(300)
-        wait(lambda: h.tile(4)["result"])
-
+        four = h.ended(4, (7, 8))
         clone_slip(h, four, (10, 990), sign_first=True)
         wait(lambda: h.tile(4)["final"] or held_of(h, 4))
         assert "4" not in h.csv(), "the copied card's 10-990 was recorded"
@@ -135,17 +124,31 @@ def test_the_red_teams_script_prints_held_for_each_slip_attack(tmp_path):
         return lines
 
     try:
-        one, four = h.clock(1), h.clock(4)
-        for c, numbers in ((one, (1, 2)), (four, (7, 8))):
-            c.checkin(1, numbers[0])
-            c.checkin(2, numbers[1])
-            c.press(1)
-            c.state()
-        four.end(300)
-        wait(lambda: (h.tile(1)["state"] or {}).get("phase") == "running" and h.tile(4)["result"])
+        h.running(1, (1, 2))
+        h.ended(4, (7, 8))
         assert all(": HELD (" in x for x in red_team(1))
         running, signed = red_team(4)
         assert running.startswith("slip while running: SKIPPED") and signed.startswith("signed as the clock: HELD ("), (running, signed)
         assert "1" not in h.csv() and "4" not in h.csv()
+    finally:
+        h.close()
+
+
+def test_a_result_recorded_that_the_players_did_not_sign_is_shown_on_their_clock(tmp_path):
+    """A result of table 4's game is recorded before its players sign (here the director's form; a
+    copied card's with the clock switched off is the same to the clock): their slip is refused, and the
+    console's answer carries what was recorded, by the clock's sides, for the clock to show and its
+    players to dispute at their buttons (tests/test_slip_runner.py shows the clock's side)."""
+    from support.console import post
+
+    h = Hall(tmp_path)
+    try:
+        four = h.ended(4, (8, 7))  # Hart at side 1: the clock's sides are not TSH's order
+        # the form takes the players in the sides they checked in at: Hart 300 at side 1, Gill 400
+        status, out = post(h.h, "/api/result/4", {"slip": [300, 400], "confirm": True})
+        assert status == 200, out
+        four.slip((412, 350))
+        answer = wait(lambda: next((c for c in four.sent("slip_outcome") if c["game"] == four.game), None))
+        assert answer["outcome"] == "refused" and answer["recorded"] == [300, 400], answer
     finally:
         h.close()

@@ -175,7 +175,8 @@ class Paperless:
             return
         if why is None and t.final is not None:  # recorded already: the slip is the same result, or refused (5.4.1)
             outcome, why = self.record(n, slip, f"signed at table {n}")
-            self._answer(n, slip, outcome, why)
+            # a refusal says what was recorded, by the clock's sides: the clock shows it, its players may dispute it
+            self._answer(n, slip, outcome, why, self._recorded_as_signed(t, slip) if outcome == "refused" else None)
             return
         if why is None:
             why = self._rules_say(t, slip)
@@ -244,10 +245,22 @@ class Paperless:
         self._answer(n, slip, "held", why)
         self._publish_lists()
 
-    def _answer(self, n: int, slip: dict, outcome: str, why: str | None) -> None:
+    def _recorded_as_signed(self, t, slip: dict) -> list | None:
+        """The recorded result of the table's game, after penalties, by the slip's sides (None: unknown)."""
+        final, names = t.final or {}, list(self.signed_as(t, slip).seat["names"]) if t.seat else None
+        scores = final.get("scores")
+        if not names or not isinstance(scores, list) or len(scores) != 2:
+            return None
+        if list(final.get("names") or []) == names:
+            return list(scores)
+        return list(reversed(scores)) if list(final.get("names") or []) == list(reversed(names)) else None
+
+    def _answer(self, n: int, slip: dict, outcome: str, why: str | None, recorded: list | None = None) -> None:
         fields = {"cmd": "slip_outcome", "game": slip["game"], "outcome": outcome}
         if why:
             fields["why"] = why[:SLIP_WHY]  # the clock keeps what the command's schema allows
+        if recorded is not None:
+            fields["recorded"] = recorded
         self.send(n, fields, CONSOLE)
 
     def in_checkin_order(self, t):
