@@ -152,3 +152,25 @@ def test_a_result_recorded_that_the_players_did_not_sign_is_shown_on_their_clock
         assert answer["outcome"] == "refused" and answer["recorded"] == [300, 400], answer
     finally:
         h.close()
+
+
+def test_the_marked_tile_and_the_held_slips_why_on_the_directors_page(tmp_path, browser):
+    """The tile says the table's identity was used twice; the held slip says why, in the paperless list."""
+    import pytest
+
+    from support import browser as chromium
+    from support.paperless import PASSWORD
+
+    if not chromium.have_chromium():
+        pytest.skip("Debian's chromium is not installed (setup.sh --dev)")
+    h = Hall(tmp_path)
+    try:
+        one = h.running(1, (1, 2))
+        page = chromium.login(browser, h.console.url + "/", PASSWORD)
+        clone_slip(h, one, (10, 990))
+        wait(lambda: h.tile(1)["status"] == "online" and h.tile(1)["twice"])
+        page.wait_for_selector('#tiles .tile[data-table="1"] .note >> text="identity used twice: slips held"')
+        page.wait_for_function("() => document.querySelector('#held-list').textContent.includes('copied card')")
+        assert "10–990" in page.text_content("#held-list")
+    finally:
+        h.close()
