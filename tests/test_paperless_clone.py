@@ -21,17 +21,21 @@ from support.wait import wait
 
 
 def clone_slip(h: Hall, clock, scores: tuple[int, int], sign_first: bool = False) -> None:
-    """Table `clock.n`'s copied card, on a phone: its login and client id, one slip (after its own
-    signature's input event if `sign_first`, as a clock does), then gone."""
-    card = h.broker.client(topics.table_user(clock.n))  # the card's user, password and bound client id
+    """Table `clock.n`'s copied card, on a phone (support.keypadclock's `clock`): see `card_slip`."""
+    card_slip(h, clock.n, clock.game, clock.seq + 1, list(clock.numbers), scores, sign_first)
+
+
+def card_slip(h: Hall, n: int, game: str, seq: int, numbers: list, scores: tuple[int, int], sign_first: bool = False) -> None:
+    """Table `n`'s copied card, on a phone: its login and client id, one slip of `game` at `seq`
+    (after its own signature's input event if `sign_first`, as a clock does), then gone."""
+    card = h.broker.client(topics.table_user(n))  # the card's user, password and bound client id
     try:
-        seq = clock.seq + 1
-        topic = topics.table(h.broker.hall, clock.n, "event")
+        topic = topics.table(h.broker.hall, n, "event")
         if sign_first:
-            line = {"t_ns": clock.t_ns + 10**9, "input": "slip_sign", "player": 2}
-            card.publish(topic, payloads.event_payload(line, clock.game, seq, time.time_ns()), qos=1).wait_for_publish(10)
-        slip = {"kind": "slip", "game": clock.game, "seq": seq, "scores": list(scores), "penalties": [0, 0],
-                "final": list(scores), "numbers": list(clock.numbers), "at": payloads.iso(time.time_ns())}
+            line = {"t_ns": time.monotonic_ns(), "input": "slip_sign", "player": 2}
+            card.publish(topic, payloads.event_payload(line, game, seq, time.time_ns()), qos=1).wait_for_publish(10)
+        slip = {"kind": "slip", "game": game, "seq": seq, "scores": list(scores), "penalties": [0, 0],
+                "final": list(scores), "numbers": numbers, "at": payloads.iso(time.time_ns())}
         card.publish(topic, payloads.dumps(slip), qos=1).wait_for_publish(10)
     finally:
         card.loop_stop()
@@ -173,4 +177,55 @@ def test_the_marked_tile_and_the_held_slips_why_on_the_directors_page(tmp_path, 
         page.wait_for_function("() => document.querySelector('#held-list').textContent.includes('copied card')")
         assert "10–990" in page.text_content("#held-list")
     finally:
+        h.close()
+
+
+def test_the_red_teams_break_against_a_real_keypad_clock(tmp_path):
+    """The same break against the clock's own firmware (firmware.cli.Clock on gpiozero's MockFactory
+    pins, its keypad through the real scanner, its hall output's Last Will and reconnects,
+    support.hallclock.LiveClock): the copied card's 10-990 while the game runs is held; the players
+    type and sign 412-350 at the clock, which is held for the director (the game's identity was used
+    twice), accepted, recorded, and the clock shows rEC."""
+    from rackside.firmware.clock import Phase
+    from rackside.firmware.slip import Step
+
+    from support.hallclock import LiveClock, clock_config
+
+    h = Hall(tmp_path)
+    live = None
+    try:
+        live = LiveClock(clock_config(tmp_path / "clock1.toml", h.broker, 1, game_time="25:00", keypad=True), tmp_path / "state1")
+        wait(lambda: h.tile(1)["status"] == "online")
+        for number, side in (("1", "left"), ("2", "right")):  # Adams at side 1, Baker at side 2 (2.3.1(b))
+            for k in number:
+                live.key(k)
+            live.tap(side)
+        wait(lambda: live.runner.table.seating.seated == (1, 2))
+        live.tap("right")  # Baker starts Adams's time, Adams being TSH's starter (2.2)
+        state = wait(lambda: (st := h.tile(1)["state"] or {}).get("phase") == "running" and st)
+
+        card_slip(h, 1, state["game"], state["seq"] + 1, [1, 2], (10, 990))
+        assert wait(lambda: held_of(h, 1))["slip"]["scores"] == [10, 990]
+        wait(lambda: h.tile(1)["status"] == "online")  # the clock took its connection back, and said so
+
+        live.command("end")
+        wait(lambda: live.runner.clock.phase is Phase.ENDED and h.tile(1)["result"])
+        wait(lambda: h.tile(1)["final"] or held_of(h, 1).get("suspect") is not None)
+        assert "1" not in h.csv(), "the copied card's 10-990 was recorded"
+        assert held_of(h, 1).get("suspect") is True and (h.tile(1).get("twice") or {}).get("game") == state["game"]
+        for k in "412#350#":
+            live.key(k)
+        live.tap("left")
+        wait(lambda: live.runner.slip_session.slip.signed[0])
+        live.tap("right")
+        wait(lambda: live.runner.slip_session.slip.step is Step.FINAL)
+        real = wait(lambda: (x := held_of(h, 1)) and x["slip"]["scores"] == [412, 350] and x)
+        assert real["agrees"] is True and "1" not in h.csv(), real
+        assert h.post("/api/slip/1", {"game": state["game"], "action": "accept"})[0] == 200
+        assert wait(lambda: live.runner.slip_session.slip.outcome == "recorded")
+        row = h.csv()["1"]
+        assert (row["score1"], row["score2"], row["entry"]) == ("412", "350", "signed at the clock"), row
+    finally:
+        if live is not None:
+            live.close()
         h.close()
