@@ -75,7 +75,7 @@ REQUESTS = {
 MAX_NOTICE_CHARS = 8
 RULES_NOTICE = ("HALL", "rULE")  # a new game under the hall's rules, not clock.toml's (issue 38)
 RULES_NOTICE_S = 5
-OPTIONAL_ARGS = {"new_game": ("rules",), "pairing": ("table", "names")}  # pairing's table: this clock's number (the hall's)  # rules: the clock.Rules the new game is played under (the hall)
+OPTIONAL_ARGS = {"new_game": ("rules",), "pairing": ("table", "names"), "slip_outcome": ("recorded",)}  # pairing's table: this clock's number (the hall's)  # rules: the clock.Rules the new game is played under (the hall)
 
 
 def _rules(v: Any) -> Rules:
@@ -158,7 +158,8 @@ class Requests:
             return True, ""
         if r.name == "slip_outcome":  # the menu may be open: the answer is journalled and shown after it
             notes = {k: str(a[k]) for k in NOTES if a.get(k) is not None}
-            return runner.slip_session.outcome(a["game"], a["outcome"], a["why"], t, source=r.source, **notes)
+            return runner.slip_session.outcome(a["game"], a["outcome"], a["why"], t, recorded=a.get("recorded"),
+                                               source=r.source, **notes)
         if r.name in commands.TABLE_COMMANDS:  # the table's (issue 27): applied while the menu is open too
             return self._table(r, t)
         if runner.menu is not None and r.name not in ("stop",):

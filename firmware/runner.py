@@ -43,6 +43,7 @@ from typing import Any, Callable, Sequence
 
 from rackside.firmware import journal_output
 from rackside.firmware import render
+from rackside.firmware import slip as slips
 from rackside.firmware.clock import (
     ClockInputError,
     End,
@@ -366,7 +367,11 @@ class Runner:
                 elif taken is not None:
                     self._table_inputs(taken)
                 elif not self.slip_session.sign(a.player, a.t_ns):  # while the slip waits: a signature
-                    self._apply(Press(a.t_ns, a.player))
+                    disputed = self.slip_session.dispute(a.player, a.t_ns)  # a refused slip: the director (issue 36)
+                    if disputed is not None:
+                        self._table_inputs(disputed)
+                    else:
+                        self._apply(Press(a.t_ns, a.player))
             elif a.kind == "call":
                 self._table_inputs(self.table_session.gesture_call(a.t_ns, self.table))
             elif a.kind == "neutralise":
@@ -494,8 +499,8 @@ class Runner:
         if self.menu is not None:
             return self.menu_session.texts(v, now, self.rules.game_time_ms)
         shown = self.requests.texts(v, now)  # the hall's identify or notice
-        if shown is None:
-            shown = self.slip_session.texts(now)  # the result slip, once a key began it
+        if shown is None and (self.table.calls.open is None or not slips.disputable(self.slip_session.slip)):
+            shown = self.slip_session.texts(now)  # the result slip, once a key began it (a dispute's call: CALL)
         if shown is not None:
             return shown
         return render.texts(v, now, restored_until_ns=self.restored_until_ns, table=self.table, keypad=self.table_session.keypad)

@@ -86,6 +86,8 @@ class Paperless:
                 self._result_came(data["table"], data["event"]["game"])
             elif kind == "slip":
                 self.on_slip(data["table"], data["slip"])
+            elif kind == "twice":  # hallstate.Table.used_twice: audited once a game; its slips are held
+                self._audit(data["table"], "identity used twice", CONSOLE, data["why"], {"game": data["game"]})
         except StoreError as e:  # the store said what was not kept; the clock's message is in the history
             log.error("console: table %s: %s", data.get("table"), e)
 
@@ -166,9 +168,15 @@ class Paperless:
             log.debug("console: table %d: a slip of game %s, which the table is not on, ignored", n, slip["game"])
             return
         why = signedslips.disagreement(slip, t.seat, t.current_result())
+        if t.twice is not None and t.twice["game"] == slip["game"]:
+            # issue 36: the table's identity was used by two connections in this game; which one signed
+            # this slip is the director's to ask (docs/security.md "The paperless table")
+            self._hold(n, slip, signedslips.twice_why(t.twice["why"], why), agrees=why is None, suspect=True)
+            return
         if why is None and t.final is not None:  # recorded already: the slip is the same result, or refused (5.4.1)
             outcome, why = self.record(n, slip, f"signed at table {n}")
-            self._answer(n, slip, outcome, why)
+            # a refusal says what was recorded, by the clock's sides: the clock shows it, its players may dispute it
+            self._answer(n, slip, outcome, why, self._recorded_as_signed(t, slip) if outcome == "refused" else None)
             return
         if why is None:
             why = self._rules_say(t, slip)
@@ -179,7 +187,8 @@ class Paperless:
             self._hold(n, slip, "the director's setting: a signed slip waits for the scorekeeper's click", agrees=True)
             return
         outcome, why = self.record(n, slip, f"signed at table {n}")
-        if outcome == "recorded" and self.held.take(n, slip["game"]) is not None:  # the game's slip agrees now (a device that sent another)
+        if outcome == "recorded" and not (self.held.get(n, slip["game"]) or {}).get("suspect") \
+                and self.held.take(n, slip["game"]) is not None:  # the game's slip agrees now (a device that sent another)
             self._keep_held()
             self._publish_lists()
         self._answer(n, slip, outcome, why)
@@ -188,7 +197,7 @@ class Paperless:
         """A clock's result after its slip (a resend brings the result after the game's events): a slip
         held for want of it is judged again, and the clock answered again."""
         held = self.held.get(n, game)
-        if held is not None and not held["agrees"]:
+        if held is not None and not held["agrees"] and not held.get("suspect"):
             self.held.take(n, game)
             self._keep_held()
             self.on_slip(n, held["slip"])
@@ -224,22 +233,34 @@ class Paperless:
         log.info("console: table %d's signed slip recorded (%s): %s", n, out["recorded"], out["scores"])
         return "recorded", out["note"] or None
 
-    def _hold(self, n: int, slip: dict, why: str, agrees: bool) -> None:
+    def _hold(self, n: int, slip: dict, why: str, agrees: bool, suspect: bool = False) -> None:
         known = self.held.get(n, slip["game"])
         if known is not None and (known["slip"], known["why"], known["agrees"]) == (slip, why, agrees):
             self._answer(n, slip, "held", why)  # the same slip again (QoS 1, a resend): answered, audited once
             return
-        self.held.hold(n, slip, why, agrees)
+        self.held.hold(n, slip, why, agrees, suspect)
         self._keep_held()
         t = self.console.state.tables.get(n)
         self._audit(n, "slip held", CONSOLE, why, slip, t, kind=SLIP, game=slip["game"], device=True)
         self._answer(n, slip, "held", why)
         self._publish_lists()
 
-    def _answer(self, n: int, slip: dict, outcome: str, why: str | None) -> None:
+    def _recorded_as_signed(self, t, slip: dict) -> list | None:
+        """The recorded result of the table's game, after penalties, by the slip's sides (None: unknown)."""
+        final, names = t.final or {}, list(self.signed_as(t, slip).seat["names"]) if t.seat else None
+        scores = final.get("scores")
+        if not names or not isinstance(scores, list) or len(scores) != 2:
+            return None
+        if list(final.get("names") or []) == names:
+            return list(scores)
+        return list(reversed(scores)) if list(final.get("names") or []) == list(reversed(names)) else None
+
+    def _answer(self, n: int, slip: dict, outcome: str, why: str | None, recorded: list | None = None) -> None:
         fields = {"cmd": "slip_outcome", "game": slip["game"], "outcome": outcome}
         if why:
             fields["why"] = why[:SLIP_WHY]  # the clock keeps what the command's schema allows
+        if recorded is not None:
+            fields["recorded"] = recorded
         self.send(n, fields, CONSOLE)
 
     def sides_of(self, t) -> dict:
@@ -385,8 +406,9 @@ async def start_absent(request: Request) -> Response:
 
 @requires(DIRECTOR, status_code=401)
 async def held_slip(request: Request) -> Response:
-    """`{"game": G, "action": "record"}`: the scorekeeper's one click on a held slip that agrees;
-    `{"game": G, "action": "dismiss", "reason"}`: a held slip set aside (recorded by hand instead)."""
+    """`{"game": G, "action": "record"}` (or "accept"): the scorekeeper's one click on a held slip that
+    agrees; `{"game": G, "action": "dismiss", "reason"}` (or "reject"): a held slip set aside (recorded
+    by hand instead, or not the players': a copied card's). Both audited."""
     p = _paperless(request)
     n = request.path_params["n"]
     who = request.user.display_name
@@ -396,6 +418,7 @@ async def held_slip(request: Request) -> Response:
         held = p.held.get(n, game) if isinstance(game, str) else None
         if held is None:
             return _bad(f"table {n} has no held slip of game {str(game)[:24]!r}", 404)
+        action = {"accept": "record", "reject": "dismiss"}.get(action, action)  # the director's words (issue 36)
         if action == "record":
             t = p.console.state.tables.get(n)
             why = signedslips.disagreement(held["slip"], t.seat if t else None, t.current_result() if t else None)
@@ -406,6 +429,7 @@ async def held_slip(request: Request) -> Response:
             outcome, note = p.record(n, held["slip"], who)
             if outcome != "recorded":
                 raise ValueError(note)
+            p._answer(n, held["slip"], outcome, note)  # the clock shows what was recorded for its game
         elif action == "dismiss":
             reason = " ".join(str(body.get("reason") or "").split())
             if not reason:

@@ -525,7 +525,7 @@ class _Worker:
             "takeover": lambda: {"player": cmd.player},
             "new_game": lambda: {"game_time_ms": cmd.rules.game_time_ms, "rules": cmd.rules},
             "identify": lambda: {"seconds": cmd.seconds},
-            "slip_outcome": lambda: {"game": cmd.game, "outcome": cmd.outcome, "why": cmd.why},
+            "slip_outcome": lambda: {"game": cmd.game, "outcome": cmd.outcome, "why": cmd.why, "recorded": cmd.recorded},
             # issue 27, the table's (firmware.table): the pairing carries this clock's table number,
             # which the check-in shows before the game
             "pairing": lambda: {"round": cmd.round, "numbers": list(cmd.numbers), "starter": cmd.starter, "table": out.cfg.table,

@@ -27,8 +27,9 @@ player's time, as on the old clock.
 runner (hall.device.clock_output says how many at most, and how often).
 
 `slip_outcome` is the console's answer to a signed result slip (issue 27; firmware.slip): "recorded",
-"held" (for the scorekeeper's click) or "refused", with `why`; the clock journals it beside the slip
-and shows it. It names the `game` the slip is of: one for another game is refused.
+"held" (for the scorekeeper's click) or "refused", with `why`, and `recorded`, the result recorded for
+the game instead (by the clock's sides, after penalties: issue 36); the clock journals it beside the slip
+and shows it, and a player's own button on a refused slip calls the director. It names the `game` the slip is of: one for another game is refused.
 `pairing`, `seat`, `call_ack` and `call_resolve` are the table's (issue 27; firmware.table): the
 round's pairing at this table and who starts (2.1(b)(i)), where a player who checked in at the wrong
 table plays, and the director's answer to a call from the table (1.4.3). The clock journals each
@@ -177,7 +178,11 @@ FIELDS: dict[str, dict[str, Field]] = {  # each command's own fields
                "allow_downgrade": Flag(default=False)},
     # the console's answer to a signed result slip (firmware.slip: the clock shows it)
     "slip_outcome": {"game": Text(24, pattern=GAME, says='a game as its events name it, e.g. "game-000003"'),
-                     "outcome": OneOf(slip.OUTCOMES), "why": Text(slip.MAX_WHY, null=True)},
+                     "outcome": OneOf(slip.OUTCOMES), "why": Text(slip.MAX_WHY, null=True),
+                     # the result recorded for the game, after penalties, by this clock's sides, when it is
+                     # not the slip signed here (issue 36): the clock shows it, and its players may dispute it
+                     "recorded": ListOf(Whole(-slip.MOST_SHOWN, slip.MOST_SHOWN), least=2, most=2, null=True, default=None,
+                                        says="the two scores recorded, side 1 then side 2")},
 }
 _THEN = {"new_game": _new_game_rules, "resend": _resend_range, "pairing": _pairing}
 # The schema of each command, by name: looked up when a command is checked, so a field added here is
@@ -213,6 +218,7 @@ class Command:
     allow_downgrade: bool = False  # update: the director's confirmation of a downgrade
     outcome: str | None = None  # slip_outcome: the console's answer to the game's signed slip, and why
     why: str | None = None
+    recorded: tuple[int, int] | None = None  # ... and the result recorded instead, by this clock's sides (issue 36)
     round: int | None = None  # pairing: the round, its two numbers and the starter (2.1(b)(i))
     numbers: tuple[int, ...] = ()
     starter: int | None = None
@@ -313,6 +319,8 @@ def command(name: str, c: dict, default_rules: Rules | None = None) -> Command:
     if name == "pairing":
         kept["numbers"] = tuple(c["numbers"])
         kept["names"] = None if c.get("names") is None else tuple(c["names"])
+    if name == "slip_outcome" and c.get("recorded") is not None:
+        kept["recorded"] = tuple(c["recorded"])
     if name == "late_start":
         kept["players"] = tuple(sorted(c["players"]))
         kept["at_ns"] = None if c["at"] is None else _epoch_ns(c["at"])

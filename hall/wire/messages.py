@@ -141,6 +141,7 @@ INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with it
     "key": OneOf(KEYPAD_KEYS, **_OPT),  # a keypad's key: check-in's typing (firmware.checkin), slip_key's (firmware.slip)
     "outcome": Text(16, pattern=LOWER, **_OPT),  # slip_outcome: the console's answer, and why
     "why": Text(SLIP_WHY_CHARS, **_OPT),
+    "recorded": ListOf(Whole(-SCORE_BOUND, SCORE_BOUND), least=2, most=2, says="the two scores recorded", **_OPT),
     "rebooted": Flag(**_OPT),
     "from_checkpoint": Flag(**_OPT),
     # the table's inputs (issue 27, firmware.table): a check-in's TSH player number,

@@ -147,7 +147,9 @@ function readTable(t) {
   const typedNames = !division && final && !names.some(Boolean) ? final.names : names;
   const checkin = earlier ? null : checkedIn(t.table, typedNames); // who checked in where (paperless.js)
   const shownNames = checkin ? checkin.names : typedNames;
-  return { n: t.table, status, state, names: shownNames, checkin, call: openCall(t.table) || checkinConflict(t.table), challenge, refused, earlier, clockOn,
+  // its identity used by two connections in its game (issue 36: hallstate.used_twice): its slips are held
+  const twice = isObj(t.twice) ? "identity used twice: slips held" : "";
+  return { n: t.table, status, state, names: shownNames, checkin, call: openCall(t.table) || checkinConflict(t.table), twice, challenge, refused, earlier, clockOn,
     division, label: textOf(t.label, "label", problems),
     tshTable: textOf(t.tsh_table, "tsh_table", problems),
     result: readResult(t.result, problems), final, problems, cls: "waiting", health: readHealth(t.health_problems) };
@@ -256,6 +258,7 @@ function noteFor(t, cls) {
     return st && st.sentAt ? `${words}: times as of then` : `${words} (last will): no state from it`;
   }
   if (t.call) return t.call; // a call for the director (paperless.js): before the rest
+  if (t.twice) return t.twice; // a copied card beside the clock (docs/security.md "The paperless table")
   if (t.final) return finalText(t.final);
   if (t.clockOn && (!st || st.phase !== "ended")) { // this seat's game is not (or no longer) on the clock
     const on = `clock on ${t.clockOn.division ? t.clockOn.division + " " : ""}round ${t.clockOn.round}'s game`;
