@@ -26,6 +26,10 @@
    normal priority; p50 and p99, with a fixed pure-Python workload timed in the same run as the
    baseline (the ratio carries between machines; a Pi Zero 2 W is several times slower).
 
+With `[text_display]` (issue 40) the idle on-disk run is repeated with the text display as one more
+output (its words rendered on the runner's thread, written to a 20x4 display whose bus takes 4 ms a
+row by its own thread) and its ratio to the run without printed (the same target: p99 <= 1 ms).
+
 Targets: core work p50 <= 0.1 ms; p99 <= 1 ms; charged-time error <= 1 ms whatever the game length; CPU <= 1% of one core.
 
     .venv/bin/python bench/clock_latency.py [--presses 1000] [--cpu-seconds 60] [--disk-dir DIR] [--core-only]
@@ -165,12 +169,33 @@ def reference_work_us(repeat: int = 2000) -> float:
     return statistics.median(samples) / 1000
 
 
+class SlowTextDisplay:
+    """A 20x4 text display whose bus takes `row_ms` a row, as an HD44780 behind a PCF8574 does
+    (RPLCD writes each character as I2C nibbles: a few ms a row), for the text display runs."""
+
+    def __init__(self, row_ms: float = 4.0) -> None:
+        from rackside.hardware.textdisplay import SimTextDisplay
+
+        self.inner = SimTextDisplay(20, 4)
+        self.cols, self.rows, self.row_s = 20, 4, row_ms / 1000
+
+    def show(self, lines) -> None:
+        time.sleep(self.row_s * len(lines))
+        self.inner.show(lines)
+
+    def close(self) -> None:
+        pass
+
+
 def measure_latency(
-    presses: int, state_root: str | None, fsync_first: bool = False, core: list[float] | None = None, core_calls: list[int] | None = None
+    presses: int, state_root: str | None, fsync_first: bool = False, core: list[float] | None = None, core_calls: list[int] | None = None,
+    text_display: bool = False,
 ) -> tuple[list[float], list[float]]:
     """Latencies in ms of `presses` switches, the runner on its own thread: edge -> displays told,
     and edge -> journal fsync'd. When `core` is a list, the core's work (us) in each runner
-    iteration that acted on a press is appended to it."""
+    iteration that acted on a press is appended to it. `text_display`: with the optional text
+    display (issue 40) as one more output, its words rendered on the runner's thread and written
+    by its own thread to a display whose bus is slow (SlowTextDisplay)."""
     from rackside.firmware.clock import Rules
     from rackside.firmware.display_output import DisplaysOutput
     from rackside.firmware.runner import Runner
@@ -208,7 +233,12 @@ def measure_latency(
     with tempfile.TemporaryDirectory(prefix="rackside-latency-", dir=state_root) as tmp, (timer or contextlib.nullcontext()):
         # switch_guard_ms = 0 lets the bench press every ~25 ms; the guard only ignores presses
         board, displays, store, runner = build(Path(tmp), rules=Rules(switch_guard_ms=0, game_time_ms=99 * 60_000), fsync_first=fsync_first)
-        timed = TimedRunner(rules=runner.rules, store=store, outputs=[DisplaysOutput(displays)], events=board.events)
+        outputs = [DisplaysOutput(displays)]
+        if text_display:
+            from rackside.firmware.text_output import TextDisplayOutput
+
+            outputs.append(TextDisplayOutput(SlowTextDisplay()))
+        timed = TimedRunner(rules=runner.rules, store=store, outputs=outputs, events=board.events)
         timed.start()
         thread = threading.Thread(target=timed.run, daemon=True)
         thread.start()
@@ -430,16 +460,19 @@ def main() -> int:
 
     print(f"\n1. press-to-switch latency, {args.presses} presses each (edge -> written, applied, displays told; the fsync follows)")
     rows = {}
-    runs = [  # label, state directory root, busy processes, SCHED_FIFO, judged, fsync before the display
-        ("idle, journal on disk", disk, 0, False, True, False),
-        ("idle, journal on disk, SCHED_FIFO 20", disk, 0, True, True, False),
-        ("2 busy processes, disk, normal priority", disk, 2, False, False, False),
-        ("2 busy processes, disk, SCHED_FIFO 20", disk, 2, True, True, False),
-        ("baseline: idle, disk, fsync first", disk, 0, False, False, True),
+    runs = [  # label, state directory root, busy processes, SCHED_FIFO, judged, fsync before the display, a text display
+        ("idle, journal on disk", disk, 0, False, True, False, False),
+        ("idle, disk, with a text display", disk, 0, False, True, False, True),
+        ("idle, journal on disk, SCHED_FIFO 20", disk, 0, True, True, False, False),
+        ("idle, disk, SCHED_FIFO 20, a text display", disk, 0, True, True, False, True),
+        ("2 busy processes, disk, normal priority", disk, 2, False, False, False, False),
+        ("2 busy processes, disk, SCHED_FIFO 20", disk, 2, True, True, False, False),
+        ("baseline: idle, disk, fsync first", disk, 0, False, False, True, False),
     ]
     if shm is not None:
-        runs.append(("idle, journal on tmpfs (no disk)", shm, 0, False, False, False))
-    for label, root, burners, fifo, judged, fsync_first in runs:
+        runs.append(("idle, journal on tmpfs (no disk)", shm, 0, False, False, False, False))
+    medians = {}
+    for label, root, burners, fifo, judged, fsync_first, text in runs:
         procs = start_burners(burners)
         try:
             time.sleep(0.5 if burners else 0)
@@ -450,7 +483,7 @@ def main() -> int:
                     print(f"   {label:<40} skipped: needs CAP_SYS_NICE (systemd's CPUSchedulingPolicy= grants it)")
                     continue
             try:
-                lat, synced = measure_latency(args.presses, root, fsync_first)
+                lat, synced = measure_latency(args.presses, root, fsync_first, text_display=text)
             finally:
                 if fifo:
                     os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
@@ -458,6 +491,7 @@ def main() -> int:
             stop_burners(procs)
         p50, p99, mx = statistics.median(lat), pct(lat, 99), max(lat)
         rows[label] = p99
+        medians[label] = p50
         target = p99 <= 1.0
         if judged:
             ok &= target
@@ -466,6 +500,11 @@ def main() -> int:
         print(f"   {'':<40} edge -> fsync'd: p50 {statistics.median(synced):7.3f} ms  p99 {pct(synced, 99):7.3f} ms  max {max(synced):7.3f} ms  (informative)")
     base = rows["idle, journal on disk"]
     print("   p99 relative to idle on disk: " + ", ".join(f"{k}: {v / base:.1f}x" for k, v in rows.items() if k != "idle, journal on disk"))
+    for with_text, without in (("idle, disk, with a text display", "idle, journal on disk"),
+                               ("idle, disk, SCHED_FIFO 20, a text display", "idle, journal on disk, SCHED_FIFO 20")):
+        if with_text in medians and without in medians:
+            print(f"   a text display (20x4, its bus 4 ms a row, its own thread) against none, same run, {without}: "
+                  f"p50 {medians[with_text] / medians[without]:.2f}x, p99 {rows[with_text] / rows[without]:.2f}x")
     print("   (baseline: the previous order, each input fsync'd before the clock acts on it and the displays are told)")
     print("   (the time charged never includes this latency: presses are dated at their edges)")
 

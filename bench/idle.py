@@ -21,7 +21,9 @@ floor) and the clock simulator in a terminal (the same firmware, a different fro
 against the terminal clock. The keypad (issue 27 item 1) is measured against the same clock without
 one, in the same run: `sim-terminal-keypad` against `sim-terminal`, `headless-keypad` against
 `headless` (the firmware alone, as on a Pi), `sim-window-keypad` against `sim-window`; its targets are
-the window's (a keypad's scanner waits on edges, so an idle clock with one should cost what one without does). Windows are opened on a private Xvfb display (Unix socket only, no TCP).
+the window's (a keypad's scanner waits on edges, so an idle clock with one should cost what one without does).
+The text display (issue 40) likewise: `headless-text` against `headless-keypad` and `sim-terminal-text`
+against `sim-terminal-keypad`, printed as ratios after the table. Windows are opened on a private Xvfb display (Unix socket only, no TCP).
 
 To add a target, add a function to TARGETS that returns (argv, env, needs_tty); `check` says
 whether the issue's target applies to it.
@@ -75,6 +77,14 @@ def _keypad_clock(tmp: Path, env: dict, *extra: str):
     return _clock(tmp, env, *extra)
 
 
+def _text_clock(tmp: Path, env: dict, *extra: str):
+    """The keypad clock with the optional text display too (issue 40): `[text_display]`, the
+    simulator's (any driver, with --simulate), its output's own thread waiting on its mailbox."""
+    (tmp / "config").mkdir(parents=True, exist_ok=True)
+    (tmp / "config" / "clock.toml").write_text('[keypad]\nenabled = true\n\n[text_display]\ndriver = "hd44780"\n')
+    return _clock(tmp, env, *extra)
+
+
 def _neutralised_clock(tmp: Path, env: dict):
     """The window with a game in progress: a journal whose game was running, so the clock restores
     it neutralised (1.4.3) and blinks (colons, HOLd, both turn LEDs) for the whole measurement."""
@@ -100,7 +110,11 @@ TARGETS: dict[str, Target] = {
     "headless": Target("the clock firmware alone (--headless: as on a Pi), no keypad", lambda t, e: _clock(t, e, "--headless"), True),
     "headless-keypad": Target("the clock firmware alone with the keypad", lambda t, e: _keypad_clock(t, e, "--headless"), True),
     "sim-window-keypad": Target("clock simulator window (Xvfb) with the keypad, before a game", lambda t, e: _keypad_clock(t, e), True, needs_x=True),
+    "headless-text": Target("the clock firmware alone with the keypad and a text display", lambda t, e: _text_clock(t, e, "--headless"), True),
+    "sim-terminal-text": Target("clock simulator in a terminal with the keypad and a text display", lambda t, e: _text_clock(t, e, "--terminal"), True),
 }
+# A part measured against the same clock without it, in the same run (printed as ratios after the table)
+AGAINST = {"headless-text": "headless-keypad", "sim-terminal-text": "sim-terminal-keypad"}
 BASELINE = "sim-terminal"
 
 
@@ -251,6 +265,12 @@ def main(argv: list[str] | None = None) -> int:
             verdict = f"{'PASS' if ok else 'FAIL'} (target <= {CPU_TARGET_PCT} % and <= {WAKEUPS_TARGET:g}/s)"
         print(f"{name:<20} {r['cpu_pct']:>15.3f}% {r['wakeups']:>11.1f} {ratio_cpu:>15.2f}x {ratio_wake:>20.2f}x  {verdict}")
         print(f"{'':<20} {t.describe}")
+    for name, other in AGAINST.items():
+        if name in results and other in results:
+            a, b = results[name], results[other]
+            cpu_x = a["cpu_pct"] / b["cpu_pct"] if b["cpu_pct"] else (float("inf") if a["cpu_pct"] else 1.0)
+            wake_x = a["wakeups"] / b["wakeups"] if b["wakeups"] else (float("inf") if a["wakeups"] else 1.0)
+            print(f"{name} against {other}: CPU {cpu_x:.2f}x, wake-ups {wake_x:.2f}x")
     print("OVERALL", "FAIL" if failed else "PASS")
     return 1 if failed else 0
 

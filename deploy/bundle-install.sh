@@ -68,6 +68,10 @@ print(b["version"]); print(b["machine"]); print(" ".join(b["pythons"]))' "$here/
 version="${info[0]:-}" machine="${info[1]:-}" pythons="${info[2]:-}"
 # The version names a folder and goes into a unit's path: PEP 440 characters only.
 [[ "$version" =~ ^[0-9][0-9A-Za-z.+]*$ ]] || die "bundle.json: bad version '$version'"
+# The folder's name is the version the console lists and the signature covers (rackside.signing):
+# a folder renamed after it was built is not this version (issue 36).
+[ "$(basename "$here")" = "rackside-$version" ] \
+    || die "$here: its bundle.json says version $version: a bundle renamed after it was built is refused"
 pyver="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 arch="$(uname -m)"
 if [ "$arch" != "$machine" ]; then
@@ -99,6 +103,7 @@ else
     rm -f "$dir"/.venv/lib/python3*/site-packages/distutils-precedence.pth  # as setup.sh: issue 11
     # On the card before the mark: a Pi switched off at the wall must not find .installed beside
     # files still in the page cache.
+    cp "$here/bundle.json" "$dir/.bundle.json"  # when it was built: `rackside update` tells a downgrade by it
     sync -f "$dir"
     touch "$dir/.installed"
     sync -f "$dir"

@@ -10,7 +10,12 @@ the table they sit on, whichever way round the non-starter placed the clock (1.4
   the non-starter's press starts the starter's time (2.2): the starter's own press before the game
   is not a start (`refuses_start`);
 - a number not in the pairing is not seated: the clock asks the hall (the check-in is published)
-  and shows where that player plays when the hall answers `seat` (`tAbL 14`, firmware.render).
+  and shows where that player plays when the hall answers `seat` (`tAbL 14`, firmware.render);
+- a number already checked in at the other side of this table is refused, never silently: that side
+  is not checked in, the clock says so on that side (`USEd` and the number, firmware.render) until
+  the player types again, and the check-in is published like any other, so the console shows the
+  conflict on the table's tile and the director can settle it (issue 40). The player who took the
+  number by mistake types their own and presses again (a second check-in on a side replaces the first).
 
 With no pairing (offline, no TSH) a check-in still records the arrival and the side.
 
@@ -28,6 +33,7 @@ from rackside.hall.wire.topics import MAX_ROUND, MAX_TABLE
 
 MAX_PLAYER_NUMBER = 9999  # a TSH player number as typed: 1 to 4 digits (TSH numbers players from 1)
 MAX_DIGITS = len(str(MAX_PLAYER_NUMBER))
+MAX_NAME_CHARS = 64  # a player's name as the pairing carries it (TSH's "Surname, Given"), cut by the console
 DIGITS = "0123456789"
 CLEAR_KEY = "*"  # clears the digits typed so far (before the player's button is pressed)
 SIDES = (1, 2)
@@ -67,6 +73,7 @@ class Pairing:
     numbers: tuple[int, int]
     starter: int | None
     table: int | None = None  # this table's number (the hall knows it), shown before the game
+    names: tuple[str, str] | None = None  # the two players' names as TSH has them, in `numbers`' order (issue 40)
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,8 @@ class Seating:
     asked: tuple[int | None, int | None] = (None, None)  # a number not in the pairing, waiting for `seat`
     elsewhere: tuple[int | None, int | None] = (None, None)  # that side's player plays at this table (tAbL 14)
     unknown: tuple[bool, bool] = (False, False)  # that side's number is in no pairing of the round
+    refused: tuple[int | None, int | None] = (None, None)  # that side typed a number the other side holds (USEd)
+    names: tuple[str, str] | None = None  # the pairing's names, in `numbers`' order (a text display shows them)
     since_ns: int | None = None  # the last input's time
 
 
@@ -108,6 +117,23 @@ def check_number(number: object) -> int:
     if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= MAX_PLAYER_NUMBER:
         raise CheckInError(f"a player number is a whole number from 1 to {MAX_PLAYER_NUMBER}, got {number!r}")
     return number
+
+
+def check_names(names: object) -> tuple[str, str] | None:
+    """A pairing's names: None, or two texts of at most MAX_NAME_CHARS characters."""
+    if names is None:
+        return None
+    if (not isinstance(names, (tuple, list)) or len(names) != 2
+            or not all(isinstance(n, str) and len(n) <= MAX_NAME_CHARS for n in names)):
+        raise CheckInError(f"a pairing's names are two texts of at most {MAX_NAME_CHARS} characters, got {names!r}")
+    return (names[0], names[1])
+
+
+def name_of(s: Seating, number: int | None) -> str | None:
+    """The name the pairing gives `number` (None: no names, or not paired here)."""
+    if s.names is None or s.numbers is None or number not in s.numbers:
+        return None
+    return s.names[s.numbers.index(number)]
 
 
 def _set(pair: tuple, side: int, value) -> tuple:
@@ -179,8 +205,9 @@ def _pairing(s: Seating, p: Pairing, t: int) -> Seating:
     # are the hall's to place (they were published: the hall answers with `seat`).
     seated = tuple(n if n in numbers else None for n in s.seated)
     asked = tuple(a if a is not None else (n if n is not None and n not in numbers else None) for a, n in zip(s.asked, s.seated))
-    return replace(s, table=p.table if p.table is not None else s.table, round=p.round, numbers=numbers,  # type: ignore[arg-type]
-                   starter=p.starter, seated=seated, asked=asked, since_ns=t)
+    names = check_names(p.names)
+    return _settled(replace(s, table=p.table if p.table is not None else s.table, round=p.round, numbers=numbers,  # type: ignore[arg-type]
+                            starter=p.starter, seated=seated, asked=asked, names=names, since_ns=t))
 
 
 def seated_after(seated: tuple[int | None, int | None], side: int, number: int) -> tuple[int | None, int | None]:
@@ -198,13 +225,29 @@ def _check_in(s: Seating, side: int, number: int, t: int, before_game: bool) -> 
     if not before_game:
         return s
     cleared = replace(s, elsewhere=_set(s.elsewhere, side, None), unknown=_set(s.unknown, side, False),
-                      asked=_set(s.asked, side, None))
+                      asked=_set(s.asked, side, None), refused=_set(s.refused, side, None))
     if s.seated[2 - side] == number:
-        return cleared  # the same number on both sides: the other side's stands, this one is not seated
+        # the same number on both sides: the other side's stands, this one is not seated, and says so
+        return replace(cleared, refused=_set(cleared.refused, side, number))
     if s.numbers is not None and number not in s.numbers:
         # not at this table: the hall says where (`seat`); this side is not checked in
-        return replace(cleared, seated=_set(s.seated, side, None), asked=_set(cleared.asked, side, number))
-    return replace(cleared, seated=seated_after(s.seated, side, number))
+        return _settled(replace(cleared, seated=_set(s.seated, side, None), asked=_set(cleared.asked, side, number)))
+    return _settled(replace(cleared, seated=seated_after(s.seated, side, number)))
+
+
+def _settled(s: Seating) -> Seating:
+    """A refusal stands while its number is held at the other side; once that side changed its
+    check-in (the player who took it typed their own), the refused side's message is gone."""
+    refused = tuple(r if r is not None and s.seated[1 - i] == r else None for i, r in enumerate(s.refused))
+    return s if refused == s.refused else replace(s, refused=refused)  # type: ignore[arg-type]
+
+
+def conflict(s: Seating) -> tuple[int, int] | None:
+    """(side, number): a side whose check-in was refused because the other side holds that number."""
+    for side in SIDES:
+        if s.refused[side - 1] is not None:
+            return side, s.refused[side - 1]  # type: ignore[return-value]
+    return None
 
 
 def _seat(s: Seating, number: int, table: int | None, t: int) -> Seating:

@@ -177,6 +177,10 @@ class Clock:
                 open_display(display_spec(pins, side, self.simulated), name=f"{side} display", pin_factory=self.board.factory, clock_ns=clock_ns)
                 for side in ("left", "right")
             ]
+            from rackside.hardware.textdisplay import open_text_display
+
+            # the optional text display ([text_display], issue 40); the simulator's with --simulate
+            self.text_display = open_text_display(self.config.text_display, simulated=self.simulated)
             settings = {**asdict(fw), "simulated": self.simulated, "pins": dict(pins.buttons)}
             self.store = GameStore(state_dir, self.config.rules, config=settings)
             config_game_time_ms = self.config.config_game_time_ms or self.config.rules.game_time_ms
@@ -184,7 +188,7 @@ class Clock:
                 config=self.config, rules=self.config.rules, board=self.board, clock_ns=clock_ns,
                 state_dir=state_dir, simulated=self.simulated, submit=self.board.events.put,
                 displays=tuple(self.displays), store=self.store, hall=self._hall_settings(args),
-                keypad=self.keypad is not None,
+                keypad=self.keypad is not None, text_display=self.text_display,
             )
             try:  # every output, built by name in one place (firmware.outputs.assemble)
                 self.outputs, journal, self.hall = assemble(self.config.outputs, context, buzzer=fw.buzzer)
@@ -206,6 +210,7 @@ class Clock:
                 initially_down=self.board.initially_down(),
                 on_new_game=lambda rules: save_game_time(state_dir, rules.game_time_ms, config_game_time_ms),
                 keypad=self.keypad is not None,  # the check-in shows on the displays (issue 27)
+                confirm_names=self.text_display is not None,  # each player confirms their name there (issue 40)
             )
         except BaseException:
             if self.keypad is not None:
@@ -253,6 +258,8 @@ class Clock:
                 display.close()
             except Exception as exc:  # noqa: BLE001 - release the rest anyway
                 log.debug("closing display: %s", exc)
+        if getattr(self, "text_display", None) is not None:
+            self.text_display.close()
         if getattr(self, "keypad", None) is not None:
             self.keypad.close()
         self.board.close()
@@ -324,13 +331,15 @@ def simulate(clock: Clock, *, terminal: bool = False) -> int:
             try:
                 from rackside.hardware.sim_window import SimWindow
 
-                ui = SimWindow(clock.board, clock.displays, key_help=clock.runner.menu_help, keypad=clock.keypad, ended=ended)
+                ui = SimWindow(clock.board, clock.displays, key_help=clock.runner.menu_help, keypad=clock.keypad, ended=ended,
+                               text_display=clock.text_display)
             except Exception as exc:  # noqa: BLE001 - no usable window: fall back to the terminal
                 log.warning("no simulator window (%s); drawing in the terminal", exc)
         if ui is None:
             from rackside.hardware.terminal import TerminalSim
 
-            ui = TerminalSim(clock.board, clock.displays, key_help=clock.runner.menu_help, keypad=clock.keypad, ended=ended)
+            ui = TerminalSim(clock.board, clock.displays, key_help=clock.runner.menu_help, keypad=clock.keypad, ended=ended,
+                             text_display=clock.text_display)
         ui.run(lambda: not thread.is_alive())
     except KeyboardInterrupt:
         pass

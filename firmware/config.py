@@ -49,7 +49,7 @@ DISPLAY_KEYS = {
 }
 SOUND_KEYS = {"buzzer": False}  # sound the buzzer at 0:00 and at forfeit (tournament halls are quiet)
 PINMAP_SECTIONS = ("buttons", "displays", "buzzer", "leds", "keypad")  # the pin map, as in hardware/pins.toml
-SECTIONS = ("clock", "input", "display", "sound", "hall", *PINMAP_SECTIONS, "outputs")  # [hall]: rackside.hall.net.config
+SECTIONS = ("clock", "input", "display", "sound", "hall", *PINMAP_SECTIONS, "outputs", "text_display")  # [hall]: rackside.hall.net.config
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,7 @@ class LoadedConfig:
     pins: Any = None  # hardware.pinmap.PinMap
     config_game_time_ms: int | None = None  # the config file's own game time
     outputs: tuple = ()  # the [[outputs]] tables, each with a known name (firmware.outputs)
+    text_display: dict | None = None  # [text_display], checked (hardware.textdisplay); None: none fitted (issue 40)
 
 
 def save_game_time(state_dir: Path | str, game_time_ms: int, config_game_time_ms: int) -> None:
@@ -178,9 +179,17 @@ def load_config(path: Path | None = None, state_dir: Path | str | None = None) -
         rules = rules_from_table(data.get("clock"))
         firmware = firmware_from_data(data)
         outputs = outputs_from_data(data)
+        text_display = text_display_from_data(data)
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}") from None
     pins = pinmap_from_data(data, str(path))
+    if text_display is not None:  # the text display takes the I2C bus: no other part may use its pins
+        from rackside.hardware.textdisplay import I2C_PINS
+
+        for line, bcm in I2C_PINS.items():
+            use = pins.use_of(bcm) if pins is not None else None
+            if use is not None:
+                raise ConfigError(f"{path}: BCM {bcm} is used twice: {use} and text_display ({line.upper()}, the I2C bus)")
     config_game_time_ms = rules.game_time_ms
     if state_dir is not None:
         saved = _saved_game_time(Path(state_dir), config_game_time_ms)
@@ -188,7 +197,8 @@ def load_config(path: Path | None = None, state_dir: Path | str | None = None) -
             log.info("game time %s, as set in the director's menu (the config says %s)", mmss(saved), mmss(config_game_time_ms))
             rules = replace(rules, game_time_ms=saved)
     return LoadedConfig(
-        path=path, data=data, rules=rules, firmware=firmware, pins=pins, config_game_time_ms=config_game_time_ms, outputs=outputs
+        path=path, data=data, rules=rules, firmware=firmware, pins=pins, config_game_time_ms=config_game_time_ms, outputs=outputs,
+        text_display=text_display,
     )
 
 
@@ -202,4 +212,14 @@ def outputs_from_data(data: dict) -> tuple:
     try:
         return check_entries(data["outputs"])
     except OutputConfigError as e:
+        raise ConfigError(str(e)) from None
+
+
+def text_display_from_data(data: dict) -> dict | None:
+    """The [text_display] table with its driver's defaults (hardware.textdisplay), or None."""
+    from rackside.hardware.textdisplay import TextDisplayError, check_spec
+
+    try:
+        return check_spec(data.get("text_display"))
+    except TextDisplayError as e:
         raise ConfigError(str(e)) from None

@@ -84,7 +84,7 @@ _INPUTS: dict[str, tuple[type, tuple[str, ...]]] = {
     # ended clock as it is, the slip folds them: firmware.replay.fold_slip)
     "slip_key": (SlipKey, ("key",)),
     "slip_sign": (SlipSign, ("player",)),
-    "slip_outcome": (SlipOutcome, ("outcome", "why")),
+    "slip_outcome": (SlipOutcome, ("outcome", "why", "recorded")),
 }
 _NAMES = {cls: name for name, (cls, _) in _INPUTS.items()}
 # ... and the table's inputs beside the clock (issue 27: check-in, the director's call), whose
@@ -107,11 +107,23 @@ def input_to_dict(event: Input) -> dict:
     d: dict[str, Any] = {"t_ns": event.t_ns, "input": name}
     for key in _INPUTS[name][1]:
         value = getattr(event, key)
-        d[key] = list(value) if key == "players" else value
+        if key in OPTIONAL and value is None:
+            continue  # a field later versions added: a line without it reads as before
+        d[key] = list(value) if key in ("players", "recorded") else value
     return d
 
 
+OPTIONAL = ("recorded",)  # slip_outcome's recorded result (issue 36): absent from older journals
+
+
 def _field(d: dict, name: str, key: str) -> Any:
+    if key in OPTIONAL:
+        value = d.get(key)
+        if value is None:
+            return None
+        if not (isinstance(value, list) and len(value) == 2 and all(_is_int(x) for x in value)):
+            raise JournalError(f"{name!r} input: {key} must be two whole numbers, got {value!r}")
+        return tuple(value)
     if key not in d:
         raise JournalError(f"{name!r} input lacks the {key!r} field")
     value = d[key]

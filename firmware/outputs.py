@@ -56,13 +56,21 @@ class Frame(NamedTuple):
     """What the clock shows at one moment: the core's `view`, the two displays' `texts` (the
     director's menu's while it is open), the core `clock` itself (for snapshots), whether the
     `menu` is open, and the `game`: its journal's name, "game-000003" (None while the new game's
-    journal is pending)."""
+    journal is pending); and what a text display says in words (issue 40, firmware.text_render):
+    the `table` (firmware.table.Table), the game's `slip` (firmware.slip.Slip or None), whether a
+    `keypad` is fitted, whether the power-cut banner shows (`restored`) and a check-in waiting for
+    its player to confirm their name (`confirm`)."""
 
     view: "View"
     texts: tuple[str, str]
     clock: "Clock"
     menu: bool
     game: str | None
+    table: Any = None
+    slip: Any = None
+    keypad: bool = False
+    restored: bool = False
+    confirm: Any = None  # (side, number) a text display asks that side to confirm before it checks in
 
 
 class Applied(NamedTuple):
@@ -120,6 +128,7 @@ class OutputContext(NamedTuple):
     store: Any = None  # the journal store (`firmware.persist.GameStore`)
     hall: Any = None  # the hall's [hall] table with the command line's overrides, or None: not on a hall
     keypad: bool = False  # a keypad is fitted ([keypad] enabled): its players can check in (issue 27)
+    text_display: Any = None  # the opened text display (hardware.textdisplay), or None: none fitted (issue 40)
 
 
 Factory = Callable[[OutputContext, dict], Output]
@@ -132,6 +141,7 @@ BUILTIN: dict[str, str] = {
     "hall": "rackside.hall.device.clock_factory:factory",
     "journal": "rackside.firmware.journal_output:factory",
     "recording": "rackside.firmware.outputs:RecordingOutput",
+    "text_display": "rackside.firmware.text_output:factory",
 }
 REGISTRY = Registry(ENTRY_POINT_GROUP, lambda: BUILTIN, callable)
 
@@ -201,11 +211,11 @@ def assemble(configured: Iterable[Mapping], context: OutputContext, *,
              buzzer: bool) -> tuple[list[Output], Output, Output | None]:
     """Every output of a clock, built through the registry in one place: (the outputs in the order
     they are told, the journal, the hall publisher or None). The turn LEDs when the board has them,
-    the displays, the buzzer when `buzzer`, the configured `[[outputs]]`, the hall publisher when
+    the displays, the text display when one is fitted, the buzzer when `buzzer`, the configured `[[outputs]]`, the hall publisher when
     `context.hall` puts the clock on a hall; then the journal, which the runner also calls by name
     (write-ahead). The hall publisher is named apart because the clock's shell hands it the runner."""
     before = ["turn_leds"] if context.board is not None and getattr(context.board, "leds", None) else []
-    before += ["displays"] + (["buzzer"] if buzzer else [])
+    before += ["displays"] + (["text_display"] if context.text_display is not None else []) + (["buzzer"] if buzzer else [])
     after = (["hall"] if context.hall is not None else []) + ["journal"]
     configured = list(configured)
     entries = [{"name": n} for n in before] + configured + [{"name": n} for n in after]

@@ -30,6 +30,8 @@ checked in            the side alternates its time with the player's number ``  
 waiting for the hall  a number not in this table's pairing: the time and ``----``
 at another table      ``tAbL`` and the table to go to, ``  14`` (the time is not shown)
 in no pairing         the time and ``nonE``
+number taken          ``USEd`` and the number typed, ``   9``: the other side already checked in
+                      with it, so this side is not checked in (type your own number again)
 ====================  ==========================================================================
 
 A running display never alternates: its time is always visible. Alternating displays change every
@@ -58,6 +60,8 @@ TABLE_WORD = "tAbL"  # at another table: tAbL, then its number
 STARTER = "1St"  # the starter's side (2.1), before the game
 ASKED = "----"  # the hall is asked where this number plays
 NOT_PAIRED = "nonE"  # in no pairing of the round
+USED = "USEd"  # the number typed is checked in at the other side already (issue 40): USEd, then it
+WHERE_WORDS = (TABLE_WORD, USED)  # flags that replace the side's time: what the player must do
 
 
 def table_text(n: int) -> str:
@@ -86,7 +90,9 @@ def table_frames(v: View, table, *, keypad: bool) -> tuple[str | None, tuple[lis
     starter = checkin.starter_side(s)
     for i, f in enumerate(flags):
         side = i + 1
-        if s.elsewhere[i] is not None:
+        if s.refused[i] is not None:
+            f += [USED, number_text(s.refused[i])]
+        elif s.elsewhere[i] is not None:
             f += [TABLE_WORD, number_text(s.elsewhere[i])]
         elif s.unknown[i]:
             f.append(NOT_PAIRED)
@@ -125,8 +131,8 @@ def texts(v: View, t_ns: int, *, restored_until_ns: int | None = None, table=Non
         if p.running:
             out.append(time)
             continue
-        if extra[p.player - 1] and extra[p.player - 1][0] == TABLE_WORD:
-            out.append(extra[p.player - 1][slot % len(extra[p.player - 1])])  # tAbL 14: where to go, not the time
+        if extra[p.player - 1] and extra[p.player - 1][0] in WHERE_WORDS:
+            out.append(extra[p.player - 1][slot % len(extra[p.player - 1])])  # tAbL 14, USEd 9: not the time
             continue
         flags: list[str] = []
         if v.phase is Phase.ENDED:

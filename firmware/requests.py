@@ -12,11 +12,18 @@ found) and the enrolment's `notice` (texts shown before a game's first press); t
 `call_resolve`) become the table's inputs (firmware.table), journalled through the runner's
 `_apply_table`; a pairing that arrives once the game is under way is for the next game, and is
 journalled as that game's first input.
+
+A hall's `new_game` carries the event's rules (the console's [event], issue 38). Refused while a
+game runs (that game is never changed), its rules are still the next game's: the runner's `rules`,
+which the director's menu (`LEn`, `rSEt`) starts its next game with. A new game whose rules are not
+the clock's own (clock.toml's, the fallback of a clock with no hall) shows the mismatch before its
+first press: `HALL` `rULE` for RULES_NOTICE_S, the table's sign that the hall's rules, not its card's, apply.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 from rackside.firmware import render
@@ -66,7 +73,9 @@ REQUESTS = {
     "call_resolve": ("call", "reason"),
 }
 MAX_NOTICE_CHARS = 8
-OPTIONAL_ARGS = {"new_game": ("rules",), "pairing": ("table",)}  # pairing's table: this clock's number (the hall's)  # rules: the clock.Rules the new game is played under (the hall)
+RULES_NOTICE = ("HALL", "rULE")  # a new game under the hall's rules, not clock.toml's (issue 38)
+RULES_NOTICE_S = 5
+OPTIONAL_ARGS = {"new_game": ("rules",), "pairing": ("table", "names"), "slip_outcome": ("recorded",)}  # pairing's table: this clock's number (the hall's)  # rules: the clock.Rules the new game is played under (the hall)
 
 
 def _rules(v: Any) -> Rules:
@@ -149,7 +158,8 @@ class Requests:
             return True, ""
         if r.name == "slip_outcome":  # the menu may be open: the answer is journalled and shown after it
             notes = {k: str(a[k]) for k in NOTES if a.get(k) is not None}
-            return runner.slip_session.outcome(a["game"], a["outcome"], a["why"], t, source=r.source, **notes)
+            return runner.slip_session.outcome(a["game"], a["outcome"], a["why"], t, recorded=a.get("recorded"),
+                                               source=r.source, **notes)
         if r.name in commands.TABLE_COMMANDS:  # the table's (issue 27): applied while the menu is open too
             return self._table(r, t)
         if runner.menu is not None and r.name not in ("stop",):
@@ -166,10 +176,16 @@ class Requests:
             # Checked here, on the clock as it is now: the hall's own check reads the last frame's
             # phase, which a start pressed a moment before the command has not reached yet.
             if runner._phase(t) in (Phase.RUNNING, Phase.LATE):
+                if a.get("rules") is not None and a["rules"] != runner.rules:  # the next game's, never this one's
+                    runner.rules = a["rules"]
+                    return False, (f"the game is {runner._phase(t).value}: neutralise or end it first "
+                                   "(it keeps its rules; the clock's next game runs these)")
                 return False, f"the game is {runner._phase(t).value}: neutralise or end it first"
             if a.get("rules") is not None:
                 runner.rules = a["rules"]
             runner.new_game(a["game_time_ms"], t, {k: str(a[k]) for k in NOTES if a.get(k) is not None})
+            if not same_game_rules(runner.rules, runner.own_rules):
+                self.notice = (*RULES_NOTICE, t + RULES_NOTICE_S * 1_000_000_000)
             return True, ""
         if r.name == "late_start" and isinstance(a["players"], (list, tuple)):  # else LateStart refuses it
             # 2.3.3(a) is for players not yet here: one who checked in (2.3.1(b)) since the hall
@@ -202,7 +218,8 @@ class Requests:
         runner, a = self.runner, r.args
         table_number = a.get("table") if r.name == "pairing" else None  # checked by the core (firmware.checkin)
         event = {
-            "pairing": lambda: Pairing(t, a["round"], tuple(a["numbers"]), a["starter"], table_number),
+            "pairing": lambda: Pairing(t, a["round"], tuple(a["numbers"]), a["starter"], table_number,
+                                       None if a.get("names") is None else tuple(a["names"])),
             "seat": lambda: Seat(t, a["number"], a["table"]),
             "call_ack": lambda: CallAck(t, a["call"]),
             "call_resolve": lambda: CallResolve(t, a["call"], a["reason"]),
@@ -219,6 +236,11 @@ class Requests:
         r, self.next_pairing = self.next_pairing, None
         if r is not None:
             self._table(r._replace(t_ns=t), t)
+
+
+def same_game_rules(a: Rules, b: Rules) -> bool:
+    """The same rules but for the game time (a round's, or the menu's) and the buttons' guard (the device's)."""
+    return replace(a, game_time_ms=1, switch_guard_ms=0) == replace(b, game_time_ms=1, switch_guard_ms=0)
 
 
 def _notes(a: dict) -> dict[str, str]:

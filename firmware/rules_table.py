@@ -67,16 +67,17 @@ CLOCK_KEYS = {
 }
 
 
-def rules_from_table(table: dict | None) -> Rules:
-    """Build the clock `Rules` from a [clock] table (missing keys take WESPA's defaults)."""
-    table = check_keys("clock", table or {}, set(CLOCK_KEYS))
+def rules_from_table(table: dict | None, section: str = "clock") -> Rules:
+    """Build the clock `Rules` from a [clock] table (missing keys take WESPA's defaults). `section`
+    names the table in a refusal: the console's [event] (hall.wire.eventrules) is checked here too."""
+    table = check_keys(section, table or {}, set(CLOCK_KEYS))
     values: dict[str, int] = {}
     for key, (kind, low, high, default) in CLOCK_KEYS.items():
         raw = table.get(key, default)
         if kind == "duration":
-            values[key] = duration_s(f"clock.{key}", raw, low, high)
+            values[key] = duration_s(f"{section}.{key}", raw, low, high)
         else:
-            values[key] = int_in_range(f"clock.{key}", raw, low, high)
+            values[key] = int_in_range(f"{section}.{key}", raw, low, high)
     return Rules(
         game_time_ms=values["game_time"] * 1000,
         penalty_per_minute=values["penalty_per_minute"],

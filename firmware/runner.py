@@ -43,6 +43,7 @@ from typing import Any, Callable, Sequence
 
 from rackside.firmware import journal_output
 from rackside.firmware import render
+from rackside.firmware import slip as slips
 from rackside.firmware.clock import (
     ClockInputError,
     End,
@@ -101,8 +102,10 @@ class Runner:
         initially_down: dict[str, bool] | None = None,
         on_new_game: Callable[[Rules], None] | None = None,
         keypad: bool = False,
+        confirm_names: bool = False,  # a text display is fitted: a check-in's name is confirmed by a second press (issue 40)
     ) -> None:
-        self.rules = rules
+        self.rules = rules  # the next game's (a hall's new_game may set them: firmware.requests)
+        self.own_rules = rules  # clock.toml's: the fallback of a clock with no hall (issue 38)
         self.journal = store if isinstance(store, JournalOutput) else JournalOutput(store, log=log, checkpoint_ns=CHECKPOINT_NS)
         self.journal.rules = rules
         self.store = self.journal.store
@@ -129,7 +132,7 @@ class Runner:
         self.slip_session = SlipSession(self)  # the signed result slip after the game's end (issue 27)
         # issue 27: check-in and the director's call, beside the clock (`keypad`: one is fitted)
         self.table = Table()
-        self.table_session = TableSession(keypad=keypad)
+        self.table_session = TableSession(keypad=keypad, confirm=keypad and confirm_names)
         # the slip names the players by the numbers they checked in with (firmware.checkin), by side
         self.slip_session.numbers = lambda: self.table.seating.seated
 
@@ -364,7 +367,11 @@ class Runner:
                 elif taken is not None:
                     self._table_inputs(taken)
                 elif not self.slip_session.sign(a.player, a.t_ns):  # while the slip waits: a signature
-                    self._apply(Press(a.t_ns, a.player))
+                    disputed = self.slip_session.dispute(a.player, a.t_ns)  # a refused slip: the director (issue 36)
+                    if disputed is not None:
+                        self._table_inputs(disputed)
+                    else:
+                        self._apply(Press(a.t_ns, a.player))
             elif a.kind == "call":
                 self._table_inputs(self.table_session.gesture_call(a.t_ns, self.table))
             elif a.kind == "neutralise":
@@ -438,7 +445,9 @@ class Runner:
         self.gestures.reset()
         self.table_session.cancel()  # a # held as the menu opened makes no call
         self.restored_until_ns = None
-        self.menu_session.open(view(self.clock, max(t, self.clock.since_ns or t)), self.rules,
+        # the game time the next game would get, the forfeit line of this one (an adjustment's bound)
+        self.menu_session.open(view(self.clock, max(t, self.clock.since_ns or t)),
+                               replace(self.clock.rules, game_time_ms=self.rules.game_time_ms),
                                ask_table=any(getattr(g.output, "asks_table", False) for g in self._guarded))
         log.info("director's menu opened")
 
@@ -490,8 +499,8 @@ class Runner:
         if self.menu is not None:
             return self.menu_session.texts(v, now, self.rules.game_time_ms)
         shown = self.requests.texts(v, now)  # the hall's identify or notice
-        if shown is None:
-            shown = self.slip_session.texts(now)  # the result slip, once a key began it
+        if shown is None and (self.table.calls.open is None or not slips.disputable(self.slip_session.slip)):
+            shown = self.slip_session.texts(now)  # the result slip, once a key began it (a dispute's call: CALL)
         if shown is not None:
             return shown
         return render.texts(v, now, restored_until_ns=self.restored_until_ns, table=self.table, keypad=self.table_session.keypad)
@@ -499,7 +508,10 @@ class Runner:
     def frame(self, now: int) -> Frame:
         """What the clock shows at `now`."""
         v = view(self.clock, now)
-        return Frame(v, self._texts(v, now), self.clock, self.menu is not None, self.journal.game)
+        return Frame(v, self._texts(v, now), self.clock, self.menu is not None, self.journal.game, self.table,
+                     self.slip_session.slip, self.table_session.keypad,
+                     self.restored_until_ns is not None and now < self.restored_until_ns,
+                     self.table_session.confirm_shown(self.table))
 
     def refresh(self, now: int) -> None:
         """Show every output the frame at `now`: the displays are told a text that changed, the

@@ -6,7 +6,8 @@
 It asks for each button in turn (left, right, centre) and waits for that press, up to `--timeout`
 seconds; then, with the left button as "yes" and the right as "no", it lights each segment of each
 display (on all four digits at once), the colon and each digit in turn, each turn LED and the
-buzzer, and asks whether the builder sees (or hears) it. One line per part, PASS or FAIL with the
+buzzer, and asks whether the builder sees (or hears) it; a text display ([text_display], issue 40)
+shows a numbered pattern on every row. One line per part, PASS or FAIL with the
 reason (no press, the other button answered: wires swapped?, a display that does not acknowledge,
 "no" answered), then a total; exit status 0 only when every fitted part passed. A part the pin map
 has not fitted (`driver = "none"`, `[buzzer] enabled = false`) is a SKIP line.
@@ -27,6 +28,7 @@ import argparse
 import os
 import queue
 import select
+import string
 import sys
 import time
 from dataclasses import dataclass
@@ -87,8 +89,10 @@ class SelfTest:
         keys: Callable[[float], None] | None = None,
         on_change: Callable[[], None] = lambda: None,
         monotonic: Callable[[], float] = time.monotonic,
+        text_display: Any = None,
     ) -> None:
         self.board = board
+        self.text_display = text_display  # hardware.textdisplay's, or None: none fitted
         self.displays = displays
         self.say = say
         self.pins = pin_names or {}
@@ -189,6 +193,20 @@ class SelfTest:
             self.ask(f"{title} {part}", f"{title.capitalize()}: {question}")
         display.show(" ")
 
+    def text(self) -> None:
+        """The text display: each row numbered and filled, so a dead row or a wrong size shows."""
+        d = self.text_display
+        if d is None:
+            self._record("text display", SKIP, "not fitted (no [text_display])")
+            return
+        d.show(text_pattern(d.cols, d.rows))
+        outage = getattr(d, "outage", None)
+        if outage is not None and outage.active:  # a device that did not answer on the bus
+            self._record("text display", FAIL, f"not answering ({outage.reason})")
+            return
+        self.ask("text display", f"Text display: {d.rows} rows, each 'Row n' and letters to its last ({d.cols}th) column?")
+        d.show(tuple(" " * d.cols for _ in range(d.rows)))
+
     def leds(self) -> None:
         if not self.board.leds:
             self._record("turn LEDs", SKIP, "not fitted ([leds] enabled = false)")
@@ -214,11 +232,18 @@ class SelfTest:
         self.buttons()
         for side in ("left", "right"):
             self.display(side)
+        self.text()
         self.leds()
         self.buzzer()
         counts = {s: sum(r.status == s for r in self.results) for s in (PASS, FAIL, SKIP)}
         self.say(f"self-test: {counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIP]} not fitted")
         return self.results
+
+
+def text_pattern(cols: int, rows: int) -> tuple[str, ...]:
+    """Row n: "Row n " then letters up to the last column, which shows a '|'."""
+    filler = string.ascii_uppercase * 2
+    return tuple((f"Row {n + 1} " + filler)[: cols - 1] + "|" for n in range(rows))
 
 
 # --- the simulated board in the terminal ---------------------------------------------------------
@@ -247,7 +272,7 @@ class TerminalKeys:
                 self.board.drive(button, False)
 
 
-def sim_drawing(board: Any, displays: dict[str, Any], out: Any) -> Callable[[], None]:
+def sim_drawing(board: Any, displays: dict[str, Any], out: Any, text_display: Any = None) -> Callable[[], None]:
     """Draw the simulated board (both displays as 7-segment art, the LEDs, the buzzer) after a change."""
     from rackside.hardware.terminal import big_digits
 
@@ -258,6 +283,8 @@ def sim_drawing(board: Any, displays: dict[str, Any], out: Any) -> Callable[[], 
         lines = ["    simulated board:  LEFT                  RIGHT"]
         lines += [f"                      {l_row:<22}{r_row}" for l_row, r_row in zip(*rows)]
         lines.append(f"    turn LEDs  {leds[0]} left   {leds[1]} right    buzzer {sound}")
+        if text_display is not None:
+            lines += [f"    text display  |{row}|" for row in text_display.lines]
         out.write("\r\n".join(lines) + "\r\n")
         out.flush()
 
@@ -295,6 +322,9 @@ def run(args: argparse.Namespace, *, config_file: Any, display_spec: Callable[[A
         side: open_display(display_spec(pins, side, simulated), name=f"{side} display", pin_factory=board.factory)
         for side in ("left", "right")
     }
+    from rackside.hardware.textdisplay import open_text_display
+
+    text_display = open_text_display(config.text_display, simulated=simulated)
     names = {**pins.buttons, **{f"led {s}": b for s, b in pins.leds.items()}}
     if pins.buzzer is not None:
         names["buzzer"] = pins.buzzer
@@ -302,7 +332,7 @@ def run(args: argparse.Namespace, *, config_file: Any, display_spec: Callable[[A
     keys = on_change = None
     if simulated:
         keys = TerminalKeys(board, sys.stdin)
-        on_change = sim_drawing(board, displays, out)
+        on_change = sim_drawing(board, displays, out, text_display)
         if os.isatty(keys.fd):
             import termios
             import tty
@@ -312,7 +342,7 @@ def run(args: argparse.Namespace, *, config_file: Any, display_spec: Callable[[A
     say = (lambda text: (out.write(text + "\r\n"), out.flush())) if simulated else (lambda text: print(text, flush=True))
     say(f"Rackside clock self-test ({'simulated board: z = left, m = right, space = centre, q = quit' if simulated else 'the pins of ' + str(config.path)})")
     test = SelfTest(board, displays, say=say, pin_names=names, timeout_s=args.timeout, keys=keys,
-                    on_change=on_change or (lambda: None))
+                    on_change=on_change or (lambda: None), text_display=text_display)
     try:
         results = test.run()
     except KeyboardInterrupt:
@@ -325,5 +355,7 @@ def run(args: argparse.Namespace, *, config_file: Any, display_spec: Callable[[A
             termios.tcsetattr(keys.fd, termios.TCSADRAIN, saved)
         for display in displays.values():
             display.close()
+        if text_display is not None:
+            text_display.close()
         board.close()
     return 0 if all(r.status != FAIL for r in results) else 1

@@ -21,6 +21,10 @@ Clauses (WESPA Game Rules v2.0 and the v5.1 summary):
   the director, on the console, 5.4.1(b)).
 - 5.4.1(a): until both have signed, either player may clear it (`*` while signing): the scores and
   both signatures are dropped and it is typed again.
+- 5.4.1, 1.4.3: a slip the console refused (a result is recorded for this game already, and it is not
+  the one signed here: a copied card's, issue 36) shows the result recorded (`rEC`, its scores by side,
+  after penalties, as the console's answer says) and `dISP` among its frames; either player's own
+  button then calls the director (`disputable`; the runner makes the call, firmware.call).
 - 5.5.1, 5.5.2: with a margin (after penalties) of 20 or less, the clock offers a recount before
   anyone can sign; the game's timers stay off (the clock has ended: nothing restarts them).
 
@@ -82,6 +86,7 @@ class SlipOutcome:
     t_ns: int
     outcome: str
     why: str | None = None
+    recorded: tuple[int, int] | None = None  # the result recorded instead, by side, after penalties (issue 36)
 
 
 SlipInput = Union[SlipKey, SlipSign, SlipOutcome]
@@ -110,6 +115,7 @@ class Slip:
     signed: tuple[bool, bool] = (False, False)
     outcome: str | None = None  # the console's answer, once final
     why: str | None = None
+    recorded: tuple[int, int] | None = None  # the result the console recorded instead (issue 36)
     since_ns: int | None = None  # the last input's time
 
     @property
@@ -135,6 +141,12 @@ class Slip:
     def signable(self) -> bool:
         """Presses are signatures now (the runner routes a player's button to the slip)."""
         return self.step is Step.SIGNING
+
+
+def disputable(s: Slip | None) -> bool:
+    """Signed here and refused by the console (a result of this game recorded that is not this slip):
+    a player's own button calls the director (issue 36)."""
+    return s is not None and s.step is Step.FINAL and (s.outcome == "refused" or (s.recorded is not None and s.recorded != s.final))
 
 
 def begin(v: View) -> Slip | None:
@@ -164,6 +176,10 @@ def check(event: SlipInput) -> SlipInput:
             raise SlipInputError(f"outcome must be one of {', '.join(OUTCOMES)}, got {event.outcome!r}")
         if event.why is not None and (not isinstance(event.why, str) or len(event.why) > MAX_WHY):
             raise SlipInputError(f"why must be a text of at most {MAX_WHY} characters")
+        r = event.recorded
+        if r is not None and not (isinstance(r, tuple) and len(r) == 2
+                                  and all(isinstance(x, int) and not isinstance(x, bool) and abs(x) <= MOST_SHOWN for x in r)):
+            raise SlipInputError(f"recorded must be two whole numbers from -{MOST_SHOWN} to {MOST_SHOWN}, got {r!r}")
     else:
         raise SlipInputError(f"not a slip input: {event!r}")
     return event
@@ -178,7 +194,7 @@ def apply(s: Slip, event: SlipInput) -> Slip:
     elif isinstance(event, SlipSign):
         n = _sign(s, event.player)
     else:
-        n = replace(s, outcome=event.outcome, why=event.why) if s.step is Step.FINAL else s
+        n = replace(s, outcome=event.outcome, why=event.why, recorded=event.recorded) if s.step is Step.FINAL else s
     return s if n == s else replace(n, since_ns=event.t_ns)
 
 
@@ -250,6 +266,7 @@ SIGN = "SIGn"
 SIGNED = "donE"
 SENT = "SEnt"
 FORFEIT = "ForF"
+DISPUTE = "dISP"  # a refused slip: press your own button to call the director (issue 36)
 OUTCOME_TEXTS = {"recorded": "rEC", "held": "HELd", "refused": "rEF"}
 
 
@@ -283,6 +300,9 @@ def texts(s: Slip, t_ns: int) -> tuple[str, str] | None:
         return out[0], out[1]
     status = OUTCOME_TEXTS[s.outcome] if s.outcome else SENT
     frames = [(score_text(f[0]), score_text(f[1])), (status, status)]
+    if s.recorded is not None and s.recorded != f:  # what was recorded for this game instead (issue 36)
+        frames += [(OUTCOME_TEXTS["recorded"], OUTCOME_TEXTS["recorded"]), (score_text(s.recorded[0]), score_text(s.recorded[1]))]
+    frames += [(DISPUTE, DISPUTE)] if disputable(s) else []
     return frames[slot % len(frames)]
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from rackside.firmware import call as call_core
 from rackside.firmware import slip as slips
 from rackside.firmware.clock import Phase, view
 
@@ -78,13 +79,21 @@ class SlipSession:
         self._apply(slips.SlipSign(t, player))
         return True
 
-    def outcome(self, game: Any, outcome: str, why: str | None, t: int, **notes: Any) -> tuple[bool, str]:
+    def dispute(self, player: int, t: int) -> list | None:
+        """A player's press on a slip the console refused (`slips.disputable`): the call to the director
+        it makes ([] when one is open already), or None: not a dispute."""
+        if not slips.disputable(self.slip):
+            return None
+        made = call_core.next_call(self.runner.table.calls, t, call_core.SIDE, player)
+        return [made] if made is not None else []
+
+    def outcome(self, game: Any, outcome: str, why: str | None, t: int, recorded: Any = None, **notes: Any) -> tuple[bool, str]:
         """The console's answer to the signed slip (hall "slip_outcome"): (done, why not)."""
         if game != self.runner.journal.game:
             return False, f"game {game} is not this clock's current game ({self.runner.journal.game})"
         if self.slip is None or self.slip.step is not slips.Step.FINAL:
             return False, "this game has no signed slip on the clock"
-        event = slips.SlipOutcome(t, outcome, why)
+        event = slips.SlipOutcome(t, outcome, why, None if recorded is None else tuple(recorded))
         if slips.apply(self.slip, event) == self.slip:
             return True, ""  # the same answer again: shown already
         return (True, "") if self._apply(event, **notes) else (False, self.runner._refused or "not applied")

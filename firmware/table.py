@@ -44,7 +44,7 @@ class Table:
 JOURNAL_INPUTS: dict[str, tuple[type, tuple[str, ...]]] = {
     "key": (Typed, ("key",)),
     "checkin": (CheckIn, ("player", "number")),
-    "pairing": (Pairing, ("round", "numbers", "starter", "table")),
+    "pairing": (Pairing, ("round", "numbers", "starter", "table", "names")),
     "seat": (Seat, ("number", "table")),
     "call": (Call, ("player", "call", "how")),
     "call_ack": (CallAck, ("call",)),
@@ -52,7 +52,7 @@ JOURNAL_INPUTS: dict[str, tuple[type, tuple[str, ...]]] = {
 }
 INPUT_TYPES = tuple(cls for cls, _ in JOURNAL_INPUTS.values())
 _NAMES = {cls: name for name, (cls, _) in JOURNAL_INPUTS.items()}
-OPTIONAL = {("pairing", "starter"), ("pairing", "table"), ("seat", "table"), ("call", "player"), ("call", "how")}
+OPTIONAL = {("pairing", "starter"), ("pairing", "table"), ("pairing", "names"), ("seat", "table"), ("call", "player"), ("call", "how")}
 
 
 def is_table_input(event: object) -> bool:
@@ -106,6 +106,14 @@ def _whole(v: Any, lo: int, hi: int) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
 
 
+def _names_ok(v: Any) -> bool:
+    try:
+        checkin_core.check_names(v)
+    except CheckInError:
+        return False
+    return True
+
+
 def input_from_dict(name: str, d: dict) -> Any:
     """The table input a journal object holds; ValueError saying what is wrong."""
     cls, keys = JOURNAL_INPUTS[name]
@@ -127,7 +135,8 @@ def input_from_dict(name: str, d: dict) -> Any:
             "table": lambda: v is None or _whole(v, 1, MAX_TABLE),
             "call": lambda: isinstance(v, str) and bool(call_core.CALL_ID.match(v)),
             "reason": lambda: isinstance(v, str) and 0 < len(v) <= call_core.MAX_REASON_CHARS,
-            "how": lambda: v in call_core.CALL_HOW or v is None,  # absent in a journal written before calls said how
+            "how": lambda: v in call_core.CALL_HOW or v is None,
+            "names": lambda: v is None or _names_ok(v),  # absent in a journal written before calls said how
         }[key]()
         if not ok:
             raise ValueError(f"{name!r} input: {key} {v!r} is not allowed")
@@ -152,6 +161,8 @@ def from_dict(d: Any) -> Table:
     if not isinstance(d, dict) or not isinstance(d.get("seating"), dict) or not isinstance(d.get("calls"), dict):
         raise ValueError("table state: not an object with seating and calls")
     raw = d["seating"]
+    # a checkpoint written before refusals and names were kept (issue 40)
+    raw = {"refused": [None, None], "names": None, **raw}
     if set(raw) != {f.name for f in fields(Seating)}:
         raise ValueError("table state: seating's fields are not a Seating's")
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
@@ -159,7 +170,7 @@ def from_dict(d: Any) -> Table:
     # every field checked by folding it the way the core would: a damaged state is refused whole
     for n in (seating.numbers or ()):
         checkin_core.check_number(n)
-    for pair in (seating.seated, seating.asked, seating.elsewhere):
+    for pair in (seating.seated, seating.asked, seating.elsewhere, seating.refused):
         if len(pair) != 2 or any(x is not None and not _whole(x, 1, checkin_core.MAX_PLAYER_NUMBER) for x in pair):
             raise ValueError("table state: a side's number is not a player number")
     if not isinstance(seating.typed, str) or len(seating.typed) > checkin_core.MAX_DIGITS or not all(k in checkin_core.DIGITS for k in seating.typed):
@@ -171,6 +182,8 @@ def from_dict(d: Any) -> Table:
         v = getattr(seating, name)
         if v is not None and not _whole(v, lo, hi):
             raise ValueError(f"table state: {name} is not a whole number from {lo} to {hi}")
+    if not _names_ok(seating.names):
+        raise ValueError("table state: names are not two player names")
     if seating.numbers is not None and len(seating.numbers) != 2:
         raise ValueError("table state: numbers is not two player numbers")
     c = d["calls"]
@@ -221,6 +234,7 @@ def summary(table: Table) -> dict:
         "starter_side": checkin_core.starter_side(s),
         "seated": list(s.seated),
         "elsewhere": list(s.elsewhere),
+        "refused": list(s.refused),
         "typed": s.typed,
         "calls": table.calls.made,
         "open_call": None if table.calls.open is None else table.calls.open.call,

@@ -12,6 +12,12 @@ Keys (firmware.messages.Key, debounced by hardware.keypad):
   call's `how` is KEYPAD); a player's own button pressed while `#` is held calls at once, from that
   side (SIDE: the call says which side called). The three buttons' gesture calls from no side (BUTTONS).
 
+With a text display (issue 40, `confirm`), the first press with digits typed does not check in: the
+text display names the player those digits are ("Left: Jones #31? Press your button again") and the
+same side's second press, the digits unchanged, is the check-in; a key typed in between (or `*`)
+starts again. So each player confirms their own name before the press counts; the pending
+confirmation is not journalled (after a power cut the player presses again).
+
 A press the table takes (a check-in, a call) never reaches the clock core; the starter's own press
 before the game (2.2: the non-starter starts the starter's time) is not a start once the starter's
 side is known (`press` says `REFUSED`). Every other press goes to the clock as today, so a clock
@@ -32,8 +38,10 @@ BEFORE_GAME = (Phase.SETUP, Phase.LATE)
 
 
 class TableSession:
-    def __init__(self, *, keypad: bool = False, call_hold_ns: int = CALL_HOLD_NS) -> None:
+    def __init__(self, *, keypad: bool = False, call_hold_ns: int = CALL_HOLD_NS, confirm: bool = False) -> None:
         self.keypad = keypad  # a keypad is fitted: the displays show the check-in
+        self.confirm = confirm  # a text display is fitted: a check-in is confirmed by a second press (issue 40)
+        self.confirming: tuple[int, str] | None = None  # (side, the digits) pressed once, awaiting the second press
         self.call_hold_ns = call_hold_ns
         self.call_key_since: int | None = None  # `#` is held since then (its call not made yet)
 
@@ -59,6 +67,7 @@ class TableSession:
         if phase in BEFORE_GAME and (key in checkin_core.DIGITS or key == checkin_core.CLEAR_KEY):
             if key == checkin_core.CLEAR_KEY and not table.seating.typed:
                 return None  # nothing to clear
+            self.confirming = None  # the digits change: a pending confirmation is for other digits
             return [Typed(t, key)]
         return None
 
@@ -80,10 +89,21 @@ class TableSession:
             return [made] if made is not None else []
         s = table.seating
         if phase in BEFORE_GAME and checkin_core.taking_digits(s):
+            if self.confirm and self.confirming != (player, s.typed):
+                self.confirming = (player, s.typed)  # the text display asks: is this you? (issue 40)
+                return []
+            self.confirming = None
             return [CheckIn(t, player, int(s.typed))]
         if phase is Phase.SETUP and checkin_core.refuses_start(s, player):
             return REFUSED
         return None
+
+    def confirm_shown(self, table: Table) -> tuple[int, int] | None:
+        """(side, number) the text display asks that side to confirm, or None."""
+        c = self.confirming
+        if c is None or c[1] != table.seating.typed or not c[1]:
+            return None
+        return c[0], int(c[1])
 
     def gesture_call(self, t: int, table: Table) -> list:
         """The three buttons' call gesture (firmware.gestures): a call from no side in particular."""

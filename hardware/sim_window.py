@@ -58,6 +58,9 @@ BUZZ_POLL_S = 0.05  # while the buzzer sounds (its beeps end on gpiozero's own t
 SETTLE_S = 0.002  # after an announced change, for the rest of the runner's batch
 KEYPAD_W = 240  # the keypad's column on the right of the window, when one is fitted
 KEY_SIZE, KEY_GAP = 52, 10
+TEXT_ROW_H, TEXT_PAD = 32, 12  # the text display's rows (issue 40), under the buttons
+LCD_BACK = (40, 70, 150)  # a blue-backlit character LCD
+LCD_TEXT = (230, 236, 255)
 
 
 def x_connection_fd(pygame: Any) -> int | None:
@@ -137,6 +140,7 @@ class SimWindow:
         key_help: Callable[[], dict | None] | None = None,
         keypad: Any = None,
         ended: Callable[[], bool] | None = None,
+        text_display: Any = None,
     ) -> None:
         import pygame
 
@@ -154,6 +158,9 @@ class SimWindow:
         self.keypad = keypad  # hardware.keypad.Keypad on mock pins, or None: none fitted
         if keypad is not None:
             size = (size[0] + KEYPAD_W, size[1])
+        self.text_display = text_display  # hardware.textdisplay.SimTextDisplay, or None: none fitted (issue 40)
+        if text_display is not None:
+            size = (size[0], size[1] + TEXT_ROW_H * text_display.rows + 2 * TEXT_PAD + 40)
         self.screen = pygame.display.set_mode(size)
         pygame.display.set_caption(title)
         self.keys = {getattr(pygame, k): v for k, v in self.KEYS.items()}
@@ -162,6 +169,7 @@ class SimWindow:
         self.keypad_keys = {getattr(pygame, k): v for k, v in self.KEYPAD.items() if hasattr(pygame, k)} if keypad is not None else {}
         self.keypad_held: dict[str, set[int]] = {k: set() for k in KEYPAD_KEYS}
         self.font = pygame.font.Font(None, 34)
+        self.mono = pygame.font.SysFont("dejavusansmono,liberationmono,monospace", 26) if text_display is not None else None
         self.small = pygame.font.Font(None, 24)
         self.held: dict[str, set[int]] = {b: set() for b in BUTTONS}
         self.drawn: tuple[str, ...] | None = None  # the texts last drawn, read from the displays
@@ -170,7 +178,7 @@ class SimWindow:
         self.draws = 0
         # Woken by whoever changes what is drawn (the runner, on its thread): a byte on a pipe.
         self.waker = Waker()
-        self.waker.watch(self.displays, board)
+        self.waker.watch([*self.displays, *([text_display] if text_display is not None else [])], board)
         self.x_fd = x_connection_fd(pygame)
         self._expose = {getattr(pygame, name) for name in ("VIDEOEXPOSE", "WINDOWEXPOSED", "WINDOWSHOWN", "WINDOWRESTORED") if hasattr(pygame, name)}
         self._redraw = True
@@ -244,7 +252,10 @@ class SimWindow:
             pg.draw.rect(screen, BEZEL, (px - 8, py - 8, panel_w + 16, panel_h + 16), border_radius=18)
             pg.draw.rect(screen, PANEL, (px, py, panel_w, panel_h), border_radius=12)
             self._draw_digits(text, px + 26, py + 30, panel_w - 52, panel_h - 60)
-        self._draw_buttons(board_w, height)
+        base_h = height - (self._text_h() if self.text_display is not None else 0)
+        self._draw_buttons(board_w, base_h)
+        if self.text_display is not None:
+            self._draw_text_display(board_w, base_h)
         if self.keypad is not None:
             self._draw_keypad(board_w)
         surf = self.small.render(self.key_line(), True, DIM_TEXT)
@@ -254,6 +265,24 @@ class SimWindow:
             screen.blit(surf, (width - surf.get_width() - 20, 16))
         pg.display.flip()
         self.drawn = texts
+
+    def _text_h(self) -> int:
+        return TEXT_ROW_H * self.text_display.rows + 2 * TEXT_PAD + 40
+
+    def _draw_text_display(self, board_w: int, top: int) -> None:
+        """The text display's rows on a backlit panel under the buttons, each character as the LCD has it."""
+        pg = self.pg
+        lines = self.text_display.lines
+        cell_w = self.mono.size("M")[0]
+        w = cell_w * self.text_display.cols + 2 * TEXT_PAD
+        h = TEXT_ROW_H * self.text_display.rows + 2 * TEXT_PAD
+        x = (board_w - w) / 2
+        y = top - 45
+        pg.draw.rect(self.screen, BEZEL, (x - 6, y - 6, w + 12, h + 12), border_radius=8)
+        pg.draw.rect(self.screen, LCD_BACK, (x, y, w, h), border_radius=4)
+        for row, text in enumerate(lines):
+            surf = self.mono.render(text, True, LCD_TEXT)
+            self.screen.blit(surf, (x + TEXT_PAD, y + TEXT_PAD + row * TEXT_ROW_H))
 
     def _draw_digits(self, text: str, x: float, y: float, w: float, h: float) -> None:
         pg = self.pg
@@ -340,6 +369,7 @@ class SimWindow:
     def _state(self) -> tuple:
         return (
             self.texts(),
+            self.text_display.lines if self.text_display is not None else (),
             tuple(self._is_down(n) for n in BUTTONS),
             getattr(self.board, "buzzing", False),
             (self._led_lit("left"), self._led_lit("right")),

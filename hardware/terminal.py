@@ -96,7 +96,7 @@ def keypad_rows(held: Sequence[str] = ()) -> list[str]:
 
 def screen(
     texts: Sequence[str], down: dict[str, bool] | None = None, keys: str = KEY_LINE, leds: Sequence[bool] = (False, False),
-    keypad: Sequence[str] | None = None,
+    keypad: Sequence[str] | None = None, text: Sequence[str] | None = None,
 ) -> str:
     """The whole screen for the displays' `texts` (left, right), which buttons are held, the key
     line, which turn LEDs (left, right) are lit, and the keypad's held keys (None: no keypad)."""
@@ -110,6 +110,10 @@ def screen(
     ]
     for l_row, r_row in zip(left, right):
         lines.append(f"   {RED}{l_row:<22}{RESET}  {RED}{r_row}{RESET}")
+    if text is not None:  # the optional text display (issue 40), framed under the 4-digit displays
+        width = max((len(row) for row in text), default=0)
+        lines += ["", "   +" + "-" * (width + 2) + "+"] + [f"   | {GREEN}{row:<{width}}{RESET} |" for row in text]
+        lines.append("   +" + "-" * (width + 2) + "+")
     marks = {name: ("[#]" if down.get(name) else "[ ]") for name in ("left", "neutralise", "right")}
     lines += [
         "",
@@ -196,8 +200,9 @@ class Taps:
 
 class TerminalSim:
     def __init__(self, board: Any, displays: Sequence[Any], *, stdin: Any = None, stdout: Any = None, key_help: Callable[[], dict | None] | None = None,
-                 keypad: Any = None, ended: Callable[[], bool] | None = None) -> None:
+                 keypad: Any = None, ended: Callable[[], bool] | None = None, text_display: Any = None) -> None:
         self.board = board
+        self.text_display = text_display  # hardware.textdisplay.SimTextDisplay, or None: none fitted
         self.keypad = keypad  # hardware.keypad.Keypad on mock pins, or None: none fitted
         self.key_help = key_help or (lambda: None)  # the runner's menu_help: the menu's key line
         self.ended = ended or (lambda: False)  # whether the game has ended: the key line after the end
@@ -234,10 +239,11 @@ class TerminalSim:
         keys = key_line(self.key_help(), self.ended()) + (KEYPAD_LINE if self.keypad is not None else "")
         leds = tuple(self._led_lit(side) for side in ("left", "right"))
         held = self.keys.down() if self.keys is not None else None
-        state = (texts, tuple(sorted(down.items())), keys, leds, held)
+        text = tuple(self.text_display.lines) if self.text_display is not None else None
+        state = (texts, tuple(sorted(down.items())), keys, leds, held, text)
         if state != self.drawn:
             self.drawn = state
-            self.stdout.write(screen(texts, down, keys, leds, held))
+            self.stdout.write(screen(texts, down, keys, leds, held, text))
             self.stdout.flush()
 
     def _led_lit(self, side: str) -> bool:
@@ -260,7 +266,7 @@ class TerminalSim:
         # Sleep until a key, a change the runner announces (hardware.wake), or a tap's release:
         # never on a poll timer when nothing happens.
         waker = Waker()
-        waker.watch(self.displays, self.board)
+        waker.watch([*self.displays, *([self.text_display] if self.text_display is not None else [])], self.board)
         try:
             while not stopped():
                 self.release_due()

@@ -50,6 +50,7 @@ class Part:
     subtitle: str
     terminals: list[Terminal] = field(default_factory=list)
     below: bool = False  # drawn under the header, every connection a labelled stub (its pins are on both sides)
+    short: str = ""  # how a stub names a part drawn under the header ("keypad": keypad R1)
 
 
 def side(pin: int) -> str:
@@ -93,6 +94,15 @@ def parts_of(pinmap: PinMap) -> tuple[list[Part], list[str]]:
             Terminal("NPN emitter", None, "GND"),
             Terminal("buzzer +", None, "5V", "buzzer − to NPN collector"),
         ]))
+    from rackside.hardware.textdisplay import I2C_PINS
+
+    # the optional text display (issue 40) on the Pi's I2C bus, which the pin map keeps free: [text_display]
+    parts.append(Part("text_display", "Text display (optional)", "HD44780 + PCF8574 I2C backpack, or SSD1306", [
+        Terminal("SDA", PHYSICAL[I2C_PINS["sda"]], "signal", "I2C data"),
+        Terminal("SCL", PHYSICAL[I2C_PINS["scl"]], "signal", "I2C clock"),
+        Terminal("VCC", None, "5V", "an SSD1306: 3V3 instead"),
+        Terminal("GND", None, "GND"),
+    ], below=True, short="text display"))
     kp = pinmap.keypad
     if kp is not None and (kp.enabled or not any(pinmap.use_of(bcm) for bcm in (*kp.rows, *kp.columns))):
         from rackside.hardware.keypad import LAYOUT
@@ -103,7 +113,7 @@ def parts_of(pinmap: PinMap) -> tuple[list[Part], list[str]]:
               for i, bcm in enumerate(kp.rows)),
             *(Terminal(f"C{i + 1}: column {i + 1} ({' '.join(r[i] for r in LAYOUT)})", PHYSICAL[bcm], "signal", "internal pull-up")
               for i, bcm in enumerate(kp.columns)),
-        ], below=True))
+        ], below=True, short="keypad"))
     _assign_power(parts)
     return parts, notes
 
@@ -242,7 +252,7 @@ def render_svg(pinmap: PinMap, source: str = "hardware/pins.toml") -> str:
             out.append(f'<line x1="{x}" y1="{y}" x2="{sx}" y2="{y}" stroke="{colour_of[pin]}" stroke-width="3"/>')
             anchor2, lx2 = ("end", sx - 6) if s == "left" else ("start", sx + 6)
             # A part under the header is named short (keypad R1): the long label would run into a box.
-            label = f"keypad {t.label.split(':')[0]}" if part.below else f"{part.title}: {t.label}"
+            label = f"{part.short} {t.label.split(':')[0]}" if part.below else f"{part.title}: {t.label}"
             out.append(f'<text x="{lx2}" y="{y + 4}" text-anchor="{anchor2}" font-size="12" fill="{colour_of[pin]}">'
                        f'→ {escape(label)}</text>')
     out.extend(shapes)
@@ -255,7 +265,8 @@ def render_svg(pinmap: PinMap, source: str = "hardware/pins.toml") -> str:
         *(["Buzzer: 1 kΩ from the GPIO to the NPN base (2N2222/BC337), emitter to GND, buzzer between 5 V and the collector."]
           if pinmap.buzzer is not None else []),
         *(["Keypad: its 7-pin ribbon straight to the GPIOs, no resistors (which ribbon pin is which line: its data sheet)."]
-          if any(p.below for p in parts) else []),
+          if any(p.key == "keypad" for p in parts) else []),
+        "Text display: I2C (BCM 2/3, the Pi's own pull-ups); an LCD's 5 V backpack: remove its SDA/SCL pull-ups to 5 V.",
         *notes,
     ]
     for line in legend:

@@ -12,7 +12,8 @@ stick, the SD card's boot partition or the hall network by the `install.sh` insi
     source/             Rackside's files (those git tracks; no venv, no build outputs)
     join.toml           the hall's join file (hall/wire/join.py), when --hall-join gave one
     SHA256SUMS          every file above (the installer checks them all before it does anything)
-    SHA256SUMS.sig      with --sign-key: SHA256SUMS signed with the hall's update key (rackside.signing)
+    SHA256SUMS.sig      with --sign-key: the version and SHA256SUMS signed with the hall's update key
+                        (rackside.signing.signed_manifest: the version is inside what is signed)
 
 Regular files and folders only, no links (the Pi's root updater and the console refuse anything
 else: issue 25, item 2): the checkout's rackside/firmware -> ../firmware links are what make the
@@ -315,10 +316,10 @@ def build(out: Path, *, source: Path, label: str | None = None, hall_join: Path 
         (top / "bundle.json").write_text(json.dumps(manifest, indent=2) + "\n")
         (top / "SHA256SUMS").write_text(sha256sums(top))
         if sign_key is not None:
-            from rackside.signing import SIGNATURE_FILE, SigningError, sign
+            from rackside.signing import SIGNATURE_FILE, SigningError, sign, signed_manifest
 
             try:
-                (top / SIGNATURE_FILE).write_bytes(sign(sign_key, (top / "SHA256SUMS").read_bytes()))
+                (top / SIGNATURE_FILE).write_bytes(sign(sign_key, signed_manifest(version, (top / "SHA256SUMS").read_bytes())))
             except SigningError as e:
                 raise BundleError(f"--sign-key: {e}") from None
         if not out.parent.is_dir():

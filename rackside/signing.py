@@ -7,7 +7,7 @@ hall's CA, while `cryptography` is not a dependency: it would add two packages (
 wheels) to every bundle's aarch64 wheelhouse and to the root updater's trusted code, for three
 operations the openssl command does. Ed25519 needs OpenSSL 3.0's `pkeyutl -rawin` (Bookworm has 3.0,
 Trixie 3.5). Ed25519 signs its whole message in one pass, so what is signed is small: a bundle's
-SHA256SUMS (a few kB), which lists the SHA-256 of every other file in it, as Mender signs an
+version and its SHA256SUMS (a few kB), which lists the SHA-256 of every other file in it (bundle.json too), as Mender signs an
 artifact's manifest and SWUpdate its sw-description rather than the images themselves.
 
     hall provision DIR/update-signing.key   the private key: kept with the director, owner-only
@@ -15,7 +15,8 @@ artifact's manifest and SWUpdate its sw-description rather than the images thems
     /etc/rackside/update-key.pem            that key on a Pi: root's, installed by a bundle's
                                             install.sh from its join file; the root updater
                                             verifies against this file and nothing else
-    rackside-<version>/SHA256SUMS.sig       in a bundle: the signature of its SHA256SUMS
+    rackside-<version>/SHA256SUMS.sig       in a bundle: the signature of its version and its
+                                            SHA256SUMS (signed_manifest)
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import Path
 KEY_FILE = "update-signing.key"  # in the provisioning folder, beside the hall's TLS files
 TRUSTED_KEY = "etc/rackside/update-key.pem"  # under a Pi's root
 SIGNATURE_FILE = "SHA256SUMS.sig"  # in a bundle's top folder, beside the SHA256SUMS it signs
+SIGNED_FORMAT = b"rackside bundle signature 2"  # the first line of what a bundle's signature signs (signed_manifest)
 SIGNATURE_BYTES = 64  # an Ed25519 signature
 # An Ed25519 public key in PEM: the DER SubjectPublicKeyInfo is always 12 bytes of algorithm
 # (base64 "MCowBQYDK2VwAyEA") and the 32-byte key, so the whole PEM has one fixed shape.
@@ -87,6 +89,15 @@ def public_key(private_key: Path) -> str:
         return check_public_key(done.stdout.decode("ascii"))
     except (UnicodeDecodeError, ValueError):
         raise SigningError(f"{private_key}: not an Ed25519 key (`rackside hall provision` makes {KEY_FILE})") from None
+
+
+def signed_manifest(version: str, sums: bytes) -> bytes:
+    """What a bundle's SHA256SUMS.sig signs (issue 36): its format line, its version, then its
+    SHA256SUMS. The version (the top folder's name, which the console lists and the Pi installs as)
+    is inside the signed text, and SHA256SUMS covers bundle.json and every other file, so a signed
+    bundle renamed to another version no longer verifies. A signature over SHA256SUMS alone (the
+    form before) verifies against nothing."""
+    return SIGNED_FORMAT + b"\nversion " + version.encode("ascii") + b"\n" + sums
 
 
 def sign(private_key: Path, data: bytes) -> bytes:

@@ -8,7 +8,9 @@ its SHA-256 must be the one its builder printed (`--sha256 HEX`, else the first 
 folders inside one rackside-<version>/ folder, each matching its SHA256SUMS
 (hall.wire.bundle.inspect_bundle); and on a Pi that trusts an update key (/etc/rackside/update-key.pem,
 rackside.signing) its SHA256SUMS.sig must be that key's signature. A file that fails any is refused
-before anything is unpacked. Then the copy is unpacked with tar, its install.sh runs with the
+before anything is unpacked. A bundle older than the version installed (by its release numbers,
+then by when each was built: hall.wire.update.older) is refused unless `--allow-downgrade` names
+the director's choice (issue 36). Then the copy is unpacked with tar, its install.sh runs with the
 options given, and the folder is removed whatever the outcome. The exit status is install.sh's
 (0 done, 75 installed but not switched: a game is in progress, 1 failed or rolled back).
 
@@ -42,6 +44,7 @@ from rackside.switch import INSTALL_DIR, READY_TIMEOUT_S
 
 SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
 ROLES = ("clock", "kiosk", "broker", "hall-station", "none")
+BUILT_FROM = ".bundle.json"  # in /opt/rackside/<version>/: the bundle.json it was installed from (install.sh)
 
 
 def register(sub: Any) -> None:
@@ -59,6 +62,8 @@ def register(sub: Any) -> None:
     p.add_argument("--require-signature", action="store_true",
                    help="refuse the bundle unless this Pi trusts an update key and the bundle is signed with it "
                         "(an update from the console; with a trusted key, every bundle must be signed anyway)")
+    p.add_argument("--allow-downgrade", action="store_true",
+                   help="install it even if it is older than the version installed (refused otherwise)")
     p.add_argument("--name", help=argparse.SUPPRESS)  # the bundle's name in messages when FILE is /dev/fd/N (--request)
     p.set_defaults(func=run, logging=False)
 
@@ -165,7 +170,8 @@ def _run_request(args: argparse.Namespace, update: Any, request_name: str, folde
         print(f"rackside update: {args.request}: not a request written by a clock", file=sys.stderr)
         return 2
     cid, name, sha, wait_s = data.get("id"), data.get("file"), data.get("sha256"), data.get("wait_s", 0)
-    ok = (isinstance(cid, str) and 0 < len(cid) <= 64 and isinstance(name, str) and "/" not in name
+    downgrade = data.get("allow_downgrade", False)
+    ok = (isinstance(downgrade, bool) and isinstance(cid, str) and 0 < len(cid) <= 64 and isinstance(name, str) and "/" not in name
           and not name.startswith(".") and name.endswith(".tar.gz") and len(name) <= 128
           and isinstance(sha, str) and bool(SHA256.match(sha))
           and isinstance(wait_s, int) and not isinstance(wait_s, bool) and 0 <= wait_s <= wire_update.MAX_WAIT_S)
@@ -176,10 +182,13 @@ def _run_request(args: argparse.Namespace, update: Any, request_name: str, folde
         except OSError:
             ok = False
     if not ok:
-        output, status = f"rackside update: {args.request}: a request needs id, file (a bundle beside it), sha256 and wait_s", 2
+        output, status = (f"rackside update: {args.request}: a request needs id, file (a bundle beside it), sha256 and wait_s "
+                          "(and may say allow_downgrade: true or false)", 2)
     else:
         cmd = [sys.executable, "-m", "rackside", "update", f"/dev/fd/{bundle}", "--sha256", sha, "--wait", str(wait_s),
                "--root", str(args.root), "--require-signature", "--name", name]
+        if downgrade:  # the director's own confirmation, in the update command (docs/fleet.md)
+            cmd.append("--allow-downgrade")
         for flag, value in (("--user", args.user), ("--ready-timeout", args.ready_timeout)):
             if value is not None:
                 cmd += [flag, str(value)]
@@ -213,10 +222,27 @@ def _stage(source: Path, staged: Path, limit: int) -> str:
     return h.hexdigest()
 
 
+def installed_version(root: Path) -> tuple[str | None, str | None]:
+    """The version /opt/rackside/current points at, and when it was built (the bundle.json its
+    install.sh kept beside it; None for a version installed before it kept one)."""
+    base = root / INSTALL_DIR
+    try:
+        version = os.readlink(base / "current")
+    except OSError:
+        return None, None
+    try:
+        with open(base / version / BUILT_FROM, "rb") as f:
+            said = json.loads(f.read(64 * 1024))
+    except (OSError, ValueError):
+        return version, None
+    built = said.get("built") if isinstance(said, dict) else None
+    return version, built if isinstance(built, str) else None
+
+
 def install(args: argparse.Namespace) -> int:
     from rackside import signing
     from rackside.hall.wire.bundle import inspect_bundle
-    from rackside.hall.wire.update import MAX_BUNDLE_BYTES, UpdateError
+    from rackside.hall.wire.update import MAX_BUNDLE_BYTES, UpdateError, older
 
     name = args.name or args.file.name
     unknown = [r for r in args.roles if r not in ROLES]
@@ -260,11 +286,20 @@ def install(args: argparse.Namespace) -> int:
                 print(f"rackside update: {name}: refused: not signed, and this Pi installs only bundles signed with the hall's "
                       "update key (`rackside bundle --sign-key`)", file=sys.stderr)
                 return 1
-            if not signing.verify(key, inspected.sums, inspected.signature):
-                print(f"rackside update: {name}: refused: its signature is not the hall's update key's "
-                      f"({args.root / signing.TRUSTED_KEY}): not a bundle this hall's director signed", file=sys.stderr)
+            if not signing.verify(key, inspected.signed, inspected.signature):
+                print(f"rackside update: {name}: refused: its signature is not the hall's update key's signature of "
+                      f"version {inspected.version} ({args.root / signing.TRUSTED_KEY}): not a bundle this hall's director "
+                      "signed as this version (a bundle signed before versions were signed: build it again)", file=sys.stderr)
                 return 1
-            print(f"update: {name}: signed with the hall's update key")
+            print(f"update: {name}: signed with the hall's update key, as version {inspected.version}")
+        installed, installed_built = installed_version(args.root)
+        if older(inspected.version, inspected.built, installed, installed_built):
+            if not args.allow_downgrade:
+                print(f"rackside update: {name}: refused: version {inspected.version} is older than the installed "
+                      f"{installed} (a downgrade); install it only by name: rackside update --allow-downgrade "
+                      "(on the console: confirm the downgrade on the Devices page)", file=sys.stderr)
+                return 1
+            print(f"update: {name}: a downgrade from {installed} to {inspected.version}, allowed (--allow-downgrade)")
         unpacked = incoming / "bundle"
         unpacked.mkdir()
         # Only regular files and folders inside one top folder (inspect_bundle), from the copy checked

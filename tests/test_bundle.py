@@ -71,7 +71,11 @@ def test_the_bundle_holds_source_wheels_lock_installer_and_sums(built, key, tmp_
     assert subprocess.run(["sha256sum", "--quiet", "--strict", "-c", "SHA256SUMS"], cwd=top).returncode == 0
     # SHA256SUMS is signed with the hall's key; the console's and the root updater's check agrees.
     sums = (top / "SHA256SUMS").read_bytes()
-    assert signing.verify(signing.public_key(key), sums, (top / "SHA256SUMS.sig").read_bytes())
+    # what is signed is the version and SHA256SUMS together (issue 36): SHA256SUMS alone no longer verifies
+    signature = (top / "SHA256SUMS.sig").read_bytes()
+    assert signing.verify(signing.public_key(key), signing.signed_manifest("0.1.0+open2026.1", sums), signature)
+    assert not signing.verify(signing.public_key(key), sums, signature)
+    assert not signing.verify(signing.public_key(key), signing.signed_manifest("9.9.9", sums), signature)
     inspected = wire_bundle.inspect_bundle(out)
     assert (inspected.version, inspected.sums, inspected.signature) == ("0.1.0+open2026.1", sums, (top / "SHA256SUMS.sig").read_bytes())
 

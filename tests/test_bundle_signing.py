@@ -22,19 +22,23 @@ from support.bundle import RACKSIDE
 VERSION = "6.6.6"
 
 
-def tiny_bundle(archive: Path, install_sh: str, *, sign_with: Path | None = None, extra: dict[str, bytes] | None = None) -> Path:
-    """A bundle laid out as `rackside bundle` lays it out (one rackside-<version>/ folder, SHA256SUMS
-    of every file, SHA256SUMS.sig when signed), with an install.sh of the test's choosing."""
-    files = {"install.sh": install_sh.encode(), "bundle.json": b"{}\n", **(extra or {})}
+def tiny_bundle(archive: Path, install_sh: str, *, sign_with: Path | None = None, extra: dict[str, bytes] | None = None,
+                version: str | None = None, built: str = "2026-12-01T09:00:00Z", folder: str | None = None) -> Path:
+    """A bundle laid out as `rackside bundle` lays it out (one rackside-<version>/ folder, its
+    bundle.json, SHA256SUMS of every file, SHA256SUMS.sig when signed: signing.signed_manifest), with
+    an install.sh of the test's choosing; `folder`: its folder renamed after it was signed."""
+    version = version or VERSION
+    manifest = json.dumps({"version": version, "built": built}).encode()
+    files = {"install.sh": install_sh.encode(), "bundle.json": manifest, **(extra or {})}
     sums = "".join(f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in files.items()).encode()
     files["SHA256SUMS"] = sums
     if sign_with is not None:
         from rackside import signing
 
-        files[signing.SIGNATURE_FILE] = signing.sign(sign_with, sums)
+        files[signing.SIGNATURE_FILE] = signing.sign(sign_with, signing.signed_manifest(version, sums))
     with tarfile.open(archive, "w:gz") as tar:
         for name, data in files.items():
-            info = tarfile.TarInfo(f"rackside-{VERSION}/{name}")
+            info = tarfile.TarInfo(f"{folder or 'rackside-' + version}/{name}")
             info.size, info.mode = len(data), 0o755 if name == "install.sh" else 0o644
             tar.addfile(info, io.BytesIO(data))
     return archive
@@ -178,3 +182,93 @@ def test_provisioning_makes_the_key_and_the_join_file_carries_its_public_half(tm
     (tmp_path / "bad.toml").write_text(join.join_text("open2026", "auto", "s" * 32, None) + 'update_key = "x"\n')
     with pytest.raises(Exception, match="update_key: not an Ed25519 public key"):
         joinfile.load(tmp_path / "bad.toml")
+
+
+# --- the version is signed; a downgrade only by name (issue 36, item 3) ---------------------------------
+
+
+def test_a_signed_bundle_renamed_to_another_version_is_refused(hall, keys, tmp_path):
+    """The red team's: a signed 0.1.0 bundle whose folder is renamed rackside-9.9.9 verified and
+    installed as 9.9.9; the version is now inside what is signed, and bundle.json must say it."""
+    root, folder = hall
+    hall_key, hall_public, _, _ = keys
+    trust(root, hall_public)
+    ran = tmp_path / "ran"
+    renamed = tiny_bundle(folder / "rackside-9.9.9.tar.gz", f"#!/bin/sh\nid -u > {ran}\n", sign_with=hall_key,
+                          version="0.1.0", folder="rackside-9.9.9")
+    done, result = request_update(folder, renamed, root)
+    assert result["status"] == 1 and "renamed after it was built" in result["output"], result["output"]
+    assert not ran.exists()
+    from rackside.hall.wire import bundle as wire_bundle
+    from rackside.hall.wire.update import UpdateError
+
+    with pytest.raises(UpdateError, match="folder says version '9.9.9' but its bundle.json says '0.1.0'"):  # the console's check
+        wire_bundle.inspect_bundle(tiny_bundle(tmp_path / "r.tar.gz", "#!/bin/sh\n", sign_with=hall_key, version="0.1.0",
+                                               folder="rackside-9.9.9"))
+    # bundle.json renamed with it: SHA256SUMS no longer matches it; SHA256SUMS made again: the signature fails
+    relabelled = tiny_bundle(tmp_path / "s.tar.gz", "#!/bin/sh\n", version="9.9.9")
+    from rackside import signing
+
+    good = tiny_bundle(tmp_path / "g.tar.gz", "#!/bin/sh\n", sign_with=hall_key, version="0.1.0")
+    with tarfile.open(good) as tar:
+        signature = tar.extractfile(f"rackside-0.1.0/{signing.SIGNATURE_FILE}").read()
+    with tarfile.open(relabelled) as tar, tarfile.open(tmp_path / "forged.tar.gz", "w:gz") as out:
+        for m in tar:
+            out.addfile(m, tar.extractfile(m))
+        info = tarfile.TarInfo(f"rackside-9.9.9/{signing.SIGNATURE_FILE}")
+        info.size = len(signature)
+        out.addfile(info, io.BytesIO(signature))
+    done, result = request_update(folder, _moved(tmp_path / "forged.tar.gz", folder), root)
+    assert result["status"] == 1 and "not the hall's update key's signature of version 9.9.9" in result["output"], result["output"]
+
+
+def _moved(archive: Path, folder: Path) -> Path:
+    target = folder / archive.name
+    archive.replace(target)
+    return target
+
+
+def _installed(root: Path, version: str, built: str) -> None:
+    """What bundle-install.sh leaves: /opt/rackside/<version>/ with the bundle.json it came from, current at it."""
+    base = root / "opt/rackside"
+    (base / version).mkdir(parents=True)
+    (base / version / ".bundle.json").write_text(json.dumps({"version": version, "built": built}))
+    (base / "current").symlink_to(version)
+
+
+@pytest.mark.parametrize("older", [("0.1.0+g1", "2026-12-02T09:00:00Z"), ("0.2.0+g2", "2026-11-30T09:00:00Z")],
+                         ids=["an-earlier-release", "the-same-release-built-before"])
+def test_an_older_bundle_is_refused_unless_the_director_asks_for_it_by_name(hall, keys, tmp_path, older):
+    root, folder = hall
+    hall_key, hall_public, _, _ = keys
+    trust(root, hall_public)
+    _installed(root, "0.2.0+g3", "2026-12-01T09:00:00Z")
+    ran = tmp_path / "ran"
+    version, built = older
+    script = f"#!/bin/sh\necho \"install.sh: done\"\nid -u > {ran}\n"
+    bundle = tiny_bundle(folder / "b.tar.gz", script, sign_with=hall_key, version=version, built=built)
+    done, result = request_update(folder, bundle, root)
+    assert result["status"] == 1 and f"version {version} is older than the installed 0.2.0+g3" in result["output"], result["output"]
+    assert "--allow-downgrade" in result["output"] and not ran.exists()
+    # by hand, named: installed
+    by_hand = tiny_bundle(tmp_path / "by-hand.tar.gz", script, sign_with=hall_key, version=version, built=built)
+    sha = hashlib.sha256(by_hand.read_bytes()).hexdigest()
+    cmd = [*RACKSIDE, "update", str(by_hand), "--sha256", sha, "--root", str(root)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "older than the installed" in done.stderr and not ran.exists()
+    done = subprocess.run([*cmd, "--allow-downgrade"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "a downgrade from 0.2.0+g3 to " + version + ", allowed" in done.stdout, done.stderr
+    ran.unlink()
+    # from the console: the request carries the director's confirmation
+    bundle = tiny_bundle(folder / "b.tar.gz", script, sign_with=hall_key, version=version, built=built)
+    sha = hashlib.sha256(bundle.read_bytes()).hexdigest()
+    (folder / "request.json").write_text(json.dumps({"id": "c2", "file": bundle.name, "sha256": sha, "wait_s": 0,
+                                                     "allow_downgrade": True}))
+    done = subprocess.run([*RACKSIDE, "update", "--request", str(folder / "request.json"), "--root", str(root)],
+                          capture_output=True, text=True, timeout=120)
+    result = json.loads((folder / "result.json").read_text())
+    assert result["status"] == 0 and "allowed (--allow-downgrade)" in result["output"] and ran.exists(), result["output"]
+    # a newer bundle needs no flag
+    newer = tiny_bundle(folder / "b.tar.gz", script, sign_with=hall_key, version="0.3.0+g4")
+    done, result = request_update(folder, newer, root)
+    assert result["status"] == 0 and "downgrade" not in result["output"], result["output"]

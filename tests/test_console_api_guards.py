@@ -16,46 +16,7 @@ import json
 from rackside.hall.console import limits
 from rackside.hall.console.app import Console, build_app
 
-from support.console import cheap_hash
-
-
-async def call(app, method: str, path: str, headers: dict, body: bytes = b"") -> tuple[int, dict, bytes]:
-    path, _, query = path.partition("?")
-    scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
-        "path": path, "raw_path": path.encode(), "query_string": query.encode(), "root_path": "",
-        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
-        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8080),
-    }
-    sent = False
-    out: dict = {"status": None, "headers": {}, "body": b""}
-
-    async def receive():
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await asyncio.sleep(3600)
-
-    async def send(msg):
-        if msg["type"] == "http.response.start":
-            out["status"] = msg["status"]
-            out["headers"] = {k.decode().lower(): v.decode("latin-1") for k, v in msg["headers"]}
-        elif msg["type"] == "http.response.body":
-            out["body"] += msg.get("body", b"")
-
-    await app(scope, receive, send)
-    return out["status"], out["headers"], out["body"]
-
-
-async def logged_in(app, password: str) -> dict:
-    """The director's request headers once logged in: the session's cookie and CSRF token."""
-    _, headers, body = await call(app, "GET", "/api/csrf", {})
-    h = {"cookie": headers["set-cookie"].split(";", 1)[0], "x-csrf-token": json.loads(body)["csrf"],
-         "content-type": "application/json"}
-    _, headers, body = await call(app, "POST", "/api/login", h, json.dumps({"password": password}).encode())
-    h.update(cookie=headers["set-cookie"].split(";", 1)[0], **{"x-csrf-token": json.loads(body)["csrf"]})
-    return h
+from support.console import call, cheap_hash, logged_in
 
 
 def test_a_burst_of_wrong_passwords_gets_five_tries_not_all():

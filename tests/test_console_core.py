@@ -10,6 +10,7 @@ import pytest
 from rackside.hall.console import auth, limits, tsh
 from rackside.hall.console.hallstate import HallState
 from rackside.hall.console.results import ClockResult, ResultError, final_scores
+from support.console import cheap_hash
 
 DATA = Path(__file__).parent / "data" / "console"
 
@@ -145,8 +146,11 @@ def test_events_are_kept_once_and_late_states_ignored():
     assert h.on_message(P + "table/3/event", ev)
     assert h.on_message(P + "table/3/event", ev) == []  # QoS 1 delivered it twice
     h.on_message(P + "table/3/state", state(5))
-    assert h.on_message(P + "table/3/state", state(4)) == []
-    assert h.tables[3].state["seq"] == 5
+    # an older state of the same game is not taken; one clock's states go out in order, so two devices
+    # publish as this table (issue 36): the table is marked, once
+    assert [k for k, _ in h.on_message(P + "table/3/state", state(4))] == ["twice", "table"]
+    assert h.tables[3].state["seq"] == 5 and "jumped back" in h.tables[3].tile()["twice"]["why"]
+    assert h.on_message(P + "table/3/state", state(3)) == []
     h.on_message(P + "table/3/status", b"offline")
     assert h.tables[3].tile()["status"] == "offline"
     assert h.on_message("rackside/v1/other/table/3/status", b"online") == []
@@ -186,13 +190,24 @@ def test_a_real_stations_payloads():
     assert "JOQ" not in json.dumps(h.snapshot())
 
 
-def test_the_snapshot_carries_the_clock_cores_default_rules_for_the_page():
+def test_the_snapshot_carries_the_events_rules_for_the_page():
+    """The page's fallback rules (a state carries its game's own) are the event's ([event], issue 38),
+    WESPA's when it says nothing, never a copy of the clock core's defaults."""
     from rackside.firmware.clock import Rules
+    from rackside.hall.console.app import Console
+    from rackside.hall.wire.eventrules import from_table
 
-    rules = HallState("h").snapshot()["rules"]
+    console = Console("h", cheap_hash("pw"))
+    rules = console.snapshot()["rules"]
     assert rules == {"game_time_ms": Rules().game_time_ms, "penalty_per_minute": Rules().penalty_per_minute,
                      "forfeit_overtime_ms": Rules().forfeit_overtime_ms,
-                     "lateness_forfeit_margin": Rules().lateness_forfeit_margin}
+                     "lateness_forfeit_margin": Rules().lateness_forfeit_margin,
+                     "optional_forfeit_below_ms": Rules().optional_forfeit_below_ms,
+                     "courtesy_draw_after_ms": Rules().courtesy_draw_after_ms}
+    console.event.set_rules(from_table({"game_time": "20:00", "penalty_per_minute": 5}), "test", "2026-12-05T10:00:00+00:00", 1)
+    snap = console.snapshot()
+    assert (snap["rules"]["game_time_ms"], snap["rules"]["penalty_per_minute"]) == (20 * 60_000, 5)
+    assert snap["event_rules"]["penalty_per_minute"] == 5 and snap["event_rules"]["challenge_rule"] == "5-per-word"
 
 
 # --- config ---------------------------------------------------------------------------------------
@@ -214,6 +229,49 @@ def test_config_loads_credentials_and_names_a_bad_key(tmp_path):
     path.write_text(f'[console]\nhall = "h"\nurl = "mqtt://x"\ncredentials = "director.toml"\npassword = "{good}"\nlisten = "8080"\n')
     with pytest.raises(config.ConfigError, match="listen = .8080.: allowed is HOST:PORT"):
         config.load(path)
+
+
+@pytest.mark.parametrize("event, says", [
+    ('penalty_per_minute = 500', r"event.penalty_per_minute = 500: allowed are whole numbers from 0 to 100"),
+    ('penalty_per_minute = "5"', r"event.penalty_per_minute = '5': allowed are whole numbers from 0 to 100"),
+    ('game_time = "25"', r"event.game_time = '25': allowed are durations from 1:00 to 99:59"),
+    ('forfeit_overtime = "30:00"', r"event.forfeit_overtime = '30:00': allowed are durations from 1:00 to 19:59"),
+    ('challenge_rule = "triple"', r"event.challenge_rule = 'triple': allowed are single, 5-per-word, .* \(3.10.15\)"),
+    ('preset = "naspa"', r"event.preset = 'naspa': allowed are 'wespa'"),
+    ('switch_guard_ms = 50', r"\[event\] has unknown key 'switch_guard_ms': allowed keys are challenge_rule, "),
+])
+def test_the_events_rules_are_checked_where_they_enter_naming_the_key(tmp_path, event, says):
+    """Issue 38: [event] holds the event's rules; each is checked by the clock's own table
+    (firmware.rules_table: one range, one default), and a bad one is one line naming the key."""
+    from rackside.hall.console import config
+
+    path = tmp_path / "hall.toml"
+    path.write_text(f'[console]\nhall = "h"\nurl = "mqtt://x"\nusername = "d"\nmqtt_password = "p"\n'
+                    f'password = "{auth.hash_password("pw")}"\n[event]\n{event}\n')
+    with pytest.raises(config.ConfigError, match=says):
+        config.load(path)
+
+
+def test_the_events_rules_default_to_wespas_and_take_the_clocks_keys(tmp_path):
+    from rackside.firmware.clock import Rules
+    from rackside.firmware.rules_table import CLOCK_KEYS
+    from rackside.hall.console import config
+    from rackside.hall.wire import eventrules
+
+    path = tmp_path / "hall.toml"
+    head = f'[console]\nhall = "h"\nurl = "mqtt://x"\nusername = "d"\nmqtt_password = "p"\npassword = "{auth.hash_password("pw")}"\n'
+    path.write_text(head)
+    assert config.load(path).event == eventrules.EventRules(Rules(), "5-per-word", "wespa")  # 3.10.15(d)
+    path.write_text(head + '[event]\npreset = "wespa"\ngame_time = "20:00"\npenalty_per_minute = 5\nchallenge_rule = "double"\n')
+    ev = config.load(path).event
+    assert (ev.rules.game_time_ms, ev.rules.penalty_per_minute, ev.rules.forfeit_overtime_ms, ev.challenge_rule) == (
+        20 * 60_000, 5, 10 * 60_000, "double")
+    # one home: the event's game keys are the clock's [clock] keys, less the buttons' guard (the device's)
+    assert set(eventrules.GAME_KEYS) == set(CLOCK_KEYS) - {"switch_guard_ms"}
+    assert set(ev.command_rules()) | {"game_time"} == set(eventrules.GAME_KEYS)
+    assert eventrules.parse(eventrules.payload(ev)) == ev
+    with pytest.raises(ValueError, match="rules.penalty_per_minute = -5: allowed are whole numbers from 0 to 100"):
+        eventrules.parse(b'{"penalty_per_minute": -5}')
 
 
 def test_a_challenge_in_a_tables_history_is_a_challenge_whatever_its_kind():

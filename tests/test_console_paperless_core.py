@@ -44,6 +44,21 @@ def test_a_number_checks_in_at_one_side_only_and_a_new_game_starts_afresh():
     assert c.forget_other_games(1, "game-000002") and c.sides(1) == {}
 
 
+def test_a_number_typed_on_both_sides_is_a_conflict_on_the_tile_until_put_right():
+    """Issue 40: Ann (1) typed Bob's number 2; Bob's own check-in is refused at the clock, and the
+    tile shows it (never silent); Ann typing her own number settles it."""
+    c = checkin.CheckIns()
+    c.check_in(1, event(player=1, number=2), SEATS[1], SEATS)
+    assert c.view(1, SEATS[1])["conflict"] is None
+    c.check_in(1, event(seq=2, player=2, number=2), SEATS[1], SEATS)
+    assert c.sides(1) == {1: 2}
+    assert c.view(1, SEATS[1])["conflict"] == {"side": 2, "number": 2, "name": "Bob", "held_by": 1}
+    c.check_in(1, event(seq=3, player=1, number=1), SEATS[1], SEATS)
+    assert c.view(1, SEATS[1])["conflict"] is None
+    c.check_in(1, event(seq=4, player=2, number=2), SEATS[1], SEATS)
+    assert c.sides(1) == {1: 1, 2: 2}
+
+
 @pytest.mark.parametrize("presses", [
     [(1, 12), (2, 12)],  # the same number on both sides: the first side keeps it
     [(1, 12), (2, 31), (2, 12)],  # and the second side keeps its own

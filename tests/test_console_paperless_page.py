@@ -50,6 +50,9 @@ def test_check_in_calls_and_the_start_of_absent_sides_on_the_page(hall, browser)
     hall.clocks[3].checkin(2, 5)  # Eng at table 3; Fox not yet here
     page.wait_for_function("() => document.querySelector('#tiles .tile[data-table=\"3\"] .s2 .name').textContent.startsWith('✓')")
     assert name_text(page, 3, 2) == "✓ Eng E" and not name_text(page, 3, 1).startswith("✓")
+    hall.clocks[3].checkin(1, 5)  # Fox typed Eng's number (issue 40): refused at the clock, shown here
+    page.wait_for_selector('#tiles .tile[data-table="3"] .note >> text="CHECK-IN side 1: #5 Eng, Ed is checked in on side 2"')
+    assert not name_text(page, 3, 1).startswith("✓")
 
     # a player at the wrong table, and a call: the header says so, the queue lists them
     hall.clocks[1].checkin(1, 6)  # Fox, at table 1

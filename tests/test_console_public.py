@@ -257,12 +257,15 @@ def test_no_private_field_is_in_any_public_answer_by_key_or_by_value(hall):
             for value in private:
                 assert value not in text, (where, name, value)
             found = set(keys_of(json.loads(text))) & {
-                "penalty", "overtime_s", "forfeit", "ending", "challenge", "word_results", "words", "word_count", "verdict",
+                "penalty", "overtime_s", "word_results", "words", "word_count", "verdict",
                 "command", "history", "status", "version", "health", "health_problems", "problems", "note", "by",
                 "decision", "no_clock", "station", "stations", "feed", "csrf", "user", "thresholds", "tsh_problems"}
             assert found == set(), (where, name, found)
     live = {t["table"]: t for t in json.loads(answers["live.json"])["tables"]}
-    assert live[3]["state"]["players"][0].keys() == {"player", "remaining_ms", "absent"}
+    # what the director's tile shows is on the public card too (issue 35): a forfeit, how the game
+    # ended, that a challenge is on (a flag: not its station, words or verdict), a clock offline
+    assert live[3]["state"]["players"][0].keys() == {"player", "remaining_ms", "absent", "forfeit"}
+    assert all(isinstance(t["challenge"], bool) and isinstance(t["offline"], bool) for t in live.values())
     # side 1's 99 s in overtime is shown as its clock's display shows it, the 20 points never (5.3)
     side1 = next(p for p in ended["state"]["players"] if p["player"] == 1)
     assert live[3]["state"]["players"][0]["remaining_ms"] == side1["remaining_ms"] < 0 and side1["penalty"] == 20
@@ -440,8 +443,10 @@ def test_a_stale_state_ticks_no_further_than_stale_s_past_its_sent_at(hall, brow
       const st = {phase: "running", running: 1, to_move: 1, sent_at: sent, frozen: false,
                   players: [{player: 1, remaining_ms: 600000, absent: false}, {player: 2, remaining_ms: 600000, absent: false}]};
       const fresh = {...st, sent_at: new Date(Date.now() - 3000).toISOString()};
-      return [remaining(st, st.players[0], {}), remaining({...st, frozen: true}, st.players[0], {}),
-              remaining(fresh, fresh.players[0], {})];
+      const m = (s) => modelOf({ state: s }, {}).state; // the card's model of a live table (tilestate.js's)
+      const at = viewNow();
+      return [remainingAt(m(st), st.players[0], at), remainingAt(m({...st, frozen: true}), st.players[0], at),
+              remainingAt(m(fresh), fresh.players[0], at)];
     }""", stale_s)
     assert left[0] == 600000 - stale_s * 1000, left
     assert left[1] == 600000 and 596000 <= left[2] <= 597000, left

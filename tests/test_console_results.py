@@ -411,6 +411,46 @@ def test_a_slip_result_is_marked_and_its_overtime_is_not_known(hall):
     assert [r.no_clock for r in again.results("A", 1)] == ["lost journal"]
 
 
+def test_a_slip_with_no_clock_record_is_reckoned_with_the_events_rules_not_the_defaults(hall):
+    """Issue 38: an event that charges 5 points a minute ([event]) takes a slip's 15 points, which
+    the built-in 10 a minute refused ("10 points a minute ... not 15"); its lateness margin is the
+    event's; a change of the event's rules is audited."""
+    from rackside.hall.wire.eventrules import from_table
+
+    event, state = hall
+    assert event.set_rules(from_table({"penalty_per_minute": 5, "lateness_forfeit_margin": 50}), "console.toml [event]",
+                           "2026-12-05T09:00:00Z", 1)
+    assert [a for a in event.store.audit() if a["action"] == "rules"] == []  # the first rules kept: nothing changed
+    out = event.result(state.tables[2], {"slip": [400, 380], "no_clock": {"reason": "clock broke", "penalties": [15, 0]},
+                                         "confirm": True}, "td", "t", 1)
+    assert out["scores"] == [385, 380]
+    (row,) = [r for r in event.export_rows("A", 1) if r.table == 2]
+    assert row.penalties == (15, 0)
+    with pytest.raises(ResultError, match=r"5 points a minute or part thereof of overtime, 0 to 50"):
+        event.result(state.tables[2], {"slip": [400, 380], "no_clock": {"reason": "x", "penalties": [20, 3]}}, "td", "t", 1)
+    late = event.result(state.tables[1], {"no_clock": {"reason": "x", "ending": "lateness forfeit", "forfeit": 1}}, "td", "t", 1)
+    assert late["scores"] == [-50, 50]  # 2.3.6(a) at the event's margin
+    assert event.set_rules(from_table({"penalty_per_minute": 10}), "console.toml [event]", "2026-12-05T11:00:00Z", 2)
+    (audit,) = [a for a in event.store.audit() if a["action"] == "rules"]
+    assert "10 points a minute" in audit["reason"] and audit["who"] == "console.toml [event]"
+    assert not event.set_rules(from_table({"penalty_per_minute": 10}), "console.toml [event]", "2026-12-05T12:00:00Z", 2)
+
+
+def test_a_change_of_the_events_rules_is_audited_as_the_rules_not_as_a_call(hall):
+    """The audit's kinds (issue 36) and the event's rules (issue 38): a change of [event] is its own kind,
+    found by `?kind=rules`, never among a table's calls. Before, it was written with note()'s default
+    kind, "call", so the Audit page listed it as a call and `?kind=rules` was refused."""
+    from rackside.hall.console.resultstore import AUDIT_KINDS
+    from rackside.hall.wire.eventrules import from_table
+
+    event, _ = hall
+    event.set_rules(from_table({"penalty_per_minute": 5}), "console.toml [event]", "2026-12-05T09:00:00Z", 1)
+    event.set_rules(from_table({"penalty_per_minute": 10}), "console.toml [event]", "2026-12-05T11:00:00Z", 2)
+    assert "rules" in AUDIT_KINDS
+    assert [a["action"] for a in event.store.audit(kind="rules")] == ["rules"]
+    assert event.store.audit(kind="call") == []
+
+
 def test_a_results_body_is_checked_once_at_the_request_and_the_event_works_with_what_it_left(hall, monkeypatch):
     """hall.console.requests.result_body checks (and puts in their one form) the types of a result's
     body: the slip's two scores, a margin, a decision, the names typed for a game by table. The

@@ -303,22 +303,34 @@ def test_each_rule_and_limit_has_one_home(rule):
 
 # A clock's time as m:ss (25:00, -1:05) is static/clocktext.js's `clockText`, loaded before the
 # script of every console page that shows one (ready.js had its own `mmss`, the paperless drawer its
-# own count). The public page is its own folder of files (hall.console.public.PAGE_FILES) with its own.
+# own count), the public page too: its folder of files (hall.console.public.PAGE_FILES) carries clocktext.js.
 TIME_FORMAT = re.compile(r"%\s*60\)\.padStart\(2")
 
 
+def outside(home: str, pattern: re.Pattern, scripts) -> list[str]:
+    """Where a script other than `home` has code matching `pattern`, as file:line."""
+    return [f"{where(p)}:{i}" for p in scripts if p.name != home for i, code in js_code_lines(p) if pattern.search(code)]
+
+
 def time_formats_outside_clocktext_js(scripts) -> list[str]:
-    return [f"{where(p)}:{i}" for p in scripts if p.name not in ("clocktext.js", "public.js")
-            for i, code in js_code_lines(p) if TIME_FORMAT.search(code)]
+    return outside("clocktext.js", TIME_FORMAT, scripts)
+
+
+def loaded_first(home: str, pages) -> None:
+    """Each (page, script) of `pages` loads `home` before its own script (the public page: by relative address)."""
+    static = ROOT / "hall" / "console" / "static"
+    for page, script in pages:
+        html = (static / page).read_text(encoding="utf-8")
+        tag = '<script src="{}" defer></script>' if page == "public.html" else '<script src="/static/{}"></script>'
+        assert html.index(tag.format(home)) < html.index(tag.format(script)), page
 
 
 def test_one_script_formats_a_clocks_time_and_the_pages_load_it_first(tmp_path):
     static = ROOT / "hall" / "console" / "static"
     assert time_formats_outside_clocktext_js(page_scripts()) == []
     assert TIME_FORMAT.search((static / "clocktext.js").read_text(encoding="utf-8"))
-    for page, script in (("index.html", "app.js"), ("ready.html", "ready.js")):
-        html = (static / page).read_text(encoding="utf-8")
-        assert html.index('<script src="/static/clocktext.js"></script>') < html.index(f'<script src="/static/{script}"></script>'), page
+    loaded_first("clocktext.js", (("index.html", "app.js"), ("ready.html", "ready.js"), ("public.html", "public.js"),
+                                  ("rules.html", "rules.js")))
     bad = tmp_path / "ready.js"
     bad.write_text('function mmss(ms) { return `${Math.floor(ms / 60000)}:${String(Math.floor(ms / 1000) % 60).padStart(2, "0")}`; }\n')
     assert time_formats_outside_clocktext_js([bad]) == ["ready.js:1"]
@@ -338,7 +350,8 @@ def csrf_fetches_outside_request_js(scripts) -> list[str]:
 def test_one_script_posts_with_the_csrf_token_and_the_pages_load_it_first(tmp_path):
     static = ROOT / "hall" / "console" / "static"
     assert csrf_fetches_outside_request_js(page_scripts()) == []
-    for page, script in (("index.html", "app.js"), ("devices.html", "devices.js"), ("ready.html", "ready.js"), ("login.html", "login.js")):
+    for page, script in (("index.html", "app.js"), ("devices.html", "devices.js"), ("ready.html", "ready.js"), ("login.html", "login.js"),
+                         ("rules.html", "rules.js")):
         html = (static / page).read_text(encoding="utf-8")
         assert html.index('<script src="/static/request.js"></script>') < html.index(f'<script src="/static/{script}"></script>'), page
     bad = tmp_path / "ready.js"
@@ -479,3 +492,22 @@ def test_each_check_finds_a_second_copy(rule, tmp_path):
 
 def test_every_rule_has_a_planted_copy():
     assert sorted(PLANTED) == sorted(r[0] for r in RULES)
+
+
+# A table's class, times and words (OFFLINE, "offline since", a forfeit named, neutralised or a
+# challenge, ended) are static/tilestate.js's, loaded by the director's page and the public page
+# before their own scripts (issue 35: the public page had its own derivation, and showed an offline
+# clock running): no other script defines them or a tile's label.
+DERIVATION = re.compile(r"\bfunction\s+(tileClass|stateWords|remainingAt|forfeitText|recordedText)\b|\"OFFLINE\"|\bconst\s+LABEL\b")
+
+
+def test_one_script_derives_a_tables_state_and_both_pages_load_it(tmp_path):
+    static = ROOT / "hall" / "console" / "static"
+    assert outside("tilestate.js", DERIVATION, page_scripts()) == []
+    assert len(DERIVATION.findall((static / "tilestate.js").read_text(encoding="utf-8"))) == 7
+    loaded_first("tilestate.js", (("index.html", "app.js"), ("public.html", "public.js")))
+    from rackside.hall.console import public
+    assert {"clocktext.js", "tilestate.js"} <= set(public.PAGE_FILES)  # written beside the page in the folder too
+    bad = tmp_path / "public.js"
+    bad.write_text('function classOf(t) { if (t.offline) return "OFFLINE"; }\n')
+    assert outside("tilestate.js", DERIVATION, [bad]) == ["public.js:1"]

@@ -166,3 +166,38 @@ def test_a_station_cannot_send_commands(hall_broker):
     ping(watch.client)
     assert watch.got == []
     watch.close()
+
+
+def test_a_station_reads_the_events_rules_and_cannot_write_them(hall_broker):
+    """Issue 38: the console's retained rules reach every station (its challenge rule, 3.10.15); a
+    station or a table cannot change them for the others."""
+    rules = topics.rules(hall_broker.hall)
+    station = Watch(hall_broker, rules, user="station-2")
+    assert [c.is_failure for c in station.codes] == [False]
+    director = Watch(hall_broker, rules)
+    publish_and_wait(hall_broker.client("station-1"), rules, b'{"challenge_rule": "double"}')
+    publish_and_wait(hall_broker.client("table-3"), rules, b'{"challenge_rule": "double"}')
+    publish_and_wait(hall_broker.client("director"), rules, b'{"challenge_rule": "5-per-word"}')
+    for w in (station, director):
+        ping(w.client)
+        assert w.got == [(rules, b'{"challenge_rule": "5-per-word"}')]
+        w.close()
+
+
+def test_re_provisioning_gives_an_enrolled_station_todays_acls():
+    """A station enrolled before the event's rules topic existed (issue 38) has a role without its read:
+    re-provisioning, which keeps enrolled devices, gives it the role a station has now, so it reads the
+    event's challenge rule. Before, the kept role was copied as it was, and the station's subscription
+    to the rules was refused for good (it kept its own rule, silently)."""
+    from rackside.hall.director import dynsec
+
+    hall = "h1"
+    old_role = dynsec.role("station-7", [dynsec.write(topics.station(hall, "7", leaf)) for leaf in topics.STATION_TOPICS])
+    enrolled = dynsec.client("station-7", "$7$101$c2FsdA==$aGFzaA==", ["station-7"], clientid="station-7-x",
+                             text=dynsec.ENROLLED_TEXT)
+    before = {"clients": [enrolled], "roles": [old_role]}
+    config = dynsec.initial_config(hall, "$7$101$c2FsdA==$aGFzaA==", "$7$101$c2FsdA==$aGFzaA==", {},
+                                   keep=dynsec.enrolled(before))
+    [kept] = [r for r in config["roles"] if r["rolename"] == "station-7"]
+    assert kept["acls"] == dynsec.station_acls(hall, "7")
+    assert [c["username"] for c in config["clients"]].count("station-7") == 1

@@ -237,6 +237,28 @@ def test_which_health_problems_block_a_start_and_which_are_notes():
             assert health.blocks(problem) == (fault in blocking), (fault, problem)
 
 
+def test_readiness_lists_which_tables_run_the_events_rules_and_which_do_not():
+    """Issue 38: a table whose game runs other rules than the event's ([event]) is marked, and the
+    view groups the tables by the rules their games run; before, any rules but WESPA's were flagged."""
+    import json
+
+    from rackside.hall.wire.eventrules import from_table
+
+    s = HallState("h")
+    for n, per_minute in ((1, 5), (2, 5), (3, 10)):
+        s.on_message(topics.table("h", n, "state"), json.dumps({
+            "seq": 0, "game": "game-000001", "phase": "setup", "running": None, "ending": None, "sent_at": "2026-12-05T10:00:00+00:00",
+            "players": [{"player": p, "remaining_ms": 1_200_000, "overtime_s": 0, "penalty": 0, "forfeit": False} for p in (1, 2)],
+            "rules": {"game_time_ms": 1_200_000, "penalty_per_minute": per_minute, "forfeit_overtime_ms": 600_000,
+                      "lateness_forfeit_margin": 75}}).encode())
+    v = readiness.view(s.tables, 1_200_000, 1, None, from_table({"game_time": "20:00", "penalty_per_minute": 5}))
+    assert [r["rules_differ"] for r in v["tables"]] == [False, False, True]
+    assert [(g["event"], g["tables"], g["rules"]["penalty_per_minute"]) for g in v["rules_groups"]] == [(True, [1, 2], 5), (False, [3], 10)]
+    text = readiness.text(v)
+    assert "the event's rules: wespa preset, game time 20:00, penalty 5/min" in text
+    assert "  others: table(s) 3: penalty 10/min" in text and "(not the event's: its next game from the console runs the event's)" in text
+
+
 # --- a real clock on a real broker -------------------------------------------------------------------
 
 

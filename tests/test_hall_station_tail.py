@@ -312,3 +312,23 @@ def test_provisioning_as_root_without_run_as_says_what_to_do(tmp_path, capsys):
     assert "--run-as" in err and "root" in err
     assert main(["hall", "provision", "--hall", "h", "--no-tls", "--run-as", "root", "--out", str(tmp_path / "s")]) == 0
     assert "--run-as" not in capsys.readouterr().err
+
+
+def test_the_events_challenge_rule_goes_to_the_stations_settings_and_a_bad_one_changes_nothing(hall_broker, tmp_path):
+    """Issue 38: the console's retained rules give the station its challenge rule (3.10.15), written
+    to the settings the station takes at its idle screen; a message that is not the rules is refused
+    in one logged line and the station judges on as it did."""
+    from rackside.judge.settings import load_settings
+
+    settings = tmp_path / "station.json"
+    pub = StationPublisher(station_cfg(hall_broker), tmp_path / "log.jsonl", tmp_path / "outbox.sqlite", settings_path=settings)
+    for bad in (b"{", b"[]", b'{"challenge_rule": "triple"}', b'{"penalty_per_minute": -1}', b'{"x": 1}', b"9" * 2000, b""):
+        pub.rules_in.put(bad)
+        pub._take_rules()
+    assert load_settings(settings).challenge_rule.value == "5-per-word" and not settings.exists()
+    pub.rules_in.put(b'{"challenge_rule": "double", "penalty_per_minute": 5}')
+    pub._take_rules()
+    assert load_settings(settings).challenge_rule.value == "double" and pub.challenge_rule == "double"
+    pub.rules_in.put(b'{"challenge_rule": "nonsense"}')  # refused: the hall's last good rule stays
+    pub._take_rules()
+    assert load_settings(settings).challenge_rule.value == "double"

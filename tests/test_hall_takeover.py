@@ -253,3 +253,20 @@ def test_a_takeover_reads_the_last_state_with_the_states_own_schema():
             assert "not a clock's state" in str(e), state
         else:
             raise AssertionError(f"took over from {state}")
+
+
+def test_the_spare_continues_the_game_under_every_rule_its_state_carries():
+    """The state carries every game rule of the event's (hall.wire.messages.STATE_RULES, issue 38: 2.3.4's
+    optional forfeit and 3.10.6(a)'s courtesy draw too): the spare's game runs under them all, not under
+    its own clock.toml's. Before, the takeover's new_game named four of them, and the spare took the
+    other two from its own card."""
+    from rackside.firmware.clock import Rules
+    from rackside.hall.wire import commands
+
+    rules = {"game_time_ms": 1_200_000, "penalty_per_minute": 5, "forfeit_overtime_ms": 300_000,
+             "lateness_forfeit_margin": 50, "optional_forfeit_below_ms": 600_000, "courtesy_draw_after_ms": 30_000}
+    cmds = takeover.commands(json.dumps({**_GOOD, "rules": rules}).encode(), table=3, old_device="a", new_device="b", stamp="s")
+    spare = Rules(switch_guard_ms=250)  # the spare's own clock.toml: WESPA's game rules, its own buttons' guard
+    got = commands.parse(json.dumps(cmds[0]).encode(), spare).rules
+    assert {k: getattr(got, k) for k in rules} == rules
+    assert got.switch_guard_ms == 250  # the device's own, never the game's

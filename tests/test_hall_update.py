@@ -46,13 +46,19 @@ def test_the_update_command_is_checked_whole():
             commands.parse(json.dumps({**good, key: value}).encode())
 
 
-def _bundle(tmp_path, files: dict[str, bytes], sums: dict[str, bytes] | None = None, sign_with=None):
+MANIFEST = {"bundle.json": b'{"version": "9.9.9", "built": "2026-12-01T09:00:00Z"}\n'}  # as rackside.bundle writes it
+
+
+def _bundle(tmp_path, files: dict[str, bytes], sums: dict[str, bytes] | None = None, sign_with=None, folder="rackside-9.9.9"):
     archive = tmp_path / "b.tar.gz"
+    files = {**MANIFEST, **files}
+    sums = None if sums is None else {**MANIFEST, **sums}
     listed = "".join(f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in (sums or files).items()).encode()
-    signature = {} if sign_with is None else {signing.SIGNATURE_FILE: signing.sign(sign_with, listed)}
+    version = json.loads(files["bundle.json"])["version"]
+    signature = {} if sign_with is None else {signing.SIGNATURE_FILE: signing.sign(sign_with, signing.signed_manifest(version, listed))}
     with tarfile.open(archive, "w:gz") as tar:
         for name, data in {**files, "SHA256SUMS": listed, **signature}.items():
-            info = tarfile.TarInfo(f"rackside-9.9.9/{name}")
+            info = tarfile.TarInfo(f"{folder}/{name}")
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     return archive
@@ -190,7 +196,7 @@ def _evil_bundle(tmp_path, kind: str):
     """A bundle whose SHA256SUMS matches its files, with one member a tar must not hold (issue 25,
     defect 5: the console's check let links and `..` through; only GNU tar on the Pi stopped them)."""
     archive = tmp_path / f"{kind}.tar.gz"
-    files = {"install.sh": b"echo\n"}
+    files = {"install.sh": b"echo\n", **MANIFEST}
     odd = tarfile.TarInfo({"dotdot": "rackside-9.9.9/../../etc/cron.d/x", "absolute": "/etc/cron.d/x"}.get(kind, "rackside-9.9.9/x"))
     if kind == "symlink":
         odd.type, odd.linkname = tarfile.SYMTYPE, "/etc/shadow"
@@ -208,7 +214,7 @@ def _evil_bundle(tmp_path, kind: str):
         files["x"] = data
     listed = "".join(f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in files.items()).encode()
     with tarfile.open(archive, "w:gz") as tar:
-        for name, content in {"install.sh": b"echo\n", "SHA256SUMS": listed}.items():
+        for name, content in {"install.sh": b"echo\n", **MANIFEST, "SHA256SUMS": listed}.items():
             info = tarfile.TarInfo(f"rackside-9.9.9/{name}")
             info.size = len(content)
             tar.addfile(info, io.BytesIO(content))
@@ -234,6 +240,11 @@ def test_the_console_refuses_a_bundle_with_links_or_paths_outside_it(console, tm
         status, body = _upload(h, csrf, data, hashlib.sha256(data).hexdigest())
         assert status == 400 and "the bundle is refused" in body["error"] and says in body["error"], (kind, status, body)
     assert not (tmp_path / "console/state/updates/bundle.tar.gz").exists()
+    # issue 36: a bundle whose folder was renamed after it was built is not listed as that version
+    renamed = _bundle(tmp_path, {"install.sh": b"echo\n"}, folder="rackside-9.9.10").read_bytes()
+    status, body = _upload(h, csrf, renamed, hashlib.sha256(renamed).hexdigest())
+    assert status == 400 and "folder says version '9.9.10' but its bundle.json says '9.9.9'" in body["error"], body
+    assert json.loads(h.call("GET", "/api/update")[1])["bundle"] is None
 
 
 def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker, console, tmp_path):
@@ -271,6 +282,107 @@ def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker
         assert r.read() == bundle.read_bytes()
     assert overview()[0]["update"] == {"version": "9.9.9", "outcome": "sent", "ok": None, "why": ""}
     clock.disconnect()
+
+
+def _devices_page(playwright, console):
+    """The Devices page, the director logged in, its Update section loaded."""
+    page = chromium.login(chromium.launch(playwright), console.url, PASSWORD)
+    page.goto(console.url + "/devices")
+    page.wait_for_selector("#update[data-ready='1']")
+    return page
+
+
+@pytest.mark.skipif(not chromium.have_chromium(), reason="Debian's chromium is not installed (setup.sh --dev)")
+def test_a_downgrade_is_sent_only_when_the_director_confirms_it_and_is_audited(broker, console, tmp_path):
+    """Issue 36: a clock running a newer version than the bundle on offer is refused it, until the
+    Devices page's confirmation sends the command with allow_downgrade (the Pi's root updater
+    refuses a downgrade without it: tests/test_bundle_signing.py); each update sent is audited."""
+    from playwright.sync_api import sync_playwright
+
+    from support.broker import Recorder
+
+    from rackside.hall.wire import topics
+
+    bundle = _bundle(tmp_path, {"install.sh": b"echo\n"})
+    h = Http(console.url)
+    csrf = h.login(PASSWORD)
+    assert _upload(h, csrf, bundle.read_bytes(), hashlib.sha256(bundle.read_bytes()).hexdigest())[0] == 200
+    clock = broker.client(f"table-{TABLE}")
+    clock.publish(topics.table(broker.hall, TABLE, "state"), json.dumps(
+        {"seq": 0, "game": "game-000001", "phase": "setup", "running": None, "ending": None,
+         "players": [{"player": n, "remaining_ms": 60_000, "overtime_s": 0, "penalty": 0, "forfeit": False,
+                      "absent": False} for n in (1, 2)],
+         "sent_at": "2026-12-01T10:00:00.000+00:00", "version": "9.10.0+g1"}).encode(), qos=1, retain=True).wait_for_publish(5)
+    cmds = Recorder(broker, topics.table(broker.hall, TABLE, "cmd"))
+    wait(lambda: json.loads(h.call("GET", "/api/update")[1])["tables"], 10)
+    status, body, _ = h.call("POST", "/api/update/send", {"tables": [TABLE]}, {"X-CSRF-Token": csrf})
+    body = json.loads(body)
+    assert status == 200 and not body["sent"] and body["refused"][0]["downgrade"] is True, body
+    assert "runs 9.10.0+g1, newer than 9.9.9" in body["refused"][0]["why"]
+    status, body, _ = h.call("POST", "/api/update/send", {"tables": [TABLE], "allow_downgrade": "yes"}, {"X-CSRF-Token": csrf})
+    assert status == 400 and "allow_downgrade must be true or false" in json.loads(body)["error"]
+    try:
+        with sync_playwright() as p:
+            page = _devices_page(p, console)
+            row = page.locator(f"#clocks tr[data-table='{TABLE}']")
+            wait(lambda: row.count() == 1 and "9.10.0+g1" in row.inner_text(), 15)
+            result = page.locator("#update-result")
+            asked = []
+            page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+            row.locator("input.choose").check()
+            page.click("#update-chosen")
+            wait(lambda: "refused: table 7: its clock runs 9.10.0+g1" in result.inner_text(), 15)
+            assert "run a newer version than this bundle" in asked[0] and not cmds.json("cmd")  # dismissed: nothing sent
+            page.once("dialog", lambda d: d.accept())
+            page.click("#update-chosen")
+            wait(lambda: "sent to tables 7" in result.inner_text(), 15)
+            assert page.errors == []
+        sent = cmds.wait_for(lambda r: r.json("cmd"))[-1]
+        cmd = commands.parse(json.dumps(sent).encode())
+        assert (cmd.version, cmd.allow_downgrade) == ("9.9.9", True)
+        audit = json.loads(h.call("GET", f"/api/audit?table={TABLE}&kind=update")[1])["audit"]
+        assert [(a["action"], a["who"], a["reason"], a["after"]["allow_downgrade"]) for a in audit] == [
+            ("update (downgrade allowed)", "director", "from 9.10.0+g1 to 9.9.9, a downgrade", True)], audit
+    finally:
+        clock.disconnect()
+
+
+def test_a_downgrade_within_one_release_is_told_by_the_build_times_the_console_was_given(broker, console, tmp_path):
+    """Every bundle of one release differs only by its label (0.1.0+g<commit>: pyproject's version), so
+    release numbers cannot tell a downgrade, and the Pi's root updater tells it by build time. The
+    console knows the build time of each bundle it was given (kept in its state folder, bounded), so
+    it asks for the director's confirmation of that downgrade too. Before, it sent it without
+    allow_downgrade, the root updater refused it ("confirm the downgrade on the Devices page"), and
+    the page never offered that confirmation: no way from the console to go back within a release."""
+    from rackside.hall.console.updates import Updates
+    from rackside.hall.wire import topics
+
+    def bundle(label: str, built: str):
+        (tmp_path / label).mkdir()
+        manifest = json.dumps({"version": f"0.1.0+{label}", "built": built}).encode()
+        return _bundle(tmp_path / label, {"bundle.json": manifest, "install.sh": b"echo\n"}, folder=f"rackside-0.1.0+{label}")
+
+    h = Http(console.url)
+    csrf = h.login(PASSWORD)
+    for label, built in (("g2", "2026-12-02T09:00:00Z"), ("g1", "2026-12-01T09:00:00Z")):  # the newer one first
+        data = bundle(label, built).read_bytes()
+        assert _upload(h, csrf, data, hashlib.sha256(data).hexdigest())[0] == 200
+    clock = broker.client(f"table-{TABLE}")
+    try:
+        clock.publish(topics.table(broker.hall, TABLE, "state"), json.dumps(
+            {"seq": 0, "game": "game-000001", "phase": "setup", "running": None, "ending": None,
+             "players": [{"player": n, "remaining_ms": 60_000, "overtime_s": 0, "penalty": 0, "forfeit": False,
+                          "absent": False} for n in (1, 2)],
+             "sent_at": "2026-12-01T10:00:00.000+00:00", "version": "0.1.0+g2"}).encode(), qos=1, retain=True).wait_for_publish(5)
+        wait(lambda: json.loads(h.call("GET", "/api/update")[1])["tables"], 10)
+        status, body, _ = h.call("POST", "/api/update/send", {"tables": [TABLE]}, {"X-CSRF-Token": csrf})
+        body = json.loads(body)
+        assert status == 200 and not body["sent"] and body["refused"][0]["downgrade"] is True, body
+        assert "runs 0.1.0+g2, newer than 0.1.0+g1" in body["refused"][0]["why"]
+    finally:
+        clock.disconnect()
+    # a console started again knows them still
+    assert Updates(console.state_dir / "updates").built("0.1.0+g2") == "2026-12-02T09:00:00Z"
 
 
 def _tampered_inside(archive, out):
@@ -311,10 +423,7 @@ def test_a_clock_updates_from_the_devices_page(offline_wheels, broker, console, 
     live.hall.updater.command = [*RACKSIDE, "update", "--root", str(root), "--user", "root"]
     try:
         with sync_playwright() as p:
-            b = chromium.launch(p)
-            page = chromium.login(b, console.url, PASSWORD)
-            page.goto(console.url + "/devices")
-            page.wait_for_selector("#update[data-ready='1']")
+            page = _devices_page(p, console)
             result = page.locator("#update-result")
 
             def upload(path, sha256):

@@ -13,6 +13,8 @@ import pytest
 
 from rackside.hall.console import config, public, publicserve, standings, tsh
 from rackside.hall.console.app import Console
+from rackside.hall.console.event import Event
+from rackside.hall.console.resultstore import ResultStore
 from support.console import cheap_hash
 
 DATA = Path(__file__).parent / "data" / "tsh"
@@ -27,20 +29,80 @@ def tsh_ranks(d: tsh.Division, rnd: int) -> dict[int, int]:
             if rnd < len(p.etc.get("rrank", ())) and p.etc["rrank"][rnd] is not None}
 
 
-@pytest.mark.parametrize("event", ["albany-2024", "july4-2025"])
+# Every real tourney.js the tests hold (tests/data/tsh/README.md), and how many ranks TSH wrote in it
+REAL_EVENTS = {"albany-2024": 2000, "july4-2025": 100, "ccc-may2026": 66, "botb-2025": 160}
+
+
+def imported(event: str) -> tuple[Console, public.Hall]:
+    """A console that imported the event's tourney.js alone, and the public view's makings of it."""
+    c = Console("open", cheap_hash("x"))
+    assert c.import_tsh({"tourney.js": (DATA / event / "tourney.js").read_bytes()}) == []
+    return c, publicserve.hall_of(publicserve.gather(c, 0, slow=True))
+
+
+@pytest.mark.parametrize("event", sorted(REAL_EVENTS))
 def test_every_rank_is_the_rank_tsh_wrote_for_every_player_and_round(event):
     """TSH writes each player's rank after every round into tourney.js (`etc.rrank`, 1-based by
     round, TSH::Division::ComputeRanks). A player who withdrew later (`off`) was ranked while still
-    playing: TSH kept ranks for them up to the round before (their rrank's length says to when)."""
+    playing: TSH kept ranks for them up to the round before (their rrank's length says to when).
+    The event comes in as a tourney.js alone, with TSH's options in its `config` object, which the
+    public view ranks with (issue 35: `spread_cap` was dropped, so ccc-may2026's spreads were
+    uncapped and 7 of its ranks differed); its standings.json is that ranking after the last round."""
+    c, h = imported(event)
     checked = 0
-    for d in real_divisions(event):
+    for d in h.divisions:
         for rnd in range(1, standings.last_scored_round(d) + 2):
             among = {p.number for p in d.players.values() if p.active or len(p.etc.get("rrank", ())) > rnd + 1}
-            ours = {r["number"]: r["rank"] for r in standings.ranked(d, rnd - 1, among=among)}
+            ours = {r["number"]: r["rank"] for r in standings.ranked(d, rnd - 1, h.options, among=among)}
             theirs = tsh_ranks(d, rnd)
             assert {n: ours[n] for n in theirs if n in ours} == {n: r for n, r in theirs.items() if n in ours}, (d.name, rnd)
             checked += len(theirs)
-    assert checked > (2000 if event == "albany-2024" else 100)
+    assert checked >= REAL_EVENTS[event]
+    shown = public.view(h)["standings.json"]["divisions"]
+    assert shown == [public.division_standings(d, h.options) for d in h.divisions]
+    assert [x["rows"] for x in shown] == [standings.ranked(d, None, h.options) for d in h.divisions]
+
+
+def test_config_tsh_rank_options_reach_the_public_standings():
+    """From config.tsh as from tourney.js: `spread_cap` holds Al's +400 and Cy's +90 to +50 each, so the
+    two share rank 1 (TSH's ComputeRanks: the same wins, losses and spread)."""
+    t = "Al 1500 2; 500; board 1\nBo 1600 1; 100; board 1\nCy 1400 4; 390; board 2\nDi 1300 3; 300; board 2\n"
+    ranks = {}
+    for cap in ("", "config spread_cap = 50\n"):
+        c = Console("open", cheap_hash("x"))
+        assert c.import_tsh({"config.tsh": f"division A a.t\n{cap}".encode(), "a.t": t.encode()}) == []
+        rows = built(c)["standings.json"]["divisions"][0]["rows"]
+        ranks[cap] = {r["name"]: (r["rank"], r["spread"]) for r in rows}
+    assert ranks[""]["Al"] == (1, 400) and ranks[""]["Cy"] == (2, 90)
+    assert ranks["config spread_cap = 50\n"]["Al"] == (1, 50) == ranks["config spread_cap = 50\n"]["Cy"]
+
+
+def test_the_rank_options_come_from_tourney_js_config_and_bad_values_are_left_out():
+    text = ("newt={config:{spread_cap:[250],oppless_spread:undefined,spread_bad:1,sum_before_spread:'x'.repeat,"
+            "zero_byes_tie:true,all_byes_tie:{a:1},entry:'both'},divisions:[]};")
+    assert tsh.tourney_js_options(text.replace("'x'.repeat", "0")) == {
+        "spread_cap": [250], "spread_bad": 1, "sum_before_spread": 0, "entry": "both"}
+
+
+def test_a_tourney_js_replaces_the_event_an_earlier_import_left():
+    """Importing a single-division tourney.js leaves no division, config.tsh or file of an earlier
+    import beside it (issue 35): TSH writes every division into tourney.js, so it is the whole event,
+    after a restart too; a failed import changes nothing."""
+    store = ResultStore(None)
+    ev = Event(store)
+    ev.import_files({n: (DATA / "albany-2024" / n).read_bytes() for n in ("config.tsh", "a.t", "b.t", "c.t")})
+    assert list(ev.divisions) == ["A", "B", "C"] and ev.config is not None
+    one = (DATA / "ccc-may2026" / "tourney.js").read_bytes()
+    with pytest.raises(tsh.TshError):
+        ev.import_files({"tourney.js": b"newt={divisions:["})
+    assert list(ev.divisions) == ["A", "B", "C"]
+    ev.import_files({"tourney.js": one})
+    assert list(ev.divisions) == ["A"] and len(ev.divisions["A"].players) == 33
+    assert ev.config is None and ev.options()["spread_cap"] == [250]
+    again = Event(store)
+    again.restore()
+    assert list(again.divisions) == ["A"] and len(again.divisions["A"].players) == 33
+    assert again.options()["spread_cap"] == [250]
 
 
 def test_ranking_follows_tsh_wins_then_losses_then_spread_and_shares_ties():
@@ -111,6 +173,74 @@ def test_standings_are_of_the_recorded_results_too():
     assert game["result"] == [420, 400]
 
 
+def checked_in(c: Console, table: int, side: int, number: int, game: str = "g1", seq: int = 1) -> None:
+    """A player's check-in at the clock (issue 27): their number typed and their own button pressed."""
+    c.on_message(f"rackside/v1/open/table/{table}/event", json.dumps(
+        {"kind": "input", "game": game, "seq": seq, "t_ns": seq, "input": "checkin", "at": None,
+         "player": side, "number": number}).encode())
+
+
+def recorded(c: Console, table: int, slip: list[int]) -> dict:
+    """The director's result, as the result endpoint records it (app.result): the players in the sides
+    they sit at (Paperless.in_checkin_order), the slip's scores side 1 then side 2."""
+    t = c.state.tables[table]
+    seated = c.paperless.in_checkin_order(t)
+    out = c.event.result(seated, {"slip": slip, "no_clock": {"reason": "r", "penalties": [0, 0]}, "confirm": True},
+                         "TD", "2026-07-04T10:00:00+00:00", c.state.round.number)
+    t.final = seated.final
+    return out
+
+
+@pytest.mark.parametrize("starter_side", [1, 2])
+def test_every_name_is_on_the_side_and_score_it_played_for_both_seatings_of_the_starter(starter_side):
+    """Issue 35: where TSH's starter checked in on side 2, the public pairings showed the second
+    player with the starter's score and the live card the starter's time under the other's name
+    (public.py paired TSH's seat order with the sides). Round 2, table 1: Adams (#1, TSH's starter)
+    v Cole (#3). Adams sits at `starter_side` with 59 s left, wins 398-380: on every document each
+    name has its own time and score, as the director's tile and result form have them."""
+    c = a_console()
+    other = 3 - starter_side
+    times = {starter_side: 59000, other: 1200000}
+    state = {**RUNNING, "running": starter_side, "to_move": starter_side,
+             "players": [{**RUNNING["players"][i], "remaining_ms": times[i + 1]} for i in range(2)]}
+    c.on_message("rackside/v1/open/table/1/state", json.dumps(state).encode())
+    checked_in(c, 1, starter_side, 1)
+    live = next(t for t in built(c)["live.json"]["tables"] if t["table"] == 1)
+    names = {starter_side: "Adams, Ann", other: "Cole, Cy"}
+    assert live["names"] == [names[1], names[2]]
+    assert {p["player"]: p["remaining_ms"] for p in live["state"]["players"]} == {starter_side: 59000, other: 1200000}
+    assert live["state"]["running"] == starter_side  # Adams's time runs, on Adams's side
+    slip = [398, 380] if starter_side == 1 else [380, 398]
+    assert recorded(c, 1, slip)["confirmed"]
+    docs = built(c)
+    live = next(t for t in docs["live.json"]["tables"] if t["table"] == 1)
+    assert live["names"] == [names[1], names[2]] and live["result"] == slip
+    game = next(g for g in docs["pairings.json"]["rounds"][0]["games"] if g["table"] == 1)
+    assert [p["name"] for p in game["players"]] == ["Adams, Ann", "Cole, Cy"] and game["result"] == [398, 380]
+    rows = {r["name"]: r for r in docs["standings.json"]["divisions"][0]["rows"]}
+    assert (rows["Adams, Ann"]["wins"], rows["Cole, Cy"]["losses"]) == (2, 1)
+    director = c.state.tables[1].final  # the tile's recorded result: its names and numbers by side
+    assert director["names"] == [names[1], names[2]] and director["scores"] == slip
+    assert c.paperless.checkins.view(1, c.state.tables[1].seat)["names"] == [names[1], names[2]]
+
+
+def test_a_recorded_result_keeps_its_sides_after_a_restart_with_no_check_in():
+    """The console keeps no check-in across a restart; the recorded result keeps the players it was
+    recorded for at each side, which the director's tile and the public view pair its scores and
+    final times with."""
+    c = a_console()
+    c.on_message("rackside/v1/open/table/1/state", json.dumps(RUNNING).encode())
+    checked_in(c, 1, 2, 1)
+    recorded(c, 1, [380, 398])
+    c.paperless.checkins.tables.clear()  # as a restarted console has them
+    assert c.state.tables[1].tile()["names"] == ["Cole, Cy", "Adams, Ann"]  # the director's tile, as recorded
+    docs = built(c)
+    live = next(t for t in docs["live.json"]["tables"] if t["table"] == 1)
+    assert live["names"] == ["Cole, Cy", "Adams, Ann"] and live["result"] == [380, 398]
+    game = next(g for g in docs["pairings.json"]["rounds"][0]["games"] if g["table"] == 1)
+    assert game["result"] == [398, 380]
+
+
 # What only the director may see, as values: a challenge's word and station, a command's id, who sent
 # it and why, a device's version
 PRIVATE_VALUES = {"SECRETWORD", "cmd-abc123", "clock-7f3e", "penalty-note", "TD Sam", "0.0.0-private"}
@@ -121,7 +251,10 @@ def test_no_private_field_by_key_or_value_in_any_document():
     command awaiting its ack, a device's status, version and health, a live penalty and overtime,
     and a recorded result with its note and who recorded it. A side's time in overtime is shown, as
     the table's own display shows it (negative remaining_ms); its penalty points never are, by key
-    (`penalty`, `overtime_s`) or in any field, before the result is recorded (docs/public.md)."""
+    (`penalty`, `overtime_s`) or in any field, before the result is recorded (docs/public.md). What the
+    director's tile shows everyone at the table sees too, and the public page shows it as the tile
+    does (issue 35): a forfeit and how the game ended, a challenge in progress (that there is one:
+    not its station, words or verdict), a clock offline."""
     c = a_console()
     hall = "open"
     state = {"seq": 9, "game": "g1", "phase": "running", "running": 1, "to_move": 1, "sent_at": "2026-07-04T10:00:00+00:00",
@@ -141,7 +274,7 @@ def test_no_private_field_by_key_or_value_in_any_document():
     text = json.dumps(docs)
     for value in PRIVATE_VALUES:
         assert value not in text, value
-    private_keys = {"penalty", "overtime_s", "forfeit", "ending", "challenge", "word_results", "words", "command", "history",
+    private_keys = {"penalty", "overtime_s", "word_results", "words", "command", "history",
                     "status", "version", "health", "health_problems", "problems", "note", "by", "decision", "no_clock",
                     "station", "stations", "feed", "csrf", "user", "thresholds", "health_thresholds", "tsh_problems"}
 
@@ -156,7 +289,8 @@ def test_no_private_field_by_key_or_value_in_any_document():
 
     assert set(keys(docs)) & private_keys == set()
     live = next(t for t in docs["live.json"]["tables"] if t["table"] == 1)
-    assert live["state"]["players"][0] == {"player": 1, "remaining_ms": -65000, "absent": False}  # the display's -1:05
+    assert live["state"]["players"][0] == {"player": 1, "remaining_ms": -65000, "absent": False, "forfeit": False}  # -1:05
+    assert live["challenge"] is True and live["offline"] is False
     assert c.state.tables[1].state["players"][0]["penalty"] == 20  # (the director's, from the clock: 5.3)
     assert live["state"]["running"] == 1 and live["state"]["sent_at"] == state["sent_at"]
 
@@ -504,16 +638,23 @@ RUNNING = {"seq": 1, "game": "g1", "phase": "running", "running": 1, "to_move": 
            "ending": None}
 
 
-def test_a_clock_going_offline_changes_no_public_document():
-    """A table's status is the device's (docs/public.md): its Last Will changes nothing the public
-    sees (a defect: live.json's `frozen` said which clocks were offline); a stale sent_at stops the
-    ticking on the page instead (hall.json's page.stale_s)."""
+def test_a_clock_going_offline_is_shown_as_the_director_sees_it():
+    """Issue 35: a real table whose clock quit was OFFLINE on the director's page and 25:00 / 25:00
+    as normal on the public one. Its Last Will marks the live table offline (the page freezes its
+    times as of its last state and says since when, static/tilestate.js), and nothing else of the
+    device (its version, health, name) is in any document; online again, it is as before."""
     c = a_console()
     c.on_message("rackside/v1/open/table/1/state", json.dumps(RUNNING).encode())
     c.on_message("rackside/v1/open/table/1/status", json.dumps({"status": "online"}).encode())
     online = built(c)
     c.on_message("rackside/v1/open/table/1/status", json.dumps({"status": "offline"}).encode())
     assert c.state.tables[1].status == "offline"
+    offline = built(c)
+    table = next(t for t in offline["live.json"]["tables"] if t["table"] == 1)
+    assert table["offline"] is True and table["state"]["sent_at"] == RUNNING["sent_at"]
+    was = next(t for t in online["live.json"]["tables"] if t["table"] == 1)
+    assert {**table, "offline": False} == was
+    c.on_message("rackside/v1/open/table/1/status", json.dumps({"status": "online"}).encode())
     assert publicserve._without_time(built(c)["live.json"]) == publicserve._without_time(online["live.json"])
     assert online["hall.json"]["page"]["stale_s"] == public.stale_s(1)
 

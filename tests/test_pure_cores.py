@@ -21,6 +21,7 @@ PURE_CORES = {
     "rackside.firmware.menu": "firmware/menu.py",
     "rackside.firmware.menu_session": "firmware/menu_session.py",
     "rackside.firmware.render": "firmware/render.py",
+    "rackside.firmware.text_render": "firmware/text_render.py",
     "rackside.firmware.messages": "firmware/messages.py",
     "rackside.firmware.rules_table": "firmware/rules_table.py",
     "rackside.firmware.restore": "firmware/restore.py",
@@ -42,6 +43,7 @@ PURE_CORES = {
     "rackside.hall.wire.update": "hall/wire/update.py",
     "rackside.hall.wire.schema": "hall/wire/schema.py",
     "rackside.hall.wire.messages": "hall/wire/messages.py",
+    "rackside.hall.wire.eventrules": "hall/wire/eventrules.py",  # issue 38: the event's rules, one value
     "rackside.hall.director.takeover": "hall/director/takeover.py",  # the takeover commands, and the game a takeover continues (hallstate)
     "rackside.hall.wire.health": "hall/wire/health.py",
     "rackside.hall.device.healthparse": "hall/device/healthparse.py",

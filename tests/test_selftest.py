@@ -41,11 +41,11 @@ def board():
 class Builder:
     """Runs the walk on its own thread and answers each prompt as `answer(prompt)` says."""
 
-    def __init__(self, board, displays, answer, timeout_s=10.0):
+    def __init__(self, board, displays, answer, timeout_s=10.0, text_display=None):
         self.board, self.answer = board, answer
         self.said: list[str] = []
         self.lock = threading.Lock()
-        self.test = SelfTest(board, displays, say=self._say, pin_names=dict(PINS), timeout_s=timeout_s)
+        self.test = SelfTest(board, displays, say=self._say, pin_names=dict(PINS), timeout_s=timeout_s, text_display=text_display)
         self.thread = threading.Thread(target=self.test.run, daemon=True)
 
     def _say(self, text):
@@ -96,8 +96,9 @@ def test_every_part_passes_when_each_button_is_pressed_and_every_question_answer
         return "left"  # yes
 
     results = Builder(board, displays, answer).play()
-    assert set(s for s, _ in results.values()) == {"PASS"}, results
-    assert len(results) == 3 + QUESTIONS
+    assert set(s for s, _ in results.values()) == {"PASS", "SKIP"}, results
+    assert len(results) == 3 + QUESTIONS + 1  # and the text display: not fitted
+    assert results["text display"] == ("SKIP", "not fitted (no [text_display])")
     assert results["left button (BCM 17)"] == ("PASS", "")
     # each question showed what it asked about: segment a alone on all four digits, ..., the buzzer on
     from rackside.hardware import sevenseg
@@ -205,7 +206,7 @@ def test_the_command_walks_the_simulated_board_in_a_terminal(tmp_path):
     assert "FAIL  left display segment c: the builder answered no" in text
     assert "PASS  right display digit 4" in text and "PASS  buzzer (BCM 12)" in text
     assert "(*) left" in text and "BZZZ" in text  # the simulated board drawn as it is asked about
-    assert f"self-test: {3 + QUESTIONS - 2} passed, 2 failed, 0 not fitted" in text
+    assert f"self-test: {3 + QUESTIONS - 2} passed, 2 failed, 1 not fitted" in text  # no text display
 
 
 def test_a_bad_pin_map_is_one_line_and_exit_2(tmp_path):
@@ -214,3 +215,25 @@ def test_a_bad_pin_map_is_one_line_and_exit_2(tmp_path):
     out = subprocess.run([sys.executable, "-m", "rackside", "clock", "selftest", "--config", str(bad)],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_a_text_display_shows_every_row_numbered_and_the_builder_confirms_it(board):
+    """Issue 40: the optional text display's rows, each numbered to its last column."""
+    from rackside.hardware.textdisplay import SimTextDisplay
+
+    displays = {s: RecordingDisplay(s) for s in ("left", "right")}
+    text = SimTextDisplay(16, 2)
+    seen = []
+
+    def answer(prompt):
+        if asked_for(prompt):
+            return asked_for(prompt)
+        if prompt.startswith("  Text display"):
+            seen.append(text.lines)
+            return "right"  # no: row 2 stays dark
+        return "left"
+
+    results = Builder(board, displays, answer, text_display=text).play()
+    assert seen == [("Row 1 ABCDEFGHI|", "Row 2 ABCDEFGHI|")]
+    assert results["text display"] == ("FAIL", "the builder answered no")
+    assert text.lines == (" " * 16, " " * 16)  # cleared after

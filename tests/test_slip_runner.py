@@ -284,3 +284,28 @@ def test_the_slip_names_the_players_by_the_numbers_they_checked_in_with(rig, key
     rig.tap("right")
     final = inputs(rig, "slip_sign")[-1]["slip"]
     assert final["numbers"] == [12, 31] and final["scores"] == [412, 350]
+
+
+def test_a_refused_slip_is_disputed_at_a_players_own_button_which_calls_the_director(rig, keypad):
+    """Issue 36: the console refused the slip signed here (a result of this game is recorded that is
+    not this one: a copied card's). The clock shows what was recorded (rEC, its scores) and dISP; a player's own button calls the director
+    (1.4.3, firmware.call: journalled, published), and the displays say CALL."""
+    end_a_game(rig)
+    game = rig.runner.journal.game
+    keypad.type("412#350#")
+    rig.tap("left")
+    rig.tap("right")
+    assert slip(rig).step is Step.FINAL
+    rig.tap("left")  # signed, not refused: the press changes nothing
+    assert inputs(rig, "call") == []
+    assert answer(rig, {"game": game, "outcome": "refused", "why": "already recorded 10-990 (5.4.1)", "recorded": [10, 990]}) == (True, "")
+    shown = frames(rig, 6)
+    assert ("rEC", "rEC") in shown and ("  10", " 990") in shown and ("dISP", "dISP") in shown, shown
+    assert inputs(rig, "slip_outcome")[-1]["recorded"] == [10, 990]  # journalled, so a restart shows it again
+    rig.tap("right")
+    calls = inputs(rig, "call")
+    assert [(c["player"], c["how"]) for c in calls] == [(2, "side")], calls
+    shown = frames(rig, 6)  # a whole cycle of the ended clock's frames
+    assert any("CALL" in f for f in shown), shown  # the call, not the slip
+    rig.tap("left")  # one call open at a time
+    assert len(inputs(rig, "call")) == 1

@@ -74,9 +74,28 @@ def test_a_check_in_made_offline_stands_when_the_pairing_comes_and_names_it():
     assert checkin.starter_side(s) == 1
 
 
-def test_the_same_number_on_both_sides_seats_it_once():
-    s = checkin.apply(Seating(), CheckIn(1, 1, 12))
-    assert checkin.apply(s, CheckIn(2, 2, 12)).seated == (12, None)
+def test_the_same_number_on_both_sides_seats_it_once_and_the_second_is_refused_not_silently():
+    """Issue 40: player 1 typed 9, their opponent's number; 9's own check-in is refused with a
+    message on that side (USEd 9), never ignored, until the mistake is put right."""
+    s = checkin.apply(Seating(), Pairing(0, 3, (1, 9), 1, 7))
+    s = checkin.apply(s, CheckIn(1, 1, 9))  # #1 typed #9 by mistake
+    s = checkin.apply(s, CheckIn(2, 2, 9))  # the real #9
+    assert s.seated == (9, None) and s.refused == (None, 9) and checkin.conflict(s) == (2, 9)
+    again = checkin.apply(s, CheckIn(3, 2, 9))  # typed again: refused again, still said
+    assert again.refused == (None, 9)
+    fixed = checkin.apply(s, CheckIn(4, 1, 1))  # #1 types their own number: the message goes
+    assert fixed.seated == (1, None) and fixed.refused == (None, None) and checkin.conflict(fixed) is None
+    assert checkin.apply(fixed, CheckIn(5, 2, 9)).seated == (1, 9)
+    offline = checkin.apply(Seating(), CheckIn(1, 1, 12))
+    assert checkin.apply(offline, CheckIn(2, 2, 12)).seated == (12, None)
+    assert checkin.apply(offline, CheckIn(2, 2, 12)).refused == (None, 12)
+
+
+def test_a_checkpoint_written_before_refusals_were_kept_still_restores():
+    t, _ = table.step(table.Table(), new_clock(), CheckIn(1, 1, 12))
+    old = table.to_dict(t)
+    del old["seating"]["refused"]
+    assert table.from_dict(old) == t
 
 
 @pytest.mark.parametrize("bad", [
@@ -166,12 +185,7 @@ def kp_rig(monkeypatch, tmp_path):
 
 
 def type_number(rig, text: str) -> None:
-    for k in text:
-        rig.runner.submit(Key(rig.now, k, True))
-        rig.after_ms(60)
-        rig.runner.submit(Key(rig.now, k, False))
-        rig.after_ms(60)
-    rig.pump()
+    rig.type_keys(text)
 
 
 def hall(rig, name: str, answers: list | None = None, **args) -> None:
@@ -247,6 +261,30 @@ def test_at_the_wrong_table_the_clock_says_where_to_go_and_that_side_is_not_chec
     assert {"tAbL", "  14"} <= shown  # tAbL 14, on that side
     assert not checkin.checked_in(rig.runner.table.seating, 1)
     assert inputs(rig)[-2:] == ["checkin", "seat"]
+
+
+def test_a_number_already_checked_in_is_refused_on_the_clock_and_the_player_can_type_again(kp_rig):
+    """Issue 40: #1 types #9 (their opponent) on the left; #9's own check-in on the right is refused
+    with USEd 9 on that side (published like every check-in: the console shows the conflict), and
+    the starter's press then starts nobody's time on the wrong side. #1 types 1: the message goes and
+    #9 checks in."""
+    rig = kp_rig
+    hall(rig, "pairing", round=3, numbers=[1, 9], starter=9, table=7)
+    type_number(rig, "9")
+    rig.tap("left")  # #1, with #9 typed
+    type_number(rig, "9")
+    rig.tap("right")  # the real #9
+    assert rig.runner.table.seating.seated == (9, None)
+    shown = seen_texts(rig, 2500)
+    assert {render.USED, "   9"} <= {t[1] for t in shown}  # USEd 9 on the right, in place of the time
+    assert inputs(rig)[-1] == "checkin" and rig.journal_inputs()[-1]["number"] == 9
+    type_number(rig, "1")
+    rig.tap("left")  # #1 puts it right
+    assert rig.runner.table.seating.refused == (None, None)
+    assert render.USED not in {t[1] for t in seen_texts(rig, 2500)}
+    type_number(rig, "9")
+    rig.tap("right")
+    assert rig.runner.table.seating.seated == (1, 9) and checkin.starter_side(rig.runner.table.seating) == 2
 
 
 def test_the_keypad_call_neutralises_and_shows_until_the_director_resolves_it(kp_rig):

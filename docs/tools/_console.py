@@ -6,6 +6,9 @@ on sys.path before importing it.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from rackside.firmware.clock import Rules
@@ -41,6 +44,26 @@ def start_console(broker, **settings) -> ConsoleServer:
     cfg = ConsoleConfig(hall=HALL, url=broker.url, username=director.user, mqtt_password=director.password,
                         password_hash=hash_password(PASSWORD), listen_port=free_port(), **settings)
     return ConsoleServer(cfg).start()
+
+
+def clock_process(broker, tmp: Path, n: int, faults=()) -> subprocess.Popen:
+    """Table `n`'s clock as the director starts it, `rackside clock --simulate --headless` on `broker`
+    (its clock.toml WESPA's, with `faults` injected: `--fault`)."""
+    conf = tmp / f"clock{n}.toml"
+    conf.write_text(f'[hall]\nurl = "{broker.url}"\ncredentials = "{tmp / "broker" / "credentials" / f"table-{n}.toml"}"\n')
+    args = [sys.executable, "-m", "rackside", "clock", "--simulate", "--headless", "--config", str(conf),
+            "--state-dir", str(tmp / f"state{n}")] + [a for f in faults for a in ("--fault", f)]
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"})
+
+
+def stop_all(processes, server, broker) -> None:
+    """The processes a screenshot run started, then its console and broker."""
+    for c in processes:
+        c.terminate()
+    for c in processes:
+        c.wait(10)
+    server.stop()
+    broker.stop()
 
 
 def sim_hall(broker, tables, journals: Path) -> SimHall:

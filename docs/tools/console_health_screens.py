@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _folder import screens_folder  # noqa: E402 (docs/tools/_folder.py, beside this script)
-from _console import chromium, login, start_console  # noqa: E402 (docs/tools/_console.py)
+from _console import chromium, clock_process, login, start_console, stop_all  # noqa: E402 (docs/tools/_console.py)
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
@@ -41,12 +41,7 @@ def main() -> int:
         clocks = []
         try:
             for n, faults in FAULTS.items():
-                conf = tmp / f"clock{n}.toml"
-                conf.write_text(f'[hall]\nurl = "{broker.url}"\ncredentials = "{tmp / "broker" / "credentials" / f"table-{n}.toml"}"\n')
-                args = [sys.executable, "-m", "rackside", "clock", "--simulate", "--headless", "--config", str(conf),
-                        "--state-dir", str(tmp / f"state{n}")] + [a for f in faults for a in ("--fault", f)]
-                clocks.append(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                               env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"}))
+                clocks.append(clock_process(broker, tmp, n, faults))
             station = tmp / "station.toml"  # a challenge station beside them: `rackside hall station --fault disk-full`
             station.write_text(f'[log]\npath = "{tmp / "challenges.jsonl"}"\n\n[hall]\nurl = "{broker.url}"\n'
                                f'credentials = "{tmp / "broker" / "credentials" / "station-1.toml"}"\noutbox = "{tmp / "st-outbox.sqlite"}"\n')
@@ -72,12 +67,7 @@ def main() -> int:
                 page.screenshot(path=str(out / "console-ready.png"), full_page=True)
                 b.close()
         finally:
-            for c in clocks:
-                c.terminate()
-            for c in clocks:
-                c.wait(10)
-            server.stop()
-            broker.stop()
+            stop_all(clocks, server, broker)
     print(f"wrote {out}/console-health.png, console-ready.png")
     return 0
 

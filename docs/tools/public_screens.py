@@ -3,7 +3,8 @@
 A real event's TSH files (tests/data/tsh/july4-2025: round 3 paired, rounds 1 and 2 scored), a
 private Mosquitto, simulated clocks at the first tables of round 3, the console with its public
 listener ([public] listen), and Debian's headless Chromium: a phone finding a player's table, the
-phone's standings and live tables, and the hall screen (?screen) at 1920x1080.
+phone's standings and live tables (one neutralised, one ended, one offline, as the director's tiles
+say them), and the hall screen (?screen) at 1920x1080.
 
     .venv/bin/python docs/tools/public_screens.py [OUT_DIR]
 """
@@ -28,6 +29,10 @@ from rackside.hall.console.demo import Mosquitto, free_port  # noqa: E402
 EVENT = ROOT / "tests" / "data" / "tsh" / "july4-2025"
 TABLES = list(range(1, 9))
 SCRIPTS = {n: [(-300 - 40 * n, ("press", 2))] + [(s, ("turn",)) for s in range(5 + n, 900, 9)] for n in TABLES}
+# what the live tables say as the director's tiles do (issue 35): a clock neutralised, a game ended, a clock gone dark
+SCRIPTS[2].insert(1, (1, ("neutralise",)))
+SCRIPTS[4].insert(1, (1, ("end",)))
+SCRIPTS[6].insert(1, (1, ("offline",)))
 PHONE = {"width": 390, "height": 844}
 
 
@@ -59,7 +64,8 @@ def main() -> int:
                 page.wait_for_selector("#standings-table tr:nth-child(2)")
                 page.screenshot(path=str(out / "public-phone-standings.png"))
                 page.click("#tabs button[data-tab=live]")
-                page.wait_for_function("() => document.querySelectorAll('.live-table .side.turn').length >= 4")
+                page.wait_for_function("() => document.querySelectorAll('.live-table .side.turn').length >= 4 && "
+                                       "['challenge', 'finished', 'offline'].every((c) => document.querySelector(`.live-table[data-cls=${c}]`))")
                 page.screenshot(path=str(out / "public-phone-live.png"))
                 screen = b.new_page(viewport={"width": 1920, "height": 1080})
                 screen.goto(url + "?screen")

@@ -55,6 +55,8 @@ SCENES = {
                          "both checked in: the number on each side, 1St on TSH's starter's (2.1)"),
     "table-wrong-table": ([PAIRING, *typed("44", 20), CheckIn(21 * S, 1, 44), Seat(int(21.3 * S), 44, 14)], 26.2, (),
                           "44 plays at table 14 this round: tAbL 14 on that side"),
+    "table-used": ([PAIRING, *typed("31", 20), CheckIn(21 * S, 1, 31), *typed("31", 22), CheckIn(23 * S, 2, 31)], 28.2, (),
+                   "31 is checked in on the left already: the right side's check-in is refused, USEd 31 (issue 40)"),
     "table-call": ([PAIRING, CheckIn(21 * S, 1, 12), CheckIn(23 * S, 2, 31), Press(30 * S, 1), Call(400 * S, 2, "call-1", SIDE)], 403.2, ("#",),
                    "the director called: neutralised (1.4.3), CALL on both"),
     "table-call-seen": ([PAIRING, CheckIn(21 * S, 1, 12), CheckIn(23 * S, 2, 31), Press(30 * S, 1), Call(400 * S, 2, "call-1", SIDE),

@@ -29,20 +29,19 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from . import auth, devices, health, limits, paperless, readiness, requests, results, tsh, tshlive, tshout, updates
+from . import auth, devices, health, limits, paperless, readiness, requests, results, rulespage, tsh, tshlive, tshout, updates
 from .event import Event, decode_upload
 from .guard import Admission, BodyLimit, SecurityHeaders, json_object
 from .guard import refused as _bad
 from .transport import PlainHttpLocalOnly
 from .hallstate import RESEND_ID, HallState
-from .resultstore import ResultStore, StoreError
+from .resultstore import AUDIT_KINDS, STORE_REFUSED, ResultStore, StoreError
 from .hub import Hub, sse
 
 log = logging.getLogger("rackside.hall.console")
 STATIC = Path(__file__).parent / "static"
 PUBLIC_STATIC = {"login.html", "login.js", "request.js", "style.css"}  # (request.js: the login form's CSRF token)
 DIRECTOR = "director"  # the one scope a logged-in session has
-STORE_REFUSED = 507  # Insufficient Storage: the results store refused a write (resultstore.StoreError)
 
 
 class Console:
@@ -206,7 +205,9 @@ class Console:
                 "tsh_problems": (self.event.problems + self.seating_problems)[:limits.MAX_PROBLEMS_SHOWN]}
 
     def snapshot(self) -> dict:
-        return {**self.state.snapshot(), **self.divisions_view(), "paperless": self.paperless.snapshot()}
+        return {**self.state.snapshot(), **self.divisions_view(), "paperless": self.paperless.snapshot(),
+                # the page's fallback rules (a clock's state carries its game's own): the event's ([event])
+                "rules": self.event.state_rules(), "event_rules": self.event.rules.as_dict()}
 
 
 def console_of(conn: HTTPConnection) -> Console:
@@ -386,7 +387,7 @@ async def command(request: Request) -> Response:
         body = await json_object(request)
         tables = requests.tables(body)
         rd = console.state.round
-        cmd = requests.command(body, rd.start, rd.game_time_ms, request.user.display_name)
+        cmd = requests.command(body, rd.start, rd.game_time_ms, request.user.display_name, console.event.rules.command_rules())
     except ValueError as e:
         return _bad(str(e))
     if console.send is None:
@@ -596,9 +597,25 @@ async def export_tourney_js(request: Request) -> Response:
 
 @requires(DIRECTOR, status_code=401)
 async def audit(request: Request) -> Response:
-    """Who confirmed or changed which result, when, before and after (newest first)."""
-    division = request.query_params.get("division") or None
-    return JSONResponse({"audit": console_of(request).event.store.audit(division)})
+    """Who confirmed or changed which result, answered which call, held or set aside which slip, sent
+    which update: when, before and after (newest first); `?division=`, `?table=N`, `?kind=K`
+    (resultstore.AUDIT_KINDS) pick rows. A device's rows never push a director's out (resultstore)."""
+    q = request.query_params
+    try:
+        table = requests.whole(q["table"], "table", 1, limits.MAX_TABLE) if q.get("table") else None
+        kind = q.get("kind") or None
+        if kind is not None and kind not in AUDIT_KINDS:
+            raise ValueError(f"kind {kind[:40]!r}: allowed are {', '.join(AUDIT_KINDS)}")
+    except ValueError as e:
+        return _bad(str(e))
+    rows = console_of(request).event.store.audit(q.get("division") or None, table=table, kind=kind)
+    return JSONResponse({"audit": rows, "kinds": list(AUDIT_KINDS)})
+
+
+async def audit_page(request: Request) -> Response:
+    if not request.user.is_authenticated:
+        return RedirectResponse("/login", status_code=303)
+    return FileResponse(STATIC / "audit.html", headers={"Cache-Control": "no-store"})
 
 
 # --- device health and round readiness (issue 26; health.py, readiness.py) ------------------------
@@ -613,8 +630,9 @@ async def ready_page(request: Request) -> Response:
 @requires(DIRECTOR, status_code=401)
 async def ready(request: Request) -> Response:
     """Every table of the round's pairings: online, version, rules, clock sync, health, players."""
-    state = console_of(request).state
-    view = readiness.view(state.tables, state.round.game_time_ms, state.round.number, state.stations)
+    console = console_of(request)
+    state = console.state
+    view = readiness.view(state.tables, state.round.game_time_ms, state.round.number, state.stations, console.event.rules)
     return JSONResponse({**view, "thresholds": state.thresholds, "threshold_help": {k: v[3] for k, v in health.THRESHOLDS.items()}})
 
 
@@ -659,12 +677,14 @@ ROUTES = [
     Route("/api/export/tsh.txt", export_tsh),
     Route("/api/export/tourney.js", export_tourney_js),
     Route("/api/audit", audit),
+    Route("/audit", audit_page),
     Route("/ready", ready_page),
     Route("/api/ready", ready),
     Route("/api/health-thresholds", health_thresholds, methods=["POST"]),
     *devices.ROUTES,  # the Devices page (devices.py)
     *updates.ROUTES,  # updates from the console (updates.py)
     *paperless.ROUTES,  # check-in, calls, signed slips (paperless.py)
+    *rulespage.ROUTES,  # the event's rules on the page (rulespage.py, issue 38)
 ]
 
 

@@ -109,6 +109,7 @@ class Bridge:
         self.client.on_disconnect = self._on_disconnect
         self.client.on_connect_fail = self._on_connect_fail
         self.client.on_message = self._on_message
+        self.rules: bytes | None = None  # the event's rules (hall.wire.eventrules.payload), retained at each connection
 
     def start(self) -> None:
         props = Properties(PacketTypes.CONNECT)
@@ -132,6 +133,8 @@ class Bridge:
             return
         self.outage.recovered()
         client.subscribe(self.subscriptions())
+        if self.rules is not None:  # retained: a station that comes later, or back, reads them (issue 38)
+            client.publish(topics.rules(self.hall), self.rules, qos=1, retain=True)
         self.on_connection(True, "connected")
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
@@ -153,6 +156,11 @@ class Bridge:
             self.on_dropped(device, dropped)
         if ok:
             self.deliver(msg.topic, msg.payload)
+
+    def publish_rules(self, rules: bytes) -> None:
+        """The event's rules changed (the rules page): retained now, and again at each connection."""
+        self.rules = rules
+        self.client.publish(topics.rules(self.hall), rules, qos=1, retain=True)  # queued while away: sent again on connect
 
     def command(self, table: int, cmd: dict) -> None:
         """Send a command to a table's clock (QoS 1); its ack comes back on `…/ack`."""

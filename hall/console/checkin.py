@@ -7,6 +7,10 @@ round the non-starter placed the clock (1.4.5). The clock publishes it as the in
 round's pairing at that table (hallplan's seat, TSH's `p12` naming the starter, 2.1(b)(i)):
 
 - a number paired here checks that side in; the tile shows who sits where, the starter marked;
+- a number already checked in at the other side of the table is refused, as the clock refuses it
+  (firmware.checkin): the tile shows the conflict (`conflict`: the side, the number, who holds it)
+  until a check-in settles it (the player who took the number types their own), so the director
+  sees a player who typed their opponent's number (issue 40);
 - a number not paired here is answered with the `seat` command: the table that player plays at this
   round (the clock shows "tAbL 14" on that side), or null when the round has no such player; the
   director's page lists the pair at the wrong table until that player checks in where they play.
@@ -24,7 +28,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from rackside.firmware.checkin import seated_after
+from rackside.firmware.checkin import MAX_NAME_CHARS, seated_after
 
 MAX_WRONG = 100  # wrong-table check-ins shown to the director (the oldest forgotten first)
 
@@ -36,12 +40,17 @@ class Seated:
     game: str
     numbers: dict = field(default_factory=dict)  # side (1, 2) -> TSH player number
     at: dict = field(default_factory=dict)  # side -> the clock's time of the press (ISO), if it sent one
+    refused: dict = field(default_factory=dict)  # side -> the number it typed that the other side holds
 
 
 def pairing(seat: dict) -> dict:
     """The `pairing` command's fields for a seat (hallplan.Seat.as_dict): the round, the two TSH
     numbers and the starter TSH names (null: the players draw for it, 2.1(a))."""
-    return {"cmd": "pairing", "round": seat["round"], "numbers": list(seat["numbers"]), "starter": seat.get("starter")}
+    fields = {"cmd": "pairing", "round": seat["round"], "numbers": list(seat["numbers"]), "starter": seat.get("starter")}
+    names = seat.get("names")
+    if isinstance(names, (list, tuple)) and len(names) == 2 and all(isinstance(n, str) for n in names):
+        fields["names"] = [n[:MAX_NAME_CHARS] for n in names]  # a text display shows them (issue 40)
+    return fields
 
 
 def where_plays(number: int, seat: dict | None, seats: dict[int, dict]) -> int | None:
@@ -54,6 +63,28 @@ def where_plays(number: int, seat: dict | None, seats: dict[int, dict]) -> int |
     else:
         same = [n for n, s in seats.items() if s and number in s["numbers"]]
     return same[0] if len(same) == 1 else None
+
+
+def on_sides(seat: dict, sides: dict) -> dict:
+    """The seat (hallplan's: TSH's order, its starter first) with its players in the clock's sides
+    they sit at, side 1 first, from `sides` (side -> TSH number; one side is enough: the other
+    player sits at the other). The one mapping from a seat to the sides: the director's tile and
+    result form, the public pairings and live tables (issue 35). `seat` itself when it is already in
+    side order or `sides` names none of its players."""
+    for side, number in sorted(sides.items()):
+        numbers = list(seat["numbers"])
+        if side in (1, 2) and number in numbers:
+            if numbers.index(number) + 1 == side:
+                return seat
+            return {**seat, "numbers": numbers[::-1], "names": list(seat["names"])[::-1]}
+    return seat
+
+
+def recorded_sides(final: dict | None) -> dict:
+    """Side -> TSH number of a recorded result (event.tile_final's `numbers`, by side): the sides a
+    game was recorded with, when no check-in says them (a console restarted keeps none)."""
+    numbers = (final or {}).get("numbers") or ()
+    return {s: x for s, x in zip((1, 2), numbers) if x is not None}
 
 
 def name_of(number: int, seat: dict | None) -> str:
@@ -94,6 +125,10 @@ class CheckIns:
         here.numbers = {s: x for s, x in zip((1, 2), after) if x is not None}
         if after != before:
             here.at[side] = event.get("at")
+        here.refused.pop(side, None)
+        if before[2 - side] == number:
+            here.refused[side] = number  # refused at the clock too: the conflict is the director's to see
+        here.refused = {s: x for s, x in here.refused.items() if here.numbers.get(3 - s) == x}
         for key in [k for k in self.wrong if k[2] == number and self.wrong[k]["goes_to"] == n]:
             del self.wrong[key]  # found their table
         return None
@@ -120,7 +155,14 @@ class CheckIns:
             for side, number in sorted(here.numbers.items()):
                 sides[str(side)] = {"number": number, "name": name_of(number, seat), "starter": number == starter,
                                     "at": here.at.get(side)}
-        return {"table": n, "game": here.game if here else None, "sides": sides, "starter": starter}
+        # the seat's names by side (on_sides), for the tile's two rows: the page maps nothing itself
+        names = list(on_sides(seat, here.numbers)["names"]) if seat and here is not None else None
+        conflict = None
+        if here is not None and here.refused:
+            side, number = min(here.refused.items())
+            conflict = {"side": side, "number": number, "name": name_of(number, seat), "held_by": 3 - side}
+        return {"table": n, "game": here.game if here else None, "sides": sides, "starter": starter, "names": names,
+                "conflict": conflict}
 
     def wrong_tables(self) -> list[dict]:
         return list(reversed(self.wrong.values()))

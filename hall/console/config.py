@@ -22,6 +22,16 @@
     delay_s = 0                        # the public sees the hall as it was this long ago (0 to 3600)
     every_s = 2                        # at most one new view in this long (1 to 60)
 
+    [event]                            # optional: the event's rules, sent to every clock and station (hall.wire.eventrules)
+    preset = "wespa"                   # the rule set the keys start from (WESPA's: the only published one here)
+    game_time = "25:00"                # 5.3.5; also the round's game time at start
+    penalty_per_minute = 10            # 5.3.2
+    forfeit_overtime = "10:00"         # 5.3.3
+    lateness_forfeit_margin = 75       # 2.3.6(a)
+    optional_forfeit_below = "15:00"   # 2.3.4
+    courtesy_draw_after = "1:00"       # 3.10.6(a)
+    challenge_rule = "5-per-word"      # 3.10.15
+
 A bad value names its key and what is allowed (one clear line), and the console does not start.
 """
 
@@ -32,7 +42,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rackside import tomlfile
+from rackside.firmware.rules_table import ConfigError as RulesError
 from rackside.hall.net.config import HallConfigError, parse_url
+from rackside.hall.wire.eventrules import EventRules, from_table as event_rules
 
 from .auth import HashError, check_hash_form
 from .signedslips import RECORD, SLIPS
@@ -74,6 +86,7 @@ class ConsoleConfig:
     tourney_js_dir: Path | None = None  # the live tourney.js's folder (tshlive.py); None: the state directory
     public: "PublicConfig | None" = None  # [public]: the public hall (publicserve.py); None: not served
     slips: str = RECORD  # what a signed slip that agrees becomes (signedslips.SLIPS)
+    event: EventRules = EventRules()  # [event]: the event's rules, WESPA's unless it says otherwise (issue 38)
 
     @property
     def https(self) -> bool:
@@ -171,6 +184,10 @@ def load(path: Path) -> ConsoleConfig:
             raise ConfigError(f"{path}: [console] tourney_js must be the path of a folder the console can write "
                               f"(the live tourney.js is kept there), got {tourney_js!r}")
     public = _public(path, data.get("public"), base, (host.strip("[]"), int(port)))
+    try:
+        event = event_rules(data.get("event"))
+    except RulesError as e:
+        raise ConfigError(f"{path}: {e}") from None
     slips = c.get("slips", RECORD)
     if slips not in SLIPS:
         raise ConfigError(f"{path}: [console] slips = {slips!r}: allowed are {' or '.join(repr(x) for x in SLIPS)} "
@@ -182,7 +199,7 @@ def load(path: Path) -> ConsoleConfig:
         round=rnd, division=c.get("division", ""),
         ca_file=str(base / ca_file) if ca_file else None, base=base,
         certfile=base / tls_files[0] if tls_files[0] else None, keyfile=base / tls_files[1] if tls_files[1] else None,
-        tourney_js_dir=base / tourney_js if tourney_js is not None else None, slips=slips,
+        tourney_js_dir=base / tourney_js if tourney_js is not None else None, slips=slips, event=event,
     )
 
 

@@ -5,7 +5,8 @@ TSH files come in as bytes (`import_files`): a `config.tsh` names the divisions 
 says how to read them (encoding, comments, score limit, tables); `.t` files without one are named
 after the file; a `tourney.js` brings every division it has. What was imported is kept in the store,
 so a restarted console has the same divisions. Results go through `result()`: the clock's result
-(or, with none, the slip alone: "no clock record"), the slip, the rules (results.py), the director's
+(or, with none, the slip alone: "no clock record"), the slip, the event's rules ([event]: `rules`, never
+the built-in defaults) and results.py's, the director's
 decision where one is needed, then the store; a table with no TSH game is recorded by table.
 """
 
@@ -16,16 +17,22 @@ import binascii
 from dataclasses import replace
 from pathlib import PurePosixPath
 
+from rackside.firmware.rules_table import ConfigError
+from rackside.hall.wire import eventrules, messages
+from rackside.hall.wire.eventrules import EventRules
+
 from . import hallplan, limits, results, tsh
-from .contract import default_rules
 from .hallstate import Table, table_key
-from .resultstore import ResultStore
+from .resultstore import DIVISION, RULES, ResultStore, StoreError
 
 MAX_FILE_BYTES = limits.MAX_BODY_BYTES  # one TSH file: no more than a request may carry
 MAX_FILES = limits.MAX_TSH_FILES
 FILES_KEY = "tsh_files"
 REMOVED_KEY = "tsh_removed_divisions"  # divisions the director removed: not read back from the kept files
 ROUND_KEY = "round"
+RULES_KEY = "event_rules"  # the event's rules the console last ran (a change is audited)
+CONFIG_RULES_KEY = "event_rules_config"  # console.toml's [event] as the console last read it (rules_at_start)
+STARTED_KEY = "event_started"  # the event's first game has begun (started): a change of rules is confirmed from then on
 
 
 class Event:
@@ -35,12 +42,71 @@ class Event:
         self.divisions: dict[str, tsh.Division] = {}  # in config.tsh's order, else import order
         self.problems: list[str] = []  # what the last imports could not place
         self.files: dict[str, bytes] = {}
-        self.js_entry: dict = {}  # tourney.js's score-entry options, for an event without config.tsh
+        self.js_options: dict = {}  # tourney.js's options (score entry, ranking), for an event without config.tsh
         self.removed: set[str] = set()  # divisions the director removed (REMOVED_KEY); importing one again brings it back
+        self.rules = EventRules()  # the event's rules ([event], issue 38): a slip with no clock record is reckoned with them
+
+    def state_rules(self) -> dict:
+        """The event's rules as a clock's state carries its game's (hall.wire.messages.STATE_RULES)."""
+        return {k: getattr(self.rules.rules, k) for k in messages.STATE_RULES}
+
+    def rules_at_start(self, config: EventRules) -> tuple[EventRules, bool]:
+        """The rules a (re)started console runs, read only: console.toml's [event] when it is not
+        what the console read at its last start (or none was read: the director's new word), else
+        those kept (a change made on the rules page since survives a restart). With them, whether
+        they are not those the console last ran (or none were kept)."""
+        kept = self.store.setting(RULES_KEY)
+        if kept is not None and self.store.setting(CONFIG_RULES_KEY) == config.as_dict():
+            try:
+                return eventrules.from_table(kept, "the kept event rules"), False
+            except ConfigError:  # not what this version writes: console.toml's, as at a first start
+                pass
+        return config, kept != config.as_dict()
+
+    def set_rules(self, config: EventRules, who: str, at: str, round_: int) -> bool:
+        """The event's rules at the console's start, from [event] (`config`) or kept (rules_at_start):
+        kept, and audited when they are not those the console last ran (a change between rounds, or
+        in one). True when they are not the ones kept (or none were)."""
+        self.rules, changed = self.rules_at_start(config)
+        if changed:
+            if self.store.setting(RULES_KEY) is not None:
+                self.store.note(at, who, "rules", "", round_, 0, f"the event's rules are now {self.rules.summary()}",
+                                self.rules.as_dict(), kind=RULES)
+            self.store.put_setting(RULES_KEY, self.rules.as_dict())
+        if self.store.setting(CONFIG_RULES_KEY) != config.as_dict():
+            self.store.put_setting(CONFIG_RULES_KEY, config.as_dict())
+        return changed
+
+    def started(self, round_number: int, a_game_begun: bool) -> bool:
+        """Whether the event's play has begun: a game of it past its first press on a clock
+        (`a_game_begun`, the hall's), a round after the first, or a result recorded. From then on a
+        change of rules needs a confirmation and a reason; once seen, kept (STARTED_KEY), so neither
+        a restart nor a clock gone quiet makes it "not begun" again."""
+        if self.store.setting(STARTED_KEY):
+            return True
+        if not (round_number > 1 or a_game_begun or self.store.bodies()):
+            return False
+        try:
+            self.store.put_setting(STARTED_KEY, True)
+        except StoreError:  # said when the next write fails; begun all the same
+            pass
+        return True
+
+    def change_rules(self, rules: EventRules, who: str, at: str, round_: int, reason: str) -> None:
+        """The director's change on the rules page (rulespage.py): audited with its reason and what
+        they were, then kept (RULES_KEY), so a restart runs them while console.toml's [event] is
+        unchanged (rules_at_start). StoreError: not kept, the rules as they were."""
+        was, now = self.rules.as_dict(), rules.as_dict()
+        changes = "; ".join(f"{k} {was[k]} -> {now[k]}" for k in now if now[k] != was.get(k))
+        why = f"{reason}: {changes}" if reason else changes
+        self.store.note(at, who, "rules", "", round_, 0, why, rules.as_dict(), kind=RULES)
+        self.store.put_setting(RULES_KEY, rules.as_dict())
+        self.rules = rules
 
     @property
     def limits(self) -> results.Limits:
-        return results.Limits(max_score=self.config.max_score if self.config else results.TSH_MAX_SCORE)
+        return results.Limits(max_score=self.config.max_score if self.config else results.TSH_MAX_SCORE,
+                              lateness_margin=self.rules.rules.lateness_forfeit_margin)
 
     # --- TSH in --------------------------------------------------------------------------------
 
@@ -61,8 +127,11 @@ class Event:
 
     def import_files(self, files: dict[str, bytes | str], keep: bool = True, revive: bool = True) -> list[str]:
         """Read TSH files (name -> bytes as on disk, or text already decoded); returns the problems
-        (each naming its file and line). A division imported again replaces the one before, and
-        one the director removed comes back (`revive`; not for the config's files read at each start)."""
+        (each naming its file and line). A division imported again replaces the one before; a
+        tourney.js is the whole event (TSH writes every division into it), so importing one replaces
+        the event: no division, config.tsh or file of an earlier import stays beside it. A division
+        the director removed comes back when imported again (`revive`; not the config's files read
+        at each start)."""
         if len(files) > MAX_FILES:
             raise tsh.TshError(f"at most {MAX_FILES} files at once, not {len(files)}")
         for name, data in files.items():
@@ -72,17 +141,20 @@ class Event:
         problems: list[str] = []
         new: list[tsh.Division] = []
         cfg_entry = by_base.get("config.tsh")
+        # a tourney.js in the files: the event is theirs alone (nothing is changed until all are read)
+        whole = any(base != "config.tsh" and _is_tourney_js(base, data) for base, (_n, data) in by_base.items())
+        before = {} if whole else self.divisions
+        cfg = None if whole else self.config
         if cfg_entry is not None:
             cfg = tsh.parse_config(_text(cfg_entry[1], "utf-8"), cfg_entry[0])
-            self.config = cfg
             problems += cfg.problems
-        cfg = self.config
+        js_options = {} if whole else self.js_options
         used: set[str] = {"config.tsh"}
         if cfg is not None:
             for div_name, fname in cfg.divisions:
                 entry = by_base.get(PurePosixPath(fname).name)
                 if entry is None:
-                    if cfg_entry is not None and div_name not in self.divisions:
+                    if cfg_entry is not None and div_name not in before:
                         problems.append(f"{cfg.source}: division {div_name}: its file {fname} was not given")
                     continue
                 used.add(PurePosixPath(fname).name)
@@ -91,20 +163,20 @@ class Event:
         for base, (name, data) in by_base.items():
             if base in used:
                 continue
-            head = _text(data[:200], "utf-8").lstrip("\ufeff \t\r\n")
-            if base.endswith(".js") or head.startswith("newt") or head.startswith("//"):
+            if _is_tourney_js(base, data):
                 new.extend(tsh.parse_tourney_js(_text(data, "utf-8"), name))
-                self.js_entry = tsh.tourney_js_entry_options(_text(data, "utf-8"), name)
+                js_options = tsh.tourney_js_options(_text(data, "utf-8"), name)
             elif base.endswith(".t"):
                 enc = cfg.encoding if cfg else tsh.DEFAULT_ENCODING
                 new.append(tsh.parse_t(_text(data, enc), base[:-2], name, cfg.inline_comments if cfg else False))
             else:
                 problems.append(f"{name}: not a TSH file (config.tsh, a .t file or tourney.js): not read")
-        if keep and revive:  # a division imported again is the director's again
-            back = self.removed & {d.name for d in new}
+        if keep and revive:  # a division imported again is the director's again (a tourney.js: the whole event)
+            back = set(self.removed) if whole else self.removed & {d.name for d in new}
             if back:
                 self.removed -= back
                 self.store.put_setting(REMOVED_KEY, sorted(self.removed))
+        self.config, self.js_options, self.divisions = cfg, js_options, dict(before)
         for d in new:
             if d.name in self.removed:
                 continue
@@ -113,7 +185,9 @@ class Event:
         if cfg is not None:
             rank = {n.lower(): i for i, (n, _) in enumerate(cfg.divisions)}
             self.divisions = dict(sorted(self.divisions.items(), key=lambda kv: rank.get(kv[0].lower(), len(rank))))
-        if keep:  # by file name: the same file imported again replaces the one kept
+        if keep:  # by file name: the same file imported again replaces the one kept (a tourney.js: all)
+            if whole:
+                self.files = {}
             self.files.update({PurePosixPath(n.replace("\\", "/")).name: d for n, d in files.items()})
             self.store.put_setting(FILES_KEY, {n: {"text": d} if isinstance(d, str) else base64.b64encode(d).decode()
                                                for n, d in self.files.items()})
@@ -133,7 +207,7 @@ class Event:
             raise ValueError(f"division {name} has {recorded} recorded result(s): it cannot be removed (its results stay in the exports)")
         d = self.divisions[name]
         after = {"players": len(d.players), "rounds": d.rounds}
-        self.store.note(at, who, "remove division", name, round_, 0, reason, after=after)  # audited first: a full disk changes nothing
+        self.store.note(at, who, "remove division", name, round_, 0, reason, after=after, kind=DIVISION)  # audited first: a full disk changes nothing
         self.removed.add(name)
         self.store.put_setting(REMOVED_KEY, sorted(self.removed))
         del self.divisions[name]
@@ -193,7 +267,7 @@ class Event:
                 raise results.ResultError(f"table {t.n}: a result with no clock record needs the reason there is none "
                                           "(it is recorded and audited)")
             res = results.slip_result(t.n, no_clock.get("ending"), no_clock.get("forfeit"),
-                                      no_clock.get("penalties", [0, 0]), default_rules())
+                                      no_clock.get("penalties", [0, 0]), self.state_rules())
         if t.seat is not None and body.get("names") is not None:
             raise results.ResultError(f"table {t.n}: the players are TSH's ({t.names[0]} v {t.names[1]}): names are typed "
                                       "only for a game recorded by table")
@@ -247,13 +321,23 @@ class Event:
 
     def entry_config(self) -> tsh.Config | None:
         """What TSH's score entry reads (`entry`, `bye_spread`, ...): config.tsh, else tourney.js's."""
-        return self.config or (tsh.Config(options=dict(self.js_entry)) if self.js_entry else None)
+        return self.config or (tsh.Config(options=dict(self.js_options)) if self.js_options else None)
+
+    def options(self) -> dict:
+        """TSH's options of the event, from whichever file it came in: config.tsh's, else tourney.js's
+        `config` (what the ranking reads, standings.py, and the score entry)."""
+        return dict(self.config.options) if self.config is not None else dict(self.js_options)
 
     def save_round(self, round_dict: dict) -> None:
         self.store.put_setting(ROUND_KEY, round_dict)
 
     def saved_round(self) -> dict | None:
         return self.store.setting(ROUND_KEY)
+
+
+def _is_tourney_js(base: str, data: bytes | str) -> bool:
+    head = _text(data[:200], "utf-8").lstrip("\ufeff \t\r\n")
+    return base.endswith(".js") or head.startswith("newt") or head.startswith("//")
 
 
 def _text(data: bytes | str, encoding: str) -> str:
@@ -267,6 +351,7 @@ def tile_final(r: results.Recorded) -> dict:
             # the clock's final times, for a tile of an earlier round once the clock plays another game
             "remaining_ms": None if r.remaining_ms is None else list(r.remaining_ms), "overtime_s": list(r.overtime_s),
             "no_clock": r.no_clock, "names": list(r.names), "entry": r.entry or results.TYPED,
+            "numbers": list(r.numbers),  # TSH's players at side 1 and 2, as recorded (checkin.on_sides)
             "signed": r.entry == results.SIGNED}
 
 

@@ -41,7 +41,8 @@ from rackside.hall.director.takeover import continued_game
 from rackside.hall.wire import topics
 
 from . import contract, health, limits, results
-from .contract import Refused, default_rules
+from .checkin import on_sides, recorded_sides
+from .contract import Refused
 from .results import BY_TABLE
 
 
@@ -219,6 +220,10 @@ class Table:
     health: dict | None = None
     version: str | None = None
     health_problems: list = field(default_factory=list)
+    # issue 36: the device identity used by two connections (a copied card beside the clock), noticed in
+    # one of its games: {"game", "why"}; its slips of that game are held for the director (paperless.py)
+    twice: dict | None = None
+    went_offline: bool = False  # its Last Will (or its own "offline") came while it was online
 
     @property
     def names(self) -> tuple[str, str]:
@@ -336,7 +341,8 @@ class Table:
             "held": held(state, self.challenge, self.stop),  # why the clock is stopped: the words of every screen
             "earlier": earlier is not None,
             "clock_on": clock_on,  # the game the clock plays instead (division, round)
-            "names": list(self.names),
+            # by side: as recorded (a check-in in the clock's game says it too: paperless.in_checkin_order)
+            "names": list(on_sides(self.seat, recorded_sides(self.final))["names"]) if self.seat else list(self.names),
             "division": seat.get("division"),
             "label": seat.get("label"),
             "tsh_table": seat.get("tsh_table", ""),
@@ -348,7 +354,21 @@ class Table:
             "health": self.health,
             "health_problems": list(self.health_problems),
             "version": self.version or (self.state or {}).get("version"),
+            # issue 36: its identity used twice in the game it is on (a held slip of it says so after)
+            "twice": self.twice if self.twice is not None and self.twice["game"] == (self.state or {}).get("game") else None,
         }
+
+    def used_twice(self, game: str, why: str) -> list:
+        """Mark the table: its identity was used by two connections in `game` (the first why is kept)."""
+        if self.twice is not None and self.twice["game"] == game:
+            return []
+        self.twice = {"game": game, "why": why}
+        return [("twice", {"table": self.n, **self.twice})]
+
+
+def _result_key(r: dict) -> tuple:
+    """What two results of one game must share to be the same clock's (a resend's wall time may differ)."""
+    return (r.get("ending"), tuple(r.get("forfeits") or ()), tuple(p.get("penalty") for p in r.get("players") or []))
 
 
 def seat_key(seat: dict | None) -> tuple | None:
@@ -513,12 +533,26 @@ class HallState:
     def _table_message(self, n: int, leaf: str, data: Any) -> list:
         t = self.table(n)  # its own device spoke (the ACL): a known table
         if leaf == "status":
+            t.went_offline = data["status"] == "offline" and (t.went_offline or t.status == "online")
             self._status(t, data)
             return [("table", t.tile())]
+        if leaf == "event" and t.went_offline and t.state is not None:
+            # a clock publishes "online" on every connect before anything else (hall.net.link); an event
+            # (never retained) after its Last Will comes from a connection that took its client id over
+            mark = t.used_twice(t.state["game"], f"table {t.n}'s client id was taken over: the broker closed the clock's "
+                                f"connection (its Last Will) and another sent {data['kind']} {data['seq']}")
+            return mark + ([("table", t.tile())] if mark else []) + self._table_message_checked(t, leaf, data)
+        return self._table_message_checked(t, leaf, data)
+
+    def _table_message_checked(self, t: Table, leaf: str, data: Any) -> list:
+        n = t.n
         if leaf == "state":
             old = t.state or {}
             if old.get("game") == data["game"] and data["seq"] < old.get("seq", 0):
-                return []  # an older snapshot delivered late
+                # an older snapshot: one clock's states go out in order, so two clocks publish as this table
+                mark = t.used_twice(data["game"], f"table {n}'s state of game {data['game']} jumped back from seq "
+                                    f"{old.get('seq')} to {data['seq']}: two devices publish as this table")
+                return mark + ([("table", t.tile())] if mark else [])
             bind = self._bind_seen(t, data)
             if old.get("game") != data["game"]:
                 t.game_began(data["game"])  # a new game on this table (or the first the console sees)
@@ -557,10 +591,19 @@ class HallState:
                 return [("slip", {"table": n, "slip": data})]  # again (paperless.py), not kept twice
             g.slip = data["seq"]
             t.history.append(data)
-            return [("slip", {"table": n, "slip": data}), ("event", {"table": n, "event": data})]
+            why = self._slip_out_of_turn(t, data)
+            mark = t.used_twice(data["game"], why) if why else []
+            return mark + [("slip", {"table": n, "slip": data}), ("event", {"table": n, "event": data})] \
+                + ([("table", t.tile())] if mark else [])
         if leaf in ("event", "result"):  # a result: on the event topic, and retained on its own
             g = t.seqs.game(data["game"])
             if g.result:
+                known = next((r for r in (t.result, (t.past.get(data["game"]) or {}).get("result"))
+                              if r is not None and r["game"] == data["game"]), None)
+                if known is not None and _result_key(known) != _result_key(data):
+                    mark = t.used_twice(data["game"], f"table {n} sent two different results of game {data['game']} "
+                                        "(its clock's, and another device's)")
+                    return mark + ([("table", t.tile())] if mark else [])
                 return []
             g.result = True
             bind = self._bind_unseen(t, data)
@@ -579,6 +622,22 @@ class HallState:
             t.history.append({**data, "kind": "ack", "command": cmd})
             return [("ack", {"table": n, "ack": data, "command": cmd})]
         return []
+
+    @staticmethod
+    def _slip_out_of_turn(t: Table, slip: dict) -> str | None:
+        """Why a slip cannot be the table's own clock's (None: it can): a clock signs after the game's
+        end, and publishes the slip with the seq of its second signature's input event, which it
+        publishes first (firmware.slip_session; a resend keeps that order)."""
+        st = t.state or {}
+        if st.get("game") == slip["game"] and st.get("phase") != "ended":
+            return (f"a slip of game {slip['game']} came while table {t.n}'s clock shows it {st.get('phase')} "
+                    f"(seq {st.get('seq')}): a clock signs after the end")
+        signed = next((e for e in reversed(t.history) if e.get("kind") == "input" and e.get("game") == slip["game"]
+                       and e.get("seq") == slip["seq"]), None)
+        if signed is None or signed.get("input") != "slip_sign":
+            return (f"the slip's seq {slip['seq']} does not continue table {t.n}'s own sequence (the clock's seq "
+                    f"{slip['seq']} is {'not known' if signed is None else signed.get('input')}, not its signature)")
+        return None
 
     def _bind_unseen(self, t: Table, data: dict) -> list:
         """An event or result of a game never bound: this round's when no state says otherwise (a
@@ -701,8 +760,6 @@ class HallState:
         return {
             "hall": self.hall,
             "round": self.round.as_dict(),
-            # the page's fallback rules (a clock's state carries its game's own): the clock core's defaults
-            "rules": default_rules(),
             "lateness_endings": list(results.LATENESS_ENDINGS),  # a result with one of these takes a margin
             "tables": [t.tile() for t in sorted(self.tables.values(), key=lambda t: t.n)],
             "feed": list(self.feed)[:100],

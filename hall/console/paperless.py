@@ -27,7 +27,7 @@ from rackside.hall.wire import commands
 from . import checkin, incidents, requests, results, signedslips
 from .guard import json_object
 from .guard import refused as _bad
-from .resultstore import StoreError
+from .resultstore import CALL, SLIP, StoreError
 
 log = logging.getLogger("rackside.hall.console")
 DIRECTOR = "director"
@@ -86,6 +86,8 @@ class Paperless:
                 self._result_came(data["table"], data["event"]["game"])
             elif kind == "slip":
                 self.on_slip(data["table"], data["slip"])
+            elif kind == "twice":  # hallstate.Table.used_twice: audited once a game; its slips are held
+                self._audit(data["table"], "identity used twice", CONSOLE, data["why"], {"game": data["game"]})
         except StoreError as e:  # the store said what was not kept; the clock's message is in the history
             log.error("console: table %s: %s", data.get("table"), e)
 
@@ -146,7 +148,7 @@ class Paperless:
                 if t is not None and (t.state or {}).get("game") == c.game:
                     # audited once, of the game the clock is on: a stray game's calls (a replay, a
                     # device's invention) are queued, one a table, and never fill the audit
-                    self._audit(n, "call", CONSOLE, c.who, c.as_dict())
+                    self._audit(n, "call", CONSOLE, c.who, c.as_dict(), kind=CALL, game=c.game, device=True)
                 self._keep_calls()
                 self._publish_lists()
         elif name in ("call_ack", "call_resolve"):
@@ -166,9 +168,15 @@ class Paperless:
             log.debug("console: table %d: a slip of game %s, which the table is not on, ignored", n, slip["game"])
             return
         why = signedslips.disagreement(slip, t.seat, t.current_result())
+        if t.twice is not None and t.twice["game"] == slip["game"]:
+            # issue 36: the table's identity was used by two connections in this game; which one signed
+            # this slip is the director's to ask (docs/security.md "The paperless table")
+            self._hold(n, slip, signedslips.twice_why(t.twice["why"], why), agrees=why is None, suspect=True)
+            return
         if why is None and t.final is not None:  # recorded already: the slip is the same result, or refused (5.4.1)
             outcome, why = self.record(n, slip, f"signed at table {n}")
-            self._answer(n, slip, outcome, why)
+            # a refusal says what was recorded, by the clock's sides: the clock shows it, its players may dispute it
+            self._answer(n, slip, outcome, why, self._recorded_as_signed(t, slip) if outcome == "refused" else None)
             return
         if why is None:
             why = self._rules_say(t, slip)
@@ -179,7 +187,8 @@ class Paperless:
             self._hold(n, slip, "the director's setting: a signed slip waits for the scorekeeper's click", agrees=True)
             return
         outcome, why = self.record(n, slip, f"signed at table {n}")
-        if outcome == "recorded" and self.held.take(n, slip["game"]) is not None:  # the game's slip agrees now (a device that sent another)
+        if outcome == "recorded" and not (self.held.get(n, slip["game"]) or {}).get("suspect") \
+                and self.held.take(n, slip["game"]) is not None:  # the game's slip agrees now (a device that sent another)
             self._keep_held()
             self._publish_lists()
         self._answer(n, slip, outcome, why)
@@ -188,7 +197,7 @@ class Paperless:
         """A clock's result after its slip (a resend brings the result after the game's events): a slip
         held for want of it is judged again, and the clock answered again."""
         held = self.held.get(n, game)
-        if held is not None and not held["agrees"]:
+        if held is not None and not held["agrees"] and not held.get("suspect"):
             self.held.take(n, game)
             self._keep_held()
             self.on_slip(n, held["slip"])
@@ -224,35 +233,52 @@ class Paperless:
         log.info("console: table %d's signed slip recorded (%s): %s", n, out["recorded"], out["scores"])
         return "recorded", out["note"] or None
 
-    def _hold(self, n: int, slip: dict, why: str, agrees: bool) -> None:
+    def _hold(self, n: int, slip: dict, why: str, agrees: bool, suspect: bool = False) -> None:
         known = self.held.get(n, slip["game"])
         if known is not None and (known["slip"], known["why"], known["agrees"]) == (slip, why, agrees):
             self._answer(n, slip, "held", why)  # the same slip again (QoS 1, a resend): answered, audited once
             return
-        self.held.hold(n, slip, why, agrees)
+        self.held.hold(n, slip, why, agrees, suspect)
         self._keep_held()
         t = self.console.state.tables.get(n)
-        self._audit(n, "slip held", CONSOLE, why, slip, t)
+        self._audit(n, "slip held", CONSOLE, why, slip, t, kind=SLIP, game=slip["game"], device=True)
         self._answer(n, slip, "held", why)
         self._publish_lists()
 
-    def _answer(self, n: int, slip: dict, outcome: str, why: str | None) -> None:
+    def _recorded_as_signed(self, t, slip: dict) -> list | None:
+        """The recorded result of the table's game, after penalties, by the slip's sides (None: unknown)."""
+        final, names = t.final or {}, list(self.signed_as(t, slip).seat["names"]) if t.seat else None
+        scores = final.get("scores")
+        if not names or not isinstance(scores, list) or len(scores) != 2:
+            return None
+        if list(final.get("names") or []) == names:
+            return list(scores)
+        return list(reversed(scores)) if list(final.get("names") or []) == list(reversed(names)) else None
+
+    def _answer(self, n: int, slip: dict, outcome: str, why: str | None, recorded: list | None = None) -> None:
         fields = {"cmd": "slip_outcome", "game": slip["game"], "outcome": outcome}
         if why:
             fields["why"] = why[:SLIP_WHY]  # the clock keeps what the command's schema allows
+        if recorded is not None:
+            fields["recorded"] = recorded
         self.send(n, fields, CONSOLE)
 
+    def sides_of(self, t) -> dict:
+        """Side -> TSH number at table `t`'s game: its check-ins in the clock's current game, else the
+        sides its recorded result was recorded with (a console restarted keeps no check-in)."""
+        here = self.checkins.tables.get(t.n)
+        if here is not None and here.numbers and here.game == (t.state or {}).get("game"):
+            return dict(here.numbers)
+        return checkin.recorded_sides(t.final)
+
     def in_checkin_order(self, t):
-        """Table `t` with its seat's players in the sides they checked in at (the typed form's
-        result: the clock's sides are the players' own, whichever way round the clock was put)."""
-        sides = self.checkins.sides(t.n)
-        if not t.seat or not sides or self.checkins.tables[t.n].game != (t.state or {}).get("game"):
+        """Table `t` with its seat's players in the sides they sit at (checkin.on_sides: the clock's
+        sides are the players' own, whichever way round the clock was put): what the result form,
+        the record and the public view (publicserve.gather) pair each name with."""
+        if not t.seat:
             return t
-        numbers = list(t.seat["numbers"])
-        side, number = next(iter(sides.items()))
-        if numbers.index(number) + 1 == side:
-            return t
-        return replace(t, seat=signedslips.seat_as_signed(t.seat, list(reversed(numbers))))
+        seat = checkin.on_sides(t.seat, self.sides_of(t))
+        return t if seat is t.seat else replace(t, seat=seat)
 
     # --- sending, keeping, auditing ------------------------------------------------------------------
 
@@ -284,11 +310,14 @@ class Paperless:
     def _keep_held(self) -> None:
         self.console.event.store.put_setting(HELD_KEY, self.held.rows())
 
-    def _audit(self, n: int, action: str, who: str, reason: str, after: dict | None, t=None) -> None:
+    def _audit(self, n: int, action: str, who: str, reason: str, after: dict | None, t=None, kind: str = CALL,
+               game: str | None = None, device: bool = False) -> None:
+        """`device`: a row a device's message made (bounded per table, game and kind: resultstore.note)."""
         t = t or self.console.state.tables.get(n)
         seat = (t.seat if t else None) or {}
         self.console.event.store.note(_now_iso(), who, action, seat.get("division", results.BY_TABLE),
-                                      seat.get("round", self.console.state.round.number), n, reason, after)
+                                      seat.get("round", self.console.state.round.number), n, reason, after,
+                                      kind=kind, game=game, device=device)
 
 
 def _paperless(request: Request) -> Paperless:
@@ -324,7 +353,7 @@ async def call_answer(request: Request) -> Response:
             fields = {"cmd": "call_resolve", "call": call, "reason": c.reason}
     except ValueError as e:  # CallError is one
         return _bad(str(e))
-    p._audit(n, f"call {action}", who, c.reason, c.as_dict())
+    p._audit(n, f"call {action}", who, c.reason, c.as_dict(), kind=CALL, game=c.game)
     p._keep_calls()
     sent = p.send(n, fields, who)
     p._publish_lists()
@@ -377,8 +406,9 @@ async def start_absent(request: Request) -> Response:
 
 @requires(DIRECTOR, status_code=401)
 async def held_slip(request: Request) -> Response:
-    """`{"game": G, "action": "record"}`: the scorekeeper's one click on a held slip that agrees;
-    `{"game": G, "action": "dismiss", "reason"}`: a held slip set aside (recorded by hand instead)."""
+    """`{"game": G, "action": "record"}` (or "accept"): the scorekeeper's one click on a held slip that
+    agrees; `{"game": G, "action": "dismiss", "reason"}` (or "reject"): a held slip set aside (recorded
+    by hand instead, or not the players': a copied card's). Both audited."""
     p = _paperless(request)
     n = request.path_params["n"]
     who = request.user.display_name
@@ -388,6 +418,7 @@ async def held_slip(request: Request) -> Response:
         held = p.held.get(n, game) if isinstance(game, str) else None
         if held is None:
             return _bad(f"table {n} has no held slip of game {str(game)[:24]!r}", 404)
+        action = {"accept": "record", "reject": "dismiss"}.get(action, action)  # the director's words (issue 36)
         if action == "record":
             t = p.console.state.tables.get(n)
             why = signedslips.disagreement(held["slip"], t.seat if t else None, t.current_result() if t else None)
@@ -398,11 +429,12 @@ async def held_slip(request: Request) -> Response:
             outcome, note = p.record(n, held["slip"], who)
             if outcome != "recorded":
                 raise ValueError(note)
+            p._answer(n, held["slip"], outcome, note)  # the clock shows what was recorded for its game
         elif action == "dismiss":
             reason = " ".join(str(body.get("reason") or "").split())
             if not reason:
                 raise ValueError("setting a signed slip aside needs a reason (it is audited)")
-            p._audit(n, "slip set aside", who, reason, held["slip"])
+            p._audit(n, "slip set aside", who, reason, held["slip"], kind=SLIP, game=game)
         else:
             raise ValueError("action must be record or dismiss")
     except (ValueError, results.ResultError) as e:

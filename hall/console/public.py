@@ -13,17 +13,20 @@ dict of documents, file name -> JSON value:
 - `pairings.json`: this round's and the next round's games by table, with the recorded result;
 - `standings.json`: each division's standings, ranked as TSH ranks them (standings.py), after the
   last round with a recorded score;
-- `live.json`: when it was built, and every table TSH seated this round: its players, its clock's times
-  (`remaining_ms` and `sent_at`, which the page ticks itself, at most `stale_s` past sent_at), whose
-  turn it is, and the recorded result.
+- `live.json`: when it was built, and every table TSH seated this round: its players by the side they
+  sit at (checkin.on_sides), its clock's times (`remaining_ms` and `sent_at`, which the page ticks
+  itself, at most `stale_s` past sent_at), whose turn it is, how it ended and who forfeited, whether
+  its clock is offline and a challenge on, and the recorded result: what the director's tile derives
+  its class, times and words from, with the same script (static/tilestate.js, docs/public.md "One
+  truth on every screen").
 
 What is never in them (docs/public.md, "What the public never sees"; tests/test_public.py checks
-every document by key and by value against the director's snapshot): a challenge (its words, its
-per-word results, its station), a command, a device (a table's status, version, health or
-problems; whether it is online; a clock at a table TSH did not seat), a clock's penalty points,
-forfeit or ending before the result is recorded, a result's note, decision, reason or who recorded
-it, a session or a token. A side's time in overtime is shown as the table's own display shows it
-(negative `remaining_ms`: the clock shows it to everyone at the table, 5.3), never its penalty.
+every document by key and by value against the director's snapshot): a challenge's words, per-word
+results, verdict or station, a command, a device (a table's version, health or problems; a clock at
+a table TSH did not seat), a clock's penalty points before the result is recorded, a result's note,
+decision, reason or who recorded it, a session or a token. A side's time in overtime is shown as the
+table's own display shows it (negative `remaining_ms`: the clock shows it to everyone at the table,
+5.3), never its penalty.
 Each document is built from an allow list of fields, never by removing fields from the director's.
 """
 
@@ -41,7 +44,9 @@ POLL_S = 5  # a page asks for what changed this often (a conditional request: 30
 CYCLE_S = 12  # the hall screen shows each division this long
 SCREEN_ROWS = 12  # rows of a hall-screen page: at 3.5 % of the screen's height a letter (public.css), read from across the room
 FILES = ("hall.json", "players.json", "pairings.json", "standings.json", "live.json")
-PAGE_FILES = ("index.html", "public.js", "public.css")  # the page, served and written beside the JSON
+# the page, served and written beside the JSON: clocktext.js and tilestate.js are the director's page's own
+# (a time as m:ss; a table's class, times and words), so the two pages say the same (issue 35)
+PAGE_FILES = ("index.html", "clocktext.js", "tilestate.js", "public.js", "public.css")
 
 
 def stale_s(every_s: float) -> int:
@@ -144,6 +149,14 @@ def _recorded(tile: dict | None) -> list | None:
     return list(final["scores"]) if final and isinstance(final.get("scores"), list) else None
 
 
+def _recorded_for(seat: dict, tile: dict | None) -> list | None:
+    """A recorded result's scores in the seat's order (TSH's, its starter first): the result holds
+    them by side, with the players it was recorded for at each side (checkin.on_sides)."""
+    scores = _recorded(tile)
+    numbers = list(((tile or {}).get("final") or {}).get("numbers") or ())
+    return scores[::-1] if scores and numbers == list(seat["numbers"])[::-1] else scores
+
+
 def pairings(h: Hall, rnd: int) -> dict:
     tiles = {t["table"]: t for t in h.tiles}
     games = []
@@ -151,7 +164,7 @@ def pairings(h: Hall, rnd: int) -> dict:
         tile = tiles.get(n) if rnd == h.round else None
         games.append({"table": n, "label": seat["label"], "division": seat["division"], "board": seat["board"],
                       "players": [{"number": a, "name": b} for a, b in zip(seat["numbers"], seat["names"])],
-                      "result": _recorded(tile) if tile and tile.get("round") == rnd else None})
+                      "result": _recorded_for(seat, tile) if tile and tile.get("round") == rnd else None})
     return {"round": rnd, "games": games, "byes": byes(h, rnd)}
 
 
@@ -170,12 +183,12 @@ def _rules(tiles: list[dict]) -> dict:
 
 
 def _live_state(tile: dict) -> dict | None:
-    """A clock's state as the public sees it: its phase, whose turn, each side's time and when it
-    was sent; in overtime the time below zero, as the table's display shows it. Not its penalty
-    points, forfeit or ending: those are the result's, shown once recorded. The state of the
-    seat's earlier game (the clock plays another round's) is `frozen`: the page does not tick it.
-    Whether the clock is online is the device's, never said: a clock that stopped sending has a
-    sent_at that grows old, and the page stops ticking it stale_s past it."""
+    """A clock's state as the public sees it, what the director's tile derives its class, times and
+    words from (static/tilestate.js, on both pages): its phase, whose turn, how it ended, each side's
+    time, whether it forfeited and when the state was sent; in overtime the time below zero, as the
+    table's display shows it. Not its penalty points (the result's, shown once recorded). The state
+    of the seat's earlier game (the clock plays another round's) is `frozen`: the page does not tick
+    it; nor that of a clock that is offline (the table's `offline`)."""
     st = tile.get("state")
     if not isinstance(st, dict):
         return None
@@ -184,23 +197,49 @@ def _live_state(tile: dict) -> dict | None:
         "phase": st.get("phase"),
         "running": st.get("running"),
         "to_move": st.get("to_move"),
+        "ending": st.get("ending"),
         "sent_at": st.get("sent_at"),
         "frozen": bool(tile.get("earlier")),
-        "players": [{"player": p.get("player"), "remaining_ms": p.get("remaining_ms"), "absent": bool(p.get("absent"))}
+        "players": [{"player": p.get("player"), "remaining_ms": p.get("remaining_ms"), "absent": bool(p.get("absent")),
+                     "forfeit": bool(p.get("forfeit"))}
                     for p in st.get("players") or []],
         "rules": {k: rules[k] for k in LIVE_RULES if k in rules},
     }
 
 
+def _clock_result(tile: dict) -> dict | None:
+    """The clock's result as the tile's class reads it: how the game ended and who forfeited."""
+    r = tile.get("result")
+    if not isinstance(r, dict):
+        return None
+    return {"ending": r.get("ending"), "forfeits": [s for s in r.get("forfeits") or [] if s in (1, 2)]}
+
+
+def _final(tile: dict, h: Hall) -> dict | None:
+    """The recorded result (by side): its scores and who forfeited, nothing else of it."""
+    final = tile.get("final")
+    if not final or tile.get("round") not in (None, h.round) or not isinstance(final.get("scores"), list):
+        return None
+    return {"scores": list(final["scores"]), "forfeits": [s for s in final.get("forfeits") or [] if s in (1, 2)]}
+
+
 def live_tables(h: Hall) -> list[dict]:
     """Every table TSH seated this round, in table order: its seat as the tile has it (hallstate: this
-    round's TSH game at that table), so live.json needs no seating. A table with a clock and no seat
-    is not listed: it would say a device is there (the pairings are TSH's, public already)."""
+    round's TSH game at that table; the names in the sides they sit at, checkin.on_sides), so
+    live.json needs no seating. Each carries what the director's tile shows of it (static/tilestate.js):
+    whether its clock is offline (its times are then as of its last state, "offline since"), a
+    challenge in progress (not its words or station), the clock's result (how it ended, who
+    forfeited) and the recorded one. A table with a clock and no seat is not listed: it would say a
+    device is there (the pairings are TSH's, public already)."""
     out = []
     for t in sorted(h.tiles, key=lambda t: t["table"]):
         if t.get("division") is None:
             continue
+        final = _final(t, h)
         out.append({"table": t["table"], "label": t.get("label") or "", "division": t.get("division"),
                     "names": [str(x) for x in t.get("names") or ["", ""]],
-                    "state": _live_state(t), "result": _recorded(t) if t.get("round") in (None, h.round) else None})
+                    "offline": t.get("status") == "offline", "challenge": bool(t.get("challenge")),
+                    "held": t.get("held"),  # why the clock is held, the director's word (hallstate.held)
+                    "state": _live_state(t), "clock_result": _clock_result(t), "final": final,
+                    "result": final["scores"] if final else None})
     return out

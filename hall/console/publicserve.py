@@ -57,7 +57,7 @@ from .guard import BodyLimit, GuardedH11, SecurityHeaders
 
 log = logging.getLogger("rackside.hall.console")
 STATIC = Path(__file__).parent / "static"
-PAGE_SOURCES = {"index.html": "public.html", "public.js": "public.js", "public.css": "public.css"}
+PAGE_SOURCES = {"index.html": "public.html", **{n: n for n in public.PAGE_FILES if n != "index.html"}}
 MEDIA = {".json": "application/json", ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
          ".css": "text/css; charset=utf-8"}
 MAX_DELAYED = 360  # views waiting out the delay, at most (see the module's docstring)
@@ -108,12 +108,14 @@ def gather(console, delay_s: int, slow: bool, every_s: float = 1) -> dict:
     """What the view is made of, taken on the event loop (the store's and the state's one owner)."""
     ev = console.event
     st = console.state
-    out = {"name": st.hall, "round": st.round.number, "tiles": [t.tile() for t in st.tables.values()],
+    # each tile's names in the sides they sit at (checkin.on_sides), as the director's tile has them
+    sided = console.paperless.in_checkin_order
+    out = {"name": st.hall, "round": st.round.number, "tiles": [sided(t).tile() for t in st.tables.values()],
            "built_at": _now_iso(), "delay_s": delay_s, "every_s": every_s}
     if slow:
         out.update(divisions=list(ev.divisions.values()), rows=console.result_rows.of(ev.store),
                    entry_config=ev.entry_config(), config=ev.config,
-                   options=dict(ev.config.options) if ev.config is not None else dict(ev.js_entry))
+                   options=ev.options())
     return out
 
 

@@ -7,21 +7,27 @@ has no problem that blocks (health.blocks: power failing now, a full or failing 
 and both its players are known. Everything else the director should know is a note, which does
 not make a table not ready (issue 35: "clock not synced" on a laptop's simulators made every table
 not ready): another version than the hall's, and the health problems that do not block (a clock not
-synced or off, an earlier undervoltage, throttling, heat, Wi-Fi). The rules are the clock's own (its last
-state's, from its clock.toml) with the round's game time, which the console's `new_game` sends.
+synced or off, an earlier undervoltage, throttling, heat, Wi-Fi). A table's rules are those of the game on its
+clock (its last state's); the event's ([event], hall.wire.eventrules) are what the console's `new_game`
+sends, with the round's game time, so a clock whose game runs others (`rules_differ`: an older game, or
+its clock.toml's, the fallback of a clock with no hall) is listed under the rules it runs, and its
+next game, started from the console, runs the event's. `rules_groups` says which tables run which.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
+from rackside.hall.wire.eventrules import EventRules
+from rackside.hall.wire.messages import STATE_RULES
+
 from . import health
-from .contract import default_rules
 
 PLAYING = ("running", "late", "neutralised")
 
 
-def view(tables: dict, round_game_time_ms: int, round_number: int, stations: dict | None = None) -> dict:
+def view(tables: dict, round_game_time_ms: int, round_number: int, stations: dict | None = None,
+         event_rules: EventRules | None = None) -> dict:
     """{"round", "tables": [row...], "versions": {version: count}, "hall_version", "not_ready": [n...],
     "stations": [{station, status, version, health, health_problems}...]} (a station starts no game:
     it is listed, never counted as not ready)."""
@@ -29,12 +35,20 @@ def view(tables: dict, round_game_time_ms: int, round_number: int, stations: dic
     used = sorted(seated or tables.values(), key=lambda t: t.n)
     versions = Counter(v for v in (_version(t) for t in used) if v)
     hall_version = versions.most_common(1)[0][0] if versions else None
-    wespa = default_rules()
-    rows = [_row(t, hall_version, round_game_time_ms, wespa) for t in used]
+    ev = event_rules or EventRules()
+    event = {k: getattr(ev.rules, k) for k in STATE_RULES}
+    rows = [_row(t, hall_version, round_game_time_ms, event) for t in used]
+    groups: dict[str, dict] = {}
+    for r in rows:  # which tables run which rules: the event's first
+        key = "event" if not r["rules_differ"] else _label(r["rules"])
+        groups.setdefault(key, {"rules": r["rules"] if key != "event" else {**event, "game_time_ms": round_game_time_ms},
+                                "event": key == "event", "tables": []})["tables"].append(r["table"])
     return {
         "round": round_number,
         "from_pairings": bool(seated),
         "game_time_ms": round_game_time_ms,
+        "event_rules": ev.as_dict(),
+        "rules_groups": sorted(groups.values(), key=lambda g: (not g["event"], g["tables"][0])),
         "versions": dict(versions),
         "hall_version": hall_version,
         "tables": rows,
@@ -49,7 +63,11 @@ def _version(t) -> str | None:
     return t.version or (t.state or {}).get("version")
 
 
-def _row(t, hall_version: str | None, game_time_ms: int, wespa: dict) -> dict:
+def _label(rules: dict) -> str:
+    return ",".join(f"{k}={rules.get(k)}" for k in STATE_RULES)
+
+
+def _row(t, hall_version: str | None, game_time_ms: int, event: dict) -> dict:
     h = t.health or {}
     version = _version(t)
     rules = (t.state or {}).get("rules") or None
@@ -75,9 +93,10 @@ def _row(t, hall_version: str | None, game_time_ms: int, wespa: dict) -> dict:
         "status": t.status,
         "version": version,
         "game_time_ms": game_time_ms,
-        "rules": {**(rules or wespa), "game_time_ms": game_time_ms},
+        # the rules of the game on the clock (a clock not heard: the event's, which its new game gets)
+        "rules": {**event, "game_time_ms": game_time_ms, **(rules or {})},
         "rules_from_clock": rules is not None,
-        "rules_differ": bool(rules) and any(rules.get(k) != v for k, v in wespa.items() if k != "game_time_ms"),
+        "rules_differ": bool(rules) and any(rules.get(k) != v for k, v in event.items() if k != "game_time_ms"),
         "clock_synced": h.get("clock_synced"),
         "clock_offset_ms": h.get("clock_offset_ms"),
         "health": t.health,
@@ -98,15 +117,21 @@ def text(v: dict) -> str:
 
     lines = [f"round {v['round']}: " + (f"{len(v['tables'])} table(s) of the round's pairings" if v["from_pairings"]
                                         else f"no pairings: the {len(v['tables'])} table(s) the console knows"),
-             "versions: " + (", ".join(f"{k} ({n} table(s))" for k, n in sorted(v["versions"].items())) or "none known")]
+             "versions: " + (", ".join(f"{k} ({n} table(s))" for k, n in sorted(v["versions"].items())) or "none known"),
+             "the event's rules: " + _rules_text(v["event_rules"]) + " (a new game from the console starts with them)"]
+    for g in v["rules_groups"]:
+        r = g["rules"]
+        lines.append(f"  {'the event' if g['event'] else 'others'}: table(s) {', '.join(map(str, g['tables']))}: "
+                     f"penalty {r['penalty_per_minute']}/min, forfeit at {ms(r['forfeit_overtime_ms'])} overtime, "
+                     f"lateness margin {r['lateness_forfeit_margin']}")
     for r in v["tables"]:
         h = r["health"] or {}
         rules = r["rules"]
         lines.append(
             f"table {r['table']:>3} {'READY' if r['ready'] else 'NOT READY'}: "
-            f"{r['status'] or 'never heard'}, version {val(r['version'])}, game time {ms(r['game_time_ms'])}, "
+            f"{r['status'] or 'never heard'}, version {val(r['version'])}, game time {ms(rules['game_time_ms'])}, "
             f"penalty {rules['penalty_per_minute']}/min, forfeit at {ms(rules['forfeit_overtime_ms'])} overtime"
-            + (" (not WESPA's)" if r["rules_differ"] else "")
+            + (" (not the event's: its next game from the console runs the event's)" if r["rules_differ"] else "")
             + f"; players: {' v '.join(n or '?' for n in r['names']) if r['division'] else 'no pairing'}")
         lines.append(
             f"          clock synced {val(r['clock_synced'])}, offset {val(r['clock_offset_ms'], ' ms')}; "
@@ -125,6 +150,12 @@ def text(v: dict) -> str:
     lines.append(("ready: every table" if not v["not_ready"] else
                   f"not ready: table(s) {', '.join(map(str, v['not_ready']))}") + notes)
     return "\n".join(lines)
+
+
+def _rules_text(e: dict) -> str:
+    return (f"{e['preset']} preset, game time {e['game_time']}, penalty {e['penalty_per_minute']}/min, forfeit at "
+            f"{e['forfeit_overtime']} overtime, lateness margin {e['lateness_forfeit_margin']}, optional forfeit below "
+            f"{e['optional_forfeit_below']}, courtesy draw after {e['courtesy_draw_after']}, challenges {e['challenge_rule']}")
 
 
 def _wifi(h: dict) -> str:

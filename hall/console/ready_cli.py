@@ -66,6 +66,6 @@ def run(args) -> int:
         client.disconnect()
         client.loop_stop()
     rd = console.state.round
-    view = readiness.view(console.state.tables, rd.game_time_ms, rd.number, console.state.stations)
+    view = readiness.view(console.state.tables, rd.game_time_ms, rd.number, console.state.stations, console.event.rules)
     print(json.dumps(view, indent=1) if args.json else readiness.text(view))
     return 0 if not view["not_ready"] else 1

@@ -27,7 +27,8 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 # update) come from the console's own code, never from a request.
 PAGE_COMMANDS = ("late_start", "arrive", "adjust", "new_game", "identify")
 # What the console fills in itself, never from the body: who (the session), a late start's
-# scheduled start (the round's), a new game's time (the round's, or game_time_ms); the page sets no rules.
+# scheduled start (the round's), a new game's time (the round's, or game_time_ms) and rules (the event's
+# [event], issue 38); the page sets no rules.
 CONSOLE_FILLS = ("id", "cmd", "by", "at", "game_time", "rules")
 SCORE = limits.SCORE_BOUND  # a slip's score and a lateness margin, either way (TSH's limits are results.py's)
 
@@ -77,10 +78,11 @@ def watched_table(body: dict) -> int | None:
     return None if n is None else whole(n, "table", 1, limits.MAX_TABLE)
 
 
-def command(body: dict, round_start: float | None, round_game_time_ms: int, by: str) -> dict:
+def command(body: dict, round_start: float | None, round_game_time_ms: int, by: str, rules: dict | None = None) -> dict:
     """The command as the clock receives it (docs/hall.md, `cmd`), from a page's body: every field
     of its schema (hall.wire.commands.SCHEMAS) the body gives, but those the console fills in
-    (CONSOLE_FILLS), checked by the clock's own parser: one set of limits for the console and the clock."""
+    (CONSOLE_FILLS), checked by the clock's own parser: one set of limits for the console and the clock.
+    `rules`: a new game's, the event's ([event], hall.wire.eventrules.EventRules.command_rules)."""
     name = body.get("cmd")
     if not isinstance(name, str) or name not in PAGE_COMMANDS:
         raise ValueError(f"cmd {str(name)[:40]!r}: allowed are {', '.join(PAGE_COMMANDS)}")
@@ -101,6 +103,8 @@ def command(body: dict, round_start: float | None, round_game_time_ms: int, by: 
         raise ValueError("an adjustment needs a reason (it is logged)")
     elif name == "new_game":
         cmd["game_time"] = game_time_ms(body.get("game_time_ms", round_game_time_ms)) // 1000  # seconds on the wire
+        if rules is not None:  # every game key: the clock's next game runs the event's rules, not its clock.toml's
+            cmd["rules"] = dict(rules)
     try:
         commands.parse(json.dumps({"id": "check", **cmd}).encode())
     except commands.CommandError as e:

@@ -101,9 +101,9 @@ class ClockResult:
 def slip_result(table: int, ending: str | None, forfeit, penalties, rules: dict) -> ClockResult:
     """A game with no clock result, as its result slip has it: how it ended (`SLIP_ENDINGS`), the
     side that forfeited (for a forfeit) and the time penalties written on it (5.3). `rules` are the
-    clock's (contract.default_rules: penalty_per_minute, forfeit_overtime_ms,
-    lateness_forfeit_margin): a penalty is whole minutes of overtime at the penalty a minute, at most
-    the forfeit's (10 minutes: 100 points, 5.3.3). Overtime and times are not known: None."""
+    event's ([event], hall.wire.eventrules; as a state carries them: penalty_per_minute,
+    forfeit_overtime_ms, lateness_forfeit_margin): a penalty is whole minutes of overtime at the
+    penalty a minute, at most the forfeit's (WESPA's 10 minutes: 100 points, 5.3.3). Overtime and times are not known: None."""
     ending = ending or "end"
     if ending not in SLIP_ENDINGS:
         raise ResultError(f"the slip's ending {str(ending)[:30]!r}: allowed are {', '.join(SLIP_ENDINGS)}")
@@ -142,10 +142,12 @@ class Final:
 
 @dataclass(frozen=True)
 class Limits:
-    """TSH's score limits for the event (`config max_score` in config.tsh)."""
+    """TSH's score limits for the event (`config max_score` in config.tsh), and the event's
+    lateness margin (2.3.6(a), [event]: hall.wire.eventrules) for a result that carries none."""
 
     max_score: int = TSH_MAX_SCORE
     min_score: int = TSH_MIN_SCORE
+    lateness_margin: int = LATENESS_MARGIN
 
     def check(self, v: int, what: str = "a score") -> int:
         if not self.min_score <= v <= self.max_score:
@@ -160,7 +162,7 @@ def final_scores(result: ClockResult, slip: tuple | None, margin: int | None = N
     a lateness forfeit needs none. `margin` is the director's margin for a lateness forfeit, at
     least the rules' 75 (2.3.6(a))."""
     if result.lateness_forfeit:
-        base = result.lateness_margin or LATENESS_MARGIN
+        base = result.lateness_margin or limits.lateness_margin
         margin = base if margin is None else _whole(margin, "the margin")
         if margin < base:
             raise ResultError(f"a lateness forfeit is a win by at least {base} points (2.3.6(a)), not {margin}")

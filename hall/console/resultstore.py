@@ -14,6 +14,16 @@ with a reason (5.4.1: a signed result sheet is final and binds the players and t
 players' own correction by agreement, 5.4.1(a), is before it is signed, and reversed scores are
 corrected on petition, 5.4.1(b); the console records who changed it and why). Confirming the same result again changes nothing.
 
+The audit is the director's (issue 36): every row has its table and its kind (AUDIT_KINDS: a
+result, a call, a signed slip, an update, the event's rules changed), readable by either (`audit(table=, kind=)`,
+`/api/audit?table=N&kind=K`). A row a device's message wrote (a call, a slip held: `device` 1) is
+bounded where the device can write it: at most DEVICE_ROWS of a kind for each of a table's games,
+beyond which they are folded into one count row ("and 1,234 more calls", its `folded` the count,
+its time the latest), and a table keeps the device rows of its latest DEVICE_GAMES games only. A
+director's row (a result confirmed or changed, a call answered, a slip set aside, an update sent)
+is never dropped, folded or pushed out of a read: a read returns up to MAX_AUDIT_READ of each, the
+director's and the devices', so no flood of device rows displaces a director's action.
+
 Each clock game the console has seen is bound to the round it was started for (`games`: table,
 the clock's game id, the round and seat it belongs to, and since when, by the clock's time), so a
 result a clock delivers again after a restart goes to its own round's game (hallstate.py).
@@ -56,7 +66,21 @@ CREATE TABLE IF NOT EXISTS audit (
     before TEXT, after TEXT, reason TEXT NOT NULL DEFAULT ''
 );
 """
-MAX_AUDIT_READ = 5000  # audit rows returned at once (the file keeps them all)
+# issue 36: each row's table, kind and game, whether a device's message wrote it, and a count row's count
+# (added to an older file's audit as it opens: AUDIT_COLUMNS)
+AUDIT_COLUMNS = (("tbl", "INTEGER"), ("kind", "TEXT"), ("game", "TEXT"), ("device", "INTEGER NOT NULL DEFAULT 0"),
+                 ("folded", "INTEGER NOT NULL DEFAULT 0"))
+AUDIT_INDEX = "CREATE INDEX IF NOT EXISTS audit_device ON audit (device, tbl, game, kind, folded)"
+RESULT, CALL, SLIP, UPDATE, RULES, DIVISION = "result", "call", "slip", "update", "rules", "division"
+# what `/api/audit?kind=` takes (RULES: the event's [event] changed; DIVISION: a division removed, issue 35)
+AUDIT_KINDS = (RESULT, CALL, SLIP, UPDATE, RULES, DIVISION)
+MAX_AUDIT_READ = 5000  # audit rows returned at once, of the director's and of the devices' each
+DEVICE_ROWS = 20  # a device's rows of one kind for one game of its table; the rest are one count row
+DEVICE_GAMES = 8  # a table's games whose device rows are kept (the latest; a game has a few calls)
+# the audit's device rows are thus at most MAX_TABLE * DEVICE_GAMES * 2 kinds (call, slip) * (DEVICE_ROWS + 1)
+
+
+STORE_REFUSED = 507  # Insufficient Storage: an endpoint's answer when the store refused a write (StoreError)
 
 
 class StoreError(Exception):
@@ -81,6 +105,7 @@ class ResultStore:
             if damage != ["ok"]:
                 raise sqlite3.DatabaseError("damaged: " + " ".join(" ".join(damage).split())[:160])
             self.db.executescript(SCHEMA)
+            _add_audit_columns(self.db)
             if self.path is not None:
                 self.path.chmod(0o600)
         except (sqlite3.Error, OSError) as e:
@@ -161,20 +186,50 @@ class ResultStore:
             body = json.dumps(r.as_dict(), separators=(",", ":"))
             self.db.execute("INSERT OR REPLACE INTO results (division, round, pn_low, pn_high, tbl, body, updated_at) "
                             "VALUES (?, ?, ?, ?, ?, ?, ?)", (*key, r.table, body, r.at))
-            self.db.execute("INSERT INTO audit (at, who, action, division, round, pn_low, pn_high, before, after, reason) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            (r.at, who, what, *key, None if before is None else json.dumps(before.as_dict()), body, reason))
+            self.db.execute("INSERT INTO audit (at, who, action, division, round, pn_low, pn_high, before, after, reason, "
+                            "tbl, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            (r.at, who, what, *key, None if before is None else json.dumps(before.as_dict()), body, reason,
+                             r.table, RESULT))
             return what
 
     def note(self, at: str, who: str, action: str, division: str, round_: int, table: int, reason: str = "",
-             after: dict | None = None) -> None:
+             after: dict | None = None, kind: str = CALL, game: str | None = None, device: bool = False) -> None:
         """An audited step that is not a result (issue 27: a director's call acknowledged or
-        resolved, a signed slip held or refused), keyed by its table (pn_low 0, pn_high the table)."""
-        with self._write(f"the audit of table {table}'s {action}"):
-            self.db.execute("INSERT INTO audit (at, who, action, division, round, pn_low, pn_high, before, after, reason) "
-                            "VALUES (?, ?, ?, ?, ?, 0, ?, NULL, ?, ?)",
-                            (at, who, action, division, round_, table, None if after is None else json.dumps(after),
-                             " ".join(str(reason or "").split())[:MAX_REASON]))
+        resolved, a signed slip held or refused), keyed by its table (pn_low 0, pn_high the table).
+        `device`: written by a device's message (a call, a slip held), so bounded: at most DEVICE_ROWS
+        of `kind` for table `table`'s game `game`, then one count row, and the device rows of the
+        table's latest DEVICE_GAMES games only. A director's step (`device` False) is always kept."""
+        if kind not in AUDIT_KINDS:
+            raise ValueError(f"audit kind {kind!r}: allowed are {', '.join(AUDIT_KINDS)}")
+        reason = " ".join(str(reason or "").split())[:MAX_REASON]
+        after_text = None if after is None else json.dumps(after)
+        with self._write(f"the audit of table {table}'s {action}"), self._tx():
+            if device:
+                mine = (table, game or "", kind)
+                kept = self.db.execute("SELECT COUNT(*) FROM audit WHERE device=1 AND tbl=? AND game=? AND kind=? "
+                                       "AND folded=0", mine).fetchone()[0]
+                if kept >= DEVICE_ROWS:
+                    count = self.db.execute("SELECT id, folded FROM audit WHERE device=1 AND tbl=? AND game=? AND kind=? "
+                                            "AND folded>0", mine).fetchone()
+                    folded = 1 if count is None else count[1] + 1
+                    said = f"and {folded:,} more {kind}{'s' if folded > 1 else ''} of this game (the first {DEVICE_ROWS} are kept)"
+                    if count is not None:
+                        self.db.execute("UPDATE audit SET at=?, folded=?, reason=?, after=? WHERE id=?",
+                                        (at, folded, said, after_text, count[0]))
+                        return
+                    action, reason = f"{kind}s folded", said
+                self.db.execute("INSERT INTO audit (at, who, action, division, round, pn_low, pn_high, before, after, reason, "
+                                "tbl, kind, game, device, folded) VALUES (?, ?, ?, ?, ?, 0, ?, NULL, ?, ?, ?, ?, ?, 1, ?)",
+                                (at, who, action, division, round_, table, after_text, reason, table, kind, game or "",
+                                 1 if kept >= DEVICE_ROWS else 0))
+                if kept == 0:  # a game new to this kind: the table's oldest games' device rows go
+                    self.db.execute("DELETE FROM audit WHERE device=1 AND tbl=? AND game NOT IN (SELECT game FROM audit "
+                                    "WHERE device=1 AND tbl=? GROUP BY game ORDER BY MAX(id) DESC LIMIT ?)",
+                                    (table, table, DEVICE_GAMES))
+                return
+            self.db.execute("INSERT INTO audit (at, who, action, division, round, pn_low, pn_high, before, after, reason, "
+                            "tbl, kind, game) VALUES (?, ?, ?, ?, ?, 0, ?, NULL, ?, ?, ?, ?, ?)",
+                            (at, who, action, division, round_, table, after_text, reason, table, kind, game))
 
     def check(self, r: Recorded, reason: str = "") -> None:
         """What `record` would refuse, said before anything is confirmed: a change to a result
@@ -195,18 +250,32 @@ class ResultStore:
         decodes only what changed (tshlive.Rows: decoding every result is most of a full read)."""
         return [b for (b,) in self.db.execute("SELECT body FROM results ORDER BY division, round, tbl")]
 
-    def audit(self, division: str | None = None, round_: int | None = None) -> list[dict]:
-        where, args = _where(division, round_)
-        q = "SELECT at, who, action, division, round, pn_low, pn_high, before, after, reason FROM audit" + where
-        rows = self.db.execute(q + " ORDER BY id DESC LIMIT ?", (*args, MAX_AUDIT_READ)).fetchall()
-        keys = ("at", "who", "action", "division", "round", "pn_low", "pn_high", "before", "after", "reason")
+    def audit(self, division: str | None = None, round_: int | None = None, table: int | None = None,
+              kind: str | None = None) -> list[dict]:
+        """The audit, newest first, of one division, round, table or kind (AUDIT_KINDS) or all: up to
+        MAX_AUDIT_READ of the director's rows and as many of the devices', so a device's flood never
+        pushes a director's row out."""
+        where, args = _where(division, round_, table, kind)
+        cols = "id, at, who, action, division, round, pn_low, pn_high, before, after, reason, tbl, kind, game, device, folded"
+        rows = []
+        for device in (0, 1):
+            q = f"SELECT {cols} FROM audit" + (where + " AND" if where else " WHERE") + " device=?"
+            rows += self.db.execute(q + " ORDER BY id DESC LIMIT ?", (*args, device, MAX_AUDIT_READ)).fetchall()
+        keys = ("at", "who", "action", "division", "round", "pn_low", "pn_high", "before", "after", "reason", "table",
+                "kind", "game", "device", "folded")
         out = []
-        for row in rows:
-            d = dict(zip(keys, row))
+        for row in sorted(rows, key=lambda r: r[0], reverse=True):
+            d = dict(zip(keys, row[1:]))
             d["before"] = None if d["before"] is None else json.loads(d["before"])
             d["after"] = None if d["after"] is None else json.loads(d["after"])
+            d["device"] = bool(d["device"])
             out.append(d)
         return out
+
+    def audit_rows(self) -> tuple[int, int]:
+        """How many rows the audit keeps: (the director's, the devices')."""
+        d, v = self.db.execute("SELECT COALESCE(SUM(device=0), 0), COALESCE(SUM(device=1), 0) FROM audit").fetchone()
+        return d, v
 
     def _tx(self):
         return _Transaction(self.db)
@@ -268,11 +337,29 @@ def _correction_needs_reason(before: Recorded, r: Recorded) -> ResultError:
                        f"{before.scores[0]}-{before.scores[1]}{signed}: a correction needs a reason (5.4.1){petition}")
 
 
-def _where(division: str | None, round_: int | None) -> tuple[str, list]:
-    """The WHERE clause (with its parameters) picking one division, one round, both or neither."""
+def _where(division: str | None, round_: int | None, table: int | None = None, kind: str | None = None) -> tuple[str, list]:
+    """The WHERE clause (with its parameters) picking one division, round, table, kind, several or none."""
     clauses, args = [], []
-    for column, value in (("division", division), ("round", round_)):
+    for column, value in (("division", division), ("round", round_), ("tbl", table), ("kind", kind)):
         if value is not None:
             clauses.append(f"{column}=?")
             args.append(value)
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
+
+
+def _add_audit_columns(db: sqlite3.Connection) -> None:
+    """An older file's audit gains AUDIT_COLUMNS, its rows their table, kind and game from what they
+    kept (a note's table is its pn_high; a result's is in its body), its calls and held slips marked as
+    a device's (the console wrote them of a clock's message)."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(audit)")}
+    missing = [(name, kind) for name, kind in AUDIT_COLUMNS if name not in have]
+    if missing:
+        with _Transaction(db):
+            for name, kind in missing:
+                db.execute(f"ALTER TABLE audit ADD COLUMN {name} {kind}")
+            db.execute("UPDATE audit SET tbl = CASE WHEN pn_low=0 THEN pn_high ELSE json_extract(after, '$.table') END, "
+                       f"kind = CASE WHEN action IN ('call', 'call ack', 'call resolve') THEN '{CALL}' "
+                       f"WHEN action IN ('slip held', 'slip set aside') THEN '{SLIP}' WHEN action='rules' THEN '{RULES}' ELSE '{RESULT}' END, "
+                       "game = CASE WHEN pn_low=0 THEN json_extract(after, '$.game') END, "
+                       "device = (who='console' AND action IN ('call', 'slip held'))")
+    db.execute(AUDIT_INDEX)

@@ -16,12 +16,15 @@ import os
 import ssl
 import threading
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import uvicorn
 
 from rackside import paths
 from rackside.atomic import write_atomic
+
+from rackside.hall.wire import eventrules
 
 from . import limits, publicserve, tsh, tshlive
 from .app import Console, build_app
@@ -119,6 +122,11 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(state_dir(cfg) / SESSIONS), store=store)
     console.paperless.slips = cfg.slips  # [console] slips (issue 27)
     restore_event(console, cfg)
+    # the event's rules ([event], issue 38): kept in the store, and audited when they changed since the last start
+    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    changed = console.event.set_rules(cfg.event, "console.toml [event]", at, console.state.round.number)
+    log.info("console: the event's rules: %s%s", console.event.rules.summary(),
+             " (new since the last start: audited; games in progress keep theirs)" if changed else "")
     challenges = ChallengeKeep(state_dir(cfg) / CHALLENGES_KEPT)
     for topic, payload in challenges.kept():  # the feed and challenges from before a restart
         console.state.on_message(topic, payload)
@@ -137,6 +145,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
 
     console.send = send
     console.bridge = bridge
+    bridge.rules = eventrules.payload(console.event.rules)  # the event's rules, retained for the stations (issue 38)
     console.fleet = FleetService(cfg.hall, cfg.url, cfg.username, cfg.mqtt_password, cfg.ca_file)
     console.command_log = cmdlog.path
     console.updates = Updates(state_dir(cfg) / "updates")  # the bundle on offer (updates.py)
@@ -154,9 +163,13 @@ def restore_event(console: Console, cfg: ConsoleConfig) -> None:
     console.state.round.division = cfg.division
     console.state.round.number = cfg.round
     saved = console.event.saved_round()  # the round the director last set, kept across a restart
+    # the event's rules ([event], issue 38; make_console keeps and audits them): the round's game time
+    # is theirs when they are new (one the director set on the page for the round stays otherwise)
+    console.event.rules, changed = console.event.rules_at_start(cfg.event)
+    console.state.round.game_time_ms = console.event.rules.rules.game_time_ms
     if saved:
         for key in ("division", "number", "start", "late_after_s", "game_time_ms"):
-            if key in saved:
+            if key in saved and not (changed and key == "game_time_ms"):
                 setattr(console.state.round, key, saved[key])
     try:
         for p in console.event.restore():  # the TSH files imported in the page before a restart

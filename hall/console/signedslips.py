@@ -75,6 +75,12 @@ def disagreement(slip: dict, seat: dict | None, clock_result: dict | None) -> st
     return None
 
 
+def twice_why(twice: str, disagrees: str | None) -> str:
+    """Why a slip of a game in which the table's identity was used twice is held (issue 36)."""
+    return (f"held for the director: {twice}; a copied card could have sent this slip: ask both players what they signed"
+            + (f" (and it does not agree: {disagrees})" if disagrees else ""))
+
+
 def seat_as_signed(seat: dict, numbers: list) -> dict:
     """The seat with its players in the order they signed (side 1, side 2): the slip's sides."""
     if list(numbers) == list(seat["numbers"]):
@@ -88,9 +94,11 @@ class Held:
     def __init__(self) -> None:
         self.slips: OrderedDict[int, dict] = OrderedDict()  # table -> held, the latest held last
 
-    def hold(self, n: int, slip: dict, why: str, agrees: bool) -> dict:
+    def hold(self, n: int, slip: dict, why: str, agrees: bool, suspect: bool = False) -> dict:
+        """`suspect`: held because the table's identity was used twice (issue 36): never recorded but
+        by the director, and not replaced by a later slip that is recorded."""
         self.slips.pop(n, None)  # the table's earlier held slip (another game's, or this one's before)
-        held = self.slips[n] = {"table": n, "slip": slip, "why": why, "agrees": agrees}
+        held = self.slips[n] = {"table": n, "slip": slip, "why": why, "agrees": agrees, "suspect": suspect}
         while len(self.slips) > MAX_HELD:  # only a store from elsewhere: tables are at most MAX_TABLE
             self.slips.popitem(last=False)
         return held

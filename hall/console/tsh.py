@@ -473,12 +473,32 @@ def parse_tourney_js(text: str, source: str = "tourney.js") -> list[Division]:
 
 
 SCORE_ENTRY_KEYS = ("entry", "bye_spread", "realm", "max_score")
+# What changes a rank (standings.py): TSH::Division::Synch's spread (`spread_cap`, `oppless_spread`)
+# and wins (`zero_byes_tie`, `all_byes_tie`), and MakeStandingComparator's order (`sum_before_spread`,
+# `spread_bad`); its other inputs are the players' own (rating, TSH's rnd, number; `left_after`: Thai
+# seating, not supported)
+RANK_KEYS = ("spread_cap", "oppless_spread", "zero_byes_tie", "all_byes_tie", "spread_bad", "sum_before_spread")
+MAX_OPTION_TEXT = 40  # an option's value as text: longer is no value these keys take
 
 
-def tourney_js_entry_options(text: str, source: str = "tourney.js") -> dict:
-    """What TSH's score entry depends on (`entry`, `bye_spread`, `realm`, `max_score`) from the
-    `config` object TSH writes into tourney.js: a hall that imports only tourney.js exports in the
-    event's own entry form (both real events in tests/data/tsh run `entry` 'both')."""
+def _option(v):
+    """A tourney.js `config` value TSH's entry or ranking reads: a number or short text, or (as
+    `spread_cap` by round) a list of at most MAX_ROUNDS whole numbers; None for anything else
+    (`undefined`, a bool, an object)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, str)) and len(str(v)) <= MAX_OPTION_TEXT:
+        return v
+    if isinstance(v, list) and len(v) <= MAX_ROUNDS and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        return list(v)
+    return None
+
+
+def tourney_js_options(text: str, source: str = "tourney.js") -> dict:
+    """The event's options from the `config` object TSH writes into tourney.js, for a hall that
+    imports only tourney.js: what TSH's score entry depends on (SCORE_ENTRY_KEYS: both real events in
+    tests/data/tsh run `entry` 'both') and what its ranking does (RANK_KEYS: a `spread_cap` dropped
+    ranked 104 of 665 players otherwise than TSH, issue 35)."""
     try:
         data = jsliteral.parse(text, source)
     except jsliteral.JsLiteralError:
@@ -486,8 +506,10 @@ def tourney_js_entry_options(text: str, source: str = "tourney.js") -> dict:
     cfg = data.get("config") if isinstance(data, dict) else None
     if not isinstance(cfg, dict):
         return {}
-    return {k: cfg[k] for k in SCORE_ENTRY_KEYS
-            if isinstance(cfg.get(k), (int, str)) and not isinstance(cfg.get(k), bool) and len(str(cfg[k])) <= 40}
+    out = {k: _option(cfg.get(k)) for k in SCORE_ENTRY_KEYS + RANK_KEYS}
+    return {k: v for k, v in out.items() if v is not None}
+
+
 def _js_tables(tables, division: str, source: str, problems: list[str]) -> list[str] | None:
     """A division's entry of tourney.js's `config.tables` (`{"A": ["A1", "A2", ...]}`, TSH's
     board-to-table mapping, as config.tsh's `config tables`): its labels as text, or None."""

@@ -6,10 +6,14 @@ bundle, the chosen clocks are told to fetch it, and each one's outcome comes bac
   request allowed more than MAX_BODY_BYTES, guard.BodyLimit): streamed to the console's state folder,
   its SHA-256 checked as it arrives, then every file in it against its own SHA256SUMS (on a worker
   thread). Only then does it replace the bundle on offer.
-- `POST /api/update/send` ({tables: [n, ...] or "all", between_rounds}): each table's clock gets an
-  `update` command (hall.wire.commands) on its own cmd topic with a token for it alone. A table whose game
-  is in progress is refused, unless `between_rounds`: then its clock installs now and switches when
-  its game has ended (waiting up to limits.BETWEEN_ROUNDS_WAIT_S).
+- `POST /api/update/send` ({tables: [n, ...] or "all", between_rounds, allow_downgrade}): each table's
+  clock gets an `update` command (hall.wire.commands) on its own cmd topic with a token for it alone. A
+  table whose game is in progress is refused, unless `between_rounds`: then its clock installs now and
+  switches when its game has ended (waiting up to limits.BETWEEN_ROUNDS_WAIT_S). A table whose clock
+  runs a newer version than the bundle's (by release numbers, then by the build times of the bundles
+  this console was given, BUILT_FILE) is refused (`downgrade`: true, for the page's confirmation)
+  unless `allow_downgrade` is true, which its command carries to the Pi's root updater (issue 36).
+  Each command sent is audited (kind `update`: the version, and whether a downgrade was allowed).
 - `GET /update/bundle.tar.gz` (header X-Rackside-Update-Token): the bundle, for a valid token only
   (no session: a clock has none; the token came on its cmd topic, which only it and the director
   may read). A token lasts limits.UPDATE_TOKEN_S and serves only the bundle it was made for.
@@ -28,6 +32,7 @@ import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from starlette.authentication import requires
@@ -35,13 +40,21 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from rackside.atomic import write_atomic
 from rackside.hall.wire import commands, update, bundle as wire_bundle
 
 from . import limits
 from .guard import refused as _bad
+from .results import BY_TABLE
+from .resultstore import UPDATE, StoreError
 
 log = logging.getLogger("rackside.hall.console")
 DIRECTOR = "director"
+# When each bundle this console was given was built, by version (bundle.json's `built`): the bundles
+# of one release differ only by their label (0.1.0+g<commit>), so it is by these that the console
+# tells a clock's downgrade within a release, as the Pi's root updater does (hall.wire.update.older).
+BUILT_FILE = "built.json"  # in the updates folder: [[version, built], ...], oldest first
+MAX_BUILT = 100  # versions remembered (the oldest forgotten: its clocks' downgrades are then the Pi's to refuse)
 IN_PROGRESS = ("running", "neutralised", "late")  # a clock's phases while a game is played (rackside.switch's too)
 
 
@@ -51,6 +64,7 @@ class Bundle:
     version: str
     sha256: str
     size: int
+    built: str | None = None  # from its bundle.json (hall.wire.bundle)
 
 
 class Updates:
@@ -62,6 +76,24 @@ class Updates:
         self.bundle: Bundle | None = None
         self.tokens: OrderedDict[str, tuple[int, float, str]] = OrderedDict()  # token -> (table, expiry, sha256)
         self.outcomes: dict[int, dict] = {}  # table -> {version, outcome, ok, why, at}
+        self.built_at: OrderedDict[str, str] = _read_built(folder / BUILT_FILE)  # version -> built (BUILT_FILE)
+
+    def built(self, version: str | None) -> str | None:
+        """When the bundle of `version` was built, if this console was given it."""
+        return None if version is None else self.built_at.get(version)
+
+    def given(self, version: str, built: str | None) -> None:
+        """A bundle uploaded: its build time kept (at most MAX_BUILT versions, in BUILT_FILE)."""
+        if built is None or self.built_at.get(version) == built:
+            return
+        self.built_at.pop(version, None)
+        self.built_at[version] = built
+        while len(self.built_at) > MAX_BUILT:
+            self.built_at.popitem(last=False)
+        try:
+            write_atomic(self.folder / BUILT_FILE, json.dumps(list(self.built_at.items())) + "\n")
+        except OSError as e:  # the bundle is on offer; only a later downgrade's check knows less
+            log.error("console: %s: %s", self.folder / BUILT_FILE, e)
 
     def token_for(self, table: int, now: float) -> str:
         token = secrets.token_urlsafe(32)
@@ -80,6 +112,24 @@ class Updates:
         self.outcomes[table] = {"version": str(got.get("version") or (command or {}).get("version") or "")[:64],
                                 "outcome": str(got.get("outcome") or ("switched" if ack.get("ok") else "failed"))[:20],
                                 "ok": ack.get("ok") is True, "why": str(ack.get("reason") or "")[:update.MAX_WHY_CHARS]}
+
+
+def _read_built(path: Path) -> OrderedDict[str, str]:
+    """BUILT_FILE as written by Updates.given; what is not that (a damaged file) is left out."""
+    try:
+        with open(path, "rb") as f:
+            rows = json.loads(f.read(256 * MAX_BUILT))  # a row is at most ~140 bytes
+    except FileNotFoundError:
+        return OrderedDict()
+    except (OSError, ValueError) as e:
+        log.error("console: %s: %s (the build times of earlier bundles are forgotten)", path, e)
+        return OrderedDict()
+    kept = OrderedDict()
+    for row in rows[-MAX_BUILT:] if isinstance(rows, list) else []:
+        if (isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) and len(x) <= 64 for x in row)
+                and update.VERSION.match(row[0])):
+            kept[row[0]] = row[1]
+    return kept
 
 
 def _updates(request: Request) -> Updates:
@@ -116,14 +166,16 @@ async def upload(request: Request) -> Response:
         if h.hexdigest() != given:
             return _bad(f"the upload's SHA-256 is {h.hexdigest()}, not {given}: not the bundle that was built (copy it again)")
         try:
-            version = await asyncio.to_thread(wire_bundle.check_bundle, partial)
+            inspected = await asyncio.to_thread(wire_bundle.inspect_bundle, partial)
         except update.UpdateError as e:
             return _bad(f"the bundle is refused: {e}")
         final = updates.folder / "bundle.tar.gz"
         os.replace(partial, final)
     finally:
         partial.unlink(missing_ok=True)
-    updates.bundle = Bundle(final, version, given, size)
+    version = inspected.version
+    updates.bundle = Bundle(final, version, given, size, inspected.built)
+    updates.given(version, inspected.built)
     updates.tokens.clear()  # tokens served the bundle they were made for
     log.info("console: %s uploaded bundle %s (%d bytes, SHA-256 %s)", request.user.display_name, version, size, given)
     return JSONResponse({"version": version, "sha256": given, "size": size})
@@ -152,6 +204,9 @@ async def send(request: Request) -> Response:
             or any(not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= limits.MAX_TABLE for n in tables)):
         return _bad(f'tables must be "all" or a list of table numbers from 1 to {limits.MAX_TABLE}')
     between_rounds = body.get("between_rounds") is True
+    allow_downgrade = body.get("allow_downgrade", False)
+    if not isinstance(allow_downgrade, bool):
+        return _bad("allow_downgrade must be true or false (true: the director confirmed installing an older version)")
     url = str(request.base_url).rstrip("/") + update.DOWNLOAD_PATH
     now = time.monotonic()
     sent, refused = [], []
@@ -161,9 +216,16 @@ async def send(request: Request) -> Response:
         if phase in IN_PROGRESS and not between_rounds:
             refused.append({"table": n, "why": f"its game is {phase}: update between rounds"})
             continue
+        running = (t.state or {}).get("version") if t is not None else None
+        downgrade = bool(update.older(updates.bundle.version, updates.bundle.built, running, updates.built(running)))
+        if downgrade and not allow_downgrade:
+            refused.append({"table": n, "downgrade": True,
+                            "why": f"its clock runs {running}, newer than {updates.bundle.version}: a downgrade, sent only "
+                                   "when you confirm it"})
+            continue
         cmd = {"cmd": "update", "version": updates.bundle.version, "sha256": updates.bundle.sha256, "url": url,
                "token": updates.token_for(n, now), "wait_s": limits.BETWEEN_ROUNDS_WAIT_S if between_rounds else 0,
-               "by": request.user.display_name, "id": uuid.uuid4().hex[:12]}
+               "allow_downgrade": allow_downgrade, "by": request.user.display_name, "id": uuid.uuid4().hex[:12]}
         try:
             commands.parse(json.dumps(cmd).encode())  # the clock's own check, before it goes
         except commands.CommandError as e:
@@ -177,9 +239,23 @@ async def send(request: Request) -> Response:
             continue
         updates.outcomes[n] = {"version": updates.bundle.version, "outcome": "sent", "ok": None, "why": ""}
         sent.append({"table": n, "id": cmd["id"]})
+        _audit(console, n, request.user.display_name, cmd, running, downgrade)
     log.info("console: %s sent update %s to tables %s", request.user.display_name, updates.bundle.version,
              [s["table"] for s in sent])
     return JSONResponse({"sent": sent, "refused": refused})
+
+
+def _audit(console, n: int, who: str, cmd: dict, running: str | None, downgrade: bool) -> None:
+    """The director's update of table `n`, in the audit (kind `update`): kept forever."""
+    action = "update (downgrade allowed)" if cmd["allow_downgrade"] else "update"
+    said = f"from {running or 'an unknown version'} to {cmd['version']}" + (", a downgrade" if downgrade else "")
+    after = {"version": cmd["version"], "sha256": cmd["sha256"], "from": running, "allow_downgrade": cmd["allow_downgrade"],
+             "command": cmd["id"]}
+    try:
+        console.event.store.note(datetime.now(timezone.utc).isoformat(timespec="milliseconds"), who, action, BY_TABLE,
+                                 console.state.round.number, n, said, after, kind=UPDATE)
+    except StoreError as e:  # the command went; the log says what the audit could not keep
+        log.error("console: table %d: %s", n, e)
 
 
 async def download(request: Request) -> Response:
@@ -200,7 +276,7 @@ async def overview(request: Request) -> Response:
         state = (t.state if t is not None else None) or {}
         tables.append({"table": n, "version": state.get("version"), "phase": state.get("phase"),
                        "online": t is not None and t.status == "online", "update": outcomes.get(n)})
-    return JSONResponse({"bundle": None if b is None else {"version": b.version, "sha256": b.sha256, "size": b.size},
+    return JSONResponse({"bundle": None if b is None else {"version": b.version, "sha256": b.sha256, "size": b.size, "built": b.built},
                          "max_bytes": limits.MAX_BUNDLE_BYTES, "in_progress": list(IN_PROGRESS), "tables": tables})
 
 

@@ -507,7 +507,8 @@ class _Worker:
             return
         out = self.out
         started = out.updater.start(cmd.id, cmd.version, cmd.sha256, cmd.url, cmd.token, cmd.wait_s,
-                                    lambda ok, outcome, why: out._updated(cmd, ok, outcome, why))
+                                    lambda ok, outcome, why: out._updated(cmd, ok, outcome, why),
+                                    allow_downgrade=cmd.allow_downgrade)
         if not started:
             rows.append(self._ack(cmd.id, False, "another update is running on this clock: send it again when it is over",
                                   None, answered, update={"version": cmd.version, "outcome": "failed"}))
@@ -524,10 +525,11 @@ class _Worker:
             "takeover": lambda: {"player": cmd.player},
             "new_game": lambda: {"game_time_ms": cmd.rules.game_time_ms, "rules": cmd.rules},
             "identify": lambda: {"seconds": cmd.seconds},
-            "slip_outcome": lambda: {"game": cmd.game, "outcome": cmd.outcome, "why": cmd.why},
+            "slip_outcome": lambda: {"game": cmd.game, "outcome": cmd.outcome, "why": cmd.why, "recorded": cmd.recorded},
             # issue 27, the table's (firmware.table): the pairing carries this clock's table number,
             # which the check-in shows before the game
-            "pairing": lambda: {"round": cmd.round, "numbers": list(cmd.numbers), "starter": cmd.starter, "table": out.cfg.table},
+            "pairing": lambda: {"round": cmd.round, "numbers": list(cmd.numbers), "starter": cmd.starter, "table": out.cfg.table,
+                                **({"names": list(cmd.names)} if cmd.names is not None else {})},
             "seat": lambda: {"number": cmd.number, "table": cmd.table},
             "call_ack": lambda: {"call": cmd.call},
             "call_resolve": lambda: {"call": cmd.call, "reason": cmd.reason},

@@ -11,6 +11,13 @@ publishes, through the same on-disk outbox as a clock (hall.device.outbox, QoS 1
 - `.../station/<id>/detail`: the same challenge with the words and per-word results, on a topic
   only the director may read (the ACL), for the director's log view.
 
+It reads one message: the event's rules, retained on `rackside/v1/<hall>/rules` by the console
+(hall.wire.eventrules, issue 38). Their challenge rule (3.10.15) is written into the station's settings
+(judge.settings' station.json, the file `rackside lexicon use` writes too), which the station picks up
+at its idle screen (kiosk.effects.refresh_lexicon): the event's rule, set once at the console, is every
+station's, at each connection and each change; a rule the station's director chooses since stands
+until the hall's rules come again. A message that is not the rules is refused, logged, and changes nothing.
+
 Where it has got to in the log (a byte offset) is kept in the outbox with the messages, in one
 transaction, so a restart neither skips nor repeats a challenge; a damaged line is skipped and
 logged with its line number.
@@ -20,13 +27,15 @@ from __future__ import annotations
 
 import json
 import logging
+import queue
 import sqlite3
 import threading
 from pathlib import Path
 
 from rackside import running_version
 from rackside.hall.device.health import HealthReader, HealthWatch
-from rackside.hall.wire import topics
+from rackside.firmware.rules_table import ConfigError as RulesError
+from rackside.hall.wire import eventrules, topics
 from rackside.hall.net.config import HallConfig
 from rackside.hall.net.link import Link
 from rackside.hall.device.outbox import Outbox
@@ -43,7 +52,7 @@ LOG_KEY = "challenge-log"  # the outbox's progress row: its `seq` holds the byte
 
 class StationPublisher:
     def __init__(self, cfg: HallConfig, log_path: Path, outbox_path: Path, *, poll_s: float = POLL_S,
-                 faults: tuple[str, ...] = ()) -> None:
+                 faults: tuple[str, ...] = (), settings_path: Path | None = None) -> None:
         self.cfg = cfg
         self.log_path = Path(log_path)
         self.outbox_path = Path(outbox_path)
@@ -51,7 +60,15 @@ class StationPublisher:
         sid = cfg.ident
         self.topic = {leaf: topics.station(cfg.hall, sid, leaf) for leaf in topics.STATION_TOPICS}
         self.publisher = OutboxPublisher()  # the same delivery as a clock's (owned by this publisher's thread)
-        self.link = Link(cfg, self.topic["status"], on_ack=self.publisher.on_ack, on_connected=self.publisher.on_connected)
+        # the event's rules (issue 38): paho's thread posts them, this publisher's thread applies them
+        self.settings_path = settings_path  # the station's settings (None: judge.settings' default, as the kiosk's)
+        self.rules_in: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+        self.challenge_rule: str | None = None  # the hall's last one applied
+        self.pending_rule: str | None = None  # the hall's last one, not yet written
+        self.rules_fault = Outage(log, "the hall's challenge rule")
+        self.link = Link(cfg, self.topic["status"], subscribe=(topics.rules(cfg.hall),),
+                         on_message=lambda topic, payload: self.rules_in.put(payload),
+                         on_ack=self.publisher.on_ack, on_connected=self.publisher.on_connected)
         self.fault = Outage(log, f"challenge log {self.log_path}")
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self._run, name="hall-station", daemon=True)
@@ -94,10 +111,42 @@ class StationPublisher:
                 if isinstance(e, sqlite3.Error):
                     self.write_errors += 1
                 self.fault.failed(e)
+            self._take_rules()
             self.publisher.deliver()
             self.stop_event.wait(0.02 if self.publisher.busy else self.poll_s)
         self.publisher.drain()  # a clean stop waits briefly for the last acks: no resend
         outbox.close()
+
+    def _take_rules(self) -> None:
+        """The event's rules that came: the last good one's challenge rule into the station's settings
+        (one that cannot be written yet is tried again at the next turn)."""
+        from rackside.judge.penalties import ChallengeRule
+        from rackside.judge.settings import SettingsError, load_settings, save_settings
+
+        while True:
+            try:
+                payload = self.rules_in.get_nowait()
+            except queue.Empty:
+                break
+            if not payload:  # the retained message cleared: nothing to apply
+                continue
+            try:
+                self.pending_rule = eventrules.parse(payload).challenge_rule
+            except RulesError as e:
+                log.warning("the hall's rules refused: %s", e)
+        rule = self.pending_rule
+        if rule is None:
+            return
+        try:
+            settings = load_settings(self.settings_path)
+            if settings.challenge_rule.value != rule:
+                settings.challenge_rule = ChallengeRule(rule)
+                save_settings(settings, self.settings_path)
+                log.info("the event's challenge rule is now this station's: %s (3.10.15)", rule)
+            self.challenge_rule, self.pending_rule = rule, None
+            self.rules_fault.recovered()
+        except (OSError, SettingsError) as e:
+            self.rules_fault.failed(e)
 
     def _follow(self, outbox: Outbox) -> None:
         """Put every complete new line of the log into the outbox, with the offset, in one go."""

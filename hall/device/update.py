@@ -109,7 +109,7 @@ class Updater:
     thread when it is over (outcome "switched", "not switched" (installed beside, a game still in
     progress) or "failed").
 
-    The clock writes `updates/request.json` ({id, file, sha256, wait_s}) beside the fetched file, and
+    The clock writes `updates/request.json` ({id, file, sha256, wait_s, allow_downgrade}) beside the fetched file, and
     `rackside update --request` installs it and writes `updates/result.json` ({id, status, output}).
     Who runs that: on a Pi, where the clock is an unprivileged service that may not gain privileges
     (NoNewPrivileges=, ProtectSystem=strict) and that the switch itself restarts, the root unit
@@ -128,17 +128,19 @@ class Updater:
         self._busy = threading.Lock()
 
     def start(self, cid: str, version: str, sha256: str, url: str, token: str, wait_s: int,
-              report: Callable[[bool, str, str], None]) -> bool:
-        """False (and nothing started) while an update is running."""
+              report: Callable[[bool, str, str], None], allow_downgrade: bool = False) -> bool:
+        """False (and nothing started) while an update is running. `allow_downgrade`: the director
+        confirmed a version older than the installed one (the request says so to `rackside update`)."""
         if not self._busy.acquire(blocking=False):
             return False
-        threading.Thread(target=self._run, args=(cid, version, sha256, url, token, wait_s, report),
+        threading.Thread(target=self._run, args=(cid, version, sha256, url, token, wait_s, report, allow_downgrade),
                          name="hall-update", daemon=True).start()
         return True
 
-    def _run(self, cid: str, version: str, sha256: str, url: str, token: str, wait_s: int, report) -> None:
+    def _run(self, cid: str, version: str, sha256: str, url: str, token: str, wait_s: int, report,
+             allow_downgrade: bool = False) -> None:
         try:
-            ok, outcome, why = self._update(cid, version, sha256, url, token, wait_s)
+            ok, outcome, why = self._update(cid, version, sha256, url, token, wait_s, allow_downgrade)
         except Exception as e:  # noqa: BLE001 - whatever went wrong is the outcome the director sees
             ok, outcome, why = False, "failed", repr(e)
         finally:
@@ -146,7 +148,8 @@ class Updater:
         log.info("hall update %s to %s: %s (%s)", cid, version, outcome, why)
         report(ok, outcome, why[:MAX_WHY_CHARS])
 
-    def _update(self, cid: str, version: str, sha256: str, url: str, token: str, wait_s: int) -> tuple[bool, str, str]:
+    def _update(self, cid: str, version: str, sha256: str, url: str, token: str, wait_s: int,
+                allow_downgrade: bool = False) -> tuple[bool, str, str]:
         request, result = self.folder / REQUEST, self.folder / RESULT
         done = read_json(result)
         if done is not None and done.get("id") == cid:  # this command was installed before a restart
@@ -163,7 +166,8 @@ class Updater:
                 fetch(url, token, archive, sha256, self.ca_file)
             except UpdateError as e:
                 return False, "failed", str(e)
-            write_json(request, {"id": cid, "file": archive.name, "sha256": sha256, "wait_s": wait_s})
+            write_json(request, {"id": cid, "file": archive.name, "sha256": sha256, "wait_s": wait_s,
+                                 "allow_downgrade": allow_downgrade})
             if not self.by_service:
                 subprocess.run([*self.command, "--request", str(request)], stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -76,7 +76,8 @@ def table_acls(hall: str, n: int) -> list[dict]:
 
 
 def station_acls(hall: str, sid: str) -> list[dict]:
-    return [write(topics.station(hall, sid, leaf)) for leaf in topics.STATION_TOPICS]
+    """Its own topics, and the event's rules (its challenge rule, 3.10.15: issue 38)."""
+    return [write(topics.station(hall, sid, leaf)) for leaf in topics.STATION_TOPICS] + read(topics.rules(hall))
 
 
 def director_acls(hall: str) -> list[dict]:
@@ -104,6 +105,14 @@ def role(name: str, acls: list[dict]) -> dict:
 def device_role(hall: str, user: str) -> dict:
     kind, ident = topics.parse_user(user)
     return role(user, table_acls(hall, int(ident)) if kind == "table" else station_acls(hall, ident))
+
+
+def _current(hall: str, kept: dict) -> dict:
+    """A kept role, with the ACLs its device's role has today (a role that is no device's, as kept)."""
+    try:
+        return device_role(hall, str(kept.get("rolename")))
+    except ValueError:
+        return kept
 
 
 def client(user: str, hashed: str, roles: list[str], *, clientid: str | None = None, text: str = "") -> dict:
@@ -146,7 +155,9 @@ def initial_config(hall: str, director_hash: str, join_hash: str, devices: dict[
     kept_clients = [c for c in keep[0] if c.get("username") not in devices]
     kept_roles = {r for c in kept_clients for r in (x.get("rolename") for x in c.get("roles", []))}
     clients += kept_clients
-    roles += [r for r in keep[1] if r.get("rolename") in kept_roles]
+    # a kept device's role as a device's role is now (a station enrolled before the event's rules
+    # topic reads it too: issue 38), never the ACLs of the code that made it
+    roles += [_current(hall, r) for r in keep[1] if r.get("rolename") in kept_roles]
     return {
         "clients": clients,
         "groups": [],

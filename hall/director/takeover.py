@@ -19,7 +19,7 @@ import json
 import re
 
 from rackside.firmware.clock import Rules
-from rackside.firmware.rules_table import mmss
+from rackside.firmware.rules_table import CLOCK_KEYS, mmss
 from rackside.hall.wire import messages
 from rackside.hall.wire.commands import NOTES
 
@@ -55,9 +55,7 @@ def commands(state_payload: bytes, *, table: int, old_device: str, new_device: s
     new_game: dict = {"cmd": "new_game"}
     if isinstance(rules.get("game_time_ms"), int):
         new_game["game_time"] = mmss(rules["game_time_ms"])
-        extra = {k: rules[k] for k in ("penalty_per_minute", "lateness_forfeit_margin") if isinstance(rules.get(k), int)}
-        if isinstance(rules.get("forfeit_overtime_ms"), int):
-            extra["forfeit_overtime"] = mmss(rules["forfeit_overtime_ms"])
+        extra = _clock_keys(rules)
         if extra:
             new_game["rules"] = extra
     else:
@@ -67,6 +65,17 @@ def commands(state_payload: bytes, *, table: int, old_device: str, new_device: s
     out.append({"cmd": "takeover", "player": to_move})
     return [{**c, "id": f"takeover-{stamp}-{i}"[-64:], "by": by, "reason": reason} for i, c in enumerate(out)]
 
+
+
+def _clock_keys(rules: dict) -> dict:
+    """Every game rule the state carries (messages.STATE_RULES: the event's, issue 38) but the game
+    time, as a new_game's `rules` names them ([clock] keys: a `_ms` duration as "M:SS")."""
+    extra = {}
+    for k in messages.STATE_RULES:
+        key = k[:-3] if k.endswith("_ms") else k
+        if k != "game_time_ms" and isinstance(rules.get(k), int):
+            extra[key] = mmss(rules[k]) if CLOCK_KEYS[key][0] == "duration" else rules[k]
+    return extra
 
 
 def continued_game(reason: object) -> str | None:

@@ -3,20 +3,26 @@
 rackside.bundle writes them, and its one folder names a version an update may carry
 (hall.wire.update), and it holds only regular files and folders inside its one folder (the root
 updater, rackside.update, makes the same check with `inspect_bundle` before it verifies the
-signature). It reads the archive: not a pure core, so it is a module of its own."""
+signature). Its bundle.json, listed in SHA256SUMS, must name the version its folder names, and the
+signature the root updater checks is of that version and SHA256SUMS together (signing.signed_manifest):
+a signed bundle renamed to another version is refused (issue 36). It reads the archive: not a pure
+core, so it is a module of its own."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from rackside.hall.wire.update import SHA256, VERSION, UpdateError
-from rackside.signing import SIGNATURE_FILE  # signs SHA256SUMS, so it is the one file not listed in it
+from rackside.signing import SIGNATURE_FILE, signed_manifest  # signs SHA256SUMS, so it is the one file not listed in it
 
 
 MAX_MEMBERS = 50_000  # a bundle's source and wheels are ~1,500 files; a tar of more is not one
+MANIFEST = "bundle.json"  # what the bundle is (rackside.bundle): its version must be its folder's
+MAX_MANIFEST_BYTES = 64 * 1024  # bundle.json is a dozen lines
 
 
 @dataclass(frozen=True)
@@ -24,6 +30,12 @@ class Inspected:
     version: str
     sums: bytes  # the bundle's SHA256SUMS, every file's digest checked against it
     signature: bytes | None  # its SHA256SUMS.sig, when signed (checked by the root updater: rackside.update)
+    built: str | None = None  # when it was built (bundle.json; ISO 8601 UTC), to tell a downgrade of the same release
+
+    @property
+    def signed(self) -> bytes:
+        """What its signature must be the signature of: its version and its SHA256SUMS."""
+        return signed_manifest(self.version, self.sums)
 
 
 def _refuse_member(member: tarfile.TarInfo) -> str | None:
@@ -56,6 +68,7 @@ def inspect_bundle(archive: Path) -> Inspected:
     digests: dict[str, str] = {}
     sums: bytes | None = None
     signature: bytes | None = None
+    manifest: bytes | None = None
     tops: set[str] = set()
     try:
         with tarfile.open(archive, "r:gz") as tar:
@@ -77,6 +90,8 @@ def inspect_bundle(archive: Path) -> Inspected:
                 h = hashlib.sha256()
                 for chunk in iter(lambda: f.read(1024 * 1024), b""):
                     h.update(chunk)
+                    if rel == MANIFEST and len(manifest or b"") <= MAX_MANIFEST_BYTES:  # more is refused below
+                        manifest = (manifest or b"") + chunk[:MAX_MANIFEST_BYTES + 1]
                 digests[rel] = h.hexdigest()
     except (tarfile.TarError, OSError, EOFError, ValueError) as e:
         raise UpdateError(f"not a bundle: {e}") from None
@@ -97,6 +112,24 @@ def inspect_bundle(archive: Path) -> Inspected:
     version = next(iter(tops))[len("rackside-"):]
     if not VERSION.match(version):
         raise UpdateError(f"version {version[:64]!r}: not a version folder name")
-    return Inspected(version, sums, signature)
+    said = _manifest(manifest)
+    if said.get("version") != version:
+        raise UpdateError(f"its folder says version {version[:64]!r} but its {MANIFEST} says {str(said.get('version'))[:64]!r}: "
+                          "renamed after it was built, refused (a bundle is installed as the version it was built as)")
+    built = said.get("built") if isinstance(said.get("built"), str) else None
+    return Inspected(version, sums, signature, built)
+
+
+def _manifest(data: bytes | None) -> dict:
+    """bundle.json (listed in SHA256SUMS, so as built) as a JSON object, or UpdateError."""
+    if data is None:
+        raise UpdateError(f"not a bundle: no {MANIFEST} (what the bundle is, as `rackside bundle` writes it)")
+    try:
+        said = json.loads(data) if len(data) <= MAX_MANIFEST_BYTES else None
+    except ValueError:
+        said = None
+    if not isinstance(said, dict):
+        raise UpdateError(f"{MANIFEST}: not a JSON object of at most {MAX_MANIFEST_BYTES} bytes")
+    return said
 
 

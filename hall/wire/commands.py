@@ -27,8 +27,9 @@ player's time, as on the old clock.
 runner (hall.device.clock_output says how many at most, and how often).
 
 `slip_outcome` is the console's answer to a signed result slip (issue 27; firmware.slip): "recorded",
-"held" (for the scorekeeper's click) or "refused", with `why`; the clock journals it beside the slip
-and shows it. It names the `game` the slip is of: one for another game is refused.
+"held" (for the scorekeeper's click) or "refused", with `why`, and `recorded`, the result recorded for
+the game instead (by the clock's sides, after penalties: issue 36); the clock journals it beside the slip
+and shows it, and a player's own button on a refused slip calls the director. It names the `game` the slip is of: one for another game is refused.
 `pairing`, `seat`, `call_ack` and `call_resolve` are the table's (issue 27; firmware.table): the
 round's pairing at this table and who starts (2.1(b)(i)), where a player who checked in at the wrong
 table plays, and the director's answer to a call from the table (1.4.3). The clock journals each
@@ -41,8 +42,9 @@ as an input of the game with "source": "hall" (docs/journal.md):
 
 `update` is not a clock input either: the hall output hands it to hall.device.update.Updater, which
 fetches the bundle from `url` with `token`, checks it against `sha256` and installs it, switching
-only between games (waiting up to `wait_s` for the game in progress to end); its ack is the outcome
-(docs/fleet.md, "Updates").
+only between games (waiting up to `wait_s` for the game in progress to end); a version older than
+the one installed only with `"allow_downgrade": true`, the director's confirmation; its ack is the
+outcome (docs/fleet.md, "Updates").
 
 Any command may carry `by` (who sent it, at most 64 characters) and `reason` (why, at most 200):
 the clock journals them beside the input with "source": "hall", so its own journal says who and why.
@@ -67,11 +69,11 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from rackside.firmware.call import CALL_ID, MAX_REASON_CHARS
-from rackside.firmware.checkin import MAX_PLAYER_NUMBER, MAX_ROUND
+from rackside.firmware.checkin import MAX_NAME_CHARS, MAX_PLAYER_NUMBER, MAX_ROUND
 from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules, Takeover
 from rackside.firmware import slip
 from rackside.hall.wire import topics, update
-from rackside.hall.wire.schema import Check, Field, Invalid, ListOf, OneOf, Schema, Text, Time, Whole
+from rackside.hall.wire.schema import Check, Field, Flag, Invalid, ListOf, OneOf, Schema, Text, Time, Whole
 
 MAX_COMMAND_BYTES = 4096
 NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "takeover", "update", "slip_outcome",
@@ -159,7 +161,10 @@ FIELDS: dict[str, dict[str, Field]] = {  # each command's own fields
                "from_seq": Whole(1, MAX_SEQ), "to_seq": Whole(1, MAX_SEQ, null=True)},
     # issue 27, the table (firmware.checkin, firmware.call)
     "pairing": {"round": Whole(1, MAX_ROUND), "numbers": ListOf(NUMBER, least=2, most=2, says="a list of the two player numbers"),
-                "starter": Whole(1, MAX_PLAYER_NUMBER, null=True, default=None)},
+                "starter": Whole(1, MAX_PLAYER_NUMBER, null=True, default=None),
+                # the two players' names as TSH has them, in `numbers`' order: a text display shows them (issue 40)
+                "names": ListOf(Text(MAX_NAME_CHARS, least=0), least=2, most=2, null=True, default=None,
+                                says=f"a list of the two players' names, at most {MAX_NAME_CHARS} characters each")},
     "seat": {"number": NUMBER, "table": Whole(1, topics.MAX_TABLE, null=True, default=None)},
     "call_ack": {"call": CALL},
     "call_resolve": {"call": CALL, "reason": Text(MAX_REASON_CHARS)},
@@ -168,10 +173,16 @@ FIELDS: dict[str, dict[str, Field]] = {  # each command's own fields
                "url": Check(_url, says=f"the console's http(s)://HOST:PORT{update.DOWNLOAD_PATH}, "
                                        f"at most {update.MAX_URL_CHARS} characters"),
                "token": Text(64, pattern=update.TOKEN, says="32 to 64 letters, digits, '-' or '_'", hide=True),
-               "wait_s": Whole(0, update.MAX_WAIT_S, unit="seconds", null=True, default=0)},
+               "wait_s": Whole(0, update.MAX_WAIT_S, unit="seconds", null=True, default=0),
+               # the director confirmed installing a version older than the clock's (issue 36)
+               "allow_downgrade": Flag(default=False)},
     # the console's answer to a signed result slip (firmware.slip: the clock shows it)
     "slip_outcome": {"game": Text(24, pattern=GAME, says='a game as its events name it, e.g. "game-000003"'),
-                     "outcome": OneOf(slip.OUTCOMES), "why": Text(slip.MAX_WHY, null=True)},
+                     "outcome": OneOf(slip.OUTCOMES), "why": Text(slip.MAX_WHY, null=True),
+                     # the result recorded for the game, after penalties, by this clock's sides, when it is
+                     # not the slip signed here (issue 36): the clock shows it, and its players may dispute it
+                     "recorded": ListOf(Whole(-slip.MOST_SHOWN, slip.MOST_SHOWN), least=2, most=2, null=True, default=None,
+                                        says="the two scores recorded, side 1 then side 2")},
 }
 _THEN = {"new_game": _new_game_rules, "resend": _resend_range, "pairing": _pairing}
 # The schema of each command, by name: looked up when a command is checked, so a field added here is
@@ -204,11 +215,14 @@ class Command:
     url: str | None = None
     token: str | None = None
     wait_s: int = 0
+    allow_downgrade: bool = False  # update: the director's confirmation of a downgrade
     outcome: str | None = None  # slip_outcome: the console's answer to the game's signed slip, and why
     why: str | None = None
+    recorded: tuple[int, int] | None = None  # ... and the result recorded instead, by this clock's sides (issue 36)
     round: int | None = None  # pairing: the round, its two numbers and the starter (2.1(b)(i))
     numbers: tuple[int, ...] = ()
     starter: int | None = None
+    names: tuple[str, ...] | None = None  # pairing: the players' names (issue 40)
     number: int | None = None  # seat: the number checked in at the wrong table, and where it plays
     table: int | None = None
     call: str | None = None  # call_ack, call_resolve: the call's id on the clock
@@ -304,6 +318,9 @@ def command(name: str, c: dict, default_rules: Rules | None = None) -> Command:
     kept = {k: v for k, v in c.items() if k in _ATTRIBUTES and k not in ("id", "name")}
     if name == "pairing":
         kept["numbers"] = tuple(c["numbers"])
+        kept["names"] = None if c.get("names") is None else tuple(c["names"])
+    if name == "slip_outcome" and c.get("recorded") is not None:
+        kept["recorded"] = tuple(c["recorded"])
     if name == "late_start":
         kept["players"] = tuple(sorted(c["players"]))
         kept["at_ns"] = None if c["at"] is None else _epoch_ns(c["at"])

@@ -29,8 +29,11 @@ SLIP_WHY_CHARS = 400  # the console's reason for a slip's outcome (a refusal cit
 STATUSES = (health.ONLINE, health.OFFLINE)  # a device's `status`: its will (and an older device) says the bare word
 PHASES = tuple(p.value for p in Phase)
 ENDINGS = tuple(e.value for e in Ending)
-# the rules a state carries for the page (5.3 penalty, 5.3.3 forfeit line, 2.3.6(a) margin, game time)
-STATE_RULES = ("game_time_ms", "penalty_per_minute", "forfeit_overtime_ms", "lateness_forfeit_margin")
+# the rules a state carries, for the page and readiness (5.3 penalty, 5.3.3 forfeit line, 2.3.6(a) margin,
+# game time; 2.3.4's optional forfeit and 3.10.6(a)'s courtesy draw, so every game rule of the event's
+# [event] is seen, issue 38; an older clock sends the first four, the console takes the core's defaults)
+STATE_RULES = ("game_time_ms", "penalty_per_minute", "forfeit_overtime_ms", "lateness_forfeit_margin",
+               "optional_forfeit_below_ms", "courtesy_draw_after_ms")
 NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # a game, a command's id, an input's source
 ID = re.compile(r"^[A-Za-z0-9_.:-]{1,80}$")  # a challenge's id, a lexicon's name
 WORD = re.compile(r"^[A-Za-z0-9_ .-]{1,24}$")
@@ -138,6 +141,7 @@ INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with it
     "key": OneOf(KEYPAD_KEYS, **_OPT),  # a keypad's key: check-in's typing (firmware.checkin), slip_key's (firmware.slip)
     "outcome": Text(16, pattern=LOWER, **_OPT),  # slip_outcome: the console's answer, and why
     "why": Text(SLIP_WHY_CHARS, **_OPT),
+    "recorded": ListOf(Whole(-SCORE_BOUND, SCORE_BOUND), least=2, most=2, says="the two scores recorded", **_OPT),
     "rebooted": Flag(**_OPT),
     "from_checkpoint": Flag(**_OPT),
     # the table's inputs (issue 27, firmware.table): a check-in's TSH player number,

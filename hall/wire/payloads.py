@@ -11,12 +11,11 @@ from typing import Any
 from rackside.firmware.clock import Rules, View
 from rackside.firmware.journal import input_to_dict
 from rackside.firmware.messages import NOTES
-from rackside.hall.wire.messages import SLIP
+from rackside.hall.wire.messages import SLIP, STATE_RULES
 from rackside.hall.wire.schema import Invalid
 
 JOURNAL_NOTES = ("source", *NOTES)  # what a journal line carries beside its input, published with it
 SLIP_NOTE = "slip"  # beside the signature that made a result slip final: the slip's record (firmware.slip_session)
-STATE_RULES = ("game_time_ms", "penalty_per_minute", "forfeit_overtime_ms", "lateness_forfeit_margin")
 
 
 def iso(wall_ns: int) -> str:

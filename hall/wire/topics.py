@@ -9,6 +9,8 @@
     rackside/v1/<hall>/station/<id>/status       retained "online" / "offline"
     rackside/v1/<hall>/station/<id>/challenge    each challenge: table, lexicon checksum, verdict
     rackside/v1/<hall>/station/<id>/detail       per-word results: only the director may read it
+    rackside/v1/<hall>/rules                     retained: the event's rules (hall.wire.eventrules), from the console;
+                                                 every station reads its challenge rule from it
     rackside/v1/<hall>/enrol/<key-id>            a device's hello (its public key), retained; only the director reads it
     rackside/v1/<hall>/enrol/<key-id>/reply      the director's answer: the table or station it is now and its login
                                                  sealed to its key, retained; read by the device that knows <key-id>
@@ -54,6 +56,11 @@ def table(hall: str, n: int | str, leaf: str) -> str:
 def station(hall: str, sid: str, leaf: str) -> str:
     assert leaf in STATION_TOPICS, leaf
     return f"{ROOT}/{hall}/station/{sid}/{leaf}"
+
+
+def rules(hall: str) -> str:
+    """The event's rules, retained (the console publishes them at each connection; issue 38)."""
+    return f"{ROOT}/{hall}/rules"
 
 
 def table_user(n: int) -> str:

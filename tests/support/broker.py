@@ -186,12 +186,13 @@ class Broker:
     # --- clients --------------------------------------------------------------------------------
 
     def client(self, user: str | None, *, password: str | None = None, client_id: str = "", timeout: float = 5.0,
-               connect: bool = True, persistent: bool = False):
+               connect: bool = True, persistent: bool = False, will: tuple[str, bytes] | None = None):
         """A paho client logged in as `user` (None: anonymous), its network loop running (paho
         reconnects it by itself). `persistent`: a session the broker keeps (and persists) while the
         client is away, so it misses nothing across a broker restart (needs a `client_id`).
         A table or station connects with its own client id (provisioning's, `devices[user].client_id`)
-        unless told otherwise (the broker binds each device to it). Raises ConnectionRefusedError with the broker's reason when the login is refused."""
+        unless told otherwise (the broker binds each device to it). `will`: (topic, payload), its Last
+        Will, retained (as hall.net.link sets a device's "offline"). Raises ConnectionRefusedError with the broker's reason when the login is refused."""
         import paho.mqtt.client as mqtt
         from paho.mqtt.packettypes import PacketTypes
         from paho.mqtt.properties import Properties
@@ -201,6 +202,8 @@ class Broker:
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
         if user is not None:
             c.username_pw_set(user, password if password is not None else self.password(user))
+        if will is not None:
+            c.will_set(will[0], will[1], qos=1, retain=True)
         if not connect:
             return c
         done = threading.Event()

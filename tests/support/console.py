@@ -1,9 +1,11 @@
-"""Helpers of the console's tests: an HTTP client that keeps its cookies, the demo hall on a real
+"""Helpers of the console's tests: an HTTP client that keeps its cookies, a request straight through the
+console's ASGI app in-process (`call`, `logged_in`: no HTTP client library is installed), the demo hall on a real
 Mosquitto, the console as its own process (a director's command sent straight to a clock, and its
 ack, are in support.hallclock)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import http.cookiejar
 import json
@@ -43,6 +45,45 @@ class Http:
         status, body, _ = self.call("POST", "/api/login", {"password": password, "name": name}, {"X-CSRF-Token": token})
         assert status == 200, body
         return json.loads(body)["csrf"]
+
+
+async def call(app, method: str, path: str, headers: dict, body: bytes = b"") -> tuple[int, dict, bytes]:
+    path, _, query = path.partition("?")
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
+        "path": path, "raw_path": path.encode(), "query_string": query.encode(), "root_path": "",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8080),
+    }
+    sent = False
+    out: dict = {"status": None, "headers": {}, "body": b""}
+
+    async def receive():
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.sleep(3600)
+
+    async def send(msg):
+        if msg["type"] == "http.response.start":
+            out["status"] = msg["status"]
+            out["headers"] = {k.decode().lower(): v.decode("latin-1") for k, v in msg["headers"]}
+        elif msg["type"] == "http.response.body":
+            out["body"] += msg.get("body", b"")
+
+    await app(scope, receive, send)
+    return out["status"], out["headers"], out["body"]
+
+
+async def logged_in(app, password: str) -> dict:
+    """The director's request headers once logged in: the session's cookie and CSRF token."""
+    _, headers, body = await call(app, "GET", "/api/csrf", {})
+    h = {"cookie": headers["set-cookie"].split(";", 1)[0], "x-csrf-token": json.loads(body)["csrf"],
+         "content-type": "application/json"}
+    _, headers, body = await call(app, "POST", "/api/login", h, json.dumps({"password": password}).encode())
+    h.update(cookie=headers["set-cookie"].split(";", 1)[0], **{"x-csrf-token": json.loads(body)["csrf"]})
+    return h
 
 
 class _FromAddress(urllib.request.HTTPHandler):

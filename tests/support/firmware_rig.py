@@ -86,6 +86,17 @@ class Rig:
         self.advance_ms(20)
         return t
 
+    def type_keys(self, text: str) -> "Rig":
+        """Keypad keys pressed and released 60 ms apart, as the keypad's scanner delivers them."""
+        from rackside.firmware.messages import Key
+
+        for k in text:
+            self.runner.submit(Key(self.now, k, True))
+            self.after_ms(60)
+            self.runner.submit(Key(self.now, k, False))
+            self.after_ms(60)
+        return self.pump()
+
     def pump(self) -> "Rig":
         self.runner.pump()
         return self

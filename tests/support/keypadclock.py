@@ -35,12 +35,19 @@ class KeypadClock:
         self.numbers: list = [None, None]  # checked in at side 1, side 2 (the clock keeps them for the slip)
         self.commands: list[dict] = []  # every command the console sent, in order
         self.lock = threading.Lock()
-        self.client = broker.client(topics.table_user(n))
+        # its Last Will, and "online" again on every reconnect, as hall.net.link (a copied card that takes
+        # its client id over makes the broker close this connection and publish the Will: issue 36)
+        self.client = broker.client(topics.table_user(n), will=(self.topic("status"), b"offline"))
+        self.client.on_connect = self._on_connect
         self.client.on_message = self._on_cmd
         self.client.subscribe(topics.table(self.hall, n, "cmd"), qos=1)
         from support.broker import ping
 
         ping(self.client)  # subscribed before the console may send anything
+
+    def _on_connect(self, client, *args) -> None:  # paho's thread: a reconnect (subscribed again, then "online")
+        client.subscribe(self.topic("cmd"), qos=1)
+        client.publish(self.topic("status"), b"online", qos=1, retain=True)
 
     def topic(self, leaf: str) -> str:
         return topics.table(self.hall, self.n, leaf)

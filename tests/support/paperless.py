@@ -48,6 +48,29 @@ class Hall:
         c = self.clocks[n] = KeypadClock(self.broker, n)
         return c.online()
 
+    def running(self, n: int, numbers: tuple[int, int]) -> KeypadClock:
+        """Table `n`'s clock online, `numbers` checked in at sides 1 and 2, side 1's press: the game
+        runs, as the console's tile shows."""
+        from support.wait import wait
+
+        c = self.clock(n)
+        c.checkin(1, numbers[0])
+        c.checkin(2, numbers[1])
+        c.press(1)
+        c.state()
+        wait(lambda: (self.tile(n)["state"] or {}).get("phase") == "running")
+        return c
+
+    def ended(self, n: int, numbers: tuple[int, int], seconds: float = 300) -> KeypadClock:
+        """`running`, then the game ended `seconds` later, its result on the console's tile: the
+        players may sign."""
+        from support.wait import wait
+
+        c = self.running(n, numbers)
+        c.end(seconds)
+        wait(lambda: self.tile(n)["result"])
+        return c
+
     def snapshot(self) -> dict:
         return json.loads(self.h.call("GET", "/api/snapshot")[1])
 

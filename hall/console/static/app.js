@@ -16,17 +16,10 @@ const tiles = new Map(); // n -> DOM element
 let round = {};
 let skewMs = 0; // console's clock minus this browser's clock
 let openTable = null;
-let serverRules = null; // the clock core's default rules, from the snapshot: a table's own state's rules win
+let serverRules = null; // the event's rules ([event], issue 38), from the snapshot: a table's own state's rules win
 let latenessEndings = []; // a result ending so takes a margin, not a slip (the snapshot's lateness_endings)
-// A held clock's class is the console's word for why it is held (the tile's `held`, hallstate.held:
-// the one place it is decided, the public page's words too): only a station's challenge is "challenge"
-const HELD = ["challenge", "call", "takeover", "neutralised"];
-const ORDER = ["offline", "forfeit", "overtime", ...HELD, "notstarted", "finished", "running", "waiting"];
-const LABEL = {
-  offline: "OFFLINE", forfeit: "FORFEIT", overtime: "OVERTIME", challenge: "CHALLENGE",
-  call: "CALL", takeover: "TAKEOVER", neutralised: "NEUTRALISED",
-  notstarted: "NOT STARTED", finished: "FINISHED", running: "running", waiting: "waiting",
-};
+// ORDER and LABEL, the tile's class (tileClass) and its words (stateWords): tilestate.js, the public page's too;
+// a held clock's class is the tile's `held` (hallstate.held: only a station's challenge is "challenge")
 // The page's own memory bounds: DOM items kept in the open table's history, the challenge feed and
 // the messages at the bottom left, and the longest text a field may show.
 const PAGE_LIMITS = { history: 500, feed: 300, toasts: 6, text: 200 };
@@ -39,18 +32,9 @@ let shownAt = 0; // the console clock's whole second the running times are drawn
 
 // clockText(ms): what a player's display shows, in clocktext.js (loaded first, shared with ready.js)
 
-// A frozen state (an offline clock's last, or an earlier round's game) is shown as it was: a dead
-// clock's times are what a spare takes over (docs/fleet.md), not a count-down nobody runs.
-// A state newer than that second shows its own moment's time (what the clock showed as it sent it).
-function liveRemaining(st, p) {
-  let ms = p.remaining_ms;
-  const ticking = (st.phase === "running" && st.running === p.player) || (st.phase === "late" && p.absent);
-  if (ticking && st.sentAt && !st.frozen) {
-    ms -= Math.max(0, shownAt - st.sentAt);
-    if (st.rules) ms = Math.max(ms, -st.rules.forfeit_overtime_ms); // the clock forfeits there (5.3.3)
-  }
-  return ms;
-}
+// A side's time as of the second the times are drawn (tilestate.js's remainingAt: a frozen state
+// is shown as it was). A state newer than that second shows its own moment's time.
+function liveRemaining(st, p) { return remainingAt(st, p, shownAt); }
 
 function penaltySoFar(ms, rules) { // the game's points per minute or part thereof, whole seconds (5.3)
   if (!rules) return 0;
@@ -115,6 +99,7 @@ function readState(st, problems) {
   if (st.sent_at !== undefined && Number.isNaN(sentAt)) problems.push("state.sent_at is not a time");
   const rules = readRules(st.rules, problems) || serverRules;
   return { phase, running: st.running === 1 || st.running === 2 ? st.running : null, seq: isNum(st.seq) ? st.seq : null,
+    ending: typeof st.ending === "string" ? shown(st.ending) : null,
     players: readPlayers(st.players, "players", problems), sentAt: Number.isNaN(sentAt) ? null : sentAt, rules };
 }
 
@@ -165,7 +150,9 @@ function readTable(t) {
   const typedNames = !division && final && !names.some(Boolean) ? final.names : names;
   const checkin = earlier ? null : checkedIn(t.table, typedNames); // who checked in where (paperless.js)
   const shownNames = checkin ? checkin.names : typedNames;
-  return { n: t.table, status, state, names: shownNames, checkin, call: openCall(t.table), challenge, held, refused, earlier, clockOn,
+  // its identity used by two connections in its game (issue 36: hallstate.used_twice): its slips are held
+  const twice = isObj(t.twice) ? "identity used twice: slips held" : "";
+  return { n: t.table, status, state, names: shownNames, checkin, call: openCall(t.table) || checkinConflict(t.table), twice, challenge, held, refused, earlier, clockOn,
     division, label: textOf(t.label, "label", problems),
     tshTable: textOf(t.tsh_table, "tsh_table", problems),
     result: readResult(t.result, problems), final, problems, cls: "waiting", health: readHealth(t.health_problems) };
@@ -180,20 +167,7 @@ function tableNumber(v) { return Number.isSafeInteger(v) && v > 0 ? v : null; }
 
 // --- classification (exceptions first) ----------------------------------------------------------
 
-function classify(t) {
-  const st = t.state;
-  if (t.status === "offline") return "offline";
-  const players = st ? st.players : [];
-  if (players.some((p) => p.forfeit) || (t.result && t.result.forfeits.length)) return "forfeit";
-  if (st && st.phase !== "ended" && players.some((p) => liveRemaining(st, p) <= -1000)) return "overtime";
-  if (t.held) return t.held; // why it is held: "challenge" only for a station's challenge
-  if (t.final && t.final.forfeits.length && !st) return "forfeit"; // a recorded game the clock has left
-  const notPlaying = !st || st.phase === "setup" || st.phase === "late";
-  if (notPlaying && !t.final && round.start && nowMs() > (round.start + (round.late_after_s || 0)) * 1000) return "notstarted";
-  if ((st && st.phase === "ended") || t.result || t.final) return "finished";
-  if (st && st.phase === "running" && !st.frozen) return "running";
-  return "waiting";
-}
+function classify(t) { return tileClass(t, shownAt, nowMs(), round); } // tilestate.js: the public page's too
 
 // --- tiles --------------------------------------------------------------------------------------
 
@@ -256,7 +230,7 @@ function drawTile(d, t) {
       const full = t.names[side - 1];
       setText(name, seatMark(t, side) + (shortName(full) || `Player ${side}`)); // ✓ checked in, ★ TSH's starter
       if (name.title !== full) name.title = full;
-      const turn = !!st && st.running === side && st.phase === "running" && !t.earlier; // nobody is to move in an earlier game; an offline clock's side to move is the spare's
+      const turn = turnSide(t) === side; // tilestate.js: the public page's too
       if (row.classList.contains("turn") !== turn) row.classList.toggle("turn", turn);
     }
     setText(d.parts.note, bad ? `problem: ${problems[0]}` : noteFor(t, cls));
@@ -278,35 +252,27 @@ function shortName(full) {
   return m ? `${m[1]} ${m[2]}` : full;
 }
 
+// The tile's note: the state's words (tilestate.js's stateWords, the public page's too), then what
+// only the director sees (a call, how a result was recorded, the penalties, the station).
 function noteFor(t, cls) {
   const st = t.state;
+  const words = stateWords(t, cls);
   if (cls === "offline") { // its Last Will: the times are its last state's, which a spare takes over
-    return st && st.sentAt ? `offline since ${new Date(st.sentAt).toTimeString().slice(0, 8)}`
-      : "clock offline (last will): no state from it";
+    return st && st.sentAt ? words : `${words} (last will): no state from it`; // times frozen: the tile's own look says so
   }
   if (t.call) return t.call; // a call for the director (paperless.js): before the rest
+  if (t.twice) return t.twice; // a copied card beside the clock (docs/security.md "The paperless table")
   if (t.final) return finalText(t.final);
   if (t.clockOn && (!st || st.phase !== "ended")) { // this seat's game is not (or no longer) on the clock
     const on = `clock on ${t.clockOn.division ? t.clockOn.division + " " : ""}round ${t.clockOn.round}'s game`;
     return st ? `left unfinished: ${on}` : on;
   }
-  if (cls === "finished" || cls === "forfeit") {
-    const r = t.result;
-    if (!r) return st ? st.phase : "";
-    const pen = r.players.map((p) => p.penalty);
-    if (r.forfeits.length) return `${r.ending || "forfeit"}: side ${r.forfeits.join("+")}`;
-    return pen.some((x) => x) ? `penalties ${pen.join(" / ")}` : "no penalties";
+  if (cls === "finished" && t.result) {
+    const pen = t.result.players.map((p) => p.penalty);
+    return `${words}: ` + (pen.some((x) => x) ? `penalties ${pen.join(" / ")}` : "no penalties");
   }
-  if (cls === "challenge") return t.challenge ? `challenge at ${t.challenge.station || "station"}` : "challenge judged: centre restarts";
-  if (cls === "call") return "the director is called (1.4.3)";
-  if (cls === "takeover") return "a spare's: centre restarts";
-  if (cls === "neutralised") return "centre restarts";
-  if (st && st.phase === "late") {
-    const absent = st.players.filter((p) => p.absent).map((p) => p.player);
-    return absent.length ? `late: waiting for ${absent.join(" and ")}` : "late start";
-  }
-  if (!st) return "no clock yet";
-  return st.phase;
+  if (cls === "challenge" && t.challenge) return `${words} at ${t.challenge.station || "station"}`;
+  return words;
 }
 
 function drawTimes(d, t) {
@@ -609,6 +575,7 @@ function connect() {
     document.body.dataset.ready = "1";
   });
   on(es, "table", (t) => updateTable(t));
+  on(es, "rules", (r) => { serverRules = readRules(r.rules, []) || serverRules; }); // the rules page changed the event's
   // the open table's detail and history (watchTable): for the table the drawer shows, or none
   on(es, "detail", (d) => { if (isObj(d) && shownInDrawer(d.table)) showDetail(d); });
   on(es, "event", ({ table, event }) => { if (shownInDrawer(table)) addHistory(event); });
@@ -662,7 +629,7 @@ function setRound(r) {
 }
 
 // The round's game time in minutes, for a form: the round's (the snapshot always has it), else the
-// clock core's default rules (serverRules), never a copy of WESPA's here; empty before the snapshot.
+// event's rules (serverRules), never a copy of WESPA's here; empty before the snapshot.
 function roundGameMinutes() {
   const ms = round.game_time_ms || (serverRules && serverRules.game_time_ms);
   return ms ? String(ms / 60000) : "";

@@ -184,8 +184,17 @@ document.getElementById("upload").addEventListener("submit", async (e) => {
 
 async function sendUpdate(tables) {
   try {
-    const answer = await post("/api/update/send",
-      { tables, between_rounds: document.getElementById("between-rounds").checked });
+    const betweenRounds = document.getElementById("between-rounds").checked;
+    const answer = await post("/api/update/send", { tables, between_rounds: betweenRounds });
+    // a clock running a newer version is refused until the director confirms the downgrade by name
+    // (issue 36): the confirmation sends allow_downgrade for those tables alone, and it is audited
+    const older = answer.refused.filter((x) => x.downgrade).map((x) => x.table);
+    if (older.length && confirm(`Tables ${older.join(", ")} run a newer version than this bundle. ` +
+                                "Downgrade them to it? (audited)")) {
+      const again = await post("/api/update/send", { tables: older, between_rounds: betweenRounds, allow_downgrade: true });
+      answer.sent.push(...again.sent);
+      answer.refused = answer.refused.filter((x) => !x.downgrade).concat(again.refused);
+    }
     const sent = answer.sent.map((s) => s.table).join(", ") || "none";
     const refused = answer.refused.map((x) => `table ${x.table}: ${x.why}`).join("; ");
     updateResult.textContent = `sent to tables ${sent}${refused ? `; refused: ${refused}` : ""}`;

@@ -62,9 +62,8 @@ function divisionShown(t) { return !round.division || !t.division || t.division 
 // The note of a recorded result: a forfeit says who lost and by how much (TSH records it as one).
 function finalText(f) {
   const mark = (f.no_clock ? " (no clock record)" : "") + (f.signed ? " · signed" : ""); // from the slip alone; signed at the clock
-  if (f.forfeits && f.forfeits.length === 1) return `recorded: forfeit by side ${f.forfeits[0]}, ${Math.abs(f.scores[0])} (not rated)${mark}`;
-  if (f.forfeits && f.forfeits.length === 2) return `recorded: both forfeited, ${f.scores[0]} / ${f.scores[1]}${mark}`;
-  return `recorded ${f.scores[0]}–${f.scores[1]}` + (f.decision ? " (director)" : "") + mark;
+  // recordedText (tilestate.js): what the public page says too
+  return recordedText(f) + (f.decision && !(f.forfeits && f.forfeits.length) ? " (director)" : "") + mark;
 }
 
 // "B · 12": the division and TSH's table for the board (its `tables`); a TSH table that starts with

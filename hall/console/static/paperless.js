@@ -5,7 +5,7 @@
 // table, the signed slips held, and the one confirmation at the scheduled start that starts the
 // absent sides at every table whose clock has a keypad and whose players have not all checked in
 // (2.3.2(a), 2.3.3(a)); at a clock without one nobody checks in.
-// Loaded before app.js, which calls paperlessSnapshot, paperlessEvents, checkedIn and seatMark.
+// Loaded before app.js, which calls paperlessSnapshot, paperlessEvents, checkedIn, checkinConflict and seatMark.
 // Every list is the server's, bounded there (checkin.MAX_WRONG, incidents.MAX_CALLS, signedslips.MAX_HELD).
 "use strict";
 
@@ -59,19 +59,23 @@ function checkedIn(n, names) {
   const c = checkins.get(n);
   const sides = c && isObj(c.sides) ? c.sides : {};
   const marks = ["", ""];
-  const out = names.slice();
   for (const side of [1, 2]) {
     const s = sides[String(side)];
-    if (!isObj(s)) continue;
-    const name = textOf(s.name, "checkin.name", []);
-    marks[side - 1] = (s.starter === true ? "★" : "✓");
-    if (name && out[side - 1] !== name) { // the other side is then the other player
-      const other = out.find((x) => x && x !== name);
-      out[side - 1] = name;
-      if (other !== undefined && !isObj(sides[String(3 - side)])) out[2 - side] = other;
-    }
+    if (isObj(s)) marks[side - 1] = (s.starter === true ? "★" : "✓");
   }
+  // the seat's names by side, as the console maps them (checkin.on_sides): the page maps nothing itself
+  const out = c && Array.isArray(c.names) && c.names.length === 2 ? c.names.map((x) => textOf(x, "checkin.names", [])) : names.slice();
   return { names: out, marks };
+}
+
+// A check-in the clock refused because the other side holds that number (issue 40): the tile's note,
+// "" for none. A player typed their opponent's number; the director sees which side and whose number.
+function checkinConflict(n) {
+  const c = checkins.get(n);
+  const x = c && isObj(c.conflict) ? c.conflict : null;
+  if (!x) return "";
+  const name = textOf(x.name, "checkin.conflict.name", []);
+  return `CHECK-IN side ${shown(x.side)}: #${shown(x.number)}${name ? " " + name : ""} is checked in on side ${shown(x.held_by)}`;
 }
 
 function seatMark(t, side) { return t.checkin && t.checkin.marks[side - 1] ? t.checkin.marks[side - 1] + " " : ""; }

@@ -70,11 +70,7 @@ function where(g) {
   if (g.bye) return "a bye";
   return `table ${g.table}${g.label && g.label !== String(g.table) ? ` (${g.label})` : ""}`;
 }
-function clockText(ms) { // as the clock shows it: remaining rounded up, overtime whole seconds
-  let s, sign = "";
-  if (ms > 0) { s = Math.ceil(ms / 1000); } else { s = Math.floor(-ms / 1000); if (s) sign = "-"; }
-  return `${sign}${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
-}
+// clockText(ms): clocktext.js, the director's pages' own (loaded first, written beside this file)
 // The time the view is of: now, less the delay the hall is shown with.
 function viewNow() { return Date.now() - ((hall && hall.delay_s) || 0) * 1000; }
 
@@ -167,22 +163,41 @@ function drawStandings() {
 
 // --- live tables: the times tick here, from remaining_ms and sent_at ------------------------------
 
-function remaining(st, p, rules) {
-  let ms = p.remaining_ms;
-  const ticking = (st.phase === "running" && st.running === p.player) || (st.phase === "late" && p.absent);
-  const sent = Date.parse(st.sent_at);
-  if (ticking && !st.frozen && !Number.isNaN(sent)) {
-    // at most stale_s past sent_at: a clock sends its state every few seconds while it runs, so an
-    // older state is one that stopped coming, and its time is held (hall.json's page.stale_s)
-    const stale = ((hall && hall.page.stale_s) || 0) * 1000;
-    ms -= Math.min(Math.max(0, viewNow() - sent), stale);
-    if (rules && typeof rules.forfeit_overtime_ms === "number") ms = Math.max(ms, -rules.forfeit_overtime_ms);
+// A live table as the director's tile models it (tilestate.js derives its class, times and words
+// from this, on both pages): live.json's fields, checked. A state ticks at most stale_s past its
+// sent_at (a clock sends its state every few seconds while it runs, so an older state is one that
+// stopped coming, and its time is held: hall.json's page.stale_s); an offline clock's is frozen.
+function sides(list) { return Array.isArray(list) ? list.filter((x) => x === 1 || x === 2) : []; }
+
+function modelOf(t, live) {
+  const raw = t.state;
+  let state = null;
+  if (raw && typeof raw === "object") {
+    const sent = Date.parse(raw.sent_at);
+    const rules = raw.rules && Object.keys(raw.rules).length ? raw.rules : live.rules;
+    state = {
+      phase: String(raw.phase || ""), running: raw.running === 1 || raw.running === 2 ? raw.running : null,
+      ending: typeof raw.ending === "string" ? raw.ending : null,
+      players: (Array.isArray(raw.players) ? raw.players : []).filter((p) => p && (p.player === 1 || p.player === 2) && typeof p.remaining_ms === "number")
+        .map((p) => ({ player: p.player, remaining_ms: p.remaining_ms, forfeit: p.forfeit === true, absent: p.absent === true })),
+      sentAt: Number.isNaN(sent) ? null : sent,
+      rules: rules && typeof rules.forfeit_overtime_ms === "number" ? rules : null,
+      frozen: raw.frozen === true || t.offline === true,
+      until: Number.isNaN(sent) ? null : sent + ((hall && hall.page.stale_s) || 0) * 1000,
+    };
   }
-  return ms;
+  const r = t.clock_result, f = t.final;
+  return {
+    status: t.offline === true ? "offline" : "online", state, earlier: Boolean(raw && raw.frozen === true),
+    names: [0, 1].map((i) => String((t.names || [])[i] || "")),
+    result: r && typeof r === "object" ? { ending: typeof r.ending === "string" ? r.ending : null, forfeits: sides(r.forfeits) } : null,
+    final: f && Array.isArray(f.scores) && f.scores.length === 2 ? { scores: f.scores, forfeits: sides(f.forfeits) } : null,
+    challenge: t.challenge === true ? { station: "" } : null,
+    held: typeof t.held === "string" ? t.held : null, // the director's word for a held clock (tilestate.js checks it)
+  };
 }
 
-function turnOf(st) { return st.phase === "running" ? st.running : st.to_move; }
-function ticking(t) { const st = t.state; return Boolean(st && !st.frozen && (st.phase === "running" || st.phase === "late")); }
+function ticking(c) { const st = c.m.state; return Boolean(st && !st.frozen && (st.phase === "running" || st.phase === "late")); }
 
 // Each table's card is kept (table -> {card, sig, t, ...}); a new live.json redraws only the cards
 // whose table changed, at the next frame, and the running times tick once a second, each text
@@ -210,14 +225,20 @@ function makeCard(t) {
     return { el: s, who, time };
   });
   const result = el("div", "result muted", "");
-  card.append(title, times, result);
-  return { card, title, sides, result, sig: null, t };
+  // the state's label and words, as the director's tile says them (its note goes on with the director's own)
+  const words = el("div", "words");
+  const label = el("span", "label", "");
+  const note = el("span", "note", "");
+  words.append(label, " ", note);
+  card.append(title, words, times, result);
+  return { card, title, sides, result, label, note, sig: null, t };
 }
 
-function fillCard(c, t) {
+function fillCard(c, t, live) {
   c.t = t;
+  c.m = modelOf(t, live);
   setText(c.title, `Table ${t.table}${t.label && t.label !== String(t.table) ? ` (${t.label})` : ""}`);
-  c.sides.forEach((s, i) => setText(s.who, t.names[i] || `side ${i + 1}`));
+  c.sides.forEach((s, i) => setText(s.who, c.m.names[i] || `side ${i + 1}`));
   setText(c.result, t.result ? `result ${t.result.join("-")}` : "");
   // the state the card shows (a probe of bench/public_viewers.py watches it change)
   c.card.dataset.sent = `${(t.state && t.state.sent_at) || ""}${t.result ? " " + t.result.join("-") : ""}`;
@@ -235,7 +256,7 @@ function drawLiveNow() {
     const sig = JSON.stringify(t);
     let c = cards.get(key);
     if (!c) { c = makeCard(t); cards.set(key, c); }
-    if (c.sig !== sig) { fillCard(c, t); c.sig = sig; tickCard(c, live); }
+    if (c.sig !== sig) { fillCard(c, t, live); c.sig = sig; tickCard(c); }
     const want = prev ? prev.nextSibling : box.firstChild; // table order, moving nothing already in place
     if (c.card !== want) box.insertBefore(c.card, want);
     prev = c.card;
@@ -243,15 +264,21 @@ function drawLiveNow() {
   for (const [key, c] of cards) if (!seen.has(key)) { c.card.remove(); cards.delete(key); }
 }
 
-function tickCard(c, live) {
-  const st = c.t.state;
-  const rules = (st && Object.keys(st.rules || {}).length ? st.rules : live.rules);
+function tickCard(c) {
+  const m = c.m, st = m.state;
+  const at = viewNow();
+  const cls = tileClass(m, at, at, null); // tilestate.js: the director's tile's class
+  c.card.dataset.cls = cls;
+  const words = stateWords(m, cls);
+  c.card.dataset.words = words;
+  setText(c.label, LABEL[cls]);
+  setText(c.note, words === LABEL[cls].toLowerCase() ? "" : words); // "running", said once
   for (const s of c.sides) {
     const side = Number(s.el.dataset.side);
     const p = st && st.players.find((x) => x.player === side);
-    const ms = p ? remaining(st, p, rules) : null;
+    const ms = p ? remainingAt(st, p, at) : null;
     setText(s.time, ms === null ? "" : clockText(ms));
-    s.el.classList.toggle("turn", Boolean(st && !st.frozen && turnOf(st) === side && st.phase !== "ended"));
+    s.el.classList.toggle("turn", turnSide(m) === side); // tilestate.js: the director's tile's too
     s.el.classList.toggle("over", ms !== null && ms < 0);
   }
 }
@@ -259,8 +286,7 @@ function tickCard(c, live) {
 // Once a second: the running times only (a still table's card was drawn with its data).
 function tick() {
   if ($("live").hidden) return;
-  const live = data["live.json"] || {};
-  for (const c of cards.values()) if (ticking(c.t)) tickCard(c, live);
+  for (const c of cards.values()) if (ticking(c)) tickCard(c);
 }
 
 // --- the hall screen: each division's standings, then the pairings, a page at a time ---------------

@@ -23,8 +23,9 @@ function row(r, hallVersion) {
     cell(r.status || "never heard", r.online ? "" : "bad"),
     cell(known(r.version) + (r.version && hallVersion && r.version !== hallVersion ? " (differs)" : ""),
       r.version && hallVersion && r.version !== hallVersion ? "bad" : ""),
-    cell(`${clockText(r.game_time_ms)}, ${r.rules.penalty_per_minute}/min, forfeit at ${clockText(r.rules.forfeit_overtime_ms)}` +
-      (r.rules_differ ? " (not WESPA's)" : "") + (r.rules_from_clock ? "" : " (defaults: no state yet)")),
+    cell(`${clockText(r.rules.game_time_ms)}, ${r.rules.penalty_per_minute}/min, forfeit at ${clockText(r.rules.forfeit_overtime_ms)}` +
+      (r.rules_differ ? " (not the event's: its next game from the console runs the event's)" : "") +
+      (r.rules_from_clock ? "" : " (the event's: no state yet)"), r.rules_differ ? "bad" : ""),
     cell(r.clock_synced === null || r.clock_synced === undefined ? "unknown" :
       r.clock_synced ? `synced${r.clock_offset_ms !== null ? `, offset ${r.clock_offset_ms} ms` : ""}` : "not synced",
       r.clock_synced === false ? "bad" : ""),
@@ -74,6 +75,13 @@ async function refresh() {
     const versions = Object.entries(v.versions);
     $("versions").textContent = versions.length <= 1 ? `Version: ${versions.length ? versions[0][0] : "none known"} on every table heard`
       : "Versions differ: " + versions.map(([k, n]) => `${k} on ${n} table(s)`).join(", ");
+    const e = v.event_rules; // the event's rules ([event]) and which tables' games run which (readiness.py)
+    $("rules").textContent = `The event's rules (${e.preset}): ${e.game_time} a player, ${e.penalty_per_minute} points ` +
+      `a minute of overtime, forfeit at ${e.forfeit_overtime} overtime, lateness margin ${e.lateness_forfeit_margin}, ` +
+      `challenges ${e.challenge_rule}; a new game from the console starts with them. ` +
+      v.rules_groups.map((g) => (g.event ? "Games on the event's rules" :
+        `Games on other rules (${g.rules.penalty_per_minute}/min, forfeit at ${clockText(g.rules.forfeit_overtime_ms)} overtime)`) +
+        `: table(s) ${g.tables.join(", ")}.`).join(" ");
     $("summary").textContent = `round ${v.round}: ` + (v.not_ready.length ? `${v.not_ready.length} of ${v.tables.length} table(s) not ready`
       : `all ${v.tables.length} table(s) ready`) + (v.with_notes.length ? `; ${v.with_notes.length} with notes that do not block a start` : "");
     document.querySelector("#stations tbody").replaceChildren(...(v.stations || []).map((s) => {

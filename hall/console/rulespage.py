@@ -1,0 +1,126 @@
+"""The event's rules on the director's page (issue 38): `/rules` (static/rules.html, rules.js).
+
+`GET /api/event-rules` gives the rules the console runs (hall.wire.eventrules.EventRules.as_dict),
+what the page draws them with (eventrules.form: each key's label, clause and range, from the clock's
+own rules table, and the presets), console.toml's [event] as last read, and whether the event's play
+has begun (event.Event.started). `POST /api/event-rules` `{"rules": {key: value, ...}, "confirm":
+true, "reason": "..."}` changes some of them: checked whole as [event] is (eventrules.edit: one line
+naming `event.<key>` and what is allowed), then audited, kept in the store (a restart runs them while
+console.toml's [event] is unchanged, event.Event.rules_at_start), retained again on the rules topic
+for the stations, and from then on in each new game the console sends. Before the event's first game
+begins the change needs nothing more; after, `confirm: true` and a reason (409 without). A game in
+progress is never changed: a clock takes rules only with its next new game (firmware.requests).
+A new game time is the round's too (the round's game time is what a new game from the console runs).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+
+from starlette.authentication import requires
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from rackside.firmware.rules_table import ConfigError
+from rackside.hall.wire import eventrules
+
+from .event import CONFIG_RULES_KEY
+from .guard import json_object
+from .guard import refused as _bad
+from .resultstore import STORE_REFUSED, StoreError
+from .results import MAX_REASON
+
+log = logging.getLogger("rackside.hall.console")
+DIRECTOR = "director"
+BODY_KEYS = ("rules", "confirm", "reason")
+STARTED = ("the event's first game has begun: a change of its rules needs \"confirm\": true and a reason (both "
+           "audited); games in progress keep theirs, each clock takes the new rules with its next new game")
+
+
+def _console(request: Request):
+    return request.app.state.console
+
+
+def started(console) -> bool:
+    """Whether the event's play has begun (event.Event.started): a clock's game of a round (bound
+    to one) past its first press, besides what the store says."""
+    begun = any(t.playing() is not None and t.state.get("phase") != "setup" for t in console.state.tables.values())
+    return console.event.started(console.state.round.number, begun)
+
+
+def view(console) -> dict:
+    """What the rules page draws: the rules, their form (ranges and choices), console.toml's."""
+    return {"rules": console.event.rules.as_dict(), **eventrules.form(), "started": started(console),
+            "config": console.event.store.setting(CONFIG_RULES_KEY), "max_reason": MAX_REASON}
+
+
+def checked(body: dict, current: eventrules.EventRules, begun: bool) -> tuple[eventrules.EventRules, str]:
+    """The body's new rules and reason, or ValueError (one line naming the key), or PermissionError
+    (the event has begun and the change is not confirmed with a reason)."""
+    unknown = sorted(set(body) - set(BODY_KEYS))
+    if unknown:
+        raise ValueError(f"unknown key {unknown[0][:40]!r}: allowed keys are {', '.join(BODY_KEYS)}")
+    if not isinstance(body.get("rules"), dict):
+        raise ValueError(f"rules must be an object of [event]'s keys: {', '.join(eventrules.KEYS)}")
+    rules = eventrules.edit(current, body["rules"])  # ConfigError (a ValueError) naming event.<key>
+    reason = body.get("reason", "")
+    if not isinstance(reason, str) or len(reason) > MAX_REASON:
+        raise ValueError(f"reason must be text of at most {MAX_REASON} characters")
+    reason = " ".join(reason.split())
+    confirm = body.get("confirm", False)
+    if not isinstance(confirm, bool):
+        raise ValueError("confirm must be true or false")
+    if begun and rules != current and not (confirm and reason):
+        raise PermissionError(STARTED)
+    return rules, reason
+
+
+async def page(request: Request) -> Response:
+    """/rules: the page itself is a static file the console serves to a logged-in director (as /devices)."""
+    return RedirectResponse("/static/rules.html" if request.user.is_authenticated else "/login", status_code=303)
+
+
+@requires(DIRECTOR, status_code=401)
+async def get_rules(request: Request) -> Response:
+    return JSONResponse(view(_console(request)))
+
+
+@requires(DIRECTOR, status_code=401)
+async def set_rules(request: Request) -> Response:
+    console = _console(request)
+    event, rd = console.event, console.state.round
+    try:
+        rules, reason = checked(await json_object(request), event.rules, started(console))
+    except (ValueError, ConfigError) as e:
+        return _bad(str(e))
+    except PermissionError as e:
+        return _bad(str(e), 409)
+    if rules == event.rules:
+        return JSONResponse({**view(console), "changed": False})
+    who = request.user.display_name
+    round_before = rd.as_dict()
+    try:
+        if rules.rules.game_time_ms != event.rules.rules.game_time_ms:  # a new game from the console runs the round's
+            rd.game_time_ms = rules.rules.game_time_ms
+            event.save_round(rd.as_dict())
+        event.change_rules(rules, who, datetime.now(timezone.utc).isoformat(timespec="seconds"), rd.number, reason)
+    except StoreError as e:  # not kept: the rules and the round as they were
+        log.error("console: %s", e)
+        for key, value in round_before.items():
+            setattr(rd, key, value)
+        return _bad(f"{e} The event's rules are unchanged.", STORE_REFUSED)
+    if console.bridge is not None:
+        console.bridge.publish_rules(eventrules.payload(rules))  # the stations' challenge rule (3.10.15)
+    console.hub.publish("round", rd.as_dict())
+    console.hub.publish("rules", {"rules": event.state_rules(), "event_rules": rules.as_dict()})
+    log.info("console: %s changed the event's rules: %s%s", who, rules.summary(), f" ({reason})" if reason else "")
+    return JSONResponse({**view(console), "changed": True})
+
+
+ROUTES = [
+    Route("/rules", page),
+    Route("/api/event-rules", get_rules),
+    Route("/api/event-rules", set_rules, methods=["POST"]),
+]
