@@ -193,7 +193,9 @@ class Clock:
             try:  # every output, built by name in one place (firmware.outputs.assemble)
                 self.outputs, journal, self.hall = assemble(self.config.outputs, context, buzzer=fw.buzzer)
             except OutputConfigError as exc:
-                raise ConfigError(f"{self.config.path}: {exc}") from None
+                # a value from the command line (--hall) is the command's, not the config file's (issue 35)
+                key = str(exc).split(" = ", 1)[0]
+                raise ConfigError(str(exc) if " --" in key or key.startswith("--") else f"{self.config.path}: {exc}") from None
             self.runner = Runner(
                 rules=self.config.rules,
                 store=journal,

@@ -29,7 +29,7 @@ from rackside.tomlfile import TomlFileError
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CONFIG = Path(__file__).with_name("clock.toml")
+DEFAULT_CONFIG = Path(__file__).resolve().with_name("clock.toml")  # resolved: a message names the checkout's file, not .venv/rackside-import's link
 # The game time the director set in the menu (LEn), kept for the following games (issue 10). A
 # state file in the clock's state directory, not a rewrite of clock.toml: the config may be
 # read-only to the service (/etc/rackside, owned by root) or the defaults shipped in the package,

@@ -44,7 +44,7 @@ from rackside.firmware.messages import BUTTONS
 from rackside.hardware.bcm import PinMapError, check_bcm
 from rackside.hardware.drivers import check_display_spec, driver_of
 
-DEFAULT_PATH = Path(__file__).with_name("pins.toml")
+DEFAULT_PATH = Path(__file__).resolve().with_name("pins.toml")  # resolved: a message names the checkout's file
 DISPLAYS = ("left", "right")
 KEYPAD_LINES = {"rows": 4, "columns": 3}  # a 3x4 keypad's lines (hardware.keypad)
 LEDS = ("left", "right")  # a turn LED beside each player's button

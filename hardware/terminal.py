@@ -6,8 +6,11 @@ a text changes. Reads keys in cbreak mode (Ctrl-C still interrupts).
 
 A terminal reports key presses but not key releases, and not Shift on its own, so the keys are:
 z = left player's button, m = right player's, Space = the centre (neutralise); each key press
-closes the mock pin's contact and opens it again `TAP_S` later. Long presses cannot be held in a
-terminal: d opens the director's menu, e ends the game and c calls the director instead; q quits. The turn LEDs are
+closes the mock pin's contact and opens it again `TAP_S` later. Every character is one press (a
+held key repeats it, as a terminal repeats keys), and a press that comes while the last one's
+contact is still closed is tapped right after it, never merged into it (issue 35 item 6: 25
+presses 0.1 s apart are 25 presses): `Taps`. Long presses cannot be held in a terminal: d opens
+the director's menu, e ends the game and c calls the director instead; q quits. The turn LEDs are
 drawn beside the players' keys, `(*)` lit and `( )` dark, as the runner set the board's LED pins.
 With a keypad (`[keypad] enabled = true`) the keys 0-9, `*` and `#` (or `[` and `]`) tap its
 contacts the same way, and it is drawn on the right, a key held shown `[5]`.
@@ -32,6 +35,10 @@ KEYPAD = {**{k: k for k in KEYPAD_KEYS}, "[": "*", "]": "#"}  # characters -> ke
 COMMANDS = {"d": "menu", "D": "menu", "e": "end", "E": "end", "c": "call", "C": "call"}
 QUIT = {"q", "Q", "\x1b", "\x03", "\x04"}
 TAP_S = 0.12
+# A press kept while the contact was closed: the contact stays closed at least MIN_DOWN_S, then open
+# GAP_S, both twice the debouncer's settle time (firmware.debounce, 15 ms), so it is a press of its own
+MIN_DOWN_S = GAP_S = 0.03
+MAX_QUEUED = 4  # presses kept per key: a held key's repeat (about 30 a second) builds no backlog
 STOPPED_CHECK_S = 1.0  # an otherwise idle terminal checks `stopped()` this often
 POLL_S = 0.05  # when a display cannot announce its changes
 
@@ -129,19 +136,81 @@ def _visible(line: str) -> int:
     return len(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line))
 
 
+class Taps:
+    """The contacts a terminal's keys tap, one `Taps` for the buttons and one for the keypad.
+
+    A terminal reports each key press (a held key as the terminal's key repeat) and no release, so
+    every character is one press: the contact closes at once and opens `TAP_S` later. A press that
+    comes while the contact is still closed, or while it is open between two presses, is kept (at
+    most `MAX_QUEUED` of them, so a held key's repeat builds no backlog) and tapped as soon as the
+    debouncer can see it as a press of its own: the contact closed at least `MIN_DOWN_S`, open
+    `GAP_S`, then closed again. So no press a person can make (presses 0.1 s apart) merges into the
+    one before (issue 35 item 6)."""
+
+    def __init__(self, drive: Callable[[str, bool], None]) -> None:
+        self.drive = drive  # the mock pin's contact: drive(name, closed)
+        self.closed: dict[str, float] = {}  # name -> when its contact closed
+        self.release_at: dict[str, float] = {}  # name -> when its closed contact opens
+        self.press_at: dict[str, float] = {}  # name -> when its open contact closes for a kept press
+        self.queued: dict[str, int] = {}  # name -> presses kept, not yet tapped
+
+    def press(self, name: str, now: float) -> None:
+        if name not in self.closed and name not in self.press_at:
+            self._close(name, now)
+            return
+        self.queued[name] = min(self.queued.get(name, 0) + 1, MAX_QUEUED)
+        if name in self.closed:  # cut the tap short, as soon as the debouncer sees a press
+            self.release_at[name] = min(self.release_at[name], self.closed[name] + MIN_DOWN_S)
+
+    def _close(self, name: str, now: float) -> None:
+        self.drive(name, True)
+        self.closed[name] = now
+        self.release_at[name] = now + (MIN_DOWN_S if self.queued.get(name) else TAP_S)
+
+    def due(self, now: float) -> None:
+        """Open and close the contacts whose moment has come."""
+        for name, at in list(self.release_at.items()):
+            if now >= at:
+                del self.release_at[name]
+                del self.closed[name]
+                self.drive(name, False)
+                if self.queued.get(name):
+                    self.press_at[name] = now + GAP_S
+        for name, at in list(self.press_at.items()):
+            if now >= at:
+                del self.press_at[name]
+                self.queued[name] -= 1
+                self._close(name, now)
+
+    def next_at(self) -> float | None:
+        """The next moment `due` has something to do, or None."""
+        return min([*self.release_at.values(), *self.press_at.values()], default=None)
+
+    def down(self) -> tuple[str, ...]:
+        return tuple(sorted(self.closed))
+
+    def open_all(self) -> None:
+        for name in list(self.closed):
+            self.drive(name, False)
+        self.closed.clear()
+        self.release_at.clear()
+        self.press_at.clear()
+        self.queued.clear()
+
+
 class TerminalSim:
     def __init__(self, board: Any, displays: Sequence[Any], *, stdin: Any = None, stdout: Any = None, key_help: Callable[[], dict | None] | None = None,
                  keypad: Any = None, ended: Callable[[], bool] | None = None, text_display: Any = None) -> None:
         self.board = board
         self.text_display = text_display  # hardware.textdisplay.SimTextDisplay, or None: none fitted
         self.keypad = keypad  # hardware.keypad.Keypad on mock pins, or None: none fitted
-        self.key_release_at: dict[str, float] = {}
         self.key_help = key_help or (lambda: None)  # the runner's menu_help: the menu's key line
         self.ended = ended or (lambda: False)  # whether the game has ended: the key line after the end
         self.displays = list(displays)
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
-        self.release_at: dict[str, float] = {}
+        self.buttons = Taps(board.drive)
+        self.keys = Taps(keypad.drive) if keypad is not None else None
         self.drawn: tuple | None = None
 
     def key(self, ch: str) -> bool:
@@ -149,36 +218,27 @@ class TerminalSim:
         if ch in QUIT:
             return False
         if ch in KEYS:
-            button = KEYS[ch]
-            if button not in self.release_at:
-                self.board.drive(button, True)
-            self.release_at[button] = time.monotonic() + TAP_S
-        elif ch in KEYPAD and self.keypad is not None:
-            key = KEYPAD[ch]
-            if key not in self.key_release_at:
-                self.keypad.drive(key, True)
-            self.key_release_at[key] = time.monotonic() + TAP_S
+            self.buttons.press(KEYS[ch], time.monotonic())
+        elif ch in KEYPAD and self.keys is not None:
+            self.keys.press(KEYPAD[ch], time.monotonic())
         elif ch in COMMANDS:
             self.board.command(COMMANDS[ch])
         return True
 
     def release_due(self, now: float | None = None) -> None:
         now = time.monotonic() if now is None else now
-        for button, at in list(self.release_at.items()):
-            if now >= at:
-                del self.release_at[button]
-                self.board.drive(button, False)
-        for key, at in list(self.key_release_at.items()):
-            if now >= at:
-                del self.key_release_at[key]
-                self.keypad.drive(key, False)
+        for taps in self._taps():
+            taps.due(now)
+
+    def _taps(self) -> list[Taps]:
+        return [self.buttons] if self.keys is None else [self.buttons, self.keys]
 
     def draw(self) -> None:
         texts = tuple(d.text for d in self.displays)
-        down = {n: n in self.release_at for n in BUTTONS}
+        down = {n: n in self.buttons.closed for n in BUTTONS}
         keys = key_line(self.key_help(), self.ended()) + (KEYPAD_LINE if self.keypad is not None else "")
         leds = tuple(self._led_lit(side) for side in ("left", "right"))
-        held = tuple(sorted(self.key_release_at)) if self.keypad is not None else None
+        held = self.keys.down() if self.keys is not None else None
         text = tuple(self.text_display.lines) if self.text_display is not None else None
         state = (texts, tuple(sorted(down.items())), keys, leds, held, text)
         if state != self.drawn:
@@ -212,7 +272,7 @@ class TerminalSim:
                 self.release_due()
                 self.draw()
                 timeout = STOPPED_CHECK_S if waker.announced else POLL_S
-                pending = [*self.release_at.values(), *self.key_release_at.values()]
+                pending = [at for taps in self._taps() if (at := taps.next_at()) is not None]
                 if pending:
                     timeout = min(timeout, max(0.0, min(pending) - time.monotonic()))
                 ready, _, _ = select.select([fd, waker.fileno()], [], [], timeout)
@@ -226,12 +286,8 @@ class TerminalSim:
                         return
         finally:
             waker.close()
-            for button in list(self.release_at):
-                self.board.drive(button, False)
-            self.release_at.clear()
-            for key in list(self.key_release_at):
-                self.keypad.drive(key, False)
-            self.key_release_at.clear()
+            for taps in self._taps():
+                taps.open_all()
             self.stdout.write(SHOW_CURSOR + RESET + "\r\n")
             self.stdout.flush()
             if saved is not None:

@@ -71,7 +71,9 @@ def default_config_path() -> Path:
 
 
 def template_path() -> Path:
-    return Path(__file__).with_name("default-station.toml")
+    """The packaged template, by its real path: in a source checkout kiosk/default-station.toml, not
+    the development venv's link .venv/rackside-import/rackside/kiosk/... (issue 35)."""
+    return Path(__file__).resolve().with_name("default-station.toml")
 
 
 def parse_size(text: str, key: str = "display.size") -> tuple[int, int]:

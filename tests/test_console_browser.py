@@ -85,7 +85,7 @@ def test_tiles_appear_and_tick(hall, browser):
                            arg=first, timeout=4000)
     # exceptions first: the forfeit and the finished overtime game come before the running tables
     order = page.eval_on_selector_all("#tiles .tile", "ts => ts.map(t => t.dataset.cls)")
-    ranks = ["offline", "forfeit", "overtime", "challenge", "notstarted", "finished", "running", "waiting"]
+    ranks = ["offline", "forfeit", "overtime", "challenge", "call", "takeover", "neutralised", "notstarted", "finished", "running", "waiting"]
     assert [ranks.index(c) for c in order] == sorted(ranks.index(c) for c in order)
     assert page.get_attribute('.tile[data-table="4"]', "data-cls") == "forfeit"
     assert page.errors == []

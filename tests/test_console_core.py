@@ -377,3 +377,37 @@ def test_a_tables_history_goes_only_to_the_streams_watching_that_table():
     assert three == ["detail:3", "table:3", "event:3", "command:3", "ack:3", "challenge:3"]
     assert four == ["detail:4", "table:3", "ack:3", "event:4", "challenge:3"]
     assert closed == []
+
+
+def test_a_held_clock_is_named_by_what_held_it_and_only_a_challenge_is_a_challenge():
+    """Issue 35: every neutralised clock showed CHALLENGE (a spare's takeover, a plain centre press).
+    The tile's `held` (hallstate.held, the one place) names what neutralised it."""
+    h = HallState("h")
+
+    def ev(seq, name, **more):
+        return json.dumps({"kind": "input", "seq": seq, "game": "g1", "t_ns": seq, "input": name, "at": None, **more}).encode()
+
+    h.on_message(P + "table/3/state", state(1))
+    assert h.tables[3].tile()["held"] is None  # running
+    h.on_message(P + "table/3/event", ev(2, "neutralise"))
+    h.on_message(P + "table/3/state", state(2, phase="neutralised"))
+    assert h.tables[3].tile()["held"] == "neutralised"  # a plain centre press
+    h.on_message(P + "table/3/event", ev(3, "neutralise"))
+    h.on_message(P + "table/3/state", state(3))
+    assert h.tables[3].tile()["held"] is None
+    h.on_message(P + "table/3/state", state(4, phase="neutralised"))  # the state before its event:
+    assert h.tables[3].tile()["held"] == "neutralised"
+    out = h.on_message(P + "table/3/event", ev(4, "call", call="call-1", how="buttons"))
+    assert ("table", h.tables[3].tile()) in out and h.tables[3].tile()["held"] == "call"  # the event redraws it
+    h.on_message(P + "table/4/state", state(1, phase="neutralised"))
+    h.on_message(P + "table/4/event", ev(1, "takeover", player=1, reason="takeover of g0"))
+    assert h.tables[4].tile()["held"] == "takeover"
+    # a station's judged challenge of table 3 while its clock is held: that stop was a challenge
+    h.on_message(P + "station/1/challenge", json.dumps({"id": "c1", "table": 3, "kind": "self", "verdict": "ACCEPTABLE"}).encode())
+    assert h.tables[3].tile()["held"] == "challenge"
+    h.on_message(P + "table/3/event", ev(5, "neutralise"))  # the players restart
+    h.on_message(P + "table/3/state", state(5))
+    assert h.tables[3].tile()["held"] is None
+    h.on_message(P + "table/3/event", ev(6, "neutralise"))
+    h.on_message(P + "table/3/state", state(6, phase="neutralised"))
+    assert h.tables[3].tile()["held"] == "neutralised"  # the next stop is a stop, not the last challenge

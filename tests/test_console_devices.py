@@ -51,6 +51,9 @@ def test_devices_are_numbered_from_the_console_and_play(make_broker, tmp_path):
             page.click("a[href='/devices']")
             page.wait_for_selector("body[data-ready='1']")
             wait(lambda: page.locator("#devices tbody tr").count() >= 4)  # (the page's CSP allows no eval: polled from here)
+            # issue 35: a device waiting for its number is on the broker: shown connected, not "—"
+            wait(lambda: page.locator("#devices tbody tr[data-state='waiting'] td:nth-child(6)",
+                                      has_text="connected, waiting for its number").count() == 4)
             if os.environ.get("RACKSIDE_SCREENSHOTS"):  # docs/fleet.md's pictures
                 page.screenshot(path=os.environ["RACKSIDE_SCREENSHOTS"] + "/console-devices-waiting.png")
             # a number typed and left while the director looks elsewhere survives the list's redraws

@@ -97,6 +97,14 @@ def test_each_fault_on_its_tile_in_the_readiness_view_and_before_the_round_start
         assert all(w in row for w in faults.values()), row
         assert "online" in row and "25:00" in row and "10/min" in row, row  # the round's game time, the clock's rules
     assert page.get_attribute("#ready tr[data-table='1']", "class") == "not-ready"
+    # issue 35: which problems block a start and which are notes: table 2's (an earlier undervoltage,
+    # Wi-Fi down, a clock not synced) are notes, so it is ready, and the page says they do not block
+    assert page.get_attribute("#ready tr[data-table='2']", "class") == "ready"
+    row = page.inner_text("#ready tr[data-table='2']")
+    assert "ready (notes, not blocking: undervoltage since boot; clock not synced; Wi-Fi down)" in row, row
+    assert "not ready: undervoltage now; disk: 12 MB free; 3 write errors" in page.inner_text("#ready tr[data-table='1']")
+    summary = page.inner_text("#summary")
+    assert "1 of 3 table(s) not ready" in summary and "with notes that do not block a start" in summary, summary
     page.screenshot(path=str(Path(console.folder) / "ready.png"))
     # starting the round's games asks, naming each table not ready and why
     page.goto(console.url + "/")
@@ -107,8 +115,8 @@ def test_each_fault_on_its_tile_in_the_readiness_view_and_before_the_round_start
     page.click("#cmd-next")
     page.wait_for_selector("#confirm[open]")
     text = page.inner_text("#confirm-text")
-    assert "Not ready: table 1 (undervoltage now;" in text and "table 2 (undervoltage since boot;" in text, text
-    assert "clock not synced" in text
+    assert "Not ready: table 1 (undervoltage now; disk: 12 MB free; 3 write errors)." in text, text
+    assert "table 2" not in text and "clock not synced" not in text, text  # notes do not block a start
     page.click("#confirm button[value=cancel]")
     assert page.errors == []
 
@@ -145,7 +153,10 @@ def test_rackside_hall_ready_lists_this_machines_own_values(hall):
                          env=env, timeout=60)
     (tmp / "ready.txt").write_text(out.stdout)
     assert out.returncode == 1, out.stderr  # tables are not ready: the exit says so
-    assert "not ready: table(s) 1, 2" in out.stdout, out.stdout
+    assert "not ready: table(s) 1;" in out.stdout and "notes on table(s) 1, 2" in out.stdout, out.stdout
+    assert "table   2 READY" in out.stdout, out.stdout
+    assert "notes (do not block a start): undervoltage since boot; clock not synced; Wi-Fi down" in out.stdout, out.stdout
+    assert "not ready (blocks a start): undervoltage now; disk: 12 MB free; 3 write errors" in out.stdout, out.stdout
     lines = out.stdout.splitlines()
     line = lines[next(i for i, x in enumerate(lines) if x.startswith("table   3")) + 1]
     # table 3's clock reports this machine: its uptime from /proc/uptime, its free space from statvfs

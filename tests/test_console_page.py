@@ -231,7 +231,7 @@ def test_a_frozen_state_does_not_tick_and_says_why(hall, browser):
                   " names: ['Adams, Ann', 'Baker, Bob'], division: 'A', tsh_table: '12'}); }", [st, 0])
     page.wait_for_selector('.tile[data-table="951"]', state="attached")
     since = page.evaluate(f"new Date(Date.parse('{sent}')).toTimeString().slice(0, 8)")
-    assert note(page, 950) == f"offline since {since}: times as of then"
+    assert note(page, 950) == f"offline since {since}"
     assert note(page, 951) == "left unfinished: clock on A round 2's game"
     assert page.get_attribute('.tile[data-table="951"]', "data-cls") == "waiting"
     assert page.text_content('.tile[data-table="951"] .where') == "A · 12"  # a TSH table that does not name its division

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(not chromium.have_chromium(), reason="Debian's c
 
 PASSWORD = "one-truth-everywhere"
 PHASES = ("running", "overtime", "neutralised", "challenge", "offline", "forfeit", "ended")
-CLASS = {"running": "running", "overtime": "overtime", "neutralised": "challenge", "challenge": "challenge",
+CLASS = {"running": "running", "overtime": "overtime", "neutralised": "neutralised", "challenge": "challenge",
          "offline": "offline", "forfeit": "forfeit", "ended": "finished"}
 WORDS = {"running": "running", "overtime": "overtime", "neutralised": "neutralised", "challenge": "challenge",
          "offline": "offline since ", "forfeit": "overtime forfeit: side ", "ended": "ended"}

@@ -215,14 +215,26 @@ def test_readiness_names_what_is_wrong_with_each_table():
     v = readiness.view(s.tables, 1_500_000, 1)
     rows = {r["table"]: r for r in v["tables"]}
     assert rows[1]["ready"] and rows[1]["why"] == []
-    assert rows[2]["why"] == ["version 0.9 (the hall runs 1.0)", "hot: CPU 84 °C"]
+    # issue 35: another version and heat are notes (they do not block a start), named as such
+    assert rows[2]["ready"] and rows[2]["why"] == [] and rows[2]["notes"] == ["version 0.9 (the hall runs 1.0)", "hot: CPU 84 °C"]
     assert rows[3]["why"] == ["a player is not known"]
     assert rows[4]["why"] == ["no clock heard"]
-    assert v["not_ready"] == [2, 3, 4] and v["versions"] == {"1.0": 2, "0.9": 1}
+    assert v["not_ready"] == [3, 4] and v["with_notes"] == [2] and v["versions"] == {"1.0": 2, "0.9": 1}
     s.on_message(topics.table("h", 1, "status"), b"offline")  # the Last Will keeps the last health
     assert s.tables[1].health == good
     assert readiness.view(s.tables, 1_500_000, 1)["tables"][0]["why"] == ["offline"]
-    assert "table   2 NOT READY" in readiness.text(v)
+    assert "table   2 READY" in readiness.text(v) and "notes (do not block a start): version 0.9" in readiness.text(v)
+    assert "table   3 NOT READY" in readiness.text(v) and "not ready (blocks a start): a player is not known" in readiness.text(v)
+
+
+def test_which_health_problems_block_a_start_and_which_are_notes():
+    """Issue 35: "clock not synced" on a laptop made every table not ready; power failing now and a
+    state filesystem too full or failing block a start, the rest are notes."""
+    th = health.defaults()
+    blocking = {"undervoltage", "disk-full", "write-errors"}
+    for fault in wire.FAULTS:
+        for problem in health.problems(wire.with_faults(wire.unknown(), (fault,)), th):
+            assert health.blocks(problem) == (fault in blocking), (fault, problem)
 
 
 def test_readiness_lists_which_tables_run_the_events_rules_and_which_do_not():

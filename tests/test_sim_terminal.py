@@ -1,9 +1,19 @@
-"""The terminal simulator's pure parts: 7-segment art, keys, redraw only on change."""
+"""The terminal simulator: 7-segment art, keys, redraw only on change, and (through the real
+`rackside clock --simulate` in a pty) no press a person can make lost."""
 
 import io
+import json
+import os
+import pty
+import select
+import sys
+import time
 
 from rackside.hardware.display import RecordingDisplay
-from rackside.hardware.terminal import TerminalSim, big_digits, screen
+from rackside.hardware.terminal import GAP_S, MIN_DOWN_S, TAP_S, TerminalSim, big_digits, screen
+
+from support.terminal import read_until, reap
+from support.wait import until, wait
 
 
 class FakeBoard:
@@ -35,10 +45,15 @@ def test_big_digits_minus_ten_uses_the_shared_minus_one_cell():
 def test_keys_tap_the_buttons_and_commands_go_to_the_board():
     b = FakeBoard()
     t = TerminalSim(b, [RecordingDisplay(), RecordingDisplay()], stdout=io.StringIO())
-    assert t.key("m") and t.key("m")  # a terminal's key repeat keeps the contact closed
+    start = time.monotonic()
+    assert t.key("m") and t.key("m")  # two presses, the second while the first's contact is closed
     assert b.driven == [("right", True)]
-    t.release_due(now=10**9)
+    t.release_due(now=start + MIN_DOWN_S + 0.001)  # the first is cut short ...
     assert b.driven == [("right", True), ("right", False)]
+    t.release_due(now=start + MIN_DOWN_S + GAP_S + 0.002)  # ... and the second tapped after it: never merged
+    assert b.driven == [("right", True), ("right", False), ("right", True)]
+    t.release_due(now=start + 10)
+    assert b.driven[-1] == ("right", False) and t.buttons.next_at() is None
     assert t.key("d") and b.commands == ["menu"]
     assert t.key("q") is False
 
@@ -102,3 +117,51 @@ def test_without_a_keypad_the_number_keys_do_nothing_and_the_screen_is_as_before
     assert t.key("5") and b.driven == [] and b.commands == []
     t.draw()
     assert "KEYPAD" not in out.getvalue() and out.getvalue() == screen(("", ""), {n: False for n in ("left", "right", "neutralise")})
+
+
+def test_presses_a_tenth_of_a_second_apart_all_count_in_the_real_simulator(tmp_path):
+    """Issue 35 item 6: 25 presses of one key 0.1 s apart, typed into the real `rackside clock
+    --simulate` in a terminal (a pty), are 25 presses: in the director's menu each left press takes
+    a minute off P1, so 25:00 becomes 0:00. (On the old code a press within TAP_S of the last
+    one kept its contact closed, merging them: about 1 minute came off.)"""
+    state = tmp_path / "state"
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the real command in a real terminal, no window
+        env = dict(os.environ, RACKSIDE_STATE_DIR=str(state), TERM="xterm")
+        env.pop("DISPLAY", None)
+        env.pop("WAYLAND_DISPLAY", None)
+        os.execve(sys.executable, [sys.executable, "-m", "rackside", "clock", "--simulate"], env)
+
+    def journal():
+        found = list((state / "clock" / "journals").glob("game-*.jsonl"))
+        return [json.loads(line) for line in found[0].read_text().splitlines()[1:]] if found else []
+
+    def drain(until_t):  # read what the simulator draws (its pty must not fill) until until_t
+        while (left := until_t - time.monotonic()) > 0:
+            if select.select([fd], [], [], left)[0]:
+                os.read(fd, 65536)
+
+    try:
+        read_until(fd, b"RIGHT PLAYER")
+        os.write(fd, b"m")  # the right player starts the left player's time
+        wait(lambda: [e["input"] for e in journal()] == ["press"])
+        os.write(fd, b"d")  # the director's menu (neutralises)
+        read_until(fd, b"adjust P1's time")
+        os.write(fd, b" ")  # P1's minutes
+        read_until(fd, b"to the seconds")
+        start = time.monotonic()
+        for i in range(25):
+            drain(start + i * 0.1)
+            os.write(fd, b"z")  # a minute off, each
+        drain(time.monotonic() + TAP_S)
+        os.write(fd, b" ")  # to the seconds
+        read_until(fd, b"set P1's time")
+        os.write(fd, b" ")  # set
+        adjust = until(lambda: [e for e in journal() if e["input"] == "adjust"])
+        os.write(fd, b"q")
+        read_until(fd, b"\x1b[?25h")
+    finally:
+        status = reap(pid)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert adjust and adjust[0]["player"] == 1 and adjust[0]["remaining_ms"] == 0, journal()  # 25 minutes off 25:00

@@ -177,10 +177,11 @@ class Console:
         self.paperless.pairings_known()
         return self.seating_problems
 
-    def import_tsh(self, files: dict[str, bytes]) -> list[str]:
-        """TSH files (name -> bytes) into the event; returns every problem, each naming file and line."""
+    def import_tsh(self, files: dict[str, bytes], revive: bool = True) -> list[str]:
+        """TSH files (name -> bytes) into the event; returns every problem, each naming file and line.
+        `revive`: a division the director removed comes back (an import on the page, not the config's files)."""
         try:
-            problems = self.event.import_files(files)
+            problems = self.event.import_files(files, revive=revive)
         except StoreError:
             self.apply_pairings()  # read and seated, not kept: the page says so
             self.tsh_changed()
@@ -457,6 +458,36 @@ async def tsh_import(request: Request) -> Response:
 
 
 @requires(DIRECTOR, status_code=401)
+async def division_remove(request: Request) -> Response:
+    """`{"division": NAME, "reason": TEXT}`: the division out of the event, audited (event.remove_division)."""
+    console = console_of(request)
+    try:
+        body = await json_object(request)
+        name = body.get("division")
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError("division: allowed is the name of an imported division")
+        reason = body.get("reason", "")
+        if not isinstance(reason, str):
+            raise ValueError("reason: allowed is text")
+        console.event.remove_division(name.strip(), request.user.display_name, _now_iso(), console.state.round.number, reason)
+    except ValueError as e:
+        return _bad(str(e))
+    except StoreError as e:
+        log.error("console: %s", e)
+        return _bad(f"{e} The division is still there.", STORE_REFUSED)
+    if console.state.round.division == name.strip():  # the division on screen is gone: show them all
+        console.state.round.division = ""
+        try:
+            console.event.save_round(console.state.round.as_dict())
+        except StoreError as e:  # shown as all divisions now; a restart shows the one it kept
+            log.error("console: %s", e)
+        console.hub.publish("round", console.state.round.as_dict())
+    console.apply_pairings()  # its tables lose its games; the divisions' view goes to every page
+    console.tsh_changed()
+    return JSONResponse(console.divisions_view())
+
+
+@requires(DIRECTOR, status_code=401)
 async def result(request: Request) -> Response:
     """A table's result: with `slip` (and `margin`, `decision`, `correction`; for a game with no
     clock result `no_clock`: {reason, penalties, ending, forfeit}; for a table with no TSH game
@@ -640,6 +671,7 @@ ROUTES = [
     Route("/api/command", command, methods=["POST"]),
     Route("/api/round", set_round, methods=["POST"]),
     Route("/api/tsh", tsh_import, methods=["POST"]),
+    Route("/api/division/remove", division_remove, methods=["POST"]),
     Route("/api/result/{n:int}", result, methods=["POST"]),
     Route("/api/export/round.csv", export_csv),
     Route("/api/export/tsh.txt", export_tsh),

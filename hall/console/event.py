@@ -23,11 +23,12 @@ from rackside.hall.wire.eventrules import EventRules
 
 from . import hallplan, limits, results, tsh
 from .hallstate import Table, table_key
-from .resultstore import RULES, ResultStore, StoreError
+from .resultstore import DIVISION, RULES, ResultStore, StoreError
 
 MAX_FILE_BYTES = limits.MAX_BODY_BYTES  # one TSH file: no more than a request may carry
 MAX_FILES = limits.MAX_TSH_FILES
 FILES_KEY = "tsh_files"
+REMOVED_KEY = "tsh_removed_divisions"  # divisions the director removed: not read back from the kept files
 ROUND_KEY = "round"
 RULES_KEY = "event_rules"  # the event's rules the console last ran (a change is audited)
 CONFIG_RULES_KEY = "event_rules_config"  # console.toml's [event] as the console last read it (rules_at_start)
@@ -42,6 +43,7 @@ class Event:
         self.problems: list[str] = []  # what the last imports could not place
         self.files: dict[str, bytes] = {}
         self.js_options: dict = {}  # tourney.js's options (score entry, ranking), for an event without config.tsh
+        self.removed: set[str] = set()  # divisions the director removed (REMOVED_KEY); importing one again brings it back
         self.rules = EventRules()  # the event's rules ([event], issue 38): a slip with no clock record is reckoned with them
 
     def state_rules(self) -> dict:
@@ -111,6 +113,8 @@ class Event:
     def restore(self) -> list[str]:
         """The files imported before a restart, read again."""
         kept = self.store.setting(FILES_KEY, {}) or {}
+        removed = self.store.setting(REMOVED_KEY, []) or []
+        self.removed = {str(n) for n in removed} if isinstance(removed, list) else set()
         try:
             if not isinstance(kept, dict):
                 raise TypeError("not a table of files")
@@ -121,11 +125,13 @@ class Event:
             # The console must start whatever it kept: the director imports the files again.
             return [f"the kept TSH files could not be read again ({e}): import them again"]
 
-    def import_files(self, files: dict[str, bytes | str], keep: bool = True) -> list[str]:
+    def import_files(self, files: dict[str, bytes | str], keep: bool = True, revive: bool = True) -> list[str]:
         """Read TSH files (name -> bytes as on disk, or text already decoded); returns the problems
         (each naming its file and line). A division imported again replaces the one before; a
         tourney.js is the whole event (TSH writes every division into it), so importing one replaces
-        the event: no division, config.tsh or file of an earlier import stays beside it."""
+        the event: no division, config.tsh or file of an earlier import stays beside it. A division
+        the director removed comes back when imported again (`revive`; not the config's files read
+        at each start)."""
         if len(files) > MAX_FILES:
             raise tsh.TshError(f"at most {MAX_FILES} files at once, not {len(files)}")
         for name, data in files.items():
@@ -165,8 +171,15 @@ class Event:
                 new.append(tsh.parse_t(_text(data, enc), base[:-2], name, cfg.inline_comments if cfg else False))
             else:
                 problems.append(f"{name}: not a TSH file (config.tsh, a .t file or tourney.js): not read")
+        if keep and revive:  # a division imported again is the director's again (a tourney.js: the whole event)
+            back = set(self.removed) if whole else self.removed & {d.name for d in new}
+            if back:
+                self.removed -= back
+                self.store.put_setting(REMOVED_KEY, sorted(self.removed))
         self.config, self.js_options, self.divisions = cfg, js_options, dict(before)
         for d in new:
+            if d.name in self.removed:
+                continue
             self.divisions[d.name] = d
             problems += d.problems
         if cfg is not None:
@@ -182,6 +195,23 @@ class Event:
             self.files = dict(files)
         self.problems = problems
         return problems
+
+    def remove_division(self, name: str, who: str, at: str, round_: int, reason: str = "") -> dict:
+        """Take a division out of the event (issue 35: an import added divisions and none could be
+        removed), audited. A division with a recorded result is refused: its results stay where the
+        exports find them. Its TSH files stay kept; importing the division again brings it back."""
+        if name not in self.divisions:
+            raise ValueError(f"division {str(name)[:40]!r}: allowed are {', '.join(self.divisions) or 'none (no division is imported)'}")
+        recorded = len(self.store.results(name))
+        if recorded:
+            raise ValueError(f"division {name} has {recorded} recorded result(s): it cannot be removed (its results stay in the exports)")
+        d = self.divisions[name]
+        after = {"players": len(d.players), "rounds": d.rounds}
+        self.store.note(at, who, "remove division", name, round_, 0, reason, after=after, kind=DIVISION)  # audited first: a full disk changes nothing
+        self.removed.add(name)
+        self.store.put_setting(REMOVED_KEY, sorted(self.removed))
+        del self.divisions[name]
+        return after
 
     def summary(self) -> list[dict]:
         return [{"name": d.name, "players": len(d.players), "rounds": d.rounds, "problems": len(d.problems)}

@@ -48,6 +48,31 @@ from .results import BY_TABLE
 
 RESEND_ID = "resend-"  # the ids of the console's own resend requests
 
+# The inputs that can neutralise a clock, and the word a neutralised clock is called by after each
+# (issue 35): the one place a tile's "why is this clock stopped" is decided (`held`), for the
+# director's page and the public page alike.
+STOPS = {"neutralise": "neutralised", "call": "call", "takeover": "takeover"}
+CHALLENGED = "challenge"  # a station judged a challenge of this table while its clock was neutralised
+HELD = (CHALLENGED, *STOPS.values())  # every word `held` gives
+
+
+def held(state: dict | None, challenge: dict | None, stop: tuple | None) -> str | None:
+    """Why a table's clock is held, in the words every screen uses: "challenge" only for a
+    station's challenge of this table (3.10): in progress, or judged while this neutralisation
+    lasts (a station publishes once judged: until then the clock is just "neutralised");
+    otherwise, while the clock is neutralised, what neutralised it (`stop`: the game, seq and
+    input of the latest input of `STOPS` the table sent, or CHALLENGED): "call" (the director
+    called from the table, 1.4.3), "takeover" (a spare continuing the game, docs/fleet.md) or
+    "neutralised" (the centre button, the director's command or menu, a restart, or a stop the
+    console has not seen). None: not held."""
+    if challenge is not None:
+        return CHALLENGED
+    if not state or state.get("phase") != "neutralised":
+        return None
+    if stop is not None and stop[0] == state.get("game"):
+        return STOPS.get(stop[2], stop[2])
+    return STOPS["neutralise"]
+
 
 @dataclass
 class Game:
@@ -179,6 +204,7 @@ class Table:
     state: dict | None = None  # the retained snapshot, as checked
     seat: dict | None = None  # this round's game here (hallplan.Seat.as_dict): division, label, players
     challenge: dict | None = None  # a station's challenge in progress for this table
+    stop: tuple | None = None  # (game, seq, input) of the latest input of STOPS: what `held` names
     result: dict | None = None  # the clock's result event of its current game, once the game ends
     round_now: int = 1  # the hall's round (what a result is offered for when no TSH game is seated)
     bound: OrderedDict = field(default_factory=OrderedDict)  # clock game id -> Bound, latest last (GAMES_BOUND)
@@ -306,11 +332,13 @@ class Table:
         earlier = self.earlier()
         playing = self.playing()
         clock_on = None if earlier is None else {"division": (playing.seat or {}).get("division"), "round": playing.round}
+        # an earlier game's last state is shown as it was: the page does not tick it
+        state = self.state if earlier is None else earlier.get("state")
         return {
             "table": self.n,
             "status": self.status,
-            # an earlier game's last state is shown as it was: the page does not tick it
-            "state": self.state if earlier is None else earlier.get("state"),
+            "state": state,
+            "held": held(state, self.challenge, self.stop),  # why the clock is stopped: the words of every screen
             "earlier": earlier is not None,
             "clock_on": clock_on,  # the game the clock plays instead (division, round)
             # by side: as recorded (a check-in in the clock's game says it too: paperless.in_checkin_order)
@@ -543,6 +571,9 @@ class HallState:
             else:
                 t.history.append(data)
             bind = self._bind_unseen(t, data)
+            was_held, stop = held(t.state, t.challenge, t.stop), t.stop
+            if data["input"] in STOPS and (stop is None or stop[0] != data["game"] or data["seq"] > stop[1]):
+                t.stop = (data["game"], data["seq"], data["input"])
             old_game = continued_game(data.get("reason")) if data["input"] == "takeover" else None
             if old_game is not None and old_game in t.bound:  # a spare's game continues the old clock's
                 was, mine = t.bound[old_game], t.bound.get(data["game"])
@@ -551,7 +582,9 @@ class HallState:
                 since = mine.since if mine is not None else data.get("at")
                 bind = self._bind(t, data["game"], since, Bound(was.round, was.seat, since))
                 return bind + [("event", {"table": n, "event": data}), ("table", t.tile())]
-            return bind + [("event", {"table": n, "event": data})]
+            # a stop seen after the state it made: the tile's word changes (`held`); nothing else is sent again
+            tile = [("table", t.tile())] if held(t.state, t.challenge, t.stop) != was_held else []
+            return bind + [("event", {"table": n, "event": data})] + tile
         if leaf == "event" and data["kind"] == "slip":  # the signed result (issue 27): paperless.py reads it
             g = t.seqs.game(data["game"])
             if g.slip == data["seq"]:  # a redelivery (a resend, the outbox after a restart): answered
@@ -638,6 +671,9 @@ class HallState:
         if t is not None:  # a table the console knows; a station's word adds none
             # a station publishes once judged; a challenge without a verdict is still in progress
             t.challenge = known if known.get("verdict") in (None, "pending") else None
+            st = t.state or {}
+            if st.get("phase") == "neutralised":  # judged while the clock is held: this stop was a challenge
+                t.stop = (st["game"], max(st["seq"], t.stop[1] if t.stop and t.stop[0] == st["game"] else 0), CHALLENGED)
             # the station's `kind` (self, opponent) is the challenge's, not the history entry's
             entry = {**_public_challenge(known), "challenge_kind": known.get("kind"), "kind": "challenge"}
             t.history.append(entry)

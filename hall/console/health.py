@@ -51,6 +51,16 @@ def restored(saved: object) -> dict:
         return defaults()
 
 
+def blocks(problem: str) -> bool:
+    """Does this named problem (of `problems`) block a start (readiness.py), or is it a note? It
+    blocks when the clock could lose the game or its result: power failing now, a state filesystem
+    too full or failing to take the journal. The rest are notes: the game is timed by the clock's own
+    monotonic clock, so a wall clock not synced or off (a laptop's simulator, a Pi without NTP)
+    only dates the log; an earlier undervoltage, throttling, heat and Wi-Fi the director may want
+    to look at, but a clock that is online plays on (issue 35)."""
+    return problem == "undervoltage now" or problem.startswith("disk:") or problem.endswith(" write errors")
+
+
 def problems(health: dict | None, th: dict) -> list[str]:
     """The named problems of one device's health, most urgent first."""
     if not health:

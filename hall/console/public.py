@@ -239,6 +239,7 @@ def live_tables(h: Hall) -> list[dict]:
         out.append({"table": t["table"], "label": t.get("label") or "", "division": t.get("division"),
                     "names": [str(x) for x in t.get("names") or ["", ""]],
                     "offline": t.get("status") == "offline", "challenge": bool(t.get("challenge")),
+                    "held": t.get("held"),  # why the clock is held, the director's word (hallstate.held)
                     "state": _live_state(t), "clock_result": _clock_result(t), "final": final,
                     "result": final["scores"] if final else None})
     return out

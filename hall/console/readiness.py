@@ -1,10 +1,13 @@
 """Is the hall ready for the next round's games? Pure: the hall state in, one row a table out.
 
 The tables are those the round's pairings use (every division's games on hall-wide tables); with no
-TSH pairings, every table the console knows. A table is ready when its clock is online, runs the
-hall's version (the one most tables run), is not still playing a game (a `new_game` is refused while
-one runs), its clock is synchronised, its health has no problem under the director's thresholds
-(console/health.py), and both its players are known. A table's rules are those of the game on its
+TSH pairings, every table the console knows. A table is ready when nothing blocks a start: its
+clock is online, is not still playing a game (a `new_game` is refused while one runs), its health
+has no problem that blocks (health.blocks: power failing now, a full or failing state filesystem),
+and both its players are known. Everything else the director should know is a note, which does
+not make a table not ready (issue 35: "clock not synced" on a laptop's simulators made every table
+not ready): another version than the hall's, and the health problems that do not block (a clock not
+synced or off, an earlier undervoltage, throttling, heat, Wi-Fi). A table's rules are those of the game on its
 clock (its last state's); the event's ([event], hall.wire.eventrules) are what the console's `new_game`
 sends, with the round's game time, so a clock whose game runs others (`rules_differ`: an older game, or
 its clock.toml's, the fallback of a clock with no hall) is listed under the rules it runs, and its
@@ -17,6 +20,8 @@ from collections import Counter
 
 from rackside.hall.wire.eventrules import EventRules
 from rackside.hall.wire.messages import STATE_RULES
+
+from . import health
 
 PLAYING = ("running", "late", "neutralised")
 
@@ -48,6 +53,7 @@ def view(tables: dict, round_game_time_ms: int, round_number: int, stations: dic
         "hall_version": hall_version,
         "tables": rows,
         "not_ready": [r["table"] for r in rows if not r["ready"]],
+        "with_notes": [r["table"] for r in rows if r["notes"]],
         "stations": [{"station": sid, "status": s.status, "version": s.version, "health": s.health,
                       "health_problems": list(s.health_problems)} for sid, s in sorted((stations or {}).items())],
     }
@@ -66,15 +72,16 @@ def _row(t, hall_version: str | None, game_time_ms: int, event: dict) -> dict:
     version = _version(t)
     rules = (t.state or {}).get("rules") or None
     names = list(t.names)
-    why = []
+    why, notes = [], []  # what blocks a start; what the director should know, which does not
     if t.status != "online":
         why.append("offline" if t.status == "offline" else "no clock heard")
     if version and hall_version and version != hall_version:
-        why.append(f"version {version} (the hall runs {hall_version})")
+        notes.append(f"version {version} (the hall runs {hall_version})")
     phase = (t.state or {}).get("phase")
     if t.status == "online" and phase in PLAYING:
         why.append(f"a game is still {phase}")
-    why.extend(p for p in t.health_problems if p not in why)
+    for p in t.health_problems:
+        (why if health.blocks(p) else notes).append(p)
     if t.seat and not all(names):
         why.append("a player is not known")
     return {
@@ -95,7 +102,8 @@ def _row(t, hall_version: str | None, game_time_ms: int, event: dict) -> dict:
         "health": t.health,
         "health_problems": list(t.health_problems),
         "ready": not why,
-        "why": why,
+        "why": why,  # what blocks a start
+        "notes": notes,  # what does not
     }
 
 
@@ -132,12 +140,15 @@ def text(v: dict) -> str:
             f"CPU {val(h.get('cpu_temp_c'), ' °C')}, free {val(h.get('state_free_mb'), ' MB')}, "
             f"write errors {val(h.get('write_errors'))}, Wi-Fi {_wifi(h)}, up {val(h.get('uptime_s'), ' s')}")
         if r["why"]:
-            lines.append(f"          not ready: {'; '.join(r['why'])}")
+            lines.append(f"          not ready (blocks a start): {'; '.join(r['why'])}")
+        if r["notes"]:
+            lines.append(f"          notes (do not block a start): {'; '.join(r['notes'])}")
     for s in v["stations"]:
         lines.append(f"station {s['station']}: {s['status'] or 'never heard'}, version {val(s['version'])}; "
                      + ("; ".join(s["health_problems"]) or ("no health problem" if s["health"] else "health unknown")))
-    lines.append("ready: every table" if not v["not_ready"] else
-                 f"not ready: table(s) {', '.join(map(str, v['not_ready']))}")
+    notes = f"; notes on table(s) {', '.join(map(str, v['with_notes']))} (they do not block a start)" if v["with_notes"] else ""
+    lines.append(("ready: every table" if not v["not_ready"] else
+                  f"not ready: table(s) {', '.join(map(str, v['not_ready']))}") + notes)
     return "\n".join(lines)
 
 

@@ -71,8 +71,9 @@ CREATE TABLE IF NOT EXISTS audit (
 AUDIT_COLUMNS = (("tbl", "INTEGER"), ("kind", "TEXT"), ("game", "TEXT"), ("device", "INTEGER NOT NULL DEFAULT 0"),
                  ("folded", "INTEGER NOT NULL DEFAULT 0"))
 AUDIT_INDEX = "CREATE INDEX IF NOT EXISTS audit_device ON audit (device, tbl, game, kind, folded)"
-RESULT, CALL, SLIP, UPDATE, RULES = "result", "call", "slip", "update", "rules"
-AUDIT_KINDS = (RESULT, CALL, SLIP, UPDATE, RULES)  # what `/api/audit?kind=` takes (RULES: the event's [event] changed)
+RESULT, CALL, SLIP, UPDATE, RULES, DIVISION = "result", "call", "slip", "update", "rules", "division"
+# what `/api/audit?kind=` takes (RULES: the event's [event] changed; DIVISION: a division removed, issue 35)
+AUDIT_KINDS = (RESULT, CALL, SLIP, UPDATE, RULES, DIVISION)
 MAX_AUDIT_READ = 5000  # audit rows returned at once, of the director's and of the devices' each
 DEVICE_ROWS = 20  # a device's rows of one kind for one game of its table; the rest are one count row
 DEVICE_GAMES = 8  # a table's games whose device rows are kept (the latest; a game has a few calls)

@@ -177,7 +177,7 @@ def restore_event(console: Console, cfg: ConsoleConfig) -> None:
     except tsh.TshError as e:  # what was kept cannot be read again: say so, start without it
         log.error("TSH: the files imported before the restart: %s", e)
     if cfg.tsh:  # read here: tsh is pure; config.tsh with its .t files, or .t / tourney.js files
-        for p in console.import_tsh({str(f): Path(f).read_bytes() for f in cfg.tsh}):
+        for p in console.import_tsh({str(f): Path(f).read_bytes() for f in cfg.tsh}, revive=False):  # a removed division stays removed
             log.warning("TSH: %s", p)
     console.apply_pairings()
 

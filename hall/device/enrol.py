@@ -11,7 +11,8 @@ The device keeps, owner-only, in its state folder:
                           and client id (opened from its reply), table or station, url, tls_ca
 
 It connects as the join client (client id `enrol-<key id>`), publishes its hello retained on
-`enrol/<key id>` (device id, kind, public key, code, version, address) and listens on its own reply
+`enrol/<key id>` (device id, kind, public key, code, version, address; its Last Will clears it, so
+a hello on the broker is a device on the broker) and listens on its own reply
 topic for as long as it runs, saying hello again every HELLO_EVERY_S while it waits (a hello the
 director's console dropped in a flood is listed later): an assignment (also a renumbering) calls
 `on_change(user, HallConfig)`, a revocation `on_change(None, None)`. A device already assigned
@@ -95,6 +96,9 @@ class Enrolment:
         self.hello_topic = topics.enrol_hello(joinfile.hall, self.kid)
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=join.enrol_client_id(self.kid), protocol=mqtt.MQTTv5)
         c.username_pw_set("join", joinfile.secret)
+        # its Last Will clears its retained hello: a hello on the broker means a device connected now,
+        # which the Devices page shows as such (issue 35: a waiting device showed Online "—")
+        c.will_set(self.hello_topic, b"", qos=1, retain=True)
         if joinfile.tls:
             c.tls_set(ca_certs=str(self.ca_path), tls_version=ssl.PROTOCOL_TLS_CLIENT)
         c.reconnect_delay_set(0.5, 5)

@@ -49,7 +49,7 @@ def table_text(rows: list[dict]) -> str:
         number = str(r["table"] if r["table"] is not None else (r["station"] or "-"))
         code = r["code_text"] + ("!" if r["clash"] else "")
         lines.append(f"{code:<15} {r['device']:<20} {r['kind']:<8} {r['state']:<9} {number:<7} "
-                     f"{'yes' if r['online'] else 'no':<7} {r['version'][:10]:<10} {r['address']:<15} {r['key']}")
+                     f"{'yes' if r['connected'] else 'no':<7} {r['version'][:10]:<10} {r['address']:<15} {r['key']}")
     if any(r["clash"] for r in rows):
         lines.append("! two devices show this code: neither is assigned until you remove the one not in front of you (by its key)")
     return "\n".join(lines)

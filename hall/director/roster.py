@@ -204,6 +204,9 @@ class Roster:
                     "user": d.user, "table": int(ident) if kind == "table" else None,
                     "station": ident if kind == "station" else None,
                     "online": bool(d.user and self.online.get(d.user)),
+                    # a device waiting for its number is on the broker as the join client while its
+                    # hello is (its Last Will clears it: hall.device.enrol)
+                    "connected": bool(d.user and self.online.get(d.user)) if d.user else d.has_hello,
                     "asks": h.asks,  # the table its own menu asked for: the director confirms or not
                     "clash": codes[h.code] > 1,  # another device shows this code: neither is assigned
                     "hello": d.has_hello, "seen": d.seen,

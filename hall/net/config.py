@@ -118,6 +118,33 @@ class HallConfig:
         return int(self.ident)
 
 
+def hall_tls_port(creds: "Credentials") -> int:
+    """The port of this hall's TLS listener, for a hint (issue 35: a hall provisioned with
+    --tls-port 18834 was told 8883): the credentials' own mqtts:// url's, else the listener that
+    serves the credentials' CA in the hall's mosquitto.conf (provision writes both in the hall's
+    folder: tls/ca.crt and mosquitto.conf), else MQTT's TLS port."""
+    try:
+        own = parse_url(creds.url) if creds.url else None
+    except HallConfigError:
+        own = None
+    if own is not None and own.tls:
+        return own.port
+    if creds.tls_ca:
+        ca = Path(creds.tls_ca)
+        try:
+            lines = (ca.parent.parent / "mosquitto.conf").read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            lines = []
+        port = None
+        for line in lines:
+            words = line.split()
+            if words[:1] == ["listener"] and len(words) > 1 and words[1].isdigit():
+                port = int(words[1])
+            elif words[:1] == ["cafile"] and port is not None and Path(" ".join(words[1:])) == ca:
+                return port
+    return SCHEMES["mqtts"]
+
+
 def device_keys(device: str) -> frozenset:
     """The [hall] keys a device may have: "table" (the clock) or "station"; `join` among them."""
     return (KEYS - {"station" if device == "table" else "table"}) | {JOIN}
@@ -158,7 +185,7 @@ def from_table(table: object, device: str, *, url_override: str | None = None, b
     endpoint = parse_url(url, key)
     if endpoint is not None and not endpoint.tls and creds.tls_ca:  # paho would speak TLS to the plain port
         raise HallConfigError(f"{key} = {url!r} is plain MQTT but {cred_path.name} has tls_ca (this hall's devices use TLS): "
-                              f"allowed is mqtts://{endpoint.host}:{SCHEMES['mqtts']} (or \"auto\"); for the plain listener, remove tls_ca")
+                              f"allowed is mqtts://{endpoint.host}:{hall_tls_port(creds)} (or \"auto\"); for the plain listener, remove tls_ca")
     hall = table.get("hall", creds.hall)
     try:
         topics.check_name("hall.hall", hall)

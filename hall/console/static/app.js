@@ -18,7 +18,8 @@ let skewMs = 0; // console's clock minus this browser's clock
 let openTable = null;
 let serverRules = null; // the event's rules ([event], issue 38), from the snapshot: a table's own state's rules win
 let latenessEndings = []; // a result ending so takes a margin, not a slip (the snapshot's lateness_endings)
-// ORDER and LABEL, the tile's class (tileClass) and its words (stateWords): tilestate.js, the public page's too
+// ORDER and LABEL, the tile's class (tileClass) and its words (stateWords): tilestate.js, the public page's too;
+// a held clock's class is the tile's `held` (hallstate.held: only a station's challenge is "challenge")
 // The page's own memory bounds: DOM items kept in the open table's history, the challenge feed and
 // the messages at the bottom left, and the longest text a field may show.
 const PAGE_LIMITS = { history: 500, feed: 300, toasts: 6, text: 200 };
@@ -131,6 +132,8 @@ function readTable(t) {
   let challenge = null;
   if (isObj(t.challenge)) challenge = { station: textOf(t.challenge.station, "challenge.station", problems) };
   else if (t.challenge !== undefined && t.challenge !== null) problems.push("challenge is not an object");
+  const held = HELD.includes(t.held) ? t.held : null;
+  if (t.held !== undefined && t.held !== null && !held) problems.push(`held is not one of ${HELD.join(", ")}`);
   const status = typeof t.status === "string" ? t.status : null;
   if (t.status !== undefined && t.status !== null && status === null) problems.push("status is not text");
   // the console's own refusals of this table's messages (its latest few): shown as this tile's problems
@@ -149,7 +152,7 @@ function readTable(t) {
   const shownNames = checkin ? checkin.names : typedNames;
   // its identity used by two connections in its game (issue 36: hallstate.used_twice): its slips are held
   const twice = isObj(t.twice) ? "identity used twice: slips held" : "";
-  return { n: t.table, status, state, names: shownNames, checkin, call: openCall(t.table) || checkinConflict(t.table), twice, challenge, refused, earlier, clockOn,
+  return { n: t.table, status, state, names: shownNames, checkin, call: openCall(t.table) || checkinConflict(t.table), twice, challenge, held, refused, earlier, clockOn,
     division, label: textOf(t.label, "label", problems),
     tshTable: textOf(t.tsh_table, "tsh_table", problems),
     result: readResult(t.result, problems), final, problems, cls: "waiting", health: readHealth(t.health_problems) };
@@ -255,7 +258,7 @@ function noteFor(t, cls) {
   const st = t.state;
   const words = stateWords(t, cls);
   if (cls === "offline") { // its Last Will: the times are its last state's, which a spare takes over
-    return st && st.sentAt ? `${words}: times as of then` : `${words} (last will): no state from it`;
+    return st && st.sentAt ? words : `${words} (last will): no state from it`; // times frozen: the tile's own look says so
   }
   if (t.call) return t.call; // a call for the director (paperless.js): before the rest
   if (t.twice) return t.twice; // a copied card beside the clock (docs/security.md "The paperless table")
@@ -461,6 +464,17 @@ function setScale(main, key, best, rowScale, bestCols) {
   main.style.setProperty("--n", String(best > 1 ? 1 + (best - 1) * (stacked ? 0.8 : 0.4) : 1));
 }
 window.addEventListener("resize", () => fitTiles());
+// The header wraps rather than cut (issue 35): when its height changes (a narrower window, a longer
+// round or count), the drawers start below it and the tiles fit the rest. A ResizeObserver reports
+// after the browser's layout, so this reads no layout of its own.
+let headerH = 40;
+new ResizeObserver((entries) => {
+  const h = Math.round(entries[entries.length - 1].borderBoxSize[0].blockSize);
+  if (h === headerH) return;
+  headerH = h;
+  document.documentElement.style.setProperty("--header-h", h + "px");
+  fitTiles();
+}).observe(document.querySelector("header"));
 window.addEventListener("scroll", placeTiles, { passive: true });
 
 // A clock repeats its state every few seconds with nothing new but the times, which the page
@@ -468,7 +482,7 @@ window.addEventListener("scroll", placeTiles, { passive: true });
 const lookOf = new WeakMap(); // model -> what its tile shows apart from the ticking times
 function sameLook(before, t) {
   const st = t.state;
-  const look = JSON.stringify([t.status, t.cls, t.names, t.checkin, t.call, t.problems, t.refused, t.challenge, t.result, t.final, t.division, t.label,
+  const look = JSON.stringify([t.status, t.cls, t.names, t.checkin, t.call, t.problems, t.refused, t.challenge, t.held, t.result, t.final, t.division, t.label,
     t.tshTable, t.earlier, t.clockOn,
     st && [st.phase, st.running, st.seq, st.players.map((p) => [p.player, p.penalty, p.forfeit, p.absent])]]);
   lookOf.set(t, look);

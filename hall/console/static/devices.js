@@ -15,6 +15,13 @@ function cell(text) {
   return td;
 }
 
+// A device waiting for its number is on the broker as the join client (issue 35: it showed "—"):
+// connected while its hello is there (its Last Will clears it)
+function onlineText(d) {
+  if (d.state === "waiting") return d.connected ? "connected, waiting for its number" : "—";
+  return d.online ? "online" : "—";
+}
+
 function row(d) {
   const tr = document.createElement("tr");
   tr.dataset.device = d.device;
@@ -26,7 +33,7 @@ function row(d) {
   const code = cell(d.code_text + (d.clash ? " — shown by two devices: remove the one not in front of you" : ""));
   code.className = "code";
   tr.append(code, cell(d.kind), cell(d.device), cell(d.state + asks), cell(String(number)),
-            cell(d.online ? "online" : "—"), cell(d.version), cell(d.address));
+            cell(onlineText(d)), cell(d.version), cell(d.address));
   const form = document.createElement("td");
   const input = document.createElement("input");
   input.className = "number";

@@ -29,6 +29,26 @@ function setDivisions(v) {
   p.title = tshProblems.slice(0, 20).join("\n");
   const list = $("tsh-problem-list");
   list.replaceChildren(...tshProblems.map((x) => el("li", "", shown(x))));
+  // each division with its Remove (issue 35: an import added divisions and none could be removed)
+  $("division-list").replaceChildren(...divisions.map((d) => {
+    const li = el("li", "", `division ${shown(d.name)}: ${Number(d.players) || 0} players `);
+    li.dataset.division = d.name;
+    const b = el("button", "remove-division", "Remove");
+    b.type = "button";
+    b.addEventListener("click", () => removeDivision(d.name));
+    li.append(b);
+    return li;
+  }));
+  if (!divisions.length) $("division-list").append(el("li", "", "none imported"));
+}
+
+async function removeDivision(name) {
+  if (!confirm(`Remove division ${name} from this event? Its TSH files stay kept (import it again to bring it back); ` +
+    "a division with a recorded result cannot be removed. The audit keeps who and when.")) return;
+  try {
+    setDivisions(await post("/api/division/remove", { division: name, reason: "removed on the console's page" }));
+    $("round-out").textContent = `division ${name} removed`;
+  } catch (e) { $("round-out").textContent = e.message; }
 }
 
 function roundText(r) {

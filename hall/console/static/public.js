@@ -193,6 +193,7 @@ function modelOf(t, live) {
     result: r && typeof r === "object" ? { ending: typeof r.ending === "string" ? r.ending : null, forfeits: sides(r.forfeits) } : null,
     final: f && Array.isArray(f.scores) && f.scores.length === 2 ? { scores: f.scores, forfeits: sides(f.forfeits) } : null,
     challenge: t.challenge === true ? { station: "" } : null,
+    held: typeof t.held === "string" ? t.held : null, // the director's word for a held clock (tilestate.js checks it)
   };
 }
 

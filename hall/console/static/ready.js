@@ -31,7 +31,9 @@ function row(r, hallVersion) {
       r.clock_synced === false ? "bad" : ""),
     cell(r.health_problems.length ? r.health_problems.join("; ") : (r.health ? "no problem" : "unknown"),
       r.health_problems.length ? "bad" : ""),
-    cell(r.ready ? "ready" : "not ready: " + r.why.join("; "), r.ready ? "good" : "bad"));
+    // what blocks a start, and the notes, which do not (readiness.py decides which is which)
+    cell((r.ready ? "ready" : "not ready: " + r.why.join("; ")) + (r.notes.length ? ` (note${r.notes.length > 1 ? "s" : ""}, not blocking: ${r.notes.join("; ")})` : ""),
+      r.ready ? "good" : "bad"));
   return tr;
 }
 
@@ -81,7 +83,7 @@ async function refresh() {
         `Games on other rules (${g.rules.penalty_per_minute}/min, forfeit at ${clockText(g.rules.forfeit_overtime_ms)} overtime)`) +
         `: table(s) ${g.tables.join(", ")}.`).join(" ");
     $("summary").textContent = `round ${v.round}: ` + (v.not_ready.length ? `${v.not_ready.length} of ${v.tables.length} table(s) not ready`
-      : `all ${v.tables.length} table(s) ready`);
+      : `all ${v.tables.length} table(s) ready`) + (v.with_notes.length ? `; ${v.with_notes.length} with notes that do not block a start` : "");
     document.querySelector("#stations tbody").replaceChildren(...(v.stations || []).map((s) => {
       const tr = document.createElement("tr");
       tr.dataset.station = s.station;

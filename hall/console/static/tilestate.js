@@ -8,15 +8,22 @@
 //   forfeit, absent}], sentAt (ms), rules {forfeit_overtime_ms}, frozen, until (ms: no time is
 //   ticked past it; the public page's stale_s)} or null; names [side 1, side 2]; result (the
 //   clock's) {ending, forfeits} or null; final (the recorded one) {scores, forfeits} or null;
-//   challenge {station} or null.
+//   challenge {station} or null; held (why the clock is held: one of HELD) or null.
 "use strict";
 
+// Why a clock is held, the console's word (the tile's `held`: hallstate.held, the one place it is
+// decided, issue 35): only a station's challenge is "challenge"; a call, a spare's takeover and
+// every other neutralisation are named so, on both pages, and counted so in the header
+const HELD = ["challenge", "call", "takeover", "neutralised"];
 // Exceptions first: the director's grid sorts by this order and counts by these labels
-const ORDER = ["offline", "forfeit", "overtime", "challenge", "notstarted", "finished", "running", "waiting"];
+const ORDER = ["offline", "forfeit", "overtime", ...HELD, "notstarted", "finished", "running", "waiting"];
 const LABEL = {
   offline: "OFFLINE", forfeit: "FORFEIT", overtime: "OVERTIME", challenge: "CHALLENGE",
+  call: "CALL", takeover: "TAKEOVER", neutralised: "NEUTRALISED",
   notstarted: "NOT STARTED", finished: "FINISHED", running: "running", waiting: "waiting",
 };
+// the state's words for a held clock (the director's note adds the station of a challenge)
+const HELD_WORDS = { challenge: "challenge", call: "the director is called (1.4.3)", takeover: "a spare took over", neutralised: "neutralised" };
 
 // A side's time as of the moment `at` (ms): a running side's (or an absent side's in a late start)
 // ticks on from the state's sentAt, to the forfeit line (5.3.3); a frozen state (an offline clock's
@@ -41,7 +48,9 @@ function tileClass(t, at, now, round) {
   const players = st ? st.players : [];
   if (players.some((p) => p.forfeit) || (t.result && t.result.forfeits.length)) return "forfeit";
   if (st && st.phase !== "ended" && players.some((p) => remainingAt(st, p, at) <= -1000)) return "overtime";
-  if (t.challenge || (st && st.phase === "neutralised")) return "challenge";
+  // held: the console's word (a model without one, an older console's: a station's challenge, else neutralised)
+  const held = HELD.includes(t.held) ? t.held : t.challenge ? "challenge" : st && st.phase === "neutralised" ? "neutralised" : null;
+  if (held) return held;
   if (t.final && t.final.forfeits.length && !st) return "forfeit"; // a recorded game the clock has left
   const notPlaying = !st || st.phase === "setup" || st.phase === "late";
   if (notPlaying && !t.final && round && round.start && now > (round.start + (round.late_after_s || 0)) * 1000) return "notstarted";
@@ -80,7 +89,7 @@ function stateWords(t, cls) {
   if (cls === "offline") return st && st.sentAt ? `offline since ${new Date(st.sentAt).toTimeString().slice(0, 8)}` : "clock offline";
   if (t.final) return recordedText(t.final);
   if (cls === "forfeit") return forfeitText(t);
-  if (cls === "challenge") return t.challenge ? "challenge" : "neutralised";
+  if (HELD_WORDS[cls]) return HELD_WORDS[cls];
   if (cls === "overtime") return "overtime";
   if (cls === "finished") return "ended";
   if (st && st.phase === "late") {
