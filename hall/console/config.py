@@ -2,6 +2,8 @@
 
     [console]
     hall = "open2026"                  # the hall name used in the topics
+    event = "open2026-day1"            # optional: the event this console serves, its own folder of results, audit,
+                                       #   sessions (default: the current one, `rackside hall event new NAME`)
     url = "mqtt://127.0.0.1:1883"      # the broker (mqtts:// for TLS)
     credentials = "director.toml"      # the director's broker credentials (from `rackside hall provision`)
     password = "scrypt:16384:8:1:..."  # the director's login (`rackside hall console --hash-password`)
@@ -42,7 +44,7 @@ MAX_ROUND = MAX_ROUNDS  # a round number: TSH keeps no more rounds than this
 
 
 KEYS = ("hall", "url", "credentials", "username", "mqtt_password", "password", "listen", "certfile", "keyfile",
-        "ca_file", "tsh", "round", "division", "tourney_js", "slips")  # [console]'s keys, as the docstring shows them
+        "ca_file", "tsh", "round", "division", "tourney_js", "slips", "event")  # [console]'s keys, as the docstring shows them
 
 
 PUBLIC_KEYS = ("listen", "folder", "delay_s", "every_s")  # [public]'s keys
@@ -74,6 +76,7 @@ class ConsoleConfig:
     tourney_js_dir: Path | None = None  # the live tourney.js's folder (tshlive.py); None: the state directory
     public: "PublicConfig | None" = None  # [public]: the public hall (publicserve.py); None: not served
     slips: str = RECORD  # what a signed slip that agrees becomes (signedslips.SLIPS)
+    event: str | None = None  # [console] event: the event served (eventdir.py); None: the current one
 
     @property
     def https(self) -> bool:
@@ -175,8 +178,16 @@ def load(path: Path) -> ConsoleConfig:
     if slips not in SLIPS:
         raise ConfigError(f"{path}: [console] slips = {slips!r}: allowed are {' or '.join(repr(x) for x in SLIPS)} "
                           "(a slip signed at the clock that agrees is recorded, or held for the scorekeeper's click)")
+    event = c.get("event")
+    if event is not None:
+        from .eventdir import EventError, check_name
+
+        try:
+            check_name(event)
+        except EventError as e:
+            raise ConfigError(f"{path}: [console] {e}") from None
     return ConsoleConfig(
-        public=public,
+        public=public, event=event,
         hall=hall, url=url, username=user, mqtt_password=mpw, password_hash=pw,
         listen_host=host.strip("[]"), listen_port=int(port), tsh=[base / x for x in tsh],
         round=rnd, division=c.get("division", ""),
