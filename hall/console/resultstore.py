@@ -110,7 +110,7 @@ class ResultStore:
             self.db.close()
             raise StoreError(f"the results database {self.path} belongs to hall {kept.get('hall')!r} event "
                              f"{kept.get('event')!r}, not hall {identity.get('hall')!r} event {identity.get('event')!r}: "
-                             "refused whole, nothing read from it or written to it (each event keeps its own: "
+                             "refused whole, nothing of it read into this event and it is left as it is (each event keeps its own: "
                              "`rackside hall event` lists them; docs/console.md, \"Events\")")
 
     @contextlib.contextmanager
