@@ -141,3 +141,87 @@ def test_the_demo_beside_a_real_console_on_one_laptop_never_touches_its_event(ma
         if demo is not None:
             end_process(demo)
         real.stop()
+
+
+# --- a new event starts clean on the clocks too (issue 35.2) ---------------------------------------
+
+
+def _tile(h: Http, n: int) -> dict:
+    status, body, _ = h.call("GET", f"/api/table/{n}")
+    return json.loads(body) if status == 200 else {}
+
+
+def _new_game(h: Http, tables: list[int]) -> None:
+    status, out = post(h, "/api/command", {"cmd": "new_game", "game_time": "5:00", "tables": tables})
+    assert status == 200, out
+
+
+def test_a_new_event_on_a_broker_holding_the_last_events_retained_states_shows_none_of_them(make_broker, tmp_path):
+    from support.hallclock import LiveClock, clock_config
+
+    broker = make_broker(tables="1,3", stations=0)
+    state = tmp_path / "state"
+    last = ConsoleProcess(broker, tmp_path / "last", PASSWORD, event="july-3", state_dir=state).start()
+    clocks = {n: LiveClock(clock_config(tmp_path / f"clock{n}.toml", broker, n, game_time="5:00"), tmp_path / f"clock{n}")
+              for n in (1, 3)}
+    try:
+        h = Http(last.url)
+        h.token = h.login(PASSWORD)
+        wait(lambda: all(_tile(h, n).get("tile", {}).get("status") == "online" for n in (1, 3)))
+        _new_game(h, [1, 3])  # the last event's games, started by its console
+        wait(lambda: all((_tile(h, n)["tile"].get("state") or {}).get("event") == "july-3" for n in (1, 3)))
+        for live in clocks.values():
+            live.tap("right")  # under way: "24:47 / 25:00"
+        wait(lambda: all((_tile(h, n)["tile"].get("state") or {}).get("phase") == "running" for n in (1, 3)))
+    finally:
+        for live in clocks.values():
+            live.close()  # the clocks go off with the last event's games retained on the broker
+        last.stop()
+    assert _rackside(state, "hall", "event", "new", "july-4").returncode == 0
+    new = ConsoleProcess(broker, tmp_path / "new", PASSWORD, event=None, state_dir=state).start()
+    try:
+        h = Http(new.url)
+        h.token = h.login(PASSWORD)
+        # the retained states arrive at once; each is named as another event's, and none is shown
+        tiles = wait(lambda: (t := [_tile(h, n).get("tile", {}) for n in (1, 3)]) and all(x.get("problems") for x in t) and t)
+        for tile in tiles:
+            assert tile["state"] is None and tile["result"] is None, tile
+            assert any("event 'july-3', not this event's (july-4)" in p for p in tile["problems"]), tile["problems"]
+        assert all(_tile(h, n)["history"] == [] for n in (1, 3))
+    finally:
+        new.stop()
+
+
+def test_a_practice_game_stays_out_and_the_events_new_game_archives_it_saying_so(make_broker, tmp_path):
+    from support.hallclock import LiveClock, clock_config
+
+    broker = make_broker(tables="3", stations=0)
+    console = ConsoleProcess(broker, tmp_path / "console", PASSWORD, event="open-1").start()
+    (tmp_path / "alone.toml").write_text('[clock]\ngame_time = "5:00"\n')  # no [hall]: the clock stand-alone
+    practice = LiveClock(tmp_path / "alone.toml", tmp_path / "clock")
+    for button in ("right", "left", "right", "neutralise"):  # a practice game, paused
+        practice.tap(button)
+    game = practice.clock.store.journal_path.stem
+    practice.close()
+    live = None
+    try:
+        h = Http(console.url)
+        h.token = h.login(PASSWORD)
+        # the same clock, now with the hall's credentials: its journal's practice game comes up
+        live = LiveClock(clock_config(tmp_path / "clock.toml", broker, 3, game_time="5:00"), tmp_path / "clock")
+        detail = wait(lambda: (d := _tile(h, 3)) and d.get("tile", {}).get("problems") and d)
+        assert detail["tile"]["state"] is None and detail["tile"]["result"] is None, detail["tile"]
+        assert any(f"{game}: a game the hall did not start for event open-1" in p for p in detail["tile"]["problems"])
+        _new_game(h, [3])  # the round's game from the console: the practice game is archived, and the ack says so
+        ack = wait(lambda: next((e for e in _tile(h, 3)["history"] if e.get("kind") == "ack"), None))
+        assert ack["ok"] and f"{game} of no event" in ack["reason"] and "archived" in ack["reason"], ack
+        state = wait(lambda: (s := _tile(h, 3)["tile"].get("state")) and s["game"] != game and s)
+        assert state["event"] == "open-1" and state["phase"] == "setup", state
+        live.tap("right")
+        wait(lambda: (_tile(h, 3)["tile"].get("state") or {}).get("phase") == "running")
+        history = _tile(h, 3)["history"]
+        assert history and all(e.get("game") in (None, state["game"]) for e in history), history  # none of the practice's
+    finally:
+        if live is not None:
+            live.close()
+        console.stop()

@@ -27,17 +27,16 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
 import socket
 import time
 from pathlib import Path
 
+from rackside.hall.wire.topics import EVENT as NAME
 from rackside.paths import EVENTS
 
 ARCHIVE = "events-archive"
 CURRENT = "current"
 LOCK = "console.lock"
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 NAME_SAYS = "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
 
 

@@ -193,6 +193,9 @@ class Table:
     health: dict | None = None
     version: str | None = None
     health_problems: list = field(default_factory=list)
+    # clock games not this event's (issue 35): game id -> why, the latest GAMES_BOUND; their states,
+    # events and results are not shown, kept or offered
+    foreign: OrderedDict = field(default_factory=OrderedDict)
 
     @property
     def names(self) -> tuple[str, str]:
@@ -376,6 +379,7 @@ class Round:
 
 class HallState:
     def __init__(self, hall: str) -> None:
+        self.event = ""  # the event the console serves (issue 35; serve.make_console): "" none, every game its own
         self.hall = hall
         self.tables: dict[int, Table] = {}
         self.stations: dict[str, Station] = {}
@@ -487,6 +491,10 @@ class HallState:
         if leaf == "status":
             self._status(t, data)
             return [("table", t.tile())]
+        if leaf != "status" and data.get("game") in t.foreign:
+            return []  # another event's game, or one the hall did not start for this event (issue 35)
+        if leaf == "state" and self._foreign(t, data):
+            return [("table", t.tile())]
         if leaf == "state":
             old = t.state or {}
             if old.get("game") == data["game"] and data["seq"] < old.get("seq", 0):
@@ -546,6 +554,26 @@ class HallState:
             t.history.append({**data, "kind": "ack", "command": cmd})
             return [("ack", {"table": n, "ack": data, "command": cmd})]
         return []
+
+    def _foreign(self, t: Table, state: dict) -> bool:
+        """Whether a state's game is not this event's (issue 35): a game the hall started for another
+        event (its `event`), or one it did not start for an event ("": the clock's own game, a
+        stand-alone practice game) first seen already under way. A game bound to this event, the
+        tile's game already, a state that says no event (an older clock) or a console with no event
+        are this event's. A foreign game is named once in the tile's problems and never shown."""
+        game, ev = state["game"], state.get("event")
+        if ev is None or not self.event or ev == self.event or game in t.bound or (t.state or {}).get("game") == game:
+            return False
+        if ev == "" and state["seq"] == 0 and state["phase"] == "setup":
+            return False  # a new game waiting: bound once it begins, while this console watches
+        why = (f"{game}: a game of event {ev!r}, not this event's ({self.event}): not shown" if ev else
+               f"{game}: a game the hall did not start for event {self.event} (a practice game?), under way before "
+               "this console saw it: not shown")
+        t.foreign[game] = why
+        while len(t.foreign) > limits.GAMES_BOUND:
+            t.foreign.popitem(last=False)
+        t.problems.append(why + "; the round's new game from this console archives it on the clock")
+        return True
 
     def _bind_unseen(self, t: Table, data: dict) -> list:
         """An event or result of a game never bound: this round's when no state says otherwise (a

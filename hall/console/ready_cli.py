@@ -49,6 +49,7 @@ def run(args) -> int:
         print(f"rackside hall ready: {e}", file=sys.stderr)
         return 2
     console = Console(cfg.hall, cfg.password_hash, store=store)
+    console.state.event = name  # another event's clock games are not this round's (hallstate._foreign)
     restore_event(console, cfg)
     creds = types.SimpleNamespace(hall=cfg.hall, user=cfg.username, password=cfg.mqtt_password, tls_ca=cfg.ca_file)
     try:

@@ -137,6 +137,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
                     "docs/console.md, \"Events\"", state_dir(cfg) / RESULTS_DB, name)
     console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(home / SESSIONS), store=store)
     console.event_name, console.event_lock, console.home = name, lock, home
+    console.state.event = name  # which clock games are this event's (hallstate._foreign)
     console.paperless.slips = cfg.slips  # [console] slips (issue 27)
     restore_event(console, cfg)
     challenges = ChallengeKeep(home / CHALLENGES_KEPT)
@@ -151,6 +152,8 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
                     console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
     cmdlog = CommandLog(home / "console-commands.jsonl")
     def send(table: int, cmd: dict) -> None:
+        if cmd.get("cmd") == "new_game":  # the clock's state of the new game says it is this event's (issue 35)
+            cmd = {**cmd, "event": name}
         cmdlog.append(table, cmd)
         # what goes to the clock: the command as hall.wire.commands checked it, without the console's own note
         bridge.command(table, {k: v for k, v in cmd.items() if k != "sent_at"})

@@ -11,13 +11,15 @@ journal (for a finished game's result) happens here only: at start-up, after an 
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Callable, NamedTuple
 
 from rackside.firmware.clock import Phase, view
-from rackside.firmware.journal import JournalError, read_journal
+from rackside.firmware.journal import MAX_LINE_BYTES, JournalError, read_journal
 from rackside.hall.wire import resend
+from rackside.hall.wire.topics import EVENT
 from rackside.hall.wire.payloads import ack_payload, journal_event, journal_slip, result_payload
 from rackside.hall.wire.resend import INPUT_TYPES
 
@@ -26,6 +28,13 @@ log = logging.getLogger(__name__)
 RECENT = 2  # journals read at start-up: the current game and the one before it
 
 Row = tuple[str, bytes, int, int]  # (topic, payload, qos, retain), as hall.device.outbox stores it
+
+
+def stand_alone(header: dict) -> bool:
+    """A game the clock played without a hall (its header's settings say `"hall": false`: a
+    stand-alone practice game, issue 35); a journal from before the setting says nothing: False."""
+    settings = header.get("settings")
+    return isinstance(settings, dict) and settings.get("hall") is False
 
 
 class Recovered(NamedTuple):
@@ -39,6 +48,7 @@ class JournalRecovery:
     def __init__(self, journal_dir: Path | None, topic: dict[str, str]) -> None:
         self.journal_dir = Path(journal_dir) if journal_dir is not None else None
         self.topic = topic
+        self.left_out: set[str] = set()  # practice games said once (RECENT at most are read)
 
     def _recent(self) -> list[Path]:
         if self.journal_dir is None or not self.journal_dir.is_dir():
@@ -60,6 +70,11 @@ class JournalRecovery:
             seen, result = progress(game)
             try:
                 journal = read_journal(path)
+                if stand_alone(journal.header):
+                    if game not in self.left_out:
+                        self.left_out.add(game)
+                        log.info("hall: %s was played without the hall (a practice game): not published", game)
+                    continue
                 rows: list[Row] = []
                 last = seen
                 for jl in journal.iter_lines():
@@ -83,6 +98,21 @@ class JournalRecovery:
                 log.info("hall: %d message(s) of %s recovered from the journal into the outbox", len(rows), game)
                 found.append(Recovered(game, rows, last, done))
         return found
+
+    def event_of(self, game: str) -> tuple[str, str | None]:
+        """The event the hall started `game` for (its journal header's `event`, from the new_game
+        that started it; issue 35), "" for a game the hall did not start for an event (the clock's
+        own first game, a stand-alone practice game) or whose header cannot be read; and the id of
+        the command that started it (None: none)."""
+        if self.journal_dir is None:
+            return "", None
+        try:
+            with open(self.journal_dir / f"{game}.jsonl", "rb") as f:
+                header = json.loads(f.readline(MAX_LINE_BYTES))
+            event, command = header.get("event"), header.get("command")
+        except (OSError, ValueError, AttributeError):
+            return "", None
+        return (event if isinstance(event, str) and EVENT.match(event) else ""), (command if isinstance(command, str) else None)
 
     def answered(self, now_wall_ns: int) -> dict[str, bytes]:
         """The hall commands the recent journals hold, with the ack each had: an input's (with its

@@ -32,6 +32,7 @@ ENDINGS = tuple(e.value for e in Ending)
 # the rules a state carries for the page (5.3 penalty, 5.3.3 forfeit line, 2.3.6(a) margin, game time)
 STATE_RULES = ("game_time_ms", "penalty_per_minute", "forfeit_overtime_ms", "lateness_forfeit_margin")
 NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # a game, a command's id, an input's source
+EVENT_OR_NONE = re.compile(f"(?:{topics.EVENT.pattern})|^$")  # a state's event: an event's id, or "" (none)
 ID = re.compile(r"^[A-Za-z0-9_.:-]{1,80}$")  # a challenge's id, a lexicon's name
 WORD = re.compile(r"^[A-Za-z0-9_ .-]{1,24}$")
 LOWER = re.compile(r"^[a-z_]+$")
@@ -102,6 +103,10 @@ STATE = Schema({
     # a keypad is fitted (issue 27): only then do its players check in, so only then is a side not
     # checked in absent (2.3.2(a)); an older clock sends none and has none
     "keypad": Flag(default=False),
+    # the event the hall started this game for (its new_game's `event`, issue 35); "" for a game the
+    # hall did not start for an event (the clock's own first game, a stand-alone practice game); an
+    # older clock sends none
+    "event": Text(64, least=0, pattern=EVENT_OR_NONE, shape="an event's id, or \"\"", default=OMIT),
 }, then=_sides_in_order)
 
 
