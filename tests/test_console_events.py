@@ -211,7 +211,7 @@ def test_a_practice_game_stays_out_and_the_events_new_game_archives_it_saying_so
         live = LiveClock(clock_config(tmp_path / "clock.toml", broker, 3, game_time="5:00"), tmp_path / "clock")
         detail = wait(lambda: (d := _tile(h, 3)) and d.get("tile", {}).get("problems") and d)
         assert detail["tile"]["state"] is None and detail["tile"]["result"] is None, detail["tile"]
-        assert any(f"{game}: a game the hall did not start for event open-1" in p for p in detail["tile"]["problems"])
+        assert any(f"{game}: a practice game, played without the hall" in p for p in detail["tile"]["problems"])
         _new_game(h, [3])  # the round's game from the console: the practice game is archived, and the ack says so
         ack = wait(lambda: next((e for e in _tile(h, 3)["history"] if e.get("kind") == "ack"), None))
         assert ack["ok"] and f"{game} of no event" in ack["reason"] and "archived" in ack["reason"], ack

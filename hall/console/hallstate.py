@@ -380,6 +380,7 @@ class Round:
 class HallState:
     def __init__(self, hall: str) -> None:
         self.event = ""  # the event the console serves (issue 35; serve.make_console): "" none, every game its own
+        self.event_since: datetime | None = None  # when it began (its store's first opening)
         self.hall = hall
         self.tables: dict[int, Table] = {}
         self.stations: dict[str, Station] = {}
@@ -557,18 +558,21 @@ class HallState:
 
     def _foreign(self, t: Table, state: dict) -> bool:
         """Whether a state's game is not this event's (issue 35): a game the hall started for another
-        event (its `event`), or one it did not start for an event ("": the clock's own game, a
-        stand-alone practice game) first seen already under way. A game bound to this event, the
-        tile's game already, a state that says no event (an older clock) or a console with no event
-        are this event's. A foreign game is named once in the tile's problems and never shown."""
+        event (its `event`), a game played stand-alone (`alone`: a practice game), or one the hall
+        did not start for an event ("": the clock's own) whose state was sent before this event
+        began (a retained state of the last event's). A game bound to this event, the tile's game
+        already, a state that says no event (an older clock) or a console with no event are this
+        event's. A foreign game is named once in the tile's problems and never shown."""
         game, ev = state["game"], state.get("event")
         if ev is None or not self.event or ev == self.event or game in t.bound or (t.state or {}).get("game") == game:
             return False
-        if ev == "" and state["seq"] == 0 and state["phase"] == "setup":
-            return False  # a new game waiting: bound once it begins, while this console watches
+        sent = _moment(state["sent_at"])
+        alone = state.get("alone", False)
+        if ev == "" and not alone and (self.event_since is None or sent is None or sent >= self.event_since):
+            return False  # the clock's own game, played in this event's time
         why = (f"{game}: a game of event {ev!r}, not this event's ({self.event}): not shown" if ev else
-               f"{game}: a game the hall did not start for event {self.event} (a practice game?), under way before "
-               "this console saw it: not shown")
+               f"{game}: a practice game, played without the hall: not shown" if alone else
+               f"{game}: a game from before event {self.event} began: not shown")
         t.foreign[game] = why
         while len(t.foreign) > limits.GAMES_BOUND:
             t.foreign.popitem(last=False)

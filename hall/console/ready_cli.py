@@ -34,7 +34,7 @@ def run(args) -> int:
     from .app import Console
     from .resultstore import ResultStore, StoreError
     from .eventdir import EventError
-    from .serve import RESULTS_DB, event_home, restore_event
+    from .serve import RESULTS_DB, event_home, event_since, restore_event
 
     path = args.config or paths.config_dir() / "hall.toml"
     try:
@@ -49,7 +49,8 @@ def run(args) -> int:
         print(f"rackside hall ready: {e}", file=sys.stderr)
         return 2
     console = Console(cfg.hall, cfg.password_hash, store=store)
-    console.state.event = name  # another event's clock games are not this round's (hallstate._foreign)
+    if store is not None:  # another event's clock games are not this round's (hallstate._foreign)
+        console.state.event, console.state.event_since = name, event_since(store)
     restore_event(console, cfg)
     creds = types.SimpleNamespace(hall=cfg.hall, user=cfg.username, password=cfg.mqtt_password, tls_ca=cfg.ca_file)
     try:

@@ -19,6 +19,7 @@ import os
 import ssl
 import threading
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import uvicorn
@@ -40,6 +41,7 @@ log = logging.getLogger("rackside.hall.console")
 RESULTS_DB = "console-results.sqlite"  # every confirmed result and its audit trail (resultstore.py)
 SESSION_KEY = "console-session.key"  # the session-signing secret, in the state dir (auth.session_secret)
 SESSIONS = "console-sessions.json"
+EVENT_SINCE = "event_since"  # the store's setting: when the event began (its first console's start)
 CHALLENGES_KEPT = "console-challenges.jsonl"  # the stations' challenges, for the feed after a restart (ChallengeKeep)  # the live sessions, in the state dir (auth.Sessions)
 
 
@@ -138,6 +140,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(home / SESSIONS), store=store)
     console.event_name, console.event_lock, console.home = name, lock, home
     console.state.event = name  # which clock games are this event's (hallstate._foreign)
+    console.state.event_since = event_since(store)
     console.paperless.slips = cfg.slips  # [console] slips (issue 27)
     restore_event(console, cfg)
     challenges = ChallengeKeep(home / CHALLENGES_KEPT)
@@ -169,6 +172,17 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     if cfg.public is not None:  # the public hall: its own listener and/or a folder of static files (publicserve.py)
         console.public_out = publicserve.Feed(console, cfg.public)
     return console, bridge
+
+
+def event_since(store: ResultStore) -> datetime:
+    """When the event began: its store's first opening, kept in the store (issue 35)."""
+    since = store.setting(EVENT_SINCE)
+    try:
+        return datetime.fromisoformat(since)
+    except (TypeError, ValueError):
+        now = datetime.now(timezone.utc).replace(microsecond=0)
+        store.put_setting(EVENT_SINCE, now.isoformat())
+        return now
 
 
 def restore_event(console: Console, cfg: ConsoleConfig) -> None:

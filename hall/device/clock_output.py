@@ -318,7 +318,8 @@ class _Worker:
         self._seqs: dict[str, int] = {}  # each game's last journal seq seen (the state's seq)
         self._state: tuple[bytes, bool] | None = None  # (payload, published)
         self._rules: Rules | None = None  # the running game's: a new_game's defaults
-        # [game, the event the hall started it for ("" none), the command that started it, begun], issue 35;
+        # [game, the event the hall started it for ("" none), the command that started it, played
+        # stand-alone, begun], issue 35;
         # and the game's before it (a new_game's ack names the game it archived)
         self._event: list | None = None
         self._left: list | None = None
@@ -459,17 +460,17 @@ class _Worker:
                 self._progress[game] = changed[game] = (seen, True)
         if self._event is None or self._event[0] != game:  # a new game: its journal's header says its event
             self._left = self._event
-            self._event = [game, *(self.recovery.event_of(game) if item.game is not None else ("", None)), False]
-        self._event[3] = self._event[3] or item.view.phase is not Phase.SETUP
+            self._event = [game, *(self.recovery.event_of(game) if item.game is not None else ("", None, False)), False]
+        self._event[4] = self._event[4] or item.view.phase is not Phase.SETUP
         self._state = (state_payload(item.view, game, self._last_seq(game), item.wall_ns, item.rules, self.version,
-                                     keypad=self.out.keypad, event=self._event[1]), False)
+                                     keypad=self.out.keypad, event=self._event[1], alone=self._event[3]), False)
 
     def _archived(self, cmd: commands.Command) -> str | None:
         """A new_game for an event while the clock's game was another event's (or none's: a practice
         game): that game stays in the journals' archive, out of this event, and the ack says so
         (issue 35). None when the game before was this event's."""
         before = self._left if self._event is not None and self._event[2] == cmd.id else self._event
-        if before is None or before[1] == (cmd.event or "") or not before[3]:
+        if before is None or before[1] == (cmd.event or "") or not before[4]:
             return None  # this event's, or a game never begun (the clock's own, waiting in setup)
         game, was = before[0], before[1]
         whose = f"event {was!r}" if was else "no event (a game the hall did not start: a practice game)"

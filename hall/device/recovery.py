@@ -99,20 +99,21 @@ class JournalRecovery:
                 found.append(Recovered(game, rows, last, done))
         return found
 
-    def event_of(self, game: str) -> tuple[str, str | None]:
+    def event_of(self, game: str) -> tuple[str, str | None, bool]:
         """The event the hall started `game` for (its journal header's `event`, from the new_game
         that started it; issue 35), "" for a game the hall did not start for an event (the clock's
-        own first game, a stand-alone practice game) or whose header cannot be read; and the id of
-        the command that started it (None: none)."""
+        own first game, a stand-alone practice game) or whose header cannot be read; the id of
+        the command that started it (None: none); whether it was played stand-alone."""
         if self.journal_dir is None:
-            return "", None
+            return "", None, False
         try:
             with open(self.journal_dir / f"{game}.jsonl", "rb") as f:
                 header = json.loads(f.readline(MAX_LINE_BYTES))
             event, command = header.get("event"), header.get("command")
         except (OSError, ValueError, AttributeError):
-            return "", None
-        return (event if isinstance(event, str) and EVENT.match(event) else ""), (command if isinstance(command, str) else None)
+            return "", None, False
+        return ((event if isinstance(event, str) and EVENT.match(event) else ""), (command if isinstance(command, str) else None),
+                stand_alone(header))
 
     def answered(self, now_wall_ns: int) -> dict[str, bytes]:
         """The hall commands the recent journals hold, with the ack each had: an input's (with its

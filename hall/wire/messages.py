@@ -107,6 +107,8 @@ STATE = Schema({
     # hall did not start for an event (the clock's own first game, a stand-alone practice game); an
     # older clock sends none
     "event": Text(64, least=0, pattern=EVENT_OR_NONE, shape="an event's id, or \"\"", default=OMIT),
+    # the game was played stand-alone, without a hall (a practice game): never any event's (issue 35)
+    "alone": Flag(default=OMIT),
 }, then=_sides_in_order)
 
 

@@ -42,12 +42,13 @@ def players(v: View) -> list[dict]:
 
 
 def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | None = None, version: str | None = None,
-                  *, keypad: bool = False, event: str | None = None) -> bytes:
+                  *, keypad: bool = False, event: str | None = None, alone: bool = False) -> bytes:
     """The retained state; `rules` (the running game's) let a page compute penalties and forfeits
     under the rules the game is played under (a new_game may set other than WESPA's); `version`
     is the Rackside the clock runs (after an update, the director sees which version each table has);
     `keypad`: the clock has one, so its players check in at it (issue 27); `event`: the event the hall
-    started the game for ("" none: a game the hall did not start; None: not said, as an older clock)."""
+    started the game for ("" none: a game the hall did not start; None: not said, as an older clock);
+    `alone`: the game was played without a hall (a stand-alone practice game)."""
     running = next((p.player for p in v.players if p.running), None)
     state: dict[str, Any] = {
         "seq": seq,
@@ -66,6 +67,8 @@ def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | Non
         state["version"] = version
     if event is not None:
         state["event"] = event
+    if alone:
+        state["alone"] = True
     return dumps(state)
 
 
