@@ -225,3 +225,46 @@ def test_a_practice_game_stays_out_and_the_events_new_game_archives_it_saying_so
         if live is not None:
             live.close()
         console.stop()
+
+
+def test_a_public_folder_holding_the_last_events_view_is_not_shown_for_the_next_event(make_broker, tmp_path):
+    """[public] folder with a delay: a console restarted answers the folder's last view until its own
+    is old enough (docs/public.md), but only its own event's: the last event's is never shown."""
+    import urllib.request
+
+    from support.broker import free_port
+
+    broker = make_broker(tables="1", stations=0)
+    state, www = tmp_path / "state", tmp_path / "www"
+    www.mkdir()
+
+    def start(event: str, delay_s: int) -> tuple[ConsoleProcess, str]:
+        port = free_port()
+        conf = f'[public]\nlisten = "127.0.0.1:{port}"\nfolder = "{www}"\ndelay_s = {delay_s}\nevery_s = 1\n'
+        return (ConsoleProcess(broker, tmp_path / event, PASSWORD, event=event, state_dir=state, extra=conf).start(),
+                f"http://127.0.0.1:{port}/hall.json")
+
+    def hall_json(url: str) -> dict:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return json.loads(r.read())
+
+    last, _ = start("open-a", 0)
+    try:
+        wait(lambda: (www / "hall.json").exists(), 20)
+    finally:
+        last.stop()
+    assert (www / ".rackside-event").read_text().strip() == "open-a"
+    for p in www.iterdir():  # down ten minutes: the view is old enough for the next console's delay
+        os.utime(p, (p.stat().st_mtime - 600,) * 2)
+    nxt, url = start("open-b", 60)
+    try:
+        def answered():
+            try:
+                return hall_json(url)
+            except OSError:
+                return None
+        hall = wait(answered, 20)
+        assert hall.get("back_at"), hall  # the waiting page, not the last event's view
+        wait(lambda: "holds the view of event 'open-a', not of 'open-b'" in nxt.log_path.read_text(errors="replace"))
+    finally:
+        nxt.stop()
