@@ -173,6 +173,8 @@ def test_a_new_event_on_a_broker_holding_the_last_events_retained_states_shows_n
         for live in clocks.values():
             live.tap("right")  # under way: "24:47 / 25:00"
         wait(lambda: all((_tile(h, n)["tile"].get("state") or {}).get("phase") == "running" for n in (1, 3)))
+        clocks[3].command("end")  # table 3's game ended: its result retained too
+        wait(lambda: _tile(h, 3)["tile"].get("result"))
     finally:
         for live in clocks.values():
             live.close()  # the clocks go off with the last event's games retained on the broker

@@ -494,7 +494,9 @@ class HallState:
             return [("table", t.tile())]
         if leaf != "status" and data.get("game") in t.foreign:
             return []  # another event's game, or one the hall did not start for this event (issue 35)
-        if leaf == "state" and self._foreign(t, data):
+        if (leaf == "result" or (leaf == "event" and data["kind"] == "result")) and self._foreign(t, data, data.get("at")):
+            return [("table", t.tile())]  # a retained result of another event's game may come before its state
+        if leaf == "state" and self._foreign(t, data, data["sent_at"]):
             return [("table", t.tile())]
         if leaf == "state":
             old = t.state or {}
@@ -556,8 +558,8 @@ class HallState:
             return [("ack", {"table": n, "ack": data, "command": cmd})]
         return []
 
-    def _foreign(self, t: Table, state: dict) -> bool:
-        """Whether a state's game is not this event's (issue 35): a game the hall started for another
+    def _foreign(self, t: Table, state: dict, sent_at: str | None) -> bool:
+        """Whether a state's (or a result's) game is not this event's (issue 35): a game the hall started for another
         event (its `event`), a game played stand-alone (`alone`: a practice game), or one the hall
         did not start for an event ("": the clock's own) whose state was sent before this event
         began (a retained state of the last event's). A game bound to this event, the tile's game
@@ -565,8 +567,9 @@ class HallState:
         event's. A foreign game is named once in the tile's problems and never shown."""
         game, ev = state["game"], state.get("event")
         if ev is None or not self.event or ev == self.event or game in t.bound or (t.state or {}).get("game") == game:
+            # (a result of the tile's game, or of one bound here, is this event's as its game is)
             return False
-        sent = _moment(state["sent_at"])
+        sent = _moment(sent_at)
         alone = state.get("alone", False)
         if ev == "" and not alone and (self.event_since is None or sent is None or sent >= self.event_since):
             return False  # the clock's own game, played in this event's time

@@ -452,16 +452,17 @@ class _Worker:
     def _shown(self, item: Shown, rows: list[Row], changed: dict) -> None:
         game = item.game or "none"
         self._rules = item.rules
-        self._remaining_ms = tuple(p.remaining_ms for p in item.view.players)
-        if item.ended and item.game is not None:
-            seen, result = self._progress_of(game)
-            if not result:
-                rows.extend(self.recovery.result_rows(result_payload(item.view, game, item.wall_ns)))
-                self._progress[game] = changed[game] = (seen, True)
         if self._event is None or self._event[0] != game:  # a new game: its journal's header says its event
             self._left = self._event
             self._event = [game, *(self.recovery.event_of(game) if item.game is not None else ("", None, False)), False]
         self._event[4] = self._event[4] or item.view.phase is not Phase.SETUP
+        self._remaining_ms = tuple(p.remaining_ms for p in item.view.players)
+        if item.ended and item.game is not None:
+            seen, result = self._progress_of(game)
+            if not result:
+                rows.extend(self.recovery.result_rows(result_payload(item.view, game, item.wall_ns, event=self._event[1],
+                                                                                    alone=self._event[3])))
+                self._progress[game] = changed[game] = (seen, True)
         self._state = (state_payload(item.view, game, self._last_seq(game), item.wall_ns, item.rules, self.version,
                                      keypad=self.out.keypad, event=self._event[1], alone=self._event[3]), False)
 

@@ -37,6 +37,12 @@ def stand_alone(header: dict) -> bool:
     return isinstance(settings, dict) and settings.get("hall") is False
 
 
+def header_event(header: dict) -> str:
+    """The event a journal's header says the hall started its game for (issue 35); "" none."""
+    event = header.get("event")
+    return event if isinstance(event, str) and EVENT.match(event) else ""
+
+
 class Recovered(NamedTuple):
     game: str
     rows: list[Row]  # events (and a finished game's result) the outbox had not seen
@@ -89,7 +95,8 @@ class JournalRecovery:
                 if not result:
                     folded = fold(journal).clock
                     if folded.phase is Phase.ENDED and folded.since_ns is not None:
-                        rows += self.result_rows(result_payload(view(folded, folded.since_ns), game, None))
+                        rows += self.result_rows(result_payload(view(folded, folded.since_ns), game, None,
+                                                                event=header_event(journal.header)))  # as its state says it
                         done = True
             except (OSError, JournalError) as e:
                 log.warning("hall: journal %s not read for the outbox: %s", path, e)
@@ -109,11 +116,10 @@ class JournalRecovery:
         try:
             with open(self.journal_dir / f"{game}.jsonl", "rb") as f:
                 header = json.loads(f.readline(MAX_LINE_BYTES))
-            event, command = header.get("event"), header.get("command")
+            command = header.get("command")
+            return header_event(header), (command if isinstance(command, str) else None), stand_alone(header)
         except (OSError, ValueError, AttributeError):
             return "", None, False
-        return ((event if isinstance(event, str) and EVENT.match(event) else ""), (command if isinstance(command, str) else None),
-                stand_alone(header))
 
     def answered(self, now_wall_ns: int) -> dict[str, bytes]:
         """The hall commands the recent journals hold, with the ack each had: an input's (with its

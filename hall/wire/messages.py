@@ -86,6 +86,14 @@ def _table(v: Any) -> int:
 STATE_EVERY_S = 10
 
 
+GAME_EVENT = {  # which event a game is of (issue 35), in its state and its result
+    # the event the hall started this game for (its new_game's `event`); "" for a game the hall did
+    # not start for an event (the clock's own first game, a stand-alone practice game); an older clock sends none
+    "event": Text(64, least=0, pattern=EVENT_OR_NONE, shape="an event's id, or \"\"", default=OMIT),
+    # the game was played stand-alone, without a hall (a practice game): never any event's
+    "alone": Flag(default=OMIT),
+}
+
 STATE = Schema({
     "seq": Whole(0, BIG),
     "game": Text(64, pattern=NAME),
@@ -103,12 +111,7 @@ STATE = Schema({
     # a keypad is fitted (issue 27): only then do its players check in, so only then is a side not
     # checked in absent (2.3.2(a)); an older clock sends none and has none
     "keypad": Flag(default=False),
-    # the event the hall started this game for (its new_game's `event`, issue 35); "" for a game the
-    # hall did not start for an event (the clock's own first game, a stand-alone practice game); an
-    # older clock sends none
-    "event": Text(64, least=0, pattern=EVENT_OR_NONE, shape="an event's id, or \"\"", default=OMIT),
-    # the game was played stand-alone, without a hall (a practice game): never any event's (issue 35)
-    "alone": Flag(default=OMIT),
+    **GAME_EVENT,
 }, then=_sides_in_order)
 
 
@@ -170,6 +173,7 @@ RESULT = Schema({  # the game's result: an event of kind "result", seq 0
     "winner_by_forfeit": OneOf((1, 2), null=True),
     "lateness_margin": Whole(0, SCORE_BOUND, null=True),
     "at": Time(null=True),
+    **GAME_EVENT,
 }, then=_sides_in_order)
 
 

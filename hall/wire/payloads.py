@@ -65,15 +65,21 @@ def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | Non
         state["rules"] = {k: getattr(rules, k) for k in STATE_RULES}
     if version is not None:
         state["version"] = version
+    return dumps(_of_event(state, event, alone))
+
+
+def _of_event(d: dict, event: str | None, alone: bool) -> dict:
+    """A state's or a result's event (issue 35): "" none, None not said (as an older clock)."""
     if event is not None:
-        state["event"] = event
+        d["event"] = event
     if alone:
-        state["alone"] = True
-    return dumps(state)
+        d["alone"] = True
+    return d
 
 
-def result_payload(v: View, game: str, wall_ns: int | None) -> bytes:
-    return dumps(
+def result_payload(v: View, game: str, wall_ns: int | None, *, event: str | None = None, alone: bool = False) -> bytes:
+    """A game's result; `event` and `alone` as the game's state says them (state_payload)."""
+    return dumps(_of_event(
         {
             "kind": "result",
             "game": game,
@@ -84,8 +90,7 @@ def result_payload(v: View, game: str, wall_ns: int | None) -> bytes:
             "winner_by_forfeit": v.winner_by_forfeit(),
             "lateness_margin": v.lateness_margin,
             "at": iso(wall_ns) if wall_ns else None,
-        }
-    )
+        }, event, alone))
 
 
 def event_payload(line: dict, game: str, seq: int, wall_ns: int | None) -> bytes:
