@@ -571,15 +571,21 @@ class HallState:
             return False
         sent = _moment(sent_at)
         alone = state.get("alone", False)
-        if ev == "" and not alone and (self.event_since is None or sent is None or sent >= self.event_since):
-            return False  # the clock's own game, played in this event's time
-        why = (f"{game}: a game of event {ev!r}, not this event's ({self.event}): not shown" if ev else
-               f"{game}: a practice game, played without the hall: not shown" if alone else
-               f"{game}: a game from before event {self.event} began: not shown")
-        t.foreign[game] = why
-        while len(t.foreign) > limits.GAMES_BOUND:
-            t.foreign.popitem(last=False)
-        t.problems.append(why + "; the round's new game from this console archives it on the clock")
+        if ev == "" and not alone:
+            if state.get("phase") == "setup" or self.event_since is None or sent is None or sent >= self.event_since:
+                return False  # the clock's own game, waiting or played in this event's time
+            # a retained state (or result) of before the event: not shown, but a state sent since
+            # (the clock on again, its game played on) is this event's game
+            why = f"{game}: a game from before event {self.event} began: not shown"
+        else:
+            why = (f"{game}: a game of event {ev!r}, not this event's ({self.event}): not shown" if ev else
+                   f"{game}: a practice game, played without the hall: not shown")
+            t.foreign[game] = why
+            while len(t.foreign) > limits.GAMES_BOUND:
+                t.foreign.popitem(last=False)
+        why += "; the round's new game from this console archives it on the clock"
+        if why not in t.problems:
+            t.problems.append(why)
         return True
 
     def _bind_unseen(self, t: Table, data: dict) -> list:

@@ -16,31 +16,16 @@ import logging
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from rackside.firmware.clock import Phase, view
 from rackside.firmware.journal import MAX_LINE_BYTES, JournalError, read_journal
 from rackside.hall.wire import resend
-from rackside.hall.wire.topics import EVENT
-from rackside.hall.wire.payloads import ack_payload, journal_event, journal_slip, result_payload
-from rackside.hall.wire.resend import INPUT_TYPES
+from rackside.hall.wire.payloads import ack_payload, journal_event, journal_slip
+from rackside.hall.wire.resend import INPUT_TYPES, header_event, journal_result, stand_alone
 
 log = logging.getLogger(__name__)
 
 RECENT = 2  # journals read at start-up: the current game and the one before it
 
 Row = tuple[str, bytes, int, int]  # (topic, payload, qos, retain), as hall.device.outbox stores it
-
-
-def stand_alone(header: dict) -> bool:
-    """A game the clock played without a hall (its header's settings say `"hall": false`: a
-    stand-alone practice game, issue 35); a journal from before the setting says nothing: False."""
-    settings = header.get("settings")
-    return isinstance(settings, dict) and settings.get("hall") is False
-
-
-def header_event(header: dict) -> str:
-    """The event a journal's header says the hall started its game for (issue 35); "" none."""
-    event = header.get("event")
-    return event if isinstance(event, str) and EVENT.match(event) else ""
 
 
 class Recovered(NamedTuple):
@@ -68,8 +53,6 @@ class JournalRecovery:
     def missing(self, progress: Callable[[str], tuple[int, bool]]) -> list[Recovered]:
         """Every input of the recent journals past the outbox's `progress(game)` (seq, result put),
         and a finished game's result not yet put."""
-        from rackside.firmware.replay import fold
-
         found = []
         for path in self._recent():
             game = path.stem
@@ -92,12 +75,10 @@ class JournalRecovery:
                         rows.append((self.topic["event"], signed, 1, 0))
                     last = max(last, jl.seq)
                 done = result
-                if not result:
-                    folded = fold(journal).clock
-                    if folded.phase is Phase.ENDED and folded.since_ns is not None:
-                        rows += self.result_rows(result_payload(view(folded, folded.since_ns), game, None,
-                                                                event=header_event(journal.header)))  # as its state says it
-                        done = True
+                ended = None if result else journal_result(journal, game)
+                if ended is not None:
+                    rows += self.result_rows(ended)
+                    done = True
             except (OSError, JournalError) as e:
                 log.warning("hall: journal %s not read for the outbox: %s", path, e)
                 continue
