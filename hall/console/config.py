@@ -76,7 +76,7 @@ class ConsoleConfig:
     tourney_js_dir: Path | None = None  # the live tourney.js's folder (tshlive.py); None: the state directory
     public: "PublicConfig | None" = None  # [public]: the public hall (publicserve.py); None: not served
     slips: str = RECORD  # what a signed slip that agrees becomes (signedslips.SLIPS)
-    event: str | None = None  # [console] event: the event served (eventdir.py); None: the current one
+    event_name: str | None = None  # [console] event (not [event], the rules: issue 38): the event served (eventdir.py); None: the current one
 
     @property
     def https(self) -> bool:
@@ -187,7 +187,7 @@ def load(path: Path) -> ConsoleConfig:
         except EventError as e:
             raise ConfigError(f"{path}: [console] {e}") from None
     return ConsoleConfig(
-        public=public, event=event,
+        public=public, event_name=event,
         hall=hall, url=url, username=user, mqtt_password=mpw, password_hash=pw,
         listen_host=host.strip("[]"), listen_port=int(port), tsh=[base / x for x in tsh],
         round=rnd, division=c.get("division", ""),

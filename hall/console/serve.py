@@ -121,7 +121,7 @@ def state_dir(cfg: ConsoleConfig) -> Path:
 
 def event_home(cfg: ConsoleConfig, make: bool = True) -> tuple[str, Path]:
     """The event this console serves and its own folder (eventdir.py): [console] event, else the current one."""
-    return eventdir.choose(state_dir(cfg), cfg.event, cfg.hall, make=make)
+    return eventdir.choose(state_dir(cfg), cfg.event_name, cfg.hall, make=make)
 
 
 def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
