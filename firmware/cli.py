@@ -181,13 +181,16 @@ class Clock:
 
             # the optional text display ([text_display], issue 40); the simulator's with --simulate
             self.text_display = open_text_display(self.config.text_display, simulated=self.simulated)
-            settings = {**asdict(fw), "simulated": self.simulated, "pins": dict(pins.buttons)}
+            hall = self._hall_settings(args)
+            # "hall": whether this clock's games are played on a hall: one played stand-alone (a
+            # practice game) is never published into a hall later (hall/device/recovery.py, issue 35)
+            settings = {**asdict(fw), "simulated": self.simulated, "pins": dict(pins.buttons), "hall": hall is not None}
             self.store = GameStore(state_dir, self.config.rules, config=settings)
             config_game_time_ms = self.config.config_game_time_ms or self.config.rules.game_time_ms
             context = OutputContext(
                 config=self.config, rules=self.config.rules, board=self.board, clock_ns=clock_ns,
                 state_dir=state_dir, simulated=self.simulated, submit=self.board.events.put,
-                displays=tuple(self.displays), store=self.store, hall=self._hall_settings(args),
+                displays=tuple(self.displays), store=self.store, hall=hall,
                 keypad=self.keypad is not None, text_display=self.text_display,
             )
             try:  # every output, built by name in one place (firmware.outputs.assemble)

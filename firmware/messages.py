@@ -23,7 +23,7 @@ PLAYER_OF = {"left": 1, "right": 2}
 KEYPAD_KEYS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "*", "0", "#")
 # Optional on any request: who sent it, why, from when, the hall command's id. Journalled beside the
 # input a request becomes (firmware.runner), and told to every output with it (`Applied.notes`).
-NOTES = ("by", "reason", "scheduled_start", "command")
+NOTES = ("by", "reason", "scheduled_start", "command", "event")  # event: a hall new_game's (issue 35)
 
 
 class _Edge(NamedTuple):

@@ -7,6 +7,7 @@
     rackside hall devices --credentials DIR/credentials/director.toml [assign DEVICE N | revoke DEVICE]
     rackside hall console [--config FILE]      the director's console (docs/console.md)
     rackside hall ready [--config FILE]        is every table of the round ready? (docs/console.md)
+    rackside hall event [new NAME | archive]   the console's events: the next one, archiving the last (docs/console.md)
     rackside hall demo --tables 40             a private broker, simulated tables and the console
     rackside hall publish DEST [--watch]       copy the console's public view out with rclone (docs/publish.md)
 """

@@ -100,6 +100,14 @@ def public_dir() -> Path:
     return state_dir() / "public"
 
 
+EVENTS = "events"  # the console's events, one folder each (hall/console/eventdir.py), under the state folder
+
+
+def events_dir() -> Path:
+    """The console's events: each event's results, audit and sessions in a folder of its own."""
+    return state_dir() / EVENTS
+
+
 def outbox() -> Path:
     """The hall publisher's store-and-forward queue (SQLite)."""
     return state_dir() / "hall-outbox.sqlite"
@@ -120,4 +128,5 @@ def all_paths() -> dict[str, Path]:
         "exports": exports_dir(),
         "hall outbox": outbox(),
         "public view": public_dir(),
+        "console events": events_dir(),
     }

@@ -216,7 +216,7 @@ def test_a_day_with_a_dead_clock_a_sigkill_a_resend_and_round_switches(tsh_hall,
     hall.sigkill()
     # table 3's state says its game ended; the console has none of its events: it asks the clock
     result = wait(lambda: next((e for e in hall.history(3) if e.get("kind") == "result"), None), timeout=30)
-    asked = [json.loads(line) for line in (hall.console.state_dir / "console-commands.jsonl").read_text().splitlines()]
+    asked = [json.loads(line) for line in (hall.console.home / "console-commands.jsonl").read_text().splitlines()]
     assert {"table": 3, "cmd": "resend", "game": "game-000001", "from_seq": 1} in [
         {k: c.get(k) for k in ("table", "cmd", "game", "from_seq")} for c in asked], asked[-3:]
     assert result["game"] == "game-000001" and result["at"] is None  # from the journal: a resend's, not the original

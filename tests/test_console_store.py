@@ -63,7 +63,7 @@ def _start_refused(console: ConsoleProcess) -> subprocess.CompletedProcess:
 def test_a_results_database_that_cannot_be_opened_stops_the_console_with_one_line(make_broker, tmp_path, damage):
     broker = make_broker(tables=str(TABLE), stations=0)
     console = ConsoleProcess(broker, tmp_path / "console", PASSWORD)
-    db = console.state_dir / "console-results.sqlite"
+    db = console.home / "console-results.sqlite"
     db.parent.mkdir(parents=True)
     if damage == "not a database":
         db.write_bytes(b"this is not SQLite " * 300)

@@ -77,6 +77,9 @@ class Console:
         self.carried = tshlive.Carried()  # what an imported tourney.js had that the console does not hold
         self.result_rows = tshlive.Rows()  # the results, decoded once each, for the live tourney.js
         self.public_out = None  # publicserve.Feed: the public hall ([public], serve.make_console), told of changes
+        self.event_name = ""  # the event served, and its folder and lock (eventdir.py, serve.make_console)
+        self.home: Path | None = None
+        self.event_lock = None
         self.paperless = paperless.Paperless(self)  # check-in, calls, signed slips (issue 27)
 
     # called on the event loop (the bridge hands messages over with call_soon_threadsafe)

@@ -1,4 +1,4 @@
-"""`rackside hall console`, `rackside hall demo` and `rackside hall ready`: registered under the `hall` command by
+"""`rackside hall console`, `rackside hall demo`, `rackside hall event` and `rackside hall ready`: registered under the `hall` command by
 `register(sub_of_hall)`."""
 
 from __future__ import annotations
@@ -27,6 +27,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a simulated table reports this health fault (e.g. 3:undervoltage; names in docs/hall.md, \"Device health\")")
     d.set_defaults(func=_demo)
 
+    e = sub.add_parser("event", help="the console's events: list them, start the next (archiving the last), archive one",
+                       description="Each event keeps its own results, audit and sessions (docs/console.md, \"Events\"). "
+                                   "With no action: list the events, the current one starred.")
+    ev = e.add_subparsers(dest="event_action", metavar="ACTION")
+    n = ev.add_parser("new", help="archive the current event and make NAME the current one")
+    n.add_argument("name", metavar="NAME", help="the new event's name (letters, digits, . _ -), e.g. open2026-day2")
+    a = ev.add_parser("archive", help="archive an event (default: the current one); no event is current after")
+    a.add_argument("name", metavar="NAME", nargs="?", help="the event to archive (default: the current one)")
+    e.set_defaults(func=_event)
+
     from . import ready_cli
 
     ready_cli.register(sub)  # rackside hall ready
@@ -51,13 +61,41 @@ def _console(args) -> int:
     except config.ConfigError as e:
         print(f"rackside hall console: {e}", file=sys.stderr)
         return 2
+    from .eventdir import EventError
     from .resultstore import StoreError
 
     try:
         return serve.run_foreground(cfg)
-    except StoreError as e:  # the results database cannot be opened: one line, the file never replaced
+    except (StoreError, EventError) as e:  # another hall's or event's store, an event another console holds  # the results database cannot be opened: one line, the file never replaced
         print(f"rackside hall console: {e}", file=sys.stderr)
         return 2
+
+
+def _event(args) -> int:
+    from rackside import paths
+
+    from . import eventdir
+
+    state = paths.state_dir()
+    try:
+        if args.event_action == "new":
+            where, old = eventdir.new(state, args.name)
+            if old is not None:
+                print(f"rackside hall event: the last event archived in {old}")
+            print(f"rackside hall event: {args.name} is the current event ({where}); the console serves it from its next start")
+        elif args.event_action == "archive":
+            name = args.name or eventdir.current(state)
+            if name is None:
+                print("rackside hall event: no current event to archive (`rackside hall event` lists them)", file=sys.stderr)
+                return 2
+            print(f"rackside hall event: {name} archived in {eventdir.archive(state, name)}")
+        else:
+            lines = eventdir.listing(state)
+            print("\n".join(lines) if lines else f"no events yet in {eventdir.events_dir(state)} (a console makes one at its first start)")
+    except (eventdir.EventError, OSError) as e:
+        print(f"rackside hall event: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _demo(args) -> int:

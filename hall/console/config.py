@@ -2,6 +2,8 @@
 
     [console]
     hall = "open2026"                  # the hall name used in the topics
+    event = "open2026-day1"            # optional: the event this console serves, its own folder of results, audit,
+                                       #   sessions (default: the current one, `rackside hall event new NAME`)
     url = "mqtt://127.0.0.1:1883"      # the broker (mqtts:// for TLS)
     credentials = "director.toml"      # the director's broker credentials (from `rackside hall provision`)
     password = "scrypt:16384:8:1:..."  # the director's login (`rackside hall console --hash-password`)
@@ -54,7 +56,7 @@ MAX_ROUND = MAX_ROUNDS  # a round number: TSH keeps no more rounds than this
 
 
 KEYS = ("hall", "url", "credentials", "username", "mqtt_password", "password", "listen", "certfile", "keyfile",
-        "ca_file", "tsh", "round", "division", "tourney_js", "slips")  # [console]'s keys, as the docstring shows them
+        "ca_file", "tsh", "round", "division", "tourney_js", "slips", "event")  # [console]'s keys, as the docstring shows them
 
 
 PUBLIC_KEYS = ("listen", "folder", "delay_s", "every_s")  # [public]'s keys
@@ -87,6 +89,7 @@ class ConsoleConfig:
     public: "PublicConfig | None" = None  # [public]: the public hall (publicserve.py); None: not served
     slips: str = RECORD  # what a signed slip that agrees becomes (signedslips.SLIPS)
     event: EventRules = EventRules()  # [event]: the event's rules, WESPA's unless it says otherwise (issue 38)
+    event_name: str | None = None  # [console] event (not [event], the rules: issue 38): the event served (eventdir.py); None: the current one
 
     @property
     def https(self) -> bool:
@@ -192,8 +195,16 @@ def load(path: Path) -> ConsoleConfig:
     if slips not in SLIPS:
         raise ConfigError(f"{path}: [console] slips = {slips!r}: allowed are {' or '.join(repr(x) for x in SLIPS)} "
                           "(a slip signed at the clock that agrees is recorded, or held for the scorekeeper's click)")
+    event = c.get("event")
+    if event is not None:
+        from .eventdir import EventError, check_name
+
+        try:
+            check_name(event)
+        except EventError as e:
+            raise ConfigError(f"{path}: [console] {e}") from None
     return ConsoleConfig(
-        public=public,
+        public=public, event_name=event,
         hall=hall, url=url, username=user, mqtt_password=mpw, password_hash=pw,
         listen_host=host.strip("[]"), listen_port=int(port), tsh=[base / x for x in tsh],
         round=rnd, division=c.get("division", ""),

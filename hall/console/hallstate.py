@@ -224,6 +224,9 @@ class Table:
     # one of its games: {"game", "why"}; its slips of that game are held for the director (paperless.py)
     twice: dict | None = None
     went_offline: bool = False  # its Last Will (or its own "offline") came while it was online
+    # clock games not this event's (issue 35): game id -> why, the latest GAMES_BOUND; their states,
+    # events and results are not shown, kept or offered
+    foreign: OrderedDict = field(default_factory=OrderedDict)
 
     @property
     def names(self) -> tuple[str, str]:
@@ -424,6 +427,8 @@ class Round:
 
 class HallState:
     def __init__(self, hall: str) -> None:
+        self.event = ""  # the event the console serves (issue 35; serve.make_console): "" none, every game its own
+        self.event_since: datetime | None = None  # when it began (its store's first opening)
         self.hall = hall
         self.tables: dict[int, Table] = {}
         self.stations: dict[str, Station] = {}
@@ -536,6 +541,12 @@ class HallState:
             t.went_offline = data["status"] == "offline" and (t.went_offline or t.status == "online")
             self._status(t, data)
             return [("table", t.tile())]
+        if leaf != "status" and data.get("game") in t.foreign:
+            return []  # another event's game, or one the hall did not start for this event (issue 35)
+        if (leaf == "result" or (leaf == "event" and data["kind"] == "result")) and self._foreign(t, data, data.get("at")):
+            return [("table", t.tile())]  # a retained result of another event's game may come before its state
+        if leaf == "state" and self._foreign(t, data, data["sent_at"]):
+            return [("table", t.tile())]
         if leaf == "event" and t.went_offline and t.state is not None:
             # a clock publishes "online" on every connect before anything else (hall.net.link); an event
             # (never retained) after its Last Will comes from a connection that took its client id over
@@ -638,6 +649,36 @@ class HallState:
             return (f"the slip's seq {slip['seq']} does not continue table {t.n}'s own sequence (the clock's seq "
                     f"{slip['seq']} is {'not known' if signed is None else signed.get('input')}, not its signature)")
         return None
+
+    def _foreign(self, t: Table, state: dict, sent_at: str | None) -> bool:
+        """Whether a state's (or a result's) game is not this event's (issue 35): a game the hall started for another
+        event (its `event`), a game played stand-alone (`alone`: a practice game), or one the hall
+        did not start for an event ("": the clock's own) whose state was sent before this event
+        began (a retained state of the last event's). A game bound to this event, the tile's game
+        already, a state that says no event (an older clock) or a console with no event are this
+        event's. A foreign game is named once in the tile's problems and never shown."""
+        game, ev = state["game"], state.get("event")
+        if ev is None or not self.event or ev == self.event or game in t.bound or (t.state or {}).get("game") == game:
+            # (a result of the tile's game, or of one bound here, is this event's as its game is)
+            return False
+        sent = _moment(sent_at)
+        alone = state.get("alone", False)
+        if ev == "" and not alone:
+            if state.get("phase") == "setup" or self.event_since is None or sent is None or sent >= self.event_since:
+                return False  # the clock's own game, waiting or played in this event's time
+            # a retained state (or result) of before the event: not shown, but a state sent since
+            # (the clock on again, its game played on) is this event's game
+            why = f"{game}: a game from before event {self.event} began: not shown"
+        else:
+            why = (f"{game}: a game of event {ev!r}, not this event's ({self.event}): not shown" if ev else
+                   f"{game}: a practice game, played without the hall: not shown")
+            t.foreign[game] = why
+            while len(t.foreign) > limits.GAMES_BOUND:
+                t.foreign.popitem(last=False)
+        why += "; the round's new game from this console archives it on the clock"
+        if why not in t.problems:
+            t.problems.append(why)
+        return True
 
     def _bind_unseen(self, t: Table, data: dict) -> list:
         """An event or result of a game never bound: this round's when no state says otherwise (a

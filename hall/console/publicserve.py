@@ -248,7 +248,7 @@ class Feed:
         self.slow_round: int | None = None
         self.live_value: dict | None = None  # live.json as last built (its time moves on only with a change)
         self.delayed: deque[tuple[float, dict[str, Doc]]] = deque()
-        self.folder = Folder(settings.folder) if settings.folder is not None else None
+        self.folder = Folder(settings.folder, getattr(console, "event_name", "")) if settings.folder is not None else None
         self.builds = 0  # views built (the tests and the bench read it)
         self.shown = asyncio.Event()  # set once the first view is shown (and written to the folder)
 
@@ -309,7 +309,11 @@ class Feed:
         if not self.settings.delay_s:
             return
         view = None
-        if self.folder is not None:
+        held = None if self.folder is None else await asyncio.to_thread(self.folder.event_held)
+        if held is not None and held != self.folder.event:  # the last event's view is not this event's
+            log.warning("console: the public folder %s holds the view of event %r, not of %r: not shown; the waiting page "
+                        "until this event's is %d s old", self.folder.folder, held[:64], self.folder.event, self.settings.delay_s)
+        elif self.folder is not None:
             try:
                 view = await asyncio.to_thread(read_view, self.folder.folder, self.console.state.hall, self.settings.delay_s)
             except (FolderViewError, OSError) as e:  # (an OSError: the folder changed as it was read)
@@ -340,13 +344,26 @@ class Feed:
             await asyncio.sleep(self.every_s)
 
 
+EVENT_STAMP = ".rackside-event"  # the event whose view a public folder holds (hidden: `rackside hall publish` copies no dot file)
+
+
 class Folder:
     """The public view as static files in a folder: only the files that changed are written."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, event: str = "") -> None:
         self.folder = Path(folder)
         self.written: dict[str, str] = {}  # name -> ETag on disk
         self.failing = False
+        self.event = event  # the event whose view the folder holds (issue 35), stamped in EVENT_STAMP
+        self.stamped = not event
+
+    def event_held(self) -> str | None:
+        """The event whose view the folder holds, by its stamp (None: no stamp, a folder from before)."""
+        try:
+            with open(self.folder / EVENT_STAMP, "rb") as f:
+                return f.read(128).decode("utf-8", "replace").strip()
+        except OSError:
+            return None
 
     async def write(self, docs: dict[str, Doc]) -> None:
         todo = {n: d for n, d in docs.items() if self.written.get(n) != d.etag}
@@ -356,6 +373,9 @@ class Folder:
             try:
                 await asyncio.to_thread(write_atomic, self.folder / name, todo[name].body, FILE_MODE)
                 self.written[name] = todo[name].etag
+                if not self.stamped and name == "hall.json":  # the folder is this event's view now
+                    await asyncio.to_thread(write_atomic, self.folder / EVENT_STAMP, self.event + "\n", FILE_MODE)
+                    self.stamped = True
                 if self.failing:
                     log.info("console: the public folder %s is written again", self.folder)
                 self.failing = False

@@ -1,6 +1,6 @@
 """`rackside hall ready [--config hall.toml] [--json]`: is every table of the round ready? The
 console's readiness view (readiness.py) on the command line, without the console running or a
-login: the round, the TSH files and the thresholds from the console's own store (its state folder),
+login: the round, the TSH files and the thresholds from the console's own store (its event's folder),
 the clocks' retained statuses and states from the broker as the director. Exit 0 when every table
 is ready, 1 when one is not, 2 when it cannot tell."""
 
@@ -32,8 +32,9 @@ def run(args) -> int:
 
     from . import config, readiness
     from .app import Console
-    from .resultstore import ResultStore
-    from .serve import RESULTS_DB, restore_event, state_dir
+    from .resultstore import ResultStore, StoreError
+    from .eventdir import EventError
+    from .serve import RESULTS_DB, event_home, event_since, restore_event
 
     path = args.config or paths.config_dir() / "hall.toml"
     try:
@@ -41,7 +42,15 @@ def run(args) -> int:
     except config.ConfigError as e:
         print(f"rackside hall ready: {e}", file=sys.stderr)
         return 2
-    console = Console(cfg.hall, cfg.password_hash, store=ResultStore(state_dir(cfg) / RESULTS_DB))
+    try:  # the event's own store, read beside its console (no lock: this only reads); none made
+        name, home = event_home(cfg, make=False)
+        store = ResultStore(home / RESULTS_DB, identity={"hall": cfg.hall, "event": name}) if home.is_dir() else None
+    except (EventError, StoreError) as e:
+        print(f"rackside hall ready: {e}", file=sys.stderr)
+        return 2
+    console = Console(cfg.hall, cfg.password_hash, store=store)
+    if store is not None:  # another event's clock games are not this round's (hallstate._foreign)
+        console.state.event, console.state.event_since = name, event_since(store)
     restore_event(console, cfg)
     creds = types.SimpleNamespace(hall=cfg.hall, user=cfg.username, password=cfg.mqtt_password, tls_ca=cfg.ca_file)
     try:

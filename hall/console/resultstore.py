@@ -88,10 +88,15 @@ class StoreError(Exception):
     the director does about it."""
 
 
-class ResultStore:
-    """`path` None: in memory (the demo and tests that need no disk)."""
+IDENTITY = "identity"  # the settings row naming the hall and event the store belongs to (issue 35)
 
-    def __init__(self, path: Path | None) -> None:
+
+class ResultStore:
+    """`path` None: in memory (the demo and tests that need no disk). `identity` ({"hall", "event"}):
+    the hall and event this store is for; a store that records another is refused whole
+    (`StoreError`), and a new one records it."""
+
+    def __init__(self, path: Path | None, identity: dict | None = None) -> None:
         self.path = None if path is None else Path(path)
         where = ":memory:" if self.path is None else self.path
         try:
@@ -108,10 +113,30 @@ class ResultStore:
             _add_audit_columns(self.db)
             if self.path is not None:
                 self.path.chmod(0o600)
+            if identity is not None:
+                self._own(identity)
         except (sqlite3.Error, OSError) as e:
             raise StoreError(f"the results database {where} cannot be opened ({' '.join(_why(e).split())}); it is left "
                              f"as it is: move it aside (mv {where} {where}.damaged) to start with an empty one, and recover "
                              "what it held with sqlite3's .recover (docs/console.md, \"When the results store fails\")") from None
+
+    def _own(self, identity: dict) -> None:
+        """The store is this hall's and this event's: recorded on a new store, checked on a kept one."""
+        kept = self.setting(IDENTITY)
+        if kept is None:
+            if self.db.execute("SELECT 1 FROM results UNION ALL SELECT 1 FROM audit LIMIT 1").fetchone() is not None:
+                kept = {"hall": "?", "event": "? (a store from before events had names)"}
+            else:
+                self.put_setting(IDENTITY, identity)
+                return
+        if not isinstance(kept, dict):
+            kept = {"hall": "?", "event": repr(kept)[:40]}
+        if kept != identity:
+            self.db.close()
+            raise StoreError(f"the results database {self.path} belongs to hall {kept.get('hall')!r} event "
+                             f"{kept.get('event')!r}, not hall {identity.get('hall')!r} event {identity.get('event')!r}: "
+                             "refused whole, nothing of it read into this event and it is left as it is (each event keeps its own: "
+                             "`rackside hall event` lists them; docs/console.md, \"Events\")")
 
     @contextlib.contextmanager
     def _write(self, what: str, again: str = "do it again"):

@@ -1,8 +1,11 @@
 """Running the console: the hall state, the broker bridge and the web app under uvicorn.
 
+A console serves one event: its files (results, audit, sessions and their key, commands, kept
+challenges, updates, the live tourney.js) are in that event's folder (eventdir.py), which it locks.
+
 `ConsoleServer` runs it on a thread (the demo and the tests); `rackside hall console` runs it in
 the foreground. Commands the director sends are also appended to an owner-only log
-(`console-commands.jsonl` in the state directory) with who sent them and why: the clock journals
+(`console-commands.jsonl` in the event's folder) with who sent them and why: the clock journals
 the command's id, the console's log says who it was.
 """
 
@@ -26,7 +29,7 @@ from rackside.atomic import write_atomic
 
 from rackside.hall.wire import eventrules
 
-from . import limits, publicserve, tsh, tshlive
+from . import eventdir, limits, publicserve, tsh, tshlive
 from .app import Console, build_app
 from .auth import Sessions, session_secret
 from .bridge import Bridge
@@ -40,6 +43,7 @@ log = logging.getLogger("rackside.hall.console")
 RESULTS_DB = "console-results.sqlite"  # every confirmed result and its audit trail (resultstore.py)
 SESSION_KEY = "console-session.key"  # the session-signing secret, in the state dir (auth.session_secret)
 SESSIONS = "console-sessions.json"
+EVENT_SINCE = "event_since"  # the store's setting: when the event began (its first console's start)
 CHALLENGES_KEPT = "console-challenges.jsonl"  # the stations' challenges, for the feed after a restart (ChallengeKeep)  # the live sessions, in the state dir (auth.Sessions)
 
 
@@ -117,9 +121,28 @@ def state_dir(cfg: ConsoleConfig) -> Path:
     return cfg.state_dir or paths.state_dir()
 
 
+def event_home(cfg: ConsoleConfig, make: bool = True) -> tuple[str, Path]:
+    """The event this console serves and its own folder (eventdir.py): [console] event, else the current one."""
+    return eventdir.choose(state_dir(cfg), cfg.event_name, cfg.hall, make=make)
+
+
 def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
-    store = ResultStore(state_dir(cfg) / RESULTS_DB)
-    console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(state_dir(cfg) / SESSIONS), store=store)
+    """The console of one event: its lock taken first (EventError: another console holds it), then
+    its store (StoreError: another hall's or event's), sessions and files, all in the event's folder."""
+    name, home = event_home(cfg)
+    lock = eventdir.Lock(home, name, f"{'https' if cfg.https else 'http'}://{cfg.listen_host}:{cfg.listen_port}/")
+    try:
+        store = ResultStore(home / RESULTS_DB, identity={"hall": cfg.hall, "event": name})
+    except BaseException:
+        lock.release()
+        raise
+    if (state_dir(cfg) / RESULTS_DB).exists():
+        log.warning("console: %s (a console's results from before events had folders) is not read into event %r: "
+                    "docs/console.md, \"Events\"", state_dir(cfg) / RESULTS_DB, name)
+    console = Console(cfg.hall, cfg.password_hash, sessions=Sessions(home / SESSIONS), store=store)
+    console.event_name, console.event_lock, console.home = name, lock, home
+    console.state.event = name  # which clock games are this event's (hallstate._foreign)
+    console.state.event_since = event_since(store)
     console.paperless.slips = cfg.slips  # [console] slips (issue 27)
     restore_event(console, cfg)
     # the event's rules ([event], issue 38): kept in the store, and audited when they changed since the last start
@@ -127,7 +150,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     changed = console.event.set_rules(cfg.event, "console.toml [event]", at, console.state.round.number)
     log.info("console: the event's rules: %s%s", console.event.rules.summary(),
              " (new since the last start: audited; games in progress keep theirs)" if changed else "")
-    challenges = ChallengeKeep(state_dir(cfg) / CHALLENGES_KEPT)
+    challenges = ChallengeKeep(home / CHALLENGES_KEPT)
     for topic, payload in challenges.kept():  # the feed and challenges from before a restart
         console.state.on_message(topic, payload)
 
@@ -137,8 +160,10 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
 
     bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, deliver,
                     console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
-    cmdlog = CommandLog(state_dir(cfg) / "console-commands.jsonl")
+    cmdlog = CommandLog(home / "console-commands.jsonl")
     def send(table: int, cmd: dict) -> None:
+        if cmd.get("cmd") == "new_game":  # the clock's state of the new game says it is this event's (issue 35)
+            cmd = {**cmd, "event": name}
         cmdlog.append(table, cmd)
         # what goes to the clock: the command as hall.wire.commands checked it, without the console's own note
         bridge.command(table, {k: v for k, v in cmd.items() if k != "sent_at"})
@@ -148,13 +173,24 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     bridge.rules = eventrules.payload(console.event.rules)  # the event's rules, retained for the stations (issue 38)
     console.fleet = FleetService(cfg.hall, cfg.url, cfg.username, cfg.mqtt_password, cfg.ca_file)
     console.command_log = cmdlog.path
-    console.updates = Updates(state_dir(cfg) / "updates")  # the bundle on offer (updates.py)
+    console.updates = Updates(home / "updates")  # the bundle on offer (updates.py)
     # the live tourney.js, kept in its folder for a web server, a sync or TSH's scoreboard to read
-    console.tsh_out = tshlive.LiveFile(cfg.tourney_js_dir or state_dir(cfg), lambda: tshlive.gather(console.event, console.result_rows),
+    console.tsh_out = tshlive.LiveFile(cfg.tourney_js_dir or home, lambda: tshlive.gather(console.event, console.result_rows),
                                        lambda gathered: tshlive.render(gathered, console.carried)[0])
     if cfg.public is not None:  # the public hall: its own listener and/or a folder of static files (publicserve.py)
         console.public_out = publicserve.Feed(console, cfg.public)
     return console, bridge
+
+
+def event_since(store: ResultStore) -> datetime:
+    """When the event began: its store's first opening, kept in the store (issue 35)."""
+    since = store.setting(EVENT_SINCE)
+    try:
+        return datetime.fromisoformat(since)
+    except (TypeError, ValueError):
+        now = datetime.now(timezone.utc).replace(microsecond=0)
+        store.put_setting(EVENT_SINCE, now.isoformat())
+        return now
 
 
 def restore_event(console: Console, cfg: ConsoleConfig) -> None:
@@ -227,7 +263,7 @@ class ConsoleServer:
     def __init__(self, cfg: ConsoleConfig, *, log_level: str = "warning") -> None:
         self.cfg = cfg
         self.console, self.bridge = make_console(cfg)
-        self.app = build_app(self.console, secret_key=session_secret(state_dir(cfg) / SESSION_KEY), https_only=cfg.https)
+        self.app = build_app(self.console, secret_key=session_secret(self.console.home / SESSION_KEY), https_only=cfg.https)
         self.server = uvicorn.Server(server_config(self.app, cfg, log_level))
         self.thread: threading.Thread | None = None
 
@@ -256,6 +292,7 @@ class ConsoleServer:
         if self.thread:
             self.thread.join(10)
         self.console.fleet.close()
+        self.console.event_lock.release()
 
 
 def port_taken(host: str, port: int) -> bool:
@@ -292,11 +329,12 @@ def run_foreground(cfg: ConsoleConfig) -> int:
               f"holds it, or choose another port with [public] listen", file=sys.stderr)
         return 1
     console, bridge = make_console(cfg)
-    app = build_app(console, secret_key=session_secret(state_dir(cfg) / SESSION_KEY), https_only=cfg.https)  # Secure cookies
+    app = build_app(console, secret_key=session_secret(console.home / SESSION_KEY), https_only=cfg.https)  # Secure cookies
     server = uvicorn.Server(server_config(app, cfg, "warning"))
     gc.freeze()  # what start-up made lives as long as the process: no collection need look at it again (guard.Crowd.sweep)
     scheme = "https" if cfg.https else "http"
-    print(f"rackside hall console: {scheme}://{cfg.listen_host}:{cfg.listen_port}/ (hall {cfg.hall}, broker {cfg.url})", flush=True)
+    print(f"rackside hall console: {scheme}://{cfg.listen_host}:{cfg.listen_port}/ (hall {cfg.hall}, event {console.event_name} "
+          f"in {console.home}, broker {cfg.url})", flush=True)
     if cfg.https:
         from .transport import trust_hint
 

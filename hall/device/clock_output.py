@@ -318,6 +318,11 @@ class _Worker:
         self._seqs: dict[str, int] = {}  # each game's last journal seq seen (the state's seq)
         self._state: tuple[bytes, bool] | None = None  # (payload, published)
         self._rules: Rules | None = None  # the running game's: a new_game's defaults
+        # [game, the event the hall started it for ("" none), the command that started it, played
+        # stand-alone, begun], issue 35;
+        # and the game's before it (a new_game's ack names the game it archived)
+        self._event: list | None = None
+        self._left: list | None = None
         self._remaining_ms: tuple[int, int] = (0, 0)  # the players' remaining times, as last shown (a late start's limit)
         self._command_seq: dict[str, int | None] = {}  # a hall command's id -> the seq of the input it became
         self._resync_due = False
@@ -405,7 +410,8 @@ class _Worker:
         for r in replies:
             if isinstance(r, Replied):
                 seq = self._command_seq.pop(r.command.id, None) if r.ok else None
-                rows.append(self._ack(r.command.id, r.ok, r.why or None, seq, answered))
+                why = r.why or (self._archived(r.command) if r.ok and r.command.name == "new_game" else None)
+                rows.append(self._ack(r.command.id, r.ok, why or None, seq, answered))
                 settled.append(r.command.id)
             elif isinstance(r, Updated):
                 update = {"version": r.command.version, "outcome": r.outcome}
@@ -446,14 +452,32 @@ class _Worker:
     def _shown(self, item: Shown, rows: list[Row], changed: dict) -> None:
         game = item.game or "none"
         self._rules = item.rules
+        if self._event is None or self._event[0] != game:  # a new game: its journal's header says its event
+            self._left = self._event
+            self._event = [game, *(self.recovery.event_of(game) if item.game is not None else ("", None, False)), False]
+        self._event[4] = self._event[4] or item.view.phase is not Phase.SETUP
         self._remaining_ms = tuple(p.remaining_ms for p in item.view.players)
         if item.ended and item.game is not None:
             seen, result = self._progress_of(game)
             if not result:
-                rows.extend(self.recovery.result_rows(result_payload(item.view, game, item.wall_ns)))
+                rows.extend(self.recovery.result_rows(result_payload(item.view, game, item.wall_ns, event=self._event[1],
+                                                                                    alone=self._event[3])))
                 self._progress[game] = changed[game] = (seen, True)
         self._state = (state_payload(item.view, game, self._last_seq(game), item.wall_ns, item.rules, self.version,
-                                     keypad=self.out.keypad), False)
+                                     keypad=self.out.keypad, event=self._event[1], alone=self._event[3]), False)
+
+    def _archived(self, cmd: commands.Command) -> str | None:
+        """A new_game for an event while the clock's game was another event's (or none's: a practice
+        game): that game stays in the journals' archive, out of this event, and the ack says so
+        (issue 35). None when the game before was this event's."""
+        before = self._left if self._event is not None and self._event[2] == cmd.id else self._event
+        if before is None or before[1] == (cmd.event or "") or not before[4]:
+            return None  # this event's, or a game never begun (the clock's own, waiting in setup)
+        game, was = before[0], before[1]
+        whose = f"event {was!r}" if was else "no event (a game the hall did not start: a practice game)"
+        line = f"{game} of {whose} archived: the new game is {f'event {cmd.event!r}' if cmd.event else 'of no event'}'s"
+        log.info("hall: %s", line)
+        return line
 
     def _command(self, c: CommandIn, rows: list[Row], answered: dict, settled: list) -> None:
         decision = self.intake.receive(c.payload, c.token, self._rules)

@@ -11,15 +11,15 @@ journal (for a finished game's result) happens here only: at start-up, after an 
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from rackside.firmware.clock import Phase, view
-from rackside.firmware.journal import JournalError, read_journal
+from rackside.firmware.journal import MAX_LINE_BYTES, JournalError, read_journal
 from rackside.hall.wire import resend
-from rackside.hall.wire.payloads import ack_payload, journal_event, journal_slip, result_payload
-from rackside.hall.wire.resend import INPUT_TYPES
+from rackside.hall.wire.payloads import ack_payload, journal_event, journal_slip
+from rackside.hall.wire.resend import INPUT_TYPES, header_event, journal_result, stand_alone
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,7 @@ class JournalRecovery:
     def __init__(self, journal_dir: Path | None, topic: dict[str, str]) -> None:
         self.journal_dir = Path(journal_dir) if journal_dir is not None else None
         self.topic = topic
+        self.left_out: set[str] = set()  # practice games said once (RECENT at most are read)
 
     def _recent(self) -> list[Path]:
         if self.journal_dir is None or not self.journal_dir.is_dir():
@@ -52,14 +53,17 @@ class JournalRecovery:
     def missing(self, progress: Callable[[str], tuple[int, bool]]) -> list[Recovered]:
         """Every input of the recent journals past the outbox's `progress(game)` (seq, result put),
         and a finished game's result not yet put."""
-        from rackside.firmware.replay import fold
-
         found = []
         for path in self._recent():
             game = path.stem
             seen, result = progress(game)
             try:
                 journal = read_journal(path)
+                if stand_alone(journal.header):
+                    if game not in self.left_out:
+                        self.left_out.add(game)
+                        log.info("hall: %s was played without the hall (a practice game): not published", game)
+                    continue
                 rows: list[Row] = []
                 last = seen
                 for jl in journal.iter_lines():
@@ -71,11 +75,10 @@ class JournalRecovery:
                         rows.append((self.topic["event"], signed, 1, 0))
                     last = max(last, jl.seq)
                 done = result
-                if not result:
-                    folded = fold(journal).clock
-                    if folded.phase is Phase.ENDED and folded.since_ns is not None:
-                        rows += self.result_rows(result_payload(view(folded, folded.since_ns), game, None))
-                        done = True
+                ended = None if result else journal_result(journal, game)
+                if ended is not None:
+                    rows += self.result_rows(ended)
+                    done = True
             except (OSError, JournalError) as e:
                 log.warning("hall: journal %s not read for the outbox: %s", path, e)
                 continue
@@ -83,6 +86,21 @@ class JournalRecovery:
                 log.info("hall: %d message(s) of %s recovered from the journal into the outbox", len(rows), game)
                 found.append(Recovered(game, rows, last, done))
         return found
+
+    def event_of(self, game: str) -> tuple[str, str | None, bool]:
+        """The event the hall started `game` for (its journal header's `event`, from the new_game
+        that started it; issue 35), "" for a game the hall did not start for an event (the clock's
+        own first game, a stand-alone practice game) or whose header cannot be read; the id of
+        the command that started it (None: none); whether it was played stand-alone."""
+        if self.journal_dir is None:
+            return "", None, False
+        try:
+            with open(self.journal_dir / f"{game}.jsonl", "rb") as f:
+                header = json.loads(f.readline(MAX_LINE_BYTES))
+            command = header.get("command")
+            return header_event(header), (command if isinstance(command, str) else None), stand_alone(header)
+        except (OSError, ValueError, AttributeError):
+            return "", None, False
 
     def answered(self, now_wall_ns: int) -> dict[str, bytes]:
         """The hall commands the recent journals hold, with the ack each had: an input's (with its

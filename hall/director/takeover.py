@@ -60,6 +60,8 @@ def commands(state_payload: bytes, *, table: int, old_device: str, new_device: s
             new_game["rules"] = extra
     else:
         new_game["game_time"] = mmss(Rules.game_time_ms)  # the state says none: WESPA's
+    if s.get("event"):  # the spare's game is the old game's event's (issue 35)
+        new_game["event"] = s["event"]
     reason = REASON.format(table=table, old_device=old_device, game=game, seq=seq, sent_at=s.get("sent_at"))[:NOTES["reason"]]
     out = [new_game] + [{"cmd": "adjust", "player": p, "remaining_ms": players[p]} for p in (1, 2)]
     out.append({"cmd": "takeover", "player": to_move})

@@ -155,7 +155,9 @@ FIELDS: dict[str, dict[str, Field]] = {  # each command's own fields
     "adjust": {"player": PLAYER, "remaining_ms": Whole(ADJUST_ABOVE_MS, ADJUST_MAX_MS, above=True, unit="milliseconds")},
     "takeover": {"player": PLAYER},
     "new_game": {"game_time": Field(says='"MM:SS" or whole seconds'),
-                 "rules": Check(_rules_object, says="an object with clock.toml's [clock] keys", default={})},
+                 "rules": Check(_rules_object, says="an object with clock.toml's [clock] keys", default={}),
+                 # the console's event (issue 35): the clock's state of this game carries it back
+                 "event": Text(64, pattern=topics.EVENT, shape="of letters, digits, '.', '_' or '-'", null=True, default=None)},
     "identify": {"seconds": Whole(1, IDENTIFY_MAX_S, default=IDENTIFY_S)},
     "resend": {"game": Text(24, pattern=GAME, says='a game as its events name it, e.g. "game-000003"'),
                "from_seq": Whole(1, MAX_SEQ), "to_seq": Whole(1, MAX_SEQ, null=True)},
@@ -205,6 +207,7 @@ class Command:
     seconds: int = IDENTIFY_S
     by: str | None = None
     reason: str | None = None
+    event: str | None = None  # new_game: the event the hall starts it for (issue 35), journalled in its header
     at_ns: int | None = None  # late_start: the scheduled start, wall-clock ns since the epoch
     at: str | None = None  # ... as sent
     game: str | None = None  # resend: the game, and its range of seq (to_seq None: to the end)
@@ -230,7 +233,8 @@ class Command:
     def notes(self) -> dict[str, str]:
         """The command's id, who sent it, why, and a late start's scheduled start, as given (for
         the journal: the id lets a restarted clock ack a redelivered command without applying it)."""
-        notes = (("command", self.id), ("by", self.by), ("reason", self.reason), ("scheduled_start", self.at))
+        notes = (("command", self.id), ("by", self.by), ("reason", self.reason), ("scheduled_start", self.at),
+                 ("event", self.event))
         return {k: v for k, v in notes if v is not None}
 
     def clock_input(self, t_ns: int):

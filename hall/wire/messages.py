@@ -35,6 +35,7 @@ ENDINGS = tuple(e.value for e in Ending)
 STATE_RULES = ("game_time_ms", "penalty_per_minute", "forfeit_overtime_ms", "lateness_forfeit_margin",
                "optional_forfeit_below_ms", "courtesy_draw_after_ms")
 NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # a game, a command's id, an input's source
+EVENT_OR_NONE = re.compile(f"(?:{topics.EVENT.pattern})|^$")  # a state's event: an event's id, or "" (none)
 ID = re.compile(r"^[A-Za-z0-9_.:-]{1,80}$")  # a challenge's id, a lexicon's name
 WORD = re.compile(r"^[A-Za-z0-9_ .-]{1,24}$")
 LOWER = re.compile(r"^[a-z_]+$")
@@ -88,6 +89,14 @@ def _table(v: Any) -> int:
 STATE_EVERY_S = 10
 
 
+GAME_EVENT = {  # which event a game is of (issue 35), in its state and its result
+    # the event the hall started this game for (its new_game's `event`); "" for a game the hall did
+    # not start for an event (the clock's own first game, a stand-alone practice game); an older clock sends none
+    "event": Text(64, least=0, pattern=EVENT_OR_NONE, shape="an event's id, or \"\"", default=OMIT),
+    # the game was played stand-alone, without a hall (a practice game): never any event's
+    "alone": Flag(default=OMIT),
+}
+
 STATE = Schema({
     "seq": Whole(0, BIG),
     "game": Text(64, pattern=NAME),
@@ -105,6 +114,7 @@ STATE = Schema({
     # a keypad is fitted (issue 27): only then do its players check in, so only then is a side not
     # checked in absent (2.3.2(a)); an older clock sends none and has none
     "keypad": Flag(default=False),
+    **GAME_EVENT,
 }, then=_sides_in_order)
 
 
@@ -167,6 +177,7 @@ RESULT = Schema({  # the game's result: an event of kind "result", seq 0
     "winner_by_forfeit": OneOf((1, 2), null=True),
     "lateness_margin": Whole(0, SCORE_BOUND, null=True),
     "at": Time(null=True),
+    **GAME_EVENT,
 }, then=_sides_in_order)
 
 

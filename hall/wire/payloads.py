@@ -41,11 +41,13 @@ def players(v: View) -> list[dict]:
 
 
 def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | None = None, version: str | None = None,
-                  *, keypad: bool = False) -> bytes:
+                  *, keypad: bool = False, event: str | None = None, alone: bool = False) -> bytes:
     """The retained state; `rules` (the running game's) let a page compute penalties and forfeits
     under the rules the game is played under (a new_game may set other than WESPA's); `version`
     is the Rackside the clock runs (after an update, the director sees which version each table has);
-    `keypad`: the clock has one, so its players check in at it (issue 27)."""
+    `keypad`: the clock has one, so its players check in at it (issue 27); `event`: the event the hall
+    started the game for ("" none: a game the hall did not start; None: not said, as an older clock);
+    `alone`: the game was played without a hall (a stand-alone practice game)."""
     running = next((p.player for p in v.players if p.running), None)
     state: dict[str, Any] = {
         "seq": seq,
@@ -62,11 +64,21 @@ def state_payload(v: View, game: str, seq: int, wall_ns: int, rules: Rules | Non
         state["rules"] = {k: getattr(rules, k) for k in STATE_RULES}
     if version is not None:
         state["version"] = version
-    return dumps(state)
+    return dumps(_of_event(state, event, alone))
 
 
-def result_payload(v: View, game: str, wall_ns: int | None) -> bytes:
-    return dumps(
+def _of_event(d: dict, event: str | None, alone: bool) -> dict:
+    """A state's or a result's event (issue 35): "" none, None not said (as an older clock)."""
+    if event is not None:
+        d["event"] = event
+    if alone:
+        d["alone"] = True
+    return d
+
+
+def result_payload(v: View, game: str, wall_ns: int | None, *, event: str | None = None, alone: bool = False) -> bytes:
+    """A game's result; `event` and `alone` as the game's state says them (state_payload)."""
+    return dumps(_of_event(
         {
             "kind": "result",
             "game": game,
@@ -77,8 +89,7 @@ def result_payload(v: View, game: str, wall_ns: int | None) -> bytes:
             "winner_by_forfeit": v.winner_by_forfeit(),
             "lateness_margin": v.lateness_margin,
             "at": iso(wall_ns) if wall_ns else None,
-        }
-    )
+        }, event, alone))
 
 
 def event_payload(line: dict, game: str, seq: int, wall_ns: int | None) -> bytes:

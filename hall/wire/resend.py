@@ -17,11 +17,37 @@ from rackside.firmware.journal import JournalError, read_journal
 from rackside.firmware import slip
 from rackside.firmware.table import INPUT_TYPES as TABLE_INPUT_TYPES
 from rackside.hall.wire.payloads import journal_event, journal_slip, result_payload
+from rackside.hall.wire.topics import EVENT
 
 # what is published of a journal: the clock's inputs, the table's (check-in, calls: issue 27) and a
 # result slip's (firmware.slip)
 INPUT_TYPES = (Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume, *TABLE_INPUT_TYPES, *slip.INPUT_TYPES)
 RESEND_MAX_EVENTS = 500  # events one resend command brings at most (the console asks again from there)
+
+
+def header_event(header: dict) -> str:
+    """The event a journal's header says the hall started its game for (its new_game's `event`,
+    issue 35); "" none."""
+    event = header.get("event")
+    return event if isinstance(event, str) and EVENT.match(event) else ""
+
+
+def stand_alone(header: dict) -> bool:
+    """A game the clock played without a hall (its header's settings say `"hall": false`: a
+    stand-alone practice game, issue 35); a journal from before the setting says nothing: False."""
+    settings = header.get("settings")
+    return isinstance(settings, dict) and settings.get("hall") is False
+
+
+def journal_result(journal, game: str) -> bytes | None:
+    """A journal's game's result, replayed, with its event as its state says it; None: not ended."""
+    from rackside.firmware.replay import fold
+
+    folded = fold(journal).clock
+    if folded.phase is not Phase.ENDED or folded.since_ns is None:
+        return None
+    return result_payload(view(folded, folded.since_ns), game, None, event=header_event(journal.header),
+                          alone=stand_alone(journal.header))
 
 
 def answer(journal_dir: Path | None, game: str, first: int, last: int | None) -> tuple[bool, str | None, list[bytes]]:
@@ -43,12 +69,9 @@ def answer(journal_dir: Path | None, game: str, first: int, last: int | None) ->
             signed = journal_slip(jl, game)  # the signature that made the slip final: the slip too
             if signed is not None:
                 out.append(signed)
-        if last is None:
-            from rackside.firmware.replay import fold
-
-            folded = fold(journal).clock
-            if folded.phase is Phase.ENDED and folded.since_ns is not None:
-                out.append(result_payload(view(folded, folded.since_ns), game, None))
+        result = journal_result(journal, game) if last is None else None
+        if result is not None:
+            out.append(result)
     except (OSError, JournalError) as e:
         return False, f"resend: {game}'s journal cannot be read: {e}", []
     return True, None, out

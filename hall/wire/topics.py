@@ -80,6 +80,9 @@ def enrol_reply(hall: str, kid: str) -> str:
     return f"{ROOT}/{hall}/enrol/{kid}/reply"
 
 
+# an event's id (issue 35): the console's event folder's name, sent with a new_game and carried by the
+# clock's state of that game, so a console tells its own event's games from another's
+EVENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_TABLE = 999  # table numbers are 1 to MAX_TABLE (table-N users, [hall] table, the fleet, the clock's menu)
 # The rounds of one event, at most: TSH's player lines (hall.console.tsh), the console's round, and a
 # pairing's round on the clock (firmware.checkin) are all this one limit (TSH events have a few dozen)

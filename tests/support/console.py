@@ -141,8 +141,11 @@ class ConsoleProcess:
     `broker` (the director's credentials), a free loopback port, the state directory `state_dir`.
     `start()` returns once the page answers; `stop()` ends it (SIGTERM, then SIGKILL)."""
 
-    def __init__(self, broker, folder, password: str = "director-pw", *, extra: str = "", prefix: list | None = None) -> None:
-        """`prefix`: what the console's command line is run under (support.disk.SmallDisk's unshare)."""
+    def __init__(self, broker, folder, password: str = "director-pw", *, extra: str = "", prefix: list | None = None,
+                 event: str | None = "event-1", state_dir=None) -> None:
+        """`prefix`: what the console's command line is run under (support.disk.SmallDisk's unshare);
+        `event`: [console] event (None: none named, the current one); `state_dir`: RACKSIDE_STATE_DIR
+        (default `folder`/state: another console's, to share one)."""
         from pathlib import Path
 
         from support.broker import free_port
@@ -153,8 +156,11 @@ class ConsoleProcess:
         self.password = password
         self.url = f"http://127.0.0.1:{self.port}"
         self.config = self.folder / "hall.toml"
+        self.event = event
+        self._state_dir = None if state_dir is None else Path(state_dir)
         self.config.write_text(
             f'[console]\nhall = "{broker.hall}"\nurl = "{broker.url}"\n'
+            + ('' if event is None else f'event = "{event}"\n') +
             f'credentials = "{broker.credentials("director")}"\npassword = "{cheap_hash(password)}"\n'
             f'listen = "127.0.0.1:{self.port}"\n{extra}'
         )
@@ -179,7 +185,12 @@ class ConsoleProcess:
 
     @property
     def state_dir(self):
-        return self.folder / "state"
+        return self._state_dir or self.folder / "state"
+
+    @property
+    def home(self):
+        """The event's own folder (hall/console/eventdir.py): its results, audit, sessions, commands."""
+        return self.state_dir / "events" / self.event
 
     def rss_mib(self) -> float:
         with open(f"/proc/{self.proc.pid}/status") as f:
