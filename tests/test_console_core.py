@@ -266,6 +266,10 @@ def test_the_events_rules_default_to_wespas_and_take_the_clocks_keys(tmp_path):
     ev = config.load(path).event
     assert (ev.rules.game_time_ms, ev.rules.penalty_per_minute, ev.rules.forfeit_overtime_ms, ev.challenge_rule) == (
         20 * 60_000, 5, 10 * 60_000, "double")
+    # [console] event (the event served, issue 35) is not [event] (its rules, issue 38): both kept
+    path.write_text(head + 'event = "open-day1"\n[event]\ngame_time = "20:00"\n')
+    both = config.load(path)
+    assert both.event_name == "open-day1" and both.event.rules.game_time_ms == 20 * 60_000
     # one home: the event's game keys are the clock's [clock] keys, less the buttons' guard (the device's)
     assert set(eventrules.GAME_KEYS) == set(CLOCK_KEYS) - {"switch_guard_ms"}
     assert set(ev.command_rules()) | {"game_time"} == set(eventrules.GAME_KEYS)
