@@ -134,9 +134,9 @@ def test_sessions_are_kept_by_the_console_and_logout_ends_them(tmp_path):
 P = "rackside/v1/h/"
 
 
-def state(seq, game="g1", phase="running"):
+def state(seq, game="g1", phase="running", sent_at="2026-01-01T00:00:00+00:00"):
     players = [{"player": p, "remaining_ms": 1000 * p, "overtime_s": 0, "penalty": 0, "forfeit": False} for p in (1, 2)]
-    return json.dumps({"seq": seq, "game": game, "phase": phase, "running": 1, "sent_at": "2026-01-01T00:00:00+00:00",
+    return json.dumps({"seq": seq, "game": game, "phase": phase, "running": 1, "sent_at": sent_at,
                        "players": players, "ending": None}).encode()
 
 
@@ -145,15 +145,31 @@ def test_events_are_kept_once_and_late_states_ignored():
     ev = json.dumps({"kind": "input", "seq": 1, "game": "g1", "t_ns": 5, "input": "press", "player": 2, "at": None}).encode()
     assert h.on_message(P + "table/3/event", ev)
     assert h.on_message(P + "table/3/event", ev) == []  # QoS 1 delivered it twice
-    h.on_message(P + "table/3/state", state(5))
-    # an older state of the same game is not taken; one clock's states go out in order, so two devices
-    # publish as this table (issue 36): the table is marked, once
-    assert [k for k, _ in h.on_message(P + "table/3/state", state(4))] == ["twice", "table"]
+    h.on_message(P + "table/3/state", state(5, sent_at="2026-01-01T00:00:05+00:00"))
+    # an older state of the same game, sent after the latest: one clock's states go out in order, so
+    # two devices publish as this table (issue 36): not taken, and the table is marked, once
+    assert [k for k, _ in h.on_message(P + "table/3/state", state(4, sent_at="2026-01-01T00:00:06+00:00"))] == ["twice", "table"]
     assert h.tables[3].state["seq"] == 5 and "jumped back" in h.tables[3].tile()["twice"]["why"]
-    assert h.on_message(P + "table/3/state", state(3)) == []
+    assert h.on_message(P + "table/3/state", state(3, sent_at="2026-01-01T00:00:07+00:00")) == []
     h.on_message(P + "table/3/status", b"offline")
     assert h.tables[3].tile()["status"] == "offline"
     assert h.on_message("rackside/v1/other/table/3/status", b"online") == []
+
+
+def test_a_late_state_resent_or_retained_from_before_is_ignored_not_a_second_device():
+    """QoS 1 brings a state again: paho re-sends the clock's unacknowledged states after a Wi-Fi blip,
+    the broker its unacknowledged ones to the console after the console's reconnect, and a broker
+    restarted from its last autosave (30 s) gives the console its older retained state. Each is the
+    clock's own earlier state, sent before the latest: ignored as before issue 36, the table not marked."""
+    h = HallState("h")
+    h.on_message(P + "table/3/state", state(10, sent_at="2026-01-01T00:00:10+00:00"))
+    h.on_message(P + "table/3/state", state(11, sent_at="2026-01-01T00:00:11+00:00"))
+    assert h.on_message(P + "table/3/state", state(10, sent_at="2026-01-01T00:00:10+00:00")) == []  # re-sent
+    h.on_message(P + "table/3/state", state(11, sent_at="2026-01-01T00:00:11+00:00"))  # and the next again
+    h.on_message(P + "table/3/state", state(40, sent_at="2026-01-01T00:00:40+00:00"))
+    assert h.on_message(P + "table/3/state", state(12, sent_at="2026-01-01T00:00:12+00:00")) == []  # the restored retained one
+    t = h.tables[3]
+    assert t.twice is None and t.tile()["twice"] is None and t.state["seq"] == 40
 
 
 def test_bad_messages_are_noted_not_raised():
@@ -266,6 +282,10 @@ def test_the_events_rules_default_to_wespas_and_take_the_clocks_keys(tmp_path):
     ev = config.load(path).event
     assert (ev.rules.game_time_ms, ev.rules.penalty_per_minute, ev.rules.forfeit_overtime_ms, ev.challenge_rule) == (
         20 * 60_000, 5, 10 * 60_000, "double")
+    # [console] event (the event served, issue 35) is not [event] (its rules, issue 38): both kept
+    path.write_text(head + 'event = "open-day1"\n[event]\ngame_time = "20:00"\n')
+    both = config.load(path)
+    assert both.event_name == "open-day1" and both.event.rules.game_time_ms == 20 * 60_000
     # one home: the event's game keys are the clock's [clock] keys, less the buttons' guard (the device's)
     assert set(eventrules.GAME_KEYS) == set(CLOCK_KEYS) - {"switch_guard_ms"}
     assert set(ev.command_rules()) | {"game_time"} == set(eventrules.GAME_KEYS)

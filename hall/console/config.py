@@ -195,16 +195,16 @@ def load(path: Path) -> ConsoleConfig:
     if slips not in SLIPS:
         raise ConfigError(f"{path}: [console] slips = {slips!r}: allowed are {' or '.join(repr(x) for x in SLIPS)} "
                           "(a slip signed at the clock that agrees is recorded, or held for the scorekeeper's click)")
-    event = c.get("event")
-    if event is not None:
+    event_name = c.get("event")  # [console] event: the event served; `event` is [event], its rules
+    if event_name is not None:
         from .eventdir import EventError, check_name
 
         try:
-            check_name(event)
+            check_name(event_name)
         except EventError as e:
             raise ConfigError(f"{path}: [console] {e}") from None
     return ConsoleConfig(
-        public=public, event_name=event,
+        public=public, event_name=event_name,
         hall=hall, url=url, username=user, mqtt_password=mpw, password_hash=pw,
         listen_host=host.strip("[]"), listen_port=int(port), tsh=[base / x for x in tsh],
         round=rnd, division=c.get("division", ""),

@@ -369,6 +369,12 @@ class Table:
         return [("twice", {"table": self.n, **self.twice})]
 
 
+def _sent_after(state: dict, latest: dict) -> bool:
+    """Whether `state` was sent after `latest` (by their `sent_at`; False when either is unreadable)."""
+    a, b = _moment(state.get("sent_at")), _moment(latest.get("sent_at"))
+    return a is not None and b is not None and a > b
+
+
 def _result_key(r: dict) -> tuple:
     """What two results of one game must share to be the same clock's (a resend's wall time may differ)."""
     return (r.get("ending"), tuple(r.get("forfeits") or ()), tuple(p.get("penalty") for p in r.get("players") or []))
@@ -560,7 +566,12 @@ class HallState:
         if leaf == "state":
             old = t.state or {}
             if old.get("game") == data["game"] and data["seq"] < old.get("seq", 0):
-                # an older snapshot: one clock's states go out in order, so two clocks publish as this table
+                if not _sent_after(data, old):
+                    # an older snapshot delivered late: QoS 1 brings a state again (paho re-sends the
+                    # unacknowledged after a reconnect, the broker to a console that reconnects) and a
+                    # broker restarted from its autosave gives its older retained state
+                    return []
+                # sent after the latest yet older: one clock's states go out in order, so two clocks publish as this table
                 mark = t.used_twice(data["game"], f"table {n}'s state of game {data['game']} jumped back from seq "
                                     f"{old.get('seq')} to {data['seq']}: two devices publish as this table")
                 return mark + ([("table", t.tile())] if mark else [])
