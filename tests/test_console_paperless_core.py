@@ -59,6 +59,22 @@ def test_a_number_typed_on_both_sides_is_a_conflict_on_the_tile_until_put_right(
     assert c.sides(1) == {1: 1, 2: 2}
 
 
+def test_a_conflict_on_the_tile_goes_when_the_clock_drops_it_for_a_number_not_paired_here():
+    """Issue 40: the tile shows a refused check-in as long as the clock does (firmware.checkin). A
+    number not paired at this table, typed at either side, clears the clock's USEd too: the side
+    that held the number gives it up (Ann typed 9 instead), or the refused side types another."""
+    from rackside.firmware import checkin as clock_checkin
+
+    for side, number in ((1, 9), (2, 9)):  # the holder gives 2 up; the refused side types another
+        c = checkin.CheckIns()
+        s = clock_checkin.apply(clock_checkin.Seating(), clock_checkin.Pairing(0, 1, (1, 2), 1))
+        for seq, (player, typed) in enumerate(((1, 2), (2, 2), (side, number)), start=1):
+            c.check_in(1, event(seq=seq, player=player, number=typed), SEATS[1], SEATS)
+            s = clock_checkin.apply(s, clock_checkin.CheckIn(seq, player, typed))
+        assert clock_checkin.conflict(s) is None  # the clock no longer says USEd
+        assert c.view(1, SEATS[1])["conflict"] is None, (side, number)  # nor does the tile
+
+
 @pytest.mark.parametrize("presses", [
     [(1, 12), (2, 12)],  # the same number on both sides: the first side keeps it
     [(1, 12), (2, 31), (2, 12)],  # and the second side keeps its own

@@ -42,6 +42,10 @@ class Seated:
     at: dict = field(default_factory=dict)  # side -> the clock's time of the press (ISO), if it sent one
     refused: dict = field(default_factory=dict)  # side -> the number it typed that the other side holds
 
+    def settle(self) -> None:
+        """A refusal stands while the other side holds its number (firmware.checkin._settled)."""
+        self.refused = {s: x for s, x in self.refused.items() if self.numbers.get(3 - s) == x}
+
 
 def pairing(seat: dict) -> dict:
     """The `pairing` command's fields for a seat (hallplan.Seat.as_dict): the round, the two TSH
@@ -111,6 +115,8 @@ class CheckIns:
             here = self.tables[n] = Seated(game)
         if seat is None or number not in seat["numbers"]:
             here.numbers.pop(side, None)  # that side is not checked in (the clock says where to go)
+            here.refused.pop(side, None)  # nor refused: the clock's USEd on that side is gone (firmware.checkin)
+            here.settle()
             goes_to = where_plays(number, seat, seats)
             goes = seats.get(goes_to) if goes_to is not None else None
             self.wrong.pop((n, side, number), None)
@@ -128,7 +134,7 @@ class CheckIns:
         here.refused.pop(side, None)
         if before[2 - side] == number:
             here.refused[side] = number  # refused at the clock too: the conflict is the director's to see
-        here.refused = {s: x for s, x in here.refused.items() if here.numbers.get(3 - s) == x}
+        here.settle()
         for key in [k for k in self.wrong if k[2] == number and self.wrong[k]["goes_to"] == n]:
             del self.wrong[key]  # found their table
         return None
