@@ -270,6 +270,23 @@ def test_the_config_table_is_checked_naming_the_key():
         check_spec({"driver": "sim", "colour": 1})
 
 
+def test_a_size_the_drivers_panel_cannot_show_is_refused():
+    """An HD44780 has 80 characters of display memory in at most 4 rows (20x4, 16x2, 40x2), an
+    SSD1306 128x64 pixels of 6x12 cells (21x5): a bigger size would page its messages through rows
+    nobody sees (an OLED's 6th to 8th row are off the panel) or fail every write (an HD44780's 5th)."""
+    for ok in ({"cols": 20, "rows": 4}, {"cols": 16, "rows": 2}, {"cols": 40, "rows": 2}):
+        assert check_spec({"driver": "hd44780", **ok})["rows"] == ok["rows"]
+    with pytest.raises(TextDisplayError, match=r"text_display.rows = 8: an hd44780 shows at most 4 rows"):
+        check_spec({"driver": "hd44780", "rows": 8})
+    with pytest.raises(TextDisplayError, match=r"text_display: 40x4 is 160 characters: an hd44780 shows at most 80"):
+        check_spec({"driver": "hd44780", "cols": 40, "rows": 4})
+    with pytest.raises(TextDisplayError, match=r"text_display.rows = 6: an ssd1306 shows at most 5 rows"):
+        check_spec({"driver": "ssd1306", "rows": 6})
+    with pytest.raises(TextDisplayError, match=r"text_display.cols = 30: an ssd1306 shows at most 21 columns"):
+        check_spec({"driver": "ssd1306", "cols": 30})
+    assert check_spec({"driver": "sim", "cols": 40, "rows": 8})["rows"] == 8  # the simulator's window shows any
+
+
 def test_a_hardware_display_that_fails_is_logged_and_never_raises(monkeypatch):
     from rackside.hardware import textdisplay
 
