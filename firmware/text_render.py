@@ -76,7 +76,7 @@ _SPELLED = {"ß": "ss", "ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe"
 
 def ascii_text(text: Any) -> str:
     """`text` as printable ASCII, whatever it is: accents dropped (NFKD), a few letters spelled out,
-    anything else '?', control characters gone. Never raises."""
+    anything else '?', control characters and combining marks gone. Never raises."""
     try:
         s = str(text)
     except Exception:  # noqa: BLE001 - a value whose str() fails is shown as '?'
@@ -89,6 +89,8 @@ def ascii_text(text: Any) -> str:
         if ch in _SPELLED:
             out.append(_SPELLED[ch])
             continue
+        if unicodedata.combining(ch):
+            continue  # a decomposed name's accent (NFD): dropped as a precomposed letter's is
         if unicodedata.category(ch)[0] in "CZ":
             out.append(" " if unicodedata.category(ch) == "Zs" or ch in "\t\n\r" else "")
             continue
