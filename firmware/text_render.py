@@ -39,7 +39,8 @@ MESSAGES: dict[str, str] = {
     "confirm": "{side}: {who}? Press your button again. Not you: *",
     "seated": "{side}: {name} #{number}",
     "starts": "{starter} starts: {other}, press your button",
-    "used": "{side}: #{number} is in on the {other}. Type your own number",
+    # to both players: the refused side is most often #number itself; the one who took it types again
+    "used": "{side}: #{number} is in on the {other} too. Whoever is not #{number}: type your own number",
     "asking": "{side}: #{number} - looking for your table",
     "wrong_table": "{side}: wrong table: go to table {goes}",
     "not_paired": "{side}: not paired this round: call the director",
