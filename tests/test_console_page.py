@@ -332,6 +332,21 @@ def test_a_press_is_shown_within_a_tenth_of_a_second_and_the_times_tick_once_a_s
     page.close()
 
 
+def test_a_repeated_state_costs_no_frame_after_the_snapshot_too(hall, browser):
+    """A clock repeats its state every STATE_EVERY_S with nothing new but the times, which the page
+    computes itself: the tile is not drawn again, the first repeat after the page's snapshot too. It
+    was: the snapshot's tiles had no look to compare with, so that repeat cost a frame and drew its
+    own moment's time between two ticks (the frame test's tick read it as a step)."""
+    page = chromium.login(browser, hall.server.url, PASSWORD)
+    page.wait_for_function("() => tables.has(2) && tables.get(2).state && document.body.dataset.ready === '1'")
+    redrawn = page.evaluate("""() => { const raw = rawTiles.get(2), sent = Date.parse(raw.state.sent_at) + 1000;
+      updateTable({...raw, state: {...raw.state, sent_at: new Date(sent).toISOString()}});
+      return stale.has(2); }""")
+    assert redrawn is False
+    assert page.errors == []
+    page.close()
+
+
 # Where each side's name text starts on a tile (a Range over the text: the arrow is the name's
 # ::before), and the arrow's colour on each side.
 NAME_LEFTS = """n => [1, 2].map((side) => {
