@@ -126,6 +126,16 @@ def test_the_absent_sides_at_the_start_are_those_not_checked_in_at_tables_not_be
     assert [(x["table"], x["players"]) for x in checkin.absent_sides(tables, c, 1)] == [(1, [1, 2]), (2, [1, 2])]
 
 
+def test_a_side_whose_check_in_was_refused_is_not_started_as_absent():
+    """Issue 40, 2.3.2(a): a refused check-in (USEd) is a player at that side, typing their number:
+    the one confirmation at the scheduled start offered that side as absent, and would have started
+    a present player's time as a latecomer's while the conflict waited for the director."""
+    c = checkin.CheckIns()
+    c.check_in(1, event(player=1, number=2), SEATS[1], SEATS)  # Ann typed Bob's number
+    c.check_in(1, event(seq=2, player=2, number=2), SEATS[1], SEATS)  # Bob's own: refused at the clock
+    assert checkin.absent_sides({1: table(1, seat_=SEATS[1])}, c, 1) == []
+
+
 def test_a_table_whose_clock_has_no_keypad_is_never_offered_a_late_start():
     """2.3.2(a): nobody can check in at a clock without a keypad, so "not checked in" says nothing of
     who is there: the one confirmation would start present players' time. An older clock's state has

@@ -178,7 +178,8 @@ def absent_sides(tables: dict, checked: CheckIns, round_number: int) -> list[dic
     """The late starts the one confirmation at the scheduled start offers: for each table with a
     game of this round seated, its clock online, with a keypad (its state's `keypad`: at a clock
     without one nobody ever checks in) and in setup (no press yet), the sides not checked in: both
-    (2.3.2(a)) or the one (2.3.3(a)). `tables`: hallstate's tables."""
+    (2.3.2(a)) or the one (2.3.3(a)); a side whose check-in was refused has its player there, so is
+    not one. `tables`: hallstate's tables."""
     out = []
     for n, t in sorted(tables.items()):
         if not t.seat or t.seat.get("round") != round_number or t.status != "online":
@@ -187,8 +188,10 @@ def absent_sides(tables: dict, checked: CheckIns, round_number: int) -> list[dic
         if st.get("phase") != "setup" or st.get("keypad") is not True:
             continue  # begun; or nobody can check in at it, so who is absent is not known (2.3.2(a))
         here = checked.tables.get(n)
-        sides = dict(here.numbers) if here is not None and here.game == st.get("game") else {}
-        absent = [s for s in (1, 2) if s not in sides]
+        same = here is not None and here.game == st.get("game")
+        sides = dict(here.numbers) if same else {}
+        # a side whose check-in was refused (USEd) has its player there, typing: not absent (issue 40)
+        absent = [s for s in (1, 2) if s not in sides and not (same and s in here.refused)]
         if absent:
             out.append({"table": n, "players": absent, "names": [name_of(x, t.seat) for x in sides.values()]})
     return out
