@@ -142,9 +142,12 @@ def _set(pair: tuple, side: int, value) -> tuple:
 
 def starter_side(s: Seating) -> int | None:
     """The side TSH's starter sits on (2.1), once known: where the starter checked in, or the side
-    opposite the non-starter's."""
+    opposite the non-starter's; not while a check-in is refused for a number the other side holds
+    (which of the two typed it wrongly is not known)."""
     if s.numbers is None or s.starter is None:
         return None
+    if any(r is not None for r in s.refused):
+        return None  # a number both sides claim (USEd) says nothing of who sits where (issue 40)
     for side in SIDES:
         if s.seated[side - 1] == s.starter:
             return side

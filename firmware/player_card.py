@@ -34,7 +34,7 @@ CARD: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         (render.ASKED, "Your number is not paired at this table: the clock is asking where you play."),
         (render.TABLE_WORD, "Wrong table: go to the table shown next (tAbL, then 14: table 14)."),
         (render.NOT_PAIRED, "Your number is in no pairing this round: check it, or call the director."),
-        (render.USED, "That number is already checked in on the other side: type your own number."),
+        (render.USED, "Number in on both sides: the one who typed it wrongly types their own."),
     )),
     ("During the game", (
         ("-1:05", f"Overtime: you lose {WESPA.penalty_per_minute} points for each minute or part of one (5.3)."),

@@ -135,8 +135,8 @@ def input_from_dict(name: str, d: dict) -> Any:
             "table": lambda: v is None or _whole(v, 1, MAX_TABLE),
             "call": lambda: isinstance(v, str) and bool(call_core.CALL_ID.match(v)),
             "reason": lambda: isinstance(v, str) and 0 < len(v) <= call_core.MAX_REASON_CHARS,
-            "how": lambda: v in call_core.CALL_HOW or v is None,
-            "names": lambda: v is None or _names_ok(v),  # absent in a journal written before calls said how
+            "how": lambda: v in call_core.CALL_HOW or v is None,  # absent in a journal written before calls said how
+            "names": lambda: v is None or _names_ok(v),  # absent in a journal written before pairings carried names
         }[key]()
         if not ok:
             raise ValueError(f"{name!r} input: {key} {v!r} is not allowed")

@@ -39,7 +39,8 @@ MESSAGES: dict[str, str] = {
     "confirm": "{side}: {who}? Press your button again. Not you: *",
     "seated": "{side}: {name} #{number}",
     "starts": "{starter} starts: {other}, press your button",
-    "used": "{side}: #{number} is in on the {other}. Type your own number",
+    # to both players: the refused side is most often #number itself; the one who took it types again
+    "used": "{side}: #{number} is in on the {other} too. Whoever is not #{number}: type your own number",
     "asking": "{side}: #{number} - looking for your table",
     "wrong_table": "{side}: wrong table: go to table {goes}",
     "not_paired": "{side}: not paired this round: call the director",
@@ -76,7 +77,7 @@ _SPELLED = {"ß": "ss", "ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe"
 
 def ascii_text(text: Any) -> str:
     """`text` as printable ASCII, whatever it is: accents dropped (NFKD), a few letters spelled out,
-    anything else '?', control characters gone. Never raises."""
+    anything else '?', control characters and combining marks gone. Never raises."""
     try:
         s = str(text)
     except Exception:  # noqa: BLE001 - a value whose str() fails is shown as '?'
@@ -89,6 +90,8 @@ def ascii_text(text: Any) -> str:
         if ch in _SPELLED:
             out.append(_SPELLED[ch])
             continue
+        if unicodedata.combining(ch):
+            continue  # a decomposed name's accent (NFD): dropped as a precomposed letter's is
         if unicodedata.category(ch)[0] in "CZ":
             out.append(" " if unicodedata.category(ch) == "Zs" or ch in "\t\n\r" else "")
             continue

@@ -37,6 +37,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 RANGES = {"cols": (8, 40), "rows": (1, 8), "address": (0x03, 0x77), "port": (0, 20)}
 ROW_PX = 12  # an OLED row's height in pixels (Pillow's default bitmap font)
+# What a driver's panel shows at most, (columns, rows, characters): an HD44780's 80 characters of
+# display memory in at most 4 rows (RPLCD's row offsets: 20x4, 16x2, 40x2), an SSD1306's 128x64
+# pixels in 6x12 cells. A bigger size would page messages through rows nobody sees.
+PANELS = {"hd44780": (40, 4, 80), "ssd1306": (128 // 6, 64 // ROW_PX, (128 // 6) * (64 // ROW_PX))}
 
 
 class TextDisplayError(ValueError):
@@ -65,6 +69,14 @@ def check_spec(raw: Any, where: str = "text_display") -> dict[str, Any] | None:
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
             raise TextDisplayError(f"{where}.{key} = {value!r}: allowed is a whole number from {lo} to {hi}")
         spec[key] = value
+    if driver in PANELS:
+        most = dict(zip(("cols", "rows"), PANELS[driver]))
+        for key, word in (("cols", "columns"), ("rows", "rows")):
+            if spec[key] > most[key]:
+                raise TextDisplayError(f"{where}.{key} = {spec[key]}: an {driver} shows at most {most[key]} {word}")
+        if spec["cols"] * spec["rows"] > PANELS[driver][2]:
+            raise TextDisplayError(f"{where}: {spec['cols']}x{spec['rows']} is {spec['cols'] * spec['rows']} characters: "
+                                   f"an {driver} shows at most {PANELS[driver][2]}")
     return spec
 
 

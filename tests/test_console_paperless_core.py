@@ -59,6 +59,22 @@ def test_a_number_typed_on_both_sides_is_a_conflict_on_the_tile_until_put_right(
     assert c.sides(1) == {1: 1, 2: 2}
 
 
+def test_a_conflict_on_the_tile_goes_when_the_clock_drops_it_for_a_number_not_paired_here():
+    """Issue 40: the tile shows a refused check-in as long as the clock does (firmware.checkin). A
+    number not paired at this table, typed at either side, clears the clock's USEd too: the side
+    that held the number gives it up (Ann typed 9 instead), or the refused side types another."""
+    from rackside.firmware import checkin as clock_checkin
+
+    for side, number in ((1, 9), (2, 9)):  # the holder gives 2 up; the refused side types another
+        c = checkin.CheckIns()
+        s = clock_checkin.apply(clock_checkin.Seating(), clock_checkin.Pairing(0, 1, (1, 2), 1))
+        for seq, (player, typed) in enumerate(((1, 2), (2, 2), (side, number)), start=1):
+            c.check_in(1, event(seq=seq, player=player, number=typed), SEATS[1], SEATS)
+            s = clock_checkin.apply(s, clock_checkin.CheckIn(seq, player, typed))
+        assert clock_checkin.conflict(s) is None  # the clock no longer says USEd
+        assert c.view(1, SEATS[1])["conflict"] is None, (side, number)  # nor does the tile
+
+
 @pytest.mark.parametrize("presses", [
     [(1, 12), (2, 12)],  # the same number on both sides: the first side keeps it
     [(1, 12), (2, 31), (2, 12)],  # and the second side keeps its own
@@ -108,6 +124,16 @@ def test_the_absent_sides_at_the_start_are_those_not_checked_in_at_tables_not_be
     assert [(x["table"], x["players"]) for x in plan] == [(1, [1, 2]), (2, [1])]
     tables[2].state = {"game": "game-000002", "phase": "setup", "keypad": True}  # a new game: the check-in was the last one's
     assert [(x["table"], x["players"]) for x in checkin.absent_sides(tables, c, 1)] == [(1, [1, 2]), (2, [1, 2])]
+
+
+def test_a_side_whose_check_in_was_refused_is_not_started_as_absent():
+    """Issue 40, 2.3.2(a): a refused check-in (USEd) is a player at that side, typing their number:
+    the one confirmation at the scheduled start offered that side as absent, and would have started
+    a present player's time as a latecomer's while the conflict waited for the director."""
+    c = checkin.CheckIns()
+    c.check_in(1, event(player=1, number=2), SEATS[1], SEATS)  # Ann typed Bob's number
+    c.check_in(1, event(seq=2, player=2, number=2), SEATS[1], SEATS)  # Bob's own: refused at the clock
+    assert checkin.absent_sides({1: table(1, seat_=SEATS[1])}, c, 1) == []
 
 
 def test_a_table_whose_clock_has_no_keypad_is_never_offered_a_late_start():

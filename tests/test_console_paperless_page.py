@@ -101,12 +101,12 @@ def test_check_in_calls_and_the_start_of_absent_sides_on_the_page(hall, browser)
     page.click("#start-absent")
     page.wait_for_selector("#confirm[open]")
     text = page.text_content("#confirm-text")
-    assert "at 2 table(s): table 1 (both sides), table 3 (side 1)?" in text and "2.3.2(a), 2.3.3(a)" in text, text
+    # table 3's side 1 is in conflict (USEd): its player is there, typing, so it is not started as absent
+    assert "at 1 table(s): table 1 (both sides)?" in text and "2.3.2(a), 2.3.3(a)" in text, text
     page.screenshot(path=str(hall.dir / "start-absent.png"))
     page.click("#confirm-ok")
-    page.locator(".toast.ok", has_text="late start sent to 2 table(s)").wait_for()
+    page.locator(".toast.ok", has_text="late start sent to 1 table(s)").wait_for()
     assert wait(lambda: hall.clocks[1].sent("late_start"))[0]["players"] == [1, 2]
-    assert wait(lambda: hall.clocks[3].sent("late_start"))[0]["players"] == [1]
-    assert not hall.clocks[2].sent("late_start")
+    assert not hall.clocks[2].sent("late_start") and not hall.clocks[3].sent("late_start")
     assert not page.errors, page.errors
     page.close()

@@ -91,6 +91,20 @@ def test_the_same_number_on_both_sides_seats_it_once_and_the_second_is_refused_n
     assert checkin.apply(offline, CheckIn(2, 2, 12)).refused == (None, 12)
 
 
+def test_a_number_both_sides_claim_does_not_say_where_the_starter_sits():
+    """Issue 40 (2.2): #1, TSH's starter, typed #9 on side 1, and #9's own check-in on side 2 was
+    refused. The starter's side is not read from a number in conflict: it said side 2 (opposite the
+    #9 on side 1), so the real #9's press, the non-starter starting the starter's time, was refused
+    as the starter's own, and the starter's own press started #9's time."""
+    s = checkin.apply(Seating(), Pairing(0, 3, (1, 9), 1, 7))
+    s = checkin.apply(s, CheckIn(1, 1, 9))  # #1 typed #9 by mistake
+    s = checkin.apply(s, CheckIn(2, 2, 9))  # the real #9: refused (USEd)
+    assert checkin.starter_side(s) is None
+    assert not checkin.refuses_start(s, 2) and not checkin.refuses_start(s, 1)
+    fixed = checkin.apply(s, CheckIn(3, 1, 1))  # #1 types their own number: known again
+    assert checkin.starter_side(fixed) == 1 and checkin.refuses_start(fixed, 1)
+
+
 def test_a_checkpoint_written_before_refusals_were_kept_still_restores():
     t, _ = table.step(table.Table(), new_clock(), CheckIn(1, 1, 12))
     old = table.to_dict(t)

@@ -92,7 +92,8 @@ def test_without_a_keypad_the_pairing_still_says_who_starts():
 def test_a_number_taken_at_the_other_side_is_said_in_words():
     t, c = seated(CheckIn(1, 1, 31), CheckIn(2, 2, 31))  # Smith typed Jones's number
     assert "Left: Jones #31" in words(t, c, keypad=True)  # Smith sees the wrong name on their side
-    assert "Right: #31 is in on the left. Type your own number" in words(t, c, keypad=True)
+    # said to both: the refused side is most often #31 itself, and the one to type again is the other
+    assert "Right: #31 is in on the left too. Whoever is not #31: type your own number" in words(t, c, keypad=True)
 
 
 def test_the_wrong_table_and_a_number_in_no_pairing():
@@ -238,6 +239,7 @@ def test_every_message_of_the_table_is_a_format_of_known_fields():
     ("Müller, Jörg", "Muller, Jorg"), ("Søren Ørsted", "Soren Orsted"), ("Straße", "Strasse"),
     ("Łukasz", "Lukasz"), ("Nguyễn", "Nguyen"), ("O’Brien", "O'Brien"), ("王", "?"), ("a\x00b\nc", "ab c"),
     ("", ""), (None, "None"), ("a\\b~c", "a/b-c"),
+    ("Jose\u0301 Mu\u0308ller", "Jose Muller"),  # decomposed (NFD, as a Mac may save a TSH file): the marks dropped, not '?'
 ])
 def test_names_become_ascii_and_never_raise(name, shown):
     assert ascii_text(name) == shown
@@ -268,6 +270,23 @@ def test_the_config_table_is_checked_naming_the_key():
         check_spec({"driver": "sim", "rows": 9})
     with pytest.raises(TextDisplayError, match="text_display.colour: unknown key"):
         check_spec({"driver": "sim", "colour": 1})
+
+
+def test_a_size_the_drivers_panel_cannot_show_is_refused():
+    """An HD44780 has 80 characters of display memory in at most 4 rows (20x4, 16x2, 40x2), an
+    SSD1306 128x64 pixels of 6x12 cells (21x5): a bigger size would page its messages through rows
+    nobody sees (an OLED's 6th to 8th row are off the panel) or fail every write (an HD44780's 5th)."""
+    for ok in ({"cols": 20, "rows": 4}, {"cols": 16, "rows": 2}, {"cols": 40, "rows": 2}):
+        assert check_spec({"driver": "hd44780", **ok})["rows"] == ok["rows"]
+    with pytest.raises(TextDisplayError, match=r"text_display.rows = 8: an hd44780 shows at most 4 rows"):
+        check_spec({"driver": "hd44780", "rows": 8})
+    with pytest.raises(TextDisplayError, match=r"text_display: 40x4 is 160 characters: an hd44780 shows at most 80"):
+        check_spec({"driver": "hd44780", "cols": 40, "rows": 4})
+    with pytest.raises(TextDisplayError, match=r"text_display.rows = 6: an ssd1306 shows at most 5 rows"):
+        check_spec({"driver": "ssd1306", "rows": 6})
+    with pytest.raises(TextDisplayError, match=r"text_display.cols = 30: an ssd1306 shows at most 21 columns"):
+        check_spec({"driver": "ssd1306", "cols": 30})
+    assert check_spec({"driver": "sim", "cols": 40, "rows": 8})["rows"] == 8  # the simulator's window shows any
 
 
 def test_a_hardware_display_that_fails_is_logged_and_never_raises(monkeypatch):

@@ -42,6 +42,10 @@ class Seated:
     at: dict = field(default_factory=dict)  # side -> the clock's time of the press (ISO), if it sent one
     refused: dict = field(default_factory=dict)  # side -> the number it typed that the other side holds
 
+    def settle(self) -> None:
+        """A refusal stands while the other side holds its number (firmware.checkin._settled)."""
+        self.refused = {s: x for s, x in self.refused.items() if self.numbers.get(3 - s) == x}
+
 
 def pairing(seat: dict) -> dict:
     """The `pairing` command's fields for a seat (hallplan.Seat.as_dict): the round, the two TSH
@@ -111,6 +115,8 @@ class CheckIns:
             here = self.tables[n] = Seated(game)
         if seat is None or number not in seat["numbers"]:
             here.numbers.pop(side, None)  # that side is not checked in (the clock says where to go)
+            here.refused.pop(side, None)  # nor refused: the clock's USEd on that side is gone (firmware.checkin)
+            here.settle()
             goes_to = where_plays(number, seat, seats)
             goes = seats.get(goes_to) if goes_to is not None else None
             self.wrong.pop((n, side, number), None)
@@ -128,7 +134,7 @@ class CheckIns:
         here.refused.pop(side, None)
         if before[2 - side] == number:
             here.refused[side] = number  # refused at the clock too: the conflict is the director's to see
-        here.refused = {s: x for s, x in here.refused.items() if here.numbers.get(3 - s) == x}
+        here.settle()
         for key in [k for k in self.wrong if k[2] == number and self.wrong[k]["goes_to"] == n]:
             del self.wrong[key]  # found their table
         return None
@@ -172,7 +178,8 @@ def absent_sides(tables: dict, checked: CheckIns, round_number: int) -> list[dic
     """The late starts the one confirmation at the scheduled start offers: for each table with a
     game of this round seated, its clock online, with a keypad (its state's `keypad`: at a clock
     without one nobody ever checks in) and in setup (no press yet), the sides not checked in: both
-    (2.3.2(a)) or the one (2.3.3(a)). `tables`: hallstate's tables."""
+    (2.3.2(a)) or the one (2.3.3(a)); a side whose check-in was refused has its player there, so is
+    not one. `tables`: hallstate's tables."""
     out = []
     for n, t in sorted(tables.items()):
         if not t.seat or t.seat.get("round") != round_number or t.status != "online":
@@ -181,8 +188,10 @@ def absent_sides(tables: dict, checked: CheckIns, round_number: int) -> list[dic
         if st.get("phase") != "setup" or st.get("keypad") is not True:
             continue  # begun; or nobody can check in at it, so who is absent is not known (2.3.2(a))
         here = checked.tables.get(n)
-        sides = dict(here.numbers) if here is not None and here.game == st.get("game") else {}
-        absent = [s for s in (1, 2) if s not in sides]
+        same = here is not None and here.game == st.get("game")
+        sides = dict(here.numbers) if same else {}
+        # a side whose check-in was refused (USEd) has its player there, typing: not absent (issue 40)
+        absent = [s for s in (1, 2) if s not in sides and not (same and s in here.refused)]
         if absent:
             out.append({"table": n, "players": absent, "names": [name_of(x, t.seat) for x in sides.values()]})
     return out

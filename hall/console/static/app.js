@@ -506,8 +506,9 @@ function updateTable(raw, drawNow) {
   const hidden = !divisionShown(t); // set even off screen: a hidden tile is never seen to be drawn
   const shownNow = d.hidden !== hidden;
   if (shownNow) d.hidden = hidden;
+  const same = sameLook(before, t); // its look kept also when drawn now (a snapshot's): its next repeat is one
   if (fresh || drawNow) drawTile(d, t); // a new tile is drawn once at once: its place in the grid is not known yet
-  else if (!sameLook(before, t)) { stale.add(n); if (visible.has(n)) needFrame(true); }
+  else if (!same) { stale.add(n); if (visible.has(n)) needFrame(true); }
   if (fresh || shownNow || !before || before.cls !== cls) scheduleSort();
   if (openTable === n) { detailStale = true; needFrame(true); }
 }
