@@ -60,6 +60,7 @@ CARD: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         (slip.OUTCOME_TEXTS["recorded"], "Recorded. Thank you."),
         (slip.OUTCOME_TEXTS["held"], "Held: the director will check it. Stay at the table."),
         (slip.OUTCOME_TEXTS["refused"], "Not accepted: call the director."),
+        (slip.DISPUTE, "Another result was recorded (shown before it): not yours? Press your own button."),
     )),
 )
 TITLE = "Your table clock"

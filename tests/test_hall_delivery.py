@@ -271,7 +271,8 @@ def test_the_state_carries_the_games_rules(table1):
     broker, live, rec = table1
     state = rec.wait_for(lambda r: next((s for s in r.json("state") if "rules" in s), None))
     assert state["rules"] == {"game_time_ms": 60_000, "penalty_per_minute": 10, "forfeit_overtime_ms": 600_000,
-                              "lateness_forfeit_margin": 75}
+                              "lateness_forfeit_margin": 75, "optional_forfeit_below_ms": 900_000,
+                              "courtesy_draw_after_ms": 60_000}
     live.command("end")  # in the runner's queue before the command below, which comes through the broker
     send(broker, 1, {"id": "n5", "cmd": "new_game", "game_time": "30:00", "rules": {"penalty_per_minute": 5}})
     assert ack(rec, "n5")["ok"]

@@ -49,8 +49,11 @@ ALLOWED = {
         "over a second of lateness passes for real before the player arrives (2.3.2(b)): a lower bound",
     ("test_hall_faults.py", "broker_outage_mid_game", "time.sleep(max(0.0, min(1.0, t_end - time.monotonic())))"):
         "presses spread over the outage's real seconds (the outage is real time)",
-    ("test_console_api_guards.py", "call.<locals>.receive", "asyncio.sleep(3600)"):
+    ("support/console.py", "call.<locals>.receive", "asyncio.sleep(3600)"):
         "after the body the client neither sends nor leaves: an ASGI receive that never returns, as a real server's",
+    ("test_console_audit.py", "test_a_flood_of_calls_at_the_device_rate_never_displaces_a_directors_correction",
+     "time.sleep(1 / rate)"):
+        "the flood's pace after its burst: calls at the console's device rate, as a copied card sends them (real time)",
 }
 
 GUESSES = {"TimeoutError", "queue.Empty", "subprocess.TimeoutExpired", "asyncio.TimeoutError"}
