@@ -121,7 +121,7 @@ def test_the_built_in_drivers_declare_themselves():
     names = [d.name for d in drivers.available()]
     assert names[:3] == ["tm1637", "serial", "none"] and names[-1] == "recording"
     assert drivers.find("recording").simulated and not drivers.find("tm1637").simulated
-    assert set(drivers.find("tm1637").keys) == {"clk", "dio", "brightness", "half_period_us", "refresh_s"}
+    assert set(drivers.find("tm1637").keys) == {"clk", "dio", "brightness", "half_period_us", "dio_pull", "refresh_s"}
     assert drivers.find("nosuch") is None and drivers.find(None) is None
     assert isinstance(open_display({"driver": "recording"}, name="left"), RecordingDisplay)
     with pytest.raises(PinMapError, match=r"display.x: unknown key for driver 'recording' \(allowed: driver\)"):

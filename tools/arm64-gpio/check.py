@@ -1,0 +1,183 @@
+"""tools/arm64-gpio/check.py: the checks of a VM run, on this machine, from what came out of the image.
+
+    .venv/bin/python tools/arm64-gpio/check.py RESULTS_DIR [--cpu MODEL] [--picture FILE.svg]
+
+RESULTS_DIR is boot-arm64.sh's $WORK/results/vmtest: chip.txt, chips.txt, debug-gpio-*.txt (the
+kernel's view of the chip), rig.jsonl (what rig.py did to the lines, CLOCK_MONOTONIC ns), trace.txt
+(the kernel's gpio:gpio_value/gpio_direction trace, trace_clock mono), state/ (the clock's
+/var/lib/rackside: its journal). Prints one `CHECK ok|FAIL: ...` line per check and the TM1637 bus
+timing; exits 0 only when every check holds. The pure core (firmware.clock, firmware.render,
+firmware.led_output) says what the clock should have shown; hardware.tm1637_decode reads the wire.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from rackside.firmware.clock import Phase, apply, new_clock, view
+from rackside.firmware.journal import StateRecord, read_journal
+from rackside.firmware.led_output import turn_leds
+from rackside.firmware.render import texts
+from rackside.hardware import tm1637_decode as dec
+from rackside.hardware.drivers.tm1637 import encode
+
+BUTTONS = {"left": 17, "right": 27, "neutralise": 22}
+DISPLAYS = {"left": (5, 6), "right": (23, 24)}  # CLK, DIO (tools/arm64-gpio/clock.toml)
+EDGE_SLACK_NS = 5_000_000  # a press's kernel timestamp is within this after the pull write returned
+RENDER_WINDOW_NS = 200_000_000  # a frame shows what the renderer said at most this long before it began
+TM1637_MIN_PERIOD_NS = 2_000  # datasheet: CLK up to 500 kHz (250 kHz with the modules' 10 kOhm pull-ups)
+
+results: list[bool] = []
+
+
+def check(ok: bool, name: str, detail: str = "") -> None:
+    results.append(bool(ok))
+    print(f"CHECK {'ok' if ok else 'FAIL'}: {name}{': ' + detail if detail else ''}", flush=True)
+
+
+def sim_base(d: Path) -> int | None:
+    for line in (d / "chips.txt").read_text().splitlines():
+        m = re.search(r"base=(\d+) ngpio=28\b", line)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def journal_of(d: Path):
+    files = sorted((d / "state").rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    files = [f for f in files if f.read_bytes().startswith(b'{"rackside_clock_journal"')]
+    return read_journal(files[-1]) if files else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("results", type=Path)
+    ap.add_argument("--cpu", default="?")
+    args = ap.parse_args(argv)
+    d = args.results
+    if not (d / "rig.jsonl").exists():
+        check(False, "the VM run left its results", f"no {d}/rig.jsonl (see phase1.log and serial.log)")
+        return 1
+
+    # 1. the chip: 28 lines named as a Pi's, the clock's lines requested through it
+    chip = (d / "chip.txt").read_text().split()
+    debug = (d / "debug-gpio-before.txt").read_text()
+    names = re.findall(r"gpio-\d+ \((GPIO\d+)\s*[|)]", debug)
+    check(names == [f"GPIO{i}" for i in range(28)], "a gpio-sim chip with 28 lines GPIO0..GPIO27",
+          f"{chip[0]} ({chip[1]}): {len(names)} named lines")
+    base = sim_base(d)
+    clock_debug = (d / "debug-gpio-clock.txt").read_text()
+    claimed = {int(n) for n in re.findall(r"GPIO(\d+)\s*\|\S+\s*\)", clock_debug)}
+    want = {*BUTTONS.values(), 26, 16, 12, 5, 6, 23, 24}
+    check(want <= claimed, "rackside clock (its systemd unit, lgpio) holds its lines on the chip",
+          f"requested: {sorted(claimed)}")
+
+    rig = [json.loads(x) for x in (d / "rig.jsonl").read_text().splitlines() if x.strip()]
+    lines = next(r for r in rig if r["kind"] == "lines")
+    check(all(lines["pulls"][n] == "pull-up" and lines["values"][n] == "1" for n in BUTTONS),
+          "pull-ups as the kernel set them (each input was pulled down before the clock claimed it)",
+          ", ".join(f"{n} {lines['pulls'][n]}={lines['values'][n]}" for n in BUTTONS))
+
+    # 2. presses: once each, dated by the kernel's edge timestamps
+    journal = journal_of(d)
+    check(journal is not None, "the clock's journal", "found" if journal else f"none under {d}/state")
+    if journal is None:
+        return 1
+    events = [ln.event for ln in journal.iter_lines() if ln.event is not None and not isinstance(ln.event, StateRecord)]
+    presses = [r for r in rig if r["kind"] == "press"]
+    jpresses = [ev for ev in events if type(ev).__name__ in ("Press", "Neutralise")]
+    check(len(jpresses) == len(presses), "debounce: each bounced press counted once (docs/clock.md: settle_ms 15)",
+          f"{len(presses)} presses of {presses[0]['edges'] if presses else 0} edges each, {len(jpresses)} in the journal")
+    offsets = [ev.t_ns - p["t_before"] for p, ev in zip(presses, jpresses)]
+    windows = [p["t_after"] - p["t_before"] for p in presses]
+    ok = len(offsets) == len(presses) and all(0 <= o <= w + EDGE_SLACK_NS for o, w in zip(offsets, windows))
+    check(ok, "presses charged at the kernel's edge timestamps (within the pull write, not when Python saw them)",
+          f"journal t - write start: {[round(o / 1e6, 2) for o in offsets]} ms; writes took up to {max(windows, default=0) / 1e6:.2f} ms")
+
+    # the pure core's clock through the game, at any instant
+    rules = journal.rules
+    timeline = []  # (t_ns, clock after the input)
+    c = new_clock(rules)
+    for ev in events:
+        c = apply(c, ev)
+        timeline.append((ev.t_ns, c))
+
+    def clock_at(t_ns: int):
+        cur = new_clock(rules)
+        for t, cl in timeline:
+            if t > t_ns:
+                break
+            cur = cl
+        return cur
+
+    # 3. LEDs follow turns
+    bad = []
+    samples = [r for r in rig if r["kind"] == "outputs"]
+    for s in samples:
+        v = view(clock_at(s["t_ns"]), s["t_ns"])
+        want_leds = turn_leds(v, s["t_ns"])
+        got = (bool(s["leds"]["left"]), bool(s["leds"]["right"]))
+        if v.phase is Phase.NEUTRALISED:
+            ok_s = got[0] == got[1]  # both blink together; the sample may fall either side of a blink
+        else:
+            ok_s = got == want_leds
+        if not ok_s:
+            bad.append(f"{s['what']}: {got} (core: {want_leds}, {v.phase.value})")
+    check(not bad and len(samples) >= 8, "the turn LEDs follow the turns (output lines' value vs the pure core)",
+          f"{len(samples)} samples" + (f"; wrong: {bad}" if bad else ""))
+    buzz = [s for s in samples if s["what"] == "buzzer"]
+    check(bool(buzz) and buzz[0]["buzzer"] == 1, "the buzzer line sounds at 0:00", "seen" if buzz else "never seen high")
+
+    # 4. the displays on the wire, decoded, against the pure renderer
+    trace = (d / "trace.txt").read_text(errors="replace").splitlines()
+    gev = list(dec.parse_trace(trace))
+    check(base is not None and len(gev) > 1000, "the kernel's gpio trace of the chip",
+          f"{len(gev)} gpio events, chip base {base}")
+    if base is None:
+        return 1
+    all_tr, all_frames = [], []
+    for side, (clk, dio) in DISPLAYS.items():
+        trs = dec.decode(gev, base + clk, base + dio)
+        fr = dec.frames(trs)
+        all_tr += trs
+        all_frames += fr
+        i = 0 if side == "left" else 1
+        wrong, seen = [], set()
+        for f in fr:
+            want = set()
+            for k in range(0, RENDER_WINDOW_NS + 1, 10_000_000):
+                t = f.start_ns - k
+                txt = texts(view(clock_at(t), t), t)[i]
+                want.add(bytes(encode(txt)))
+            if bytes(f.digits) not in want:
+                wrong.append(f"{f.text!r} at {f.start_ns / 1e9:.3f}s")
+            seen.add(f.text)
+        errors = sorted({e for f in fr for e in f.errors})
+        check(len(fr) >= 20 and not errors and all(f.acked and f.brightness == 7 for f in fr),
+              f"{side} display: TM1637 protocol (START, 0x40, 0xC0 + 4 digits, 0x8F, ACKs, STOP)",
+              f"{len(trs)} transactions, {len(fr)} frames" + (f"; {errors[:3]}" if errors else ""))
+        kinds = {"countdown": any(re.fullmatch(r" ?\d:\d\d", t) for t in seen),
+                 "overtime": any(t.startswith("-") for t in seen),
+                 "neutralised": "H0Ld" in seen}
+        check(not wrong and all(kinds.values()),
+              f"{side} display: every frame's digits and colon are the pure renderer's",
+              f"{len(fr) - len(wrong)}/{len(fr)} match; shown {', '.join(k for k, v in kinds.items() if v)}"
+              + (f"; differ: {wrong[:4]}" if wrong else ""))
+    timing = dec.Timing.of(all_tr, all_frames)
+    p = timing.clock_periods_ns
+    print(f"TIMING: CPU {args.cpu} (QEMU TCG); CLK period min {min(p, default=0) / 1e3:.0f} us, median "
+          f"{dec.percentile(p, 0.5) / 1e3:.0f} us, p99 {dec.percentile(p, 0.99) / 1e3:.0f} us "
+          f"(datasheet: >= {TM1637_MIN_PERIOD_NS / 1e3:.0f} us); frame median {dec.percentile(timing.frame_ns, 0.5) / 1e6:.1f} ms, "
+          f"max {max(timing.frame_ns, default=0) / 1e6:.1f} ms")
+    check(bool(p) and min(p) >= TM1637_MIN_PERIOD_NS, "TM1637 clock no faster than the datasheet's 500 kHz",
+          f"shortest period {min(p, default=0) / 1e3:.1f} us")
+    print(f"RESULT {'PASS' if all(results) else 'FAIL'} ({sum(results)}/{len(results)} checks)")
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

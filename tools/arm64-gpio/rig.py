@@ -1,0 +1,108 @@
+"""tools/arm64-gpio: the hands on the VM's gpio-sim chip while `rackside clock` runs (run inside the VM).
+
+Presses a button by writing its line's sysfs `pull` (pull-down: the contact closed to ground;
+pull-up: open), with contact bounce (a few toggles 1-2 ms apart on the press and on the release),
+and reads the turn LEDs and the buzzer from the output lines' `value`. It plays the running side's
+button (the lit LED), as a player would. Every action is a JSON line in OUT/rig.jsonl with the
+CLOCK_MONOTONIC ns around it; run.sh's host-side checker (check.py) compares them with the clock's
+journal and the kernel's trace. Standard library only.
+"""
+
+import json
+import sys
+import time
+from pathlib import Path
+
+SYS, OUT = Path(sys.argv[1]), Path(sys.argv[2])
+BUTTONS = {"left": 17, "right": 27, "neutralise": 22}
+LEDS = {"left": 26, "right": 16}
+BUZZER = 12
+BOUNCE_S = (0.001, 0.002, 0.001)  # the gaps of a press's (and a release's) bounce
+log = open(OUT / "rig.jsonl", "a")
+
+
+def rec(**d):
+    d.setdefault("t_ns", time.monotonic_ns())
+    log.write(json.dumps(d) + "\n")
+    log.flush()
+
+
+def attr(g, name):
+    return (SYS / f"sim_gpio{g}" / name).read_text().strip()
+
+
+def pull(g, value):
+    (SYS / f"sim_gpio{g}" / "pull").write_text(value)
+
+
+def sample(what):
+    rec(kind="outputs", what=what, leds={s: int(attr(b, "value")) for s, b in LEDS.items()}, buzzer=int(attr(BUZZER, "value")))
+
+
+def press(name, hold_s=0.15):
+    g = BUTTONS[name]
+    t0 = time.monotonic_ns()
+    pull(g, "pull-down")
+    t1 = time.monotonic_ns()
+    for gap in BOUNCE_S:
+        time.sleep(gap)
+        pull(g, "pull-up")
+        time.sleep(gap)
+        pull(g, "pull-down")
+    t2 = time.monotonic_ns()
+    time.sleep(hold_s)
+    t3 = time.monotonic_ns()
+    pull(g, "pull-up")
+    for gap in BOUNCE_S:
+        time.sleep(gap)
+        pull(g, "pull-down")
+        time.sleep(gap)
+        pull(g, "pull-up")
+    rec(kind="press", button=name, bcm=g, t_before=t0, t_after=t1, bounce_end=t2, release=t3,
+        edges=2 + 4 * len(BOUNCE_S), t_ns=time.monotonic_ns())
+
+
+def lit():
+    on = [s for s, b in LEDS.items() if attr(b, "value") == "1"]
+    return on[0] if len(on) == 1 else None
+
+
+lines = {**BUTTONS}
+rec(kind="lines", pulls={n: attr(g, "pull") for n, g in lines.items()}, values={n: attr(g, "value") for n, g in lines.items()})
+time.sleep(2)
+sample("before the game")
+press("left")  # the left player starts the right player's time
+time.sleep(0.5)
+sample("after the first press")
+for _ in range(5):
+    time.sleep(1.2)
+    side = lit()
+    if side is None:
+        sample("no side lit")
+        break
+    press(side)
+    time.sleep(0.4)
+    sample(f"after {side}'s press")
+press("neutralise")
+for _ in range(6):
+    time.sleep(0.5)
+    sample("neutralised")
+press("neutralise")
+time.sleep(0.5)
+sample("restarted")
+# the running player's minute runs out: overtime (and the buzzer's beeps at 0:00)
+side = lit()
+deadline = time.monotonic() + 70
+while time.monotonic() < deadline:
+    time.sleep(0.1)
+    if attr(BUZZER, "value") == "1":
+        sample("buzzer")
+        break
+time.sleep(4)
+sample("overtime")
+side = lit()
+if side:
+    press(side)
+time.sleep(2)
+sample("end")
+rec(kind="done")
