@@ -89,21 +89,21 @@ def gpio_factory(chip: int | None) -> Any:
     a Pi 5 whose revision says so, else chip 0). A real Pi never needs the setting (its header's
     lines are gpiochip0, or gpiochip4 on a Pi 5 with an older kernel, which gpiozero chooses itself);
     a board whose header is another chip (the arm64 VM's gpio-sim chip is gpiochip1, after QEMU's
-    PL061; tools/arm64-gpio) does. The factory's own opening (gpiozero's choice) is replaced by the
-    configured chip's before any pin is made."""
+    PL061; tools/arm64-gpio) does. Only the configured chip is opened."""
     if chip is None:
         return None
     import lgpio
-    from gpiozero.pins.lgpio import LGPIOFactory
+    from gpiozero.pins.lgpio import LGPIOFactory, LGPIOPin
+    from gpiozero.pins.local import LocalPiFactory
 
     class ChipLGPIOFactory(LGPIOFactory):
         def __init__(self, chip: int) -> None:
-            super().__init__(chip=chip)
-            if self._chip != chip:
-                lgpio.gpiochip_close(self._handle)
-                self._handle = None
-                self._handle = lgpio.gpiochip_open(chip)
-                self._chip = chip
+            # LGPIOFactory.__init__ (gpiozero 2.0.1) on `chip` instead of its own choice: it would
+            # open that chip first, which the clock's user may not be allowed to (the VM's gpiochip0).
+            LocalPiFactory.__init__(self)
+            self._handle = lgpio.gpiochip_open(chip)
+            self._chip = chip
+            self.pin_class = LGPIOPin
 
     return ChipLGPIOFactory(chip)
 

@@ -27,6 +27,7 @@ from rackside.hardware.drivers.tm1637 import encode
 
 BUTTONS = {"left": 17, "right": 27, "neutralise": 22}
 DISPLAYS = {"left": (5, 6), "right": (23, 24)}  # CLK, DIO (tools/arm64-gpio/clock.toml)
+SETTLE_NS = 15_000_000  # [input] settle_ms as tools/arm64-gpio/clock.toml leaves it (docs/clock.md)
 EDGE_SLACK_NS = 5_000_000  # a press's kernel timestamp is within this after the pull write returned
 RENDER_WINDOW_NS = 200_000_000  # a frame shows what the renderer said at most this long before it began
 TM1637_MIN_PERIOD_NS = 2_000  # datasheet: CLK up to 500 kHz (250 kHz with the modules' 10 kOhm pull-ups)
@@ -90,8 +91,24 @@ def main(argv: list[str] | None = None) -> int:
     events = [ln.event for ln in journal.iter_lines() if ln.event is not None and not isinstance(ln.event, StateRecord)]
     presses = [r for r in rig if r["kind"] == "press"]
     jpresses = [ev for ev in events if type(ev).__name__ in ("Press", "Neutralise")]
-    check(len(jpresses) == len(presses), "debounce: each bounced press counted once (docs/clock.md: settle_ms 15)",
-          f"{len(presses)} presses of {presses[0]['edges'] if presses else 0} edges each, {len(jpresses)} in the journal")
+    # what docs/clock.md's debounce must make of the edges as the rig really wrote them: a falling edge
+    # counts when the line had been high settle_ms before it; on a loaded machine a write may take
+    # long enough to open the contact for real, so each gap is judged by its writes' [before, after]
+    settle = SETTLE_NS
+    least = most = 0
+    for p in presses:
+        least, most = least + 1, most + 1
+        w = p["writes"]
+        for (lv_up, up_b, up_a), (lv_dn, dn_b, dn_a) in zip(w, w[1:]):
+            if lv_up == 1 and lv_dn == 0:
+                if dn_b - up_a >= settle:
+                    least, most = least + 1, most + 1
+                elif dn_a - up_b >= settle:
+                    most += 1
+    check(least <= len(jpresses) <= most and len(jpresses) >= 8,
+          "debounce: each bounced press counted once (docs/clock.md: settle_ms 15)",
+          f"{len(presses)} presses of {presses[0]['edges'] if presses else 0} edges each, {len(jpresses)} in the journal "
+          f"(the writes' timing allows {least}-{most})")
     offsets = [ev.t_ns - p["t_before"] for p, ev in zip(presses, jpresses)]
     windows = [p["t_after"] - p["t_before"] for p in presses]
     ok = len(offsets) == len(presses) and all(0 <= o <= w + EDGE_SLACK_NS for o, w in zip(offsets, windows))
@@ -127,8 +144,9 @@ def main(argv: list[str] | None = None) -> int:
             ok_s = got == want_leds
         if not ok_s:
             bad.append(f"{s['what']}: {got} (core: {want_leds}, {v.phase.value})")
-    check(not bad and len(samples) >= 8, "the turn LEDs follow the turns (output lines' value vs the pure core)",
-          f"{len(samples)} samples" + (f"; wrong: {bad}" if bad else ""))
+    lit = sum(1 for s in samples if s["leds"]["left"] != s["leds"]["right"])
+    check(not bad and lit >= 5, "the turn LEDs follow the turns (output lines' value vs the pure core)",
+          f"{len(samples)} samples, {lit} with one side lit" + (f"; wrong: {bad}" if bad else ""))
     buzz = [s for s in samples if s["what"] == "buzzer"]
     check(bool(buzz) and buzz[0]["buzzer"] == 1, "the buzzer line sounds at 0:00", "seen" if buzz else "never seen high")
 
@@ -175,6 +193,12 @@ def main(argv: list[str] | None = None) -> int:
           f"max {max(timing.frame_ns, default=0) / 1e6:.1f} ms")
     check(bool(p) and min(p) >= TM1637_MIN_PERIOD_NS, "TM1637 clock no faster than the datasheet's 500 kHz",
           f"shortest period {min(p, default=0) / 1e3:.1f} us")
+    st = d / "selftest.txt"
+    text = st.read_text(errors="replace") if st.exists() else ""
+    total = re.search(r"self-test: (\d+) passed, (\d+) failed, (\d+) not fitted", text)
+    check(bool(total) and total.group(2) == "0" and "exit 0" in text,
+          "rackside clock selftest on the same back-end: every part PASS (the rig as the builder, LEDs and buzzer read from the lines)",
+          total.group(0) if total else "no total line (selftest.txt: " + " | ".join(text.splitlines()[-3:]) + ")")
     print(f"RESULT {'PASS' if all(results) else 'FAIL'} ({sum(results)}/{len(results)} checks)")
     return 0 if all(results) else 1
 

@@ -95,6 +95,16 @@ cp $T/trace "$OUT/trace.txt"
 say "trace: $(grep -c gpio_value "$OUT/trace.txt") gpio_value events, $(grep -c 'overrun\|LOST' "$OUT/trace.txt") lost-event lines"
 journalctl -u rackside-clock.service -b --no-pager > "$OUT/clock.log"
 tail -15 "$OUT/clock.log"
+
+# --- 5. the self-test on the same back-end, the rig as the builder ------------------------------------
+systemctl stop rackside-clock.service
+t=$(date +%s)
+( cd /tmp && RACKSIDE_CONFIG_DIR=/etc/rackside LG_WD=/tmp unshare -m sh -c \
+    'mount --bind /etc/rackside-vm/cpuinfo /proc/cpuinfo && exec /opt/rackside/current/.venv/bin/rackside clock selftest --timeout 20' \
+    > "$OUT/selftest.txt" 2>&1; echo "exit $?" >> "$OUT/selftest.txt" ) &
+/opt/rackside/current/.venv/bin/python "$P/rig.py" "$SYS" "$OUT" selftest "$OUT/selftest.txt"
+wait
+say "selftest: $(tail -2 "$OUT/selftest.txt" | paste -sd' ') after $(( $(date +%s) - t )) s"
 finish
 exit 0
 __PAYLOAD__
