@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("results", type=Path)
     ap.add_argument("--cpu", default="?")
+    ap.add_argument("--picture", type=Path, help="write an SVG of one decoded frame's CLK and DIO")
     args = ap.parse_args(argv)
     d = args.results
     if not (d / "rig.jsonl").exists():
@@ -78,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
           f"requested: {sorted(claimed)}")
 
     rig = [json.loads(x) for x in (d / "rig.jsonl").read_text().splitlines() if x.strip()]
+    done = next((i for i, r in enumerate(rig) if r["kind"] == "done"), len(rig))
+    rig = rig[:done]  # the game's; the self-test's presses follow
     lines = next(r for r in rig if r["kind"] == "lines")
     check(all(lines["pulls"][n] == "pull-up" and lines["values"][n] == "1" for n in BUTTONS),
           "pull-ups as the kernel set them (each input was pulled down before the clock claimed it)",
@@ -185,6 +188,12 @@ def main(argv: list[str] | None = None) -> int:
               f"{side} display: every frame's digits and colon are the pure renderer's",
               f"{len(fr) - len(wrong)}/{len(fr)} match; shown {', '.join(k for k, v in kinds.items() if v)}"
               + (f"; differ: {wrong[:4]}" if wrong else ""))
+        if args.picture and side == "left" and fr:
+            f = next((f for f in fr if f.text.strip() == "0:59"), fr[len(fr) // 2])
+            svg = picture(gev, base + clk, base + dio, f,
+                          f"left display, CLK=GPIO{clk} DIO=GPIO{dio}, the kernel's gpio_value trace: {f.text.strip()!r} "
+                          f"in {(f.end_ns - f.start_ns) / 1e6:.1f} ms (S start, P stop, bytes LSB first)")
+            args.picture.write_text(annotate(svg, trs, f.start_ns - 20_000, f.end_ns + 20_000))
     timing = dec.Timing.of(all_tr, all_frames)
     p = timing.clock_periods_ns
     print(f"TIMING: CPU {args.cpu} (QEMU TCG); CLK period min {min(p, default=0) / 1e3:.0f} us, median "
@@ -201,6 +210,49 @@ def main(argv: list[str] | None = None) -> int:
           total.group(0) if total else "no total line (selftest.txt: " + " | ".join(text.splitlines()[-3:]) + ")")
     print(f"RESULT {'PASS' if all(results) else 'FAIL'} ({sum(results)}/{len(results)} checks)")
     return 0 if all(results) else 1
+
+
+def picture(events: list, clk: int, dio: int, frame, title: str) -> str:
+    """An SVG of CLK and DIO through one decoded frame, as the kernel traced them: each byte's value
+    above its nine clocks, ACK where the chip's acknowledgement was read, START and STOP marked."""
+    t0, t1 = frame.start_ns - 20_000, frame.end_ns + 20_000
+    width, left, top = 1200, 60, 40
+    x = lambda t: left + (t - t0) * (width - left - 20) / max(1, t1 - t0)  # noqa: E731
+    levels = {clk: 1, dio: 1}
+    paths = {clk: [], dio: []}
+    ys = {clk: (top + 40, top + 10), dio: (top + 110, top + 80)}  # (low y, high y)
+    for ev in events:
+        if ev.gpio in levels and ev.kind == "set" and t0 <= ev.t_ns <= t1:
+            lo, hi = ys[ev.gpio]
+            paths[ev.gpio].append((x(ev.t_ns), hi if levels[ev.gpio] else lo))
+            levels[ev.gpio] = ev.value
+            paths[ev.gpio].append((x(ev.t_ns), hi if ev.value else lo))
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="220" font-family="monospace" font-size="11">',
+           '<rect width="100%" height="100%" fill="white"/>',
+           f'<text x="{left}" y="16" font-size="13">{title}</text>']
+    for g, name in ((clk, "CLK"), (dio, "DIO")):
+        lo, hi = ys[g]
+        pts = [(left, hi)] + paths[g] + [(width - 20, paths[g][-1][1] if paths[g] else hi)]
+        out.append(f'<text x="8" y="{(lo + hi) / 2 + 4}">{name}</text>')
+        out.append('<polyline fill="none" stroke="black" points="' + " ".join(f"{a:.1f},{b}" for a, b in pts) + '"/>')
+    return "\n".join(out)
+
+
+def annotate(svg: str, transactions, t0: int, t1: int, width: int = 1200, left: int = 60) -> str:
+    x = lambda t: left + (t - t0) * (width - left - 20) / max(1, t1 - t0)  # noqa: E731
+    out = [svg]
+    for tr in transactions:
+        if not t0 <= tr.start_ns <= t1:
+            continue
+        out.append(f'<text x="{x(tr.start_ns):.1f}" y="175" fill="green">S</text>')
+        out.append(f'<text x="{x(tr.stop_ns):.1f}" y="175" fill="red">P</text>')
+        for i, byte in enumerate(tr.data):
+            rises = tr.clock_rises[i * 9:i * 9 + 9]
+            if rises:
+                out.append(f'<text x="{x(rises[0]):.1f}" y="195">0x{byte:02X}</text>')
+                out.append(f'<text x="{x(rises[-1]):.1f}" y="210" fill="blue">{"ACK" if tr.acks[i] else "NAK"}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

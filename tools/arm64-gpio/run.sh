@@ -25,7 +25,7 @@ export WORK
 if [ "${CHECK_ONLY:-0}" != 1 ]; then
     [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (boot-arm64.sh does)" >&2; exit 1; }
     [ -x "$VMTOOLS/boot-arm64.sh" ] || { echo "run.sh: no $VMTOOLS/boot-arm64.sh (set VMTOOLS)" >&2; exit 1; }
-    case "$BREAK" in ""|pullup|digit|double) ;; *) echo "run.sh: BREAK=$BREAK (allowed: pullup, digit, double)" >&2; exit 2 ;; esac
+    for b in $BREAK; do case "$b" in pullup|digit|double) ;; *) echo "run.sh: BREAK=$b (allowed: pullup, digit, double, or several)" >&2; exit 2 ;; esac; done
     # Debian's arm64 kernel, as boot-arm64.sh fetches it (same folder, so it is fetched once)
     A=(-o Dir::State::Lists="$WORK/apt/lists" -o Dir::Cache="$WORK/apt/cache" -o APT::Architecture=arm64
        -o APT::Architectures::=arm64 -o Dir::State::status=/dev/null -o Debug::NoLocking=1)
