@@ -10,6 +10,7 @@ journal and the kernel's trace. Standard library only.
 """
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -51,19 +52,17 @@ def press(name, hold_s=0.15, bounce=BOUNCE_S):
         pull(g, "pull-down" if level == 0 else "pull-up")
         writes.append((level, t0, time.monotonic_ns()))
 
-    w(0)
-    for gap in bounce:
-        gap and time.sleep(gap)
-        w(1)
-        gap and time.sleep(gap)
-        w(0)
+    def settle_at(level):  # the contact's edge, then its bounce back and forth, ending at `level`
+        w(level)
+        for gap in bounce:
+            for lv in (1 - level, level):
+                if gap:
+                    time.sleep(gap)
+                w(lv)
+
+    settle_at(0)
     time.sleep(hold_s)
-    w(1)
-    for gap in bounce:
-        gap and time.sleep(gap)
-        w(0)
-        gap and time.sleep(gap)
-        w(1)
+    settle_at(1)
     rec(kind="press", button=name, bcm=g, t_before=writes[0][1], t_after=writes[0][2], writes=writes,
         edges=len(writes), t_ns=time.monotonic_ns())
 
@@ -105,8 +104,50 @@ def selftest(transcript: Path) -> None:
         time.sleep(0.1)
 
 
+def durable() -> None:
+    """The log on the disk now: what the rig did before a power cut must survive it."""
+    log.flush()
+    os.fsync(log.fileno())
+
+
+def play(turns: int, pause_s: float = 0.8, sync: bool = False) -> None:
+    for _ in range(turns):
+        time.sleep(pause_s)
+        side = lit()
+        if side is None:
+            sample("no side lit")
+            return
+        press(side)
+        if sync:
+            durable()
+
+
 if sys.argv[3:4] == ["selftest"]:
     selftest(Path(sys.argv[4]))
+    sys.exit(0)
+if sys.argv[3:4] == ["powercut"]:
+    # the clock restarted (restored: neutralised); the centre resumes it, a few turns, then the cut:
+    # presses go on (each logged to the disk) until run.sh kills QEMU
+    time.sleep(2)
+    rec(kind="powercut-start")
+    press("neutralise")
+    time.sleep(0.5)
+    play(3)
+    rec(kind="cut")
+    durable()
+    print("VMTEST POWERCUT now", flush=True)
+    while True:
+        play(1, 0.4, sync=True)
+if sys.argv[3:4] == ["after"]:
+    time.sleep(3)
+    rec(kind="after-start")
+    sample("after the power cut")
+    press("neutralise")
+    time.sleep(0.5)
+    play(3)
+    time.sleep(2)
+    sample("end")
+    rec(kind="after-done")
     sys.exit(0)
 
 lines = {**BUTTONS}

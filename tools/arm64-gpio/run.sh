@@ -7,6 +7,7 @@
 # only when every check holds. See README.md.
 #   sudo tools/arm64-gpio/run.sh                 # from a Rackside checkout with .venv
 #   sudo BREAK=digit tools/arm64-gpio/run.sh     # a deliberately broken build: pullup, digit, double
+#   sudo POWERCUT=1 tools/arm64-gpio/run.sh      # and a power cut: QEMU killed mid-game, a second boot
 #   CHECK_ONLY=1 tools/arm64-gpio/run.sh         # re-check the last run's results (no VM)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -14,6 +15,7 @@ REPO=${REPO:-$(git -C "$HERE" rev-parse --show-toplevel)}
 WORK=${WORK:-/tmp/rackside-gpio-vm}
 VMTOOLS=${VMTOOLS:-$REPO/../shared/tools/arm64-vm}
 BREAK=${BREAK:-}
+POWERCUT=${POWERCUT:-0}
 CPU=${CPU:-cortex-a53}                      # a Pi Zero 2 W / Pi 3 core
 REVISION=${REVISION:-902120}                # the revision gpiozero reads (a Pi Zero 2 W's)
 LGPIO_WHEEL=lgpio-0.2.2.0-cp311-cp311-manylinux_2_34_aarch64.whl
@@ -49,7 +51,7 @@ if [ "${CHECK_ONLY:-0}" != 1 ]; then
     # the payload: appended to the VM's test script (boot-arm64.sh copies that one file in)
     pl=$WORK/payload; rm -rf "$pl"; mkdir -p "$pl"
     cp "$ko" "$pl/gpio-sim.ko"; cp "$WORK/wheels/$LGPIO_WHEEL" "$HERE/rig.py" "$HERE/clock.toml" "$pl/"
-    printf 'BREAK=%q\nREVISION=%q\nINPUTS="17 27 22"\nDIOS="6 24"\n' "$BREAK" "$REVISION" > "$pl/settings"
+    printf 'BREAK=%q\nREVISION=%q\nPOWERCUT=%q\nINPUTS="17 27 22"\nDIOS="6 24"\n' "$BREAK" "$REVISION" "$POWERCUT" > "$pl/settings"
     { cat "$HERE/vm-gpio-test.sh"; tar czf - -C "$pl" . | base64; } > "$WORK/vmtest-gpio.sh"
     say "bundle of $REPO"
     rm -f "$WORK/rackside.tar.gz" "$WORK/rackside.tar.gz.sha256"
@@ -57,7 +59,22 @@ if [ "${CHECK_ONLY:-0}" != 1 ]; then
     say "booting the VM (boot-arm64.sh, CPU=$CPU)"
     set +e
     REPO=$REPO UPDATE_TEST=0 VMTEST="$WORK/vmtest-gpio.sh" CPU=$CPU QEMU_TIMEOUT=${QEMU_TIMEOUT:-900} \
-        nice -n 10 "$VMTOOLS/boot-arm64.sh" > "$WORK/boot.log" 2>&1
+        nice -n 10 "$VMTOOLS/boot-arm64.sh" > "$WORK/boot.log" 2>&1 &
+    boot=$!
+    if [ "$POWERCUT" = 1 ]; then
+        # the power cut: QEMU killed (SIGKILL, no shutdown, no sync) 1.5 s after the rig says so,
+        # while it presses on; then the same disk boots again (REBUILD=0)
+        until grep -qas 'VMTEST POWERCUT now' "$WORK/serial.log" || ! kill -0 "$boot" 2>/dev/null; do sleep 0.5; done
+        sleep 1.5
+        for t in $(pgrep -P "$boot" -x timeout); do for q in $(pgrep -P "$t"); do say "power cut: kill -9 QEMU ($q)"; kill -9 "$q"; done; done
+        wait "$boot"
+        cp "$WORK/serial.log" "$WORK/serial-boot1.log"
+        say "booting the same disk again, after the power cut"
+        REPO=$REPO VMTEST="$WORK/vmtest-gpio.sh" CPU=$CPU QEMU_TIMEOUT=${QEMU_TIMEOUT:-900} REBUILD=0 \
+            nice -n 10 "$VMTOOLS/boot-arm64.sh" > "$WORK/boot2.log" 2>&1 &
+        boot=$!
+    fi
+    wait "$boot"
     set -e
     grep -h '^VMTEST' "$WORK"/results/vmtest/phase1.log 2>/dev/null || tail -20 "$WORK/boot.log"
     say "VM done"

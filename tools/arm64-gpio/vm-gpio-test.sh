@@ -19,11 +19,19 @@ say() { echo "VMTEST $*"; }
 P=/root/gpio-payload; rm -rf "$P"; mkdir -p "$P"
 sed '1,/^__PAYLOAD__$/d' "$0" | base64 -d | tar xz -C "$P" || say "FAIL: no payload"
 . "$P/settings"
+BOOT2=0; [ -e "$OUT/powercut.armed" ] && BOOT2=1  # 4.: this boot follows the power cut
+T=/sys/kernel/tracing
+trace_on() { mountpoint -q $T || mount -t tracefs nodev $T
+             echo mono > $T/trace_clock; echo 8192 > $T/buffer_size_kb; : > $T/trace
+             echo 1 > $T/events/gpio/gpio_value/enable; echo 1 > $T/events/gpio/gpio_direction/enable; echo 1 > $T/tracing_on; }
+clock_active() { for i in $(seq 1 120); do [ "$(systemctl is-active rackside-clock.service)" = active ] && return 0; sleep 1; done; return 1; }
 finish() { cp -a /var/lib/rackside "$OUT/state" 2>/dev/null; journalctl -b --no-pager > "$OUT/journal.txt" 2>&1;
            touch "$OUT/done"; sync; say "phase 1 done at uptime $(cut -d' ' -f1 /proc/uptime) s: powering off"; systemctl poweroff; exit 0; }
 say "start: $(uname -srm), CPU: $(grep -m1 -E 'CPU part|model name' /proc/cpuinfo), $(nproc) CPUs"
 systemctl is-system-running --wait >/dev/null
 t=$(date +%s.%N)
+# after the power cut the clock (enabled) starts at boot and restarts until the chip is back: trace first
+[ "$BOOT2" = 1 ] && { say "boot 2, after the power cut"; trace_on; }
 
 # --- 1. the chip ---------------------------------------------------------------------------------
 modprobe configfs; mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
@@ -42,7 +50,17 @@ for c in /sys/class/gpio/gpiochip*; do echo "gpio base: $(cat $c/label) base=$(c
 echo "$CHIP $DEV $SYS" > "$OUT/chip.txt"
 # the line names, as gpioinfo would list them (from the kernel's debugfs)
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-cat /sys/kernel/debug/gpio > "$OUT/debug-gpio-before.txt" 2>&1
+[ "$BOOT2" = 1 ] || cat /sys/kernel/debug/gpio > "$OUT/debug-gpio-before.txt" 2>&1
+
+if [ "$BOOT2" = 1 ]; then
+    chmod 0666 /dev/$CHIP
+    t=$(date +%s)
+    clock_active; say "boot 2: clock $(systemctl is-active rackside-clock.service) $(( $(date +%s) - t )) s after the chip came back"
+    chrt -f 30 /opt/rackside/current/.venv/bin/python "$P/rig.py" "$SYS" "$OUT" after || say "rig.py after: exit $?"
+    echo 0 > $T/tracing_on; cp $T/trace "$OUT/trace2.txt"
+    journalctl -u rackside-clock.service -b --no-pager > "$OUT/clock2.log"
+    finish
+fi
 
 # Before the clock claims them, every input of the clock is pulled DOWN: only the clock's own bias
 # request (pull_up=True) can make them read pull-up. Each TM1637 DIO is pulled down: the chip
@@ -78,14 +96,18 @@ for b in $BREAK; do case "$b" in
   double) sed -i 's/accepted = down and t_ns - self.raw_since_ns >= self.settle_ns/accepted = down/' "$SITE/firmware/debounce.py" ;;
 esac; done
 [ -n "$BREAK" ] && { say "BROKEN BUILD: $BREAK"; grep -rn 'pull_up=False,\|replace("0", "8")\|accepted = down$' "$SITE" --include=*.py | head -3; }
-T=/sys/kernel/tracing; mountpoint -q $T || mount -t tracefs nodev $T
-echo mono > $T/trace_clock; echo 8192 > $T/buffer_size_kb; : > $T/trace
-echo 1 > $T/events/gpio/gpio_value/enable; echo 1 > $T/events/gpio/gpio_direction/enable; echo 1 > $T/tracing_on
+trace_on
 systemctl daemon-reload
 t=$(date +%s.%N)
 systemctl start rackside-clock.service
 say "clock: $(systemctl show -p ActiveState,SubState --value rackside-clock.service | paste -sd/) after $(python3 -c "import time; print(round(time.time() - $t, 1))") s"
 systemctl status rackside-clock.service --no-pager -l | head -20
+# the buttons' interrupts (irq_sim's, one per line the clock watches for edges): traced too, so the
+# kernel's own time of each edge is in the trace beside the clock's journal
+cat /proc/interrupts > "$OUT/interrupts.txt"
+irqs=$(awk '/sim/ && /Edge/ { sub(":", "", $1); printf "%s%s", sep, "irq == " $1; sep = " || " }' /proc/interrupts)
+[ -n "$irqs" ] && echo "$irqs" > $T/events/irq/irq_handler_entry/filter && echo 1 > $T/events/irq/irq_handler_entry/enable
+say "button interrupts traced: ${irqs:-none found}"
 cat /sys/kernel/debug/gpio > "$OUT/debug-gpio-clock.txt" 2>&1
 
 # --- 3. the game through the lines ---------------------------------------------------------------
@@ -108,6 +130,15 @@ stpid=$!
 chrt -f 30 /opt/rackside/current/.venv/bin/python "$P/rig.py" "$SYS" "$OUT" selftest "$OUT/selftest.txt"
 wait $stpid  # (a bare `wait` would also wait for the tee of this script's own output)
 say "selftest: $(tail -2 "$OUT/selftest.txt" | paste -sd' ') after $(( $(date +%s) - t )) s"
+
+# --- 4. a power cut mid-game: the clock again (it restores its game), presses, then run.sh kills QEMU --
+if [ "${POWERCUT:-0}" = 1 ]; then
+    systemctl start rackside-clock.service; clock_active
+    say "clock restarted for the power cut: $(systemctl is-active rackside-clock.service)"
+    touch "$OUT/powercut.armed"; sync
+    chrt -f 30 /opt/rackside/current/.venv/bin/python "$P/rig.py" "$SYS" "$OUT" powercut
+    say "FAIL: no power cut came"
+fi
 finish
 exit 0
 __PAYLOAD__
