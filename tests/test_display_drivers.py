@@ -154,6 +154,24 @@ def test_simulate_only_chooses_the_recording_driver(tmp_path):
         clock.close()
 
 
+def test_the_pins_chip_setting_chooses_the_clocks_pin_factory(tmp_path, monkeypatch):
+    """`[pins] chip` reaches gpiozero's lgpio factory (hardware.board.gpio_factory; lgpio itself is
+    only on a Pi or in tools/arm64-gpio's VM, so the factory is swapped for a MockFactory here)."""
+    from gpiozero.pins.mock import MockFactory
+
+    from rackside.firmware.cli import Clock
+    from rackside.hardware import board
+
+    asked = []
+    monkeypatch.setattr(board, "gpio_factory", lambda chip: asked.append(chip) or MockFactory())
+    toml = (REPO / "hardware" / "pins.toml").read_text().replace('driver = "tm1637"\nclk = 5\ndio = 6', 'driver = "recording"').replace('driver = "tm1637"\nclk = 23\ndio = 24', 'driver = "recording"') + "\n[pins]\nchip = 1\n"
+    clock = Clock(clock_args(tmp_path, toml, simulate=False))
+    try:
+        assert asked == [1] and type(clock.board.factory) is MockFactory
+    finally:
+        clock.close()
+
+
 def imports_of(path: Path, package: str) -> set[str]:
     """Every rackside module `path` imports, at the top or inside a function."""
     found = set()
