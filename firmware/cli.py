@@ -160,6 +160,10 @@ class Clock:
             from gpiozero.pins.mock import MockFactory
 
             pin_factory = MockFactory()
+        elif pin_factory is None:
+            from rackside.hardware.board import gpio_factory
+
+            pin_factory = gpio_factory(pins.chip)  # [pins] chip; None: gpiozero's default
         self.board = Board(
             pins.buttons,
             buzzer_pin=pins.buzzer if fw.buzzer else None,

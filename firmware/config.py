@@ -48,7 +48,7 @@ DISPLAY_KEYS = {
     "restored_s": (1, 120, 10),  # how long the displays say a game was restored after a power cut
 }
 SOUND_KEYS = {"buzzer": False}  # sound the buzzer at 0:00 and at forfeit (tournament halls are quiet)
-PINMAP_SECTIONS = ("buttons", "displays", "buzzer", "leds", "keypad")  # the pin map, as in hardware/pins.toml
+PINMAP_SECTIONS = ("buttons", "displays", "buzzer", "leds", "keypad", "pins")  # the pin map, as in hardware/pins.toml
 SECTIONS = ("clock", "input", "display", "sound", "hall", *PINMAP_SECTIONS, "outputs", "text_display")  # [hall]: rackside.hall.net.config
 
 
@@ -80,15 +80,17 @@ def pinmap_from_data(data: dict, source: str) -> Any:
     """The pin map: the config's own [buttons]/[displays]/[buzzer]/[leds] tables when it has any
     (all are then checked together, as in hardware/pins.toml), else the reference build's defaults.
     A [keypad] table alone is the reference build with a keypad (`[keypad] enabled = true`), its
-    rows and columns the reference build's unless given. A pin used twice is refused, naming both uses."""
+    rows and columns the reference build's unless given; a [pins] table (its `chip`) likewise goes
+    with the reference build's pins. A pin used twice is refused, naming both uses."""
     from rackside import tomlfile
     from rackside.hardware.pinmap import DEFAULT_PATH, PinMapError, load_pinmap, parse_pinmap, reference_keypad
 
     try:
-        if any(section in data for section in PINMAP_SECTIONS if section != "keypad"):
+        own = ("keypad", "pins")  # tables that go with the reference build's pins when alone
+        if any(section in data for section in PINMAP_SECTIONS if section not in own):
             raw = {k: data[k] for k in PINMAP_SECTIONS if k in data}
-        elif "keypad" in data:
-            raw = {**tomlfile.read(DEFAULT_PATH), "keypad": data["keypad"]}
+        elif any(section in data for section in own):
+            raw = {**tomlfile.read(DEFAULT_PATH), **{k: data[k] for k in own if k in data}}
         else:
             return load_pinmap()
         return parse_pinmap(raw, source=source, keypad_defaults=reference_keypad())

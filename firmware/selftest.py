@@ -313,6 +313,10 @@ def run(args: argparse.Namespace, *, config_file: Any, display_spec: Callable[[A
 
         factory = MockFactory()
     try:
+        if factory is None:
+            from rackside.hardware.board import gpio_factory
+
+            factory = gpio_factory(pins.chip)  # the clock's own back-end and chip ([pins] chip)
         board = Board(pins.buttons, buzzer_pin=pins.buzzer, pin_factory=factory, led_pins=pins.leds)
     except GPIOZeroError as exc:
         print(f"rackside clock selftest: cannot use the GPIO pins ({exc}); stop the clock first "

@@ -81,6 +81,33 @@ def edge_button_class():
     return _edge_button_class
 
 
+def gpio_factory(chip: int | None) -> Any:
+    """The pin factory for the pin map's `[pins] chip`: None (gpiozero's default, which honours
+    GPIOZERO_PIN_FACTORY) when no chip is set, else gpiozero's lgpio back-end on /dev/gpiochip`chip`.
+
+    Why a subclass: gpiozero 2.0.1's `LGPIOFactory(chip=)` ignores its argument (it opens chip 4 on
+    a Pi 5 whose revision says so, else chip 0). A real Pi never needs the setting (its header's
+    lines are gpiochip0, or gpiochip4 on a Pi 5 with an older kernel, which gpiozero chooses itself);
+    a board whose header is another chip (the arm64 VM's gpio-sim chip is gpiochip1, after QEMU's
+    PL061; tools/arm64-gpio) does. Only the configured chip is opened."""
+    if chip is None:
+        return None
+    import lgpio
+    from gpiozero.pins.lgpio import LGPIOFactory, LGPIOPin
+    from gpiozero.pins.local import LocalPiFactory
+
+    class ChipLGPIOFactory(LGPIOFactory):
+        def __init__(self, chip: int) -> None:
+            # LGPIOFactory.__init__ (gpiozero 2.0.1) on `chip` instead of its own choice: it would
+            # open that chip first, which the clock's user may not be allowed to (the VM's gpiochip0).
+            LocalPiFactory.__init__(self)
+            self._handle = lgpio.gpiochip_open(chip)
+            self._chip = chip
+            self.pin_class = LGPIOPin
+
+    return ChipLGPIOFactory(chip)
+
+
 class Board:
     """The three buttons (and the optional buzzer and turn LEDs) of one table clock.
 

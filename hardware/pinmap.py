@@ -24,6 +24,8 @@ config may carry its own copy)::
     enabled = false
     rows = [4, 25, 13, 19]      # top row (1 2 3) first; driven low by the scanner
     columns = [18, 20, 21]      # left column (1 4 7 *) first; inputs with the Pi's pull-ups
+    [pins]               # optional: which GPIO chip the BCM numbers are lines of
+    chip = 0             # /dev/gpiochip0; absent: gpiozero's own choice (hardware.board.gpio_factory)
 
 Loading refuses, naming the key and the allowed values: an unknown key, a number outside the
 header's BCM GPIO 2-27, and a pin used twice (naming both uses). A keypad's pins are claimed only when
@@ -46,6 +48,7 @@ from rackside.hardware.drivers import check_display_spec, driver_of
 
 DEFAULT_PATH = Path(__file__).resolve().with_name("pins.toml")  # resolved: a message names the checkout's file
 DISPLAYS = ("left", "right")
+CHIP_MAX = 63  # /dev/gpiochipN: the [pins] chip setting's range
 KEYPAD_LINES = {"rows": 4, "columns": 3}  # a 3x4 keypad's lines (hardware.keypad)
 LEDS = ("left", "right")  # a turn LED beside each player's button
 
@@ -65,6 +68,7 @@ class PinMap:
     leds: dict[str, int] = field(default_factory=dict)  # turn LEDs, side -> BCM; empty when not fitted
     uses: tuple[tuple[str, int], ...] = field(default=())  # (use, BCM) for every claimed pin
     keypad: KeypadPins | None = None  # the [keypad] table, enabled or not; None when there is none
+    chip: int | None = None  # [pins] chip: the /dev/gpiochipN whose lines are the BCM numbers; None: gpiozero's choice
 
     def use_of(self, bcm: int) -> str | None:
         return next((use for use, pin in self.uses if pin == bcm), None)
@@ -104,6 +108,16 @@ def _keypad(raw: dict, defaults: dict, p: str) -> KeypadPins | None:
     return KeypadPins(rows=lines["rows"], columns=lines["columns"], enabled=enabled)
 
 
+def _chip(raw: dict, p: str) -> int | None:
+    """[pins] chip: the GPIO chip (a number N of /dev/gpiochipN); None when not set."""
+    table = _table(raw, "pins", p, required=False)
+    _unknown(table, ("chip",), f"{p}pins.")
+    chip = table.get("chip")
+    if chip is not None and (isinstance(chip, bool) or not isinstance(chip, int) or not 0 <= chip <= CHIP_MAX):
+        raise PinMapError(f"{p}pins.chip: {chip!r} (allowed: a GPIO chip number 0-{CHIP_MAX}, as in /dev/gpiochipN)")
+    return chip
+
+
 def reference_keypad() -> dict:
     """The reference build's [keypad] table (hardware/pins.toml), the defaults of any other."""
     try:
@@ -119,7 +133,8 @@ def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "", keypad_de
     fills in what its [keypad] table leaves out (see the module docstring)."""
     p = prefix
     try:
-        _unknown(raw, ("buttons", "displays", "buzzer", "leds", "keypad"), p)
+        _unknown(raw, ("buttons", "displays", "buzzer", "leds", "keypad", "pins"), p)
+        chip = _chip(raw, p)
         uses: list[tuple[str, int]] = []  # (use, BCM)
         devices: list[tuple[str, str]] = []  # (use, a device other than a pin, in words)
 
@@ -187,7 +202,7 @@ def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "", keypad_de
             claimed[device] = use
     except PinMapError as exc:
         raise PinMapError(f"{source}: {exc}") from None
-    return PinMap(buttons=buttons, displays=displays, buzzer=buzzer, leds=leds, uses=tuple(uses), keypad=keypad)
+    return PinMap(buttons=buttons, displays=displays, buzzer=buzzer, leds=leds, uses=tuple(uses), keypad=keypad, chip=chip)
 
 
 def load_pinmap(path: str | Path | None = None) -> PinMap:

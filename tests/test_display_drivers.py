@@ -121,7 +121,7 @@ def test_the_built_in_drivers_declare_themselves():
     names = [d.name for d in drivers.available()]
     assert names[:3] == ["tm1637", "serial", "none"] and names[-1] == "recording"
     assert drivers.find("recording").simulated and not drivers.find("tm1637").simulated
-    assert set(drivers.find("tm1637").keys) == {"clk", "dio", "brightness", "half_period_us", "refresh_s"}
+    assert set(drivers.find("tm1637").keys) == {"clk", "dio", "brightness", "half_period_us", "dio_pull", "refresh_s"}
     assert drivers.find("nosuch") is None and drivers.find(None) is None
     assert isinstance(open_display({"driver": "recording"}, name="left"), RecordingDisplay)
     with pytest.raises(PinMapError, match=r"display.x: unknown key for driver 'recording' \(allowed: driver\)"):
@@ -150,6 +150,24 @@ def test_simulate_only_chooses_the_recording_driver(tmp_path):
     clock = Clock(clock_args(tmp_path, toml, simulate=False), pin_factory=MockFactory())
     try:
         assert type(clock.displays[0]) is RecordingDisplay and type(clock.displays[1]).__name__ == "TM1637Display"
+    finally:
+        clock.close()
+
+
+def test_the_pins_chip_setting_chooses_the_clocks_pin_factory(tmp_path, monkeypatch):
+    """`[pins] chip` reaches gpiozero's lgpio factory (hardware.board.gpio_factory; lgpio itself is
+    only on a Pi or in tools/arm64-gpio's VM, so the factory is swapped for a MockFactory here)."""
+    from gpiozero.pins.mock import MockFactory
+
+    from rackside.firmware.cli import Clock
+    from rackside.hardware import board
+
+    asked = []
+    monkeypatch.setattr(board, "gpio_factory", lambda chip: asked.append(chip) or MockFactory())
+    toml = (REPO / "hardware" / "pins.toml").read_text().replace('driver = "tm1637"\nclk = 5\ndio = 6', 'driver = "recording"').replace('driver = "tm1637"\nclk = 23\ndio = 24', 'driver = "recording"') + "\n[pins]\nchip = 1\n"
+    clock = Clock(clock_args(tmp_path, toml, simulate=False))
+    try:
+        assert asked == [1] and type(clock.board.factory) is MockFactory
     finally:
         clock.close()
 

@@ -37,7 +37,7 @@ def variant(**changes) -> dict:
 def test_reference_build_defaults():
     pm = load_pinmap()
     assert pm.buttons == {"left": 17, "right": 27, "neutralise": 22}
-    assert pm.displays["left"] == {"driver": "tm1637", "clk": 5, "dio": 6, "brightness": 7, "half_period_us": 0, "refresh_s": 5.0}
+    assert pm.displays["left"] == {"driver": "tm1637", "clk": 5, "dio": 6, "brightness": 7, "half_period_us": 0, "dio_pull": "up", "refresh_s": 5.0}
     assert (pm.displays["right"]["clk"], pm.displays["right"]["dio"]) == (23, 24)
     assert pm.buzzer == 12
     bcms = [bcm for _, bcm in pm.uses]
@@ -63,7 +63,12 @@ def test_pin_outside_the_header_gpio_range(value):
 @pytest.mark.parametrize(
     "changes, message",
     [
-        ({"lights": {}}, r"lights: unknown key \(allowed: buttons, displays, buzzer, leds, keypad\)"),
+        ({"lights": {}}, r"lights: unknown key \(allowed: buttons, displays, buzzer, leds, keypad, pins\)"),
+        ({"pins.chip": -1}, r"pins.chip: -1 \(allowed: a GPIO chip number 0-63, as in /dev/gpiochipN\)"),
+        ({"pins.chip": "gpiochip1"}, r"pins.chip: 'gpiochip1' \(allowed: a GPIO chip number 0-63"),
+        ({"pins.chip": True}, r"pins.chip: True \(allowed"),
+        ({"pins.line": 3}, r"pins.line: unknown key \(allowed: chip\)"),
+        ({"displays.left.dio_pull": "down"}, r"displays.left.dio_pull: 'down' \(allowed: up, off\)"),
         ({"keypad.enabled": "yes"}, r"keypad.enabled: 'yes' \(allowed: true, false\)"),
         ({"keypad.rows": [4, 25, 13]}, r"keypad.rows: \[4, 25, 13\] \(allowed: a list of 4 BCM GPIO numbers\)"),
         ({"keypad.columns": None}, r"keypad.columns: missing \(allowed: a list of 3 BCM GPIO numbers\)"),
@@ -87,6 +92,20 @@ def test_pin_outside_the_header_gpio_range(value):
 def test_bad_tables_name_the_key_and_allowed_values(changes, message):
     with pytest.raises(PinMapError, match=message):
         parse_pinmap(variant(**changes))
+
+
+def test_the_gpio_chip_is_a_setting_and_absent_means_gpiozeros_choice():
+    assert load_pinmap().chip is None
+    assert parse_pinmap(variant(**{"pins.chip": 1})).chip == 1
+
+
+def test_a_pins_table_alone_goes_with_the_reference_build(tmp_path):
+    from rackside.firmware.config import load_config
+
+    config = tmp_path / "clock.toml"
+    config.write_text("[pins]\nchip = 1\n")
+    pins = load_config(config).pins
+    assert pins.chip == 1 and pins.buttons == load_pinmap().buttons
 
 
 def test_error_names_the_source_and_prefix():

@@ -23,6 +23,8 @@ PURE_CORES = {
     "rackside.firmware.render": "firmware/render.py",
     "rackside.firmware.text_render": "firmware/text_render.py",
     "rackside.firmware.messages": "firmware/messages.py",
+    "rackside.hardware.sevenseg": "hardware/sevenseg.py",
+    "rackside.hardware.tm1637_decode": "hardware/tm1637_decode.py",  # issue 39: the TM1637 wire, decoded
     "rackside.firmware.rules_table": "firmware/rules_table.py",
     "rackside.firmware.restore": "firmware/restore.py",
     "rackside.firmware.slip": "firmware/slip.py",

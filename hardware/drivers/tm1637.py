@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from rackside.hardware import sevenseg
 from rackside.hardware.bcm import PinMapError, check_bcm
-from rackside.hardware.display import DeviceDisplay, Driver, Key, REQUIRED, seconds, whole
+from rackside.hardware.display import DeviceDisplay, Driver, Key, REQUIRED, one_of, seconds, whole
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,17 @@ CMD_WRITE_AUTO = 0x40
 CMD_ADDRESS_0 = 0xC0
 CMD_DISPLAY_ON = 0x88
 COLON_BIT = 0x80
+DIO_PULLS = {"up": "up", "off": "floating"}  # the dio_pull setting -> gpiozero's pull
+
+
+def encode(shown) -> bytes:
+    """The four digit bytes a TM1637 is sent for `shown` (a text, or the self-test's raw segments):
+    segments in bits 0-6, the colon in bit 7 of the second digit. hardware.tm1637_decode compares
+    a decoded wire with it."""
+    frame = sevenseg.frame_of(shown)
+    return bytes(
+        cell | (COLON_BIT if frame.colon and i == sevenseg.COLON_AFTER else 0) for i, cell in enumerate(frame.cells)
+    )
 
 
 class DisplayNotAnswering(OSError):
@@ -48,6 +59,7 @@ class TM1637Display(DeviceDisplay):
         dio: int,
         brightness: int = 7,
         half_period_us: int = 0,
+        dio_pull: str = "up",
         refresh_s: float = 5.0,
         name: str = "display",
         pin_factory: Any = None,
@@ -59,6 +71,7 @@ class TM1637Display(DeviceDisplay):
         self.clk_bcm, self.dio_bcm = clk, dio
         self._brightness = brightness
         self._half_period_s = half_period_us / 1e6
+        self._dio_pull = DIO_PULLS[dio_pull]
         self._pin_factory = pin_factory
         self._clk: Any = None
         self._dio: Any = None
@@ -67,10 +80,7 @@ class TM1637Display(DeviceDisplay):
         return f"<TM1637Display {self.name} CLK=BCM{self.clk_bcm} DIO=BCM{self.dio_bcm}>"
 
     def _encode(self, text: str) -> bytes:
-        frame = sevenseg.frame_of(text)  # a text, or the self-test's raw segments
-        return bytes(
-            cell | (COLON_BIT if frame.colon and i == sevenseg.COLON_AFTER else 0) for i, cell in enumerate(frame.cells)
-        )
+        return encode(text)
 
     def _open(self) -> None:
         from gpiozero import GPIODevice  # imported here: importing this module must not load GPIO back-ends
@@ -80,7 +90,7 @@ class TM1637Display(DeviceDisplay):
             self._dio = GPIODevice(self.dio_bcm, pin_factory=self._pin_factory)
             clk, dio = self._clk.pin, self._dio.pin
             dio.function = "input"
-            dio.pull = "up"  # the acknowledgement is read with the pull-up holding DIO high
+            dio.pull = self._dio_pull  # the acknowledgement is read with the pull-up holding DIO high
             for pin in (clk, dio):
                 pin.function = "output"
                 pin.state = 1  # idle bus: both high
@@ -125,7 +135,7 @@ class TM1637Display(DeviceDisplay):
             # again each time because lgpio claims an input without one; without it an unplugged
             # module's DIO would float and might read as an acknowledgement.
             dio.function = "input"
-            dio.pull = "up"
+            dio.pull = self._dio_pull
             self._wait()
             clk.state = 1
             self._wait()
@@ -167,6 +177,10 @@ DRIVER = Driver(
         "dio": Key(REQUIRED, check_bcm),
         "brightness": Key(7, whole(0, 7)),
         "half_period_us": Key(0, whole(0, 1000, " of microseconds")),
+        # "off": the Pi's pull-up is not used on DIO while the chip acknowledges; the module's own
+        # pull-up holds the line. The default "up" notices an unplugged module on any build; "off" is
+        # for a line that models the chip's own drive (the VM's gpio-sim line, tools/arm64-gpio).
+        "dio_pull": Key("up", one_of(tuple(DIO_PULLS))),
         "refresh_s": Key(5.0, seconds(0.5, 3600)),
     },
     open=_open,

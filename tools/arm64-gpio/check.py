@@ -1,0 +1,358 @@
+"""tools/arm64-gpio/check.py: the checks of a VM run, on this machine, from what came out of the image.
+
+    .venv/bin/python tools/arm64-gpio/check.py RESULTS_DIR [--cpu MODEL] [--picture FILE.svg]
+
+RESULTS_DIR is boot-arm64.sh's $WORK/results/vmtest: chip.txt, chips.txt, debug-gpio-*.txt (the
+kernel's view of the chip), rig.jsonl (what rig.py did to the lines, CLOCK_MONOTONIC ns), trace.txt
+(the kernel's gpio:gpio_value/gpio_direction trace, trace_clock mono), state/ (the clock's
+/var/lib/rackside: its journal). Prints one `CHECK ok|FAIL: ...` line per check and the TM1637 bus
+timing; exits 0 only when every check holds. The pure core (firmware.clock, firmware.render,
+firmware.led_output) says what the clock should have shown; hardware.tm1637_decode reads the wire.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from rackside.firmware.clock import Neutralise, Phase, Press, Resume, apply, new_clock, view
+from rackside.firmware.journal import StateRecord, read_journal
+from rackside.firmware.led_output import turn_leds
+from rackside.firmware.render import texts
+from rackside.hardware import tm1637_decode as dec
+from rackside.hardware.drivers.tm1637 import encode
+
+BUTTONS = {"left": 17, "right": 27, "neutralise": 22}
+DISPLAYS = {"left": (5, 6), "right": (23, 24)}  # CLK, DIO (tools/arm64-gpio/clock.toml)
+SETTLE_NS = 15_000_000  # [input] settle_ms as tools/arm64-gpio/clock.toml leaves it (docs/clock.md)
+EDGE_SLACK_NS = 50_000_000  # a press's kernel timestamp is within this after the pull write returned
+KERNEL_SLACK_NS = 1_000_000  # the journal's time of a press against its traced interrupt (the trace prints us)
+RENDER_WINDOW_NS = 200_000_000  # a frame shows what the renderer said at most this long before it began
+TM1637_MIN_PERIOD_NS = 2_000  # datasheet: CLK up to 500 kHz (250 kHz with the modules' 10 kOhm pull-ups)
+
+results: list[bool] = []
+
+
+def check(ok: bool, name: str, detail: str = "") -> None:
+    results.append(bool(ok))
+    print(f"CHECK {'ok' if ok else 'FAIL'}: {name}{': ' + detail if detail else ''}", flush=True)
+
+
+def sim_base(d: Path) -> int | None:
+    for line in (d / "chips.txt").read_text().splitlines():
+        m = re.search(r"base=(\d+) ngpio=28\b", line)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def button_of(ev) -> str:
+    return "neutralise" if isinstance(ev, Neutralise) else ("left", "right")[ev.player - 1]
+
+
+def button_irqs(d: Path) -> dict[int, list[int]]:
+    """BCM line -> the trace's times (ns) of its edge interrupt (irq:irq_handler_entry), mapped by
+    the VM's /proc/interrupts (irq_sim's hwirq is the line's offset on the chip)."""
+    path = d / "interrupts.txt"
+    if not path.exists():
+        return {}
+    line_of = {}
+    for row in path.read_text().splitlines():
+        m = re.match(r"\s*(\d+):(?:\s+\d+)+\s+\S*sim\S*\s+(\d+)\s+Edge", row)
+        if m:
+            line_of[int(m.group(1))] = int(m.group(2))
+    out: dict[int, list[int]] = {}
+    for row in (d / "trace.txt").read_text(errors="replace").splitlines():
+        m = re.search(r"\s(\d+)\.(\d{6,9}):\s+irq_handler_entry:\s+irq=(\d+)", row)
+        if m and int(m.group(3)) in line_of:
+            t = int(m.group(1)) * 1_000_000_000 + int(m.group(2).ljust(9, "0"))
+            out.setdefault(line_of[int(m.group(3))], []).append(t)
+    return out
+
+
+def journal_of(d: Path):
+    files = sorted((d / "state").rglob("game-*.jsonl"))
+    files = [f for f in files if f.read_bytes().startswith(b'{"rackside_clock_journal"')]
+    return read_journal(files[-1]) if files else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("results", type=Path)
+    ap.add_argument("--cpu", default="?")
+    ap.add_argument("--picture", type=Path, help="write an SVG of one decoded frame's CLK and DIO")
+    args = ap.parse_args(argv)
+    d = args.results
+    if not (d / "rig.jsonl").exists():
+        check(False, "the VM run left its results", f"no {d}/rig.jsonl (see phase1.log and serial.log)")
+        return 1
+
+    # 1. the chip: 28 lines named as a Pi's, the clock's lines requested through it
+    chip = (d / "chip.txt").read_text().split()
+    debug = (d / "debug-gpio-before.txt").read_text()
+    names = re.findall(r"gpio-\d+ \((GPIO\d+)\s*[|)]", debug)
+    check(names == [f"GPIO{i}" for i in range(28)], "a gpio-sim chip with 28 lines GPIO0..GPIO27",
+          f"{chip[0]} ({chip[1]}): {len(names)} named lines")
+    base = sim_base(d)
+    clock_debug = (d / "debug-gpio-clock.txt").read_text()
+    claimed = {int(n) for n in re.findall(r"GPIO(\d+)\s*\|\S+\s*\)", clock_debug)}
+    want = {*BUTTONS.values(), 26, 16, 12, 5, 6, 23, 24}
+    check(want <= claimed, "rackside clock (its systemd unit, lgpio) holds its lines on the chip",
+          f"requested: {sorted(claimed)}")
+
+    rig = [json.loads(x) for x in (d / "rig.jsonl").read_text().splitlines() if x.strip()]
+    done = next((i for i, r in enumerate(rig) if r["kind"] == "done"), len(rig))
+    rig_all, rig = rig, rig[:done]  # the game's; the self-test's (and a power cut's) presses follow
+    lines = next(r for r in rig if r["kind"] == "lines")
+    check(all(lines["pulls"][n] == "pull-up" and lines["values"][n] == "1" for n in BUTTONS),
+          "pull-ups as the kernel set them (each input was pulled down before the clock claimed it)",
+          ", ".join(f"{n} {lines['pulls'][n]}={lines['values'][n]}" for n in BUTTONS))
+
+    # 2. presses: once each, dated by the kernel's edge timestamps
+    journal = journal_of(d)
+    check(journal is not None, "the clock's journal", "found" if journal else f"none under {d}/state")
+    if journal is None:
+        return 1
+    events = [ln.event for ln in journal.iter_lines() if ln.event is not None and not isinstance(ln.event, StateRecord)]
+    presses = [r for r in rig if r["kind"] == "press"]
+    jpresses = [ev for ev in events if type(ev).__name__ in ("Press", "Neutralise")]
+    # what docs/clock.md's debounce must make of the edges as the rig really wrote them: a falling edge
+    # counts when the line had been high settle_ms before it; on a loaded machine a write may take
+    # long enough to open the contact for real, so each gap is judged by its writes' [before, after]
+    settle = SETTLE_NS
+    least = most = 0
+    for p in presses:
+        least, most = least + 1, most + 1
+        w = p["writes"]
+        for (lv_up, up_b, up_a), (lv_dn, dn_b, dn_a) in zip(w, w[1:]):
+            if lv_up == 1 and lv_dn == 0:
+                if dn_b - up_a >= settle:
+                    least, most = least + 1, most + 1
+                elif dn_a - up_b >= settle:
+                    most += 1
+    check(least <= len(jpresses) <= most and len(jpresses) >= 8,
+          "debounce: each bounced press counted once (docs/clock.md: settle_ms 15)",
+          f"{len(presses)} presses of {presses[0]['edges'] if presses else 0} edges each, {len(jpresses)} in the journal "
+          f"(the writes' timing allows {least}-{most})")
+    # each rig press: the journal's input of that button dated inside the write that closed the contact
+    # (+ slack: gpio-sim raises the edge from an irq_work, run at the vCPU's next interrupt); and, when
+    # the trace has the buttons' interrupts, the kernel's own time of that edge's interrupt
+    irq_times = button_irqs(d)
+    offsets, kernel_diffs, unmatched = [], [], []
+    for p in presses:
+        hit = next((ev for ev in jpresses if button_of(ev) == p["button"]
+                    and p["t_before"] - 1_000_000 <= ev.t_ns <= p["t_after"] + EDGE_SLACK_NS), None)
+        if hit is None:
+            unmatched.append(f"{p['button']} at {p['t_before'] / 1e9:.3f}s")
+            continue
+        offsets.append(hit.t_ns - p["t_before"])
+        near = [t for t in irq_times.get(BUTTONS[p["button"]], []) if abs(t - hit.t_ns) <= 50_000_000]
+        if irq_times:
+            kernel_diffs.append(min((abs(t - hit.t_ns) for t in near), default=None))
+    kd = [k for k in kernel_diffs if k is not None]
+    check(not unmatched and (not irq_times or len(kd) == len(kernel_diffs) and max(kd, default=0) <= KERNEL_SLACK_NS),
+          "presses charged at the kernel's edge timestamps (inside the pull write; at the traced interrupt)",
+          f"journal t - write start: {[round(o / 1e6, 1) for o in offsets]} ms"
+          + (f"; |journal t - traced edge interrupt| max {max(kd, default=0) / 1e3:.0f} us over {len(kd)}/{len(kernel_diffs)}" if irq_times else "; no interrupts traced")
+          + (f"; no journal input for {unmatched}" if unmatched else ""))
+
+    # the pure core's clock through the game, at any instant
+    rules = journal.rules
+    timeline = []  # (t_ns, clock after the input)
+    c = new_clock(rules)
+    for ev in events:
+        c = apply(c, ev)
+        timeline.append((ev.t_ns, c))
+
+    def clock_at(t_ns: int):
+        cur = new_clock(rules)
+        for t, cl in timeline:
+            if t > t_ns:
+                break
+            cur = cl
+        return cur
+
+    # 3. LEDs follow turns
+    bad = []
+    samples = [r for r in rig if r["kind"] == "outputs"]
+    for s in samples:
+        v = view(clock_at(s["t_ns"]), s["t_ns"])
+        want_leds = turn_leds(v, s["t_ns"])
+        got = (bool(s["leds"]["left"]), bool(s["leds"]["right"]))
+        if v.phase is Phase.NEUTRALISED:
+            ok_s = got[0] == got[1]  # both blink together; the sample may fall either side of a blink
+        else:
+            ok_s = got == want_leds
+        if not ok_s:
+            bad.append(f"{s['what']}: {got} (core: {want_leds}, {v.phase.value})")
+    lit = sum(1 for s in samples if s["leds"]["left"] != s["leds"]["right"])
+    check(not bad and lit >= 5, "the turn LEDs follow the turns (output lines' value vs the pure core)",
+          f"{len(samples)} samples, {lit} with one side lit" + (f"; wrong: {bad}" if bad else ""))
+    buzz = [s for s in samples if s["what"] == "buzzer"]
+    check(bool(buzz) and buzz[0]["buzzer"] == 1, "the buzzer line sounds at 0:00", "seen" if buzz else "never seen high")
+
+    # 4. the displays on the wire, decoded, against the pure renderer
+    trace = (d / "trace.txt").read_text(errors="replace").splitlines()
+    gev = list(dec.parse_trace(trace))
+    check(base is not None and len(gev) > 1000, "the kernel's gpio trace of the chip",
+          f"{len(gev)} gpio events, chip base {base}")
+    if base is None:
+        return 1
+    all_tr, all_frames, shown = [], [], set()
+    for side, (clk, dio) in DISPLAYS.items():
+        trs = dec.decode(gev, base + clk, base + dio)
+        fr = dec.frames(trs)
+        all_tr += trs
+        all_frames += fr
+        i = 0 if side == "left" else 1
+        wrong, seen = [], set()
+        for f in fr:
+            want = set()
+            for k in range(0, RENDER_WINDOW_NS + 1, 10_000_000):
+                t = f.start_ns - k
+                txt = texts(view(clock_at(t), t), t)[i]
+                want.add(bytes(encode(txt)))
+            if bytes(f.digits) not in want:
+                wrong.append(f"{f.text!r} at {f.start_ns / 1e9:.3f}s")
+            seen.add(f.text)
+        errors = sorted({e for f in fr for e in f.errors})
+        check(len(fr) >= 5 and not errors and all(f.acked and f.brightness == 7 for f in fr),
+              f"{side} display: TM1637 protocol (START, 0x40, 0xC0 + 4 digits, 0x8F, ACKs, STOP)",
+              f"{len(trs)} transactions, {len(fr)} frames" + (f"; {errors[:3]}" if errors else ""))
+        kinds = {"countdown": any(re.fullmatch(r" ?\d:\d\d", t) for t in seen),
+                 "overtime": any(t.startswith("-") for t in seen),
+                 "neutralised": "H0Ld" in seen}
+        shown |= {k for k, v in kinds.items() if v}
+        check(not wrong and kinds["countdown"] and kinds["neutralised"],
+              f"{side} display: every frame's digits and colon are the pure renderer's",
+              f"{len(fr) - len(wrong)}/{len(fr)} match; shown {', '.join(k for k, v in kinds.items() if v)}"
+              + (f"; differ: {wrong[:4]}" if wrong else ""))
+        if args.picture and side == "left" and fr:
+            f = next((f for f in fr if f.text.strip() == "0:59"), fr[len(fr) // 2])
+            svg = picture(gev, base + clk, base + dio, f,
+                          f"left display, CLK=GPIO{clk} DIO=GPIO{dio}, the kernel's gpio_value trace: {f.text.strip()!r} "
+                          f"in {(f.end_ns - f.start_ns) / 1e6:.1f} ms (S start, P stop, bytes LSB first)")
+            args.picture.write_text(annotate(svg, trs, f.start_ns - 20_000, f.end_ns + 20_000))
+    check(shown >= {"countdown", "overtime", "neutralised"}, "the game's frames include a countdown, overtime and HOLd",
+          ", ".join(sorted(shown)))
+    timing = dec.Timing.of(all_tr, all_frames)
+    p = timing.clock_periods_ns
+    print(f"TIMING: CPU {args.cpu} (QEMU TCG); CLK period min {min(p, default=0) / 1e3:.0f} us, median "
+          f"{dec.percentile(p, 0.5) / 1e3:.0f} us, p99 {dec.percentile(p, 0.99) / 1e3:.0f} us "
+          f"(datasheet: >= {TM1637_MIN_PERIOD_NS / 1e3:.0f} us); frame median {dec.percentile(timing.frame_ns, 0.5) / 1e6:.1f} ms, "
+          f"max {max(timing.frame_ns, default=0) / 1e6:.1f} ms")
+    check(bool(p) and min(p) >= TM1637_MIN_PERIOD_NS, "TM1637 clock no faster than the datasheet's 500 kHz",
+          f"shortest period {min(p, default=0) / 1e3:.1f} us")
+    if (d / "powercut.armed").exists():
+        power_cut(d, rig_all, events, base, journal.rules)
+    st = d / "selftest.txt"
+    text = st.read_text(errors="replace") if st.exists() else ""
+    total = re.search(r"self-test: (\d+) passed, (\d+) failed, (\d+) not fitted", text)
+    check(bool(total) and total.group(2) == "0" and "exit 0" in text,
+          "rackside clock selftest on the same back-end: every part PASS (the rig as the builder, LEDs and buzzer read from the lines)",
+          total.group(0) if total else "no total line (selftest.txt: " + " | ".join(text.splitlines()[-3:]) + ")")
+    print(f"RESULT {'PASS' if all(results) else 'FAIL'} ({sum(results)}/{len(results)} checks)")
+    return 0 if all(results) else 1
+
+
+RESTORED_NS = 10_000_000_000  # [display] restored_s: "rStd" after a restore (docs/clock.md)
+
+
+def power_cut(d: Path, rig: list, events: list, base: int, rules) -> None:
+    """4.: QEMU killed mid-game, the next boot's clock restored from its journal. Every press the rig
+    made before the cut is in the journal (a press after it may be lost with the power), and every
+    frame the recovered clock showed is the pure core's, folded over the journal's lines."""
+    def presses_between(a: str, b: str) -> int:
+        ia = next((i for i, r in enumerate(rig) if r["kind"] == a), len(rig))
+        ib = next((i for i, r in enumerate(rig) if r["kind"] == b), len(rig))
+        return sum(1 for r in rig[ia:ib] if r["kind"] == "press")
+
+    before, after_cut = presses_between("powercut-start", "cut"), presses_between("cut", "after-start")
+    after = presses_between("after-start", "after-done")
+    resumes = [i for i, ev in enumerate(events) if isinstance(ev, Resume)]
+    buttons = lambda evs: sum(1 for ev in evs if isinstance(ev, (Press, Neutralise)))  # noqa: E731
+    cut_seg = buttons(events[resumes[0] + 1:resumes[-1]]) if len(resumes) >= 2 else -1
+    after_seg = buttons(events[resumes[-1] + 1:]) if resumes else -1
+    check(len(resumes) >= 2 and before <= cut_seg <= before + after_cut and after_seg == after,
+          "power cut: no press made before the cut is lost; the next boot resumes the game (journal Resume)",
+          f"{before} presses before the cut, {after_cut} after it (some in flight), {cut_seg} journalled; "
+          f"{len(resumes)} resumes; after the reboot {after} presses, {after_seg} journalled")
+    if not resumes or not (d / "trace2.txt").exists():
+        return
+    c = new_clock(rules)
+    timeline = []
+    for i, ev in enumerate(events):
+        c = apply(c, ev)
+        if i >= resumes[-1]:
+            timeline.append((ev.t_ns, c))
+    resumed_ns = events[resumes[-1]].t_ns
+    gev = list(dec.parse_trace((d / "trace2.txt").read_text(errors="replace").splitlines()))
+    for i, (side, (clk, dio)) in enumerate(DISPLAYS.items()):
+        fr = dec.frames(dec.decode(gev, base + clk, base + dio))
+        wrong = []
+        for f in fr:
+            ok = False
+            for k in range(0, RENDER_WINDOW_NS + 1, 10_000_000):
+                t = f.start_ns - k
+                cl = timeline[0][1]
+                for tt, cc in timeline:
+                    if tt > t:
+                        break
+                    cl = cc
+                txt = texts(view(cl, t), t, restored_until_ns=resumed_ns + RESTORED_NS)[i]
+                ok = ok or bytes(encode(txt)) == bytes(f.digits)
+            if not ok:
+                wrong.append(f"{f.text!r} at {f.start_ns / 1e9:.3f}s")
+        check(len(fr) >= 3 and not wrong, f"power cut: the recovered {side} display shows the pure core's replay of the journal",
+              (f"{len(fr) - len(wrong)}/{len(fr)} frames match, last {fr[-1].text!r}" if fr else "no frames")
+              + (f"; differ: {wrong[:4]}" if wrong else ""))
+
+
+def picture(events: list, clk: int, dio: int, frame, title: str) -> str:
+    """An SVG of CLK and DIO through one decoded frame, as the kernel traced them: each byte's value
+    above its nine clocks, ACK where the chip's acknowledgement was read, START and STOP marked."""
+    t0, t1 = frame.start_ns - 20_000, frame.end_ns + 20_000
+    width, left, top = 1200, 60, 40
+    x = lambda t: left + (t - t0) * (width - left - 20) / max(1, t1 - t0)  # noqa: E731
+    levels = {clk: 1, dio: 1}
+    paths = {clk: [], dio: []}
+    ys = {clk: (top + 40, top + 10), dio: (top + 110, top + 80)}  # (low y, high y)
+    for ev in events:
+        if ev.gpio in levels and ev.kind == "set" and t0 <= ev.t_ns <= t1:
+            lo, hi = ys[ev.gpio]
+            paths[ev.gpio].append((x(ev.t_ns), hi if levels[ev.gpio] else lo))
+            levels[ev.gpio] = ev.value
+            paths[ev.gpio].append((x(ev.t_ns), hi if ev.value else lo))
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="220" font-family="monospace" font-size="11">',
+           '<rect width="100%" height="100%" fill="white"/>',
+           f'<text x="{left}" y="16" font-size="13">{title}</text>']
+    for g, name in ((clk, "CLK"), (dio, "DIO")):
+        lo, hi = ys[g]
+        pts = [(left, hi)] + paths[g] + [(width - 20, paths[g][-1][1] if paths[g] else hi)]
+        out.append(f'<text x="8" y="{(lo + hi) / 2 + 4}">{name}</text>')
+        out.append('<polyline fill="none" stroke="black" points="' + " ".join(f"{a:.1f},{b}" for a, b in pts) + '"/>')
+    return "\n".join(out)
+
+
+def annotate(svg: str, transactions, t0: int, t1: int, width: int = 1200, left: int = 60) -> str:
+    x = lambda t: left + (t - t0) * (width - left - 20) / max(1, t1 - t0)  # noqa: E731
+    out = [svg]
+    for tr in transactions:
+        if not t0 <= tr.start_ns <= t1:
+            continue
+        out.append(f'<text x="{x(tr.start_ns):.1f}" y="175" fill="green">S</text>')
+        out.append(f'<text x="{x(tr.stop_ns):.1f}" y="175" fill="red">P</text>')
+        for i, byte in enumerate(tr.data):
+            rises = tr.clock_rises[i * 9:i * 9 + 9]
+            if rises:
+                out.append(f'<text x="{x(rises[0]):.1f}" y="195">0x{byte:02X}</text>')
+                out.append(f'<text x="{x(rises[-1]):.1f}" y="210" fill="blue">{"ACK" if tr.acks[i] else "NAK"}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
