@@ -3,14 +3,15 @@
 A `firmware.messages.Request` reaches the runner's queue from the hall (`Runner.submit`, on the
 hall's worker thread) or from a simulator; the runner hands each to its `Requests`, on its own
 thread, in time order with the buttons'. `Requests.answer` checks the request's name and arguments
-(`REQUESTS`: the arguments each takes), carries it out on the runner's clock as the director's menu
-would (through the runner's own `_apply`, `new_game`, `_command`: journalled like a button's input)
-and says whether it was done; `handle` replies to the requester. Two requests only change what the
+(`REQUESTS`: the arguments each takes; a director's command's are its entry's in
+hall.wire.commands.SPECS, which also builds the game input it becomes), carries it out on the runner's
+clock as the director's menu would (the input handed to the runner's public `apply`, `new_game`,
+`command`: journalled like a button's input) and says whether it was done; `handle` replies to the requester. Two requests only change what the
 displays show, and their state is owned here: a director's `identify` (8888 flashes so the table is
 found) and the enrolment's `notice` (texts shown before a game's first press); the runner asks
 `texts` and `next_change_ns`. The table's requests (issue 27: `pairing`, `seat`, `call_ack`,
 `call_resolve`) become the table's inputs (firmware.table), journalled through the runner's
-`_apply_table`; a pairing that arrives once the game is under way is for the next game, and is
+`apply(..., table=True)`; a pairing that arrives once the game is under way is for the next game, and is
 journalled as that game's first input.
 
 A hall's `new_game` carries the event's rules (the console's [event], issue 38). Refused while a

@@ -53,6 +53,14 @@ director's machine and the Pi keep slightly different time), refusing one furthe
 ago that an absent player's whole time has already run out (hall.device.clock_output); without it, from the
 command. Every command's `id` is journalled beside the input it became (as "command").
 
+Each command is one entry in `SPECS` (a `Spec`): its fields with their bounds, who answers it on the
+clock (`ANSWERERS`: the runner's game, table, slip or displays, or the hall output's journal or
+updater), whether the director's page may send it, how it becomes the runner's request
+(`Command.request`) and that request a game input. The console (hall.console.requests), the clock's
+intake and hall output (hall.device), the runner (firmware.requests) and the demo (hall.console.sim)
+read it and spell no command's name: adding a command is its entry, with an example that
+tests/test_command_table.py sends from the console to its answerer.
+
 `parse` returns a `Command` or raises `CommandError` saying why, which the clock sends back in the
 command's ack; nothing in a command can raise anything else. `rules` takes the keys of clock.toml's
 [clock] section (firmware.config), checked by the same code, so a hall command can set nothing a
