@@ -73,6 +73,18 @@ def test_each_command_goes_from_the_console_over_the_wire_to_the_clocks_answerer
         assert rig.journal_inputs()[-1]["command"] == cmd.id
 
 
+def test_every_list_of_commands_is_read_off_the_table():
+    """A new entry is a new command everywhere: the envelope's `cmd`, the schemas, the table's own,
+    the simulated clock's keypad commands."""
+    from rackside.hall.console import sim
+
+    assert commands.NAMES == tuple(commands.SPECS) == tuple(commands.SCHEMAS) == tuple(commands.FIELDS)
+    assert commands.ENVELOPE["cmd"].values == commands.NAMES
+    assert commands.TABLE_COMMANDS == commands.answered_by("table")
+    assert set(sim.KEYPAD_COMMANDS) == set(commands.answered_by("table", "slip"))
+    assert {n for n, s in commands.SPECS.items() if s.runner_check is not None} <= set(runner_requests.ARGS)
+
+
 def test_the_page_sends_what_the_table_says_and_the_runner_answers_what_the_table_says():
     assert console_requests.PAGE_COMMANDS == tuple(n for n, s in commands.SPECS.items() if s.page)
     runner = {n: s.takes for n, s in commands.SPECS.items() if s.answerer in commands.RUNNER_ANSWERS}
