@@ -133,3 +133,20 @@ def test_the_spelling_check_can_fail():
               'def story():\n    return ("arrive", 1)\n')
     assert names_spelled(source, commands.NAMES) == ["3: 'late_start'", "6: 'arrive'"]
     assert names_spelled(source, commands.NAMES, "_command") == ["3: 'late_start'"]
+
+
+def test_the_demos_clock_answers_every_command_in_the_table(tmp_path):
+    """The demo's simulated tables read the table too: each command gets one ack (an update, which a
+    simulated clock cannot install, once raised in the demo's scheduler and was never answered)."""
+    from rackside.hall.console.sim import SimHall
+
+    sim = SimHall("h", "127.0.0.1", 1, {3: ("table-3", "pw", "table-3")}, tmp_path / "journals")  # never connected
+    acks = []
+    sim._ack = lambda t, cid, ok, reason=None, **extra: acks.append((cid, ok, reason))
+    table = sim.tables[3]
+    for name, spec in commands.SPECS.items():
+        sim._command(table, json.dumps(console_sends(name, spec.example)).encode())
+        assert [cid for cid, _, _ in acks] == [f"t-{name}"], acks
+        if spec.answerer in ("clock", "game"):  # its game input journalled, as a clock journals it
+            assert acks[0][1] is True, acks
+        acks.clear()
