@@ -3,14 +3,15 @@
 A `firmware.messages.Request` reaches the runner's queue from the hall (`Runner.submit`, on the
 hall's worker thread) or from a simulator; the runner hands each to its `Requests`, on its own
 thread, in time order with the buttons'. `Requests.answer` checks the request's name and arguments
-(`REQUESTS`: the arguments each takes), carries it out on the runner's clock as the director's menu
-would (through the runner's own `_apply`, `new_game`, `_command`: journalled like a button's input)
-and says whether it was done; `handle` replies to the requester. Two requests only change what the
+(`REQUESTS`: the arguments each takes; a director's command's are its entry's in
+hall.wire.commands.SPECS, which also builds the game input it becomes), carries it out on the runner's
+clock as the director's menu would (the input handed to the runner's public `apply`, `new_game`,
+`command`: journalled like a button's input) and says whether it was done; `handle` replies to the requester. Two requests only change what the
 displays show, and their state is owned here: a director's `identify` (8888 flashes so the table is
 found) and the enrolment's `notice` (texts shown before a game's first press); the runner asks
 `texts` and `next_change_ns`. The table's requests (issue 27: `pairing`, `seat`, `call_ack`,
 `call_resolve`) become the table's inputs (firmware.table), journalled through the runner's
-`_apply_table`; a pairing that arrives once the game is under way is for the next game, and is
+`apply(..., table=True)`; a pairing that arrives once the game is under way is for the next game, and is
 journalled as that game's first input.
 
 A hall's `new_game` carries the event's rules (the console's [event], issue 38). Refused while a
@@ -27,76 +28,45 @@ from dataclasses import replace
 from typing import Any
 
 from rackside.firmware import render
-from rackside.firmware.clock import (
-    Adjust,
-    Arrive,
-    Forfeit,
-    LateStart,
-    Neutralise,
-    Phase,
-    Rules,
-    Takeover,
-    View,
-)
-from rackside.firmware.call import CallAck, CallResolve
+from rackside.firmware.clock import Forfeit, Neutralise, Phase, Rules, View
 from rackside.firmware import checkin
-from rackside.firmware.checkin import Pairing, Seat
+from rackside.firmware.checkin import Pairing
 from rackside.firmware.messages import NOTES, Request
-from rackside.hall.wire import commands, topics
-from rackside.hall.wire.schema import Check, Invalid, Schema, Text, Whole
+from rackside.hall.wire import commands
+from rackside.hall.wire.schema import Invalid, Schema, Text, Whole
 
 log = logging.getLogger(__name__)
 
-# The requests the runner answers (`Runner.submit(Request(...))`), with the arguments each takes.
-REQUESTS = {
+# The requests the runner answers (`Runner.submit(Request(...))`), with the arguments each takes:
+# its own (a test's, the simulator's keyboard, the hall's enrolment), then every director's command
+# the runner answers, as hall.wire.commands.SPECS has it (one entry per command: its arguments, the
+# game input they become, who answers it).
+OWN = {
     "menu": (),
     "end": (),
     "stop": (),
     "neutralise": (),
-    "adjust": ("player", "remaining_ms"),
-    "late_start": ("players",),
-    "arrive": ("player",),
     "forfeit": ("player",),
-    "takeover": ("player",),  # the hall: a spare continues a table's game, neutralised (1.4.1(b))
-    "new_game": ("game_time_ms",),
-    "identify": ("seconds",),  # the hall's director: the displays flash 8888 so the table is found
     # the hall's enrolment: (left, right) texts shown before a game's first press (its code while it
     # waits for a table number, its number once given), for `seconds` (0: until replaced)
     "notice": ("left", "right", "seconds"),
-    # the console's answer to the game's signed result slip (firmware.slip_session): shown, journalled
-    "slip_outcome": ("game", "outcome", "why"),
-    # issue 27, the table (hall.wire.commands' fields): the round's pairing here and who starts (2.1),
-    # where a player checked in at the wrong table plays, the director's answer to a call
-    "pairing": ("round", "numbers", "starter"),
-    "seat": ("number", "table"),
-    "call_ack": ("call",),
-    "call_resolve": ("call", "reason"),
 }
+OWN_INPUTS = {"neutralise": lambda t, a: Neutralise(t), "forfeit": lambda t, a: Forfeit(t, a["player"])}
+RUNNER_COMMANDS = {n: commands.SPECS[n] for n in commands.answered_by(*commands.RUNNER_ANSWERS)}
+REQUESTS = {**OWN, **{n: s.takes for n, s in RUNNER_COMMANDS.items()}}
+OPTIONAL_ARGS = {n: s.optional for n, s in RUNNER_COMMANDS.items() if s.optional}
 MAX_NOTICE_CHARS = 8
 RULES_NOTICE = ("HALL", "rULE")  # a new game under the hall's rules, not clock.toml's (issue 38)
 RULES_NOTICE_S = 5
-OPTIONAL_ARGS = {"new_game": ("rules",), "pairing": ("table", "names"), "slip_outcome": ("recorded",)}  # pairing's table: this clock's number (the hall's)  # rules: the clock.Rules the new game is played under (the hall)
-
-
-def _rules(v: Any) -> Rules:
-    if not isinstance(v, Rules):
-        raise ValueError()
-    return v
-
 
 # The values of the arguments the runner checks itself (the core checks its inputs'), one schema per
-# request (hall.wire.schema); identify's seconds are the hall command's own field, so the hall's
-# parser and the runner cannot disagree.
+# request (hall.wire.schema); a command's are its entry's (`runner_check`: identify's seconds are the
+# hall command's own field), so the hall's parser and the runner cannot disagree.
 ARGS = {
-    "identify": Schema({"seconds": commands.FIELDS["identify"]["seconds"]}),
     "notice": Schema({"left": Text(MAX_NOTICE_CHARS, least=0), "right": Text(MAX_NOTICE_CHARS, least=0),
                       "seconds": Whole(0, 600)}),
-    "slip_outcome": Schema(commands.FIELDS["slip_outcome"]),
-    **{name: Schema(dict(commands.FIELDS[name]), then=commands._THEN.get(name)) for name in commands.TABLE_COMMANDS},
-    "new_game": Schema({"game_time_ms": Whole(1, 2**63, says="a positive whole number of milliseconds"),
-                        "rules": Check(_rules, says="a clock.Rules", null=True)}),
+    **{n: s.runner_check for n, s in RUNNER_COMMANDS.items() if s.runner_check is not None},
 }
-
 
 
 class Requests:
@@ -152,42 +122,29 @@ class Requests:
                 ARGS[r.name].check(a)
             except Invalid as e:
                 return False, f"{r.name}: {e}"
+        spec = RUNNER_COMMANDS.get(r.name)
+        answerer = spec.answerer if spec is not None else None
         if r.name == "notice":  # display only: shown whenever the menu is closed again
             seconds = a["seconds"]
             self.notice = (a["left"], a["right"], t + seconds * 1_000_000_000 if seconds else None)
             return True, ""
-        if r.name == "slip_outcome":  # the menu may be open: the answer is journalled and shown after it
-            notes = {k: str(a[k]) for k in NOTES if a.get(k) is not None}
-            return runner.slip_session.outcome(a["game"], a["outcome"], a["why"], t, recorded=a.get("recorded"),
-                                               source=r.source, **notes)
-        if r.name in commands.TABLE_COMMANDS:  # the table's (issue 27): applied while the menu is open too
+        if answerer == "slip":  # the menu may be open: the answer is journalled and shown after it
+            return runner.slip_session.outcome(a["game"], a["outcome"], a["why"], t, recorded=a.get("recorded"), source=r.source, **_notes(a, spec))
+        if answerer == "table":  # the table's (issue 27): applied while the menu is open too
             return self._table(r, t)
-        if runner.menu is not None and r.name not in ("stop",):
+        if runner.menu is not None and r.name != "stop":
             return False, "the director's menu is open on the clock"
         if r.name in ("menu", "end", "stop"):
             before = (runner.menu, runner.clock)
-            runner._command(r.name, t)
+            runner.command(r.name, t)
             done = r.name == "stop" or (runner.menu, runner.clock) != before
-            return (True, "") if done else (False, f"{r.name} does nothing in phase {runner._phase(t).value}")
-        if r.name == "identify":
+            return (True, "") if done else (False, f"{r.name} does nothing in phase {runner.phase(t).value}")
+        if answerer == "display":  # identify: the displays flash so the table is found
             self.identify_until_ns = t + a["seconds"] * 1_000_000_000
             return True, ""
-        if r.name == "new_game":
-            # Checked here, on the clock as it is now: the hall's own check reads the last frame's
-            # phase, which a start pressed a moment before the command has not reached yet.
-            if runner._phase(t) in (Phase.RUNNING, Phase.LATE):
-                if a.get("rules") is not None and a["rules"] != runner.rules:  # the next game's, never this one's
-                    runner.rules = a["rules"]
-                    return False, (f"the game is {runner._phase(t).value}: neutralise or end it first "
-                                   "(it keeps its rules; the clock's next game runs these)")
-                return False, f"the game is {runner._phase(t).value}: neutralise or end it first"
-            if a.get("rules") is not None:
-                runner.rules = a["rules"]
-            runner.new_game(a["game_time_ms"], t, {k: str(a[k]) for k in NOTES if a.get(k) is not None})
-            if not same_game_rules(runner.rules, runner.own_rules):
-                self.notice = (*RULES_NOTICE, t + RULES_NOTICE_S * 1_000_000_000)
-            return True, ""
-        if r.name == "late_start" and isinstance(a["players"], (list, tuple)):  # else LateStart refuses it
+        if answerer == "game":
+            return self._new_game(a, t)
+        if "players" in a and isinstance(a["players"], (list, tuple)):  # a late start: else LateStart refuses it
             # 2.3.3(a) is for players not yet here: one who checked in (2.3.1(b)) since the hall
             # planned it is seated, and their time is not a latecomer's
             seating = runner.table.seating
@@ -195,41 +152,44 @@ class Requests:
             if here:
                 a = {**a, "players": [p for p in a["players"] if p not in here]}
                 if not a["players"]:
-                    return False, f"late_start: side {' and '.join(map(str, here))} checked in: nobody to start late"
+                    return False, f"{r.name}: side {' and '.join(map(str, here))} checked in: nobody to start late"
         try:
-            event = {
-                "neutralise": lambda: Neutralise(t),
-                "adjust": lambda: Adjust(t, a["player"], a["remaining_ms"]),
-                "late_start": lambda: LateStart(t, tuple(a["players"])),
-                "arrive": lambda: Arrive(t, a["player"]),
-                "forfeit": lambda: Forfeit(t, a["player"]),
-                "takeover": lambda: Takeover(t, a["player"]),
-            }[r.name]()
+            event = (spec.game_input if spec is not None else OWN_INPUTS[r.name])(t, a)
         except (TypeError, ValueError) as exc:
             return False, str(exc)
         before = runner.clock
-        notes = _notes(a)
-        if not runner._apply(event, source=r.source, **notes):
-            return False, runner._refused
-        return (True, "") if runner.clock != before else (False, f"{r.name} changes nothing in phase {runner._phase(t).value}")
+        ok, why = runner.apply(event, source=r.source, **_notes(a, spec))
+        if not ok:
+            return False, why
+        return (True, "") if runner.clock != before else (False, f"{r.name} changes nothing in phase {runner.phase(t).value}")
+
+    def _new_game(self, a: dict, t: int) -> tuple[bool, str]:
+        """A hall's new game, with the event's rules (issue 38)."""
+        runner = self.runner
+        # Checked here, on the clock as it is now: the hall's own check reads the last frame's
+        # phase, which a start pressed a moment before the command has not reached yet.
+        phase = runner.phase(t)
+        if phase in (Phase.RUNNING, Phase.LATE):
+            if a.get("rules") is not None and a["rules"] != runner.rules:  # the next game's, never this one's
+                runner.rules = a["rules"]
+                return False, (f"the game is {phase.value}: neutralise or end it first "
+                               "(it keeps its rules; the clock's next game runs these)")
+            return False, f"the game is {phase.value}: neutralise or end it first"
+        if a.get("rules") is not None:
+            runner.rules = a["rules"]
+        runner.new_game(a["game_time_ms"], t, _notes(a))
+        if not same_game_rules(runner.rules, runner.own_rules):
+            self.notice = (*RULES_NOTICE, t + RULES_NOTICE_S * 1_000_000_000)
+        return True, ""
 
     def _table(self, r: Request, t: int) -> tuple[bool, str]:
         """A table request (issue 27) as the table's input, journalled and applied by the runner."""
-        runner, a = self.runner, r.args
-        table_number = a.get("table") if r.name == "pairing" else None  # checked by the core (firmware.checkin)
-        event = {
-            "pairing": lambda: Pairing(t, a["round"], tuple(a["numbers"]), a["starter"], table_number,
-                                       None if a.get("names") is None else tuple(a["names"])),
-            "seat": lambda: Seat(t, a["number"], a["table"]),
-            "call_ack": lambda: CallAck(t, a["call"]),
-            "call_resolve": lambda: CallResolve(t, a["call"], a["reason"]),
-        }[r.name]()
-        if r.name == "pairing" and runner._phase(t) not in (Phase.SETUP, Phase.LATE):
+        runner, a, spec = self.runner, r.args, RUNNER_COMMANDS[r.name]
+        event = spec.game_input(t, a)  # a pairing's table: this clock's number, checked by the core (firmware.checkin)
+        if isinstance(event, Pairing) and runner.phase(t) not in (Phase.SETUP, Phase.LATE):
             self.next_pairing = r  # 2.1: for the game that follows this one; journalled when it starts
             return True, ""
-        if not runner._apply_table(event, source=r.source, **_notes({k: v for k, v in a.items() if k != "reason" or r.name != "call_resolve"})):
-            return False, runner._refused
-        return True, ""
+        return runner.apply(event, table=True, source=r.source, **_notes(a, spec))
 
     def new_game(self, t: int) -> None:
         """A new game began: the pairing kept for it is its first input."""
@@ -243,5 +203,8 @@ def same_game_rules(a: Rules, b: Rules) -> bool:
     return replace(a, game_time_ms=1, switch_guard_ms=0) == replace(b, game_time_ms=1, switch_guard_ms=0)
 
 
-def _notes(a: dict) -> dict[str, str]:
-    return {k: str(a[k]) for k in NOTES if a.get(k) is not None}
+def _notes(a: dict, spec: commands.Spec | None = None) -> dict[str, str]:
+    """Who sent a request and why, journalled beside its input (not a command's own field of that
+    name: call_resolve's reason is the call's)."""
+    own = spec.fields if spec is not None else ()
+    return {k: str(a[k]) for k in NOTES if a.get(k) is not None and k not in own}

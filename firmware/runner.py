@@ -437,6 +437,23 @@ class Runner:
             return phase_at(c, t)  # settle(c, t).phase without building the settled clock
         return c.phase
 
+    # --- the runner's surface for its collaborators (firmware.requests): they hand it inputs ----------
+
+    def phase(self, t: int) -> Phase:
+        """The game's phase at `t`."""
+        return self._phase(t)
+
+    def apply(self, event: Any, table: bool = False, **extra: Any) -> tuple[bool, str]:
+        """A game input (`table`: the table's, firmware.table) checked, journalled with `extra` beside
+        it and applied, as the buttons' are: (True, "") or (False, why the core refused it)."""
+        if (self._apply_table if table else self._apply)(event, **extra):
+            return True, ""
+        return False, self._refused
+
+    def command(self, name: str, t: int) -> None:
+        """One of the runner's own commands (menu, end, stop), as the long presses do them."""
+        self._command(name, t)
+
     # --- the director's menu -------------------------------------------------------------------
 
     def _open_menu(self, t: int) -> None:

@@ -23,9 +23,12 @@ from rackside.hall.wire.schema import whole as _whole
 from . import limits, results
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-# The commands the page sends (docs/console.md, "Commands"); the hall's others (resend, takeover,
-# update) come from the console's own code, never from a request.
-PAGE_COMMANDS = ("late_start", "arrive", "adjust", "new_game", "identify")
+# The commands the page sends (docs/console.md, "Commands": hall.wire.commands.SPECS' `page`); the
+# hall's others (resend, takeover, update, the table's) come from the console's own code, never from a request.
+PAGE_COMMANDS = tuple(n for n, spec in commands.SPECS.items() if spec.page)
+# A command whose schema has one of these fields has it filled by the console (CONSOLE_FILLS), or
+# must carry it: 1.4.1(b), an adjustment's reason is required and logged.
+REASON_REQUIRED = "remaining_ms"
 # What the console fills in itself, never from the body: who (the session), a late start's
 # scheduled start (the round's), a new game's time (the round's, or game_time_ms) and rules (the event's
 # [event], issue 38); the page sets no rules.
@@ -93,15 +96,15 @@ def command(body: dict, round_start: float | None, round_game_time_ms: int, by: 
         cmd["reason"] = reason.strip()
     elif reason is not None and not isinstance(reason, str):
         cmd["reason"] = reason  # refused by the parser below, naming it
-    if name == "late_start":  # 2.3.2(a), 2.3.3(a): the absent players' sides, from the scheduled start
-        players = cmd.get("players")
-        if isinstance(players, list) and all(_whole(p) for p in players):
-            cmd["players"] = sorted(set(players))  # [2, 2] is side 2 (the clock takes each side once)
-        if round_start is not None:
-            cmd["at"] = (_EPOCH + timedelta(seconds=round_start)).isoformat()
-    elif name == "adjust" and "reason" not in cmd:  # 1.4.1(b): a reason is required, and logged
+    fields = commands.SPECS[name].fields  # what the console fills, it fills by the command's fields
+    players = cmd.get("players")
+    if isinstance(players, list) and all(_whole(p) for p in players):
+        cmd["players"] = sorted(set(players))  # [2, 2] is side 2 (the clock takes each side once)
+    if "at" in fields and round_start is not None:  # 2.3.2(a), 2.3.3(a): a late start, from the scheduled start
+        cmd["at"] = (_EPOCH + timedelta(seconds=round_start)).isoformat()
+    if REASON_REQUIRED in fields and "reason" not in cmd:  # 1.4.1(b): an adjustment's reason is required, and logged
         raise ValueError("an adjustment needs a reason (it is logged)")
-    elif name == "new_game":
+    if "game_time" in fields:  # a new game: the round's time
         cmd["game_time"] = game_time_ms(body.get("game_time_ms", round_game_time_ms)) // 1000  # seconds on the wire
         if rules is not None:  # every game key: the clock's next game runs the event's rules, not its clock.toml's
             cmd["rules"] = dict(rules)

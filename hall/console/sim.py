@@ -44,7 +44,7 @@ STATE_EVERY_S = float(messages.STATE_EVERY_S)
 
 
 # the commands of the paperless table (issue 27, docs/hall.md) a clock without a keypad takes and ignores
-KEYPAD_COMMANDS = (*commands.TABLE_COMMANDS, "slip_outcome")  # what only a clock with a keypad shows
+KEYPAD_COMMANDS = commands.answered_by("table", "slip")  # what only a clock with a keypad shows
 
 
 def iso(wall: float) -> str:
@@ -332,17 +332,21 @@ class SimHall:
         if cmd.name in KEYPAD_COMMANDS:  # a simulated table has no keypad (issue 27): taken, nothing to show
             self._ack(t, cmd.id, True, "no keypad on this simulated clock")
             return
-        if cmd.name == "resend":  # a console asking for events it missed: from the journal, as a clock answers
+        answerer = commands.SPECS[cmd.name].answerer  # who answers it on a clock (hall.wire.commands.ANSWERERS)
+        if answerer == "journal":  # a console asking for events it missed: from the journal, as a clock answers
             ok, reason, found = resend.answer(t.journals, cmd.game, cmd.from_seq, cmd.to_seq)
             for event in found:
                 self._publish_raw(t, "event", event)
             self._ack(t, cmd.id, ok, reason, queued=len(found))
             return
-        if cmd.name == "new_game":
+        if answerer == "game":
             t.game_no += 1
             self._new_game(t, cmd.rules)
             self._publish_state(t, now)
-        elif cmd.name != "identify":
+        elif answerer == "updater":  # (a simulated clock's update once raised here, unanswered)
+            self._ack(t, cmd.id, False, "a simulated clock installs no update")
+            return
+        elif answerer == "clock":  # identify (the displays): taken, nothing to flash
             try:
                 v = C.view(t.clock, t.clock.since_ns or now)
                 event = cmd.clock_input(commands.dated(cmd, now, int(self.wall_of(now) * 1e9), tuple(p.remaining_ms for p in v.players)))

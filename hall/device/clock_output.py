@@ -69,7 +69,6 @@ log = logging.getLogger(__name__)
 
 STATE_EVERY_NS = messages.STATE_EVERY_S * 1_000_000_000
 QUEUE_SIZE = 2000  # the runner's messages waiting for the worker
-# the commands the runner applies (`_submit`), besides resend and update, which the hall output answers itself
 COMMANDS_SIZE = 256  # raw commands waiting for the worker (the broker sends at most 50 unacknowledged)
 IDENTIFY_TAKEN = "taken just before the clock restarted: if the table did not flash, send identify again"
 
@@ -494,14 +493,15 @@ class _Worker:
             return  # its answer settles both deliveries
         cmd = decision.command
         log.info("hall command %s: %s", cmd.id, cmd.name)
-        if cmd.name == "resend":
+        answerer = commands.SPECS[cmd.name].answerer
+        if answerer == "journal":  # resend: answered here, from the journal, never by the runner
             why = self.intake.resend_allowed(time.monotonic())
             ok, reason, found = (False, why, []) if why else self.recovery.resend(cmd.game, cmd.from_seq, cmd.to_seq)
             rows.extend(found)
             rows.append(self._ack(cmd.id, ok, reason, None, answered, queued=len(found)))
             settled.append(cmd.id)
             return
-        if cmd.name == "update":
+        if answerer == "updater":
             self._update(cmd, rows, answered, settled)
             return
         try:  # a late start from the scheduled start: that moment on this clock
@@ -510,7 +510,7 @@ class _Worker:
             rows.append(self._ack(cmd.id, False, str(e), None, answered))
             settled.append(cmd.id)
             return
-        if cmd.name == "identify":
+        if answerer == "display":  # identify
             # Stored before the displays flash, so a redelivery after a restart is acked and not
             # flashed again (at most once: a kill between the two leaves it unflashed, and the
             # stored ack says so); the runner's answer replaces it.
@@ -539,27 +539,13 @@ class _Worker:
             settled.append(cmd.id)
 
     def _submit(self, cmd: commands.Command, t_ns: int) -> None:
+        """The command as the runner's request (hall.wire.commands.SPECS: its arguments and notes; a
+        pairing carries this clock's table number, which the check-in shows before the game)."""
         from rackside.firmware.messages import Request
 
         out = self.out
-        args = {
-            "adjust": lambda: {"player": cmd.player, "remaining_ms": cmd.remaining_ms},
-            "late_start": lambda: {"players": list(cmd.players)},
-            "arrive": lambda: {"player": cmd.player},
-            "takeover": lambda: {"player": cmd.player},
-            "new_game": lambda: {"game_time_ms": cmd.rules.game_time_ms, "rules": cmd.rules},
-            "identify": lambda: {"seconds": cmd.seconds},
-            "slip_outcome": lambda: {"game": cmd.game, "outcome": cmd.outcome, "why": cmd.why, "recorded": cmd.recorded},
-            # issue 27, the table's (firmware.table): the pairing carries this clock's table number,
-            # which the check-in shows before the game
-            "pairing": lambda: {"round": cmd.round, "numbers": list(cmd.numbers), "starter": cmd.starter, "table": out.cfg.table,
-                                **({"names": list(cmd.names)} if cmd.names is not None else {})},
-            "seat": lambda: {"number": cmd.number, "table": cmd.table},
-            "call_ack": lambda: {"call": cmd.call},
-            "call_resolve": lambda: {"call": cmd.call, "reason": cmd.reason},
-        }[cmd.name]()
-        args.update(cmd.notes())  # journalled beside the input (firmware.messages.NOTES)
-        self.submit(Request(t_ns, cmd.name, args, source="hall", reply=lambda ok, why: out._replied(cmd, ok, why)))
+        self.submit(Request(t_ns, cmd.name, cmd.request(out.cfg.table), source="hall",
+                            reply=lambda ok, why: out._replied(cmd, ok, why)))
 
     def _ack(self, cid: str | None, ok: bool, reason: str | None, seq: int | None, answered: dict, **extra: Any) -> Row:
         """A command's ack, remembered (by the intake, and in the outbox with the batch) so a

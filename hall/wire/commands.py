@@ -54,6 +54,14 @@ director's machine and the Pi keep slightly different time), refusing one furthe
 ago that an absent player's whole time has already run out (hall.device.clock_output); without it, from the
 command. Every command's `id` is journalled beside the input it became (as "command").
 
+Each command is one entry in `SPECS` (a `Spec`): its fields with their bounds, who answers it on the
+clock (`ANSWERERS`: the runner's game, table, slip or displays, or the hall output's journal or
+updater), whether the director's page may send it, how it becomes the runner's request
+(`Command.request`) and that request a game input. The console (hall.console.requests), the clock's
+intake and hall output (hall.device), the runner (firmware.requests) and the demo (hall.console.sim)
+read it and spell no command's name: adding a command is its entry, with an example that
+tests/test_command_table.py sends from the console to its answerer.
+
 `parse` returns a `Command` or raises `CommandError` saying why, which the clock sends back in the
 command's ack; nothing in a command can raise anything else. `rules` takes the keys of clock.toml's
 [clock] section (firmware.config), checked by the same code, so a hall command can set nothing a
@@ -66,19 +74,16 @@ import json
 import re
 from dataclasses import dataclass, fields as dataclass_fields
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Callable
 
-from rackside.firmware.call import CALL_ID, MAX_REASON_CHARS
-from rackside.firmware.checkin import MAX_NAME_CHARS, MAX_PLAYER_NUMBER, MAX_ROUND
+from rackside.firmware.call import CALL_ID, MAX_REASON_CHARS, CallAck, CallResolve
+from rackside.firmware.checkin import MAX_NAME_CHARS, MAX_PLAYER_NUMBER, MAX_ROUND, Pairing, Seat
 from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules, Takeover
 from rackside.firmware import slip
 from rackside.hall.wire import topics, update
 from rackside.hall.wire.schema import Check, Field, Flag, Invalid, ListOf, OneOf, Schema, Text, Time, Whole
 
 MAX_COMMAND_BYTES = 4096
-NAMES = ("late_start", "arrive", "adjust", "new_game", "identify", "resend", "takeover", "update", "slip_outcome",
-         "pairing", "seat", "call_ack", "call_resolve")
-TABLE_COMMANDS = ("pairing", "seat", "call_ack", "call_resolve")  # the table's inputs (firmware.table), issue 27
 IDENTIFY_S = 10
 IDENTIFY_MAX_S = 60  # the longest an identify may flash a clock's displays (the clock checks it too)
 # A late start's `at` this far ahead of the clock's own time is taken as now: the director's machine
@@ -142,54 +147,156 @@ def _pairing(c: dict, where: str) -> dict:
         raise Invalid("starter", "one of the pairing's numbers, or null", c["starter"])
     return c
 
+def _rules(v: Any) -> Rules:
+    if not isinstance(v, Rules):
+        raise ValueError()
+    return v
+
+
 # Every command: its id (journalled beside the input it becomes) and who sent it and why.
-ENVELOPE: dict[str, Field] = {
-    "id": Text(64, pattern=_ID, shape="of letters, digits, '.', '_', ':' or '-'"),
-    "cmd": OneOf(NAMES),
-    **{k: Text(most, null=True) for k, most in NOTES.items()},
+def _envelope(names: tuple[str, ...]) -> dict[str, Field]:
+    return {"id": Text(64, pattern=_ID, shape="of letters, digits, '.', '_', ':' or '-'"), "cmd": OneOf(names),
+            **{k: Text(most, null=True) for k, most in NOTES.items()}}
+
+
+# --- the table of commands: one entry per command ---------------------------------------------------
+#
+# Who answers a command on the clock (`Spec.answerer`):
+ANSWERERS = {
+    "clock": "the runner applies its game input (firmware.clock) while the director's menu is closed",
+    "table": "the runner applies its table input (firmware.table), the menu open or not",
+    "slip": "the runner's slip session journals and shows it (firmware.slip_session)",
+    "display": "the runner's displays show it (firmware.requests)",
+    "game": "the runner starts a new game with it",
+    "journal": "the clock's hall output answers it from its journal (hall.device.recovery), never the runner",
+    "updater": "the clock's hall output hands it to its updater (hall.device.update), never the runner",
 }
-FIELDS: dict[str, dict[str, Field]] = {  # each command's own fields
-    "late_start": {"players": ListOf(PLAYER, least=1, most=2, distinct=True, says="a list of 1 and/or 2"),
-                   "at": Time(zone=True, null=True)},
-    "arrive": {"player": PLAYER},
-    "adjust": {"player": PLAYER, "remaining_ms": Whole(ADJUST_ABOVE_MS, ADJUST_MAX_MS, above=True, unit="milliseconds")},
-    "takeover": {"player": PLAYER},
-    "new_game": {"game_time": Field(says='"MM:SS" or whole seconds'),
-                 "rules": Check(_rules_object, says="an object with clock.toml's [clock] keys", default={}),
-                 # the console's event (issue 35): the clock's state of this game carries it back
-                 "event": Text(64, pattern=topics.EVENT, shape="of letters, digits, '.', '_' or '-'", null=True, default=None)},
-    "identify": {"seconds": Whole(1, IDENTIFY_MAX_S, default=IDENTIFY_S)},
-    "resend": {"game": Text(24, pattern=GAME, says='a game as its events name it, e.g. "game-000003"'),
-               "from_seq": Whole(1, MAX_SEQ), "to_seq": Whole(1, MAX_SEQ, null=True)},
-    # issue 27, the table (firmware.checkin, firmware.call)
-    "pairing": {"round": Whole(1, MAX_ROUND), "numbers": ListOf(NUMBER, least=2, most=2, says="a list of the two player numbers"),
-                "starter": Whole(1, MAX_PLAYER_NUMBER, null=True, default=None),
-                # the two players' names as TSH has them, in `numbers`' order: a text display shows them (issue 40)
-                "names": ListOf(Text(MAX_NAME_CHARS, least=0), least=2, most=2, null=True, default=None,
-                                says=f"a list of the two players' names, at most {MAX_NAME_CHARS} characters each")},
-    "seat": {"number": NUMBER, "table": Whole(1, topics.MAX_TABLE, null=True, default=None)},
-    "call_ack": {"call": CALL},
-    "call_resolve": {"call": CALL, "reason": Text(MAX_REASON_CHARS)},
-    "update": {"version": Text(64, pattern=update.VERSION, says='a bundle\'s version, e.g. "0.1.0+g1a2b3c4"'),
-               "sha256": Text(64, pattern=update.SHA256, says="64 lower-case hex digits"),
-               "url": Check(_url, says=f"the console's http(s)://HOST:PORT{update.DOWNLOAD_PATH}, "
-                                       f"at most {update.MAX_URL_CHARS} characters"),
-               "token": Text(64, pattern=update.TOKEN, says="32 to 64 letters, digits, '-' or '_'", hide=True),
-               "wait_s": Whole(0, update.MAX_WAIT_S, unit="seconds", null=True, default=0),
-               # the director confirmed installing a version older than the clock's (issue 36)
-               "allow_downgrade": Flag(default=False)},
-    # the console's answer to a signed result slip (firmware.slip: the clock shows it)
-    "slip_outcome": {"game": Text(24, pattern=GAME, says='a game as its events name it, e.g. "game-000003"'),
-                     "outcome": OneOf(slip.OUTCOMES), "why": Text(slip.MAX_WHY, null=True),
-                     # the result recorded for the game, after penalties, by this clock's sides, when it is
-                     # not the slip signed here (issue 36): the clock shows it, and its players may dispute it
-                     "recorded": ListOf(Whole(-slip.MOST_SHOWN, slip.MOST_SHOWN), least=2, most=2, null=True, default=None,
-                                        says="the two scores recorded, side 1 then side 2")},
+RUNNER_ANSWERS = ("clock", "table", "slip", "display", "game")  # the answerers that are the runner
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One command: its fields (hall.wire.schema, with their bounds) and the check across them
+    (`then`), who answers it on the clock (ANSWERERS), whether the director's page may send it,
+    and how it becomes the runner's request (`request`: the Command and the clock's table number ->
+    the request's arguments, `takes` of them required, `optional` not) and that request a game
+    input (`game_input`: t_ns and the arguments -> the input). `runner_check`: the arguments the
+    runner checks itself (the core checks its inputs'). `example`: the command's own fields, valid,
+    as the page or the console sends them (tests/test_command_table.py sends each)."""
+    fields: dict[str, Field]
+    answerer: str
+    example: dict
+    then: Callable[[dict, str], dict] | None = None
+    page: bool = False
+    request: Callable[["Command", int | None], dict] | None = None
+    takes: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()
+    game_input: Callable[[int, dict], Any] | None = None
+    runner_check: Schema | None = None
+
+
+def _pairing_request(c: "Command", table: int | None) -> dict:
+    names = {} if c.names is None else {"names": list(c.names)}  # shown on a text display (issue 40)
+    return {"round": c.round, "numbers": list(c.numbers), "starter": c.starter, "table": table, **names}
+
+
+def _own(fields: dict[str, Field], then: Callable | None = None) -> Schema:
+    return Schema(dict(fields), then=then)
+
+
+_LATE_START = {"players": ListOf(PLAYER, least=1, most=2, distinct=True, says="a list of 1 and/or 2"),
+               "at": Time(zone=True, null=True)}
+_ADJUST = {"player": PLAYER, "remaining_ms": Whole(ADJUST_ABOVE_MS, ADJUST_MAX_MS, above=True, unit="milliseconds")}
+_IDENTIFY = {"seconds": Whole(1, IDENTIFY_MAX_S, default=IDENTIFY_S)}
+_PAIRING = {"round": Whole(1, MAX_ROUND), "numbers": ListOf(NUMBER, least=2, most=2, says="a list of the two player numbers"),
+            "starter": Whole(1, MAX_PLAYER_NUMBER, null=True, default=None),
+            # the two players' names as TSH has them, in `numbers`' order: a text display shows them (issue 40)
+            "names": ListOf(Text(MAX_NAME_CHARS, least=0), least=2, most=2, null=True, default=None,
+                            says=f"a list of the two players' names, at most {MAX_NAME_CHARS} characters each")}
+_SEAT = {"number": NUMBER, "table": Whole(1, topics.MAX_TABLE, null=True, default=None)}
+_CALL_ACK = {"call": CALL}
+_CALL_RESOLVE = {"call": CALL, "reason": Text(MAX_REASON_CHARS)}
+# the console's answer to a signed result slip (firmware.slip: the clock shows it)
+_SLIP_OUTCOME = {"game": Text(24, pattern=GAME, says='a game as its events name it, e.g. "game-000003"'),
+                 "outcome": OneOf(slip.OUTCOMES), "why": Text(slip.MAX_WHY, null=True),
+                 # the result recorded for the game, after penalties, by this clock's sides, when it is
+                 # not the slip signed here (issue 36): the clock shows it, and its players may dispute it
+                 "recorded": ListOf(Whole(-slip.MOST_SHOWN, slip.MOST_SHOWN), least=2, most=2, null=True, default=None,
+                                    says="the two scores recorded, side 1 then side 2")}
+
+SPECS: dict[str, Spec] = {
+    # 2.3.2(a), 2.3.3(a): the absent players' time runs from the scheduled start (`at`, the console's)
+    "late_start": Spec(_LATE_START, "clock", {"players": [2]}, page=True,
+                       request=lambda c, table: {"players": list(c.players)}, takes=("players",),
+                       game_input=lambda t, a: LateStart(t, tuple(a["players"]))),
+    "arrive": Spec({"player": PLAYER}, "clock", {"player": 2}, page=True,
+                   request=lambda c, table: {"player": c.player}, takes=("player",),
+                   game_input=lambda t, a: Arrive(t, a["player"])),
+    # 1.4.1(b): the director sets a player's time, with a reason (the console requires one)
+    "adjust": Spec(_ADJUST, "clock", {"player": 1, "remaining_ms": 540_000, "reason": "clock knocked"}, page=True,
+                   request=lambda c, table: {"player": c.player, "remaining_ms": c.remaining_ms},
+                   takes=("player", "remaining_ms"), game_input=lambda t, a: Adjust(t, a["player"], a["remaining_ms"])),
+    "new_game": Spec({"game_time": Field(says='"MM:SS" or whole seconds'),
+                      "rules": Check(_rules_object, says="an object with clock.toml's [clock] keys", default={}),
+                      # the console's event (issue 35): the clock's state of this game carries it back
+                      "event": Text(64, pattern=topics.EVENT, shape="of letters, digits, '.', '_' or '-'", null=True, default=None)},
+                     "game", {"game_time": "20:00"}, then=_new_game_rules, page=True,
+                     request=lambda c, table: {"game_time_ms": c.rules.game_time_ms, "rules": c.rules},
+                     takes=("game_time_ms",), optional=("rules",),
+                     runner_check=Schema({"game_time_ms": Whole(1, 2**63, says="a positive whole number of milliseconds"),
+                                          "rules": Check(_rules, says="a clock.Rules", null=True)})),
+    "identify": Spec(_IDENTIFY, "display", {"seconds": 10}, page=True,
+                     request=lambda c, table: {"seconds": c.seconds}, takes=("seconds",), runner_check=_own(_IDENTIFY)),
+    "resend": Spec({"game": Text(24, pattern=GAME, says='a game as its events name it, e.g. "game-000003"'),
+                    "from_seq": Whole(1, MAX_SEQ), "to_seq": Whole(1, MAX_SEQ, null=True)},
+                   "journal", {"game": "game-000003", "from_seq": 12, "to_seq": 20}, then=_resend_range),
+    # hall.director.takeover: a spare clock continues a table's game, neutralised (1.4.1(b))
+    "takeover": Spec({"player": PLAYER}, "clock", {"player": 1},
+                     request=lambda c, table: {"player": c.player}, takes=("player",),
+                     game_input=lambda t, a: Takeover(t, a["player"])),
+    "update": Spec({"version": Text(64, pattern=update.VERSION, says='a bundle\'s version, e.g. "0.1.0+g1a2b3c4"'),
+                    "sha256": Text(64, pattern=update.SHA256, says="64 lower-case hex digits"),
+                    "url": Check(_url, says=f"the console's http(s)://HOST:PORT{update.DOWNLOAD_PATH}, "
+                                            f"at most {update.MAX_URL_CHARS} characters"),
+                    "token": Text(64, pattern=update.TOKEN, says="32 to 64 letters, digits, '-' or '_'", hide=True),
+                    "wait_s": Whole(0, update.MAX_WAIT_S, unit="seconds", null=True, default=0),
+                    # the director confirmed installing a version older than the clock's (issue 36)
+                    "allow_downgrade": Flag(default=False)},
+                   "updater", {"version": "0.1.0+g1a2b3c4", "sha256": "0" * 64,
+                               "url": f"https://console.local:8443{update.DOWNLOAD_PATH}", "token": "t" * 32}),
+    "slip_outcome": Spec(_SLIP_OUTCOME, "slip", {"game": "game-000003", "outcome": slip.OUTCOMES[0], "why": None},
+                         request=lambda c, table: {"game": c.game, "outcome": c.outcome, "why": c.why,
+                                                   "recorded": None if c.recorded is None else list(c.recorded)},
+                         takes=("game", "outcome", "why"), optional=("recorded",), runner_check=_own(_SLIP_OUTCOME)),
+    # issue 27, the table (firmware.checkin, firmware.call): journalled as the table's inputs
+    "pairing": Spec(_PAIRING, "table", {"round": 3, "numbers": [12, 7], "starter": 7, "names": ["Ann", "Bo"]},
+                    then=_pairing, request=_pairing_request, takes=("round", "numbers", "starter"),
+                    optional=("table", "names"),  # table: this clock's number (the hall's), which the check-in shows
+                    game_input=lambda t, a: Pairing(t, a["round"], tuple(a["numbers"]), a["starter"], a.get("table"),
+                                                    None if a.get("names") is None else tuple(a["names"])),
+                    runner_check=_own(_PAIRING, _pairing)),
+    "seat": Spec(_SEAT, "table", {"number": 12, "table": 14}, request=lambda c, table: {"number": c.number, "table": c.table},
+                 takes=("number", "table"), game_input=lambda t, a: Seat(t, a["number"], a["table"]), runner_check=_own(_SEAT)),
+    "call_ack": Spec(_CALL_ACK, "table", {"call": "call-1"}, request=lambda c, table: {"call": c.call}, takes=("call",),
+                     game_input=lambda t, a: CallAck(t, a["call"]), runner_check=_own(_CALL_ACK)),
+    "call_resolve": Spec(_CALL_RESOLVE, "table", {"call": "call-1", "reason": "word judged; play on"},
+                         request=lambda c, table: {"call": c.call, "reason": c.reason}, takes=("call", "reason"),
+                         game_input=lambda t, a: CallResolve(t, a["call"], a["reason"]), runner_check=_own(_CALL_RESOLVE)),
 }
-_THEN = {"new_game": _new_game_rules, "resend": _resend_range, "pairing": _pairing}
+# Read off the table (never spelled again): the names, each command's own fields, its whole schema.
+NAMES = tuple(SPECS)
+TABLE_COMMANDS = tuple(n for n, s in SPECS.items() if s.answerer == "table")  # the table's inputs (firmware.table), issue 27
+ENVELOPE: dict[str, Field] = _envelope(NAMES)
+FIELDS: dict[str, dict[str, Field]] = {name: s.fields for name, s in SPECS.items()}
+_THEN = {name: s.then for name, s in SPECS.items() if s.then is not None}
 # The schema of each command, by name: looked up when a command is checked, so a field added here is
 # checked by the console (hall.console.requests) and by the clock (`parse`) alike.
-SCHEMAS: dict[str, Schema] = {name: Schema({**ENVELOPE, **FIELDS[name]}, unknown="refuse", then=_THEN.get(name)) for name in NAMES}
+SCHEMAS: dict[str, Schema] = {name: Schema({**ENVELOPE, **s.fields}, unknown="refuse", then=s.then) for name, s in SPECS.items()}
+
+
+def answered_by(*answerers: str) -> tuple[str, ...]:
+    """The commands those answer (ANSWERERS), in the table's order."""
+    return tuple(n for n, s in SPECS.items() if s.answerer in answerers)
 
 
 class CommandError(ValueError):
@@ -237,17 +344,20 @@ class Command:
                  ("event", self.event))
         return {k: v for k, v in notes if v is not None}
 
+    def request(self, table: int | None = None) -> dict:
+        """The runner's request this command is (firmware.requests): its arguments (SPECS' `request`,
+        `table` the clock's own number) and its notes, journalled beside the input."""
+        spec = SPECS[self.name]
+        if spec.request is None:
+            raise CommandError(f"{self.name}: {ANSWERERS[spec.answerer]}")
+        return {**spec.request(self, table), **self.notes()}
+
     def clock_input(self, t_ns: int):
-        """The core input this command is (None for new_game and identify, which are not inputs)."""
-        if self.name == "adjust":
-            return Adjust(t_ns, self.player, self.remaining_ms)
-        if self.name == "late_start":
-            return LateStart(t_ns, self.players)
-        if self.name == "arrive":
-            return Arrive(t_ns, self.player)
-        if self.name == "takeover":
-            return Takeover(t_ns, self.player)
-        return None
+        """The game input this command is (None for a command the runner answers otherwise: SPECS)."""
+        spec = SPECS[self.name]
+        if spec.answerer != "clock":
+            return None
+        return spec.game_input(t_ns, spec.request(self, None))
 
 
 def dated(cmd: Command, now_ns: int, wall_now_ns: int, remaining_ms: tuple[int, int]) -> int:
