@@ -409,7 +409,7 @@ class _Worker:
         for r in replies:
             if isinstance(r, Replied):
                 seq = self._command_seq.pop(r.command.id, None) if r.ok else None
-                why = r.why or (self._archived(r.command) if r.ok and r.command.name == "new_game" else None)
+                why = r.why or (self._archived(r.command) if r.ok and commands.SPECS[r.command.name].answerer == "game" else None)
                 rows.append(self._ack(r.command.id, r.ok, why or None, seq, answered))
                 settled.append(r.command.id)
             elif isinstance(r, Updated):
