@@ -103,7 +103,7 @@ if [ "$on_pi" = 1 ]; then
 fi
 # compat mode: the editable install is one .pth line, not an import hook that every process of the
 # venv would pay for at start-up. pip's line names this folder, which would make every top-level
-# folder importable too (`firmware.clock` beside `rackside.firmware.clock`: two modules, two
+# folder importable too (`game.clock` beside `rackside.game.clock`: two modules, two
 # `Phase` classes; issue 16). So the line is pointed at $import_root, a folder in the venv holding
 # only a `rackside` link to rackside/ (itself links to the subsystems): `rackside` is then the one
 # importable name, as in the wheel (tests/test_packaging.py checks).

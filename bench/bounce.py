@@ -58,7 +58,7 @@ def run_bounce(presses: int, seed: int = 1, state_dir: Path | None = None, settl
     import gpiozero.pins.mock as mock
     from gpiozero.pins.mock import MockFactory
 
-    from rackside.firmware.clock import Rules
+    from rackside.game.clock import Rules
     from rackside.firmware.persist import GameStore
     from rackside.firmware.display_output import DisplaysOutput
     from rackside.firmware.runner import Runner
@@ -149,8 +149,8 @@ def run_bounce(presses: int, seed: int = 1, state_dir: Path | None = None, settl
         # every press the core was given, from the journal (it holds every input acted on)
         from collections import Counter
 
-        from rackside.firmware.clock import Press
-        from rackside.firmware.journal import read_journal
+        from rackside.game.clock import Press
+        from rackside.game.journal import read_journal
 
         store.sync()
         acted = Counter((e.t_ns, e.player) for line in read_journal(store.journal_path).iter_lines()

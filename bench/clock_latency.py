@@ -60,7 +60,7 @@ BURN_S = 600  # the busy processes stop by themselves after this, whatever happe
 def build(state_dir: Path, *, clock_ns=time.monotonic_ns, rules=None, fsync_first: bool = False):
     from gpiozero.pins.mock import MockFactory
 
-    from rackside.firmware.clock import Rules
+    from rackside.game.clock import Rules
     from rackside.firmware.persist import GameStore
     from rackside.firmware.display_output import DisplaysOutput
     from rackside.firmware.runner import Runner
@@ -196,7 +196,7 @@ def measure_latency(
     iteration that acted on a press is appended to it. `text_display`: with the optional text
     display (issue 40) as one more output, its words rendered on the runner's thread and written
     by its own thread to a display whose bus is slow (SlowTextDisplay)."""
-    from rackside.firmware.clock import Rules
+    from rackside.game.clock import Rules
     from rackside.firmware.display_output import DisplaysOutput
     from rackside.firmware.runner import Runner
 
@@ -294,7 +294,7 @@ def charged_error_fake_clock(game_s: int, seed: int) -> tuple[int, int]:
     """Play a game of about `game_s` seconds on a fake clock; return (presses, max |error| ns)."""
     import gpiozero.pins.mock as mock
 
-    from rackside.firmware.clock import Rules
+    from rackside.game.clock import Rules
 
     now = [1_000_000 * 1_000_000_000]  # 11.6 days of uptime: float ticks lose precision with uptime
     saved = mock.monotonic

@@ -37,7 +37,7 @@ import paho.mqtt.client as mqtt  # noqa: E402
 
 from _common import console_page, cpu_seconds, guarded_run, pct, rss_mib, scratch, start_console  # noqa: E402
 
-from rackside.firmware.clock import Phase, Rules  # noqa: E402
+from rackside.game.clock import Phase, Rules  # noqa: E402
 from rackside.hall.console.demo import Mosquitto  # noqa: E402
 from rackside.hall.wire import topics  # noqa: E402
 from rackside.hall.console.sim import SimHall, playing  # noqa: E402

@@ -1,6 +1,6 @@
 """Hall benchmark (issue 12): 200 simulated tables on one loopback Mosquitto.
 
-Each table is the pure core (firmware.clock) playing scripted games at 10x speed (a move every 10 to
+Each table is the pure core (game.clock) playing scripted games at 10x speed (a move every 10 to
 50 s of game time, a neutralise and restart mid-game, then the end: about 25 inputs and a result a
 game), with the real hall publisher (hall.device.clock_output.HallOutput: bounded queue, its own thread,
 the sqlite outbox, paho QoS 1 on a persistent session) told every input and, like the runner's
@@ -114,14 +114,14 @@ class BareOutput(Output):
         """Connected in __init__; no thread of its own to start (HallOutput has one)."""
 
     def applied(self, entry) -> None:
-        from rackside.firmware.journal import input_to_dict
+        from rackside.game.journal import input_to_dict
         from rackside.hall.wire.payloads import event_payload
 
         self.client.publish(self.topic, event_payload(input_to_dict(entry.input), entry.game, entry.seq, time.time_ns()), qos=1)
 
     def view(self, frame, t_ns) -> None:
         v = frame.view
-        from rackside.firmware.clock import Phase
+        from rackside.game.clock import Phase
         from rackside.hall.wire.payloads import result_payload, state_payload
 
         if v.phase is Phase.ENDED and self._last != frame.game:
@@ -152,7 +152,7 @@ INPUTS_PER_GAME = statistics.mean(sum(1 for _ in game_script(random.Random(i))) 
 
 
 def worker(args) -> int:
-    from rackside.firmware.clock import End, Neutralise, Phase, Press, Rules, apply, new_clock, view
+    from rackside.game.clock import End, Neutralise, Phase, Press, Rules, apply, new_clock, view
     from rackside.hall.net import config as hall_config
 
     tables = [int(x) for x in args.worker_tables.split(",")]

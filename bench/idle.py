@@ -89,7 +89,7 @@ def _neutralised_clock(tmp: Path, env: dict):
     """The window with a game in progress: a journal whose game was running, so the clock restores
     it neutralised (1.4.3) and blinks (colons, HOLd, both turn LEDs) for the whole measurement."""
     sys.path.insert(0, str(REPO))
-    from rackside.firmware.clock import Press, Rules
+    from rackside.game.clock import Press, Rules
     from rackside.firmware.persist import GameStore
 
     with GameStore(tmp / "state" / "clock", Rules()) as store:

@@ -33,10 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from rackside.firmware.clock import Neutralise, Press, Rules, apply, view  # noqa: E402
-from rackside.firmware.journal import JournalError, parse_journal  # noqa: E402
+from rackside.game.clock import Neutralise, Press, Rules, apply, view  # noqa: E402
+from rackside.game.journal import JournalError, parse_journal  # noqa: E402
 from rackside.firmware.persist import GameStore  # noqa: E402
-from rackside.firmware.replay import fold, run  # noqa: E402
+from rackside.game.replay import fold, run  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "journals"
 S = 1_000_000_000

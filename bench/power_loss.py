@@ -68,7 +68,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from rackside.firmware.clock import (  # noqa: E402
+from rackside.game.clock import (  # noqa: E402
     Adjust,
     End,
     LateStart,
@@ -81,10 +81,10 @@ from rackside.firmware.clock import (  # noqa: E402
     apply,
     view,
 )
-from rackside.firmware.journal import StateRecord, input_to_dict, parse_journal  # noqa: E402
+from rackside.game.journal import StateRecord, input_to_dict, parse_journal  # noqa: E402
 from rackside.firmware.checkpoint import parse_checkpoint  # noqa: E402
 from rackside.firmware.persist import GameStore  # noqa: E402
-from rackside.firmware.replay import fold  # noqa: E402
+from rackside.game.replay import fold  # noqa: E402
 
 S = 1_000_000_000
 MS = 1_000_000

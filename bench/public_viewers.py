@@ -60,7 +60,7 @@ from _common import CHROMIUM, CHROMIUM_ARGS, console_page, cpu_seconds, guarded_
 from console_bench import OBSERVER  # noqa: E402 (the director's tile probe: one definition)
 from console_soak import PageMeter  # noqa: E402 (a browser's renderer CPU)
 
-from rackside.firmware.clock import Phase, Rules  # noqa: E402
+from rackside.game.clock import Phase, Rules  # noqa: E402
 from rackside.hall.console import limits  # noqa: E402
 from rackside.hall.console.demo import Mosquitto, demo_t_file, free_port  # noqa: E402
 from rackside.hall.console.public import POLL_S  # noqa: E402

@@ -43,8 +43,8 @@ def write_journal(path: Path, megabytes: int, seed: int = 9) -> int:
     """A valid journal of about `megabytes` MB (every line usable, the game never ends: the
         director gives both players 90 minutes again every 1,000 inputs); returns its input lines."""
     sys.path.insert(0, str(ROOT))
-    from rackside.firmware.clock import Rules
-    from rackside.firmware.journal import dumps, make_header
+    from rackside.game.clock import Rules
+    from rackside.game.journal import dumps, make_header
 
     rules = Rules(game_time_ms=(99 * 60 + 59) * 1000, forfeit_overtime_ms=(19 * 60 + 59) * 1000)
     rng = random.Random(seed)
@@ -113,8 +113,8 @@ REPLAY = (
     "import json; d = json.loads(buf.getvalue()); print(d['inputs_applied'], len(d['problems']))\n" + RSS
 )
 RESTORE = (
-    "import sys\nfrom rackside.firmware.clock import Rules\nfrom rackside.firmware.persist import GameStore\n"
-    "from rackside.firmware.journal import read_journal\n"
+    "import sys\nfrom rackside.game.clock import Rules\nfrom rackside.firmware.persist import GameStore\n"
+    "from rackside.game.journal import read_journal\n"
     "rules = read_journal(sys.argv[2]).rules\n"
     "store = GameStore(sys.argv[1], rules, boot_id='bench')\nclock = store.start(10**16)\n"
     "print(store.restore_info is not None, clock.phase.value, 'from checkpoint' if store.restore_info.from_checkpoint else '')\n"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rackside.firmware.clock import Ending, Phase
+from rackside.game.clock import Ending, Phase
 from rackside.firmware.outputs import Frame, Output, OutputContext, no_settings
 
 

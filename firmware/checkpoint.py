@@ -11,10 +11,10 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from rackside.firmware.clock import Clock
-from rackside.firmware.journal import clock_from_dict, clock_to_dict
-from rackside.firmware import table as table_core
-from rackside.firmware.table import Table
+from rackside.game.clock import Clock
+from rackside.game.journal import clock_from_dict, clock_to_dict
+from rackside.game import table as table_core
+from rackside.game.table import Table
 
 CHECKPOINT_KEY = "rackside_clock_checkpoint"
 CHECKPOINT_VERSION = 1
@@ -42,7 +42,7 @@ def make_checkpoint(
         "position_state": None if position is None else clock_to_dict(position),
         "state": clock_to_dict(clock),
     }
-    if table is not None and table != Table():  # check-in and calls (firmware.table), as of the last input
+    if table is not None and table != Table():  # check-in and calls (game.table), as of the last input
         body["table_state"] = table_core.to_dict(table)
     return (json.dumps({**body, "sha256": _digest(body)}) + "\n").encode("ascii")
 
@@ -59,7 +59,7 @@ class Checkpoint:
     complete: bool = True  # False: the journal lacks inputs this state includes (a full card)
     journal_sha256: str | None = None  # of the journal's first `size` bytes, as the store wrote them
     position: Clock | None = None  # the clock as of its last input (unsettled), when recorded
-    table: Table = Table()  # the table's check-in and calls as of its last input (firmware.table)
+    table: Table = Table()  # the table's check-in and calls as of its last input (game.table)
 
 
 def parse_checkpoint(data: bytes) -> Checkpoint:

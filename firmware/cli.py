@@ -78,7 +78,7 @@ def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
 def run_replay(args: argparse.Namespace) -> int:
     # Imported here, not at start-up: every rackside command builds this parser, and the kiosk's
     # cold start should not pay for the clock's modules.
-    from rackside.firmware import replay
+    from rackside.game import replay
 
     return replay.run(args)
 
@@ -323,7 +323,7 @@ def display_available() -> bool:
 def simulate(clock: Clock, *, terminal: bool = False) -> int:
     """The runner on its own thread (as on a Pi, where it is the one consumer of the queue); the
     window or terminal in this one, pressing the mock pins and drawing what the displays were told."""
-    from rackside.firmware.clock import Phase
+    from rackside.game.clock import Phase
 
     thread = threading.Thread(target=clock.runner.run, name="runner", daemon=True)
     thread.start()

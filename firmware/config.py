@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from rackside import tomlfile
-from rackside.firmware.clock import Rules
+from rackside.game.clock import Rules
 from rackside.firmware.debounce import DEFAULT_SETTLE_NS
 from rackside.firmware.gestures import DEFAULT_CHORD_NS, DEFAULT_HOLD_NS
-from rackside.firmware.rules_table import (  # noqa: F401 (CLOCK_KEYS, rules_*: this module's names too)
+from rackside.game.rules_table import (  # noqa: F401 (CLOCK_KEYS, rules_*: this module's names too)
     CLOCK_KEYS,
     ConfigError,
     check_keys,

@@ -1,6 +1,6 @@
 """The clock's displays as an output: each display is told its text only when the text changes.
 
-The texts are the frame's (`firmware.render`, or the director's menu while it is open); a display
+The texts are the frame's (`game.render`, or the director's menu while it is open); a display
 driver never asks the clock anything and never raises (`hardware.display`).
 """
 

@@ -24,7 +24,7 @@ means depends on the clock's phase when it happens:
   player buttons are held, in any phase. No play holds both player buttons and then presses the
   centre, so it collides with nothing: on a stopped clock the two held presses are dropped (as
   for the menu's chord, which the centre press pre-empts); on a running clock every press acted
-  at its edge already, and the call neutralises (1.4.3, firmware.table). The three buttons'
+  at its edge already, and the call neutralises (1.4.3, game.table). The three buttons'
   releases then do nothing.
 
 Releasing a button that took part in a completed long press does nothing.
@@ -34,8 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rackside.firmware.clock import Phase
-from rackside.firmware.messages import BUTTONS, PLAYER_OF
+from rackside.game.clock import Phase
+from rackside.game.messages import BUTTONS, PLAYER_OF
 
 DEFAULT_HOLD_NS = 3_000_000_000
 DEFAULT_CHORD_NS = 400_000_000

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from rackside.firmware.clock import Clock, Input, Phase, Rules, phase_at
+from rackside.game.clock import Clock, Input, Phase, Rules, phase_at
 from rackside.firmware.outputs import Applied, Frame, Output, OutputContext, no_settings
 from rackside.outage import Outage
 

@@ -1,7 +1,7 @@
 """Appending to a journal: each line written at once (`write`, so a crash of the process cannot lose
 it), fsync'd at once or by a later `sync()`, a torn last line closed before the next, and a sha256
 of every byte kept for the checkpoint to vouch with (firmware.checkpoint). The line format is
-firmware.journal's; which journal is written, and when, is `GameStore`'s (firmware.persist).
+game.journal's; which journal is written, and when, is `GameStore`'s (firmware.persist).
 
 Every call on the card goes through `disk`, an object with the `os` module's file functions
 (`rackside.atomic.Disk`: `open`, `write`, `fsync`, `close`, and for an atomic write `fchmod`,
@@ -18,8 +18,8 @@ import os
 from pathlib import Path
 
 from rackside.atomic import Disk
-from rackside.firmware import journal as journal_format
-from rackside.firmware.journal import dumps
+from rackside.game import journal as journal_format
+from rackside.game.journal import dumps
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@
 | before and after a game | off | off |
 
 Seen from across the table: one steady LED is a game in progress, two blinking LEDs a neutralised
-clock (with `HOLd` on the displays, `firmware.render`). The LEDs follow the same frames as the
+clock (with `HOLd` on the displays, `game.render`). The LEDs follow the same frames as the
 displays, so they change together; the blink is on the same half-second grid as the colons.
 """
 
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rackside.firmware.clock import Phase, View
+from rackside.game.clock import Phase, View
 from rackside.firmware.outputs import Frame, Output, OutputContext, no_settings
-from rackside.firmware.render import BLINK_NS
+from rackside.game.render import BLINK_NS
 
 
 def turn_leds(v: View, t_ns: int) -> tuple[bool, bool]:

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rackside.firmware.clock import NS_PER_S, Phase, View, display_text
-from rackside.firmware.render import BLINK_NS  # the menu blinks with the displays
-from rackside.firmware.rules_table import CLOCK_KEYS
+from rackside.game.clock import NS_PER_S, Phase, View, display_text
+from rackside.game.render import BLINK_NS  # the menu blinks with the displays
+from rackside.game.rules_table import CLOCK_KEYS
 from rackside.hall.wire.topics import MAX_TABLE  # the hall's table numbers
 
 MIN_GAME_S, MAX_TIME_S = CLOCK_KEYS["game_time"][1:3]  # a game time the [clock] table takes; 99:59, the most a display shows

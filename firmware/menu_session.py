@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from rackside.firmware import menu as menus
-from rackside.firmware.clock import Adjust, Arrive, Forfeit, Input, LateStart, Rules, View
+from rackside.game.clock import Adjust, Arrive, Forfeit, Input, LateStart, Rules, View
 
 
 class NewGame(NamedTuple):

@@ -44,8 +44,8 @@ from rackside.outage import Outage
 from rackside.registry import Registry
 
 if TYPE_CHECKING:  # annotations only: importing this module costs nothing of the core
-    from rackside.firmware.clock import Clock, Input, Rules, View
-    from rackside.firmware.messages import Message
+    from rackside.game.clock import Clock, Input, Rules, View
+    from rackside.game.messages import Message
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class Frame(NamedTuple):
     director's menu's while it is open), the core `clock` itself (for snapshots), whether the
     `menu` is open, and the `game`: its journal's name, "game-000003" (None while the new game's
     journal is pending); and what a text display says in words (issue 40, firmware.text_render):
-    the `table` (firmware.table.Table), the game's `slip` (firmware.slip.Slip or None), whether a
+    the `table` (game.table.Table), the game's `slip` (game.slip.Slip or None), whether a
     `keypad` is fitted, whether the power-cut banner shows (`restored`) and a check-in waiting for
     its player to confirm their name (`confirm`)."""
 

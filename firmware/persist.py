@@ -52,7 +52,7 @@ from rackside.atomic import Disk, write_atomic
 from rackside.outage import Outage
 from rackside.firmware import restore
 from rackside.firmware.checkpoint import Checkpoint, make_checkpoint, parse_checkpoint
-from rackside.firmware.clock import (
+from rackside.game.clock import (
     Clock,
     ClockInputError,
     Input,
@@ -63,8 +63,8 @@ from rackside.firmware.clock import (
     new_clock,
     settle,
 )
-from rackside.firmware import journal as journal_format
-from rackside.firmware.journal import (
+from rackside.game import journal as journal_format
+from rackside.game.journal import (
     JournalError,
     input_to_dict,
     make_header,
@@ -72,10 +72,10 @@ from rackside.firmware.journal import (
     state_to_dict,
 )
 from rackside.firmware.journal_writer import JournalWriter
-from rackside.firmware.replay import fold, fold_slip
-from rackside.firmware.slip import Slip, slip_open
-from rackside.firmware import table as table_core
-from rackside.firmware.table import Table, TableInputError
+from rackside.game.replay import fold, fold_slip
+from rackside.game.slip import Slip, slip_open
+from rackside.game import table as table_core
+from rackside.game.table import Table, TableInputError
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ class GameStore:
         self.config = config
         self.boot_id = boot_id if boot_id is not None else read_boot_id()
         self.restore_info: RestoreInfo | None = None
-        self.slip: Slip | None = None  # a restored ended game's result slip (firmware.slip), for the runner
+        self.slip: Slip | None = None  # a restored ended game's result slip (game.slip), for the runner
         self._writer: JournalWriter | None = None
         self._lock_fd = -1
         self._mutex = threading.Lock()
@@ -141,7 +141,7 @@ class GameStore:
         self._seq = 0
         self._journal_clock: Clock | None = None
         self._lost: list[list[int]] = []
-        self.table = Table()  # the table's check-in and calls (firmware.table): restored by `start`, kept by `record`
+        self.table = Table()  # the table's check-in and calls (game.table): restored by `start`, kept by `record`
         self.write_errors = 0  # journal lines the card refused since start (the hall's health reports it)
         self.state_outage = Outage(log, "journal state line (the clock's state after lost inputs)")
         # The runner checkpoints every 0.9 s; a failing card must not flood the log (the journal is
@@ -227,7 +227,7 @@ class GameStore:
         line; the next record starts on a fresh line. `after` is the clock the runner's core made of
         `event` (the core runs once per input): while the journal is in step (nothing lost since its
         last state line) it is what the journal's lines give; without it (tools, tests) the event is
-        applied here. `table_after` is the table (firmware.table) after a table input: the
+        applied here. `table_after` is the table (game.table) after a table input: the
         checkpoints carry it, so a restore from one comes back to the same check-in step."""
         d = input_to_dict(event)
         d.update(extra)
@@ -452,7 +452,7 @@ class GameStore:
         return self._resume(journal, result, checkpoint, segment, now_ns)
 
     def _slip_open(self, journal, clock: Clock) -> bool:
-        """Fold an ended game's result slip (firmware.slip) into `self.slip`; whether it is still
+        """Fold an ended game's result slip (game.slip) into `self.slip`; whether it is still
         open (begun, and not yet answered by the console): then the ended game is resumed."""
         self.slip = fold_slip(journal, clock)
         return slip_open(self.slip)

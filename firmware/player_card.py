@@ -1,6 +1,6 @@
 """The player card (issue 40 item 3): every message a player meets on the two 4-digit displays, with
 one line each on what it means and what to do. Pure data, built from the displays' own words
-(`firmware.render`, `firmware.slip`), so the card cannot name a word the clock does not show;
+(`game.render`, `game.slip`), so the card cannot name a word the clock does not show;
 tests/test_player_card.py fails if a word the clock shows has no line here.
 
 docs/table.md's player card is `markdown()`; the printable A6 card, docs/player-card.png, is drawn
@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import hashlib
 
-from rackside.firmware import render, slip
-from rackside.firmware.call import CALL_HOLD_NS
-from rackside.firmware.clock import Rules
+from rackside.game import render, slip
+from rackside.game.call import CALL_HOLD_NS
+from rackside.game.clock import Rules
 
-WESPA = Rules()  # the card's figures are WESPA's, as the clock's defaults (firmware.clock)
+WESPA = Rules()  # the card's figures are WESPA's, as the clock's defaults (game.clock)
 HOLD_S = f"{CALL_HOLD_NS / 1e9:g}"
 
 # (section, [(what the display shows, what it means / what to do), ...]); a shown text as the display

@@ -1,6 +1,6 @@
 """The requests the runner answers: a command from off the table, checked, applied, answered.
 
-A `firmware.messages.Request` reaches the runner's queue from the hall (`Runner.submit`, on the
+A `game.messages.Request` reaches the runner's queue from the hall (`Runner.submit`, on the
 hall's worker thread) or from a simulator; the runner hands each to its `Requests`, on its own
 thread, in time order with the buttons'. `Requests.answer` checks the request's name and arguments
 (`REQUESTS`: the arguments each takes; a director's command's are its entry's in
@@ -10,7 +10,7 @@ clock as the director's menu would (the input handed to the runner's public `app
 displays show, and their state is owned here: a director's `identify` (8888 flashes so the table is
 found) and the enrolment's `notice` (texts shown before a game's first press); the runner asks
 `texts` and `next_change_ns`. The table's requests (issue 27: `pairing`, `seat`, `call_ack`,
-`call_resolve`) become the table's inputs (firmware.table), journalled through the runner's
+`call_resolve`) become the table's inputs (game.table), journalled through the runner's
 `apply(..., table=True)`; a pairing that arrives once the game is under way is for the next game, and is
 journalled as that game's first input.
 
@@ -27,11 +27,11 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-from rackside.firmware import render
-from rackside.firmware.clock import Forfeit, Neutralise, Phase, Rules, View
-from rackside.firmware import checkin
-from rackside.firmware.checkin import Pairing
-from rackside.firmware.messages import NOTES, Request
+from rackside.game import render
+from rackside.game.clock import Forfeit, Neutralise, Phase, Rules, View
+from rackside.game import checkin
+from rackside.game.checkin import Pairing
+from rackside.game.messages import NOTES, Request
 from rackside.hall.wire import commands
 from rackside.hall.wire.schema import Invalid, Schema, Text, Whole
 
@@ -185,7 +185,7 @@ class Requests:
     def _table(self, r: Request, t: int) -> tuple[bool, str]:
         """A table request (issue 27) as the table's input, journalled and applied by the runner."""
         runner, a, spec = self.runner, r.args, RUNNER_COMMANDS[r.name]
-        event = spec.game_input(t, a)  # a pairing's table: this clock's number, checked by the core (firmware.checkin)
+        event = spec.game_input(t, a)  # a pairing's table: this clock's number, checked by the core (game.checkin)
         if isinstance(event, Pairing) and runner.phase(t) not in (Phase.SETUP, Phase.LATE):
             self.next_pairing = r  # 2.1: for the game that follows this one; journalled when it starts
             return True, ""

@@ -1,12 +1,12 @@
 """What to do with the latest journal after a restart: the restore decision, as plain values.
 
 Pure (tests/test_pure_cores.py): `GameStore` (firmware.persist) reads the journal and the
-checkpoint and folds them (firmware.replay); these functions decide, from what that found, whether
+checkpoint and folds them (game.replay); these functions decide, from what that found, whether
 the game goes on, which moment the clock comes back at, and whether the checkpoint's state must
 stand in for inputs the journal lacks. Each decision is tested on values (tests/test_restore.py);
 the files are GameStore's. The journal and checkpoint formats are in docs/journal.md.
 
-`fold` arguments are `firmware.replay.Replayed` results; `checkpoint` ones
+`fold` arguments are `game.replay.Replayed` results; `checkpoint` ones
 `firmware.checkpoint.Checkpoint`s. Both are read by attribute only.
 """
 
@@ -16,7 +16,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from rackside.firmware.clock import ClockInputError, Phase, Rules, settle
+from rackside.game.clock import ClockInputError, Phase, Rules, settle
 
 
 class Start(enum.Enum):
@@ -34,7 +34,7 @@ def start_kind(fold: Any, *, journal_rules: Rules, configured_rules: Rules, chos
     torn; NEW for any other journal with nothing played, or an ended game; else RESUME. A fold
     that began at a checkpoint's position (a game was under way there) is NEW only if it ended.
     An ended game whose result slip is begun and not yet answered by the console (`slip_open`,
-    firmware.slip) is RESUMEd: a power cut mid-typing or mid-signing comes back to the same step."""
+    game.slip) is RESUMEd: a power cut mid-typing or mid-signing comes back to the same step."""
     if not from_checkpoint_position and fold.applied == 0 and fold.states == 0:
         wanted = journal_rules == configured_rules or chosen_by_director
         return Start.REUSE if fold.lines_read == 0 and wanted and not torn else Start.NEW

@@ -1,7 +1,7 @@
 """The runner: the table clock's one loop, between the queue, the core and the clock's outputs.
 
 One thread does everything, so nothing is shared and nothing is locked. It waits on the one queue
-(`firmware.messages`: the board's button edges, the optional keypad's keys, the simulator's
+(`game.messages`: the board's button edges, the optional keypad's keys, the simulator's
 commands, requests `submit`ted from other threads such as the hall's) with a timeout computed to
 the next moment something is due: a display digit or indicator changes, a release or a long press
 completes, an output's checkpoint, a systemd watchdog ping. It never wakes otherwise (no busy loop, no fixed tick).
@@ -27,7 +27,7 @@ open, press, what the displays show; a press comes back as the clock's inputs, a
 a button's) and the requests from off the table (`firmware.requests`: `REQUESTS`, each request's
 check, its answer, and what a request shows on the displays: identify, notice). A third holds the
 table's flows (`firmware.table_session`: check-in and the director's call, issue 27): a key or a
-press comes back as the table's inputs (`firmware.table`), journalled and applied here (`_apply_table`)
+press comes back as the table's inputs (`game.table`), journalled and applied here (`_apply_table`)
 beside the clock's. A fourth, the result slip after the game's end (`firmware.slip_session`), takes
 the keys the table's flows leave and, while it waits for signatures, the players' presses. A clock
 without a keypad reaches neither with a key.
@@ -42,9 +42,9 @@ from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from rackside.firmware import journal_output
-from rackside.firmware import render
-from rackside.firmware import slip as slips
-from rackside.firmware.clock import (
+from rackside.game import render
+from rackside.game import slip as slips
+from rackside.game.clock import (
     ClockInputError,
     End,
     Neutralise,
@@ -61,13 +61,13 @@ from rackside.firmware.debounce import DEFAULT_SETTLE_NS, Debouncer
 from rackside.firmware.gestures import DEFAULT_CHORD_NS, DEFAULT_HOLD_NS, Action, Gestures
 from rackside.firmware.journal_output import JournalOutput
 from rackside.firmware.menu_session import AskTable, Closed, MenuSession, NewGame
-from rackside.firmware.messages import BUTTONS, KEYPAD_KEYS, Command, Edge, Key, Message, Request, Stop
+from rackside.game.messages import BUTTONS, KEYPAD_KEYS, Command, Edge, Key, Message, Request, Stop
 from rackside.firmware.outputs import Applied, Frame, Guarded, Output
 from rackside.firmware.requests import Requests
 from rackside.firmware.slip_session import SlipSession
-from rackside.firmware import table as table_core
-from rackside.firmware.table import Table, TableInputError
-from rackside.firmware.call import CALL_KEY
+from rackside.game import table as table_core
+from rackside.game.table import Table, TableInputError
+from rackside.game.call import CALL_KEY
 from rackside.firmware.table_session import REFUSED, TableSession
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ class Runner:
         # issue 27: check-in and the director's call, beside the clock (`keypad`: one is fitted)
         self.table = Table()
         self.table_session = TableSession(keypad=keypad, confirm=keypad and confirm_names)
-        # the slip names the players by the numbers they checked in with (firmware.checkin), by side
+        # the slip names the players by the numbers they checked in with (game.checkin), by side
         self.slip_session.numbers = lambda: self.table.seating.seated
 
     @property
@@ -278,7 +278,7 @@ class Runner:
             elif isinstance(m, Stop):
                 self.stopped = True
             else:
-                log.error("message %r ignored: not one of firmware.messages' types", m)
+                log.error("message %r ignored: not one of game.messages' types", m)
         self._advance(now)
         self.refresh(now)  # first: the displays never wait for an fsync
         self.flush(now)  # then every input of the batch is made durable, before any checkpoint
@@ -405,7 +405,7 @@ class Runner:
             self._apply_table(event)
 
     def _apply_table(self, event: Any, **extra: Any) -> bool:
-        """A table input (firmware.table: check-in, the director's call), as `_apply` for the
+        """A table input (game.table: check-in, the director's call), as `_apply` for the
         clock's: checked, journalled (write-ahead, with the table after it for the checkpoints),
         then applied with what it does to the clock (an arrival, a neutralisation) and handed to
         the outputs. True when applied; else False, and `_refused` says why."""
@@ -444,7 +444,7 @@ class Runner:
         return self._phase(t)
 
     def apply(self, event: Any, table: bool = False, **extra: Any) -> tuple[bool, str]:
-        """A game input (`table`: the table's, firmware.table) checked, journalled with `extra` beside
+        """A game input (`table`: the table's, game.table) checked, journalled with `extra` beside
         it and applied, as the buttons' are: (True, "") or (False, why the core refused it)."""
         if (self._apply_table if table else self._apply)(event, **extra):
             return True, ""

@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from rackside.firmware.messages import BUTTONS, Edge
+from rackside.game.messages import BUTTONS, Edge
 from rackside.hardware import sevenseg
 from rackside.hardware.display import NullDisplay
 

@@ -1,4 +1,4 @@
-"""The runner's result slip (issue 27, item 4): the one `firmware.slip.Slip` of the game that ended.
+"""The runner's result slip (issue 27, item 4): the one `game.slip.Slip` of the game that ended.
 
 The runner makes one and calls it at four points only, so a clock without a keypad never reaches
 it (no key, no slip): a keypad key (`key`), a player's press (`sign`: a signature while the slip
@@ -9,16 +9,16 @@ with its `seq`) and told to every output like any input; an input that changes n
 journalled. The signature that makes the slip final is journalled with the whole slip beside it
 (`"slip": {...}`, docs/journal.md), which the hall output publishes as the "slip" event
 (hall.device.clock_output). A restart brings back the slip the store folded from the journal
-(`GameStore.slip`, `firmware.replay.fold_slip`).
+(`GameStore.slip`, `game.replay.fold_slip`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from rackside.firmware import call as call_core
-from rackside.firmware import slip as slips
-from rackside.firmware.clock import Phase, view
+from rackside.game import call as call_core
+from rackside.game import slip as slips
+from rackside.game.clock import Phase, view
 
 SLIP_NOTE = "slip"  # the journal field (and Applied note) that holds a final slip's record
 

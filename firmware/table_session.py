@@ -1,14 +1,14 @@
 """The table's flows as the runner holds them: a keypad key or a player's press turned into the
-table's inputs (firmware.table: check-in, the director's call). Pure, like firmware.menu_session:
+table's inputs (game.table: check-in, the director's call). Pure, like firmware.menu_session:
 the runner journals and applies what this returns, and asks `deadline` when to wake.
 
-Keys (firmware.messages.Key, debounced by hardware.keypad):
+Keys (game.messages.Key, debounced by hardware.keypad):
 
 - before the game (setup, or waiting for latecomers): a digit is typed, `*` clears what was typed
-  (firmware.checkin.CLEAR_KEY); each is journalled (`key`), so a power cut mid-number comes back
+  (game.checkin.CLEAR_KEY); each is journalled (`key`), so a power cut mid-number comes back
   with the digits typed so far. With digits typed, a player's own button is their check-in
   (2.3.1(b), 1.4.5), not a start;
-- any time: `#` (firmware.call.CALL_KEY) held `CALL_HOLD_NS` calls the director (from no side: the
+- any time: `#` (game.call.CALL_KEY) held `CALL_HOLD_NS` calls the director (from no side: the
   call's `how` is KEYPAD); a player's own button pressed while `#` is held calls at once, from that
   side (SIDE: the call says which side called). The three buttons' gesture calls from no side (BUTTONS).
 
@@ -26,12 +26,12 @@ with no keypad (no key ever arrives) behaves exactly as before.
 
 from __future__ import annotations
 
-from rackside.firmware import call as call_core
-from rackside.firmware import checkin as checkin_core
-from rackside.firmware.call import BUTTONS, CALL_HOLD_NS, CALL_KEY, KEYPAD, SIDE
-from rackside.firmware.checkin import CheckIn, Typed
-from rackside.firmware.clock import Phase
-from rackside.firmware.table import Table
+from rackside.game import call as call_core
+from rackside.game import checkin as checkin_core
+from rackside.game.call import BUTTONS, CALL_HOLD_NS, CALL_KEY, KEYPAD, SIDE
+from rackside.game.checkin import CheckIn, Typed
+from rackside.game.clock import Phase
+from rackside.game.table import Table
 
 REFUSED = "refused"  # `press`: the press is not a start (2.2), and goes nowhere
 BEFORE_GAME = (Phase.SETUP, Phase.LATE)

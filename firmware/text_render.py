@@ -1,8 +1,8 @@
 """What the optional text display says (issue 40): the clock and its table in words. Pure.
 
-The two 4-digit displays (firmware.render) can only hint (`tAbL 14`, `CALL`, `SIGn`); a character
+The two 4-digit displays (game.render) can only hint (`tAbL 14`, `CALL`, `SIGn`); a character
 display (16x2 or 20x4, or an OLED's text lines: hardware.textdisplay) says it: the table and both
-players' names as TSH has them (the console's `pairing` carries them, firmware.checkin), who starts,
+players' names as TSH has them (the console's `pairing` carries them, game.checkin), who starts,
 what to type, where to go, the director's call and how long it has waited, the signed slip step by
 step, the recount, and the console's answer. `screen` is the message as lines of any length; `fit`
 wraps them to the display's width and, when they are more than its rows, pages through them every
@@ -22,9 +22,9 @@ import textwrap
 import unicodedata
 from typing import Any
 
-from rackside.firmware import checkin
-from rackside.firmware import slip as slips
-from rackside.firmware.clock import Phase, View
+from rackside.game import checkin
+from rackside.game import slip as slips
+from rackside.game.clock import Phase, View
 
 PAGE_NS = 2_000_000_000  # a screen longer than the display shows its next rows after this
 SIDE_NAMES = ("Left", "Right")  # player 1 sits at the left display, player 2 at the right
@@ -203,7 +203,7 @@ def _slip(sl: slips.Slip, s: checkin.Seating, keypad: bool) -> list[str] | None:
 def screen(v: View, t_ns: int, *, table: Any = None, slip: Any = None, keypad: bool = False, menu: tuple[str, str] | None = None,
            restored: bool = False, confirm: tuple[int, int] | None = None) -> list[str]:
     """What the text display says at `t_ns`, as lines of any length (`fit` makes them the display's).
-    `table`: firmware.table.Table; `slip`: firmware.slip.Slip or None; `menu`: the two 4-digit texts
+    `table`: game.table.Table; `slip`: game.slip.Slip or None; `menu`: the two 4-digit texts
     while the director's menu is open; `confirm`: (side, number) a first press asks that side to
     confirm (firmware.table_session)."""
     if menu is not None:

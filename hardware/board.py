@@ -6,7 +6,7 @@ The buttons are gpiozero input devices (a `Button` without its hold thread, see
 done from edge timestamps, because gpiozero's bounce_time drops the edges we need to date a press.
 
 On a Pi the pin back-end calls us on its own threads. The callback does the least it can: date the
-edge and put an `Edge(t_ns, button, down)` (`firmware.messages`) on ONE `queue.SimpleQueue`, which
+edge and put an `Edge(t_ns, button, down)` (`game.messages`) on ONE `queue.SimpleQueue`, which
 the runner's single thread consumes. Commands from a simulator's keyboard go into the same queue as
 `Command(t_ns, name)`, so the runner never needs a lock.
 
@@ -26,7 +26,7 @@ import queue
 import time
 from typing import Any, Callable
 
-from rackside.firmware.messages import BUTTONS, Command, Edge
+from rackside.game.messages import BUTTONS, Command, Edge
 from rackside.outage import Outage
 
 log = logging.getLogger(__name__)

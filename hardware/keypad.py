@@ -41,7 +41,7 @@ A key released during a scan (before its row was read) is simply not found: noth
 and the scanner goes back to waiting. A contact that bounces open at the moment of a scan shows as a
 short release, which the debouncer ignores.
 
-What it delivers: `Key(t_ns, key, down)` (`firmware.messages`) on the board's one queue: a press
+What it delivers: `Key(t_ns, key, down)` (`game.messages`) on the board's one queue: a press
 accepted (`down`), and its release once final. No gpiozero import happens at module import time.
 """
 
@@ -52,7 +52,7 @@ import threading
 from typing import Any, Sequence
 
 from rackside.firmware.debounce import DEFAULT_SETTLE_NS, Debouncer
-from rackside.firmware.messages import KEYPAD_KEYS, Key
+from rackside.game.messages import KEYPAD_KEYS, Key
 from rackside.hardware.board import edge_button_class
 
 log = logging.getLogger(__name__)

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from rackside import tomlfile
-from rackside.firmware.messages import BUTTONS
+from rackside.game.messages import BUTTONS
 from rackside.hardware.bcm import PinMapError, check_bcm
 from rackside.hardware.drivers import check_display_spec, driver_of
 

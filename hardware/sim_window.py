@@ -32,7 +32,7 @@ import os
 import select
 from typing import Any, Callable, Sequence
 
-from rackside.firmware.messages import BUTTONS, KEYPAD_KEYS
+from rackside.game.messages import BUTTONS, KEYPAD_KEYS
 from rackside.hardware import sevenseg
 from rackside.hardware.wake import Waker
 

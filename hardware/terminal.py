@@ -24,7 +24,7 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
-from rackside.firmware.messages import BUTTONS, KEYPAD_KEYS
+from rackside.game.messages import BUTTONS, KEYPAD_KEYS
 from rackside.hardware import sevenseg
 from rackside.hardware.wake import Waker
 

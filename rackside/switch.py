@@ -177,7 +177,7 @@ class Layout:
 
 def game_in_progress(journals: Path) -> str | None:
     """Why a game is in progress on this table's clock (to say to the director), or None between games."""
-    from rackside.firmware.clock import Phase
+    from rackside.game.clock import Phase
     from rackside.firmware.persist import parse_checkpoint
 
     path = journals / "checkpoint.json"

@@ -52,7 +52,7 @@ def test_the_bundle_holds_source_wheels_lock_installer_and_sums(built, key, tmp_
     # The source: what git tracks, the version stamped; no venv, no build output, and no links (a
     # bundle holds regular files and folders only: the wheel, which the Pi runs, has the subsystems).
     src = top / "source"
-    assert not (src / "rackside" / "firmware").exists() and (src / "firmware" / "clock.py").is_file()
+    assert not (src / "rackside" / "firmware").exists() and (src / "game" / "clock.py").is_file()
     assert not [p for p in top.rglob("*") if p.is_symlink()]
     assert 'version = "0.1.0+open2026.1"' in (src / "pyproject.toml").read_text()
     assert not (src / ".venv").exists() and not list(src.rglob("__pycache__")) and not list(src.glob("*.egg-info"))

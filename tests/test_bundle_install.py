@@ -12,7 +12,7 @@ from pathlib import Path
 
 
 from rackside import signing, switch
-from rackside.firmware.clock import End, Press, Rules, apply
+from rackside.game.clock import End, Press, Rules, apply
 from rackside.firmware.persist import GameStore
 from rackside.hall.wire.join import join_text
 from support.bundle import RACKSIDE, build_bundle, copy_checkout, install, needs_root, unpack
@@ -114,7 +114,7 @@ def test_install_update_between_games_and_roll_back(offline_wheels, tmp_path):
     assert sorted(p.name for p in base.iterdir()) == [".switch.lock", "0.1.0+v1", "0.1.0+v2", "0.1.0+v3", "current", "previous"]
 
     # A bundle with a changed file changes nothing.
-    (bundles["v1"] / "source" / "firmware" / "clock.py").write_text("# tampered\n")
+    (bundles["v1"] / "source" / "game" / "clock.py").write_text("# tampered\n")
     result, calls = install(bundles["v1"], root, tmp=tmp_path)
     assert result.returncode == 1 and "do not match SHA256SUMS" in result.stderr and calls == []
     assert os.readlink(base / "current") == "0.1.0+v2"

@@ -84,7 +84,7 @@ def test_a_config_with_its_own_pin_map(tmp_path):
 
 
 def test_replay_subcommand(tmp_path, capsys):
-    from rackside.firmware.clock import Press, Rules
+    from rackside.game.clock import Press, Rules
     from rackside.firmware.persist import GameStore
 
     store = GameStore(tmp_path / "state", Rules(), boot_id="t")

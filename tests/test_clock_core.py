@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from rackside.firmware.clock import (
+from rackside.game.clock import (
     Adjust,
     Arrive,
     ClockInputError,

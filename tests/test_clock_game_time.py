@@ -10,7 +10,7 @@ import os
 import pytest
 
 from rackside.firmware import config as clock_config
-from rackside.firmware.clock import NS_PER_S, Phase
+from rackside.game.clock import NS_PER_S, Phase
 from rackside.firmware.config import load_config, save_game_time
 
 from support.clock import FakeClock

@@ -12,8 +12,8 @@ import threading
 import pytest
 
 from rackside.firmware import outputs
-from rackside.firmware.clock import NS_PER_MS, NS_PER_S, Neutralise, Phase, Press
-from rackside.firmware.messages import BUTTONS, Command, Edge, Request, Stop
+from rackside.game.clock import NS_PER_MS, NS_PER_S, Neutralise, Phase, Press
+from rackside.game.messages import BUTTONS, Command, Edge, Request, Stop
 from rackside.firmware.outputs import Frame, Output
 
 from support.clock import T0, FakeClock

@@ -18,7 +18,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rackside.firmware.clock import (
+from rackside.game.clock import (
     Adjust,
     Arrive,
     End,

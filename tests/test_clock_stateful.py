@@ -1,5 +1,5 @@
 """A Hypothesis state machine for the clock core: random games, checked after every step against the
-promises of `firmware/clock.py`'s docstring:
+promises of `game/clock.py`'s docstring:
 
 - inputs in, state out: `apply` never changes the clock it was given (plain immutable values), and
   folding the same inputs again (`run`, as the replay does) gives the same clock;
@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from rackside.firmware.clock import (
+from rackside.game.clock import (
     Adjust,
     Arrive,
     End,

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rackside.firmware import requests as runner_requests
-from rackside.firmware.journal import input_to_dict
-from rackside.firmware.messages import Request
+from rackside.game.journal import input_to_dict
+from rackside.game.messages import Request
 from rackside.hall.console import requests as console_requests
 from rackside.hall.device.intake import Accepted, CommandIntake
 from rackside.hall.wire import commands

@@ -129,7 +129,7 @@ def test_a_station_cannot_rewrite_another_stations_challenge():
 
 def test_the_rounds_game_time_is_one_every_clock_takes():
     """The console took game times up to 180 minutes; the clock's own limit ([clock] game_time,
-    firmware.rules_table) is 99:59, so every new_game of such a round was refused by the clocks."""
+    game.rules_table) is 99:59, so every new_game of such a round was refused by the clocks."""
     console = Console("h", cheap_hash("pw"))
     app = build_app(console, secret_key="k" * 64)
 

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from rackside.firmware.call import SIDE, Call
-from rackside.firmware.journal import input_to_dict
+from rackside.game.call import SIDE, Call
+from rackside.game.journal import input_to_dict
 from rackside.hall.console import limits
 from rackside.hall.console.resultstore import (AUDIT_KINDS, DEVICE_GAMES, DEVICE_ROWS, MAX_AUDIT_READ, ResultStore)
 from rackside.hall.wire import payloads

@@ -209,7 +209,7 @@ def test_a_real_stations_payloads():
 def test_the_snapshot_carries_the_events_rules_for_the_page():
     """The page's fallback rules (a state carries its game's own) are the event's ([event], issue 38),
     WESPA's when it says nothing, never a copy of the clock core's defaults."""
-    from rackside.firmware.clock import Rules
+    from rackside.game.clock import Rules
     from rackside.hall.console.app import Console
     from rackside.hall.wire.eventrules import from_table
 
@@ -258,7 +258,7 @@ def test_config_loads_credentials_and_names_a_bad_key(tmp_path):
 ])
 def test_the_events_rules_are_checked_where_they_enter_naming_the_key(tmp_path, event, says):
     """Issue 38: [event] holds the event's rules; each is checked by the clock's own table
-    (firmware.rules_table: one range, one default), and a bad one is one line naming the key."""
+    (game.rules_table: one range, one default), and a bad one is one line naming the key."""
     from rackside.hall.console import config
 
     path = tmp_path / "hall.toml"
@@ -269,8 +269,8 @@ def test_the_events_rules_are_checked_where_they_enter_naming_the_key(tmp_path, 
 
 
 def test_the_events_rules_default_to_wespas_and_take_the_clocks_keys(tmp_path):
-    from rackside.firmware.clock import Rules
-    from rackside.firmware.rules_table import CLOCK_KEYS
+    from rackside.game.clock import Rules
+    from rackside.game.rules_table import CLOCK_KEYS
     from rackside.hall.console import config
     from rackside.hall.wire import eventrules
 

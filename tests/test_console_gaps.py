@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from rackside.firmware.clock import Arrive, LateStart, Rules, apply, new_clock, view
+from rackside.game.clock import Arrive, LateStart, Rules, apply, new_clock, view
 from rackside.hall.wire import commands
 from rackside.hall.wire.payloads import state_payload
 from rackside.hall.console import auth

@@ -29,8 +29,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from rackside.firmware import clock as C
-from rackside.firmware.call import BUTTONS, KEYPAD, SIDE
+from rackside.game import clock as C
+from rackside.game.call import BUTTONS, KEYPAD, SIDE
 from rackside.hall.console import tsh
 from rackside.hall.wire import payloads
 
@@ -160,7 +160,7 @@ def test_a_call_is_queued_acknowledged_and_resolved_with_a_reason(hall):
 
 
 def test_the_queue_and_the_audit_say_how_a_call_without_a_side_was_made(hall):
-    """`#` held alone on the keypad is not the three buttons' gesture (firmware.call's `how`): the
+    """`#` held alone on the keypad is not the three buttons' gesture (game.call's `how`): the
     Calls drawer and the audit say which; an older clock's call (no `how`) says neither."""
     one = hall.clocks[1]
     for how, who in ((KEYPAD, "the keypad"), (BUTTONS, "the buttons"), (None, "no side")):

@@ -36,7 +36,7 @@ def test_a_number_checks_in_at_one_side_only_and_a_new_game_starts_afresh():
     c = checkin.CheckIns()
     assert c.check_in(1, event(player=1, number=2), SEATS[1], SEATS) is None
     assert c.check_in(1, event(seq=2, player=2, number=2), SEATS[1], SEATS) is None  # typed again on the other side
-    assert c.sides(1) == {1: 2}  # the side it checked in at first stands, as on the clock (firmware.checkin)
+    assert c.sides(1) == {1: 2}  # the side it checked in at first stands, as on the clock (game.checkin)
     view = c.view(1, SEATS[1])
     assert view["sides"] == {"1": {"number": 2, "name": "Bob", "starter": False, "at": None}}
     c.check_in(1, event(seq=3, player=1, number=1), SEATS[1], SEATS)
@@ -60,10 +60,10 @@ def test_a_number_typed_on_both_sides_is_a_conflict_on_the_tile_until_put_right(
 
 
 def test_a_conflict_on_the_tile_goes_when_the_clock_drops_it_for_a_number_not_paired_here():
-    """Issue 40: the tile shows a refused check-in as long as the clock does (firmware.checkin). A
+    """Issue 40: the tile shows a refused check-in as long as the clock does (game.checkin). A
     number not paired at this table, typed at either side, clears the clock's USEd too: the side
     that held the number gives it up (Ann typed 9 instead), or the refused side types another."""
-    from rackside.firmware import checkin as clock_checkin
+    from rackside.game import checkin as clock_checkin
 
     for side, number in ((1, 9), (2, 9)):  # the holder gives 2 up; the refused side types another
         c = checkin.CheckIns()
@@ -83,9 +83,9 @@ def test_a_conflict_on_the_tile_goes_when_the_clock_drops_it_for_a_number_not_pa
     [(1, 12), (2, 44), (2, 31)],  # a number paired elsewhere seats nobody
 ])
 def test_the_console_seats_each_check_in_where_the_clock_does(presses):
-    """2.3.1(b), 1.4.5: the console's seating is the clock's (firmware.checkin): a late start is offered
+    """2.3.1(b), 1.4.5: the console's seating is the clock's (game.checkin): a late start is offered
     for the side a player is not sitting at (2.3.3(a)), and the typed form's sides are the players'."""
-    from rackside.firmware import checkin as clock_checkin
+    from rackside.game import checkin as clock_checkin
 
     here = seat(1, (12, 31), ("Ann", "Bob"), starter=31)
     seats = {1: here, 2: seat(2, (44, 45), ("Cy", "Di"))}
@@ -181,7 +181,7 @@ def test_the_queue_keeps_its_bound_forgetting_resolved_calls_first_and_restores_
 
 
 def test_a_table_has_one_open_call_so_one_device_never_pushes_out_another_tables_calls():
-    """1.4.3: a clock has one call open at a time (firmware.call); a new call from a table replaces its
+    """1.4.3: a clock has one call open at a time (game.call); a new call from a table replaces its
     previous open one, so a device sending call after call keeps one open call, and every other
     table's open call stays queued. At most MAX_TABLE open calls and RESOLVED_SHOWN resolved."""
     from rackside.hall.wire.topics import MAX_TABLE

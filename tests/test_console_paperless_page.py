@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from rackside.firmware.call import BUTTONS, KEYPAD
+from rackside.game.call import BUTTONS, KEYPAD
 
 from support import browser as chromium
 from support.paperless import PASSWORD, Hall

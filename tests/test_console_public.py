@@ -59,7 +59,7 @@ def get(url: str, headers: dict | None = None):
 
 class Hall:
     def __init__(self, folder: Path):
-        from rackside.firmware.clock import Rules
+        from rackside.game.clock import Rules
         from rackside.hall.console.sim import SimHall
 
         self.broker = Broker(folder / "broker", tables="1-3", stations=1).start()

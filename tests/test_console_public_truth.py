@@ -20,7 +20,7 @@ import urllib.request
 
 import pytest
 
-from rackside.firmware import clock as C
+from rackside.game import clock as C
 from rackside.hall.wire import topics
 from support import browser as chromium
 from support.broker import Broker, free_port

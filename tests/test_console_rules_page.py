@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from rackside.firmware.rules_table import CLOCK_KEYS
+from rackside.game.rules_table import CLOCK_KEYS
 from rackside.hall.console.app import Console, build_app
 from rackside.hall.console.config import ConsoleConfig
 from rackside.hall.console.event import RULES_KEY
@@ -70,7 +70,7 @@ def test_the_page_reads_the_rules_and_their_ranges_from_the_clocks_own_table(pag
     assert v["config"] == v["rules"]  # console.toml's [event], as last read
     fields = {f["key"]: f for f in v["fields"]}
     assert list(fields) == [*eventrules.GAME_KEYS, "challenge_rule"]
-    for key in eventrules.GAME_KEYS:  # the page's ranges are the clock's (firmware.rules_table), never a copy
+    for key in eventrules.GAME_KEYS:  # the page's ranges are the clock's (game.rules_table), never a copy
         kind, low, high, _ = CLOCK_KEYS[key]
         assert (fields[key]["kind"], fields[key]["low"], fields[key]["high"]) == (kind, low, high)
     assert [c["value"] for c in fields["challenge_rule"]["choices"]] == list(eventrules.CHALLENGE_RULES)

@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from rackside.firmware import call, checkin, clock, render, rules_table
+from rackside.game import call, checkin, clock, render, rules_table
 from rackside.hall.wire import commands, messages, topics
 from rackside.hall.console import limits, tsh
 from rackside.judge import adjudication
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ("firmware", "hall", "judge", "kiosk", "hardware", "rackside", "bench")
+PRODUCT = ("firmware", "game", "hall", "judge", "kiosk", "hardware", "rackside", "bench")
 
 
 def python_sources():
@@ -166,7 +166,7 @@ RULES = [
 
 
 def test_the_clock_and_the_console_take_the_same_rounds():
-    """A pairing's round (firmware.checkin, hall.wire) and the console's (TSH's player lines, its
+    """A pairing's round (game.checkin, hall.wire) and the console's (TSH's player lines, its
     config's round) are one limit: a round the console may be in is one the clock takes."""
     from rackside.hall.console import config
 
@@ -418,7 +418,7 @@ def test_from_table_refuses_join_as_an_unknown_key(tmp_path):
 
 
 # The clock core's forfeit endings are words of the wire (a result's `ending`): the console reads
-# them from firmware.clock.Ending and the page from the snapshot (`lateness_endings`).
+# them from game.clock.Ending and the page from the snapshot (`lateness_endings`).
 FORFEIT_ENDINGS = {e.value for e in clock.Ending if "forfeit" in e.value}
 
 

@@ -4,8 +4,8 @@ recording displays, on a fake clock. Every assertion about time is exact to the 
 
 import pytest
 
-from rackside.firmware.clock import NS_PER_MS, NS_PER_S, Ending, Phase, Rules
-from rackside.firmware.messages import Edge
+from rackside.game.clock import NS_PER_MS, NS_PER_S, Ending, Phase, Rules
+from rackside.game.messages import Edge
 from rackside.firmware.runner import CHECKPOINT_NS
 
 from support.clock import T0
@@ -404,8 +404,8 @@ def test_the_buzzer_pin_really_beeps(monkeypatch, tmp_path):
 
 
 def test_journal_replays_to_the_same_clock(rig, tmp_path):
-    from rackside.firmware.clock import run
-    from rackside.firmware.journal import read_journal
+    from rackside.game.clock import run
+    from rackside.game.journal import read_journal
 
     start_left(rig)
     rig.after_ms(4_000).tap("left")

@@ -1,6 +1,6 @@
 """Long presses, pure: what each press means in each phase, and the moments they complete."""
 
-from rackside.firmware.clock import Phase
+from rackside.game.clock import Phase
 from rackside.firmware.gestures import Action, Gestures
 
 MS = 1_000_000

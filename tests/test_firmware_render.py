@@ -2,8 +2,9 @@
 
 import pytest
 
-from rackside.firmware import menu as menus, render
-from rackside.firmware.clock import (
+from rackside.firmware import menu as menus
+from rackside.game import render
+from rackside.game.clock import (
     Adjust,
     Arrive,
     End,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import queue
 
-from rackside.firmware.clock import NS_PER_S, Press, Rules, apply, view
-from rackside.firmware.messages import Request
+from rackside.game.clock import NS_PER_S, Press, Rules, apply, view
+from rackside.game.messages import Request
 from rackside.firmware.outputs import Applied, Frame
 from rackside.hall.device.clock_output import Wake
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from rackside import running_version
-from rackside.firmware.clock import Phase
+from rackside.game.clock import Phase
 
 
 from support.hallclock import ack, send
@@ -128,7 +128,7 @@ def test_a_state_at_least_every_10_s_and_the_result_once(hall_broker, tmp_path):
     """What the runner's side of the output queues on each refresh (its thread, no network): a
     state when the game changes, then one every 10 s however often the display refreshes, and the
     result once when the game ends."""
-    from rackside.firmware.clock import End, Press, apply, new_clock, view
+    from rackside.game.clock import End, Press, apply, new_clock, view
     from rackside.firmware.outputs import Frame
     from rackside.hall.net import config as hall_config
     from rackside.hall.device.clock_output import HallOutput

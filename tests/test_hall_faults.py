@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from rackside.firmware.clock import NS_PER_S
+from rackside.game.clock import NS_PER_S
 from rackside.hall.wire.health import is_online  # the bare word, or the status with the health
 
 from support.broker import Recorder
@@ -78,8 +78,8 @@ def broker_outage_mid_game(make_broker, tmp_path, outage_s):
         duplicates = len(events) - len(unique(events))
         assert duplicates == 0, f"{duplicates} duplicate(s)"
         # the clock's time is exactly what its journal says: the outage cost nobody anything
-        from rackside.firmware.replay import fold
-        from rackside.firmware.journal import read_journal
+        from rackside.game.replay import fold
+        from rackside.game.journal import read_journal
 
         assert fold(read_journal(live.clock.store.journal_path)).clock == live.runner.clock
         assert offline_taps >= 2
@@ -206,7 +206,7 @@ def test_a_full_publisher_queue_never_blocks_the_clock_and_loses_nothing(hall_br
     still reaches the director (recovered from the journal)."""
     import logging
 
-    from rackside.firmware.clock import Press, Rules, apply
+    from rackside.game.clock import Press, Rules, apply
     from rackside.firmware.persist import GameStore
     from rackside.hall.net import config as hall_config
     from rackside.hall.device.clock_output import HallOutput
@@ -217,7 +217,7 @@ def test_a_full_publisher_queue_never_blocks_the_clock_and_loses_nothing(hall_br
     cfg = hall_config.from_table({"url": hall_broker.url, "credentials": str(hall_broker.credentials("table-6"))}, "table")
     out = HallOutput(cfg, store.journal_dir, lambda message: None, outbox_path=tmp_path / "outbox.sqlite", queue_size=3)
     caplog.set_level(logging.DEBUG, logger="rackside.hall.device.clock_output")
-    from rackside.firmware.clock import view
+    from rackside.game.clock import view
     from rackside.firmware.outputs import Applied, Frame
 
     out.view(Frame(view(clock, t), ("", ""), clock, False, "game-000001"), t)  # the runner's first refresh: game 1

@@ -98,7 +98,7 @@ def test_the_clocks_menu_asks_for_a_table_and_the_director_confirms_it(make_brok
         live.close()
         director.disconnect()
         director.loop_stop()
-    from rackside.firmware.clock import new_clock, view
+    from rackside.game.clock import new_clock, view
 
     m = menu.open_menu(view(new_clock(), 0), 1_500_000, 600_000)
     assert "tAbL" not in [i.label for i in m.items]  # a clock not joining a hall is not offered it

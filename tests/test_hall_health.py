@@ -360,7 +360,7 @@ def test_a_journal_line_the_card_refuses_is_a_write_error_in_the_health(tmp_path
     """GameStore counts each line the card refused; the clock's health reports the count."""
     import errno
 
-    from rackside.firmware.clock import Press, Rules
+    from rackside.game.clock import Press, Rules
     from rackside.firmware.persist import GameStore
 
     from support.disk import Disk

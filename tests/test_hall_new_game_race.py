@@ -9,8 +9,8 @@ it on its own thread, against the clock as it is when the request is handled."""
 
 from __future__ import annotations
 
-from rackside.firmware.clock import NS_PER_S, Phase
-from rackside.firmware.messages import Request
+from rackside.game.clock import NS_PER_S, Phase
+from rackside.game.messages import Request
 
 
 def test_a_new_game_request_reaching_a_running_clock_is_refused(rig):

@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from rackside.firmware.clock import End, Press, Rules, new_clock, view
-from rackside.firmware.clock import apply as clock_apply
-from rackside.firmware.messages import Request
+from rackside.game.clock import End, Press, Rules, new_clock, view
+from rackside.game.clock import apply as clock_apply
+from rackside.game.messages import Request
 from rackside.firmware.requests import ARGS
 from rackside.hall.console import contract, requests
 from rackside.hall.console.hallstate import HallState
@@ -114,9 +114,9 @@ def test_every_message_a_clock_writes_is_read_whole_by_its_schema():
 
 def test_a_call_event_says_how_the_call_was_made_and_an_older_one_without_is_read():
     """A call from `#` held alone, from `#` with a player's own button, or from the three buttons'
-    gesture (firmware.call): the event carries `how`; an older clock's event has none."""
-    from rackside.firmware.call import BUTTONS, KEYPAD, SIDE, Call
-    from rackside.firmware.journal import input_to_dict
+    gesture (game.call): the event carries `how`; an older clock's event has none."""
+    from rackside.game.call import BUTTONS, KEYPAD, SIDE, Call
+    from rackside.game.journal import input_to_dict
 
     for call in (Call(NS, None, "call-1", KEYPAD), Call(NS, 2, "call-1", SIDE), Call(NS, None, "call-1", BUTTONS), Call(NS, None, "call-1")):
         event = json.loads(payloads.event_payload(input_to_dict(call), "game-000001", 2, WALL))
@@ -124,7 +124,7 @@ def test_a_call_event_says_how_the_call_was_made_and_an_older_one_without_is_rea
     with pytest.raises(contract.Refused, match=r"^how "):
         contract.read("event", json.dumps({**event, "how": "elbow"}).encode())
     # how and the side agree where the call enters the console, as the clock's own journal checks
-    # them (firmware.call.check_how): a side's call names its side, a keypad's or the buttons' none
+    # them (game.call.check_how): a side's call names its side, a keypad's or the buttons' none
     side = json.loads(payloads.event_payload(input_to_dict(Call(NS, 2, "call-1", SIDE)), "game-000001", 2, WALL))
     keypad = json.loads(payloads.event_payload(input_to_dict(Call(NS, None, "call-1", KEYPAD)), "game-000001", 2, WALL))
     for bad in ({k: v for k, v in side.items() if k != "player"}, {**keypad, "player": 1}, {**keypad, "how": BUTTONS, "player": 2}):

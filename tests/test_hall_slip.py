@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import time
 
-from rackside.firmware.clock import Phase
-from rackside.firmware.messages import Key
-from rackside.firmware.slip import Step
+from rackside.game.clock import Phase
+from rackside.game.messages import Key
+from rackside.game.slip import Step
 from rackside.hall.wire import messages
 
 from support.hallclock import ack, send

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 
-from rackside.firmware.clock import Phase
+from rackside.game.clock import Phase
 
 from support.hallclock import LiveClock, ack, clock_config, send
 from support.wait import until

@@ -72,7 +72,7 @@ def test_a_spare_continues_a_killed_clocks_game_with_its_last_times(make_broker,
         got = wait(lambda: len(adjusts()) == 2 and adjusts(), 30)
         taken = wait(lambda: [x for x in spare.journal() if x.get("input") == "takeover"], 10)
         assert taken[0]["player"] == 2 and "takeover of table 5 from device pi-old" in taken[0]["reason"]
-        from rackside.firmware.clock import Phase, view
+        from rackside.game.clock import Phase, view
 
         wait(lambda: spare.runner.clock.phase is Phase.NEUTRALISED, 5)  # 1.4.1(b): neutralised, as the old clock was
         now = view(spare.runner.clock, time.monotonic_ns())
@@ -209,7 +209,7 @@ def test_nothing_to_take_over_before_a_game_or_after_it():
 
 
 def test_the_spare_is_neutralised_with_the_side_to_move_of_the_last_state():
-    from rackside.firmware.clock import Neutralise, Phase, Takeover, apply, new_clock, view
+    from rackside.game.clock import Neutralise, Phase, Takeover, apply, new_clock, view
     from rackside.hall.wire import commands
 
     players = [{**_GOOD["players"][0], "remaining_ms": 61_000}, {**_GOOD["players"][1], "remaining_ms": 42_000}]
@@ -226,7 +226,7 @@ def test_the_spare_is_neutralised_with_the_side_to_move_of_the_last_state():
         v = view(apply(c, Neutralise(10)), 1_000_000_010)  # the centre press restarts the side to move (4.1)
         assert v.players[to_move - 1].running and v.players[to_move - 1].remaining_ms == [61_000, 42_000][to_move - 1] - 1000
     # a takeover after the spare's first press changes nothing: that game is its own
-    from rackside.firmware.clock import Press
+    from rackside.game.clock import Press
 
     c = apply(new_clock(), Press(1, 2))
     assert apply(c, Takeover(2, 2)).phase is Phase.RUNNING
@@ -260,7 +260,7 @@ def test_the_spare_continues_the_game_under_every_rule_its_state_carries():
     optional forfeit and 3.10.6(a)'s courtesy draw too): the spare's game runs under them all, not under
     its own clock.toml's. Before, the takeover's new_game named four of them, and the spare took the
     other two from its own card."""
-    from rackside.firmware.clock import Rules
+    from rackside.game.clock import Rules
     from rackside.hall.wire import commands
 
     rules = {"game_time_ms": 1_200_000, "penalty_per_minute": 5, "forfeit_overtime_ms": 300_000,

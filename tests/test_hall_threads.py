@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from rackside.firmware.clock import Press
+from rackside.game.clock import Press
 from rackside.firmware.outputs import Applied
 from rackside.hall.device.owner import OwnershipError
 

@@ -390,7 +390,7 @@ def _tampered_inside(archive, out):
     with tarfile.open(archive) as src, tarfile.open(out, "w:gz") as dst:
         for m in src:
             f = src.extractfile(m) if m.isfile() else None
-            if m.name.endswith("/source/firmware/clock.py"):
+            if m.name.endswith("/source/game/clock.py"):
                 f = io.BytesIO(b"# tampered\n")
                 m.size = len(f.getvalue())
             dst.addfile(m, f)
@@ -433,7 +433,7 @@ def test_a_clock_updates_from_the_devices_page(offline_wheels, broker, console, 
 
             # a bundle with a file changed inside (its own SHA-256 given right) is refused
             upload(tampered, hashlib.sha256(tampered.read_bytes()).hexdigest())
-            wait(lambda: "source/firmware/clock.py: does not match SHA256SUMS" in result.inner_text(), 30)
+            wait(lambda: "source/game/clock.py: does not match SHA256SUMS" in result.inner_text(), 30)
             upload(archive, digest)
             wait(lambda: "rackside 0.1.0+u2" in page.locator("#bundle").inner_text(), 60)
 

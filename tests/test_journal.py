@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rackside.firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Press, Resume, Rules
-from rackside.firmware.journal import (
+from rackside.game.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Press, Resume, Rules
+from rackside.game.journal import (
     INPUT_NAMES,
     JournalError,
     dumps,
@@ -50,7 +50,7 @@ def test_contract_line_formats():
     assert input_to_dict(Forfeit(5, 1)) == {"t_ns": 5, "input": "forfeit", "player": 1}
     assert input_to_dict(Resume(5, at_ns=3)) == {"t_ns": 5, "input": "resume", "at_ns": 3}
     assert set(INPUT_NAMES) == {"press", "neutralise", "end", "adjust", "late_start", "arrive", "forfeit", "resume", "takeover",
-                                "slip_key", "slip_sign", "slip_outcome"}  # issue 27: the result slip (firmware.slip)
+                                "slip_key", "slip_sign", "slip_outcome"}  # issue 27: the result slip (game.slip)
 
 
 @pytest.mark.parametrize("event", EVERY_INPUT, ids=lambda e: type(e).__name__)
@@ -279,8 +279,8 @@ def near_valid_lines(draw):
         elif key == "player":
             d[key] = draw(st.sampled_from([1, 2, 3, 0, True]) | JSON_VALUES)
         elif key == "state":
-            from rackside.firmware.clock import new_clock
-            from rackside.firmware.journal import clock_to_dict
+            from rackside.game.clock import new_clock
+            from rackside.game.journal import clock_to_dict
 
             state = clock_to_dict(new_clock())
             state.update(since_ns=d.get("t_ns"), origin_ns=0, phase=draw(st.sampled_from(["running", "neutralised", "late"])), side=draw(st.sampled_from([1, 2, None])))
@@ -295,13 +295,13 @@ def near_valid_lines(draw):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(near_valid_lines() | st.binary(max_size=30).map(lambda b: b.decode("latin-1")), max_size=15))
 def test_no_sequence_of_lines_stops_the_reader_or_the_replay(lines):
-    from rackside.firmware.replay import fold
+    from rackside.game.replay import fold
 
     journal = parse_journal((HEADER + "\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
     result = fold(journal)  # never raises: every line is applied, or skipped with its number
     for line in journal.lines:
         assert (line.event is None) != (line.problem is None)
-    from rackside.firmware.clock import view
+    from rackside.game.clock import view
 
     view(result.clock, result.clock.since_ns or 0)
 
@@ -319,8 +319,8 @@ def test_no_header_raises_anything_but_a_bad_header(config, wrap):
 def test_a_state_line_with_impossible_rules_is_a_damaged_line():
     from dataclasses import replace
 
-    from rackside.firmware.clock import new_clock
-    from rackside.firmware.journal import state_to_dict
+    from rackside.game.clock import new_clock
+    from rackside.game.journal import state_to_dict
 
     d = state_to_dict(5, 1, replace(new_clock(), since_ns=5, origin_ns=5))
     d["state"]["rules"]["game_time_ms"] = -1
@@ -330,7 +330,7 @@ def test_a_state_line_with_impossible_rules_is_a_damaged_line():
 
 def _general(chunk: bytes):
     """What the JSON decoder makes of a line (the path every line took before the templates)."""
-    from rackside.firmware.journal import loads
+    from rackside.game.journal import loads
 
     d = loads(chunk)
     return d, input_from_dict(d), d.get("seq")
@@ -346,7 +346,7 @@ def test_the_press_and_neutralise_templates_read_what_the_json_decoder_reads(nam
     """Presses and neutralisations are read without the JSON decoder when the line is exactly the
     clock's own template (issue 9, item 8: replay speed); any line, template or near miss, must
     read exactly as the decoder reads it: the same object, input and seq, or a damaged line."""
-    from rackside.firmware.journal import parse_record
+    from rackside.game.journal import parse_record
 
     fields = f'"t_ns":{t},"input":"{name}",' + (f'"player":{p},' if name == "press" else "") + f'"seq":{seq}'
     chunk = ("{" + fields + "}" + tail).encode()

@@ -14,8 +14,8 @@ import threading
 
 import pytest
 
-from rackside.firmware.clock import NS_PER_MS, Phase
-from rackside.firmware.messages import Key
+from rackside.game.clock import NS_PER_MS, Phase
+from rackside.game.messages import Key
 from rackside.hardware.keypad import SCAN_INTERVAL_NS, Keypad
 
 from support import keypad_scan as scan
@@ -388,14 +388,14 @@ def test_the_simulator_in_a_terminal_draws_the_keypad_and_taps_it(tmp_path):
     journal = next((tmp_path / "state" / "clock" / "journals").glob("game-*.jsonl"))
     inputs = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
     # before the game a digit is typed for check-in (issue 27), and the button then pressed is that
-    # player's check-in with the number typed (firmware.checkin), not a start
+    # player's check-in with the number typed (game.checkin), not a start
     assert [(i["input"], i.get("key"), i.get("number")) for i in inputs] == [("key", "5", None), ("checkin", None, 5)]
 
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from rackside.firmware.messages import KEYPAD_KEYS  # noqa: E402
+from rackside.game.messages import KEYPAD_KEYS  # noqa: E402
 
 chatter = st.lists(st.floats(0.02, 1.0), max_size=6).map(lambda xs: xs[: len(xs) // 2 * 2])  # an even count of toggles
 press = st.tuples(st.sampled_from(KEYPAD_KEYS), chatter, st.floats(30, 400), chatter, st.floats(30, 200))

@@ -3,7 +3,7 @@
 import pytest
 
 from rackside.firmware import menu as menus
-from rackside.firmware.clock import LateStart, Arrive, Ending, Forfeit, NS_PER_S, Neutralise, Phase, Press, Rules, apply, new_clock, view
+from rackside.game.clock import LateStart, Arrive, Ending, Forfeit, NS_PER_S, Neutralise, Phase, Press, Rules, apply, new_clock, view
 from rackside.firmware.config import rules_from_table
 from rackside.hardware import sevenseg
 

@@ -48,7 +48,7 @@ def test_the_only_top_level_package_is_rackside(wheel):
 
 def test_every_subsystem_and_its_data_are_inside_rackside(wheel):
     names = set(wheel.namelist())
-    for module in ("rackside/cli.py", "rackside/paths.py", "rackside/firmware/clock.py", "rackside/kiosk/app.py",
+    for module in ("rackside/cli.py", "rackside/paths.py", "rackside/game/clock.py", "rackside/kiosk/app.py",
                    "rackside/hardware/drivers/tm1637.py", "rackside/judge/service.py", "rackside/hall/__init__.py",
                    "rackside/hall/console/__init__.py"):
         assert module in names, module
@@ -59,7 +59,7 @@ def test_every_subsystem_and_its_data_are_inside_rackside(wheel):
     # would install without its modules).
     for init in ROOT.glob("*/**/__init__.py"):
         rel = init.relative_to(ROOT)
-        if rel.parts[0] in {"firmware", "kiosk", "hardware", "judge", "hall"}:
+        if rel.parts[0] in {"firmware", "game", "kiosk", "hardware", "judge", "hall"}:
             assert f"rackside/{rel.as_posix()}" in names, rel
 
 
@@ -68,10 +68,10 @@ def test_the_command_is_installed(wheel):
 
 
 # --- The development venv (issue 16 item 4): setup.sh's editable install must import as the wheel
-# does. Its .pth once named the repository root, so `firmware.clock` and `rackside.firmware.clock`
+# does. Its .pth once named the repository root, so `game.clock` and `rackside.game.clock`
 # loaded as two modules (`Phase.RUNNING` of one unequal to the other's).
 
-TOP_LEVEL_FOLDERS = ("firmware", "hall", "judge", "kiosk", "hardware", "bench", "tests", "build", "support", "deploy")
+TOP_LEVEL_FOLDERS = ("firmware", "game", "hall", "judge", "kiosk", "hardware", "bench", "tests", "build", "support", "deploy")
 
 
 def venv_python(code: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -82,9 +82,9 @@ def venv_python(code: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def test_the_development_venv_imports_rackside_from_this_checkout(tmp_path):
-    done = venv_python("import rackside.firmware.clock as c; print(c.__file__)", tmp_path)
+    done = venv_python("import rackside.game.clock as c; print(c.__file__)", tmp_path)
     assert done.returncode == 0, done.stderr
-    assert Path(done.stdout.strip()).resolve() == (ROOT / "firmware" / "clock.py").resolve()
+    assert Path(done.stdout.strip()).resolve() == (ROOT / "game" / "clock.py").resolve()
 
 
 @pytest.mark.parametrize("name", TOP_LEVEL_FOLDERS)

@@ -186,8 +186,8 @@ def test_the_red_teams_break_against_a_real_keypad_clock(tmp_path):
     support.hallclock.LiveClock): the copied card's 10-990 while the game runs is held; the players
     type and sign 412-350 at the clock, which is held for the director (the game's identity was used
     twice), accepted, recorded, and the clock shows rEC."""
-    from rackside.firmware.clock import Phase
-    from rackside.firmware.slip import Step
+    from rackside.game.clock import Phase
+    from rackside.game.slip import Step
 
     from support.hallclock import LiveClock, clock_config
 

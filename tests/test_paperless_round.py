@@ -28,10 +28,10 @@ import time
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from rackside.firmware import checkin as checkin_core
-from rackside.firmware import clock as C
-from rackside.firmware.clock import Phase
-from rackside.firmware.slip import Step
+from rackside.game import checkin as checkin_core
+from rackside.game import clock as C
+from rackside.game.clock import Phase
+from rackside.game.slip import Step
 from rackside.hall.console import tsh
 
 from support import browser as chromium

@@ -15,7 +15,7 @@ import pytest
 
 from rackside.firmware import persist
 from rackside.firmware.checkpoint import make_checkpoint, parse_checkpoint
-from rackside.firmware.clock import (
+from rackside.game.clock import (
     Adjust,
     End,
     LateStart,
@@ -29,9 +29,9 @@ from rackside.firmware.clock import (
     settle,
     view,
 )
-from rackside.firmware.journal import read_journal
+from rackside.game.journal import read_journal
 from rackside.firmware.persist import GameStore, StoreError
-from rackside.firmware.replay import fold
+from rackside.game.replay import fold
 from support.disk import Disk
 
 S = 1_000_000_000

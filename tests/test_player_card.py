@@ -6,7 +6,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from rackside.firmware import player_card, render, slip
+from rackside.firmware import player_card
+from rackside.game import render, slip
 from rackside.hardware import sevenseg
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,7 +16,7 @@ import random
 
 import pytest
 
-from rackside.firmware.clock import Press, Rules, apply
+from rackside.game.clock import Press, Rules, apply
 from rackside.firmware.persist import GameStore
 
 from support.bench import load_bench

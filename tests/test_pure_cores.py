@@ -15,22 +15,22 @@ ROOT = Path(__file__).resolve().parent.parent
 # The pure cores, as docs/architecture.md lists them (keep the two in step).
 PURE_CORES = {
     "rackside.values": "rackside/values.py",
-    "rackside.firmware.clock": "firmware/clock.py",
+    "rackside.game.clock": "game/clock.py",
     "rackside.firmware.debounce": "firmware/debounce.py",
     "rackside.firmware.gestures": "firmware/gestures.py",
     "rackside.firmware.menu": "firmware/menu.py",
     "rackside.firmware.menu_session": "firmware/menu_session.py",
-    "rackside.firmware.render": "firmware/render.py",
+    "rackside.game.render": "game/render.py",
     "rackside.firmware.text_render": "firmware/text_render.py",
-    "rackside.firmware.messages": "firmware/messages.py",
+    "rackside.game.messages": "game/messages.py",
     "rackside.hardware.sevenseg": "hardware/sevenseg.py",
     "rackside.hardware.tm1637_decode": "hardware/tm1637_decode.py",  # issue 39: the TM1637 wire, decoded
-    "rackside.firmware.rules_table": "firmware/rules_table.py",
+    "rackside.game.rules_table": "game/rules_table.py",
     "rackside.firmware.restore": "firmware/restore.py",
-    "rackside.firmware.slip": "firmware/slip.py",
-    "rackside.firmware.checkin": "firmware/checkin.py",  # issue 27: check-in at the table
-    "rackside.firmware.call": "firmware/call.py",  # issue 27: the director's call
-    "rackside.firmware.table": "firmware/table.py",  # ... composed, with their effects on the clock
+    "rackside.game.slip": "game/slip.py",
+    "rackside.game.checkin": "game/checkin.py",  # issue 27: check-in at the table
+    "rackside.game.call": "game/call.py",  # issue 27: the director's call
+    "rackside.game.table": "game/table.py",  # ... composed, with their effects on the clock
     "rackside.firmware.table_session": "firmware/table_session.py",  # ... a key or a press as their inputs
     "rackside.kiosk.flow": "kiosk/flow.py",
     "rackside.kiosk.pin": "kiosk/pin.py",
@@ -135,7 +135,7 @@ def module_of(name: str) -> str | None:
     return None
 
 
-SUBSYSTEMS = {"firmware", "kiosk", "hardware", "judge", "hall"}
+SUBSYSTEMS = {"firmware", "game", "kiosk", "hardware", "judge", "hall"}
 
 
 def check(modules: dict[str, str], root: Path = ROOT) -> list[str]:
@@ -178,11 +178,11 @@ BREAKAGES = [
 
 @pytest.mark.parametrize("line, complaint", BREAKAGES)
 def test_a_broken_copy_of_the_clock_core_fails(tmp_path, line, complaint):
-    """The check can fail: a copy of firmware/clock.py with one impure line added."""
-    copy = tmp_path / "firmware" / "clock.py"
+    """The check can fail: a copy of game/clock.py with one impure line added."""
+    copy = tmp_path / "game" / "clock.py"
     copy.parent.mkdir()
-    copy.write_text((ROOT / "firmware" / "clock.py").read_text(encoding="utf-8") + "\n" + line, encoding="utf-8")
-    found = check({"rackside.firmware.clock": "firmware/clock.py"}, root=tmp_path)
+    copy.write_text((ROOT / "game" / "clock.py").read_text(encoding="utf-8") + "\n" + line, encoding="utf-8")
+    found = check({"rackside.game.clock": "game/clock.py"}, root=tmp_path)
     assert any(complaint in p for p in found), found
 
 

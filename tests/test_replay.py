@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rackside.firmware import replay
-from rackside.firmware.clock import Neutralise, Press, Rules, apply
-from rackside.firmware.journal import dumps, input_to_dict, make_header, read_journal
+from rackside.game import replay
+from rackside.game.clock import Neutralise, Press, Rules, apply
+from rackside.game.journal import dumps, input_to_dict, make_header, read_journal
 from rackside.firmware.cli import add_replay_arguments
 from rackside.firmware.persist import GameStore
 
@@ -301,7 +301,7 @@ def test_a_long_journal_replays_and_restores_in_constant_memory(tmp_path, monkey
     a journal 4 times as long may not need more memory to replay or to restore (before the fix,
     about 20 bytes of memory for every byte of journal). Read in 64 KiB blocks here, so both
     journals are many blocks long."""
-    from rackside.firmware import journal as journal_module
+    from rackside.game import journal as journal_module
 
     monkeypatch.setattr(journal_module, "READ_BLOCK", 64 * 1024)
     short = _peaks(tmp_path / "short", *_long_journal(tmp_path / "short", 8_000))

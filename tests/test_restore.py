@@ -10,7 +10,7 @@ import pytest
 
 from rackside.firmware import restore
 from rackside.firmware.checkpoint import Checkpoint
-from rackside.firmware.clock import End, Press, Rules, apply, new_clock, settle
+from rackside.game.clock import End, Press, Rules, apply, new_clock, settle
 from rackside.firmware.restore import Start, Verdict
 
 S = 1_000_000_000
@@ -19,7 +19,7 @@ PLAYING = apply(apply(new_clock(RULES), Press(10 * S, 2)), Press(40 * S, 1))  # 
 
 
 def folded(clock=PLAYING, **facts):
-    """What firmware.replay.fold reports (the attributes the decision reads)."""
+    """What game.replay.fold reports (the attributes the decision reads)."""
     base = dict(clock=clock, applied=2, states=0, lines_read=2, last_t_ns=40 * S, last_resume_line=None,
                 last_resume_data=None, at_line_clock=clock, at_line_seq=2, lost=[])
     return SimpleNamespace(**{**base, **facts})

@@ -16,9 +16,9 @@ import pytest
 
 from rackside.firmware import persist
 from rackside.firmware.checkpoint import parse_checkpoint
-from rackside.firmware.clock import NS_PER_MS, NS_PER_S, Phase, run, settle
-from rackside.firmware.journal import StateRecord, read_journal
-from rackside.firmware.replay import fold
+from rackside.game.clock import NS_PER_MS, NS_PER_S, Phase, run, settle
+from rackside.game.journal import StateRecord, read_journal
+from rackside.game.replay import fold
 
 
 GAME_NS = 25 * 60 * NS_PER_S

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 SCRIPT = r'''
 import os, sys, threading, time, json, ctypes, ctypes.util
 from gpiozero.pins.mock import MockFactory
-from rackside.firmware.clock import Phase, Rules
+from rackside.game.clock import Phase, Rules
 from rackside.firmware.led_output import TurnLedsOutput
 from rackside.firmware.persist import GameStore
 from rackside.firmware.display_output import DisplaysOutput

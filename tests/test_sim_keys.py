@@ -2,7 +2,7 @@
 `e` ends a game in progress (waiting for latecomers included) and does nothing before the first
 press or after the end; `d` opens the director's menu at any time, neutralising a running clock."""
 
-from rackside.firmware.clock import Phase
+from rackside.game.clock import Phase
 
 
 def key(rig, name):

@@ -1,4 +1,4 @@
-"""The signed result slip's rules (firmware.slip, issue 27 item 4), each clause cited: pure values, no runner."""
+"""The signed result slip's rules (game.slip, issue 27 item 4), each clause cited: pure values, no runner."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rackside.firmware import slip as slips
-from rackside.firmware.clock import (
+from rackside.game import slip as slips
+from rackside.game.clock import (
     NS_PER_S,
     OVERTIME_FORFEIT_POINTS,
     Arrive,
@@ -19,8 +19,8 @@ from rackside.firmware.clock import (
     run,
     view,
 )
-from rackside.firmware.messages import KEYPAD_KEYS
-from rackside.firmware.slip import SlipKey, SlipOutcome, SlipSign, Step
+from rackside.game.messages import KEYPAD_KEYS
+from rackside.game.slip import SlipKey, SlipOutcome, SlipSign, Step
 from rackside.hall.wire.messages import SCORE_BOUND
 from rackside.hardware.sevenseg import encode
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from rackside.firmware import slip as slips
-from rackside.firmware.clock import Phase
-from rackside.firmware.messages import Key, Request
-from rackside.firmware.slip import Step
+from rackside.game import slip as slips
+from rackside.game.clock import Phase
+from rackside.game.messages import Key, Request
+from rackside.game.slip import Step
 
 from support.firmware_rig import Rig
 from support.keypad_scan import KeypadRig
@@ -249,7 +249,7 @@ def test_both_players_signing_together_are_two_signatures_not_the_menu(rig, keyp
 
 
 def test_an_overtime_forfeits_slip_costs_the_forfeiter_100_5_3_3(monkeypatch, tmp_path):
-    from rackside.firmware.clock import Rules
+    from rackside.game.clock import Rules
 
     rig = Rig(monkeypatch, tmp_path / "state", rules=Rules(game_time_ms=60_000, forfeit_overtime_ms=60_000))
     keypad = KeypadRig(rig)
@@ -270,7 +270,7 @@ def test_an_overtime_forfeits_slip_costs_the_forfeiter_100_5_3_3(monkeypatch, tm
 
 
 def test_the_slip_names_the_players_by_the_numbers_they_checked_in_with(rig, keypad):
-    """Check-in (firmware.checkin, 1.4.5: who sits where) then the game and its slip: the slip
+    """Check-in (game.checkin, 1.4.5: who sits where) then the game and its slip: the slip
     carries each side's TSH number, so the console can check it against the round's pairing."""
     rig.after_ms(10)
     keypad.type("31")
@@ -289,7 +289,7 @@ def test_the_slip_names_the_players_by_the_numbers_they_checked_in_with(rig, key
 def test_a_refused_slip_is_disputed_at_a_players_own_button_which_calls_the_director(rig, keypad):
     """Issue 36: the console refused the slip signed here (a result of this game is recorded that is
     not this one: a copied card's). The clock shows what was recorded (rEC, its scores) and dISP; a player's own button calls the director
-    (1.4.3, firmware.call: journalled, published), and the displays say CALL."""
+    (1.4.3, game.call: journalled, published), and the displays say CALL."""
     end_a_game(rig)
     game = rig.runner.journal.game
     keypad.type("412#350#")

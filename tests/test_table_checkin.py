@@ -1,9 +1,9 @@
 """Check-in at the table and the director's call (issue 27 items 2, 3 and 5), clock side.
 
-The pure cores on values (firmware.checkin, firmware.call, composed in firmware.table), then the
+The pure cores on values (game.checkin, game.call, composed in game.table), then the
 runner on gpiozero's MockFactory pins with a fake clock (support.firmware_rig): keys as the keypad's
-scanner delivers them (`firmware.messages.Key`), the buttons through their pins, the hall's commands
-as the hall output submits them (`firmware.messages.Request`), the journal on a real GameStore; and a
+scanner delivers them (`game.messages.Key`), the buttons through their pins, the hall's commands
+as the hall output submits them (`game.messages.Request`), the journal on a real GameStore; and a
 power cut at each step, restored by a new runner on the same state directory.
 """
 
@@ -13,13 +13,13 @@ import json
 
 import pytest
 
-from rackside.firmware import checkin, render, table
-from rackside.firmware.call import BUTTONS, KEYPAD, SIDE, Call, CallAck, CallResolve
-from rackside.firmware.checkin import CheckIn, Pairing, Seat, Seating, Typed
-from rackside.firmware.clock import NS_PER_MS, Arrive, LateStart, Phase, Press, new_clock, apply
-from rackside.firmware.messages import Key, Request
-from rackside.firmware.replay import fold
-from rackside.firmware.journal import read_journal
+from rackside.game import checkin, render, table
+from rackside.game.call import BUTTONS, KEYPAD, SIDE, Call, CallAck, CallResolve
+from rackside.game.checkin import CheckIn, Pairing, Seat, Seating, Typed
+from rackside.game.clock import NS_PER_MS, Arrive, LateStart, Phase, Press, new_clock, apply
+from rackside.game.messages import Key, Request
+from rackside.game.replay import fold
+from rackside.game.journal import read_journal
 from rackside.hall.wire.topics import MAX_TABLE
 
 from support.firmware_rig import make_rig
@@ -164,7 +164,7 @@ def test_a_call_says_how_it_was_made_and_its_side_agrees(player, how):
 
 
 def test_every_table_input_round_trips_through_a_journal_line():
-    from rackside.firmware.journal import dumps, input_to_dict, parse_line
+    from rackside.game.journal import dumps, input_to_dict, parse_line
 
     for event in [Typed(1, "7"), Typed(1, "*"), CheckIn(2, 1, 12), Pairing(3, 4, (12, 31), None), Pairing(3, 4, (12, 31), 31, 9),
                   Seat(4, 44, 14), Seat(4, 44, None), Call(5, None, "call-1"), Call(5, 2, "call-2"), CallAck(6, "call-1"),
@@ -463,7 +463,7 @@ def test_a_power_cut_with_a_call_open_comes_back_with_the_call(monkeypatch, tmp_
 def test_the_replay_folds_check_ins_and_calls_with_the_clock(kp_rig, capsys):
     from argparse import Namespace
 
-    from rackside.firmware import replay
+    from rackside.game import replay
 
     rig = kp_rig
     hall(rig, "pairing", round=3, numbers=[12, 31], starter=31, table=7)
@@ -506,7 +506,7 @@ def test_the_call_gesture_is_both_player_buttons_held_then_the_centre_in_any_pha
 
 
 def test_the_simulators_c_is_the_call(rig):
-    from rackside.firmware.messages import Command
+    from rackside.game.messages import Command
 
     rig.tap("right")
     rig.runner.submit(Command(rig.now, "call"))
@@ -518,7 +518,7 @@ def test_the_simulators_c_is_the_call(rig):
 
 
 def test_hash_held_as_the_directors_menu_opens_makes_no_call(kp_rig):
-    from rackside.firmware.messages import Command
+    from rackside.game.messages import Command
 
     rig = kp_rig
     rig.runner.submit(Key(rig.now, "#", True))
@@ -569,7 +569,7 @@ def test_no_sequence_of_table_inputs_breaks_the_cores_and_every_state_round_trip
 
 
 def view_of(c):
-    from rackside.firmware.clock import view
+    from rackside.game.clock import view
 
     return view(c, c.since_ns or 0)
 
@@ -577,7 +577,7 @@ def view_of(c):
 def test_the_hall_s_table_commands_apply_while_the_directors_menu_is_open(kp_rig):
     """A pairing refused because a director was in the clock's menu would never come again (the
     console sends it when the pairings are known and when the clock comes online)."""
-    from rackside.firmware.messages import Command
+    from rackside.game.messages import Command
 
     rig = kp_rig
     rig.runner.submit(Command(rig.now, "menu"))
@@ -618,7 +618,7 @@ def test_a_tap_of_hash_is_no_call_and_is_left_to_other_flows(kp_rig):
 
 
 def test_a_pairing_s_table_is_checked_once_by_the_core(kp_rig):
-    """The pairing's table number (the hall's) is the core's to check (firmware.checkin): refused
+    """The pairing's table number (the hall's) is the core's to check (game.checkin): refused
     with its line, nothing journalled; a good one is taken."""
     answers: list = []
     hall(kp_rig, "pairing", answers, round=1, numbers=[12, 31], starter=31, table=MAX_TABLE + 1)

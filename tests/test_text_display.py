@@ -11,12 +11,13 @@ import threading
 
 import pytest
 
-from rackside.firmware import slip as slips
-from rackside.firmware import table, text_render
-from rackside.firmware.call import SIDE, Call, CallAck
-from rackside.firmware.checkin import CheckIn, Pairing, Seat, Typed
-from rackside.firmware.clock import NS_PER_S, End, LateStart, Neutralise, Press, new_clock, run, view
-from rackside.firmware.slip import SlipKey, SlipOutcome, SlipSign
+from rackside.game import slip as slips
+from rackside.firmware import text_render
+from rackside.game import table
+from rackside.game.call import SIDE, Call, CallAck
+from rackside.game.checkin import CheckIn, Pairing, Seat, Typed
+from rackside.game.clock import NS_PER_S, End, LateStart, Neutralise, Press, new_clock, run, view
+from rackside.game.slip import SlipKey, SlipOutcome, SlipSign
 from rackside.firmware.text_render import MESSAGES, ascii_text, fit, screen
 from rackside.hardware.textdisplay import SimTextDisplay, TextDisplayError, check_spec
 
@@ -347,7 +348,7 @@ def live_clock(tmp_path, text: str):
 
 
 def test_a_configured_text_display_is_one_more_output_and_the_simulator_draws_it(tmp_path):
-    from rackside.firmware.messages import Request
+    from rackside.game.messages import Request
     from rackside.firmware.text_output import TextDisplayOutput
     from rackside.hardware import terminal
     from support.wait import wait

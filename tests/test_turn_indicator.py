@@ -11,8 +11,8 @@ import io
 
 import pytest
 
-from rackside.firmware import render
-from rackside.firmware.clock import LateStart, Neutralise, NS_PER_MS, NS_PER_S, Phase, Press, run, view
+from rackside.game import render
+from rackside.game.clock import LateStart, Neutralise, NS_PER_MS, NS_PER_S, Phase, Press, run, view
 from rackside.firmware.led_output import TurnLedsOutput, turn_leds
 from rackside.hardware.display import RecordingDisplay
 from rackside.hardware.pinmap import load_pinmap

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rackside.firmware.clock import Rules
+from rackside.game.clock import Rules
 from rackside.hall.console.auth import hash_password
 from rackside.hall.console.config import ConsoleConfig
 from rackside.hall.console.demo import HALL, free_port

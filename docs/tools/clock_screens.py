@@ -1,7 +1,7 @@
 """Regenerate the simulator screenshots in docs/screens/clock-*.png.
 
-Each picture is a real game played through the pure core (`firmware.clock`), turned into display
-texts by `firmware.render` and turn LEDs by `firmware.led_output.turn_leds` exactly as the firmware
+Each picture is a real game played through the pure core (`game.clock`), turned into display
+texts by `game.render` and turn LEDs by `firmware.led_output.turn_leds` exactly as the firmware
 does, handed to `RecordingDisplay`s and a still board as the drivers would be, and drawn by the
 simulator window on SDL's dummy video driver.
 
@@ -19,8 +19,8 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _folder import screens_folder  # noqa: E402 (docs/tools/_folder.py, beside this script)
 
-from rackside.firmware import render  # noqa: E402
-from rackside.firmware.clock import End, Neutralise, Press, run, view  # noqa: E402
+from rackside.game import render  # noqa: E402
+from rackside.game.clock import End, Neutralise, Press, run, view  # noqa: E402
 from rackside.firmware.led_output import turn_leds  # noqa: E402
 from rackside.hardware.display import RecordingDisplay  # noqa: E402
 from rackside.hardware.sim_window import SimWindow  # noqa: E402

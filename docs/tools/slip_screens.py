@@ -1,7 +1,7 @@
 """Regenerate the result slip's simulator screenshots in docs/screens/slip-*.png (docs/table.md, "The signed result").
 
-Each picture is a real game ended through the pure clock core (`firmware.clock`), its result slip
-typed and signed through the slip's own core (`firmware.slip`), its texts drawn by `firmware.slip.texts`
+Each picture is a real game ended through the pure clock core (`game.clock`), its result slip
+typed and signed through the slip's own core (`game.slip`), its texts drawn by `game.slip.texts`
 as the runner shows them, handed to `RecordingDisplay`s and drawn by the simulator window, with its
 keypad, on SDL's dummy video driver.
 
@@ -19,9 +19,9 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _folder import screens_folder  # noqa: E402 (docs/tools/_folder.py, beside this script)
 
-from rackside.firmware import slip as slips  # noqa: E402
-from rackside.firmware.clock import End, Press, run, view  # noqa: E402
-from rackside.firmware.slip import SlipKey, SlipOutcome, SlipSign  # noqa: E402
+from rackside.game import slip as slips  # noqa: E402
+from rackside.game.clock import End, Press, run, view  # noqa: E402
+from rackside.game.slip import SlipKey, SlipOutcome, SlipSign  # noqa: E402
 from rackside.hardware.display import RecordingDisplay  # noqa: E402
 from rackside.hardware.sim_window import SimWindow  # noqa: E402
 

@@ -1,8 +1,8 @@
 """Regenerate the check-in and call screenshots in docs/screens/table-*.png (docs/table.md).
 
 Each picture is a real sequence of inputs folded through the pure cores exactly as the runner folds
-them (`firmware.table.step` for the table's inputs, `firmware.clock.apply` for the clock's), turned
-into display texts by `firmware.render` (with the keypad fitted) and drawn by the simulator window,
+them (`game.table.step` for the table's inputs, `game.clock.apply` for the clock's), turned
+into display texts by `game.render` (with the keypad fitted) and drawn by the simulator window,
 keypad included, on SDL's dummy video driver.
 
     .venv/bin/python docs/tools/table_screens.py [OUT_DIR]
@@ -21,10 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _folder import screens_folder  # noqa: E402 (docs/tools/_folder.py, beside this script)
 from clock_screens import IdleBoard, StillKeypad  # noqa: E402
 
-from rackside.firmware import render, table  # noqa: E402
-from rackside.firmware.call import SIDE, Call, CallAck  # noqa: E402
-from rackside.firmware.checkin import CheckIn, Pairing, Seat, Typed  # noqa: E402
-from rackside.firmware.clock import Press, apply, new_clock, view  # noqa: E402
+from rackside.game import render, table  # noqa: E402
+from rackside.game.call import SIDE, Call, CallAck  # noqa: E402
+from rackside.game.checkin import CheckIn, Pairing, Seat, Typed  # noqa: E402
+from rackside.game.clock import Press, apply, new_clock, view  # noqa: E402
 from rackside.firmware.led_output import turn_leds  # noqa: E402
 from rackside.hardware.display import RecordingDisplay  # noqa: E402
 from rackside.hardware.sim_window import SimWindow  # noqa: E402

@@ -1,8 +1,8 @@
 """Regenerate the text display's screenshots in docs/screens/text-*.png (docs/table.md, issue 40).
 
 Each picture is a real sequence of inputs folded through the pure cores as the runner folds them
-(`firmware.table.step`, `firmware.clock.apply`, `firmware.slip.apply`), the 4-digit texts from
-`firmware.render` / `firmware.slip`, the text display's from `firmware.text_render` (20x4, the
+(`game.table.step`, `game.clock.apply`, `game.slip.apply`), the 4-digit texts from
+`game.render` / `game.slip`, the text display's from `firmware.text_render` (20x4, the
 reference LCD), drawn by the simulator window (keypad and text display) on SDL's dummy driver.
 `SCENES` is also what tests/test_text_display.py checks: every message of the renderer's table is
 in a scene, and every scene's picture is in docs/table.md.
@@ -20,12 +20,13 @@ os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from rackside.firmware import render, table, text_render  # noqa: E402
-from rackside.firmware import slip as slips  # noqa: E402
-from rackside.firmware.call import SIDE, Call, CallAck  # noqa: E402
-from rackside.firmware.checkin import CheckIn, Pairing, Seat, Typed  # noqa: E402
-from rackside.firmware.clock import End, LateStart, Neutralise, Press, apply, new_clock, view  # noqa: E402
-from rackside.firmware.slip import SlipKey, SlipOutcome, SlipSign  # noqa: E402
+from rackside.firmware import text_render
+from rackside.game import render, table  # noqa: E402
+from rackside.game import slip as slips  # noqa: E402
+from rackside.game.call import SIDE, Call, CallAck  # noqa: E402
+from rackside.game.checkin import CheckIn, Pairing, Seat, Typed  # noqa: E402
+from rackside.game.clock import End, LateStart, Neutralise, Press, apply, new_clock, view  # noqa: E402
+from rackside.game.slip import SlipKey, SlipOutcome, SlipSign  # noqa: E402
 
 S = 1_000_000_000
 COLS, ROWS = 20, 4

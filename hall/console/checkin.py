@@ -8,7 +8,7 @@ round's pairing at that table (hallplan's seat, TSH's `p12` naming the starter, 
 
 - a number paired here checks that side in; the tile shows who sits where, the starter marked;
 - a number already checked in at the other side of the table is refused, as the clock refuses it
-  (firmware.checkin): the tile shows the conflict (`conflict`: the side, the number, who holds it)
+  (game.checkin): the tile shows the conflict (`conflict`: the side, the number, who holds it)
   until a check-in settles it (the player who took the number types their own), so the director
   sees a player who typed their opponent's number (issue 40);
 - a number not paired here is answered with the `seat` command: the table that player plays at this
@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from rackside.firmware.checkin import MAX_NAME_CHARS, seated_after
+from rackside.game.checkin import MAX_NAME_CHARS, seated_after
 
 MAX_WRONG = 100  # wrong-table check-ins shown to the director (the oldest forgotten first)
 
@@ -43,7 +43,7 @@ class Seated:
     refused: dict = field(default_factory=dict)  # side -> the number it typed that the other side holds
 
     def settle(self) -> None:
-        """A refusal stands while the other side holds its number (firmware.checkin._settled)."""
+        """A refusal stands while the other side holds its number (game.checkin._settled)."""
         self.refused = {s: x for s, x in self.refused.items() if self.numbers.get(3 - s) == x}
 
 
@@ -115,7 +115,7 @@ class CheckIns:
             here = self.tables[n] = Seated(game)
         if seat is None or number not in seat["numbers"]:
             here.numbers.pop(side, None)  # that side is not checked in (the clock says where to go)
-            here.refused.pop(side, None)  # nor refused: the clock's USEd on that side is gone (firmware.checkin)
+            here.refused.pop(side, None)  # nor refused: the clock's USEd on that side is gone (game.checkin)
             here.settle()
             goes_to = where_plays(number, seat, seats)
             goes = seats.get(goes_to) if goes_to is not None else None
@@ -125,7 +125,7 @@ class CheckIns:
             while len(self.wrong) > MAX_WRONG:
                 self.wrong.popitem(last=False)
             return {"cmd": "seat", "number": number, "table": goes_to}
-        # the clock's own rule (firmware.checkin): a number is at one side only, the first side keeps it
+        # the clock's own rule (game.checkin): a number is at one side only, the first side keeps it
         before = (here.numbers.get(1), here.numbers.get(2))
         after = seated_after(before, side, number)
         here.numbers = {s: x for s, x in zip((1, 2), after) if x is not None}

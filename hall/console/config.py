@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rackside import tomlfile
-from rackside.firmware.rules_table import ConfigError as RulesError
+from rackside.game.rules_table import ConfigError as RulesError
 from rackside.hall.net.config import HallConfigError, parse_url
 from rackside.hall.wire.eventrules import EventRules, from_table as event_rules
 

@@ -17,7 +17,7 @@ import json
 import math
 from typing import Any
 
-from rackside.firmware.clock import Rules
+from rackside.game.clock import Rules
 from rackside.hall.wire import messages
 from rackside.hall.wire.schema import Invalid
 

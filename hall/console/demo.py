@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rackside.firmware.clock import Rules
+from rackside.game.clock import Rules
 from rackside.hall.director import provision as prov
 
 from .auth import hash_password

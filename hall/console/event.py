@@ -17,7 +17,7 @@ import binascii
 from dataclasses import replace
 from pathlib import PurePosixPath
 
-from rackside.firmware.rules_table import ConfigError
+from rackside.game.rules_table import ConfigError
 from rackside.hall.wire import eventrules, messages
 from rackside.hall.wire.eventrules import EventRules
 

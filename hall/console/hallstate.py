@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from rackside.firmware.clock import Rules
+from rackside.game.clock import Rules
 from rackside.hall.director.takeover import continued_game
 from rackside.hall.wire import topics
 

@@ -10,7 +10,7 @@ the call as the clock has it. Every step is also audited in the results store (p
 is in the table's history (the inputs and the commands are).
 
 `rows()` / `restore()` are what the store keeps, so a restarted console has its open calls.
-Bounded: a clock has one call open at a time (firmware.call), so a table has one open call here: a
+Bounded: a clock has one call open at a time (game.call), so a table has one open call here: a
 new call from a table replaces its previous open one (the clock has resolved it, or is on another
 game), and one device sending call after call never pushes out another table's. At most MAX_TABLE
 open calls, and the latest RESOLVED_SHOWN resolved ones (MAX_CALLS in all).
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 
-from rackside.firmware.call import BUTTONS, CALL_HOW, KEYPAD
+from rackside.game.call import BUTTONS, CALL_HOW, KEYPAD
 from rackside.hall.wire.topics import MAX_TABLE
 
 RESOLVED_SHOWN = 20  # resolved calls the page lists under the open ones, and all that are kept
@@ -48,7 +48,7 @@ class Call:
     resolved_at: str | None = None
     reason: str = ""
     clock: str = ""  # what the clock has applied of the answers: "", "call_ack", "call_resolve"
-    how: str | None = None  # how it was made (firmware.call.CALL_HOW); None: an older clock's call, or an older console's row
+    how: str | None = None  # how it was made (game.call.CALL_HOW); None: an older clock's call, or an older console's row
 
     @property
     def who(self) -> str:

@@ -14,8 +14,8 @@ import json
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from rackside.firmware.rules_table import ConfigError as RulesError
-from rackside.firmware.rules_table import rules_from_table
+from rackside.game.rules_table import ConfigError as RulesError
+from rackside.game.rules_table import rules_from_table
 from rackside.hall.wire import commands
 from rackside.hall.wire.schema import Invalid, Whole
 from rackside.hall.wire.schema import whole as _whole
@@ -57,7 +57,7 @@ def start(v: Any) -> float:
 
 
 def game_time_ms(v: Any) -> int:
-    """A game time in ms, within the clock's own limits for [clock] game_time (firmware.rules_table):
+    """A game time in ms, within the clock's own limits for [clock] game_time (game.rules_table):
     a round the console accepts is one every clock takes."""
     if not _whole(v):
         raise ValueError(f"game_time_ms must be a whole number of milliseconds, not {v!r}")

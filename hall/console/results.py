@@ -35,7 +35,7 @@ import csv
 import io
 from dataclasses import asdict, dataclass, field
 
-from rackside.firmware.clock import OVERTIME_FORFEIT_POINTS, Ending, Rules
+from rackside.game.clock import OVERTIME_FORFEIT_POINTS, Ending, Rules
 
 from . import tsh
 

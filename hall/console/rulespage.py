@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from rackside.firmware.rules_table import ConfigError
+from rackside.game.rules_table import ConfigError
 from rackside.hall.wire import eventrules
 
 from .event import CONFIG_RULES_KEY

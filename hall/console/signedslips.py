@@ -22,7 +22,7 @@ slip): the slip is refused, saying so. The console answers every slip with
 and the console never bound to it is ignored (paperless.py: not held, audited or answered).
 A held slip stays until the director records the game from the form (a correction or a decision,
 with a reason) and sets it aside, or records it with one click when it agrees; a real clock's
-final slip is never typed again (firmware.slip: FINAL), so the same slip comes again only as a
+final slip is never typed again (game.slip: FINAL), so the same slip comes again only as a
 resend or a redelivery, answered again and audited once. Bounded: one held slip a table, its latest game's (an earlier game's held slip is replaced: it is in
 the audit and the table's history), at most MAX_HELD = MAX_TABLE.
 """

@@ -1,7 +1,7 @@
 """Simulated tables and a simulated challenge station on a real broker, for the demo, the browser
 tests and the bench.
 
-Each table is the real clock core (`firmware.clock`) with its own MQTT user, Last Will and journal,
+Each table is the real clock core (`game.clock`) with its own MQTT user, Last Will and journal,
 publishing the hall topics of docs/hall.md: retained `status` and `state`, an `event` per input and
 a `result` at the end, and an `ack` for each director command. Its journal is the firmware's format
 (`journals/table-N/GAME.jsonl`, each input with its seq), so `rackside clock replay --json` audits it
@@ -32,8 +32,8 @@ from pathlib import Path
 
 import paho.mqtt.client as mqtt
 
-from rackside.firmware import clock as C
-from rackside.firmware.journal import input_to_dict, make_header
+from rackside.game import clock as C
+from rackside.game.journal import input_to_dict, make_header
 from rackside.hall.wire import commands, health, messages, resend, topics
 from rackside.hall.wire.payloads import event_payload, result_payload, state_payload
 from rackside.hall.wire.payloads import challenge_payloads as station_payloads

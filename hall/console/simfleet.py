@@ -23,7 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-from rackside.firmware import clock as C
+from rackside.game import clock as C
 
 PER_PROCESS = 200  # 3 descriptors a table: 600, well below select()'s 1024
 STATS_EVERY_S = 2.0

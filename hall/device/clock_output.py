@@ -29,7 +29,7 @@ Events carry the input's `seq` in the journal (its number in the game: 1, 2, ...
 drop duplicates by (table, game, seq). The state is published retained on every input and at least
 every 10 s (not via the outbox: only the latest matters, and it is sent again on every reconnect).
 A command is checked whole on the worker; a valid clock input or new game goes to the runner's queue
-as a `firmware.messages.Request` with source "hall", which journals it with the command's id, applies
+as a `game.messages.Request` with source "hall", which journals it with the command's id, applies
 it as the director's menu would and replies; the worker acks it (with the seq of the input it
 became) and only then tells the broker it has the command. `identify` has its id stored in the
 outbox first; `resend` is answered from the journal on the worker; `update` is fetched and installed
@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 from rackside import running_version
-from rackside.firmware.clock import Phase, Rules, View
+from rackside.game.clock import Phase, Rules, View
 from rackside.firmware.outputs import Applied, Frame, Output
 from rackside.hall.device import intake
 from rackside.hall.wire import commands, messages, topics
@@ -260,7 +260,7 @@ class HallOutput(Output):
             self.replies.put(Resync())
 
     def _replied(self, cmd: commands.Command, ok: bool, why: str) -> None:
-        """A request's reply (firmware.messages.Reply): on the runner's thread, right after it applied the command."""
+        """A request's reply (game.messages.Reply): on the runner's thread, right after it applied the command."""
         self.replies.put(Replied(cmd, ok, why))
         self._wake()
 
@@ -302,7 +302,7 @@ class _Worker:
 
     def __init__(self, out: HallOutput, journal_dir: Path | None, submit: Callable[[Any], None], outbox_path: Path, resolve) -> None:
         self.out = out
-        self.submit = submit  # puts a firmware.messages.Request on the runner's queue (thread-safe)
+        self.submit = submit  # puts a game.messages.Request on the runner's queue (thread-safe)
         self.outbox_path = outbox_path
         self.resolve = resolve
         self.topic = out.topic
@@ -541,7 +541,7 @@ class _Worker:
     def _submit(self, cmd: commands.Command, t_ns: int) -> None:
         """The command as the runner's request (hall.wire.commands.SPECS: its arguments and notes; a
         pairing carries this clock's table number, which the check-in shows before the game)."""
-        from rackside.firmware.messages import Request
+        from rackside.game.messages import Request
 
         out = self.out
         self.submit(Request(t_ns, cmd.name, cmd.request(out.cfg.table), source="hall",

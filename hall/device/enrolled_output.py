@@ -18,7 +18,7 @@ import logging
 from pathlib import Path
 from typing import Any, Callable
 
-from rackside.firmware.messages import Request
+from rackside.game.messages import Request
 from rackside.hall.device import joinfile as join
 from rackside.hall.device.enrol import Enrolment
 from rackside.hall.wire import join as join_wire

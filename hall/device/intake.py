@@ -21,7 +21,7 @@ from __future__ import annotations
 import collections
 from typing import NamedTuple
 
-from rackside.firmware.clock import Rules
+from rackside.game.clock import Rules
 from rackside.hall.wire import commands
 from rackside.hall.device.outbox import ANSWERED_KEEP
 from rackside.hall.device.owner import Owner

@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from rackside.firmware.journal import MAX_LINE_BYTES, JournalError, read_journal
+from rackside.game.journal import MAX_LINE_BYTES, JournalError, read_journal
 from rackside.hall.wire import resend
 from rackside.hall.wire.payloads import ack_payload, journal_event, journal_slip
 from rackside.hall.wire.resend import INPUT_TYPES, header_event, journal_result, stand_alone

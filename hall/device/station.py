@@ -34,7 +34,7 @@ from pathlib import Path
 
 from rackside import running_version
 from rackside.hall.device.health import HealthReader, HealthWatch
-from rackside.firmware.rules_table import ConfigError as RulesError
+from rackside.game.rules_table import ConfigError as RulesError
 from rackside.hall.wire import eventrules, topics
 from rackside.hall.net.config import HallConfig
 from rackside.hall.net.link import Link

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import re
 
-from rackside.firmware.clock import Rules
-from rackside.firmware.rules_table import CLOCK_KEYS, mmss
+from rackside.game.clock import Rules
+from rackside.game.rules_table import CLOCK_KEYS, mmss
 from rackside.hall.wire import messages
 from rackside.hall.wire.commands import NOTES
 

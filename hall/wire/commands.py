@@ -26,11 +26,11 @@ player's time, as on the old clock.
 `game` with `from_seq` <= seq <= `to_seq`, and the result if that game ended), never reaching the
 runner (hall.device.clock_output says how many at most, and how often).
 
-`slip_outcome` is the console's answer to a signed result slip (issue 27; firmware.slip): "recorded",
+`slip_outcome` is the console's answer to a signed result slip (issue 27; game.slip): "recorded",
 "held" (for the scorekeeper's click) or "refused", with `why`, and `recorded`, the result recorded for
 the game instead (by the clock's sides, after penalties: issue 36); the clock journals it beside the slip
 and shows it, and a player's own button on a refused slip calls the director. It names the `game` the slip is of: one for another game is refused.
-`pairing`, `seat`, `call_ack` and `call_resolve` are the table's (issue 27; firmware.table): the
+`pairing`, `seat`, `call_ack` and `call_resolve` are the table's (issue 27; game.table): the
 round's pairing at this table and who starts (2.1(b)(i)), where a player who checked in at the wrong
 table plays, and the director's answer to a call from the table (1.4.3). The clock journals each
 as an input of the game with "source": "hall" (docs/journal.md):
@@ -76,10 +76,10 @@ from dataclasses import dataclass, fields as dataclass_fields
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
-from rackside.firmware.call import CALL_ID, MAX_REASON_CHARS, CallAck, CallResolve
-from rackside.firmware.checkin import MAX_NAME_CHARS, MAX_PLAYER_NUMBER, MAX_ROUND, Pairing, Seat
-from rackside.firmware.clock import Adjust, Arrive, LateStart, Rules, Takeover
-from rackside.firmware import slip
+from rackside.game.call import CALL_ID, MAX_REASON_CHARS, CallAck, CallResolve
+from rackside.game.checkin import MAX_NAME_CHARS, MAX_PLAYER_NUMBER, MAX_ROUND, Pairing, Seat
+from rackside.game.clock import Adjust, Arrive, LateStart, Rules, Takeover
+from rackside.game import slip
 from rackside.hall.wire import topics, update
 from rackside.hall.wire.schema import Check, Field, Flag, Invalid, ListOf, OneOf, Schema, Text, Time, Whole
 
@@ -120,7 +120,7 @@ def _rules_object(v: Any) -> dict:
 def _new_game_rules(c: dict, where: str) -> dict:
     """game_time and rules together are a [clock] table, checked by the clock's own code (WESPA's
     defaults for the keys not given; `parse` checks again on the clock's own defaults)."""
-    from rackside.firmware.rules_table import ConfigError, rules_from_table
+    from rackside.game.rules_table import ConfigError, rules_from_table
 
     try:
         rules_from_table({**c["rules"], "game_time": c["game_time"]})
@@ -136,7 +136,7 @@ def _resend_range(c: dict, where: str) -> dict:
 
 
 PLAYER = OneOf((1, 2), says="1 or 2")  # a side of the table
-NUMBER = Whole(1, MAX_PLAYER_NUMBER)  # a TSH player number (firmware.checkin)
+NUMBER = Whole(1, MAX_PLAYER_NUMBER)  # a TSH player number (game.checkin)
 CALL = Text(12, pattern=CALL_ID, says='a call\'s id on the clock, e.g. "call-1"')
 
 
@@ -163,8 +163,8 @@ def _envelope(names: tuple[str, ...]) -> dict[str, Field]:
 #
 # Who answers a command on the clock (`Spec.answerer`):
 ANSWERERS = {
-    "clock": "the runner applies its game input (firmware.clock) while the director's menu is closed",
-    "table": "the runner applies its table input (firmware.table), the menu open or not",
+    "clock": "the runner applies its game input (game.clock) while the director's menu is closed",
+    "table": "the runner applies its table input (game.table), the menu open or not",
     "slip": "the runner's slip session journals and shows it (firmware.slip_session)",
     "display": "the runner's displays show it (firmware.requests)",
     "game": "the runner starts a new game with it",
@@ -216,7 +216,7 @@ _PAIRING = {"round": Whole(1, MAX_ROUND), "numbers": ListOf(NUMBER, least=2, mos
 _SEAT = {"number": NUMBER, "table": Whole(1, topics.MAX_TABLE, null=True, default=None)}
 _CALL_ACK = {"call": CALL}
 _CALL_RESOLVE = {"call": CALL, "reason": Text(MAX_REASON_CHARS)}
-# the console's answer to a signed result slip (firmware.slip: the clock shows it)
+# the console's answer to a signed result slip (game.slip: the clock shows it)
 _SLIP_OUTCOME = {"game": Text(24, pattern=GAME, says='a game as its events name it, e.g. "game-000003"'),
                  "outcome": OneOf(slip.OUTCOMES), "why": Text(slip.MAX_WHY, null=True),
                  # the result recorded for the game, after penalties, by this clock's sides, when it is
@@ -268,7 +268,7 @@ SPECS: dict[str, Spec] = {
                          request=lambda c, table: {"game": c.game, "outcome": c.outcome, "why": c.why,
                                                    "recorded": None if c.recorded is None else list(c.recorded)},
                          takes=("game", "outcome", "why"), optional=("recorded",), runner_check=_own(_SLIP_OUTCOME)),
-    # issue 27, the table (firmware.checkin, firmware.call): journalled as the table's inputs
+    # issue 27, the table (game.checkin, game.call): journalled as the table's inputs
     "pairing": Spec(_PAIRING, "table", {"round": 3, "numbers": [12, 7], "starter": 7, "names": ["Ann", "Bo"]},
                     then=_pairing, request=_pairing_request, takes=("round", "numbers", "starter"),
                     optional=("table", "names"),  # table: this clock's number (the hall's), which the check-in shows
@@ -285,7 +285,7 @@ SPECS: dict[str, Spec] = {
 }
 # Read off the table (never spelled again): the names, each command's own fields, its whole schema.
 NAMES = tuple(SPECS)
-TABLE_COMMANDS = tuple(n for n, s in SPECS.items() if s.answerer == "table")  # the table's inputs (firmware.table), issue 27
+TABLE_COMMANDS = tuple(n for n, s in SPECS.items() if s.answerer == "table")  # the table's inputs (game.table), issue 27
 ENVELOPE: dict[str, Field] = _envelope(NAMES)
 FIELDS: dict[str, dict[str, Field]] = {name: s.fields for name, s in SPECS.items()}
 _THEN = {name: s.then for name, s in SPECS.items() if s.then is not None}
@@ -439,7 +439,7 @@ def command(name: str, c: dict, default_rules: Rules | None = None) -> Command:
         kept["players"] = tuple(sorted(c["players"]))
         kept["at_ns"] = None if c["at"] is None else _epoch_ns(c["at"])
     elif name == "new_game":
-        from rackside.firmware.rules_table import ConfigError, rules_from_table, rules_to_table
+        from rackside.game.rules_table import ConfigError, rules_from_table, rules_to_table
 
         base = rules_to_table(default_rules) if default_rules is not None else {}
         try:

@@ -12,7 +12,7 @@ device. Pure.
     challenge_rule = "5-per-word"     # 3.10.15: the stations' penalty for an unsuccessful challenge
 
 The game keys are clock.toml's [clock] keys, with their ranges and defaults from one table
-(`firmware.rules_table.CLOCK_KEYS`) and checked by the same code (`rules_from_table`), so the console
+(`game.rules_table.CLOCK_KEYS`) and checked by the same code (`rules_from_table`), so the console
 can set nothing a clock would refuse, and a refusal names `event.<key>` and what is allowed.
 `switch_guard_ms` is not the event's: it is the clock's buttons' (clock.toml keeps it).
 
@@ -31,8 +31,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from rackside.firmware.clock import Rules
-from rackside.firmware.rules_table import CLOCK_KEYS, ConfigError, check_keys, mmss, rules_from_table, rules_to_table
+from rackside.game.clock import Rules
+from rackside.game.rules_table import CLOCK_KEYS, ConfigError, check_keys, mmss, rules_from_table, rules_to_table
 from rackside.judge.penalties import ChallengeRule
 
 SECTION = "event"

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rackside.firmware.call import CALL_HOW, CALL_ID, MAX_REASON_CHARS, CallError, check_how
-from rackside.firmware.checkin import MAX_PLAYER_NUMBER, MAX_ROUND
-from rackside.firmware.clock import Ending, Phase, Rules
-from rackside.firmware.messages import KEYPAD_KEYS
+from rackside.game.call import CALL_HOW, CALL_ID, MAX_REASON_CHARS, CallError, check_how
+from rackside.game.checkin import MAX_PLAYER_NUMBER, MAX_ROUND
+from rackside.game.clock import Ending, Phase, Rules
+from rackside.game.messages import KEYPAD_KEYS
 from rackside.hall.wire import health, topics, update
 from rackside.hall.wire.schema import OMIT, Check, Flag, Invalid, ListOf, Obj, OneOf, Schema, Text, Time, Whole, field_path
 
@@ -119,7 +119,7 @@ STATE = Schema({
 
 
 def _call_how_agrees(m: dict, where: str) -> dict:
-    """A call's `how` agrees with its side (firmware.call.check_how, the clock's own journal check):
+    """A call's `how` agrees with its side (game.call.check_how, the clock's own journal check):
     `#` with a side's button names that side, `#` alone and the buttons' gesture none."""
     if m["input"] == "call":
         try:
@@ -148,15 +148,15 @@ INPUT = Schema({  # an input event: the journal's line (docs/journal.md) with it
     "reason": Text(MAX_REASON_CHARS, **_OPT),
     "scheduled_start": Text(40, **_OPT),
     "at_ns": Whole(0, NS, **_OPT),
-    "key": OneOf(KEYPAD_KEYS, **_OPT),  # a keypad's key: check-in's typing (firmware.checkin), slip_key's (firmware.slip)
+    "key": OneOf(KEYPAD_KEYS, **_OPT),  # a keypad's key: check-in's typing (game.checkin), slip_key's (game.slip)
     "outcome": Text(16, pattern=LOWER, **_OPT),  # slip_outcome: the console's answer, and why
     "why": Text(SLIP_WHY_CHARS, **_OPT),
     "recorded": ListOf(Whole(-SCORE_BOUND, SCORE_BOUND), least=2, most=2, says="the two scores recorded", **_OPT),
     "rebooted": Flag(**_OPT),
     "from_checkpoint": Flag(**_OPT),
-    # the table's inputs (issue 27, firmware.table): a check-in's TSH player number,
+    # the table's inputs (issue 27, game.table): a check-in's TSH player number,
     # a pairing's round, numbers and starter (2.1), a seat's table, a call's id and how it was made
-    # (firmware.call: `#` alone, `#` with a side's button, the buttons' gesture; an older clock's has none)
+    # (game.call: `#` alone, `#` with a side's button, the buttons' gesture; an older clock's has none)
     "number": Whole(1, MAX_PLAYER_NUMBER, **_OPT),
     "round": Whole(1, MAX_ROUND, **_OPT),
     "numbers": ListOf(Whole(1, MAX_PLAYER_NUMBER), least=2, most=2, says="a list of two player numbers", **_OPT),
@@ -192,7 +192,7 @@ def _pair(item, says: str) -> ListOf:
     return ListOf(item, least=2, most=2, says=says)
 
 
-SLIP = Schema({  # a signed result slip (firmware.slip): an event of kind "slip", once both players signed
+SLIP = Schema({  # a signed result slip (game.slip): an event of kind "slip", once both players signed
     "kind": OneOf(("slip",)),
     "game": Text(64, pattern=NAME),
     "seq": Whole(1, BIG),  # the journal seq of the signature that made it final

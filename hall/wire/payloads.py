@@ -8,9 +8,9 @@ import datetime
 import json
 from typing import Any
 
-from rackside.firmware.clock import Rules, View
-from rackside.firmware.journal import input_to_dict
-from rackside.firmware.messages import NOTES
+from rackside.game.clock import Rules, View
+from rackside.game.journal import input_to_dict
+from rackside.game.messages import NOTES
 from rackside.hall.wire.messages import SLIP, STATE_RULES
 from rackside.hall.wire.schema import Invalid
 
@@ -125,7 +125,7 @@ def journal_slip(jl: Any, game: str) -> bytes | None:
 
 
 def journal_event(jl: Any, game: str) -> bytes:
-    """A journal line (firmware.journal.Line) as its event: the input and what was journalled
+    """A journal line (game.journal.Line) as its event: the input and what was journalled
     beside it; `at` null (the journal keeps the monotonic time only)."""
     d = {k: v for k, v in (jl.data or {}).items() if k in JOURNAL_NOTES}
     return event_payload({**input_to_dict(jl.event), **d}, game, jl.seq, None)

@@ -1,5 +1,5 @@
 """What a clock answers to a console's `resend` (docs/hall.md): the events of one game as its
-journal holds them (firmware.journal), and the game's result, replayed from the journal, if it ended.
+journal holds them (game.journal), and the game's result, replayed from the journal, if it ended.
 
 Both ends that answer one live here, in the room both may import: a clock's publisher
 (hall/device/recovery.py, on its worker thread) and the demo's simulated tables (hall/console/sim.py),
@@ -12,15 +12,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rackside.firmware.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Phase, Press, Resume, view
-from rackside.firmware.journal import JournalError, read_journal
-from rackside.firmware import slip
-from rackside.firmware.table import INPUT_TYPES as TABLE_INPUT_TYPES
+from rackside.game.clock import Adjust, Arrive, End, Forfeit, LateStart, Neutralise, Phase, Press, Resume, view
+from rackside.game.journal import JournalError, read_journal
+from rackside.game import slip
+from rackside.game.table import INPUT_TYPES as TABLE_INPUT_TYPES
 from rackside.hall.wire.payloads import journal_event, journal_slip, result_payload
 from rackside.hall.wire.topics import EVENT
 
 # what is published of a journal: the clock's inputs, the table's (check-in, calls: issue 27) and a
-# result slip's (firmware.slip)
+# result slip's (game.slip)
 INPUT_TYPES = (Press, Neutralise, End, Adjust, LateStart, Arrive, Forfeit, Resume, *TABLE_INPUT_TYPES, *slip.INPUT_TYPES)
 RESEND_MAX_EVENTS = 500  # events one resend command brings at most (the console asks again from there)
 
@@ -41,7 +41,7 @@ def stand_alone(header: dict) -> bool:
 
 def journal_result(journal, game: str) -> bytes | None:
     """A journal's game's result, replayed, with its event as its state says it; None: not ended."""
-    from rackside.firmware.replay import fold
+    from rackside.game.replay import fold
 
     folded = fold(journal).clock
     if folded.phase is not Phase.ENDED or folded.since_ns is None:

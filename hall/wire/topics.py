@@ -85,7 +85,7 @@ def enrol_reply(hall: str, kid: str) -> str:
 EVENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_TABLE = 999  # table numbers are 1 to MAX_TABLE (table-N users, [hall] table, the fleet, the clock's menu)
 # The rounds of one event, at most: TSH's player lines (hall.console.tsh), the console's round, and a
-# pairing's round on the clock (firmware.checkin) are all this one limit (TSH events have a few dozen)
+# pairing's round on the clock (game.checkin) are all this one limit (TSH events have a few dozen)
 MAX_ROUND = 200
 
 def parse_user(user: str) -> tuple[str, str]:

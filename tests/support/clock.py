@@ -30,7 +30,7 @@ class FakeClock:
 def sample_rules():
     """The clock rules the core's property tests play under: WESPA's defaults, a short game whose
     lateness, forfeit and courtesy-draw lines are all reached, and a game with no switch guard."""
-    from rackside.firmware.clock import Rules
+    from rackside.game.clock import Rules
 
     return [
         Rules(),

@@ -230,7 +230,7 @@ def tsh_files(console_folder, files: dict, round: int | None = 1) -> str:
 def sim_clocks(broker, scripts: dict, journals, game_s: int):
     """Simulated clocks (hall.console.sim, the real clock core) at `scripts`' tables, each on its own
     credentials and playing its script, started; close() when done."""
-    from rackside.firmware.clock import Rules
+    from rackside.game.clock import Rules
     from rackside.hall.console.sim import SimHall
 
     sim = SimHall(broker.hall, "127.0.0.1", broker.port,

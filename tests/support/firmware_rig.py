@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rackside.firmware.clock import NS_PER_MS, Rules, view
+from rackside.game.clock import NS_PER_MS, Rules, view
 from rackside.firmware.persist import GameStore
 from rackside.firmware.runner import Runner
 from rackside.hardware.board import Board
@@ -88,7 +88,7 @@ class Rig:
 
     def type_keys(self, text: str) -> "Rig":
         """Keypad keys pressed and released 60 ms apart, as the keypad's scanner delivers them."""
-        from rackside.firmware.messages import Key
+        from rackside.game.messages import Key
 
         for k in text:
             self.runner.submit(Key(self.now, k, True))

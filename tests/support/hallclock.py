@@ -87,7 +87,7 @@ class LiveClock:
         """A simulator command ("end", "menu") now, or dated `at_ns` (this boot's monotonic clock):
         sent once that moment has passed, so the clock acts on it as on a key pressed then, however
         late a loaded machine delivers it (the runner applies each input at its own time)."""
-        from rackside.firmware.messages import Command
+        from rackside.game.messages import Command
 
         if at_ns is not None:
             while (left := at_ns - time.monotonic_ns()) > 0:

@@ -4,7 +4,7 @@ key on gpiozero's mock pins and lets the scanner's rounds run as its thread woul
 
 from __future__ import annotations
 
-from rackside.firmware.clock import NS_PER_MS
+from rackside.game.clock import NS_PER_MS
 from rackside.hardware.keypad import Keypad
 
 ROWS, COLUMNS = (4, 25, 13, 19), (18, 20, 21)  # hardware/pins.toml's [keypad]

@@ -1,7 +1,7 @@
 """A table clock with a keypad as the hall sees it (issue 27, the wire contract of docs/hall.md "The
 paperless table"): it logs in to the real broker with its own table's credentials and publishes what a
 clock publishes, each message written by the clock's own payload functions (hall.wire.payloads) from
-the real clock core (firmware.clock): its status, its state, each input as its journal line (a press,
+the real clock core (game.clock): its status, its state, each input as its journal line (a press,
 a check-in with the number typed, a call), its result, and the signed slip. It takes the console's
 commands on its cmd topic, acks each as a clock does, and journals (publishes as an input from the
 hall) the call answers it applies. The clock side's own code (its keypad, its screens) is the clock's
@@ -17,9 +17,9 @@ import json
 import threading
 import time
 
-from rackside.firmware import clock as C
-from rackside.firmware.call import SIDE, Call
-from rackside.firmware.journal import input_to_dict
+from rackside.game import clock as C
+from rackside.game.call import SIDE, Call
+from rackside.game.journal import input_to_dict
 from rackside.hall.wire import messages, payloads, topics
 
 
@@ -116,7 +116,7 @@ class KeypadClock:
     def call(self, side: int | None, how: str | None = SIDE) -> str:
         """A call for the director: `#` held with a side's own button (SIDE), `#` held alone (KEYPAD:
         no side), the three buttons' gesture (BUTTONS: no side), or None: an older clock's, which
-        says neither (firmware.call)."""
+        says neither (game.call)."""
         with self.lock:
             self.calls += 1
             call = f"call-{self.calls}"

@@ -6,7 +6,7 @@ RESULTS_DIR is boot-arm64.sh's $WORK/results/vmtest: chip.txt, chips.txt, debug-
 kernel's view of the chip), rig.jsonl (what rig.py did to the lines, CLOCK_MONOTONIC ns), trace.txt
 (the kernel's gpio:gpio_value/gpio_direction trace, trace_clock mono), state/ (the clock's
 /var/lib/rackside: its journal). Prints one `CHECK ok|FAIL: ...` line per check and the TM1637 bus
-timing; exits 0 only when every check holds. The pure core (firmware.clock, firmware.render,
+timing; exits 0 only when every check holds. The pure core (game.clock, game.render,
 firmware.led_output) says what the clock should have shown; hardware.tm1637_decode reads the wire.
 """
 
@@ -18,10 +18,10 @@ import re
 import sys
 from pathlib import Path
 
-from rackside.firmware.clock import Neutralise, Phase, Press, Resume, apply, new_clock, view
-from rackside.firmware.journal import StateRecord, read_journal
+from rackside.game.clock import Neutralise, Phase, Press, Resume, apply, new_clock, view
+from rackside.game.journal import StateRecord, read_journal
 from rackside.firmware.led_output import turn_leds
-from rackside.firmware.render import texts
+from rackside.game.render import texts
 from rackside.hardware import tm1637_decode as dec
 from rackside.hardware.drivers.tm1637 import encode
 

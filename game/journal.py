@@ -14,7 +14,7 @@ whole state, so a replay or a restore carries on from what the clock really show
 
 This module converts between lines and the core's inputs and reads journals as a stream (one line
 in memory at a time, so a journal of any size replays in constant memory); appending with fsync
-lives in `firmware.persist`, folding a journal into a clock in `firmware.replay`.
+lives in `firmware.persist`, folding a journal into a clock in `game.replay`.
 
 Nothing in a journal can make the reader raise anything but `JournalError` for a bad header: a
 number no clock can hold, nesting deep enough to exhaust the parser's recursion, bytes that are not
@@ -31,7 +31,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator, NamedTuple
 
-from rackside.firmware.clock import (
+from rackside.game.clock import (
     Adjust,
     Arrive,
     Clock,
@@ -49,9 +49,9 @@ from rackside.firmware.clock import (
     apply,
     view,
 )
-from rackside.firmware.slip import SlipKey, SlipOutcome, SlipSign
-from rackside.firmware import slip as slips
-from rackside.firmware import table as table_core
+from rackside.game.slip import SlipKey, SlipOutcome, SlipSign
+from rackside.game import slip as slips
+from rackside.game import table as table_core
 
 JOURNAL_VERSION = 1
 HEADER_KEY = "rackside_clock_journal"
@@ -80,15 +80,15 @@ _INPUTS: dict[str, tuple[type, tuple[str, ...]]] = {
     "forfeit": (Forfeit, ("player",)),
     "resume": (Resume, ("at_ns",)),
     "takeover": (Takeover, ("player",)),
-    # the signed result slip's inputs after the game's end (firmware.slip; the clock core leaves an
-    # ended clock as it is, the slip folds them: firmware.replay.fold_slip)
+    # the signed result slip's inputs after the game's end (game.slip; the clock core leaves an
+    # ended clock as it is, the slip folds them: game.replay.fold_slip)
     "slip_key": (SlipKey, ("key",)),
     "slip_sign": (SlipSign, ("player",)),
     "slip_outcome": (SlipOutcome, ("outcome", "why", "recorded")),
 }
 _NAMES = {cls: name for name, (cls, _) in _INPUTS.items()}
 # ... and the table's inputs beside the clock (issue 27: check-in, the director's call), whose
-# fields and checks firmware.table keeps
+# fields and checks game.table keeps
 INPUT_NAMES = tuple(_INPUTS)  # the clock core's
 TABLE_INPUT_NAMES = tuple(table_core.JOURNAL_INPUTS)
 

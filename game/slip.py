@@ -1,10 +1,10 @@
 """The signed result slip on the clock's keypad, as a pure value: inputs in, slip out (issue 27, item 4).
 
-No I/O, no threads, no system clock: like `firmware.clock`, every input carries its monotonic-ns
+No I/O, no threads, no system clock: like `game.clock`, every input carries its monotonic-ns
 time, `apply(slip, input)` returns the next slip (the same object when the input changes nothing,
 so the runner journals only the inputs a slip applies) and `texts` says what the two 4-digit
 displays show. The runner owns one (`firmware.slip_session`), begun from the clock's own result
-when the game has ended (`begin`); a restore folds the journalled inputs again (`firmware.replay.fold_slip`).
+when the game has ended (`begin`); a restore folds the journalled inputs again (`game.replay.fold_slip`).
 
 Clauses (WESPA Game Rules v2.0 and the v5.1 summary):
 - 5.4.2: the winner fills in the result: types both scores from the score sheets (the clock does not
@@ -24,11 +24,11 @@ Clauses (WESPA Game Rules v2.0 and the v5.1 summary):
 - 5.4.1, 1.4.3: a slip the console refused (a result is recorded for this game already, and it is not
   the one signed here: a copied card's, issue 36) shows the result recorded (`rEC`, its scores by side,
   after penalties, as the console's answer says) and `dISP` among its frames; either player's own
-  button then calls the director (`disputable`; the runner makes the call, firmware.call).
+  button then calls the director (`disputable`; the runner makes the call, game.call).
 - 5.5.1, 5.5.2: with a margin (after penalties) of 20 or less, the clock offers a recount before
   anyone can sign; the game's timers stay off (the clock has ended: nothing restarts them).
 
-The keys (`firmware.messages.KEYPAD_KEYS`): digits type the score of the side whose display
+The keys (`game.messages.KEYPAD_KEYS`): digits type the score of the side whose display
 blinks; `#` confirms it and moves on (side 1, side 2, then the review); `*` clears the score being
 typed, or, when it is empty, goes back a side (from side 1: leaves the slip untyped). At the recount
 offer `#` declines and `*` recounts (the scores stay, to be corrected). While signing each player
@@ -41,9 +41,9 @@ import enum
 from dataclasses import dataclass, replace
 from typing import Union
 
-from rackside.firmware.clock import OVERTIME_FORFEIT_POINTS, Ending, Phase, View
-from rackside.firmware.messages import KEYPAD_KEYS
-from rackside.firmware.render import BLINK_NS, SLOT_NS, penalty_text  # the displays' grid: frames change together
+from rackside.game.clock import OVERTIME_FORFEIT_POINTS, Ending, Phase, View
+from rackside.game.messages import KEYPAD_KEYS
+from rackside.game.render import BLINK_NS, SLOT_NS, penalty_text  # the displays' grid: frames change together
 from rackside.hall.wire.messages import SCORE_BOUND, SLIP_WHY_CHARS
 
 RECOUNT_MARGIN = 20  # 5.5.1: a final margin of this many points or less may be recounted
@@ -65,7 +65,7 @@ class SlipInputError(ValueError):
 
 @dataclass(frozen=True)
 class SlipKey:
-    """A keypad key pressed after the game's end (`firmware.messages.Key`, down)."""
+    """A keypad key pressed after the game's end (`game.messages.Key`, down)."""
 
     t_ns: int
     key: str

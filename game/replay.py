@@ -1,7 +1,7 @@
 """`rackside clock replay FILE [--json]`: audit a game from its journal.
 
 The replay folds the journal's inputs through the same pure core the firmware runs
-(`firmware.clock.apply`), so what it prints is what the clock showed. A line that cannot be used
+(`game.clock.apply`), so what it prints is what the clock showed. A line that cannot be used
 (bad JSON, an unknown input, a missing field, time going backwards) is reported on stderr with its
 line number and skipped, exactly as the firmware skips it when it restores after a power cut; the
 replay never stops early. A missing file or a bad header exits 2.
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from rackside.firmware.clock import (
+from rackside.game.clock import (
     NS_PER_MS,
     Adjust,
     Arrive,
@@ -37,11 +37,11 @@ from rackside.firmware.clock import (
     settle,
     view,
 )
-from rackside.firmware import slip as slips
-from rackside.firmware.journal import Journal, JournalError, Line, StateRecord, read_journal
-from rackside.firmware import table as table_core
-from rackside.firmware.table import Table, TableInputError
-from rackside.firmware.rules_table import mmss
+from rackside.game import slip as slips
+from rackside.game.journal import Journal, JournalError, Line, StateRecord, read_journal
+from rackside.game import table as table_core
+from rackside.game.table import Table, TableInputError
+from rackside.game.rules_table import mmss
 
 EXIT_OK = 0
 EXIT_UNREADABLE = 2
@@ -71,7 +71,7 @@ class Replayed:
     at_line_clock: Clock | None = None  # with fold(at_line=N): the clock after line N
     at_line_seq: int = 0
     last_line: int = 1  # the number of the last line read
-    table: Table = field(default_factory=Table)  # check-in and calls (firmware.table), folded with the clock
+    table: Table = field(default_factory=Table)  # check-in and calls (game.table), folded with the clock
     at_line_table: Table | None = None
 
     def problem(self, number: int, text: str) -> None:
@@ -109,8 +109,8 @@ def fold(
     `at_line=N` also keeps the clock as it stood after line N (a restore checks a checkpoint with
     it, in the same pass); `start=(N, clock, seq)` begins after line N from that clock instead, and
     `start=(N, clock, seq, offset)` also skips reading the lines before it (offset: the byte just
-    past line N). `table` is the table's state (firmware.table) at the start (a checkpoint's):
-    the table's inputs (check-in, calls) fold with the clock's, through `firmware.table.step`."""
+    past line N). `table` is the table's state (game.table) at the start (a checkpoint's):
+    the table's inputs (check-in, calls) fold with the clock's, through `game.table.step`."""
     result = Replayed(journal=journal, clock=new_clock(journal.rules), table=table or Table())
     report = result.problem
     if on_problem is not None:
@@ -228,7 +228,7 @@ def _take_state(result: Replayed, line: Line, state: StateRecord, report) -> Non
 
 def fold_slip(journal: Journal, clock: Clock) -> slips.Slip | None:
     """The signed result slip of a game that ended (`clock`, its fold): begun from the clock's own
-    result and given the journal's slip inputs in order (firmware.slip), else None (not ended, or
+    result and given the journal's slip inputs in order (game.slip), else None (not ended, or
     an end with no slip). A second pass over the journal, made only for an ended game; it does not
     fold the clock (after the end nothing changes it), so a slip line the fold refused (one dated
     before the end: damage, the runner never writes one) counts here too. A repeated seq is skipped."""
@@ -308,7 +308,7 @@ HEAD = f"{'line':>5} {'elapsed':>10}  {'input':<22} {'P1 remaining':>12} {'ot':>
 
 
 def format_step(line: Line, event: Input, c: Clock) -> str:
-    # a table input before the first press (a pairing, a check-in: firmware.table) leaves the clock
+    # a table input before the first press (a pairing, a check-in: game.table) leaves the clock
     # undated: nothing has run, and its elapsed time is that of the input itself
     at = c.since_ns if c.since_ns is not None else event.t_ns
     v = view(c, at)
@@ -412,7 +412,7 @@ def run(args: argparse.Namespace, *, stdout=None, stderr=None) -> int:
         print(f"rackside clock replay: {path}: line 1: bad header: {e}", file=err)
         return EXIT_UNREADABLE
 
-    slip = [None]  # the signed result slip, folded as its inputs are printed (firmware.slip)
+    slip = [None]  # the signed result slip, folded as its inputs are printed (game.slip)
 
     def print_step(line: Line, event: Input, c: Clock) -> None:
         text = format_step(line, event, c)

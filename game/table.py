@@ -1,9 +1,9 @@
-"""The table beside the clock: check-in (firmware.checkin) and the director's call (firmware.call),
+"""The table beside the clock: check-in (game.checkin) and the director's call (game.call),
 composed, with what each of their inputs does to the clock. Pure: no I/O, no clock read.
 
-The clock core (firmware.clock) times the game; these cores know who sits where and whether the
+The clock core (game.clock) times the game; these cores know who sits where and whether the
 director was called. Their inputs are journalled in the game's journal like the clock's
-(`JOURNAL_INPUTS`: the name, the class, the fields, as firmware.journal writes them), and one
+(`JOURNAL_INPUTS`: the name, the class, the fields, as game.journal writes them), and one
 function folds any of them, `step(table, clock, input) -> (table, clock)`, on the runner as in the
 replay and the restore, so all three give the same table and the same clock:
 
@@ -20,12 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from rackside.firmware import call as call_core
-from rackside.firmware import checkin as checkin_core
-from rackside.firmware.call import Call, CallAck, CallError, CallResolve, Calls, OpenCall
-from rackside.firmware.checkin import CheckIn, CheckInError, Pairing, Seat, Seating, Typed
-from rackside.firmware.checkin import MAX_TABLE
-from rackside.firmware.clock import Arrive, Clock, ClockInputError, Neutralise, Phase, apply as clock_apply, phase_at, settle
+from rackside.game import call as call_core
+from rackside.game import checkin as checkin_core
+from rackside.game.call import Call, CallAck, CallError, CallResolve, Calls, OpenCall
+from rackside.game.checkin import CheckIn, CheckInError, Pairing, Seat, Seating, Typed
+from rackside.game.checkin import MAX_TABLE
+from rackside.game.clock import Arrive, Clock, ClockInputError, Neutralise, Phase, apply as clock_apply, phase_at, settle
 
 
 class TableInputError(ValueError):

@@ -10,18 +10,18 @@ the table they sit on, whichever way round the non-starter placed the clock (1.4
   the non-starter's press starts the starter's time (2.2): the starter's own press before the game
   is not a start (`refuses_start`);
 - a number not in the pairing is not seated: the clock asks the hall (the check-in is published)
-  and shows where that player plays when the hall answers `seat` (`tAbL 14`, firmware.render);
+  and shows where that player plays when the hall answers `seat` (`tAbL 14`, game.render);
 - a number already checked in at the other side of this table is refused, never silently: that side
-  is not checked in, the clock says so on that side (`USEd` and the number, firmware.render) until
+  is not checked in, the clock says so on that side (`USEd` and the number, game.render) until
   the player types again, and the check-in is published like any other, so the console shows the
   conflict on the table's tile and the director can settle it (issue 40). The player who took the
   number by mistake types their own and presses again (a second check-in on a side replaces the first).
 
 With no pairing (offline, no TSH) a check-in still records the arrival and the side.
 
-Every input carries its monotonic-ns time (`t_ns`), like the clock core's (firmware.clock). Typing
+Every input carries its monotonic-ns time (`t_ns`), like the clock core's (game.clock). Typing
 is journalled key by key (`Typed`), so a power cut in the middle of a number comes back with the
-digits typed so far. firmware.table composes this core with the call's (firmware.call) and says
+digits typed so far. game.table composes this core with the call's (game.call) and says
 what each input does to the clock (an arrival in a late start, 2.3.2(b)-(c), 2.3.3(b)).
 """
 
@@ -49,7 +49,7 @@ class CheckInError(ValueError):
 
 @dataclass(frozen=True)
 class Typed:
-    """A keypad key the check-in used: a digit, or `CLEAR_KEY` (the keypad, firmware.messages.Key)."""
+    """A keypad key the check-in used: a digit, or `CLEAR_KEY` (the keypad, game.messages.Key)."""
 
     t_ns: int
     key: str

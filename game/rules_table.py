@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rackside.firmware.clock import Rules
+from rackside.game.clock import Rules
 
 
 class ConfigError(ValueError):

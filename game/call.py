@@ -4,7 +4,7 @@ A player holds the keypad's `CALL_KEY` (alone: a call from no side; with their o
 that side), or holds both player buttons and presses the centre (firmware.gestures' "call", also on
 a clock without a keypad: from no side). Each call says how it was made (`how`, CALL_HOW), so the
 hall can tell the keypad's call from the buttons' though neither has a side. The clock neutralises
-a running game (1.4.3: both times stop while the director comes; firmware.table applies that to the
+a running game (1.4.3: both times stop while the director comes; game.table applies that to the
 clock) and shows the call on both displays until the hall's director acknowledges it (`call_ack`:
 "SEEn") and resolves it with a reason (`call_resolve`: the displays go back to the times). Every
 call, acknowledgement and resolution is an input of the game, journalled and published

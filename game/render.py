@@ -17,10 +17,10 @@ ended                 each display cycles: final time, ``End``, penalty ``P 20``
 forfeit               the forfeiter's display cycles: final time, ``ForF``, ``P100`` (5.3.3)
 restored              after a power cut both alternate with ``rStd`` for a few seconds
 director called       both alternate their time with ``CALL``, then ``SEEn`` once the director
-                      has acknowledged it, until it is resolved (1.4.3; firmware.call)
+                      has acknowledged it, until it is resolved (1.4.3; game.call)
 ====================  ==========================================================================
 
-With a keypad, before the game (check-in, firmware.checkin):
+With a keypad, before the game (check-in, game.checkin):
 
 ====================  ==========================================================================
 digits typed          both displays show them, steady: ``  12`` (the player then presses their button)
@@ -41,8 +41,8 @@ together.
 
 from __future__ import annotations
 
-from rackside.firmware import checkin
-from rackside.firmware.clock import NS_PER_S, Clock, Phase, View
+from rackside.game import checkin
+from rackside.game.clock import NS_PER_S, Clock, Phase, View
 
 BLINK_NS = 500_000_000
 SLOT_NS = 1_000_000_000
@@ -54,7 +54,7 @@ ENDED = "End"
 FORFEIT = "ForF"
 RESTORED = "rStd"
 HOLD = "HOLd"  # neutralised: legible from across the table
-CALL = "CALL"  # the director was called (firmware.call)
+CALL = "CALL"  # the director was called (game.call)
 CALL_SEEN = "SEEn"  # ... and has acknowledged the call
 TABLE_WORD = "tAbL"  # at another table: tAbL, then its number
 STARTER = "1St"  # the starter's side (2.1), before the game
@@ -73,7 +73,7 @@ def number_text(n: int) -> str:
 
 
 def table_frames(v: View, table, *, keypad: bool) -> tuple[str | None, tuple[list[str], list[str]]]:
-    """What the table (firmware.table.Table) adds to the displays: (the digits typed, shown on both,
+    """What the table (game.table.Table) adds to the displays: (the digits typed, shown on both,
     or None; each side's flags). A side's flags that begin with tAbL replace its time: where to go."""
     flags: tuple[list[str], list[str]] = ([], [])
     if table is None:
@@ -118,7 +118,7 @@ def no_colon(text: str) -> str:
 
 def texts(v: View, t_ns: int, *, restored_until_ns: int | None = None, table=None, keypad: bool = False) -> tuple[str, str]:
     """(left, right) texts at `t_ns` for the clock's view `v` (player 1 left, player 2 right), with
-    what the table (firmware.table.Table: check-in with a `keypad`, the director's call) adds."""
+    what the table (game.table.Table: check-in with a `keypad`, the director's call) adds."""
     typed, extra = table_frames(v, table, keypad=keypad)
     if typed is not None:
         return typed, typed
