@@ -29,7 +29,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rackside.hall.wire.topics import MAX_ROUND, MAX_TABLE
+MAX_TABLE = 999  # table numbers are 1 to MAX_TABLE (a pairing's table, the clock's menu; the hall's table-N users, [hall] table, the fleet)
+# The rounds of one event, at most: TSH's player lines (hall.console.tsh), the console's round, and a
+# pairing's round on the clock are all this one limit (TSH events have a few dozen)
+MAX_ROUND = 200
 
 MAX_PLAYER_NUMBER = 9999  # a TSH player number as typed: 1 to 4 digits (TSH numbers players from 1)
 MAX_DIGITS = len(str(MAX_PLAYER_NUMBER))

@@ -44,14 +44,17 @@ from typing import Union
 from rackside.game.clock import OVERTIME_FORFEIT_POINTS, Ending, Phase, View
 from rackside.game.messages import KEYPAD_KEYS
 from rackside.game.render import BLINK_NS, SLOT_NS, penalty_text  # the displays' grid: frames change together
-from rackside.hall.wire.messages import SCORE_BOUND, SLIP_WHY_CHARS
+# A score or a lateness margin a device or a director sends: a whole number within +-this before
+# anything else looks at it (TSH's own limits are the console's results.Limits; hall.wire.messages checks with it).
+SCORE_BOUND = 10_000
+SLIP_WHY_CHARS = 400  # the console's reason for a slip's outcome (a refusal cites its rules), as the clock journals it
 
 RECOUNT_MARGIN = 20  # 5.5.1: a final margin of this many points or less may be recounted
 # A 4-digit display shows four digits: a score above this cannot be typed on the clock (a real
 # slip's is under TSH's max_score, 1499; the console's form takes any score up to SCORE_BOUND).
 MOST_SHOWN = min(SCORE_BOUND, 9999)
 OUTCOMES = ("recorded", "held", "refused")  # the console's answer to a signed slip (hall "slip_outcome")
-MAX_WHY = SLIP_WHY_CHARS  # the console's reason, as the journal keeps it (hall.wire.messages)
+MAX_WHY = SLIP_WHY_CHARS  # the console's reason, as the journal keeps it and the hall carries it
 CONFIRM, CLEAR = "#", "*"
 NO_SLIP_ENDINGS = (Ending.LATENESS_FORFEIT, Ending.OPTIONAL_FORFEIT)  # 2.3.6(a): the clock's result is the result
 

@@ -1,11 +1,13 @@
 """The shape of the code, checked: one import name, no import cycles, no subsystem importing the
-entry point (issue 8). Imports inside functions count: hiding a cycle in a function only moves the
+entry point (issue 8), the layers (issue 37: the game imports only itself and the leaves; only the
+clock program's own entry points import firmware), the hall's rooms (issue 24). Imports inside functions count: hiding a cycle in a function only moves the
 failure to run time."""
 
 from __future__ import annotations
 
 import ast
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -154,6 +156,98 @@ def test_product_code_never_imports_the_bare_subsystem_names():
 def test_subsystems_are_links_to_the_top_level_folders(subsystem):
     link = PACKAGE / subsystem
     assert link.is_symlink() and link.resolve() == (ROOT / subsystem).resolve()
+
+
+# --- The layering of every subsystem (issue 37 item 1). `game/` is the rules of the game and its
+# record (docs/architecture.md, "The game"): it imports nothing of Rackside's but itself and the
+# leaves, so firmware, wire, console and the demo all use the same rules. `firmware/` is the program
+# that runs on a clock's Pi: nothing imports it but its own entry points and the adapters that run
+# inside that program, each listed here with the reason (tests and bench may import it).
+
+GAME = "rackside.game"
+FIRMWARE = "rackside.firmware"
+WIRE = "rackside.hall.wire"
+# Outside firmware/, the only modules that may import it, and why.
+FIRMWARE_USERS = {
+    ENTRY_POINT: "`rackside clock` registers firmware.cli's commands (by name, through importlib)",
+    "rackside.hall.device.clock_factory": "the clock's `hall` output, found by name in firmware.outputs' registry",
+    "rackside.hall.device.clock_output": "the clock's `hall` output: a firmware.outputs.Output run by the clock's runner",
+    "rackside.hardware.keypad": "the clock's keypad scanner, debounced by firmware.debounce as the buttons are",
+    "rackside.switch": "switches versions between games only: reads the clock's checkpoint (firmware.persist)",
+}
+
+
+def inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """`module -> imported (rule)` for each import across the layers that the layering forbids."""
+    found = []
+    for name, deps in sorted(graph.items()):
+        for dep in sorted(deps):
+            if inside(name, GAME) and not inside(dep, GAME) and dep not in LEAVES:
+                found.append(f"{name} -> {dep} (the game imports only the game and the leaves)")
+            elif inside(dep, FIRMWARE) and not inside(name, FIRMWARE) and name not in FIRMWARE_USERS:
+                found.append(f"{name} -> {dep} (only the clock program's own entry points and adapters import firmware)")
+    return found
+
+
+def test_the_layers_import_only_what_they_may():
+    violations = layer_violations(import_graph())
+    assert violations == [], "imports across the layers (docs/architecture.md, \"Layers\"):\n" + "\n".join(violations)
+
+
+def test_the_firmware_users_are_real_and_none_is_the_wire():
+    """The list of firmware's users stays true: each exists, imports firmware, and is not the wire
+    (the contract both ends speak takes its bounds from the game)."""
+    graph = import_graph()
+    for user in FIRMWARE_USERS:
+        if user == ENTRY_POINT:  # by name: `"clock": "rackside.firmware.cli"`, imported with importlib
+            assert f'"{FIRMWARE}.cli"' in (PACKAGE / "cli.py").read_text(encoding="utf-8")
+            continue
+        assert any(inside(d, FIRMWARE) for d in graph[user]), f"{user} no longer imports firmware: take it off FIRMWARE_USERS"
+        assert not inside(user, WIRE) and not inside(user, GAME), user
+
+
+def test_the_wire_console_and_demo_take_the_rules_from_the_game():
+    graph = import_graph()
+    for user in (f"{WIRE}.commands", f"{WIRE}.messages", f"{WIRE}.eventrules", f"{WIRE}.resend",
+                 "rackside.hall.console.results", "rackside.hall.console.sim", f"{FIRMWARE}.runner"):
+        assert any(inside(d, GAME) for d in graph[user]), user
+
+
+def test_the_map_names_the_game_and_firmware_users_as_the_code_has_them():
+    """docs/architecture.md's table of the game's modules is game/'s, and the move script's; each of
+    firmware's users is named there."""
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = doc.split("## The game and who uses it", 1)[1].split("\n## ", 1)[0]
+    in_doc = set(re.findall(r"^\| `(\w+)\.py` \|", section, re.M))
+    in_game = {p.stem for p in (ROOT / "game").glob("*.py") if p.stem != "__init__"}
+    moved = ast.literal_eval(re.search(r"^MOVED = (\(.*?\))$", (ROOT / "tools" / "refactor" / "move_game.py").read_text(encoding="utf-8"), re.M).group(1))
+    assert in_doc == in_game == set(moved)
+    for user in FIRMWARE_USERS:  # by its name or its file (rackside/switch.py, hall/device/clock_output.py)
+        names = {f"`{user}`", f"`{user.replace('.', '/')}.py`", f"`{user.removeprefix('rackside.').replace('.', '/')}.py`"}
+        assert any(n in section for n in names), f"docs/architecture.md, \"The game and who uses it\", does not name {user}"
+
+
+def test_the_layer_check_can_fail():
+    # Each rule broken once, in a made-up graph (firmware's modules here are ones that stay there, so
+    # tools/refactor/move_game.py leaves this test as it is).
+    graph = {
+        "rackside.game.checkin": {"rackside.hall.wire.topics", "rackside.game.clock"},
+        "rackside.game.slip": {"rackside.values", "rackside.firmware.outputs"},
+        "rackside.hall.wire.payloads": {"rackside.firmware.journal_writer", "rackside.game.clock"},
+        "rackside.hall.console.sim": {"rackside.firmware.runner"},
+        "rackside.hall.device.clock_output": {"rackside.firmware.outputs"},
+        "rackside.firmware.runner": {"rackside.firmware.outputs", "rackside.game.clock", "rackside.hall.wire.commands"},
+    }
+    assert layer_violations(graph) == [
+        "rackside.game.checkin -> rackside.hall.wire.topics (the game imports only the game and the leaves)",
+        "rackside.game.slip -> rackside.firmware.outputs (the game imports only the game and the leaves)",
+        "rackside.hall.console.sim -> rackside.firmware.runner (only the clock program's own entry points and adapters import firmware)",
+        "rackside.hall.wire.payloads -> rackside.firmware.journal_writer (only the clock program's own entry points and adapters import firmware)",
+    ]
 
 
 # --- The tests' own shape (issue 8 item 6): helpers live in tests/support/, never in a test module.

@@ -184,7 +184,7 @@ def test_a_table_has_one_open_call_so_one_device_never_pushes_out_another_tables
     """1.4.3: a clock has one call open at a time (game.call); a new call from a table replaces its
     previous open one, so a device sending call after call keeps one open call, and every other
     table's open call stays queued. At most MAX_TABLE open calls and RESOLVED_SHOWN resolved."""
-    from rackside.hall.wire.topics import MAX_TABLE
+    from rackside.game.checkin import MAX_TABLE
 
     q = incidents.Incidents()
     q.called(2, call(k=1))
@@ -243,7 +243,7 @@ def test_a_side_that_forfeited_for_lateness_is_the_seats_other_player_2_3_5():
 def test_a_table_holds_one_slip_its_latest_games():
     """One device's slips never push out another table's held slip: a table holds one, of the latest
     game it sent (the earlier one is in its audit and history), at most MAX_TABLE in all."""
-    from rackside.hall.wire.topics import MAX_TABLE
+    from rackside.game.checkin import MAX_TABLE
 
     h = signedslips.Held()
     h.hold(2, slip(), "side 2 did not check in", agrees=False)

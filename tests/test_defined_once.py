@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from rackside.game import call, checkin, clock, render, rules_table
-from rackside.hall.wire import commands, messages, topics
+from rackside.game import call, checkin, clock, render, rules_table, slip
+from rackside.hall.wire import commands, topics
 from rackside.hall.console import limits, tsh
 from rackside.judge import adjudication
 
@@ -139,7 +139,7 @@ def mmss(ms: int) -> str:
 
 RULES = [
     # (what, home, anywhere, near, values near it, texts)
-    ("the table limit", topics, {topics.MAX_TABLE}, None, set(), set()),
+    ("the table limit", checkin, {checkin.MAX_TABLE}, None, set(), set()),
     ("WESPA's game time (5.3.5)", clock, {WESPA.game_time_ms}, r"game_time", {WESPA.game_time_ms // 1000},
      {mmss(WESPA.game_time_ms)}),
     ("WESPA's time penalty (5.3.2)", clock, set(), r"per_minute", {WESPA.penalty_per_minute}, set()),
@@ -157,11 +157,11 @@ RULES = [
     ("the longest game time and overtime (99:59, 19:59)", rules_table,
      {rules_table.CLOCK_KEYS["game_time"][2], rules_table.CLOCK_KEYS["forfeit_overtime"][2]}, None, set(), set()),
     ("a word's letters", adjudication, set(), r"letters", {adjudication.MIN_LETTERS, adjudication.MAX_LETTERS}, set()),
-    ("a typed score's bound", messages, set(), r"score|slip|margin", {limits.SCORE_BOUND, -limits.SCORE_BOUND}, set()),
+    ("a typed score's bound", slip, set(), r"score|slip|margin", {limits.SCORE_BOUND, -limits.SCORE_BOUND}, set()),
     # issue 27: a call's reason (the clock journals it, the hall's command and event carry it)
     ("a call's reason", call, set(), r"reason", {call.MAX_REASON_CHARS}, set()),
     # an event's rounds: TSH's player lines, the console's round, a pairing's round on the clock
-    ("the rounds of an event", topics, set(), r"round", {topics.MAX_ROUND}, set()),
+    ("the rounds of an event", checkin, set(), r"round", {checkin.MAX_ROUND}, set()),
 ]
 
 

@@ -163,6 +163,15 @@ def test_every_pure_core_named_exists_and_the_docs_name_them():
         assert Path(rel).stem in doc, f"docs/architecture.md does not name the pure core {rel}"
 
 
+def test_every_module_of_the_game_but_its_record_is_a_pure_core():
+    """docs/architecture.md, "The game and who uses it": all of game/ but journal.py (its reader opens
+    the file it is given) and replay.py (its command prints) is pure (issue 37)."""
+    record = {"journal", "replay"}
+    game = {p.stem for p in (ROOT / "game").glob("*.py") if p.stem != "__init__"}
+    assert record <= game
+    assert {f"rackside.game.{m}" for m in game - record} <= set(PURE_CORES)
+
+
 BREAKAGES = [
     ("import os\n", "imports os"),
     ("import time as clock_\n", "imports time"),

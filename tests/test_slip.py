@@ -21,7 +21,7 @@ from rackside.game.clock import (
 )
 from rackside.game.messages import KEYPAD_KEYS
 from rackside.game.slip import SlipKey, SlipOutcome, SlipSign, Step
-from rackside.hall.wire.messages import SCORE_BOUND
+from rackside.game.slip import SCORE_BOUND
 from rackside.hardware.sevenseg import encode
 
 GAME_S = 25 * 60

@@ -20,7 +20,7 @@ from rackside.game.clock import NS_PER_MS, Arrive, LateStart, Phase, Press, new_
 from rackside.game.messages import Key, Request
 from rackside.game.replay import fold
 from rackside.game.journal import read_journal
-from rackside.hall.wire.topics import MAX_TABLE
+from rackside.game.checkin import MAX_TABLE
 
 from support.firmware_rig import make_rig
 

@@ -22,7 +22,7 @@ from collections import OrderedDict
 from dataclasses import asdict, dataclass
 
 from rackside.game.call import BUTTONS, CALL_HOW, KEYPAD
-from rackside.hall.wire.topics import MAX_TABLE
+from rackside.game.checkin import MAX_TABLE
 
 RESOLVED_SHOWN = 20  # resolved calls the page lists under the open ones, and all that are kept
 MAX_CALLS = MAX_TABLE + RESOLVED_SHOWN  # one open call a table, and the latest resolved

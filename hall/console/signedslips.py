@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from rackside.hall.wire.topics import MAX_TABLE
+from rackside.game.checkin import MAX_TABLE
 
 from .results import LATENESS_ENDINGS
 

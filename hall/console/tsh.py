@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rackside.hall.wire.topics import MAX_ROUND
+from rackside.game.checkin import MAX_ROUND
 
 from . import jsliteral
 

@@ -18,13 +18,10 @@ from rackside.game.call import CALL_HOW, CALL_ID, MAX_REASON_CHARS, CallError, c
 from rackside.game.checkin import MAX_PLAYER_NUMBER, MAX_ROUND
 from rackside.game.clock import Ending, Phase, Rules
 from rackside.game.messages import KEYPAD_KEYS
+from rackside.game.slip import SCORE_BOUND, SLIP_WHY_CHARS  # a typed score's bound, a slip outcome's reason: the game's
 from rackside.hall.wire import health, topics, update
 from rackside.hall.wire.schema import OMIT, Check, Flag, Invalid, ListOf, Obj, OneOf, Schema, Text, Time, Whole, field_path
 
-# A score or a lateness margin a device or a director sends: a whole number within +-this before
-# anything else looks at it (TSH's own limits are the console's results.Limits).
-SCORE_BOUND = 10_000
-SLIP_WHY_CHARS = 400  # the console's reason for a slip's outcome (a refusal cites its rules), as the clock journals it
 
 STATUSES = (health.ONLINE, health.OFFLINE)  # a device's `status`: its will (and an older device) says the bare word
 PHASES = tuple(p.value for p in Phase)

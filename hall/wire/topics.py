@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from rackside.game.checkin import MAX_ROUND, MAX_TABLE  # the game's: table-N users and [hall] table are numbered by it
+
 ROOT = "rackside/v1"
 TABLE_TOPICS = ("status", "state", "event", "result", "cmd", "ack")
 TABLE_WRITES = ("status", "state", "event", "result", "ack")  # what a table's clock publishes (its ACL)
@@ -83,10 +85,6 @@ def enrol_reply(hall: str, kid: str) -> str:
 # an event's id (issue 35): the console's event folder's name, sent with a new_game and carried by the
 # clock's state of that game, so a console tells its own event's games from another's
 EVENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-MAX_TABLE = 999  # table numbers are 1 to MAX_TABLE (table-N users, [hall] table, the fleet, the clock's menu)
-# The rounds of one event, at most: TSH's player lines (hall.console.tsh), the console's round, and a
-# pairing's round on the clock (game.checkin) are all this one limit (TSH events have a few dozen)
-MAX_ROUND = 200
 
 def parse_user(user: str) -> tuple[str, str]:
     """("table", "12") for "table-12", ("station", "1") for "station-1"; ValueError otherwise."""
