@@ -141,7 +141,7 @@ def test_a_flood_of_calls_at_the_device_rate_never_displaces_a_directors_correct
         status, raw, _ = hall.h.call("GET", "/api/audit?table=0")
         assert status == 400 and "table" in json.loads(raw)["error"]
         # the store within its documented bound: the devices' rows, whatever was sent
-        db = sqlite3.connect(f"file:{hall.console.state_dir / 'console-results.sqlite'}?mode=ro", uri=True)
+        db = sqlite3.connect(f"file:{hall.console.home / 'console-results.sqlite'}?mode=ro", uri=True)
         device_rows = db.execute("SELECT COUNT(*) FROM audit WHERE who='console'").fetchone()[0]
         db.close()
         assert device_rows <= DEVICE_GAMES * DEVICE_KINDS * (DEVICE_ROWS + 1), device_rows

@@ -149,12 +149,14 @@ def test_a_restart_keeps_the_pages_change_until_console_tomls_event_changes(tmp_
     status, _ = page.post("/api/event-rules", {"rules": {"penalty_per_minute": 5, "challenge_rule": "10-per-turn"}})
     assert status == 200
     console.event.store.close()
+    console.event_lock.release()  # as the product closes a console (serve.py InProcessConsole.stop)
     # the same console.toml: the page's rules win, and are the ones retained for the stations
     console, bridge = make_console(_config(tmp_path, {"penalty_per_minute": 10}))
     assert console.event.rules.rules.penalty_per_minute == 5 and console.event.rules.challenge_rule == "10-per-turn"
     assert eventrules.parse(bridge.rules).rules.penalty_per_minute == 5
     assert Page(console).get()["config"]["penalty_per_minute"] == 10  # the page says console.toml's differ
     console.event.store.close()
+    console.event_lock.release()  # as the product closes a console (serve.py InProcessConsole.stop)
     # console.toml's [event] changed since: the director's new word wins, and is audited
     console, bridge = make_console(_config(tmp_path, {"penalty_per_minute": 3}))
     assert console.event.rules.rules.penalty_per_minute == 3 and console.event.rules.challenge_rule == "5-per-word"
@@ -162,7 +164,8 @@ def test_a_restart_keeps_the_pages_change_until_console_tomls_event_changes(tmp_
     audits = [a for a in console.event.store.audit() if a["action"] == "rules"]
     assert audits[0]["who"] == "console.toml [event]" and "3 points a minute" in audits[0]["reason"]
     console.event.store.close()
-    assert ResultStore(tmp_path / RESULTS_DB).setting(RULES_KEY)["penalty_per_minute"] == 3
+    console.event_lock.release()  # as the product closes a console (serve.py InProcessConsole.stop)
+    assert ResultStore(console.home / RESULTS_DB).setting(RULES_KEY)["penalty_per_minute"] == 3
 
 
 def test_a_result_recorded_means_the_event_has_begun(page):
@@ -181,6 +184,7 @@ def test_once_begun_the_event_stays_begun_across_a_restart(tmp_path):
     assert page.post("/api/round", {"number": 2})[0] == 200 and page.get()["started"] is True
     assert page.post("/api/round", {"number": 1})[0] == 200
     console.event.store.close()
+    console.event_lock.release()  # as the product closes a console (serve.py InProcessConsole.stop)
     console, _ = make_console(_config(tmp_path, {}))
     page = Page(console)
     assert console.state.round.number == 1 and page.get()["started"] is True

@@ -185,7 +185,7 @@ def test_the_upload_has_its_own_limit_and_needs_the_director(console, tmp_path):
     assert status == 413
     status, body = _upload(h, csrf, b"junk", hashlib.sha256(b"junk").hexdigest())
     assert status == 400 and "the bundle is refused: not a bundle" in body["error"]
-    assert not list((tmp_path / "console/state/updates").iterdir())  # nothing kept of a refused upload
+    assert not list((console.home / "updates").iterdir())  # nothing kept of a refused upload
     req = urllib.request.Request(h.base + wire_update.DOWNLOAD_PATH, headers={wire_update.TOKEN_HEADER: TOKEN})
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(req, timeout=10)
@@ -239,7 +239,7 @@ def test_the_console_refuses_a_bundle_with_links_or_paths_outside_it(console, tm
         data = _evil_bundle(tmp_path, kind).read_bytes()
         status, body = _upload(h, csrf, data, hashlib.sha256(data).hexdigest())
         assert status == 400 and "the bundle is refused" in body["error"] and says in body["error"], (kind, status, body)
-    assert not (tmp_path / "console/state/updates/bundle.tar.gz").exists()
+    assert not (console.home / "updates/bundle.tar.gz").exists()
     # issue 36: a bundle whose folder was renamed after it was built is not listed as that version
     renamed = _bundle(tmp_path, {"install.sh": b"echo\n"}, folder="rackside-9.9.10").read_bytes()
     status, body = _upload(h, csrf, renamed, hashlib.sha256(renamed).hexdigest())
@@ -382,7 +382,7 @@ def test_a_downgrade_within_one_release_is_told_by_the_build_times_the_console_w
     finally:
         clock.disconnect()
     # a console started again knows them still
-    assert Updates(console.state_dir / "updates").built("0.1.0+g2") == "2026-12-02T09:00:00Z"
+    assert Updates(console.home / "updates").built("0.1.0+g2") == "2026-12-02T09:00:00Z"
 
 
 def _tampered_inside(archive, out):
@@ -450,7 +450,7 @@ def test_a_clock_updates_from_the_devices_page(offline_wheels, broker, console, 
             wait(lambda: "ended" in row.inner_text(), 15)
 
             # the file the console serves is changed on its disk: the clock refuses what it fetched
-            served = tmp_path / "console/state/updates/bundle.tar.gz"
+            served = console.home / "updates/bundle.tar.gz"
             served.write_bytes(data[:-10] + b"0123456789")
             page.once("dialog", lambda d: d.accept())
             page.click("#update-all")
