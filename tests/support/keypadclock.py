@@ -52,14 +52,16 @@ class KeypadClock:
     def topic(self, leaf: str) -> str:
         return topics.table(self.hall, self.n, leaf)
 
-    def _publish(self, leaf: str, payload: bytes, retain: bool = False, wait: bool = True) -> None:
-        """`wait`: until the broker has it (never on paho's own thread: its PUBACK comes there)."""
+    def _publish(self, leaf: str, payload: bytes, retain: bool = False, wait: bool = True):
+        """`wait`: until the broker has it (never on paho's own thread: its PUBACK comes there);
+        returns the publish's info (to wait on later: never while holding `self.lock`)."""
         if leaf != "status":
             d = json.loads(payload)
             messages.schema_of(leaf, d).check(d)  # what the console's contract reads it with
         info = self.client.publish(self.topic(leaf), payload, qos=1, retain=retain)
         if wait:
             info.wait_for_publish(10)
+        return info
 
     # --- what a clock publishes --------------------------------------------------------------------
 
@@ -79,8 +81,12 @@ class KeypadClock:
         with self.lock:
             self.seq += 1
             seq = self.seq
-            # published under the lock: the events leave in their seq's order
-            self._publish("event", payloads.event_payload(line, self.game, seq, time.time_ns()), wait=wait)
+            # queued under the lock: the events leave in their seq's order; its PUBACK is waited for
+            # outside it, for the PUBACK comes on paho's thread, which may itself be waiting for the
+            # lock in _on_cmd (a call_ack's journal line): waiting under it stalled both for 10 s
+            info = self._publish("event", payloads.event_payload(line, self.game, seq, time.time_ns()), wait=False)
+        if wait:
+            info.wait_for_publish(10)
         return seq
 
     def after(self, s: float) -> int:
@@ -137,7 +143,8 @@ class KeypadClock:
             slip = {"kind": "slip", "game": self.game, "seq": seq, "scores": list(scores), "penalties": pen,
                     "final": [scores[0] - pen[0], scores[1] - pen[1]],
                     "numbers": list(self.numbers if numbers is None else numbers), "at": payloads.iso(time.time_ns())}
-            self._publish("event", payloads.dumps(slip))
+            info = self._publish("event", payloads.dumps(slip), wait=False)
+        info.wait_for_publish(10)  # outside the lock, as _event's
         return slip
 
     # --- the console's commands --------------------------------------------------------------------
