@@ -431,3 +431,22 @@ def test_a_held_clock_is_named_by_what_held_it_and_only_a_challenge_is_a_challen
     h.on_message(P + "table/3/event", ev(6, "neutralise"))
     h.on_message(P + "table/3/state", state(6, phase="neutralised"))
     assert h.tables[3].tile()["held"] == "neutralised"  # the next stop is a stop, not the last challenge
+
+
+def test_a_game_id_that_another_events_game_had_is_shown_when_its_state_says_this_event():
+    """Game ids are each clock's own numbering (game-000001 on): the last event's retained state at a
+    table and this event's game on a spare (or a moved clock) can share one. The state that says this
+    event is this event's game: shown, never dropped as the other's (issue 35; review3's finding)."""
+    h = HallState("h")
+    h.event = "day-2"
+
+    def st(seq, event, sent_at):
+        d = json.loads(state(seq, game="game-000007", sent_at=sent_at))
+        return json.dumps({**d, "event": event}).encode()
+
+    h.on_message(P + "table/3/state", st(40, "day-1", "2026-01-01T00:00:40+00:00"))
+    assert h.tables[3].state is None and "game-000007" in h.tables[3].foreign
+    assert h.on_message(P + "table/3/state", st(1, "day-2", "2026-01-02T09:00:01+00:00"))
+    t = h.tables[3]
+    assert t.state is not None and t.state["event"] == "day-2" and t.state["seq"] == 1
+    assert "game-000007" not in t.foreign and t.twice is None

@@ -548,7 +548,14 @@ class HallState:
             self._status(t, data)
             return [("table", t.tile())]
         if leaf != "status" and data.get("game") in t.foreign:
-            return []  # another event's game, or one the hall did not start for this event (issue 35)
+            if not (self.event and data.get("event") == self.event):
+                return []  # another event's game, or one the hall did not start for this event (issue 35)
+            # game ids are each clock's own numbering: this event's game (a spare's, a moved clock's)
+            # under the id another event's game had at this table is this event's, never dropped
+            why = t.foreign.pop(data["game"])
+            kept = [p for p in t.problems if not p.startswith(why)]
+            t.problems.clear()
+            t.problems.extend(kept)
         if (leaf == "result" or (leaf == "event" and data["kind"] == "result")) and self._foreign(t, data, data.get("at")):
             return [("table", t.tile())]  # a retained result of another event's game may come before its state
         if leaf == "state" and self._foreign(t, data, data["sent_at"]):
