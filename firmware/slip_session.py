@@ -4,7 +4,7 @@ The runner makes one and calls it at four points only, so a clock without a keyp
 it (no key, no slip): a keypad key (`key`), a player's press (`sign`: a signature while the slip
 waits for them, else the clock's own press as before), the hall's "slip_outcome" request
 (`outcome`, from `firmware.requests`) and what the displays show (`texts`, `next_change_ns`).
-Each input the slip applies goes through the runner's `_apply`, so it is journalled (write-ahead,
+Each input the slip applies goes through the runner's `apply`, so it is journalled (write-ahead,
 with its `seq`) and told to every output like any input; an input that changes nothing is not
 journalled. The signature that makes the slip final is journalled with the whole slip beside it
 (`"slip": {...}`, docs/journal.md), which the hall output publishes as the "slip" event
@@ -40,22 +40,23 @@ class SlipSession:
 
     def _begun(self, t: int) -> slips.Slip | None:
         r = self.runner
-        if self.slip is None and r._phase(t) is Phase.ENDED:
+        if self.slip is None and r.phase(t) is Phase.ENDED:
             self.slip = slips.begin(view(r.clock, max(t, r.clock.since_ns or t)))
         return self.slip
 
-    def _apply(self, event: slips.SlipInput, **extra: Any) -> bool:
-        """Apply `event` to the slip when it changes it: journalled first (the runner's `_apply`)."""
+    def _apply(self, event: slips.SlipInput, **extra: Any) -> tuple[bool, str]:
+        """Apply `event` to the slip when it changes it: journalled first (the runner's `apply`).
+        (True, "") when applied; else (False, why the core refused it, "" when it changes nothing)."""
         s = self.slip
         after = slips.apply(s, event)
         if after == s:
-            return False
+            return False, ""
         if after.step is slips.Step.FINAL and s.step is not slips.Step.FINAL:
             extra[SLIP_NOTE] = self.record(after)
-        if not self.runner._apply(event, **extra):
-            return False
-        self.slip = after
-        return True
+        done, why = self.runner.apply(event, **extra)
+        if done:
+            self.slip = after
+        return done, why
 
     def record(self, s: slips.Slip) -> dict:
         """The final slip as journalled and published (hall.wire.messages.SLIP, without game, seq, at)."""
@@ -70,7 +71,7 @@ class SlipSession:
         """A keypad key pressed: True when the slip used it."""
         if self.runner.menu is not None or self._begun(t) is None:
             return False
-        return self._apply(slips.SlipKey(t, key))
+        return self._apply(slips.SlipKey(t, key))[0]
 
     def sign(self, player: int, t: int) -> bool:
         """A player's press: True when it was the slip's (a signature, or one already given)."""
@@ -96,7 +97,8 @@ class SlipSession:
         event = slips.SlipOutcome(t, outcome, why, None if recorded is None else tuple(recorded))
         if slips.apply(self.slip, event) == self.slip:
             return True, ""  # the same answer again: shown already
-        return (True, "") if self._apply(event, **notes) else (False, self.runner._refused or "not applied")
+        done, why = self._apply(event, **notes)
+        return (True, "") if done else (False, why or "not applied")
 
     def texts(self, now: int) -> tuple[str, str] | None:
         return None if self.slip is None else slips.texts(self.slip, now)

@@ -25,6 +25,7 @@ from typing import Any
 from rackside.game import checkin
 from rackside.game import slip as slips
 from rackside.game.clock import Phase, View
+from rackside.game.rules_table import mmss
 
 PAGE_NS = 2_000_000_000  # a screen longer than the display shows its next rows after this
 SIDE_NAMES = ("Left", "Right")  # player 1 sits at the left display, player 2 at the right
@@ -111,11 +112,6 @@ def short_name(name: str | None) -> str | None:
 
 def _msg(key: str, **values: Any) -> str:
     return MESSAGES[key].format(**values)
-
-
-def mmss(ns: int) -> str:
-    s = max(0, ns) // 1_000_000_000
-    return f"{s // 60}:{s % 60:02d}"
 
 
 def _side_name(s: checkin.Seating, side: int) -> str:
@@ -212,7 +208,7 @@ def screen(v: View, t_ns: int, *, table: Any = None, slip: Any = None, keypad: b
     lines: list[str] = []
     call = table.calls.open if table is not None else None
     if call is not None:
-        lines.append(_msg("seen" if call.acked_ns is not None else "called", waited=mmss(t_ns - call.t_ns)))
+        lines.append(_msg("seen" if call.acked_ns is not None else "called", waited=mmss(max(0, t_ns - call.t_ns) // 1_000_000)))
     if restored:
         lines.append(_msg("restored"))
     if v.phase is Phase.ENDED:

@@ -160,7 +160,7 @@ class SimWindow:
             size = (size[0] + KEYPAD_W, size[1])
         self.text_display = text_display  # hardware.textdisplay.SimTextDisplay, or None: none fitted (issue 40)
         if text_display is not None:
-            size = (size[0], size[1] + TEXT_ROW_H * text_display.rows + 2 * TEXT_PAD + 40)
+            size = (size[0], size[1] + self._text_h())
         self.screen = pygame.display.set_mode(size)
         pygame.display.set_caption(title)
         self.keys = {getattr(pygame, k): v for k, v in self.KEYS.items()}

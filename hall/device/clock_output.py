@@ -46,6 +46,7 @@ import queue
 import sqlite3
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
@@ -91,6 +92,19 @@ class Shown(NamedTuple):
     rules: Rules
     wall_ns: int
     ended: bool
+
+
+@dataclass
+class GameEvent:
+    """A game shown and the event the hall started it for (issue 35): `event` "" none, the `command`
+    that started it (None: none), whether it was played `alone` (stand-alone), and whether it has
+    `begun` (left setup)."""
+
+    game: str
+    event: str = ""
+    command: str | None = None
+    alone: bool = False
+    begun: bool = False
 
 
 class Stop(NamedTuple):
@@ -317,11 +331,10 @@ class _Worker:
         self._seqs: dict[str, int] = {}  # each game's last journal seq seen (the state's seq)
         self._state: tuple[bytes, bool] | None = None  # (payload, published)
         self._rules: Rules | None = None  # the running game's: a new_game's defaults
-        # [game, the event the hall started it for ("" none), the command that started it, played
-        # stand-alone, begun], issue 35;
-        # and the game's before it (a new_game's ack names the game it archived)
-        self._event: list | None = None
-        self._left: list | None = None
+        # the game shown and its event (issue 35), and the game's before it (a new_game's ack names
+        # the game it archived)
+        self._event: GameEvent | None = None
+        self._left: GameEvent | None = None
         self._remaining_ms: tuple[int, int] = (0, 0)  # the players' remaining times, as last shown (a late start's limit)
         self._command_seq: dict[str, int | None] = {}  # a hall command's id -> the seq of the input it became
         self._resync_due = False
@@ -451,28 +464,28 @@ class _Worker:
     def _shown(self, item: Shown, rows: list[Row], changed: dict) -> None:
         game = item.game or "none"
         self._rules = item.rules
-        if self._event is None or self._event[0] != game:  # a new game: its journal's header says its event
+        if self._event is None or self._event.game != game:  # a new game: its journal's header says its event
             self._left = self._event
-            self._event = [game, *(self.recovery.event_of(game) if item.game is not None else ("", None, False)), False]
-        self._event[4] = self._event[4] or item.view.phase is not Phase.SETUP
+            self._event = GameEvent(game, *self.recovery.event_of(game)) if item.game is not None else GameEvent(game)
+        self._event.begun = self._event.begun or item.view.phase is not Phase.SETUP
         self._remaining_ms = tuple(p.remaining_ms for p in item.view.players)
         if item.ended and item.game is not None:
             seen, result = self._progress_of(game)
             if not result:
-                rows.extend(self.recovery.result_rows(result_payload(item.view, game, item.wall_ns, event=self._event[1],
-                                                                                    alone=self._event[3])))
+                rows.extend(self.recovery.result_rows(result_payload(item.view, game, item.wall_ns, event=self._event.event,
+                                                                                    alone=self._event.alone)))
                 self._progress[game] = changed[game] = (seen, True)
         self._state = (state_payload(item.view, game, self._last_seq(game), item.wall_ns, item.rules, self.version,
-                                     keypad=self.out.keypad, event=self._event[1], alone=self._event[3]), False)
+                                     keypad=self.out.keypad, event=self._event.event, alone=self._event.alone), False)
 
     def _archived(self, cmd: commands.Command) -> str | None:
         """A new_game for an event while the clock's game was another event's (or none's: a practice
         game): that game stays in the journals' archive, out of this event, and the ack says so
         (issue 35). None when the game before was this event's."""
-        before = self._left if self._event is not None and self._event[2] == cmd.id else self._event
-        if before is None or before[1] == (cmd.event or "") or not before[4]:
+        before = self._left if self._event is not None and self._event.command == cmd.id else self._event
+        if before is None or before.event == (cmd.event or "") or not before.begun:
             return None  # this event's, or a game never begun (the clock's own, waiting in setup)
-        game, was = before[0], before[1]
+        game, was = before.game, before.event
         whose = f"event {was!r}" if was else "no event (a game the hall did not start: a practice game)"
         line = f"{game} of {whose} archived: the new game is {f'event {cmd.event!r}' if cmd.event else 'of no event'}'s"
         log.info("hall: %s", line)

@@ -27,13 +27,11 @@ from typing import Any, Callable
 from rackside.hardware import sevenseg
 from rackside.hardware.bcm import PinMapError, check_bcm
 from rackside.hardware.display import DeviceDisplay, Driver, Key, REQUIRED, one_of, seconds, whole
+from rackside.hardware.tm1637_decode import CMD_ADDRESS, CMD_CONTROL, CMD_DATA, COLON_BIT  # the wire's bytes, once
 
 log = logging.getLogger(__name__)
 
-CMD_WRITE_AUTO = 0x40
-CMD_ADDRESS_0 = 0xC0
-CMD_DISPLAY_ON = 0x88
-COLON_BIT = 0x80
+CMD_DISPLAY_ON = CMD_CONTROL | 0x08
 DIO_PULLS = {"up": "up", "off": "floating"}  # the dio_pull setting -> gpiozero's pull
 
 
@@ -105,8 +103,8 @@ class TM1637Display(DeviceDisplay):
         self._clk = self._dio = None
 
     def _write(self, data: bytes) -> None:
-        self._transaction([CMD_WRITE_AUTO])
-        self._transaction([CMD_ADDRESS_0, *data])
+        self._transaction([CMD_DATA])
+        self._transaction([CMD_ADDRESS, *data])
         self._transaction([CMD_DISPLAY_ON | self._brightness])
 
     # --- the wire -------------------------------------------------------------------------------
