@@ -67,6 +67,7 @@ MESSAGES: dict[str, str] = {
     "held": "Held for the director: {why}",
     "refused": "Refused: {why}. See the director",
     "recorded_by_director": "Recorded by the director",  # a result the players did not sign here (issue 36's screen)
+    "dispute": "Not yours: press your own button",  # ... which calls the director (game.slip.disputable)
     "menu": "Director's menu: {left} {right}",
 }
 
@@ -192,6 +193,11 @@ def _slip(sl: slips.Slip, s: checkin.Seating, keypad: bool) -> list[str] | None:
         return [scores, result, sign, *penalties]
     if sl.outcome is None:
         return [_msg("signed"), scores, result, *penalties]
+    if sl.recorded is not None and sl.recorded != f:
+        # another result recorded for this game (issue 36): as the 4-digit displays show it (rEC, its
+        # scores by this clock's sides, dISP), the players' own scores not shown as if recorded
+        r = sl.recorded
+        return [_msg("recorded_by_director"), _msg("scores", a=names[0], sa=r[0], b=names[1], sb=r[1]), _msg("dispute")]
     why = ascii_text(sl.why) if sl.why else "see the director"
     return [_msg(sl.outcome, why=why), scores, result, *penalties]
 

@@ -191,6 +191,18 @@ def test_the_consoles_answer(outcome, why, said):
     assert words(t, c, c.since_ns, slip=s, keypad=True) == f"{said} / Smith 412, Jones 388 / Smith wins by 24"
 
 
+def test_a_result_recorded_that_the_players_did_not_sign_here_is_shown_with_its_dispute():
+    """The console recorded another result for this game (issue 36: a copied card's): the 4-digit
+    displays show rEC, its scores and dISP; the text display says the same in words, the recorded
+    scores by this clock's sides, and how to dispute (a player's own button calls the director)."""
+    t, c, s = slip_after("412#388#", SlipSign(200 * S, 1), SlipSign(201 * S, 2),
+                         SlipOutcome(202 * S, "refused", "another result is recorded", (10, 990)))
+    assert slips.disputable(s)
+    said = words(t, c, c.since_ns, slip=s, keypad=True)
+    assert said.startswith("Recorded by the director / Smith 10, Jones 990 / ")
+    assert "press your own button" in said and "412" not in said
+
+
 def load_scenes():
     import importlib.util
     from pathlib import Path

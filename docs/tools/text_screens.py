@@ -84,11 +84,14 @@ SCENES: dict[str, tuple[list, float, dict, str]] = {
                         SlipOutcome(1112 * S, "held", "scores disagree")], 1113.2, {}, "held for the director (HELd)"),
     "text-slip-refused": ([*PLAYED, *slip_keys("412#388#"), SlipSign(1110 * S, 1), SlipSign(1111 * S, 2),
                            SlipOutcome(1112 * S, "refused", "not this round")], 1113.2, {}, "refused by the console (rEF)"),
+    "text-slip-disputed": ([*PLAYED, *slip_keys("412#388#"), SlipSign(1110 * S, 1), SlipSign(1111 * S, 2),
+                            SlipOutcome(1112 * S, "refused", "another result is recorded", (10, 990))], 1113.2, {},
+                           "another result recorded for this game: shown, and disputed at a player's own button (rEC, dISP)"),
     "text-restored": (BOTH_IN, 29.2, {"restored": True}, "after a power cut (rStd)"),
     "text-menu": (BOTH_IN, 29.2, {"menu": ("LEn", "25:00")}, "the director's menu"),
 }
-# Messages no scene here reaches: a recorded result the players did not sign at the clock (issue 36's screen).
-NOT_IN_A_SCENE = {"recorded_by_director"}
+# Messages no scene here reaches.
+NOT_IN_A_SCENE: set[str] = set()
 
 
 def fold(inputs):
