@@ -28,9 +28,13 @@ class Refused(ValueError):
     """Why a device message is refused (one line: the field and what is allowed)."""
 
 
-def default_rules() -> dict:
-    rules = Rules()
+def state_rules(rules: Rules) -> dict:
+    """Game rules as a clock's state carries them (hall.wire.messages.STATE_RULES)."""
     return {name: getattr(rules, name) for name in messages.STATE_RULES}
+
+
+def default_rules() -> dict:
+    return state_rules(Rules())
 
 
 def read(leaf: str, payload: bytes) -> Any:

@@ -18,10 +18,11 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 
 from rackside.game.rules_table import ConfigError
-from rackside.hall.wire import eventrules, messages
+from rackside.hall.wire import eventrules
 from rackside.hall.wire.eventrules import EventRules
 
 from . import hallplan, limits, results, tsh
+from .contract import state_rules
 from .hallstate import Table, table_key
 from .resultstore import DIVISION, RULES, ResultStore, StoreError
 
@@ -48,7 +49,7 @@ class Event:
 
     def state_rules(self) -> dict:
         """The event's rules as a clock's state carries its game's (hall.wire.messages.STATE_RULES)."""
-        return {k: getattr(self.rules.rules, k) for k in messages.STATE_RULES}
+        return state_rules(self.rules.rules)
 
     def rules_at_start(self, config: EventRules) -> tuple[EventRules, bool]:
         """The rules a (re)started console runs, read only: console.toml's [event] when it is not

@@ -31,6 +31,7 @@ import socket
 import time
 from pathlib import Path
 
+from rackside.atomic import write_atomic
 from rackside.hall.wire.topics import EVENT as NAME
 from rackside.paths import EVENTS
 
@@ -68,8 +69,6 @@ def current(state: Path) -> str | None:
 
 
 def _set_current(state: Path, name: str | None) -> None:
-    from rackside.atomic import write_atomic
-
     events_dir(state).mkdir(parents=True, exist_ok=True)
     path = events_dir(state) / CURRENT
     if name is None:
@@ -173,15 +172,15 @@ def archive(state: Path, name: str) -> Path:
 
 def new(state: Path, name: str) -> tuple[Path, Path | None]:
     """The next event: the current one archived (if any), NAME made and current."""
-    check_name(name)
-    if folder(state, name).exists() or archived(state, name):
+    where = folder(state, name)  # (EventError: not a name)
+    if where.exists() or archived(state, name):
         raise EventError(f"event {name!r} exists already (in {events_dir(state)} or {Path(state) / ARCHIVE}): "
                          "choose a new name")
     was = current(state)
     old = archive(state, was) if was is not None and folder(state, was).is_dir() else None
-    folder(state, name).mkdir(parents=True, mode=0o700)
+    where.mkdir(parents=True, mode=0o700)
     _set_current(state, name)
-    return folder(state, name), old
+    return where, old
 
 
 def listing(state: Path) -> list[str]:

@@ -547,7 +547,7 @@ class HallState:
             t.went_offline = data["status"] == "offline" and (t.went_offline or t.status == "online")
             self._status(t, data)
             return [("table", t.tile())]
-        if leaf != "status" and data.get("game") in t.foreign:
+        if data.get("game") in t.foreign:
             if not (self.event and data.get("event") == self.event):
                 return []  # another event's game, or one the hall did not start for this event (issue 35)
             # game ids are each clock's own numbering: this event's game (a spare's, a moved clock's)

@@ -248,7 +248,7 @@ class Feed:
         self.slow_round: int | None = None
         self.live_value: dict | None = None  # live.json as last built (its time moves on only with a change)
         self.delayed: deque[tuple[float, dict[str, Doc]]] = deque()
-        self.folder = Folder(settings.folder, getattr(console, "event_name", "")) if settings.folder is not None else None
+        self.folder = Folder(settings.folder, console.event_name) if settings.folder is not None else None
         self.builds = 0  # views built (the tests and the bench read it)
         self.shown = asyncio.Event()  # set once the first view is shown (and written to the folder)
 

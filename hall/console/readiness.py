@@ -22,6 +22,7 @@ from rackside.hall.wire.eventrules import EventRules
 from rackside.hall.wire.messages import STATE_RULES
 
 from . import health
+from .contract import state_rules
 
 PLAYING = ("running", "late", "neutralised")
 
@@ -36,7 +37,7 @@ def view(tables: dict, round_game_time_ms: int, round_number: int, stations: dic
     versions = Counter(v for v in (_version(t) for t in used) if v)
     hall_version = versions.most_common(1)[0][0] if versions else None
     ev = event_rules or EventRules()
-    event = {k: getattr(ev.rules, k) for k in STATE_RULES}
+    event = state_rules(ev.rules)
     rows = [_row(t, hall_version, round_game_time_ms, event) for t in used]
     groups: dict[str, dict] = {}
     for r in rows:  # which tables run which rules: the event's first

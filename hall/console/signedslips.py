@@ -33,6 +33,7 @@ from collections import OrderedDict
 
 from rackside.game.checkin import MAX_TABLE
 
+from .checkin import on_sides
 from .results import LATENESS_ENDINGS
 
 RECORD, HOLD = "record", "hold"
@@ -82,10 +83,9 @@ def twice_why(twice: str, disagrees: str | None) -> str:
 
 
 def seat_as_signed(seat: dict, numbers: list) -> dict:
-    """The seat with its players in the order they signed (side 1, side 2): the slip's sides."""
-    if list(numbers) == list(seat["numbers"]):
-        return seat
-    return {**seat, "numbers": list(reversed(seat["numbers"])), "names": list(reversed(seat["names"]))}
+    """The seat with its players in the order they signed (side 1, side 2): the slip's sides
+    (checkin.on_sides, the one mapping from a seat to the sides)."""
+    return on_sides(seat, dict(zip((1, 2), numbers)))
 
 
 class Held:
