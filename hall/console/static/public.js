@@ -197,8 +197,6 @@ function modelOf(t, live) {
   };
 }
 
-function ticking(c) { const st = c.m.state; return Boolean(st && !st.frozen && (st.phase === "running" || st.phase === "late")); }
-
 // Each table's card is kept (table -> {card, sig, t, ...}); a new live.json redraws only the cards
 // whose table changed, at the next frame, and the running times tick once a second, each text
 // written only when it changed: 300 live tables cost a few cards a poll and a few hundred texts a
@@ -286,7 +284,7 @@ function tickCard(c) {
 // Once a second: the running times only (a still table's card was drawn with its data).
 function tick() {
   if ($("live").hidden) return;
-  for (const c of cards.values()) if (ticking(c)) tickCard(c);
+  for (const c of cards.values()) if (ticks(c.m.state)) tickCard(c); // tilestate.js: the director's tiles' too
 }
 
 // --- the hall screen: each division's standings, then the pairings, a page at a time ---------------
