@@ -197,7 +197,7 @@ function modelOf(t, live) {
   };
 }
 
-// Each table's card is kept (table -> {card, sig, t, ...}); a new live.json redraws only the cards
+// Each table's card is kept (table -> {card, sig, m (its model), ...}); a new live.json redraws only the cards
 // whose table changed, at the next frame, and the running times tick once a second, each text
 // written only when it changed: 300 live tables cost a few cards a poll and a few hundred texts a
 // second, not the whole list (bench/public_viewers.py holds it to 5 % of a core and the next frame).
@@ -229,11 +229,10 @@ function makeCard(t) {
   const note = el("span", "note", "");
   words.append(label, " ", note);
   card.append(title, words, times, result);
-  return { card, title, sides, result, label, note, sig: null, t };
+  return { card, title, sides, result, label, note, sig: null };
 }
 
 function fillCard(c, t, live) {
-  c.t = t;
   c.m = modelOf(t, live);
   setText(c.title, `Table ${t.table}${t.label && t.label !== String(t.table) ? ` (${t.label})` : ""}`);
   c.sides.forEach((s, i) => setText(s.who, c.m.names[i] || `side ${i + 1}`));
