@@ -265,9 +265,10 @@ function tickCard(c) {
   const m = c.m, st = m.state;
   const at = viewNow();
   const cls = tileClass(m, at, at, null); // tilestate.js: the director's tile's class
-  c.card.dataset.cls = cls;
   const words = stateWords(m, cls);
-  c.card.dataset.words = words;
+  // written only when changed, as the texts are: setting an attribute changes it (and restyles) even to its own value
+  if (c.card.dataset.cls !== cls) c.card.dataset.cls = cls;
+  if (c.card.dataset.words !== words) c.card.dataset.words = words;
   setText(c.label, LABEL[cls]);
   setText(c.note, words === LABEL[cls].toLowerCase() ? "" : words); // "running", said once
   for (const s of c.sides) {
