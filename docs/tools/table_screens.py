@@ -20,31 +20,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _folder import screens_folder  # noqa: E402 (docs/tools/_folder.py, beside this script)
 from clock_screens import IdleBoard, StillKeypad  # noqa: E402
+from text_screens import S, fold, typed  # noqa: E402 (the text display's scenes fold inputs the same way)
 
-from rackside.game import render, table  # noqa: E402
+from rackside.game import render  # noqa: E402
 from rackside.game.call import SIDE, Call, CallAck  # noqa: E402
-from rackside.game.checkin import CheckIn, Pairing, Seat, Typed  # noqa: E402
-from rackside.game.clock import Press, apply, new_clock, view  # noqa: E402
+from rackside.game.checkin import CheckIn, Pairing, Seat  # noqa: E402
+from rackside.game.clock import Press, view  # noqa: E402
 from rackside.firmware.led_output import turn_leds  # noqa: E402
 from rackside.hardware.display import RecordingDisplay  # noqa: E402
 from rackside.hardware.sim_window import SimWindow  # noqa: E402
 
-S = 1_000_000_000
 PAIRING = Pairing(1 * S, 3, (12, 31), 31, 5)  # round 3 at table 5: 12 against 31, who starts (TSH)
-
-
-def fold(inputs):
-    t, c = table.Table(), new_clock()
-    for e in inputs:
-        if table.is_table_input(e):
-            t, c = table.step(t, c, e)
-        else:
-            c = apply(c, e)
-    return t, c
-
-
-def typed(number: str, at_s: float):
-    return [Typed(int((at_s + i * 0.3) * S), k) for i, k in enumerate(number)]
 
 
 # name: (inputs, the moment shown (seconds), keys held, what it shows)
@@ -71,7 +57,7 @@ def main(out: Path) -> None:
         board = IdleBoard()
         window = SimWindow(board, displays, keypad=StillKeypad(*held))
         try:
-            t_state, clock = fold(inputs)
+            t_state, clock, _ = fold(inputs)
             t = int(at_s * S)
             v = view(clock, t)
             board.leds["left"], board.leds["right"] = turn_leds(v, t)

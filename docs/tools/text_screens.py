@@ -129,7 +129,6 @@ def scene(name: str) -> tuple[tuple[str, str], list[str], tuple[str, ...]]:
 
 
 def main(out: Path) -> None:
-    from _folder import screens_folder  # noqa: F401 (docs/tools/_folder.py: imported for the side by side tools)
     from clock_screens import IdleBoard, StillKeypad
 
     from rackside.firmware.led_output import turn_leds

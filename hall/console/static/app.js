@@ -524,8 +524,7 @@ function tick() {
   for (const n of visible) {
     const t = tables.get(n);
     if (!t || stale.has(n)) continue;
-    const st = t.state;
-    if (st && !st.frozen && (st.phase === "running" || st.phase === "late")) drawTimes(tiles.get(n), t);
+    if (ticks(t.state)) drawTimes(tiles.get(n), t); // tilestate.js: the public page's too
   }
   if (openTable !== null) detailStale = true;
 }

@@ -197,9 +197,7 @@ function modelOf(t, live) {
   };
 }
 
-function ticking(c) { const st = c.m.state; return Boolean(st && !st.frozen && (st.phase === "running" || st.phase === "late")); }
-
-// Each table's card is kept (table -> {card, sig, t, ...}); a new live.json redraws only the cards
+// Each table's card is kept (table -> {card, sig, m (its model), ...}); a new live.json redraws only the cards
 // whose table changed, at the next frame, and the running times tick once a second, each text
 // written only when it changed: 300 live tables cost a few cards a poll and a few hundred texts a
 // second, not the whole list (bench/public_viewers.py holds it to 5 % of a core and the next frame).
@@ -231,11 +229,10 @@ function makeCard(t) {
   const note = el("span", "note", "");
   words.append(label, " ", note);
   card.append(title, words, times, result);
-  return { card, title, sides, result, label, note, sig: null, t };
+  return { card, title, sides, result, label, note, sig: null };
 }
 
 function fillCard(c, t, live) {
-  c.t = t;
   c.m = modelOf(t, live);
   setText(c.title, `Table ${t.table}${t.label && t.label !== String(t.table) ? ` (${t.label})` : ""}`);
   c.sides.forEach((s, i) => setText(s.who, c.m.names[i] || `side ${i + 1}`));
@@ -268,9 +265,10 @@ function tickCard(c) {
   const m = c.m, st = m.state;
   const at = viewNow();
   const cls = tileClass(m, at, at, null); // tilestate.js: the director's tile's class
-  c.card.dataset.cls = cls;
   const words = stateWords(m, cls);
-  c.card.dataset.words = words;
+  // written only when changed, as the texts are: setting an attribute changes it (and restyles) even to its own value
+  if (c.card.dataset.cls !== cls) c.card.dataset.cls = cls;
+  if (c.card.dataset.words !== words) c.card.dataset.words = words;
   setText(c.label, LABEL[cls]);
   setText(c.note, words === LABEL[cls].toLowerCase() ? "" : words); // "running", said once
   for (const s of c.sides) {
@@ -286,7 +284,7 @@ function tickCard(c) {
 // Once a second: the running times only (a still table's card was drawn with its data).
 function tick() {
   if ($("live").hidden) return;
-  for (const c of cards.values()) if (ticking(c)) tickCard(c);
+  for (const c of cards.values()) if (ticks(c.m.state)) tickCard(c); // tilestate.js: the director's tiles' too
 }
 
 // --- the hall screen: each division's standings, then the pairings, a page at a time ---------------

@@ -25,6 +25,10 @@ const LABEL = {
 // the state's words for a held clock (the director's note adds the station of a challenge)
 const HELD_WORDS = { challenge: "challenge", call: "the director is called (1.4.3)", takeover: "a spare took over", neutralised: "neutralised" };
 
+// Whether the state's times run on (a running game, or a late start's absent side): the tiles whose
+// times are redrawn each second, on both pages; a frozen state's are shown as they were
+function ticks(st) { return Boolean(st && !st.frozen && (st.phase === "running" || st.phase === "late")); }
+
 // A side's time as of the moment `at` (ms): a running side's (or an absent side's in a late start)
 // ticks on from the state's sentAt, to the forfeit line (5.3.3); a frozen state (an offline clock's
 // last, an earlier round's game) is shown as it was: a dead clock's times are what a spare takes
