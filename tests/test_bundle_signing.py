@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from support.bundle import RACKSIDE
+from support.bundle import RACKSIDE, bundle_archive
 
 VERSION = "6.6.6"
 
@@ -28,20 +28,8 @@ def tiny_bundle(archive: Path, install_sh: str, *, sign_with: Path | None = None
     bundle.json, SHA256SUMS of every file, SHA256SUMS.sig when signed: signing.signed_manifest), with
     an install.sh of the test's choosing; `folder`: its folder renamed after it was signed."""
     version = version or VERSION
-    manifest = json.dumps({"version": version, "built": built}).encode()
-    files = {"install.sh": install_sh.encode(), "bundle.json": manifest, **(extra or {})}
-    sums = "".join(f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in files.items()).encode()
-    files["SHA256SUMS"] = sums
-    if sign_with is not None:
-        from rackside import signing
-
-        files[signing.SIGNATURE_FILE] = signing.sign(sign_with, signing.signed_manifest(version, sums))
-    with tarfile.open(archive, "w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(f"{folder or 'rackside-' + version}/{name}")
-            info.size, info.mode = len(data), 0o755 if name == "install.sh" else 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return archive
+    files = {"install.sh": install_sh.encode(), "bundle.json": json.dumps({"version": version, "built": built}).encode(), **(extra or {})}
+    return bundle_archive(archive, files, sign_with=sign_with, folder=folder or f"rackside-{version}")
 
 
 def request_update(folder: Path, archive: Path, root: Path) -> tuple[subprocess.CompletedProcess, dict]:

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 from support.broker import end_process
-from support.console import ConsoleProcess, Http, post
+from support.console import ConsoleProcess, Http, get_json, post
 from support.wait import wait
 
 PASSWORD = "director-pw"
@@ -232,8 +232,6 @@ def test_a_practice_game_stays_out_and_the_events_new_game_archives_it_saying_so
 def test_a_public_folder_holding_the_last_events_view_is_not_shown_for_the_next_event(make_broker, tmp_path):
     """[public] folder with a delay: a console restarted answers the folder's last view until its own
     is old enough (docs/public.md), but only its own event's: the last event's is never shown."""
-    import urllib.request
-
     from support.broker import free_port
 
     broker = make_broker(tables="1", stations=0)
@@ -245,10 +243,6 @@ def test_a_public_folder_holding_the_last_events_view_is_not_shown_for_the_next_
         conf = f'[public]\nlisten = "127.0.0.1:{port}"\nfolder = "{www}"\ndelay_s = {delay_s}\nevery_s = 1\n'
         return (ConsoleProcess(broker, tmp_path / event, PASSWORD, event=event, state_dir=state, extra=conf).start(),
                 f"http://127.0.0.1:{port}/hall.json")
-
-    def hall_json(url: str) -> dict:
-        with urllib.request.urlopen(url, timeout=10) as r:
-            return json.loads(r.read())
 
     last, _ = start("open-a", 0)
     try:
@@ -262,7 +256,7 @@ def test_a_public_folder_holding_the_last_events_view_is_not_shown_for_the_next_
     try:
         def answered():
             try:
-                return hall_json(url)
+                return get_json(url)
             except OSError:
                 return None
         hall = wait(answered, 20)

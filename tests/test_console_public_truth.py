@@ -16,7 +16,6 @@ on side 2, the other player's name with the starter's time and score.
 from __future__ import annotations
 
 import json
-import urllib.request
 
 import pytest
 
@@ -24,7 +23,7 @@ from rackside.game import clock as C
 from rackside.hall.wire import topics
 from support import browser as chromium
 from support.broker import Broker, free_port
-from support.console import ConsoleProcess, Http, post, tsh_files
+from support.console import ConsoleProcess, Http, get_json, post, tsh_files
 from support.keypadclock import KeypadClock
 from support.wait import wait
 
@@ -56,11 +55,6 @@ def a_t() -> str:
 
 def name(number: int) -> str:
     return f"Player{number:02d}, P{number}"
-
-
-def get(url: str) -> dict:
-    with urllib.request.urlopen(url, timeout=10) as r:
-        return json.loads(r.read())
 
 
 class Hall:
@@ -188,10 +182,10 @@ def test_each_recorded_score_stands_against_the_player_who_scored_it(hall, brows
         slip = [398, 380] if side == 1 else [380, 398]
         status, out = post(hall.h, f"/api/result/{n}", {"slip": slip, "confirm": True})
         assert status == 200 and out.get("confirmed"), out
-    pairings = wait(lambda: (g := {x["table"]: x for r in get(hall.public + "pairings.json")["rounds"] for x in r["games"]})
+    pairings = wait(lambda: (g := {x["table"]: x for r in get_json(hall.public + "pairings.json")["rounds"] for x in r["games"]})
                     and all(g[n]["result"] for n, _ in ended) and g, 20)
-    live = {t["table"]: t for t in get(hall.public + "live.json")["tables"]}
-    rows = {r["name"]: r for d in get(hall.public + "standings.json")["divisions"] for r in d["rows"]}
+    live = {t["table"]: t for t in get_json(hall.public + "live.json")["tables"]}
+    rows = {r["name"]: r for d in get_json(hall.public + "standings.json")["divisions"] for r in d["rows"]}
     for n, side in ended:
         starter, other = name(2 * n - 1), name(2 * n)
         assert [p["name"] for p in pairings[n]["players"]] == [starter, other] and pairings[n]["result"] == [398, 380]

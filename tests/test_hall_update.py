@@ -21,7 +21,7 @@ from rackside import signing
 from rackside.hall.device import update
 from rackside.hall.wire import commands, update as wire_update, bundle as wire_bundle
 from support import browser as chromium
-from support.bundle import RACKSIDE, build_bundle, copy_checkout, needs_root
+from support.bundle import RACKSIDE, build_bundle, bundle_archive, copy_checkout, needs_root
 from support.console import ConsoleProcess, Http
 from support.deploy import fake_systemctl
 from support.hallclock import LiveClock, clock_config
@@ -50,18 +50,8 @@ MANIFEST = {"bundle.json": b'{"version": "9.9.9", "built": "2026-12-01T09:00:00Z
 
 
 def _bundle(tmp_path, files: dict[str, bytes], sums: dict[str, bytes] | None = None, sign_with=None, folder="rackside-9.9.9"):
-    archive = tmp_path / "b.tar.gz"
-    files = {**MANIFEST, **files}
-    sums = None if sums is None else {**MANIFEST, **sums}
-    listed = "".join(f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in (sums or files).items()).encode()
-    version = json.loads(files["bundle.json"])["version"]
-    signature = {} if sign_with is None else {signing.SIGNATURE_FILE: signing.sign(sign_with, signing.signed_manifest(version, listed))}
-    with tarfile.open(archive, "w:gz") as tar:
-        for name, data in {**files, "SHA256SUMS": listed, **signature}.items():
-            info = tarfile.TarInfo(f"{folder}/{name}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return archive
+    return bundle_archive(tmp_path / "b.tar.gz", {**MANIFEST, **files}, listed=None if sums is None else {**MANIFEST, **sums},
+                          sign_with=sign_with, folder=folder)
 
 
 def test_a_bundle_is_checked_against_its_own_sha256sums(tmp_path):

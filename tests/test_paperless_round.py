@@ -76,14 +76,9 @@ def hall(tmp_path):
 # --- at the clocks ----------------------------------------------------------------------------------
 
 
-def keys(live: LiveClock, typed: str) -> None:
-    for k in typed:
-        live.key(k)
-
-
 def check_in(live: LiveClock, number: int, side: str) -> None:
     """The player types their TSH number and presses their own button (2.3.1(b))."""
-    keys(live, str(number))
+    live.type_keys(str(number))
     live.tap(side)
 
 
@@ -305,34 +300,34 @@ def test_a_paperless_round_from_check_in_to_the_tsh_export(hall, browser, tmp_pa
     # --- the signed slips ---------------------------------------------------------------------------
     # table 1: 433-377 typed; Adams signs; Baker clears it (5.4.1(a)): it was 423; retyped and both sign
     ended(one)
-    keys(one, "433#377#")
+    one.type_keys("433#377#")
     at_step(one, Step.SIGNING)
     one.tap("left")
     wait(lambda: slip(one).signed == (True, False))
     one.key("*")
     s = at_step(one, Step.TYPING)
     assert s.scores == (None, None) and s.signed == (False, False)
-    keys(one, "423#377#")
+    one.type_keys("423#377#")
     at_step(one, Step.SIGNING)
     sign(one)
     assert the_slip_event(one)["scores"] == [423, 377]
 
     # table 2: 401-390, a margin of 11: a recount is offered (5.5.1) and asked for; side 2 had 377 (5.5.2)
     ended(two)
-    keys(two, "401#390#")
+    two.type_keys("401#390#")
     s = at_step(two, Step.RECOUNT)
     assert s.margin == 11 and shows(two, {"rCnt"}) == "rCnt"
     assert phase(two) is Phase.ENDED  # the timers stay off (5.5)
     two.key("*")
     s = at_step(two, Step.TYPING)
     assert s.scores == (401, 390) and s.recounted
-    keys(two, "#*377#")  # side 1 stands; side 2 cleared and typed again
+    two.type_keys("#*377#")  # side 1 stands; side 2 cleared and typed again
     at_step(two, Step.SIGNING)
     sign(two)
     assert the_slip_event(two)["scores"] == [401, 377] and the_slip_event(two)["recounted"] is True
 
     # table 4: the overtime forfeit: typed as usual, the forfeiter's slip says ForF and at least 100 off
-    keys(four, "310#388#")
+    four.type_keys("310#388#")
     s = at_step(four, Step.SIGNING)
     assert s.forfeits == (1,) and s.charged[0] >= 100
     s4 = s.charged[0]
@@ -342,7 +337,7 @@ def test_a_paperless_round_from_check_in_to_the_tsh_export(hall, browser, tmp_pa
 
     # table 5, after the call: a plain slip
     ended(five)
-    keys(five, "398#352#")
+    five.type_keys("398#352#")
     at_step(five, Step.SIGNING)
     sign(five)
 
@@ -351,7 +346,7 @@ def test_a_paperless_round_from_check_in_to_the_tsh_export(hall, browser, tmp_pa
     three.tap("right")
     r3 = ended(three)
     assert (r3.players[1].overtime_s >= 1, r3.players[1].penalty) == (True, 10)  # Fox's lateness, then overtime (5.3.2)
-    keys(three, "367#402#")
+    three.type_keys("367#402#")
     s = at_step(three, Step.SIGNING)
     assert s.penalties == (0, 10), s
     sign(three)

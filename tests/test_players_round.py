@@ -109,8 +109,7 @@ class Round:
     # --- what a player does -------------------------------------------------------------------------
 
     def type(self, n: int, text: str) -> None:
-        for k in text:
-            self.clocks[n].key(k)
+        self.clocks[n].type_keys(text)
 
     def press(self, n: int, side: str) -> None:
         self.clocks[n].tap(side)

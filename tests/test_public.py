@@ -20,10 +20,6 @@ from support.console import cheap_hash
 DATA = Path(__file__).parent / "data" / "tsh"
 
 
-def real_divisions(event: str) -> list[tsh.Division]:
-    return tsh.parse_tourney_js((DATA / event / "tourney.js").read_text(encoding="utf-8"), "tourney.js")
-
-
 def tsh_ranks(d: tsh.Division, rnd: int) -> dict[int, int]:
     return {p.number: int(p.etc["rrank"][rnd]) for p in d.players.values()
             if rnd < len(p.etc.get("rrank", ())) and p.etc["rrank"][rnd] is not None}

@@ -4,6 +4,9 @@ a temporary root with a fake systemctl (no systemd runs there)."""
 
 from __future__ import annotations
 
+import hashlib
+import io
+import json
 import os
 import shutil
 import subprocess
@@ -19,6 +22,26 @@ from support.wheelhouse import wheelhouse
 RACKSIDE = [sys.executable, str(REPO / "bin" / "rackside")]
 MACHINE = os.uname().machine
 PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def bundle_archive(archive: Path, files: dict[str, bytes], *, listed: dict[str, bytes] | None = None,
+                   sign_with: Path | None = None, folder: str) -> Path:
+    """A bundle laid out as `rackside bundle` lays it out: `files` (a `bundle.json` among them) in one
+    `folder`, their SHA256SUMS (of `listed` instead, to make one that does not match), and
+    SHA256SUMS.sig over the bundle's version and those sums when signed (`signing.signed_manifest`)."""
+    sums = "".join(f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in (files if listed is None else listed).items()).encode()
+    members = {**files, "SHA256SUMS": sums}
+    if sign_with is not None:
+        from rackside import signing
+
+        version = json.loads(files["bundle.json"])["version"]
+        members[signing.SIGNATURE_FILE] = signing.sign(sign_with, signing.signed_manifest(version, sums))
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(f"{folder}/{name}")
+            info.size, info.mode = len(data), 0o755 if name == "install.sh" else 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return archive
 
 
 def copy_checkout(dest: Path) -> Path:

@@ -47,6 +47,12 @@ class Http:
         return json.loads(body)["csrf"]
 
 
+def get_json(url: str):
+    """A plain GET of a JSON document (the public hall's files), no session."""
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.loads(r.read())
+
+
 async def call(app, method: str, path: str, headers: dict, body: bytes = b"") -> tuple[int, dict, bytes]:
     path, _, query = path.partition("?")
     scope = {

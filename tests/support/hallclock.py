@@ -67,6 +67,11 @@ class LiveClock:
         time.sleep(hold_s)
         self.key_up(key)
 
+    def type_keys(self, text: str) -> None:
+        """Each key of `text` pressed and released in turn (`key`), as a player types."""
+        for k in text:
+            self.key(k)
+
     def key_down(self, key: str, timeout: float = 10.0) -> None:
         """Close a key's contact, once the scanner has taken it as a press."""
         keypad = self.clock.keypad
