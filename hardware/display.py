@@ -217,6 +217,8 @@ class Driver:
     - `check(settings, where)`: a check across keys (two pins that must differ), or None.
     - `claims(settings)`: what it uses that nothing else may, as (key, resource): a BCM pin (int)
       or a device in words (str, e.g. "serial port '/dev/ttyUSB0'"); the pin map refuses doubles.
+      A pin on a shared bus is (key, bcm, bus): other claims naming the same `bus` (a str, e.g.
+      "the SPI bus SCLK=BCM11 MOSI=BCM10") may share it, nothing else may (drivers/max7219.py).
     - `wiring(settings, title)`: for the diagram, (subtitle, [(label, bcm or None, kind, note)])
       with kind "signal", "GND", "3V3" or "5V" (bcm None: any pin of that kind), or a note (str)
       for a display that is not on the header.

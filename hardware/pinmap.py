@@ -32,7 +32,10 @@ header's BCM GPIO 2-27, and a pin used twice (naming both uses). A keypad's pins
 it is enabled; a `[keypad]` table may leave out its rows and columns, which are then the reference
 build's (so `[keypad] enabled = true` is all a clock config needs for the reference wiring). What a display uses is what its
 driver claims: a TM1637 its CLK and DIO, a serial display on the Pi's own UART BCM 14 and 15 (so
-a button there is refused too) and its port.
+a button there is refused too) and its port. A claim may name a bus (a MAX7219's SCLK and MOSI name
+its SPI bus): then it shares the pin with other claims of the same bus, and with nothing else, as
+gpiozero's `reserve_pins` lets two SPI interfaces of one bus hold its clock (each device's
+`_conflicts_with`); a chip select is one display's alone.
 """
 
 from __future__ import annotations
@@ -137,6 +140,7 @@ def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "", keypad_de
         chip = _chip(raw, p)
         uses: list[tuple[str, int]] = []  # (use, BCM)
         devices: list[tuple[str, str]] = []  # (use, a device other than a pin, in words)
+        shared: dict[str, str] = {}  # use -> the bus whose line it is, which other uses of that bus share
 
         buttons_raw = _table(raw, "buttons", p)
         _unknown(buttons_raw, BUTTONS, f"{p}buttons.")
@@ -156,8 +160,10 @@ def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "", keypad_de
                 raise PinMapError(f"{where}: missing (needed: {', '.join(DISPLAYS)}; use driver = \"none\" for no display)")
             spec = check_display_spec(displays_raw[name], where)
             displays[name] = spec
-            for key, claimed in driver_of(spec).claims(spec):
+            for key, claimed, *bus in driver_of(spec).claims(spec):
                 (uses if isinstance(claimed, int) else devices).append((f"{where}.{key}", claimed))
+                if bus:  # a bus line: shared with other claims of the same bus (the SPI bus's SCLK)
+                    shared[f"{where}.{key}"] = bus[0]
 
         buzzer_raw = _table(raw, "buzzer", p, required=False)
         _unknown(buzzer_raw, ("pin", "enabled"), f"{p}buzzer.")
@@ -192,9 +198,9 @@ def parse_pinmap(raw: dict, source: str = "pin map", prefix: str = "", keypad_de
 
         seen: dict[int, str] = {}
         for use, bcm in uses:
-            if bcm in seen:
+            if bcm in seen and (shared.get(use) is None or shared.get(use) != shared.get(seen[bcm])):
                 raise PinMapError(f"BCM {bcm} is used twice: {seen[bcm]} and {use}")
-            seen[bcm] = use
+            seen.setdefault(bcm, use)
         claimed: dict[str, str] = {}
         for use, device in devices:
             if device in claimed:

@@ -32,8 +32,8 @@ class MatrixDisplay(RecordingDisplay):
         self.intensity = intensity
 
 
-MAX7219 = Driver(
-    name="max7219",
+MATRIX = Driver(
+    name="matrix",  # not "max7219": a real driver has that name (drivers/max7219.py), which this would shadow
     summary="MAX7219 LED matrix on SPI",
     keys={"din": Key(REQUIRED, check_bcm), "cs": Key(REQUIRED, check_bcm), "clk": Key(REQUIRED, check_bcm), "intensity": Key(8, whole(0, 15))},
     open=lambda s, *, name, **_: MatrixDisplay(name, **s),
@@ -53,22 +53,22 @@ def pin_map(left: dict, right: dict | None = None) -> dict:
 
 
 @pytest.fixture
-def max7219():
-    drivers.register(MAX7219)
-    yield MAX7219
-    drivers.unregister("max7219")
+def matrix():
+    drivers.register(MATRIX)
+    yield MATRIX
+    drivers.unregister("matrix")
 
 
-def test_a_registered_driver_is_used_everywhere_by_name(max7219):
-    pm = parse_pinmap(pin_map({"driver": "max7219", "din": 10, "cs": 8, "clk": 11}))
-    assert pm.displays["left"] == {"driver": "max7219", "din": 10, "cs": 8, "clk": 11, "intensity": 8}
+def test_a_registered_driver_is_used_everywhere_by_name(matrix):
+    pm = parse_pinmap(pin_map({"driver": "matrix", "din": 10, "cs": 8, "clk": 11}))
+    assert pm.displays["left"] == {"driver": "matrix", "din": 10, "cs": 8, "clk": 11, "intensity": 8}
     assert pm.use_of(8) == "displays.left.cs"  # its pins are claimed like any other
     with pytest.raises(PinMapError, match=r"BCM 17 is used twice: buttons.left and displays.left.clk"):
-        parse_pinmap(pin_map({"driver": "max7219", "din": 10, "cs": 8, "clk": 17}))
+        parse_pinmap(pin_map({"driver": "matrix", "din": 10, "cs": 8, "clk": 17}))
     with pytest.raises(PinMapError, match=r"displays.left.intensity: 16 \(allowed: a whole number 0-15\)"):
-        parse_pinmap(pin_map({"driver": "max7219", "din": 10, "cs": 8, "clk": 11, "intensity": 16}))
-    with pytest.raises(PinMapError, match=r"displays.left.cs: missing \(driver 'max7219' needs din, cs, clk\)"):
-        parse_pinmap(pin_map({"driver": "max7219", "din": 10, "clk": 11}))
+        parse_pinmap(pin_map({"driver": "matrix", "din": 10, "cs": 8, "clk": 11, "intensity": 16}))
+    with pytest.raises(PinMapError, match=r"displays.left.cs: missing \(driver 'matrix' needs din, cs, clk\)"):
+        parse_pinmap(pin_map({"driver": "matrix", "din": 10, "clk": 11}))
     display = open_display(pm.displays["left"], name="left display")
     display.show("1:00")
     assert isinstance(display, MatrixDisplay) and display.pins == (10, 8, 11) and display.text == "1:00"
@@ -76,7 +76,7 @@ def test_a_registered_driver_is_used_everywhere_by_name(max7219):
     texts = " ".join(el.text or "" for el in svg.iter("{http://www.w3.org/2000/svg}text"))
     assert "MAX7219 LED matrix" in texts and "GPIO8" in texts
     assert "| Left display | CS | 24 (GPIO8) | 8 |  |" in wiring.render_table(pm)
-    with pytest.raises(PinMapError, match=r"\(allowed: tm1637, serial, max7219, none\) or, simulated, recording"):
+    with pytest.raises(PinMapError, match=r"\(allowed: tm1637, serial, max7219, matrix, none\) or, simulated, recording"):
         check_display_spec({"driver": "ht16k33"})
 
 
@@ -119,7 +119,7 @@ def test_a_driver_from_another_package_is_found_by_its_entry_point(tmp_path, mon
 
 def test_the_built_in_drivers_declare_themselves():
     names = [d.name for d in drivers.available()]
-    assert names[:3] == ["tm1637", "serial", "none"] and names[-1] == "recording"
+    assert names[:4] == ["tm1637", "serial", "max7219", "none"] and names[-1] == "recording"
     assert drivers.find("recording").simulated and not drivers.find("tm1637").simulated
     assert set(drivers.find("tm1637").keys) == {"clk", "dio", "brightness", "half_period_us", "dio_pull", "refresh_s"}
     assert drivers.find("nosuch") is None and drivers.find(None) is None

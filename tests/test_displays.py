@@ -502,8 +502,8 @@ def test_open_display_none_and_fakes_satisfy_the_protocol(clock):
 @pytest.mark.parametrize(
     "spec, message",
     [
-        ({}, r"display.driver: missing \(allowed: tm1637, serial, none\)"),
-        ({"driver": "max7219"}, r"display.driver: 'max7219' \(allowed: tm1637, serial, none\)"),
+        ({}, r"display.driver: missing \(allowed: tm1637, serial, max7219, none\)"),
+        ({"driver": "ht16k33"}, r"display.driver: 'ht16k33' \(allowed: tm1637, serial, max7219, none\)"),
         ({"driver": "tm1637", "clk": 5}, r"display.dio: missing"),
         ({"driver": "tm1637", "clk": 5, "dio": 40}, r"display.dio: 40 is not a usable pin \(allowed: BCM GPIO numbers 2-27\)"),
         ({"driver": "tm1637", "clk": 5, "dio": 5}, r"both BCM 5"),

@@ -83,7 +83,7 @@ def test_pin_outside_the_header_gpio_range(value):
         ({"buttons.neutralise": None}, r"buttons.neutralise: missing \(needed: left, right, neutralise\)"),
         ({"displays.middle": {"driver": "none"}}, r"displays.middle: unknown key \(allowed: left, right\)"),
         ({"displays.right": None}, r"displays.right: missing .*driver = \"none\""),
-        ({"displays.left.driver": "ht16k33"}, r"displays.left.driver: 'ht16k33' \(allowed: tm1637, serial, none\)"),
+        ({"displays.left.driver": "ht16k33"}, r"displays.left.driver: 'ht16k33' \(allowed: tm1637, serial, max7219, none\)"),
         ({"buzzer.volume": 3}, r"buzzer.volume: unknown key \(allowed: pin, enabled\)"),
         ({"buzzer.enabled": "yes"}, r"buzzer.enabled: 'yes' \(allowed: true, false\)"),
         ({"buzzer.pin": None, "buzzer.enabled": True}, r"buzzer.pin: missing"),
