@@ -231,6 +231,39 @@ def test_a_failing_bus_is_logged_once_per_display_and_retried(clock, caplog):
             c.close()
 
 
+def test_both_displays_failing_at_once_share_the_bus_again_when_they_come_back(clock):
+    """Both drop the bus (a shared line failed), so its last holder closes it; they reopen one at
+    a time, and gpiozero's closed bus is collected in between (what Python's collector does at any
+    moment): the second still finds the first's bus and shares it."""
+    import gc
+
+    factory = MockFactory()
+    mosi = factory.pin(MOSI, pin_class=FlakyPin)
+    chips = {"left": FakeMAX7219(CE0, factory), "right": FakeMAX7219(CE1, factory)}
+    displays = {s: open_display({"driver": "max7219", "cs": cs}, name=f"{s} display", pin_factory=factory, clock_ns=clock)
+                for s, cs in (("left", CE0), ("right", CE1))}
+    try:
+        for d in displays.values():
+            d.show("5:00")
+        mosi.broken = True
+        clock.advance(1)
+        for d in displays.values():
+            d.show("4:59")
+        assert not any(d.ok for d in displays.values()) and not any(d.spi for d in displays.values())
+        mosi.broken = False
+        clock.advance(DeviceDisplay.RETRY_MAX_S)
+        displays["left"].show("4:50")
+        gc.collect()
+        displays["right"].show("4:50")
+        assert displays["right"].ok, displays["right"].outage.reason
+        assert chips["left"].text() == chips["right"].text() == "4:50"
+    finally:
+        for d in displays.values():
+            d.close()
+        for c in chips.values():
+            c.close()
+
+
 def test_the_driver_is_known_by_name_wherever_drivers_are_listed():
     with pytest.raises(PinMapError, match=r"\(allowed: tm1637, serial, max7219, none\) or, simulated, recording"):
         check_display_spec({"driver": "max7291"}, "displays.left")  # the registry's list, not a second one
@@ -278,3 +311,20 @@ def test_rackside_clock_selftest_takes_a_config_with_two_max7219s(tmp_path):
     bad = selftest(tmp_path, "max7291")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
     assert "displays.left.driver: 'max7291' (allowed: tm1637, serial, max7219, none)" in bad.stderr
+
+
+def test_the_readme_wiring_table_is_the_drivers_own():
+    """hardware/README.md's MAX7219 table: the rows the wiring module draws from the driver's declaration."""
+    import tomllib
+    from pathlib import Path
+
+    from rackside.hardware import wiring
+
+    repo = Path(__file__).resolve().parents[1]
+    raw = tomllib.loads((repo / "hardware" / "pins.toml").read_text())
+    raw["displays"] = {"left": {"driver": "max7219", "cs": CE0}, "right": {"driver": "max7219", "cs": CE1}}
+    rows = [r for r in wiring.render_table(parse_pinmap(raw)).splitlines() if r.startswith(("| Left display", "| Right display"))]
+    readme = (repo / "hardware" / "README.md").read_text()
+    assert len(rows) == 10 and all(row in readme for row in rows), rows
+    assert "| Left display | CLK | 23 (GPIO11) | 11 | SCLK, shared by both displays |" in rows
+    assert wiring.render_svg(parse_pinmap(raw)).count("MAX7219 7-segment module (SPI)") == 2  # both drawn

@@ -142,8 +142,21 @@ class MAX7219Display(DeviceDisplay):
 
     def _release(self) -> None:
         spi, self.spi = self.spi, None
-        if spi is not None:
-            spi.close()  # this CE only: the bus stays the other display's (see the module's docstring)
+        if spi is None:
+            return
+        bus = getattr(spi, "_bus", None)  # gpiozero's shared software bus; hardware SPI has none
+        spi.close()  # this CE only: the bus stays the other display's (see the module's docstring)
+        if bus is not None and bus.closed:
+            # This display held the bus last, so it closed. gpiozero 2.0.1 runs a shared device's
+            # close again when the closed object is collected (GPIOBase.__del__), and that close
+            # unregisters whichever bus then has its key (SharedMixin keys the bus by its pins
+            # alone): the display that reopens the bus first would be left alone on it, and the
+            # other refused its SCLK (GPIOPinInUse) until both dropped again. So it closes no more.
+            bus.close = _closed
+
+
+def _closed() -> None:
+    """The close of a gpiozero bus that is closed already (see `MAX7219Display._release`)."""
 
 
 # --- the driver's declaration (hardware.drivers finds it by this module's name) -------------------
@@ -181,7 +194,7 @@ def _wiring(s: dict, title: str):
         ("DIN", s["mosi"], "signal", "MOSI, shared by both displays"),
         ("CLK", s["sclk"], "signal", "SCLK, shared by both displays"),
         ("CS", s["cs"], "signal", f"{ce}this display's own"),
-        ("VCC", None, "5V", "5 V (logic levels: hardware/README.md)"),
+        ("VCC", None, "5V", "5 V: its supply is 4.0-5.5 V"),
         ("GND", None, "GND", ""),
     ])
 
