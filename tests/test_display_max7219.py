@@ -5,7 +5,7 @@ The bus is gpiozero's own on MockFactory pins (the bit-banged SPI a Pi without `
 uses too), and the chips are gpiozero's `MockSPIDevice`, one per CE, both listening on the shared
 clock: each latches the last 16 bits it was clocked when its CS rises, as the datasheet says, into
 registers; the test reads those back into text with its own idea of the segments (the MAX7219's bit
-order from the datasheet, then `test_displays`' segment words, not `hardware.sevenseg`).
+order from the datasheet, then `support.segments`' words, not `hardware.sevenseg`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from rackside.hardware.drivers import check_display_spec, open_display
 from rackside.hardware.pinmap import PinMapError, parse_pinmap
 
 from support.clock import FakeClock
-from test_displays import segments_to_text  # the decoder's own segment words (tests/test_displays.py)
+from support.segments import segments_to_text
 
 SCLK, MOSI, CE0, CE1 = 11, 10, 8, 7
 BUTTONS = {"left": 17, "right": 27, "neutralise": 22}
@@ -200,68 +200,63 @@ class FlakyPin(MockPin):
         super()._set_state(value)
 
 
-def test_a_failing_bus_is_logged_once_per_display_and_retried(clock, caplog):
+@pytest.fixture
+def flaky_bus(clock):
+    """The two displays on a bus whose MOSI can fail (`mosi.broken`)."""
     factory = MockFactory()
     mosi = factory.pin(MOSI, pin_class=FlakyPin)  # before the chips, which take the factory's pin
     chips = {"left": FakeMAX7219(CE0, factory), "right": FakeMAX7219(CE1, factory)}
     displays = {s: open_display({"driver": "max7219", "cs": cs}, name=f"{s} display", pin_factory=factory, clock_ns=clock)
                 for s, cs in (("left", CE0), ("right", CE1))}
-    try:
-        for d in displays.values():
-            d.show("9:00")
-        caplog.set_level(logging.DEBUG, logger="rackside.hardware.display")
-        mosi.broken = True
-        for second in range(59, 29, -1):  # 30 s of the clock counting, both displays failing
-            clock.advance(1)
-            for d in displays.values():
-                d.show(f"8:{second}")
-        problems = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
-        assert sorted(p.split(":")[0] for p in problems) == ["left display", "right display"], problems
-        assert all("OSError: GPIO write failed" in p for p in problems)
-        mosi.broken = False
-        clock.advance(DeviceDisplay.RETRY_MAX_S)
-        for d in displays.values():
-            d.show("8:30")
-        assert all(d.ok for d in displays.values())
-        assert chips["left"].text() == chips["right"].text() == "8:30"
-    finally:
-        for d in displays.values():
-            d.close()
-        for c in chips.values():
-            c.close()
+    yield mosi, chips, displays
+    for d in displays.values():
+        d.close()
+    for c in chips.values():
+        c.close()
 
 
-def test_both_displays_failing_at_once_share_the_bus_again_when_they_come_back(clock):
+def test_a_failing_bus_is_logged_once_per_display_and_retried(flaky_bus, clock, caplog):
+    mosi, chips, displays = flaky_bus
+    for d in displays.values():
+        d.show("9:00")
+    caplog.set_level(logging.DEBUG, logger="rackside.hardware.display")
+    mosi.broken = True
+    for second in range(59, 29, -1):  # 30 s of the clock counting, both displays failing
+        clock.advance(1)
+        for d in displays.values():
+            d.show(f"8:{second}")
+    problems = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert sorted(p.split(":")[0] for p in problems) == ["left display", "right display"], problems
+    assert all("OSError: GPIO write failed" in p for p in problems)
+    mosi.broken = False
+    clock.advance(DeviceDisplay.RETRY_MAX_S)
+    for d in displays.values():
+        d.show("8:30")
+    assert all(d.ok for d in displays.values())
+    assert chips["left"].text() == chips["right"].text() == "8:30"
+
+
+def test_both_displays_failing_at_once_share_the_bus_again_when_they_come_back(flaky_bus, clock):
     """Both drop the bus (a shared line failed), so its last holder closes it; they reopen one at
     a time, and gpiozero's closed bus is collected in between (what Python's collector does at any
     moment): the second still finds the first's bus and shares it."""
     import gc
 
-    factory = MockFactory()
-    mosi = factory.pin(MOSI, pin_class=FlakyPin)
-    chips = {"left": FakeMAX7219(CE0, factory), "right": FakeMAX7219(CE1, factory)}
-    displays = {s: open_display({"driver": "max7219", "cs": cs}, name=f"{s} display", pin_factory=factory, clock_ns=clock)
-                for s, cs in (("left", CE0), ("right", CE1))}
-    try:
-        for d in displays.values():
-            d.show("5:00")
-        mosi.broken = True
-        clock.advance(1)
-        for d in displays.values():
-            d.show("4:59")
-        assert not any(d.ok for d in displays.values()) and not any(d.spi for d in displays.values())
-        mosi.broken = False
-        clock.advance(DeviceDisplay.RETRY_MAX_S)
-        displays["left"].show("4:50")
-        gc.collect()
-        displays["right"].show("4:50")
-        assert displays["right"].ok, displays["right"].outage.reason
-        assert chips["left"].text() == chips["right"].text() == "4:50"
-    finally:
-        for d in displays.values():
-            d.close()
-        for c in chips.values():
-            c.close()
+    mosi, chips, displays = flaky_bus
+    for d in displays.values():
+        d.show("5:00")
+    mosi.broken = True
+    clock.advance(1)
+    for d in displays.values():
+        d.show("4:59")
+    assert not any(d.ok for d in displays.values()) and not any(d.spi for d in displays.values())
+    mosi.broken = False
+    clock.advance(DeviceDisplay.RETRY_MAX_S)
+    displays["left"].show("4:50")
+    gc.collect()
+    displays["right"].show("4:50")
+    assert displays["right"].ok
+    assert chips["left"].text() == chips["right"].text() == "4:50"
 
 
 def test_the_driver_is_known_by_name_wherever_drivers_are_listed():

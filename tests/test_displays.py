@@ -2,7 +2,7 @@
 
 The TM1637 driver runs on gpiozero MockFactory pins whose every level change is recorded; a fake
 chip answers the acknowledgement clock; a decoder written here from the datasheet (its own segment
-table, not hardware.sevenseg's) turns the recorded CLK/DIO edges back into bytes, registers and
+table, support/segments.py, not hardware.sevenseg's) turns the recorded CLK/DIO edges back into bytes, registers and
 finally the text a player would read. The serial driver is read back from a pty (and loop://)
 and decoded the same way.
 """
@@ -26,29 +26,7 @@ from rackside.hardware.drivers import open_display
 from rackside.hardware.pinmap import PinMapError
 
 from support.clock import FakeClock
-
-# --- the decoder's own idea of what segments spell -------------------------------------------------
-# Written as the segment letters a person sees lit; independent of hardware.sevenseg's bit table.
-_SEGMENT_WORDS = {
-    "": " ", "abcdef": "0", "bc": "1", "abdeg": "2", "abcdg": "3", "bcfg": "4", "acdfg": "5",
-    "acdefg": "6", "abc": "7", "abcdefg": "8", "abcdfg": "9", "g": "-", "bcg": "-1",
-    "abcefg": "A", "cdefg": "b", "adef": "C", "bcdeg": "d", "adefg": "E", "aefg": "F",
-    "bcefg": "H", "def": "L", "ceg": "n", "cdeg": "o", "abefg": "P", "eg": "r", "defg": "t",
-    "bcdef": "U", "cde": "u", "bcdfg": "y",
-}
-
-
-def segments_to_text(cells: list[int], colon_after: int | None) -> str:
-    """Cells (bit n = segment 'abcdefg'[n]) to text; blank leading cells dropped."""
-    out = ""
-    for i, cell in enumerate(cells):
-        word = "".join(letter for n, letter in enumerate("abcdefg") if cell >> n & 1)
-        assert word in _SEGMENT_WORDS, f"cell {i} lights {word!r}, which is no glyph"
-        out += _SEGMENT_WORDS[word]
-        if colon_after == i:
-            out += ":"
-    return out.lstrip(" ")
-
+from support.segments import segments_to_text
 
 # --- the TM1637 wire ------------------------------------------------------------------------------
 class Wire:
