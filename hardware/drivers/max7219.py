@@ -20,8 +20,8 @@ How two displays share the bus, gpiozero's way (gpiozero 2.0.1, github.com/gpioz
   new requester `_conflicts_with` a holder. lgpio's `LGPIOHardwareSPI._conflicts_with`
   (gpiozero/pins/lgpio.py) answers False to another hardware SPI interface of the same port on a
   different device, so CE0's and CE1's interfaces both reserve SCLK and MOSI; the same CE twice
-  conflicts and raises GPIOPinInUse (gpiozero issue #1015: the fix of that conflict check for
-  RPi.GPIO's interface, the form lgpio's has).
+  conflicts and raises GPIOPinInUse. (gpiozero issue #1015, "Can't use two spi devices with
+  hardware spi", is this check on the RPi.GPIO interface; its workaround is the form lgpio's has.)
 - The software bus: `SPISoftware` "will happily share their clock, mosi, and miso pins with other
   instances provided each has a distinct select pin" (gpiozero/pins/spi.py): its `SPISoftwareBus` is a
   `SharedMixin` device keyed by (clock, mosi, miso), one instance with a reference count, and each
@@ -137,8 +137,10 @@ class MAX7219Display(DeviceDisplay):
 
     def _write(self, words: list[tuple[int, int]]) -> None:
         for register, value in words:
-            if self.spi.write([register, value]) != 2:  # one transaction each: CS rising latches the word
-                raise OSError(f"SPI write to the MAX7219 on CS BCM {self.cs_bcm} was cut short")
+            # one transaction each (CS rising latches the word); transfer, as gpiozero's own SPI
+            # devices (MCP3xxx) use it on every back-end; what comes back (MISO unwired) is ignored
+            if len(self.spi.transfer([register, value])) != 2:
+                raise OSError(f"SPI transfer to the MAX7219 on CS BCM {self.cs_bcm} was cut short")
 
     def _release(self) -> None:
         spi, self.spi = self.spi, None
