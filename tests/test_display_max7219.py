@@ -111,6 +111,48 @@ def test_two_displays_share_one_bus_each_on_its_own_chip_select(bus):
     assert {factory.pin(CE0).state, factory.pin(CE1).state} == {True}  # both idle (deselected)
 
 
+def test_a_game_on_two_max7219s_shows_each_chip_what_the_clock_tells_its_display(monkeypatch, tmp_path):
+    """The runner and its display output (the clock's own, on the firmware rig's mock pins and fake
+    clock) drive both displays through a countdown, overtime and a neutralised clock's HOLd; each
+    chip always reads what its display was last told."""
+    from rackside.game.clock import Rules
+
+    from support.firmware_rig import make_rig
+
+    chips = {}
+
+    def open_displays(factory, clock):
+        chips.update(left=FakeMAX7219(CE0, factory), right=FakeMAX7219(CE1, factory))
+        return [open_display({"driver": "max7219", "cs": cs}, name=f"{s} display", pin_factory=factory, clock_ns=clock)
+                for s, cs in (("left", CE0), ("right", CE1))]
+
+    rig = make_rig(monkeypatch, tmp_path, rules=Rules(game_time_ms=5_000), open_displays=open_displays)
+    read_back = set()
+    try:
+        def check():
+            for chip, display in zip(chips.values(), rig.displays):
+                assert chip.text() == read(display.text), (chip.words[-9:], display.text)
+                read_back.add(chip.text())
+
+        check()
+        rig.tap("right")  # the left player's time runs
+        for _ in range(70):  # five seconds, then 1:05 over
+            rig.advance_ms(1_000)
+            check()
+        assert rig.texts() == ("-1:05", "0:05")
+        rig.tap("neutralise")
+        for _ in range(8):
+            rig.advance_ms(250)
+            check()
+        assert {"0:04", "0:00", "-0:01", "-1:05", "0:05", "H0Ld"} <= read_back, read_back
+    finally:
+        rig.close()
+        for d in rig.displays:
+            d.close()
+        for c in chips.values():
+            c.close()
+
+
 @pytest.mark.parametrize("text", ["25:00", "9:59", "0:01", "0:00", "-0:01", "-1:05", "-9:59", "-10:00", "HOLd", "End", "5:00"])
 def test_every_kind_of_reading_reaches_the_chip(bus, text):
     _, chips, displays = bus

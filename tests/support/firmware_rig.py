@@ -27,7 +27,10 @@ PINS = {"left": 17, "right": 27, "neutralise": 22}
 class Rig:
     """Board + displays + journal store + runner, all driven by a fake clock."""
 
-    def __init__(self, monkeypatch, state_dir: Path, *, rules: Rules | None = None, buzzer: bool = False, **runner_kwargs) -> None:
+    def __init__(self, monkeypatch, state_dir: Path, *, rules: Rules | None = None, buzzer: bool = False,
+                 open_displays=None, **runner_kwargs) -> None:
+        """`open_displays(factory, clock)`: the two displays (default: recording ones), e.g. a real
+        driver's on the rig's mock pins (tests/test_display_max7219.py); the test closes them."""
         import gpiozero.pins.mock as mock
         from gpiozero.pins.mock import MockFactory
 
@@ -36,7 +39,7 @@ class Rig:
         self.factory = MockFactory()
         self.rules = rules or Rules()
         self.board = Board(PINS, buzzer_pin=12 if buzzer else None, pin_factory=self.factory, clock_ns=self.clock)
-        self.displays = [RecordingDisplay("left"), RecordingDisplay("right")]
+        self.displays = open_displays(self.factory, self.clock) if open_displays else [RecordingDisplay("left"), RecordingDisplay("right")]
         self.state_dir = state_dir
         self.disk = Disk()  # the card: faults are injected here (support.disk)
         self.store = GameStore(state_dir, self.rules, boot_id="test-boot", disk=self.disk)
