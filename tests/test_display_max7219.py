@@ -64,6 +64,21 @@ class FakeMAX7219(MockSPIDevice):
         return segments_to_text(cells, colon)
 
 
+def plug_in(factory: MockFactory, clock) -> tuple[dict, dict]:
+    """A chip on CE0 and one on CE1, and a display for each: ({side: chip}, {side: display})."""
+    chips = {"left": FakeMAX7219(CE0, factory), "right": FakeMAX7219(CE1, factory)}
+    displays = {side: open_display({"driver": "max7219", "cs": cs}, name=f"{side} display", pin_factory=factory, clock_ns=clock)
+                for side, cs in (("left", CE0), ("right", CE1))}
+    return chips, displays
+
+
+def unplug(chips: dict, displays) -> None:
+    for d in displays:
+        d.close()  # gpiozero's shared software bus outlives a factory otherwise (keyed by pins alone)
+    for c in chips.values():
+        c.close()
+
+
 def pin_map(left: dict, right: dict, buttons: dict | None = None) -> dict:
     return {"buttons": {**BUTTONS, **(buttons or {})}, "displays": {"left": left, "right": right}}
 
@@ -82,10 +97,7 @@ def bus(clock):
     displays = {side: open_display(pm.displays[side], name=f"{side} display", pin_factory=factory, clock_ns=clock)
                 for side in ("left", "right")}
     yield factory, chips, displays
-    for d in displays.values():
-        d.close()  # gpiozero's shared software bus outlives a factory otherwise (keyed by pins alone)
-    for c in chips.values():
-        c.close()
+    unplug(chips, displays.values())
 
 
 def read(told: str) -> str:
@@ -122,9 +134,9 @@ def test_a_game_on_two_max7219s_shows_each_chip_what_the_clock_tells_its_display
     chips = {}
 
     def open_displays(factory, clock):
-        chips.update(left=FakeMAX7219(CE0, factory), right=FakeMAX7219(CE1, factory))
-        return [open_display({"driver": "max7219", "cs": cs}, name=f"{s} display", pin_factory=factory, clock_ns=clock)
-                for s, cs in (("left", CE0), ("right", CE1))]
+        plugged, displays = plug_in(factory, clock)
+        chips.update(plugged)
+        return list(displays.values())
 
     rig = make_rig(monkeypatch, tmp_path, rules=Rules(game_time_ms=5_000), open_displays=open_displays)
     read_back = set()
@@ -147,10 +159,7 @@ def test_a_game_on_two_max7219s_shows_each_chip_what_the_clock_tells_its_display
         assert {"0:04", "0:00", "-0:01", "-1:05", "0:05", "H0Ld"} <= read_back, read_back
     finally:
         rig.close()
-        for d in rig.displays:
-            d.close()
-        for c in chips.values():
-            c.close()
+        unplug(chips, rig.displays)
 
 
 @pytest.mark.parametrize("text", ["25:00", "9:59", "0:01", "0:00", "-0:01", "-1:05", "-9:59", "-10:00", "HOLd", "End", "5:00"])
@@ -247,14 +256,9 @@ def flaky_bus(clock):
     """The two displays on a bus whose MOSI can fail (`mosi.broken`)."""
     factory = MockFactory()
     mosi = factory.pin(MOSI, pin_class=FlakyPin)  # before the chips, which take the factory's pin
-    chips = {"left": FakeMAX7219(CE0, factory), "right": FakeMAX7219(CE1, factory)}
-    displays = {s: open_display({"driver": "max7219", "cs": cs}, name=f"{s} display", pin_factory=factory, clock_ns=clock)
-                for s, cs in (("left", CE0), ("right", CE1))}
+    chips, displays = plug_in(factory, clock)
     yield mosi, chips, displays
-    for d in displays.values():
-        d.close()
-    for c in chips.values():
-        c.close()
+    unplug(chips, displays.values())
 
 
 def test_a_failing_bus_is_logged_once_per_display_and_retried(flaky_bus, clock, caplog):
