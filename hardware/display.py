@@ -222,6 +222,7 @@ class Driver:
     - `wiring(settings, title)`: for the diagram, (subtitle, [(label, bcm or None, kind, note)])
       with kind "signal", "GND", "3V3" or "5V" (bcm None: any pin of that kind), or a note (str)
       for a display that is not on the header.
+    - `advice`: the diagram's legend line for this kind of display (how to power and connect it).
     - `simulated`: it drives no hardware (the simulator's); listed apart in messages.
     - `order`: where it is listed among the allowed drivers.
     """
@@ -233,6 +234,7 @@ class Driver:
     check: Callable[[dict, str], None] | None = None
     claims: Callable[[dict], list[tuple[str, int | str]]] = field(default=lambda settings: [])
     wiring: Callable[[dict, str], Any] = field(default=lambda settings, title: f"{title}: none fitted.")
+    advice: str = ""
     simulated: bool = False
     order: int = 50
 

@@ -118,6 +118,44 @@ def parts_of(pinmap: PinMap) -> tuple[list[Part], list[str]]:
     return parts, notes
 
 
+def drawn_parts(parts: list[Part]) -> list[Part]:
+    """The parts as the diagram draws them: parts that share header pins (two displays on one SPI
+    bus) become one box, their shared lines drawn once and their own lines named by part, so no two
+    boxes cover the same rows. The table keeps a row per part and connection."""
+    drawn: list[tuple[list[Part], set[int]]] = []
+    for part in parts:
+        pins = {t.pin for t in part.terminals if t.kind == "signal" and t.pin is not None}
+        group = next((g for g in drawn if not part.below and not g[0][0].below and g[1] & pins), None)
+        if group is None:
+            drawn.append(([part], pins))
+        else:
+            group[0].append(part)
+            group[1].update(pins)
+    out: list[Part] = []
+    for members, _ in drawn:
+        if len(members) == 1:
+            out.append(members[0])
+            continue
+        counts: dict[int, int] = {}
+        for m in members:
+            for t in m.terminals:
+                if t.kind == "signal":
+                    counts[t.pin] = counts.get(t.pin, 0) + 1
+        terminals: list[Terminal] = []
+        for m in members:
+            who = m.title.split()[0].lower()  # "Left display" -> "left"
+            for t in m.terminals:
+                shared = t.kind == "signal" and counts[t.pin] > 1
+                if shared and any(u.pin == t.pin for u in terminals):
+                    continue
+                label = t.label if shared else f"{t.label} ({who})"
+                terminals.append(Terminal(label, t.pin, t.kind, t.note))
+        titles = [m.title.split()[0] for m in members]
+        title = " + ".join(titles[:1] + [x.lower() for x in titles[1:]]) + " " + members[0].title.split(None, 1)[1] + "s"
+        out.append(Part("+".join(m.key for m in members), title, members[0].subtitle, terminals, short="displays"))
+    return out
+
+
 def _assign_power(parts: list[Part]) -> None:
     """Give each power terminal the nearest free header pin of its kind, on its part's side if any."""
     taken: set[int] = {t.pin for p in parts for t in p.terminals if t.pin is not None}
@@ -147,6 +185,7 @@ def _y(pin: int) -> float:
 def render_svg(pinmap: PinMap, source: str = "hardware/pins.toml") -> str:
     title = "Rackside reference build: wiring" if source == "hardware/pins.toml" else f"Rackside wiring: {source}"
     parts, notes = parts_of(pinmap)
+    parts = drawn_parts(parts)
     height = TOP + 20 * PITCH + 70 + 22 * (len(notes) + 3)
     below_y = TOP + 20 * PITCH + 12  # parts drawn under the header (the keypad), on the right of the legend
     below_h = sum(44 + 18 * len(p.terminals) + 10 for p in parts if p.below)
@@ -251,15 +290,16 @@ def render_svg(pinmap: PinMap, source: str = "hardware/pins.toml") -> str:
             sx = hx0 - 70 if s == "left" else hx1 + 70
             out.append(f'<line x1="{x}" y1="{y}" x2="{sx}" y2="{y}" stroke="{colour_of[pin]}" stroke-width="3"/>')
             anchor2, lx2 = ("end", sx - 6) if s == "left" else ("start", sx + 6)
-            # A part under the header is named short (keypad R1): the long label would run into a box.
-            label = f"{part.short} {t.label.split(':')[0]}" if part.below else f"{part.title}: {t.label}"
+            # A part under the header, or two displays drawn as one, is named short (keypad R1,
+            # displays CS (left)): the long label would run into a box.
+            label = f"{part.short} {t.label.split(':')[0]}" if part.short else f"{part.title}: {t.label}"
             out.append(f'<text x="{lx2}" y="{y + 4}" text-anchor="{anchor2}" font-size="12" fill="{colour_of[pin]}">'
                        f'→ {escape(label)}</text>')
     out.extend(shapes)
     y = TOP + 20 * PITCH + 30
     legend = [
         "Buttons: one leg to the GPIO, the other to GND; no resistors (the Pi's internal pull-ups are enabled).",
-        "Displays: power TM1637 modules from 3.3 V, never 5 V: their on-board pull-ups would put 5 V on the GPIO.",
+        *dict.fromkeys(advice for spec in pinmap.displays.values() if (advice := driver_of(spec).advice)),
         *(["Turn LEDs: 330 Ω from the GPIO to the LED's anode (long leg), cathode to GND; lit while that player's time runs."]
           if pinmap.leds else []),
         *(["Buzzer: 1 kΩ from the GPIO to the NPN base (2N2222/BC337), emitter to GND, buzzer between 5 V and the collector."]

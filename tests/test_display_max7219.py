@@ -368,4 +368,30 @@ def test_the_readme_wiring_table_is_the_drivers_own():
     readme = (repo / "hardware" / "README.md").read_text()
     assert len(rows) == 10 and all(row in readme for row in rows), rows
     assert "| Left display | CLK | 23 (GPIO11) | 11 | SCLK, shared by both displays |" in rows
-    assert wiring.render_svg(parse_pinmap(raw)).count("MAX7219 7-segment module (SPI)") == 2  # both drawn
+
+
+
+def test_the_diagram_draws_two_displays_on_one_bus_as_one_box_with_no_box_over_another():
+    """The SVG of a two-MAX7219 map: one box for both displays (their shared lines drawn once, each
+    chip select named), no two boxes over each other, and the MAX7219's legend line, not the TM1637's."""
+    import tomllib
+    import xml.etree.ElementTree as ET
+    from pathlib import Path
+
+    from rackside.hardware import wiring
+
+    repo = Path(__file__).resolve().parents[1]
+    raw = tomllib.loads((repo / "hardware" / "pins.toml").read_text())
+    raw["displays"] = {"left": {"driver": "max7219", "cs": CE0}, "right": {"driver": "max7219", "cs": CE1}}
+    root = ET.fromstring(wiring.render_svg(parse_pinmap(raw)))
+    ns = "{http://www.w3.org/2000/svg}"
+    texts = [el.text or "" for el in root.iter(f"{ns}text")]
+    assert texts.count("MAX7219 7-segment module (SPI)") == 1 and "Left + right displays" in texts
+    assert any(t.startswith("CS (left) → pin 24") for t in texts) and any(t.startswith("CS (right) → pin 26") for t in texts), texts
+    assert sum(t.startswith("DIN (MOSI") for t in texts) == 1
+    legend = " ".join(texts)
+    assert "MAX7219 modules from 5 V" in legend and "TM1637" not in legend
+    boxes = [tuple(float(r.get(k)) for k in ("x", "y", "width", "height")) for r in root.iter(f"{ns}rect") if r.get("rx") == "8"]
+    for i, (x, y, w, h) in enumerate(boxes):
+        for (x2, y2, w2, h2) in boxes[i + 1:]:
+            assert x + w <= x2 or x2 + w2 <= x or y + h <= y2 or y2 + h2 <= y, f"boxes overlap: {boxes}"

@@ -215,5 +215,6 @@ DRIVER = Driver(
     check=_check,
     claims=_claims,
     wiring=_wiring,
+    advice="Displays: MAX7219 modules from 5 V, on one SPI bus (DIN, CLK shared; a CE each); DOUT to nothing.",
     order=30,
 )

@@ -190,5 +190,6 @@ DRIVER = Driver(
         ("VCC", None, "3V3", "3.3 V only"),
         ("GND", None, "GND", ""),
     ]),
+    advice="Displays: power TM1637 modules from 3.3 V, never 5 V: their on-board pull-ups would put 5 V on the GPIO.",
     order=10,
 )
