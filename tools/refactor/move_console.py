@@ -136,6 +136,10 @@ def main() -> int:
     root = Path(git(Path.cwd(), "rev-parse", "--show-toplevel").strip())
     console = root / CONSOLE
     changed: list[str] = []
+    loose = sorted(p.name for p in console.glob("*.py") if p.stem not in ("__init__", "cli") and p.stem not in PACKAGE_OF)
+    if loose:  # a module added since the list was written: it goes where it fits, by hand, before anything moves
+        sys.exit(f"{', '.join(loose)} in {CONSOLE}/ is in no package: add it to PACKAGES here (and to the packages in "
+                 "tests/test_architecture.py if it is a new one) and run again; nothing was changed")
     for package, (modules, doc) in PACKAGES.items():
         folder = console / package
         folder.mkdir(exist_ok=True)
@@ -151,9 +155,6 @@ def main() -> int:
                 changed.append(f"moved {CONSOLE}/{name}.py -> {CONSOLE}/{package}/{name}.py")
             elif src.exists():
                 sys.exit(f"both {CONSOLE}/{name}.py and {CONSOLE}/{package}/{name}.py exist: merge them by hand first")
-    loose = sorted(p.name for p in console.glob("*.py") if p.stem not in ("__init__", "cli"))
-    if loose:  # a module added since the list was written: it goes where it fits, by hand
-        print(f"note: {', '.join(loose)} in {CONSOLE}/ is in no package: add it to PACKAGES (and the test's) and run again")
     pyproject = root / "pyproject.toml"
     text = pyproject.read_text(encoding="utf-8")
     missing = [f'"{DOTTED}.{p}"' for p in PACKAGES if f'"{DOTTED}.{p}"' not in text]
