@@ -24,9 +24,10 @@ held by tests/test_architecture.py (CONSOLE_PACKAGES, which must name the same p
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from pathlib import Path
+
+from _tree import git, text_files, top
 
 # package -> (its modules, its __init__'s docstring). Keep in step with tests/test_architecture.py.
 PACKAGES: dict[str, tuple[tuple[str, ...], str]] = {
@@ -58,18 +59,11 @@ PACKAGE_OF = {m: p for p, (mods, _) in PACKAGES.items() for m in mods}
 assert not set(PACKAGES) & set(PACKAGE_OF), "a package named as a module would make a moved mention read as an unmoved one"
 CONSOLE = "hall/console"
 DOTTED = "rackside.hall.console"
-TEXT_SUFFIXES = {".py", ".md", ".toml", ".sh", ".txt", ".svg", ".js", ".html", ".css", ".cfg", ".service", ".ini", ".yml",
-                 ".yaml", ".nft"}
-TEXT_NAMES = {"bin/rackside", ".ci/run"}
 SELF = "tools/refactor/move_console.py"
 ALT = "|".join(sorted(PACKAGE_OF, key=len, reverse=True))
 # No package is named as a module is (`scoring`, not `results`): a moved mention,
 # `hall.console.scoring.results`, never reads as an unmoved one, so a second run finds nothing to do.
 IMPORT = r"(?m)^(?P<indent>[ \t]*)from (?P<pkg>{pkg}) import (?:\((?P<pnames>[^)]*)\)|(?P<names>[^\n(#]*?))(?P<tail>[ \t]*(?:#[^\n]*)?)$"
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
 
 
 def by_package(names: str) -> dict[str | None, list[str]]:
@@ -133,7 +127,7 @@ def rewrite(text: str) -> str:
 
 
 def main() -> int:
-    root = Path(git(Path.cwd(), "rev-parse", "--show-toplevel").strip())
+    root = top()
     console = root / CONSOLE
     changed: list[str] = []
     loose = sorted(p.name for p in console.glob("*.py") if p.stem not in ("__init__", "cli") and p.stem not in PACKAGE_OF)
@@ -165,16 +159,7 @@ def main() -> int:
         text = text.replace(anchor, anchor + "".join(f",\n            {m}" for m in missing), 1)
         pyproject.write_text(text, encoding="utf-8")
         changed.append(f"pyproject.toml: packages += {', '.join(missing)}")
-    for rel in git(root, "ls-files").splitlines():
-        path = root / rel
-        if rel == SELF or path.is_symlink() or not path.is_file():
-            continue
-        if path.suffix not in TEXT_SUFFIXES and rel not in TEXT_NAMES:
-            continue
-        try:
-            old = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            continue
+    for rel, path, old in text_files(root, SELF):
         new = old
         if rel.startswith(f"{CONSOLE}/") and rel.endswith(".py"):
             parts = Path(rel).relative_to(CONSOLE).parts
