@@ -33,7 +33,7 @@ def imported(event: str) -> tuple[Console, public.Hall]:
     """A console that imported the event's tourney.js alone, and the public view's makings of it."""
     c = Console("open", cheap_hash("x"))
     assert c.import_tsh({"tourney.js": (DATA / event / "tourney.js").read_bytes()}) == []
-    return c, publicserve.hall_of(publicserve.gather(c, 0, slow=True))
+    return c, publicserve.hall_of(publicserve.gather(c.public_sources(), 0, slow=True))
 
 
 @pytest.mark.parametrize("event", sorted(REAL_EVENTS))
@@ -137,7 +137,7 @@ def a_console() -> Console:
 
 
 def built(c: Console, delay_s: int = 0) -> dict:
-    return public.view(publicserve.hall_of(publicserve.gather(c, delay_s, slow=True)))
+    return public.view(publicserve.hall_of(publicserve.gather(c.public_sources(), delay_s, slow=True)))
 
 
 def test_find_my_table_this_round_and_the_next_when_paired():
@@ -295,7 +295,7 @@ def test_no_private_field_by_key_or_value_in_any_document():
 
 
 def feed_of(c: Console, tmp_path: Path | None, delay_s: int = 0) -> publicserve.Feed:
-    return publicserve.Feed(c, config.PublicConfig(folder=tmp_path, delay_s=delay_s, every_s=1))
+    return publicserve.Feed(c.public_sources(), config.PublicConfig(folder=tmp_path, delay_s=delay_s, every_s=1))
 
 
 def test_an_unchanged_document_keeps_its_etag_and_a_changed_one_gets_a_new_one():

@@ -6,7 +6,8 @@ Starlette's AuthenticationMiddleware reads the session (auth.Sessions: the cooki
 id) and `requires("director")` guards every endpoint but the login page, its script and stylesheet;
 every POST (login included) also needs the session's CSRF token in `X-CSRF-Token` (`CsrfCheck`).
 In front of all of it, guard.BodyLimit and guard.SecurityHeaders, and uvicorn's guard.GuardedH11
-(limits.py has every bound). A new endpoint: a function here and a line in ROUTES.
+(limits.py has every bound). A new endpoint: a function here and a line in SHELL_ROUTES, or a feature's own in its `routes(...)`,
+composed by `routes(console)`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from . import auth, devices, health, limits, paperless, readiness, requests, results, rulespage, tsh, tshlive, tshout, updates
+from . import auth, devices, health, limits, paperless, publicserve, readiness, requests, results, rulespage, tsh, tshlive, tshout, updates
 from .event import Event, decode_upload
 from .guard import Admission, BodyLimit, SecurityHeaders, json_object
 from .guard import refused as _bad
@@ -80,7 +81,9 @@ class Console:
         self.event_name = ""  # the event served, and its folder and lock (eventdir.py, serve.make_console)
         self.home: Path | None = None
         self.event_lock = None
-        self.paperless = paperless.Paperless(self)  # check-in, calls, signed slips (issue 27)
+        self.paperless = paperless.Paperless(paperless.Services(  # check-in, calls, signed slips (issue 27)
+            state=self.state, event=self.event, publish=self.hub.publish, send=self.send_command,
+            connected=self.connected, results_changed=self.tsh_changed))
 
     # called on the event loop (the bridge hands messages over with call_soon_threadsafe)
     def on_message(self, topic: str, payload: bytes) -> None:
@@ -206,6 +209,31 @@ class Console:
     def divisions_view(self) -> dict:
         return {"divisions": self.event.summary(),
                 "tsh_problems": (self.event.problems + self.seating_problems)[:limits.MAX_PROBLEMS_SHOWN]}
+
+    def connected(self) -> bool:
+        return self.send is not None
+
+    def send_command(self, n: int, cmd: dict) -> None:
+        """A command to table `n`'s clock over the broker (`send` is set once the bridge exists)."""
+        self.send(n, cmd)
+
+    def publish_rules(self, payload: dict) -> None:
+        if self.bridge is not None:
+            self.bridge.publish_rules(payload)
+
+    def updates_services(self) -> updates.Services:
+        """What updates from the console use (updates.py), named."""
+        return updates.Services(updates=lambda: self.updates, state=self.state, event=self.event, send=self.send_command,
+                                connected=self.connected)
+
+    def rules_services(self) -> rulespage.Services:
+        """What the rules page uses (rulespage.py), named."""
+        return rulespage.Services(state=self.state, event=self.event, publish=self.hub.publish, publish_rules=self.publish_rules)
+
+    def public_sources(self) -> publicserve.Sources:
+        """What the public view reads (publicserve.Feed), named."""
+        return publicserve.Sources(state=self.state, event=self.event, rows=self.result_rows,
+                                   sided=self.paperless.in_checkin_order, event_name=self.event_name)
 
     def snapshot(self) -> dict:
         return {**self.state.snapshot(), **self.divisions_view(), "paperless": self.paperless.snapshot(),
@@ -659,7 +687,7 @@ async def no_favicon(request: Request) -> Response:
     return Response(status_code=204)
 
 
-ROUTES = [
+SHELL_ROUTES = [  # the shell's own: the page, the login, the streams, commands, the round, results
     Route("/", index),
     Route("/login", login_page, methods=["GET"]),
     Route("/favicon.ico", no_favicon),
@@ -684,11 +712,18 @@ ROUTES = [
     Route("/ready", ready_page),
     Route("/api/ready", ready),
     Route("/api/health-thresholds", health_thresholds, methods=["POST"]),
-    *devices.ROUTES,  # the Devices page (devices.py)
-    *updates.ROUTES,  # updates from the console (updates.py)
-    *paperless.ROUTES,  # check-in, calls, signed slips (paperless.py)
-    *rulespage.ROUTES,  # the event's rules on the page (rulespage.py, issue 38)
 ]
+
+
+def routes(console: Console) -> list[Route]:
+    """Every endpoint: the shell's, then each feature's, given what it uses (the one place they are composed)."""
+    return [
+        *SHELL_ROUTES,
+        *devices.routes(lambda: console.fleet),  # the Devices page (devices.py)
+        *updates.routes(console.updates_services()),  # updates from the console (updates.py)
+        *paperless.routes(console.paperless),  # check-in, calls, signed slips (paperless.py)
+        *rulespage.routes(console.rules_services()),  # the event's rules on the page (rulespage.py, issue 38)
+    ]
 
 
 @contextlib.asynccontextmanager
@@ -721,6 +756,6 @@ def build_app(console: Console, *, secret_key: str | None = None, https_only: bo
         Middleware(Admission),  # guard.py: slots a crowd cannot take from a signed-in director
         Middleware(CsrfCheck),
     ]
-    app = Starlette(routes=ROUTES, middleware=middleware, lifespan=lifespan, exception_handlers=updates.EXCEPTION_HANDLERS)
+    app = Starlette(routes=routes(console), middleware=middleware, lifespan=lifespan, exception_handlers=updates.EXCEPTION_HANDLERS)
     app.state.console = console
     return app

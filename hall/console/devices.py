@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from functools import partial
+from typing import Callable
 
 from starlette.authentication import requires
 from starlette.requests import Request
@@ -61,10 +63,6 @@ class FleetService:
             self._client = self._fleet = None
 
 
-def _service(request: Request) -> FleetService:
-    return request.app.state.console.fleet
-
-
 async def _body(request: Request, key: str = "device") -> dict:
     """The request's JSON object; its `key` a code (12 digits) or a row's key id."""
     body = await guard.json_object(request)
@@ -88,9 +86,9 @@ async def page(request: Request) -> Response:
 
 
 @requires(DIRECTOR, status_code=401)
-async def listing(request: Request) -> Response:
+async def listing(fleet_of: Callable[[], FleetService], request: Request) -> Response:
     try:
-        fleet = await asyncio.to_thread(_service(request).get)
+        fleet = await asyncio.to_thread(fleet_of().get)
     except (ConnectionError, OSError) as e:
         return _bad(f"not connected to the broker: {e}", 503)
     return JSONResponse({"hall": fleet.hall, "devices": fleet.rows(), "max_table": topics.MAX_TABLE,
@@ -98,7 +96,7 @@ async def listing(request: Request) -> Response:
 
 
 @requires(DIRECTOR, status_code=401)
-async def assign(request: Request) -> Response:
+async def assign(fleet_of: Callable[[], FleetService], request: Request) -> Response:
     from rackside.hall.director.fleet import FleetError
 
     try:
@@ -107,7 +105,7 @@ async def assign(request: Request) -> Response:
         if not isinstance(number, (int, str)) or isinstance(number, bool) or not str(number).strip():
             raise ValueError(f"number: a table number (1 to {topics.MAX_TABLE}) or a station id")
         replace = body.get("replace", False) is True
-        fleet = await asyncio.to_thread(_service(request).get)
+        fleet = await asyncio.to_thread(fleet_of().get)
         user = await asyncio.to_thread(fleet.assign, body["code"], str(number).strip(), replace=replace)
     except (ValueError, FleetError) as e:
         return _bad(str(e), 409 if "held by" in str(e) else 400)
@@ -118,21 +116,21 @@ async def assign(request: Request) -> Response:
 
 
 @requires(DIRECTOR, status_code=401)
-async def revoke(request: Request) -> Response:
-    return await _act(request, "revoke")
+async def revoke(fleet_of: Callable[[], FleetService], request: Request) -> Response:
+    return await _act(fleet_of, request, "revoke")
 
 
 @requires(DIRECTOR, status_code=401)
-async def remove(request: Request) -> Response:
-    return await _act(request, "remove")
+async def remove(fleet_of: Callable[[], FleetService], request: Request) -> Response:
+    return await _act(fleet_of, request, "remove")
 
 
-async def _act(request: Request, action: str) -> Response:
+async def _act(fleet_of: Callable[[], FleetService], request: Request, action: str) -> Response:
     from rackside.hall.director.fleet import FleetError
 
     try:
         body = await _body(request)
-        fleet = await asyncio.to_thread(_service(request).get)
+        fleet = await asyncio.to_thread(fleet_of().get)
         await asyncio.to_thread(getattr(fleet, action), body["device"])
     except (ValueError, FleetError) as e:
         return _bad(str(e))
@@ -141,10 +139,12 @@ async def _act(request: Request, action: str) -> Response:
     return JSONResponse({"ok": True})
 
 
-ROUTES = [
-    Route("/devices", page),
-    Route("/api/devices", listing),
-    Route("/api/devices/assign", assign, methods=["POST"]),
-    Route("/api/devices/revoke", revoke, methods=["POST"]),
-    Route("/api/devices/remove", remove, methods=["POST"]),
-]
+def routes(fleet_of: Callable[[], FleetService]) -> list[Route]:
+    """The Devices page's endpoints, each given the way to the console's fleet (app.routes composes them)."""
+    return [
+        Route("/devices", page),
+        Route("/api/devices", partial(listing, fleet_of)),
+        Route("/api/devices/assign", partial(assign, fleet_of), methods=["POST"]),
+        Route("/api/devices/revoke", partial(revoke, fleet_of), methods=["POST"]),
+        Route("/api/devices/remove", partial(remove, fleet_of), methods=["POST"]),
+    ]

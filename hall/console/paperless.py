@@ -6,16 +6,20 @@ The edge around three pure parts (checkin.py, incidents.py, signedslips.py): `Pa
 new game), sends the clocks their commands (`pairing`, `seat`, `call_ack`, `call_resolve`,
 `slip_outcome`, and the round's `late_start`s: docs/hall.md), keeps what must survive a restart in
 the results store (the open calls and the held slips, as settings; every director's step in its
-audit), and tells the pages (`checkin` per table, `paperless` for the lists). Its endpoints are
-ROUTES (app.py lists them). Everything runs on the console's event loop.
+audit), and tells the pages (`checkin` per table, `paperless` for the lists). What it uses of the
+console is named in `Services` (the console's shell gives them: app.Console), never the console
+itself; its endpoints are `routes(paperless)`, which the shell composes. Everything runs on the
+console's event loop.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from functools import partial
+from typing import Any, Callable
 
 from starlette.authentication import requires
 from starlette.requests import Request
@@ -42,16 +46,28 @@ def _now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
+@dataclass(frozen=True)
+class Services:
+    """What the paperless table uses of the console, each named (app.Console gives them)."""
+
+    state: Any  # the hall state (hallstate.HallState): the tables, the round, the commands pending
+    event: Any  # the event (event.Event): a result worked out and recorded, the results store's settings and audit
+    publish: Callable[[str, Any], None]  # an update to every page (hub.Hub.publish)
+    send: Callable[[int, dict], None]  # a command to a table's clock over the broker (ConnectionError: not sent)
+    connected: Callable[[], bool]  # whether there is a way to the broker to send on
+    results_changed: Callable[[], None]  # a result was recorded: the live tourney.js and the public view are built again
+
+
 class Paperless:
-    def __init__(self, console) -> None:
-        self.console = console
+    def __init__(self, services: Services) -> None:
+        self.services = services
         self.slips = signedslips.RECORD  # [console] slips (config.py): record a slip that agrees, or hold it
         self.checkins = checkin.CheckIns()
         self.incidents = incidents.Incidents()
         self.held = signedslips.Held()
         self.online: set[int] = set()
         self.paired: dict[int, tuple] = {}  # table -> (clock game, pairing fields) last sent
-        store = console.event.store
+        store = services.event.store
         for p in self.incidents.restore(store.setting(CALLS_KEY, [])):
             log.warning("console: %s", p)
         self.held.restore(store.setting(HELD_KEY, []))
@@ -59,7 +75,7 @@ class Paperless:
     # --- what the pages get -----------------------------------------------------------------------
 
     def snapshot(self) -> dict:
-        tables = self.console.state.tables
+        tables = self.services.state.tables
         return {"checkins": [self.checkins.view(n, tables[n].seat if n in tables else None) for n in sorted(self.checkins.tables)],
                 **self.lists()}
 
@@ -68,11 +84,11 @@ class Paperless:
                 "slips_setting": self.slips}
 
     def _publish_lists(self) -> None:
-        self.console.hub.publish("paperless", self.lists())
+        self.services.publish("paperless", self.lists())
 
     def _publish_checkin(self, n: int) -> None:
-        t = self.console.state.tables.get(n)
-        self.console.hub.publish("checkin", self.checkins.view(n, t.seat if t else None))
+        t = self.services.state.tables.get(n)
+        self.services.publish("checkin", self.checkins.view(n, t.seat if t else None))
 
     # --- the clocks' messages, as the hall state's updates -------------------------------------------
 
@@ -92,7 +108,7 @@ class Paperless:
             log.error("console: table %s: %s", data.get("table"), e)
 
     def _table_changed(self, n: int) -> None:
-        t = self.console.state.tables.get(n)
+        t = self.services.state.tables.get(n)
         if t is None:
             return
         game = (t.state or {}).get("game")
@@ -107,7 +123,7 @@ class Paperless:
 
     def pairings_known(self) -> None:
         """The round's pairings changed (app.Console.apply_pairings): every seated online table's."""
-        for n, t in sorted(self.console.state.tables.items()):
+        for n, t in sorted(self.services.state.tables.items()):
             if t.status == "online":
                 self._send_pairing(t)
 
@@ -115,7 +131,7 @@ class Paperless:
         """The round's pairing, to a clock in setup (its game not begun) that does not have it yet,
         or came online again (a clock's own memory of it is not the console's to assume)."""
         st = t.state or {}
-        if not t.seat or t.seat.get("round") != self.console.state.round.number or st.get("phase") not in (None, "setup"):
+        if not t.seat or t.seat.get("round") != self.services.state.round.number or st.get("phase") not in (None, "setup"):
             return
         fields = checkin.pairing(t.seat)
         game, pairing = st.get("game"), (fields["round"], tuple(fields["numbers"]), fields["starter"])
@@ -130,7 +146,7 @@ class Paperless:
 
     def _input(self, n: int, event: dict) -> None:
         name = event.get("input")
-        state = self.console.state
+        state = self.services.state
         if name == "checkin":
             t = state.tables.get(n)
             seats = {m: x.seat for m, x in state.tables.items() if x.seat}
@@ -159,7 +175,7 @@ class Paperless:
     # --- the signed slip (signedslips.py) ------------------------------------------------------------
 
     def on_slip(self, n: int, slip: dict) -> None:
-        t = self.console.state.tables.get(n)
+        t = self.services.state.tables.get(n)
         if t is None:
             return
         if slip["game"] != (t.state or {}).get("game") and slip["game"] not in t.bound:
@@ -206,8 +222,8 @@ class Paperless:
     def _rules_say(self, t, slip: dict) -> str | None:
         """What the results' rules (5.3.3, 2.3.5) leave to the director, or refuse, for this slip."""
         try:
-            out = self.console.event.result(self.signed_as(t, slip), {"slip": list(slip["scores"])}, CONSOLE, _now_iso(),
-                                            self.console.state.round.number, entry=results.SIGNED)
+            out = self.services.event.result(self.signed_as(t, slip), {"slip": list(slip["scores"])}, CONSOLE, _now_iso(),
+                                            self.services.state.round.number, entry=results.SIGNED)
         except results.ResultError as e:
             return str(e)
         return out["note"] if out["needs_director"] else None
@@ -220,16 +236,16 @@ class Paperless:
     def record(self, n: int, slip: dict, by: str) -> tuple[str, str | None]:
         """Record a slip that agrees: ("recorded", note) or ("refused", why): a result recorded
         already is changed by the director alone (5.4.1)."""
-        t = self.console.state.tables[n]
+        t = self.services.state.tables[n]
         seated = self.signed_as(t, slip)
         try:
-            out = self.console.event.result(seated, {"slip": list(slip["scores"]), "confirm": True}, by, _now_iso(),
-                                            self.console.state.round.number, entry=results.SIGNED)
+            out = self.services.event.result(seated, {"slip": list(slip["scores"]), "confirm": True}, by, _now_iso(),
+                                            self.services.state.round.number, entry=results.SIGNED)
         except results.ResultError as e:
             return "refused", str(e)
         t.final = seated.final
-        self.console.tsh_changed()
-        self.console.hub.publish("table", t.tile())
+        self.services.results_changed()
+        self.services.publish("table", t.tile())
         log.info("console: table %d's signed slip recorded (%s): %s", n, out["recorded"], out["scores"])
         return "recorded", out["note"] or None
 
@@ -240,7 +256,7 @@ class Paperless:
             return
         self.held.hold(n, slip, why, agrees, suspect)
         self._keep_held()
-        t = self.console.state.tables.get(n)
+        t = self.services.state.tables.get(n)
         self._audit(n, "slip held", CONSOLE, why, slip, t, kind=SLIP, game=slip["game"], device=True)
         self._answer(n, slip, "held", why)
         self._publish_lists()
@@ -285,8 +301,8 @@ class Paperless:
     def send(self, n: int, fields: dict, by: str) -> bool:
         """A command to table `n`'s clock, checked by the clock's own parser first, journalled in the
         console's command log and the table's history, like a director's (app.command)."""
-        console = self.console
-        if console.send is None:
+        services = self.services
+        if not services.connected():
             return False
         c = {**fields, "by": by, "id": COMMAND_ID + uuid.uuid4().hex[:12], "sent_at": _now_iso()}
         try:
@@ -294,44 +310,39 @@ class Paperless:
         except ValueError as e:
             log.error("console: table %d: %s not sent: %s", n, fields.get("cmd"), e)
             return False
-        console.state.command_sent(n, c)
+        services.state.command_sent(n, c)
         try:
-            console.send(n, c)
+            services.send(n, c)
         except ConnectionError as e:
-            console.state.pending.pop(c["id"], None)
+            services.state.pending.pop(c["id"], None)
             log.warning("console: table %d: %s not sent: %s", n, fields.get("cmd"), e)
             return False
-        console.hub.publish("command", {"table": n, "command": c})
+        services.publish("command", {"table": n, "command": c})
         return True
 
     def _keep_calls(self) -> None:
-        self.console.event.store.put_setting(CALLS_KEY, self.incidents.rows())
+        self.services.event.store.put_setting(CALLS_KEY, self.incidents.rows())
 
     def _keep_held(self) -> None:
-        self.console.event.store.put_setting(HELD_KEY, self.held.rows())
+        self.services.event.store.put_setting(HELD_KEY, self.held.rows())
 
     def _audit(self, n: int, action: str, who: str, reason: str, after: dict | None, t=None, kind: str = CALL,
                game: str | None = None, device: bool = False) -> None:
         """`device`: a row a device's message made (bounded per table, game and kind: resultstore.note)."""
-        t = t or self.console.state.tables.get(n)
+        t = t or self.services.state.tables.get(n)
         seat = (t.seat if t else None) or {}
-        self.console.event.store.note(_now_iso(), who, action, seat.get("division", results.BY_TABLE),
-                                      seat.get("round", self.console.state.round.number), n, reason, after,
+        self.services.event.store.note(_now_iso(), who, action, seat.get("division", results.BY_TABLE),
+                                      seat.get("round", self.services.state.round.number), n, reason, after,
                                       kind=kind, game=game, device=device)
-
-
-def _paperless(request: Request) -> Paperless:
-    return request.app.state.console.paperless
 
 
 # --- the director's endpoints -----------------------------------------------------------------------
 
 
 @requires(DIRECTOR, status_code=401)
-async def call_answer(request: Request) -> Response:
+async def call_answer(p: Paperless, request: Request) -> Response:
     """`{"call": "call-K", "action": "ack"}` or `{"call", "action": "resolve", "reason"}`: the
     director's answer to a table's call, sent to its clock (call_ack, call_resolve) and audited."""
-    p = _paperless(request)
     n = request.path_params["n"]
     who = request.user.display_name
     try:
@@ -362,25 +373,22 @@ async def call_answer(request: Request) -> Response:
 
 
 def _start_plan(p: Paperless) -> list[dict]:
-    state = p.console.state
+    state = p.services.state
     return checkin.absent_sides(state.tables, p.checkins, state.round.number)
 
 
 @requires(DIRECTOR, status_code=401)
-async def start_absent_plan(request: Request) -> Response:
+async def start_absent_plan(p: Paperless, request: Request) -> Response:
     """The late starts the one confirmation at the scheduled start offers (2.3.2(a), 2.3.3(a))."""
-    p = _paperless(request)
-    rd = p.console.state.round
+    rd = p.services.state.round
     return JSONResponse({"start": rd.start, "tables": _start_plan(p)})
 
 
 @requires(DIRECTOR, status_code=401)
-async def start_absent(request: Request) -> Response:
+async def start_absent(p: Paperless, request: Request) -> Response:
     """`{"tables": [n, ...]}` (the tables the director confirmed): a late start of each one's absent
     sides, dated from the round's scheduled start, as the Commands dialog sends it."""
-    p = _paperless(request)
-    console = p.console
-    rd = console.state.round
+    rd = p.services.state.round
     who = request.user.display_name
     try:
         body = await json_object(request)
@@ -394,7 +402,7 @@ async def start_absent(request: Request) -> Response:
         cmds = [(x, requests.command({"cmd": "late_start", "players": x["players"]}, rd.start, rd.game_time_ms, who)) for x in plan]
     except ValueError as e:
         return _bad(str(e))
-    if console.send is None:
+    if not p.services.connected():
         return _bad("not connected to the broker", 503)
     sent = []
     for x, cmd in cmds:
@@ -405,11 +413,10 @@ async def start_absent(request: Request) -> Response:
 
 
 @requires(DIRECTOR, status_code=401)
-async def held_slip(request: Request) -> Response:
+async def held_slip(p: Paperless, request: Request) -> Response:
     """`{"game": G, "action": "record"}` (or "accept"): the scorekeeper's one click on a held slip that
     agrees; `{"game": G, "action": "dismiss", "reason"}` (or "reject"): a held slip set aside (recorded
     by hand instead, or not the players': a copied card's). Both audited."""
-    p = _paperless(request)
     n = request.path_params["n"]
     who = request.user.display_name
     try:
@@ -420,7 +427,7 @@ async def held_slip(request: Request) -> Response:
             return _bad(f"table {n} has no held slip of game {str(game)[:24]!r}", 404)
         action = {"accept": "record", "reject": "dismiss"}.get(action, action)  # the director's words (issue 36)
         if action == "record":
-            t = p.console.state.tables.get(n)
+            t = p.services.state.tables.get(n)
             why = signedslips.disagreement(held["slip"], t.seat if t else None, t.current_result() if t else None)
             why = why or (p._rules_say(t, held["slip"]) if t else "no such table")
             if why:
@@ -447,9 +454,11 @@ async def held_slip(request: Request) -> Response:
     return JSONResponse({"ok": True, "action": action})
 
 
-ROUTES = [
-    Route("/api/call/{n:int}", call_answer, methods=["POST"]),
-    Route("/api/start-absent", start_absent_plan, methods=["GET"]),
-    Route("/api/start-absent", start_absent, methods=["POST"]),
-    Route("/api/slip/{n:int}", held_slip, methods=["POST"]),
-]
+def routes(p: Paperless) -> list[Route]:
+    """The paperless table's endpoints, each given `p` (the console's shell composes them: app.routes)."""
+    return [
+        Route("/api/call/{n:int}", partial(call_answer, p), methods=["POST"]),
+        Route("/api/start-absent", partial(start_absent_plan, p), methods=["GET"]),
+        Route("/api/start-absent", partial(start_absent, p), methods=["POST"]),
+        Route("/api/slip/{n:int}", partial(held_slip, p), methods=["POST"]),
+    ]

@@ -40,7 +40,9 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
+from typing import Any, Callable, Protocol
 
 import uvicorn
 from starlette.applications import Starlette
@@ -52,7 +54,6 @@ from starlette.routing import Route
 from rackside.atomic import write_atomic
 
 from . import hallplan, limits, public, tshout
-from .config import PublicConfig
 from .guard import BodyLimit, GuardedH11, SecurityHeaders
 
 log = logging.getLogger("rackside.hall.console")
@@ -104,16 +105,37 @@ def _now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def gather(console, delay_s: int, slow: bool, every_s: float = 1) -> dict:
+@dataclass(frozen=True)
+class Sources:
+    """What the public view reads of the console, each named (app.Console.public_sources gives them)."""
+
+    state: Any  # the hall state (hallstate.HallState): the hall's name, the round, the tables
+    event: Any  # the event (event.Event): its divisions, TSH's config and options, the results store
+    rows: Any  # the recorded results, decoded once each (tshlive.Rows)
+    sided: Callable[[Any], Any]  # a table with its players in the sides they sit at (paperless.Paperless.in_checkin_order)
+    event_name: str = ""  # the event served: its public folder is stamped with it
+
+
+class Settings(Protocol):
+    """[public] as the console's config reads it (config.PublicConfig): what the feed and its listener use."""
+
+    listen_host: str | None
+    listen_port: int | None
+    folder: Path | None
+    delay_s: int
+    every_s: int
+
+
+def gather(sources: Sources, delay_s: int, slow: bool, every_s: float = 1) -> dict:
     """What the view is made of, taken on the event loop (the store's and the state's one owner)."""
-    ev = console.event
-    st = console.state
+    ev = sources.event
+    st = sources.state
     # each tile's names in the sides they sit at (checkin.on_sides), as the director's tile has them
-    sided = console.paperless.in_checkin_order
+    sided = sources.sided
     out = {"name": st.hall, "round": st.round.number, "tiles": [sided(t).tile() for t in st.tables.values()],
            "built_at": _now_iso(), "delay_s": delay_s, "every_s": every_s}
     if slow:
-        out.update(divisions=list(ev.divisions.values()), rows=console.result_rows.of(ev.store),
+        out.update(divisions=list(ev.divisions.values()), rows=sources.rows.of(ev.store),
                    entry_config=ev.entry_config(), config=ev.config,
                    options=ev.options())
     return out
@@ -237,8 +259,8 @@ def read_view(folder: Path, hall: str, delay_s: int, now: float | None = None) -
 class Feed:
     """The public view as it is shown, kept up to date on the console's event loop."""
 
-    def __init__(self, console, settings: PublicConfig) -> None:
-        self.console = console
+    def __init__(self, sources: Sources, settings: Settings) -> None:
+        self.sources = sources
         self.settings = settings
         self.page = page()
         self.current: dict[str, Doc] = {}  # what the listener answers and the folder holds
@@ -248,7 +270,7 @@ class Feed:
         self.slow_round: int | None = None
         self.live_value: dict | None = None  # live.json as last built (its time moves on only with a change)
         self.delayed: deque[tuple[float, dict[str, Doc]]] = deque()
-        self.folder = Folder(settings.folder, console.event_name) if settings.folder is not None else None
+        self.folder = Folder(settings.folder, sources.event_name) if settings.folder is not None else None
         self.builds = 0  # views built (the tests and the bench read it)
         self.shown = asyncio.Event()  # set once the first view is shown (and written to the folder)
 
@@ -261,10 +283,10 @@ class Feed:
         return max(self.settings.every_s, self.settings.delay_s / MAX_DELAYED)
 
     async def build(self, now: float) -> None:
-        rnd = self.console.state.round.number
+        rnd = self.sources.state.round.number
         slow = self.slow_due or rnd != self.slow_round
         self.slow_due = False
-        g = gather(self.console, self.settings.delay_s, slow, self.every_s)
+        g = gather(self.sources, self.settings.delay_s, slow, self.every_s)
         if slow:
             docs = await asyncio.to_thread(lambda: public.view(hall_of(g)))
             self.slow_round = rnd
@@ -298,7 +320,7 @@ class Feed:
     def waiting(self) -> dict[str, Doc]:
         """The page and public.waiting's hall.json: what is answered until a view is delay_s old."""
         back = datetime.now(timezone.utc) + timedelta(seconds=self.settings.delay_s)
-        hall = public.waiting(self.console.state.hall, self.settings.delay_s, self.every_s,
+        hall = public.waiting(self.sources.state.hall, self.settings.delay_s, self.every_s,
                               back.isoformat(timespec="seconds"))
         return {**self.page, **encode({"hall.json": hall}, {})}
 
@@ -315,7 +337,7 @@ class Feed:
                         "until this event's is %d s old", self.folder.folder, held[:64], self.folder.event, self.settings.delay_s)
         elif self.folder is not None:
             try:
-                view = await asyncio.to_thread(read_view, self.folder.folder, self.console.state.hall, self.settings.delay_s)
+                view = await asyncio.to_thread(read_view, self.folder.folder, self.sources.state.hall, self.settings.delay_s)
             except (FolderViewError, OSError) as e:  # (an OSError: the folder changed as it was read)
                 log.warning("console: the public folder %s: %s: not shown; the waiting page until a view is %d s old",
                             self.folder.folder, e, self.settings.delay_s)
@@ -390,8 +412,7 @@ class Folder:
 # --- the listener ----------------------------------------------------------------------------------
 
 
-async def answer(request: Request) -> Response:
-    feed: Feed = request.app.state.feed
+async def answer(feed: Feed, request: Request) -> Response:
     name = request.path_params.get("name", "index.html")
     doc = feed.current.get(name)
     if doc is None:
@@ -406,13 +427,13 @@ async def answer(request: Request) -> Response:
     return Response(doc.body, media_type=doc.media, headers=headers)
 
 
-ROUTES = [Route("/", answer, methods=["GET"]), Route("/{name}", answer, methods=["GET"])]
+def routes(feed: Feed) -> list[Route]:
+    """The public listener's endpoints, each given the feed."""
+    return [Route("/", partial(answer, feed), methods=["GET"]), Route("/{name}", partial(answer, feed), methods=["GET"])]
 
 
 def app(feed: Feed) -> Starlette:
-    application = Starlette(routes=ROUTES, middleware=[Middleware(SecurityHeaders), Middleware(BodyLimit)])
-    application.state.feed = feed
-    return application
+    return Starlette(routes=routes(feed), middleware=[Middleware(SecurityHeaders), Middleware(BodyLimit)])
 
 
 class PublicServer(uvicorn.Server):

@@ -16,7 +16,10 @@ A new game time is the round's too (the round's game time is what a new game fro
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
+from typing import Any, Callable
 
 from starlette.authentication import requires
 from starlette.requests import Request
@@ -39,21 +42,28 @@ STARTED = ("the event's first game has begun: a change of its rules needs \"conf
            "audited); games in progress keep theirs, each clock takes the new rules with its next new game")
 
 
-def _console(request: Request):
-    return request.app.state.console
+@dataclass(frozen=True)
+class Services:
+    """What the rules page uses of the console, each named (app.Console gives them). `started` and
+    `view` read only `state` and `event`."""
+
+    state: Any  # the hall state (hallstate.HallState): the tables' games, the round
+    event: Any  # the event (event.Event): its rules, the round kept, the store's settings and audit
+    publish: Callable[[str, Any], None]  # an update to every page (hub.Hub.publish)
+    publish_rules: Callable[[dict], None]  # the event's rules, retained for the stations (bridge.Bridge.publish_rules)
 
 
-def started(console) -> bool:
+def started(s) -> bool:
     """Whether the event's play has begun (event.Event.started): a clock's game of a round (bound
     to one) past its first press, besides what the store says."""
-    begun = any(t.playing() is not None and t.state.get("phase") != "setup" for t in console.state.tables.values())
-    return console.event.started(console.state.round.number, begun)
+    begun = any(t.playing() is not None and t.state.get("phase") != "setup" for t in s.state.tables.values())
+    return s.event.started(s.state.round.number, begun)
 
 
-def view(console) -> dict:
+def view(s) -> dict:
     """What the rules page draws: the rules, their form (ranges and choices), console.toml's."""
-    return {"rules": console.event.rules.as_dict(), **eventrules.form(), "started": started(console),
-            "config": console.event.store.setting(CONFIG_RULES_KEY), "max_reason": MAX_REASON}
+    return {"rules": s.event.rules.as_dict(), **eventrules.form(), "started": started(s),
+            "config": s.event.store.setting(CONFIG_RULES_KEY), "max_reason": MAX_REASON}
 
 
 def checked(body: dict, current: eventrules.EventRules, begun: bool) -> tuple[eventrules.EventRules, str]:
@@ -83,22 +93,21 @@ async def page(request: Request) -> Response:
 
 
 @requires(DIRECTOR, status_code=401)
-async def get_rules(request: Request) -> Response:
-    return JSONResponse(view(_console(request)))
+async def get_rules(s: Services, request: Request) -> Response:
+    return JSONResponse(view(s))
 
 
 @requires(DIRECTOR, status_code=401)
-async def set_rules(request: Request) -> Response:
-    console = _console(request)
-    event, rd = console.event, console.state.round
+async def set_rules(s: Services, request: Request) -> Response:
+    event, rd = s.event, s.state.round
     try:
-        rules, reason = checked(await json_object(request), event.rules, started(console))
+        rules, reason = checked(await json_object(request), event.rules, started(s))
     except (ValueError, ConfigError) as e:
         return _bad(str(e))
     except PermissionError as e:
         return _bad(str(e), 409)
     if rules == event.rules:
-        return JSONResponse({**view(console), "changed": False})
+        return JSONResponse({**view(s), "changed": False})
     who = request.user.display_name
     round_before = rd.as_dict()
     try:
@@ -111,16 +120,17 @@ async def set_rules(request: Request) -> Response:
         for key, value in round_before.items():
             setattr(rd, key, value)
         return _bad(f"{e} The event's rules are unchanged.", STORE_REFUSED)
-    if console.bridge is not None:
-        console.bridge.publish_rules(eventrules.payload(rules))  # the stations' challenge rule (3.10.15)
-    console.hub.publish("round", rd.as_dict())
-    console.hub.publish("rules", {"rules": event.state_rules(), "event_rules": rules.as_dict()})
+    s.publish_rules(eventrules.payload(rules))  # the stations' challenge rule (3.10.15)
+    s.publish("round", rd.as_dict())
+    s.publish("rules", {"rules": event.state_rules(), "event_rules": rules.as_dict()})
     log.info("console: %s changed the event's rules: %s%s", who, rules.summary(), f" ({reason})" if reason else "")
-    return JSONResponse({**view(console), "changed": True})
+    return JSONResponse({**view(s), "changed": True})
 
 
-ROUTES = [
-    Route("/rules", page),
-    Route("/api/event-rules", get_rules),
-    Route("/api/event-rules", set_rules, methods=["POST"]),
-]
+def routes(s: Services) -> list[Route]:
+    """The rules page's endpoints, each given `s` (the console's shell composes them: app.routes)."""
+    return [
+        Route("/rules", page),
+        Route("/api/event-rules", partial(get_rules, s)),
+        Route("/api/event-rules", partial(set_rules, s), methods=["POST"]),
+    ]

@@ -178,7 +178,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     console.tsh_out = tshlive.LiveFile(cfg.tourney_js_dir or home, lambda: tshlive.gather(console.event, console.result_rows),
                                        lambda gathered: tshlive.render(gathered, console.carried)[0])
     if cfg.public is not None:  # the public hall: its own listener and/or a folder of static files (publicserve.py)
-        console.public_out = publicserve.Feed(console, cfg.public)
+        console.public_out = publicserve.Feed(console.public_sources(), cfg.public)
     return console, bridge
 
 

@@ -23,6 +23,7 @@ bundle, the chosen clocks are told to fetch it, and each one's outcome comes bac
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import logging
@@ -34,6 +35,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Callable
 
 from starlette.authentication import requires
 from starlette.requests import Request
@@ -132,8 +134,19 @@ def _read_built(path: Path) -> OrderedDict[str, str]:
     return kept
 
 
-def _updates(request: Request) -> Updates:
-    updates = request.app.state.console.updates
+@dataclass(frozen=True)
+class Services:
+    """What updates from the console use of it, each named (app.Console gives them)."""
+
+    updates: Callable[[], "Updates | None"]  # the bundle on offer (None: a console without a state folder)
+    state: Any  # the hall state (hallstate.HallState): the tables, their versions, the commands pending
+    event: Any  # the event (event.Event): its results store's audit
+    send: Callable[[int, dict], None]  # a command to a table's clock over the broker (ConnectionError: not sent)
+    connected: Callable[[], bool]  # whether there is a way to the broker to send on
+
+
+def _updates(s: Services) -> Updates:
+    updates = s.updates()
     if updates is None:  # a Console made without a state folder (serve.make_console gives one)
         raise _NoFolder()
     return updates
@@ -148,8 +161,8 @@ def _no_folder(request: Request, exc: Exception) -> Response:
 
 
 @requires(DIRECTOR, status_code=401)
-async def upload(request: Request) -> Response:
-    updates = _updates(request)
+async def upload(s: Services, request: Request) -> Response:
+    updates = _updates(s)
     given = request.headers.get("x-bundle-sha256", "").strip().lower()
     if not update.SHA256.match(given):
         return _bad("X-Bundle-SHA256: the bundle's SHA-256 (64 hex digits, as `rackside bundle` printed it) is needed")
@@ -182,9 +195,8 @@ async def upload(request: Request) -> Response:
 
 
 @requires(DIRECTOR, status_code=401)
-async def send(request: Request) -> Response:
-    console = request.app.state.console
-    updates = _updates(request)
+async def send(s: Services, request: Request) -> Response:
+    updates = _updates(s)
     try:
         body = await request.json()
     except (ValueError, RecursionError):
@@ -193,11 +205,11 @@ async def send(request: Request) -> Response:
         return _bad("the request body must be a JSON object")
     if updates.bundle is None:
         return _bad("no bundle uploaded yet")
-    if console.send is None:
+    if not s.connected():
         return _bad("not connected to the broker", 503)
     tables = body.get("tables")
     if tables == "all":
-        tables = sorted(console.state.tables)
+        tables = sorted(s.state.tables)
         if not tables:
             return _bad("no table has been heard from yet")
     if (not isinstance(tables, list) or not tables or len(tables) > limits.MAX_TABLE
@@ -211,7 +223,7 @@ async def send(request: Request) -> Response:
     now = time.monotonic()
     sent, refused = [], []
     for n in sorted(set(tables)):
-        t = console.state.tables.get(n)
+        t = s.state.tables.get(n)
         phase = (t.state or {}).get("phase") if t is not None else None
         if phase in IN_PROGRESS and not between_rounds:
             refused.append({"table": n, "why": f"its game is {phase}: update between rounds"})
@@ -230,36 +242,36 @@ async def send(request: Request) -> Response:
             commands.parse(json.dumps(cmd).encode())  # the clock's own check, before it goes
         except commands.CommandError as e:
             return _bad(str(e))
-        console.state.command_sent(n, cmd)
+        s.state.command_sent(n, cmd)
         try:
-            console.send(n, cmd)
+            s.send(n, cmd)
         except ConnectionError as e:
-            console.state.pending.pop(cmd["id"], None)
+            s.state.pending.pop(cmd["id"], None)
             refused.append({"table": n, "why": f"not sent: {e}"})
             continue
         updates.outcomes[n] = {"version": updates.bundle.version, "outcome": "sent", "ok": None, "why": ""}
         sent.append({"table": n, "id": cmd["id"]})
-        _audit(console, n, request.user.display_name, cmd, running, downgrade)
+        _audit(s, n, request.user.display_name, cmd, running, downgrade)
     log.info("console: %s sent update %s to tables %s", request.user.display_name, updates.bundle.version,
              [s["table"] for s in sent])
     return JSONResponse({"sent": sent, "refused": refused})
 
 
-def _audit(console, n: int, who: str, cmd: dict, running: str | None, downgrade: bool) -> None:
+def _audit(s: Services, n: int, who: str, cmd: dict, running: str | None, downgrade: bool) -> None:
     """The director's update of table `n`, in the audit (kind `update`): kept forever."""
     action = "update (downgrade allowed)" if cmd["allow_downgrade"] else "update"
     said = f"from {running or 'an unknown version'} to {cmd['version']}" + (", a downgrade" if downgrade else "")
     after = {"version": cmd["version"], "sha256": cmd["sha256"], "from": running, "allow_downgrade": cmd["allow_downgrade"],
              "command": cmd["id"]}
     try:
-        console.event.store.note(datetime.now(timezone.utc).isoformat(timespec="milliseconds"), who, action, BY_TABLE,
-                                 console.state.round.number, n, said, after, kind=UPDATE)
+        s.event.store.note(datetime.now(timezone.utc).isoformat(timespec="milliseconds"), who, action, BY_TABLE,
+                           s.state.round.number, n, said, after, kind=UPDATE)
     except StoreError as e:  # the command went; the log says what the audit could not keep
         log.error("console: table %d: %s", n, e)
 
 
-async def download(request: Request) -> Response:
-    updates = _updates(request)
+async def download(s: Services, request: Request) -> Response:
+    updates = _updates(s)
     token = request.headers.get(update.TOKEN_HEADER, "")
     if not update.TOKEN.match(token) or not updates.valid(token, time.monotonic()):
         return _bad("no update for this token", 403)
@@ -267,12 +279,11 @@ async def download(request: Request) -> Response:
 
 
 @requires(DIRECTOR, status_code=401)
-async def overview(request: Request) -> Response:
-    console = request.app.state.console
-    b, outcomes = _updates(request).bundle, _updates(request).outcomes
+async def overview(s: Services, request: Request) -> Response:
+    b, outcomes = _updates(s).bundle, _updates(s).outcomes
     tables = []
-    for n in sorted(set(console.state.tables) | set(outcomes)):
-        t = console.state.tables.get(n)
+    for n in sorted(set(s.state.tables) | set(outcomes)):
+        t = s.state.tables.get(n)
         state = (t.state if t is not None else None) or {}
         tables.append({"table": n, "version": state.get("version"), "phase": state.get("phase"),
                        "online": t is not None and t.status == "online", "update": outcomes.get(n)})
@@ -280,11 +291,13 @@ async def overview(request: Request) -> Response:
                          "max_bytes": limits.MAX_BUNDLE_BYTES, "in_progress": list(IN_PROGRESS), "tables": tables})
 
 
-ROUTES = [
-    Route("/api/update", overview),
-    Route("/api/update/bundle", upload, methods=["POST"]),
-    Route("/api/update/send", send, methods=["POST"]),
-    Route(update.DOWNLOAD_PATH, download),
-]
+def routes(s: Services) -> list[Route]:
+    """Updates' endpoints, each given `s` (the console's shell composes them: app.routes)."""
+    return [
+        Route("/api/update", functools.partial(overview, s)),
+        Route("/api/update/bundle", functools.partial(upload, s), methods=["POST"]),
+        Route("/api/update/send", functools.partial(send, s), methods=["POST"]),
+        Route(update.DOWNLOAD_PATH, functools.partial(download, s)),
+    ]
 
 EXCEPTION_HANDLERS = {_NoFolder: _no_folder}

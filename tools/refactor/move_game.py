@@ -22,23 +22,18 @@ Only the modules of MOVED are touched; `firmware/clock.toml` and the modules tha
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from pathlib import Path
+
+from _tree import git, text_files, top
 
 # The pure rules of the game, and the pure cores they need that are not the clock device's.
 # Keep in step with docs/architecture.md ("The game") and tests/test_architecture.py (GAME).
 MOVED = ("clock", "call", "checkin", "slip", "table", "rules_table", "render", "messages", "journal", "replay")
-TEXT_SUFFIXES = {".py", ".md", ".toml", ".sh", ".txt", ".svg", ".js", ".html", ".css", ".cfg", ".service", ".ini", ".yml", ".yaml"}
-TEXT_NAMES = {"bin/rackside", ".ci/run"}
 SELF = "tools/refactor/move_game.py"
 INIT = '"""The game: the pure rules of a WESPA game at the table (the clock, check-in, the director\'s call, the\nresult slip, the table composing them, the [clock] rules table) and the game\'s record (the journal\'s\nformat, its replay). Imports nothing of Rackside but the leaves (docs/architecture.md, "The game").\nThe clock program that runs on the Pi is firmware/; the hall speaks the game through hall/wire/."""\n'
 
 ALT = "|".join(MOVED)
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
 
 
 def split_names(names: str) -> tuple[list[str], list[str]]:
@@ -91,7 +86,7 @@ def rewrite(text: str, rel: str) -> str:
 
 
 def main() -> int:
-    root = Path(git(Path.cwd(), "rev-parse", "--show-toplevel").strip())
+    root = top()
     changed: list[str] = []
     (root / "game").mkdir(exist_ok=True)
     for name in MOVED:
@@ -119,16 +114,7 @@ def main() -> int:
             sys.exit("pyproject.toml: no \"rackside.firmware\", in the packages list to add rackside.game after")
         pyproject.write_text(text, encoding="utf-8")
         changed.append("pyproject.toml: packages += rackside.game")
-    for rel in git(root, "ls-files").splitlines():
-        path = root / rel
-        if rel == SELF or path.is_symlink() or not path.is_file():
-            continue
-        if path.suffix not in TEXT_SUFFIXES and rel not in TEXT_NAMES:
-            continue
-        try:
-            old = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            continue
+    for rel, path, old in text_files(root, SELF):
         new = rewrite(old, rel)
         if new != old:
             path.write_text(new, encoding="utf-8")
