@@ -8,7 +8,8 @@ contract (contract.py) before it touches anything: a refused one is a problem sh
 A table is known once its own device has spoken on its own topics (the broker's ACL lets only that
 device, or the director, write them), a TSH pairing puts a game on it, or the director records a
 result for it (a slip with no clock record, `adopt`): a station naming another table, or a page
-asking for one, adds no tile. Events are kept once per (table, game, seq): QoS 1
+asking for one, adds no tile. Events are kept once per (table, game, seq), a game being its id as
+bound at its table (a reused id is a new game: `_renewed`): QoS 1
 may deliver twice, and a resend repeats what arrived; `Seqs` remembers each game's highest seq and
 its gaps, not every event. Everything is bounded (limits.py).
 
@@ -491,10 +492,24 @@ class HallState:
             return []
         if game not in t.bound:
             return self._bind(t, game, at)
-        if t.moved_on_from(game, at):
-            t.rebound(game)
-            return self._bind(t, game, at)
-        return []
+        return self._renewed(t, game, at)
+
+    def _renewed(self, t: Table, game: str, at: str | None) -> list:
+        """A game id the table had moved on from, reported again later than the game that followed
+        it (Table.moved_on_from: another clock's numbering, a spare's): a new game, bound afresh, whose
+        seqs, slip and result are its own. A game's identity is the table, its id and its binding,
+        never the id alone: the earlier game's highest seq would drop the new one's events as
+        repeats, its slip's seq pass the new slip as a redelivery, its result call the new result a
+        second device's, and its "used twice" mark hold the new game's slips."""
+        if not t.moved_on_from(game, at):
+            return []
+        t.rebound(game)
+        t.seqs.games.pop(game, None)
+        if t.stop is not None and t.stop[0] == game:
+            t.stop = None
+        if t.twice is not None and t.twice["game"] == game:
+            t.twice = None
+        return self._bind(t, game, at)
 
     # --- messages in ------------------------------------------------------------------------
 
@@ -591,15 +606,16 @@ class HallState:
             g.ended = g.ended or data["phase"] == "ended"
             return bind + [("table", t.tile())]
         if leaf == "event" and data["kind"] == "input":
+            renewed = self._renewed(t, data["game"], data.get("at"))  # its first input may come before its state
             g = t.seqs.game(data["game"])
             filling = data["seq"] < g.high
             if not g.accept(data["seq"]):
-                return []
+                return renewed
             if filling:
                 _insert_in_order(t.history, data)  # a resent event goes back where it belongs
             else:
                 t.history.append(data)
-            bind = self._bind_unseen(t, data)
+            bind = renewed + self._bind_unseen(t, data)
             was_held, stop = held(t.state, t.challenge, t.stop), t.stop
             if data["input"] in STOPS and (stop is None or stop[0] != data["game"] or data["seq"] > stop[1]):
                 t.stop = (data["game"], data["seq"], data["input"])
@@ -609,7 +625,7 @@ class HallState:
                 # the old game's round and seat, dated from the spare's own game (the old clock's late
                 # states are older: they do not make it look like a new game)
                 since = mine.since if mine is not None else data.get("at")
-                bind = self._bind(t, data["game"], since, Bound(was.round, was.seat, since))
+                bind += self._bind(t, data["game"], since, Bound(was.round, was.seat, since))
                 return bind + [("event", {"table": n, "event": data}), ("table", t.tile())]
             # a stop seen after the state it made: the tile's word changes (`held`); nothing else is sent again
             tile = [("table", t.tile())] if held(t.state, t.challenge, t.stop) != was_held else []
