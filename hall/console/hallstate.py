@@ -690,7 +690,9 @@ class HallState:
         did not start for an event ("": the clock's own) whose state was sent before this event
         began (a retained state of the last event's). A game bound to this event, the tile's game
         already, a state that says no event (an older clock) or a console with no event are this
-        event's. A foreign game is named once in the tile's problems and never shown."""
+        event's, and so is the clock's own game of a clock that says its time is not synchronised (a Pi
+        without a real-time clock starts from its last saved time, before the event's: its game
+        would stay hidden until its clock synced). A foreign game is named once in the tile's problems and never shown."""
         game, ev = state["game"], state.get("event")
         if ev is None or not self.event or ev == self.event or game in t.bound or (t.state or {}).get("game") == game:
             # (a result of the tile's game, or of one bound here, is this event's as its game is)
@@ -700,6 +702,8 @@ class HallState:
         if ev == "" and not alone:
             if state.get("phase") == "setup" or self.event_since is None or sent is None or sent >= self.event_since:
                 return False  # the clock's own game, waiting or played in this event's time
+            if (t.health or {}).get("clock_synced") is False:
+                return False  # its clock is not synchronised (a Pi has no RTC): its time dates nothing
             # a retained state (or result) of before the event: not shown, but a state sent since
             # (the clock on again, its game played on) is this event's game
             why = f"{game}: a game from before event {self.event} began: not shown"
