@@ -159,7 +159,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
         console.deliver_threadsafe(topic, payload)
 
     bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, deliver,
-                    console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
+                    console.connection_threadsafe, event=name, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
     cmdlog = CommandLog(home / "console-commands.jsonl")
     def send(table: int, cmd: dict) -> None:
         if cmd.get("cmd") == "new_game":  # the clock's state of the new game says it is this event's (issue 35)
