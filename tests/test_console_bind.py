@@ -304,3 +304,31 @@ def test_a_game_id_used_again_at_a_table_by_another_clock_keeps_its_own_seqs_sli
     assert [k for k, _ in out] == ["slip", "event"]  # the new game's slip, kept: not a redelivery of the old one's
     assert t.bound["game-000001"].since == "2026-05-01T11:01:01+00:00"
     assert h.tables[4].twice is None and h.tables[4].result["players"][0]["penalty"] == 0
+
+
+def test_a_tables_used_twice_mark_is_kept_across_a_console_restart(tmp_path):
+    """Issue 36's mark (a table's identity used by two devices in a game) was held in memory only: a
+    restarted console forgot the clone, and let the game's next slip through. It is kept in the
+    event's store and read back at start; a mark cleared with its game id bound afresh stays cleared."""
+    store = ResultStore(tmp_path / "r.sqlite")
+    console = Console("h", cheap_hash("pw"), store=store)
+    _msg(console, 3, "state", _state("game-000001", 5, "2026-05-01T10:00:05+00:00"))
+    _msg(console, 3, "state", _state("game-000001", 4, "2026-05-01T10:00:06+00:00"))  # a second device: back in seq
+    mark = console.state.tables[3].twice
+    assert mark is not None and "jumped back" in mark["why"]
+    store.close()
+
+    again = Console("h", cheap_hash("pw"), store=ResultStore(tmp_path / "r.sqlite"))
+    assert 3 not in again.state.tables  # no tile until table 3 speaks
+    _msg(again, 3, "state", _state("game-000001", 6, "2026-05-01T10:00:07+00:00"))
+    t = again.state.tables[3]
+    assert t.twice == mark and t.tile()["twice"] == mark  # the clone is not forgotten
+    # a slip of that game is held for the director, as before the restart
+    for seq in (7, 8):
+        _msg(again, 3, "event", {"kind": "input", "game": "game-000001", "seq": seq, "t_ns": seq, "input": "slip_sign",
+                                 "player": 1, "at": None})
+    _msg(again, 3, "state", _state("game-000001", 8, "2026-05-01T10:00:09+00:00", "ended"))
+    _msg(again, 3, "event", {"kind": "slip", "game": "game-000001", "seq": 8, "scores": [400, 380], "penalties": [0, 0],
+                             "final": [400, 380], "numbers": [1, 2], "ending": "end", "forfeits": [], "at": None})
+    held = again.paperless.held.get(3, "game-000001")
+    assert held is not None and held["suspect"]

@@ -48,6 +48,7 @@ from .results import BY_TABLE
 
 
 RESEND_ID = "resend-"  # the ids of the console's own resend requests
+TWICE_KEY = "used_twice"  # the results store's setting: the tables' "used twice" marks (issue 36), kept across a restart
 
 # The inputs that can neutralise a clock, and the word a neutralised clock is called by after each
 # (issue 35): the one place a tile's "why is this clock stopped" is decided (`held`), for the
@@ -448,6 +449,8 @@ class HallState:
         # each table's clock games -> Bound (the table's own `bound`), GAMES_BOUND a table, MAX_TABLE tables
         self.bound: dict[int, OrderedDict] = {}
         self.thresholds = health.defaults()  # the director's health thresholds (console/health.py)
+        # issue 36's marks (Table.twice) kept from before a restart, of tables not yet known again: at most MAX_TABLE
+        self.twice_kept: dict[int, dict] = {}
 
     def table(self, n: int) -> Table:
         """The table, made known (its own device spoke, or a pairing puts a game on it)."""
@@ -459,7 +462,7 @@ class HallState:
     def new_table(self, n: int) -> Table:
         """Table `n` as the console would know it, not yet known (a slip's table until recorded: `adopt`)."""
         return Table(n, final=self.table_finals.get(n), round_now=self.round.number,
-                     bound=self.bound.setdefault(n, OrderedDict()))
+                     bound=self.bound.setdefault(n, OrderedDict()), twice=self.twice_kept.pop(n, None))
 
     def adopt(self, t: Table) -> None:
         """A table the director recorded a slip for (no clock, no TSH game): known from now on."""
@@ -473,6 +476,27 @@ class HallState:
         for n, game, rnd, seat, since in rows:  # kept apart until the table is known (no tile for them)
             if 1 <= n <= limits.MAX_TABLE:
                 Table.bind_in(self.bound.setdefault(n, OrderedDict()), game, Bound(rnd, seat, since))
+
+    def twice_rows(self) -> list[dict]:
+        """Every table's "used twice" mark (issue 36), to keep across a restart: [{"table", "game", "why"}]."""
+        marks = {**self.twice_kept, **{n: t.twice for n, t in self.tables.items() if t.twice is not None}}
+        return [{"table": n, **marks[n]} for n in sorted(marks)]
+
+    def restore_twice(self, rows) -> list[str]:
+        """The marks twice_rows kept; what cannot be read is said (one line a row) and left out."""
+        said = []
+        for r in rows if isinstance(rows, list) else [rows]:
+            n = r.get("table") if isinstance(r, dict) else None
+            if not (isinstance(n, int) and 1 <= n <= limits.MAX_TABLE and isinstance(r.get("game"), str)
+                    and isinstance(r.get("why"), str)):
+                said.append(f"a kept 'used twice' mark {str(r)[:80]!r} is not read: a table from 1 to {limits.MAX_TABLE}, its game and why")
+                continue
+            mark = {"game": r["game"][:64], "why": r["why"][:limits.TWICE_WHY_CHARS]}
+            if n in self.tables:
+                self.tables[n].twice = mark
+            else:
+                self.twice_kept[n] = mark
+        return said
 
     def _bind(self, t: Table, game: str, since: str | None, b: Bound | None = None) -> list:
         """Bind `game` to `b`, or to this round's game at `t` (the round the console is in)."""
