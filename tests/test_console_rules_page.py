@@ -220,3 +220,23 @@ def test_a_change_the_store_refuses_keeps_nothing_of_it(page):
     store.db.execute("DROP TRIGGER refuse")
     status, out = page.post("/api/event-rules", {"rules": {"penalty_per_minute": 5, "game_time": "20:00"}})
     assert status == 200 and len(page.rule_audits()) == 1 and store.setting(ROUND_KEY)["game_time_ms"] == 20 * 60_000
+
+
+def test_the_events_rules_are_worked_out_once_at_start(tmp_path, monkeypatch):
+    """make_console worked the event's rules out twice (restore_event for the round's game time, then
+    Event.set_rules again): once now, passed along."""
+    from rackside.hall.console.event import Event
+    calls = []
+    real = Event.rules_at_start
+
+    def counted(self, config):
+        calls.append(config)
+        return real(self, config)
+    monkeypatch.setattr(Event, "rules_at_start", counted)
+    console, _ = make_console(_config(tmp_path, {"penalty_per_minute": 7}))
+    try:
+        assert len(calls) == 1 and console.event.rules.rules.penalty_per_minute == 7
+        assert console.event.store.setting(RULES_KEY)["penalty_per_minute"] == 7  # kept as before
+    finally:
+        console.event.store.close()
+        console.event_lock.release()

@@ -64,11 +64,13 @@ class Event:
                 pass
         return config, kept != config.as_dict()
 
-    def set_rules(self, config: EventRules, who: str, at: str, round_: int) -> bool:
-        """The event's rules at the console's start, from [event] (`config`) or kept (rules_at_start):
-        kept, and audited when they are not those the console last ran (a change between rounds, or
-        in one). True when they are not the ones kept (or none were)."""
-        self.rules, changed = self.rules_at_start(config)
+    def set_rules(self, config: EventRules, who: str, at: str, round_: int,
+                  start: tuple[EventRules, bool] | None = None) -> bool:
+        """The event's rules at the console's start, from [event] (`config`) or kept (rules_at_start;
+        `start`: what it gave already, not worked out again): kept, and audited when they are not
+        those the console last ran (a change between rounds, or in one). True when they are not the
+        ones kept (or none were)."""
+        self.rules, changed = start if start is not None else self.rules_at_start(config)
         if changed:
             if self.store.setting(RULES_KEY) is not None:
                 self.store.note(at, who, "rules", "", round_, 0, f"the event's rules are now {self.rules.summary()}",
