@@ -256,3 +256,79 @@ def test_after_a_restart_an_earlier_rounds_resent_result_goes_to_that_rounds_til
     tile = t.tile()
     assert tile["earlier"] is True and tile["clock_on"] == {"division": None, "round": 2}
     assert tile["result"]["game"] == "game-000001" and t.current_result()["game"] == "game-000001"
+
+
+def test_a_game_id_used_again_at_a_table_by_another_clock_keeps_its_own_seqs_slip_and_result():
+    """A game's identity is its table, its id and its binding, not the id alone (review: seqs keyed by
+    game id). Table 3's clock played game-000001 (seqs 1-6, a slip, a result, a second device seen);
+    a spare at table 3 numbers its own game game-000001 again, later: its events are not repeats, its
+    slip not a redelivery, its result not a second device's, and the old mark does not hold it. Table
+    4's game-000001 at the same time is its own table's."""
+    from rackside.hall.console.hallstate import HallState
+    h = HallState("h")
+    P = "rackside/v1/h/table/"
+
+    def put(n: int, leaf: str, data: dict) -> list:
+        return h.on_message(f"{P}{n}/{leaf}", json.dumps(data).encode())
+
+    def inputs(n: int, game: str, minute: int, ending: dict) -> list:
+        out = []
+        for seq in range(1, 7):
+            name = "slip_sign" if seq == 6 else "press"
+            out += put(n, "event", {"kind": "input", "game": game, "seq": seq, "t_ns": seq, "input": name, "player": 1,
+                                    "at": f"2026-05-01T{minute // 60:02d}:{minute % 60:02d}:{seq:02d}+00:00"})
+        put(n, "state", _state(game, 6, f"2026-05-01T{minute // 60:02d}:{minute % 60:02d}:30+00:00", "ended"))
+        put(n, "result", {**_result(game), **ending})
+        return out
+
+    def slip(game: str) -> dict:
+        return {"kind": "slip", "game": game, "seq": 6, "scores": [400, 380], "penalties": [0, 0], "final": [400, 380],
+                "numbers": [1, 2], "ending": "end", "forfeits": [], "at": None}
+
+    inputs(3, "game-000001", 600, {"ending": "end"})
+    put(3, "event", slip("game-000001"))
+    t = h.tables[3]
+    t.used_twice("game-000001", "table 3 sent two different results of game game-000001")
+    put(3, "state", _state("game-000002", 1, "2026-05-01T10:30:00+00:00"))  # the clock's next game
+    # table 4 plays its own game-000001 meanwhile: its own seqs
+    assert [k for k, _ in inputs(4, "game-000001", 620, {"ending": "end"})].count("event") == 6
+    # later a spare at table 3 numbers its game game-000001 again
+    put(3, "state", _state("game-000001", 0, "2026-05-01T11:00:00+00:00", "setup"))
+    late = [{"player": 1, "remaining_ms": -61_000, "overtime_s": 61, "penalty": 20, "forfeit": False},
+            {"player": 2, "remaining_ms": 1000, "overtime_s": 0, "penalty": 0, "forfeit": False}]
+    events = inputs(3, "game-000001", 661, {"players": late})
+    assert [k for k, _ in events].count("event") == 6  # none dropped as a repeat of the old game's
+    assert [e["seq"] for e in t.history if e.get("kind") == "input" and e["game"] == "game-000001"] == [1, 2, 3, 4, 5, 6] * 2
+    assert t.result["players"][0]["penalty"] == 20 and t.twice is None  # its own result, no second device
+    out = put(3, "event", slip("game-000001"))
+    assert [k for k, _ in out] == ["slip", "event"]  # the new game's slip, kept: not a redelivery of the old one's
+    assert t.bound["game-000001"].since == "2026-05-01T11:01:01+00:00"
+    assert h.tables[4].twice is None and h.tables[4].result["players"][0]["penalty"] == 0
+
+
+def test_a_tables_used_twice_mark_is_kept_across_a_console_restart(tmp_path):
+    """Issue 36's mark (a table's identity used by two devices in a game) was held in memory only: a
+    restarted console forgot the clone, and let the game's next slip through. It is kept in the
+    event's store and read back at start; a mark cleared with its game id bound afresh stays cleared."""
+    store = ResultStore(tmp_path / "r.sqlite")
+    console = Console("h", cheap_hash("pw"), store=store)
+    _msg(console, 3, "state", _state("game-000001", 5, "2026-05-01T10:00:05+00:00"))
+    _msg(console, 3, "state", _state("game-000001", 4, "2026-05-01T10:00:06+00:00"))  # a second device: back in seq
+    mark = console.state.tables[3].twice
+    assert mark is not None and "jumped back" in mark["why"]
+    store.close()
+
+    again = Console("h", cheap_hash("pw"), store=ResultStore(tmp_path / "r.sqlite"))
+    assert 3 not in again.state.tables  # no tile until table 3 speaks
+    _msg(again, 3, "state", _state("game-000001", 6, "2026-05-01T10:00:07+00:00"))
+    t = again.state.tables[3]
+    assert t.twice == mark and t.tile()["twice"] == mark  # the clone is not forgotten
+    # a slip of that game is held for the director, as before the restart
+    for seq in (7, 8):
+        _msg(again, 3, "event", {"kind": "input", "game": "game-000001", "seq": seq, "t_ns": seq, "input": "slip_sign",
+                                 "player": 1, "at": None})
+    _msg(again, 3, "state", _state("game-000001", 8, "2026-05-01T10:00:09+00:00", "ended"))
+    _msg(again, 3, "event", {"kind": "slip", "game": "game-000001", "seq": 8, "scores": [400, 380], "penalties": [0, 0],
+                             "final": [400, 380], "numbers": [1, 2], "ending": "end", "forfeits": [], "at": None})
+    held = again.paperless.held.get(3, "game-000001")
+    assert held is not None and held["suspect"]

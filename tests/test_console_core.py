@@ -450,3 +450,23 @@ def test_a_game_id_that_another_events_game_had_is_shown_when_its_state_says_thi
     t = h.tables[3]
     assert t.state is not None and t.state["event"] == "day-2" and t.state["seq"] == 1
     assert "game-000007" not in t.foreign and t.twice is None
+
+
+def test_an_unsynced_clocks_own_game_is_shown_before_its_clock_syncs():
+    """Issue 35 hides a retained state of before the event (the clock's own game, sent before the event
+    began). A Pi has no real-time clock: until NTP syncs it, its time is the last one it saved, before
+    the event's start, and its own game played now was hidden until it synced. A clock whose status
+    says its time is not synchronised is not dated by it: its game is shown; a synced clock's old
+    retained state is still not."""
+    from datetime import datetime, timezone
+
+    from rackside.hall.wire.health import FAULTS, status_payload, unknown
+    h = HallState("h")
+    h.event, h.event_since = "day-2", datetime(2026, 5, 2, 9, 0, tzinfo=timezone.utc)
+    old = json.dumps({**json.loads(state(4, game="game-000001", sent_at="2026-04-30T18:00:04+00:00")), "event": ""}).encode()
+    h.on_message(P + "table/3/status", status_payload({**unknown(), **FAULTS["unsynced"]}, "1.0"))
+    assert h.on_message(P + "table/3/state", old)  # the clock's own game ("": no event), dated before the event
+    assert h.tables[3].tile()["state"]["seq"] == 4 and not h.tables[3].problems
+    h.on_message(P + "table/4/status", status_payload({**unknown(), "clock_synced": True}, "1.0"))
+    h.on_message(P + "table/4/state", old)
+    assert h.tables[4].tile()["state"] is None and "before event day-2 began" in h.tables[4].problems[0]

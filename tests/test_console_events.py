@@ -264,3 +264,39 @@ def test_a_public_folder_holding_the_last_events_view_is_not_shown_for_the_next_
         wait(lambda: "holds the view of event 'open-a', not of 'open-b'" in nxt.log_path.read_text(errors="replace"))
     finally:
         nxt.stop()
+
+
+def test_two_consoles_of_two_events_with_one_login_each_stay_on_the_broker_and_each_get_every_event(make_broker, tmp_path):
+    """Two events served at once from the director's one MQTT login (a second hall room's event, the
+    next day's opened early) had one client id: Mosquitto closed each console's connection when the
+    other connected, over and over, and their one session gave each only some of the hall's events.
+    The id is the hall's and the event's too: both stay connected and each gets every event."""
+    broker = make_broker(tables="1", stations=0)
+    a = ConsoleProcess(broker, tmp_path / "a", PASSWORD, event="room-a").start()
+    b = ConsoleProcess(broker, tmp_path / "b", PASSWORD, event="room-b").start()
+    clock = None
+    try:
+        pages = [Http(c.url) for c in (a, b)]
+        for h in pages:
+            h.login(PASSWORD)
+        clock = broker.client("table-1")
+        players = [{"player": p, "remaining_ms": 60_000, "overtime_s": 0, "penalty": 0, "forfeit": False} for p in (1, 2)]
+        state = {"seq": 0, "game": "game-000001", "phase": "setup", "running": None, "players": players, "ending": None,
+                 "sent_at": "2026-05-01T10:00:00+00:00"}
+        clock.publish(f"rackside/v1/{broker.hall}/table/1/state", json.dumps(state), qos=1, retain=True).wait_for_publish(5)
+        wait(lambda: all((_tile(h, 1).get("tile") or {}).get("state") for h in pages))  # both subscribed
+        for seq in range(1, 11):
+            event = {"kind": "input", "game": "game-000001", "seq": seq, "t_ns": seq, "input": "press", "player": 1,
+                     "at": f"2026-05-01T10:00:{seq:02d}+00:00"}
+            clock.publish(f"rackside/v1/{broker.hall}/table/1/event", json.dumps(event), qos=1).wait_for_publish(5)
+
+        def seqs(h: Http) -> list:
+            return [e["seq"] for e in _tile(h, 1).get("history", []) if e.get("kind") == "input"]
+        wait(lambda: all(seqs(h) == list(range(1, 11)) for h in pages), 20)
+        assert "already connected, closing old connection" not in broker.log_path.read_text()
+    finally:
+        if clock is not None:
+            clock.loop_stop()
+            clock.disconnect()
+        a.stop()
+        b.stop()

@@ -15,8 +15,8 @@ import pytest
 from rackside.game.rules_table import CLOCK_KEYS
 from rackside.hall.console.app import Console, build_app
 from rackside.hall.console.config import ConsoleConfig
-from rackside.hall.console.event import RULES_KEY
-from rackside.hall.console.resultstore import ResultStore
+from rackside.hall.console.event import ROUND_KEY, RULES_KEY
+from rackside.hall.console.resultstore import STORE_REFUSED, ResultStore
 from rackside.hall.console.serve import RESULTS_DB, make_console
 from rackside.hall.wire import eventrules
 from rackside.hall.wire.eventrules import from_table
@@ -201,3 +201,42 @@ def test_the_rules_need_the_directors_session_and_a_post_its_csrf_token(page):
     status, headers, _ = asyncio.run(call(page.app, "GET", "/rules", {}))
     assert status == 303 and headers["location"] == "/login"
     assert page.console.event.rules.rules.penalty_per_minute == 10
+
+
+def test_a_change_the_store_refuses_keeps_nothing_of_it(page):
+    """The page kept the round's new game time, then audited the change, then kept the rules: a store
+    that refused the rules left the round's game time and an audit row of a change that never
+    happened (the console said "unchanged", a restart ran the new game time). Now the three are one
+    transaction. The store's real refusal: a trigger SQLite itself fails the rules' write with."""
+    store = page.console.event.store
+    store.db.execute(f"CREATE TEMP TRIGGER refuse BEFORE INSERT ON settings WHEN NEW.key = '{RULES_KEY}' "
+                     "BEGIN SELECT RAISE(FAIL, 'disk I/O error'); END")
+    before = store.setting(ROUND_KEY)
+    status, out = page.post("/api/event-rules", {"rules": {"penalty_per_minute": 5, "game_time": "20:00"}})
+    assert status == STORE_REFUSED and "The event's rules are unchanged." in out["error"], out
+    assert page.rule_audits() == [] and store.setting(ROUND_KEY) == before  # nothing of it kept
+    assert page.console.state.round.game_time_ms == 25 * 60_000 and page.console.event.rules.rules.penalty_per_minute == 10
+    assert not store.db.in_transaction
+    store.db.execute("DROP TRIGGER refuse")
+    status, out = page.post("/api/event-rules", {"rules": {"penalty_per_minute": 5, "game_time": "20:00"}})
+    assert status == 200 and len(page.rule_audits()) == 1 and store.setting(ROUND_KEY)["game_time_ms"] == 20 * 60_000
+
+
+def test_the_events_rules_are_worked_out_once_at_start(tmp_path, monkeypatch):
+    """make_console worked the event's rules out twice (restore_event for the round's game time, then
+    Event.set_rules again): once now, passed along."""
+    from rackside.hall.console.event import Event
+    calls = []
+    real = Event.rules_at_start
+
+    def counted(self, config):
+        calls.append(config)
+        return real(self, config)
+    monkeypatch.setattr(Event, "rules_at_start", counted)
+    console, _ = make_console(_config(tmp_path, {"penalty_per_minute": 7}))
+    try:
+        assert len(calls) == 1 and console.event.rules.rules.penalty_per_minute == 7
+        assert console.event.store.setting(RULES_KEY)["penalty_per_minute"] == 7  # kept as before
+    finally:
+        console.event.store.close()
+        console.event_lock.release()

@@ -13,7 +13,7 @@ import pytest
 
 from rackside.hall.console import contract, health, readiness
 from rackside.hall.console.contract import Refused
-from rackside.hall.console.hallstate import HallState
+from rackside.hall.console.hallstate import HallState, Table
 from rackside.hall.device import healthparse
 from rackside.hall.device.health import HealthReader, HealthWatch, adjtimex
 from rackside.hall.wire import health as wire
@@ -234,7 +234,18 @@ def test_which_health_problems_block_a_start_and_which_are_notes():
     blocking = {"undervoltage", "disk-full", "write-errors"}
     for fault in wire.FAULTS:
         for problem in health.problems(wire.with_faults(wire.unknown(), (fault,)), th):
-            assert health.blocks(problem) == (fault in blocking), (fault, problem)
+            assert problem.blocks == (fault in blocking), (fault, problem)
+
+
+def test_readiness_takes_whether_a_problem_blocks_from_the_problem_not_its_words():
+    """Whether a health problem blocks a start was decided by matching its words ("disk:" ..., "...
+    write errors"): reworded, a blocking problem became a note, or a note a block. It is the problem's
+    own field (health.Problem.blocks), set where the problem is named; the JSON still carries its words."""
+    t = Table(1, status="online")
+    t.health_problems = [health.Problem("disk: a note worded like a full disk"), health.Problem("power fails", blocks=True)]
+    row = readiness.view({1: t}, 1_500_000, 1)["tables"][0]
+    assert row["why"] == ["power fails"] and row["notes"] == ["disk: a note worded like a full disk"]
+    assert json.loads(json.dumps(row))["health_problems"] == ["disk: a note worded like a full disk", "power fails"]
 
 
 def test_readiness_lists_which_tables_run_the_events_rules_and_which_do_not():

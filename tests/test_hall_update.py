@@ -492,3 +492,36 @@ def test_the_console_keeps_each_outcome_as_the_clock_acked_it(tmp_path):
     console.on_message(topics.table("testhall", TABLE, "ack"), ack)
     assert console.updates.outcomes[TABLE] == {"version": "9.9.9", "outcome": "not switched", "ok": False,
                                               "why": "install.sh: installed, not switched (a game is in progress)"}
+
+
+def test_a_bundles_build_time_is_written_off_the_event_loop(tmp_path, monkeypatch):
+    """updates.given wrote built.json on the console's event loop: a slow or failing card stalled every
+    page and every broker message meanwhile. It is written on a worker thread, the loop free; the
+    file is the same and read back at the next start."""
+    import asyncio
+    import inspect
+    import threading
+
+    from rackside.hall.console import updates as updates_module
+    from rackside.hall.console.updates import BUILT_FILE, Updates
+
+    writers = []
+    real = updates_module.write_atomic
+
+    def seen(path, text):  # the real write, noting which thread did it
+        writers.append(threading.current_thread())
+        return real(path, text)
+    monkeypatch.setattr(updates_module, "write_atomic", seen)
+    u = Updates(tmp_path)
+
+    async def upload_twice():
+        for version, built in (("0.1.0", "2026-12-01T09:00:00Z"), ("0.2.0", "2026-12-02T09:00:00Z")):
+            done = u.given(version, built)
+            if inspect.isawaitable(done):
+                await done
+        return threading.current_thread()
+
+    loop_thread = asyncio.run(upload_twice())
+    assert len(writers) == 2 and loop_thread not in writers
+    assert json.loads((tmp_path / BUILT_FILE).read_text()) == [["0.1.0", "2026-12-01T09:00:00Z"], ["0.2.0", "2026-12-02T09:00:00Z"]]
+    assert Updates(tmp_path).built("0.2.0") == "2026-12-02T09:00:00Z"

@@ -77,7 +77,32 @@ def test_the_rank_options_come_from_tourney_js_config_and_bad_values_are_left_ou
     text = ("newt={config:{spread_cap:[250],oppless_spread:undefined,spread_bad:1,sum_before_spread:'x'.repeat,"
             "zero_byes_tie:true,all_byes_tie:{a:1},entry:'both'},divisions:[]};")
     assert tsh.tourney_js_options(text.replace("'x'.repeat", "0")) == {
-        "spread_cap": [250], "spread_bad": 1, "sum_before_spread": 0, "entry": "both"}
+        "spread_cap": [250], "spread_bad": 1, "sum_before_spread": 0, "zero_byes_tie": 1, "entry": "both"}
+    # a yes-or-no option is JavaScript's true/false in tourney.js, Perl's 1/0 in config.tsh; no other key takes one
+    flags = "newt={config:{oppless_spread:true,spread_bad:false,spread_cap:true,entry:true,max_score:false},divisions:[]};"
+    assert tsh.tourney_js_options(flags) == {"oppless_spread": 1, "spread_bad": 0}
+
+
+def test_tourney_js_true_and_false_options_change_the_standings():
+    """TSH's tourney.js carries its config's yes-or-no options as `true`/`false`; they were dropped as
+    no value, so `spread_bad: true` (less spread ranks higher) and `oppless_spread: true` (a game's
+    spread is the player's score alone) ranked as if not set. A small tourney.js of one round: Al
+    beat Bo 400-300, Cy beat Di 350-340."""
+    def tourney(options: str) -> bytes:
+        return ("newt={config:{" + options + "},divisions:[{name:'A',players:[null,"
+                "{id:1,name:'Al',rating:1500,pairings:[2],scores:[400],etc:{board:[1]}},"
+                "{id:2,name:'Bo',rating:1600,pairings:[1],scores:[300],etc:{board:[1]}},"
+                "{id:3,name:'Cy',rating:1400,pairings:[4],scores:[350],etc:{board:[2]}},"
+                "{id:4,name:'Di',rating:1300,pairings:[3],scores:[340],etc:{board:[2]}}]}]};").encode()
+    spreads = {}
+    for options in ("", "oppless_spread:false,spread_bad:false", "oppless_spread:true", "spread_bad:true"):
+        c = Console("open", cheap_hash("x"))
+        assert c.import_tsh({"tourney.js": tourney(options)}) == []
+        rows = built(c)["standings.json"]["divisions"][0]["rows"]
+        spreads[options] = [(r["name"], r["spread"]) for r in rows]
+    assert spreads[""] == spreads["oppless_spread:false,spread_bad:false"] == [("Al", 100), ("Cy", 10), ("Di", -10), ("Bo", -100)]
+    assert spreads["oppless_spread:true"] == [("Al", 400), ("Cy", 350), ("Di", 340), ("Bo", 300)]  # the scores alone
+    assert spreads["spread_bad:true"] == [("Cy", 10), ("Al", 100), ("Bo", -100), ("Di", -10)]  # less spread first
 
 
 def test_a_tourney_js_replaces_the_event_an_earlier_import_left():

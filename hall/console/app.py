@@ -35,7 +35,7 @@ from .event import Event, decode_upload
 from .guard import Admission, BodyLimit, SecurityHeaders, json_object
 from .guard import refused as _bad
 from .transport import PlainHttpLocalOnly
-from .hallstate import RESEND_ID, HallState
+from .hallstate import RESEND_ID, TWICE_KEY, HallState
 from .resultstore import AUDIT_KINDS, STORE_REFUSED, ResultStore, StoreError
 from .hub import Hub, sse
 
@@ -53,6 +53,9 @@ class Console:
         self.state = HallState(hall)
         self.event = Event(store or ResultStore(None))  # every division, the seating, the results store
         self.state.restore_bindings(self.event.store.bound_games())  # which round each clock game is of
+        for line in self.state.restore_twice(self.event.store.setting(TWICE_KEY, [])):  # issue 36's marks
+            log.warning("console: %s", line)
+        self.twice_kept = self.state.twice_rows()  # as the store has them
         self.state.thresholds = health.restored(self.event.store.setting(health.THRESHOLDS_KEY))  # the director's, kept
         self.seating_problems: list[str] = []  # games of the round that cannot be put on a table
         self.password_hash = password_hash
@@ -87,7 +90,10 @@ class Console:
 
     # called on the event loop (the bridge hands messages over with call_soon_threadsafe)
     def on_message(self, topic: str, payload: bytes) -> None:
-        for kind, data in self.state.on_message(topic, payload):
+        updates = self.state.on_message(topic, payload)
+        if any(kind in ("twice", "bind") for kind, _ in updates):  # a mark made, or cleared with its game's id bound afresh
+            self.keep_twice()
+        for kind, data in updates:
             if kind == "resend_ack":
                 self.resend_answered(data["table"], data["ok"])
                 continue
@@ -110,6 +116,19 @@ class Console:
             if not self.binding_failed:
                 log.error("console: %s", e)
             self.binding_failed = True
+
+    def keep_twice(self) -> None:
+        """The tables' "used twice" marks (issue 36), kept for a restart when they changed: a cloned
+        identity is not forgotten, nor its game's slips let through, by restarting the console. A disk
+        that refuses them is logged; the marks hold in memory."""
+        rows = self.state.twice_rows()
+        if rows == self.twice_kept:
+            return
+        try:
+            self.event.store.put_setting(TWICE_KEY, rows)
+            self.twice_kept = rows
+        except StoreError as e:
+            log.error("console: %s", e)
 
     def on_connection(self, up: bool, why: str) -> None:
         self.broker_up = up

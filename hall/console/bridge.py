@@ -66,11 +66,16 @@ class RateGate:
         return ok, report
 
 
-def console_client_id(password: str) -> str:
+def console_client_id(password: str, hall: str = "", event: str = "") -> str:
     """The console's client id: `director-console-` and a tail only the director's password gives,
-    the same at every start (its session persists). A fixed, guessable id could be taken by anyone
-    with the join file, and Mosquitto drops the client already holding an id (issue 25, defect 4)."""
-    return "director-console-" + hmac.new(password.encode(), b"rackside console client id", hashlib.sha256).hexdigest()[:16]
+    the same at every start of one event's console in one hall (its session persists). A fixed,
+    guessable id could be taken by anyone with the join file, and Mosquitto drops the client already
+    holding an id (issue 25, defect 4); so the hall and the event are in it too: two consoles of
+    two events (or halls) with the director's one login would otherwise drop each other, over and
+    over, and share one session, each getting some of the hall's messages. One event's second
+    console is refused before it connects (eventdir.Lock)."""
+    what = b"rackside console client id\0" + hall.encode() + b"\0" + event.encode()
+    return "director-console-" + hmac.new(password.encode(), what, hashlib.sha256).hexdigest()[:16]
 
 
 class Bridge:
@@ -83,6 +88,7 @@ class Bridge:
         deliver: Callable[[str, bytes], None],
         on_connection: Callable[[bool, str], None] = lambda up, why: None,
         client_id: str | None = None,
+        event: str = "",
         ca_file: str | None = None,
         on_dropped: Callable[[str, int], None] = lambda device, n: None,
     ) -> None:
@@ -99,7 +105,7 @@ class Bridge:
         self.outage = Outage(log, f"broker {self.host}:{self.port}")
         self.tls = endpoint.tls
         if client_id is None:
-            client_id = console_client_id(password)
+            client_id = console_client_id(password, hall, event)
         self.client = Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)  # link.Client: says why a connection failed
         self.client.username_pw_set(username, password)
         if endpoint.tls:

@@ -64,11 +64,13 @@ class Event:
                 pass
         return config, kept != config.as_dict()
 
-    def set_rules(self, config: EventRules, who: str, at: str, round_: int) -> bool:
-        """The event's rules at the console's start, from [event] (`config`) or kept (rules_at_start):
-        kept, and audited when they are not those the console last ran (a change between rounds, or
-        in one). True when they are not the ones kept (or none were)."""
-        self.rules, changed = self.rules_at_start(config)
+    def set_rules(self, config: EventRules, who: str, at: str, round_: int,
+                  start: tuple[EventRules, bool] | None = None) -> bool:
+        """The event's rules at the console's start, from [event] (`config`) or kept (rules_at_start;
+        `start`: what it gave already, not worked out again): kept, and audited when they are not
+        those the console last ran (a change between rounds, or in one). True when they are not the
+        ones kept (or none were)."""
+        self.rules, changed = start if start is not None else self.rules_at_start(config)
         if changed:
             if self.store.setting(RULES_KEY) is not None:
                 self.store.note(at, who, "rules", "", round_, 0, f"the event's rules are now {self.rules.summary()}",
@@ -93,15 +95,20 @@ class Event:
             pass
         return True
 
-    def change_rules(self, rules: EventRules, who: str, at: str, round_: int, reason: str) -> None:
-        """The director's change on the rules page (rulespage.py): audited with its reason and what
-        they were, then kept (RULES_KEY), so a restart runs them while console.toml's [event] is
-        unchanged (rules_at_start). StoreError: not kept, the rules as they were."""
+    def change_rules(self, rules: EventRules, who: str, at: str, round_: int, reason: str,
+                     round_dict: dict | None = None) -> None:
+        """The director's change on the rules page (rulespage.py): kept (RULES_KEY), so a restart runs
+        them while console.toml's [event] is unchanged (rules_at_start), with the round (`round_dict`:
+        a new game time is the round's too) and the audit row of the change (its reason and what they
+        were), in one transaction: StoreError, nothing of it kept, the rules as they were."""
         was, now = self.rules.as_dict(), rules.as_dict()
         changes = "; ".join(f"{k} {was[k]} -> {now[k]}" for k in now if now[k] != was.get(k))
         why = f"{reason}: {changes}" if reason else changes
-        self.store.note(at, who, "rules", "", round_, 0, why, rules.as_dict(), kind=RULES)
-        self.store.put_setting(RULES_KEY, rules.as_dict())
+        with self.store.together("the change of the event's rules"):
+            if round_dict is not None:
+                self.save_round(round_dict)
+            self.store.put_setting(RULES_KEY, rules.as_dict())
+            self.store.note(at, who, "rules", "", round_, 0, why, rules.as_dict(), kind=RULES)
         self.rules = rules
 
     @property

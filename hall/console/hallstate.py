@@ -8,7 +8,8 @@ contract (contract.py) before it touches anything: a refused one is a problem sh
 A table is known once its own device has spoken on its own topics (the broker's ACL lets only that
 device, or the director, write them), a TSH pairing puts a game on it, or the director records a
 result for it (a slip with no clock record, `adopt`): a station naming another table, or a page
-asking for one, adds no tile. Events are kept once per (table, game, seq): QoS 1
+asking for one, adds no tile. Events are kept once per (table, game, seq), a game being its id as
+bound at its table (a reused id is a new game: `_renewed`): QoS 1
 may deliver twice, and a resend repeats what arrived; `Seqs` remembers each game's highest seq and
 its gaps, not every event. Everything is bounded (limits.py).
 
@@ -47,6 +48,7 @@ from .results import BY_TABLE
 
 
 RESEND_ID = "resend-"  # the ids of the console's own resend requests
+TWICE_KEY = "used_twice"  # the results store's setting: the tables' "used twice" marks (issue 36), kept across a restart
 
 # The inputs that can neutralise a clock, and the word a neutralised clock is called by after each
 # (issue 35): the one place a tile's "why is this clock stopped" is decided (`held`), for the
@@ -447,6 +449,8 @@ class HallState:
         # each table's clock games -> Bound (the table's own `bound`), GAMES_BOUND a table, MAX_TABLE tables
         self.bound: dict[int, OrderedDict] = {}
         self.thresholds = health.defaults()  # the director's health thresholds (console/health.py)
+        # issue 36's marks (Table.twice) kept from before a restart, of tables not yet known again: at most MAX_TABLE
+        self.twice_kept: dict[int, dict] = {}
 
     def table(self, n: int) -> Table:
         """The table, made known (its own device spoke, or a pairing puts a game on it)."""
@@ -458,7 +462,7 @@ class HallState:
     def new_table(self, n: int) -> Table:
         """Table `n` as the console would know it, not yet known (a slip's table until recorded: `adopt`)."""
         return Table(n, final=self.table_finals.get(n), round_now=self.round.number,
-                     bound=self.bound.setdefault(n, OrderedDict()))
+                     bound=self.bound.setdefault(n, OrderedDict()), twice=self.twice_kept.pop(n, None))
 
     def adopt(self, t: Table) -> None:
         """A table the director recorded a slip for (no clock, no TSH game): known from now on."""
@@ -472,6 +476,27 @@ class HallState:
         for n, game, rnd, seat, since in rows:  # kept apart until the table is known (no tile for them)
             if 1 <= n <= limits.MAX_TABLE:
                 Table.bind_in(self.bound.setdefault(n, OrderedDict()), game, Bound(rnd, seat, since))
+
+    def twice_rows(self) -> list[dict]:
+        """Every table's "used twice" mark (issue 36), to keep across a restart: [{"table", "game", "why"}]."""
+        marks = {**self.twice_kept, **{n: t.twice for n, t in self.tables.items() if t.twice is not None}}
+        return [{"table": n, **marks[n]} for n in sorted(marks)]
+
+    def restore_twice(self, rows) -> list[str]:
+        """The marks twice_rows kept; what cannot be read is said (one line a row) and left out."""
+        said = []
+        for r in rows if isinstance(rows, list) else [rows]:
+            n = r.get("table") if isinstance(r, dict) else None
+            if not (isinstance(n, int) and 1 <= n <= limits.MAX_TABLE and isinstance(r.get("game"), str)
+                    and isinstance(r.get("why"), str)):
+                said.append(f"a kept 'used twice' mark {str(r)[:80]!r} is not read: a table from 1 to {limits.MAX_TABLE}, its game and why")
+                continue
+            mark = {"game": r["game"][:64], "why": r["why"][:limits.TWICE_WHY_CHARS]}
+            if n in self.tables:
+                self.tables[n].twice = mark
+            else:
+                self.twice_kept[n] = mark
+        return said
 
     def _bind(self, t: Table, game: str, since: str | None, b: Bound | None = None) -> list:
         """Bind `game` to `b`, or to this round's game at `t` (the round the console is in)."""
@@ -491,10 +516,24 @@ class HallState:
             return []
         if game not in t.bound:
             return self._bind(t, game, at)
-        if t.moved_on_from(game, at):
-            t.rebound(game)
-            return self._bind(t, game, at)
-        return []
+        return self._renewed(t, game, at)
+
+    def _renewed(self, t: Table, game: str, at: str | None) -> list:
+        """A game id the table had moved on from, reported again later than the game that followed
+        it (Table.moved_on_from: another clock's numbering, a spare's): a new game, bound afresh, whose
+        seqs, slip and result are its own. A game's identity is the table, its id and its binding,
+        never the id alone: the earlier game's highest seq would drop the new one's events as
+        repeats, its slip's seq pass the new slip as a redelivery, its result call the new result a
+        second device's, and its "used twice" mark hold the new game's slips."""
+        if not t.moved_on_from(game, at):
+            return []
+        t.rebound(game)
+        t.seqs.games.pop(game, None)
+        if t.stop is not None and t.stop[0] == game:
+            t.stop = None
+        if t.twice is not None and t.twice["game"] == game:
+            t.twice = None
+        return self._bind(t, game, at)
 
     # --- messages in ------------------------------------------------------------------------
 
@@ -591,15 +630,16 @@ class HallState:
             g.ended = g.ended or data["phase"] == "ended"
             return bind + [("table", t.tile())]
         if leaf == "event" and data["kind"] == "input":
+            renewed = self._renewed(t, data["game"], data.get("at"))  # its first input may come before its state
             g = t.seqs.game(data["game"])
             filling = data["seq"] < g.high
             if not g.accept(data["seq"]):
-                return []
+                return renewed
             if filling:
                 _insert_in_order(t.history, data)  # a resent event goes back where it belongs
             else:
                 t.history.append(data)
-            bind = self._bind_unseen(t, data)
+            bind = renewed + self._bind_unseen(t, data)
             was_held, stop = held(t.state, t.challenge, t.stop), t.stop
             if data["input"] in STOPS and (stop is None or stop[0] != data["game"] or data["seq"] > stop[1]):
                 t.stop = (data["game"], data["seq"], data["input"])
@@ -609,7 +649,7 @@ class HallState:
                 # the old game's round and seat, dated from the spare's own game (the old clock's late
                 # states are older: they do not make it look like a new game)
                 since = mine.since if mine is not None else data.get("at")
-                bind = self._bind(t, data["game"], since, Bound(was.round, was.seat, since))
+                bind += self._bind(t, data["game"], since, Bound(was.round, was.seat, since))
                 return bind + [("event", {"table": n, "event": data}), ("table", t.tile())]
             # a stop seen after the state it made: the tile's word changes (`held`); nothing else is sent again
             tile = [("table", t.tile())] if held(t.state, t.challenge, t.stop) != was_held else []
@@ -674,7 +714,9 @@ class HallState:
         did not start for an event ("": the clock's own) whose state was sent before this event
         began (a retained state of the last event's). A game bound to this event, the tile's game
         already, a state that says no event (an older clock) or a console with no event are this
-        event's. A foreign game is named once in the tile's problems and never shown."""
+        event's, and so is the clock's own game of a clock that says its time is not synchronised (a Pi
+        without a real-time clock starts from its last saved time, before the event's: its game
+        would stay hidden until its clock synced). A foreign game is named once in the tile's problems and never shown."""
         game, ev = state["game"], state.get("event")
         if ev is None or not self.event or ev == self.event or game in t.bound or (t.state or {}).get("game") == game:
             # (a result of the tile's game, or of one bound here, is this event's as its game is)
@@ -684,6 +726,8 @@ class HallState:
         if ev == "" and not alone:
             if state.get("phase") == "setup" or self.event_since is None or sent is None or sent >= self.event_since:
                 return False  # the clock's own game, waiting or played in this event's time
+            if (t.health or {}).get("clock_synced") is False:
+                return False  # its clock is not synchronised (a Pi has no RTC): its time dates nothing
             # a retained state (or result) of before the event: not shown, but a state sent since
             # (the clock on again, its game played on) is this event's game
             why = f"{game}: a game from before event {self.event} began: not shown"

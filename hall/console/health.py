@@ -51,17 +51,24 @@ def restored(saved: object) -> dict:
         return defaults()
 
 
-def blocks(problem: str) -> bool:
-    """Does this named problem (of `problems`) block a start (readiness.py), or is it a note? It
-    blocks when the clock could lose the game or its result: power failing now, a state filesystem
-    too full or failing to take the journal. The rest are notes: the game is timed by the clock's own
-    monotonic clock, so a wall clock not synced or off (a laptop's simulator, a Pi without NTP)
-    only dates the log; an earlier undervoltage, throttling, heat and Wi-Fi the director may want
-    to look at, but a clock that is online plays on (issue 35)."""
-    return problem == "undervoltage now" or problem.startswith("disk:") or problem.endswith(" write errors")
+class Problem(str):
+    """One named problem of a device's health: its words (a str, as the tile, the readiness page and
+    the JSON show it) and whether it `blocks` a start (readiness.py), or is a note. It blocks when
+    the clock could lose the game or its result: power failing now, a state filesystem too full or
+    failing to take the journal. The rest are notes: the game is timed by the clock's own monotonic
+    clock, so a wall clock not synced or off (a laptop's simulator, a Pi without NTP) only dates the
+    log; an earlier undervoltage, throttling, heat and Wi-Fi the director may want to look at, but a
+    clock that is online plays on (issue 35). Decided where the problem is named, never from its words."""
+
+    blocks: bool
+
+    def __new__(cls, words: str, blocks: bool = False) -> "Problem":
+        p = super().__new__(cls, words)
+        p.blocks = blocks
+        return p
 
 
-def problems(health: dict | None, th: dict) -> list[str]:
+def problems(health: dict | None, th: dict) -> list[Problem]:
     """The named problems of one device's health, most urgent first."""
     if not health:
         return []
@@ -69,25 +76,25 @@ def problems(health: dict | None, th: dict) -> list[str]:
     g = health.get
     since = th["since_boot"] >= 1
     if g("undervoltage"):
-        out.append("undervoltage now")
+        out.append(Problem("undervoltage now", blocks=True))
     elif since and g("undervoltage_since_boot"):
-        out.append("undervoltage since boot")
+        out.append(Problem("undervoltage since boot"))
     if g("throttled"):
-        out.append("throttled now")
+        out.append(Problem("throttled now"))
     elif since and g("throttled_since_boot"):
-        out.append("throttled since boot")
+        out.append(Problem("throttled since boot"))
     if g("clock_synced") is False:
-        out.append("clock not synced")
+        out.append(Problem("clock not synced"))
     elif g("clock_offset_ms") is not None and abs(g("clock_offset_ms")) > th["clock_offset_ms"]:
-        out.append(f"clock off by {abs(g('clock_offset_ms')) / 1000:.1f} s")
+        out.append(Problem(f"clock off by {abs(g('clock_offset_ms')) / 1000:.1f} s"))
     if g("state_free_mb") is not None and g("state_free_mb") < th["state_free_mb"]:
-        out.append(f"disk: {g('state_free_mb')} MB free")
+        out.append(Problem(f"disk: {g('state_free_mb')} MB free", blocks=True))
     if g("write_errors") is not None and g("write_errors") > th["write_errors"]:
-        out.append(f"{g('write_errors')} write errors")
+        out.append(Problem(f"{g('write_errors')} write errors", blocks=True))
     if g("cpu_temp_c") is not None and g("cpu_temp_c") > th["cpu_temp_c"]:
-        out.append(f"hot: CPU {g('cpu_temp_c'):.0f} °C")
+        out.append(Problem(f"hot: CPU {g('cpu_temp_c'):.0f} °C"))
     if g("wifi_link") is False:
-        out.append("Wi-Fi down")
+        out.append(Problem("Wi-Fi down"))
     elif g("wifi_signal_dbm") is not None and g("wifi_signal_dbm") < th["wifi_signal_dbm"]:
-        out.append(f"Wi-Fi weak: {g('wifi_signal_dbm')} dBm")
+        out.append(Problem(f"Wi-Fi weak: {g('wifi_signal_dbm')} dBm"))
     return out

@@ -94,6 +94,7 @@ DEVICE_RATE = 50.0  # messages a second from one device, sustained ...
 DEVICE_BURST = 2000  # ... after a burst of this many (a clock's outbox after an outage)
 PROBLEMS_PER_DEVICE = 10  # a device's latest refused messages, shown on its tile
 PROBLEMS = 50  # the hall's latest problems
+TWICE_WHY_CHARS = 600  # a kept "used twice" mark's why (hallstate's own sentences are shorter), read back after a restart
 HISTORY = 400  # a table's history entries (its current game: a game has a few hundred inputs)
 GAMES_REMEMBERED = 4  # per table, the games whose highest seq is remembered (de-duplication)
 GAMES_BOUND = 64  # per table, the clock games bound to their round (hallstate, the results store): a day's rounds and more

@@ -3,7 +3,7 @@
 The tables are those the round's pairings use (every division's games on hall-wide tables); with no
 TSH pairings, every table the console knows. A table is ready when nothing blocks a start: its
 clock is online, is not still playing a game (a `new_game` is refused while one runs), its health
-has no problem that blocks (health.blocks: power failing now, a full or failing state filesystem),
+has no problem that blocks (health.Problem.blocks: power failing now, a full or failing state filesystem),
 and both its players are known. Everything else the director should know is a note, which does
 not make a table not ready (issue 35: "clock not synced" on a laptop's simulators made every table
 not ready): another version than the hall's, and the health problems that do not block (a clock not
@@ -21,7 +21,6 @@ from collections import Counter
 from rackside.hall.wire.eventrules import EventRules
 from rackside.hall.wire.messages import STATE_RULES
 
-from . import health
 from .contract import state_rules
 
 PLAYING = ("running", "late", "neutralised")
@@ -82,7 +81,7 @@ def _row(t, hall_version: str | None, game_time_ms: int, event: dict) -> dict:
     if t.status == "online" and phase in PLAYING:
         why.append(f"a game is still {phase}")
     for p in t.health_problems:
-        (why if health.blocks(p) else notes).append(p)
+        (why if p.blocks else notes).append(str(p))
     if t.seat and not all(names):
         why.append("a player is not known")
     return {

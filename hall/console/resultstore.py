@@ -302,8 +302,17 @@ class ResultStore:
         d, v = self.db.execute("SELECT COALESCE(SUM(device=0), 0), COALESCE(SUM(device=1), 0) FROM audit").fetchone()
         return d, v
 
+    @contextlib.contextmanager
+    def together(self, what: str):
+        """Several writes as one (a change of the event's rules: the round's game time, the rules and
+        their audit row): all kept, or (StoreError naming `what`) none. The writes inside join this
+        transaction rather than opening their own."""
+        with self._write(what), self._tx():
+            yield
+
     def _tx(self):
-        return _Transaction(self.db)
+        # inside `together`, a write is part of its transaction (SQLite has no nested BEGIN)
+        return contextlib.nullcontext() if self.db.in_transaction else _Transaction(self.db)
 
 
 class _Transaction:

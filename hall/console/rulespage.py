@@ -5,7 +5,8 @@ what the page draws them with (eventrules.form: each key's label, clause and ran
 own rules table, and the presets), console.toml's [event] as last read, and whether the event's play
 has begun (event.Event.started). `POST /api/event-rules` `{"rules": {key: value, ...}, "confirm":
 true, "reason": "..."}` changes some of them: checked whole as [event] is (eventrules.edit: one line
-naming `event.<key>` and what is allowed), then audited, kept in the store (a restart runs them while
+naming `event.<key>` and what is allowed), then kept in the store with their audit row and the round's
+game time, in one transaction (a refusal keeps none of it; a restart runs them while
 console.toml's [event] is unchanged, event.Event.rules_at_start), retained again on the rules topic
 for the stations, and from then on in each new game the console sends. Before the event's first game
 begins the change needs nothing more; after, `confirm: true` and a reason (409 without). A game in
@@ -109,17 +110,18 @@ async def set_rules(s: Services, request: Request) -> Response:
     if rules == event.rules:
         return JSONResponse({**view(s), "changed": False})
     who = request.user.display_name
-    round_before = rd.as_dict()
-    try:
-        if rules.rules.game_time_ms != event.rules.rules.game_time_ms:  # a new game from the console runs the round's
-            rd.game_time_ms = rules.rules.game_time_ms
-            event.save_round(rd.as_dict())
-        event.change_rules(rules, who, datetime.now(timezone.utc).isoformat(timespec="seconds"), rd.number, reason)
+    # a new game from the console runs the round's game time: a new game time is the round's too
+    round_after = None
+    if rules.rules.game_time_ms != event.rules.rules.game_time_ms:
+        round_after = {**rd.as_dict(), "game_time_ms": rules.rules.game_time_ms}
+    try:  # the round, the rules and their audit row in one transaction: all kept, or nothing
+        event.change_rules(rules, who, datetime.now(timezone.utc).isoformat(timespec="seconds"), rd.number, reason,
+                           round_after)
     except StoreError as e:  # not kept: the rules and the round as they were
         log.error("console: %s", e)
-        for key, value in round_before.items():
-            setattr(rd, key, value)
         return _bad(f"{e} The event's rules are unchanged.", STORE_REFUSED)
+    if round_after is not None:
+        rd.game_time_ms = round_after["game_time_ms"]
     s.publish_rules(eventrules.payload(rules))  # the stations' challenge rule (3.10.15)
     s.publish("round", rd.as_dict())
     s.publish("rules", {"rules": event.state_rules(), "event_rules": rules.as_dict()})

@@ -144,10 +144,11 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     console.state.event = name  # which clock games are this event's (hallstate._foreign)
     console.state.event_since = event_since(store)
     console.paperless.slips = cfg.slips  # [console] slips (issue 27)
-    restore_event(console, cfg)
-    # the event's rules ([event], issue 38): kept in the store, and audited when they changed since the last start
+    start = restore_event(console, cfg)
+    # the event's rules ([event], issue 38), as restore_event worked them out: kept in the store, and
+    # audited when they changed since the last start
     at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    changed = console.event.set_rules(cfg.event, "console.toml [event]", at, console.state.round.number)
+    changed = console.event.set_rules(cfg.event, "console.toml [event]", at, console.state.round.number, start)
     log.info("console: the event's rules: %s%s", console.event.rules.summary(),
              " (new since the last start: audited; games in progress keep theirs)" if changed else "")
     challenges = ChallengeKeep(home / CHALLENGES_KEPT)
@@ -159,7 +160,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
         console.deliver_threadsafe(topic, payload)
 
     bridge = Bridge(cfg.url, cfg.username, cfg.mqtt_password, cfg.hall, deliver,
-                    console.connection_threadsafe, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
+                    console.connection_threadsafe, event=name, ca_file=cfg.ca_file, on_dropped=console.dropped_threadsafe)
     cmdlog = CommandLog(home / "console-commands.jsonl")
     def send(table: int, cmd: dict) -> None:
         if cmd.get("cmd") == "new_game":  # the clock's state of the new game says it is this event's (issue 35)
@@ -193,15 +194,17 @@ def event_since(store: ResultStore) -> datetime:
         return now
 
 
-def restore_event(console: Console, cfg: ConsoleConfig) -> None:
+def restore_event(console: Console, cfg: ConsoleConfig) -> tuple:
     """The round, the TSH files and the seating the console had (its store), and the config's TSH
-    files: the console's start, and `rackside hall ready`'s (ready_cli.py)."""
+    files: the console's start, and `rackside hall ready`'s (ready_cli.py). Returns the event's
+    rules at start and whether they changed (event.Event.rules_at_start), worked out once: the
+    console keeps them (Event.set_rules)."""
     console.state.round.division = cfg.division
     console.state.round.number = cfg.round
     saved = console.event.saved_round()  # the round the director last set, kept across a restart
     # the event's rules ([event], issue 38; make_console keeps and audits them): the round's game time
     # is theirs when they are new (one the director set on the page for the round stays otherwise)
-    console.event.rules, changed = console.event.rules_at_start(cfg.event)
+    start = console.event.rules, changed = console.event.rules_at_start(cfg.event)
     console.state.round.game_time_ms = console.event.rules.rules.game_time_ms
     if saved:
         for key in ("division", "number", "start", "late_after_s", "game_time_ms"):
@@ -216,6 +219,7 @@ def restore_event(console: Console, cfg: ConsoleConfig) -> None:
         for p in console.import_tsh({str(f): Path(f).read_bytes() for f in cfg.tsh}, revive=False):  # a removed division stays removed
             log.warning("TSH: %s", p)
     console.apply_pairings()
+    return start
 
 
 def server_config(app, cfg: ConsoleConfig, log_level: str) -> uvicorn.Config:

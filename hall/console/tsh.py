@@ -478,15 +478,19 @@ SCORE_ENTRY_KEYS = ("entry", "bye_spread", "realm", "max_score")
 # `spread_bad`); its other inputs are the players' own (rating, TSH's rnd, number; `left_after`: Thai
 # seating, not supported)
 RANK_KEYS = ("spread_cap", "oppless_spread", "zero_byes_tie", "all_byes_tie", "spread_bad", "sum_before_spread")
+# Of those, the yes-or-no ones: Perl's 1 or 0 in config.tsh, JavaScript's `true` or `false` where TSH
+# writes the config into tourney.js (its JSON of the Perl value, or a hand-made file's)
+RANK_FLAGS = ("oppless_spread", "zero_byes_tie", "all_byes_tie", "spread_bad", "sum_before_spread")
 MAX_OPTION_TEXT = 40  # an option's value as text: longer is no value these keys take
 
 
-def _option(v):
+def _option(v, flag: bool = False):
     """A tourney.js `config` value TSH's entry or ranking reads: a number or short text, or (as
-    `spread_cap` by round) a list of at most MAX_ROUNDS whole numbers; None for anything else
-    (`undefined`, a bool, an object)."""
+    `spread_cap` by round) a list of at most MAX_ROUNDS whole numbers; for a yes-or-no key (`flag`,
+    RANK_FLAGS) `true`/`false` too, as config.tsh's 1/0; None for anything else (`undefined`, a
+    bool of any other key, an object)."""
     if isinstance(v, bool):
-        return None
+        return int(v) if flag else None
     if isinstance(v, (int, str)) and len(str(v)) <= MAX_OPTION_TEXT:
         return v
     if isinstance(v, list) and len(v) <= MAX_ROUNDS and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
@@ -506,7 +510,7 @@ def tourney_js_options(text: str, source: str = "tourney.js") -> dict:
     cfg = data.get("config") if isinstance(data, dict) else None
     if not isinstance(cfg, dict):
         return {}
-    out = {k: _option(cfg.get(k)) for k in SCORE_ENTRY_KEYS + RANK_KEYS}
+    out = {k: _option(cfg.get(k), k in RANK_FLAGS) for k in SCORE_ENTRY_KEYS + RANK_KEYS}
     return {k: v for k, v in out.items() if v is not None}
 
 

@@ -79,23 +79,28 @@ class Updates:
         self.tokens: OrderedDict[str, tuple[int, float, str]] = OrderedDict()  # token -> (table, expiry, sha256)
         self.outcomes: dict[int, dict] = {}  # table -> {version, outcome, ok, why, at}
         self.built_at: OrderedDict[str, str] = _read_built(folder / BUILT_FILE)  # version -> built (BUILT_FILE)
+        self._writing = asyncio.Lock()  # BUILT_FILE's writes, one at a time (given)
 
     def built(self, version: str | None) -> str | None:
         """When the bundle of `version` was built, if this console was given it."""
         return None if version is None else self.built_at.get(version)
 
-    def given(self, version: str, built: str | None) -> None:
-        """A bundle uploaded: its build time kept (at most MAX_BUILT versions, in BUILT_FILE)."""
+    async def given(self, version: str, built: str | None) -> None:
+        """A bundle uploaded: its build time kept (at most MAX_BUILT versions, in BUILT_FILE). The
+        file is written on a worker thread, never on the event loop (a slow or failing card would
+        stall every page and the broker's messages); one write at a time, each the latest list."""
         if built is None or self.built_at.get(version) == built:
             return
         self.built_at.pop(version, None)
         self.built_at[version] = built
         while len(self.built_at) > MAX_BUILT:
             self.built_at.popitem(last=False)
-        try:
-            write_atomic(self.folder / BUILT_FILE, json.dumps(list(self.built_at.items())) + "\n")
-        except OSError as e:  # the bundle is on offer; only a later downgrade's check knows less
-            log.error("console: %s: %s", self.folder / BUILT_FILE, e)
+        async with self._writing:
+            text = json.dumps(list(self.built_at.items())) + "\n"  # as it is now: a later upload's too
+            try:
+                await asyncio.to_thread(write_atomic, self.folder / BUILT_FILE, text)
+            except OSError as e:  # the bundle is on offer; only a later downgrade's check knows less
+                log.error("console: %s: %s", self.folder / BUILT_FILE, e)
 
     def token_for(self, table: int, now: float) -> str:
         token = secrets.token_urlsafe(32)
@@ -183,12 +188,12 @@ async def upload(s: Services, request: Request) -> Response:
         except update.UpdateError as e:
             return _bad(f"the bundle is refused: {e}")
         final = updates.folder / "bundle.tar.gz"
-        os.replace(partial, final)
+        await asyncio.to_thread(os.replace, partial, final)
     finally:
         partial.unlink(missing_ok=True)
     version = inspected.version
     updates.bundle = Bundle(final, version, given, size, inspected.built)
-    updates.given(version, inspected.built)
+    await updates.given(version, inspected.built)
     updates.tokens.clear()  # tokens served the bundle they were made for
     log.info("console: %s uploaded bundle %s (%d bytes, SHA-256 %s)", request.user.display_name, version, size, given)
     return JSONResponse({"version": version, "sha256": given, "size": size})
