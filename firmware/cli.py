@@ -201,8 +201,7 @@ class Clock:
                 self.outputs, journal, self.hall = assemble(self.config.outputs, context, buzzer=fw.buzzer)
             except OutputConfigError as exc:
                 # a value from the command line (--hall) is the command's, not the config file's (issue 35)
-                key = str(exc).split(" = ", 1)[0]
-                raise ConfigError(str(exc) if " --" in key or key.startswith("--") else f"{self.config.path}: {exc}") from None
+                raise ConfigError(str(exc) if exc.option is not None else f"{self.config.path}: {exc}") from None
             self.runner = Runner(
                 rules=self.config.rules,
                 store=journal,

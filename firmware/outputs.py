@@ -111,7 +111,13 @@ class Output(Protocol):
 
 
 class OutputConfigError(ValueError):
-    """An `[[outputs]]` entry that cannot be used; the message names the key and what is allowed."""
+    """An `[[outputs]]` entry that cannot be used; the message names the key and what is allowed.
+    `option`: the command-line option whose value it is (`--hall`: hall.net.config.HallConfigError's),
+    None when it is the config file's (firmware.cli names the file then)."""
+
+    def __init__(self, line: str, *, option: str | None = None) -> None:
+        super().__init__(line)
+        self.option = option
 
 
 class OutputContext(NamedTuple):
@@ -196,7 +202,7 @@ def build(entries: Iterable[Mapping], context: OutputContext, labels: Iterable[s
             try:
                 built.append(find(entry["name"])(context, settings))
             except ValueError as exc:
-                raise OutputConfigError(f"{label}: {exc}") from None
+                raise OutputConfigError(f"{label}: {exc}", option=getattr(exc, "option", None)) from None
     except BaseException:
         for output in built:
             try:

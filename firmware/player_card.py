@@ -59,7 +59,7 @@ CARD: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         (slip.SENT, "Both signed: the result went to the director's console."),
         (slip.OUTCOME_TEXTS["recorded"], "Recorded. Thank you."),
         (slip.OUTCOME_TEXTS["held"], "Held: the director will check it. Stay at the table."),
-        (slip.OUTCOME_TEXTS["refused"], "Not accepted: call the director."),
+        (slip.OUTCOME_TEXTS["refused"], "Not accepted: press your own button to call the director."),
         (slip.DISPUTE, "Another result was recorded (shown before it): not yours? Press your own button."),
     )),
 )

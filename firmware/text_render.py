@@ -65,7 +65,9 @@ MESSAGES: dict[str, str] = {
     "signed": "Both signed: result sent",
     "recorded": "Result recorded",
     "held": "Held for the director: {why}",
-    "refused": "Refused: {why}. See the director",
+    "refused": "Refused: {why}",
+    # ... and what to do: a player's own button calls the director (game.slip.disputable; dISP)
+    "call_director": "Call the director: press your button",
     "recorded_by_director": "Recorded by the director",  # a result the players did not sign here (issue 36's screen)
     "dispute": "Not yours: press your own button",  # ... which calls the director (game.slip.disputable)
     "menu": "Director's menu: {left} {right}",
@@ -199,7 +201,9 @@ def _slip(sl: slips.Slip, s: checkin.Seating, keypad: bool) -> list[str] | None:
         r = sl.recorded
         return [_msg("recorded_by_director"), _msg("scores", a=names[0], sa=r[0], b=names[1], sb=r[1]), _msg("dispute")]
     why = ascii_text(sl.why) if sl.why else "see the director"
-    return [_msg(sl.outcome, why=why), scores, result, *penalties]
+    # a refused slip: the next step is a player's own button (the display always says what to do)
+    action = [_msg("call_director")] if slips.disputable(sl) else []
+    return [_msg(sl.outcome, why=why), *action, scores, result, *penalties]
 
 
 def screen(v: View, t_ns: int, *, table: Any = None, slip: Any = None, keypad: bool = False, menu: tuple[str, str] | None = None,

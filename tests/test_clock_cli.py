@@ -149,3 +149,23 @@ def test_a_terminal_child_left_waiting_is_killed_not_waited_on_for_ever():
         os._exit(0)
     status = reap(pid)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
+def test_a_hall_error_names_the_config_file_or_the_option_its_value_came_from(tmp_path, capsys):
+    """A bad [hall] value is the config file's and names it; a bad --hall the command's, and names
+    no file. Told apart by the error's own `option`, not by splitting its text: a config folder
+    named `a --b` made the credentials file's error look like an option's, and the file went unnamed."""
+    folder = tmp_path / "a --b"
+    folder.mkdir()
+    (folder / "creds.toml").write_text('hall = "h"\n')  # no user: the file's problem
+    path = folder / "clock.toml"
+    path.write_text('[hall]\nurl = "mqtt://127.0.0.1:9"\ncredentials = "creds.toml"\n')
+    code, _, err = run_cli(["clock", "--simulate", "--headless", "--config", str(path), "--state-dir", str(tmp_path / "s")], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"rackside clock: {path}: ") and "user is missing" in err, err
+
+    (folder / "creds.toml").write_text('hall = "h"\nuser = "u"\npassword = "p"\ntable = 1\n')
+    code, _, err = run_cli(["clock", "--simulate", "--headless", "--config", str(path), "--state-dir", str(tmp_path / "s"),
+                            "--hall", "http://nowhere"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "--hall = 'http://nowhere'" in err and str(path) not in err, err

@@ -32,7 +32,8 @@ import pytest
 from rackside.game import clock as C
 from rackside.game.call import BUTTONS, KEYPAD, SIDE
 from rackside.hall.console import tsh
-from rackside.hall.wire import payloads
+from rackside.hall.wire import commands, health, payloads
+from rackside.hall.wire.schema import Schema
 
 from support.console import cheap_hash, post
 from support.keypadclock import KeypadClock
@@ -68,6 +69,34 @@ def test_each_table_gets_its_round_pairing_with_tshs_starter_when_its_clock_come
     hall.clocks[4].online()
     wait(lambda: len(hall.clocks[4].sent("pairing")) == 2)
     assert len(hall.clocks[1].sent("pairing")) == 1
+
+
+def test_in_a_hall_of_mixed_versions_a_clock_from_before_names_still_gets_its_pairing(tmp_path):
+    """Issue 40 added the players' `names` to `pairing`; a clock of before refuses a command with a
+    field it does not know (hall.wire.commands: unknown fields are refused), so the console's pairing
+    never reached it: its players could not check in, and its table was lost. A clock now says in its
+    status which later fields it takes (`takes`); the console sends `names` only to one that says so.
+    The clocks of before are their message shapes: the bare `online` and issue 26's status object,
+    each checking a pairing with the schema of before `names`."""
+    before_names = Schema({**commands.ENVELOPE, **{k: f for k, f in commands.FIELDS["pairing"].items() if k != "names"}},
+                          unknown="refuse", then=commands.SPECS["pairing"].then)
+    issue_26 = health.status_payload(health.unknown(), "0.1.0+g1a2b3c4")
+    h = Hall(tmp_path)
+    try:
+        bare, older = h.clock(1), h.clock(2, status=issue_26)
+        newer = h.clock(3, status=health.status_payload(health.unknown(), "0.2.0", commands.TAKES))
+        for old in (bare, older):
+            got = before_names.check(wait(lambda old=old: old.sent("pairing"))[0])  # taken: no field it does not know
+            assert "names" not in got
+        assert wait(lambda: newer.sent("pairing"))[0]["names"] == ["Eng, Ed", "Fox, Flo"]
+        # a clock updated in the hall says so once its health is read (the link's first status is the
+        # bare word): its pairing comes again, with the names
+        bare.status = health.status_payload(health.unknown(), "0.2.0", commands.TAKES)
+        bare.online()
+        assert wait(lambda: [p for p in bare.sent("pairing") if "names" in p])[0]["names"] == ["Adams, Ann", "Baker, Bob"]
+        assert len(older.sent("pairing")) == 1
+    finally:
+        h.close()
 
 
 def test_a_player_at_the_wrong_table_is_told_where_to_go_and_the_director_sees_it(hall):

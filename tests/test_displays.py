@@ -1,10 +1,11 @@
 """Display drivers tested at the wire.
 
-The TM1637 driver runs on gpiozero MockFactory pins whose every level change is recorded; a fake
-chip answers the acknowledgement clock; a decoder written here from the datasheet (its own segment
-table, support/segments.py, not hardware.sevenseg's) turns the recorded CLK/DIO edges back into bytes, registers and
-finally the text a player would read. The serial driver is read back from a pty (and loop://)
-and decoded the same way.
+The TM1637 driver runs on gpiozero MockFactory pins whose every write, read and direction change
+is recorded as the kernel's gpio tracepoints record them; a fake chip answers the acknowledgement
+clock; hardware.tm1637_decode, the one decoder (tools/arm64-gpio/check.py reads the VM's real
+kernel trace with it), turns the record back into frames: the digit bytes, the brightness, the
+acknowledgements and finally the text a player would read. The serial driver is read back from a
+pty (and loop://) and decoded the same way.
 """
 
 from __future__ import annotations
@@ -20,13 +21,12 @@ import pytest
 from gpiozero.pins.mock import MockFactory, MockPin
 from hypothesis import given, settings, strategies as st
 
-from rackside.hardware import sevenseg
+from rackside.hardware import sevenseg, tm1637_decode
 from rackside.hardware.display import DeviceDisplay, Display, NullDisplay, RecordingDisplay
 from rackside.hardware.drivers import open_display
 from rackside.hardware.pinmap import PinMapError
 
 from support.clock import FakeClock
-from support.segments import segments_to_text
 
 # --- the TM1637 wire ------------------------------------------------------------------------------
 class Wire:
@@ -34,15 +34,19 @@ class Wire:
 
     def __init__(self, clk: int, dio: int) -> None:
         self.clk, self.dio = clk, dio
-        self.events: list[tuple[int, bool]] = []
+        # the driver's every set, read and direction change, as the kernel's trace has them (in order;
+        # each a microsecond after the last): what hardware.tm1637_decode reads
+        self.events: list[tm1637_decode.Event] = []
         self.present = True  # False: the module is unplugged, nothing pulls DIO low
         self.pins: dict[int, MockPin] = {}
         self._bits = 0
         self._clk_level = True
         self._acking = False
 
+    def record(self, pin: "WirePin", kind: str, value: int = 0) -> None:
+        self.events.append(tm1637_decode.Event(len(self.events) * 1000, pin.bcm, kind, value))
+
     def on_change(self, pin: "WirePin", level: bool) -> None:
-        self.events.append((pin.bcm, level))
         if pin.bcm == self.clk:
             self._on_clk(level)
         elif pin.bcm == self.dio and self._clk_level:
@@ -83,8 +87,18 @@ class WirePin(MockPin):
             self._factory.wire.on_change(self, value)
         return changed
 
+    def _set_state(self, value):  # the driver sets the line (the chip's own drive is not a set)
+        super()._set_state(value)
+        self._factory.wire.record(self, "set", int(bool(value)))
+
+    def _get_state(self):
+        state = super()._get_state()
+        self._factory.wire.record(self, "get", int(bool(state)))
+        return state
+
     def _set_function(self, value):
         super()._set_function(value)
+        self._factory.wire.record(self, "in" if value == "input" else "out")
         self._factory.wire.on_function(self, value)
 
     def _set_pull(self, value):  # a pull-up is weak: the chip's open drain still holds DIO low
@@ -98,74 +112,54 @@ def wire_factory(clk: int = 5, dio: int = 6) -> MockFactory:
     return factory
 
 
-def decode_transactions(events: list[tuple[int, bool]], clk: int, dio: int) -> list[list[tuple[int, bool]]]:
-    """Recorded edges to transactions: lists of (byte, acknowledged)."""
-    level = {clk: True, dio: True}
-    transactions: list[list[tuple[int, bool]]] = []
-    current: list[tuple[int, bool]] | None = None
-    bits: list[int] = []
-    for pin, new in events:
-        old, level[pin] = level[pin], new
-        if old == new:
-            continue
-        if pin == dio and level[clk]:
-            if not new:  # START
-                current, bits = [], []
-            elif current is not None:  # STOP; its own CLK rise was sampled as one bit
-                assert len(bits) <= 1, f"STOP in the middle of a byte ({len(bits) - 1} bits)"
-                transactions.append(current)
-                current = None
-        elif pin == clk and new and current is not None:  # rising edge: the chip samples DIO
-            if len(bits) < 8:
-                bits.append(1 if level[dio] else 0)
-            else:
-                current.append((sum(b << i for i, b in enumerate(bits)), not level[dio]))
-                bits = []
-    assert current is None, "a transaction was left open"
-    return transactions
-
-
 @dataclass
 class ChipState:
-    grids: list[int] = field(default_factory=lambda: [0] * 6)
-    on: bool = False
-    brightness: int = 0
-    unacked: int = 0
+    """What the module shows: the frames decoded from the wire, the last one on its digits."""
+
+    frames: list[tm1637_decode.Frame]
+
+    @property
+    def last(self) -> tm1637_decode.Frame:
+        assert self.frames, "no frame on the wire"
+        return self.frames[-1]
+
+    @property
+    def grids(self) -> list[int]:
+        return list(self.last.digits)
+
+    @property
+    def on(self) -> bool:
+        return self.last.brightness is not None
+
+    @property
+    def brightness(self) -> int:
+        return self.last.brightness or 0
+
+    @property
+    def unacked(self) -> int:
+        return sum(not f.acked for f in self.frames)
 
     def text(self) -> str:
         assert self.on, "display is switched off"
-        return segments_to_text([g & 0x7F for g in self.grids[:4]], 1 if self.grids[1] & 0x80 else None)
+        return cells_text(self.last.digits)
 
 
-def decode_tm1637(transactions, state: ChipState | None = None) -> ChipState:
-    """Apply decoded transactions to a TM1637's registers, per the datasheet's command set."""
-    state = state or ChipState()
-    auto_increment = True
-    for tx in transactions:
-        state.unacked += sum(1 for _, ack in tx if not ack)
-        command = tx[0][0]
-        kind = command & 0xC0
-        if kind == 0x40:
-            assert command & 0x02 == 0, "key-scan reads are not expected"
-            auto_increment = not command & 0x04
-            assert len(tx) == 1
-        elif kind == 0xC0:
-            address = command & 0x0F
-            for byte, _ in tx[1:]:
-                state.grids[address] = byte
-                if auto_increment:
-                    address += 1
-        elif kind == 0x80:
-            state.on = bool(command & 0x08)
-            state.brightness = command & 0x07
-        else:
-            raise AssertionError(f"unknown command 0x{command:02X}")
-    return state
+def cells_text(cells: bytes) -> str:
+    """Digit bytes (bit n lights segment 'abcdefg'[n], bit 7 of cell 1 the colon) as the text a player
+    reads, blank leading cells dropped (tm1637_decode.text_of); every cell must be a glyph."""
+    shown = tm1637_decode.text_of(cells)
+    assert "?" not in shown, f"{cells.hex()} lights a cell that is no glyph: {shown!r}"
+    return shown.lstrip(" ")
 
 
 def on_the_wire(factory: MockFactory) -> ChipState:
     wire = factory.wire
-    return decode_tm1637(decode_transactions(wire.events, wire.clk, wire.dio))
+    transactions = tm1637_decode.decode(wire.events, wire.clk, wire.dio)
+    decoded = tm1637_decode.frames(transactions)
+    # every transaction closed by a STOP and whole, every frame the data command, register 0, four digits
+    assert not [e for f in decoded for e in f.errors], [f.errors for f in decoded]
+    assert all(len(f.digits) == 4 for f in decoded), [f.digits.hex() for f in decoded]
+    return ChipState(decoded)
 
 
 @pytest.fixture
@@ -331,6 +325,24 @@ def test_bad_text_is_logged_once_and_never_raises(tm, caplog):
 
 
 # --- the shared encoder ----------------------------------------------------------------------------
+# The segments a person sees lit for each character the clock shows, written as segment letters:
+# independent of hardware.sevenseg's bit table, which the decoder above reads with (tm1637_decode.text_of).
+SEGMENT_WORDS = {
+    " ": "", "0": "abcdef", "1": "bc", "2": "abdeg", "3": "abcdg", "4": "bcfg", "5": "acdfg",
+    "6": "acdefg", "7": "abc", "8": "abcdefg", "9": "abcdfg", "-": "g", "-1": "bcg",
+    "A": "abcefg", "b": "cdefg", "C": "adef", "d": "bcdeg", "E": "adefg", "F": "aefg",
+    "H": "bcefg", "L": "def", "n": "ceg", "o": "cdeg", "P": "abefg", "r": "eg", "t": "defg",
+    "U": "bcdef", "u": "cde", "y": "bcdfg",
+}
+
+
+@pytest.mark.parametrize("char, word", SEGMENT_WORDS.items())
+def test_each_glyph_lights_the_segments_a_person_reads_as_it(char, word):
+    bits = sevenseg.MINUS_ONE if char == "-1" else sevenseg.GLYPHS[char]
+    assert "".join(letter for n, letter in enumerate("abcdefg") if bits >> n & 1) == word
+    assert tm1637_decode.text_of(bytes([bits])) == char
+
+
 @pytest.mark.parametrize(
     "text, message",
     [("1:2:3", "only one"), (":12", "colon must follow"), ("12345", "too long"), ("1:234", "colon would fall"),
@@ -365,7 +377,8 @@ def decode_s7s(data: bytes, digits: list[int] | None = None) -> tuple[str, dict]
         else:
             raise AssertionError(f"unexpected byte 0x{cmd:02X} (ASCII mode is not used)")
         i += 2
-    return segments_to_text(digits, 1 if info["decimals"] & 0x10 else None), info
+    colon = tm1637_decode.COLON_BIT if info["decimals"] & 0x10 else 0  # the S7S's colon is its decimal bit 4
+    return cells_text(bytes(d | (colon if i == sevenseg.COLON_AFTER else 0) for i, d in enumerate(digits))), info
 
 
 INIT, FRAME = 3, 10  # bytes: clear + brightness when opened; 4 digits + colon per text

@@ -17,7 +17,7 @@ from rackside.hall.console.hallstate import HallState, Table
 from rackside.hall.device import healthparse
 from rackside.hall.device.health import HealthReader, HealthWatch, adjtimex
 from rackside.hall.wire import health as wire
-from rackside.hall.wire import topics
+from rackside.hall.wire import commands, topics
 
 from support.hallclock import LiveClock, clock_config
 from support.wait import wait
@@ -165,7 +165,7 @@ def test_a_simulated_fault_is_laid_over_the_reading(tmp_path):
 
 
 def test_the_contract_reads_every_status_form():
-    assert contract.read("status", b"offline") == {"status": "offline", "version": None, "health": None}
+    assert contract.read("status", b"offline") == {"status": "offline", "version": None, "health": None, "takes": []}
     assert contract.read("status", b"online")["health"] is None  # an older device
     h = wire.with_faults(wire.unknown(), tuple(wire.FAULTS)[:3])
     got = contract.read("status", wire.status_payload(h, "0.1.0+g1a2b3c4"))
@@ -176,11 +176,23 @@ def test_the_contract_reads_every_status_form():
                      (b'{"status":"online","health":{"wifi_interface":"wlan0;rm -rf /"}}', "wifi_interface"),
                      (b'{"status":"maybe"}', "status"), (b"onlin", "allowed are online or offline"),
                      (b'{"status":"online","health":[1]}', "health"),
-                     (b'{"status":"online","health":{"uptime_s":1e400}}', "out of range")]:
+                     (b'{"status":"online","health":{"uptime_s":1e400}}', "out of range"),
+                     (b'{"status":"online","takes":"pairing.names"}', "takes"),
+                     (b'{"status":"online","takes":["names; drop"]}', r"takes\[0\]"),
+                     (b'{"status":"online","takes":' + json.dumps(["a.b"] * (wire.MAX_TAKES + 1)).encode() + b"}", "takes")]:
         with pytest.raises(Refused, match=why):
             contract.read("status", bad)
     with pytest.raises(Refused, match="bytes"):
         contract.read("status", b"{" + b" " * wire.MAX_STATUS_BYTES + b"}")
+    # the later command fields a clock takes (issue 40's names): none from a device of before them; one
+    # this console does not know (a newer clock's) is kept, never refused; the most a status may carry fits
+    assert contract.read("status", wire.status_payload(h, "1.0"))["takes"] == []
+    newer = ["pairing.names", "pairing.colour"]
+    assert contract.read("status", wire.status_payload(h, "1.0", tuple(newer)))["takes"] == newer
+    most = tuple(f"{'c' * 23}.{chr(97 + i) * 24}" for i in range(wire.MAX_TAKES))
+    widest = {k: (False if kind is bool else "w" * int(hi) if kind is str else int(hi) if kind is int else float(lo) + 0.123456789)
+              for k, (kind, lo, hi) in wire.FIELDS.items()}
+    assert contract.read("status", wire.status_payload(widest, "1." + "9" * 62, most))["takes"] == list(most)
 
 
 def test_each_fault_is_a_named_problem_and_thresholds_move_them():
@@ -284,6 +296,7 @@ def test_a_simulated_clock_reports_its_faults_in_its_retained_status(make_broker
         client.subscribe(topics.table(broker.hall, 5, "status"), qos=1)
         body = wait(lambda: next((json.loads(p) for p in got if p.startswith(b"{")), None))
         assert body["status"] == "online" and body["version"]
+        assert body["takes"] == ["pairing.names"]  # the later command fields it takes: the console sends names (issue 40)
         assert body["health"]["undervoltage"] is True and body["health"]["state_free_mb"] == 12
         assert body["health"]["uptime_s"] is not None  # the rest is this machine's own
         client.disconnect()
@@ -359,6 +372,7 @@ def test_a_clock_that_joined_with_the_join_file_reports_its_health_once_numbered
         watcher.subscribe(topics.table(broker.hall, 4, "status"), qos=1)
         body = wait(lambda: next((json.loads(p) for p in got if p.startswith(b"{")), None), timeout=20)
         assert body["health"]["wifi_link"] is False and body["health"]["uptime_s"] is not None
+        assert body["takes"] == list(commands.TAKES)
         watcher.disconnect()
         watcher.loop_stop()
     finally:

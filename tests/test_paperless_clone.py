@@ -176,6 +176,15 @@ def test_the_marked_tile_and_the_held_slips_why_on_the_directors_page(tmp_path, 
         page.wait_for_selector('#tiles .tile[data-table="1"] .note >> text="identity used twice: slips held"')
         page.wait_for_function("() => document.querySelector('#held-list').textContent.includes('copied card')")
         assert "10–990" in page.text_content("#held-list")
+        # the page still open (its EventSource streaming), the console stops on SIGTERM by itself: the
+        # stream never ended, uvicorn waited for its connection to close, and the process was killed
+        # after support.broker.end_process's 10 s (this test took 13 s, 10 of them that wait)
+        # (uvicorn, its shutdown done, raises the signal it caught again: the exit is SIGTERM's, not SIGKILL's)
+        import signal
+
+        proc = h.console.proc
+        h.console.stop()
+        assert proc.returncode == -signal.SIGTERM, f"the console did not stop on SIGTERM with a page open (exit {proc.returncode})"
     finally:
         h.close()
 

@@ -184,7 +184,7 @@ def test_a_close_game_offers_the_recount():
 @pytest.mark.parametrize("outcome, why, said", [
     ("recorded", None, "Result recorded"),
     ("held", "the scores disagree with the clock", "Held for the director: the scores disagree with the clock"),
-    ("refused", "not this round's pairing", "Refused: not this round's pairing. See the director"),
+    ("refused", "not this round's pairing", "Refused: not this round's pairing / Call the director: press your button"),
 ])
 def test_the_consoles_answer(outcome, why, said):
     t, c, s = slip_after("412#388#", SlipSign(200 * S, 1), SlipSign(201 * S, 2), SlipOutcome(202 * S, outcome, why))
@@ -201,6 +201,21 @@ def test_a_result_recorded_that_the_players_did_not_sign_here_is_shown_with_its_
     said = words(t, c, c.since_ns, slip=s, keypad=True)
     assert said.startswith("Recorded by the director / Smith 10, Jones 990 / ")
     assert "press your own button" in said and "412" not in said
+
+
+@pytest.mark.parametrize("why", ["not this round's pairing", None])
+def test_a_refused_slip_says_what_to_do_next_on_the_first_page(why):
+    """A slip the console refused (no other result recorded): a player's own button calls the
+    director (game.slip.disputable; the 4-digit displays show rEF, then dISP). The text display
+    said "Refused: ... See the director" with no line saying how: it says which button, on the
+    first page of the reference 20x4 display, its words from the renderer's one table."""
+    t, c, s = slip_after("412#388#", SlipSign(200 * S, 1), SlipSign(201 * S, 2), SlipOutcome(202 * S, "refused", why))
+    assert slips.disputable(s)
+    at = c.since_ns
+    lines = screen(view(c, at), at, table=t, slip=s, keypad=True)
+    assert MESSAGES["call_director"] in lines
+    first_page = " ".join(row.strip() for row in fit(lines, 20, 4, 0))
+    assert first_page.startswith("Refused") and "press your button" in first_page, first_page
 
 
 def load_scenes():

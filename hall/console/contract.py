@@ -99,7 +99,7 @@ def _status(payload: bytes) -> dict:
     health) or the JSON object an online device sends, checked by its schema (messages.STATUS)."""
     text = payload.decode("ascii", errors="replace").strip()
     if text in messages.STATUSES:
-        return {"status": text, "version": None, "health": None}
+        return {"status": text, "version": None, "health": None, "takes": []}
     if not text.startswith("{"):
         raise Refused(f"status {text[:16]!r}: allowed are {' or '.join(messages.STATUSES)}, or the status object")
     d = _loads(payload)

@@ -221,6 +221,7 @@ class Table:
     # under the director's thresholds (console/health.py)
     health: dict | None = None
     version: str | None = None
+    takes: tuple = ()  # the later command fields its status says it takes (hall.wire.commands.LATER_FIELDS)
     health_problems: list = field(default_factory=list)
     # issue 36: the device identity used by two connections (a copied card beside the clock), noticed in
     # one of its games: {"game", "why"}; its slips of that game are held for the director (paperless.py)
@@ -418,6 +419,7 @@ class Station:
     problems: deque = field(default_factory=lambda: deque(maxlen=limits.PROBLEMS_PER_DEVICE))
     health: dict | None = None
     version: str | None = None
+    takes: tuple = ()
     health_problems: list = field(default_factory=list)
 
 
@@ -797,7 +799,7 @@ class HallState:
         Will keeps the health last known (the readiness view says the device is offline)."""
         device.status = data["status"]
         if data["status"] == "online":
-            device.health, device.version = data["health"], data["version"]
+            device.health, device.version, device.takes = data["health"], data["version"], tuple(data["takes"])
         device.health_problems = health.problems(device.health, self.thresholds)
 
     def set_thresholds(self, th: dict) -> list:

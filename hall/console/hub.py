@@ -45,7 +45,7 @@ class Stream:
         self.items: deque[str] = deque()
         self.bytes = 0
         self.ready = asyncio.Event()
-        self.dropped = False
+        self.dropped = False  # dropped for falling behind, or ended by the console's stop (Hub.end_all)
 
     def put(self, msg: str) -> bool:
         """Queue one message; False (and the stream dropped, its queue freed) past the budget."""
@@ -114,6 +114,15 @@ class Hub:
 
     def close(self, s: Stream) -> None:
         self.streams.discard(s)
+
+    def end_all(self) -> None:
+        """The console stops: every page's stream ends now (on the event loop). A stream never ends by
+        itself, and the server waits for its connections to close before it stops (serve.ConsoleServer):
+        with a page open, a SIGTERM waited until the process was killed. The page's EventSource then
+        finds the console gone, and reconnects to a snapshot when it is back."""
+        for s in list(self.streams):
+            s.dropped = True
+            s.ready.set()
 
     def publish(self, kind: str, data: Any) -> None:
         if kind == "table" and isinstance(data, dict) and isinstance(data.get("table"), int):

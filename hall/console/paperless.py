@@ -133,8 +133,11 @@ class Paperless:
         st = t.state or {}
         if not t.seat or t.seat.get("round") != self.services.state.round.number or st.get("phase") not in (None, "setup"):
             return
-        fields = checkin.pairing(t.seat)
-        game, pairing = st.get("game"), (fields["round"], tuple(fields["numbers"]), fields["starter"])
+        # `names` (issue 40) only to a clock that says it takes them: a clock of before refuses the field
+        fields = commands.for_clock(checkin.pairing(t.seat), t.takes)
+        names = tuple(fields["names"]) if "names" in fields else None
+        # names in the key: a clock whose status comes to announce them gets the pairing again, with them
+        game, pairing = st.get("game"), (fields["round"], tuple(fields["numbers"]), fields["starter"], names)
         last = self.paired.get(t.n)
         # a new game on the clock (the next round's new_game) gets it again; a state that merely names
         # the game the pairing went to before any state came does not

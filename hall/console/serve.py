@@ -261,6 +261,21 @@ def release_freed_buffers() -> None:
 M_MMAP_THRESHOLD = -3  # glibc's malloc.h
 
 
+class DirectorServer(uvicorn.Server):
+    """uvicorn serving the director's page: on its way out (a SIGTERM, `should_exit`), first the
+    page's event streams end (Hub.end_all), which never end by themselves; uvicorn then waits for
+    the connections to close, and with a page open it waited until the process was killed (systemd's
+    stop timeout, a test's 10 s)."""
+
+    def __init__(self, config: uvicorn.Config, hub) -> None:
+        super().__init__(config)
+        self.hub = hub
+
+    async def shutdown(self, sockets=None) -> None:
+        self.hub.end_all()
+        await super().shutdown(sockets)
+
+
 class ConsoleServer:
     """The console on a background thread: `start()` returns once the page is being served."""
 
@@ -268,7 +283,7 @@ class ConsoleServer:
         self.cfg = cfg
         self.console, self.bridge = make_console(cfg)
         self.app = build_app(self.console, secret_key=session_secret(self.console.home / SESSION_KEY), https_only=cfg.https)
-        self.server = uvicorn.Server(server_config(self.app, cfg, log_level))
+        self.server = DirectorServer(server_config(self.app, cfg, log_level), self.console.hub)
         self.thread: threading.Thread | None = None
 
     @property
@@ -334,7 +349,7 @@ def run_foreground(cfg: ConsoleConfig) -> int:
         return 1
     console, bridge = make_console(cfg)
     app = build_app(console, secret_key=session_secret(console.home / SESSION_KEY), https_only=cfg.https)  # Secure cookies
-    server = uvicorn.Server(server_config(app, cfg, "warning"))
+    server = DirectorServer(server_config(app, cfg, "warning"), console.hub)
     gc.freeze()  # what start-up made lives as long as the process: no collection need look at it again (guard.Crowd.sweep)
     scheme = "https" if cfg.https else "http"
     print(f"rackside hall console: {scheme}://{cfg.listen_host}:{cfg.listen_port}/ (hall {cfg.hall}, event {console.event_name} "

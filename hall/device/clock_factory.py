@@ -23,7 +23,7 @@ def factory(context: OutputContext, settings: dict) -> Output:
     try:
         cfg = from_table(hall["section"], "table", url_override=hall["url"], base=hall["base"])
     except HallConfigError as e:
-        raise OutputConfigError(str(e)) from None
+        raise OutputConfigError(str(e), option=e.option) from None
     # rackside paths' outbox; beside the journals when --state-dir moves them (tests, a second clock)
     outbox = cfg.outbox or _default_outbox(context, hall)
     return HallOutput(cfg, context.store.journal_dir, context.submit, outbox_path=outbox, clock_ns=context.clock_ns,
@@ -66,10 +66,10 @@ def _enrolled(context: OutputContext, hall: dict) -> Output:
 
             from rackside.hall.net.config import parse_url
 
-            parse_url(hall["url"], "--hall")
+            parse_url(hall["url"], "--hall", option=True)
             joinfile = replace(joinfile, url=hall["url"])
     except HallConfigError as e:
-        raise OutputConfigError(str(e)) from None
+        raise OutputConfigError(str(e), option=e.option) from None
     outbox = table.get("outbox")
     if outbox is not None and not isinstance(outbox, str):
         raise OutputConfigError(f"hall.outbox = {outbox!r}: allowed is a file path")
@@ -79,4 +79,4 @@ def _enrolled(context: OutputContext, hall: dict) -> Output:
                               clock_ns=context.clock_ns, device=hall["device"], version=running_version(),
                               health=_health(context, hall), keypad=context.keypad)
     except (HallConfigError, ValueError) as e:
-        raise OutputConfigError(str(e)) from None
+        raise OutputConfigError(str(e), option=getattr(e, "option", None)) from None

@@ -206,7 +206,8 @@ class HallOutput(Output):
             return None
         journal_errors = health.journal_errors
         reader = HealthReader(health.state_dir, lambda: (journal_errors() or 0) + self.worker.write_errors)
-        return HealthWatch(reader, self.link.set_status, running_version(), faults=health.faults)
+        # its status says which later command fields it takes (the console sends them only then)
+        return HealthWatch(reader, self.link.set_status, running_version(), faults=health.faults, takes=commands.TAKES)
 
     @property
     def published(self) -> int:

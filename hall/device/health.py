@@ -151,10 +151,12 @@ class HealthWatch:
     link's `set_status`). `faults` (a simulator's, hall.wire.health.FAULTS) are laid over each reading."""
 
     def __init__(self, reader: HealthReader, publish: Callable[[bytes], None], version: str | None, *,
-                 faults: tuple[str, ...] = (), every_s: float = EVERY_S, quiet_s: float = QUIET_S) -> None:
+                 faults: tuple[str, ...] = (), every_s: float = EVERY_S, quiet_s: float = QUIET_S,
+                 takes: tuple[str, ...] = ()) -> None:
         self.reader = reader
         self.publish = publish
         self.version = version
+        self.takes = takes  # the later command fields the device takes (a clock's: hall.wire.commands.TAKES)
         self.faults = wire.check_faults(faults)
         self.every_s = every_s
         self.quiet_s = quiet_s
@@ -182,7 +184,7 @@ class HealthWatch:
         if same and quiet_for < self.quiet_s:
             return False
         self.last = h
-        self.publish(wire.status_payload(h, self.version))
+        self.publish(wire.status_payload(h, self.version, self.takes))
         return True
 
     def _run(self) -> None:

@@ -29,7 +29,13 @@ SCHEMES = {"mqtt": 1883, "mqtts": 8883}
 
 
 class HallConfigError(ValueError):
-    """A [hall] problem, worded for the director: the key, and what is allowed."""
+    """A [hall] problem, worded for the director: the key, and what is allowed. `option`: the
+    command-line option whose value it is (`--hall`), None when it is a file's (clock.toml's [hall],
+    a credentials or join file): the command names the file only for a file's value (firmware.cli)."""
+
+    def __init__(self, line: str, *, option: str | None = None) -> None:
+        super().__init__(line)
+        self.option = option
 
 
 @dataclass(frozen=True)
@@ -43,8 +49,9 @@ class Endpoint:
         return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.port}"
 
 
-def parse_url(url: str, key: str = "hall.url") -> Endpoint | None:
-    """mqtt://HOST[:PORT] or mqtts://HOST[:PORT]; None for "auto" (find the broker by mDNS)."""
+def parse_url(url: str, key: str = "hall.url", *, option: bool = False) -> Endpoint | None:
+    """mqtt://HOST[:PORT] or mqtts://HOST[:PORT]; None for "auto" (find the broker by mDNS).
+    `option`: `key` is a command-line option (the error's `option`)."""
     if url == "auto":
         return None
     parts = urlsplit(url) if isinstance(url, str) else None
@@ -54,8 +61,8 @@ def parse_url(url: str, key: str = "hall.url") -> Endpoint | None:
         port = -1
     if parts is None or parts.scheme not in SCHEMES or not parts.hostname or port == -1 or parts.path not in ("", "/"):
         raise HallConfigError(
-            f"{key} = {url!r}: allowed are \"auto\" (find the broker by mDNS), mqtt://HOST[:PORT] and mqtts://HOST[:PORT]"
-        )
+            f"{key} = {url!r}: allowed are \"auto\" (find the broker by mDNS), mqtt://HOST[:PORT] and mqtts://HOST[:PORT]",
+            option=key if option else None)
     return Endpoint(parts.hostname, port or SCHEMES[parts.scheme], parts.scheme == "mqtts")
 
 
@@ -181,11 +188,13 @@ def from_table(table: object, device: str, *, url_override: str | None = None, b
     url = url_override or table.get("url") or creds.url
     if not isinstance(url, str):
         raise HallConfigError(f"hall.url = {url!r}: allowed are \"auto\", mqtt://HOST[:PORT] and mqtts://HOST[:PORT]")
-    key = "--hall" if url_override else "hall.url"
-    endpoint = parse_url(url, key)
+    option = "--hall" if url_override else None  # the command line's value, not the file's
+    key = option or "hall.url"
+    endpoint = parse_url(url, key, option=option is not None)
     if endpoint is not None and not endpoint.tls and creds.tls_ca:  # paho would speak TLS to the plain port
         raise HallConfigError(f"{key} = {url!r} is plain MQTT but {cred_path.name} has tls_ca (this hall's devices use TLS): "
-                              f"allowed is mqtts://{endpoint.host}:{hall_tls_port(creds)} (or \"auto\"); for the plain listener, remove tls_ca")
+                              f"allowed is mqtts://{endpoint.host}:{hall_tls_port(creds)} (or \"auto\"); for the plain listener, remove tls_ca",
+                              option=option)
     hall = table.get("hall", creds.hall)
     try:
         topics.check_name("hall.hall", hall)

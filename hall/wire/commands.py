@@ -294,6 +294,26 @@ _THEN = {name: s.then for name, s in SPECS.items() if s.then is not None}
 SCHEMAS: dict[str, Schema] = {name: Schema({**ENVELOPE, **s.fields}, unknown="refuse", then=s.then) for name, s in SPECS.items()}
 
 
+# Optional fields added to a command after clocks of a hall were installed (a hall runs clocks of
+# several versions while an update rolls out). A clock refuses a field it does not know (SCHEMAS:
+# unknown="refuse", so a director's typo is never silently dropped), and a clock of before would
+# refuse the whole command: the console sends such a field only to a clock whose retained status
+# says it takes it (`takes`: "command.field", hall.wire.health.status_payload), and leaves it out
+# for any other (`for_clock`). The clock announces TAKES, read off this table.
+LATER_FIELDS: dict[str, tuple[str, ...]] = {
+    "pairing": ("names",),  # issue 40: the players' names, for a text display
+}
+TAKES: tuple[str, ...] = tuple(f"{name}.{field}" for name, later in LATER_FIELDS.items() for field in later)
+
+
+def for_clock(fields: dict, takes) -> dict:
+    """A command's fields as a clock that announced `takes` (its status's; empty: a clock of before
+    any) can take them: each later optional field (LATER_FIELDS) it did not announce left out."""
+    name = fields.get("cmd")
+    left_out = [f for f in LATER_FIELDS.get(name, ()) if f in fields and f"{name}.{f}" not in takes]
+    return {k: v for k, v in fields.items() if k not in left_out} if left_out else fields
+
+
 def answered_by(*answerers: str) -> tuple[str, ...]:
     """The commands those answer (ANSWERERS), in the table's order."""
     return tuple(n for n, s in SPECS.items() if s.answerer in answerers)

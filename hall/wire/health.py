@@ -34,7 +34,11 @@ FIELDS: dict[str, tuple[type, float, float]] = {
     "uptime_s": (int, 0, 2**40),  # /proc/uptime
 }
 VERSION_CHARS = 64
-MAX_STATUS_BYTES = 1024  # a status with every field is about 450 bytes
+# the later command fields a status may announce (hall.wire.commands.TAKES; a reader ignores one it
+# does not know), each "command.field": at most 8 of 48 characters keep a status under 1 KB
+MAX_TAKES = 8
+TAKE_CHARS = 48
+MAX_STATUS_BYTES = 1024  # a status with every field is about 450 bytes, with MAX_TAKES takes about 860
 
 # A fault a simulator can inject (`rackside clock --simulate --fault NAME`, `rackside hall station
 # --fault NAME`, the demo's tables): the health fields it sets, what a sick Pi would report.
@@ -76,9 +80,12 @@ def unknown() -> dict:
     return {k: None for k in FIELDS}
 
 
-def status_payload(health: dict, version: str | None) -> bytes:
-    """The retained status of a device that is online, with its health."""
+def status_payload(health: dict, version: str | None, takes: tuple[str, ...] = ()) -> bytes:
+    """The retained status of a device that is online, with its health; `takes`: the later optional
+    command fields it takes ("pairing.names": hall.wire.commands.TAKES, a clock's), left out when none."""
     body = {"status": ONLINE, "version": version, "health": {k: health.get(k) for k in FIELDS}}
+    if takes:
+        body["takes"] = list(takes)
     return json.dumps(body, separators=(",", ":")).encode()
 
 

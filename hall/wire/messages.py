@@ -35,6 +35,7 @@ NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # a game, a command's id, an inpu
 EVENT_OR_NONE = re.compile(f"(?:{topics.EVENT.pattern})|^$")  # a state's event: an event's id, or "" (none)
 ID = re.compile(r"^[A-Za-z0-9_.:-]{1,80}$")  # a challenge's id, a lexicon's name
 WORD = re.compile(r"^[A-Za-z0-9_ .-]{1,24}$")
+TAKE = re.compile(r"^[a-z_]{1,23}\.[a-z_]{1,24}$")  # a later command field a device takes: "pairing.names"
 LOWER = re.compile(r"^[a-z_]+$")
 BIG = 10**12  # ms and ns fields: beyond any game, within JSON's exact integers
 NS = 2**63
@@ -257,6 +258,10 @@ STATUS = Schema({
     "status": OneOf(STATUSES),
     "version": Text(health.VERSION_CHARS, pattern=update.VERSION, null=True),
     "health": Obj(HEALTH, null=True),
+    # the later optional command fields the device takes (hall.wire.commands.LATER_FIELDS): none from a
+    # device of before them, which refuses them; one this reader does not know is kept and never used
+    "takes": ListOf(Text(health.TAKE_CHARS, pattern=TAKE, shape='of the form "command.field"'), most=health.MAX_TAKES,
+                    null=True, default=[], says=f'a list of at most {health.MAX_TAKES} "command.field" texts'),
 })
 
 SCHEMAS: dict[str, Schema] = {"state": STATE, "event": INPUT, "result": RESULT, "ack": ACK, "challenge": CHALLENGE,

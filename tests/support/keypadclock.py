@@ -24,8 +24,11 @@ from rackside.hall.wire import messages, payloads, topics
 
 
 class KeypadClock:
-    def __init__(self, broker, n: int, rules: C.Rules | None = None, game_no: int = 1) -> None:
+    def __init__(self, broker, n: int, rules: C.Rules | None = None, game_no: int = 1, status: bytes = b"online") -> None:
         self.n, self.hall = n, broker.hall
+        # its retained status while online: the bare word (a clock of before issue 26), or the JSON object
+        # of hall.wire.health.status_payload, whose `takes` says which later command fields it takes
+        self.status = status
         self.rules = rules or C.Rules()
         self.clock = C.new_clock(self.rules)
         self.game = f"game-{game_no:06d}"
@@ -47,7 +50,7 @@ class KeypadClock:
 
     def _on_connect(self, client, *args) -> None:  # paho's thread: a reconnect (subscribed again, then "online")
         client.subscribe(self.topic("cmd"), qos=1)
-        client.publish(self.topic("status"), b"online", qos=1, retain=True)
+        client.publish(self.topic("status"), self.status, qos=1, retain=True)
 
     def topic(self, leaf: str) -> str:
         return topics.table(self.hall, self.n, leaf)
@@ -66,7 +69,7 @@ class KeypadClock:
     # --- what a clock publishes --------------------------------------------------------------------
 
     def online(self) -> "KeypadClock":
-        self._publish("status", b"online", retain=True)
+        self._publish("status", self.status, retain=True)
         self.state()
         return self
 

@@ -44,8 +44,8 @@ class Hall:
         self.h.token = self.h.login(PASSWORD, "Chief TD")
         self.clocks: dict[int, KeypadClock] = {}
 
-    def clock(self, n: int) -> KeypadClock:
-        c = self.clocks[n] = KeypadClock(self.broker, n)
+    def clock(self, n: int, status: bytes = b"online") -> KeypadClock:
+        c = self.clocks[n] = KeypadClock(self.broker, n, status=status)
         return c.online()
 
     def running(self, n: int, numbers: tuple[int, int]) -> KeypadClock:
