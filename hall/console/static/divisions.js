@@ -204,23 +204,24 @@ function resetResultForm() {
 
 // --- results and exports, per division ---------------------------------------------------------
 
-function openResults() {
+// The round's recorded results as the console has them: the same view as the CSV (GET /api/results,
+// results.round_view), drawn by viewtable.js; a click on a row opens its table. The games whose
+// clock has a result nobody has typed yet are named below it (from the tiles).
+async function openResults() {
   const rn = round.number;
   $("results-round").textContent = `round ${rn}` + (round.division ? `, division ${round.division}` : ", every division");
-  const body = $("results-table").querySelector("tbody");
-  body.replaceChildren();
-  for (const [n, t] of [...tables.entries()].sort((a, b) => a[0] - b[0])) {
-    if (!t.result && !t.final) continue;
-    if (!divisionShown(t)) continue;
-    const tr = el("tr");
-    const pen = t.result ? t.result.players.map((p) => p.penalty || 0).join(" / ") : "";
-    const clock = t.result ? `${t.result.ending || "ended"}, penalties ${pen}` : t.final && t.final.no_clock ? "no clock record" : "";
-    tr.append(el("td", "", t.tshTable ? `${n} · ${t.tshTable}` : String(n)), el("td", "", t.division || "by table"), el("td", "", t.names.join(" v ")),
-      el("td", "", clock),
-      el("td", "", t.final ? finalText(t.final) : "to type"));
-    tr.addEventListener("click", () => { $("results").close(); openDetail(n); });
-    body.append(tr);
+  const q = `?round=${encodeURIComponent(rn)}` + (round.division ? `&division=${encodeURIComponent(round.division)}` : "");
+  try {
+    const r = await fetch("/api/results" + q, { credentials: "same-origin" });
+    const view = await r.json();
+    if (!r.ok) throw new Error(view.error || `HTTP ${r.status}`);
+    drawView($("results-table"), view, { text: shown, onRow: (row) => { $("results").close(); openDetail(row.table); } });
+  } catch (e) {
+    $("results-table").replaceChildren();
+    toast(`results not shown: ${e.message}`, "bad");
   }
+  const waiting = [...tables.entries()].filter(([, t]) => t.result && !t.final && divisionShown(t)).map(([n]) => n).sort((a, b) => a - b);
+  $("results-waiting").textContent = waiting.length ? `A clock result to type: ${tablesText(waiting)}.` : "";
   const links = $("export-links");
   links.replaceChildren();
   for (const d of divisions) {
