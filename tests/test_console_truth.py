@@ -79,8 +79,8 @@ def clock_text(ms: int) -> str:
 
 def two_redraws(page) -> None:
     """The page draws once a second (app.js `tick`): wait until it has drawn twice more."""
-    second = page.evaluate("lastSecond")
-    page.wait_for_function(f"() => lastSecond >= {second + 2}", timeout=5000)
+    second = page.evaluate("app.lastSecond")
+    page.wait_for_function(f"() => app.lastSecond >= {second + 2}", timeout=5000)
 
 
 def test_tsh_labels_an_offline_table_and_an_earlier_round(hall, browser):

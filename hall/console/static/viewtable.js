@@ -2,7 +2,6 @@
 // rows (each a list of plain values, in the columns' order), the same view its CSV export writes
 // (hall/console/results.py round_view). Every page table drawn from a view is drawn here: the
 // header from the columns, the cells from the rows; no page names a column itself.
-"use strict";
 
 // The view as the console sent it, checked: columns with a key and a heading, rows as long as the
 // columns. A view that is not one draws nothing and says why (thrown: the caller shows it).
@@ -17,7 +16,7 @@ function readView(v) {
 
 // Draw `view` into the <table> `table`: the columns the page shows (`page`), a number right-aligned;
 // `text` cuts a value to what the page shows; `onRow(record)` (the row as {key: value}) on a click.
-function drawView(table, view, { text = String, onRow = null } = {}) {
+export function drawView(table, view, { text = String, onRow = null } = {}) {
   const { columns, rows } = readView(view);
   const shownCols = columns.map((c, i) => [c, i]).filter(([c]) => c.page !== false);
   const head = document.createElement("thead");
