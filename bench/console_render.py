@@ -6,7 +6,7 @@ own MQTT user, spread over processes: hall/console/simfleet.py) playing at tourn
 a side, a turn every 25 s on average, every table's game already under way), the console as its own
 process (`rackside hall console`), and Debian's headless Chromium showing its page at 1920x1080 (about
 100 of the 300 tiles on screen). The same hall is shown in turns by two pages, each in a browser of
-its own: the page as it is, and the page before (the console's own page with `app.js` and `style.css` as of `--base`,
+its own: the page as it is, and the page before (the console's own page with `index.html`, its scripts and `style.css` as of `--base`,
 served in its place by the browser: same console, same hall, same minutes), in the order A B B A ...
 so that the machine's load falls on both alike. A last turn shows the page as it is with its tiles
 hidden: what the event stream alone costs the renderer (every message read, nothing drawn).
@@ -263,7 +263,7 @@ def run(procs: list, fleet_box: list) -> int:
                   f"({m['RecalcStyleCount']:.1f} passes), layout {m['LayoutDuration'] * 1000:.1f} ms ({m['LayoutCount']:.1f} passes)", flush=True)
     rate = (fleet.inputs - inputs0) / (time.monotonic() - t0)
     print(f"console render bench: {len(tables)} tables, a press every {args.turn_s:g} s a table on average ({rate:.1f} clock inputs a second), 1920x1080, "
-          f"{args.rounds} turns of {args.seconds:g} s per page; the page before: app.js and style.css of {args.base}")
+          f"{args.rounds} turns of {args.seconds:g} s per page; the page before: index.html, its scripts and style.css of {args.base}")
     ok = True
     floor = results["floor"][0]
     print(f"baseline, the event stream alone (the page as it is, no tile shown): renderer {floor['cpu']:.1f} % of a core; "
