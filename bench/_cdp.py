@@ -23,6 +23,8 @@ import threading
 import time
 from typing import Callable
 
+from _common import EXPOSE_APP
+
 
 class CdpError(RuntimeError):
     """A command the browser refused, did not answer in time, or could not answer (it ended)."""
@@ -164,4 +166,5 @@ def console_login(chromium: BareChromium, url: str, password: str, serve: dict |
     chromium.evaluate(s, f"document.getElementById('password').value = {json.dumps(password)};"
                          "document.querySelector('button[type=submit]').click(); true")
     chromium.wait_for(s, "!!document.body && document.body.dataset.ready === '1'")
+    chromium.evaluate(s, EXPOSE_APP)  # window.app: app.js's exports (the page's scripts are modules)
     return s

@@ -97,7 +97,19 @@ def console_page(playwright, url: str, password: str):
     page.fill("#password", password)
     page.click("button[type=submit]")
     page.wait_for_selector("body[data-ready='1']")
+    expose_app(page)
     return browser, page
+
+
+# The page's scripts are ES modules (no globals): a bench reads app.js's exports (tiles, visible,
+# tables) through `window.app`, the module the page runs, set again after each load. A page of
+# classic scripts (console_render's page before) keeps them as globals: no app.
+EXPOSE_APP = ("(document.querySelector('script[type=module][src=\"/static/app.js\"]')"
+              " ? import('/static/app.js').then((m) => { window.app = m; }) : Promise.resolve()).then(() => true)")
+
+
+def expose_app(page) -> None:
+    page.evaluate(EXPOSE_APP)
 
 
 def start_console(broker, folder: Path, hall: str, password: str, procs: list, *, cwd: Path | None = None,

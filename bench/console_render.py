@@ -6,7 +6,7 @@ own MQTT user, spread over processes: hall/console/simfleet.py) playing at tourn
 a side, a turn every 25 s on average, every table's game already under way), the console as its own
 process (`rackside hall console`), and Debian's headless Chromium showing its page at 1920x1080 (about
 100 of the 300 tiles on screen). The same hall is shown in turns by two pages, each in a browser of
-its own: the page as it is, and the page before (the console's own page with `app.js` and `style.css` as of `--base`,
+its own: the page as it is, and the page before (the console's own page with `index.html`, its scripts and `style.css` as of `--base`,
 served in its place by the browser: same console, same hall, same minutes), in the order A B B A ...
 so that the machine's load falls on both alike. A last turn shows the page as it is with its tiles
 hidden: what the event stream alone costs the renderer (every message read, nothing drawn).
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -44,7 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _cdp import BareChromium, console_login  # noqa: E402
-from _common import CHROMIUM, CHROMIUM_ARGS, guarded_run, pct, scratch, start_console  # noqa: E402
+from _common import CHROMIUM, CHROMIUM_ARGS, expose_app, guarded_run, pct, scratch, start_console  # noqa: E402
 from console_soak import PageMeter  # noqa: E402
 from rackside.hall.console.demo import Mosquitto  # noqa: E402
 from rackside.hall.console.sim import MEAN_TURN_S, tournament_day  # noqa: E402
@@ -56,34 +57,43 @@ TILE_P99_MS = 150  # issue 28.4
 RENDERER_PCT = 5.0  # issue 28.4: the page's renderer, % of a core
 BEFORE = "b126a26"  # the last commit whose page drew once a second (FRAME_MS), before issue 28.4's renderer
 
-# Works on either page: both keep `tables`, `visible` and `updateTable` as globals. A state's first
-# arrival with a new seq is noted with whether its tile was on screen then; the tile's data-seq
-# showing it closes the sample. Each running time's change is noted with the tile's seq then.
+# Works on either page: the page as it is has its scripts' exports as `window.app` (modules:
+# bench/_common.expose_app), the page before keeps `tables`, `visible` and `updateTable` as globals.
+# A state's first arrival with a new seq is noted with whether its tile was on screen then; the
+# tile's data-seq showing it closes the sample. Each running time's change is noted with the tile's seq then.
 INSTRUMENT = """() => {
   const clock = () => performance.timeOrigin + performance.now();
   const arrived = new Map();  // table -> [seq, sent_at, arrived, on screen]
   window.__lat = []; window.__ticks = [];
-  const read = updateTable;
-  window.updateTable = (raw, drawNow) => {
+  const page = window.app || { tables, visible };
+  const seq = new Map([...page.tables].map(([n, t]) => [n, t.state && t.state.seq]));
+  const note = (raw) => {
     try {
       const n = raw && raw.table, st = raw && raw.state;
-      if (typeof n === 'number' && st && typeof st.seq === 'number') {
-        const before = tables.get(n);
-        if (!before || !before.state || before.state.seq !== st.seq) arrived.set(n, [st.seq, Date.parse(st.sent_at), clock(), visible.has(n)]);
+      if (typeof n === 'number' && st && typeof st.seq === 'number' && seq.get(n) !== st.seq) {
+        seq.set(n, st.seq);
+        arrived.set(n, [st.seq, Date.parse(st.sent_at), clock(), page.visible.has(n)]);
       }
     } catch (e) {}
-    return read(raw, drawNow);
   };
+  if (window.app) {
+    // each table state from the hall's stream, heard after the page's own handler (in the same
+    // turn: before any frame)
+    app.stream.source.addEventListener('table', (e) => note(JSON.parse(e.data)));
+  } else {
+    const read = updateTable;
+    window.updateTable = (raw, drawNow) => { note(raw); return read(raw, drawNow); };
+  }
   new MutationObserver((muts) => {
     const now = clock();
     for (const m of muts) {
       const el = m.target.nodeType === 1 ? m.target : m.target.parentNode;
       if (m.type === 'attributes') {
         const n = Number(el.dataset.table), a = arrived.get(n);
-        if (a && a[0] === Number(el.dataset.seq)) { arrived.delete(n); if (a[3] && visible.has(n)) __lat.push([a[1], a[2], now]); }
+        if (a && a[0] === Number(el.dataset.seq)) { arrived.delete(n); if (a[3] && page.visible.has(n)) __lat.push([a[1], a[2], now]); }
       } else if (el.classList && el.classList.contains('time') && el.closest('.side.turn')) {
         const tile = el.closest('.tile');
-        if (visible.has(Number(tile.dataset.table))) __ticks.push([Number(tile.dataset.table), tile.dataset.seq, now, el.textContent]);
+        if (page.visible.has(Number(tile.dataset.table))) __ticks.push([Number(tile.dataset.table), tile.dataset.seq, now, el.textContent]);
       }
     }
   }).observe(document.getElementById('tiles'), {subtree: true, attributes: true, attributeFilter: ['data-seq'], childList: true, characterData: true});
@@ -92,6 +102,20 @@ INSTRUMENT = """() => {
 
 def main() -> int:
     return guarded_run("console render bench", run)
+
+
+def page_before(base: str) -> dict[str, tuple[str, str]]:
+    """The page as of `base`, served by the browser in place of the console's own: its index.html (at
+    the console's "/"), the scripts it loads and its style.css. {path: (body, content type)}"""
+    def show(name: str) -> str:
+        return subprocess.run(["git", "show", f"{base}:hall/console/static/{name}"], cwd=ROOT, check=True,
+                              capture_output=True, text=True).stdout
+
+    html = show("index.html")
+    files = {"/": (html, "text/html; charset=utf-8"), "/static/style.css": (show("style.css"), "text/css")}
+    for name in re.findall(r'<script[^>]*src="/static/([\w.-]+)"', html):
+        files[f"/static/{name}"] = (show(name), "text/javascript")
+    return files
 
 
 def seconds_of(text: str) -> int | None:
@@ -134,7 +158,8 @@ def one_turn(p, url: str, n_tables: int, old: dict[str, tuple[str, str]] | None,
         page.fill("#password", PASSWORD)
         page.click("button[type=submit]")
         page.wait_for_selector("body[data-ready='1']")
-        page.wait_for_function("n => tiles.size >= n", arg=n_tables, timeout=60_000)  # (only those on screen are in the DOM)
+        expose_app(page)
+        page.wait_for_function("n => (window.app || { tiles }).tiles.size >= n", arg=n_tables, timeout=60_000)  # (only those on screen are in the DOM)
         time.sleep(warmup_s)
         page.evaluate(INSTRUMENT)
         meter = PageMeter(browser, page)
@@ -143,7 +168,7 @@ def one_turn(p, url: str, n_tables: int, old: dict[str, tuple[str, str]] | None,
         cost = meter.sample()
         metrics = {k: v - metrics0.get(k, 0) for k, v in page_metrics(meter).items()}
         lat, ticks = page.evaluate("[window.__lat, window.__ticks]")
-        on_screen = page.evaluate("visible.size")
+        on_screen = page.evaluate("(window.app || { visible }).visible.size")
     finally:
         browser.close()
     total = [done - sent for sent, _, done in lat]
@@ -160,7 +185,7 @@ def bare_turn(url: str, n_tables: int, old: dict[str, tuple[str, str]] | None, w
     chromium = BareChromium(CHROMIUM, CHROMIUM_ARGS)
     try:
         s = console_login(chromium, url, PASSWORD, old)
-        chromium.wait_for(s, f"tiles.size >= {n_tables}")
+        chromium.wait_for(s, f"(window.app || {{ tiles }}).tiles.size >= {n_tables}")
         if floor:
             # the stream alone: every message read, no tile on screen to draw (the page's CSP refuses a style tag)
             chromium.evaluate(s, "document.getElementById('tiles').style.display = 'none'; true")
@@ -186,14 +211,12 @@ def run(procs: list, fleet_box: list) -> int:
     ap.add_argument("--seconds", type=float, default=60, help="each turn's measured span")
     ap.add_argument("--warmup", type=float, default=8, help="seconds after a page's load before its turn is measured")
     ap.add_argument("--rounds", type=int, default=2, help="turns of each page (in the order A B B A ...)")
-    ap.add_argument("--base", default=BEFORE, help=f"the git revision whose static/app.js and style.css are the page before (default {BEFORE})")
+    ap.add_argument("--base", default=BEFORE, help=f"the git revision whose static/index.html, its scripts and style.css are the page before (default {BEFORE})")
     ap.add_argument("--turn-s", type=float, default=MEAN_TURN_S, help=f"a table's mean time between presses, seconds (default {MEAN_TURN_S:g}: "
                     "the issue's five presses a second on screen; a real hall's is about 80, docs/performance.md)")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args()
-    old = {f"/static/{name}": (subprocess.run(["git", "show", f"{args.base}:hall/console/static/{name}"], cwd=ROOT, check=True,
-                                              capture_output=True, text=True).stdout, ctype)
-           for name, ctype in (("app.js", "text/javascript"), ("style.css", "text/css"))}
+    old = page_before(args.base)
     tables = list(range(1, args.tables + 1))
     tmp = scratch("rackside-console-render-")
     broker = Mosquitto(tmp / "broker", tables)
@@ -240,7 +263,7 @@ def run(procs: list, fleet_box: list) -> int:
                   f"({m['RecalcStyleCount']:.1f} passes), layout {m['LayoutDuration'] * 1000:.1f} ms ({m['LayoutCount']:.1f} passes)", flush=True)
     rate = (fleet.inputs - inputs0) / (time.monotonic() - t0)
     print(f"console render bench: {len(tables)} tables, a press every {args.turn_s:g} s a table on average ({rate:.1f} clock inputs a second), 1920x1080, "
-          f"{args.rounds} turns of {args.seconds:g} s per page; the page before: app.js and style.css of {args.base}")
+          f"{args.rounds} turns of {args.seconds:g} s per page; the page before: index.html, its scripts and style.css of {args.base}")
     ok = True
     floor = results["floor"][0]
     print(f"baseline, the event stream alone (the page as it is, no tile shown): renderer {floor['cpu']:.1f} % of a core; "

@@ -119,7 +119,7 @@ def run(procs: list, fleet_box: list) -> int:
     rows = []
     with sync_playwright() as p:
         browser, page = console_page(p, url, PASSWORD)
-        page.wait_for_function(f"() => tiles.size >= {len(tables)}", timeout=60_000)
+        page.wait_for_function(f"() => app.tiles.size >= {len(tables)}", timeout=60_000)
         meter = PageMeter(browser, page)
         c0, t0 = cpu_seconds(console.pid), time.monotonic()
         time.sleep(args.idle_seconds)

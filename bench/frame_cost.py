@@ -41,13 +41,16 @@ PASSWORD = "frame-password"
 WORD = "<!doctype html><body style='background:#101418;color:#eee;font:15px sans-serif'><span id=t>9:59</span>{}</body>"
 CHANGE = ("<script>setInterval(() => requestAnimationFrame(() => { const t = document.getElementById('t');"
           " t.textContent = t.textContent === '9:59' ? '9:58' : '9:59'; }), 200);</script>")
-# the console's page, its own drawing and stream handling stopped (both are looked up as globals)
-STOP = "updateTable = () => {}; needFrame = () => {}; true"
-PRESSES = """(() => { const ds = [...visible].slice(0, 60).map((n) => tiles.get(n)); let i = 0;
-  setInterval(() => requestAnimationFrame(() => { const t = ds[i++ % ds.length].parts.rows[0].time;
+# the console's page, its stream closed and its own drawing stopped: its frames are asked for with
+# the window's requestAnimationFrame, which now asks for none (the bench's drive keeps the browser's
+# own, window.__raf); the page's scripts are modules, app.js's exports as window.app (bench/_cdp.py)
+STOP = ("app.stream.source.close(); window.__raf = window.requestAnimationFrame.bind(window);"
+        " window.requestAnimationFrame = () => 0; true")
+PRESSES = """(() => { const ds = [...app.visible].slice(0, 60).map((n) => app.tiles.get(n)); let i = 0;
+  setInterval(() => __raf(() => { const t = ds[i++ % ds.length].parts.rows[0].time;
     t.textContent = t.textContent === '9:59' ? '9:58' : '9:59'; }), 200); return true; })()"""
-TICK = """(() => { const ds = [...visible].map((n) => tiles.get(n));
-  setInterval(() => requestAnimationFrame(() => { for (const d of ds) { const t = d.parts.rows[1].time;
+TICK = """(() => { const ds = [...app.visible].map((n) => app.tiles.get(n));
+  setInterval(() => __raf(() => { for (const d of ds) { const t = d.parts.rows[1].time;
     t.textContent = t.textContent === '8:59' ? '8:58' : '8:59'; } }), 1000); return ds.length; })()"""
 
 
@@ -114,7 +117,7 @@ def run(procs: list, fleet_box: list) -> int:
         chromium = BareChromium(CHROMIUM, CHROMIUM_ARGS)
         try:
             s = console_login(chromium, url, PASSWORD)
-            chromium.wait_for(s, f"tiles.size >= {len(tables)}")
+            chromium.wait_for(s, f"app.tiles.size >= {len(tables)}")
             time.sleep(3)
             chromium.evaluate(s, STOP)
             if drive:

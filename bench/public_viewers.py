@@ -392,7 +392,7 @@ def run(args, procs: list, fleets: list) -> int:
     rows = []
     with sync_playwright() as p:
         browser, page = console_page(p, url, PASSWORD)
-        page.wait_for_function(f"() => tiles.size >= {len(tables)}", timeout=60_000)
+        page.wait_for_function(f"() => app.tiles.size >= {len(tables)}", timeout=60_000)
         page.evaluate(OBSERVER)
         director = PageMeter(browser, page)
         pbrowser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

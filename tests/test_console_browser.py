@@ -104,8 +104,8 @@ def test_a_table_going_offline_turns_its_tile_within_5_s(hall, browser):
     # a dead clock runs nobody's time: its times stay at its last state (issue 23.4), whatever the page redraws
     frozen = page.locator('.tile[data-table="2"] .s1 .time').text_content()
     for _ in range(2):
-        second = page.evaluate("lastSecond")
-        page.wait_for_function(f"() => lastSecond > {second}")
+        second = page.evaluate("app.lastSecond")
+        page.wait_for_function(f"() => app.lastSecond > {second}")
         assert page.locator('.tile[data-table="2"] .s1 .time').text_content() == frozen
     assert page.locator('.tile[data-table="2"] .note').text_content().startswith("offline since ")
     page.close()
@@ -157,28 +157,28 @@ def test_a_tables_history_comes_only_to_the_page_that_has_it_open(hall, browser)
     other = chromium.login(browser, hall.server.url, PASSWORD, (1920, 1080), init_script=SSE_KINDS)
     page.click('.tile[data-table="1"]')
     page.wait_for_selector("#detail-history li")
-    seq = page.evaluate("tables.get(1).state.seq")
+    seq = page.evaluate("app.tables.get(1).state.seq")
     # table 1 turns every 3 s: its next input comes into the open history, newest first
     page.wait_for_function(f"() => /#({seq + 1}|{seq + 2}) /.test(document.querySelector('#detail-history li').textContent)", timeout=15_000)
     page.wait_for_function("() => (Object.values(__kinds)[0].table || 0) > 0")  # (a tile's state too: on a loaded machine it may follow)
     (stream,) = page.evaluate("__kinds").values()  # the page's one stream
     assert stream.get("detail") == 1 and stream.get("event", 0) >= 1 and stream.get("table", 0) > 0, stream
-    other.wait_for_function(f"() => tables.get(1).state.seq > {seq + 1}")
+    other.wait_for_function(f"() => app.tables.get(1).state.seq > {seq + 1}")
     (seen,) = other.evaluate("__kinds").values()
     assert "event" not in seen and "detail" not in seen and "command" not in seen, seen
     # another session cannot steer this page's stream, nor a request without one
-    sid = page.evaluate("streamId")
-    assert other.evaluate(f"post('/api/events/{sid}/watch', {{table: 2}}).then(() => 'ok', (e) => e.message)") \
+    sid = page.evaluate("app.stream.id")
+    assert other.evaluate(f"app.post('/api/events/{sid}/watch', {{table: 2}}).then(() => 'ok', (e) => e.message)") \
         .startswith("no such event stream open for this session")
     assert Http(hall.server.url).call("POST", f"/api/events/{sid}/watch", {"table": 2})[0] in (401, 403)
-    assert page.evaluate("post(`/api/events/${streamId}/watch`, {table: 0}).then(() => 'ok', (e) => e.message)") \
+    assert page.evaluate("app.post(`/api/events/${app.stream.id}/watch`, {table: 0}).then(() => 'ok', (e) => e.message)") \
         == "table must be a whole number from 1 to 999, not 0"
     # closed: its history stops coming
     page.click("#detail .close")
-    seq = page.evaluate("tables.get(1).state.seq")
-    page.wait_for_function(f"() => tables.get(1).state.seq > {seq}", timeout=15_000)  # (what was on its way has come)
-    events, seq = page.evaluate("[Object.values(__kinds)[0].event || 0, tables.get(1).state.seq]")
-    page.wait_for_function(f"() => tables.get(1).state.seq > {seq + 1}", timeout=15_000)
+    seq = page.evaluate("app.tables.get(1).state.seq")
+    page.wait_for_function(f"() => app.tables.get(1).state.seq > {seq}", timeout=15_000)  # (what was on its way has come)
+    events, seq = page.evaluate("[Object.values(__kinds)[0].event || 0, app.tables.get(1).state.seq]")
+    page.wait_for_function(f"() => app.tables.get(1).state.seq > {seq + 1}", timeout=15_000)
     assert page.evaluate("Object.values(__kinds)[0].event || 0") == events
     page.close()
     other.close()
@@ -203,14 +203,14 @@ def test_the_drawer_watches_the_table_it_shows_whatever_order_the_requests_take(
     console does not know for this page (it ended, or another login's) is opened again, and watches."""
     page = chromium.login(browser, hall.server.url, PASSWORD, (1920, 1080), init_script=SLOW_FIRST_WATCH)
     page.click('.tile[data-table="1"]')
-    page.evaluate("openDetail(2)")
+    page.evaluate("app.openDetail(2)")
     page.wait_for_function("() => __details.length >= 2", timeout=15_000)
     assert page.evaluate("__details") == [1, 2]
     assert page.text_content("#detail-title").startswith("Table 2")
-    # a stream id the console does not know for this page (another login's), and a token another
-    # login replaced: a new stream, the session's token as it is now, and the drawer filled
-    page.evaluate("streamId = 'gone'; csrf = 'replaced'; watchTable(2)")
-    page.wait_for_function("() => __details.length >= 3 && streamId !== 'gone'", timeout=15_000)
+    # a stream id the console does not know for this page (another login's): a new stream, and the
+    # drawer filled
+    page.evaluate("app.stream.id = 'gone'; app.watchTable(2)")
+    page.wait_for_function("() => __details.length >= 3 && app.stream.id !== 'gone'", timeout=15_000)
     assert page.evaluate("__details")[-1] == 2
     assert page.errors == []
     page.close()
@@ -228,10 +228,10 @@ def test_a_watch_request_never_answered_holds_up_the_next_no_longer_than_its_tim
     """The page's watch requests go one at a time: one that is never answered is given up after
     WATCH_TIMEOUT_MS, and the drawer then fills (the request after it goes, the first asked again)."""
     page = chromium.login(browser, hall.server.url, PASSWORD, (1920, 1080), init_script=LOST_FIRST_WATCH)
-    timeout_ms = page.evaluate("WATCH_TIMEOUT_MS")
+    timeout_ms = page.evaluate("app.WATCH_TIMEOUT_MS")
     assert timeout_ms == 10_000
     page.click('.tile[data-table="1"]')
-    page.evaluate("openDetail(2)")
+    page.evaluate("app.openDetail(2)")
     page.wait_for_selector("#detail-history li", timeout=timeout_ms + 15_000)
     assert page.text_content("#detail-title").startswith("Table 2")
     assert page.errors == []

@@ -73,8 +73,8 @@ def note(page, n: int) -> str:
 
 def two_redraws(page) -> None:
     """The page draws once a second (app.js `tick`): wait until it has drawn twice more."""
-    second = page.evaluate("lastSecond")
-    page.wait_for_function(f"() => lastSecond >= {second + 2}", timeout=5000)
+    second = page.evaluate("app.lastSecond")
+    page.wait_for_function(f"() => app.lastSecond >= {second + 2}", timeout=5000)
 
 
 def times_of(players: list[dict]) -> tuple[str, str]:

@@ -119,8 +119,8 @@ def test_type_confused_fields_are_a_problem_on_their_own_tile_and_the_others_sti
     page = chromium.login(browser, hall.server.url, PASSWORD)
     page.wait_for_selector('.tile[data-table="1"].running')
     for n, fields in CONFUSED.items():
-        page.evaluate("t => updateTable(t)", {"table": n, "status": "online", **fields})
-    page.evaluate("updateTable({table: 'x'}); updateTable(null); updateTable({table: -3, state: {}})")  # no tile at all
+        page.evaluate("t => app.updateTable(t)", {"table": n, "status": "online", **fields})
+    page.evaluate("app.updateTable({table: 'x'}); app.updateTable(null); app.updateTable({table: -3, state: {}})")  # no tile at all
     for n in CONFUSED:
         page.wait_for_selector(f'.tile[data-table="{n}"][data-problem]', state="attached")
         assert note(page, n).startswith("problem: "), n
@@ -147,14 +147,14 @@ def test_type_confused_fields_are_a_problem_on_their_own_tile_and_the_others_sti
 
 
 MANY = """n0 => {
-  const now = new Date(Date.now() + skewMs).toISOString();
-  for (let n = n0; n < n0 + 300; n++) updateTable({table: n, status: "online", names: ["Brown, Ann", "Evans, Dara"],
+  const now = new Date(Date.now() + app.skewMs).toISOString();
+  for (let n = n0; n < n0 + 300; n++) app.updateTable({table: n, status: "online", names: ["Brown, Ann", "Evans, Dara"],
     state: {seq: 1, game: "g", phase: "running", running: 1, sent_at: now,
             players: [{player: 1, remaining_ms: 900000 + n * 7}, {player: 2, remaining_ms: 800000}]}});
 }"""
-SETTLED = """() => !sortPending && [...tiles].every(([n, d]) => {
+SETTLED = """() => !app.sortPending && [...app.tiles].every(([n, d]) => {
   const r = d.getBoundingClientRect();  // the observer's view of each tile is where the tile is
-  return visible.has(n) === (!d.hidden && r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth);
+  return app.visible.has(n) === (!d.hidden && r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth);
 })"""
 WATCH = """() => {
   window.__ticks = {};
@@ -186,8 +186,8 @@ def test_only_tiles_on_screen_are_redrawn_and_their_times_once_a_second(hall, br
     # a tile scrolled into view is drawn at once, with its time of now
     page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")  # the last row: table 2299's
     page.wait_for_function("""() => {
-        const t = tables.get(2299), d = tiles.get(2299);
-        return d.querySelector('.s1 .time').textContent === clockText(liveRemaining(t.state, t.state.players[0])); }""",
+        const t = app.tables.get(2299), d = app.tiles.get(2299);
+        return d.querySelector('.s1 .time').textContent === app.clockText(app.liveRemaining(t.state, t.state.players[0])); }""",
                            timeout=3000)
     assert page.errors == []
     page.close()
@@ -197,12 +197,12 @@ def test_every_list_the_page_keeps_is_bounded(hall, browser):
     page = chromium.login(browser, hall.server.url, PASSWORD)
     page.click('.tile[data-table="1"]')
     page.wait_for_selector("#detail-history li")
-    limits = page.evaluate("PAGE_LIMITS")
+    limits = page.evaluate("app.PAGE_LIMITS")
     # counted in the same turn of the page's loop as they were added: table 1 plays on, and a live
     # event arriving before the count would be the newest entry (it did, on a loaded machine)
-    kept = page.evaluate("""() => { for (let i = 0; i < 3000; i++) addHistory({kind: 'input', seq: 100000 + i, input: 'press', player: 1});
-                           for (let i = 0; i < 1000; i++) addFeed({station: '1', table: 1, verdict: 'ACCEPTABLE', time: new Date().toISOString()});
-                           for (let i = 0; i < 100; i++) toast('message ' + i);
+    kept = page.evaluate("""() => { for (let i = 0; i < 3000; i++) app.addHistory({kind: 'input', seq: 100000 + i, input: 'press', player: 1});
+                           for (let i = 0; i < 1000; i++) app.addFeed({station: '1', table: 1, verdict: 'ACCEPTABLE', time: new Date().toISOString()});
+                           for (let i = 0; i < 100; i++) app.toast('message ' + i);
                            const history = document.querySelectorAll('#detail-history li');
                            return {history: history.length, first: history[0].textContent, last: history[history.length - 1].textContent,
                                    feed: document.querySelectorAll('#feed-list li').length,
@@ -226,8 +226,8 @@ def test_a_frozen_state_does_not_tick_and_says_why(hall, browser):
     sent = "2026-11-30T14:02:11.000+00:00"  # long ago: a ticking tile would show its side deep in overtime
     st = {"seq": 9, "game": "g", "phase": "running", "running": 1, "sent_at": sent,
           "players": [{"player": 1, "remaining_ms": 754_300}, {"player": 2, "remaining_ms": 801_000}]}
-    page.evaluate("([st, t]) => { updateTable({table: 950, status: 'offline', state: st});"
-                  " updateTable({table: 951, status: 'online', earlier: true, clock_on: {division: 'A', round: 2}, state: st,"
+    page.evaluate("([st, t]) => { app.updateTable({table: 950, status: 'offline', state: st});"
+                  " app.updateTable({table: 951, status: 'online', earlier: true, clock_on: {division: 'A', round: 2}, state: st,"
                   " names: ['Adams, Ann', 'Baker, Bob'], division: 'A', tsh_table: '12'}); }", [st, 0])
     page.wait_for_selector('.tile[data-table="951"]', state="attached")
     since = page.evaluate(f"new Date(Date.parse('{sent}')).toTimeString().slice(0, 8)")
@@ -236,8 +236,8 @@ def test_a_frozen_state_does_not_tick_and_says_why(hall, browser):
     assert page.get_attribute('.tile[data-table="951"]', "data-cls") == "waiting"
     assert page.text_content('.tile[data-table="951"] .where') == "A · 12"  # a TSH table that does not name its division
     for _ in range(2):
-        second = page.evaluate("lastSecond")
-        page.wait_for_function(f"() => lastSecond >= {second + 1}")
+        second = page.evaluate("app.lastSecond")
+        page.wait_for_function(f"() => app.lastSecond >= {second + 1}")
         for n in (950, 951):
             assert page.text_content(f'.tile[data-table="{n}"] .s1 .time') == "12:35"
             assert page.text_content(f'.tile[data-table="{n}"] .s2 .time') == "13:21"
@@ -253,12 +253,14 @@ FRAMES = """() => {
   const count = () => { window.__frame++; requestAnimationFrame(count); };
   requestAnimationFrame(count);
   window.__arrived = new Map(); window.__shown = [];
-  const read = updateTable;
-  window.updateTable = (raw, drawNow) => {
-    const st = raw && raw.state, before = raw && tables.get(raw.table);
-    if (st && typeof st.seq === 'number' && (!before || !before.state || before.state.seq !== st.seq)) __arrived.set(`${raw.table} ${st.seq}`, [__frame, performance.now()]);
-    return read(raw, drawNow);
+  // a state new to the page as it reaches it: from the hall's stream (heard after the page's own
+  // handler, in the same turn: before any frame) or handed to the page's updateTable (BUSY's)
+  const seq = new Map([...app.tables].map(([n, t]) => [n, t.state && t.state.seq]));
+  window.__arrive = (raw) => {
+    const st = raw && raw.state;
+    if (st && typeof st.seq === 'number' && seq.get(raw.table) !== st.seq) { seq.set(raw.table, st.seq); __arrived.set(`${raw.table} ${st.seq}`, [__frame, performance.now()]); }
   };
+  app.stream.source.addEventListener('table', (e) => __arrive(JSON.parse(e.data)));
   new MutationObserver((ms) => { for (const m of ms) {
     const key = `${m.target.dataset.table} ${m.target.dataset.seq}`;
     if (!__arrived.has(key)) continue;
@@ -270,12 +272,12 @@ FRAMES = """() => {
 # Two other tiles, each changing five times a second: the first 10 ms into a tenth of a second of the
 # console's clock (a timer set for it each time: an interval would keep one phase for the whole run,
 # and one past 70 ms would part every pair), the second 30 ms after it.
-BUSY = """() => { let k = 0; const change = (n, k) => updateTable({table: n, status: "online", names: ["Brown, Ann", "Evans, Dara"],
-  state: {seq: k, game: "g", phase: "running", running: 1 + (k % 2), sent_at: new Date(Date.now() + skewMs).toISOString(),
-          players: [{player: 1, remaining_ms: 900000 - k * 1000}, {player: 2, remaining_ms: 800000}]}});
+BUSY = """() => { let k = 0; const change = (n, k) => { const raw = {table: n, status: "online", names: ["Brown, Ann", "Evans, Dara"],
+  state: {seq: k, game: "g", phase: "running", running: 1 + (k % 2), sent_at: new Date(Date.now() + app.skewMs).toISOString(),
+          players: [{player: 1, remaining_ms: 900000 - k * 1000}, {player: 2, remaining_ms: 800000}]}}; __arrive(raw); app.updateTable(raw); };
   window.__busy = true;
   const next = () => setTimeout(() => { if (!__busy) return; k++; change(960, k); setTimeout(() => change(961, k), 30); next(); },
-                                210 - nowMs() % 100);
+                                210 - app.nowMs() % 100);
   next(); }"""
 # Two readings of a table's running time, each drawn by a tick, the second the first that differs:
 # [text, lastSecond, the state's sentAt] each. Both are of one state (a clock repeats its state every
@@ -283,10 +285,10 @@ BUSY = """() => { let k = 0; const change = (n, k) => updateTable({table: n, sta
 # after it shows its own moment's time (app.js liveRemaining), up to a second ahead, so the next tick
 # may show the same text (it did: "-0:18" at one second, "-0:19" two seconds later).
 TICKED = """n => {
-  const st = tables.get(n) && tables.get(n).state, el = document.querySelector(`.tile[data-table="${n}"] .side.turn .time`);
+  const st = app.tables.get(n) && app.tables.get(n).state, el = document.querySelector(`.tile[data-table="${n}"] .side.turn .time`);
   if (!st || !el) return false;
-  const now = [el.textContent, lastSecond, st.sentAt], first = window.__ticked;
-  if (st.sentAt === null || st.sentAt > lastSecond * 1000 || (first && first[2] !== now[2])) { window.__ticked = null; return false; }
+  const now = [el.textContent, app.lastSecond, st.sentAt], first = window.__ticked;
+  if (st.sentAt === null || st.sentAt > app.lastSecond * 1000 || (first && first[2] !== now[2])) { window.__ticked = null; return false; }
   if (!first) { window.__ticked = now; return false; }
   return now[0] !== first[0] && [first, now];
 }"""
@@ -301,13 +303,13 @@ def test_a_press_is_shown_within_a_tenth_of_a_second_and_the_times_tick_once_a_s
     second."""
     page = chromium.login(browser, hall.server.url, PASSWORD)
     page.wait_for_selector('.tile[data-table="1"].running')
-    slot_ms = page.evaluate("CHANGE_SLOT_MS")
+    slot_ms = page.evaluate("app.CHANGE_SLOT_MS")
     assert 0 < slot_ms <= 100  # issue 28.4's press to tile p99 is 150 ms, the delivery's included
     page.evaluate(FRAMES)
     page.evaluate(BUSY)
     page.wait_for_selector('.tile[data-table="961"]')
     page.wait_for_function("() => __shown.filter(([n]) => n === 961).length >= 15")  # the busy tiles are drawn as they change
-    seq = page.evaluate("tables.get(1).state.seq")  # (the page's model: its tile may be a tenth behind)
+    seq = page.evaluate("app.tables.get(1).state.seq")  # (the page's model: its tile may be a tenth behind)
     hall.sim.act(1, ("turn",))  # table 1's clock: the running side ends its turn (3.1.1(c))
     page.wait_for_function("seq => __shown.some(([n, s]) => n === 1 && s > seq)", arg=seq, timeout=10000)
     page.evaluate("__busy = false")
@@ -338,10 +340,10 @@ def test_a_repeated_state_costs_no_frame_after_the_snapshot_too(hall, browser):
     was: the snapshot's tiles had no look to compare with, so that repeat cost a frame and drew its
     own moment's time between two ticks (the frame test's tick read it as a step)."""
     page = chromium.login(browser, hall.server.url, PASSWORD)
-    page.wait_for_function("() => tables.has(2) && tables.get(2).state && document.body.dataset.ready === '1'")
-    redrawn = page.evaluate("""() => { const raw = rawTiles.get(2), sent = Date.parse(raw.state.sent_at) + 1000;
-      updateTable({...raw, state: {...raw.state, sent_at: new Date(sent).toISOString()}});
-      return stale.has(2); }""")
+    page.wait_for_function("() => app.tables.has(2) && app.tables.get(2).state && document.body.dataset.ready === '1'")
+    redrawn = page.evaluate("""() => { const raw = app.rawTiles.get(2), sent = Date.parse(raw.state.sent_at) + 1000;
+      app.updateTable({...raw, state: {...raw.state, sent_at: new Date(sent).toISOString()}});
+      return app.stale.has(2); }""")
     assert redrawn is False
     assert page.errors == []
     page.close()

@@ -112,6 +112,7 @@ def phone(browser, url: str):
     page.errors = errors
     page.goto(url)
     page.wait_for_function("() => document.getElementById('status').textContent.startsWith('updated')")
+    chromium.expose(page, chromium.PUBLIC_MODULES)
     return page
 
 
@@ -194,10 +195,10 @@ def test_a_new_live_json_redraws_the_changed_card_in_place_and_nothing_else(hall
       for (const c of document.querySelectorAll('.live-table')) c.kept = true;
       document.querySelector('#pairings table').kept = true;
       document.querySelector('#standings-table table').kept = true;
-      return etags['live.json'];
+      return app.etags['live.json'];
     }""")
     # table 1 presses every 3 s: a new live.json reaches the page, which draws it at its next frame
-    page.wait_for_function("(v) => etags['live.json'] !== v", arg=version, timeout=20000)
+    page.wait_for_function("(v) => app.etags['live.json'] !== v", arg=version, timeout=20000)
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
     kept = page.evaluate("""() => ({cards: [...document.querySelectorAll('.live-table')].map(c => c.kept === true),
       pairings: document.querySelector('#pairings table').kept === true,
@@ -443,10 +444,10 @@ def test_a_stale_state_ticks_no_further_than_stale_s_past_its_sent_at(hall, brow
       const st = {phase: "running", running: 1, to_move: 1, sent_at: sent, frozen: false,
                   players: [{player: 1, remaining_ms: 600000, absent: false}, {player: 2, remaining_ms: 600000, absent: false}]};
       const fresh = {...st, sent_at: new Date(Date.now() - 3000).toISOString()};
-      const m = (s) => modelOf({ state: s }, {}).state; // the card's model of a live table (tilestate.js's)
-      const at = viewNow();
-      return [remainingAt(m(st), st.players[0], at), remainingAt(m({...st, frozen: true}), st.players[0], at),
-              remainingAt(m(fresh), fresh.players[0], at)];
+      const m = (s) => app.modelOf({ state: s }, {}).state; // the card's model of a live table (tilestate.js's)
+      const at = app.viewNow();
+      return [app.remainingAt(m(st), st.players[0], at), app.remainingAt(m({...st, frozen: true}), st.players[0], at),
+              app.remainingAt(m(fresh), fresh.players[0], at)];
     }""", stale_s)
     assert left[0] == 600000 - stale_s * 1000, left
     assert left[1] == 600000 and 596000 <= left[2] <= 597000, left
@@ -467,7 +468,7 @@ def test_the_console_process_brings_the_open_tables_history_on_the_pages_one_str
     page.click('.tile[data-table="1"]')
     page.wait_for_selector("#detail-history li")
     assert page.evaluate("__streams") == ["/api/events"]
-    sid = page.evaluate("streamId")
+    sid = page.evaluate("app.stream.id")
     status, body, _ = hall.h.call("POST", f"/api/events/{sid}/watch", {"table": 2}, {"X-CSRF-Token": hall.h.token})
     assert status == 410, body  # the module's own director session: not the page's stream
     assert page.errors == []

@@ -156,7 +156,7 @@ def test_the_public_page_and_the_directors_say_the_same_for_every_phase_and_both
             assert f"side {side} {p['note']}: −" in d["note"], where
         else:
             assert d["note"].startswith(p["note"]), where  # the same words; the director's note goes on
-        assert p["label"] == director.evaluate(f"LABEL[{json.dumps(want)}]"), where
+        assert p["label"] == director.evaluate(f"app.LABEL[{json.dumps(want)}]"), where
         starter, other = name(2 * n - 1), name(2 * n)
         by_side = [starter, other] if side == 1 else [other, starter]
         assert d["names"] == by_side and p["names"] == by_side, where  # each name on the side it sits at

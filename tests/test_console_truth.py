@@ -79,8 +79,8 @@ def clock_text(ms: int) -> str:
 
 def two_redraws(page) -> None:
     """The page draws once a second (app.js `tick`): wait until it has drawn twice more."""
-    second = page.evaluate("lastSecond")
-    page.wait_for_function(f"() => lastSecond >= {second + 2}", timeout=5000)
+    second = page.evaluate("app.lastSecond")
+    page.wait_for_function(f"() => app.lastSecond >= {second + 2}", timeout=5000)
 
 
 def test_tsh_labels_an_offline_table_and_an_earlier_round(hall, browser):
@@ -108,7 +108,8 @@ def test_tsh_labels_an_offline_table_and_an_earlier_round(hall, browser):
     # ... in the Results list and the CSV export
     page.click("#open-results")
     page.wait_for_selector("#results[open]")
-    assert page.text_content("#results-table tbody tr:first-child td:first-child") == "1 · A7"
+    first = "#results-table tbody tr:first-child"
+    assert (page.text_content(f'{first} td[data-key="table"]'), page.text_content(f'{first} td[data-key="tsh_table"]')) == ("1", "A7")
     page.click("#results button[value=close]")
     h = Http(hall.console.url)
     token = h.login(PASSWORD, "Chief TD")

@@ -301,7 +301,7 @@ def test_each_rule_and_limit_has_one_home(rule):
     assert second_homes(rule, list(python_sources()), page_scripts()) == [], f"{rule[0]} outside {rule[1].__name__}"
 
 
-# A clock's time as m:ss (25:00, -1:05) is static/clocktext.js's `clockText`, loaded before the
+# A clock's time as m:ss (25:00, -1:05) is static/clocktext.js's `clockText`, imported by the
 # script of every console page that shows one (ready.js had its own `mmss`, the paperless drawer its
 # own count), the public page too: its folder of files (hall.console.public.PAGE_FILES) carries clocktext.js.
 TIME_FORMAT = re.compile(r"%\s*60\)\.padStart\(2")
@@ -316,20 +316,22 @@ def time_formats_outside_clocktext_js(scripts) -> list[str]:
     return outside("clocktext.js", TIME_FORMAT, scripts)
 
 
-def loaded_first(home: str, pages) -> None:
-    """Each (page, script) of `pages` loads `home` before its own script (the public page: by relative address)."""
+def imported(home: str, pages) -> None:
+    """Each (page, script) of `pages` loads its script as a module, which imports `home` (by relative
+    address: the public page's folder carries both; tests/test_page_modules.py)."""
     static = ROOT / "hall" / "console" / "static"
     for page, script in pages:
         html = (static / page).read_text(encoding="utf-8")
-        tag = '<script src="{}" defer></script>' if page == "public.html" else '<script src="/static/{}"></script>'
-        assert html.index(tag.format(home)) < html.index(tag.format(script)), page
+        src = script if page == "public.html" else f"/static/{script}"
+        assert f'<script type="module" src="{src}"></script>' in html, page
+        assert re.search(rf'^import {{[^}}]*}} from "\./{re.escape(home)}";$', (static / script).read_text(encoding="utf-8"), re.M), script
 
 
-def test_one_script_formats_a_clocks_time_and_the_pages_load_it_first(tmp_path):
+def test_one_script_formats_a_clocks_time_and_the_pages_import_it(tmp_path):
     static = ROOT / "hall" / "console" / "static"
     assert time_formats_outside_clocktext_js(page_scripts()) == []
     assert TIME_FORMAT.search((static / "clocktext.js").read_text(encoding="utf-8"))
-    loaded_first("clocktext.js", (("index.html", "app.js"), ("ready.html", "ready.js"), ("public.html", "public.js"),
+    imported("clocktext.js", (("index.html", "app.js"), ("ready.html", "ready.js"), ("public.html", "public.js"),
                                   ("rules.html", "rules.js")))
     bad = tmp_path / "ready.js"
     bad.write_text('function mmss(ms) { return `${Math.floor(ms / 60000)}:${String(Math.floor(ms / 1000) % 60).padStart(2, "0")}`; }\n')
@@ -337,7 +339,7 @@ def test_one_script_formats_a_clocks_time_and_the_pages_load_it_first(tmp_path):
 
 
 # A POST from a console page is static/request.js's `post` (the session's CSRF token, a 403 asked
-# again once, a 401 to the login page), loaded before the scripts of every page that posts: the
+# again once, a 401 to the login page), imported by the scripts of every page that posts: the
 # Devices and readiness pages had their own, without the 403's second try.
 CSRF_FETCH = re.compile(r"""fetch\(\s*["'`]/api/csrf""")
 
@@ -347,13 +349,11 @@ def csrf_fetches_outside_request_js(scripts) -> list[str]:
             for i, code in js_code_lines(p) if CSRF_FETCH.search(code) or re.search(r"\bfunction post\(", code)]
 
 
-def test_one_script_posts_with_the_csrf_token_and_the_pages_load_it_first(tmp_path):
+def test_one_script_posts_with_the_csrf_token_and_the_pages_import_it(tmp_path):
     static = ROOT / "hall" / "console" / "static"
     assert csrf_fetches_outside_request_js(page_scripts()) == []
-    for page, script in (("index.html", "app.js"), ("devices.html", "devices.js"), ("ready.html", "ready.js"), ("login.html", "login.js"),
-                         ("rules.html", "rules.js")):
-        html = (static / page).read_text(encoding="utf-8")
-        assert html.index('<script src="/static/request.js"></script>') < html.index(f'<script src="/static/{script}"></script>'), page
+    imported("request.js", (("index.html", "app.js"), ("devices.html", "devices.js"), ("ready.html", "ready.js"), ("login.html", "login.js"),
+                            ("rules.html", "rules.js")))
     bad = tmp_path / "ready.js"
     bad.write_text('async function post(path, payload) {\n  csrf = (await (await fetch("/api/csrf")).json()).csrf;\n}\n')
     assert csrf_fetches_outside_request_js([bad]) == ["ready.js:1", "ready.js:2"]
@@ -495,8 +495,8 @@ def test_every_rule_has_a_planted_copy():
 
 
 # A table's class, times and words (OFFLINE, "offline since", a forfeit named, neutralised or a
-# challenge, ended) are static/tilestate.js's, loaded by the director's page and the public page
-# before their own scripts (issue 35: the public page had its own derivation, and showed an offline
+# challenge, ended) are static/tilestate.js's, imported by the director's page's and the public
+# page's scripts (issue 35: the public page had its own derivation, and showed an offline
 # clock running): no other script defines them or a tile's label.
 DERIVATION = re.compile(r"\bfunction\s+(tileClass|stateWords|remainingAt|forfeitText|recordedText)\b|\"OFFLINE\"|\bconst\s+LABEL\b")
 
@@ -505,7 +505,7 @@ def test_one_script_derives_a_tables_state_and_both_pages_load_it(tmp_path):
     static = ROOT / "hall" / "console" / "static"
     assert outside("tilestate.js", DERIVATION, page_scripts()) == []
     assert len(DERIVATION.findall((static / "tilestate.js").read_text(encoding="utf-8"))) == 7
-    loaded_first("tilestate.js", (("index.html", "app.js"), ("public.html", "public.js")))
+    imported("tilestate.js", (("index.html", "app.js"), ("public.html", "public.js")))
     from rackside.hall.console import public
     assert {"clocktext.js", "tilestate.js"} <= set(public.PAGE_FILES)  # written beside the page in the folder too
     bad = tmp_path / "public.js"

@@ -157,6 +157,7 @@ def director(browser, url: str):
     page.fill("#password", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_selector("body[data-ready='1']")
+    chromium.expose(page)
     return page
 
 
@@ -365,7 +366,7 @@ def test_a_paperless_round_from_check_in_to_the_tsh_export(hall, browser, tmp_pa
     # --- table 6: typed from the paper slip in the form (no keypad) -----------------------------------
     ended(six)
     wait(lambda: tile(h, 6)["result"])  # the console has the clock's result: the form takes the slip against it
-    page.wait_for_function("() => !!(tables.get(6) && tables.get(6).result)")  # and so has the page (its stream)
+    page.wait_for_function("() => !!(app.tables.get(6) && app.tables.get(6).result)")  # and so has the page (its stream)
     page.click('#tiles .tile[data-table="6"]')
     page.wait_for_selector("#detail-result:not([hidden])")
     page.fill("#slip1", "390")

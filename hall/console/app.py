@@ -607,6 +607,26 @@ async def export_csv(request: Request) -> Response:
                     headers={"Content-Disposition": f'attachment; filename="{_export_name(division, rnd, "csv")}"'})
 
 
+@requires(DIRECTOR, status_code=401)
+async def results_view(request: Request) -> Response:
+    """The page's Results table: the round's results as the CSV has them (results.round_view), its
+    columns and rows as JSON. ?round= (default: the current round), ?division= one division (else
+    every division); the results recorded by table (no TSH game) are shown with any division, as their tiles are."""
+    console = console_of(request)
+    try:
+        rnd = requests.whole(request.query_params.get("round", console.state.round.number), "round", 1, tsh.MAX_ROUNDS)
+        division = request.query_params.get("division") or None
+        if division is not None and division not in console.event.divisions:
+            raise ValueError(f"no division {division[:40]!r}: one of {', '.join(console.event.divisions) or 'none'}, or none for all")
+    except ValueError as e:
+        return _bad(str(e))
+    rows = console.event.export_rows(division, rnd)
+    if division is not None:
+        rows += console.event.export_rows(results.BY_TABLE, rnd)
+    view = results.round_view(rows)
+    return JSONResponse({"round": rnd, "division": division or "", **view.as_dict()})
+
+
 TSH_NEEDS = ("TSH's score entry needs TSH files: the results recorded by table have no TSH player numbers. Import "
              "config.tsh with its .t files (or tourney.js) under Round & TSH; results recorded by table export as CSV.")
 
@@ -723,6 +743,7 @@ SHELL_ROUTES = [  # the shell's own: the page, the login, the streams, commands,
     Route("/api/tsh", tsh_import, methods=["POST"]),
     Route("/api/division/remove", division_remove, methods=["POST"]),
     Route("/api/result/{n:int}", result, methods=["POST"]),
+    Route("/api/results", results_view),
     Route("/api/export/round.csv", export_csv),
     Route("/api/export/tsh.txt", export_tsh),
     Route("/api/export/tourney.js", export_tourney_js),

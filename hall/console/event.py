@@ -318,7 +318,7 @@ class Event:
         t.final = tile_final(rec)
         return {**out, "confirmed": True, "recorded": what}
 
-    def export_rows(self, division: str, round_: int) -> list[results.Recorded]:
+    def export_rows(self, division: str | None, round_: int) -> list[results.Recorded]:
         return self.store.results(division, round_)
 
     def tsh_export(self, division: str, round_: int) -> results.TshExport:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import asdict, dataclass, field
+from typing import Callable
 
 from rackside.game.clock import OVERTIME_FORFEIT_POINTS, Ending, Rules
 
@@ -293,30 +294,84 @@ class Recorded:
         return not self.forfeits  # a lateness forfeit does not count towards ratings (2.3.6(b))
 
 
-CSV_HEAD = [
-    "division", "round", "table",
-    "player1", "name1", "slip1", "penalty1", "overtime1_s", "score1",
-    "player2", "name2", "slip2", "penalty2", "overtime2_s", "score2",
-    "ending", "rated", "note", "director", "confirmed_by", "tsh_table", "clock_record", "entry",
-]
+@dataclass(frozen=True)
+class Column:
+    """One column of a results table: `key` heads the CSV and names the value in the page's JSON,
+    `heading` is what the page's table says above it, `kind` how a cell is drawn ("text", or
+    "number": right-aligned), `value` the cell from a recorded result (a plain value: text, a whole
+    number or None, written empty), `page` whether the director's page draws it too (the CSV writes
+    every column)."""
+
+    key: str
+    heading: str
+    value: Callable[["Recorded"], str | int | None]
+    kind: str = "text"
+    page: bool = True
+
+    def as_dict(self) -> dict:
+        return {"key": self.key, "heading": self.heading, "kind": self.kind, "page": self.page}
+
+
+def _side(i: int) -> tuple[Column, ...]:
+    """A side's columns (i: 0 for side 1, 1 for side 2); for a forfeit, the score is the spread TSH
+    records; the overtime of a result from the slip alone is empty (not known)."""
+    n = i + 1
+    return (
+        Column(f"player{n}", f"TSH player {n}", lambda r: r.numbers[i] or "", "number", page=False),
+        Column(f"name{n}", f"Side {n}", lambda r: r.names[i]),
+        Column(f"slip{n}", f"Slip {n}", lambda r: (r.slip or ("", ""))[i], "number", page=False),
+        Column(f"penalty{n}", f"Penalty {n}", lambda r: r.penalties[i], "number"),
+        Column(f"overtime{n}_s", f"Overtime {n} (s)", lambda r: r.overtime_s[i], "number", page=False),
+        Column(f"score{n}", f"Score {n}", lambda r: r.scores[i], "number"),
+    )
+
+
+# The results of a round, one line a result: the CSV export and the page's Results table are this
+# one list (round_view). A new column is one entry here: the CSV and the page both show it.
+RESULT_COLUMNS: tuple[Column, ...] = (
+    Column("division", "Division", lambda r: r.division),
+    Column("round", "Round", lambda r: r.round, "number", page=False),
+    Column("table", "Table", lambda r: r.table, "number"),
+    *_side(0),
+    *_side(1),
+    Column("ending", "Ending", lambda r: r.ending),
+    Column("rated", "Rated", lambda r: "yes" if r.rated else "no", page=False),  # 2.3.6(b)
+    Column("note", "Note", lambda r: r.note),
+    Column("director", "Director's decision", lambda r: r.decision, page=False),
+    Column("confirmed_by", "Confirmed by", lambda r: r.by, page=False),
+    Column("tsh_table", "TSH table", lambda r: r.tsh_table),
+    Column("clock_record", "Clock", lambda r: NO_CLOCK if r.no_clock else "clock"),
+    Column("entry", "Entry", lambda r: r.entry or TYPED),
+)
+
+
+@dataclass(frozen=True)
+class View:
+    """A table as plain values: its columns and its rows (each a list, in the columns' order)."""
+
+    columns: tuple[Column, ...]
+    rows: list[list]
+
+    def as_dict(self) -> dict:
+        return {"columns": [c.as_dict() for c in self.columns], "rows": self.rows}
+
+
+def round_view(rows: list[Recorded]) -> View:
+    """The results table, by division, round and table: what the CSV writes (to_csv) and the page's
+    Results table draws (GET /api/results, static/viewtable.js)."""
+    cols = RESULT_COLUMNS
+    return View(cols, [[c.value(r) for c in cols] for r in sorted(rows, key=lambda r: (r.division, r.round, r.table))])
 
 
 def to_csv(rows: list[Recorded]) -> str:
-    """One line a result; for a forfeit, score1/score2 are the spreads TSH records. `clock_record`
-    is "clock" or "no clock record" (from the slip alone: overtime empty, the reason in `note`);
-    `entry` says how the scores came: typed from a slip, or signed at the clock (issue 27)."""
+    """One line a result (round_view), headed by the columns' keys. `clock_record` is "clock" or
+    "no clock record" (from the slip alone: overtime empty, the reason in `note`); `entry` says how
+    the scores came: typed from a slip, or signed at the clock (issue 27)."""
+    view = round_view(rows)
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(CSV_HEAD)
-    for r in sorted(rows, key=lambda r: (r.division, r.round, r.table)):
-        slip = r.slip or ("", "")
-        w.writerow([
-            r.division, r.round, r.table,
-            r.numbers[0] or "", r.names[0], slip[0], r.penalties[0], r.overtime_s[0], r.scores[0],
-            r.numbers[1] or "", r.names[1], slip[1], r.penalties[1], r.overtime_s[1], r.scores[1],
-            r.ending, "yes" if r.rated else "no", r.note, r.decision, r.by, r.tsh_table,
-            NO_CLOCK if r.no_clock else "clock", r.entry or TYPED,
-        ])
+    w.writerow([c.key for c in view.columns])
+    w.writerows(view.rows)
     return out.getvalue()
 
 

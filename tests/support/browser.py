@@ -46,4 +46,25 @@ def login(browser, url: str, password: str, viewport=(1920, 1080), init_script: 
     page.fill("#password", password)
     page.click("button[type=submit]")
     page.wait_for_selector("body[data-ready='1']")
+    expose(page, DIRECTOR_MODULES)
     return page
+
+
+# The page's scripts are ES modules (no globals): a test reads and calls their exports through
+# `window.app`, which `expose` sets: each name from the first of `modules` that exports it (a module's
+# own binding, as it is now: `app.lastSecond` is the page's second).
+DIRECTOR_MODULES = ("/static/app.js", "/static/paperless.js", "/static/divisions.js", "/static/tilestate.js",
+                    "/static/clocktext.js", "/static/request.js", "/static/viewtable.js")
+PUBLIC_MODULES = ("./public.js", "./tilestate.js", "./clocktext.js")
+EXPOSE = """async (urls) => {
+  const mods = await Promise.all(urls.map((u) => import(u)));
+  const find = (k) => mods.find((m) => k in m);
+  window.app = new Proxy({}, { get: (_, k) => { const m = find(k); if (!m) throw new ReferenceError(`no page module exports ${String(k)}`); return m[k]; },
+                               has: (_, k) => Boolean(find(k)) });
+}"""
+
+
+def expose(page, modules=DIRECTOR_MODULES) -> None:
+    """`window.app`: the exports of the page's `modules` (the same instances the page runs), for a
+    test's page.evaluate and wait_for_function."""
+    page.evaluate(EXPOSE, list(modules))

@@ -8,33 +8,37 @@
 // exception that stops the others); only tiles on screen are in the DOM and drawn (placeTiles), a
 // changed tile at the first frame after the next tenth of a second, the ticking times once a second; every list the page
 // keeps is bounded (PAGE_LIMITS, stated in docs/console.md).
-"use strict";
+import { clockText } from "./clocktext.js";
+import { divisions, divisionShown, divisionTables, finalText, openResults, openSlipTable, recordText, resetResultForm, roundText, saveRound, setDivisions, showDivision, submitResult, tablesText, tileWhere, tileWhereTitle, tshProblems } from "./divisions.js";
+import { checkedIn, checkinConflict, openCall, paperlessEvents, paperlessSnapshot, rawTiles, seatMark } from "./paperless.js";
+import { csrfToken, post } from "./request.js";
+import { HELD, LABEL, ORDER, remainingAt, stateWords, ticks, tileClass, turnSide } from "./tilestate.js";
 
-const $ = (id) => document.getElementById(id);
-const tables = new Map(); // n -> the checked model of a table (readTable)
-const tiles = new Map(); // n -> DOM element
-let round = {};
-let skewMs = 0; // console's clock minus this browser's clock
-let openTable = null;
-let serverRules = null; // the event's rules ([event], issue 38), from the snapshot: a table's own state's rules win
-let latenessEndings = []; // a result ending so takes a margin, not a slip (the snapshot's lateness_endings)
+export const $ = (id) => document.getElementById(id);
+export const tables = new Map(); // n -> the checked model of a table (readTable)
+export const tiles = new Map(); // n -> DOM element
+export let round = {};
+export let skewMs = 0; // console's clock minus this browser's clock
+export let openTable = null;
+export let serverRules = null; // the event's rules ([event], issue 38), from the snapshot: a table's own state's rules win
+export let latenessEndings = []; // a result ending so takes a margin, not a slip (the snapshot's lateness_endings)
 // ORDER and LABEL, the tile's class (tileClass) and its words (stateWords): tilestate.js, the public page's too;
 // a held clock's class is the tile's `held` (hallstate.held: only a station's challenge is "challenge")
 // The page's own memory bounds: DOM items kept in the open table's history, the challenge feed and
 // the messages at the bottom left, and the longest text a field may show.
-const PAGE_LIMITS = { history: 500, feed: 300, toasts: 6, text: 200 };
+export const PAGE_LIMITS = { history: 500, feed: 300, toasts: 6, text: 200 };
 const RULE_NAMES = ["game_time_ms", "penalty_per_minute", "forfeit_overtime_ms", "lateness_forfeit_margin"];
 
 // --- time ---------------------------------------------------------------------------------------
 
-function nowMs() { return Date.now() + skewMs; }
+export function nowMs() { return Date.now() + skewMs; }
 let shownAt = 0; // the console clock's whole second the running times are drawn as of (nextSecond)
 
-// clockText(ms): what a player's display shows, in clocktext.js (loaded first, shared with ready.js)
+// clockText(ms): what a player's display shows, in clocktext.js (imported, shared with ready.js)
 
 // A side's time as of the second the times are drawn (tilestate.js's remainingAt: a frozen state
 // is shown as it was). A state newer than that second shows its own moment's time.
-function liveRemaining(st, p) { return remainingAt(st, p, shownAt); }
+export function liveRemaining(st, p) { return remainingAt(st, p, shownAt); }
 
 function penaltySoFar(ms, rules) { // the game's points per minute or part thereof, whole seconds (5.3)
   if (!rules) return 0;
@@ -44,13 +48,13 @@ function penaltySoFar(ms, rules) { // the game's points per minute or part there
 
 // --- reading a table: every field checked, whatever the server relays ----------------------------
 
-function shown(v) { // a device's text, cut to what a tile can show
+export function shown(v) { // a device's text, cut to what a tile can show
   const s = String(v);
   return s.length > PAGE_LIMITS.text ? s.slice(0, PAGE_LIMITS.text) + "…" : s;
 }
-function isObj(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
+export function isObj(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
 function isNum(v) { return typeof v === "number" && Number.isFinite(v); }
-function textOf(v, what, problems) {
+export function textOf(v, what, problems) {
   if (v === undefined || v === null) return "";
   if (typeof v === "string" || isNum(v)) return shown(v);
   problems.push(`${what} is not text`);
@@ -163,7 +167,7 @@ function readHealth(list) {
   return Array.isArray(list) ? list.filter((x) => typeof x === "string").slice(0, 12).map(shown) : [];
 }
 
-function tableNumber(v) { return Number.isSafeInteger(v) && v > 0 ? v : null; }
+export function tableNumber(v) { return Number.isSafeInteger(v) && v > 0 ? v : null; }
 
 // --- classification (exceptions first) ----------------------------------------------------------
 
@@ -171,7 +175,7 @@ function classify(t) { return tileClass(t, shownAt, nowMs(), round); } // tilest
 
 // --- tiles --------------------------------------------------------------------------------------
 
-function el(tag, cls, text) {
+export function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
   if (text !== undefined) e.textContent = text;
@@ -179,7 +183,7 @@ function el(tag, cls, text) {
 }
 
 // Writes only what changed: an unchanged tile costs the browser no style or layout work.
-function setText(e, text) { if (e.textContent !== text) e.textContent = text; }
+export function setText(e, text) { if (e.textContent !== text) e.textContent = text; }
 function setAttr(e, name, value) { if (e.getAttribute(name) !== value) e.setAttribute(name, value); }
 
 function tileDom(n) {
@@ -305,10 +309,10 @@ function drawTimes(d, t) {
 // screen (and one each side) are in the DOM (placeTiles), so a frame costs the changed tiles' style
 // and paint and the browser's own pass over about 140 tiles, not 300 (docs/performance.md).
 
-const visible = new Set(); // tables whose tile is on screen
-const stale = new Set(); // tables whose tile is behind their data, drawn when seen
+export const visible = new Set(); // tables whose tile is on screen
+export const stale = new Set(); // tables whose tile is behind their data, drawn when seen
 let detailStale = false;
-let sortPending = false;
+export let sortPending = false;
 let frameQueued = false; // a frame has been asked for (requestAnimationFrame), not yet drawn
 let tickDue = false; // a new second: the next frame draws the times
 let order = []; // the shown tables (their division on screen) in the grid's order: exceptions first
@@ -322,7 +326,7 @@ function scheduleSort() { sortPending = true; needFrame(true); }
 // frame costs the browser about as much whatever it changes (docs/performance.md), and five
 // presses a second on screen would otherwise be five frames. The scroll's tiles and the tick are
 // drawn at once.
-const CHANGE_SLOT_MS = 100; // press to tile at most this (and a frame) late: issue 28.4's p99 is 150 ms
+export const CHANGE_SLOT_MS = 100; // press to tile at most this (and a frame) late: issue 28.4's p99 is 150 ms
 let slotTimer = 0;
 function needFrame(held) {
   if (frameQueued) return;
@@ -490,7 +494,7 @@ function sameLook(before, t) {
 }
 
 // A table's message: read it, class it, and draw it now if it is on screen (else when it is).
-function updateTable(raw, drawNow) {
+export function updateTable(raw, drawNow) {
   if (!isObj(raw)) return;
   const n = tableNumber(raw.table);
   if (n === null) { console.warn("a table message without a table number", raw.table); return; }
@@ -532,7 +536,7 @@ function tick() {
 // The console clock's whole seconds: a timer for the next one (not a poll: a timer fires a little
 // late, never early, and a poll would add its own period), its frame drawing the times as of it. A
 // clock set back (the snapshot's skew, a time step) counts on from there.
-let lastSecond = 0; // the whole second (of the console's clock) the times on screen show
+export let lastSecond = 0; // the whole second (of the console's clock) the times on screen show
 function nextSecond() {
   const now = nowMs();
   const second = Math.floor(now / 1000);
@@ -545,16 +549,16 @@ nextSecond();
 
 // One handler a kind of event; a message the page cannot read is skipped with a line in the
 // browser's console, and the stream goes on.
-function on(es, kind, fn) {
+export function on(es, kind, fn) {
   es.addEventListener(kind, (e) => {
     try { fn(JSON.parse(e.data)); } catch (err) { console.error(`console page: a ${kind} event not shown:`, err); }
   });
 }
 
 function connect() {
-  const es = hallStream = new EventSource("/api/events");
+  const es = stream.source = new EventSource("/api/events");
   on(es, "snapshot", (s) => {
-    streamId = typeof s.stream === "string" ? s.stream : null;
+    stream.id = typeof s.stream === "string" ? s.stream : null;
     if (openTable !== null) watchTable(openTable); // a new stream (a reconnect) watches nothing yet
     skewMs = Date.parse(s.server_now) - Date.now();
     if (Number.isNaN(skewMs)) skewMs = 0;
@@ -612,8 +616,8 @@ function connect() {
 // A new stream in place of this page's (the console no longer knows it for this page): its
 // snapshot draws the hall again and watches the open table.
 function reconnect() {
-  if (hallStream) hallStream.close();
-  streamId = null;
+  if (stream.source) stream.source.close();
+  stream.id = null;
   connect();
 }
 
@@ -635,12 +639,12 @@ function roundGameMinutes() {
   return ms ? String(ms / 60000) : "";
 }
 
-function timeOfDay(stamp) { // "hh:mm:ss " of a device's ISO time, or nothing
+export function timeOfDay(stamp) { // "hh:mm:ss " of a device's ISO time, or nothing
   const ms = typeof stamp === "string" ? Date.parse(stamp) : NaN;
   return Number.isNaN(ms) ? "" : new Date(ms).toTimeString().slice(0, 8) + " ";
 }
 
-function addFeed(c) {
+export function addFeed(c) {
   if (!isObj(c)) return;
   const verdict = typeof c.verdict === "string" && c.verdict ? shown(c.verdict) : "";
   const li = el("li", "verdict-" + (verdict || "pending").toLowerCase().replace(/[^a-z]/g, ""));
@@ -658,7 +662,7 @@ function addFeed(c) {
 
 // --- requests -----------------------------------------------------------------------------------
 
-function toast(text, kind) {
+export function toast(text, kind) {
   const t = el("div", "toast " + (kind || ""), text);
   const box = $("toasts");
   box.prepend(t);
@@ -666,7 +670,7 @@ function toast(text, kind) {
   setTimeout(() => t.remove(), 8000);
 }
 
-function confirmBox(text) {
+export function confirmBox(text) {
   return new Promise((resolve) => {
     const d = $("confirm");
     $("confirm-text").textContent = text;
@@ -769,7 +773,7 @@ function commandBody() {
 
 let detailTile = null; // the open table's tile, drawn by drawTile as the grid's are
 
-function openDetail(n) {
+export function openDetail(n) {
   openTable = n;
   $("detail").hidden = false;
   $("feed").hidden = true;
@@ -795,14 +799,14 @@ function openDetail(n) {
 // ended, or it is another login's: a 410) is opened again, and its snapshot watches again; any other
 // refusal (a table the console has yet to hear of) is asked again while the drawer shows that table.
 function shownInDrawer(n) { return openTable !== null && n === openTable; }
-let streamId = null; // this page's stream (the snapshot's `stream`)
-let hallStream = null; // its EventSource
+// this page's stream: its id (the snapshot's `stream`) and its EventSource
+export const stream = { id: null, source: null };
 const WATCH_RETRY_MS = 3000;
-const WATCH_TIMEOUT_MS = 10000; // a request with no answer (a connection half dead after a sleep) holds up the next no longer
+export const WATCH_TIMEOUT_MS = 10000; // a request with no answer (a connection half dead after a sleep) holds up the next no longer
 let watchChain = Promise.resolve(); // the watch requests, one after another
 function sendWatch(table) {
   const sent = watchChain.then(() => {
-    const id = streamId; // the stream as it is when the request goes (a reconnect may have replaced it)
+    const id = stream.id; // the stream as it is when the request goes (a reconnect may have replaced it)
     if (id === null) return null;
     return post(`/api/events/${encodeURIComponent(id)}/watch`, { table }, { signal: AbortSignal.timeout(WATCH_TIMEOUT_MS) })
       .catch((e) => { throw Object.assign(e, { stream: id }); });
@@ -811,12 +815,12 @@ function sendWatch(table) {
   return sent;
 }
 
-async function watchTable(n) {
-  if (streamId === null || openTable !== n) return; // (the snapshot asks again once the stream is up)
+export async function watchTable(n) {
+  if (stream.id === null || openTable !== n) return; // (the snapshot asks again once the stream is up)
   try {
     await sendWatch(n);
   } catch (e) {
-    if (e.status === 410) { if (e.stream === streamId) reconnect(); return; } // (a stream replaced since: its snapshot watches)
+    if (e.status === 410) { if (e.stream === stream.id) reconnect(); return; } // (a stream replaced since: its snapshot watches)
     setTimeout(() => { if (openTable === n) watchTable(n); }, WATCH_RETRY_MS);
   }
 }
@@ -911,7 +915,7 @@ function historyText(h) {
 
 // The open table's history, newest first, at most PAGE_LIMITS.history items (a flood of one
 // table's events must not grow the page).
-function addHistory(h) {
+export function addHistory(h) {
   if (!isObj(h)) return;
   let text;
   try { text = historyText(h); } catch (e) { text = `an entry the page cannot show (${e.message})`; }

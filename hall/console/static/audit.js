@@ -1,6 +1,5 @@
 // The audit page: /api/audit?table=N&kind=K (resultstore.py keeps it; the kinds come from the
 // server's answer, never from this file), the filters in the page's address so a reload keeps them.
-"use strict";
 const $ = (id) => document.getElementById(id);
 
 function cell(text) {

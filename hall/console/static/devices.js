@@ -4,7 +4,7 @@
 // Its "Update" section: upload a bundle, list /api/update's clocks every 2 s (version, game, last
 // update), and send the update to the chosen ones or all; the size limit and the phases that
 // count as a game in progress come from the server (max_bytes, in_progress).
-"use strict";
+import { post } from "./request.js";
 let maxTable = null; // rows are drawn only once /api/devices has said
 const body = document.querySelector("#devices tbody");
 const error = document.getElementById("error");

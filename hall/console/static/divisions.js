@@ -1,15 +1,18 @@
-// Every division in one hall (issue 18): the page's part. Loaded before app.js, whose functions and
-// state (tables, round, post, confirmBox, ...) these use when called. Each tile, dialog, result form
+// Every division in one hall (issue 18): the page's part. A module app.js imports; it imports app.js's
+// functions and state (tables, round, confirmBox, ...) in turn, which it uses only when called. Each tile, dialog, result form
 // and export names its division; the director shows one division or all (the header's "Show").
 // Results are recorded on the console (a store on disk), never kept by the page.
-"use strict";
+import { $, confirmBox, el, latenessEndings, openDetail, openTable, round, serverRules, shown, tables, toast, updateTable } from "./app.js";
+import { post } from "./request.js";
+import { recordedText } from "./tilestate.js";
+import { drawView } from "./viewtable.js";
 
-let divisions = []; // [{name, players, rounds, problems}] from the console
-let tshProblems = []; // what the console could not place (each names its file and line)
+export let divisions = []; // [{name, players, rounds, problems}] from the console
+export let tshProblems = []; // what the console could not place (each names its file and line)
 
 // --- what the console says about the divisions -------------------------------------------------
 
-function setDivisions(v) {
+export function setDivisions(v) {
   if (!v || typeof v !== "object") return;
   divisions = Array.isArray(v.divisions) ? v.divisions.filter((d) => d && typeof d.name === "string").slice(0, 100) : [];
   tshProblems = Array.isArray(v.tsh_problems) ? v.tsh_problems.filter((p) => typeof p === "string").slice(0, 500) : [];
@@ -51,16 +54,16 @@ async function removeDivision(name) {
   } catch (e) { $("round-out").textContent = e.message; }
 }
 
-function roundText(r) {
+export function roundText(r) {
   const start = r.start ? new Date(r.start * 1000).toTimeString().slice(0, 5) : "no start set";
   return `${r.division ? "division " + shown(r.division) : "all divisions"} · round ${shown(r.number)} · start ${start}`;
 }
 
 // A tile is on screen when it shows every division, or its own.
-function divisionShown(t) { return !round.division || !t.division || t.division === round.division; } // a table with no TSH game stays
+export function divisionShown(t) { return !round.division || !t.division || t.division === round.division; } // a table with no TSH game stays
 
 // The note of a recorded result: a forfeit says who lost and by how much (TSH records it as one).
-function finalText(f) {
+export function finalText(f) {
   const mark = (f.no_clock ? " (no clock record)" : "") + (f.signed ? " · signed" : ""); // from the slip alone; signed at the clock
   // recordedText (tilestate.js): what the public page says too
   return recordedText(f) + (f.decision && !(f.forfeits && f.forfeits.length) ? " (director)" : "") + mark;
@@ -69,13 +72,13 @@ function finalText(f) {
 // "B · 12": the division and TSH's table for the board (its `tables`); a TSH table that starts with
 // the division's name ("A4" in division A, as TSH events name them) says both, in the little room
 // a tile's head has. The tile's title says it in full.
-function tileWhere(t) {
+export function tileWhere(t) {
   if (!t.division) return "";
   if (!t.tshTable) return t.division;
   return t.tshTable.toLowerCase().startsWith(t.division.toLowerCase()) ? t.tshTable : `${t.division} · ${t.tshTable}`;
 }
 
-function tileWhereTitle(t) {
+export function tileWhereTitle(t) {
   return t.division ? `division ${t.division}` + (t.tshTable ? `, TSH table ${t.tshTable}` : "") : "";
 }
 
@@ -84,7 +87,7 @@ function tableText(n, t) { // "table 1 (TSH table A4)": the clock's number and T
 }
 
 // A division's tables this round, for the command dialog ("B" for all of division B's), or null.
-function divisionTables(word) {
+export function divisionTables(word) {
   const d = divisions.find((x) => x.name.toLowerCase() === String(word).toLowerCase());
   if (!d || /^\d+$/.test(word)) return null;
   const out = [...tables.values()].filter((t) => t.division === d.name).map((t) => t.n);
@@ -93,7 +96,7 @@ function divisionTables(word) {
 }
 
 // "tables 1, 2 (division A) and 3 (division B)": what a command dialog asks to confirm.
-function tablesText(list) {
+export function tablesText(list) {
   const groups = new Map();
   for (const n of list) {
     const t = tables.get(n);
@@ -105,7 +108,7 @@ function tablesText(list) {
   return `table${list.length > 1 ? "s" : ""} ${parts.join(" and ")}`;
 }
 
-async function showDivision(name) {
+export async function showDivision(name) {
   try { await post("/api/round", { division: name }); } catch (e) { toast(`not changed: ${e.message}`, "bad"); }
 }
 
@@ -113,7 +116,7 @@ async function showDivision(name) {
 
 // What the form can record for this table, and why, said before anything is typed or confirmed:
 // from the clock's result or from the slip alone (no clock record), for TSH's game or by table.
-function recordText(t) {
+export function recordText(t) {
   const rules = (t.state && t.state.rules) || serverRules;
   const parts = [];
   if (t.division) parts.push(`Division ${t.division} round ${round.number}: ${t.names.join(" v ")}.`);
@@ -170,7 +173,7 @@ function outcomeText(p) {
   return `${p.scores[0]} – ${p.scores[1]}`;
 }
 
-async function submitResult(ev) {
+export async function submitResult(ev) {
   ev.preventDefault();
   const n = openTable;
   const t = tables.get(n);
@@ -194,7 +197,7 @@ async function submitResult(ev) {
   }
 }
 
-function resetResultForm() {
+export function resetResultForm() {
   $("decision-row").hidden = true;
   $("correction-row").hidden = true;
   for (const id of ["decision1", "decision2", "decision-reason", "correction", "no-clock-reason", "slip-pen1", "slip-pen2",
@@ -204,23 +207,24 @@ function resetResultForm() {
 
 // --- results and exports, per division ---------------------------------------------------------
 
-function openResults() {
+// The round's recorded results as the console has them: the same view as the CSV (GET /api/results,
+// results.round_view), drawn by viewtable.js; a click on a row opens its table. The games whose
+// clock has a result nobody has typed yet are named below it (from the tiles).
+export async function openResults() {
   const rn = round.number;
   $("results-round").textContent = `round ${rn}` + (round.division ? `, division ${round.division}` : ", every division");
-  const body = $("results-table").querySelector("tbody");
-  body.replaceChildren();
-  for (const [n, t] of [...tables.entries()].sort((a, b) => a[0] - b[0])) {
-    if (!t.result && !t.final) continue;
-    if (!divisionShown(t)) continue;
-    const tr = el("tr");
-    const pen = t.result ? t.result.players.map((p) => p.penalty || 0).join(" / ") : "";
-    const clock = t.result ? `${t.result.ending || "ended"}, penalties ${pen}` : t.final && t.final.no_clock ? "no clock record" : "";
-    tr.append(el("td", "", t.tshTable ? `${n} · ${t.tshTable}` : String(n)), el("td", "", t.division || "by table"), el("td", "", t.names.join(" v ")),
-      el("td", "", clock),
-      el("td", "", t.final ? finalText(t.final) : "to type"));
-    tr.addEventListener("click", () => { $("results").close(); openDetail(n); });
-    body.append(tr);
+  const q = `?round=${encodeURIComponent(rn)}` + (round.division ? `&division=${encodeURIComponent(round.division)}` : "");
+  try {
+    const r = await fetch("/api/results" + q, { credentials: "same-origin" });
+    const view = await r.json();
+    if (!r.ok) throw new Error(view.error || `HTTP ${r.status}`);
+    drawView($("results-table"), view, { text: shown, onRow: (row) => { $("results").close(); openDetail(row.table); } });
+  } catch (e) {
+    $("results-table").replaceChildren();
+    toast(`results not shown: ${e.message}`, "bad");
   }
+  const waiting = [...tables.entries()].filter(([, t]) => t.result && !t.final && divisionShown(t)).map(([n]) => n).sort((a, b) => a - b);
+  $("results-waiting").textContent = waiting.length ? `A clock result to type: ${tablesText(waiting)}.` : "";
   const links = $("export-links");
   links.replaceChildren();
   for (const d of divisions) {
@@ -251,7 +255,7 @@ function openResults() {
 
 // A table the console has never heard of (no clock, no TSH game): a tile on this page only, for its
 // slip; the console knows the table once that result is recorded (and says "no such table" past its limit).
-function openSlipTable() {
+export function openSlipTable() {
   const n = Number($("slip-table").value.trim());
   if (!Number.isSafeInteger(n) || n < 1) { toast("type the table's number", "bad"); return; }
   if (!tables.has(n)) updateTable({ table: n }, true);
@@ -268,7 +272,7 @@ function bytesToBase64(buf) {
   return btoa(s);
 }
 
-async function saveRound(ev) {
+export async function saveRound(ev) {
   ev.preventDefault();
   if (ev.submitter && ev.submitter.value === "cancel") { $("round-dialog").close(); return; }
   const body = {

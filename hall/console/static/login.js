@@ -1,6 +1,6 @@
 // The login form: the session's CSRF token (request.js), then the password posted with it; a 401
 // here is a wrong name or password, said on the form (request.js's post would reload the page).
-"use strict";
+import { csrfToken } from "./request.js";
 document.getElementById("login").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const error = document.getElementById("error");

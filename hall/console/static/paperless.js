@@ -5,22 +5,24 @@
 // table, the signed slips held, and the one confirmation at the scheduled start that starts the
 // absent sides at every table whose clock has a keypad and whose players have not all checked in
 // (2.3.2(a), 2.3.3(a)); at a clock without one nobody checks in.
-// Loaded before app.js, which calls paperlessSnapshot, paperlessEvents, checkedIn, checkinConflict and seatMark.
+// A module app.js imports: it calls paperlessSnapshot, paperlessEvents, checkedIn, checkinConflict and seatMark.
 // Every list is the server's, bounded there (checkin.MAX_WRONG, incidents.MAX_CALLS, signedslips.MAX_HELD).
-"use strict";
+import { $, confirmBox, el, isObj, nowMs, on, round, setText, shown, tableNumber, tables, textOf, timeOfDay, toast, updateTable } from "./app.js";
+import { clockText } from "./clocktext.js";
+import { post } from "./request.js";
 
 const checkins = new Map(); // table -> {sides: {"1": {number, name, starter}}, starter}
 let paperless = { calls: [], wrong_tables: [], held_slips: [], slips_setting: "record" };
-const rawTiles = new Map(); // table -> its last tile message (app.js's updateTable keeps it), to redraw on a check-in
+export const rawTiles = new Map(); // table -> its last tile message (app.js's updateTable keeps it), to redraw on a check-in
 
-function paperlessSnapshot(p) {
+export function paperlessSnapshot(p) {
   checkins.clear();
   if (!isObj(p)) return;
   for (const c of Array.isArray(p.checkins) ? p.checkins : []) if (isObj(c) && tableNumber(c.table) !== null) checkins.set(c.table, c);
   setPaperless(p);
 }
 
-function paperlessEvents(es) {
+export function paperlessEvents(es) {
   on(es, "checkin", (c) => {
     const n = isObj(c) ? tableNumber(c.table) : null;
     if (n === null) return;
@@ -31,7 +33,7 @@ function paperlessEvents(es) {
 }
 
 // A table's open call, as its tile's note says it ("" for none)
-function openCall(n) {
+export function openCall(n) {
   const c = paperless.calls.find((x) => x.table === n && x.status !== "resolved");
   if (!c) return "";
   return `CALL ${shown(c.who)}: ${c.status === "waiting" ? "waiting since " + timeOfDay(c.at).trim() : "acknowledged"}`;
@@ -55,7 +57,7 @@ function setPaperless(p) {
 
 // The tile's names in the sides the players checked in at (whichever way round the clock was put,
 // 1.4.5), and each side's mark: ✓ checked in, ★ the starter TSH names (2.1).
-function checkedIn(n, names) {
+export function checkedIn(n, names) {
   const c = checkins.get(n);
   const sides = c && isObj(c.sides) ? c.sides : {};
   const marks = ["", ""];
@@ -70,7 +72,7 @@ function checkedIn(n, names) {
 
 // A check-in the clock refused because the other side holds that number (issue 40): the tile's note,
 // "" for none. A player typed their opponent's number; the director sees which side and whose number.
-function checkinConflict(n) {
+export function checkinConflict(n) {
   const c = checkins.get(n);
   const x = c && isObj(c.conflict) ? c.conflict : null;
   if (!x) return "";
@@ -78,7 +80,7 @@ function checkinConflict(n) {
   return `CHECK-IN side ${shown(x.side)}: #${shown(x.number)}${name ? " " + name : ""} is checked in on side ${shown(x.held_by)}`;
 }
 
-function seatMark(t, side) { return t.checkin && t.checkin.marks[side - 1] ? t.checkin.marks[side - 1] + " " : ""; }
+export function seatMark(t, side) { return t.checkin && t.checkin.marks[side - 1] ? t.checkin.marks[side - 1] + " " : ""; }
 
 // --- the incident queue ---------------------------------------------------------------------------
 

@@ -6,11 +6,12 @@
 // hall.json is asked for again with a conditional request (the browser sends If-None-Match: an
 // unchanged file is a 304 with no body); it names the other files' versions, and a file is asked
 // for only when its version is new, and drawn again only then.
-"use strict";
+import { clockText } from "./clocktext.js";
+import { LABEL, remainingAt, stateWords, ticks, tileClass, turnSide } from "./tilestate.js";
 
 const $ = (id) => document.getElementById(id);
 const data = {}; // file name -> its JSON, as last fetched
-const etags = {}; // file name -> the ETag it came with
+export const etags = {}; // file name -> the ETag it came with
 let hall = null; // hall.json
 const screenMode = new URLSearchParams(location.search).has("screen");
 let screenStep = 0;
@@ -70,9 +71,9 @@ function where(g) {
   if (g.bye) return "a bye";
   return `table ${g.table}${g.label && g.label !== String(g.table) ? ` (${g.label})` : ""}`;
 }
-// clockText(ms): clocktext.js, the director's pages' own (loaded first, written beside this file)
+// clockText(ms): clocktext.js, the director's pages' own (imported, written beside this file)
 // The time the view is of: now, less the delay the hall is shown with.
-function viewNow() { return Date.now() - ((hall && hall.delay_s) || 0) * 1000; }
+export function viewNow() { return Date.now() - ((hall && hall.delay_s) || 0) * 1000; }
 
 // --- find my table ------------------------------------------------------------------------------
 
@@ -169,7 +170,7 @@ function drawStandings() {
 // stopped coming, and its time is held: hall.json's page.stale_s); an offline clock's is frozen.
 function sides(list) { return Array.isArray(list) ? list.filter((x) => x === 1 || x === 2) : []; }
 
-function modelOf(t, live) {
+export function modelOf(t, live) {
   const raw = t.state;
   let state = null;
   if (raw && typeof raw === "object") {

@@ -1,7 +1,8 @@
 // The readiness page: /api/ready every 2 s (the console's readiness.py decides what is ready), and
 // the director's health thresholds (their names, ranges and meanings come from the server). The
-// game time and the forfeit line are shown as a clock shows a time (clockText: clocktext.js, loaded first).
-"use strict";
+// game time and the forfeit line are shown as a clock shows a time (clockText: clocktext.js, imported).
+import { clockText } from "./clocktext.js";
+import { post } from "./request.js";
 const $ = (id) => document.getElementById(id);
 
 function cell(text, cls) {

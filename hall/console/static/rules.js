@@ -2,7 +2,8 @@
 // clock's own rules table, hall.wire.eventrules.form) and the presets; nothing of them is written here.
 // A save posts every value; the console checks them as [event] is and answers one line naming the key.
 // After the event's first game has begun the console wants a confirmation and a reason (409 without).
-"use strict";
+import { clockText } from "./clocktext.js";
+import { post } from "./request.js";
 const $ = (id) => document.getElementById(id);
 let view = null;
 
