@@ -31,6 +31,7 @@ from rackside.hall.console.config import ConsoleConfig, load_credentials
 from rackside.hall.console.serve import SESSION_KEY, make_console
 
 from support.console import cheap_hash
+from support.keypadclock import KeypadClock
 
 PASSWORD = "director-pw"
 EVENT = "event-1"
@@ -114,6 +115,32 @@ class InProcessConsole:
     def deliver(self, topic: str, payload: bytes) -> None:
         """A message from the broker as the bridge would deliver it (Console.on_message, on the loop)."""
         self.on_loop(self.console.on_message, topic, payload)
+
+    def clock(self, n: int, rules=None, game_no: int = 1) -> "InProcessClock":
+        """Table `n`'s keypad clock (support.keypadclock), its messages handed to this console, online."""
+        return InProcessClock(self, n, rules, game_no).online()
+
+
+class _Delivered:
+    def wait_for_publish(self, timeout=None) -> None:  # handed over already: nothing to wait for
+        pass
+
+
+class InProcessClock(KeypadClock):
+    """support.keypadclock.KeypadClock (the real clock core, its payloads checked against the wire
+    schemas) with no broker connection: what it publishes goes to the in-process console as its
+    bridge would deliver it. The console's commands to it are in `InProcessConsole.published`."""
+
+    def __init__(self, c: InProcessConsole, n: int, rules=None, game_no: int = 1) -> None:
+        self.inproc = c
+        super().__init__(c.published, n, rules, game_no)  # Published has the hall's name, as a broker does
+
+    def _connect(self, broker) -> None:
+        pass
+
+    def _send(self, leaf: str, payload: bytes, retain: bool, wait: bool):
+        self.inproc.deliver(self.topic(leaf), payload)
+        return _Delivered()
 
 
 def config(folder: Path, broker=None, password: str = PASSWORD, **settings) -> ConsoleConfig:
