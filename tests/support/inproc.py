@@ -35,6 +35,7 @@ from support.keypadclock import KeypadClock
 
 PASSWORD = "director-pw"
 EVENT = "event-1"
+BASE_URL = "http://127.0.0.1:8080"  # the TestClient's requests are for this host, from 127.0.0.1 (transport.PlainHttpLocalOnly)
 NO_BROKER = "mqtt://127.0.0.1:9"  # nothing listens there (discard): the fleet's connection is refused
 
 
@@ -69,7 +70,7 @@ class InProcessHttp:
     """support.console.Http's interface on Starlette's TestClient: one browser (its own cookies)."""
 
     def __init__(self, app, portal=None, source: str = "127.0.0.1") -> None:
-        self.client = TestClient(app, base_url="http://127.0.0.1:8080", client=(source, 50000), follow_redirects=False)
+        self.client = TestClient(app, base_url=BASE_URL, client=(source, 50000), follow_redirects=False)
         if portal is not None:  # the console's one event loop (its locks and streams belong to it)
             self.client.portal = portal
         self.token: str | None = None
@@ -99,6 +100,7 @@ class InProcessConsole:
     def __init__(self, console, app, published: Published, portal, password: str) -> None:
         self.console, self.app, self.published, self.portal, self.password = console, app, published, portal, password
         self.home: Path = console.home
+        self.url = BASE_URL  # what the app is asked for (the update command's download URL is made from it)
         self.director = self.http()
         self.director.login(password)
 
