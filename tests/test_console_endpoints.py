@@ -28,6 +28,13 @@ it had (issue 37 item 4; what stood for the broker is said at each):
 - test_hall_update.py::test_a_downgrade_within_one_release_is_told_by_the_build_times_the_console_was_given
     -> test_hall_update.py::test_a_downgrade_within_one_release_is_told_by_the_build_times_the_console_was_given
        (in-process, as the one before)
+- test_console_paperless.py::test_with_slips_hold_a_slip_that_agrees_waits_for_one_click,
+  test_a_slip_before_its_clock_result_is_judged_again_when_the_result_comes and
+  test_a_slip_of_a_game_the_table_is_not_on_is_ignored
+    -> the same tests there on support.paperless.InProcessHall: the console in-process, each keypad
+       clock (support.keypadclock, the real clock core) handing its messages to the console as the
+       bridge does and taking the console's commands (its slip_outcome) and acking them; the
+       module's shared hall and the SIGKILL test keep the broker and the console's process
 """
 
 from __future__ import annotations

@@ -9,8 +9,11 @@ What the console would publish to the broker is recorded (`Published`): each com
 go to a table's clock (after serve.make_console's own `send`, which logs it and stamps a new game
 with the event), and the event's rules the rules page would retain. The devices page's fleet keeps
 its own real broker connection when a `broker` is given (support.broker); without one it has none
-and answers 503. Whole journeys (a clock's ack, the page in Chromium) keep the real console process
-and broker (support.console.ConsoleProcess, support.browser).
+and answers 503. A table's keypad clock (`InProcessConsole.clock`: support.keypadclock's, the real
+clock core) hands its messages to the console as the bridge would, and takes and acks the commands
+the console publishes to its table, on a thread of its own as the broker's delivery would. Whole
+journeys (the bridge and the broker, the page in Chromium, the console's process killed and started
+again) keep the real console process and broker (support.console.ConsoleProcess, support.browser).
 
 `InProcessHttp` answers like support.console.Http (`call`, `csrf`, `login`, its session's CSRF
 token in `token` for support.console.post), so a test written against a console process runs
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import queue
+import threading
 from pathlib import Path
 
 from starlette.testclient import TestClient
@@ -50,11 +55,31 @@ class Published:
         self.refuse: str | None = None  # set: the next commands fail as a broker that refused them (ConnectionError)
         bridge.command = self.command  # serve.make_console's `send` calls its bridge's command
         self.hall = bridge.hall
+        self.clocks: dict[int, "InProcessClock"] = {}  # the tables whose clock takes its commands (InProcessConsole.clock)
+        self._to_clocks: queue.Queue = queue.Queue()
+        self._courier: threading.Thread | None = None
 
     def command(self, table: int, cmd: dict) -> None:
         if self.refuse is not None:
             raise ConnectionError(self.refuse)
-        self.commands.append((table, json.loads(json.dumps(cmd))))  # as it would go on the wire
+        payload = json.dumps(cmd)
+        self.commands.append((table, json.loads(payload)))  # as it would go on the wire
+        clock = self.clocks.get(table)
+        if clock is not None:  # to its clock later, on a thread of its own, as the broker's delivery would be
+            if self._courier is None:
+                self._courier = threading.Thread(target=self._carry, name="inproc-commands", daemon=True)
+                self._courier.start()
+            self._to_clocks.put((clock, payload.encode()))
+
+    def _carry(self) -> None:
+        while (item := self._to_clocks.get()) is not None:
+            clock, payload = item
+            clock.take(payload)
+
+    def close(self) -> None:
+        if self._courier is not None:
+            self._to_clocks.put(None)
+            self._courier.join(10)
 
     def publish_rules(self, rules: bytes) -> None:
         self.rules.append(rules)
@@ -138,11 +163,29 @@ class InProcessClock(KeypadClock):
         super().__init__(c.published, n, rules, game_no)  # Published has the hall's name, as a broker does
 
     def _connect(self, broker) -> None:
-        pass
+        self.inproc.published.clocks[self.n] = self  # the console's commands to this table come to it
 
     def _send(self, leaf: str, payload: bytes, retain: bool, wait: bool):
         self.inproc.deliver(self.topic(leaf), payload)
         return _Delivered()
+
+    def take(self, payload: bytes) -> None:
+        """A command the console published to this table (on Published's courier thread): taken and
+        acked as KeypadClock takes one from the broker."""
+        self._on_cmd(self, None, _Message(payload))
+
+    def publish(self, topic: str, payload: bytes, qos: int = 1, retain: bool = False) -> _Delivered:
+        """KeypadClock acks through its client's publish: here it is itself the client."""
+        self.inproc.deliver(topic, payload)
+        return _Delivered()
+
+    def close(self) -> None:
+        self.inproc.published.clocks.pop(self.n, None)
+
+
+class _Message:
+    def __init__(self, payload: bytes) -> None:
+        self.payload = payload
 
 
 def config(folder: Path, broker=None, password: str = PASSWORD, **settings) -> ConsoleConfig:
@@ -169,8 +212,11 @@ def inproc_console(folder, broker=None, password: str = PASSWORD, **settings):
         published = Published(bridge)
         console.bridge = published
         app = build_app(console, secret_key=session_secret(console.home / SESSION_KEY), https_only=False)
-        with TestClient(app) as lifespan:  # the app's lifespan: the console's loop, its gap watch, the live tourney.js
-            yield InProcessConsole(console, app, published, lifespan.portal, password)
+        try:
+            with TestClient(app) as lifespan:  # the app's lifespan: the console's loop, its gap watch, the live tourney.js
+                yield InProcessConsole(console, app, published, lifespan.portal, password)
+        finally:
+            published.close()
     finally:
         console.fleet.close()
         console.event_lock.release()
