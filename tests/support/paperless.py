@@ -1,7 +1,8 @@
 """A hall of the paperless table for the console's tests (issue 27): a real Mosquitto for tables 1 to 6,
 `rackside hall console` as its own process with division A's TSH files (round 1: a game at each table,
 TSH's `p12` naming most starters), the director logged in, and clocks with keypads
-(support.keypadclock) brought online on demand."""
+(support.keypadclock) brought online on demand; `InProcessHall`: the same hall with the console in-process
+(support.inproc) and no broker, for the tests of its paperless endpoints."""
 
 from __future__ import annotations
 
