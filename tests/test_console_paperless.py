@@ -37,7 +37,7 @@ from rackside.hall.wire.schema import Schema
 
 from support.console import cheap_hash, post
 from support.keypadclock import KeypadClock
-from support.paperless import A_T, PASSWORD, Hall
+from support.paperless import A_T, PASSWORD, Hall, InProcessHall
 from support.tshmodel import Tsh
 from support.wait import wait
 
@@ -343,7 +343,7 @@ def test_a_table_without_a_keypad_is_typed_from_the_slip_and_the_round_goes_to_t
 
 
 def test_with_slips_hold_a_slip_that_agrees_waits_for_one_click(tmp_path):
-    h = Hall(tmp_path, slips="hold")
+    h = InProcessHall(tmp_path, slips="hold")  # the console in-process (support.inproc)
     try:
         c = h.clock(2)
         c.checkin(1, 4)
@@ -393,7 +393,7 @@ def test_an_unknown_slips_setting_is_refused_in_one_line(tmp_path):
 
 def test_a_slip_before_its_clock_result_is_judged_again_when_the_result_comes(tmp_path):
     """A resend brings a game's events first and its result last: the slip waits for the result."""
-    h = Hall(tmp_path)
+    h = InProcessHall(tmp_path)  # the console in-process (support.inproc)
     try:
         c = h.clock(4)
         c.checkin(1, 7)
@@ -417,7 +417,7 @@ def test_a_slip_of_a_game_the_table_is_not_on_is_ignored(tmp_path):
     """A slip of a game the table's clock is not on, and the console never bound to it (a device
     inventing games), is neither held, nor audited, nor answered: it cannot push out a held slip or
     fill the disk. The table's own slip after it is recorded."""
-    h = Hall(tmp_path)
+    h = InProcessHall(tmp_path)  # the console in-process (support.inproc)
     try:
         c = h.clock(4)
         c.checkin(1, 7)

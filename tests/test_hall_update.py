@@ -2,7 +2,9 @@
 the real `rackside hall console` process, which checks it; a real table clock on a real broker gets
 the `update` command on its cmd topic, fetches the bundle from the console with its token, checks
 its SHA-256 (a tampered file refused), installs it into a temporary root with the bundle's own
-install.sh (as tests/test_bundle_install.py does) and acks the outcome, which the page shows."""
+install.sh (as tests/test_bundle_install.py does) and acks the outcome, which the page shows. The
+update endpoints' own tests (upload, refusals, send, downgrades) run on the console in-process
+(support.inproc, issue 37 item 4); the Devices page's and a real clock's journeys keep the process."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from rackside.hall.wire import commands, update as wire_update, bundle as wire_b
 from support import browser as chromium
 from support.bundle import RACKSIDE, build_bundle, bundle_archive, copy_checkout, needs_root
 from support.console import ConsoleProcess, Http
+from support.inproc import InProcessHttp, inproc_console
 from support.deploy import fake_systemctl
 from support.hallclock import LiveClock, clock_config
 from support.wait import wait
@@ -148,7 +151,22 @@ def console(broker, tmp_path):
     server.stop()
 
 
-def _upload(h: Http, csrf: str, data: bytes, sha256: str) -> tuple[int, dict]:
+@pytest.fixture
+def inproc(tmp_path):
+    """The console in-process (support.inproc): the update endpoints' own tests, with no console
+    process; what it would publish to a table is in `published`."""
+    with inproc_console(tmp_path / "console", password=PASSWORD) as c:
+        yield c
+
+
+def _upload(h, csrf: str, data: bytes, sha256: str) -> tuple[int, dict]:
+    headers = {"Content-Type": "application/octet-stream", "X-CSRF-Token": csrf, "X-Bundle-SHA256": sha256}
+    if isinstance(h, InProcessHttp):
+        r = h.client.post("/api/update/bundle", content=data, headers=headers)
+        try:
+            return r.status_code, r.json()
+        except ValueError:
+            return r.status_code, {"error": r.text}
     req = urllib.request.Request(h.base + "/api/update/bundle", data=data, method="POST",
                                  headers={"Content-Type": "application/octet-stream", "X-CSRF-Token": csrf,
                                           "X-Bundle-SHA256": sha256})
@@ -163,8 +181,9 @@ def _upload(h: Http, csrf: str, data: bytes, sha256: str) -> tuple[int, dict]:
             return e.code, {"error": text.decode()}
 
 
-def test_the_upload_has_its_own_limit_and_needs_the_director(console, tmp_path):
-    h = Http(console.url)
+def test_the_upload_has_its_own_limit_and_needs_the_director(inproc, tmp_path):
+    console = inproc
+    h = console.http()
     assert _upload(h, "x", b"x", SHA)[0] in (401, 403)  # no session
     csrf = h.login(PASSWORD)
     assert _upload(h, "wrong", b"x", SHA)[0] == 403  # CSRF checked as for every POST
@@ -176,10 +195,8 @@ def test_the_upload_has_its_own_limit_and_needs_the_director(console, tmp_path):
     status, body = _upload(h, csrf, b"junk", hashlib.sha256(b"junk").hexdigest())
     assert status == 400 and "the bundle is refused: not a bundle" in body["error"]
     assert not list((console.home / "updates").iterdir())  # nothing kept of a refused upload
-    req = urllib.request.Request(h.base + wire_update.DOWNLOAD_PATH, headers={wire_update.TOKEN_HEADER: TOKEN})
-    with pytest.raises(urllib.error.HTTPError) as e:
-        urllib.request.urlopen(req, timeout=10)
-    assert e.value.code == 403
+    r = console.http().client.get(wire_update.DOWNLOAD_PATH, headers={wire_update.TOKEN_HEADER: TOKEN})
+    assert r.status_code == 403
 
 
 def _evil_bundle(tmp_path, kind: str):
@@ -222,8 +239,9 @@ def test_a_bundle_holds_only_regular_files_and_folders_inside_it(tmp_path, kind)
         wire_bundle.check_bundle(_evil_bundle(tmp_path, kind))
 
 
-def test_the_console_refuses_a_bundle_with_links_or_paths_outside_it(console, tmp_path):
-    h = Http(console.url)
+def test_the_console_refuses_a_bundle_with_links_or_paths_outside_it(inproc, tmp_path):
+    console = inproc
+    h = console.http()
     csrf = h.login(PASSWORD)
     for kind, says in EVIL.items():
         data = _evil_bundle(tmp_path, kind).read_bytes()
@@ -237,22 +255,22 @@ def test_the_console_refuses_a_bundle_with_links_or_paths_outside_it(console, tm
     assert json.loads(h.call("GET", "/api/update")[1])["bundle"] is None
 
 
-def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker, console, tmp_path):
-    from support.broker import Recorder
-
+def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(inproc, tmp_path):
+    """In-process (support.inproc): the table's retained state comes as the console's bridge hands it
+    over, and the command the console publishes is recorded (a real clock's journey: the last test)."""
     from rackside.hall.wire import topics
 
+    console = inproc
     bundle = _bundle(tmp_path, {"install.sh": b"echo\n"})
-    h = Http(console.url)
+    h = console.http()
     csrf = h.login(PASSWORD)
     assert _upload(h, csrf, bundle.read_bytes(), hashlib.sha256(bundle.read_bytes()).hexdigest())[0] == 200
-    clock = broker.client(f"table-{TABLE}")  # the table's own credentials: its retained state says a game runs
-    clock.publish(topics.table(broker.hall, TABLE, "state"), json.dumps(
+    # the table's own retained state says a game runs
+    console.deliver(topics.table(console.published.hall, TABLE, "state"), json.dumps(
         {"seq": 3, "game": "game-000001", "phase": "running", "running": 1, "ending": None,
          "players": [{"player": n, "remaining_ms": 60_000, "overtime_s": 0, "penalty": 0, "forfeit": False,
                       "absent": False} for n in (1, 2)],
-         "sent_at": "2026-12-01T10:00:00.000+00:00", "version": "0.1.0+old"}).encode(), qos=1, retain=True).wait_for_publish(5)
-    cmds = Recorder(broker, topics.table(broker.hall, TABLE, "cmd"))
+         "sent_at": "2026-12-01T10:00:00.000+00:00", "version": "0.1.0+old"}).encode())
     overview = lambda: json.loads(h.call("GET", "/api/update")[1])["tables"]  # noqa: E731
     assert wait(overview, 10) == [{"table": TABLE, "version": "0.1.0+old", "phase": "running", "online": False, "update": None}]
 
@@ -263,15 +281,14 @@ def test_between_rounds_a_running_game_gets_the_update_to_switch_after_it(broker
     wait(lambda: send()[1].get("refused"), 10)  # once the console has the state: refused while the game runs
     status, body = send(between_rounds=True)
     assert status == 200 and [s["table"] for s in body["sent"]] == [TABLE] and not body["refused"], body
-    sent = cmds.wait_for(lambda r: r.json("cmd"))[-1]
+    table, sent = console.published.commands[-1]
+    assert table == TABLE
     cmd = commands.parse(json.dumps(sent).encode())  # what the clock receives passes the clock's own check
     assert (cmd.version, cmd.wait_s) == ("9.9.9", wire_update.MAX_WAIT_S)
     assert cmd.url == console.url + wire_update.DOWNLOAD_PATH
-    req = urllib.request.Request(cmd.url, headers={wire_update.TOKEN_HEADER: cmd.token})
-    with urllib.request.urlopen(req, timeout=10) as r:  # the token fetches the bundle, with no session
-        assert r.read() == bundle.read_bytes()
+    r = console.http().client.get(wire_update.DOWNLOAD_PATH, headers={wire_update.TOKEN_HEADER: cmd.token})
+    assert r.content == bundle.read_bytes()  # the token fetches the bundle, with no session
     assert overview()[0]["update"] == {"version": "9.9.9", "outcome": "sent", "ok": None, "why": ""}
-    clock.disconnect()
 
 
 def _devices_page(playwright, console):
@@ -337,7 +354,7 @@ def test_a_downgrade_is_sent_only_when_the_director_confirms_it_and_is_audited(b
         clock.disconnect()
 
 
-def test_a_downgrade_within_one_release_is_told_by_the_build_times_the_console_was_given(broker, console, tmp_path):
+def test_a_downgrade_within_one_release_is_told_by_the_build_times_the_console_was_given(inproc, tmp_path):
     """Every bundle of one release differs only by its label (0.1.0+g<commit>: pyproject's version), so
     release numbers cannot tell a downgrade, and the Pi's root updater tells it by build time. The
     console knows the build time of each bundle it was given (kept in its state folder, bounded), so
@@ -352,25 +369,23 @@ def test_a_downgrade_within_one_release_is_told_by_the_build_times_the_console_w
         manifest = json.dumps({"version": f"0.1.0+{label}", "built": built}).encode()
         return _bundle(tmp_path / label, {"bundle.json": manifest, "install.sh": b"echo\n"}, folder=f"rackside-0.1.0+{label}")
 
-    h = Http(console.url)
+    console = inproc  # in-process (support.inproc), the table's state handed over as the bridge does
+    h = console.http()
     csrf = h.login(PASSWORD)
     for label, built in (("g2", "2026-12-02T09:00:00Z"), ("g1", "2026-12-01T09:00:00Z")):  # the newer one first
         data = bundle(label, built).read_bytes()
         assert _upload(h, csrf, data, hashlib.sha256(data).hexdigest())[0] == 200
-    clock = broker.client(f"table-{TABLE}")
-    try:
-        clock.publish(topics.table(broker.hall, TABLE, "state"), json.dumps(
-            {"seq": 0, "game": "game-000001", "phase": "setup", "running": None, "ending": None,
-             "players": [{"player": n, "remaining_ms": 60_000, "overtime_s": 0, "penalty": 0, "forfeit": False,
-                          "absent": False} for n in (1, 2)],
-             "sent_at": "2026-12-01T10:00:00.000+00:00", "version": "0.1.0+g2"}).encode(), qos=1, retain=True).wait_for_publish(5)
-        wait(lambda: json.loads(h.call("GET", "/api/update")[1])["tables"], 10)
-        status, body, _ = h.call("POST", "/api/update/send", {"tables": [TABLE]}, {"X-CSRF-Token": csrf})
-        body = json.loads(body)
-        assert status == 200 and not body["sent"] and body["refused"][0]["downgrade"] is True, body
-        assert "runs 0.1.0+g2, newer than 0.1.0+g1" in body["refused"][0]["why"]
-    finally:
-        clock.disconnect()
+    console.deliver(topics.table(console.published.hall, TABLE, "state"), json.dumps(
+        {"seq": 0, "game": "game-000001", "phase": "setup", "running": None, "ending": None,
+         "players": [{"player": n, "remaining_ms": 60_000, "overtime_s": 0, "penalty": 0, "forfeit": False,
+                      "absent": False} for n in (1, 2)],
+         "sent_at": "2026-12-01T10:00:00.000+00:00", "version": "0.1.0+g2"}).encode())
+    wait(lambda: json.loads(h.call("GET", "/api/update")[1])["tables"], 10)
+    status, body, _ = h.call("POST", "/api/update/send", {"tables": [TABLE]}, {"X-CSRF-Token": csrf})
+    body = json.loads(body)
+    assert status == 200 and not body["sent"] and body["refused"][0]["downgrade"] is True, body
+    assert "runs 0.1.0+g2, newer than 0.1.0+g1" in body["refused"][0]["why"]
+    assert console.published.commands == []  # refused: nothing went to the table
     # a console started again knows them still
     assert Updates(console.home / "updates").built("0.1.0+g2") == "2026-12-02T09:00:00Z"
 

@@ -38,6 +38,12 @@ class KeypadClock:
         self.numbers: list = [None, None]  # checked in at side 1, side 2 (the clock keeps them for the slip)
         self.commands: list[dict] = []  # every command the console sent, in order
         self.lock = threading.Lock()
+        self._connect(broker)
+
+    def _connect(self, broker) -> None:
+        """Its own connection to the broker (support.inproc.InProcessClock has none: it hands its
+        messages to an in-process console)."""
+        n = self.n
         # its Last Will, and "online" again on every reconnect, as hall.net.link (a copied card that takes
         # its client id over makes the broker close this connection and publish the Will: issue 36)
         self.client = broker.client(topics.table_user(n), will=(self.topic("status"), b"offline"))
@@ -61,6 +67,9 @@ class KeypadClock:
         if leaf != "status":
             d = json.loads(payload)
             messages.schema_of(leaf, d).check(d)  # what the console's contract reads it with
+        return self._send(leaf, payload, retain, wait)
+
+    def _send(self, leaf: str, payload: bytes, retain: bool, wait: bool):
         info = self.client.publish(self.topic(leaf), payload, qos=1, retain=retain)
         if wait:
             info.wait_for_publish(10)

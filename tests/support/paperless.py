@@ -1,7 +1,8 @@
 """A hall of the paperless table for the console's tests (issue 27): a real Mosquitto for tables 1 to 6,
 `rackside hall console` as its own process with division A's TSH files (round 1: a game at each table,
 TSH's `p12` naming most starters), the director logged in, and clocks with keypads
-(support.keypadclock) brought online on demand."""
+(support.keypadclock) brought online on demand; `InProcessHall`: the same hall with the console in-process
+(support.inproc) and no broker, for the tests of its paperless endpoints."""
 
 from __future__ import annotations
 
@@ -47,6 +48,12 @@ class Hall:
     def clock(self, n: int, status: bytes = b"online") -> KeypadClock:
         c = self.clocks[n] = KeypadClock(self.broker, n, status=status)
         return c.online()
+
+    def close(self) -> None:
+        for c in self.clocks.values():
+            c.close()
+        self.console.stop()
+        self.broker.stop()
 
     def running(self, n: int, numbers: tuple[int, int]) -> KeypadClock:
         """Table `n`'s clock online, `numbers` checked in at sides 1 and 2, side 1's press: the game
@@ -97,10 +104,34 @@ class Hall:
     def audit(self) -> list[dict]:
         return json.loads(self.h.call("GET", "/api/audit")[1])["audit"]
 
+
+class InProcessHall(Hall):
+    """The same hall with the console in-process (support.inproc) and no broker: each clock's
+    messages handed to the console as its bridge would, the console's commands to the clock and its
+    acks back (tests of the console's paperless endpoints; the journeys keep `Hall`)."""
+
+    def __init__(self, folder, slips: str | None = None):
+        import contextlib
+
+        from support.inproc import inproc_console
+
+        self.dir = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "config.tsh").write_text(CONFIG_TSH)
+        (folder / "a.t").write_bytes(A_T.encode("latin-1"))
+        settings = {} if slips is None else {"slips": slips}
+        self._stack = contextlib.ExitStack()
+        self.console = self._stack.enter_context(inproc_console(
+            folder / "console", password=PASSWORD, tsh=[folder / "config.tsh", folder / "a.t"], round=1, **settings))
+        self.h = self.console.http()
+        self.h.token = self.h.login(PASSWORD, "Chief TD")
+        self.clocks = {}
+
+    def clock(self, n: int) -> KeypadClock:
+        c = self.clocks[n] = self.console.clock(n)
+        return c
+
     def close(self) -> None:
         for c in self.clocks.values():
             c.close()
-        self.console.stop()
-        self.broker.stop()
-
-
+        self._stack.close()
