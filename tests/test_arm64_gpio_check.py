@@ -119,3 +119,26 @@ def test_allowed_judges_the_bounce_by_the_rigs_write_times():
     assert check.allowed([contact(20)]) == (2, 2)  # open 20 ms: a second press, rightly
     assert check.allowed([contact(13.5)]) == (1, 2)  # within the writes' own duration: either
     assert check.allowed([contact(4), contact(), contact(20)]) == (4, 4)
+
+
+def test_the_kernels_edges_are_read_from_the_trace_and_debounced(tmp_path):
+    """Each edge: the interrupt's time, the level the character device's irq thread read after it
+    (its `get`); other reads (the clock's own) are not edges. The debounce of docs/clock.md takes a
+    closing only after settle_ms open: bounce 2 ms apart is one press, an opening of 20 ms two."""
+    check = load_check()
+    base, irq = 476, 25  # the chip's first gpio number; the line's interrupt (GPIO17)
+
+    def at(ms):
+        return f"{381 + ms // 1000}.{(ms % 1000) * 1000:06d}"
+
+    rows = [f"        rackside-480     [000] .....   {at(0)}: gpio_value: {base + 17} get 1"]
+    irqs = []
+    for ms, level in [(10, 0), (12, 1), (14, 0), (200, 1), (220, 0), (300, 1)]:
+        rows.append(f"          python-496     [001] d.h..   {at(ms)}: irq_handler_entry: irq={irq} name=lg")
+        rows.append(f"       irq/{irq}-lg-484     [000] .....   {at(ms + 1)}: gpio_value: {base + 17} get {level}")
+        irqs.append((381_000 + ms) * MS)
+    (tmp_path / "trace.txt").write_text("\n".join(rows) + "\n")
+    edges = check.kernel_edges(tmp_path, base, {17: irqs})
+    assert edges == {17: [(t, level == 0) for t, level in zip(irqs, [0, 1, 0, 1, 0, 1])]}
+    assert check.debounced(edges[17]) == 2  # 10 ms (14 ms bounced: 2 ms open), then 220 ms after 20 ms open
+    assert check.debounced([(0, True), (MS, False), (2 * MS, True)]) == 1

@@ -464,6 +464,8 @@ def power_cut(d: Path, rig: list, events: list, resumes: list[int], base: int, r
             for k in range(0, render_window(f, other) + 1, 10_000_000):
                 t = f.start_ns - k
                 cl, table = state_at(timeline, t, rules, start)
+                if cl.since_ns is not None and t < cl.since_ns:
+                    break  # before the restore: nothing the recovered clock rendered
                 txt = texts(view(cl, t), t, restored_until_ns=resumed_ns + RESTORED_NS, table=table, keypad=True)[i]
                 ok = ok or bytes(encode(txt)) == bytes(f.digits)
             if not ok:
