@@ -413,8 +413,8 @@ def keypad(rig: list, game: list, gev: list, base: int) -> None:
     typed = [ev.key for ev in game if isinstance(ev, Typed)]
     want = [k for k in keys if k["key"] != "#"]
     i, bad = 0, []
-    for k in want:  # each key as many times as its bounce allows (once, unless a write held it open settle_ms)
-        lo, hi = allowed([k])
+    for k in want:  # each key once, or as often as its bounce allows (a write held it open settle_ms:
+        lo, hi = 1, allowed([k])[1]  # a scan, every 10 ms at best, may or may not fall in that opening)
         n = 0
         while i < len(typed) and typed[i] == k["key"] and n < hi:
             i, n = i + 1, n + 1
