@@ -475,10 +475,12 @@ def power_cut(d: Path, rig: list, events: list, resumes: list[int], base: int, r
             for k in range(0, render_window(f, other) + 1, 10_000_000):
                 t = f.start_ns - k
                 cl, table = state_at(timeline, t, rules, start)
-                if cl.since_ns is not None and t < cl.since_ns:
-                    break  # before the restore: nothing the recovered clock rendered
+                before = cl.since_ns is not None and t < cl.since_ns
+                t = max(t, cl.since_ns or t)  # the restore's own first frame, rendered at its instant
                 txt = texts(view(cl, t), t, restored_until_ns=resumed_ns + RESTORED_NS, table=table, keypad=True)[i]
                 ok = ok or bytes(encode(txt)) == bytes(f.digits)
+                if before:
+                    break  # nothing earlier is the recovered clock's
             if not ok:
                 wrong.append(f"{f.text!r} at {f.start_ns / 1e9:.3f}s")
         check(len(fr) >= 3 and not wrong, f"power cut: the recovered {side} display shows the pure core's replay of the journal",
