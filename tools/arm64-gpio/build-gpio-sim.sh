@@ -5,6 +5,9 @@
 #   (with cpp, binutils and libgcc-dev for the cross compiler): `apt-get download` + `dpkg-deb -x`;
 #   three files of linux-source-6.1 at the kernel's exact version: drivers/gpio/gpio-sim.c, its
 #   private drivers/gpio/gpiolib.h and kernel/irq/irq_sim.c.
+# gpio-sim-matrix.patch (this folder) adds a keypad matrix to the chip: a `sim_matrix` attribute
+# naming the closed keys as ROW:COLUMN line pairs; a column joined by a closed key to a row driven
+# low reads low, with its edge interrupt, in the same call that drove the row (README.md: the keypad).
 # Debian's arm64 kernel has CONFIG_GPIO_CDEV=y and CONFIG_CONFIGFS_FS=m but no CONFIG_GPIO_SIM, nor
 # CONFIG_IRQ_SIM (which gpio-sim selects), so irq_sim.c is built into the same module; its one call
 # of the unexported irq_to_desc() becomes the exported generic_handle_irq() (the same handler,
@@ -12,13 +15,15 @@
 # /usr/src/ path, rewritten to the extracted copy. CONFIG_MODULE_SIG_FORCE is not set: the unsigned
 # module loads (the kernel is tainted "OE", which is fine in a test VM).
 #
-# Prints the path of the module. Cached: $KB/gpio-sim-$KVER.ko is reused when present.
+# Prints the path of the module. Cached: $KB/gpio-sim-$KVER-<the patch's sha256>.ko is reused when present.
 # Usage: build-gpio-sim.sh KVER (e.g. 6.1.0-57-arm64) [DEBIAN_VERSION (e.g. 6.1.192-3)]
 set -euo pipefail
 KVER=$1
 WORK=${WORK:-/tmp/rackside-gpio-vm}
 KB=$WORK/kbuild
-OUT=$KB/gpio-sim-$KVER.ko
+HERE=$(cd "$(dirname "$0")" && pwd)
+PATCH=$HERE/gpio-sim-matrix.patch
+OUT=$KB/gpio-sim-$KVER-$(sha256sum "$PATCH" | cut -c1-12).ko   # a changed patch builds again
 say() { echo "build-gpio-sim: $*" >&2; }
 if [ -s "$OUT" ]; then say "cached $OUT"; echo "$OUT"; exit 0; fi
 t0=$SECONDS
@@ -49,6 +54,7 @@ files=(drivers/gpio/gpio-sim.c drivers/gpio/gpiolib.h kernel/irq/irq_sim.c)
 dpkg-deb --fsys-tarfile linux-source-6.1_"$DEBVER"_all.deb | tar x -O ./usr/src/linux-source-6.1.tar.xz | xz -dc \
     | tar x -C "$S" --strip-components=1 "${files[@]/#/linux-source-6.1/}"
 
+patch -s -d "$S" -p1 < "$PATCH"
 M=$KB/module; rm -rf "$M"; mkdir -p "$M"
 cp "$S/drivers/gpio/gpio-sim.c" "$S/drivers/gpio/gpiolib.h" "$S/kernel/irq/irq_sim.c" "$M/"
 grep -q 'handle_simple_irq(irq_to_desc(irqnum));' "$M/irq_sim.c" || { say "irq_sim.c: irq_to_desc call not found"; exit 1; }

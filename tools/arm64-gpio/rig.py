@@ -1,9 +1,10 @@
 """tools/arm64-gpio: the hands on the VM's gpio-sim chip while `rackside clock` runs (run inside the VM).
 
 Presses a button by writing its line's sysfs `pull` (pull-down: the contact closed to ground;
-pull-up: open), with contact bounce (two more toggles, back to back, on the press and on the
+pull-up: open), with contact bounce (two more toggles BOUNCE_S apart on the press and on the
 release; it runs as SCHED_FIFO above the clock, as a switch is not slowed by the Pi's CPU),
-and reads the turn LEDs and the buzzer from the output lines' `value`. It plays the running side's
+types on the keypad by closing a key's contact in the chip's matrix (`sim_matrix`: the row and
+column lines a key joins, gpio-sim-matrix.patch), with the same bounce, and reads the turn LEDs and the buzzer from the output lines' `value`. It plays the running side's
 button (the lit LED), as a player would. Every action is a JSON line in OUT/rig.jsonl with the
 CLOCK_MONOTONIC ns around it; run.sh's host-side checker (check.py) compares them with the clock's
 journal and the kernel's trace. Standard library only.
@@ -19,7 +20,13 @@ SYS, OUT = Path(sys.argv[1]), Path(sys.argv[2])
 BUTTONS = {"left": 17, "right": 27, "neutralise": 22}
 LEDS = {"left": 26, "right": 16}
 BUZZER = 12
-BOUNCE_S = (0, 0)  # a press's (and a release's) bounce: two more toggles, back to back (each write ~1-5 ms)
+# A press's (and a release's) bounce: two more toggles, each after BOUNCE_S (+ the write's own ~1-5 ms):
+# the contact open for less than the clock's settle_ms (15), yet long enough apart that the kernel
+# raises each edge on its own (back to back, gpio-sim's interrupts coalesce into one edge, and a
+# debouncer that takes every falling edge for a press would go unseen: issue 39's broken build).
+BOUNCE_S = (0.004, 0.004)
+KEYPAD_ROWS, KEYPAD_COLUMNS = (4, 25, 13, 19), (18, 20, 21)  # hardware/pins.toml [keypad]
+KEYPAD_KEYS = "123456789*0#"  # game.messages.KEYPAD_KEYS, row by row
 log = open(OUT / "rig.jsonl", "a")
 
 
@@ -45,11 +52,28 @@ def press(name, hold_s=0.15, bounce=BOUNCE_S):
     """A press and its release, each with bounce; every write's [before, after] ns is recorded (on
     a loaded machine a write can take tens of ms, so check.py judges the bounce by these times)."""
     g = BUTTONS[name]
+    writes = contact(lambda level: pull(g, "pull-down" if level == 0 else "pull-up"), hold_s, bounce)
+    rec(kind="press", button=name, bcm=g, t_before=writes[0][1], t_after=writes[0][2], writes=writes,
+        edges=len(writes), t_ns=time.monotonic_ns())
+
+
+def key(k, hold_s=0.12, bounce=BOUNCE_S):
+    """A keypad key pressed and released, with bounce: its contact joins its row line to its column
+    line in the chip's matrix (level 0: closed)."""
+    r, c = divmod(KEYPAD_KEYS.index(k), len(KEYPAD_COLUMNS))
+    joined = f"{KEYPAD_ROWS[r]}:{KEYPAD_COLUMNS[c]}"
+    writes = contact(lambda level: (SYS / "sim_matrix").write_text(joined if level == 0 else "\n"), hold_s, bounce)
+    rec(kind="key", key=k, row=KEYPAD_ROWS[r], column=KEYPAD_COLUMNS[c], t_before=writes[0][1], writes=writes,
+        t_ns=time.monotonic_ns())
+
+
+def contact(write, hold_s, bounce):
+    """Close a contact, hold it, open it, each with its bounce; the writes' (level, before, after)."""
     writes = []
 
     def w(level):
         t0 = time.monotonic_ns()
-        pull(g, "pull-down" if level == 0 else "pull-up")
+        write(level)
         writes.append((level, t0, time.monotonic_ns()))
 
     def settle_at(level):  # the contact's edge, then its bounce back and forth, ending at `level`
@@ -63,8 +87,7 @@ def press(name, hold_s=0.15, bounce=BOUNCE_S):
     settle_at(0)
     time.sleep(hold_s)
     settle_at(1)
-    rec(kind="press", button=name, bcm=g, t_before=writes[0][1], t_after=writes[0][2], writes=writes,
-        edges=len(writes), t_ns=time.monotonic_ns())
+    return writes
 
 
 def lit():
@@ -110,6 +133,9 @@ def durable() -> None:
     os.fsync(log.fileno())
 
 
+CLEAN = ()  # a contact without bounce: the power cut's presses test what survives it, not the debounce
+
+
 def play(turns: int, pause_s: float = 0.8, sync: bool = False) -> None:
     for _ in range(turns):
         time.sleep(pause_s)
@@ -117,7 +143,7 @@ def play(turns: int, pause_s: float = 0.8, sync: bool = False) -> None:
         if side is None:
             sample("no side lit")
             return
-        press(side)
+        press(side, bounce=CLEAN)
         if sync:
             durable()
 
@@ -130,7 +156,7 @@ if sys.argv[3:4] == ["powercut"]:
     # presses go on (each logged to the disk) until run.sh kills QEMU
     time.sleep(2)
     rec(kind="powercut-start")
-    press("neutralise")
+    press("neutralise", bounce=CLEAN)
     time.sleep(0.5)
     play(3)
     rec(kind="cut")
@@ -142,7 +168,7 @@ if sys.argv[3:4] == ["after"]:
     time.sleep(3)
     rec(kind="after-start")
     sample("after the power cut")
-    press("neutralise")
+    press("neutralise", bounce=CLEAN)
     time.sleep(0.5)
     play(3)
     time.sleep(2)
@@ -150,10 +176,17 @@ if sys.argv[3:4] == ["after"]:
     rec(kind="after-done")
     sys.exit(0)
 
-lines = {**BUTTONS}
+lines = {**BUTTONS, **{f"column{i + 1}": g for i, g in enumerate(KEYPAD_COLUMNS)}}
 rec(kind="lines", pulls={n: attr(g, "pull") for n, g in lines.items()}, values={n: attr(g, "value") for n, g in lines.items()})
 time.sleep(2)
 sample("before the game")
+# the keypad, before the game (check-in's digits): every key once; `*` clears what was typed, `#`
+# (a tap: the director's call needs it held) is used by no flow, so the game starts with nothing typed
+for k in "123*456*789#0*":
+    key(k)
+    time.sleep(0.3)
+rec(kind="keys-done")
+time.sleep(0.5)
 press("left")  # the left player starts the right player's time
 time.sleep(0.5)
 sample("after the first press")

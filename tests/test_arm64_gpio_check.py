@@ -1,0 +1,144 @@
+"""tools/arm64-gpio/check.py's own reading of a VM run, without the VM (issue 39).
+
+The keypad's scan as the kernel traces it: the real scanner (hardware.keypad) on gpiozero's mock
+pins and `MockMatrix` (the wires), every row direction and level change and every column read
+recorded as the `gpio_direction`/`gpio_value` events the VM's trace gives, read back by check.py's
+`keypad_scans`. And `allowed`: how many presses the debounce of docs/clock.md must make of a
+bounced contact, judged by the rig's recorded write times (a power cut's presses and the game's alike).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import types
+from pathlib import Path
+
+from rackside.hardware.keypad import Keypad
+from rackside.hardware import tm1637_decode as dec
+
+from support.keypad_scan import COLUMNS, ROWS, Scanner
+
+CHECK = Path(__file__).resolve().parents[1] / "tools" / "arm64-gpio" / "check.py"
+MS = 1_000_000
+
+
+def load_check():
+    spec = importlib.util.spec_from_file_location("arm64_gpio_check", CHECK)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def traced_keypad(rig):
+    """A Keypad on the rig's mock pins whose rows' and columns' pin calls are recorded as trace events."""
+    kp = Keypad(ROWS, COLUMNS, board=rig.board)
+    events: list[dec.Event] = []
+
+    def trace_row(pin, bcm):
+        set_function, change_state = pin._set_function, pin._change_state
+
+        def _set_function(self, value):
+            set_function(value)
+            events.append(dec.Event(rig.now, bcm, "in" if value == "input" else "out"))
+            if value != "input":
+                events.append(dec.Event(rig.now, bcm, "set", int(bool(self._state))))
+
+        def _change_state(self, value):
+            changed = change_state(value)
+            if self._function == "output":
+                events.append(dec.Event(rig.now, bcm, "set", int(bool(value))))
+            return changed
+
+        pin._set_function = types.MethodType(_set_function, pin)
+        pin._change_state = types.MethodType(_change_state, pin)
+
+    def trace_column(pin, bcm):
+        get_state = pin._get_state
+
+        def _get_state(self):
+            state = get_state()
+            events.append(dec.Event(rig.now, bcm, "get", int(bool(state))))
+            return state
+
+        pin._get_state = types.MethodType(_get_state, pin)
+
+    for row, bcm in zip(kp.rows, ROWS):
+        trace_row(row.pin, bcm)
+    for column, bcm in zip(kp.columns, COLUMNS):
+        trace_column(column.pin, bcm)
+    return kp, events
+
+
+def test_the_traced_scan_finds_the_key_pressed_in_its_row_and_column(rig):
+    check = load_check()
+    assert (check.KEYPAD_ROWS, check.KEYPAD_COLUMNS) == (ROWS, COLUMNS)
+    kp, events = traced_keypad(rig)
+    s = Scanner(rig, kp)
+    try:
+        s.ms(5)
+        found = {}
+        for key in "5#1":
+            start = len(events)
+            kp.drive(key, True)
+            s._woken()
+            s.ms(60)
+            kp.drive(key, False)
+            s._woken()
+            s.ms(40)
+            scans = check.keypad_scans(events[start:], base=0)
+            found[key] = {k for _, k, closed in scans if closed}
+            assert sum(1 for *_, closed in scans if closed) >= 3  # a key held 60 ms spans several scans
+        assert found == {"5": {"5"}, "#": {"#"}, "1": {"1"}}
+        # two keys of one column held: each scan finds both, each in its own row (a ghost would add a third)
+        start = len(events)
+        kp.drive("2", True)
+        kp.drive("8", True)
+        s._woken()
+        s.ms(30)
+        assert {k for _, k, closed in check.keypad_scans(events[start:], base=0) if closed} == {"2", "8"}
+        assert check.row_read_latency(events, base=0)  # a row driven, then a column read
+    finally:
+        kp.close()
+
+
+def test_allowed_judges_the_bounce_by_the_rigs_write_times():
+    check = load_check()
+
+    def contact(*gaps_ms):
+        """A press: closed at 0, then open/close toggles; each write 1 ms; gaps_ms: the open gaps."""
+        writes, t = [(0, 0, 1 * MS)], 1 * MS
+        for gap in gaps_ms:
+            writes.append((1, t, t + MS))
+            t += MS + gap * MS
+            writes.append((0, t, t + MS))
+            t += MS
+        writes.append((1, t + 100 * MS, t + 101 * MS))
+        return {"writes": writes}
+
+    assert check.allowed([contact(4, 4)]) == (1, 1)  # bounce shorter than settle_ms: one press
+    assert check.allowed([contact(20)]) == (2, 2)  # open 20 ms: a second press, rightly
+    assert check.allowed([contact(13.5)]) == (1, 2)  # within the writes' own duration: either
+    assert check.allowed([contact(4), contact(), contact(20)]) == (4, 4)
+
+
+def test_the_kernels_edges_are_read_from_the_trace_and_debounced(tmp_path):
+    """Each edge: the interrupt's time, the level the character device's irq thread read after it
+    (its `get`); other reads (the clock's own) are not edges. The debounce of docs/clock.md takes a
+    closing only after settle_ms open: bounce 2 ms apart is one press, an opening of 20 ms two."""
+    check = load_check()
+    base, irq = 476, 25  # the chip's first gpio number; the line's interrupt (GPIO17)
+
+    def at(ms):
+        return f"{381 + ms // 1000}.{(ms % 1000) * 1000:06d}"
+
+    rows = [f"        rackside-480     [000] .....   {at(0)}: gpio_value: {base + 17} get 1"]
+    irqs = []
+    for ms, level in [(10, 0), (12, 1), (14, 0), (200, 1), (220, 0), (300, 1)]:
+        rows.append(f"          python-496     [001] d.h..   {at(ms)}: irq_handler_entry: irq={irq} name=lg")
+        rows.append(f"       irq/{irq}-lg-484     [000] .....   {at(ms + 1)}: gpio_value: {base + 17} get {level}")
+        irqs.append((381_000 + ms) * MS)
+    (tmp_path / "trace.txt").write_text("\n".join(rows) + "\n")
+    edges = check.kernel_edges(tmp_path, base, {17: irqs})
+    assert edges == {17: [(t, level == 0) for t, level in zip(irqs, [0, 1, 0, 1, 0, 1])]}
+    assert check.debounced(edges[17]) == 2  # 10 ms (14 ms bounced: 2 ms open), then 220 ms after 20 ms open
+    assert check.debounced([(0, True), (MS, False), (2 * MS, True)]) == 1
