@@ -114,13 +114,13 @@ def expose_app(page) -> None:
 
 def start_console(broker, folder: Path, hall: str, password: str, procs: list, *, cwd: Path | None = None,
                   quiet: bool = False, drain: bool = True, extra: str = "", host: str = "127.0.0.1") -> tuple[subprocess.Popen, int]:
-    """`rackside hall console` as its own process on `broker` (hall.console.demo's Mosquitto) as
+    """`rackside hall console` as its own process on `broker` (hall.console.demohall.demo's Mosquitto) as
     the director, on a free loopback port, its state in `folder`, run from the checkout `cwd` if
     given; appended to `procs` at once (so it is ended) and returned once it has printed its address,
     with its port. `quiet`: its stderr thrown away; `drain`: its stdout read on so it never blocks;
     `extra`: more [console] lines (certfile and keyfile for HTTPS); `host`: the address it listens on."""
-    from rackside.hall.console.auth import hash_password
-    from rackside.hall.console.demo import free_port
+    from rackside.hall.console.shell.auth import hash_password
+    from rackside.hall.console.demohall.demo import free_port
 
     port = free_port()
     cfg = folder / "hall.toml"

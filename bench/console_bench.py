@@ -38,9 +38,9 @@ import paho.mqtt.client as mqtt  # noqa: E402
 from _common import console_page, cpu_seconds, expose_app, guarded_run, pct, rss_mib, scratch, start_console  # noqa: E402
 
 from rackside.game.clock import Phase, Rules  # noqa: E402
-from rackside.hall.console.demo import Mosquitto  # noqa: E402
+from rackside.hall.console.demohall.demo import Mosquitto  # noqa: E402
 from rackside.hall.wire import topics  # noqa: E402
-from rackside.hall.console.sim import SimHall, playing  # noqa: E402
+from rackside.hall.console.demohall.sim import SimHall, playing  # noqa: E402
 
 TILE_P99_MS = 1100  # issue 13/17.6's bound (a second's frame, then delivery); issue 28.4's is console_render.py's
 # (the page keeps only the tiles on screen in its DOM, issue 28.4: a probe of a table off screen is

@@ -46,7 +46,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import guarded_run, pct, rss_mib, scratch, start_console  # noqa: E402
-from rackside.hall.console.demo import HALL, Mosquitto  # noqa: E402
+from rackside.hall.console.demohall.demo import HALL, Mosquitto  # noqa: E402
 from rackside.hall.director import tlsfiles  # noqa: E402
 
 PASSWORD = "crowd-password"

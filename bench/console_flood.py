@@ -2,7 +2,7 @@
 others play. What does it cost the console, and how late are the other tables?
 
 A private Mosquitto (provisioned as a real hall), `--tables` simulated tables (the real clock core,
-spread over processes: hall/console/simfleet.py) playing fast (a turn every 4 s a table), the
+spread over processes: hall/console/demohall/simfleet.py) playing fast (a turn every 4 s a table), the
 console as its own process (`rackside hall console`), and one more table's own MQTT user publishing
 events at `--rate` a second (QoS 0, each a new seq, as a clock gone wrong would). A director's event
 stream (`/api/events`, read off a plain socket) times each other table's state as it arrives,
@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import cpu_seconds, guarded_run, pct, rss_mib, scratch, start_console  # noqa: E402
 from rackside.hall.wire import topics  # noqa: E402
-from rackside.hall.console.demo import Mosquitto  # noqa: E402
-from rackside.hall.console.sim import playing  # noqa: E402
-from rackside.hall.console.simfleet import SimFleet  # noqa: E402
+from rackside.hall.console.demohall.demo import Mosquitto  # noqa: E402
+from rackside.hall.console.demohall.sim import playing  # noqa: E402
+from rackside.hall.console.demohall.simfleet import SimFleet  # noqa: E402
 
 PASSWORD = "flood-password"
 HALL = "demo"

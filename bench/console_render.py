@@ -2,7 +2,7 @@
 page's renderer costs, measured together in one run against the page before.
 
 A private Mosquitto (provisioned as a real hall), 300 simulated tables (the real clock core, each its
-own MQTT user, spread over processes: hall/console/simfleet.py) playing at tournament pace (25 minutes
+own MQTT user, spread over processes: hall/console/demohall/simfleet.py) playing at tournament pace (25 minutes
 a side, a turn every 25 s on average, every table's game already under way), the console as its own
 process (`rackside hall console`), and Debian's headless Chromium showing its page at 1920x1080 (about
 100 of the 300 tiles on screen). The same hall is shown in turns by two pages, each in a browser of
@@ -47,9 +47,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _cdp import BareChromium, console_login  # noqa: E402
 from _common import CHROMIUM, CHROMIUM_ARGS, expose_app, guarded_run, pct, scratch, start_console  # noqa: E402
 from console_soak import PageMeter  # noqa: E402
-from rackside.hall.console.demo import Mosquitto  # noqa: E402
-from rackside.hall.console.sim import MEAN_TURN_S, tournament_day  # noqa: E402
-from rackside.hall.console.simfleet import SimFleet  # noqa: E402
+from rackside.hall.console.demohall.demo import Mosquitto  # noqa: E402
+from rackside.hall.console.demohall.sim import MEAN_TURN_S, tournament_day  # noqa: E402
+from rackside.hall.console.demohall.simfleet import SimFleet  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "render-password"

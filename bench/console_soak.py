@@ -2,7 +2,7 @@
 as at minute one?
 
 A private Mosquitto (provisioned as a real hall), 300 simulated tables (the real clock core, each
-its own MQTT user, spread over processes: hall/console/simfleet.py) playing back-to-back games at
+its own MQTT user, spread over processes: hall/console/demohall/simfleet.py) playing back-to-back games at
 tournament pace (25 minutes a side, a turn every 25 s on average, a break between rounds), the
 console as its own process (`rackside hall console`), and Debian's headless Chromium showing the
 console's page (1920x1080: about 100 of the 300 tiles on screen) the whole day. The day is
@@ -39,9 +39,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import console_page, cpu_seconds, guarded_run, rss_mib, scratch, start_console  # noqa: E402
-from rackside.hall.console.demo import Mosquitto  # noqa: E402
-from rackside.hall.console.sim import compressed_rules, tournament_day  # noqa: E402
-from rackside.hall.console.simfleet import SimFleet  # noqa: E402
+from rackside.hall.console.demohall.demo import Mosquitto  # noqa: E402
+from rackside.hall.console.demohall.sim import compressed_rules, tournament_day  # noqa: E402
+from rackside.hall.console.demohall.simfleet import SimFleet  # noqa: E402
 
 PASSWORD = "soak-password"
 

@@ -190,8 +190,8 @@ def main() -> int:
 def run(args, procs: list) -> int:
     from rackside.hall.device import joinfile as join
     from rackside.hall.director import provision
-    from rackside.hall.console.auth import hash_password
-    from rackside.hall.console.demo import free_port
+    from rackside.hall.console.shell.auth import hash_password
+    from rackside.hall.console.demohall.demo import free_port
 
     tmp = scratch("rackside-enrol-bench-")
     port, tls_port, web = free_port(), free_port(), free_port()

@@ -33,9 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _cdp import BareChromium, console_login  # noqa: E402
 from _common import CHROMIUM, CHROMIUM_ARGS, guarded_run, scratch, start_console  # noqa: E402
-from rackside.hall.console.demo import Mosquitto  # noqa: E402
-from rackside.hall.console.sim import tournament_day  # noqa: E402
-from rackside.hall.console.simfleet import SimFleet  # noqa: E402
+from rackside.hall.console.demohall.demo import Mosquitto  # noqa: E402
+from rackside.hall.console.demohall.sim import tournament_day  # noqa: E402
+from rackside.hall.console.demohall.simfleet import SimFleet  # noqa: E402
 
 PASSWORD = "frame-password"
 WORD = "<!doctype html><body style='background:#101418;color:#eee;font:15px sans-serif'><span id=t>9:59</span>{}</body>"

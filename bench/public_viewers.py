@@ -6,7 +6,7 @@ clock core, each its own MQTT user) playing at tournament pace, the console as i
 (`rackside hall console`) with a `[public]` listener and folder (and its live tourney.js in the same
 folder), and Debian's headless Chromium showing the director's page (1920x1080) and, in a second
 browser, the public page's live tables. Probe presses go to a random running table every 200 ms,
-published as a clock publishes them (hall/console/sim.py); the director's page marks each tile's
+published as a clock publishes them (hall/console/demohall/sim.py); the director's page marks each tile's
 change (console_bench.py's MutationObserver) and the bench pairs it with the moment the clock
 applied the press.
 
@@ -61,10 +61,10 @@ from console_bench import OBSERVER  # noqa: E402 (the director's tile probe: one
 from console_soak import PageMeter  # noqa: E402 (a browser's renderer CPU)
 
 from rackside.game.clock import Phase, Rules  # noqa: E402
-from rackside.hall.console import limits  # noqa: E402
-from rackside.hall.console.demo import Mosquitto, demo_t_file, free_port  # noqa: E402
-from rackside.hall.console.public import POLL_S  # noqa: E402
-from rackside.hall.console.sim import SimHall, playing  # noqa: E402
+from rackside.hall.console.common import limits  # noqa: E402
+from rackside.hall.console.demohall.demo import Mosquitto, demo_t_file, free_port  # noqa: E402
+from rackside.hall.console.publichall.public import POLL_S  # noqa: E402
+from rackside.hall.console.demohall.sim import SimHall, playing  # noqa: E402
 
 PASSWORD = "viewers-password"
 FLAT_RATIO, FLAT_PLUS = 1.5, 2.0  # "flat": the console's CPU within 1.5x and +2 % of a core of the baseline

@@ -1,6 +1,6 @@
 """What the live tourney.js costs the console's event loop (issue 28 item 3): one gather
 (on the loop: the results read from the store) and one render (on a thread: the results applied,
-TSH's writer; hall/console/tshlive.py) of each real
+TSH's writer; hall/console/scoring/tshlive.py) of each real
 event in tests/data/tsh and of a made-up big division (1,000 players, 30 rounds, a result for every
 game), against a same-run baseline: the stdlib's C `json.dumps` of the same players' data. They run
 at most once every tshlive.WRITE_EVERY_S, so the gather's time over that interval is the loop's
@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rackside.hall.console import results, tsh, tshlive  # noqa: E402
-from rackside.hall.console.event import Event  # noqa: E402
-from rackside.hall.console.resultstore import ResultStore  # noqa: E402
+from rackside.hall.console.scoring import results, tsh, tshlive  # noqa: E402
+from rackside.hall.console.state.event import Event  # noqa: E402
+from rackside.hall.console.scoring.resultstore import ResultStore  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "tsh"
 

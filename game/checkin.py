@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 MAX_TABLE = 999  # table numbers are 1 to MAX_TABLE (a pairing's table, the clock's menu; the hall's table-N users, [hall] table, the fleet)
-# The rounds of one event, at most: TSH's player lines (hall.console.tsh), the console's round, and a
+# The rounds of one event, at most: TSH's player lines (hall.console.scoring.tsh), the console's round, and a
 # pairing's round on the clock are all this one limit (TSH events have a few dozen)
 MAX_ROUND = 200
 

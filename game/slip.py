@@ -13,7 +13,7 @@ Clauses (WESPA Game Rules v2.0 and the v5.1 summary):
   result after penalties.
 - 5.3.3: an overtime forfeit: the scores are typed as usual; the forfeiter's penalty is at least
   `clock.OVERTIME_FORFEIT_POINTS` (100), and the slip says "ForF" on the forfeiter's side. If the
-  forfeiter is still not behind, the console holds it for the director (hall.console.results.final_scores).
+  forfeiter is still not behind, the console holds it for the director (hall.console.scoring.results.final_scores).
 - 2.3.4-2.3.6: a lateness forfeit (compulsory or optional) needs no slip: the result is a win by
   the lateness margin (2.3.6(a)) from the clock's own result, and the absent player is not there to
   sign; `begin` gives None and the keypad does nothing after such an end.

@@ -100,7 +100,7 @@ def public_dir() -> Path:
     return state_dir() / "public"
 
 
-EVENTS = "events"  # the console's events, one folder each (hall/console/eventdir.py), under the state folder
+EVENTS = "events"  # the console's events, one folder each (hall/console/shell/eventdir.py), under the state folder
 
 
 def events_dir() -> Path:

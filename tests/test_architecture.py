@@ -213,7 +213,7 @@ def test_the_firmware_users_are_real_and_none_is_the_wire():
 def test_the_wire_console_and_demo_take_the_rules_from_the_game():
     graph = import_graph()
     for user in (f"{WIRE}.commands", f"{WIRE}.messages", f"{WIRE}.eventrules", f"{WIRE}.resend",
-                 "rackside.hall.console.results", "rackside.hall.console.sim", f"{FIRMWARE}.runner"):
+                 "rackside.hall.console.scoring.results", "rackside.hall.console.demohall.sim", f"{FIRMWARE}.runner"):
         assert any(inside(d, GAME) for d in graph[user]), user
 
 
@@ -238,14 +238,14 @@ def test_the_layer_check_can_fail():
         "rackside.game.checkin": {"rackside.hall.wire.topics", "rackside.game.clock"},
         "rackside.game.slip": {"rackside.values", "rackside.firmware.outputs"},
         "rackside.hall.wire.payloads": {"rackside.firmware.journal_writer", "rackside.game.clock"},
-        "rackside.hall.console.sim": {"rackside.firmware.runner"},
+        "rackside.hall.console.demohall.sim": {"rackside.firmware.runner"},
         "rackside.hall.device.clock_output": {"rackside.firmware.outputs"},
         "rackside.firmware.runner": {"rackside.firmware.outputs", "rackside.game.clock", "rackside.hall.wire.commands"},
     }
     assert layer_violations(graph) == [
         "rackside.game.checkin -> rackside.hall.wire.topics (the game imports only the game and the leaves)",
         "rackside.game.slip -> rackside.firmware.outputs (the game imports only the game and the leaves)",
-        "rackside.hall.console.sim -> rackside.firmware.runner (only the clock program's own entry points and adapters import firmware)",
+        "rackside.hall.console.demohall.sim -> rackside.firmware.runner (only the clock program's own entry points and adapters import firmware)",
         "rackside.hall.wire.payloads -> rackside.firmware.journal_writer (only the clock program's own entry points and adapters import firmware)",
     ]
 
@@ -347,10 +347,10 @@ def test_the_rooms_import_only_what_they_may():
 def test_the_room_check_can_fail():
     # Each rule broken once, in a made-up graph, as a module would break it.
     graph = {
-        "rackside.hall.console.sim": {"rackside.hall.device.clock_output", "rackside.hall.wire.payloads"},
-        "rackside.hall.console.devices": {"rackside.hall.director.fleet", "rackside.hall.net.client"},
+        "rackside.hall.console.demohall.sim": {"rackside.hall.device.clock_output", "rackside.hall.wire.payloads"},
+        "rackside.hall.console.fleet.devices": {"rackside.hall.director.fleet", "rackside.hall.net.client"},
         "rackside.hall.director.fleet": {"rackside.hall.device.enrol"},
-        "rackside.hall.device.update": {"rackside.hall.console.updates", "rackside.hall.wire.update"},
+        "rackside.hall.device.update": {"rackside.hall.console.fleet.updates", "rackside.hall.wire.update"},
         "rackside.hall.device.enrol": {"rackside.hall.director.dynsec"},
         "rackside.hall.wire.join": {"rackside.hall.net.config"},
         "rackside.hall.net.link": {"rackside.hall.device.outbox"},
@@ -358,9 +358,9 @@ def test_the_room_check_can_fail():
         "rackside.hall.cli": {"rackside.hall.device.station", "rackside.hall.director.provision"},
     }
     assert room_violations(graph) == [
-        "rackside.hall.console.sim -> rackside.hall.device.clock_output",
+        "rackside.hall.console.demohall.sim -> rackside.hall.device.clock_output",
         "rackside.hall.device.enrol -> rackside.hall.director.dynsec",
-        "rackside.hall.device.update -> rackside.hall.console.updates",
+        "rackside.hall.device.update -> rackside.hall.console.fleet.updates",
         "rackside.hall.director.fleet -> rackside.hall.device.enrol",
         "rackside.hall.director.tail -> rackside.hall.cli",
         "rackside.hall.net.link -> rackside.hall.device.outbox",

@@ -15,7 +15,7 @@ import pytest
 from rackside.firmware import requests as runner_requests
 from rackside.game.journal import input_to_dict
 from rackside.game.messages import Request
-from rackside.hall.console import requests as console_requests
+from rackside.hall.console.state import requests as console_requests
 from rackside.hall.device.intake import Accepted, CommandIntake
 from rackside.hall.wire import commands
 
@@ -76,7 +76,7 @@ def test_each_command_goes_from_the_console_over_the_wire_to_the_clocks_answerer
 def test_every_list_of_commands_is_read_off_the_table():
     """A new entry is a new command everywhere: the envelope's `cmd`, the schemas, the table's own,
     the simulated clock's keypad commands."""
-    from rackside.hall.console import sim
+    from rackside.hall.console.demohall import sim
 
     assert commands.NAMES == tuple(commands.SPECS) == tuple(commands.SCHEMAS) == tuple(commands.FIELDS)
     assert commands.ENVELOPE["cmd"].values == commands.NAMES
@@ -98,11 +98,11 @@ def test_the_page_sends_what_the_table_says_and_the_runner_answers_what_the_tabl
 # Where a command travels: the console's check, the clock's intake, hall output and runner's answer,
 # the demo's clock (its `_command`; the demo's scripts are steps of a story, not commands).
 COMMAND_PATH = {
-    "hall/console/requests.py": None,
+    "hall/console/state/requests.py": None,
     "hall/device/intake.py": None,
     "hall/device/clock_output.py": None,
     "firmware/requests.py": None,
-    "hall/console/sim.py": "_command",
+    "hall/console/demohall/sim.py": "_command",
 }
 
 
@@ -138,7 +138,7 @@ def test_the_spelling_check_can_fail():
 def test_the_demos_clock_answers_every_command_in_the_table(tmp_path):
     """The demo's simulated tables read the table too: each command gets one ack (an update, which a
     simulated clock cannot install, once raised in the demo's scheduler and was never answered)."""
-    from rackside.hall.console.sim import SimHall
+    from rackside.hall.console.demohall.sim import SimHall
 
     sim = SimHall("h", "127.0.0.1", 1, {3: ("table-3", "pw", "table-3")}, tmp_path / "journals")  # never connected
     acks = []

@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from rackside.hall.console import limits
-from rackside.hall.console.app import Console, build_app
+from rackside.hall.console.common import limits
+from rackside.hall.console.shell.app import Console, build_app
 
 from support.console import call, cheap_hash, logged_in
 
@@ -91,7 +91,7 @@ def test_a_table_sending_nan_cannot_break_the_directors_page():
     """Python's json reads NaN and Infinity; JSON (the page's JSON.parse, Starlette's JSONResponse)
     does not. One table's credentials (a faulty or hostile Pi) put a retained state with NaN on
     the broker, and every snapshot of the whole hall failed to render from then on."""
-    from rackside.hall.console.hallstate import HallState
+    from rackside.hall.console.state.hallstate import HallState
 
     s = HallState("h")
     s.on_message("rackside/v1/h/table/3/state", b'{"seq": 1, "game": "g", "phase": "running", "players": [{"remaining_ms": NaN}]}')
@@ -115,7 +115,7 @@ def test_a_station_cannot_rewrite_another_stations_challenge():
     """Challenges were kept by their id alone, so station 2 publishing station 1's id replaced
     station 1's verdict and per-word results on the director's screen (ids are each station's own:
     its challenge log's)."""
-    from rackside.hall.console.hallstate import HallState
+    from rackside.hall.console.state.hallstate import HallState
 
     s = HallState("h")
     s.on_message("rackside/v1/h/table/3/status", b"online")
@@ -147,7 +147,7 @@ def test_the_rounds_game_time_is_one_every_clock_takes():
 def test_a_round_is_one_tsh_files_can_hold():
     """Round numbers went up to 999, the table limit's figure (a copy of it, issue 24 item 2); a
     .t file's rounds are read up to tsh.MAX_ROUNDS, so a round past it could hold no pairing."""
-    from rackside.hall.console import tsh
+    from rackside.hall.console.scoring import tsh
 
     console = Console("h", cheap_hash("pw"))
     app = build_app(console, secret_key="k" * 64)

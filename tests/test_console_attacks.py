@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall.console import limits
+from rackside.hall.console.common import limits
 
 from support.broker import Broker
 from support.console import ConsoleProcess, Http

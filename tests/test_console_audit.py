@@ -15,8 +15,8 @@ import pytest
 
 from rackside.game.call import SIDE, Call
 from rackside.game.journal import input_to_dict
-from rackside.hall.console import limits
-from rackside.hall.console.resultstore import (AUDIT_KINDS, DEVICE_GAMES, DEVICE_ROWS, MAX_AUDIT_READ, ResultStore)
+from rackside.hall.console.common import limits
+from rackside.hall.console.scoring.resultstore import (AUDIT_KINDS, DEVICE_GAMES, DEVICE_ROWS, MAX_AUDIT_READ, ResultStore)
 from rackside.hall.wire import payloads
 
 from support import browser as chromium

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 
 from rackside.hall.director import takeover
-from rackside.hall.console.app import Console
-from rackside.hall.console.resultstore import ResultStore
+from rackside.hall.console.shell.app import Console
+from rackside.hall.console.scoring.resultstore import ResultStore
 
 from support.console import ConsoleProcess, Http, cheap_hash
 from support.hallclock import LiveClock, clock_config, send
@@ -264,7 +264,7 @@ def test_a_game_id_used_again_at_a_table_by_another_clock_keeps_its_own_seqs_sli
     a spare at table 3 numbers its own game game-000001 again, later: its events are not repeats, its
     slip not a redelivery, its result not a second device's, and the old mark does not hold it. Table
     4's game-000001 at the same time is its own table's."""
-    from rackside.hall.console.hallstate import HallState
+    from rackside.hall.console.state.hallstate import HallState
     h = HallState("h")
     P = "rackside/v1/h/table/"
 

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall.console import auth, limits, tsh
-from rackside.hall.console.hallstate import HallState
-from rackside.hall.console.results import ClockResult, ResultError, final_scores
+from rackside.hall.console.shell import auth
+from rackside.hall.console.common import limits
+from rackside.hall.console.scoring import tsh
+from rackside.hall.console.state.hallstate import HallState
+from rackside.hall.console.scoring.results import ClockResult, ResultError, final_scores
 from support.console import cheap_hash
 
 DATA = Path(__file__).parent / "data" / "console"
@@ -210,7 +212,7 @@ def test_the_snapshot_carries_the_events_rules_for_the_page():
     """The page's fallback rules (a state carries its game's own) are the event's ([event], issue 38),
     WESPA's when it says nothing, never a copy of the clock core's defaults."""
     from rackside.game.clock import Rules
-    from rackside.hall.console.app import Console
+    from rackside.hall.console.shell.app import Console
     from rackside.hall.wire.eventrules import from_table
 
     console = Console("h", cheap_hash("pw"))
@@ -230,7 +232,7 @@ def test_the_snapshot_carries_the_events_rules_for_the_page():
 
 
 def test_config_loads_credentials_and_names_a_bad_key(tmp_path):
-    from rackside.hall.console import config
+    from rackside.hall.console.shell import config
 
     (tmp_path / "director.toml").write_text('hall = "h"\nuser = "director"\npassword = "s3cret"\n')
     good = auth.hash_password("pw")
@@ -259,7 +261,7 @@ def test_config_loads_credentials_and_names_a_bad_key(tmp_path):
 def test_the_events_rules_are_checked_where_they_enter_naming_the_key(tmp_path, event, says):
     """Issue 38: [event] holds the event's rules; each is checked by the clock's own table
     (game.rules_table: one range, one default), and a bad one is one line naming the key."""
-    from rackside.hall.console import config
+    from rackside.hall.console.shell import config
 
     path = tmp_path / "hall.toml"
     path.write_text(f'[console]\nhall = "h"\nurl = "mqtt://x"\nusername = "d"\nmqtt_password = "p"\n'
@@ -271,7 +273,7 @@ def test_the_events_rules_are_checked_where_they_enter_naming_the_key(tmp_path, 
 def test_the_events_rules_default_to_wespas_and_take_the_clocks_keys(tmp_path):
     from rackside.game.clock import Rules
     from rackside.game.rules_table import CLOCK_KEYS
-    from rackside.hall.console import config
+    from rackside.hall.console.shell import config
     from rackside.hall.wire import eventrules
 
     path = tmp_path / "hall.toml"
@@ -307,7 +309,7 @@ def test_a_challenge_in_a_tables_history_is_a_challenge_whatever_its_kind():
 def test_a_stream_that_stops_reading_is_dropped_at_its_byte_budget_and_freed():
     import asyncio
 
-    from rackside.hall.console.hub import Hub
+    from rackside.hall.console.shell.hub import Hub
 
     async def go():
         hub = Hub()
@@ -331,7 +333,7 @@ def test_a_clocks_repeated_state_is_not_sent_again_and_every_real_change_is():
     works that out, so the tile is not sent again. A time that jumped, a new seq, a status: sent."""
     import asyncio
 
-    from rackside.hall.console.hub import Hub
+    from rackside.hall.console.shell.hub import Hub
 
     def tile(sent_at, p1, p2=600_000, seq=7, status="online", phase="running"):
         return {"table": 4, "status": status, "names": ["A", "B"], "problems": [],
@@ -368,7 +370,7 @@ def test_a_tables_history_goes_only_to_the_streams_watching_that_table():
     steered only by the session that opened it."""
     import asyncio
 
-    from rackside.hall.console.hub import Hub
+    from rackside.hall.console.shell.hub import Hub
 
     def kinds(stream):
         return [m.split("\n", 1)[0].removeprefix("event: ") + ":" + str(json.loads(m.split("data: ", 1)[1])["table"])

@@ -1,5 +1,5 @@
 """A tournament day through the real `rackside hall console` process (issue 23, "Done when"): a real
-Mosquitto, simulated clocks running the real clock core (hall/console/sim.py, answering `resend`
+Mosquitto, simulated clocks running the real clock core (hall/console/demohall/sim.py, answering `resend`
 from their journals as a clock does), TSH files, and Debian's headless Chromium.
 
 The hall with TSH (division A, six players, two rounds on tables 1 to 3):
@@ -29,7 +29,7 @@ import json
 
 import pytest
 
-from rackside.hall.console import tsh
+from rackside.hall.console.scoring import tsh
 
 from support import browser as chromium
 from support.console import ConsoleProcess, Http, post, sim_clocks, tsh_files

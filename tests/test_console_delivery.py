@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from rackside.hall.console import limits
-from rackside.hall.console.app import Console
-from rackside.hall.console.hallstate import Game
+from rackside.hall.console.common import limits
+from rackside.hall.console.shell.app import Console
+from rackside.hall.console.state.hallstate import Game
 
 from support.broker import Recorder
 from support.console import ConsoleProcess, Http, cheap_hash
@@ -127,7 +127,7 @@ def test_a_resent_event_goes_back_in_its_place_in_the_history():
     assert [e["seq"] for e in console.state.tables[3].history] == [1, 2, 3, 4, 5, 6]
     from collections import deque
 
-    from rackside.hall.console.hallstate import _insert_in_order
+    from rackside.hall.console.state.hallstate import _insert_in_order
 
     full = deque(({"kind": "input", "game": "g", "seq": s} for s in (10, 11, 13)), maxlen=3)
     _insert_in_order(full, {"kind": "input", "game": "g", "seq": 12})

@@ -146,7 +146,7 @@ def test_a_two_division_day_survives_a_sigkill(day, browser):
     assert a_headers["X-Rackside-Unscored-Players"] == "3,4"  # A's board 2 was not recorded: named, not guessed
     assert b == "pair 3 0 1 B\npair 4 0 1 B\na 1 B\n1 401 2 399\n3 90\n4 -90\n\n"
     # fed to TSH's own score entry (support/tshmodel.py): division B ends round 1 with every player scored
-    from rackside.hall.console import tsh as tshfiles
+    from rackside.hall.console.scoring import tsh as tshfiles
 
     tsh_now = Tsh.load([tshfiles.parse_t(A_T, "A"), tshfiles.parse_t(B_T, "B")])
     assert [m for m in tsh_now.feed(a.decode() + b) if m.error] == []

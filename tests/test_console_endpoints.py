@@ -52,9 +52,10 @@ from support.inproc import PASSWORD, inproc_console
 from support.paperless import A_T, CONFIG_TSH
 from support.wait import wait
 
-from rackside.hall.console import health, limits
-from rackside.hall.console.app import ROUTES, build_app, Console
-from rackside.hall.console.resultstore import AUDIT_KINDS
+from rackside.hall.console.state import health
+from rackside.hall.console.common import limits
+from rackside.hall.console.shell.app import ROUTES, build_app, Console
+from rackside.hall.console.scoring.resultstore import AUDIT_KINDS
 from rackside.hall.wire import update as wire_update
 
 NOT_AN_OBJECT = "the request body must be a JSON object"

@@ -17,11 +17,11 @@ import time
 import pytest
 
 from rackside.firmware.requests import RULES_NOTICE
-from rackside.hall.console.auth import hash_password
-from rackside.hall.console.config import ConsoleConfig, load_credentials
-from rackside.hall.console import rulespage
-from rackside.hall.console.demo import demo_t_file, free_port
-from rackside.hall.console.serve import ConsoleServer
+from rackside.hall.console.shell.auth import hash_password
+from rackside.hall.console.shell.config import ConsoleConfig, load_credentials
+from rackside.hall.console.rules import rulespage
+from rackside.hall.console.demohall.demo import demo_t_file, free_port
+from rackside.hall.console.shell.serve import ConsoleServer
 from rackside.hall.device.station import StationPublisher
 from rackside.hall.net import config as hall_config
 from rackside.hall.wire import topics

@@ -109,7 +109,7 @@ def test_a_store_of_another_event_is_refused_whole_with_one_line(make_broker, tm
     lines = [x for x in run.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
     assert "belongs to hall" in lines[0] and "'open-a'" in lines[0] and "'open-b'" in lines[0], lines[0]
-    from rackside.hall.console.resultstore import ResultStore
+    from rackside.hall.console.scoring.resultstore import ResultStore
 
     kept = ResultStore(b.home / "console-results.sqlite", identity={"hall": broker.hall, "event": "open-a"})
     assert [r.names for r in kept.results()] == [("Bigall, Vera", "Krafchick, Joey")]  # left as it was

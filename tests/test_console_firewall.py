@@ -54,7 +54,7 @@ def dropped(net) -> int:
 
 def listener(net) -> socket.socket:
     """The console's port on the director's machine, with uvicorn's backlog (limits.BACKLOG), not accepting."""
-    from rackside.hall.console import limits
+    from rackside.hall.console.common import limits
 
     with net.on_the_machine():
         s = socket.socket()
@@ -114,10 +114,10 @@ def close(sockets) -> None:
 
 def test_the_hall_wide_burst_fits_in_the_consoles_listening_queue():
     """What lets the machine's own connections in under any crowd: the hall's burst leaves room in
-    the queue (hall.console.limits.BACKLOG) even while the console accepts nothing."""
+    the queue (hall.console.common.limits.BACKLOG) even while the console accepts nothing."""
     import re
 
-    from rackside.hall.console import limits
+    from rackside.hall.console.common import limits
 
     bursts = [int(b) for b in re.findall(r"^\s*tcp dport \$console_port .* limit rate over \d+/second burst (\d+) packets counter drop$",
                                           RULES.read_text(), re.M)]

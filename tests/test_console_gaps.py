@@ -16,7 +16,7 @@ import pytest
 from rackside.game.clock import Arrive, LateStart, Rules, apply, new_clock, view
 from rackside.hall.wire import commands
 from rackside.hall.wire.payloads import state_payload
-from rackside.hall.console import auth
+from rackside.hall.console.shell import auth
 
 from support.hallclock import ack, send
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall.console.demo import demo_t_file
+from rackside.hall.console.demohall.demo import demo_t_file
 
 from support import browser as chromium
 from support.console import ConsoleProcess, Http

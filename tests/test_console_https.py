@@ -16,7 +16,7 @@ import urllib.request
 import pytest
 from support.console import ConsoleProcess
 
-from rackside.hall.console.transport import PlainHttpLocalOnly, fingerprint
+from rackside.hall.console.shell.transport import PlainHttpLocalOnly, fingerprint
 
 PASSWORD = "director-pw"
 

@@ -31,7 +31,7 @@ import pytest
 
 from rackside.game import clock as C
 from rackside.game.call import BUTTONS, KEYPAD, SIDE
-from rackside.hall.console import tsh
+from rackside.hall.console.scoring import tsh
 from rackside.hall.wire import commands, health, payloads
 from rackside.hall.wire.schema import Schema
 

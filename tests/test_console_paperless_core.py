@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from rackside.hall.console import checkin, incidents, signedslips
-from rackside.hall.console.hallstate import Table
+from rackside.hall.console.state import checkin
+from rackside.hall.console.tableside import incidents, signedslips
+from rackside.hall.console.state.hallstate import Table
 
 
 def seat(table, numbers, names, division="A", starter=None, round_=1):

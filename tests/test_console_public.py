@@ -1,5 +1,5 @@
 """The public hall through the real `rackside hall console` process (issue 28 item 1, "Done when"): a
-real Mosquitto, simulated clocks and a simulated challenge station (hall/console/sim.py, the real
+real Mosquitto, simulated clocks and a simulated challenge station (hall/console/demohall/sim.py, the real
 clock core), a real event's TSH files (tests/data/tsh/july4-2025: round 3 paired, rounds 1 and 2
 scored), the public listener ([public] listen) and folder, and Debian's headless Chromium with a
 phone's viewport. Nothing is mocked.
@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall.console import public, standings, tsh
+from rackside.hall.console.publichall import public
+from rackside.hall.console.scoring import standings, tsh
 from support import browser as chromium
 from support.broker import Broker, free_port
 from support.console import ConsoleProcess, Http, post, tsh_files
@@ -60,7 +61,7 @@ def get(url: str, headers: dict | None = None):
 class Hall:
     def __init__(self, folder: Path):
         from rackside.game.clock import Rules
-        from rackside.hall.console.sim import SimHall
+        from rackside.hall.console.demohall.sim import SimHall
 
         self.broker = Broker(folder / "broker", tables="1-3", stations=1).start()
         self.www = folder / "www"
@@ -279,7 +280,7 @@ def test_the_public_listener_has_its_own_caps_and_a_crowd_there_leaves_the_direc
     import socket
     import time
 
-    from rackside.hall.console import limits
+    from rackside.hall.console.common import limits
     from support.wait import until
 
     def closed(s: socket.socket) -> bool:

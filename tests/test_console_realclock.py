@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from rackside.hall.console.auth import hash_password
-from rackside.hall.console.config import ConsoleConfig, load_credentials
-from rackside.hall.console.demo import demo_t_file, free_port
-from rackside.hall.console.serve import ConsoleServer
+from rackside.hall.console.shell.auth import hash_password
+from rackside.hall.console.shell.config import ConsoleConfig, load_credentials
+from rackside.hall.console.demohall.demo import demo_t_file, free_port
+from rackside.hall.console.shell.serve import ConsoleServer
 
 from support.hallclock import LiveClock, clock_config
 from support.console import Http

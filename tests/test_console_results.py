@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall.console import hallplan, limits, results, tsh
-from rackside.hall.console.event import Event
-from rackside.hall.console.hallstate import HallState
-from rackside.hall.console.resultstore import ResultStore
-from rackside.hall.console.results import ClockResult, Limits, ResultError, decide, final_scores
+from rackside.hall.console.scoring import hallplan, results, tsh
+from rackside.hall.console.common import limits
+from rackside.hall.console.state.event import Event
+from rackside.hall.console.state.hallstate import HallState
+from rackside.hall.console.scoring.resultstore import ResultStore
+from rackside.hall.console.scoring.results import ClockResult, Limits, ResultError, decide, final_scores
 from support.tshmodel import Tsh
 
 DATA = Path(__file__).parent / "data" / "tsh"
@@ -266,7 +267,7 @@ def test_the_same_t_file_imported_from_many_folders_is_kept_once_and_a_restart_s
     # A director imports the round's .t file again and again during a day, from wherever it was
     # saved: the kept copy is the division's file, not one per folder (it grew past MAX_FILES and
     # the console then refused to start).
-    from rackside.hall.console.event import MAX_FILES
+    from rackside.hall.console.state.event import MAX_FILES
 
     store = ResultStore(tmp_path / "r.sqlite")
     event = Event(store)
@@ -278,7 +279,7 @@ def test_the_same_t_file_imported_from_many_folders_is_kept_once_and_a_restart_s
 
 
 def test_kept_files_that_cannot_be_read_again_are_a_problem_not_a_console_that_will_not_start(tmp_path):
-    from rackside.hall.console.event import FILES_KEY, MAX_FILES
+    from rackside.hall.console.state.event import FILES_KEY, MAX_FILES
 
     store = ResultStore(tmp_path / "r.sqlite")
     store.put_setting(FILES_KEY, {f"d{i}.t": {"text": "Ann 1500 2;\n"} for i in range(MAX_FILES + 1)})
@@ -382,8 +383,8 @@ def test_a_result_that_comes_after_the_round_moved_on_belongs_to_its_games_round
 
 
 def test_a_slips_penalties_follow_the_clocks_rules_5_3():
-    from rackside.hall.console.contract import default_rules
-    from rackside.hall.console.results import slip_result
+    from rackside.hall.console.state.contract import default_rules
+    from rackside.hall.console.scoring.results import slip_result
 
     wespa = default_rules()
     assert final_scores(slip_result(2, "end", None, [20, 0], wespa), (400, 380)).scores == (380, 380)
@@ -440,7 +441,7 @@ def test_a_change_of_the_events_rules_is_audited_as_the_rules_not_as_a_call(hall
     """The audit's kinds (issue 36) and the event's rules (issue 38): a change of [event] is its own kind,
     found by `?kind=rules`, never among a table's calls. Before, it was written with note()'s default
     kind, "call", so the Audit page listed it as a call and `?kind=rules` was refused."""
-    from rackside.hall.console.resultstore import AUDIT_KINDS
+    from rackside.hall.console.scoring.resultstore import AUDIT_KINDS
     from rackside.hall.wire.eventrules import from_table
 
     event, _ = hall
@@ -452,10 +453,10 @@ def test_a_change_of_the_events_rules_is_audited_as_the_rules_not_as_a_call(hall
 
 
 def test_a_results_body_is_checked_once_at_the_request_and_the_event_works_with_what_it_left(hall, monkeypatch):
-    """hall.console.requests.result_body checks (and puts in their one form) the types of a result's
+    """hall.console.state.requests.result_body checks (and puts in their one form) the types of a result's
     body: the slip's two scores, a margin, a decision, the names typed for a game by table. The
     event's result works the result out from that body and checks none of them again."""
-    from rackside.hall.console import requests
+    from rackside.hall.console.state import requests
 
     body = {"slip": ["410", 388], "names": ["  Ann \x07 Adams ", ""], "decision": {"scores": ["1", 2], "reason": "x"}, "margin": "80"}
     requests.result_body(body)

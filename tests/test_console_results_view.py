@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from rackside.hall.console import results
+from rackside.hall.console.scoring import results
 from support import browser as chromium
 from support.console import Http, demo_hall, post
 

@@ -13,11 +13,11 @@ import json
 import pytest
 
 from rackside.game.rules_table import CLOCK_KEYS
-from rackside.hall.console.app import Console, build_app
-from rackside.hall.console.config import ConsoleConfig
-from rackside.hall.console.event import ROUND_KEY, RULES_KEY
-from rackside.hall.console.resultstore import STORE_REFUSED, ResultStore
-from rackside.hall.console.serve import RESULTS_DB, make_console
+from rackside.hall.console.shell.app import Console, build_app
+from rackside.hall.console.shell.config import ConsoleConfig
+from rackside.hall.console.state.event import ROUND_KEY, RULES_KEY
+from rackside.hall.console.scoring.resultstore import STORE_REFUSED, ResultStore
+from rackside.hall.console.shell.serve import RESULTS_DB, make_console
 from rackside.hall.wire import eventrules
 from rackside.hall.wire.eventrules import from_table
 
@@ -225,7 +225,7 @@ def test_a_change_the_store_refuses_keeps_nothing_of_it(page):
 def test_the_events_rules_are_worked_out_once_at_start(tmp_path, monkeypatch):
     """make_console worked the event's rules out twice (restore_event for the round's game time, then
     Event.set_rules again): once now, passed along."""
-    from rackside.hall.console.event import Event
+    from rackside.hall.console.state.event import Event
     calls = []
     real = Event.rules_at_start
 

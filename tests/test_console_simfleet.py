@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from rackside.hall.console.demo import start_hall
+from rackside.hall.console.demohall.demo import start_hall
 
 from support.console import Http
 from support.wait import until

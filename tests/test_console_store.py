@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
-from rackside.hall.console.resultstore import ResultStore, StoreError
-from rackside.hall.console.results import ClockResult, Final, Recorded
+from rackside.hall.console.scoring.resultstore import ResultStore, StoreError
+from rackside.hall.console.scoring.results import ClockResult, Final, Recorded
 
 from support.broker import Recorder
 from support.console import ConsoleProcess, Http, demo_hall

@@ -23,7 +23,8 @@ import pytest
 
 from rackside.game import call, checkin, clock, render, rules_table, slip
 from rackside.hall.wire import commands, topics
-from rackside.hall.console import limits, tsh
+from rackside.hall.console.common import limits
+from rackside.hall.console.scoring import tsh
 from rackside.judge import adjudication
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,7 +112,7 @@ def test_only_hall_topics_spells_the_topic_root():
 def test_only_hall_commands_says_how_far_a_clock_may_be_adjusted():
     assert adjust_bounds_outside_commands_py(list(python_sources()), page_scripts()) == []
     # and the console checks a director's command with hall.wire.commands itself, not a copy
-    assert "commands.parse(" in (ROOT / "hall" / "console" / "requests.py").read_text(encoding="utf-8")
+    assert "commands.parse(" in (ROOT / "hall" / "console" / "state" / "requests.py").read_text(encoding="utf-8")
 
 
 def test_the_checks_find_a_second_definition(tmp_path):
@@ -168,13 +169,13 @@ RULES = [
 def test_the_clock_and_the_console_take_the_same_rounds():
     """A pairing's round (game.checkin, hall.wire) and the console's (TSH's player lines, its
     config's round) are one limit: a round the console may be in is one the clock takes."""
-    from rackside.hall.console import config
+    from rackside.hall.console.shell import config
 
     assert checkin.MAX_ROUND == tsh.MAX_ROUNDS == config.MAX_ROUND == topics.MAX_ROUND
 
 
 def test_the_simulators_keypad_commands_are_the_tables_and_the_slips_answer():
-    from rackside.hall.console import sim
+    from rackside.hall.console.demohall import sim
 
     assert set(sim.KEYPAD_COMMANDS) == {*commands.TABLE_COMMANDS, "slip_outcome"}
     assert 'KEYPAD_COMMANDS = commands.answered_by("table", "slip")' in Path(sim.__file__).read_text(encoding="utf-8")
@@ -303,7 +304,7 @@ def test_each_rule_and_limit_has_one_home(rule):
 
 # A clock's time as m:ss (25:00, -1:05) is static/clocktext.js's `clockText`, imported by the
 # script of every console page that shows one (ready.js had its own `mmss`, the paperless drawer its
-# own count), the public page too: its folder of files (hall.console.public.PAGE_FILES) carries clocktext.js.
+# own count), the public page too: its folder of files (hall.console.publichall.public.PAGE_FILES) carries clocktext.js.
 TIME_FORMAT = re.compile(r"%\s*60\)\.padStart\(2")
 
 
@@ -506,7 +507,7 @@ def test_one_script_derives_a_tables_state_and_both_pages_load_it(tmp_path):
     assert outside("tilestate.js", DERIVATION, page_scripts()) == []
     assert len(DERIVATION.findall((static / "tilestate.js").read_text(encoding="utf-8"))) == 7
     imported("tilestate.js", (("index.html", "app.js"), ("public.html", "public.js")))
-    from rackside.hall.console import public
+    from rackside.hall.console.publichall import public
     assert {"clocktext.js", "tilestate.js"} <= set(public.PAGE_FILES)  # written beside the page in the folder too
     bad = tmp_path / "public.js"
     bad.write_text('function classOf(t) { if (t.offline) return "OFFLINE"; }\n')

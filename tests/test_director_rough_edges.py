@@ -241,7 +241,7 @@ def test_the_kiosk_pin_hash_has_the_consoles_form_and_an_old_one_still_works(tmp
     """The kiosk's PIN hash was `scrypt$N$r$p$hex$hex`, the console's password `scrypt:N:R:P:b64:b64`."""
     import hashlib
 
-    from rackside.hall.console.auth import check_hash_form
+    from rackside.hall.console.shell.auth import check_hash_form
     from rackside.kiosk.station_config import load_config, verify_pin
 
     env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "RACKSIDE_STATE_DIR": str(tmp_path / "s"), "RACKSIDE_CONFIG_DIR": str(tmp_path / "c")}

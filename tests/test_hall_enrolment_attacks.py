@@ -303,7 +303,7 @@ def test_the_director_removes_a_device_and_its_retained_hello(hall, tmp_path):
 
 
 def test_the_join_client_drops_no_table_and_no_console(hall, tmp_path):
-    from rackside.hall.console.bridge import Bridge
+    from rackside.hall.console.shell.bridge import Bridge
 
     director, fleet = fleet_of(hall)
     dev = Device(hall, tmp_path, "pi-t2")

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall.console import contract, health, readiness
-from rackside.hall.console.contract import Refused
-from rackside.hall.console.hallstate import HallState, Table
+from rackside.hall.console.state import contract, health
+from rackside.hall.console.fleet import readiness
+from rackside.hall.console.state.contract import Refused
+from rackside.hall.console.state.hallstate import HallState, Table
 from rackside.hall.device import healthparse
 from rackside.hall.device.health import HealthReader, HealthWatch, adjtimex
 from rackside.hall.wire import health as wire

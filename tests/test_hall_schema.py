@@ -1,7 +1,7 @@
 """One schema per message (issue 24 item 3): a director's command, what a clock or a station
 publishes, and the hello are each described once (hall.wire.schema) and checked with that one
-description at every end: the console's check of a director's command (hall.console.requests), the
-clock's parser (hall.wire.commands.parse) and runner, the console's contract (hall.console.contract)
+description at every end: the console's check of a director's command (hall.console.state.requests), the
+clock's parser (hall.wire.commands.parse) and runner, the console's contract (hall.console.state.contract)
 and the director's fleet (hall.wire.join). A field added to a schema is checked everywhere with no
 further code, and every refusal is one line naming the field."""
 
@@ -15,8 +15,8 @@ from rackside.game.clock import End, Press, Rules, new_clock, view
 from rackside.game.clock import apply as clock_apply
 from rackside.game.messages import Request
 from rackside.firmware.requests import ARGS
-from rackside.hall.console import contract, requests
-from rackside.hall.console.hallstate import HallState
+from rackside.hall.console.state import contract, requests
+from rackside.hall.console.state.hallstate import HallState
 from rackside.hall.wire import commands, join, messages, payloads, topics
 from rackside.hall.wire.schema import OMIT, Flag, Invalid, ListOf, OneOf, Schema, Text, Time, Whole
 

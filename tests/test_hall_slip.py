@@ -69,7 +69,7 @@ def test_the_console_keeps_a_slip_event_apart_from_the_result():
     started later, a resend brings them in any order) never takes the slip for the result."""
     import json
 
-    from rackside.hall.console.hallstate import HallState
+    from rackside.hall.console.state.hallstate import HallState
 
     h = HallState("h")
     slip = {"kind": "slip", "game": "game-000001", "seq": 14, "scores": [412, 350], "penalties": [0, 0],
@@ -120,7 +120,7 @@ def test_the_console_takes_a_slip_that_has_its_signatures_seq():
     slip first) the signature's input is still taken."""
     import json
 
-    from rackside.hall.console.hallstate import HallState
+    from rackside.hall.console.state.hallstate import HallState
 
     h = HallState("h")
     sign = {"kind": "input", "game": "game-000001", "seq": 14, "t_ns": 10**9, "input": "slip_sign", "player": 2,

@@ -361,7 +361,7 @@ def test_a_downgrade_within_one_release_is_told_by_the_build_times_the_console_w
     it asks for the director's confirmation of that downgrade too. Before, it sent it without
     allow_downgrade, the root updater refused it ("confirm the downgrade on the Devices page"), and
     the page never offered that confirmation: no way from the console to go back within a release."""
-    from rackside.hall.console.updates import Updates
+    from rackside.hall.console.fleet.updates import Updates
     from rackside.hall.wire import topics
 
     def bundle(label: str, built: str):
@@ -493,10 +493,10 @@ def test_a_clock_updates_from_the_devices_page(offline_wheels, broker, console, 
 
 def test_the_console_keeps_each_outcome_as_the_clock_acked_it(tmp_path):
     """"not switched" (installed, a game still in progress) is neither switched nor failed: the
-    ack's `update` reaches the page as the clock sent it (hall.console.contract)."""
+    ack's `update` reaches the page as the clock sent it (hall.console.state.contract)."""
     from rackside.hall.wire import topics
-    from rackside.hall.console.app import Console
-    from rackside.hall.console.updates import Updates
+    from rackside.hall.console.shell.app import Console
+    from rackside.hall.console.fleet.updates import Updates
     from rackside.hall.wire.payloads import ack_payload
 
     console = Console("testhall", "x")
@@ -517,8 +517,8 @@ def test_a_bundles_build_time_is_written_off_the_event_loop(tmp_path, monkeypatc
     import inspect
     import threading
 
-    from rackside.hall.console import updates as updates_module
-    from rackside.hall.console.updates import BUILT_FILE, Updates
+    from rackside.hall.console.fleet import updates as updates_module
+    from rackside.hall.console.fleet.updates import BUILT_FILE, Updates
 
     writers = []
     real = updates_module.write_atomic

@@ -32,7 +32,7 @@ from rackside.game import checkin as checkin_core
 from rackside.game import clock as C
 from rackside.game.clock import Phase
 from rackside.game.slip import Step
-from rackside.hall.console import tsh
+from rackside.hall.console.scoring import tsh
 
 from support import browser as chromium
 from support.console import ConsoleProcess, Http, post, tsh_files

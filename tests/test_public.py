@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall.console import config, public, publicserve, standings, tsh
-from rackside.hall.console.app import Console
-from rackside.hall.console.event import Event
-from rackside.hall.console.resultstore import ResultStore
+from rackside.hall.console.shell import config
+from rackside.hall.console.publichall import public, publicserve
+from rackside.hall.console.scoring import standings, tsh
+from rackside.hall.console.shell.app import Console
+from rackside.hall.console.state.event import Event
+from rackside.hall.console.scoring.resultstore import ResultStore
 from support.console import cheap_hash
 
 DATA = Path(__file__).parent / "data" / "tsh"
@@ -517,7 +519,7 @@ def test_a_damaged_folder_is_refused_whole_with_one_line(tmp_path, caplog, damag
 
 
 def test_a_folder_document_larger_than_its_bound_is_refused(tmp_path, caplog, monkeypatch):
-    from rackside.hall.console import limits
+    from rackside.hall.console.common import limits
 
     c, files = a_written_folder(tmp_path)
     monkeypatch.setattr(limits, "PUBLIC_DOC_BYTES", max(len(files[n]) for n in public.FILES) - 1)

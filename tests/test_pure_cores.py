@@ -49,21 +49,21 @@ PURE_CORES = {
     "rackside.hall.director.takeover": "hall/director/takeover.py",  # the takeover commands, and the game a takeover continues (hallstate)
     "rackside.hall.wire.health": "hall/wire/health.py",
     "rackside.hall.device.healthparse": "hall/device/healthparse.py",
-    "rackside.hall.console.health": "hall/console/health.py",
-    "rackside.hall.console.readiness": "hall/console/readiness.py",
-    "rackside.hall.console.hallstate": "hall/console/hallstate.py",
-    "rackside.hall.console.contract": "hall/console/contract.py",
-    "rackside.hall.console.requests": "hall/console/requests.py",
-    "rackside.hall.console.limits": "hall/console/limits.py",
-    "rackside.hall.console.results": "hall/console/results.py",
-    "rackside.hall.console.tsh": "hall/console/tsh.py",
-    "rackside.hall.console.jsliteral": "hall/console/jsliteral.py",
-    "rackside.hall.console.hallplan": "hall/console/hallplan.py",
-    "rackside.hall.console.standings": "hall/console/standings.py",  # TSH's ranking
-    "rackside.hall.console.public": "hall/console/public.py",  # the public hall's documents
-    "rackside.hall.console.checkin": "hall/console/checkin.py",  # issue 27: check-in against the round's pairings
-    "rackside.hall.console.incidents": "hall/console/incidents.py",  # issue 27: the calls' queue
-    "rackside.hall.console.signedslips": "hall/console/signedslips.py",  # issue 27: whether a signed slip agrees
+    "rackside.hall.console.state.health": "hall/console/state/health.py",
+    "rackside.hall.console.fleet.readiness": "hall/console/fleet/readiness.py",
+    "rackside.hall.console.state.hallstate": "hall/console/state/hallstate.py",
+    "rackside.hall.console.state.contract": "hall/console/state/contract.py",
+    "rackside.hall.console.state.requests": "hall/console/state/requests.py",
+    "rackside.hall.console.common.limits": "hall/console/common/limits.py",
+    "rackside.hall.console.scoring.results": "hall/console/scoring/results.py",
+    "rackside.hall.console.scoring.tsh": "hall/console/scoring/tsh.py",
+    "rackside.hall.console.scoring.jsliteral": "hall/console/scoring/jsliteral.py",
+    "rackside.hall.console.scoring.hallplan": "hall/console/scoring/hallplan.py",
+    "rackside.hall.console.scoring.standings": "hall/console/scoring/standings.py",  # TSH's ranking
+    "rackside.hall.console.publichall.public": "hall/console/publichall/public.py",  # the public hall's documents
+    "rackside.hall.console.state.checkin": "hall/console/state/checkin.py",  # issue 27: check-in against the round's pairings
+    "rackside.hall.console.tableside.incidents": "hall/console/tableside/incidents.py",  # issue 27: the calls' queue
+    "rackside.hall.console.tableside.signedslips": "hall/console/tableside/signedslips.py",  # issue 27: whether a signed slip agrees
 }
 
 # Modules that do I/O, run threads or processes, read a clock or randomness, or drive hardware.

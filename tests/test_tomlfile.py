@@ -8,7 +8,7 @@ import pytest
 from rackside import tomlfile
 from rackside.firmware.config import ConfigError, load_config
 from rackside.hall.net.config import HallConfigError, load_credentials
-from rackside.hall.console import config as console_config
+from rackside.hall.console.shell import config as console_config
 from rackside.hardware.bcm import PinMapError
 from rackside.hardware.pinmap import load_pinmap
 from rackside.kiosk import station_config

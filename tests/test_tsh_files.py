@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall.console import jsliteral, tsh
-from rackside.hall.console.tsh import TshError
+from rackside.hall.console.scoring import jsliteral, tsh
+from rackside.hall.console.scoring.tsh import TshError
 
 DATA = Path(__file__).parent / "data" / "tsh"
 EVENTS = {"july4-2025": ["A", "B"], "albany-2024": ["A", "B", "C"]}
@@ -213,7 +213,7 @@ def test_each_round_pairs_as_tsh_pairs_it(rel, ref):
 
 
 def test_tsh_table_labels_of_a_real_event_are_shown():
-    from rackside.hall.console import hallplan
+    from rackside.hall.console.scoring import hallplan
 
     cfg = tsh.parse_config((DATA / "july4-2025/config.tsh").read_text(encoding="utf-8"))
     divisions = tsh.parse_tourney_js((DATA / "july4-2025/tourney.js").read_text(encoding="utf-8"))
@@ -225,7 +225,7 @@ def test_tsh_table_labels_of_a_real_event_are_shown():
 def test_tsh_table_labels_from_tourney_js_alone():
     """tourney.js carries TSH's own `config.tables` (issue 23.4): without a config.tsh the labels are
     the same as with it, and a config.tsh's `config tables` still decides when both are given."""
-    from rackside.hall.console import hallplan
+    from rackside.hall.console.scoring import hallplan
 
     divisions = tsh.parse_tourney_js((DATA / "july4-2025/tourney.js").read_text(encoding="utf-8"))
     a = {d.name: d for d in divisions}["A"]

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall.console import results, tsh
-from rackside.hall.console.event import Event
-from rackside.hall.console.hallstate import HallState
-from rackside.hall.console.resultstore import ResultStore
-from rackside.hall.console.results import Recorded
+from rackside.hall.console.scoring import results, tsh
+from rackside.hall.console.state.event import Event
+from rackside.hall.console.state.hallstate import HallState
+from rackside.hall.console.scoring.resultstore import ResultStore
+from rackside.hall.console.scoring.results import Recorded
 from support.tshmodel import Tsh
 
 DATA = Path(__file__).parent / "data" / "tsh"

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from rackside.hall.console import jsliteral, results, tsh, tshout
-from rackside.hall.console.event import Event
-from rackside.hall.console.resultstore import ResultStore
-from rackside.hall.console.results import Recorded
+from rackside.hall.console.scoring import jsliteral, results, tsh, tshout
+from rackside.hall.console.state.event import Event
+from rackside.hall.console.scoring.resultstore import ResultStore
+from rackside.hall.console.scoring.results import Recorded
 from support.console import post
 from support.tshmodel import Tsh
 
@@ -245,7 +245,7 @@ def test_the_console_serves_and_keeps_a_live_tourney_js_with_the_recorded_result
 
 
 def test_a_tourney_js_folder_that_cannot_be_written_is_refused_at_start(tmp_path):
-    from rackside.hall.console import config
+    from rackside.hall.console.shell import config
 
     from support.console import cheap_hash
 
@@ -267,7 +267,7 @@ def test_a_burst_of_results_is_one_write_an_interval_and_a_refusing_disk_is_said
     import asyncio
     import logging
 
-    from rackside.hall.console import tshlive
+    from rackside.hall.console.scoring import tshlive
 
     async def until(condition, timeout=15.0):
         """The condition, polled on the loop (the write itself runs on a thread)."""
@@ -307,7 +307,7 @@ def test_a_burst_of_results_is_one_write_an_interval_and_a_refusing_disk_is_said
 
 
 def test_the_results_are_decoded_once_and_a_correction_is_read_again():
-    from rackside.hall.console import tshlive
+    from rackside.hall.console.scoring import tshlive
 
     ev = imported(JULY4)
     rows = round3_results(ev)

@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 from rackside.game.clock import Rules
-from rackside.hall.console.auth import hash_password
-from rackside.hall.console.config import ConsoleConfig
-from rackside.hall.console.demo import HALL, free_port
-from rackside.hall.console.serve import ConsoleServer
-from rackside.hall.console.sim import SimHall
+from rackside.hall.console.shell.auth import hash_password
+from rackside.hall.console.shell.config import ConsoleConfig
+from rackside.hall.console.demohall.demo import HALL, free_port
+from rackside.hall.console.shell.serve import ConsoleServer
+from rackside.hall.console.demohall.sim import SimHall
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]

@@ -22,7 +22,7 @@ from _console import chromium, login, sim_hall, start_console  # noqa: E402 (doc
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from rackside.hall.console.demo import Mosquitto  # noqa: E402
+from rackside.hall.console.demohall.demo import Mosquitto  # noqa: E402
 
 EVENT = ROOT / "tests" / "data" / "tsh" / "albany-2024"
 TABLES = list(range(1, 44))  # round 1: A's 12 boards, B's 14, C's 17, hall-wide

@@ -23,8 +23,8 @@ from _console import chromium, clock_process, login, start_console, stop_all  # 
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from rackside.hall.console import requests  # noqa: E402
-from rackside.hall.console.demo import Mosquitto, demo_t_file  # noqa: E402
+from rackside.hall.console.state import requests  # noqa: E402
+from rackside.hall.console.demohall.demo import Mosquitto, demo_t_file  # noqa: E402
 from rackside.hall.wire.eventrules import from_table  # noqa: E402
 
 TABLES = [1, 2, 3, 4]

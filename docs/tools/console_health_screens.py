@@ -23,7 +23,7 @@ from _console import chromium, clock_process, login, start_console, stop_all  # 
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from rackside.hall.console.demo import Mosquitto, demo_t_file  # noqa: E402
+from rackside.hall.console.demohall.demo import Mosquitto, demo_t_file  # noqa: E402
 
 FAULTS = {1: ["undervoltage", "hot"], 2: ["unsynced"], 3: ["disk-full", "write-errors"], 4: ["wifi-weak", "undervoltage-earlier"],
           5: [], 6: []}

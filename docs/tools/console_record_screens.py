@@ -23,7 +23,7 @@ from _console import chromium, login, sim_hall, start_console  # noqa: E402 (doc
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from rackside.hall.console.demo import Mosquitto  # noqa: E402
+from rackside.hall.console.demohall.demo import Mosquitto  # noqa: E402
 
 CONFIG_TSH = b"division A a.t\nconfig max_rounds = 2\n"
 A_T = ("Adams, Ann             1500 2 3; ; board 1 2; p12 1 2\n"

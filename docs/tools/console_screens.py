@@ -21,7 +21,7 @@ from _console import chromium, login  # noqa: E402 (docs/tools/_console.py)
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from rackside.hall.console.demo import Mosquitto, start_hall  # noqa: E402
+from rackside.hall.console.demohall.demo import Mosquitto, start_hall  # noqa: E402
 
 
 def main() -> int:

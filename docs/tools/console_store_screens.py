@@ -23,9 +23,9 @@ from _console import chromium, login  # noqa: E402 (docs/tools/_console.py)
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from rackside.hall.console.demo import Mosquitto, start_hall  # noqa: E402
-from rackside.hall.console.results import ClockResult, Final, Recorded  # noqa: E402
-from rackside.hall.console.resultstore import StoreError  # noqa: E402
+from rackside.hall.console.demohall.demo import Mosquitto, start_hall  # noqa: E402
+from rackside.hall.console.scoring.results import ClockResult, Final, Recorded  # noqa: E402
+from rackside.hall.console.scoring.resultstore import StoreError  # noqa: E402
 
 FINISHED = 6  # demo_scripts: the sixth special table, "finished: waiting for the scorekeeper"
 

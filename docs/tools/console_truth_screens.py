@@ -24,7 +24,7 @@ from _console import chromium, login, sim_hall, start_console  # noqa: E402 (doc
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from rackside.hall.console.demo import Mosquitto  # noqa: E402
+from rackside.hall.console.demohall.demo import Mosquitto  # noqa: E402
 
 EVENT = ROOT / "tests" / "data" / "tsh" / "july4-2025"
 TABLES = list(range(1, 26))  # round 1: division A's 25 boards (B is not paired yet)

@@ -23,8 +23,8 @@ from _console import chromium, sim_hall, start_console  # noqa: E402 (docs/tools
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from rackside.hall.console.config import PublicConfig  # noqa: E402
-from rackside.hall.console.demo import Mosquitto, free_port  # noqa: E402
+from rackside.hall.console.shell.config import PublicConfig  # noqa: E402
+from rackside.hall.console.demohall.demo import Mosquitto, free_port  # noqa: E402
 
 EVENT = ROOT / "tests" / "data" / "tsh" / "july4-2025"
 TABLES = list(range(1, 9))

@@ -37,14 +37,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("name", metavar="NAME", nargs="?", help="the event to archive (default: the current one)")
     e.set_defaults(func=_event)
 
-    from . import ready_cli
+    from .shell import ready_cli
 
     ready_cli.register(sub)  # rackside hall ready
 
 
 def _console(args) -> int:
-    from . import config, serve
-    from .auth import hash_password
+    from .shell import config, serve
+    from .shell.auth import hash_password
 
     if args.hash_password:
         pw = getpass.getpass("director's password: ")
@@ -61,8 +61,8 @@ def _console(args) -> int:
     except config.ConfigError as e:
         print(f"rackside hall console: {e}", file=sys.stderr)
         return 2
-    from .eventdir import EventError
-    from .resultstore import StoreError
+    from .shell.eventdir import EventError
+    from .scoring.resultstore import StoreError
 
     try:
         return serve.run_foreground(cfg)
@@ -74,7 +74,7 @@ def _console(args) -> int:
 def _event(args) -> int:
     from rackside import paths
 
-    from . import eventdir
+    from .shell import eventdir
 
     state = paths.state_dir()
     try:
@@ -101,7 +101,7 @@ def _event(args) -> int:
 def _demo(args) -> int:
     from rackside.hall.wire import topics
 
-    from . import demo
+    from .demohall import demo
 
     if not 1 <= args.tables <= topics.MAX_TABLE:
         print(f"rackside hall demo: --tables must be from 1 to {topics.MAX_TABLE}", file=sys.stderr)

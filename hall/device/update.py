@@ -2,7 +2,7 @@
 clock's side, `Updater` (the names and bounds both ends share, and the console's check of a bundle's
 own SHA256SUMS, are hall.wire.update's).
 
-The director uploads a bundle to the console (hall/console/updates.py), which checks it and sends
+The director uploads a bundle to the console (hall/console/fleet/updates.py), which checks it and sends
 each chosen table's clock an `update` command on its own cmd topic (hall.wire.commands), carrying the
 version, the bundle's SHA-256, the console's URL and a token for that table alone. The clock's
 `Updater`, on a thread of its own (never the runner's, never the hall worker's), fetches the file

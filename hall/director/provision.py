@@ -100,7 +100,7 @@ class Device:
 
     @property
     def login(self) -> tuple[str, str, str]:
-        """(user, password, client id): what a simulated table or station logs in with (hall.console.sim)."""
+        """(user, password, client id): what a simulated table or station logs in with (hall.console.demohall.sim)."""
         return self.user, self.password, self.client_id
 
 

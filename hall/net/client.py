@@ -1,6 +1,6 @@
 """A paho-mqtt client logged in to the hall's broker with a credentials file's user, for a session
 that lives as long as one command or page: `rackside hall devices` (hall.director.fleet_cli) and
-the console's Devices page (hall/console/devices.py) log in as the director with it. A device's
+the console's Devices page (hall/console/fleet/devices.py) log in as the director with it. A device's
 long-lived session, with its reconnects and outbox, is hall.net.link's."""
 
 from __future__ import annotations

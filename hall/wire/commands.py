@@ -57,8 +57,8 @@ command. Every command's `id` is journalled beside the input it became (as "comm
 Each command is one entry in `SPECS` (a `Spec`): its fields with their bounds, who answers it on the
 clock (`ANSWERERS`: the runner's game, table, slip or displays, or the hall output's journal or
 updater), whether the director's page may send it, how it becomes the runner's request
-(`Command.request`) and that request a game input. The console (hall.console.requests), the clock's
-intake and hall output (hall.device), the runner (firmware.requests) and the demo (hall.console.sim)
+(`Command.request`) and that request a game input. The console (hall.console.state.requests), the clock's
+intake and hall output (hall.device), the runner (firmware.requests) and the demo (hall.console.demohall.sim)
 read it and spell no command's name: adding a command is its entry, with an example that
 tests/test_command_table.py sends from the console to its answerer.
 
@@ -290,7 +290,7 @@ ENVELOPE: dict[str, Field] = _envelope(NAMES)
 FIELDS: dict[str, dict[str, Field]] = {name: s.fields for name, s in SPECS.items()}
 _THEN = {name: s.then for name, s in SPECS.items() if s.then is not None}
 # The schema of each command, by name: looked up when a command is checked, so a field added here is
-# checked by the console (hall.console.requests) and by the clock (`parse`) alike.
+# checked by the console (hall.console.state.requests) and by the clock (`parse`) alike.
 SCHEMAS: dict[str, Schema] = {name: Schema({**ENVELOPE, **s.fields}, unknown="refuse", then=s.then) for name, s in SPECS.items()}
 
 

@@ -21,7 +21,7 @@ key, so a clock starts its next game with the event's rules whatever its clock.t
 hall.wire.commands), and the retained `rackside/v1/<hall>/rules` message (`payload`, `parse`), which
 a station reads for its challenge rule (hall.device.station) and which names the rules a console
 runs. The director's page edits them (`form`: each key's range from the same table, `edit`: a change
-checked as [event] is; hall.console.rulespage). WESPA's presets are cited clause by clause (../shared/rules/wespa-game-rules-v2.0-2010.txt);
+checked as [event] is; hall.console.rules.rulespage). WESPA's presets are cited clause by clause (../shared/rules/wespa-game-rules-v2.0-2010.txt);
 no NASPA or ABSP values are shipped, for want of a published source at hand (docs/console.md).
 """
 

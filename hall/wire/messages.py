@@ -1,7 +1,7 @@
 """What a clock and a station publish (docs/hall.md, "Topics, v1"), one schema each (hall.wire.schema):
 a clock's `state`, its `event`s (an input, the game's `result`, or its signed `slip`) and its command `ack`s; a
 station's `challenge` and its `detail`. hall.wire.payloads writes them on the device; the console
-reads every one with these schemas (hall.console.contract) before it touches the hall state, and
+reads every one with these schemas (hall.console.state.contract) before it touches the hall state, and
 the device's payloads are checked against them by the tests; so a field added here is read,
 checked, at the console with no further code. Pure.
 

@@ -2,7 +2,7 @@
 journal holds them (game.journal), and the game's result, replayed from the journal, if it ended.
 
 Both ends that answer one live here, in the room both may import: a clock's publisher
-(hall/device/recovery.py, on its worker thread) and the demo's simulated tables (hall/console/sim.py),
+(hall/device/recovery.py, on its worker thread) and the demo's simulated tables (hall/console/demohall/sim.py),
 whose journals are the firmware's format too. Reading a journal is file I/O: never on a clock's
 thread.
 """

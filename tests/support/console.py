@@ -123,9 +123,9 @@ def cheap_hash(password: str) -> str:
 @contextlib.contextmanager
 def demo_hall(folder, broker_tables: str, tables: list[int], scripts: dict, password: str, faults: dict | None = None):
     """A real Mosquitto provisioned for `broker_tables` ("1-4") and one station, and the demo hall
-    (hall.console.demo) on it: `tables` simulated from `scripts`, the console under uvicorn. The hall
+    (hall.console.demohall.demo) on it: `tables` simulated from `scripts`, the console under uvicorn. The hall
     keeps its `broker` (to publish as a table that is not simulated) and its `workdir`."""
-    from rackside.hall.console.demo import start_hall
+    from rackside.hall.console.demohall.demo import start_hall
 
     from support.broker import Broker
 
@@ -195,7 +195,7 @@ class ConsoleProcess:
 
     @property
     def home(self):
-        """The event's own folder (hall/console/eventdir.py): its results, audit, sessions, commands."""
+        """The event's own folder (hall/console/shell/eventdir.py): its results, audit, sessions, commands."""
         return self.state_dir / "events" / self.event
 
     def rss_mib(self) -> float:
@@ -234,10 +234,10 @@ def tsh_files(console_folder, files: dict, round: int | None = 1) -> str:
 
 
 def sim_clocks(broker, scripts: dict, journals, game_s: int):
-    """Simulated clocks (hall.console.sim, the real clock core) at `scripts`' tables, each on its own
+    """Simulated clocks (hall.console.demohall.sim, the real clock core) at `scripts`' tables, each on its own
     credentials and playing its script, started; close() when done."""
     from rackside.game.clock import Rules
-    from rackside.hall.console.sim import SimHall
+    from rackside.hall.console.demohall.sim import SimHall
 
     sim = SimHall(broker.hall, "127.0.0.1", broker.port,
                   {n: broker.devices[f"table-{n}"].login for n in scripts},

@@ -30,10 +30,10 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
-from rackside.hall.console.app import build_app
-from rackside.hall.console.auth import session_secret
-from rackside.hall.console.config import ConsoleConfig, load_credentials
-from rackside.hall.console.serve import SESSION_KEY, make_console
+from rackside.hall.console.shell.app import build_app
+from rackside.hall.console.shell.auth import session_secret
+from rackside.hall.console.shell.config import ConsoleConfig, load_credentials
+from rackside.hall.console.shell.serve import SESSION_KEY, make_console
 
 from support.console import cheap_hash
 from support.keypadclock import KeypadClock

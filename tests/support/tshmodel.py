@@ -1,6 +1,6 @@
 """TSH's score-entry state, as TSH 3.340's own code keeps it: who is paired, who is scored and what
 each command does to them. The oracle the console's TSH export is checked against (it reads
-nothing of Rackside's export code; the .t files come in through hall/console/tsh.py, whose reading
+nothing of Rackside's export code; the .t files come in through hall/console/scoring/tsh.py, whose reading
 is checked against TSH's TFile.pm in tests/test_tsh_files.py).
 
 Written from TSH's Perl (John Chew's `tsh`, version 3.340 per its tsh.pl `$gkVersion`; the files
@@ -102,7 +102,7 @@ class Tsh:
 
     @classmethod
     def load(cls, divisions, options: dict | None = None, scored_rounds: int | None = None) -> "Tsh":
-        """From hall/console/tsh.py Divisions (as TSH's .t files have them). `scored_rounds`: keep
+        """From hall/console/scoring/tsh.py Divisions (as TSH's .t files have them). `scored_rounds`: keep
         only the scores of the first so many rounds (TSH's state before the next round is entered)."""
         out = {}
         for d in divisions:

@@ -1,4 +1,4 @@
-// The paperless table on the director's page (issue 27; hall/console/paperless.py): who checked in
+// The paperless table on the director's page (issue 27; hall/console/tableside/paperless.py): who checked in
 // where (on each tile: a checked-in side's player, the starter TSH names marked), the calls from the
 // tables (the incident queue: table, who called (the server's `who`: a side, the keypad, the
 // buttons), since when, waiting for how long; apart from the challenges), the players at the wrong

@@ -1,6 +1,6 @@
 // A table the console sends as a view (issue 37): its columns ({key, heading, kind, page}) and its
 // rows (each a list of plain values, in the columns' order), the same view its CSV export writes
-// (hall/console/results.py round_view). Every page table drawn from a view is drawn here: the
+// (hall/console/scoring/results.py round_view). Every page table drawn from a view is drawn here: the
 // header from the columns, the cells from the rows; no page names a column itself.
 
 // The view as the console sent it, checked: columns with a key and a heading, rows as long as the

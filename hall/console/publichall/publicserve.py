@@ -53,11 +53,13 @@ from starlette.routing import Route
 
 from rackside.atomic import write_atomic
 
-from . import hallplan, limits, public, tshout
-from .guard import BodyLimit, GuardedH11, SecurityHeaders
+from ..scoring import hallplan, tshout
+from ..common import limits
+from . import public
+from ..common.guard import BodyLimit, GuardedH11, SecurityHeaders
 
 log = logging.getLogger("rackside.hall.console")
-STATIC = Path(__file__).parent / "static"
+STATIC = Path(__file__).parent.parent / "static"
 PAGE_SOURCES = {"index.html": "public.html", **{n: n for n in public.PAGE_FILES if n != "index.html"}}
 MEDIA = {".json": "application/json", ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
          ".css": "text/css; charset=utf-8"}

@@ -46,7 +46,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from . import limits
+from ..common import limits
 from .results import BY_TABLE, MAX_REASON, SIGNED, Recorded, ResultError
 
 SCHEMA = """

@@ -14,7 +14,7 @@ A script is a list of `(seconds, action)` relative to the sim's start, negative 
 happened before (a game already 20 minutes in). Actions: ("press", p), ("neutralise",), ("end",),
 ("late_start", (ps)), ("arrive", p), ("forfeit", p), ("offline",), ("challenge", words, verdict, hold_s),
 ("new_game",) (the next round's game, with the sim's rules, as a director's `new_game` starts it).
-Actions may come as lists (from JSON, when the tables run in other processes: hall/console/simfleet.py).
+Actions may come as lists (from JSON, when the tables run in other processes: hall/console/demohall/simfleet.py).
 """
 
 from __future__ import annotations

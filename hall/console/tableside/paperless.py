@@ -28,10 +28,12 @@ from starlette.routing import Route
 
 from rackside.hall.wire import commands
 
-from . import checkin, incidents, requests, results, signedslips
-from .guard import json_object
-from .guard import refused as _bad
-from .resultstore import CALL, SLIP, StoreError
+from ..state import checkin, requests
+from . import incidents, signedslips
+from ..scoring import results
+from ..common.guard import json_object
+from ..common.guard import refused as _bad
+from ..scoring.resultstore import CALL, SLIP, StoreError
 
 log = logging.getLogger("rackside.hall.console")
 DIRECTOR = "director"

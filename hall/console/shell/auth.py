@@ -23,7 +23,7 @@ from typing import Callable
 from rackside import scrypthash
 from rackside.atomic import write_atomic
 
-from . import limits
+from ..common import limits
 
 log = logging.getLogger("rackside.hall.console")
 N, R, P = 16384, 8, 1  # scrypt's interactive-login parameters (~16 MiB, tens of ms)

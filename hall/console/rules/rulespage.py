@@ -30,11 +30,11 @@ from starlette.routing import Route
 from rackside.game.rules_table import ConfigError
 from rackside.hall.wire import eventrules
 
-from .event import CONFIG_RULES_KEY
-from .guard import json_object
-from .guard import refused as _bad
-from .resultstore import STORE_REFUSED, StoreError
-from .results import MAX_REASON
+from ..state.event import CONFIG_RULES_KEY
+from ..common.guard import json_object
+from ..common.guard import refused as _bad
+from ..scoring.resultstore import STORE_REFUSED, StoreError
+from ..scoring.results import MAX_REASON
 
 log = logging.getLogger("rackside.hall.console")
 DIRECTOR = "director"

@@ -41,10 +41,12 @@ from rackside.game.clock import Rules
 from rackside.hall.director.takeover import continued_game
 from rackside.hall.wire import topics
 
-from . import contract, health, limits, results
+from . import contract, health
+from ..common import limits
+from ..scoring import results
 from .checkin import on_sides, recorded_sides
 from .contract import Refused
-from .results import BY_TABLE
+from ..scoring.results import BY_TABLE
 
 
 RESEND_ID = "resend-"  # the ids of the console's own resend requests
@@ -218,7 +220,7 @@ class Table:
     problems: deque = field(default_factory=lambda: deque(maxlen=limits.PROBLEMS_PER_DEVICE))
     seqs: Seqs = field(default_factory=Seqs)
     # the device's health, from its retained status (hall.wire.health), and its named problems
-    # under the director's thresholds (console/health.py)
+    # under the director's thresholds (console/state/health.py)
     health: dict | None = None
     version: str | None = None
     takes: tuple = ()  # the later command fields its status says it takes (hall.wire.commands.LATER_FIELDS)
@@ -450,7 +452,7 @@ class HallState:
         self.table_finals: dict[int, dict] = {}  # the round's results recorded by table (no TSH game), by table
         # each table's clock games -> Bound (the table's own `bound`), GAMES_BOUND a table, MAX_TABLE tables
         self.bound: dict[int, OrderedDict] = {}
-        self.thresholds = health.defaults()  # the director's health thresholds (console/health.py)
+        self.thresholds = health.defaults()  # the director's health thresholds (console/state/health.py)
         # issue 36's marks (Table.twice) kept from before a restart, of tables not yet known again: at most MAX_TABLE
         self.twice_kept: dict[int, dict] = {}
 

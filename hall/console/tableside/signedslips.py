@@ -33,8 +33,8 @@ from collections import OrderedDict
 
 from rackside.game.checkin import MAX_TABLE
 
-from .checkin import on_sides
-from .results import LATENESS_ENDINGS
+from ..state.checkin import on_sides
+from ..scoring.results import LATENESS_ENDINGS
 
 RECORD, HOLD = "record", "hold"
 SLIPS = (RECORD, HOLD)  # [console] slips: what the console does with a slip that agrees

@@ -29,15 +29,18 @@ from rackside.atomic import write_atomic
 
 from rackside.hall.wire import eventrules
 
-from . import eventdir, limits, publicserve, tsh, tshlive
+from . import eventdir
+from ..common import limits
+from ..publichall import publicserve
+from ..scoring import tsh, tshlive
 from .app import Console, build_app
 from .auth import Sessions, session_secret
 from .bridge import Bridge
 from .config import ConsoleConfig
-from .devices import FleetService
-from .guard import GuardedH11
-from .resultstore import ResultStore
-from .updates import Updates
+from ..fleet.devices import FleetService
+from ..common.guard import GuardedH11
+from ..scoring.resultstore import ResultStore
+from ..fleet.updates import Updates
 
 log = logging.getLogger("rackside.hall.console")
 RESULTS_DB = "console-results.sqlite"  # every confirmed result and its audit trail (resultstore.py)

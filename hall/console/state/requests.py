@@ -20,7 +20,8 @@ from rackside.hall.wire import commands
 from rackside.hall.wire.schema import Invalid, Whole
 from rackside.hall.wire.schema import whole as _whole
 
-from . import limits, results
+from ..common import limits
+from ..scoring import results
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 # The commands the page sends (docs/console.md, "Commands": hall.wire.commands.SPECS' `page`); the
@@ -126,7 +127,7 @@ def checked_command(cmd: dict) -> None:
 
 def result_body(body: dict) -> None:
     """Types at the boundary, each checked here once and put in its one form for
-    hall.console.event's `result`, which checks none of them again: two whole numbers for a slip (a
+    hall.console.state.event's `result`, which checks none of them again: two whole numbers for a slip (a
     text "12" is the page's form field, a list of two is the slip), a whole margin, a decision
     object with its scores and reason, a correction's reason as text, the shape of `no_clock` (its
     values are results.slip_result's), the names typed for a game by table (results.typed_names)."""

@@ -49,8 +49,8 @@ from rackside.hall.net.config import HallConfigError, parse_url
 from rackside.hall.wire.eventrules import EventRules, from_table as event_rules
 
 from .auth import HashError, check_hash_form
-from .signedslips import RECORD, SLIPS
-from .tsh import MAX_ROUNDS
+from ..tableside.signedslips import RECORD, SLIPS
+from ..scoring.tsh import MAX_ROUNDS
 
 MAX_ROUND = MAX_ROUNDS  # a round number: TSH keeps no more rounds than this
 

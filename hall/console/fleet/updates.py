@@ -45,10 +45,10 @@ from starlette.routing import Route
 from rackside.atomic import write_atomic
 from rackside.hall.wire import commands, update, bundle as wire_bundle
 
-from . import limits
-from .guard import refused as _bad
-from .results import BY_TABLE
-from .resultstore import UPDATE, StoreError
+from ..common import limits
+from ..common.guard import refused as _bad
+from ..scoring.results import BY_TABLE
+from ..scoring.resultstore import UPDATE, StoreError
 
 log = logging.getLogger("rackside.hall.console")
 DIRECTOR = "director"

@@ -23,8 +23,8 @@ import secrets
 from collections import deque
 from typing import Any
 
-from . import limits
-from .hallstate import repeats, tile_look
+from ..common import limits
+from ..state.hallstate import repeats, tile_look
 
 log = logging.getLogger("rackside.hall.console")
 

@@ -30,9 +30,10 @@ def run(args) -> int:
     from rackside.hall.net.client import connect
     from rackside.hall.wire import topics
 
-    from . import config, readiness
+    from . import config
+    from ..fleet import readiness
     from .app import Console
-    from .resultstore import ResultStore, StoreError
+    from ..scoring.resultstore import ResultStore, StoreError
     from .eventdir import EventError
     from .serve import RESULTS_DB, event_home, event_since, restore_event
 

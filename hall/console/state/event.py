@@ -21,10 +21,11 @@ from rackside.game.rules_table import ConfigError
 from rackside.hall.wire import eventrules
 from rackside.hall.wire.eventrules import EventRules
 
-from . import hallplan, limits, results, tsh
+from ..scoring import hallplan, results, tsh
+from ..common import limits
 from .contract import state_rules
 from .hallstate import Table, table_key
-from .resultstore import DIVISION, RULES, ResultStore, StoreError
+from ..scoring.resultstore import DIVISION, RULES, ResultStore, StoreError
 
 MAX_FILE_BYTES = limits.MAX_BODY_BYTES  # one TSH file: no more than a request may carry
 MAX_FILES = limits.MAX_TSH_FILES
@@ -251,8 +252,8 @@ class Event:
         with no TSH game this round is recorded by table (`round_`, the names as typed, optional).
         `entry`: the scores were typed from the paper slip (the form) or signed at the clock (issue 27).
 
-        `body`'s types are as hall.console.requests.result_body checked and left them (a page's
-        request), or as the console built it (a signed slip's scores, hall.console.paperless): they
+        `body`'s types are as hall.console.state.requests.result_body checked and left them (a page's
+        request), or as the console built it (a signed slip's scores, hall.console.tableside.paperless): they
         are not checked again here; the rules (results.py) check the values."""
         clock = t.current_result()
         no_clock = body.get("no_clock")

@@ -21,7 +21,7 @@ from collections import Counter
 from rackside.hall.wire.eventrules import EventRules
 from rackside.hall.wire.messages import STATE_RULES
 
-from .contract import state_rules
+from ..state.contract import state_rules
 
 PLAYING = ("running", "late", "neutralised")
 

@@ -3,7 +3,7 @@
 paho's network loop waits with `select()`, which takes only descriptors below 1024, and each paho
 client holds three (its socket and a wake-up pair): one process stops at about 340 tables. A
 `SimFleet` gives each group of at most `PER_PROCESS` tables its own process running a `SimHall`
-(`python -m rackside.hall.console.simfleet`), and offers the calls a caller makes of one hall:
+(`python -m rackside.hall.console.demohall.simfleet`), and offers the calls a caller makes of one hall:
 `connect`, `script`, `start`, `act`, `close`.
 
 The parent talks to each process over its stdin, one JSON line a message (the spec first, then
@@ -36,7 +36,7 @@ def _rules_dict(rules: C.Rules) -> dict:
 class _Worker:
     def __init__(self, spec: dict) -> None:
         self.tables = {int(n) for n in spec["tables"]}
-        self.proc = subprocess.Popen([sys.executable, "-m", "rackside.hall.console.simfleet"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", "rackside.hall.console.demohall.simfleet"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, bufsize=1)
         self.lock = threading.Lock()  # one writer at a time on the pipe
         self.ready = threading.Event()

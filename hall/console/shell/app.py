@@ -30,17 +30,24 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from . import auth, devices, health, limits, paperless, publicserve, readiness, requests, results, rulespage, tsh, tshlive, tshout, updates
-from .event import Event, decode_upload
-from .guard import Admission, BodyLimit, SecurityHeaders, json_object
-from .guard import refused as _bad
+from . import auth
+from ..fleet import devices, readiness, updates
+from ..state import health, requests
+from ..common import limits
+from ..tableside import paperless
+from ..publichall import publicserve
+from ..scoring import results, tsh, tshlive, tshout
+from ..rules import rulespage
+from ..state.event import Event, decode_upload
+from ..common.guard import Admission, BodyLimit, SecurityHeaders, json_object
+from ..common.guard import refused as _bad
 from .transport import PlainHttpLocalOnly
-from .hallstate import RESEND_ID, TWICE_KEY, HallState
-from .resultstore import AUDIT_KINDS, STORE_REFUSED, ResultStore, StoreError
+from ..state.hallstate import RESEND_ID, TWICE_KEY, HallState
+from ..scoring.resultstore import AUDIT_KINDS, STORE_REFUSED, ResultStore, StoreError
 from .hub import Hub, sse
 
 log = logging.getLogger("rackside.hall.console")
-STATIC = Path(__file__).parent / "static"
+STATIC = Path(__file__).parent.parent / "static"
 PUBLIC_STATIC = {"login.html", "login.js", "request.js", "style.css"}  # (request.js: the login form's CSRF token)
 DIRECTOR = "director"  # the one scope a logged-in session has
 

@@ -24,8 +24,8 @@ from starlette.routing import Route
 
 from rackside.hall.wire import join, topics
 
-from . import guard
-from .guard import refused as _bad
+from ..common import guard
+from ..common.guard import refused as _bad
 
 DIRECTOR = "director"
 

@@ -30,7 +30,7 @@ from rackside.hall.net.config import parse_url
 from rackside.hall.net.link import KEEPALIVE_S, SESSION_EXPIRY_S, Client, connect_failure, login_refusal
 from rackside.outage import Outage
 
-from . import limits
+from ..common import limits
 
 log = logging.getLogger("rackside.hall.console")
 REPORT_EVERY_S = 5.0  # a flooding device's dropped messages are reported at most this often

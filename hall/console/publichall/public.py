@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 
 from rackside.hall.wire import messages
 
-from . import limits, standings, tsh
+from ..common import limits
+from ..scoring import standings, tsh
 
 # The page's settings (it reads them from hall.json: no rule is defined twice)
 POLL_S = 5  # a page asks for what changed this often (a conditional request: 304 when nothing did)

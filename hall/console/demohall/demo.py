@@ -1,6 +1,6 @@
 """`rackside hall demo --tables 40`: a private Mosquitto, simulated tables playing scripted games,
 a simulated challenge station, and the console, in one command. Up to 999 tables: the simulated
-tables run in processes of their own, 200 to a process (hall/console/simfleet.py).
+tables run in processes of their own, 200 to a process (hall/console/demohall/simfleet.py).
 
 The broker is provisioned exactly as a real hall (`rackside hall provision`: no anonymous access,
 a user and ACL a device) on a free loopback port in a temporary directory; the tables' journals are
@@ -26,9 +26,9 @@ from pathlib import Path
 from rackside.game.clock import Rules
 from rackside.hall.director import provision as prov
 
-from .auth import hash_password
-from .config import ConsoleConfig, PublicConfig
-from .serve import ConsoleServer
+from ..shell.auth import hash_password
+from ..shell.config import ConsoleConfig, PublicConfig
+from ..shell.serve import ConsoleServer
 from .sim import demo_scripts
 from .simfleet import PER_PROCESS, SimFleet
 
@@ -157,7 +157,7 @@ def _interrupt(signum, frame):
 
 
 def run(args) -> int:
-    from .serve import port_taken
+    from ..shell.serve import port_taken
 
     import sys
 

@@ -21,7 +21,7 @@ from rackside.game.clock import Rules
 from rackside.hall.wire import messages
 from rackside.hall.wire.schema import Invalid
 
-from . import limits
+from ..common import limits
 
 
 class Refused(ValueError):

@@ -1,0 +1,3 @@
+"""The public hall: its documents, its own listener and its folder.
+
+docs/architecture.md, "The console by feature"."""
