@@ -1,6 +1,7 @@
 """The shape of the code, checked: one import name, no import cycles, no subsystem importing the
 entry point (issue 8), the layers (issue 37: the game imports only itself and the leaves; only the
-clock program's own entry points import firmware), the hall's rooms (issue 24). Imports inside functions count: hiding a cycle in a function only moves the
+clock program's own entry points import firmware), the hall's rooms (issue 24), the console's feature
+packages (issue 37). Imports inside functions count: hiding a cycle in a function only moves the
 failure to run time."""
 
 from __future__ import annotations
@@ -367,6 +368,95 @@ def test_the_room_check_can_fail():
         "rackside.hall.wire.join -> rackside.hall.net.config",
     ]
 
+
+
+# --- The console by feature (issue 37 item 3). hall/console/ is packages (tools/refactor/move_console.py
+# moved the modules; its PACKAGES names the same packages as here). Shared, from the bottom, each
+# importing only those before it: `common` (every bound; the HTTP edge's checks), `scoring` (results
+# and TSH), `state` (the hall's state and the event). The features may import the shared packages,
+# never one another and never the shell; the `shell` composes them (app.routes, each feature given
+# its services, never the Console); the demo runs a console, so it may import the shell; `cli.py`
+# (the console's commands) is the one module outside the packages.
+
+CONSOLE = f"{HALL}.console"
+CONSOLE_SHARED = ("common", "scoring", "state")
+CONSOLE_FEATURES = ("tableside", "fleet", "publichall", "rules")
+CONSOLE_PACKAGES = (*CONSOLE_SHARED, *CONSOLE_FEATURES, "shell", "demohall")
+CONSOLE_OUTSIDE = {CONSOLE, f"{CONSOLE}.cli"}
+
+
+def console_package(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[3] if inside(module, CONSOLE) and len(parts) > 3 and parts[3] in CONSOLE_PACKAGES else None
+
+
+def console_may_import(package: str) -> set[str]:
+    """The console's packages `package` may import besides itself."""
+    if package in CONSOLE_SHARED:
+        return set(CONSOLE_SHARED[:CONSOLE_SHARED.index(package)])
+    if package in CONSOLE_FEATURES:
+        return set(CONSOLE_SHARED)
+    return {*CONSOLE_SHARED, *CONSOLE_FEATURES, *({"shell"} if package == "demohall" else set())}
+
+
+def console_violations(graph: dict[str, set[str]]) -> list[str]:
+    """`module -> imported` for each import between the console's packages that the layout forbids,
+    and for each package module importing the console's command line."""
+    found = []
+    for name, deps in sorted(graph.items()):
+        package = console_package(name)
+        if package is None:
+            continue
+        for dep in sorted(deps):
+            other = console_package(dep)
+            if dep == f"{CONSOLE}.cli" or (other not in (None, package) and other not in console_may_import(package)):
+                found.append(f"{name} -> {dep}")
+    return found
+
+
+def test_every_console_module_is_in_a_package_the_move_script_names():
+    loose = sorted(n for n in product_modules() if inside(n, CONSOLE) and n not in CONSOLE_OUTSIDE and console_package(n) is None)
+    assert loose == [], f"put these in one of hall/console/{{{','.join(CONSOLE_PACKAGES)}}}/ (docs/architecture.md): {loose}"
+    script = (ROOT / "tools" / "refactor" / "move_console.py").read_text(encoding="utf-8")
+    named = re.findall(r'(?m)^    "(\w+)": \(\(', script)
+    assert sorted(named) == sorted(CONSOLE_PACKAGES), "move_console.py's PACKAGES and this test name the same packages"
+
+
+def test_the_consoles_packages_import_only_what_they_may():
+    violations = console_violations(import_graph())
+    assert violations == [], "imports between the console's packages the layout forbids (docs/architecture.md):\n" + "\n".join(violations)
+
+
+def test_no_feature_reaches_for_the_console_object():
+    """A feature is given its services (each a named field: app.Console builds them); it never takes
+    the Console off the app (`request.app.state.console`) nor keeps it (`self.console`)."""
+    reaching = sorted(f"{n}: {m}" for n, path in product_modules().items() if console_package(n) in CONSOLE_FEATURES
+                      for m in sorted(set(re.findall(r"app\.state\.console|self\.console\b", path.read_text(encoding="utf-8")))))
+    assert reaching == [], "a feature takes named services, not the Console:\n" + "\n".join(reaching)
+
+
+def test_the_console_check_can_fail():
+    # Each rule broken once, in a made-up graph, as a module would break it.
+    c = CONSOLE
+    graph = {
+        f"{c}.tableside.paperless": {f"{c}.shell.app", f"{c}.state.hallstate", f"{c}.scoring.results"},  # a feature -> the shell
+        f"{c}.publichall.publicserve": {f"{c}.tableside.paperless", f"{c}.common.guard"},  # a feature -> another
+        f"{c}.state.hallstate": {f"{c}.fleet.updates", f"{c}.scoring.results"},  # the shared state -> a feature
+        f"{c}.scoring.results": {f"{c}.state.checkin"},  # a lower shared package -> a higher one
+        f"{c}.common.limits": {f"{c}.scoring.tsh"},
+        f"{c}.shell.app": {f"{c}.demohall.sim", f"{c}.rules.rulespage"},  # the shell -> the demo
+        f"{c}.fleet.devices": {f"{c}.cli"},
+        f"{c}.demohall.demo": {f"{c}.shell.serve", f"{c}.state.event"},  # allowed: the demo runs a console
+    }
+    assert console_violations(graph) == [
+        f"{c}.common.limits -> {c}.scoring.tsh",
+        f"{c}.fleet.devices -> {c}.cli",
+        f"{c}.publichall.publicserve -> {c}.tableside.paperless",
+        f"{c}.scoring.results -> {c}.state.checkin",
+        f"{c}.shell.app -> {c}.demohall.sim",
+        f"{c}.state.hallstate -> {c}.fleet.updates",
+        f"{c}.tableside.paperless -> {c}.shell.app",
+    ]
 
 # No re-exports: a name of the hall is imported from the module that defines it, never through one
 # that merely imports it (a device module handing the console a contract's name made the console
