@@ -54,7 +54,8 @@ from support.wait import wait
 
 from rackside.hall.console.state import health
 from rackside.hall.console.common import limits
-from rackside.hall.console.shell.app import ROUTES, build_app, Console
+from rackside.hall.console.shell.app import Console, build_app
+from rackside.hall.console.shell.app import routes as console_routes
 from rackside.hall.console.scoring.resultstore import AUDIT_KINDS
 from rackside.hall.wire import update as wire_update
 
@@ -86,6 +87,7 @@ ENDPOINTS = {
     ("POST", "/api/tsh"): Endpoint("/api/tsh", 401, ({"files": []}, 400, "files must be a non-empty list")),
     ("POST", "/api/division/remove"): Endpoint("/api/division/remove", 401, ({"division": ""}, 400, "division: allowed is")),
     ("POST", "/api/result/{n:int}"): Endpoint("/api/result/3", 401, ({"slip": ["many", 2]}, 400, "score")),
+    ("GET", "/api/results"): Endpoint("/api/results", 401, ("/api/results?round=0", 400, "round")),
     ("GET", "/api/export/round.csv"): Endpoint("/api/export/round.csv", 401, ("/api/export/round.csv?round=0", 400, "round")),
     ("GET", "/api/export/tsh.txt"): Endpoint("/api/export/tsh.txt", 401, ("/api/export/tsh.txt", 400, "TSH's score entry needs TSH files")),
     ("GET", "/api/export/tourney.js"): Endpoint("/api/export/tourney.js", 401, None),
@@ -139,7 +141,8 @@ def app_routes() -> set[tuple[str, str]]:
 
 def test_every_route_has_an_in_process_test():
     routes = app_routes()
-    assert {(m, r.path) for r in ROUTES for m in r.methods if m != "HEAD"} == routes  # the app serves ROUTES, no more
+    composed = console_routes(Console("h", "scrypt:16:8:1:x:y"))  # every feature's routes and the shell's
+    assert {(m, r.path) for r in composed for m in r.methods if m != "HEAD"} == routes  # the app serves those, no more
     assert sorted(routes - set(ENDPOINTS)) == [], "a route with no row in ENDPOINTS (auth, CSRF, a bad request)"
     assert sorted(set(ENDPOINTS) - routes) == [], "a row for a route the app does not have"
     assert sorted(routes - set(GOOD)) == [], "a route with no good-path test here"
@@ -417,6 +420,25 @@ def _export_csv(tmp_path, request):
         assert status == 200 and h["content-type"].startswith("text/csv")
         assert h["content-disposition"] == 'attachment; filename="tables-round1.csv"'
         assert "300" in raw.decode() and "Ida" in raw.decode()
+
+
+@good("GET", "/api/results")
+def _results(tmp_path, request):
+    with inproc_console(tmp_path) as c:
+        body = {"slip": [300, 280], "names": ["Ida", "Al"], "confirm": True,
+                "no_clock": {"reason": "no clock at this table", "penalties": [0, 0]}}
+        assert post(c.director, "/api/result/3", body)[0] == 200
+        status, raw, h = c.director.call("GET", "/api/results?round=1")
+        assert status == 200 and h["content-type"].startswith("application/json"), (status, raw)
+        view = json.loads(raw)
+        keys = [col["key"] for col in view["columns"]]
+        csv_head = c.director.call("GET", "/api/export/round.csv?round=1")[1].decode().splitlines()[0]
+        assert keys == csv_head.split(",")  # the page's columns are the CSV's: one view (results.round_view)
+        assert view["round"] == 1 and len(view["rows"]) == 1
+        row = dict(zip(keys, view["rows"][0]))
+        assert (row["table"], row["name1"], row["slip1"], row["name2"], row["slip2"]) == (3, "Ida", 300, "Al", 280)
+        status, raw, _ = c.director.call("GET", "/api/results?division=Z")
+        assert status == 400 and "no division 'Z'" in one_line(raw)
 
 
 @good("GET", "/api/export/tsh.txt")
