@@ -380,7 +380,7 @@ def test_the_room_check_can_fail():
 
 CONSOLE = f"{HALL}.console"
 CONSOLE_SHARED = ("common", "scoring", "state")
-CONSOLE_FEATURES = ("tableside", "fleet", "publichall", "rules")
+CONSOLE_FEATURES = ("resultsdesk", "tableside", "fleet", "publichall", "rules")
 CONSOLE_PACKAGES = (*CONSOLE_SHARED, *CONSOLE_FEATURES, "shell", "demohall")
 CONSOLE_OUTSIDE = {CONSOLE, f"{CONSOLE}.cli"}
 

@@ -512,3 +512,31 @@ def test_one_script_derives_a_tables_state_and_both_pages_load_it(tmp_path):
     bad = tmp_path / "public.js"
     bad.write_text('function classOf(t) { if (t.offline) return "OFFLINE"; }\n')
     assert outside("tilestate.js", DERIVATION, [bad]) == ["public.js:1"]
+
+
+# The director's one scope and the time a director's action is stamped with are common/guard.py's
+# (`DIRECTOR`, `now_iso`): five console modules each said `DIRECTOR = "director"`, three had their own
+# `_now_iso`, and the rules page stamped its audit rows to the second while the rest did to the ms.
+SCOPE = re.compile(r'^\s*DIRECTOR\s*=\s*"director"', re.M)
+STAMP = re.compile(r"datetime\.now\(timezone\.utc\)\.isoformat\(")
+
+
+def scope_and_stamp_outside_guard(sources) -> list[str]:
+    from rackside.hall.console.common import guard
+    home = Path(guard.__file__).resolve()
+    found = []
+    for p in sources:
+        if p.resolve() == home or "console" not in p.parts:
+            continue
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+            if SCOPE.search(line) or STAMP.search(line):
+                found.append(f"{where(p)}:{i}")
+    return found
+
+
+def test_only_the_guard_names_the_directors_scope_and_stamps_an_action(tmp_path):
+    assert scope_and_stamp_outside_guard(list(python_sources())) == []
+    planted = tmp_path / "console" / "copy.py"
+    planted.parent.mkdir()
+    planted.write_text('DIRECTOR = "director"\nstamp = datetime.now(timezone.utc).isoformat(timespec="seconds")\nfine = 1\n')
+    assert scope_and_stamp_outside_guard([planted]) == [f"{where(planted)}:1", f"{where(planted)}:2"]

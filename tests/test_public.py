@@ -204,7 +204,7 @@ def checked_in(c: Console, table: int, side: int, number: int, game: str = "g1",
 
 
 def recorded(c: Console, table: int, slip: list[int]) -> dict:
-    """The director's result, as the result endpoint records it (app.result): the players in the sides
+    """The director's result, as the result endpoint records it (resultspage.result): the players in the sides
     they sit at (Paperless.in_checkin_order), the slip's scores side 1 then side 2."""
     t = c.state.tables[table]
     seated = c.paperless.in_checkin_order(t)

@@ -46,6 +46,8 @@ PACKAGES: dict[str, tuple[tuple[str, ...], str]] = {
                 "The devices: the Devices page (the fleet), updates from the console, the readiness page."),
     "publichall": (("public", "publicserve"),
                "The public hall: its documents, its own listener and its folder."),
+    "resultsdesk": (("resultspage",),
+                    "The results desk: a result recorded, TSH's files imported, the exports and the audit."),
     "rules": (("rulespage",),
               "The event's rules page (issue 38)."),
     "shell": (("app", "auth", "serve", "transport", "bridge", "hub", "config", "eventdir", "ready_cli"),

@@ -29,6 +29,7 @@ import asyncio
 import gc
 import ssl
 import traceback
+from datetime import datetime, timezone
 
 import h11
 from starlette.exceptions import HTTPException
@@ -38,6 +39,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from rackside.hall.wire import update as _update
 
 from . import limits
+
+DIRECTOR = "director"  # the one scope a logged-in session has: every director endpoint `requires` it
+
+
+def now_iso() -> str:
+    """The time a director's action or a command is stamped with (UTC, to the millisecond)."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")

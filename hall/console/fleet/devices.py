@@ -25,9 +25,9 @@ from starlette.routing import Route
 from rackside.hall.wire import join, topics
 
 from ..common import guard
+from ..common.guard import DIRECTOR
 from ..common.guard import refused as _bad
 
-DIRECTOR = "director"
 
 
 class FleetService:

@@ -33,7 +33,6 @@ import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -46,12 +45,12 @@ from rackside.atomic import write_atomic
 from rackside.hall.wire import commands, update, bundle as wire_bundle
 
 from ..common import limits
+from ..common.guard import DIRECTOR, now_iso
 from ..common.guard import refused as _bad
 from ..scoring.results import BY_TABLE
 from ..scoring.resultstore import UPDATE, StoreError
 
 log = logging.getLogger("rackside.hall.console")
-DIRECTOR = "director"
 # When each bundle this console was given was built, by version (bundle.json's `built`): the bundles
 # of one release differ only by their label (0.1.0+g<commit>), so it is by these that the console
 # tells a clock's downgrade within a release, as the Pi's root updater does (hall.wire.update.older).
@@ -269,7 +268,7 @@ def _audit(s: Services, n: int, who: str, cmd: dict, running: str | None, downgr
     after = {"version": cmd["version"], "sha256": cmd["sha256"], "from": running, "allow_downgrade": cmd["allow_downgrade"],
              "command": cmd["id"]}
     try:
-        s.event.store.note(datetime.now(timezone.utc).isoformat(timespec="milliseconds"), who, action, BY_TABLE,
+        s.event.store.note(now_iso(), who, action, BY_TABLE,
                            s.state.round.number, n, said, after, kind=UPDATE)
     except StoreError as e:  # the command went; the log says what the audit could not keep
         log.error("console: table %d: %s", n, e)

@@ -56,7 +56,7 @@ from rackside.atomic import write_atomic
 from ..scoring import hallplan, tshout
 from ..common import limits
 from . import public
-from ..common.guard import BodyLimit, GuardedH11, SecurityHeaders
+from ..common.guard import BodyLimit, GuardedH11, SecurityHeaders, now_iso
 
 log = logging.getLogger("rackside.hall.console")
 STATIC = Path(__file__).parent.parent / "static"
@@ -103,10 +103,6 @@ def not_modified(if_none_match: str | None, etag: str) -> bool:
     return "*" in tags or any(t.removeprefix("W/") == etag for t in tags)
 
 
-def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
 @dataclass(frozen=True)
 class Sources:
     """What the public view reads of the console, each named (app.Console.public_sources gives them)."""
@@ -135,7 +131,7 @@ def gather(sources: Sources, delay_s: int, slow: bool, every_s: float = 1) -> di
     # each tile's names in the sides they sit at (checkin.on_sides), as the director's tile has them
     sided = sources.sided
     out = {"name": st.hall, "round": st.round.number, "tiles": [sided(t).tile() for t in st.tables.values()],
-           "built_at": _now_iso(), "delay_s": delay_s, "every_s": every_s}
+           "built_at": now_iso(), "delay_s": delay_s, "every_s": every_s}
     if slow:
         out.update(divisions=list(ev.divisions.values()), rows=sources.rows.of(ev.store),
                    entry_config=ev.entry_config(), config=ev.config,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from functools import partial
 from typing import Any, Callable
 
@@ -31,13 +30,12 @@ from rackside.game.rules_table import ConfigError
 from rackside.hall.wire import eventrules
 
 from ..state.event import CONFIG_RULES_KEY
-from ..common.guard import json_object
+from ..common.guard import DIRECTOR, json_object, now_iso
 from ..common.guard import refused as _bad
 from ..scoring.resultstore import STORE_REFUSED, StoreError
 from ..scoring.results import MAX_REASON
 
 log = logging.getLogger("rackside.hall.console")
-DIRECTOR = "director"
 BODY_KEYS = ("rules", "confirm", "reason")
 STARTED = ("the event's first game has begun: a change of its rules needs \"confirm\": true and a reason (both "
            "audited); games in progress keep theirs, each clock takes the new rules with its next new game")
@@ -115,7 +113,7 @@ async def set_rules(s: Services, request: Request) -> Response:
     if rules.rules.game_time_ms != event.rules.rules.game_time_ms:
         round_after = {**rd.as_dict(), "game_time_ms": rules.rules.game_time_ms}
     try:  # the round, the rules and their audit row in one transaction: all kept, or nothing
-        event.change_rules(rules, who, datetime.now(timezone.utc).isoformat(timespec="seconds"), rd.number, reason,
+        event.change_rules(rules, who, now_iso(), rd.number, reason,
                            round_after)
     except StoreError as e:  # not kept: the rules and the round as they were
         log.error("console: %s", e)

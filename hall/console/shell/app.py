@@ -1,4 +1,5 @@
-"""The console's web app (Starlette): login, the page, server-sent events, commands, results.
+"""The console's web app (Starlette): login, the page, server-sent events, commands, the round;
+every feature's routes composed (`routes`), each given its services by the `Console`.
 
 Every endpoint is a module-level function; what they share (the hall state, the open streams, the
 login's throttle and sessions, the way to the broker) is the `Console` on `app.state.console`.
@@ -17,7 +18,6 @@ import contextlib
 import logging
 import secrets
 import uuid
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
@@ -36,20 +36,20 @@ from ..state import health, requests
 from ..common import limits
 from ..tableside import paperless
 from ..publichall import publicserve
-from ..scoring import results, tsh, tshlive, tshout
+from ..scoring import tsh, tshlive
 from ..rules import rulespage
-from ..state.event import Event, decode_upload
-from ..common.guard import Admission, BodyLimit, SecurityHeaders, json_object
+from ..resultsdesk import resultspage
+from ..state.event import Event
+from ..common.guard import DIRECTOR, Admission, BodyLimit, SecurityHeaders, json_object, now_iso
 from ..common.guard import refused as _bad
 from .transport import PlainHttpLocalOnly
 from ..state.hallstate import RESEND_ID, TWICE_KEY, HallState
-from ..scoring.resultstore import AUDIT_KINDS, STORE_REFUSED, ResultStore, StoreError
+from ..scoring.resultstore import STORE_REFUSED, ResultStore, StoreError
 from .hub import Hub, sse
 
 log = logging.getLogger("rackside.hall.console")
 STATIC = Path(__file__).parent.parent / "static"
 PUBLIC_STATIC = {"login.html", "login.js", "request.js", "style.css"}  # (request.js: the login form's CSRF token)
-DIRECTOR = "director"  # the one scope a logged-in session has
 
 
 class Console:
@@ -252,6 +252,13 @@ class Console:
         return updates.Services(updates=lambda: self.updates, state=self.state, event=self.event, send=self.send_command,
                                 connected=self.connected)
 
+    def results_services(self) -> resultspage.Services:
+        """What the results desk uses (resultspage.py), named."""
+        return resultspage.Services(state=self.state, event=self.event, publish=self.hub.publish,
+                                    import_tsh=self.import_tsh, divisions_view=self.divisions_view,
+                                    apply_pairings=self.apply_pairings, results_changed=self.tsh_changed,
+                                    tourney_js=self.tourney_js, seated=self.paperless.in_checkin_order)
+
     def rules_services(self) -> rulespage.Services:
         """What the rules page uses (rulespage.py), named."""
         return rulespage.Services(state=self.state, event=self.event, publish=self.hub.publish, publish_rules=self.publish_rules)
@@ -301,10 +308,6 @@ class CsrfCheck:
 
 
 # --- helpers -----------------------------------------------------------------------------------
-
-
-def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 # --- the endpoints -------------------------------------------------------------------------------
@@ -377,7 +380,7 @@ async def events(request: Request) -> Response:
     if stream is None:
         return _bad(f"too many event streams open (at most {limits.MAX_STREAMS})", 503)
     first = {**console.snapshot(), "broker_up": console.broker_up, "user": request.user.display_name,
-             "server_now": _now_iso(), "stream": stream.id}
+             "server_now": now_iso(), "stream": stream.id}
     return _stream(console, stream, "snapshot", first)
 
 
@@ -451,7 +454,7 @@ async def command(request: Request) -> Response:
         return _bad("not connected to the broker", 503)
     sent = []
     for n in tables:
-        c = {**cmd, "id": uuid.uuid4().hex[:12], "sent_at": _now_iso()}
+        c = {**cmd, "id": uuid.uuid4().hex[:12], "sent_at": now_iso()}
         console.state.command_sent(n, c)
         try:
             console.send(n, c)
@@ -495,206 +498,6 @@ async def set_round(request: Request) -> Response:
     return JSONResponse(rd.as_dict())
 
 
-@requires(DIRECTOR, status_code=401)
-async def tsh_import(request: Request) -> Response:
-    """`{"files": [{"name", "data" (base64)}, ...]}`: config.tsh with its .t files, .t files, tourney.js."""
-    console = console_of(request)
-    try:
-        body = await json_object(request)
-        items = body.get("files") if "files" in body else [body]
-        if not isinstance(items, list) or not items:
-            raise ValueError("files must be a non-empty list of {name, data}")
-        problems = console.import_tsh(dict(decode_upload(i) for i in items))
-    except (ValueError, tsh.TshError) as e:
-        return _bad(str(e))
-    except StoreError as e:
-        log.error("console: %s", e)
-        return _bad(f"{e} The files are read for now but not kept: import them again once the disk has room, "
-                    "or a restart starts without them.", STORE_REFUSED)
-    return JSONResponse({**console.divisions_view(), "problems": problems[:limits.MAX_PROBLEMS_SHOWN]})
-
-
-@requires(DIRECTOR, status_code=401)
-async def division_remove(request: Request) -> Response:
-    """`{"division": NAME, "reason": TEXT}`: the division out of the event, audited (event.remove_division)."""
-    console = console_of(request)
-    try:
-        body = await json_object(request)
-        name = body.get("division")
-        if not isinstance(name, str) or not name.strip():
-            raise ValueError("division: allowed is the name of an imported division")
-        reason = body.get("reason", "")
-        if not isinstance(reason, str):
-            raise ValueError("reason: allowed is text")
-        console.event.remove_division(name.strip(), request.user.display_name, _now_iso(), console.state.round.number, reason)
-    except ValueError as e:
-        return _bad(str(e))
-    except StoreError as e:
-        log.error("console: %s", e)
-        return _bad(f"{e} The division is still there.", STORE_REFUSED)
-    if console.state.round.division == name.strip():  # the division on screen is gone: show them all
-        console.state.round.division = ""
-        try:
-            console.event.save_round(console.state.round.as_dict())
-        except StoreError as e:  # shown as all divisions now; a restart shows the one it kept
-            log.error("console: %s", e)
-        console.hub.publish("round", console.state.round.as_dict())
-    console.apply_pairings()  # its tables lose its games; the divisions' view goes to every page
-    console.tsh_changed()
-    return JSONResponse(console.divisions_view())
-
-
-@requires(DIRECTOR, status_code=401)
-async def result(request: Request) -> Response:
-    """A table's result: with `slip` (and `margin`, `decision`, `correction`; for a game with no
-    clock result `no_clock`: {reason, penalties, ending, forfeit}; for a table with no TSH game
-    `names`) it is worked out; with `confirm: true` it is recorded in the store (results.py and
-    event.py say how)."""
-    console = console_of(request)
-    n = request.path_params["n"]
-    try:
-        body = await json_object(request)
-        requests.result_body(body)
-        t = console.state.tables.get(n)
-        if t is None:
-            if not 1 <= n <= limits.MAX_TABLE:
-                return _bad("no such table", 404)
-            # a table with no clock and no TSH game, never heard of: only its recorded slip makes it known
-            t = console.state.new_table(n)
-        seated = console.paperless.in_checkin_order(t)  # the players' sides as they checked in (issue 27)
-        out = console.event.result(seated, body, request.user.display_name, _now_iso(), console.state.round.number)
-        t.final = seated.final
-    except (ValueError, results.ResultError) as e:
-        return _bad(str(e), 409 if isinstance(e, results.NeedsDirector) else 400)
-    except StoreError as e:  # nothing was kept: the page says so, and what to do (507: no room)
-        log.error("console: table %d: %s", n, e)
-        return _bad(str(e), STORE_REFUSED)
-    if out.get("confirmed"):
-        console.tsh_changed()
-        console.state.adopt(t)
-        console.hub.publish("table", console.state.tables[n].tile())
-        log.info("console: %s recorded table %d (division %s round %s): %s (%s)", request.user.display_name, n,
-                 out["division"], out["round"], out["scores"], out["recorded"])
-    return JSONResponse(out)
-
-
-def _export_target(request: Request) -> tuple[str, int]:
-    """?division=&round= (default: the division on screen, the current round); ?by=table (or no
-    TSH division at all): the results recorded by table (results.BY_TABLE). A division named in the
-    query must be one the event has: it becomes the download's file name (a header)."""
-    console = console_of(request)
-    rd = console.state.round
-    rnd = requests.whole(request.query_params.get("round", rd.number), "round", 1, tsh.MAX_ROUNDS)
-    names = list(console.event.divisions)
-    if request.query_params.get("by") == "table" or not names:
-        return results.BY_TABLE, rnd
-    asked = request.query_params.get("division")
-    if asked and asked not in names:
-        raise ValueError(f"no division {asked[:40]!r} to export: one of {', '.join(names)}")
-    division = asked or rd.division
-    if not division:
-        if len(names) != 1:
-            raise ValueError(f"name the division to export (?division=): one of {', '.join(names)}, or ?by=table")
-        division = names[0]
-    return division[:40], rnd
-
-
-def _export_name(division: str, rnd: int, ext: str) -> str:
-    return f"{division or 'tables'}-round{rnd}.{ext}"
-
-
-@requires(DIRECTOR, status_code=401)
-async def export_csv(request: Request) -> Response:
-    try:
-        division, rnd = _export_target(request)
-    except ValueError as e:
-        return _bad(str(e))
-    rows = console_of(request).event.export_rows(division, rnd)
-    return Response(results.to_csv(rows), media_type="text/csv",
-                    headers={"Content-Disposition": f'attachment; filename="{_export_name(division, rnd, "csv")}"'})
-
-
-@requires(DIRECTOR, status_code=401)
-async def results_view(request: Request) -> Response:
-    """The page's Results table: the round's results as the CSV has them (results.round_view), its
-    columns and rows as JSON. ?round= (default: the current round), ?division= one division (else
-    every division); the results recorded by table (no TSH game) are shown with any division, as their tiles are."""
-    console = console_of(request)
-    try:
-        rnd = requests.whole(request.query_params.get("round", console.state.round.number), "round", 1, tsh.MAX_ROUNDS)
-        division = request.query_params.get("division") or None
-        if division is not None and division not in console.event.divisions:
-            raise ValueError(f"no division {division[:40]!r}: one of {', '.join(console.event.divisions) or 'none'}, or none for all")
-    except ValueError as e:
-        return _bad(str(e))
-    rows = console.event.export_rows(division, rnd)
-    if division is not None:
-        rows += console.event.export_rows(results.BY_TABLE, rnd)
-    view = results.round_view(rows)
-    return JSONResponse({"round": rnd, "division": division or "", **view.as_dict()})
-
-
-TSH_NEEDS = ("TSH's score entry needs TSH files: the results recorded by table have no TSH player numbers. Import "
-             "config.tsh with its .t files (or tourney.js) under Round & TSH; results recorded by table export as CSV.")
-
-
-@requires(DIRECTOR, status_code=401)
-async def export_tsh(request: Request) -> Response:
-    try:
-        division, rnd = _export_target(request)
-    except ValueError as e:
-        return _bad(str(e))
-    if division == results.BY_TABLE:
-        return _bad(TSH_NEEDS)
-    try:
-        ex = console_of(request).event.tsh_export(division, rnd)
-    except results.ResultError as e:
-        return _bad(str(e))
-    headers = {"Content-Disposition": f'attachment; filename="{_export_name(division, rnd, "tsh")}"'}
-    if ex.missing:
-        headers["X-Rackside-Missing-Tables"] = ",".join(map(str, ex.missing))
-    if ex.unscored:  # TSH will still want these players' scores: games not recorded here yet
-        headers["X-Rackside-Unscored-Players"] = ",".join(map(str, ex.unscored))
-    if ex.problems:  # what TSH will refuse or the export could not write, each naming its table
-        headers["X-Rackside-Export-Problems"] = " | ".join(ex.problems)[:2000]
-    return PlainTextResponse(ex.text, headers=headers)
-
-
-@requires(DIRECTOR, status_code=401)
-async def export_tourney_js(request: Request) -> Response:
-    """TSH's own tourney.js, live: TSH's data with the recorded results (tshout.py), as
-    letsplayscrabble's overlays and TSH's scoreboard read it; the same file is kept in
-    `[console] tourney_js` (tshlive.LiveFile)."""
-    text, problems = await console_of(request).tourney_js()
-    headers = {"Cache-Control": "no-store", "Content-Disposition": f'inline; filename="{tshout.FILE_NAME}"'}
-    if problems:  # results TSH's files pair otherwise: left out, each naming its table
-        headers["X-Rackside-Export-Problems"] = " | ".join(problems)[:2000].encode("ascii", "replace").decode()
-    return Response(text, media_type=tshout.MEDIA_TYPE, headers=headers)
-
-
-@requires(DIRECTOR, status_code=401)
-async def audit(request: Request) -> Response:
-    """Who confirmed or changed which result, answered which call, held or set aside which slip, sent
-    which update: when, before and after (newest first); `?division=`, `?table=N`, `?kind=K`
-    (resultstore.AUDIT_KINDS) pick rows. A device's rows never push a director's out (resultstore)."""
-    q = request.query_params
-    try:
-        table = requests.whole(q["table"], "table", 1, limits.MAX_TABLE) if q.get("table") else None
-        kind = q.get("kind") or None
-        if kind is not None and kind not in AUDIT_KINDS:
-            raise ValueError(f"kind {kind[:40]!r}: allowed are {', '.join(AUDIT_KINDS)}")
-    except ValueError as e:
-        return _bad(str(e))
-    rows = console_of(request).event.store.audit(q.get("division") or None, table=table, kind=kind)
-    return JSONResponse({"audit": rows, "kinds": list(AUDIT_KINDS)})
-
-
-async def audit_page(request: Request) -> Response:
-    if not request.user.is_authenticated:
-        return RedirectResponse("/login", status_code=303)
-    return FileResponse(STATIC / "audit.html", headers={"Cache-Control": "no-store"})
-
-
 # --- device health and round readiness (issue 26; health.py, readiness.py) ------------------------
 
 
@@ -733,7 +536,7 @@ async def no_favicon(request: Request) -> Response:
     return Response(status_code=204)
 
 
-SHELL_ROUTES = [  # the shell's own: the page, the login, the streams, commands, the round, results
+SHELL_ROUTES = [  # the shell's own: the page, the login, the streams, commands, the round, readiness
     Route("/", index),
     Route("/login", login_page, methods=["GET"]),
     Route("/favicon.ico", no_favicon),
@@ -747,15 +550,6 @@ SHELL_ROUTES = [  # the shell's own: the page, the login, the streams, commands,
     Route("/api/events/{stream}/watch", watch, methods=["POST"]),
     Route("/api/command", command, methods=["POST"]),
     Route("/api/round", set_round, methods=["POST"]),
-    Route("/api/tsh", tsh_import, methods=["POST"]),
-    Route("/api/division/remove", division_remove, methods=["POST"]),
-    Route("/api/result/{n:int}", result, methods=["POST"]),
-    Route("/api/results", results_view),
-    Route("/api/export/round.csv", export_csv),
-    Route("/api/export/tsh.txt", export_tsh),
-    Route("/api/export/tourney.js", export_tourney_js),
-    Route("/api/audit", audit),
-    Route("/audit", audit_page),
     Route("/ready", ready_page),
     Route("/api/ready", ready),
     Route("/api/health-thresholds", health_thresholds, methods=["POST"]),
@@ -766,6 +560,7 @@ def routes(console: Console) -> list[Route]:
     """Every endpoint: the shell's, then each feature's, given what it uses (the one place they are composed)."""
     return [
         *SHELL_ROUTES,
+        *resultspage.routes(console.results_services()),  # results, TSH's files, the exports, the audit (resultspage.py)
         *devices.routes(lambda: console.fleet),  # the Devices page (devices.py)
         *updates.routes(console.updates_services()),  # updates from the console (updates.py)
         *paperless.routes(console.paperless),  # check-in, calls, signed slips (paperless.py)

@@ -38,7 +38,7 @@ from .auth import Sessions, session_secret
 from .bridge import Bridge
 from .config import ConsoleConfig
 from ..fleet.devices import FleetService
-from ..common.guard import GuardedH11
+from ..common.guard import GuardedH11, now_iso
 from ..scoring.resultstore import ResultStore
 from ..fleet.updates import Updates
 
@@ -150,7 +150,7 @@ def make_console(cfg: ConsoleConfig) -> tuple[Console, Bridge]:
     start = restore_event(console, cfg)
     # the event's rules ([event], issue 38), as restore_event worked them out: kept in the store, and
     # audited when they changed since the last start
-    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    at = now_iso()
     changed = console.event.set_rules(cfg.event, "console.toml [event]", at, console.state.round.number, start)
     log.info("console: the event's rules: %s%s", console.event.rules.summary(),
              " (new since the last start: audited; games in progress keep theirs)" if changed else "")

@@ -31,21 +31,16 @@ from rackside.hall.wire import commands
 from ..state import checkin, requests
 from . import incidents, signedslips
 from ..scoring import results
-from ..common.guard import json_object
+from ..common.guard import DIRECTOR, json_object, now_iso
 from ..common.guard import refused as _bad
 from ..scoring.resultstore import CALL, SLIP, StoreError
 
 log = logging.getLogger("rackside.hall.console")
-DIRECTOR = "director"
 SLIP_WHY = commands.FIELDS["slip_outcome"]["why"].most  # the longest why a slip_outcome carries
 CONSOLE = "console"  # `by` of the commands the console sends by itself (pairing, seat, slip_outcome)
 CALLS_KEY = "calls"  # the results store's settings: the calls, and the held slips
 HELD_KEY = "held_slips"
 COMMAND_ID = "pl-"  # the ids of the console's own paperless commands
-
-
-def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 @dataclass(frozen=True)
@@ -227,7 +222,7 @@ class Paperless:
     def _rules_say(self, t, slip: dict) -> str | None:
         """What the results' rules (5.3.3, 2.3.5) leave to the director, or refuse, for this slip."""
         try:
-            out = self.services.event.result(self.signed_as(t, slip), {"slip": list(slip["scores"])}, CONSOLE, _now_iso(),
+            out = self.services.event.result(self.signed_as(t, slip), {"slip": list(slip["scores"])}, CONSOLE, now_iso(),
                                             self.services.state.round.number, entry=results.SIGNED)
         except results.ResultError as e:
             return str(e)
@@ -244,7 +239,7 @@ class Paperless:
         t = self.services.state.tables[n]
         seated = self.signed_as(t, slip)
         try:
-            out = self.services.event.result(seated, {"slip": list(slip["scores"]), "confirm": True}, by, _now_iso(),
+            out = self.services.event.result(seated, {"slip": list(slip["scores"]), "confirm": True}, by, now_iso(),
                                             self.services.state.round.number, entry=results.SIGNED)
         except results.ResultError as e:
             return "refused", str(e)
@@ -309,7 +304,7 @@ class Paperless:
         services = self.services
         if not services.connected():
             return False
-        c = {**fields, "by": by, "id": COMMAND_ID + uuid.uuid4().hex[:12], "sent_at": _now_iso()}
+        c = {**fields, "by": by, "id": COMMAND_ID + uuid.uuid4().hex[:12], "sent_at": now_iso()}
         try:
             requests.checked_command(c)
         except ValueError as e:
@@ -336,7 +331,7 @@ class Paperless:
         """`device`: a row a device's message made (bounded per table, game and kind: resultstore.note)."""
         t = t or self.services.state.tables.get(n)
         seat = (t.seat if t else None) or {}
-        self.services.event.store.note(_now_iso(), who, action, seat.get("division", results.BY_TABLE),
+        self.services.event.store.note(now_iso(), who, action, seat.get("division", results.BY_TABLE),
                                       seat.get("round", self.services.state.round.number), n, reason, after,
                                       kind=kind, game=game, device=device)
 
@@ -357,7 +352,7 @@ async def call_answer(p: Paperless, request: Request) -> Response:
             raise ValueError("action must be ack or resolve")
         if not isinstance(call, str):
             raise ValueError('call must be the call\'s id ("call-K")')
-        at = _now_iso()
+        at = now_iso()
         if action == "ack":
             c = p.incidents.acknowledge(n, call, who, at)
             fields = {"cmd": "call_ack", "call": call}
