@@ -332,3 +332,45 @@ def test_a_tables_used_twice_mark_is_kept_across_a_console_restart(tmp_path):
                              "final": [400, 380], "numbers": [1, 2], "ending": "end", "forfeits": [], "at": None})
     held = again.paperless.held.get(3, "game-000001")
     assert held is not None and held["suspect"]
+
+
+def test_a_slip_held_for_a_game_whose_id_a_later_game_reuses_stays_that_games(tmp_path):
+    """A held slip belongs to its game's binding, not to the id alone (f-hall's review: held slips keyed
+    by table and game id). Table 3's clock dies after its players sign game-000001: the slip is held
+    for want of the clock's result. The table moves on to game-000002; later a spare numbers its own
+    game game-000001. Its result is not the held slip's missing result: the slip is not judged again
+    against it, the spare is told nothing of a slip it never sent, the audit has the hold once, and
+    the director cannot record the old slip as signed against the new game (setting it aside works)."""
+    from support.inproc import inproc_console
+    from support.console import post
+
+    slip = {"kind": "slip", "game": "game-000001", "seq": 6, "scores": [400, 380], "penalties": [0, 0],
+            "final": [400, 380], "numbers": [1, 2], "ending": "end", "forfeits": [], "at": None}
+
+    def msg(c, leaf: str, data: dict) -> None:
+        c.deliver(f"rackside/v1/{c.published.hall}/table/3/{leaf}", json.dumps(data).encode())
+
+    def outcomes(c) -> list[str]:
+        return [cmd["outcome"] for n, cmd in c.published.commands if n == 3 and cmd["cmd"] == "slip_outcome"]
+
+    with inproc_console(tmp_path / "console") as c:
+        held = c.console.paperless.held
+        for seq in range(1, 7):  # the old game's presses and its players' signature, then their slip
+            msg(c, "event", {"kind": "input", "game": "game-000001", "seq": seq, "t_ns": seq, "player": 1,
+                             "input": "slip_sign" if seq == 6 else "press", "at": f"2026-05-01T10:00:{seq:02d}+00:00"})
+        msg(c, "event", slip)  # held: the clock died before its result came
+        assert [(h["table"], h["slip"]["game"]) for h in held.view()] == [(3, "game-000001")]
+        assert outcomes(c) == ["held"]
+        msg(c, "state", _state("game-000002", 1, "2026-05-01T10:40:00+00:00"))  # the table moved on
+        msg(c, "state", _state("game-000001", 1, "2026-05-01T11:20:00+00:00"))  # a spare's own game-000001
+        msg(c, "result", _result("game-000001"))  # the spare's result
+        assert outcomes(c) == ["held"]  # the spare is told nothing of the old slip
+        assert [h["slip"]["scores"] for h in held.view()] == [[400, 380]]  # still held, the old game's
+        holds = [a for a in c.console.event.store.audit(None, table=3) if a["action"] == "slip held"]
+        assert len(holds) == 1, holds
+        status, out = post(c.director, "/api/slip/3", {"game": "game-000001", "action": "record"})
+        assert status == 400 and "an earlier game" in out["error"], out
+        status, out = post(c.director, "/api/slip/3", {"game": "game-000001", "action": "dismiss",
+                                                         "reason": "the dead clock's game"})
+        assert status == 200, out
+        assert held.view() == []

@@ -203,7 +203,8 @@ class Paperless:
             self._hold(n, slip, "the director's setting: a signed slip waits for the scorekeeper's click", agrees=True)
             return
         outcome, why = self.record(n, slip, f"signed at table {n}")
-        if outcome == "recorded" and not (self.held.get(n, slip["game"]) or {}).get("suspect") \
+        held = self.held.of_game(n, slip["game"], self.binding(n, slip["game"]))
+        if outcome == "recorded" and held is not None and not held.get("suspect") \
                 and self.held.take(n, slip["game"]) is not None:  # the game's slip agrees now (a device that sent another)
             self._keep_held()
             self._publish_lists()
@@ -212,7 +213,7 @@ class Paperless:
     def _result_came(self, n: int, game: str) -> None:
         """A clock's result after its slip (a resend brings the result after the game's events): a slip
         held for want of it is judged again, and the clock answered again."""
-        held = self.held.get(n, game)
+        held = self.held.of_game(n, game, self.binding(n, game))  # never an earlier game's that bore the id
         if held is not None and not held["agrees"] and not held.get("suspect"):
             self.held.take(n, game)
             self._keep_held()
@@ -250,11 +251,12 @@ class Paperless:
         return "recorded", out["note"] or None
 
     def _hold(self, n: int, slip: dict, why: str, agrees: bool, suspect: bool = False) -> None:
-        known = self.held.get(n, slip["game"])
+        bound = self.binding(n, slip["game"])
+        known = self.held.of_game(n, slip["game"], bound)
         if known is not None and (known["slip"], known["why"], known["agrees"]) == (slip, why, agrees):
             self._answer(n, slip, "held", why)  # the same slip again (QoS 1, a resend): answered, audited once
             return
-        self.held.hold(n, slip, why, agrees, suspect)
+        self.held.hold(n, slip, why, agrees, suspect, bound)
         self._keep_held()
         t = self.services.state.tables.get(n)
         self._audit(n, "slip held", CONSOLE, why, slip, t, kind=SLIP, game=slip["game"], device=True)
@@ -322,6 +324,13 @@ class Paperless:
 
     def _keep_calls(self) -> None:
         self.services.event.store.put_setting(CALLS_KEY, self.incidents.rows())
+
+    def binding(self, n: int, game: str) -> str | None:
+        """Which game bears id `game` at table `n` now: its binding's round and since (hallstate.Bound;
+        a reused id is bound afresh, HallState._renewed), or None if the console never bound it."""
+        t = self.services.state.tables.get(n)
+        b = t.bound.get(game) if t is not None else None
+        return None if b is None else f"round {b.round} since {b.since}"
 
     def _keep_held(self) -> None:
         self.services.event.store.put_setting(HELD_KEY, self.held.rows())
@@ -427,6 +436,10 @@ async def held_slip(p: Paperless, request: Request) -> Response:
             return _bad(f"table {n} has no held slip of game {str(game)[:24]!r}", 404)
         action = {"accept": "record", "reject": "dismiss"}.get(action, action)  # the director's words (issue 36)
         if action == "record":
+            if held.get("bound") not in (None, p.binding(n, game)):
+                raise ValueError(f"this slip is of an earlier game at table {n} that bore the id {game} ({held['bound']}); "
+                                 "the table's game of that id now is another. Record that game's result from the form, "
+                                 "then set the slip aside")
             t = p.services.state.tables.get(n)
             why = signedslips.disagreement(held["slip"], t.seat if t else None, t.current_result() if t else None)
             why = why or (p._rules_say(t, held["slip"]) if t else "no such table")

@@ -24,7 +24,8 @@ A held slip stays until the director records the game from the form (a correctio
 with a reason) and sets it aside, or records it with one click when it agrees; a real clock's
 final slip is never typed again (game.slip: FINAL), so the same slip comes again only as a
 resend or a redelivery, answered again and audited once. Bounded: one held slip a table, its latest game's (an earlier game's held slip is replaced: it is in
-the audit and the table's history), at most MAX_HELD = MAX_TABLE.
+the audit and the table's history), at most MAX_HELD = MAX_TABLE. A held slip is its game's
+binding's (`bound`): a later game reusing the id at the table is not its game (Held.of_game).
 """
 
 from __future__ import annotations
@@ -94,11 +95,13 @@ class Held:
     def __init__(self) -> None:
         self.slips: OrderedDict[int, dict] = OrderedDict()  # table -> held, the latest held last
 
-    def hold(self, n: int, slip: dict, why: str, agrees: bool, suspect: bool = False) -> dict:
+    def hold(self, n: int, slip: dict, why: str, agrees: bool, suspect: bool = False, bound: str | None = None) -> dict:
         """`suspect`: held because the table's identity was used twice (issue 36): never recorded but
-        by the director, and not replaced by a later slip that is recorded."""
+        by the director, and not replaced by a later slip that is recorded. `bound`: the binding of
+        the slip's game when it was held (paperless.Paperless.binding): a later game that reuses the
+        id at this table is another game (hallstate.HallState._renewed), not this slip's."""
         self.slips.pop(n, None)  # the table's earlier held slip (another game's, or this one's before)
-        held = self.slips[n] = {"table": n, "slip": slip, "why": why, "agrees": agrees, "suspect": suspect}
+        held = self.slips[n] = {"table": n, "slip": slip, "why": why, "agrees": agrees, "suspect": suspect, "bound": bound}
         while len(self.slips) > MAX_HELD:  # only a store from elsewhere: tables are at most MAX_TABLE
             self.slips.popitem(last=False)
         return held
@@ -107,8 +110,15 @@ class Held:
         return self.slips.pop(n) if self.get(n, game) is not None else None
 
     def get(self, n: int, game: str) -> dict | None:
+        """Table `n`'s held slip of game id `game`, whichever game bore that id (the director's list)."""
         held = self.slips.get(n)
         return held if held is not None and held["slip"]["game"] == game else None
+
+    def of_game(self, n: int, game: str, bound: str | None) -> dict | None:
+        """Table `n`'s held slip of the game that now bears id `game` (bound as `bound`): not an
+        earlier game's that had the same id. A row kept before bindings were (no "bound") matches."""
+        held = self.get(n, game)
+        return held if held is not None and held.get("bound") in (None, bound) else None
 
     def view(self) -> list[dict]:
         return list(self.slips.values())
