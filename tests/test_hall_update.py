@@ -540,3 +540,33 @@ def test_a_bundles_build_time_is_written_off_the_event_loop(tmp_path, monkeypatc
     assert len(writers) == 2 and loop_thread not in writers
     assert json.loads((tmp_path / BUILT_FILE).read_text()) == [["0.1.0", "2026-12-01T09:00:00Z"], ["0.2.0", "2026-12-02T09:00:00Z"]]
     assert Updates(tmp_path).built("0.2.0") == "2026-12-02T09:00:00Z"
+
+
+def test_an_upload_touches_the_disk_only_off_the_event_loop(inproc, tmp_path, monkeypatch):
+    """The upload's folder made, its partial file opened, written, closed and removed: each on a
+    worker thread, never the console's event loop (a slow card would stall every page and the
+    broker's messages), for a bundle kept and for one refused."""
+    import pathlib
+    import threading
+
+    console = inproc
+    folder = console.home / "updates"
+    touched: list[tuple[str, threading.Thread]] = []
+    for name in ("mkdir", "open", "unlink"):
+        real = getattr(pathlib.Path, name)
+
+        def watched(self, *args, _real=real, _name=name, **kwargs):
+            if self == folder or self.parent == folder:
+                touched.append((_name, threading.current_thread()))
+            return _real(self, *args, **kwargs)
+        monkeypatch.setattr(pathlib.Path, name, watched)
+    loop = console.on_loop(threading.current_thread)
+    h = console.http()
+    csrf = h.login(PASSWORD)
+    manifest = b'{"version": "9.9.9", "built": "2026-12-01T09:00:00Z"}\n'
+    data = bundle_archive(tmp_path / "b.tar.gz", {"bundle.json": manifest, "install.sh": b"echo\n"},
+                          folder="rackside-9.9.9").read_bytes()
+    assert _upload(h, csrf, data, hashlib.sha256(data).hexdigest())[0] == 200
+    assert _upload(h, csrf, b"junk", hashlib.sha256(b"junk").hexdigest())[0] == 400
+    assert sorted({name for name, _ in touched}) == ["mkdir", "open", "unlink"]
+    assert [name for name, thread in touched if thread is loop] == []

@@ -170,16 +170,21 @@ async def upload(s: Services, request: Request) -> Response:
     given = request.headers.get("x-bundle-sha256", "").strip().lower()
     if not update.SHA256.match(given):
         return _bad("X-Bundle-SHA256: the bundle's SHA-256 (64 hex digits, as `rackside bundle` printed it) is needed")
-    updates.folder.mkdir(parents=True, exist_ok=True)
+    # every touch of the disk on a worker thread, never the event loop: a slow or failing card
+    # would stall every page and the broker's messages while a bundle comes in
+    await asyncio.to_thread(updates.folder.mkdir, parents=True, exist_ok=True)
     partial = updates.folder / f".upload-{uuid.uuid4().hex}"
     h = hashlib.sha256()
     size = 0
     try:
-        with open(partial, "wb") as out:
+        out = await asyncio.to_thread(partial.open, "wb")
+        try:
             async for chunk in request.stream():  # bounded and timed by guard.BodyLimit
                 h.update(chunk)
                 size += len(chunk)
                 await asyncio.to_thread(out.write, chunk)
+        finally:
+            await asyncio.to_thread(out.close)
         if h.hexdigest() != given:
             return _bad(f"the upload's SHA-256 is {h.hexdigest()}, not {given}: not the bundle that was built (copy it again)")
         try:
@@ -189,7 +194,7 @@ async def upload(s: Services, request: Request) -> Response:
         final = updates.folder / "bundle.tar.gz"
         await asyncio.to_thread(os.replace, partial, final)
     finally:
-        partial.unlink(missing_ok=True)
+        await asyncio.to_thread(partial.unlink, missing_ok=True)
     version = inspected.version
     updates.bundle = Bundle(final, version, given, size, inspected.built)
     await updates.given(version, inspected.built)
