@@ -68,6 +68,7 @@ MESSAGES: dict[str, str] = {
     "refused": "Refused: {why}",
     # ... and what to do: a player's own button calls the director (game.slip.disputable; dISP)
     "call_director": "Call the director: press your button",
+    "stay": "Stay at your table",  # a held slip: the director comes to check it (one row of the 20x4 LCD)
     "recorded_by_director": "Recorded by the director",  # a result the players did not sign here (issue 36's screen)
     "dispute": "Not yours: press your own button",  # ... which calls the director (game.slip.disputable)
     "menu": "Director's menu: {left} {right}",
@@ -201,8 +202,9 @@ def _slip(sl: slips.Slip, s: checkin.Seating, keypad: bool) -> list[str] | None:
         r = sl.recorded
         return [_msg("recorded_by_director"), _msg("scores", a=names[0], sa=r[0], b=names[1], sb=r[1]), _msg("dispute")]
     why = ascii_text(sl.why) if sl.why else "see the director"
-    # a refused slip: the next step is a player's own button (the display always says what to do)
-    action = [_msg("call_director")] if slips.disputable(sl) else []
+    # the next step (the display always says what to do): a refused slip's is a player's own
+    # button; a held one's is to wait at the table for the director
+    action = [_msg("call_director")] if slips.disputable(sl) else [_msg("stay")] if sl.outcome == "held" else []
     return [_msg(sl.outcome, why=why), *action, scores, result, *penalties]
 
 
