@@ -142,3 +142,32 @@ def test_the_kernels_edges_are_read_from_the_trace_and_debounced(tmp_path):
     assert edges == {17: [(t, level == 0) for t, level in zip(irqs, [0, 1, 0, 1, 0, 1])]}
     assert check.debounced(edges[17]) == 2  # 10 ms (14 ms bounced: 2 ms open), then 220 ms after 20 ms open
     assert check.debounced([(0, True), (MS, False), (2 * MS, True)]) == 1
+
+
+def test_a_restored_clock_may_show_its_state_before_a_press_until_the_press_is_released():
+    """After a power cut the clock comes back neutralised; the centre press that restarts it acts at
+    its release (firmware/gestures.py), dated at its edge. A frame drawn between the edge and the
+    release shows the restored state: the power-cut check allowed only the state after the press,
+    and a VM run under load failed on such a frame ('-006' drawn 142 ms after the edge). Long after
+    the press, the state before it is no longer allowed."""
+    from rackside.game.clock import Neutralise, Phase, Press, Resume, Rules
+
+    check = load_check()
+    rules = Rules()
+    S = 1_000_000_000
+    events = [Press(1 * S, 1), Press(2 * S, 2), Press(3 * S, 1), Resume(20 * S, 4 * S), Neutralise(28_364_000_000)]
+    full = check.fold_timeline(events, rules)
+    timeline = full[3:]  # from the Resume: what the recovered clock knew
+    start = timeline[0][1:]
+    restored = check.fold_timeline(events[:4], rules)[-1][1]
+    running = full[-1][1]
+    assert (restored.phase, running.phase) == (Phase.NEUTRALISED, Phase.RUNNING)  # restored neutralised, then restarted
+
+    def right(t):
+        return check.recovered_shows(timeline, t, rules, start, 20 * S, 1)[0]
+
+    soon = 28_506_000_000  # the VM run's frame, 142 ms after the edge
+    assert len(right(soon)) == 2  # the restored state (its edge not yet released) or the running one
+    later = 31_506_000_000
+    assert len(right(later)) == 1  # only the running clock's, long after the press
+    assert check.recovered_shows(timeline, 19 * S, rules, start, 20 * S, 1)[1] is True  # before the restore: not its
