@@ -27,6 +27,7 @@ from rackside.hardware.drivers import open_display
 from rackside.hardware.pinmap import PinMapError
 
 from support.clock import FakeClock
+from support.segments import SEGMENT_WORDS
 
 # --- the TM1637 wire ------------------------------------------------------------------------------
 class Wire:
@@ -325,15 +326,8 @@ def test_bad_text_is_logged_once_and_never_raises(tm, caplog):
 
 
 # --- the shared encoder ----------------------------------------------------------------------------
-# The segments a person sees lit for each character the clock shows, written as segment letters:
+# The segments a person sees lit for each character the clock shows (support.segments.SEGMENT_WORDS):
 # independent of hardware.sevenseg's bit table, which the decoder above reads with (tm1637_decode.text_of).
-SEGMENT_WORDS = {
-    " ": "", "0": "abcdef", "1": "bc", "2": "abdeg", "3": "abcdg", "4": "bcfg", "5": "acdfg",
-    "6": "acdefg", "7": "abc", "8": "abcdefg", "9": "abcdfg", "-": "g", "-1": "bcg",
-    "A": "abcefg", "b": "cdefg", "C": "adef", "d": "bcdeg", "E": "adefg", "F": "aefg",
-    "H": "bcefg", "L": "def", "n": "ceg", "o": "cdeg", "P": "abefg", "r": "eg", "t": "defg",
-    "U": "bcdef", "u": "cde", "y": "bcdfg",
-}
 
 
 @pytest.mark.parametrize("char, word", SEGMENT_WORDS.items())

@@ -4,14 +4,16 @@ oracle that is not its own encoder (tests/test_displays.py: TM1637 and serial; t
 
 from __future__ import annotations
 
-# Written as the segment letters a person sees lit; independent of hardware.sevenseg's bit table.
-_SEGMENT_WORDS = {
-    "": " ", "abcdef": "0", "bc": "1", "abdeg": "2", "abcdg": "3", "bcfg": "4", "acdfg": "5",
-    "acdefg": "6", "abc": "7", "abcdefg": "8", "abcdfg": "9", "g": "-", "bcg": "-1",
-    "abcefg": "A", "cdefg": "b", "adef": "C", "bcdeg": "d", "adefg": "E", "aefg": "F",
-    "bcefg": "H", "def": "L", "ceg": "n", "cdeg": "o", "abefg": "P", "eg": "r", "defg": "t",
-    "bcdef": "U", "cde": "u", "bcdfg": "y",
+# The segments a person sees lit for each character the clock shows, written as segment letters:
+# independent of hardware.sevenseg's bit table (tests/test_displays.py checks that table against it).
+SEGMENT_WORDS = {
+    " ": "", "0": "abcdef", "1": "bc", "2": "abdeg", "3": "abcdg", "4": "bcfg", "5": "acdfg",
+    "6": "acdefg", "7": "abc", "8": "abcdefg", "9": "abcdfg", "-": "g", "-1": "bcg",
+    "A": "abcefg", "b": "cdefg", "C": "adef", "d": "bcdeg", "E": "adefg", "F": "aefg",
+    "H": "bcefg", "L": "def", "n": "ceg", "o": "cdeg", "P": "abefg", "r": "eg", "t": "defg",
+    "U": "bcdef", "u": "cde", "y": "bcdfg",
 }
+_SEGMENT_WORDS = {word: char for char, word in SEGMENT_WORDS.items()}  # what is lit -> what a person reads
 
 
 def segments_to_text(cells: list[int], colon_after: int | None) -> str:
