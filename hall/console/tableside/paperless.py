@@ -326,11 +326,12 @@ class Paperless:
         self.services.event.store.put_setting(CALLS_KEY, self.incidents.rows())
 
     def binding(self, n: int, game: str) -> str | None:
-        """Which game bears id `game` at table `n` now: its binding's round and since (hallstate.Bound;
-        a reused id is bound afresh, HallState._renewed), or None if the console never bound it."""
+        """Which game bears id `game` at table `n` now: its binding's `since`, the identity hallstate
+        gives a game with its id (a reused id is bound afresh, HallState._renewed; a takeover that moves
+        the round keeps it), or None if the console has no binding of it."""
         t = self.services.state.tables.get(n)
         b = t.bound.get(game) if t is not None else None
-        return None if b is None else f"round {b.round} since {b.since}"
+        return None if b is None else b.since
 
     def _keep_held(self) -> None:
         self.services.event.store.put_setting(HELD_KEY, self.held.rows())
@@ -436,8 +437,9 @@ async def held_slip(p: Paperless, request: Request) -> Response:
             return _bad(f"table {n} has no held slip of game {str(game)[:24]!r}", 404)
         action = {"accept": "record", "reject": "dismiss"}.get(action, action)  # the director's words (issue 36)
         if action == "record":
-            if held.get("bound") not in (None, p.binding(n, game)):
-                raise ValueError(f"this slip is of an earlier game at table {n} that bore the id {game} ({held['bound']}); "
+            now = p.binding(n, game)
+            if now is not None and held.get("bound") not in (None, now):
+                raise ValueError(f"this slip is of an earlier game at table {n} that bore the id {game} (bound since {held['bound']}); "
                                  "the table's game of that id now is another. Record that game's result from the form, "
                                  "then set the slip aside")
             t = p.services.state.tables.get(n)

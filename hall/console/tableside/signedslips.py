@@ -115,10 +115,13 @@ class Held:
         return held if held is not None and held["slip"]["game"] == game else None
 
     def of_game(self, n: int, game: str, bound: str | None) -> dict | None:
-        """Table `n`'s held slip of the game that now bears id `game` (bound as `bound`): not an
-        earlier game's that had the same id. A row kept before bindings were (no "bound") matches."""
+        """Table `n`'s held slip of the game that now bears id `game` (bound since `bound`): not an
+        earlier game's that had the same id. A row kept before bindings were (no "bound"), or either
+        side's binding unknown, matches."""
         held = self.get(n, game)
-        return held if held is not None and held.get("bound") in (None, bound) else None
+        if held is None or None in (held.get("bound"), bound):
+            return held
+        return held if held["bound"] == bound else None
 
     def view(self) -> list[dict]:
         return list(self.slips.values())
