@@ -203,8 +203,11 @@ def _slip(sl: slips.Slip, s: checkin.Seating, keypad: bool) -> list[str] | None:
         return [_msg("recorded_by_director"), _msg("scores", a=names[0], sa=r[0], b=names[1], sb=r[1]), _msg("dispute")]
     why = ascii_text(sl.why) if sl.why else "see the director"
     # the next step (the display always says what to do): a refused slip's is a player's own
-    # button; a held one's is to wait at the table for the director
-    action = [_msg("call_director")] if slips.disputable(sl) else [_msg("stay")] if sl.outcome == "held" else []
+    # button, after its short reason; a held one's is to wait at the table for the director, first:
+    # the console's reasons for holding run to six rows of a 20x4 display
+    if sl.outcome == "held":
+        return [_msg("stay"), _msg("held", why=why), scores, result, *penalties]
+    action = [_msg("call_director")] if slips.disputable(sl) else []
     return [_msg(sl.outcome, why=why), *action, scores, result, *penalties]
 
 
