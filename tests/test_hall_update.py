@@ -570,3 +570,15 @@ def test_an_upload_touches_the_disk_only_off_the_event_loop(inproc, tmp_path, mo
     assert _upload(h, csrf, b"junk", hashlib.sha256(b"junk").hexdigest())[0] == 400
     assert sorted({name for name, _ in touched}) == ["mkdir", "open", "unlink"]
     assert [name for name, thread in touched if thread is loop] == []
+
+
+def test_an_upload_cut_off_leaves_no_partial_file_past_the_next_start(tmp_path):
+    """An upload's partial file outlives its request when the console is killed mid-upload, or the
+    request is cancelled while its file is still being opened on a worker thread (the removal can run
+    first). The next start removes every one: a card is not filled by bundle-sized leftovers."""
+    from rackside.hall.console.fleet.updates import Updates
+
+    (tmp_path / ".upload-0123abcd").write_bytes(b"x" * 1024)
+    (tmp_path / "bundle.tar.gz").write_bytes(b"kept")
+    Updates(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle.tar.gz"]

@@ -79,6 +79,8 @@ class Updates:
         self.outcomes: dict[int, dict] = {}  # table -> {version, outcome, ok, why, at}
         self.built_at: OrderedDict[str, str] = _read_built(folder / BUILT_FILE)  # version -> built (BUILT_FILE)
         self._writing = asyncio.Lock()  # BUILT_FILE's writes, one at a time (given)
+        for left in folder.glob(".upload-*"):  # partial uploads a kill or a cancelled request left (upload)
+            left.unlink(missing_ok=True)
 
     def built(self, version: str | None) -> str | None:
         """When the bundle of `version` was built, if this console was given it."""
