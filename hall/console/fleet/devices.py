@@ -29,7 +29,6 @@ from ..common.guard import DIRECTOR
 from ..common.guard import refused as _bad
 
 
-
 class FleetService:
     """The console's fleet: one director connection, made when first needed."""
 
