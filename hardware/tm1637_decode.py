@@ -30,17 +30,19 @@ CMD_CONTROL = 0x80  # display control: bit 3 display on, bits 0-2 brightness
 COLON_BIT = 0x80
 
 # tracefs' text lines: "<task>-<pid> [cpu] <flags> <seconds>.<micro>: gpio_value: 480 set 1"
-_LINE = re.compile(r"\s(\d+)\.(\d{6,9}):\s+gpio_(value|direction):\s+(\d+)\s+(set|get|in|out)\s+\(?(-?\d+)\)?")
+_LINE = re.compile(r"-(\d+)\s+\[\d+\]\s.*?\s(\d+)\.(\d{6,9}):\s+gpio_(value|direction):\s+(\d+)\s+(set|get|in|out)\s+\(?(-?\d+)\)?")
 
 
 @dataclass(frozen=True)
 class Event:
-    """One record: `kind` "set"/"get" (value 0/1) or "in"/"out" (a direction change)."""
+    """One record: `kind` "set"/"get" (value 0/1) or "in"/"out" (a direction change); `pid`: the
+    thread that made it (the kernel's edge thread of a line reads it too, besides its consumer)."""
 
     t_ns: int
     gpio: int
     kind: str
     value: int = 0
+    pid: int = 0
 
 
 def parse_trace(lines: Iterable[str]) -> Iterator[Event]:
@@ -50,9 +52,9 @@ def parse_trace(lines: Iterable[str]) -> Iterator[Event]:
         m = _LINE.search(line)
         if m is None:
             continue
-        sec, frac, _, gpio, kind, value = m.groups()
+        pid, sec, frac, _, gpio, kind, value = m.groups()
         t_ns = int(sec) * 1_000_000_000 + int(frac.ljust(9, "0"))
-        yield Event(t_ns, int(gpio), kind, int(value) if kind in ("set", "get") else 0)
+        yield Event(t_ns, int(gpio), kind, int(value) if kind in ("set", "get") else 0, int(pid))
 
 
 @dataclass

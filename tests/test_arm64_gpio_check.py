@@ -171,3 +171,82 @@ def test_a_restored_clock_may_show_its_state_before_a_press_until_the_press_is_r
     later = 31_506_000_000
     assert len(right(later)) == 1  # only the running clock's, long after the press
     assert check.recovered_shows(timeline, 19 * S, rules, start, 20 * S, 1)[1] is True  # before the restore: not its
+
+
+# A VM run's trace (tools/arm64-gpio/run.sh, 2026-12-06, cortex-a53, unloaded): one scan of the
+# keypad while key 6 (row GPIO25, column GPIO21) was held; the chip's base is 476 (GPIO4 is 480).
+# The scanner's thread is rackside-481. irq/30-lg-480 is the kernel's edge thread of column GPIO21
+# (gpio 497): after the scan's row-25 read raised the column's edge, it read the line at 141.169624,
+# just as the scanner's `finally` had driven row 4 low again (every row low: waiting). Read as the
+# scan's, that read named key 3 (row 4, column 21): check.py reported "'6': ['3', '6']" on a clean
+# build, once in three runs.
+SCAN_WITH_AN_EDGE_THREADS_READ = """
+        rackside-481     [001] .....   141.143853: gpio_direction: 480  in (0)
+        rackside-481     [001] .....   141.144626: gpio_direction: 480  in (0)
+        rackside-481     [001] d.h..   141.144966: irq_handler_entry: irq=30 name=lg
+        rackside-481     [001] .N...   141.145167: gpio_direction: 501  in (0)
+       irq/30-lg-480     [001] .....   141.145349: gpio_value: 497 get 1
+        rackside-481     [000] .....   141.146363: gpio_direction: 501  in (0)
+        rackside-481     [000] .....   141.146812: gpio_direction: 489  in (0)
+        rackside-481     [000] .....   141.147167: gpio_direction: 489  in (0)
+        rackside-481     [000] .....   141.147378: gpio_direction: 495  in (0)
+        rackside-481     [000] .....   141.147678: gpio_direction: 495  in (0)
+        rackside-481     [000] .....   141.148033: gpio_value: 480 set 0
+        rackside-481     [000] .....   141.148065: gpio_direction: 480 out (0)
+        rackside-481     [000] .....   141.154982: gpio_value: 480 set 0
+        rackside-481     [000] .....   141.155155: gpio_value: 494 get 1
+        rackside-481     [000] .....   141.155228: gpio_value: 496 get 1
+        rackside-481     [000] .....   141.155290: gpio_value: 497 get 1
+        rackside-481     [000] .....   141.155571: gpio_direction: 480  in (0)
+        rackside-481     [000] .....   141.155967: gpio_direction: 480  in (0)
+        rackside-481     [000] d.h..   141.156678: irq_handler_entry: irq=30 name=lg
+        rackside-481     [000] .....   141.156766: gpio_value: 501 set 0
+        rackside-481     [000] .....   141.156771: gpio_direction: 501 out (0)
+       irq/30-lg-480     [001] .....   141.156847: gpio_value: 497 get 0
+        rackside-481     [000] .....   141.157041: gpio_value: 501 set 0
+        rackside-481     [000] .....   141.157141: gpio_value: 494 get 1
+        rackside-481     [000] .....   141.157210: gpio_value: 496 get 1
+        rackside-481     [000] .....   141.157272: gpio_value: 497 get 0
+        rackside-481     [000] d.h..   141.157574: irq_handler_entry: irq=30 name=lg
+        rackside-481     [000] .....   141.157755: gpio_direction: 501  in (0)
+       irq/30-lg-480     [001] .....   141.157760: gpio_value: 497 get 1
+        rackside-481     [000] .....   141.158204: gpio_direction: 501  in (0)
+        rackside-481     [000] .....   141.158602: gpio_value: 489 set 0
+        rackside-481     [000] .....   141.158608: gpio_direction: 489 out (0)
+        rackside-481     [000] .....   141.158853: gpio_value: 489 set 0
+        rackside-481     [000] .....   141.159032: gpio_value: 494 get 1
+        rackside-481     [000] .....   141.159099: gpio_value: 496 get 1
+        rackside-481     [000] .....   141.159159: gpio_value: 497 get 1
+        rackside-481     [000] .....   141.159392: gpio_direction: 489  in (0)
+        rackside-481     [000] .....   141.159811: gpio_direction: 489  in (0)
+        rackside-481     [000] .....   141.160279: gpio_value: 495 set 0
+        rackside-481     [000] .....   141.160286: gpio_direction: 495 out (0)
+        rackside-481     [000] .....   141.167348: gpio_value: 495 set 0
+        rackside-481     [000] .....   141.167525: gpio_value: 494 get 1
+        rackside-481     [000] .....   141.167594: gpio_value: 496 get 1
+        rackside-481     [000] .....   141.167654: gpio_value: 497 get 1
+        rackside-481     [000] .....   141.167928: gpio_direction: 495  in (0)
+        rackside-481     [000] .....   141.168707: gpio_direction: 495  in (0)
+        rackside-481     [000] .....   141.168978: gpio_value: 480 set 0
+        rackside-481     [000] .....   141.168983: gpio_direction: 480 out (0)
+        rackside-481     [000] .....   141.169187: gpio_value: 480 set 0
+        rackside-481     [000] d.h..   141.169424: irq_handler_entry: irq=30 name=lg
+       irq/30-lg-480     [001] .....   141.169624: gpio_value: 497 get 0
+        rackside-481     [000] .....   141.169624: gpio_value: 501 set 0
+        rackside-481     [000] .....   141.169630: gpio_direction: 501 out (0)
+        rackside-481     [000] .....   141.169906: gpio_value: 501 set 0
+        rackside-481     [000] .....   141.170154: gpio_value: 489 set 0
+        rackside-481     [000] .....   141.170157: gpio_direction: 489 out (0)
+        rackside-481     [000] .....   141.170447: gpio_value: 489 set 0
+        rackside-481     [000] .....   141.170665: gpio_value: 495 set 0
+"""
+
+
+def test_a_read_by_the_kernels_edge_thread_is_not_the_scans():
+    check = load_check()
+    events = list(dec.parse_trace(SCAN_WITH_AN_EDGE_THREADS_READ.splitlines()))
+    assert {ev.pid for ev in events} == {481, 480}  # the scanner's thread and the edge thread
+    scans = check.keypad_scans(events, base=476)
+    assert {k for _, k, closed in scans if closed} == {"6"}
+    assert len(scans) == 4 * 3  # one scan: four rows, three columns each, all by the scanner
+    assert all(lat < 10 * MS for lat in check.row_read_latency(events, base=476))

@@ -174,21 +174,26 @@ def states_at(timeline: list, t_ns: int, rules, start=None) -> list:
 
 def keypad_scans(gev: list, base: int) -> list[tuple[int, str, bool]]:
     """The keypad's scan as the kernel traced it: (t_ns, key, closed) for every column read while
-    exactly one row was driven low (hardware.keypad's scan), the key being that row's and column's."""
+    exactly one row was driven low (hardware.keypad's scan), the key being that row's and column's.
+    Only the scanner's reads (the thread that drives the rows): the kernel's edge thread of a column
+    reads it too, when it delivers an edge, at whatever moment of the scan that falls (a VM run's
+    trace: tests/test_arm64_gpio_check.py)."""
     rows = {base + g: r for r, g in enumerate(KEYPAD_ROWS)}
     cols = {base + g: c for c, g in enumerate(KEYPAD_COLUMNS)}
     out_low = {g: False for g in rows}
     level = {g: 1 for g in rows}
     is_out = {g: False for g in rows}
+    scanner = None
     seen = []
     for ev in gev:
         if ev.gpio in rows:
+            scanner = ev.pid
             if ev.kind in ("in", "out"):
                 is_out[ev.gpio] = ev.kind == "out"
             elif ev.kind == "set":
                 level[ev.gpio] = ev.value
             out_low[ev.gpio] = is_out[ev.gpio] and level[ev.gpio] == 0
-        elif ev.gpio in cols and ev.kind == "get":
+        elif ev.gpio in cols and ev.kind == "get" and ev.pid == scanner:
             low = [g for g, v in out_low.items() if v]
             if len(low) == 1:
                 seen.append((ev.t_ns, LAYOUT[rows[low[0]]][cols[ev.gpio]], ev.value == 0))
@@ -200,13 +205,13 @@ def row_read_latency(gev: list, base: int) -> list[int]:
     an emulator outside the chip would have to follow the row in."""
     rows = {base + g for g in KEYPAD_ROWS}
     cols = {base + g for g in KEYPAD_COLUMNS}
-    out, driven = [], None
+    out, driven, scanner = [], None, None
     for ev in gev:
         if ev.gpio in rows and ev.kind == "set" and ev.value == 0:
-            driven = ev.t_ns
+            driven, scanner = ev.t_ns, ev.pid
         elif ev.gpio in rows and ev.kind == "in":
             driven = None
-        elif ev.gpio in cols and ev.kind == "get" and driven is not None:
+        elif ev.gpio in cols and ev.kind == "get" and driven is not None and ev.pid == scanner:
             out.append(ev.t_ns - driven)
             driven = None
     return out
