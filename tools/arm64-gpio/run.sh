@@ -65,14 +65,21 @@ if [ "${CHECK_ONLY:-0}" != 1 ]; then
         # the power cut: QEMU killed (SIGKILL, no shutdown, no sync) 1.5 s after the rig says so,
         # while it presses on; then the same disk boots again (REBUILD=0)
         until grep -qas 'VMTEST POWERCUT now' "$WORK/serial.log" || ! kill -0 "$boot" 2>/dev/null; do sleep 0.5; done
-        sleep 1.5
-        for t in $(pgrep -P "$boot" -x timeout); do for q in $(pgrep -P "$t"); do say "power cut: kill -9 QEMU ($q)"; kill -9 "$q"; done; done
-        wait "$boot"
-        cp "$WORK/serial.log" "$WORK/serial-boot1.log"
-        say "booting the same disk again, after the power cut"
-        REPO=$REPO VMTEST="$WORK/vmtest-gpio.sh" CPU=$CPU QEMU_TIMEOUT=${QEMU_TIMEOUT:-900} REBUILD=0 \
-            nice -n 10 "$VMTOOLS/boot-arm64.sh" > "$WORK/boot2.log" 2>&1 &
-        boot=$!
+        if grep -qas 'VMTEST POWERCUT now' "$WORK/serial.log"; then
+            sleep 1.5
+            for t in $(pgrep -P "$boot" -x timeout); do for q in $(pgrep -P "$t"); do say "power cut: kill -9 QEMU ($q)"; kill -9 "$q"; done; done
+            wait "$boot"
+            cp "$WORK/serial.log" "$WORK/serial-boot1.log"
+            say "booting the same disk again, after the power cut"
+            REPO=$REPO VMTEST="$WORK/vmtest-gpio.sh" CPU=$CPU QEMU_TIMEOUT=${QEMU_TIMEOUT:-900} REBUILD=0 \
+                nice -n 10 "$VMTOOLS/boot-arm64.sh" > "$WORK/boot2.log" 2>&1 &
+            boot=$!
+        else  # the first boot ended (QEMU_TIMEOUT on a starved host, or a failure) before the cut:
+            # booting the disk again would run phase 1 afresh, with no power cut to recover from
+            cp "$WORK/serial.log" "$WORK/serial-boot1.log"
+            say "the first boot ended before the power cut (serial-boot1.log; QEMU_TIMEOUT=${QEMU_TIMEOUT:-900} s): no second boot"
+            powercut_missed=1
+        fi
     fi
     wait "$boot"
     set -e
@@ -83,6 +90,9 @@ set +e
 "$REPO/.venv/bin/python" "$HERE/check.py" "$WORK/results/vmtest" --cpu "$CPU"
 rc=$?
 set -e
+if [ "${powercut_missed:-0}" = 1 ]; then
+    echo "run.sh: the first boot never reached the power cut (see $WORK/serial-boot1.log)"; rc=4
+fi
 if grep -qs 'did not patch' "$WORK/results/vmtest/phase1.log"; then
     echo "run.sh: BREAK=$BREAK was asked for but not applied in the VM (phase1.log)"; rc=3
 fi
