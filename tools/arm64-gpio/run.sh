@@ -57,6 +57,7 @@ if [ "${CHECK_ONLY:-0}" != 1 ]; then
     rm -f "$WORK/rackside.tar.gz" "$WORK/rackside.tar.gz.sha256"
     (cd "$REPO" && .venv/bin/rackside bundle --out "$WORK/rackside.tar.gz" >/dev/null)
     say "booting the VM (boot-arm64.sh, CPU=$CPU)"
+    rm -f "$WORK/serial.log" "$WORK/serial-boot1.log"  # a stale 'POWERCUT now' would cut the new run before it booted
     set +e
     REPO=$REPO UPDATE_TEST=0 VMTEST="$WORK/vmtest-gpio.sh" CPU=$CPU QEMU_TIMEOUT=${QEMU_TIMEOUT:-900} \
         nice -n 10 "$VMTOOLS/boot-arm64.sh" > "$WORK/boot.log" 2>&1 &
