@@ -29,8 +29,9 @@ CMD_ADDRESS = 0xC0  # address command, bits 0-2 the start register
 CMD_CONTROL = 0x80  # display control: bit 3 display on, bits 0-2 brightness
 COLON_BIT = 0x80
 
-# tracefs' text lines: "<task>-<pid> [cpu] <flags> <seconds>.<micro>: gpio_value: 480 set 1"
-_LINE = re.compile(r"-(\d+)\s+\[\d+\]\s.*?\s(\d+)\.(\d{6,9}):\s+gpio_(value|direction):\s+(\d+)\s+(set|get|in|out)\s+\(?(-?\d+)\)?")
+# tracefs' text lines: "<task>-<pid> [cpu] <flags> <seconds>.<micro>: gpio_value: 480 set 1" (with the
+# record-tgid option, "(<tgid>)" before [cpu])
+_LINE = re.compile(r"^\s*.*?-(\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[\d+\]\s.*?\s(\d+)\.(\d{6,9}):\s+gpio_(value|direction):\s+(\d+)\s+(set|get|in|out)\s+\(?(-?\d+)\)?")
 
 
 @dataclass(frozen=True)

@@ -118,10 +118,11 @@ def test_timing_and_trace_text():
         "  rackside-612  [000] d..1.   51.123456: gpio_value: 476 set 1",
         "  rackside-612  [000] .....   51.123457123: gpio_direction: 482  in (0)",
         "   irq/30-lg-480     [001] .....   51.123458: gpio_value: 497 get 0",  # the edge thread: its own pid
+        "  rackside-612  (  600) [000] .....   51.123459: gpio_value: 476 set 0",  # tracefs' record-tgid option
         "# tracer: nop",
     ]))
     assert ev == [dec.Event(51_123_456_000, 476, "set", 1, 612), dec.Event(51_123_457_123, 482, "in", 0, 612),
-                  dec.Event(51_123_458_000, 497, "get", 0, 480)]
+                  dec.Event(51_123_458_000, 497, "get", 0, 480), dec.Event(51_123_459_000, 476, "set", 0, 612)]
 
 
 @pytest.mark.parametrize("garbage", ["", "gpio_value: x set 1", "  1.5: gpio_value: 3 set"])

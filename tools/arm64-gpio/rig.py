@@ -166,6 +166,7 @@ if sys.argv[3:4] == ["powercut"]:
         play(1, 0.4, sync=True)
 if sys.argv[3:4] == ["after"]:
     time.sleep(3)
+    log.write("\n")  # the cut may have left a torn last line: this boot's records start on a line of their own
     rec(kind="after-start")
     sample("after the power cut")
     press("neutralise", bounce=CLEAN)

@@ -21,6 +21,7 @@ REVISION=${REVISION:-902120}                # the revision gpiozero reads (a Pi 
 LGPIO_WHEEL=lgpio-0.2.2.0-cp311-cp311-manylinux_2_34_aarch64.whl
 LGPIO_SHA256=a2f71fb95b149d8ac82c7c6bae70f054f6dc42a006ad35c90c7d8e54921fbcf4
 t0=$SECONDS
+powercut_missed=0
 say() { printf '[%4ds] %s\n' "$((SECONDS - t0))" "$*"; }
 export WORK
 
@@ -77,8 +78,8 @@ if [ "${CHECK_ONLY:-0}" != 1 ]; then
             boot=$!
         else  # the first boot ended (QEMU_TIMEOUT on a starved host, or a failure) before the cut:
             # booting the disk again would run phase 1 afresh, with no power cut to recover from
-            cp "$WORK/serial.log" "$WORK/serial-boot1.log"
-            say "the first boot ended before the power cut (serial-boot1.log; QEMU_TIMEOUT=${QEMU_TIMEOUT:-900} s): no second boot"
+            cp "$WORK/serial.log" "$WORK/serial-boot1.log" 2>/dev/null
+            say "the first boot ended before the power cut (boot.log, serial-boot1.log; QEMU_TIMEOUT=${QEMU_TIMEOUT:-900} s): no second boot"
             powercut_missed=1
         fi
     fi
