@@ -96,13 +96,17 @@ def lit():
 
 
 def running(within_s=1.5):
-    """The side whose LED is lit alone, watched for a while (neutralised, both blink together)."""
+    """The side whose LED is lit alone through most of a watch longer than a blink (neutralised, both
+    blink together; the two LEDs are read one after the other, so a read that straddles a blink's
+    change sees one lit alone, and a single sample cannot tell)."""
+    seen, n = {}, 0
     end = time.monotonic() + within_s
     while time.monotonic() < end:
-        if (side := lit()) is not None:
-            return side
+        side, n = lit(), n + 1
+        seen[side] = seen.get(side, 0) + 1
         time.sleep(0.05)
-    return None
+    side = max(seen, key=seen.get)
+    return side if side is not None and seen[side] >= 0.75 * n else None
 
 
 def selftest(transcript: Path) -> None:
