@@ -80,7 +80,6 @@ class Published:
         if self._courier is not None:
             self._to_clocks.put(None)
             self._courier.join(10)
-            self._courier = None
 
     def publish_rules(self, rules: bytes) -> None:
         self.rules.append(rules)
@@ -213,14 +212,11 @@ def inproc_console(folder, broker=None, password: str = PASSWORD, **settings):
         published = Published(bridge)
         console.bridge = published
         app = build_app(console, secret_key=session_secret(console.home / SESSION_KEY), https_only=False)
-        try:
-            with TestClient(app) as lifespan:  # the app's lifespan: the console's loop, its gap watch, the live tourney.js
-                try:
-                    yield InProcessConsole(console, app, published, lifespan.portal, password)
-                finally:  # the courier's last commands are acked while the loop still runs (after it, no portal)
-                    published.close()
-        finally:
-            published.close()
+        with TestClient(app) as lifespan:  # the app's lifespan: the console's loop, its gap watch, the live tourney.js
+            try:
+                yield InProcessConsole(console, app, published, lifespan.portal, password)
+            finally:  # the courier's last commands are acked while the loop still runs (after it, no portal)
+                published.close()
     finally:
         console.fleet.close()
         console.event_lock.release()

@@ -10,6 +10,7 @@ CLOCK_MONOTONIC ns around it; run.sh's host-side checker (check.py) compares the
 journal and the kernel's trace. Standard library only.
 """
 
+import collections
 import json
 import os
 import sys
@@ -99,14 +100,13 @@ def running(within_s=1.5):
     """The side whose LED is lit alone through most of a watch longer than a blink (neutralised, both
     blink together; the two LEDs are read one after the other, so a read that straddles a blink's
     change sees one lit alone, and a single sample cannot tell)."""
-    seen, n = {}, 0
+    seen = collections.Counter()
     end = time.monotonic() + within_s
     while time.monotonic() < end:
-        side, n = lit(), n + 1
-        seen[side] = seen.get(side, 0) + 1
+        seen[lit()] += 1
         time.sleep(0.05)
-    side = max(seen, key=seen.get)
-    return side if side is not None and seen[side] >= 0.75 * n else None
+    side, n = seen.most_common(1)[0]
+    return side if side is not None and n >= 0.75 * seen.total() else None
 
 
 def selftest(transcript: Path) -> None:

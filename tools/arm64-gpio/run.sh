@@ -92,7 +92,7 @@ set +e
 "$REPO/.venv/bin/python" "$HERE/check.py" "$WORK/results/vmtest" --cpu "$CPU"
 rc=$?
 set -e
-if [ "${powercut_missed:-0}" = 1 ]; then
+if [ "$powercut_missed" = 1 ]; then
     echo "run.sh: the first boot never reached the power cut (see $WORK/serial-boot1.log)"; rc=4
 fi
 if grep -qs 'did not patch' "$WORK/results/vmtest/phase1.log"; then
